@@ -1,0 +1,73 @@
+"""Findings: what the reader says about bytes that are not as Kafka writes them.
+
+A finding is data, not an exception.  The same record feeds the table, the
+JSON output, the exit code and (later) the Spark tables.  Codes are stable,
+kebab-case, and documented in :data:`CODES`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from enum import Enum
+
+
+class Severity(str, Enum):
+    ERROR = "error"      # the bytes are damaged: Kafka would reject or truncate them
+    WARNING = "warning"  # legal for Kafka to read, but not what a correct writer makes
+    INFO = "info"        # worth knowing, not damage (a preallocated zero tail, a quirk)
+
+
+# code -> (severity, what it means)
+CODES: dict[str, tuple[Severity, str]] = {
+    "crc-mismatch": (Severity.ERROR, "the stored CRC does not match the bytes it covers"),
+    "bad-length": (Severity.ERROR, "a length or size field disagrees with the bytes"),
+    "truncated": (Severity.ERROR, "the input ends inside a log entry"),
+    "unknown-magic": (Severity.ERROR, "the magic byte is not 0, 1 or 2"),
+    "resync": (Severity.ERROR, "bytes that are no log entry were skipped up to the next valid one"),
+    "zero-tail": (Severity.INFO, "the input ends in zero bytes, as a broker-preallocated segment does"),
+    "unknown-codec": (Severity.ERROR, "the attributes name a compression codec Kafka does not have"),
+    "decompress-failed": (Severity.ERROR, "the compressed records do not decompress"),
+    "decompress-too-large": (Severity.ERROR, "the records decompress to more than the configured cap"),
+    "varint-overflow": (Severity.ERROR, "a varint runs past 5 bytes (varlong: 10)"),
+    "record-overrun": (Severity.ERROR, "a record field runs past the end of the record or the batch"),
+    "bad-record-length": (Severity.ERROR, "a record's length disagrees with the bytes its fields use"),
+    "records-count-mismatch": (Severity.ERROR, "recordsCount disagrees with the records present"),
+    "trailing-bytes": (Severity.ERROR, "bytes remain after the last record of a batch"),
+    "bad-control-record": (Severity.ERROR, "a control batch does not hold a well-formed control record"),
+    "nested-compression": (Severity.ERROR, "a compressed message set holds another compressed message"),
+    "inner-magic-mismatch": (Severity.WARNING, "an inner message's magic differs from its wrapper's"),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One damaged (or noteworthy) byte range.
+
+    ``pos``/``size`` span the bytes concerned, as file positions.  Inside a
+    compressed batch the damaged bytes are not in the file: then ``pos``/``size``
+    span the compressed region, ``inner_pos`` is the position inside the
+    decompressed bytes.  ``entry_pos`` is the position of the log entry the
+    finding belongs to (for a damaged region: where the region starts).
+    """
+
+    code: str
+    entry_pos: int
+    pos: int
+    size: int
+    field: str
+    expected: str
+    actual: str
+    inner_pos: int | None = None
+
+    @property
+    def severity(self) -> Severity:
+        return CODES[self.code][0]
+
+    @property
+    def is_damage(self) -> bool:
+        return self.severity is Severity.ERROR
+
+    def as_dict(self) -> dict:
+        out = asdict(self)
+        out["severity"] = self.severity.value
+        return out

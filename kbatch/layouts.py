@@ -1,0 +1,310 @@
+"""The byte layouts of Kafka's log entries, declared once.
+
+Every other module takes its field names, order, sizes and offsets from the
+declarations here: the reader's fast header walk derives its ``struct`` format
+from them (see :func:`fixed_layout`), the hexdump annotation derives its spans
+from them, and the fast record decoder is checked against them by the tests.
+
+Layouts are pure shape.  Judgements (CRC, lengths, counts, offsets) are made
+outside, by the reader, and come out as findings -- construct's ``Checksum``
+and ``Check`` would end the parse at the first bad byte.
+
+Field names are snake_case of Kafka's own names; the camelCase name from
+Kafka's source is in each field's doc so the module can be read side by side
+with ``DefaultRecordBatch.java``, ``DefaultRecord.java`` and
+``LegacyRecord.java``.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+from construct import (
+    Array,
+    Bytes,
+    Construct,
+    Int8sb,
+    Int16sb,
+    Int32sb,
+    Int32ub,
+    Int64sb,
+    If,
+    SizeofError,
+    StreamError,
+    Struct,
+    stream_read,
+    stream_write,
+    this,
+)
+
+# ---------------------------------------------------------------------------
+# Log entry framing, shared by every magic
+# (Records.java: OFFSET_OFFSET=0, SIZE_OFFSET=8, LOG_OVERHEAD=12,
+#  MAGIC_OFFSET=16, HEADER_SIZE_UP_TO_MAGIC=17)
+#
+# Every entry in a segment -- a v0/v1 message or a v2 batch -- starts with an
+# int64 offset and an int32 size counting the bytes after it.  The magic byte
+# sits at byte 16 in all three formats, which is how a reader tells them apart
+# and why one segment can hold all three.
+# ---------------------------------------------------------------------------
+
+LogEntryPrefix = Struct(
+    "offset" / Int64sb * "offset / baseOffset",
+    "size" / Int32sb * "size / batchLength: bytes that follow this field",
+)
+
+LOG_OVERHEAD = 12
+MAGIC_OFFSET = 16
+HEADER_SIZE_UP_TO_MAGIC = 17
+
+
+# ---------------------------------------------------------------------------
+# Bounded varints (ByteUtils.readVarint / readVarlong)
+#
+# Kafka's varints are protobuf's zig-zag varints, but a reader gives up after
+# 5 bytes (int) or 10 bytes (long).  construct's VarInt/ZigZag are unbounded,
+# so this small Construct carries the bound.
+# ---------------------------------------------------------------------------
+
+
+class VarintOverflow(StreamError):
+    """More continuation bytes than a Kafka varint/varlong may have."""
+
+
+class ZigZagVarint(Construct):
+    """A zig-zag varint of at most ``max_bytes`` bytes, as Kafka writes them."""
+
+    def __init__(self, max_bytes: int, bits: int):
+        super().__init__()
+        self.max_bytes = max_bytes
+        self.bits = bits
+
+    def _parse(self, stream, context, path):
+        raw = 0
+        for index in range(self.max_bytes):
+            byte = stream_read(stream, 1, path)[0]
+            raw |= (byte & 0x7F) << (7 * index)
+            if not byte & 0x80:
+                raw &= (1 << self.bits) - 1  # Java's int/long arithmetic drops higher bits
+                return (raw >> 1) ^ -(raw & 1)
+        raise VarintOverflow(f"varint longer than {self.max_bytes} bytes", path=path)
+
+    def _build(self, obj, stream, context, path):
+        raw = ((obj << 1) ^ (obj >> (self.bits - 1))) & ((1 << self.bits) - 1)
+        out = bytearray()
+        while raw >= 0x80:
+            out.append((raw & 0x7F) | 0x80)
+            raw >>= 7
+        out.append(raw)
+        stream_write(stream, bytes(out), len(out), path)
+        return obj
+
+    def _sizeof(self, context, path):
+        raise SizeofError("a varint has no fixed size", path=path)
+
+
+Varint = ZigZagVarint(max_bytes=5, bits=32) * "varint (zig-zag, at most 5 bytes)"
+Varlong = ZigZagVarint(max_bytes=10, bits=64) * "varlong (zig-zag, at most 10 bytes)"
+
+
+def _nullable_bytes(length_field: str):
+    """Bytes following a length field; a negative length means null (no bytes)."""
+    return If(lambda ctx: ctx[length_field] >= 0, Bytes(lambda ctx: ctx[length_field]))
+
+
+# ---------------------------------------------------------------------------
+# Message format v0 and v1 (LegacyRecord.java)
+#
+#   offset int64 | size int32 | crc uint32 | magic int8 | attributes int8 |
+#   [timestamp int64, v1 only] | key_length int32 | key | value_length int32 | value
+#
+# The CRC is CRC-32 (IEEE) over magic..end of the message.  A compressed
+# message is a "wrapper": its value holds a whole inner message set (log
+# entries with their own offset+size prefix), compressed.
+# ---------------------------------------------------------------------------
+
+LEGACY_CODEC_MASK = 0x07           # LegacyRecord.COMPRESSION_CODEC_MASK
+LEGACY_TIMESTAMP_TYPE_MASK = 0x08  # LegacyRecord.TIMESTAMP_TYPE_MASK (v1 only)
+
+MessageV0Header = Struct(
+    "offset" / Int64sb * "offset",
+    "message_size" / Int32sb * "size: bytes after this field",
+    "crc" / Int32ub * "crc: CRC-32 of magic..end",
+    "magic" / Int8sb * "magic (0)",
+    "attributes" / Int8sb * "attributes: bits 0-2 compression codec",
+)
+
+MessageV1Header = Struct(
+    "offset" / Int64sb * "offset",
+    "message_size" / Int32sb * "size: bytes after this field",
+    "crc" / Int32ub * "crc: CRC-32 of magic..end",
+    "magic" / Int8sb * "magic (1)",
+    "attributes" / Int8sb * "attributes: bits 0-2 compression codec, bit 3 timestampType",
+    "timestamp" / Int64sb * "timestamp",
+)
+
+_legacy_key_value = (
+    "key_length" / Int32sb * "keyLength (-1: null)",
+    "key" / _nullable_bytes("key_length"),
+    "value_length" / Int32sb * "valueLength (-1: null)",
+    "value" / _nullable_bytes("value_length") * "value; in a wrapper: the compressed inner message set",
+)
+
+MessageV0 = Struct(*MessageV0Header.subcons, *_legacy_key_value)
+MessageV1 = Struct(*MessageV1Header.subcons, *_legacy_key_value)
+
+# RecordBatch.NO_TIMESTAMP: what a v0 message's timestamp reads as.
+NO_TIMESTAMP = -1
+
+
+# ---------------------------------------------------------------------------
+# Record batch, magic 2 (DefaultRecordBatch.java)
+#
+# The CRC is CRC-32C over attributes..end of the batch.  partitionLeaderEpoch
+# sits before it so the broker can stamp the epoch without recomputing the CRC.
+# ---------------------------------------------------------------------------
+
+RecordBatchHeader = Struct(
+    "base_offset" / Int64sb * "baseOffset",
+    "batch_length" / Int32sb * "batchLength: bytes after this field, partitionLeaderEpoch to end",
+    "partition_leader_epoch" / Int32sb * "partitionLeaderEpoch (not covered by the CRC)",
+    "magic" / Int8sb * "magic (2)",
+    "crc" / Int32ub * "crc: CRC-32C of attributes..end",
+    "attributes" / Int16sb * "attributes: bits 0-2 codec, 3 timestampType, 4 isTransactional, "
+    "5 isControlBatch, 6 hasDeleteHorizonMs",
+    "last_offset_delta" / Int32sb * "lastOffsetDelta",
+    "base_timestamp" / Int64sb * "baseTimestamp (the delete horizon when bit 6 is set)",
+    "max_timestamp" / Int64sb * "maxTimestamp",
+    "producer_id" / Int64sb * "producerId",
+    "producer_epoch" / Int16sb * "producerEpoch",
+    "base_sequence" / Int32sb * "baseSequence",
+    "records_count" / Int32sb * "recordsCount",
+)
+
+# DefaultRecordBatch attribute masks.
+COMPRESSION_CODEC_MASK = 0x07
+TIMESTAMP_TYPE_MASK = 0x08
+TRANSACTIONAL_FLAG_MASK = 0x10
+CONTROL_FLAG_MASK = 0x20
+DELETE_HORIZON_FLAG_MASK = 0x40
+
+
+# ---------------------------------------------------------------------------
+# Record, magic 2 (DefaultRecord.java)
+#
+#   length varint | attributes int8 | timestampDelta varlong | offsetDelta varint |
+#   keyLength varint | key | valueLength varint | value | headersCount varint | headers
+# ---------------------------------------------------------------------------
+
+RecordHeader = Struct(
+    "key_length" / Varint * "headerKeyLength (never negative)",
+    "key" / Bytes(lambda ctx: max(ctx.key_length, 0)) * "headerKey: UTF-8",
+    "value_length" / Varint * "headerValueLength (-1: null)",
+    "value" / _nullable_bytes("value_length") * "headerValue",
+)
+
+Record = Struct(
+    "length" / Varint * "length: bytes after this field",
+    "attributes" / Int8sb * "attributes (unused, 0)",
+    "timestamp_delta" / Varlong * "timestampDelta",
+    "offset_delta" / Varint * "offsetDelta",
+    "key_length" / Varint * "keyLength (-1: null)",
+    "key" / _nullable_bytes("key_length"),
+    "value_length" / Varint * "valueLength (-1: null)",
+    "value" / _nullable_bytes("value_length"),
+    "headers_count" / Varint * "headersCount",
+    "headers" / Array(lambda ctx: max(ctx.headers_count, 0), RecordHeader),
+)
+
+
+# ---------------------------------------------------------------------------
+# Control records (ControlRecordType.java, EndTransactionMarker.java)
+# The one record of a control batch: its key says what kind of marker it is,
+# and for COMMIT/ABORT its value carries the coordinator epoch.
+# ---------------------------------------------------------------------------
+
+ControlRecordKey = Struct(
+    "version" / Int16sb * "version (0)",
+    "type" / Int16sb * "type: ABORT=0, COMMIT=1",
+)
+
+EndTransactionMarkerValue = Struct(
+    "version" / Int16sb * "version (0)",
+    "coordinator_epoch" / Int32sb * "coordinatorEpoch",
+)
+
+CONTROL_TYPES = {0: "ABORT", 1: "COMMIT", 2: "LEADER_CHANGE", 3: "SNAPSHOT_HEADER", 4: "SNAPSHOT_FOOTER",
+                 5: "KRAFT_VERSION", 6: "KRAFT_VOTERS"}
+
+
+# ---------------------------------------------------------------------------
+# Fixed-size layouts as struct formats
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FixedLayout:
+    """A fixed-size construct Struct turned into one ``struct.Struct``.
+
+    The hot paths unpack headers with this; because it is derived from the
+    declaration, the two cannot drift apart.
+    """
+
+    names: tuple[str, ...]
+    offsets: dict[str, int]
+    sizes: dict[str, int]
+    codec: struct.Struct
+
+    @property
+    def size(self) -> int:
+        return self.codec.size
+
+    def unpack_from(self, buffer, pos: int = 0) -> tuple:
+        return self.codec.unpack_from(buffer, pos)
+
+
+def fixed_layout(declaration: Struct) -> FixedLayout:
+    names, formats, offsets, sizes = [], [], {}, {}
+    position = 0
+    for field in declaration.subcons:
+        fmt = field.subcon.fmtstr  # e.g. ">q": every field here is a FormatField
+        names.append(field.name)
+        formats.append(fmt[1:])
+        offsets[field.name] = position
+        sizes[field.name] = field.sizeof()
+        position += field.sizeof()
+    codec = struct.Struct(">" + "".join(formats))
+    assert codec.size == position == declaration.sizeof()
+    return FixedLayout(tuple(names), offsets, sizes, codec)
+
+
+LOG_ENTRY_PREFIX = fixed_layout(LogEntryPrefix)
+BATCH_HEADER = fixed_layout(RecordBatchHeader)
+MESSAGE_V0_HEADER = fixed_layout(MessageV0Header)
+MESSAGE_V1_HEADER = fixed_layout(MessageV1Header)
+CONTROL_KEY = fixed_layout(ControlRecordKey)
+END_TXN_VALUE = fixed_layout(EndTransactionMarkerValue)
+
+# DefaultRecordBatch.RECORD_BATCH_OVERHEAD = 61: a batch with no records.
+RECORD_BATCH_OVERHEAD = BATCH_HEADER.size
+# The CRC of a v2 batch covers attributes..end (DefaultRecordBatch.ATTRIBUTES_OFFSET).
+BATCH_CRC_START = BATCH_HEADER.offsets["attributes"]
+# The CRC of a v0/v1 message covers magic..end (LegacyRecord.MAGIC_OFFSET, relative to the crc).
+MESSAGE_CRC_START = MESSAGE_V0_HEADER.offsets["magic"]
+
+# The smallest legal message: its fixed header plus two int32 lengths of -1
+# (LegacyRecord.RECORD_OVERHEAD_V0 = 14, RECORD_OVERHEAD_V1 = 22, counted after the size field).
+MESSAGE_OVERHEAD = {
+    0: MESSAGE_V0_HEADER.size + 8,
+    1: MESSAGE_V1_HEADER.size + 8,
+}
+# The smallest value of the size field for each magic.
+MIN_ENTRY_SIZE = {
+    0: MESSAGE_OVERHEAD[0] - LOG_OVERHEAD,
+    1: MESSAGE_OVERHEAD[1] - LOG_OVERHEAD,
+    2: RECORD_BATCH_OVERHEAD - LOG_OVERHEAD,
+}
+
+assert MAGIC_OFFSET == BATCH_HEADER.offsets["magic"] == MESSAGE_V0_HEADER.offsets["magic"]
+assert LOG_OVERHEAD == LOG_ENTRY_PREFIX.size

@@ -1,0 +1,98 @@
+"""What the reader hands out: batches and records, decoded, with their positions.
+
+One :class:`Batch` stands for one log entry of a segment, whatever its magic:
+a v2 record batch, or a v0/v1 message (an uncompressed message holds one
+record; a compressed "wrapper" message holds its inner messages as records).
+Fields that a magic does not have are ``None``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .findings import Finding
+
+TIMESTAMP_TYPES = ("CreateTime", "LogAppendTime")
+NO_TIMESTAMP_TYPE = "NoTimestampType"  # magic 0 (TimestampType.NO_TIMESTAMP_TYPE)
+
+NO_SEQUENCE = -1
+
+
+@dataclass(slots=True)
+class ControlMarker:
+    """The decoded key (and, for COMMIT/ABORT, value) of a control record."""
+
+    key_version: int
+    type_id: int
+    type: str                       # ABORT, COMMIT, ... or UNKNOWN(n)
+    value_version: int | None = None
+    coordinator_epoch: int | None = None
+
+
+@dataclass(slots=True)
+class Record:
+    offset: int
+    timestamp: int | None           # effective: LogAppendTime already applied; None for magic 0
+    key: bytes | None
+    value: bytes | None
+    headers: list[tuple[bytes, bytes | None]]
+    pos: int                        # where the record starts (see Batch.compressed)
+    size: int
+    attributes: int = 0
+    sequence: int = NO_SEQUENCE     # v2: baseSequence + offsetDelta
+    # v0/v1 only: every message carries its own checksum
+    magic: int | None = None
+    crc: int | None = None
+    crc_valid: bool | None = None
+    control: ControlMarker | None = None
+
+
+@dataclass(slots=True)
+class Batch:
+    pos: int                        # file position of the entry's first byte
+    size: int                       # bytes in the file, including the 12-byte offset+size prefix
+    magic: int
+    length_field: int               # batchLength / message size as stored (may lie: see findings)
+    base_offset: int
+    last_offset: int
+    count: int | None               # v2: recordsCount; v0/v1: messages held
+    attributes: int
+    codec: str
+    crc: int
+    computed_crc: int
+    timestamp_type: str
+    base_timestamp: int | None      # v2: baseTimestamp; v1: the message timestamp
+    max_timestamp: int | None       # v2: maxTimestamp; v1: the message timestamp
+    partition_leader_epoch: int | None = None
+    last_offset_delta: int | None = None
+    producer_id: int | None = None
+    producer_epoch: int | None = None
+    base_sequence: int | None = None
+    is_transactional: bool = False
+    is_control: bool = False
+    delete_horizon_ms: int | None = None
+    payload_pos: int = 0            # where the records (or a wrapper's value) start in the file
+    payload_size: int = 0           # their size in the file (compressed, when compressed)
+    decompressed_size: int | None = None
+    records: list[Record] | None = None
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def crc_valid(self) -> bool:
+        return self.crc == self.computed_crc
+
+    @property
+    def compressed(self) -> bool:
+        """True when record positions are inside the decompressed bytes, not the file."""
+        return self.codec != "none"
+
+    @property
+    def last_sequence(self) -> int:
+        """DefaultRecordBatch.lastSequence: the sequence wraps at Integer.MAX_VALUE."""
+        if self.base_sequence is None or self.base_sequence == NO_SEQUENCE:
+            return NO_SEQUENCE
+        return (self.base_sequence + self.last_offset_delta) % (1 << 31)
+
+    @property
+    def is_damaged(self) -> bool:
+        return any(finding.is_damage for finding in self.findings)
