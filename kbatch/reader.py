@@ -153,7 +153,7 @@ class SegmentReader:
             problem = Finding("truncated", pos, pos, self.size - pos, "entry",
                               f"{LOG_OVERHEAD + size} bytes (size field {size})",
                               f"{self.size - pos} bytes, then the end of the input")
-            return (yield from self._damaged(pos, problem))
+            return (yield from self._damaged(pos, problem, declared_size=size))
         batch = self._entry(pos, end, magic)
         if batch.crc_valid or end == self.size or self._plausible_entry_at(end):
             yield batch
@@ -162,7 +162,7 @@ class SegmentReader:
                           f"{batch.computed_crc} (computed)", f"{batch.crc} (stored)")
         return (yield from self._damaged(pos, problem))
 
-    def _damaged(self, pos: int, problem: Finding):
+    def _damaged(self, pos: int, problem: Finding, declared_size: int | None = None):
         """Bytes at ``pos`` are no intact entry: explain them and find where to go on."""
         resume = self._resync(pos + 1)
         end = self.size if resume is None else resume
@@ -170,9 +170,14 @@ class SegmentReader:
         if intact is not None:
             yield intact
             return end
-        if resume is None and problem.code == "truncated":
-            yield problem
-            return self.size
+        if problem.code == "truncated":
+            if resume is None:
+                yield problem   # the input ends inside this entry
+                return self.size
+            # Valid entries follow, so the input is not cut short: the size field is what lies.
+            problem = Finding("bad-length", pos, pos + 8, 4, "size",
+                              f"at most {self.size - pos - LOG_OVERHEAD} (the bytes left in the input)",
+                              str(declared_size))
         yield problem
         yield Finding("resync", pos, pos, end - pos, "entry", "a valid log entry",
                       f"{end - pos} bytes that are none" + (f"; resumed at {end}" if resume is not None

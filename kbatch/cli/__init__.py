@@ -1,0 +1,61 @@
+"""The ``kbatch`` command line: a Click group, one module per subcommand.
+
+Exit status, like diff(1): 0 clean, 1 damage found, 2 usage or I/O trouble.
+No traceback reaches a user: an unexpected error is reported in one line
+(``KBATCH_DEBUG=1`` shows the traceback).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from .. import __version__
+from .dump import dump
+from .status import ExitStatus
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, prog_name="kbatch")
+def cli() -> None:
+    """Forensic inspector for Apache Kafka log segments and record batches.
+
+    Reads v0/v1 message sets and v2 record batches, mixed in one file, with
+    every codec; reports every damaged byte range with its file position.
+
+    \b
+    Examples:
+      kbatch dump 00000000000000000000.log
+      kbatch dump --records --format jsonl segment.log | jq .
+    """
+
+
+cli.add_command(dump)
+
+
+def main(argv: list[str] | None = None) -> None:
+    try:
+        status = cli.main(args=argv, prog_name="kbatch", standalone_mode=False)
+    except click.exceptions.Exit as done:
+        status = done.exit_code
+    except click.ClickException as error:
+        error.show()
+        status = ExitStatus.TROUBLE
+    except click.Abort:
+        click.echo("Aborted.", err=True)
+        status = ExitStatus.TROUBLE
+    except BrokenPipeError:
+        # The reader of our output went away (| head): not an error of ours.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        status = ExitStatus.OK
+    except Exception as error:  # noqa: BLE001 - the last line of defence: no traceback for users
+        if os.environ.get("KBATCH_DEBUG"):
+            raise
+        click.echo(f"kbatch: internal error: {type(error).__name__}: {error}\n"
+                   "This is a bug in kbatch; please report it with the input. "
+                   "KBATCH_DEBUG=1 shows the traceback.", err=True)
+        status = ExitStatus.TROUBLE
+    sys.exit(int(status or 0))

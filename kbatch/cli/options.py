@@ -1,0 +1,41 @@
+"""Options several subcommands share, declared once."""
+
+from __future__ import annotations
+
+import click
+
+from ..codecs import DEFAULT_DECOMPRESSED_LIMIT
+from ..render.values import DECODE_MODES
+
+files_argument = click.argument("files", nargs=-1, required=True, metavar="FILE...",
+                                type=click.Path(dir_okay=False, allow_dash=True))
+
+hex_option = click.option("--hex", "hex_input", is_flag=True,
+                          help="Inputs are hex text (as pasted from a capture or a test); - reads stdin.")
+
+decompressed_limit_option = click.option(
+    "--max-decompressed-bytes", "decompressed_limit", type=click.IntRange(min=1),
+    default=DEFAULT_DECOMPRESSED_LIMIT, show_default=True, metavar="N",
+    help="Report a batch whose records inflate past N bytes instead of inflating it.")
+
+decode_option = click.option("--decode", type=click.Choice(DECODE_MODES), default="auto", show_default=True,
+                             help="How keys, values and header values are shown "
+                                  "(auto: text when printable UTF-8, else hex).")
+
+no_color_option = click.option("--no-color", is_flag=True, help="No colour even on a terminal (NO_COLOR too).")
+
+
+def parse_offset_range(ctx, param, value: str | None) -> tuple[int | None, int | None] | None:
+    """``A:B``, ``A:`` or ``:B`` (inclusive record offsets)."""
+    if value is None:
+        return None
+    low, sep, high = value.partition(":")
+    try:
+        if not sep:
+            raise ValueError
+        bounds = (int(low) if low else None, int(high) if high else None)
+    except ValueError:
+        raise click.BadParameter(f"expected A:B, A: or :B with integer offsets, got {value!r}") from None
+    if bounds[0] is not None and bounds[1] is not None and bounds[0] > bounds[1]:
+        raise click.BadParameter(f"the range {value!r} is empty (A > B)")
+    return bounds

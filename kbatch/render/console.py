@@ -1,0 +1,28 @@
+"""The one place kbatch makes its Rich consoles.
+
+Data goes to stdout, diagnostics to stderr.  Colour only on a terminal, and
+never with NO_COLOR or --no-color.  Off a terminal the width is fixed, so
+piped output (and the snapshot tests) do not depend on who runs them.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from rich.console import Console
+
+PIPE_WIDTH = 200
+
+
+def make_console(stream=None, *, no_color: bool = False) -> Console:
+    stream = stream or sys.stdout
+    terminal = stream.isatty()
+    width = None if terminal or os.environ.get("COLUMNS") else PIPE_WIDTH
+    return Console(file=stream, width=width, no_color=no_color or None, highlight=False,
+                   color_system="auto" if terminal and not no_color else None,
+                   emoji=False, soft_wrap=False)
+
+
+def error_console() -> Console:
+    return make_console(sys.stderr)

@@ -1,0 +1,116 @@
+"""Kafka's own dump format: the lines ``kafka-dump-log.sh`` prints.
+
+``--format dumplog`` reproduces DumpLogSegments (core/src/main/scala/kafka/
+tools/DumpLogSegments.scala: printBatchLevel and the deep-iteration record
+loop) field for field, so scripts written against Kafka's tool keep working:
+without ``--records`` as ``--files F``, with ``--records`` as
+``--deep-iteration --print-data-log``.  Damage, which Kafka's tool cannot
+report, is written as comment lines starting with ``#``.
+"""
+
+from __future__ import annotations
+
+from ..findings import Finding
+from ..model import Batch, Record
+from .values import finding_text
+
+
+def _java_bool(value: bool) -> str:
+    return "true" if value else "false"
+
+
+def _optional_long(value: int | None) -> str:
+    return "OptionalLong.empty" if value is None else f"OptionalLong[{value}]"
+
+
+def file_header(path: str) -> list[str]:
+    """'Dumping F' and, for a segment named by its base offset, 'Log starting offset: N'."""
+    lines = [f"Dumping {path}"]
+    name = path.rsplit("/", 1)[-1]
+    stem, _, suffix = name.partition(".")
+    if suffix == "log" and stem.isdigit():
+        lines.append(f"Log starting offset: {int(stem)}")
+    return lines
+
+
+def batch_line(batch: Batch, position: int) -> str:
+    if batch.magic >= 2:
+        head = (f"baseOffset: {batch.base_offset} lastOffset: {batch.last_offset} count: {batch.count} "
+                f"baseSequence: {batch.base_sequence} lastSequence: {batch.last_sequence} "
+                f"producerId: {batch.producer_id} producerEpoch: {batch.producer_epoch} "
+                f"partitionLeaderEpoch: {batch.partition_leader_epoch} "
+                f"isTransactional: {_java_bool(batch.is_transactional)} isControl: {_java_bool(batch.is_control)} "
+                f"deleteHorizonMs: {_optional_long(batch.delete_horizon_ms)}")
+    else:
+        head = f"offset: {batch.last_offset}"
+    timestamp = batch.max_timestamp if batch.max_timestamp is not None else -1
+    return (f"{head} position: {position} {batch.timestamp_type}: {timestamp} size: {batch.size} "
+            f"magic: {batch.magic} compresscodec: {batch.codec} crc: {batch.crc} "
+            f"isvalid: {_java_bool(batch.crc_valid)}")
+
+
+def _string(data: bytes | None) -> str:
+    # DumpLogSegments decodes keys and payloads with a StringDecoder (UTF-8, replacing bad bytes).
+    return "null" if data is None else data.decode("utf-8", errors="replace")
+
+
+def record_line(record: Record, batch: Batch) -> str:
+    key_size = -1 if record.key is None else len(record.key)
+    value_size = -1 if record.value is None else len(record.value)
+    timestamp = record.timestamp if record.timestamp is not None else -1
+    line = (f"| offset: {record.offset} {batch.timestamp_type}: {timestamp} "
+            f"keySize: {key_size} valueSize: {value_size}")
+    if batch.magic >= 2:
+        keys = ",".join(_string(key) for key, _ in record.headers)
+        line += f" sequence: {record.sequence} headerKeys: [{keys}]"
+    else:
+        line += f" crc: {record.crc} isvalid: {_java_bool(bool(record.crc_valid))}"
+    if batch.is_control:
+        marker = record.control
+        if marker is not None and marker.type in ("ABORT", "COMMIT") and marker.coordinator_epoch is not None:
+            line += f" endTxnMarker: {marker.type} coordinatorEpoch: {marker.coordinator_epoch}"
+        elif marker is not None:
+            line += f" controlType: {marker.type}({marker.type_id})"
+        return line
+    if record.key is not None:
+        line += f" key: {_string(record.key)}"
+    line += f" payload: {_string(record.value)}"
+    return line
+
+
+def finding_comment(finding: Finding) -> str:
+    return f"# {finding.severity.value}: {finding_text(finding)}"
+
+
+def trailing_line(invalid_bytes: int, path: str) -> str:
+    return f"Found {invalid_bytes} invalid bytes at the end of {path.rsplit('/', 1)[-1]}"
+
+
+class DumplogSink:
+    """kafka-dump-log.sh's lines; damage as '#' comment lines where it lies."""
+
+    def __init__(self, out, *, records: bool):
+        self.out, self.records = out, records
+
+    def begin(self, path: str, size: int) -> None:
+        self.path = path
+        self.last_end = 0
+        for line in file_header(path):
+            self.out.write(line + "\n")
+
+    def batch(self, batch: Batch) -> None:
+        self.out.write(batch_line(batch, batch.pos) + "\n")
+        for finding in batch.findings:
+            self.out.write(finding_comment(finding) + "\n")
+        if self.records:
+            for record in batch.records or []:
+                self.out.write(record_line(record, batch) + "\n")
+        self.last_end = batch.pos + batch.size
+
+    def region(self, finding: Finding) -> None:
+        self.out.write(finding_comment(finding) + "\n")
+
+    def end(self, summary) -> None:
+        trailing = summary.size - self.last_end
+        if trailing > 0:
+            self.out.write(trailing_line(trailing, self.path) + "\n")

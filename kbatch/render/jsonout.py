@@ -1,0 +1,145 @@
+"""The JSON form of batches, records and findings (``--format jsonl`` and ``json``).
+
+Field names are stable and documented in README.md ("JSON output").  Every
+entry carries every key, null where its magic has no such field, so a jq
+filter works on mixed segments.  Bytes are explicit objects: {"utf8": ...},
+{"hex": ...} or {"base64": ...}, or null.
+"""
+
+from __future__ import annotations
+
+import json
+
+from ..findings import Finding
+from ..model import Batch, Record
+from .values import bytes_json
+
+JSON_FORMAT_VERSION = 1
+
+
+def finding_dict(finding: Finding) -> dict:
+    return {
+        "code": finding.code, "severity": finding.severity.value, "entry_pos": finding.entry_pos,
+        "pos": finding.pos, "size": finding.size, "inner_pos": finding.inner_pos, "field": finding.field,
+        "expected": finding.expected, "actual": finding.actual,
+    }
+
+
+def record_dict(record: Record, batch: Batch, decode: str) -> dict:
+    out = {
+        "offset": record.offset,
+        "timestamp": record.timestamp,
+        "key": bytes_json(record.key, decode),
+        "value": bytes_json(record.value, decode),
+        "headers": [{"key": bytes_json(key, decode), "value": bytes_json(value, decode)}
+                    for key, value in record.headers],
+        "pos": None if batch.compressed else record.pos,
+        "inner_pos": record.pos if batch.compressed else None,
+        "size": record.size,
+        "attributes": record.attributes,
+        "sequence": record.sequence if batch.magic >= 2 else None,
+        "crc": record.crc,
+        "crc_valid": record.crc_valid,
+        "control": None,
+    }
+    if record.control is not None:
+        marker = record.control
+        out["control"] = {"key_version": marker.key_version, "type": marker.type, "type_id": marker.type_id,
+                          "value_version": marker.value_version, "coordinator_epoch": marker.coordinator_epoch}
+    return out
+
+
+def batch_dict(batch: Batch, decode: str = "auto", with_records: bool = False) -> dict:
+    out = {
+        "type": "batch",
+        "pos": batch.pos,
+        "size": batch.size,
+        "magic": batch.magic,
+        "base_offset": batch.base_offset,
+        "last_offset": batch.last_offset,
+        "count": batch.count,
+        "batch_length": batch.length_field,
+        "partition_leader_epoch": batch.partition_leader_epoch,
+        "crc": batch.crc,
+        "crc_computed": batch.computed_crc,
+        "crc_valid": batch.crc_valid,
+        "attributes": batch.attributes,
+        "codec": batch.codec,
+        "timestamp_type": batch.timestamp_type,
+        "is_transactional": batch.is_transactional,
+        "is_control": batch.is_control,
+        "last_offset_delta": batch.last_offset_delta,
+        "base_timestamp": batch.base_timestamp,
+        "max_timestamp": batch.max_timestamp,
+        "delete_horizon_ms": batch.delete_horizon_ms,
+        "producer_id": batch.producer_id,
+        "producer_epoch": batch.producer_epoch,
+        "base_sequence": batch.base_sequence,
+        "last_sequence": batch.last_sequence if batch.magic >= 2 else None,
+        "payload_pos": batch.payload_pos,
+        "payload_size": batch.payload_size,
+        "decompressed_size": batch.decompressed_size,
+        "findings": [finding_dict(finding) for finding in batch.findings],
+    }
+    if with_records:
+        out["records"] = [record_dict(record, batch, decode) for record in (batch.records or [])]
+    return out
+
+
+def region_dict(finding: Finding) -> dict:
+    """A damaged range that belongs to no batch, in file order between batches."""
+    return {"type": "finding", **finding_dict(finding)}
+
+
+class JsonlSink:
+    """One JSON object per line: a batch, a damaged range, or a file's summary."""
+
+    def __init__(self, out, *, records: bool, decode: str):
+        self.out, self.records, self.decode = out, records, decode
+
+    def begin(self, path: str, size: int) -> None:
+        self.path = path
+
+    def _write(self, obj: dict) -> None:
+        self.out.write(json.dumps({"file": self.path, **obj}, ensure_ascii=False) + "\n")
+
+    def batch(self, batch: Batch) -> None:
+        self._write(batch_dict(batch, self.decode, self.records))
+
+    def region(self, finding: Finding) -> None:
+        self._write(region_dict(finding))
+
+    def end(self, summary) -> None:
+        self._write({"type": "summary", **summary.as_dict()})
+
+
+class JsonSink:
+    """One JSON document for all files, written as it goes (a 1 GiB segment never sits in memory)."""
+
+    def __init__(self, out, *, records: bool, decode: str):
+        self.out, self.records, self.decode = out, records, decode
+        self.out.write(f'{{"kbatch_json_version": {JSON_FORMAT_VERSION}, "files": [')
+        self.files = 0
+
+    def begin(self, path: str, size: int) -> None:
+        self.out.write("," if self.files else "")
+        self.out.write(f"\n{{\"file\": {json.dumps(path, ensure_ascii=False)}, \"size\": {size}, \"entries\": [")
+        self.files += 1
+        self.entries = 0
+
+    def _entry(self, obj: dict) -> None:
+        self.out.write(",\n" if self.entries else "\n")
+        self.out.write(json.dumps(obj, ensure_ascii=False))
+        self.entries += 1
+
+    def batch(self, batch: Batch) -> None:
+        self._entry(batch_dict(batch, self.decode, self.records))
+
+    def region(self, finding: Finding) -> None:
+        self._entry(region_dict(finding))
+
+    def end(self, summary) -> None:
+        self.out.write(f"\n], \"summary\": {json.dumps(summary.as_dict(), ensure_ascii=False)}}}")
+
+    def close(self) -> None:
+        self.out.write("\n]}\n")

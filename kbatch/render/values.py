@@ -1,0 +1,99 @@
+"""How keys, values, timestamps and findings read as text and as JSON.
+
+Shared by every output format so a value looks the same in a table, in
+JSON Lines and in the dump-log format.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from datetime import datetime, timezone
+
+DECODE_MODES = ("auto", "utf8", "hex", "base64", "json")
+
+
+def _utf8(data: bytes) -> str | None:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def _printable(text: str) -> bool:
+    return all(char.isprintable() or char in "\t\n\r" for char in text)
+
+
+def bytes_json(data: bytes | None, mode: str = "auto") -> dict | None:
+    """Bytes for JSON output: always an explicit {"utf8"|"hex"|"base64": ...} object (null for null).
+
+    ``auto`` and ``utf8`` give text when the bytes are valid UTF-8 (``auto``:
+    printable too), hex otherwise, so the bytes can always be rebuilt exactly.
+    """
+    if data is None:
+        return None
+    if mode == "base64":
+        return {"base64": base64.b64encode(data).decode("ascii")}
+    if mode == "hex":
+        return {"hex": data.hex()}
+    text = _utf8(data)
+    if text is not None and (mode == "utf8" or _printable(text)):
+        return {"utf8": text}
+    return {"hex": data.hex()}
+
+
+def bytes_text(data: bytes | None, mode: str = "auto", limit: int | None = None) -> str:
+    """Bytes for people: text when it reads as text, hex otherwise; cut to ``limit`` characters."""
+    if data is None:
+        return "null"
+    text = None
+    if mode == "json":
+        parsed = _json(data)
+        text = json.dumps(parsed, ensure_ascii=False, separators=(",", ":")) if parsed is not _NOT_JSON else None
+    if text is None:
+        rendered = bytes_json(data, "auto" if mode == "json" else mode)
+        (kind, text), = rendered.items()
+        if kind == "hex":
+            text = "0x" + text
+        elif kind == "base64":
+            text = "base64:" + text
+        else:
+            text = text.encode("unicode_escape").decode("ascii") if not _printable(text) else text
+    if limit is not None and len(text) > limit:
+        return f"{text[:limit]}… ({len(data)} bytes)"
+    return text
+
+
+_NOT_JSON = object()
+
+
+def _json(data: bytes):
+    try:
+        return json.loads(data)
+    except (ValueError, UnicodeDecodeError):
+        return _NOT_JSON
+
+
+def iso_timestamp(ms: int | None) -> str:
+    """ISO-8601 UTC with milliseconds; empty for Kafka's 'no timestamp' (-1) and out-of-range values."""
+    if ms is None or ms < 0:
+        return ""
+    try:
+        moment = datetime.fromtimestamp(ms / 1000, tz=timezone.utc)
+    except (OverflowError, OSError, ValueError):
+        return ""
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
+
+
+def timestamp_text(ms: int | None) -> str:
+    if ms is None:
+        return "-"
+    iso = iso_timestamp(ms)
+    return f"{ms} ({iso})" if iso else str(ms)
+
+
+def finding_text(finding) -> str:
+    where = f"pos {finding.pos}" if finding.inner_pos is None else \
+        f"pos {finding.pos} (byte {finding.inner_pos} of the decompressed data)"
+    return (f"{finding.code} at {where}, {finding.size} bytes, {finding.field}: "
+            f"expected {finding.expected}, found {finding.actual}")

@@ -1,0 +1,40 @@
+"""What one pass over a file adds up to: counts of entries, records, bytes and findings."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from .findings import Finding
+from .model import Batch
+
+
+@dataclass
+class FileSummary:
+    path: str
+    size: int
+    batches: int = 0
+    records: int = 0
+    batch_bytes: int = 0
+    findings: Counter = field(default_factory=Counter)
+    errors: int = 0
+
+    def add_batch(self, batch: Batch) -> None:
+        self.batches += 1
+        self.records += max(batch.count or 0, 0)
+        self.batch_bytes += batch.size
+        for finding in batch.findings:
+            self.add_finding(finding)
+
+    def add_finding(self, finding: Finding) -> None:
+        self.findings[finding.code] += 1
+        self.errors += finding.is_damage
+
+    @property
+    def damaged(self) -> bool:
+        return self.errors > 0
+
+    def as_dict(self) -> dict:
+        return {"file": self.path, "size": self.size, "batches": self.batches, "records": self.records,
+                "batch_bytes": self.batch_bytes, "findings": dict(sorted(self.findings.items())),
+                "errors": self.errors, "damaged": self.damaged}

@@ -1,0 +1,122 @@
+"""Write the man pages in man/ from the Click definitions of kbatch's commands.
+
+    python man/generate.py          # rewrite man/*.1
+    python man/generate.py --check  # exit 1 when a committed page is stale
+
+The pages are committed, so `man ./man/kbatch-dump.1` works from a clone; a
+test (tests/test_docs.py) fails when a page is missing or stale.
+"""
+
+from __future__ import annotations
+
+import inspect
+import sys
+from pathlib import Path
+
+import click
+
+from kbatch import __version__
+from kbatch.cli import cli
+
+MAN_DIR = Path(__file__).resolve().parent
+
+EXIT_STATUS = """.SH EXIT STATUS
+.TP
+.B 0
+Clean: nothing found.
+.TP
+.B 1
+Damage (or, for diff, a difference) found.
+.TP
+.B 2
+Usage error, unreadable input, or an internal error.
+"""
+
+
+def _roff(text: str) -> str:
+    """Escape text for roff: backslashes, and lines starting with a dot or quote."""
+    lines = []
+    for line in text.replace("\\", "\\e").splitlines():
+        if line.startswith((".", "'")):
+            line = "\\&" + line
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def _paragraphs(text: str) -> str:
+    """Click help text to roff: \\b blocks stay as typed (.nf), other paragraphs flow."""
+    out = []
+    for block in inspect.cleandoc(text).split("\n\n") if text else []:
+        if block.startswith("\b\n") or block.startswith("\b"):
+            body = block.lstrip("\b").strip("\n")
+            out.append(".PP\n.nf\n" + _roff(body) + "\n.fi")
+        else:
+            out.append(".PP\n" + _roff(" ".join(block.split())))
+    return "\n".join(out)
+
+
+def _option(param: click.Parameter, ctx: click.Context) -> str:
+    record = param.get_help_record(ctx) if isinstance(param, click.Option) else None
+    if record is None:
+        return ""
+    names, help_text = record
+    return f".TP\n\\fB{_roff(names)}\\fR\n{_roff(help_text)}\n"
+
+
+def page(name: str, command: click.Command, parent: click.Context | None = None) -> str:
+    full_name = f"kbatch-{name}" if parent else "kbatch"
+    ctx = click.Context(command, info_name=name if parent else "kbatch", parent=parent)
+    usage = " ".join(command.collect_usage_pieces(ctx))
+    summary = command.get_short_help_str(limit=200)
+    out = [
+        f'.TH {full_name.upper()} 1 "" "kbatch {__version__}" "kbatch manual"',
+        ".SH NAME",
+        f"{full_name} \\- {_roff(summary)}",
+        ".SH SYNOPSIS",
+        f"\\fB{'kbatch ' + name if parent else 'kbatch'}\\fR {_roff(usage)}",
+        ".SH DESCRIPTION",
+        _paragraphs(command.help or ""),
+    ]
+    options = "".join(_option(param, ctx) for param in command.get_params(ctx))
+    if options:
+        out += [".SH OPTIONS", options.rstrip("\n")]
+    if isinstance(command, click.Group):
+        out.append(".SH COMMANDS")
+        for sub_name, sub in sorted(command.commands.items()):
+            out.append(f".TP\n\\fBkbatch {sub_name}\\fR\n{_roff(sub.get_short_help_str(limit=200))}\n"
+                       f"See \\fBkbatch-{sub_name}\\fR(1).")
+    if command.epilog:
+        out += [".SH EXAMPLES", _paragraphs(command.epilog)]
+    out.append(EXIT_STATUS.rstrip("\n"))
+    see_also = ["kbatch(1)"] if parent else [f"kbatch-{sub}(1)" for sub in sorted(cli.commands)]
+    out += [".SH SEE ALSO", ", ".join(f"\\fB{ref.split('(')[0]}\\fR({ref.split('(')[1]}" for ref in see_also)]
+    return "\n".join(out) + "\n"
+
+
+def pages() -> dict[str, str]:
+    """File name -> text of every page: kbatch.1 and one per subcommand."""
+    root = click.Context(cli, info_name="kbatch")
+    out = {"kbatch.1": page("kbatch", cli)}
+    for name, command in sorted(cli.commands.items()):
+        out[f"kbatch-{name}.1"] = page(name, command, root)
+    return out
+
+
+def main(argv: list[str]) -> int:
+    check = "--check" in argv
+    stale = []
+    for file_name, text in pages().items():
+        path = MAN_DIR / file_name
+        if check:
+            if not path.exists() or path.read_text() != text:
+                stale.append(file_name)
+        else:
+            path.write_text(text)
+    if stale:
+        print("stale or missing man pages: " + ", ".join(stale) + " (run: python man/generate.py)")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,35 @@
+"""Helpers the tests share: where the fixtures are, their sidecars, reading bytes whole."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+from kbatch.findings import Finding
+from kbatch.reader import ReadOptions, SegmentReader
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "fixtures"
+
+
+def fixture_paths() -> list[Path]:
+    """Every input we ship: our fixtures (*.log) and the real-broker vectors (vectors/*.bin)."""
+    return sorted(FIXTURES.glob("*.log")) + sorted((FIXTURES / "vectors").glob("*.bin"))
+
+
+def fixture_id(path: Path) -> str:
+    return path.relative_to(FIXTURES).as_posix()
+
+
+def sidecar(path: Path) -> dict:
+    return json.loads(path.with_suffix(".json").read_text())
+
+
+def read_all(data: bytes, **options) -> tuple[list, list[Finding]]:
+    """Every batch and every finding (region findings and batch findings) of some bytes."""
+    items = list(SegmentReader(io.BytesIO(data), ReadOptions(**options)))
+    batches = [item for item in items if not isinstance(item, Finding)]
+    findings = [item for item in items if isinstance(item, Finding)]
+    findings += [finding for batch in batches for finding in batch.findings]
+    return batches, findings

@@ -1,0 +1,79 @@
+"""Every codec, against bytes kafka-python's encoders made (an independent implementation)."""
+
+from __future__ import annotations
+
+import os
+
+import cramjam
+import pytest
+from kafka import codec as kafka_codec
+
+from kbatch.codecs import CODEC_IDS, CodecError, Decompressor, xxh32
+
+PAYLOAD = os.urandom(3000) + b"kafka " * 20000
+
+
+@pytest.mark.parametrize("name,encode,magic", [
+    ("gzip", kafka_codec.gzip_encode, 1),
+    ("snappy", lambda data: kafka_codec.snappy_encode(data, xerial_compatible=True), 1),
+    ("snappy", lambda data: kafka_codec.snappy_encode(data, xerial_compatible=False), 2),
+    ("lz4", kafka_codec.lz4_encode, 1),
+    ("lz4", kafka_codec.lz4_encode_old_kafka, 0),
+    ("zstd", kafka_codec.zstd_encode, 2),
+], ids=["gzip", "snappy-xerial", "snappy-raw", "lz4", "lz4-kafka3160", "zstd"])
+def test_decompresses_what_kafka_python_compressed(name, encode, magic):
+    compressed = encode(PAYLOAD)
+    assert Decompressor().decompress(CODEC_IDS[name], compressed, magic) == PAYLOAD
+
+
+def test_xerial_framing_is_what_java_writes():
+    framed = kafka_codec.snappy_encode(PAYLOAD, xerial_compatible=True, xerial_blocksize=4096)
+    assert framed[:16] == bytes.fromhex("82534e415050590000000001" "00000001")
+    assert Decompressor().decompress(2, framed, 2) == PAYLOAD
+
+
+def test_kafka3160_header_checksum_is_only_forgiven_for_magic_0():
+    old_kafka = kafka_codec.lz4_encode_old_kafka(PAYLOAD)
+    with pytest.raises(CodecError) as caught:
+        Decompressor().decompress(3, old_kafka, 1)
+    assert caught.value.code == "decompress-failed"
+
+
+def test_gzip_reads_concatenated_members_like_gzipinputstream():
+    data = kafka_codec.gzip_encode(b"first ") + kafka_codec.gzip_encode(b"second")
+    assert Decompressor().decompress(1, data, 2) == b"first second"
+
+
+@pytest.mark.parametrize("codec_id,compress", [
+    (1, cramjam.gzip.compress), (3, cramjam.lz4.compress), (4, cramjam.zstd.compress),
+    (2, cramjam.snappy.compress_raw),
+])
+def test_a_decompression_bomb_is_a_finding(codec_id, compress):
+    bomb = bytes(compress(b"\0" * 5_000_000))
+    with pytest.raises(CodecError) as caught:
+        Decompressor(limit=1_000_000).decompress(codec_id, bomb, 2)
+    assert caught.value.code == "decompress-too-large"
+
+
+@pytest.mark.parametrize("codec_id", [1, 2, 3, 4])
+def test_garbage_is_a_finding_not_a_crash(codec_id):
+    for garbage in (b"", b"\x00", os.urandom(100), b"\x82SNAPPY\x00\x00\x00\x00\x01\x00\x00\x00\x01\x7f\xff\xff\xff"):
+        try:
+            Decompressor().decompress(codec_id, garbage, 2)
+        except CodecError as error:
+            assert error.code == "decompress-failed"
+
+
+def test_zstd_and_unknown_codecs_by_magic():
+    for codec_id, magic in ((4, 1), (4, 0), (5, 2), (7, 1)):
+        with pytest.raises(CodecError) as caught:
+            Decompressor().decompress(codec_id, b"anything", magic)
+        assert caught.value.code == "unknown-codec"
+
+
+def test_xxh32_reference_values():
+    # xxHash's own test values (seed 0).
+    assert xxh32(b"") == 0x02CC5D05
+    assert xxh32(b"a") == 0x550D7456
+    assert xxh32(b"abc") == 0x32D153FF
+    assert xxh32(b"Nobody inspects the spammish repetition") == 0xE2293B2F

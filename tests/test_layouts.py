@@ -1,0 +1,113 @@
+"""The construct declarations against bytes worked by hand from Kafka's source."""
+
+from __future__ import annotations
+
+import struct
+
+import pytest
+from construct import StreamError
+
+from kbatch import layouts
+from kbatch.checksums import crc32, crc32c
+
+
+def test_v2_header_offsets_are_kafkas():
+    # DefaultRecordBatch.java: BASE_OFFSET_OFFSET = 0, LENGTH_OFFSET = 8, PARTITION_LEADER_EPOCH_OFFSET = 12,
+    # MAGIC_OFFSET = 16, CRC_OFFSET = 17, ATTRIBUTES_OFFSET = 21, LAST_OFFSET_DELTA_OFFSET = 23,
+    # BASE_TIMESTAMP_OFFSET = 27, MAX_TIMESTAMP_OFFSET = 35, PRODUCER_ID_OFFSET = 43,
+    # PRODUCER_EPOCH_OFFSET = 51, BASE_SEQUENCE_OFFSET = 53, RECORDS_COUNT_OFFSET = 57, RECORDS_OFFSET = 61.
+    assert layouts.BATCH_HEADER.offsets == {
+        "base_offset": 0, "batch_length": 8, "partition_leader_epoch": 12, "magic": 16, "crc": 17,
+        "attributes": 21, "last_offset_delta": 23, "base_timestamp": 27, "max_timestamp": 35,
+        "producer_id": 43, "producer_epoch": 51, "base_sequence": 53, "records_count": 57,
+    }
+    assert layouts.RECORD_BATCH_OVERHEAD == 61
+    assert layouts.BATCH_CRC_START == 21
+
+
+def test_legacy_sizes_are_kafkas():
+    # LegacyRecord.java: RECORD_OVERHEAD_V0 = 14, RECORD_OVERHEAD_V1 = 22 (counted from the crc);
+    # Records.java: LOG_OVERHEAD = 12, HEADER_SIZE_UP_TO_MAGIC = 17.
+    assert layouts.MIN_ENTRY_SIZE == {0: 14, 1: 22, 2: 49}
+    assert layouts.LOG_OVERHEAD == 12 and layouts.HEADER_SIZE_UP_TO_MAGIC == 17
+    assert layouts.MESSAGE_V1_HEADER.offsets["timestamp"] == 18
+
+
+# ByteUtilsTest.testVarintSerde / testVarlongSerde (zig-zag, little-endian groups of 7 bits).
+VARINTS = [
+    (0, "00"), (-1, "01"), (1, "02"), (63, "7e"), (-64, "7f"), (64, "8001"), (-65, "8101"),
+    (8191, "fe7f"), (-8192, "ff7f"), (8192, "808001"), (-8193, "818001"),
+    (2**31 - 1, "feffffff0f"), (-(2**31), "ffffffff0f"),
+]
+
+
+@pytest.mark.parametrize("value,hex_bytes", VARINTS)
+def test_varint_matches_kafka(value, hex_bytes):
+    assert layouts.Varint.parse(bytes.fromhex(hex_bytes)) == value
+    assert layouts.Varint.build(value).hex() == hex_bytes
+
+
+def test_varlong_extremes():
+    assert layouts.Varlong.build(2**63 - 1).hex() == "feffffffffffffffff01"
+    assert layouts.Varlong.parse(bytes.fromhex("ffffffffffffffffff01")) == -(2**63)
+
+
+def test_varint_longer_than_kafka_allows_is_rejected():
+    # ByteUtilsTest.testInvalidVarint: a sixth byte is never read.
+    with pytest.raises(layouts.VarintOverflow):
+        layouts.Varint.parse(bytes.fromhex("ffffffffff01"))
+    with pytest.raises(layouts.VarintOverflow):
+        layouts.Varlong.parse(bytes.fromhex("ffffffffffffffffffff01"))
+
+
+# A v2 batch worked by hand: two records "hello" and "world", no key, CreateTime, not idempotent.
+# After its length, each record holds attributes 00, timestampDelta 0 (00), offsetDelta 0|1 (00|02),
+# keyLength -1 (01), valueLength 5 (0a), the 5 value bytes and headersCount 0 (00): 11 bytes, so the
+# length is zig-zag 11 = 0x16 and a record takes 12 bytes.  (A widely copied worked example gives the
+# length as 0x0c, "6 bytes": that leaves the value outside its record.)
+RECORD_HELLO = bytes.fromhex("16" "00" "00" "00" "01" "0a" "68656c6c6f" "00")
+RECORD_WORLD = bytes.fromhex("16" "00" "00" "02" "01" "0a" "776f726c64" "00")
+
+
+def _hand_batch() -> bytes:
+    records = RECORD_HELLO + RECORD_WORLD
+    after_crc = struct.pack(">hiqqqhii", 0, 1, 1714000000000, 1714000000000, -1, -1, -1, 2) + records
+    crc = crc32c(after_crc)
+    batch_length = 4 + 1 + 4 + len(after_crc)
+    return struct.pack(">qiibI", 0, batch_length, -1, 2, crc) + after_crc
+
+
+def test_record_length_counts_the_bytes_after_it():
+    parsed = layouts.Record.parse(RECORD_HELLO)
+    assert parsed.length == 11 == len(RECORD_HELLO) - 1
+    assert (parsed.key, parsed.value, parsed.headers) == (None, b"hello", [])
+
+
+def test_hand_batch_parses_with_the_declaration():
+    batch = _hand_batch()
+    header = layouts.RecordBatchHeader.parse(batch)
+    assert len(batch) == 12 + header.batch_length == 61 + 2 * 12 == 85
+    assert header.records_count == 2 and header.last_offset_delta == 1
+    assert header.crc == crc32c(batch[21:])
+    # the derived struct format reads the same fields
+    assert layouts.BATCH_HEADER.unpack_from(batch) == tuple(header[name] for name in layouts.BATCH_HEADER.names)
+
+
+def test_legacy_message_worked_by_hand():
+    # kafkajs' v0 fixture: offset 0, key "key-0", value "some-value-0", crc 120234579.
+    body = bytes([0, 0]) + struct.pack(">i", 5) + b"key-0" + struct.pack(">i", 12) + b"some-value-0"
+    message = struct.pack(">qiI", 0, 4 + len(body), crc32(body)) + body
+    parsed = layouts.MessageV0.parse(message)
+    assert parsed.crc == 120234579
+    assert (parsed.key, parsed.value) == (b"key-0", b"some-value-0")
+
+
+def test_control_record_layouts():
+    assert layouts.ControlRecordKey.parse(bytes.fromhex("00000001")).type == 1
+    value = layouts.EndTransactionMarkerValue.parse(bytes.fromhex("0000" "00000005"))
+    assert (value.version, value.coordinator_epoch) == (0, 5)
+
+
+def test_layouts_report_short_input_rather_than_guess():
+    with pytest.raises(StreamError):
+        layouts.Record.parse(RECORD_HELLO[:-3])
