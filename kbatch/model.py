@@ -16,6 +16,14 @@ TIMESTAMP_TYPES = ("CreateTime", "LogAppendTime")
 NO_TIMESTAMP_TYPE = "NoTimestampType"  # magic 0 (TimestampType.NO_TIMESTAMP_TYPE)
 
 NO_SEQUENCE = -1
+_INT_MAX = 2**31 - 1
+
+
+def increment_sequence(sequence: int, increment: int) -> int:
+    """DefaultRecordBatch.incrementSequence: producer sequences wrap from Integer.MAX_VALUE to 0."""
+    if sequence > _INT_MAX - increment:
+        return increment - (_INT_MAX - sequence) - 1
+    return sequence + increment
 
 
 @dataclass(slots=True)
@@ -53,6 +61,7 @@ class Batch:
     size: int                       # bytes in the file, including the 12-byte offset+size prefix
     magic: int
     length_field: int               # batchLength / message size as stored (may lie: see findings)
+    offset_field: int               # baseOffset / message offset as stored (a v1 wrapper's is its last record's)
     base_offset: int
     last_offset: int
     count: int | None               # v2: recordsCount; v0/v1: messages held
@@ -88,10 +97,10 @@ class Batch:
 
     @property
     def last_sequence(self) -> int:
-        """DefaultRecordBatch.lastSequence: the sequence wraps at Integer.MAX_VALUE."""
+        """DefaultRecordBatch.lastSequence: only -1 means 'no sequence'; it counts lastOffsetDelta on."""
         if self.base_sequence is None or self.base_sequence == NO_SEQUENCE:
             return NO_SEQUENCE
-        return (self.base_sequence + self.last_offset_delta) % (1 << 31)
+        return increment_sequence(self.base_sequence, self.last_offset_delta)
 
     @property
     def is_damaged(self) -> bool:

@@ -276,7 +276,7 @@ class SegmentReader:
          max_timestamp, producer_id, producer_epoch, base_sequence, records_count) = BATCH_HEADER.unpack_from(entry)
         codec_id = attributes & COMPRESSION_CODEC_MASK
         batch = Batch(
-            pos=pos, size=len(entry), magic=2, length_field=batch_length,
+            pos=pos, size=len(entry), magic=2, length_field=batch_length, offset_field=base_offset,
             base_offset=base_offset, last_offset=base_offset + last_offset_delta, count=records_count,
             attributes=attributes, codec=codec_name(codec_id), crc=crc,
             computed_crc=crc32c(entry[BATCH_CRC_START:]),
@@ -315,7 +315,7 @@ class SegmentReader:
         codec_id = attributes & LEGACY_CODEC_MASK
         log_append_time = magic == 1 and bool(attributes & LEGACY_TIMESTAMP_TYPE_MASK)
         batch = Batch(
-            pos=pos, size=len(entry), magic=magic, length_field=size,
+            pos=pos, size=len(entry), magic=magic, length_field=size, offset_field=offset,
             base_offset=offset, last_offset=offset, count=1, attributes=attributes,
             codec=codec_name(codec_id), crc=crc, computed_crc=crc32(entry[MESSAGE_CRC_START:]),
             timestamp_type=TIMESTAMP_TYPES[log_append_time] if magic == 1 else NO_TIMESTAMP_TYPE,
@@ -346,10 +346,14 @@ class SegmentReader:
                                               f"{path}{name}_length", "4 bytes", f"{len(entry) - pos} bytes left"))
                 return None
             (length,) = _INT32.unpack_from(entry, pos)
-            if length < -1 or pos + 4 + max(length, 0) > len(entry):
+            if pos + 4 + max(length, 0) > len(entry):
                 batch.findings.append(Finding("bad-length", batch.pos, batch.pos + pos, 4, f"{path}{name}_length",
                                               f"-1..{len(entry) - pos - 4}", str(length)))
                 return None
+            if length < -1:   # LegacyRecord reads any negative length as null (Utils.sizeDelimited)
+                batch.findings.append(Finding("negative-length", batch.pos, batch.pos + pos, 4,
+                                              f"{path}{name}_length", "-1 (null) or a length >= 0",
+                                              f"{length} (Kafka reads it as null)"))
             pos += 4
             parts.append((None if length < 0 else bytes(entry[pos:pos + length]), pos))
             pos += max(length, 0)
@@ -359,6 +363,29 @@ class SegmentReader:
                                           f"{len(entry) - pos} more bytes"))
         (key, _), (value, value_pos) = parts
         return key, value, value_pos
+
+    @staticmethod
+    def _absolute_inner_offsets(batch: Batch, records: list[Record]) -> None:
+        """A v1 wrapper's inner offsets are relative: its own offset is that of its last record.
+
+        AbstractLegacyRecordBatch.DeepRecordsIterator: absolute = wrapper offset - last inner offset + inner
+        offset.  A wrapper offset of 0 (produce data from some librdkafka versions) means the inner offsets
+        stand as stored; a wrapper offset below the last inner offset is corrupt.  (A v0 wrapper's inner
+        offsets are absolute already.)
+        """
+        last_inner = records[-1].offset
+        if batch.offset_field == 0:
+            if last_inner != 0:
+                batch.findings.append(Finding(
+                    "wrapper-offset-zero", batch.pos, batch.pos, 8, "offset", "the offset of the last inner message",
+                    f"0, so the inner offsets {records[0].offset}..{last_inner} are taken as they are"))
+            return
+        if batch.offset_field < last_inner:
+            batch.findings.append(Finding("bad-wrapper-offset", batch.pos, batch.pos, 8, "offset",
+                                          f"at least the last inner offset {last_inner}", str(batch.offset_field)))
+            return
+        for record in records:
+            record.offset += batch.offset_field - last_inner
 
     def _unwrap(self, batch: Batch, value: bytes | None, codec_id: int, log_append_time: bool) -> None:
         """Decompress a wrapper's value and read the inner message set (AbstractLegacyRecordBatch)."""
@@ -394,17 +421,12 @@ class SegmentReader:
             messages.append(item)
         batch.count = len(messages)
         records = [record for message in messages for record in (message.records or [])]
-        if batch.magic > 0 and records:
-            # Inner offsets of a v1 wrapper are relative to the wrapper's, whose offset is that of its last
-            # record (AbstractLegacyRecordBatch.DeepRecordsIterator); a negative base means they are
-            # absolute already (a wrapper offset of 0, as some clients write).
-            absolute_base = batch.base_offset - records[-1].offset
-            if absolute_base >= 0:
-                for record in records:
-                    record.offset += absolute_base
-        if log_append_time:
+        if batch.magic == 1 and records:
+            self._absolute_inner_offsets(batch, records)
+        if log_append_time:   # LegacyRecord.timestamp(): the wrapper's LogAppendTime wins for v1 messages
             for record in records:
-                record.timestamp = batch.base_timestamp
+                if record.magic == 1:
+                    record.timestamp = batch.base_timestamp
         if records:
             batch.base_offset = records[0].offset
             batch.last_offset = records[-1].offset

@@ -8,15 +8,16 @@ to the same results on every fixture and on random records
 
 Validation follows Kafka's reader: a record's length must hold its fields
 exactly, a header key length is never negative, a header count is never
-negative, varints stop at 5 bytes (varlongs at 10).  Where Kafka accepts a
-negative key or value length other than -1 as null, so do we, with a finding.
+negative, varints stop at 5 bytes (varlongs at 10).  Kafka reads any negative
+key or value length as null (Utils.readBytes), so do we, with a warning when it
+is not -1.
 """
 
 from __future__ import annotations
 
 from .findings import Finding
 from .layouts import CONTROL_KEY, CONTROL_TYPES, END_TXN_VALUE, Record as RecordLayout
-from .model import NO_SEQUENCE, Batch, ControlMarker, Record
+from .model import NO_SEQUENCE, Batch, ControlMarker, Record, increment_sequence
 
 # The fields this decoder reads, in order; a test compares them with the declaration.
 FIELD_ORDER = tuple(field.name for field in RecordLayout.subcons)
@@ -148,8 +149,12 @@ def decode_batch_records(batch: Batch, data, data_pos: int, finding_pos: int, fi
             findings.append(finding(error.code, error.pos, error.size, error.field, error.expected, error.actual))
             return findings
         sequence = NO_SEQUENCE
-        if batch.base_sequence is not None and batch.base_sequence != NO_SEQUENCE:
-            sequence = (batch.base_sequence + fields["offset_delta"]) % (1 << 31)
+        if batch.base_sequence is not None and batch.base_sequence >= 0:
+            sequence = increment_sequence(batch.base_sequence, fields["offset_delta"])
+        for name in ("key_length", "value_length"):
+            if fields[name] < -1:
+                findings.append(finding("negative-length", pos, next_pos - pos, f"records[{index}].{name}",
+                                        "-1 (null) or a length >= 0", f"{fields[name]} (Kafka reads it as null)"))
         record = Record(
             offset=batch.base_offset + fields["offset_delta"],
             timestamp=batch.max_timestamp if log_append_time else batch.base_timestamp + fields["timestamp_delta"],

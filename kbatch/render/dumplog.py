@@ -1,8 +1,8 @@
 """Kafka's own dump format: the lines ``kafka-dump-log.sh`` prints.
 
-``--format dumplog`` reproduces DumpLogSegments (core/src/main/scala/kafka/
-tools/DumpLogSegments.scala: printBatchLevel and the deep-iteration record
-loop) field for field, so scripts written against Kafka's tool keep working:
+``--format dumplog`` reproduces DumpLogSegments as of Kafka 4.x
+(tools/src/main/java/org/apache/kafka/tools/DumpLogSegments.java:
+printBatchLevel, printRecordMetadata, printControlRecord) field for field, so scripts written against Kafka's tool keep working:
 without ``--records`` as ``--files F``, with ``--records`` as
 ``--deep-iteration --print-data-log``.  Damage, which Kafka's tool cannot
 report, is written as comment lines starting with ``#``.
@@ -42,16 +42,16 @@ def batch_line(batch: Batch, position: int) -> str:
                 f"isTransactional: {_java_bool(batch.is_transactional)} isControl: {_java_bool(batch.is_control)} "
                 f"deleteHorizonMs: {_optional_long(batch.delete_horizon_ms)}")
     else:
-        head = f"offset: {batch.last_offset}"
+        head = f"offset: {batch.offset_field}"   # a legacy batch's lastOffset() is its stored offset
     timestamp = batch.max_timestamp if batch.max_timestamp is not None else -1
     return (f"{head} position: {position} {batch.timestamp_type}: {timestamp} size: {batch.size} "
             f"magic: {batch.magic} compresscodec: {batch.codec} crc: {batch.crc} "
             f"isvalid: {_java_bool(batch.crc_valid)}")
 
 
-def _string(data: bytes | None) -> str:
+def _string(data: bytes) -> str:
     # DumpLogSegments decodes keys and payloads with a StringDecoder (UTF-8, replacing bad bytes).
-    return "null" if data is None else data.decode("utf-8", errors="replace")
+    return data.decode("utf-8", errors="replace")
 
 
 def record_line(record: Record, batch: Batch) -> str:
@@ -64,7 +64,7 @@ def record_line(record: Record, batch: Batch) -> str:
         keys = ",".join(_string(key) for key, _ in record.headers)
         line += f" sequence: {record.sequence} headerKeys: [{keys}]"
     else:
-        line += f" crc: {record.crc} isvalid: {_java_bool(bool(record.crc_valid))}"
+        line += f" isValid: {_java_bool(bool(record.crc_valid))} crc: {record.crc}"
     if batch.is_control:
         marker = record.control
         if marker is not None and marker.type in ("ABORT", "COMMIT") and marker.coordinator_epoch is not None:
@@ -72,9 +72,11 @@ def record_line(record: Record, batch: Batch) -> str:
         elif marker is not None:
             line += f" controlType: {marker.type}({marker.type_id})"
         return line
+    # DecoderMessageParser: a null key or value prints no token at all.
     if record.key is not None:
         line += f" key: {_string(record.key)}"
-    line += f" payload: {_string(record.value)}"
+    if record.value is not None:
+        line += f" payload: {_string(record.value)}"
     return line
 
 
