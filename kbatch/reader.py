@@ -178,10 +178,10 @@ class SegmentReader:
             problem = Finding("bad-length", pos, pos + 8, 4, "size",
                               f"at most {self.size - pos - LOG_OVERHEAD} (the bytes left in the input)",
                               str(declared_size))
-        yield problem
         yield Finding("resync", pos, pos, end - pos, "entry", "a valid log entry",
                       f"{end - pos} bytes that are none" + (f"; resumed at {end}" if resume is not None
                                                            else ", up to the end of the input"))
+        yield problem   # why the first of those bytes is no entry
         return end
 
     def _entry_with_true_length(self, pos: int, end: int) -> Batch | None:

@@ -35,6 +35,6 @@ class FileSummary:
         return self.errors > 0
 
     def as_dict(self) -> dict:
-        return {"file": self.path, "size": self.size, "batches": self.batches, "records": self.records,
+        return {"file": self.path, "size": self.size, "batch_count": self.batches, "record_count": self.records,
                 "batch_bytes": self.batch_bytes, "findings": dict(sorted(self.findings.items())),
                 "errors": self.errors, "damaged": self.damaged}

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 import json
+import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from kbatch.findings import Finding
@@ -19,7 +21,7 @@ def fixture_paths() -> list[Path]:
 
 
 def fixture_id(path: Path) -> str:
-    return path.relative_to(FIXTURES).as_posix()
+    return path.relative_to(FIXTURES).as_posix().replace("/", "--")
 
 
 def sidecar(path: Path) -> dict:
@@ -33,3 +35,25 @@ def read_all(data: bytes, **options) -> tuple[list, list[Finding]]:
     findings = [item for item in items if isinstance(item, Finding)]
     findings += [finding for batch in batches for finding in batch.findings]
     return batches, findings
+
+
+@dataclass
+class Result:
+    code: int
+    out: str
+    err: str
+
+
+def run_kbatch(args: list[str], capsys, monkeypatch, stdin: bytes | None = None) -> Result:
+    from kbatch.cli import main
+
+    if stdin is not None:
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin)))
+    capsys.readouterr()
+    try:
+        main(args)
+        code = 0
+    except SystemExit as done:
+        code = done.code if isinstance(done.code, int) else 2
+    out, err = capsys.readouterr()
+    return Result(code, out, err)
