@@ -1,0 +1,63 @@
+"""Every command has its help example, its README example and an up-to-date man page."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+
+import click
+import pytest
+
+from kbatch.cli import cli
+
+from .helpers import ROOT
+
+COMMANDS = sorted(cli.commands)
+
+
+def _man_generator():
+    spec = importlib.util.spec_from_file_location("man_generate", ROOT / "man" / "generate.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _readme_code() -> str:
+    return "\n".join(re.findall(r"```[a-z]*\n(.*?)```", (ROOT / "README.md").read_text(), re.S))
+
+
+@pytest.mark.parametrize("name", COMMANDS)
+def test_command_help_has_an_example(name):
+    command = cli.commands[name]
+    assert command.help and command.epilog and "Examples:" in command.epilog
+    assert f"kbatch {name} " in command.epilog
+
+
+@pytest.mark.parametrize("name", COMMANDS)
+def test_readme_shows_the_command(name):
+    assert re.search(rf"^\s*(\S+/)?kbatch {name}\b", _readme_code(), re.M)
+
+
+def test_man_pages_exist_and_are_current():
+    pages = _man_generator().pages()
+    assert set(pages) == {"kbatch.1", *(f"kbatch-{name}.1" for name in COMMANDS)}
+    for file_name, text in pages.items():
+        path = ROOT / "man" / file_name
+        assert path.exists(), f"man/{file_name} is missing: run python man/generate.py"
+        assert path.read_text() == text, f"man/{file_name} is stale: run python man/generate.py"
+
+
+def test_readme_opens_with_the_two_commands_ci_runs():
+    first_block = re.search(r"```sh\n(.*?)```", (ROOT / "README.md").read_text(), re.S).group(1).splitlines()
+    assert len(first_block) == 2
+    demo, tests = first_block
+    assert "kbatch dump" in demo and "fixtures/" in demo
+    assert tests in (ROOT / ".ci" / "run").read_text()
+    assert (ROOT / demo.split("kbatch dump", 1)[1].split()[-1]).exists()
+
+
+def test_every_option_has_help():
+    for name in COMMANDS:
+        for param in cli.commands[name].params:
+            if isinstance(param, click.Option):
+                assert param.help, f"kbatch {name} {param.opts[0]} has no help"
