@@ -17,6 +17,7 @@ with ``DefaultRecordBatch.java``, ``DefaultRecord.java`` and
 
 from __future__ import annotations
 
+import io
 import struct
 from dataclasses import dataclass
 
@@ -24,12 +25,15 @@ from construct import (
     Array,
     Bytes,
     Construct,
+    ConstructError,
+    Container,
     Int8sb,
     Int16sb,
     Int32sb,
     Int32ub,
     Int64sb,
     If,
+    Renamed,
     SizeofError,
     StreamError,
     Struct,
@@ -308,3 +312,76 @@ MIN_ENTRY_SIZE = {
 
 assert MAGIC_OFFSET == BATCH_HEADER.offsets["magic"] == MESSAGE_V0_HEADER.offsets["magic"]
 assert LOG_OVERHEAD == LOG_ENTRY_PREFIX.size
+
+
+# ---------------------------------------------------------------------------
+# Field spans: where each field of a declaration lies in some bytes
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FieldSpan:
+    path: str          # e.g. "records[2].headers[0].value"
+    start: int         # absolute position (base + offset into the bytes parsed)
+    end: int
+    value: object
+
+
+@dataclass(frozen=True)
+class SpanError:
+    path: str          # the field that could not be read
+    start: int
+    message: str
+
+
+def field_spans(declaration: Struct, data, *, base: int = 0, path: str = "") -> tuple[list[FieldSpan], SpanError | None]:
+    """Parse ``data`` with a declaration, field by field, and say where every leaf field lies.
+
+    Nested Structs and Arrays are walked, so a record's headers come out as
+    ``headers[0].key_length``, ``headers[0].key``...  A null key or value is a
+    span of zero bytes.  Parsing stops at the first field that does not read;
+    the spans before it are returned with a :class:`SpanError` naming it, so
+    an annotated hexdump can show everything up to the damage.
+    """
+    stream = io.BytesIO(bytes(data))
+    spans: list[FieldSpan] = []
+    try:
+        _walk(declaration, stream, Container(_params=Container(), _parsing=True, _building=False, _sizing=False),
+              path, spans, base)
+    except _FieldFailed as failed:
+        return spans, failed.error
+    return spans, None
+
+
+class _FieldFailed(Exception):
+    def __init__(self, error: SpanError):
+        self.error = error
+
+
+def _unwrap(field: Construct) -> Construct:
+    while isinstance(field, Renamed):
+        field = field.subcon
+    return field
+
+
+def _walk(declaration: Struct, stream, parent: Container, path: str, spans: list[FieldSpan], base: int) -> Container:
+    context = Container(_=parent, _params=parent._params, _root=None, _parsing=True, _building=False,
+                        _sizing=False, _io=stream, _index=None)
+    for field in declaration.subcons:
+        inner = _unwrap(field)
+        field_path = f"{path}.{field.name}" if path else field.name
+        if isinstance(inner, Struct):
+            context[field.name] = _walk(inner, stream, context, field_path, spans, base)
+        elif isinstance(inner, Array):
+            count = inner.count(context) if callable(inner.count) else inner.count
+            context[field.name] = [_walk(_unwrap(inner.subcon), stream, context, f"{field_path}[{index}]", spans, base)
+                                   for index in range(count)]
+        else:
+            start = stream.tell()
+            try:
+                value = inner._parsereport(stream, context, field_path)
+            except ConstructError as error:
+                raise _FieldFailed(SpanError(field_path, base + start, str(error).splitlines()[-1])) from None
+            context[field.name] = value
+            spans.append(FieldSpan(field_path, base + start, base + stream.tell(), value))
+    return context

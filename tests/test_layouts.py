@@ -111,3 +111,37 @@ def test_control_record_layouts():
 def test_layouts_report_short_input_rather_than_guess():
     with pytest.raises(StreamError):
         layouts.Record.parse(RECORD_HELLO[:-3])
+
+
+def test_field_spans_of_the_v2_header_are_kafkas_offsets():
+    spans, error = layouts.field_spans(layouts.RecordBatchHeader, _hand_batch(), base=1000)
+    assert error is None
+    assert {span.path: span.start - 1000 for span in spans} == layouts.BATCH_HEADER.offsets
+    assert spans[-1].end - 1000 == 61
+
+
+def test_field_spans_tile_a_record_with_headers():
+    record = layouts.Record.build(dict(
+        length=0, attributes=0, timestamp_delta=300, offset_delta=2, key_length=1, key=b"k", value_length=-1,
+        value=None, headers_count=2, headers=[dict(key_length=2, key=b"h1", value_length=1, value=b"v"),
+                                              dict(key_length=2, key=b"h2", value_length=-1, value=None)]))
+    spans, error = layouts.field_spans(layouts.Record, record, base=61, path="records[0]")
+    assert error is None
+    position = 61
+    for span in spans:
+        assert span.start == position
+        position = span.end
+    assert position == 61 + len(record)
+    paths = [span.path for span in spans]
+    assert paths[:3] == ["records[0].length", "records[0].attributes", "records[0].timestamp_delta"]
+    assert "records[0].headers[1].value" in paths
+    value_span = next(span for span in spans if span.path == "records[0].value")
+    assert value_span.start == value_span.end and value_span.value is None
+
+
+def test_field_spans_stop_at_the_damage_and_keep_what_came_before():
+    spans, error = layouts.field_spans(layouts.Record, RECORD_HELLO[:8], base=10)
+    assert error is not None and error.path == "value"
+    assert [span.path for span in spans] == ["length", "attributes", "timestamp_delta", "offset_delta",
+                                             "key_length", "key", "value_length"]
+    assert error.start == 10 + 6

@@ -136,3 +136,43 @@ def test_a_mangled_segment_never_raises(position, patch, insert):
     for batch in batches:
         if batch.crc_valid and not batch.findings:
             assert data[batch.pos + 21:batch.pos + batch.size] in SEGMENT
+
+
+def test_inner_message_crc_of_a_compressed_wrapper_is_checked():
+    """CRC-32 covers every inner message of a wrapper too; damage there is named by its inner position."""
+    import gzip
+    import struct
+    import zlib
+
+    inner = b"".join(v1_message(n, b"inner-%d" % n) for n in range(3))
+    damaged_inner = bytearray(inner)
+    damaged_inner[len(inner) - 2] ^= 0x20          # a value byte of the last inner message
+    value = gzip.compress(bytes(damaged_inner), mtime=0)
+    body = struct.pack(">bbq", 1, 1, 1_600_000_000_000) + struct.pack(">i", -1) + struct.pack(">i", len(value)) + value
+    wrapper = struct.pack(">qiI", 2, 4 + len(body), zlib.crc32(body)) + body
+    batches, findings = read_all(wrapper, records=True)
+    assert len(batches) == 1 and batches[0].crc_valid       # the wrapper itself is intact
+    assert [record.crc_valid for record in batches[0].records] == [True, True, False]
+    (finding,) = findings
+    assert (finding.code, finding.field, finding.entry_pos) == ("crc-mismatch", "inner[2].crc", 0)
+    assert finding.inner_pos == 2 * len(v1_message(0, b"inner-0")) + 16   # the inner message's magic byte
+
+
+def test_v1_wrapper_offset_rules():
+    """AbstractLegacyRecordBatch: absolute = wrapper - last inner + inner; 0 keeps them; below last is corrupt."""
+    import gzip
+    import struct
+    import zlib
+
+    inner = b"".join(v1_message(n, b"m") for n in range(3))   # relative offsets 0, 1, 2
+
+    def wrapper(offset: int) -> bytes:
+        value = gzip.compress(inner, mtime=0)
+        body = struct.pack(">bbq", 1, 1, 5) + struct.pack(">i", -1) + struct.pack(">i", len(value)) + value
+        return struct.pack(">qiI", offset, 4 + len(body), zlib.crc32(body)) + body
+
+    for offset, offsets, codes in ((102, [100, 101, 102], []), (0, [0, 1, 2], ["wrapper-offset-zero"]),
+                                   (1, [0, 1, 2], ["bad-wrapper-offset"])):
+        batches, findings = read_all(wrapper(offset), records=True)
+        assert [record.offset for record in batches[0].records] == offsets
+        assert [finding.code for finding in findings] == codes

@@ -1,0 +1,71 @@
+"""``--format dumplog`` prints DumpLogSegments' lines field for field.
+
+The token order below is copied from Kafka 4.x's
+tools/src/main/java/org/apache/kafka/tools/DumpLogSegments.java
+(printBatchLevel and printRecordMetadata/printRecordContents).
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from kbatch.model import increment_sequence
+
+from .helpers import FIXTURES
+
+V2_BATCH = ["baseOffset", "lastOffset", "count", "baseSequence", "lastSequence", "producerId", "producerEpoch",
+            "partitionLeaderEpoch", "isTransactional", "isControl", "deleteHorizonMs", "position", "TIMESTAMP",
+            "size", "magic", "compresscodec", "crc", "isvalid"]
+LEGACY_BATCH = ["offset", "position", "TIMESTAMP", "size", "magic", "compresscodec", "crc", "isvalid"]
+V2_RECORD = ["offset", "TIMESTAMP", "keySize", "valueSize", "sequence", "headerKeys"]
+LEGACY_RECORD = ["offset", "TIMESTAMP", "keySize", "valueSize", "isValid", "crc"]
+
+
+def _keys(line: str) -> list[str]:
+    keys = re.findall(r"(?:^|\s)(\w+): ", line.removeprefix("| "))
+    return ["TIMESTAMP" if key in ("CreateTime", "LogAppendTime", "NoTimestampType") else key for key in keys]
+
+
+@pytest.mark.parametrize("name", ["mixed-v0-v1-v2.log", "v2-txn-commit.log", "v1-gzip.log", "v0-lz4.log",
+                                  "v2-headers.log", "v2-empty-compacted.log"])
+def test_lines_have_kafkas_fields_in_kafkas_order(name, kbatch):
+    out = kbatch("dump", "--format", "dumplog", "--records", f"fixtures/{name}").out
+    lines = out.splitlines()
+    assert lines[0] == f"Dumping fixtures/{name}"
+    batch_magic = None
+    for line in lines[1:]:
+        if line.startswith("| "):
+            keys = _keys(line)
+            expected = V2_RECORD if batch_magic == 2 else LEGACY_RECORD
+            assert keys[:len(expected)] == expected, line
+            rest = keys[len(expected):]
+            assert rest in ([], ["key"], ["payload"], ["key", "payload"], ["endTxnMarker", "coordinatorEpoch"]), line
+        elif line.startswith(("baseOffset: ", "offset: ")):
+            keys = _keys(line)
+            batch_magic = int(re.search(r" magic: (\d)", line).group(1))
+            assert keys == (V2_BATCH if batch_magic == 2 else LEGACY_BATCH), line
+            assert re.search(r" compresscodec: (none|gzip|snappy|lz4|zstd) ", line)
+            assert re.search(r" isvalid: (true|false)$", line)
+        # any other line is the rest of a payload that holds newlines, printed as Kafka prints it
+
+
+def test_segment_named_by_its_base_offset_gets_the_starting_offset_line(kbatch, tmp_path):
+    segment = tmp_path / "00000000000000000900.log"
+    segment.write_bytes((FIXTURES / "v2-txn-commit.log").read_bytes())
+    lines = kbatch("dump", "--format", "dumplog", str(segment)).out.splitlines()
+    assert lines[:2] == [f"Dumping {segment}", "Log starting offset: 900"]
+
+
+def test_delete_horizon_prints_as_an_optional_long(kbatch):
+    out = kbatch("dump", "--format", "dumplog", "fixtures/v2-none.log").out
+    assert "deleteHorizonMs: OptionalLong.empty position:" in out
+
+
+def test_sequences_wrap_like_javas():
+    # DefaultRecordBatchTest.testIncrementSequence
+    assert increment_sequence(5, 5) == 10
+    assert increment_sequence(2**31 - 1, 1) == 0
+    assert increment_sequence(2**31 - 1 - 5, 10) == 4
+    assert increment_sequence(-5, 3) == -2   # only -1 is "no sequence"; Java does not wrap this
