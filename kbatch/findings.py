@@ -39,6 +39,15 @@ CODES: dict[str, tuple[Severity, str]] = {
     "negative-length": (Severity.WARNING, "a key or value length below -1, which Kafka reads as null"),
     "bad-wrapper-offset": (Severity.ERROR, "a v1 wrapper's offset is below its last inner offset (and not 0)"),
     "wrapper-offset-zero": (Severity.INFO, "a v1 wrapper with offset 0: inner offsets are taken as absolute"),
+    # The invariants `verify-crc --deep` checks beyond framing and checksums:
+    "last-offset-delta-mismatch": (Severity.ERROR, "a record's offsetDelta is beyond lastOffsetDelta"),
+    "offset-delta-order": (Severity.ERROR, "record offsets do not strictly increase within a batch"),
+    "offset-overlap": (Severity.ERROR, "a batch starts at or below an offset an earlier batch holds"),
+    "offset-gap": (Severity.INFO, "offsets skip between batches (legal after compaction or aborted transactions)"),
+    "max-timestamp-mismatch": (Severity.ERROR, "maxTimestamp is not the largest record timestamp (CreateTime)"),
+    "reserved-bits": (Severity.WARNING, "attribute bits Kafka reserves are set"),
+    "inconsistent-producer-fields": (Severity.WARNING, "producerId, producerEpoch and baseSequence disagree"),
+    "transactional-without-producer": (Severity.ERROR, "a transactional batch without a producerId"),
 }
 
 

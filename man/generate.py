@@ -16,7 +16,7 @@ from pathlib import Path
 import click
 
 from kbatch import __version__
-from kbatch.cli import cli
+from kbatch.cli import cli, commands
 
 MAN_DIR = Path(__file__).resolve().parent
 
@@ -82,13 +82,13 @@ def page(name: str, command: click.Command, parent: click.Context | None = None)
         out += [".SH OPTIONS", options.rstrip("\n")]
     if isinstance(command, click.Group):
         out.append(".SH COMMANDS")
-        for sub_name, sub in sorted(command.commands.items()):
+        for sub_name, sub in sorted(commands().items()):
             out.append(f".TP\n\\fBkbatch {sub_name}\\fR\n{_roff(sub.get_short_help_str(limit=200))}\n"
                        f"See \\fBkbatch-{sub_name}\\fR(1).")
     if command.epilog:
         out += [".SH EXAMPLES", _paragraphs(command.epilog)]
     out.append(EXIT_STATUS.rstrip("\n"))
-    see_also = ["kbatch(1)"] if parent else [f"kbatch-{sub}(1)" for sub in sorted(cli.commands)]
+    see_also = ["kbatch(1)"] if parent else [f"kbatch-{sub}(1)" for sub in sorted(commands())]
     out += [".SH SEE ALSO", ", ".join(f"\\fB{ref.split('(')[0]}\\fR({ref.split('(')[1]}" for ref in see_also)]
     return "\n".join(out) + "\n"
 
@@ -97,7 +97,7 @@ def pages() -> dict[str, str]:
     """File name -> text of every page: kbatch.1 and one per subcommand."""
     root = click.Context(cli, info_name="kbatch")
     out = {"kbatch.1": page("kbatch", cli)}
-    for name, command in sorted(cli.commands.items()):
+    for name, command in sorted(commands().items()):
         out[f"kbatch-{name}.1"] = page(name, command, root)
     return out
 

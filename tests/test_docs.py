@@ -8,11 +8,11 @@ import re
 import click
 import pytest
 
-from kbatch.cli import cli
+from kbatch.cli import commands
 
 from .helpers import ROOT
 
-COMMANDS = sorted(cli.commands)
+COMMANDS = sorted(commands())
 
 
 def _man_generator():
@@ -28,7 +28,7 @@ def _readme_code() -> str:
 
 @pytest.mark.parametrize("name", COMMANDS)
 def test_command_help_has_an_example(name):
-    command = cli.commands[name]
+    command = commands()[name]
     assert command.help and command.epilog and "Examples:" in command.epilog
     assert f"kbatch {name} " in command.epilog
 
@@ -58,6 +58,6 @@ def test_readme_opens_with_the_two_commands_ci_runs():
 
 def test_every_option_has_help():
     for name in COMMANDS:
-        for param in cli.commands[name].params:
+        for param in commands()[name].params:
             if isinstance(param, click.Option):
                 assert param.help, f"kbatch {name} {param.opts[0]} has no help"

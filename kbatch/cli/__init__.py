@@ -10,14 +10,38 @@ from __future__ import annotations
 import os
 import sys
 
+import importlib
+
 import click
 
 from .. import __version__
-from .dump import dump
 from .status import ExitStatus
 
+# Subcommand -> module defining it.  Modules load when their command runs, so
+# `kbatch verify-crc` does not pay for importing Rich tables or codecs it never uses.
+SUBCOMMANDS = {
+    "dump": "kbatch.cli.dump",
+    "verify-crc": "kbatch.cli.verify_crc",
+}
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(SUBCOMMANDS)
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name not in SUBCOMMANDS:
+            return None
+        return getattr(importlib.import_module(SUBCOMMANDS[name]), name.replace("-", "_"))
+
+
+def commands() -> dict[str, click.Command]:
+    """Every subcommand by name (loads them all: for docs and tests, not for a run)."""
+    ctx = click.Context(cli)
+    return {name: cli.get_command(ctx, name) for name in cli.list_commands(ctx)}
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="kbatch")
 def cli() -> None:
     """Forensic inspector for Apache Kafka log segments and record batches.
@@ -29,10 +53,9 @@ def cli() -> None:
     Examples:
       kbatch dump 00000000000000000000.log
       kbatch dump --records --format jsonl segment.log | jq .
+      kbatch verify-crc --deep /var/kafka-logs/*/*.log
     """
 
-
-cli.add_command(dump)
 
 
 def main(argv: list[str] | None = None) -> None:

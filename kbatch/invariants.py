@@ -1,0 +1,131 @@
+"""The invariants a careful reader relies on beyond framing and checksums (``verify-crc --deep``).
+
+Each check is one function over decoded batches and yields findings with the
+position of the field concerned.  The rules are Kafka's: DefaultRecordBatch
+(lastOffsetDelta, maxTimestamp, producer fields, attributes),
+AbstractLegacyRecordBatch (wrapper timestamps), and the log's own order
+(Log.analyzeAndValidateRecords: offsets only go up).
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from .findings import Finding
+from .layouts import BATCH_HEADER, LEGACY_CODEC_MASK, LEGACY_TIMESTAMP_TYPE_MASK, MESSAGE_V1_HEADER
+from .model import NO_SEQUENCE, Batch
+
+NO_PRODUCER_ID = -1
+NO_PRODUCER_EPOCH = -1
+
+# Bits of the v2 attributes Kafka defines (codec 0-2, timestampType 3, transactional 4, control 5,
+# deleteHorizon 6); DefaultRecordBatch only ever reads the low byte, the rest is reserved.
+V2_DEFINED_ATTRIBUTES = 0x7F
+LEGACY_DEFINED_ATTRIBUTES = {0: LEGACY_CODEC_MASK, 1: LEGACY_CODEC_MASK | LEGACY_TIMESTAMP_TYPE_MASK}
+
+
+def _header_finding(batch: Batch, code: str, field: str, expected, actual) -> Finding:
+    layout = BATCH_HEADER if batch.magic == 2 else MESSAGE_V1_HEADER
+    return Finding(code, batch.pos, batch.pos + layout.offsets[field], layout.sizes[field], field,
+                   str(expected), str(actual))
+
+
+def batch_invariants(batch: Batch) -> list[Finding]:
+    """Everything that can be checked inside one batch whose records were decoded."""
+    checks = (_v2_checks(batch) if batch.magic == 2 else _legacy_checks(batch))
+    return list(checks)
+
+
+def _v2_checks(batch: Batch) -> Iterator[Finding]:
+    if batch.attributes & ~V2_DEFINED_ATTRIBUTES & 0xFFFF:
+        yield _header_finding(batch, "reserved-bits", "attributes", "bits 7-15 clear",
+                              f"0x{batch.attributes & 0xFFFF:04x}")
+    yield from _producer_checks(batch)
+    records = batch.records
+    if not records or len(records) != batch.count:
+        return  # an empty batch keeps its original header fields; a short one is reported already
+    # The log cleaner keeps a batch's original lastOffsetDelta when it removes its last records
+    # (MemoryRecords.filterTo / writeEmptyHeader keep the producer's last sequence), so the last record's
+    # offsetDelta may be below lastOffsetDelta, never above it.
+    last_delta = records[-1].offset - batch.base_offset
+    if last_delta > batch.last_offset_delta:
+        yield _header_finding(batch, "last-offset-delta-mismatch", "last_offset_delta",
+                              f"at least {last_delta} (the last record's offsetDelta)", batch.last_offset_delta)
+    yield from _increasing(batch, [record.offset for record in records], "offsetDelta")
+    if batch.timestamp_type == "CreateTime":
+        largest = max(record.timestamp for record in records)
+        if largest != batch.max_timestamp:
+            yield _header_finding(batch, "max-timestamp-mismatch", "max_timestamp",
+                                  f"{largest} (the largest record timestamp)", batch.max_timestamp)
+    if batch.is_control and len(records) != 1:
+        yield _header_finding(batch, "bad-control-record", "records_count", "1 control record", len(records))
+
+
+def _producer_checks(batch: Batch) -> Iterator[Finding]:
+    """A batch is idempotent (producerId, epoch and sequence all set) or not (all -1); a transaction needs one."""
+    unset = (batch.producer_id == NO_PRODUCER_ID, batch.producer_epoch == NO_PRODUCER_EPOCH,
+             batch.base_sequence == NO_SEQUENCE)
+    if batch.is_transactional and batch.producer_id == NO_PRODUCER_ID:
+        yield _header_finding(batch, "transactional-without-producer", "producer_id",
+                              "a producerId for a transactional batch", NO_PRODUCER_ID)
+    elif batch.is_control:
+        return  # markers are written by the coordinator: producer id and epoch set, no sequence
+    elif any(unset) and not all(unset):
+        # Brokers accept it (only producerId -1 decides), and some clients write epoch 0, sequence 0.
+        actual = f"producerId {batch.producer_id}, epoch {batch.producer_epoch}, baseSequence {batch.base_sequence}"
+        yield _header_finding(batch, "inconsistent-producer-fields", "producer_id",
+                              "all three set (idempotent) or all -1", actual)
+
+
+def _record_finding(batch: Batch, record, code: str, field: str, expected: str, actual: str) -> Finding:
+    """A finding about one record: its bytes in the file, or inside the decompressed records."""
+    if batch.compressed:
+        return Finding(code, batch.pos, batch.payload_pos, batch.payload_size, field, expected, actual, record.pos)
+    return Finding(code, batch.pos, record.pos, record.size, field, expected, actual)
+
+
+def _increasing(batch: Batch, offsets: list[int], field: str) -> Iterator[Finding]:
+    for index in range(1, len(offsets)):
+        if offsets[index] <= offsets[index - 1]:
+            yield _record_finding(batch, batch.records[index], "offset-delta-order", f"records[{index}].{field}",
+                                  f"more than {offsets[index - 1]}", str(offsets[index]))
+
+
+def _legacy_checks(batch: Batch) -> Iterator[Finding]:
+    defined = LEGACY_DEFINED_ATTRIBUTES[batch.magic]
+    if batch.attributes & ~defined & 0xFF:
+        yield _header_finding(batch, "reserved-bits", "attributes", f"only bits 0x{defined:02x}",
+                              f"0x{batch.attributes & 0xFF:02x}")
+    records = batch.records or []
+    if batch.codec == "none" or not records:
+        return
+    yield from _increasing(batch, [record.offset for record in records], "offset")
+    if batch.magic == 1 and batch.timestamp_type == "CreateTime":
+        largest = max(record.timestamp for record in records)
+        if largest != batch.max_timestamp:
+            yield _header_finding(batch, "max-timestamp-mismatch", "timestamp",
+                                  f"{largest} (the largest inner timestamp)", batch.max_timestamp)
+
+
+class OffsetOrder:
+    """Across batches, offsets only go up: a gap is legal (compaction, aborted data), an overlap is not."""
+
+    def __init__(self):
+        self.last_offset: int | None = None
+        self.last_pos: int | None = None
+
+    def check(self, batch: Batch) -> list[Finding]:
+        findings = []
+        field = "base_offset" if batch.magic == 2 else "offset"
+        if self.last_offset is not None:
+            if batch.base_offset <= self.last_offset:
+                findings.append(Finding("offset-overlap", batch.pos, batch.pos, 8, field,
+                                        f"more than {self.last_offset} (the last offset of the batch at "
+                                        f"{self.last_pos})", str(batch.base_offset)))
+            elif batch.base_offset > self.last_offset + 1:
+                findings.append(Finding("offset-gap", batch.pos, batch.pos, 8, field, str(self.last_offset + 1),
+                                        f"{batch.base_offset} ({batch.base_offset - self.last_offset - 1} "
+                                        "offsets absent)"))
+        if self.last_offset is None or batch.last_offset > self.last_offset:
+            self.last_offset, self.last_pos = batch.last_offset, batch.pos
+        return findings

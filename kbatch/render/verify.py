@@ -1,0 +1,76 @@
+"""How ``kbatch verify-crc`` reports: a line per finding as it is found, then a summary table."""
+
+from __future__ import annotations
+
+import json
+
+from rich.table import Table
+from rich.text import Text
+
+from ..findings import Finding
+from ..summary import FileSummary
+from .jsonout import finding_dict
+from .values import finding_text
+
+
+class VerifyTableSink:
+    def __init__(self, console):
+        self.console = console
+        self.summaries: list[FileSummary] = []
+
+    def finding(self, path: str, finding: Finding) -> None:
+        style = "bold red" if finding.is_damage else "yellow"
+        marker = "✗" if finding.is_damage else "•"
+        self.console.print(Text.assemble(f"{path}: ", Text(f"{marker} {finding.severity.value} ", style=style),
+                                         finding_text(finding)))
+
+    def file_done(self, summary: FileSummary) -> None:
+        self.summaries.append(summary)
+
+    def close(self) -> None:
+        if not self.summaries:
+            return
+        table = Table(title="verify-crc", title_justify="left", header_style="bold")
+        for name, justify in (("file", "left"), ("batches", "right"), ("records", "right"), ("bytes", "right"),
+                              ("findings by code", "left"), ("verdict", "left")):
+            table.add_column(name, justify=justify)
+        for summary in self.summaries:
+            codes = "\n".join(f"{count} {code}" for code, count in sorted(summary.findings.items())) or "-"
+            verdict = Text("damaged", style="bold red") if summary.damaged else Text("ok", style="green")
+            table.add_row(summary.path, str(summary.batches), str(summary.records), str(summary.size), codes, verdict)
+        if len(self.summaries) > 1:
+            damaged = sum(summary.damaged for summary in self.summaries)
+            table.add_section()
+            table.add_row(f"{len(self.summaries)} files", str(sum(s.batches for s in self.summaries)),
+                          str(sum(s.records for s in self.summaries)), str(sum(s.size for s in self.summaries)),
+                          f"{sum(sum(s.findings.values()) for s in self.summaries)} findings",
+                          Text(f"{damaged} damaged", style="bold red") if damaged else Text("ok", style="green"))
+        self.console.print(table)
+
+
+class VerifyJsonlSink:
+    """One finding per line, then one summary line per file."""
+
+    def __init__(self, out):
+        self.out = out
+
+    def finding(self, path: str, finding: Finding) -> None:
+        self.out.write(json.dumps({"file": path, "type": "finding", **finding_dict(finding)}, ensure_ascii=False)
+                       + "\n")
+
+    def file_done(self, summary: FileSummary) -> None:
+        self.out.write(json.dumps({"type": "summary", **summary.as_dict()}, ensure_ascii=False) + "\n")
+
+    def close(self) -> None:
+        pass
+
+
+class QuietSink:
+    def finding(self, path: str, finding: Finding) -> None:
+        pass
+
+    def file_done(self, summary: FileSummary) -> None:
+        pass
+
+    def close(self) -> None:
+        pass

@@ -1,0 +1,107 @@
+"""``kbatch verify-crc``: every checksum, every invariant, exact findings, honest exit codes."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+
+from kbatch.findings import Severity
+from kbatch.summary import FileSummary
+from kbatch.verify import VerifyOptions, verify_stream
+
+from .helpers import FIXTURES, ROOT, fixture_id, fixture_paths, sidecar
+from .test_reader import v2_batch
+
+OUR_FIXTURES = sorted(FIXTURES.glob("*.log"))
+
+
+def _verify(data: bytes, deep: bool = False):
+    summary = FileSummary("-", len(data))
+    findings = list(verify_stream(io.BytesIO(data), summary, VerifyOptions(deep=deep)))
+    return findings, summary
+
+
+@pytest.mark.parametrize("deep", [False, True], ids=["crc", "deep"])
+@pytest.mark.parametrize("path", OUR_FIXTURES, ids=fixture_id)
+def test_findings_are_exactly_the_damage_done(path, deep, kbatch):
+    meta = sidecar(path)
+    expected = {(finding["code"], finding["entry_pos"]) for finding in meta["expected"]["findings"]}
+    findings, summary = _verify(path.read_bytes(), deep)
+    errors = [finding for finding in findings if finding.severity is Severity.ERROR]
+    # every damage done is reported at its entry, and no entry without damage is accused
+    assert {(code, pos) for code, pos in expected} <= {(f.code, f.entry_pos) for f in findings}
+    assert {finding.entry_pos for finding in errors} == {pos for code, pos in expected if code != "zero-tail"}
+    result = kbatch("verify-crc", *(["--deep"] if deep else []), "--quiet", path.relative_to(ROOT).as_posix())
+    assert (result.code, result.out, result.err) == (1 if meta["damaged"] else 0, "", "")
+
+
+def test_every_byte_flip_under_the_crc_is_a_crc_mismatch_and_never_in_the_epoch():
+    first, second = v2_batch(0, [b"abc", b"defgh"]), v2_batch(2, [b"ij"])
+    for index in range(len(first)):
+        damaged = bytearray(first + second)
+        damaged[index] ^= 0x80
+        findings, _ = _verify(bytes(damaged))
+        codes = {finding.code for finding in findings}
+        if index >= 21:
+            assert "crc-mismatch" in codes, index
+            assert any(f.code == "crc-mismatch" and f.entry_pos == 0 for f in findings), index
+        elif 12 <= index < 16:
+            assert codes == set(), index
+
+
+def test_crc_mismatch_names_position_offset_stored_and_computed(kbatch):
+    result = kbatch("verify-crc", "--format", "jsonl", "fixtures/damaged-bitflip-record.log")
+    lines = [json.loads(line) for line in result.out.splitlines()]
+    (finding,) = [line for line in lines if line["type"] == "finding"]
+    assert finding["code"] == "crc-mismatch" and finding["entry_pos"] == 181
+    assert finding["expected"].endswith("(computed)") and finding["actual"].endswith("(stored)")
+    assert {"file", "pos", "size", "field", "severity"} <= set(finding)
+    assert lines[-1]["type"] == "summary" and lines[-1]["damaged"] is True
+    assert result.code == 1
+
+
+def test_inner_messages_of_wrappers_are_verified():
+    data = (FIXTURES / "v1-gzip.log").read_bytes()
+    findings, summary = _verify(data)
+    assert findings == [] and summary.records == 5
+
+
+def test_deep_checks_offsets_across_batches():
+    overlapping = v2_batch(0, [b"a", b"b"]) + v2_batch(1, [b"c"])
+    gap = v2_batch(0, [b"a"]) + v2_batch(5, [b"c"])
+    assert [f.code for f in _verify(overlapping, deep=True)[0]] == ["offset-overlap"]
+    assert [(f.code, f.severity) for f in _verify(gap, deep=True)[0]] == [("offset-gap", Severity.INFO)]
+    assert _verify(overlapping)[0] == []   # only --deep looks at order
+
+
+def test_deep_checks_header_fields_against_records():
+    batch = bytearray(v2_batch(0, [b"a", b"b", b"c"]))
+    batch[35:43] = (1).to_bytes(8, "big")                    # maxTimestamp: wrong
+    from kbatch.checksums import crc32c
+    batch[17:21] = crc32c(bytes(batch[21:])).to_bytes(4, "big")   # a CRC that covers the lie
+    codes = [f.code for f in _verify(bytes(batch), deep=True)[0]]
+    assert codes == ["max-timestamp-mismatch"]
+
+
+def test_globs_directories_and_missing_files(kbatch):
+    result = kbatch("verify-crc", "--quiet", "fixtures/v2-*.log")
+    assert result.code == 0
+    result = kbatch("verify-crc", "--format", "jsonl", "fixtures/")
+    summaries = [json.loads(line) for line in result.out.splitlines() if '"summary"' in line]
+    assert len(summaries) == len(OUR_FIXTURES) and result.code == 1
+    result = kbatch("verify-crc", "fixtures/nothing-*.log")
+    assert result.code == 2 and "no file matches" in result.err
+
+
+@pytest.mark.parametrize("path", fixture_paths(), ids=fixture_id)
+def test_verify_snapshot(path, kbatch, text_snapshot, jsonl_snapshot):
+    rel = path.relative_to(ROOT).as_posix()
+    shown = []
+    for extra in ([], ["--deep"]):
+        args = ["verify-crc", *extra, rel]
+        result = kbatch(*args)
+        shown.append(f"$ kbatch {' '.join(args)}\n{result.out}(exit {result.code})\n")
+    assert "\n".join(shown) == text_snapshot
+    assert kbatch("verify-crc", "--deep", "--format", "jsonl", rel).out == jsonl_snapshot
