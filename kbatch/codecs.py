@@ -132,6 +132,56 @@ class Decompressor:
         return self._into(cramjam.snappy.decompress_raw_into, data, "snappy")
 
 
+# -- compressing, for encode-from-json ------------------------------------------
+
+XERIAL_BLOCK_SIZE = 32 * 1024      # snappy-java's default block size
+LZ4_BLOCK_SIZE = 64 * 1024         # Kafka's Lz4BlockOutputStream: BD 0x40, 64 KiB blocks
+_LZ4_FLG = 0x60                    # version 01, independent blocks, no checksums, no content size
+_LZ4_BD = 0x40
+
+
+def compress(codec_id: int, data: bytes, *, snappy_framing: str = "xerial", lz4_kafka3160: bool = False) -> bytes:
+    """Compress records as Kafka's Java clients do (the frame layouts, not necessarily the same bytes)."""
+    data = bytes(data)
+    if codec_id == 0:
+        return data
+    if codec_id == 1:
+        return bytes(cramjam.gzip.compress(data))
+    if codec_id == 2:
+        if snappy_framing == "raw":
+            return bytes(cramjam.snappy.compress_raw(data))
+        blocks = [_XERIAL_HEADER.pack(XERIAL_MAGIC, 1, 1)]
+        for start in range(0, len(data), XERIAL_BLOCK_SIZE):
+            block = bytes(cramjam.snappy.compress_raw(data[start:start + XERIAL_BLOCK_SIZE]))
+            blocks += [_XERIAL_BLOCK_LENGTH.pack(len(block)), block]
+        return b"".join(blocks)
+    if codec_id == 3:
+        return _lz4_frame(data, kafka3160=lz4_kafka3160)
+    if codec_id == 4:
+        return bytes(cramjam.zstd.compress(data))
+    raise CodecError("unknown-codec", f"codec id {codec_id} does not exist")
+
+
+def _lz4_frame(data: bytes, *, kafka3160: bool) -> bytes:
+    """An LZ4 frame as Kafka's Lz4BlockOutputStream writes it.
+
+    With ``kafka3160`` the header checksum is the one Kafka's magic-0 writer
+    made (KAFKA-3160): xxHash32 over the frame magic too, not just FLG and BD.
+    """
+    descriptor = bytes([_LZ4_FLG, _LZ4_BD])
+    hashed = LZ4_FRAME_MAGIC + descriptor if kafka3160 else descriptor
+    out = [LZ4_FRAME_MAGIC, descriptor, bytes([(xxh32(hashed) >> 8) & 0xFF])]
+    for start in range(0, len(data), LZ4_BLOCK_SIZE):
+        block = data[start:start + LZ4_BLOCK_SIZE]
+        packed = bytes(cramjam.lz4.compress_block(block, store_size=False))
+        if len(packed) >= len(block):   # incompressible: stored as is, flagged by the high bit
+            out += [struct.pack("<I", len(block) | 0x80000000), block]
+        else:
+            out += [struct.pack("<I", len(packed)), packed]
+    out.append(b"\x00\x00\x00\x00")  # end mark
+    return b"".join(out)
+
+
 def _lz4_fix_kafka3160_header(data) -> bytes:
     """Give a magic-0 LZ4 frame the header checksum the LZ4 spec asks for.
 

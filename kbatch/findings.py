@@ -51,6 +51,10 @@ CODES: dict[str, tuple[Severity, str]] = {
 }
 
 
+# Findings that stand for a range of bytes outside any entry (the rest explain an entry or a range).
+REGION_CODES = frozenset({"resync", "truncated", "zero-tail"})
+
+
 @dataclass(frozen=True, slots=True)
 class Finding:
     """One damaged (or noteworthy) byte range.
@@ -74,6 +78,11 @@ class Finding:
     @property
     def severity(self) -> Severity:
         return CODES[self.code][0]
+
+    @property
+    def owns_bytes(self) -> bool:
+        """True for a range of the input that belongs to no entry (skipped, truncated or zero bytes)."""
+        return self.code in REGION_CODES and self.inner_pos is None and self.pos == self.entry_pos
 
     @property
     def is_damage(self) -> bool:

@@ -85,6 +85,9 @@ class Batch:
     decompressed_size: int | None = None
     records: list[Record] | None = None
     findings: list[Finding] = field(default_factory=list)
+    # The bytes after the fixed header as stored (v2: the records, compressed as they are; v0/v1: key
+    # length to the end), kept only when ReadOptions.keep_body asks: what encode-from-json rebuilds from.
+    body: bytes | None = None
 
     @property
     def crc_valid(self) -> bool:

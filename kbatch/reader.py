@@ -67,6 +67,7 @@ class ReadOptions:
     records: bool = False                    # decode the records of every batch
     decompressed_limit: int = DEFAULT_DECOMPRESSED_LIMIT
     max_entry_size: int = DEFAULT_MAX_ENTRY_SIZE   # a larger size field is taken as damage
+    keep_body: bool = False                  # keep each entry's bytes after its fixed header (Batch.body)
 
 
 class _Window:
@@ -267,9 +268,16 @@ class SegmentReader:
     def _entry(self, pos: int, end: int, magic: int) -> Batch:
         buf, i, _ = self.window.view(pos, end - pos)
         entry = memoryview(buf)[i:i + end - pos]
-        if magic == 2:
-            return self._batch_v2(pos, entry)
-        return self._message(pos, entry, magic)
+        batch = self._batch_v2(pos, entry) if magic == 2 else self._message(pos, entry, magic)
+        if self.options.keep_body:
+            fixed = {0: MESSAGE_V0_HEADER, 1: MESSAGE_V1_HEADER, 2: BATCH_HEADER}[magic].size
+            batch.body = bytes(entry[fixed:])
+        return batch
+
+    def read_bytes(self, pos: int, size: int) -> bytes:
+        """The input's bytes at ``pos`` (e.g. a damaged range a finding names)."""
+        buf, i, available = self.window.view(pos, size)
+        return bytes(buf[i:i + available])
 
     def _batch_v2(self, pos: int, entry: memoryview) -> Batch:
         (base_offset, batch_length, leader_epoch, magic, crc, attributes, last_offset_delta, base_timestamp,

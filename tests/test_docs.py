@@ -61,3 +61,11 @@ def test_every_option_has_help():
         for param in commands()[name].params:
             if isinstance(param, click.Option):
                 assert param.help, f"kbatch {name} {param.opts[0]} has no help"
+
+
+def test_readme_json_example_encodes():
+    from kbatch.encode import encode_document
+
+    (example,) = re.findall(r"```json\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
+    import json
+    assert encode_document(json.loads(example))

@@ -21,6 +21,7 @@ from .status import ExitStatus
 # `kbatch verify-crc` does not pay for importing Rich tables or codecs it never uses.
 SUBCOMMANDS = {
     "dump": "kbatch.cli.dump",
+    "encode-from-json": "kbatch.cli.encode_from_json",
     "verify-crc": "kbatch.cli.verify_crc",
 }
 

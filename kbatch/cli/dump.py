@@ -51,7 +51,9 @@ def dump(files, records, output_format, decode, full, limit, offset_range, hex_i
 
     Exit status: 0 clean, 1 damage found, 2 usage or I/O error.
     """
-    options = ReadOptions(records=records, decompressed_limit=decompressed_limit)
+    # The json document carries what encode-from-json needs to rebuild the input byte for byte.
+    options = ReadOptions(records=records, decompressed_limit=decompressed_limit,
+                          keep_body=output_format == "json")
     out = sys.stdout
     if output_format == "table":
         sink = TableSink(make_console(out, no_color=no_color), records=records, decode=decode, full=full)
@@ -87,7 +89,8 @@ def _dump_file(path, stream, options, sink, limit, offset_range) -> FileSummary:
     for item in reader:
         if isinstance(item, Finding):
             summary.add_finding(item)
-            sink.region(item)
+            keep_raw = options.keep_body and item.owns_bytes
+            sink.region(item, reader.read_bytes(item.pos, item.size) if keep_raw else None)
             continue
         if offset_range is not None and not _select_offsets(item, offset_range):
             continue

@@ -109,7 +109,7 @@ class DumplogSink:
                 self.out.write(record_line(record, batch) + "\n")
         self.last_end = batch.pos + batch.size
 
-    def region(self, finding: Finding) -> None:
+    def region(self, finding: Finding, raw: bytes | None = None) -> None:
         self.out.write(finding_comment(finding) + "\n")
 
     def end(self, summary) -> None:

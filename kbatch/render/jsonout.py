@@ -57,6 +57,7 @@ def batch_dict(batch: Batch, decode: str = "auto", with_records: bool = False) -
         "magic": batch.magic,
         "base_offset": batch.base_offset,
         "last_offset": batch.last_offset,
+        "stored_offset": batch.offset_field,
         "count": batch.count,
         "batch_length": batch.length_field,
         "partition_leader_epoch": batch.partition_leader_epoch,
@@ -83,12 +84,17 @@ def batch_dict(batch: Batch, decode: str = "auto", with_records: bool = False) -
     }
     if with_records:
         out["records"] = [record_dict(record, batch, decode) for record in (batch.records or [])]
+    if batch.body is not None:
+        out["payload"] = bytes_json(batch.body, "base64")
     return out
 
 
-def region_dict(finding: Finding) -> dict:
-    """A damaged range that belongs to no batch, in file order between batches."""
-    return {"type": "finding", **finding_dict(finding)}
+def region_dict(finding: Finding, raw: bytes | None = None) -> dict:
+    """A damaged range that belongs to no batch, in file order between batches (with its bytes, for json)."""
+    out = {"type": "finding", **finding_dict(finding)}
+    if raw is not None:
+        out["raw"] = bytes_json(raw, "base64")
+    return out
 
 
 class JsonlSink:
@@ -106,7 +112,7 @@ class JsonlSink:
     def batch(self, batch: Batch) -> None:
         self._write(batch_dict(batch, self.decode, self.records))
 
-    def region(self, finding: Finding) -> None:
+    def region(self, finding: Finding, raw: bytes | None = None) -> None:
         self._write(region_dict(finding))
 
     def end(self, summary) -> None:
@@ -135,8 +141,8 @@ class JsonSink:
     def batch(self, batch: Batch) -> None:
         self._entry(batch_dict(batch, self.decode, self.records))
 
-    def region(self, finding: Finding) -> None:
-        self._entry(region_dict(finding))
+    def region(self, finding: Finding, raw: bytes | None = None) -> None:
+        self._entry(region_dict(finding, raw))
 
     def end(self, summary) -> None:
         self.out.write(f"\n], \"summary\": {json.dumps(summary.as_dict(), ensure_ascii=False)}}}")

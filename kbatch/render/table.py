@@ -163,7 +163,7 @@ class TableSink:
         self.details += batch.findings
         self._row_added()
 
-    def region(self, finding: Finding) -> None:
+    def region(self, finding: Finding, raw: bytes | None = None) -> None:
         if self.records:
             self.console.print(finding_line(finding))
             return

@@ -1,0 +1,257 @@
+"""``kbatch encode-from-json``: dump's JSON back to the same bytes; specs to valid or exactly-broken bytes."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import jsonschema
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+from kafka.record.memory_records import MemoryRecords
+
+from kbatch.encode import SpecError, encode_document
+from kbatch.findings import CODES
+from kbatch.reader import ReadOptions
+from kbatch.summary import FileSummary
+from kbatch.verify import VerifyOptions, verify_stream
+
+from .helpers import ROOT, fixture_id, fixture_paths, read_all
+
+SCHEMA = json.loads((ROOT / "kbatch" / "schema" / "kbatch-json-v1.schema.json").read_text())
+
+
+def _rel(path) -> str:
+    return path.relative_to(ROOT).as_posix()
+
+
+def _records(data: bytes) -> list[tuple]:
+    batches, _ = read_all(data, records=True)
+    return [(r.offset, r.timestamp, r.key, r.value, r.headers) for b in batches for r in b.records or []]
+
+
+@pytest.mark.parametrize("records", [False, True], ids=["listing", "records"])
+@pytest.mark.parametrize("path", fixture_paths(), ids=fixture_id)
+def test_dump_then_encode_gives_the_same_bytes(path, records, kbatch, tmp_path):
+    dumped = kbatch("dump", "--format", "json", *(["--records"] if records else []), _rel(path))
+    jsonschema.validate(json.loads(dumped.out), SCHEMA)
+    out = tmp_path / "copy.log"
+    result = kbatch("encode-from-json", "-", "-o", str(out), stdin=dumped.out.encode())
+    assert (result.code, result.err) == (0, "")
+    assert out.read_bytes() == path.read_bytes()
+
+
+@pytest.mark.parametrize("path", [p for p in fixture_paths() if "damaged" not in p.name
+                                  and "recordbatch_zstd" not in p.name and "control_abort" not in p.name],
+                         ids=fixture_id)
+def test_edited_records_rederive_into_a_valid_segment(path, kbatch, tmp_path):
+    document = json.loads(kbatch("dump", "--format", "json", "--records", _rel(path)).out)
+    entries = document["files"][0]["entries"]
+    entries[:] = [entry for entry in entries if entry["type"] == "batch"]   # leave a cut-off tail behind
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps(document))
+    out = tmp_path / "new.log"
+    assert kbatch("encode-from-json", "--rederive", str(spec), "-o", str(out)).code == 0
+    assert _records(out.read_bytes()) == _records(path.read_bytes())
+    assert kbatch("verify-crc", "--quiet", str(out)).code == 0
+
+
+def test_editing_records_without_removing_the_payload_is_refused(kbatch, tmp_path):
+    document = json.loads(kbatch("dump", "--format", "json", "--records", "fixtures/v2-gzip.log").out)
+    document["files"][0]["entries"][0]["records"][0]["value"] = {"utf8": "changed"}
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps(document))
+    result = kbatch("encode-from-json", str(spec), "-o", str(tmp_path / "out.log"))
+    assert result.code == 2 and "files[0].entries[0].records" in result.err and "payload" in result.err
+    assert not (tmp_path / "out.log").exists()
+
+
+# -- random specs ----------------------------------------------------------------
+
+_bytes = st.one_of(st.none(), st.binary(max_size=30).map(lambda b: {"hex": b.hex()}),
+                   st.text(max_size=20).map(lambda t: {"utf8": t}))
+_record = st.fixed_dictionaries({
+    "timestamp": st.integers(0, 2**41), "key": _bytes, "value": _bytes,
+    "headers": st.lists(st.fixed_dictionaries({"key": st.text(max_size=8).map(lambda t: {"utf8": t}),
+                                               "value": _bytes}), max_size=3)})
+
+
+@st.composite
+def _entries(draw):
+    entries, offset = [], draw(st.integers(0, 10**6))
+    for _ in range(draw(st.integers(1, 4))):
+        magic = draw(st.sampled_from([0, 1, 2]))
+        codec = draw(st.sampled_from(["none", "gzip", "snappy", "lz4"] + (["zstd"] if magic == 2 else [])))
+        count = 1 if magic < 2 and codec == "none" else draw(st.integers(1, 4))
+        records = []
+        for _ in range(count):
+            record = dict(draw(_record), offset=offset)
+            offset += draw(st.integers(1, 3))
+            if magic == 0:
+                record.pop("timestamp")
+            if magic < 2:
+                record.pop("headers")
+            records.append(record)
+        entry = {"magic": magic, "codec": codec, "records": records}
+        if magic == 2:
+            entry["partition_leader_epoch"] = draw(st.integers(-1, 10))
+        entries.append(entry)
+    return {"kbatch_json_version": 1, "entries": entries}
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_entries())
+def test_random_specs_encode_dump_and_reencode_to_the_same_bytes(spec):
+    from kbatch.reader import SegmentReader
+    from kbatch.render.jsonout import batch_dict
+
+    data = encode_document(spec)
+    batches = list(SegmentReader(io.BytesIO(data), ReadOptions(records=True, keep_body=True)))
+    assert all(not batch.findings for batch in batches)
+    dumped = {"kbatch_json_version": 1, "entries": [batch_dict(batch, "auto", True) for batch in batches]}
+    assert encode_document(json.loads(json.dumps(dumped))) == data
+    # and the records read back are the ones the spec gave
+    got = [(r.offset, r.key, r.value) for batch in batches for r in batch.records]
+    want = [(r["offset"], _spec_bytes(r["key"]), _spec_bytes(r["value"])) for e in spec["entries"] for r in e["records"]]
+    assert got == want
+
+
+def _spec_bytes(value):
+    if value is None:
+        return None
+    (kind, text), = value.items()
+    return text.encode() if kind == "utf8" else bytes.fromhex(text)
+
+
+@pytest.mark.parametrize("magic,codec", [(2, "none"), (2, "gzip"), (2, "snappy"), (2, "lz4"), (2, "zstd"),
+                                         (1, "gzip"), (1, "snappy"), (1, "lz4"), (0, "gzip"), (0, "snappy"),
+                                         (0, "lz4"), (1, "none"), (0, "none")])
+def test_an_independent_decoder_reads_what_kbatch_encodes(magic, codec):
+    count = 1 if codec == "none" and magic < 2 else 3
+    records = [{"offset": 40 + n, "key": {"utf8": f"k{n}"}, "value": {"utf8": f"value {n} " * (n + 1) * 50}}
+               for n in range(count)]
+    if magic:
+        for n, record in enumerate(records):
+            record["timestamp"] = 1_700_000_000_000 + n
+    spec = {"entries": [{"magic": magic, "codec": codec, "records": records,
+                         **({"lz4_kafka3160": True} if (magic, codec) == (0, "lz4") else {})}]}
+    data = encode_document(spec)
+    memory = MemoryRecords(data)
+    decoded = []
+    while memory.has_next():
+        for record in memory.next_batch():
+            decoded.append((record.offset, record.key, record.value))
+    assert decoded == [(r["offset"], r["key"]["utf8"].encode(), r["value"]["utf8"].encode()) for r in records]
+
+
+# -- crafted damage: each finding code, at the position it was made -------------------
+
+V = {"timestamp": 1000, "key": None, "value": {"utf8": "v"}}
+BATCH = {"records": [dict(V, offset=0), dict(V, offset=1)]}
+HEADER = 61
+
+
+def _batch(**fields):
+    return {**BATCH, **fields}
+
+
+CRAFTED = [
+    ("crc-mismatch", [_batch(crc=1)], 21, False),
+    ("bad-length", [_batch(batch_length=60), _batch(records=[dict(V, offset=2)])], 8, False),
+    ("truncated", [_batch(truncate_to=70)], 0, False),
+    ("unknown-magic", [_batch(), {"raw": {"hex": "00" * 8 + "00000040" + "00" * 4 + "07" + "00" * 63}}], 77 + 16, False),
+    ("resync", [_batch(), {"raw": {"hex": "0102030405"}}, _batch(records=[dict(V, offset=2)])], 77, False),
+    ("zero-tail", [_batch(), {"raw": {"hex": "00" * 100}}], 77, False),
+    ("unknown-codec", [_batch(attributes=6)], HEADER, True),
+    ("decompress-failed", [_batch(codec="gzip", payload={"hex": "1f8b0800deadbeef"})], HEADER, True),
+    ("varint-overflow", [_batch(records=[dict(V, offset=0, offset_delta={"hex": "ffffffffff01"})])], HEADER + 3, True),
+    ("record-overrun", [_batch(records=[dict(V, offset=0, value_length=9)])], HEADER + 5, True),
+    ("bad-record-length", [_batch(records=[dict(V, offset=0, length=20)])], HEADER, True),
+    ("records-count-mismatch", [_batch(count=3)], HEADER + 16, True),
+    ("trailing-bytes", [_batch(count=1)], HEADER + 8, True),
+    ("bad-control-record", [_batch(is_control=True, records=[dict(V, offset=0, key={"hex": "00"})])], HEADER, True),
+    ("negative-length", [_batch(records=[dict(V, offset=0, key_length=-5)])], HEADER, True),
+    ("last-offset-delta-mismatch", [_batch(last_offset_delta=0)], 23, True),
+    ("offset-delta-order", [_batch(records=[dict(V, offset=5), dict(V, offset=5)])], HEADER + 8, True),
+    ("offset-overlap", [_batch(), _batch(records=[dict(V, offset=1)])], 77, True),
+    ("offset-gap", [_batch(), _batch(records=[dict(V, offset=9)])], 77, True),
+    ("max-timestamp-mismatch", [_batch(max_timestamp=5)], 35, True),
+    ("reserved-bits", [_batch(attributes=0x100)], 21, True),
+    ("inconsistent-producer-fields", [_batch(producer_epoch=0)], 43, True),
+    ("transactional-without-producer", [_batch(is_transactional=True)], 43, True),
+]
+
+
+def _nested_wrapper() -> dict:
+    """A v1 gzip wrapper whose one inner message is itself compressed (Kafka: "Inner messages must not be
+    compressed")."""
+    import gzip
+
+    inner = gzip.compress(encode_document({"entries": [{"magic": 1, "codec": "gzip",
+                                                         "records": [dict(V, offset=0)]}]}), mtime=0)
+    key_and_value = "ffffffff" + len(inner).to_bytes(4, "big").hex() + inner.hex()
+    return {"magic": 1, "codec": "gzip", "stored_offset": 0, "max_timestamp": 1000, "payload": {"hex": key_and_value}}
+
+
+CRAFTED.append(("nested-compression", [_nested_wrapper()], 26 + 8, False))  # the wrapper's value
+
+
+@pytest.mark.parametrize("code,entries,pos,deep", CRAFTED, ids=[case[0] for case in CRAFTED])
+def test_crafted_damage_is_reported_with_exactly_its_code_where_it_was_made(code, entries, pos, deep):
+    data = encode_document({"entries": entries})
+    summary = FileSummary("-", len(data))
+    findings = list(verify_stream(io.BytesIO(data), summary, VerifyOptions(deep=deep)))
+    assert code in {finding.code for finding in findings}
+    matching = [finding for finding in findings if finding.code == code]
+    assert any(finding.pos == pos for finding in matching), [(f.code, f.pos) for f in findings]
+    assert summary.damaged == (CODES[code][0].value == "error")
+
+
+def test_every_finding_code_can_be_crafted():
+    crafted = {case[0] for case in CRAFTED}
+    by_other_means = {"decompress-too-large",     # tests/test_codecs.py (a cap below the data)
+                      "inner-magic-mismatch", "bad-wrapper-offset", "wrapper-offset-zero"}  # test_reader.py
+    assert set(CODES) == crafted | by_other_means
+
+
+# -- bad input --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("document,message", [
+    ({"entries": [{"records": [{"key": 17}]}]}, 'entries[0].records[0].key: expected {"utf8"|"hex"|"base64"} or null, got 17'),
+    ({"entries": [{"magic": 5}]}, "entries[0].magic: expected an integer in 0..2, got 5"),
+    ({"entries": [{"codec": "brotli"}]}, "entries[0].codec: expected none, gzip, snappy, lz4 or zstd, got \"brotli\""),
+    ({"entries": [{"magic": 1, "codec": "zstd"}]}, "entries[0].codec: expected none, gzip, snappy, lz4, got \"zstd\""),
+    ({"entries": [{"crc": "abc"}]}, "entries[0].crc: expected an integer in 0..4294967295, got \"abc\""),
+    ({"entries": [{"recods": []}]}, "entries[0].recods: expected one of"),
+    ({"entries": [{"records": [{"headers": [{"value": None}]}]}]}, "entries[0].records[0].headers[0]: expected"),
+    ({"entries": [{"raw": {"hex": "zz"}}]}, "entries[0].raw: expected valid hex text"),
+    ({"files": [{"entries": []}, {"entries": []}]}, "files: expected exactly one file"),
+    ({"kbatch_json_version": 2, "entries": []}, "kbatch_json_version: expected 1, got 2"),
+])
+def test_bad_json_names_the_path_and_writes_nothing(document, message, kbatch, tmp_path):
+    with pytest.raises(SpecError) as caught:
+        encode_document(document)
+    assert message in str(caught.value)
+    out = tmp_path / "out.log"
+    result = kbatch("encode-from-json", "-", "-o", str(out), stdin=json.dumps(document).encode())
+    assert result.code == 2 and message in result.err and "Traceback" not in result.err
+    assert not out.exists() and list(tmp_path.iterdir()) == []
+
+
+def test_not_json_and_stdout_and_hex(kbatch, tmp_path):
+    result = kbatch("encode-from-json", "-", "-o", "-", stdin=b"{not json")
+    assert result.code == 2 and "is not JSON: line 1 column 2" in result.err
+    spec = json.dumps({"records": [dict(V, offset=0)]}).encode()
+    result = kbatch("encode-from-json", "--batch", "--hex", "-", "-o", "-", stdin=spec)
+    assert result.code == 0
+    data = bytes.fromhex(result.out.strip())
+    assert _records(data) == [(0, 1000, None, b"v", [])]
+
+
+def test_output_replaces_atomically_and_leaves_no_temporary_files(kbatch, tmp_path):
+    out = tmp_path / "out.log"
+    out.write_bytes(b"old")
+    spec = json.dumps({"entries": [{"records": [dict(V, offset=0)]}]}).encode()
+    assert kbatch("encode-from-json", "-", "-o", str(out), stdin=spec).code == 0
+    assert out.read_bytes() != b"old" and sorted(p.name for p in tmp_path.iterdir()) == ["out.log"]

@@ -1,0 +1,315 @@
+"""The fast CRC pass never calls damaged bytes clean, and agrees with the full reader.
+
+``fast_scan`` is the hot path of verify-crc: when it says clean, nobody reads
+the file again.  So the oracle here is the full SegmentReader: the fast scan
+is clean exactly when the reader reports nothing but a zero tail and the file
+holds no compressed v0/v1 wrapper (whose inner CRCs only the reader checks).
+"""
+
+from __future__ import annotations
+
+import struct
+import subprocess
+import sys
+import zlib
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+from kafka.record.default_records import DefaultRecordBatchBuilder
+from kafka.record.legacy_records import LegacyRecordBatchBuilder
+
+from kbatch import fastscan
+from kbatch.fastscan import FastScan, fast_scan
+from kbatch.findings import Severity
+from kbatch.layouts import BATCH_CRC_START, BATCH_HEADER, LEGACY_CODEC_MASK, MESSAGE_CRC_START, MESSAGE_V1_HEADER
+from kbatch.reader import DEFAULT_MAX_ENTRY_SIZE, ReadOptions
+
+from .helpers import fixture_id, fixture_paths, read_all
+
+EPOCH = BATCH_HEADER.offsets["partition_leader_epoch"]
+EPOCH_SPAN = range(EPOCH, EPOCH + BATCH_HEADER.sizes["partition_leader_epoch"])
+BASE_OFFSET_SPAN = range(0, BATCH_HEADER.sizes["base_offset"])
+
+
+def v2_batch(base_offset: int, values: list[bytes], codec: int = 0) -> bytes:
+    builder = DefaultRecordBatchBuilder(magic=2, compression_type=codec, is_transactional=False,
+                                        producer_id=-1, producer_epoch=-1, base_sequence=-1, batch_size=1 << 26)
+    for delta, value in enumerate(values):
+        builder.append(delta, timestamp=1_700_000_000_000 + delta, key=b"k%d" % delta, value=value, headers=[])
+    data = bytearray(builder.build())
+    data[0:8] = base_offset.to_bytes(8, "big")       # not covered by the CRC: the broker assigns it
+    data[12:16] = (7).to_bytes(4, "big")             # nor is the partition leader epoch
+    return bytes(data)
+
+
+def v1_message(offset: int, value: bytes | None, key: bytes | None = None) -> bytes:
+    builder = LegacyRecordBatchBuilder(magic=1, compression_type=0, batch_size=1 << 20)
+    builder.append(offset, timestamp=1_600_000_000_000, key=key, value=value)
+    return bytes(builder.build())
+
+
+BATCHES = [v2_batch(3 * n, [b"value-%d" % n, b"x" * n, b"last"]) for n in range(3)]
+SEGMENT = b"".join(BATCHES)
+BOUNDARIES = [sum(map(len, BATCHES[:n])) for n in range(len(BATCHES) + 1)]
+
+
+def scan_bytes(tmp_path: Path, data: bytes, name: str = "segment.log", **options) -> FastScan:
+    path = tmp_path / name
+    path.write_bytes(data)
+    return fast_scan(str(path), **options)
+
+
+def reader_verdict(data: bytes, **options) -> tuple[bool, list, list]:
+    """(clean as the reader sees it, batches, findings): nothing but a zero tail, no compressed wrapper."""
+    batches, findings = read_all(data, **options)
+    wrapper = any(batch.magic < 2 and batch.attributes & LEGACY_CODEC_MASK for batch in batches)
+    return not wrapper and all(f.severity is Severity.INFO for f in findings), batches, findings
+
+
+def assert_agrees(scan: FastScan, data: bytes, **options) -> None:
+    clean, batches, findings = reader_verdict(data, **options)
+    assert scan.clean == clean, (scan, [(f.code, f.pos) for f in findings])
+    assert scan.size == len(data)
+    if clean:
+        assert scan.reason is None
+        assert scan.entries == len(batches)
+        assert scan.records == sum(batch.count for batch in batches)
+        tails = [finding.pos for finding in findings if finding.code == "zero-tail"]
+        assert scan.zero_tail_pos == (tails[0] if tails else None)
+    else:
+        assert scan.reason
+
+
+# -- the shipped fixtures ------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", fixture_paths(), ids=fixture_id)
+def test_agrees_with_the_reader_on_every_fixture(path: Path):
+    data = path.read_bytes()
+    scan = fast_scan(str(path))
+    assert_agrees(scan, data)
+    batches, findings = read_all(data)
+    # and, more plainly: clean <=> no error and no compressed legacy wrapper
+    wrapper = any(batch.magic < 2 and batch.codec != "none" for batch in batches)
+    assert scan.clean == (not wrapper and not any(finding.is_damage for finding in findings))
+
+
+def test_a_compressed_wrapper_is_left_to_the_reader():
+    scan = fast_scan(str(fixture_paths()[0].parent / "v1-gzip.log"))
+    assert not scan.clean and "compressed v0/v1 wrapper at 0" in scan.reason
+
+
+# -- single byte flips ---------------------------------------------------------
+
+
+def test_every_byte_flip_is_caught_except_in_the_fields_outside_the_crc(tmp_path: Path):
+    for index in range(len(SEGMENT)):
+        entry = max(boundary for boundary in BOUNDARIES if boundary <= index)
+        within = index - entry
+        for mask in (0x01, 0x80, 0xFF):
+            damaged = bytearray(SEGMENT)
+            damaged[index] ^= mask
+            scan = scan_bytes(tmp_path, bytes(damaged))
+            if within in EPOCH_SPAN or within in BASE_OFFSET_SPAN:
+                assert scan.clean, f"flip {mask:#x} at {index} (byte {within} of a batch): {scan.reason}"
+                assert scan.entries == len(BATCHES)
+            else:
+                assert not scan.clean, f"flip {mask:#x} at {index} (byte {within} of a batch) passed"
+            if within >= BATCH_CRC_START:
+                assert scan.reason == f"crc mismatch at {entry}"
+            assert_agrees(scan, bytes(damaged))
+
+
+def test_a_flip_in_a_v1_message_is_caught(tmp_path: Path):
+    data = v1_message(0, b"old") + v1_message(1, b"older") + BATCHES[0]
+    assert scan_bytes(tmp_path, data).clean
+    for index in range(MESSAGE_CRC_START, len(v1_message(0, b"old"))):
+        damaged = bytearray(data)
+        damaged[index] ^= 0x04
+        scan = scan_bytes(tmp_path, bytes(damaged))
+        assert not scan.clean
+        assert_agrees(scan, bytes(damaged))
+
+
+# -- truncation and zero tails -------------------------------------------------
+
+
+def test_truncation_at_every_length(tmp_path: Path):
+    data = v1_message(0, b"old") + SEGMENT
+    boundaries = {0, len(data)} | {len(v1_message(0, b"old")) + boundary for boundary in BOUNDARIES}
+    for length in range(len(data) + 1):
+        scan = scan_bytes(tmp_path, data[:length])
+        # clean only when the cut lands on an entry boundary, or when all that is left of the
+        # entry it cuts is zero bytes (its base offset's high bytes): that reads as a zero tail
+        entry = max(boundary for boundary in boundaries if boundary <= length)
+        assert scan.clean == (length == entry or not any(data[entry:length])), (length, scan)
+        assert scan.zero_tail_pos == (entry if length != entry and scan.clean else None)
+        assert_agrees(scan, data[:length])
+
+
+def test_empty_file_is_clean(tmp_path: Path):
+    assert scan_bytes(tmp_path, b"") == FastScan(str(tmp_path / "segment.log"), 0, 0, 0, True, None, None)
+
+
+@pytest.mark.parametrize("zeros", [1, 5, 16, 17, 61, 100, 5000])
+def test_a_zero_tail_is_clean_and_says_where_it_starts(tmp_path: Path, zeros: int):
+    scan = scan_bytes(tmp_path, SEGMENT + bytes(zeros))
+    assert scan.clean and scan.zero_tail_pos == len(SEGMENT) and scan.entries == len(BATCHES)
+    assert_agrees(scan, SEGMENT + bytes(zeros))
+
+
+def test_a_file_of_zeros_is_a_zero_tail(tmp_path: Path):
+    scan = scan_bytes(tmp_path, bytes(3 << 20))   # mapped, not read whole
+    assert (scan.clean, scan.zero_tail_pos, scan.entries) == (True, 0, 0)
+
+
+def test_zeros_that_do_not_run_to_the_end_are_damage(tmp_path: Path):
+    for data in (SEGMENT + bytes(100) + BATCHES[0], SEGMENT + bytes(100) + b"\x01"):
+        scan = scan_bytes(tmp_path, data)
+        assert not scan.clean
+        assert_agrees(scan, data)
+
+
+# -- v0/v1 framing the CRC does not judge --------------------------------------
+
+
+def _recrc(message: bytearray) -> bytes:
+    struct.pack_into(">I", message, MESSAGE_V1_HEADER.offsets["crc"], zlib.crc32(message[MESSAGE_CRC_START:]))
+    return bytes(message)
+
+
+def test_v1_key_and_value_must_fill_the_message(tmp_path: Path):
+    message = bytearray(v1_message(0, b"value"))
+    trailing = message + b"!"
+    struct.pack_into(">i", trailing, 8, len(trailing) - 12)
+    negative = bytearray(message)
+    struct.pack_into(">i", negative, MESSAGE_V1_HEADER.size, -2)   # a null key, written as -2
+    short = bytearray(message)
+    struct.pack_into(">i", short, len(short) - len(b"value") - 4, 6)  # value length one past the end
+    for damaged, code in ((_recrc(trailing), "trailing-bytes"), (_recrc(negative), "negative-length"),
+                          (_recrc(short), "bad-length")):
+        data = damaged + BATCHES[0]
+        scan = scan_bytes(tmp_path, data)
+        assert not scan.clean and "message at 0" in scan.reason
+        clean, _, findings = reader_verdict(data)
+        assert not clean and code in {finding.code for finding in findings}
+
+
+def test_max_entry_size_is_the_readers(tmp_path: Path):
+    assert fastscan.MAX_ENTRY_SIZE == DEFAULT_MAX_ENTRY_SIZE
+    limit = len(BATCHES[2]) - 13
+    scan = scan_bytes(tmp_path, SEGMENT, max_entry_size=limit)
+    assert not scan.clean and scan.reason.startswith(f"bad size {len(BATCHES[2]) - 12} at {BOUNDARIES[2]}")
+    assert_agrees(scan, SEGMENT, max_entry_size=limit)
+
+
+def test_not_a_regular_file(tmp_path: Path):
+    scan = fast_scan(str(tmp_path))
+    assert not scan.clean and "not a regular file" in scan.reason
+
+
+# -- windows, large batches, the worker thread ---------------------------------
+
+
+@pytest.fixture
+def small_windows(monkeypatch):
+    """Map every non-empty file, release every two pages, use the worker thread for any size."""
+    monkeypatch.setattr(fastscan, "WINDOW", 2 * fastscan.mmap.PAGESIZE)
+    monkeypatch.setattr(fastscan, "MAP_MIN_SIZE", 0)
+    monkeypatch.setattr(fastscan, "PARALLEL_MIN_SIZE", 0)
+
+
+def _many_batches(count: int) -> tuple[bytes, list[int]]:
+    parts, positions, pos = [], [], 0
+    for n in range(count):
+        batch = v2_batch(n * 3, [b"v%d" % n, b"y" * (n % 50), b"z"])
+        parts.append(batch)
+        positions.append(pos)
+        pos += len(batch)
+    return b"".join(parts), positions
+
+
+MANY, MANY_POSITIONS = _many_batches(600)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_windows_and_threads_agree_with_the_reader(tmp_path: Path, small_windows, threads: int):
+    big = v2_batch(1800, [b"B" * 30_000])                      # several windows long
+    data = MANY + v1_message(1799, b"legacy") + big + MANY[:MANY_POSITIONS[1]] + bytes(9000)
+    scan = scan_bytes(tmp_path, data, threads=threads)
+    assert scan.clean and scan.zero_tail_pos == len(data) - 9000
+    assert_agrees(scan, data)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("which", [1, 7, 299, 300, 301, 450, 599])
+def test_the_first_mismatch_is_reported_whichever_thread_finds_it(tmp_path: Path, small_windows, threads, which):
+    damaged = bytearray(MANY)
+    damaged[MANY_POSITIONS[which] + 70] ^= 0x10
+    if which != len(MANY_POSITIONS) - 1:
+        damaged[MANY_POSITIONS[-1] + 70] ^= 0x10             # a later mismatch must not win
+    scan = scan_bytes(tmp_path, bytes(damaged), threads=threads)
+    assert not scan.clean and scan.reason == f"crc mismatch at {MANY_POSITIONS[which]}"
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_flip_in_a_batch_larger_than_a_window(tmp_path: Path, small_windows, threads: int):
+    big = bytearray(v2_batch(0, [bytes(range(256)) * 200]))
+    assert len(big) > 4 * fastscan.WINDOW
+    data = SEGMENT + bytes(big)
+    assert scan_bytes(tmp_path, data, threads=threads).clean
+    big[len(big) - 3] ^= 0x01
+    scan = scan_bytes(tmp_path, SEGMENT + bytes(big), threads=threads)
+    assert scan.reason == f"crc mismatch at {len(SEGMENT)}"
+
+
+def test_a_batch_larger_than_the_default_window(tmp_path: Path):
+    big = v2_batch(0, [b"q" * (fastscan.WINDOW + 12345)])
+    for threads in (1, 2):
+        assert scan_bytes(tmp_path, SEGMENT + big, threads=threads).clean
+    damaged = bytearray(big)
+    damaged[fastscan.WINDOW + 100] ^= 0x01
+    scan = scan_bytes(tmp_path, SEGMENT + bytes(damaged))
+    assert scan.reason == f"crc mismatch at {len(SEGMENT)}"
+
+
+def test_the_worker_thread_on_a_large_file(tmp_path: Path):
+    copies = fastscan.PARALLEL_MIN_SIZE // len(MANY) + 1
+    data = bytearray(MANY * copies)
+    path = tmp_path / "large.log"
+    path.write_bytes(data)
+    one, two = fast_scan(str(path), threads=1), fast_scan(str(path), threads=2)
+    assert one == two and one.clean and one.entries == 600 * copies
+    where = len(MANY) * (copies - 2) + MANY_POSITIONS[123]
+    data[where + 100] ^= 0x40
+    path.write_bytes(data)
+    for threads in (1, 2):
+        assert fast_scan(str(path), threads=threads).reason == f"crc mismatch at {where}"
+
+
+def test_the_command_line_prints_one_line(tmp_path: Path):
+    path = tmp_path / "segment.log"
+    path.write_bytes(SEGMENT)
+    done = subprocess.run([sys.executable, "-m", "kbatch.fastscan", str(path)], capture_output=True, text=True)
+    assert done.returncode == 0 and done.stderr == ""
+    assert done.stdout.count("\n") == 1 and "clean=True" in done.stdout and "entries=3" in done.stdout
+    path.write_bytes(SEGMENT[:-1])
+    done = subprocess.run([sys.executable, "-m", "kbatch.fastscan", str(path)], capture_output=True, text=True)
+    assert done.returncode == 1 and "clean=False" in done.stdout
+
+
+# -- random bytes --------------------------------------------------------------
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.binary(max_size=400))
+def test_random_bytes_never_raise_and_agree_with_the_reader(tmp_path: Path, data: bytes):
+    assert_agrees(scan_bytes(tmp_path, data), data)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.integers(0, len(SEGMENT) - 1), st.binary(min_size=1, max_size=40), st.booleans())
+def test_a_mangled_segment_never_passes_unless_the_reader_agrees(tmp_path: Path, position, patch, insert):
+    data = SEGMENT[:position] + patch + SEGMENT[position + (0 if insert else len(patch)):]
+    assert_agrees(scan_bytes(tmp_path, data), data)
