@@ -142,6 +142,7 @@ assert MESSAGE_V1_HEADER.offsets["attributes"] == MESSAGE_V0_HEADER.offsets["att
 
 _V2_MIN_SIZE = MIN_ENTRY_SIZE[2]
 _PAGE = mmap.PAGESIZE
+_CAN_RELEASE = hasattr(mmap.mmap, "madvise") and hasattr(mmap, "MADV_DONTNEED")
 assert WINDOW % _PAGE == 0 and WINDOW >= _BATCH.size
 
 
@@ -185,10 +186,13 @@ class _Checker:
     def _work(self) -> None:
         """The worker thread: CRC-32C of each window it is handed, until it is handed None."""
         while (job := self.jobs.get()) is not None:
-            spans, stored, positions = job
-            computed = [_crc32c(span, 0, _RELEASE_GIL) for span in spans]
-            self.done.put(None if computed == stored else _first_difference(computed, stored, positions))
-            del job, spans, computed
+            try:
+                spans, stored, positions = job
+                computed = [_crc32c(span, 0, _RELEASE_GIL) for span in spans]
+                self.done.put(None if computed == stored else _first_difference(computed, stored, positions))
+            except BaseException as error:   # handed back, so the calling thread never waits forever
+                self.done.put(error)
+            job = spans = computed = None   # let go of the slices before the next wait
 
     def check(self, spans: list, stored: list, positions: list, end: int) -> None:
         """Check one window of CRC spans, all of them before ``end``; a mismatch is recorded, not raised."""
@@ -221,12 +225,14 @@ class _Checker:
                 return
             block = False
             self.pending.pop(0)
+            if isinstance(bad, BaseException):
+                raise bad
             if bad is not None:
                 self.mismatches.append(bad)
 
     def release(self) -> None:
         """Let the kernel drop the checked mapped pages from the resident set, a window at a time."""
-        if not self.mapped:
+        if not self.mapped or not _CAN_RELEASE:
             return
         upto = min(self.pending[0], self.checked) if self.pending else self.checked
         upto -= upto % _PAGE
@@ -418,7 +424,10 @@ def fast_scan(path: str, *, threads: int = 2, max_entry_size: int = MAX_ENTRY_SI
     finally:
         walk.view.release()
         if mapping is not None:
-            mapping.close()
+            try:
+                mapping.close()
+            except BufferError:   # a slice still alive (an exception on its way out): unmapped when collected
+                pass
     return FastScan(path=path, size=size, entries=walk.entries, records=walk.records, clean=reason is None,
                     zero_tail_pos=walk.zero_tail_pos, reason=reason)
 

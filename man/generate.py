@@ -2,6 +2,7 @@
 
     python man/generate.py          # rewrite man/*.1
     python man/generate.py --check  # exit 1 when a committed page is stale
+    python man/generate.py --svg    # redraw man/hexdump-annotate.svg, the picture README shows
 
 The pages are committed, so `man ./man/kbatch-dump.1` works from a clone; a
 test (tests/test_docs.py) fails when a page is missing or stale.
@@ -104,6 +105,9 @@ def pages() -> dict[str, str]:
 
 def main(argv: list[str]) -> int:
     check = "--check" in argv
+    if "--svg" in argv:
+        hexdump_svg()
+        return 0
     stale = []
     for file_name, text in pages().items():
         path = MAN_DIR / file_name
@@ -116,6 +120,29 @@ def main(argv: list[str]) -> int:
         print("stale or missing man pages: " + ", ".join(stale) + " (run: python man/generate.py)")
         return 1
     return 0
+
+
+
+def hexdump_svg(path: Path = MAN_DIR / "hexdump-annotate.svg") -> None:
+    """The colour rendering of one annotated batch that README shows (Rich's SVG export)."""
+    import io
+
+    from rich.console import Console
+
+    from kbatch.annotate import entry_spans
+    from kbatch.findings import Finding
+    from kbatch.reader import ReadOptions, SegmentReader
+    from kbatch.render.hexdump import render
+
+    data = (MAN_DIR.parent / "fixtures" / "v2-txn-commit.log").read_bytes()
+    batches = [item for item in SegmentReader(io.BytesIO(data), ReadOptions(records=True))
+               if not isinstance(item, Finding)]
+    control = batches[3]
+    console = Console(record=True, width=118, force_terminal=True, color_system="truecolor", file=io.StringIO())
+    render(console, data[control.pos:control.pos + control.size], control.pos,
+           entry_spans(control, data[control.pos:control.pos + control.size], 3), ruler=False,
+           title="kbatch hexdump-annotate --offset 905 fixtures/v2-txn-commit.log")
+    console.save_svg(str(path), title="kbatch hexdump-annotate")
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ from .status import ExitStatus
 SUBCOMMANDS = {
     "dump": "kbatch.cli.dump",
     "encode-from-json": "kbatch.cli.encode_from_json",
+    "hexdump-annotate": "kbatch.cli.hexdump_annotate",
     "verify-crc": "kbatch.cli.verify_crc",
 }
 
