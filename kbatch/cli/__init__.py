@@ -20,6 +20,7 @@ from .status import ExitStatus
 # Subcommand -> module defining it.  Modules load when their command runs, so
 # `kbatch verify-crc` does not pay for importing Rich tables or codecs it never uses.
 SUBCOMMANDS = {
+    "diff": "kbatch.cli.diff",
     "dump": "kbatch.cli.dump",
     "encode-from-json": "kbatch.cli.encode_from_json",
     "hexdump-annotate": "kbatch.cli.hexdump_annotate",

@@ -1,0 +1,62 @@
+"""How ``kbatch diff`` reports: the summary first, then the differences (old → new), then a verdict."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+
+from rich.table import Table
+from rich.text import Text
+
+from ..diff import Difference, DiffSummary
+
+
+def summary_table(summary: DiffSummary, records_only: bool) -> Table:
+    table = Table(header_style="bold", box=None, padding=(0, 2), pad_edge=False)
+    for name in ("", "same", "changed", "only in A", "only in B"):
+        table.add_column(name, justify="right" if name else "left")
+    rows = (("records", summary.records),) if records_only else (("batches", summary.batches),
+                                                                 ("records", summary.records))
+    for label, counts in rows:
+        table.add_row(label, str(counts["same"]), str(counts["changed"]), str(counts["only_a"]),
+                      str(counts["only_b"]))
+    return table
+
+
+def details_table(differences: list[Difference]) -> Table:
+    table = Table(header_style="bold", show_lines=False)
+    for name in ("offset", "what", "field", "A", "B", "pos A", "pos B"):
+        table.add_column(name, overflow="fold")
+    for difference in differences:
+        style = "red" if difference.kind.startswith("damage") else None
+        table.add_row("-" if difference.offset is None else str(difference.offset), difference.kind,
+                      difference.field or "-", Text(difference.a or "—", style=style),
+                      Text(difference.b or "—", style=style),
+                      "-" if difference.a_pos is None else str(difference.a_pos),
+                      "-" if difference.b_pos is None else str(difference.b_pos))
+    return table
+
+
+def verdict(summary: DiffSummary) -> Text:
+    if summary.same:
+        if summary.first_different_byte is None:
+            return Text("same: the inputs are byte-identical", style="green")
+        return Text(f"same content, different bytes (from byte {summary.first_different_byte})", style="green")
+    parts = []
+    for label, counts in (("batch", summary.batches), ("record", summary.records)):
+        for key, word in (("changed", "changed"), ("only_a", "only in A"), ("only_b", "only in B")):
+            if counts[key]:
+                plural = "es" if label == "batch" else "s"
+                parts.append(f"{counts[key]} {label}{plural if counts[key] != 1 else ''} {word}")
+    for side in ("a", "b"):
+        if summary.damaged[side]:
+            parts.append(f"{summary.damaged[side]} damaged in {side.upper()}")
+    return Text("different: " + ", ".join(parts), style="bold red")
+
+
+def jsonl_difference(difference: Difference) -> str:
+    return json.dumps({"type": "difference", **asdict(difference)}, ensure_ascii=False)
+
+
+def jsonl_summary(summary: DiffSummary, path_a: str, path_b: str) -> str:
+    return json.dumps({"type": "summary", "a": path_a, "b": path_b, **summary.as_dict()}, ensure_ascii=False)

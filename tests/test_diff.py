@@ -1,0 +1,117 @@
+"""``kbatch diff``: pairs of segments an operator meets, and what diff says about them."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+from kafka.record.default_records import DefaultRecordBatchBuilder
+
+from kbatch.checksums import crc32c
+
+from .helpers import FIXTURES
+
+
+def _batch(base_offset: int, records: list, codec: int = 0) -> bytes:
+    """A v2 batch from kafka-python's builder; records are (offset, key, value, headers)."""
+    builder = DefaultRecordBatchBuilder(magic=2, compression_type=codec, is_transactional=False, producer_id=-1,
+                                        producer_epoch=-1, base_sequence=-1, batch_size=1 << 20)
+    for offset, key, value, headers in records:
+        builder.append(offset - base_offset, timestamp=1_700_000_000_000 + offset, key=key, value=value,
+                       headers=headers)
+    data = bytearray(builder.build())
+    data[0:8] = base_offset.to_bytes(8, "big")
+    return bytes(data)
+
+
+def _records(first: int, count: int, headers=None) -> list:
+    return [(offset, b"key-%d" % (offset % 3), b"value-%d" % offset, headers or []) for offset in
+            range(first, first + count)]
+
+
+def _with_crc(batch: bytearray) -> bytes:
+    batch[17:21] = crc32c(bytes(batch[21:])).to_bytes(4, "big")
+    return bytes(batch)
+
+
+def _pairs(directory):
+    """name -> (A bytes, B bytes, extra args)."""
+    clean = (FIXTURES / "v2-none.log").read_bytes()
+    changed = bytearray(clean[:181])
+    changed[changed.index(b"value-0")] = ord(b"V")
+    original = _batch(0, _records(0, 5)) + _batch(5, _records(5, 5))
+    latest = {}
+    for offset, key, value, headers in _records(0, 10):
+        latest[key] = (offset, key, value, headers)
+    kept = sorted(latest.values())
+    compacted = _batch(0, [r for r in kept if r[0] < 5]) + _batch(5, [r for r in kept if r[0] >= 5])
+    return {
+        "identical": (clean, clean, []),
+        "value-changed": (clean, _with_crc(changed) + clean[181:], []),
+        "header-added": (_batch(0, _records(0, 3, [("trace", b"abc")])),
+                         _batch(0, _records(0, 3, [("trace", b"abc"), ("retry", b"1")])), []),
+        "follower-behind": (clean, clean[:2722], []),
+        "compacted": (original, compacted, []),
+        "two-codecs": (_batch(0, _records(0, 6), codec=1), _batch(0, _records(0, 6), codec=3), []),
+        "two-codecs-records-only": (_batch(0, _records(0, 6), codec=1), _batch(0, _records(0, 3), codec=3)
+                                    + _batch(3, _records(3, 3), codec=4), ["--records-only"]),
+        "two-codecs-ignored": (_batch(0, _records(0, 6), codec=1), _batch(0, _records(0, 6), codec=3),
+                               ["--ignore", "crc,partitionLeaderEpoch,compression"]),
+        "damaged-copy": (clean, (FIXTURES / "damaged-garbage-between.log").read_bytes(), []),
+    }
+
+
+EXPECTED = {   # exit status, and the summary's counts
+    "identical": (0, {"batches": {"same": 4, "changed": 0, "only_a": 0, "only_b": 0}}),
+    "value-changed": (1, {"records": {"same": 10, "changed": 1, "only_a": 0, "only_b": 0}}),
+    "header-added": (1, {"records": {"same": 0, "changed": 3, "only_a": 0, "only_b": 0}}),
+    "follower-behind": (1, {"batches": {"same": 3, "changed": 0, "only_a": 1, "only_b": 0}}),
+    "compacted": (1, {"records": {"same": 3, "changed": 0, "only_a": 7, "only_b": 0}}),
+    "two-codecs": (1, {"records": {"same": 6, "changed": 0, "only_a": 0, "only_b": 0}}),
+    "two-codecs-records-only": (0, {"records": {"same": 6, "changed": 0, "only_a": 0, "only_b": 0}}),
+    "two-codecs-ignored": (0, {"batches": {"same": 1, "changed": 0, "only_a": 0, "only_b": 0}}),
+    "damaged-copy": (1, {"damaged": {"a": 0, "b": 2}}),
+}
+
+
+@pytest.mark.parametrize("name", list(EXPECTED))
+def test_diff_pair(name, kbatch, tmp_path, monkeypatch, text_snapshot):
+    a, b, args = _pairs(tmp_path)[name]
+    (tmp_path / "a.log").write_bytes(a)
+    (tmp_path / "b.log").write_bytes(b)
+    monkeypatch.chdir(tmp_path)
+    code, counts = EXPECTED[name]
+    table = kbatch("diff", *args, "a.log", "b.log")
+    lines = [json.loads(line) for line in kbatch("diff", "--format", "jsonl", *args, "a.log", "b.log")
+             .out.splitlines()]
+    summary = lines[-1]
+    assert table.code == code and summary["same"] == (code == 0)
+    for key, value in counts.items():
+        assert summary[key] == value
+    command = " ".join(["kbatch diff", *args, "a.log", "b.log"])
+    assert f"$ {command}\n{table.out}(exit {table.code})\n" == text_snapshot
+
+
+def test_first_differing_byte_and_byte_identity(kbatch, tmp_path, monkeypatch):
+    clean = (FIXTURES / "v2-none.log").read_bytes()
+    (tmp_path / "a.log").write_bytes(clean)
+    (tmp_path / "b.log").write_bytes(clean[:100] + b"\x00" + clean[101:])
+    monkeypatch.chdir(tmp_path)
+    summary = json.loads(kbatch("diff", "--format", "jsonl", "a.log", "b.log").out.splitlines()[-1])
+    assert summary["first_different_byte"] == 100
+
+
+def test_usage_errors(kbatch, tmp_path):
+    result = kbatch("diff", "--ignore", "colour", "fixtures/v2-none.log", "fixtures/v2-none.log")
+    assert result.code == 2 and "cannot ignore 'colour'" in result.err
+    result = kbatch("diff", "fixtures/v2-none.log", "fixtures/absent.log")
+    assert result.code == 2 and "cannot read fixtures/absent.log" in result.err
+
+
+def test_hex_blobs(kbatch, tmp_path):
+    data = (FIXTURES / "v2-gzip.log").read_bytes()
+    (tmp_path / "a.hex").write_text(data.hex())
+    (tmp_path / "b.hex").write_text(" ".join(f"{byte:02x}" for byte in data))
+    assert kbatch("diff", "--hex", str(tmp_path / "a.hex"), str(tmp_path / "b.hex")).code == 0
+    shutil.rmtree(tmp_path)
