@@ -15,9 +15,11 @@ import zlib
 from crc32c import crc32c as _crc32c
 
 
-def crc32(data) -> int:
-    return zlib.crc32(data) & 0xFFFFFFFF
+def crc32(data, value: int = 0) -> int:
+    """CRC-32 of ``data``; pass the CRC of the bytes before it as ``value`` to continue one."""
+    return zlib.crc32(data, value) & 0xFFFFFFFF
 
 
-def crc32c(data) -> int:
-    return _crc32c(data)
+def crc32c(data, value: int = 0) -> int:
+    """CRC-32C of ``data``; pass the CRC of the bytes before it as ``value`` to continue one."""
+    return _crc32c(data, value)

@@ -156,7 +156,16 @@ class SegmentReader:
                               f"{self.size - pos} bytes, then the end of the input")
             return (yield from self._damaged(pos, problem, declared_size=size))
         batch = self._entry(pos, end, magic)
-        if batch.crc_valid or end == self.size or self._plausible_entry_at(end):
+        if batch.crc_valid:
+            yield batch
+            return end
+        # The CRC fails.  A length field is covered by no CRC: if the CRC verifies at an end another
+        # entry suggests, the bytes are intact and only the length lies.
+        recovered = self._recover_length(pos, self._resync(pos + 1) or self.size)
+        if recovered is not None:
+            yield recovered
+            return recovered.pos + recovered.size
+        if end == self.size or self._plausible_entry_at(end):
             yield batch
             return end
         problem = Finding("crc-mismatch", pos, *self._crc_span(pos, end, magic), "crc",
@@ -167,10 +176,10 @@ class SegmentReader:
         """Bytes at ``pos`` are no intact entry: explain them and find where to go on."""
         resume = self._resync(pos + 1)
         end = self.size if resume is None else resume
-        intact = self._entry_with_true_length(pos, end)
+        intact = self._recover_length(pos, end)
         if intact is not None:
             yield intact
-            return end
+            return intact.pos + intact.size
         if problem.code == "truncated":
             if resume is None:
                 yield problem   # the input ends inside this entry
@@ -184,6 +193,54 @@ class SegmentReader:
                                                            else ", up to the end of the input"))
         yield problem   # why the first of those bytes is no entry
         return end
+
+    _MAX_LENGTH_CANDIDATES = 256
+
+    def _recover_length(self, pos: int, limit: int) -> Batch | None:
+        """The entry at ``pos``, if its CRC verifies at some end up to ``limit`` other than its length's.
+
+        The candidate ends are where another entry plausibly starts, and
+        ``limit`` itself (the next entry whose CRC verifies, or the end of the
+        input).  One running CRC is carried from candidate to candidate, so
+        trying them all costs one pass over the bytes.
+        """
+        buf, i, available = self.window.view(pos, BATCH_HEADER.size)
+        if available < HEADER_SIZE_UP_TO_MAGIC or buf[i + MAGIC_OFFSET] not in MIN_ENTRY_SIZE:
+            return None
+        magic = buf[i + MAGIC_OFFSET]
+        if magic == 2:
+            if available < BATCH_HEADER.size:
+                return None
+            stored, checksum, covered_from = BATCH_HEADER.unpack_from(buf, i)[4], crc32c, pos + BATCH_CRC_START
+        else:
+            stored, checksum, covered_from = MESSAGE_V0_HEADER.unpack_from(buf, i)[2], crc32, pos + MESSAGE_CRC_START
+        first_end = pos + LOG_OVERHEAD + MIN_ENTRY_SIZE[magic]
+        limit = min(limit, pos + LOG_OVERHEAD + self.options.max_entry_size)
+        running, covered_to = 0, covered_from
+        for end in self._candidate_ends(first_end, limit):
+            running = checksum(self.read_bytes(covered_to, end - covered_to), running)
+            covered_to = end
+            if running == stored:
+                return self._entry_with_true_length(pos, end)
+        return None
+
+    def _candidate_ends(self, first: int, limit: int):
+        """Positions in [first, limit) where an entry plausibly starts, then ``limit``."""
+        found = 0
+        chunk_pos = first
+        while chunk_pos < limit and found < self._MAX_LENGTH_CANDIDATES:
+            buf, i, available = self.window.view(chunk_pos, min(_CHUNK, limit - chunk_pos) + HEADER_SIZE_UP_TO_MAGIC)
+            stop = i + min(available, limit - chunk_pos)
+            for match in _ENTRY_CANDIDATE.finditer(buf, i, stop):
+                candidate = chunk_pos + match.start() - i
+                if self._plausible_entry_at(candidate, zeros_too=False):
+                    yield candidate
+                    found += 1
+                    if found >= self._MAX_LENGTH_CANDIDATES:
+                        break
+            chunk_pos += max(stop - i, 1)
+        if first <= limit:
+            yield limit
 
     def _entry_with_true_length(self, pos: int, end: int) -> Batch | None:
         """The entry at ``pos`` if it verifies when it ends at ``end`` (its length field lying)."""

@@ -66,7 +66,9 @@ def _option(param: click.Parameter, ctx: click.Context) -> str:
 
 def page(name: str, command: click.Command, parent: click.Context | None = None) -> str:
     full_name = f"kbatch-{name}" if parent else "kbatch"
-    ctx = click.Context(command, info_name=name if parent else "kbatch", parent=parent)
+    # The group's context settings (e.g. -h for help) reach subcommands through the parent context.
+    settings = {} if parent else command.context_settings
+    ctx = click.Context(command, info_name=name if parent else "kbatch", parent=parent, **settings)
     usage = " ".join(command.collect_usage_pieces(ctx))
     summary = command.get_short_help_str(limit=200)
     out = [
@@ -96,7 +98,7 @@ def page(name: str, command: click.Command, parent: click.Context | None = None)
 
 def pages() -> dict[str, str]:
     """File name -> text of every page: kbatch.1 and one per subcommand."""
-    root = click.Context(cli, info_name="kbatch")
+    root = click.Context(cli, info_name="kbatch", **cli.context_settings)
     out = {"kbatch.1": page("kbatch", cli)}
     for name, command in sorted(commands().items()):
         out[f"kbatch-{name}.1"] = page(name, command, root)

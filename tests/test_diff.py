@@ -53,10 +53,10 @@ def _pairs(directory):
                          _batch(0, _records(0, 3, [("trace", b"abc"), ("retry", b"1")])), []),
         "follower-behind": (clean, clean[:2722], []),
         "compacted": (original, compacted, []),
-        "two-codecs": (_batch(0, _records(0, 6), codec=1), _batch(0, _records(0, 6), codec=3), []),
-        "two-codecs-records-only": (_batch(0, _records(0, 6), codec=1), _batch(0, _records(0, 3), codec=3)
+        "two-codecs": (_batch(0, _records(0, 6), codec=2), _batch(0, _records(0, 6), codec=3), []),
+        "two-codecs-records-only": (_batch(0, _records(0, 6), codec=2), _batch(0, _records(0, 3), codec=3)
                                     + _batch(3, _records(3, 3), codec=4), ["--records-only"]),
-        "two-codecs-ignored": (_batch(0, _records(0, 6), codec=1), _batch(0, _records(0, 6), codec=3),
+        "two-codecs-ignored": (_batch(0, _records(0, 6), codec=2), _batch(0, _records(0, 6), codec=3),
                                ["--ignore", "crc,partitionLeaderEpoch,compression"]),
         "damaged-copy": (clean, (FIXTURES / "damaged-garbage-between.log").read_bytes(), []),
     }
