@@ -24,6 +24,8 @@ SUBCOMMANDS = {
     "dump": "kbatch.cli.dump",
     "encode-from-json": "kbatch.cli.encode_from_json",
     "hexdump-annotate": "kbatch.cli.hexdump_annotate",
+    "repair-length": "kbatch.cli.repair_length",
+    "salvage": "kbatch.cli.salvage",
     "verify-crc": "kbatch.cli.verify_crc",
 }
 

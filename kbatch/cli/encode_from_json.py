@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
-import tempfile
 
 import click
 
 from ..codecs import CodecError
 from ..encode import SpecError, check_payload_matches_records, encode_document, entries_of
+from ..files import write_atomically
 from .status import ExitStatus
 
 
@@ -75,24 +74,8 @@ def encode_from_json(spec, output, single_batch, hex_output, rederive):
         sys.stdout.flush()
         return ExitStatus.OK
     try:
-        write_atomically(output, data)
+        write_atomically(output, [data])
     except OSError as error:
         click.echo(f"kbatch: cannot write {output}: {error.strerror or error}", err=True)
         return ExitStatus.TROUBLE
     return ExitStatus.OK
-
-
-def write_atomically(path: str, data: bytes) -> None:
-    """Write a temporary file beside ``path``, flush it to disk, then rename it into place."""
-    directory = os.path.dirname(os.path.abspath(path))
-    handle, temporary = tempfile.mkstemp(prefix=".kbatch-", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(handle, "wb") as out:
-            out.write(data)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
-        raise

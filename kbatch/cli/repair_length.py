@@ -1,0 +1,97 @@
+"""``kbatch repair-length``: mend lying length fields, proven by CRC, without touching the original."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+
+import click
+
+from ..files import same_file, write_atomically
+from ..reader import open_input
+from ..repair import plan_repairs, write_repaired
+from .options import no_color_option
+from .status import ExitStatus
+
+
+@click.command(epilog="""\b
+Examples:
+  kbatch repair-length 00000000000000000000.log                        # the plan only
+  kbatch repair-length segment.log -o repaired.log --apply
+  kbatch repair-length segment.log -o repaired.log --apply --truncate-tail
+  kbatch repair-length segment.log --in-place --backup .orig --apply
+""")
+@click.argument("path", metavar="IN", type=click.Path(exists=True, dir_okay=False))
+@click.option("-o", "--output", metavar="OUT", type=click.Path(dir_okay=False), help="Where the repaired copy goes.")
+@click.option("--apply", is_flag=True, help="Write the plan (without it, only show it).")
+@click.option("--truncate-tail", is_flag=True,
+              help="Also cut a partial batch, a zero-filled tail or trailing garbage at the end, as Kafka's log "
+                   "recovery would.")
+@click.option("--in-place", is_flag=True, help="Replace IN itself (atomically); needs --backup.")
+@click.option("--backup", metavar="SUFFIX", help="With --in-place: first copy IN to IN+SUFFIX.")
+@no_color_option
+def repair_length(path, output, apply, truncate_tail, in_place, backup, no_color):
+    """Find every batch (v2) or message (v0/v1) whose length field lies and the true length, proven by the
+    stored CRC verifying over exactly that many bytes; show the plan, and with --apply write a copy with only
+    those fields changed.
+
+    A length no CRC proves is reported and left alone; a batch whose CRC
+    fails at its own length is damaged inside, which a length repair cannot
+    mend (kbatch salvage skips it).  After writing, the copy is verified.
+
+    Exit status: 0 nothing to repair or the repaired copy verifies, 1 damage
+    remains, 2 usage or I/O error.
+    """
+    from ..render.console import make_console
+    from ..render.repair import plan_table
+
+    if in_place and not backup:
+        raise click.UsageError("--in-place needs --backup SUFFIX: the original is kept beside it")
+    if backup and not in_place:
+        raise click.UsageError("--backup goes with --in-place")
+    if in_place and output:
+        raise click.UsageError("choose -o OUT or --in-place, not both")
+    if apply and not (output or in_place):
+        raise click.UsageError("--apply needs -o OUT (or --in-place --backup SUFFIX)")
+    if output and same_file(path, output):
+        raise click.UsageError("OUT is IN: use --in-place --backup SUFFIX to replace the input")
+    console = make_console(sys.stdout, no_color=no_color)
+    with open_input(path) as stream:
+        plan = plan_repairs(stream, truncate_tail=truncate_tail)
+        console.print(plan_table(path, plan))
+        if not apply:
+            if plan.changes:
+                console.print("dry run: nothing written (--apply writes the plan)")
+            return ExitStatus.FOUND if _damaged(plan) else ExitStatus.OK
+        target = path if in_place else output
+        try:
+            if in_place:
+                shutil.copy2(path, path + backup)
+                console.print(f"original kept as {path + backup}")
+            written = write_atomically(target, write_repaired(stream, plan))
+        except OSError as error:
+            click.echo(f"kbatch: cannot write {target}: {error.strerror or error}", err=True)
+            return ExitStatus.TROUBLE
+    console.print(f"wrote {target}: {written} bytes, {len(plan.changes)} change(s)")
+    return _verify_written(target, console)
+
+
+def _damaged(plan) -> bool:
+    return any(action.damage for action in plan.actions)
+
+
+def _verify_written(path: str, console) -> int:
+    """Re-read what was written and say whether every entry now verifies."""
+    from ..summary import FileSummary
+    from ..verify import verify_stream
+    from ..render.values import finding_text
+
+    summary = FileSummary(path, os.path.getsize(path))
+    with open_input(path) as stream:
+        findings = list(verify_stream(stream, summary))
+    for finding in findings:
+        console.print(("✗ " if finding.is_damage else "• ") + finding_text(finding))
+    verdict = "damage remains" if summary.damaged else "every entry verifies"
+    console.print(f"verify-crc {path}: {summary.batches} batches, {summary.records} records; {verdict}")
+    return ExitStatus.FOUND if summary.damaged else ExitStatus.OK

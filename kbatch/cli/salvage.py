@@ -1,0 +1,58 @@
+"""``kbatch salvage``: copy every intact batch of a damaged segment, skipping what is damaged."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from ..files import same_file, write_atomically
+from ..reader import open_input
+from ..repair import SalvageReport, salvage as salvage_batches
+from .options import no_color_option
+from .status import ExitStatus
+
+
+@click.command(epilog="""\b
+Examples:
+  kbatch salvage 00000000000000000000.log -o salvaged.log
+  kbatch salvage corrupt.log -o good.log && kbatch verify-crc good.log
+""")
+@click.argument("path", metavar="IN", type=click.Path(exists=True, dir_okay=False))
+@click.option("-o", "--output", metavar="OUT", required=True, type=click.Path(dir_okay=False),
+              help="Where the intact batches go (written atomically; never IN).")
+@no_color_option
+def salvage(path, output, no_color):
+    """Copy every batch (or message) whose CRC verifies, in order, to OUT, skipping damaged ranges, so the
+    good data is usable again; report what was skipped (positions, sizes, offsets lost) and what was kept.
+
+    Offsets are preserved, never renumbered; a batch whose only fault is a
+    lying length field is kept with the length corrected; a zero-filled
+    tail is dropped.
+
+    Exit status: 0 nothing had to be skipped, 1 something was skipped, 2 usage or I/O error.
+    """
+    from ..render.console import make_console
+    from ..render.repair import salvage_table
+
+    if same_file(path, output):
+        raise click.UsageError("OUT is IN: salvage never writes over its input")
+    console = make_console(sys.stdout, no_color=no_color)
+    report = SalvageReport(0)
+    with open_input(path) as stream:
+        try:
+            written = write_atomically(output, salvage_batches(stream, report))
+        except OSError as error:
+            click.echo(f"kbatch: cannot write {output}: {error.strerror or error}", err=True)
+            return ExitStatus.TROUBLE
+    if report.skipped:
+        console.print(salvage_table(path, report))
+    notes = []
+    if report.lengths_fixed:
+        notes.append(f"{report.lengths_fixed} length field(s) corrected")
+    if report.dropped_zero_tail:
+        notes.append(f"a zero tail of {report.dropped_zero_tail} bytes dropped")
+    console.print(f"kept {report.kept} batches ({report.kept_records} records, {written} of {report.size} bytes) "
+                  f"in {output}; skipped {len(report.skipped)} damaged range(s)"
+                  + (f"; {', '.join(notes)}" if notes else ""))
+    return ExitStatus.FOUND if report.skipped else ExitStatus.OK

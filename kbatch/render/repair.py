@@ -1,0 +1,32 @@
+"""How repair-length shows its plan and salvage its report."""
+
+from __future__ import annotations
+
+from rich.table import Table
+from rich.text import Text
+
+from ..repair import RepairPlan, SalvageReport
+
+_KIND = {"fix-length": "fix length", "cut-tail": "cut tail", "crc-damage": "cannot help", "unproven": "left alone"}
+
+
+def plan_table(path: str, plan: RepairPlan) -> Table:
+    table = Table(title=f"repair plan for {path} ({plan.size} bytes)", title_justify="left", header_style="bold")
+    for name in ("pos", "action", "field", "old", "new", "evidence", "will write"):
+        table.add_column(name, overflow="fold", justify="right" if name == "pos" else "left")
+    for action in plan.actions:
+        will = Text("yes", style="green") if action.applied else Text("no", style="yellow")
+        table.add_row(str(action.pos), _KIND[action.kind], action.field, action.old, action.new, action.evidence,
+                      will)
+    if not plan.actions:
+        table.add_row("-", "nothing to repair", "", "", "", "every length agrees with its CRC", "")
+    return table
+
+
+def salvage_table(path: str, report: SalvageReport) -> Table:
+    table = Table(title=f"skipped from {path}", title_justify="left", header_style="bold")
+    for name in ("pos", "size", "why", "offsets lost"):
+        table.add_column(name, overflow="fold", justify="right" if name in ("pos", "size") else "left")
+    for skipped in report.skipped:
+        table.add_row(str(skipped.pos), str(skipped.size), skipped.reason, skipped.offsets)
+    return table
