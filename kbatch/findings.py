@@ -44,6 +44,8 @@ CODES: dict[str, tuple[Severity, str]] = {
     "offset-delta-order": (Severity.ERROR, "record offsets do not strictly increase within a batch"),
     "offset-overlap": (Severity.ERROR, "a batch starts at or below an offset an earlier batch holds"),
     "offset-gap": (Severity.INFO, "offsets skip between batches (legal after compaction or aborted transactions)"),
+    # Not about the bytes: a range of a file split for parallel reading did not end where the next began.
+    "split-handover": (Severity.INFO, "a split range's walk did not end where the next range began"),
     "max-timestamp-mismatch": (Severity.ERROR, "maxTimestamp is not the largest record timestamp (CreateTime)"),
     "reserved-bits": (Severity.WARNING, "attribute bits Kafka reserves are set"),
     "inconsistent-producer-fields": (Severity.WARNING, "producerId, producerEpoch and baseSequence disagree"),

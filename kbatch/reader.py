@@ -68,6 +68,7 @@ class ReadOptions:
     decompressed_limit: int = DEFAULT_DECOMPRESSED_LIMIT
     max_entry_size: int = DEFAULT_MAX_ENTRY_SIZE   # a larger size field is taken as damage
     keep_body: bool = False                  # keep each entry's bytes after its fixed header (Batch.body)
+    inflate: bool = False                    # decompress v2 records (for Batch.decompressed_size) without decoding
 
 
 class _Window:
@@ -122,9 +123,25 @@ class SegmentReader:
     # -- the walk ------------------------------------------------------------
 
     def __iter__(self) -> Iterator[Batch | Finding]:
-        pos = 0
-        while pos < self.size:
+        return self.walk()
+
+    def walk(self, start: int = 0, stop: int | None = None) -> Iterator[Batch | Finding]:
+        """Entries starting in [start, stop) (an entry may end past ``stop``); ``self.landed`` is where it ended.
+
+        ``start`` must be where an entry begins (0, or a position :meth:`next_entry_at_or_after` found).
+        """
+        stop = self.size if stop is None else min(stop, self.size)
+        pos = start
+        while pos < stop:
             pos = yield from self._step(pos)
+        self.landed = pos
+
+    def next_entry_at_or_after(self, pos: int) -> int | None:
+        """The first position at or after ``pos`` where an entry with a valid CRC begins."""
+        return pos if self._verified_entry_at(pos) else self._resync(pos + 1)
+
+    def entry_verifies_at(self, pos: int) -> bool:
+        return self._verified_entry_at(pos)
 
     def _step(self, pos: int):
         buf, i, available = self.window.view(pos, BATCH_HEADER.size)
@@ -357,7 +374,7 @@ class SegmentReader:
         if not batch.crc_valid:
             batch.findings.append(Finding("crc-mismatch", pos, *self._crc_span(pos, pos + len(entry), 2), "crc",
                                           f"{batch.computed_crc} (computed)", f"{crc} (stored)"))
-        if self.options.records:
+        if self.options.records or (self.options.inflate and codec_id != 0):
             payload = entry[BATCH_HEADER.size:]
             if codec_id != 0:
                 try:
@@ -367,8 +384,9 @@ class SegmentReader:
                                                   "records", f"{batch.codec} data", error.detail))
                     return batch
                 batch.decompressed_size = len(payload)
-            batch.findings += decode_batch_records(batch, payload, batch.payload_pos, batch.payload_pos,
-                                                   batch.payload_size)
+            if self.options.records:
+                batch.findings += decode_batch_records(batch, payload, batch.payload_pos, batch.payload_pos,
+                                                       batch.payload_size)
         return batch
 
     def _message(self, pos: int, entry: memoryview, magic: int) -> Batch:

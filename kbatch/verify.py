@@ -24,16 +24,20 @@ class VerifyOptions:
 
 
 def verify_stream(stream: BinaryIO, summary: FileSummary, options: VerifyOptions = VerifyOptions(),
-                  *, progress=None) -> Iterator[Finding]:
+                  *, progress=None, start: int = 0, stop: int | None = None,
+                  landed: dict | None = None) -> Iterator[Finding]:
     """Every finding of one input, in file order; ``summary`` counts batches, records and findings.
 
     Without ``deep`` the reader checks framing and every CRC (each inner
     message of a v0/v1 wrapper too); ``deep`` also decodes every record and
     checks the invariants.  ``progress(pos)`` is called as the walk advances.
+    ``start``/``stop`` verify only the entries starting in that range (a
+    split of a large file); ``landed["pos"]`` then says where the walk ended.
     """
-    reader = SegmentReader(stream, ReadOptions(records=options.deep, decompressed_limit=options.decompressed_limit))
+    reader = SegmentReader(stream, ReadOptions(records=options.deep, decompressed_limit=options.decompressed_limit),
+                           size=summary.size)
     order = OffsetOrder()
-    for item in reader:
+    for item in reader.walk(start, stop):
         if isinstance(item, Finding):
             summary.add_finding(item)
             yield item
@@ -46,3 +50,5 @@ def verify_stream(stream: BinaryIO, summary: FileSummary, options: VerifyOptions
         yield from item.findings
         if progress is not None:
             progress(item.pos + item.size)
+    if landed is not None:
+        landed["pos"] = reader.landed

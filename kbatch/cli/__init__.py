@@ -26,6 +26,7 @@ SUBCOMMANDS = {
     "hexdump-annotate": "kbatch.cli.hexdump_annotate",
     "repair-length": "kbatch.cli.repair_length",
     "salvage": "kbatch.cli.salvage",
+    "scan": "kbatch.cli.scan",
     "verify-crc": "kbatch.cli.verify_crc",
 }
 

@@ -21,7 +21,8 @@ def _utf8(data: bytes) -> str | None:
 
 
 def _printable(text: str) -> bool:
-    return all(char.isprintable() or char in "\t\n\r" for char in text)
+    # str.isprintable runs in C; the per-character look is only for text holding tabs or newlines
+    return text.isprintable() or all(char.isprintable() or char in "\t\n\r" for char in text)
 
 
 def bytes_json(data: bytes | None, mode: str = "auto") -> dict | None:

@@ -1,0 +1,6 @@
+"""``python -m kbatch ...``, and the script ``spark-submit`` runs (``spark-submit ... kbatch/__main__.py scan ...``)."""
+
+from kbatch.cli import main
+
+if __name__ == "__main__":
+    main()

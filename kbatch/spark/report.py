@@ -1,0 +1,93 @@
+"""The scan report: per topic-partition, what the batches and findings tables add up to."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from ..segments import segment_base_offset
+
+
+def partition_report(spark, batches, findings, sizes: dict[str, int]) -> list[dict]:
+    """One dict per topic-partition; ``sizes`` are the segments' file sizes (damaged bytes included)."""
+    from pyspark.sql import functions as F
+
+    compressed = F.col("codec") != "none"
+    per_file = batches.groupBy("topic", "partition", "file").agg(
+        F.count("*").alias("batches"),
+        F.sum(F.greatest(F.coalesce("count", F.lit(0)), F.lit(0))).alias("records"),
+        F.sum(F.when(compressed, F.col("payload_size"))).alias("compressed_bytes"),
+        F.sum(F.when(compressed, F.col("decompressed_size"))).alias("inflated_bytes"),
+        F.sum(F.col("damaged").cast("int")).alias("corrupt_batches"),
+        F.min(F.when(~F.col("damaged"), F.col("base_offset"))).alias("first_offset"),
+        F.max(F.when(~F.col("damaged"), F.col("last_offset"))).alias("last_offset"),
+        F.min(F.when(F.col("base_timestamp") >= 0, F.col("base_timestamp"))).alias("first_timestamp"),
+        F.max(F.when(F.col("max_timestamp") >= 0, F.col("max_timestamp"))).alias("last_timestamp"),
+    ).collect()
+    producers = {(row.topic, row.partition): row.producers for row in batches.where(F.col("producer_id") >= 0)
+                 .groupBy("topic", "partition").agg(F.countDistinct("producer_id").alias("producers")).collect()}
+    transactions = batches.where(F.col("is_transactional")).groupBy("topic", "partition", "producer_id").agg(
+        F.max(F.when(~F.col("is_control"), F.col("last_offset"))).alias("last_data"),
+        F.max(F.when(F.col("is_control"), F.col("last_offset"))).alias("last_marker")).collect()
+    open_transactions = defaultdict(list)
+    for row in transactions:
+        if row.last_data is not None and (row.last_marker is None or row.last_marker < row.last_data):
+            open_transactions[(row.topic, row.partition)].append(row.producer_id)
+    damage = {row.file: row.errors for row in findings.where(
+        (F.col("severity") == "error") & (F.col("code") != "split-handover"))
+        .groupBy("file").agg(F.count("*").alias("errors")).collect()}
+
+    files = defaultdict(list)
+    for row in per_file:
+        files[(row.topic, row.partition)].append(row)
+    for path in sizes:   # a segment with no readable batch at all still counts, and is damaged
+        key = _key_of(path, per_file)
+        if not any(row.file == path for rows in files.values() for row in rows):
+            files[key].append(None)
+    report = []
+    for (topic, partition), rows in sorted(files.items(), key=lambda item: (str(item[0][0]), item[0][1] or -1)):
+        real = [row for row in rows if row is not None]
+        segments = sorted(real, key=lambda row: (segment_base_offset(row.file) or 0, row.first_offset or 0))
+        gaps, overlaps = _between_segments(segments)
+        paths = [row.file for row in real]
+        inflated = sum(row.inflated_bytes or 0 for row in real)
+        deflated = sum(row.compressed_bytes or 0 for row in real)
+        damaged_files = sorted(path for path in paths if damage.get(path) or
+                               any(row.corrupt_batches for row in real if row.file == path))
+        report.append({
+            "topic": topic, "partition": partition, "segments": len(rows),
+            "batches": sum(row.batches for row in real), "records": sum(row.records or 0 for row in real),
+            "bytes": sum(sizes.get(path, 0) for path in paths),
+            "compression_ratio": round(inflated / deflated, 3) if deflated and inflated else None,
+            "corrupt_batches": sum(row.corrupt_batches or 0 for row in real),
+            "damaged_segments": damaged_files,
+            "offset_gaps": gaps, "offset_overlaps": overlaps,
+            "first_offset": min((row.first_offset for row in real if row.first_offset is not None), default=None),
+            "last_offset": max((row.last_offset for row in real if row.last_offset is not None), default=None),
+            "first_timestamp": min((row.first_timestamp for row in real if row.first_timestamp is not None),
+                                   default=None),
+            "last_timestamp": max((row.last_timestamp for row in real if row.last_timestamp is not None),
+                                  default=None),
+            "producers": producers.get((topic, partition), 0),
+            "open_transactions": sorted(open_transactions.get((topic, partition), [])),
+        })
+    return report
+
+
+def _key_of(path: str, rows) -> tuple:
+    from ..segments import topic_partition
+    return topic_partition(path)
+
+
+def _between_segments(segments) -> tuple[list[dict], list[dict]]:
+    """Offsets missing (or held twice) between consecutive segments of a partition."""
+    gaps, overlaps = [], []
+    for previous, current in zip(segments, segments[1:]):
+        if previous.last_offset is None or current.first_offset is None:
+            continue
+        if current.first_offset > previous.last_offset + 1:
+            gaps.append({"after": previous.file, "before": current.file, "from": previous.last_offset + 1,
+                         "to": current.first_offset - 1})
+        elif current.first_offset <= previous.last_offset:
+            overlaps.append({"after": previous.file, "before": current.file, "from": current.first_offset,
+                             "to": previous.last_offset})
+    return gaps, overlaps

@@ -1,0 +1,54 @@
+"""The ``kbatch scan`` job: read, write the tables, re-read what did not split cleanly, report."""
+
+from __future__ import annotations
+
+import json
+import os
+
+from ..segments import Segment
+from .report import partition_report
+from .session import spark_session
+
+
+def run_scan(segments: list[Segment], out_dir: str, *, records: bool = False, deep: bool = False,
+             master: str | None = None, split_bytes: int = 0, quiet: bool = True, progress=print) -> dict:
+    from pyspark.sql import functions as F
+
+    total = sum(segment.size for segment in segments)
+    progress(f"{len(segments)} segments, {total} bytes; starting Spark ({master or 'local[*]'})")
+    spark = spark_session(master, quiet=quiet, log_path=os.path.join(out_dir, "spark.log"))
+    paths = json.dumps([segment.path for segment in segments])
+
+    def read(level: str, split: int, file_paths: str = paths):
+        reader = (spark.read.format("kbatch").option("level", level).option("paths", file_paths)
+                  .option("splitBytes", str(split)).option("deep", str(deep).lower())
+                  .option("decompress", "true"))
+        return reader.load()
+
+    tables = {"batches": read("batches", split_bytes), "findings": read("findings", split_bytes)}
+    if records:
+        tables["records"] = read("records", split_bytes)
+    if split_bytes:
+        # A range whose walk did not end where the next began: read that file again, whole.
+        failed = [row.file for row in tables["findings"].where(F.col("code") == "split-handover")
+                  .select("file").distinct().collect()]
+        if failed:
+            progress(f"{len(failed)} file(s) did not split cleanly; reading them whole")
+            for level in tables:
+                whole = read(level, 0, json.dumps(failed))
+                tables[level] = tables[level].where(~F.col("file").isin(failed)).unionByName(whole)
+    for level, frame in tables.items():
+        progress(f"writing {level}/")
+        frame.write.mode("overwrite").partitionBy("topic").parquet(os.path.join(out_dir, level))
+    progress("reporting")
+    batches = spark.read.parquet(os.path.join(out_dir, "batches"))
+    findings = spark.read.parquet(os.path.join(out_dir, "findings"))
+    report = partition_report(spark, batches, findings, {segment.path: segment.size for segment in segments})
+    return {
+        "out": out_dir,
+        "tables": sorted(tables),
+        "segments": len(segments),
+        "bytes": total,
+        "damaged_segments": sorted({path for partition in report for path in partition["damaged_segments"]}),
+        "partitions": report,
+    }

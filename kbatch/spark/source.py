@@ -1,0 +1,283 @@
+"""``spark.read.format("kbatch")``: Kafka segments as Spark tables, through the Python Data Source API.
+
+    spark.read.format("kbatch").option("level", "batches").load("/var/kafka-logs")
+
+Levels: ``batches`` (one row per batch or v0/v1 message: the fields of
+``kbatch dump --format jsonl``), ``records`` (one row per record), and
+``findings`` (one row per finding: the fields of ``kbatch verify-crc
+--format jsonl``; ``.option("deep", "true")`` for ``--deep``).  The rows come
+from the same reader the command line uses.
+
+Options: ``deep`` (findings), ``decompress`` (batches: measure
+``decompressed_size`` of compressed v2 batches), ``path``/``paths`` (files, globs, directories; ``s3://``... through
+pyarrow), ``pattern`` (``*.log``), ``maxPartitionBytes`` (128 MiB) and
+``openCostInBytes`` (1 MiB: opening a segment costs a Python task far less
+than Spark's 4 MiB guess) and ``minPartitions`` for packing files into
+tasks the way Spark's file sources do, and ``splitBytes`` to cut segments
+larger than that into byte ranges.  Each range starts where an entry with a
+valid CRC begins (from the ``.index`` beside the segment when there is one,
+checked; otherwise by resync), and its walk must end exactly where the next
+range begins: where it does not, the findings level says so
+(``split-handover``) and ``kbatch scan`` reads that file again whole.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+
+from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+
+LEVELS = ("batches", "records", "findings")
+
+BATCH_SCHEMA = (
+    "file STRING, topic STRING, partition INT, pos LONG, size LONG, magic INT, base_offset LONG, last_offset LONG, "
+    "stored_offset LONG, count INT, batch_length INT, partition_leader_epoch INT, crc LONG, crc_computed LONG, "
+    "crc_valid BOOLEAN, attributes INT, codec STRING, timestamp_type STRING, is_transactional BOOLEAN, "
+    "is_control BOOLEAN, last_offset_delta INT, base_timestamp LONG, max_timestamp LONG, delete_horizon_ms LONG, "
+    "producer_id LONG, producer_epoch INT, base_sequence INT, last_sequence INT, payload_pos LONG, "
+    "payload_size LONG, decompressed_size LONG, finding_count INT, damaged BOOLEAN")
+RECORD_SCHEMA = (
+    "file STRING, topic STRING, partition INT, batch_pos LONG, batch_base_offset LONG, magic INT, codec STRING, "
+    "offset LONG, timestamp LONG, timestamp_type STRING, key BINARY, value BINARY, "
+    "headers ARRAY<STRUCT<key: BINARY, value: BINARY>>, sequence INT, producer_id LONG, "
+    "is_transactional BOOLEAN, is_control BOOLEAN, control_type STRING, coordinator_epoch INT")
+FINDING_SCHEMA = (
+    "file STRING, topic STRING, partition INT, code STRING, severity STRING, entry_pos LONG, pos LONG, size LONG, "
+    "inner_pos LONG, field STRING, expected STRING, actual STRING")
+SCHEMAS = {"batches": BATCH_SCHEMA, "records": RECORD_SCHEMA, "findings": FINDING_SCHEMA}
+
+_MIB = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class FileRange:
+    path: str
+    start: int
+    stop: int          # entries starting before stop belong to this range
+    file_size: int
+
+
+class SegmentPartition(InputPartition):
+    """The file ranges one task reads."""
+
+    def __init__(self, ranges: list[FileRange]):
+        super().__init__(ranges)
+        self.ranges = ranges
+
+
+class KbatchDataSource(DataSource):
+    @classmethod
+    def name(cls) -> str:
+        return "kbatch"
+
+    def schema(self) -> str:
+        return SCHEMAS[_level(self.options)]
+
+    def reader(self, schema) -> "KbatchReader":
+        return KbatchReader(dict(self.options))
+
+
+def _level(options) -> str:
+    level = options.get("level", "batches")
+    if level not in LEVELS:
+        raise ValueError(f"kbatch: option level must be one of {', '.join(LEVELS)}, not {level!r}")
+    return level
+
+
+def _paths(options) -> list[str]:
+    if "paths" in options:
+        value = options["paths"]
+        paths = json.loads(value) if value.startswith("[") else value.split(",")
+    elif "path" in options:
+        paths = [options["path"]]
+    else:
+        raise ValueError('kbatch: say where the segments are: .load("/var/kafka-logs") or .option("paths", ...)')
+    return [path for path in paths if path]
+
+
+def _int_option(options, name: str, default: int) -> int:
+    try:
+        return int(options.get(name, default))
+    except ValueError:
+        raise ValueError(f"kbatch: option {name} must be a whole number, not {options[name]!r}") from None
+
+
+class KbatchReader(DataSourceReader):
+    def __init__(self, options: dict):
+        self.options = options
+        self.level = _level(options)
+        self.deep = options.get("deep", "false").lower() == "true"
+        # decompress v2 batches to measure decompressed_size (for compression ratios); costs CPU
+        self.inflate = options.get("decompress", "false").lower() == "true"
+        self.decompressed_limit = _int_option(options, "maxDecompressedBytes", 256 * _MIB)
+
+    # -- planning, on the driver -----------------------------------------------
+
+    def partitions(self) -> list[SegmentPartition]:
+        from ..segments import list_segments
+
+        segments = list_segments(_paths(self.options), self.options.get("pattern", "*.log"))
+        split_bytes = _int_option(self.options, "splitBytes", 0)
+        ranges = []
+        for segment in segments:
+            if split_bytes and segment.size > split_bytes:
+                ranges += split_segment(segment.path, segment.size, split_bytes)
+            else:
+                ranges.append(FileRange(segment.path, 0, segment.size, segment.size))
+        return pack(ranges, _int_option(self.options, "maxPartitionBytes", 128 * _MIB),
+                    _int_option(self.options, "openCostInBytes", _MIB),
+                    _int_option(self.options, "minPartitions", os.cpu_count() or 2))
+
+    # -- reading, on the executors ----------------------------------------------
+
+    def read(self, partition: SegmentPartition):
+        rows = {"batches": batch_rows, "records": record_rows, "findings": finding_rows}[self.level]
+        for file_range in partition.ranges:
+            yield from rows(file_range, self)
+
+
+def pack(ranges: list[FileRange], max_partition_bytes: int, open_cost: int, min_partitions: int) -> list:
+    """Bin-pack file ranges into tasks as Spark's FilePartition.getFilePartitions does.
+
+    Each range weighs its bytes plus an open cost; a task holds up to a split
+    size that spreads the total over at least ``min_partitions`` tasks, so
+    thousands of tiny segments become a handful of tasks, not thousands.
+    """
+    if not ranges:
+        return []
+    total = sum(r.stop - r.start + open_cost for r in ranges)
+    split = min(max_partition_bytes, max(open_cost, total // max(min_partitions, 1)))
+    partitions, current, current_bytes = [], [], 0
+    for file_range in sorted(ranges, key=lambda r: r.stop - r.start, reverse=True):
+        weight = file_range.stop - file_range.start + open_cost
+        if current and current_bytes + weight > split:
+            partitions.append(SegmentPartition(current))
+            current, current_bytes = [], 0
+        current.append(file_range)
+        current_bytes += weight
+    if current:
+        partitions.append(SegmentPartition(current))
+    return partitions
+
+
+def split_segment(path: str, size: int, split_bytes: int) -> list[FileRange]:
+    """Cut a segment into ranges that each start where an entry with a valid CRC begins."""
+    from ..reader import SegmentReader
+    from ..segments import open_segment
+
+    starts = [0]
+    index = _index_positions(path)
+    with open_segment(path) as stream:
+        reader = SegmentReader(stream, size=size)
+        for nominal in range(split_bytes, size, split_bytes):
+            if nominal <= starts[-1]:
+                continue
+            boundary = next((position for position in index if position >= nominal
+                             and reader.entry_verifies_at(position)), None)
+            if boundary is None:
+                boundary = reader.next_entry_at_or_after(nominal)
+            if boundary is None:
+                break
+            if boundary > starts[-1]:
+                starts.append(boundary)
+    stops = starts[1:] + [size]
+    return [FileRange(path, start, stop, size) for start, stop in zip(starts, stops)]
+
+
+def _index_positions(path: str) -> list[int]:
+    """The positions an offset index (``.index`` beside the segment: relativeOffset int32, position int32) holds."""
+    if not path.endswith(".log"):
+        return []
+    from ..segments import is_remote, open_segment
+
+    index_path = path[:-len(".log")] + ".index"
+    if not is_remote(index_path) and not os.path.exists(index_path):
+        return []
+    try:
+        with open_segment(index_path) as stream:
+            data = stream.read()
+    except OSError:
+        return []
+    positions = [int.from_bytes(data[i + 4:i + 8], "big") for i in range(0, len(data) - 7, 8)]
+    return sorted({position for position in positions if position > 0})
+
+
+# -- rows ------------------------------------------------------------------------------
+
+
+def _walk(file_range: FileRange, reader_options):
+    from ..reader import SegmentReader
+    from ..segments import open_segment
+
+    stream = open_segment(file_range.path)
+    reader = SegmentReader(stream, reader_options, size=file_range.file_size)
+    return stream, reader, reader.walk(file_range.start, file_range.stop)
+
+
+def batch_rows(file_range: FileRange, source: KbatchReader):
+    from ..reader import ReadOptions
+    from ..render.jsonout import batch_dict
+    from ..model import Batch
+    from ..segments import topic_partition
+
+    topic, partition = topic_partition(file_range.path)
+    names = [column.split()[0] for column in BATCH_SCHEMA.split(", ")]
+    options = ReadOptions(decompressed_limit=source.decompressed_limit, inflate=source.inflate)
+    stream, _, items = _walk(file_range, options)
+    with stream:
+        for item in items:
+            if not isinstance(item, Batch):
+                continue
+            row = batch_dict(item)
+            row.update(file=file_range.path, topic=topic, partition=partition,
+                       finding_count=len(item.findings), damaged=item.is_damaged)
+            yield tuple(row[name] for name in names)
+
+
+def record_rows(file_range: FileRange, source: KbatchReader):
+    from ..model import Batch
+    from ..reader import ReadOptions
+    from ..segments import topic_partition
+
+    topic, partition = topic_partition(file_range.path)
+    stream, _, items = _walk(file_range, ReadOptions(records=True, decompressed_limit=source.decompressed_limit))
+    with stream:
+        for batch in items:
+            if not isinstance(batch, Batch):
+                continue
+            for record in batch.records or []:
+                control = record.control
+                yield (file_range.path, topic, partition, batch.pos, batch.base_offset, batch.magic, batch.codec,
+                       record.offset, record.timestamp, batch.timestamp_type, record.key, record.value,
+                       [(key, value) for key, value in record.headers],
+                       record.sequence if batch.magic >= 2 else None, batch.producer_id, batch.is_transactional,
+                       batch.is_control, control.type if control else None,
+                       control.coordinator_epoch if control else None)
+
+
+def finding_rows(file_range: FileRange, source: KbatchReader):
+    """verify-crc's findings for the range (the same library call), and the split's hand-over."""
+    from ..findings import Finding
+    from ..render.jsonout import finding_dict
+    from ..segments import open_segment, topic_partition
+    from ..summary import FileSummary
+    from ..verify import VerifyOptions, verify_stream
+
+    topic, partition = topic_partition(file_range.path)
+    names = [column.split()[0] for column in FINDING_SCHEMA.split(", ")][3:]
+    options = VerifyOptions(deep=source.deep, decompressed_limit=source.decompressed_limit)
+    landed = {}
+    with open_segment(file_range.path) as stream:
+        summary = FileSummary(file_range.path, file_range.file_size)
+        for finding in verify_stream(stream, summary, options, start=file_range.start, stop=file_range.stop,
+                                     landed=landed):
+            row = finding_dict(finding)
+            yield (file_range.path, topic, partition, *(row[name] for name in names))
+    if file_range.stop < file_range.file_size and landed.get("pos") != file_range.stop:
+        handover = Finding("split-handover", file_range.stop, file_range.stop, 0, "range",
+                           f"the walk from {file_range.start} to end at {file_range.stop}",
+                           f"it ended at {landed.get('pos')}")
+        row = finding_dict(handover)
+        yield (file_range.path, topic, partition, *(row[name] for name in names))

@@ -1,0 +1,139 @@
+"""kbatch on Spark: the data source's tables agree row for row with dump and verify-crc; splits change nothing."""
+
+from __future__ import annotations
+
+import json
+import os
+import pkgutil
+import shutil
+import sys
+
+import pytest
+
+from .helpers import FIXTURES, ROOT
+
+pytest.importorskip("pyspark")
+if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+    pytest.skip("kbatch scan needs Java", allow_module_level=True)
+
+INPUTS = sorted(FIXTURES.glob("*.log")) + sorted((FIXTURES / "vectors").glob("*.bin"))
+
+
+@pytest.fixture(scope="session")
+def spark(tmp_path_factory):
+    from kbatch.spark.session import spark_session
+
+    log = tmp_path_factory.mktemp("spark") / "spark.log"
+    session = spark_session("local[2]", log_path=str(log))
+    yield session
+    session.stop()
+
+
+def _load(spark, level: str, paths, **options):
+    reader = spark.read.format("kbatch").option("level", level).option("paths", json.dumps([str(p) for p in paths]))
+    for key, value in options.items():
+        reader = reader.option(key, str(value))
+    return [row.asDict(recursive=True) for row in reader.load().collect()]
+
+
+def _by_file(rows: list[dict]) -> dict[str, list[dict]]:
+    out: dict[str, list[dict]] = {}
+    for row in rows:
+        out.setdefault(row["file"], []).append(row)
+    for file_rows in out.values():
+        file_rows.sort(key=lambda row: (row.get("pos"), row.get("entry_pos"), row.get("code")))
+    return out
+
+
+def test_batches_table_is_what_dump_says(spark, kbatch):
+    rows = _by_file(_load(spark, "batches", INPUTS))
+    for path in INPUTS:
+        dumped = [json.loads(line) for line in kbatch("dump", "--format", "jsonl", str(path)).out.splitlines()]
+        expected = [{**{k: v for k, v in line.items() if k not in ("type", "findings")},
+                     "finding_count": len(line["findings"])}
+                    for line in dumped if line["type"] == "batch"]
+        got = [{k: v for k, v in row.items() if k not in ("topic", "partition", "damaged")}
+               for row in rows.get(str(path), [])]
+        assert got == expected, path.name
+
+
+@pytest.mark.parametrize("deep", [False, True], ids=["crc", "deep"])
+def test_findings_table_is_what_verify_crc_says(spark, kbatch, deep):
+    rows = _by_file(_load(spark, "findings", INPUTS, deep=str(deep).lower()))
+    for path in INPUTS:
+        out = kbatch("verify-crc", "--format", "jsonl", *(["--deep"] if deep else []), str(path)).out
+        expected = sorted(({k: v for k, v in line.items() if k != "type"} for line in map(json.loads, out.splitlines())
+                           if line["type"] == "finding"), key=lambda row: (row["pos"], row["entry_pos"], row["code"]))
+        got = [{k: v for k, v in row.items() if k not in ("topic", "partition")} for row in rows.get(str(path), [])]
+        assert got == expected, path.name
+
+
+def test_records_table_holds_every_record(spark, kbatch):
+    rows = _by_file(_load(spark, "records", [FIXTURES / "v2-headers.log", FIXTURES / "v2-txn-commit.log"]))
+    headers = rows[str(FIXTURES / "v2-headers.log")]
+    assert [row["offset"] for row in headers] == [600, 601, 602, 603, 604] or len(headers) == 5
+    assert {"key": b"trace", "value": b"def"} in [h for row in headers for h in row["headers"]]
+    control = [row for row in rows[str(FIXTURES / "v2-txn-commit.log")] if row["is_control"]]
+    assert [(row["control_type"], row["coordinator_epoch"]) for row in control] == [("COMMIT", 7)]
+
+
+@pytest.mark.parametrize("split_bytes", [300, 4096, 20000])
+def test_a_split_segment_gives_exactly_the_rows_of_an_unsplit_one(spark, split_bytes):
+    inputs = [FIXTURES / "vectors" / "kafkajs_fetch_v4_mixed_magic1_magic2.bin",
+              FIXTURES / "logdir" / "orders-0" / "00000000000000000000.log",   # splits at its .index positions
+              FIXTURES / "damaged-garbage-between.log", FIXTURES / "damaged-bad-length.log"]
+    for level in ("batches", "findings", "records"):
+        whole = _load(spark, level, inputs)
+        split = _load(spark, level, inputs, splitBytes=split_bytes, maxPartitionBytes=split_bytes)
+        handovers = [row for row in split if row.get("code") == "split-handover"]
+        key = lambda row: json.dumps(row, sort_keys=True, default=str)
+        assert sorted(map(key, [row for row in split if row.get("code") != "split-handover"])) == \
+            sorted(map(key, whole)), (level, split_bytes, handovers)
+
+
+def test_split_ranges_start_where_entries_start():
+    from kbatch.reader import SegmentReader
+    from kbatch.spark.source import split_segment
+
+    path = FIXTURES / "vectors" / "kafkajs_fetch_v4_mixed_magic1_magic2.bin"
+    ranges = split_segment(str(path), path.stat().st_size, 10_000)
+    assert len(ranges) > 10 and ranges[0].start == 0 and ranges[-1].stop == path.stat().st_size
+    with open(path, "rb") as stream:
+        starts = {item.pos for item in SegmentReader(stream)}
+    assert all(r.start in starts for r in ranges)
+    assert all(a.stop == b.start for a, b in zip(ranges, ranges[1:]))
+
+
+def test_many_small_files_are_packed_into_few_tasks():
+    from kbatch.spark.source import FileRange, pack
+
+    ranges = [FileRange(f"/x/{n}.log", 0, 1000, 1000) for n in range(2000)]
+    partitions = pack(ranges, 128 * 2**20, 2**20, 2)
+    assert len(partitions) <= 16 and sum(len(p.ranges) for p in partitions) == 2000
+    assert len(pack(ranges[:4], 128 * 2**20, 2**20, 2)) == 2   # few files still spread over the cores
+
+
+def test_spark_finds_the_data_source_by_its_module_name():
+    import pyspark_kbatch
+
+    assert "pyspark_kbatch" in {module.name for module in pkgutil.iter_modules()}
+    assert pyspark_kbatch.DefaultSource.name() == "kbatch"
+
+
+def test_scan_writes_tables_and_flags_the_damage(tmp_path, kbatch, spark):
+    out = tmp_path / "scan"
+    result = kbatch("scan", "fixtures/logdir", "--out", str(out), "--records", "--format", "json")
+    assert result.code == 1
+    report = json.loads(result.out)
+    assert {name for name in os.listdir(out) if not name.startswith(".")} >= {"batches", "findings", "records"}
+    by_partition = {(row["topic"], row["partition"]): row for row in report["partitions"]}
+    assert report["damaged_segments"] == ["fixtures/logdir/payments-0/00000000000000000000.log"]
+    assert by_partition[("orders", 0)]["offset_gaps"][0]["from"] == 11
+    assert by_partition[("orders", 0)]["offset_gaps"][0]["to"] == 99
+    assert by_partition[("payments", 0)]["offset_overlaps"]
+    assert by_partition[("orders", 2)]["open_transactions"] == [4009]
+    assert by_partition[("orders", 1)]["open_transactions"] == []
+    assert by_partition[("orders", 0)]["compression_ratio"] > 1
+    assert sum(row["segments"] for row in report["partitions"]) == 10
+    table = kbatch("scan", "fixtures/logdir", "--out", str(tmp_path / "again"))
+    assert "damaged segment" in table.out and "payments-0/00000000000000000000.log" in table.out
