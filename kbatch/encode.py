@@ -28,7 +28,6 @@ from .checksums import crc32, crc32c
 from .codecs import CODEC_IDS, CodecError, Decompressor, compress
 from .layouts import (
     BATCH_CRC_START,
-    COMPRESSION_CODEC_MASK,
     CONTROL_FLAG_MASK,
     CONTROL_TYPES,
     DELETE_HORIZON_FLAG_MASK,

@@ -39,7 +39,6 @@ from construct import (
     Struct,
     stream_read,
     stream_write,
-    this,
 )
 
 # ---------------------------------------------------------------------------

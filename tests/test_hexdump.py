@@ -11,7 +11,7 @@ from kbatch.codecs import Decompressor
 from kbatch.findings import Finding
 from kbatch.reader import ReadOptions, SegmentReader
 
-from .helpers import FIXTURES, ROOT, fixture_id, fixture_paths
+from .helpers import FIXTURES, fixture_id, fixture_paths
 
 
 def _batches(data: bytes):

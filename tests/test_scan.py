@@ -6,11 +6,10 @@ import json
 import os
 import pkgutil
 import shutil
-import sys
 
 import pytest
 
-from .helpers import FIXTURES, ROOT
+from .helpers import FIXTURES
 
 pytest.importorskip("pyspark")
 if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):

@@ -7,9 +7,9 @@ import tempfile
 
 import click
 
-from ..diff import DiffSummary, Difference, diff_streams, ignorable, resolve_ignore
+from ..diff import DiffSummary, Difference, diff_streams, resolve_ignore
 from ..reader import open_input
-from .options import hex_option, no_color_option
+from .options import hex_option, no_color_option, report_unreadable
 from .status import ExitStatus
 
 
@@ -53,7 +53,7 @@ def diff(path_a, path_b, ignore_names, records_only, output_format, hex_input, n
         try:
             streams.append(open_input(path, hex_text=hex_input))
         except (OSError, ValueError) as error:
-            click.echo(f"kbatch: cannot read {path}: {getattr(error, 'strerror', None) or error}", err=True)
+            report_unreadable(path, error)
             return ExitStatus.TROUBLE
     summary = DiffSummary()
     stream_a, stream_b = streams

@@ -7,15 +7,14 @@ import sys
 import click
 
 from ..findings import Finding
-from ..reader import ReadOptions, SegmentReader, open_input
+from ..reader import ReadOptions, SegmentReader
 from ..render.console import make_console
 from ..render.dumplog import DumplogSink
 from ..render.jsonout import JsonlSink, JsonSink
 from ..render.table import TableSink
 from ..summary import FileSummary
-from .options import (decode_option, decompressed_limit_option, files_argument, hex_option, no_color_option,
-                      parse_offset_range)
-from .status import ExitStatus
+from .options import (decode_option, decompressed_limit_option, files_argument, for_each_input, hex_option,
+                      no_color_option, parse_offset_range)
 
 FORMATS = ("table", "jsonl", "json", "dumplog")
 
@@ -64,18 +63,8 @@ def dump(files, records, output_format, decode, full, limit, offset_range, hex_i
     else:
         sink = DumplogSink(out, records=records)
 
-    status = ExitStatus.OK
-    for path in files:
-        try:
-            stream = open_input(path, hex_text=hex_input)
-        except (OSError, ValueError) as error:
-            click.echo(f"kbatch: cannot read {path}: {getattr(error, 'strerror', None) or error}", err=True)
-            status = ExitStatus.TROUBLE
-            continue
-        with stream:
-            summary = _dump_file(path, stream, options, sink, limit, offset_range)
-        if summary.damaged and status is ExitStatus.OK:
-            status = ExitStatus.FOUND
+    status = for_each_input(files, hex_input,
+                            lambda path, stream: _dump_file(path, stream, options, sink, limit, offset_range))
     if isinstance(sink, JsonSink):
         sink.close()
     return status

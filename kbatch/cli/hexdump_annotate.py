@@ -10,7 +10,7 @@ from ..annotate import Span, decompressed_spans, entry_spans
 from ..codecs import CodecError, Decompressor
 from ..findings import Finding
 from ..reader import ReadOptions, SegmentReader, open_input
-from .options import decompressed_limit_option, hex_option, no_color_option
+from .options import decompressed_limit_option, hex_option, no_color_option, report_unreadable
 from .status import ExitStatus
 
 
@@ -70,7 +70,7 @@ def hexdump_annotate(file, batch_index, record_offset, position, byte_range, wid
     try:
         stream = open_input(file, hex_text=hex_input)
     except (OSError, ValueError) as error:
-        click.echo(f"kbatch: cannot read {file}: {getattr(error, 'strerror', None) or error}", err=True)
+        report_unreadable(file, error)
         return ExitStatus.TROUBLE
     console = make_console(sys.stdout, no_color=no_color)
     ruler = no_color or console.no_color or console.color_system is None

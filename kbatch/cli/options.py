@@ -5,7 +5,9 @@ from __future__ import annotations
 import click
 
 from ..codecs import DEFAULT_DECOMPRESSED_LIMIT
+from ..reader import open_input
 from ..render.values import DECODE_MODES
+from .status import ExitStatus
 
 files_argument = click.argument("files", nargs=-1, required=True, metavar="FILE...",
                                 type=click.Path(dir_okay=False, allow_dash=True))
@@ -39,3 +41,26 @@ def parse_offset_range(ctx, param, value: str | None) -> tuple[int | None, int |
     if bounds[0] is not None and bounds[1] is not None and bounds[0] > bounds[1]:
         raise click.BadParameter(f"the range {value!r} is empty (A > B)")
     return bounds
+
+
+def report_unreadable(path: str, error: Exception) -> None:
+    click.echo(f"kbatch: cannot read {path}: {getattr(error, 'strerror', None) or error}", err=True)
+
+
+def for_each_input(paths, hex_input: bool, handle, status: ExitStatus = ExitStatus.OK) -> ExitStatus:
+    """Run ``handle(path, stream)`` (which returns a FileSummary) on every input; the exit status they add up to.
+
+    An unreadable input is reported and makes the status TROUBLE; the others are still handled.
+    """
+    for path in paths:
+        try:
+            stream = open_input(path, hex_text=hex_input)
+        except (OSError, ValueError) as error:
+            report_unreadable(path, error)
+            status = ExitStatus.TROUBLE
+            continue
+        with stream:
+            summary = handle(path, stream)
+        if summary.damaged and status is ExitStatus.OK:
+            status = ExitStatus.FOUND
+    return status

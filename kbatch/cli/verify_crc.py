@@ -9,11 +9,9 @@ from pathlib import Path
 
 import click
 
-from ..findings import Finding
-from ..reader import open_input
 from ..summary import FileSummary
 from ..verify import VerifyOptions, verify_stream
-from .options import decompressed_limit_option, hex_option, no_color_option
+from .options import decompressed_limit_option, for_each_input, hex_option, no_color_option
 from .status import ExitStatus
 
 PROGRESS_ABOVE = 64 * 1024 * 1024   # show a progress bar for inputs larger than this (on a terminal)
@@ -64,17 +62,8 @@ def verify_crc(paths, deep, output_format, quiet, hex_input, decompressed_limit,
         click.echo(f"kbatch: no file matches {pattern}", err=True)
         status = ExitStatus.TROUBLE
     stderr = error_console() if not quiet else None
-    for path in files:
-        try:
-            stream = open_input(path, hex_text=hex_input)
-        except (OSError, ValueError) as error:
-            click.echo(f"kbatch: cannot read {path}: {getattr(error, 'strerror', None) or error}", err=True)
-            status = ExitStatus.TROUBLE
-            continue
-        with stream:
-            summary = _verify_file(path, stream, options, sink, stderr)
-        if summary.damaged and status is ExitStatus.OK:
-            status = ExitStatus.FOUND
+    status = for_each_input(files, hex_input, lambda path, stream: _verify_file(path, stream, options, sink, stderr),
+                            status)
     sink.close()
     return status
 
