@@ -62,6 +62,7 @@ def hexdump_annotate(file, batch_index, record_offset, position, byte_range, wid
     """
     from ..render.console import make_console
     from ..render.hexdump import render
+    from ..render.table import finding_line
 
     chosen = [name for name, value in (("--batch", batch_index), ("--offset", record_offset),
                                        ("--position", position), ("--range", byte_range)) if value is not None]
@@ -91,27 +92,19 @@ def hexdump_annotate(file, batch_index, record_offset, position, byte_range, wid
             render(console, data, item.pos, spans, width=width, ruler=ruler,
                    title=f"{file}: damaged range at {item.pos}, {item.size} bytes")
             for finding in findings[1:]:
-                console.print(Text_line(finding))
+                console.print(finding_line(finding))
             return ExitStatus.FOUND
         data = reader.read_bytes(item.pos, item.size)
         spans = entry_spans(item, data, index)
         render(console, data, item.pos, spans, width=width, ruler=ruler,
                title=f"{file}: batch[{index}] at {item.pos}, {item.size} bytes, magic {item.magic}, {item.codec}")
         for finding in item.findings:
-            console.print(Text_line(finding))
+            console.print(finding_line(finding))
         if decompressed and item.compressed:
             _show_decompressed(reader, item, index, console, width, ruler, render, decompressed_limit)
         elif not chosen:
             console.print("(the first batch: --batch N, --offset O, --position P or --range A:B show others)")
         return ExitStatus.FOUND if item.is_damaged else ExitStatus.OK
-
-
-def Text_line(finding: Finding):
-    from rich.text import Text
-
-    from ..render.values import finding_text
-    style = "bold red" if finding.is_damage else "yellow"
-    return Text(("✗ " if finding.is_damage else "• ") + finding_text(finding), style=style)
 
 
 def _select(reader, batch_index, record_offset, position):
