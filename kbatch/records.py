@@ -32,14 +32,21 @@ class RecordError(Exception):
         self.field, self.expected, self.actual = field, expected, actual
 
 
-def read_varint(data, pos: int, end: int, field: str, max_bytes: int = 5, bits: int = 32) -> tuple[int, int]:
-    """ByteUtils.readVarint/readVarlong: a zig-zag varint of at most ``max_bytes`` bytes."""
+def read_varint(data, pos: int, end: int, path: str, name: str, max_bytes: int = 5,
+                bits: int = 32) -> tuple[int, int]:
+    """ByteUtils.readVarint/readVarlong: a zig-zag varint of at most ``max_bytes`` bytes.
+
+    The field's name is ``path`` + "." + ``name``, put together only when it is needed for a finding.
+    """
+    if pos < end and data[pos] < 0x80:   # most varints in a record are one byte
+        byte = data[pos]
+        return (byte >> 1) ^ -(byte & 1), pos + 1
     raw = 0
     shift = 0
     start = pos
     while True:
         if pos >= end:
-            raise RecordError("record-overrun", start, pos - start, field,
+            raise RecordError("record-overrun", start, pos - start, f"{path}.{name}",
                               "a complete varint", f"{pos - start} byte(s) then the end of the record")
         byte = data[pos]
         pos += 1
@@ -49,15 +56,16 @@ def read_varint(data, pos: int, end: int, field: str, max_bytes: int = 5, bits: 
             return (raw >> 1) ^ -(raw & 1), pos
         shift += 7
         if pos - start >= max_bytes:
-            raise RecordError("varint-overflow", start, pos - start, field,
+            raise RecordError("varint-overflow", start, pos - start, f"{path}.{name}",
                               f"at most {max_bytes} varint bytes", f"a continuation bit on byte {max_bytes}")
 
 
-def _read_bytes(data, pos: int, end: int, length: int, field: str, length_pos: int) -> tuple[bytes | None, int]:
+def _read_bytes(data, pos: int, end: int, length: int, path: str, name: str,
+                length_pos: int) -> tuple[bytes | None, int]:
     if length < 0:
         return None, pos
     if pos + length > end:
-        raise RecordError("record-overrun", length_pos, end - length_pos, field,
+        raise RecordError("record-overrun", length_pos, end - length_pos, f"{path}.{name}",
                           f"{length} bytes", f"{end - pos} bytes left in the record")
     return bytes(data[pos:pos + length]), pos + length
 
@@ -65,7 +73,7 @@ def _read_bytes(data, pos: int, end: int, length: int, field: str, length_pos: i
 def decode_record(data, pos: int, end: int, path: str) -> tuple[dict, int]:
     """One record starting at ``pos``; ``end`` is where the batch's records end."""
     start = pos
-    length, pos = read_varint(data, pos, end, f"{path}.length")
+    length, pos = read_varint(data, pos, end, path, "length")
     if length < 0 or pos + length > end:
         raise RecordError("bad-record-length", start, pos - start, f"{path}.length",
                           f"0..{end - pos} (bytes left in the batch)", str(length))
@@ -75,16 +83,16 @@ def decode_record(data, pos: int, end: int, path: str) -> tuple[dict, int]:
     attributes = data[pos]
     attributes = attributes - 256 if attributes > 127 else attributes
     pos += 1
-    timestamp_delta, pos = read_varint(data, pos, record_end, f"{path}.timestamp_delta", 10, 64)
-    offset_delta, pos = read_varint(data, pos, record_end, f"{path}.offset_delta")
+    timestamp_delta, pos = read_varint(data, pos, record_end, path, "timestamp_delta", 10, 64)
+    offset_delta, pos = read_varint(data, pos, record_end, path, "offset_delta")
     key_length_pos = pos
-    key_length, pos = read_varint(data, pos, record_end, f"{path}.key_length")
-    key, pos = _read_bytes(data, pos, record_end, key_length, f"{path}.key", key_length_pos)
+    key_length, pos = read_varint(data, pos, record_end, path, "key_length")
+    key, pos = _read_bytes(data, pos, record_end, key_length, path, "key", key_length_pos)
     value_length_pos = pos
-    value_length, pos = read_varint(data, pos, record_end, f"{path}.value_length")
-    value, pos = _read_bytes(data, pos, record_end, value_length, f"{path}.value", value_length_pos)
+    value_length, pos = read_varint(data, pos, record_end, path, "value_length")
+    value, pos = _read_bytes(data, pos, record_end, value_length, path, "value", value_length_pos)
     headers_pos = pos
-    headers_count, pos = read_varint(data, pos, record_end, f"{path}.headers_count")
+    headers_count, pos = read_varint(data, pos, record_end, path, "headers_count")
     if headers_count < 0:
         raise RecordError("bad-length", headers_pos, pos - headers_pos, f"{path}.headers_count",
                           "a count >= 0", str(headers_count))
@@ -92,15 +100,15 @@ def decode_record(data, pos: int, end: int, path: str) -> tuple[dict, int]:
     for index in range(headers_count):
         header_path = f"{path}.headers[{index}]"
         header_key_pos = pos
-        header_key_length, pos = read_varint(data, pos, record_end, f"{header_path}.key_length")
+        header_key_length, pos = read_varint(data, pos, record_end, header_path, "key_length")
         if header_key_length < 0:
             raise RecordError("bad-length", header_key_pos, pos - header_key_pos, f"{header_path}.key_length",
                               "a length >= 0 (header keys are never null)", str(header_key_length))
-        header_key, pos = _read_bytes(data, pos, record_end, header_key_length, f"{header_path}.key",
+        header_key, pos = _read_bytes(data, pos, record_end, header_key_length, header_path, "key",
                                       header_key_pos)
         header_value_pos = pos
-        header_value_length, pos = read_varint(data, pos, record_end, f"{header_path}.value_length")
-        header_value, pos = _read_bytes(data, pos, record_end, header_value_length, f"{header_path}.value",
+        header_value_length, pos = read_varint(data, pos, record_end, header_path, "value_length")
+        header_value, pos = _read_bytes(data, pos, record_end, header_value_length, header_path, "value",
                                         header_value_pos)
         headers.append((header_key, header_value))
     if pos != record_end:
