@@ -283,6 +283,7 @@ def fixed_layout(declaration: Struct) -> FixedLayout:
 
 
 LOG_ENTRY_PREFIX = fixed_layout(LogEntryPrefix)
+SIZE_OFFSET = LOG_ENTRY_PREFIX.offsets["size"]   # Records.SIZE_OFFSET: where every entry's size field lies
 BATCH_HEADER = fixed_layout(RecordBatchHeader)
 MESSAGE_V0_HEADER = fixed_layout(MessageV0Header)
 MESSAGE_V1_HEADER = fixed_layout(MessageV1Header)

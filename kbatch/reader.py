@@ -46,6 +46,7 @@ from .layouts import (
     MESSAGE_V0_HEADER,
     MESSAGE_V1_HEADER,
     MIN_ENTRY_SIZE,
+    SIZE_OFFSET,
     TIMESTAMP_TYPE_MASK,
     TRANSACTIONAL_FLAG_MASK,
 )
@@ -162,7 +163,7 @@ class SegmentReader:
             problem = Finding("unknown-magic", pos, pos + MAGIC_OFFSET, 1, "magic", "0, 1 or 2", str(magic))
             return (yield from self._damaged(pos, problem))
         if not MIN_ENTRY_SIZE[magic] <= size <= self.options.max_entry_size:
-            problem = Finding("bad-length", pos, pos + 8, 4, "size" if magic < 2 else "batch_length",
+            problem = Finding("bad-length", pos, pos + SIZE_OFFSET, 4, "size" if magic < 2 else "batch_length",
                               f"{MIN_ENTRY_SIZE[magic]}..{self.options.max_entry_size} for magic {magic}",
                               str(size))
             return (yield from self._damaged(pos, problem))
@@ -202,7 +203,7 @@ class SegmentReader:
                 yield problem   # the input ends inside this entry
                 return self.size
             # Valid entries follow, so the input is not cut short: the size field is what lies.
-            problem = Finding("bad-length", pos, pos + 8, 4, "size",
+            problem = Finding("bad-length", pos, pos + SIZE_OFFSET, 4, "size",
                               f"at most {self.size - pos - LOG_OVERHEAD} (the bytes left in the input)",
                               str(declared_size))
         yield Finding("resync", pos, pos, end - pos, "entry", "a valid log entry",
@@ -268,13 +269,13 @@ class SegmentReader:
         true_size = end - pos - LOG_OVERHEAD
         if magic not in MIN_ENTRY_SIZE or not MIN_ENTRY_SIZE[magic] <= true_size <= self.options.max_entry_size:
             return None
-        (stored_size,) = _INT32.unpack_from(buf, i + 8)
+        (stored_size,) = _INT32.unpack_from(buf, i + SIZE_OFFSET)
         if stored_size == true_size:
             return None
         batch = self._entry(pos, end, magic)
         if not batch.crc_valid:
             return None
-        batch.findings.insert(0, Finding("bad-length", pos, pos + 8, 4, "size" if magic < 2 else "batch_length",
+        batch.findings.insert(0, Finding("bad-length", pos, pos + SIZE_OFFSET, 4, "size" if magic < 2 else "batch_length",
                                          f"{true_size} (the CRC verifies with it)", str(stored_size)))
         return batch
 
