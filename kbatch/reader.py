@@ -226,9 +226,9 @@ class SegmentReader:
         if available < HEADER_SIZE_UP_TO_MAGIC or buf[i + MAGIC_OFFSET] not in MIN_ENTRY_SIZE:
             return None
         magic = buf[i + MAGIC_OFFSET]
+        if available < (BATCH_HEADER.size if magic == 2 else MESSAGE_V0_HEADER.size):
+            return None   # not even a whole header: nothing to prove a length with
         if magic == 2:
-            if available < BATCH_HEADER.size:
-                return None
             stored, checksum, covered_from = BATCH_HEADER.unpack_from(buf, i)[4], crc32c, pos + BATCH_CRC_START
         else:
             stored, checksum, covered_from = MESSAGE_V0_HEADER.unpack_from(buf, i)[2], crc32, pos + MESSAGE_CRC_START

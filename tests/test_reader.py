@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings, strategies as st
 from kafka.record.default_records import DefaultRecordBatchBuilder
 from kafka.record.legacy_records import LegacyRecordBatchBuilder
@@ -175,3 +176,20 @@ def test_v1_wrapper_offset_rules():
         batches, findings = read_all(wrapper(offset), records=True)
         assert [record.offset for record in batches[0].records] == offsets
         assert [finding.code for finding in findings] == codes
+
+
+@pytest.mark.parametrize("magic", [0, 1, 2])
+def test_every_truncation_of_every_magic_is_a_finding_not_a_crash(magic):
+    entry = v2_batch(0, [b"abc"]) if magic == 2 else _legacy(magic)
+    for cut in range(1, len(entry)):
+        batches, findings = read_all(entry[:cut], records=True)
+        codes = [finding.code for finding in findings]
+        # the first bytes of an entry at offset 0 are zeros, like a preallocated tail
+        assert batches == [] and codes in (["truncated"], ["zero-tail"]), (cut, codes)
+        assert codes == ["truncated"] or not any(entry[:cut])
+
+
+def _legacy(magic: int) -> bytes:
+    builder = LegacyRecordBatchBuilder(magic=magic, compression_type=0, batch_size=1 << 20)
+    builder.append(0, timestamp=1_600_000_000_000 if magic else None, key=None, value=b"old")
+    return bytes(builder.build())
