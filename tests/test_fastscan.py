@@ -8,28 +8,37 @@ holds no compressed v0/v1 wrapper (whose inner CRCs only the reader checks).
 
 from __future__ import annotations
 
+import os
 import struct
 import subprocess
 import sys
 import zlib
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from kafka.record.default_records import DefaultRecordBatchBuilder
 from kafka.record.legacy_records import LegacyRecordBatchBuilder
 
 from kbatch import fastscan
 from kbatch.fastscan import FastScan, fast_scan
 from kbatch.findings import Severity
-from kbatch.layouts import BATCH_CRC_START, BATCH_HEADER, LEGACY_CODEC_MASK, MESSAGE_CRC_START, MESSAGE_V1_HEADER
-from kbatch.reader import DEFAULT_MAX_ENTRY_SIZE, ReadOptions
+from kbatch.layouts import (
+    BATCH_CRC_START,
+    BATCH_HEADER,
+    LEGACY_CODEC_MASK,
+    MESSAGE_CRC_START,
+    MESSAGE_V1_HEADER,
+)
+from kbatch.reader import DEFAULT_MAX_ENTRY_SIZE
 
 from .helpers import fixture_id, fixture_paths, read_all
 
 EPOCH = BATCH_HEADER.offsets["partition_leader_epoch"]
 EPOCH_SPAN = range(EPOCH, EPOCH + BATCH_HEADER.sizes["partition_leader_epoch"])
-BASE_OFFSET_SPAN = range(0, BATCH_HEADER.sizes["base_offset"])
+BASE_OFFSET_SPAN = range(BATCH_HEADER.sizes["base_offset"])
 
 
 def v2_batch(base_offset: int, values: list[bytes], codec: int = 0) -> bytes:
@@ -38,8 +47,8 @@ def v2_batch(base_offset: int, values: list[bytes], codec: int = 0) -> bytes:
     for delta, value in enumerate(values):
         builder.append(delta, timestamp=1_700_000_000_000 + delta, key=b"k%d" % delta, value=value, headers=[])
     data = bytearray(builder.build())
-    data[0:8] = base_offset.to_bytes(8, "big")       # not covered by the CRC: the broker assigns it
-    data[12:16] = (7).to_bytes(4, "big")             # nor is the partition leader epoch
+    data[BASE_OFFSET_SPAN.start:BASE_OFFSET_SPAN.stop] = base_offset.to_bytes(len(BASE_OFFSET_SPAN), "big")
+    data[EPOCH_SPAN.start:EPOCH_SPAN.stop] = (7).to_bytes(len(EPOCH_SPAN), "big")   # neither is under the CRC
     return bytes(data)
 
 
@@ -135,17 +144,28 @@ def test_a_flip_in_a_v1_message_is_caught(tmp_path: Path):
 # -- truncation and zero tails -------------------------------------------------
 
 
+def _clean_after_cut(data: bytes, boundaries, length: int) -> bool:
+    """A cut is clean on an entry boundary, or when all that is left of the entry it cuts is
+    zero bytes (the high bytes of its base offset): those read as a zero tail."""
+    entry = max(boundary for boundary in boundaries if boundary <= length)
+    return length == entry or not any(data[entry:length])
+
+
 def test_truncation_at_every_length(tmp_path: Path):
+    for length in range(len(SEGMENT) + 1):
+        scan = scan_bytes(tmp_path, SEGMENT[:length])
+        assert scan.clean == _clean_after_cut(SEGMENT, BOUNDARIES, length), (length, scan)
+        assert_agrees(scan, SEGMENT[:length])
+
+
+def test_truncation_at_every_length_with_a_v1_message_first(tmp_path: Path):
     data = v1_message(0, b"old") + SEGMENT
     boundaries = {0, len(data)} | {len(v1_message(0, b"old")) + boundary for boundary in BOUNDARIES}
     for length in range(len(data) + 1):
         scan = scan_bytes(tmp_path, data[:length])
-        # clean only when the cut lands on an entry boundary, or when all that is left of the
-        # entry it cuts is zero bytes (its base offset's high bytes): that reads as a zero tail
         entry = max(boundary for boundary in boundaries if boundary <= length)
-        assert scan.clean == (length == entry or not any(data[entry:length])), (length, scan)
+        assert scan.clean == _clean_after_cut(data, boundaries, length), (length, scan)
         assert scan.zero_tail_pos == (entry if length != entry and scan.clean else None)
-        assert_agrees(scan, data[:length])
 
 
 def test_empty_file_is_clean(tmp_path: Path):
@@ -160,7 +180,7 @@ def test_a_zero_tail_is_clean_and_says_where_it_starts(tmp_path: Path, zeros: in
 
 
 def test_a_file_of_zeros_is_a_zero_tail(tmp_path: Path):
-    scan = scan_bytes(tmp_path, bytes(3 << 20))   # mapped, not read whole
+    scan = scan_bytes(tmp_path, bytes(2 * fastscan.CHUNK + 5))   # in chunks, not read whole
     assert (scan.clean, scan.zero_tail_pos, scan.entries) == (True, 0, 0)
 
 
@@ -209,15 +229,21 @@ def test_not_a_regular_file(tmp_path: Path):
     assert not scan.clean and "not a regular file" in scan.reason
 
 
-# -- windows, large batches, the worker thread ---------------------------------
+# -- chunks, carried entries, large entries, the read-ahead thread -------------
 
 
-@pytest.fixture
-def small_windows(monkeypatch):
-    """Map every non-empty file, release every two pages, use the worker thread for any size."""
-    monkeypatch.setattr(fastscan, "WINDOW", 2 * fastscan.mmap.PAGESIZE)
-    monkeypatch.setattr(fastscan, "MAP_MIN_SIZE", 0)
-    monkeypatch.setattr(fastscan, "PARALLEL_MIN_SIZE", 0)
+@contextmanager
+def small_chunks(chunk: int = 4096, reserve: int = 1024, parallel_min: int = 0):
+    """Read every file in small chunks (so entries straddle them), with the read-ahead thread for any size."""
+    names = ("CHUNK", "RESERVE", "PARALLEL_MIN_SIZE", "SMALL_FILE_SIZE")
+    saved = [getattr(fastscan, name) for name in names]
+    for name, value in zip(names, (chunk, reserve, parallel_min, 0)):
+        setattr(fastscan, name, value)
+    try:
+        yield
+    finally:
+        for name, value in zip(names, saved):
+            setattr(fastscan, name, value)
 
 
 def _many_batches(count: int) -> tuple[bytes, list[int]]:
@@ -231,50 +257,86 @@ def _many_batches(count: int) -> tuple[bytes, list[int]]:
 
 
 MANY, MANY_POSITIONS = _many_batches(600)
+BIG = v2_batch(1800, [b"B" * 30_000])                         # longer than several small chunks
+MIXED = MANY[:MANY_POSITIONS[100]] + v1_message(300, b"legacy") + BIG + v1_message(1801, b"L" * 5000) \
+    + MANY[MANY_POSITIONS[100]:]
 
 
 @pytest.mark.parametrize("threads", [1, 2])
-def test_windows_and_threads_agree_with_the_reader(tmp_path: Path, small_windows, threads: int):
-    big = v2_batch(1800, [b"B" * 30_000])                      # several windows long
-    data = MANY + v1_message(1799, b"legacy") + big + MANY[:MANY_POSITIONS[1]] + bytes(9000)
-    scan = scan_bytes(tmp_path, data, threads=threads)
-    assert scan.clean and scan.zero_tail_pos == len(data) - 9000
-    assert_agrees(scan, data)
+@pytest.mark.parametrize("chunk,reserve", [(4096, 1024), (4096, 61), (1000, 300), (65536, 8192), (7777, 6000)])
+def test_any_chunking_agrees_with_the_reader(tmp_path: Path, threads: int, chunk: int, reserve: int):
+    for data in (MIXED, MIXED + bytes(9000), MIXED + bytes(10)):
+        with small_chunks(chunk, reserve):
+            scan = scan_bytes(tmp_path, data, threads=threads)
+        assert scan.clean and scan.entries == 600 + 3
+        assert_agrees(scan, data)
 
 
 @pytest.mark.parametrize("threads", [1, 2])
-@pytest.mark.parametrize("which", [1, 7, 299, 300, 301, 450, 599])
-def test_the_first_mismatch_is_reported_whichever_thread_finds_it(tmp_path: Path, small_windows, threads, which):
+@pytest.mark.parametrize("chunk,reserve", [(4096, 1024), (1000, 300)])
+def test_any_chunking_finds_the_same_first_problem(tmp_path: Path, threads: int, chunk: int, reserve: int):
+    step = 997                                                   # a prime: lands everywhere in the entries
+    for index in range(3, len(MIXED), step):
+        damaged = bytearray(MIXED)
+        damaged[index] ^= 0x21
+        whole = scan_bytes(tmp_path, bytes(damaged))
+        with small_chunks(chunk, reserve):
+            chunked = scan_bytes(tmp_path, bytes(damaged), threads=threads)
+        assert chunked.clean == whole.clean and chunked.reason == whole.reason, index
+    for cut in range(0, len(MIXED), 1013):
+        whole = scan_bytes(tmp_path, MIXED[:cut])
+        with small_chunks(chunk, reserve):
+            chunked = scan_bytes(tmp_path, MIXED[:cut], threads=threads)
+        assert (chunked.clean, chunked.reason, chunked.entries) == (whole.clean, whole.reason, whole.entries), cut
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("which", [1, 7, 99, 100, 101, 299, 300, 599])
+def test_the_first_mismatch_is_reported_whatever_chunk_it_is_in(tmp_path: Path, threads: int, which: int):
     damaged = bytearray(MANY)
     damaged[MANY_POSITIONS[which] + 70] ^= 0x10
     if which != len(MANY_POSITIONS) - 1:
-        damaged[MANY_POSITIONS[-1] + 70] ^= 0x10             # a later mismatch must not win
-    scan = scan_bytes(tmp_path, bytes(damaged), threads=threads)
+        damaged[MANY_POSITIONS[-1] + 70] ^= 0x10                 # a later mismatch must not win
+    with small_chunks():
+        scan = scan_bytes(tmp_path, bytes(damaged), threads=threads)
     assert not scan.clean and scan.reason == f"crc mismatch at {MANY_POSITIONS[which]}"
+    assert scan.entries == which
 
 
 @pytest.mark.parametrize("threads", [1, 2])
-def test_a_flip_in_a_batch_larger_than_a_window(tmp_path: Path, small_windows, threads: int):
-    big = bytearray(v2_batch(0, [bytes(range(256)) * 200]))
-    assert len(big) > 4 * fastscan.WINDOW
-    data = SEGMENT + bytes(big)
-    assert scan_bytes(tmp_path, data, threads=threads).clean
-    big[len(big) - 3] ^= 0x01
-    scan = scan_bytes(tmp_path, SEGMENT + bytes(big), threads=threads)
-    assert scan.reason == f"crc mismatch at {len(SEGMENT)}"
+def test_a_flip_in_an_entry_larger_than_a_chunk(tmp_path: Path, threads: int):
+    with small_chunks():
+        for entry in (v2_batch(0, [bytes(range(256)) * 200]), v1_message(0, bytes(range(256)) * 200)):
+            assert len(entry) > 4 * fastscan.CHUNK
+            assert scan_bytes(tmp_path, SEGMENT + entry + SEGMENT, threads=threads).clean
+            for where in (30, fastscan.CHUNK, len(entry) - 3):
+                damaged = bytearray(entry)
+                damaged[where] ^= 0x01
+                scan = scan_bytes(tmp_path, SEGMENT + bytes(damaged) + SEGMENT, threads=threads)
+                assert scan.reason == f"crc mismatch at {len(SEGMENT)}", where
 
 
-def test_a_batch_larger_than_the_default_window(tmp_path: Path):
-    big = v2_batch(0, [b"q" * (fastscan.WINDOW + 12345)])
+def test_a_large_v1_message_must_still_be_filled_by_its_key_and_value(tmp_path: Path):
+    message = bytearray(v1_message(0, b"w" * 20_000))
+    struct.pack_into(">i", message, MESSAGE_V1_HEADER.size, -3)    # key length -3: Kafka reads null
+    data = SEGMENT + _recrc(message)
+    with small_chunks():
+        scan = scan_bytes(tmp_path, data)
+    assert not scan.clean and "key length -3" in scan.reason
+    assert_agrees(scan, data)
+
+
+def test_a_batch_larger_than_the_default_chunk(tmp_path: Path):
+    big = v2_batch(0, [b"q" * (fastscan.CHUNK + 12345)])
     for threads in (1, 2):
-        assert scan_bytes(tmp_path, SEGMENT + big, threads=threads).clean
+        assert scan_bytes(tmp_path, SEGMENT + big + SEGMENT, threads=threads).clean
     damaged = bytearray(big)
-    damaged[fastscan.WINDOW + 100] ^= 0x01
+    damaged[fastscan.CHUNK + 100] ^= 0x01
     scan = scan_bytes(tmp_path, SEGMENT + bytes(damaged))
     assert scan.reason == f"crc mismatch at {len(SEGMENT)}"
 
 
-def test_the_worker_thread_on_a_large_file(tmp_path: Path):
+def test_the_read_ahead_thread_on_a_large_file(tmp_path: Path):
     copies = fastscan.PARALLEL_MIN_SIZE // len(MANY) + 1
     data = bytearray(MANY * copies)
     path = tmp_path / "large.log"
@@ -288,14 +350,32 @@ def test_the_worker_thread_on_a_large_file(tmp_path: Path):
         assert fast_scan(str(path), threads=threads).reason == f"crc mismatch at {where}"
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("size", [len(SEGMENT), 3 * len(MANY)])
+def test_a_file_that_shrinks_while_read_is_not_clean(tmp_path: Path, monkeypatch, threads: int, size: int):
+    path = tmp_path / "segment.log"
+    path.write_bytes((MANY * 3)[:size])
+    real_fstat = os.fstat
+
+    def fstat_before_truncation(fd):   # the size the scan starts from; then the file is cut short
+        info = real_fstat(fd)
+        os.truncate(path, size // 2)
+        return os.stat_result((*info[:6], size, *info[7:]))
+
+    monkeypatch.setattr(fastscan.os, "fstat", fstat_before_truncation)
+    with small_chunks(65536, 8192):
+        scan = fast_scan(str(path), threads=threads)
+    assert not scan.clean and "shrank" in scan.reason
+
+
 def test_the_command_line_prints_one_line(tmp_path: Path):
     path = tmp_path / "segment.log"
     path.write_bytes(SEGMENT)
-    done = subprocess.run([sys.executable, "-m", "kbatch.fastscan", str(path)], capture_output=True, text=True)
+    done = subprocess.run([sys.executable, "-m", "kbatch.fastscan", str(path)], capture_output=True, text=True, check=False)
     assert done.returncode == 0 and done.stderr == ""
     assert done.stdout.count("\n") == 1 and "clean=True" in done.stdout and "entries=3" in done.stdout
     path.write_bytes(SEGMENT[:-1])
-    done = subprocess.run([sys.executable, "-m", "kbatch.fastscan", str(path)], capture_output=True, text=True)
+    done = subprocess.run([sys.executable, "-m", "kbatch.fastscan", str(path)], capture_output=True, text=True, check=False)
     assert done.returncode == 1 and "clean=False" in done.stdout
 
 
@@ -313,3 +393,14 @@ def test_random_bytes_never_raise_and_agree_with_the_reader(tmp_path: Path, data
 def test_a_mangled_segment_never_passes_unless_the_reader_agrees(tmp_path: Path, position, patch, insert):
     data = SEGMENT[:position] + patch + SEGMENT[position + (0 if insert else len(patch)):]
     assert_agrees(scan_bytes(tmp_path, data), data)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.integers(0, len(MIXED) - 1), st.binary(min_size=1, max_size=40), st.booleans(), st.sampled_from([1, 2]))
+def test_chunked_and_whole_agree_on_a_mangled_segment(tmp_path: Path, position, patch, insert, threads):
+    data = MIXED[:position] + patch + MIXED[position + (0 if insert else len(patch)):]
+    with small_chunks(chunk=300, reserve=100):
+        chunked = scan_bytes(tmp_path, data, threads=threads)
+    with small_chunks(chunk=1 << 20, reserve=1 << 16):
+        whole = scan_bytes(tmp_path, data)
+    assert chunked == whole

@@ -5,7 +5,6 @@ from __future__ import annotations
 import click
 
 from ..codecs import DEFAULT_DECOMPRESSED_LIMIT
-from ..reader import open_input
 from ..render.values import DECODE_MODES
 from .status import ExitStatus
 
@@ -52,6 +51,8 @@ def for_each_input(paths, hex_input: bool, handle, status: ExitStatus = ExitStat
 
     An unreadable input is reported and makes the status TROUBLE; the others are still handled.
     """
+    from ..reader import open_input
+
     for path in paths:
         try:
             stream = open_input(path, hex_text=hex_input)

@@ -10,7 +10,6 @@ from pathlib import Path
 import click
 
 from ..summary import FileSummary
-from ..verify import VerifyOptions, verify_stream
 from .options import decompressed_limit_option, for_each_input, hex_option, no_color_option
 from .status import ExitStatus
 
@@ -44,8 +43,8 @@ def verify_crc(paths, deep, output_format, quiet, hex_input, decompressed_limit,
 
     Exit status: 0 every check passed, 1 damage found, 2 usage or I/O error.
     """
-    from ..render.console import error_console, make_console
-
+    # What runs is imported when it runs: a clean file on the fast pass never loads the full reader,
+    # and --quiet or jsonl output never loads Rich.
     if quiet:
         from ..render.verify import QuietSink
         sink = QuietSink()
@@ -53,29 +52,44 @@ def verify_crc(paths, deep, output_format, quiet, hex_input, decompressed_limit,
         from ..render.verify import VerifyJsonlSink
         sink = VerifyJsonlSink(sys.stdout)
     else:
+        from ..render.console import make_console
         from ..render.verify import VerifyTableSink
         sink = VerifyTableSink(make_console(sys.stdout, no_color=no_color))
-    options = VerifyOptions(deep=deep, decompressed_limit=decompressed_limit)
     status = ExitStatus.OK
     files, missing = expand_paths(paths)
     for pattern in missing:
         click.echo(f"kbatch: no file matches {pattern}", err=True)
         status = ExitStatus.TROUBLE
-    stderr = error_console() if not quiet else None
-    status = for_each_input(files, hex_input, lambda path, stream: _verify_file(path, stream, options, sink, stderr),
-                            status)
+    show_progress = not quiet and sys.stderr.isatty()
+
+    def verify_one(path, stream) -> FileSummary:
+        # Without --deep, a regular file first gets the fast CRC pass; only a file it cannot call clean
+        # is read again by the full reader, for the exact findings.
+        fast = not deep and not hex_input and path != "-"
+        return _verify_file(path, stream, sink, deep=deep, decompressed_limit=decompressed_limit, fast=fast,
+                            show_progress=show_progress)
+
+    status = for_each_input(files, hex_input, verify_one, status)
     sink.close()
     return status
 
 
-def _verify_file(path, stream, options, sink, stderr) -> FileSummary:
+def _verify_file(path, stream, sink, *, deep: bool, decompressed_limit: int, fast: bool,
+                 show_progress: bool) -> FileSummary:
     size = stream.seek(0, os.SEEK_END)
     stream.seek(0)
     summary = FileSummary(path, size)
-    if stderr is not None and stderr.is_terminal and size > PROGRESS_ABOVE:
+    if fast and _clean_by_fast_scan(path, summary, sink):
+        return summary
+    from ..verify import VerifyOptions, verify_stream
+
+    options = VerifyOptions(deep=deep, decompressed_limit=decompressed_limit)
+    if show_progress and size > PROGRESS_ABOVE:
         from rich.progress import Progress
 
-        with Progress(console=stderr, transient=True) as progress:
+        from ..render.console import error_console
+
+        with Progress(console=error_console(), transient=True) as progress:
             task = progress.add_task(f"verifying {path}", total=size)
             for finding in verify_stream(stream, summary, options,
                                          progress=lambda pos: progress.update(task, completed=pos)):
@@ -85,6 +99,26 @@ def _verify_file(path, stream, options, sink, stderr) -> FileSummary:
             sink.finding(path, finding)
     sink.file_done(summary)
     return summary
+
+
+def _clean_by_fast_scan(path: str, summary: FileSummary, sink) -> bool:
+    """The fast pass (kbatch.fastscan): when it finds the file clean, its counts are the summary."""
+    from ..fastscan import fast_scan
+
+    scan = fast_scan(path)
+    if not scan.clean:
+        return False
+    summary.batches, summary.records, summary.batch_bytes = scan.entries, scan.records, scan.size
+    if scan.zero_tail_pos is not None:
+        from ..findings import Finding
+
+        zero_tail = Finding("zero-tail", scan.zero_tail_pos, scan.zero_tail_pos, scan.size - scan.zero_tail_pos,
+                            "tail", "a log entry or the end of the file", f"{scan.size - scan.zero_tail_pos} zero bytes")
+        summary.batch_bytes = scan.zero_tail_pos
+        summary.add_finding(zero_tail)
+        sink.finding(path, zero_tail)
+    sink.file_done(summary)
+    return True
 
 
 def expand_paths(paths) -> tuple[list[str], list[str]]:

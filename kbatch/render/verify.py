@@ -1,11 +1,12 @@
-"""How ``kbatch verify-crc`` reports: a line per finding as it is found, then a summary table."""
+"""How ``kbatch verify-crc`` reports: a line per finding as it is found, then a summary table.
+
+Rich is imported only by the table sink, when it prints: ``--quiet`` and JSON
+Lines runs never pay for it.
+"""
 
 from __future__ import annotations
 
 import json
-
-from rich.table import Table
-from rich.text import Text
 
 from ..findings import Finding
 from ..summary import FileSummary
@@ -19,6 +20,8 @@ class VerifyTableSink:
         self.summaries: list[FileSummary] = []
 
     def finding(self, path: str, finding: Finding) -> None:
+        from rich.text import Text
+
         style = "bold red" if finding.is_damage else "yellow"
         marker = "✗" if finding.is_damage else "•"
         self.console.print(Text.assemble(f"{path}: ", Text(f"{marker} {finding.severity.value} ", style=style),
@@ -28,6 +31,9 @@ class VerifyTableSink:
         self.summaries.append(summary)
 
     def close(self) -> None:
+        from rich.table import Table
+        from rich.text import Text
+
         if not self.summaries:
             return
         table = Table(title="verify-crc", title_justify="left", header_style="bold")
