@@ -376,18 +376,7 @@ class SegmentReader:
             batch.findings.append(Finding("crc-mismatch", pos, *self._crc_span(pos, pos + len(entry), 2), "crc",
                                           f"{batch.computed_crc} (computed)", f"{crc} (stored)"))
         if self.options.records or (self.options.inflate and codec_id != 0):
-            payload = entry[BATCH_HEADER.size:]
-            if codec_id != 0:
-                try:
-                    payload = self.decompressor.decompress(codec_id, payload, 2)
-                except CodecError as error:
-                    batch.findings.append(Finding(error.code, pos, batch.payload_pos, batch.payload_size,
-                                                  "records", f"{batch.codec} data", error.detail))
-                    return batch
-                batch.decompressed_size = len(payload)
-            if self.options.records:
-                batch.findings += decode_batch_records(batch, payload, batch.payload_pos, batch.payload_pos,
-                                                       batch.payload_size)
+            load_records(batch, entry[BATCH_HEADER.size:], self.decompressor, decode=self.options.records)
         return batch
 
     def _message(self, pos: int, entry: memoryview, magic: int) -> Batch:
@@ -515,6 +504,27 @@ class SegmentReader:
             batch.base_offset = records[0].offset
             batch.last_offset = records[-1].offset
         batch.records = records
+
+
+def load_records(batch: Batch, payload, decompressor: Decompressor, *, decode: bool = True) -> None:
+    """Inflate a v2 batch's records (``payload``: its bytes after the header) and decode them into it.
+
+    For a batch read without ``ReadOptions.records`` (its ``body`` kept),
+    this decodes its records later, only if they are needed.
+    """
+    codec_id = batch.attributes & COMPRESSION_CODEC_MASK
+    if codec_id != 0:
+        try:
+            payload = decompressor.decompress(codec_id, payload, 2)
+        except CodecError as error:
+            batch.findings.append(Finding(error.code, batch.pos, batch.payload_pos, batch.payload_size,
+                                          "records", f"{batch.codec} data", error.detail))
+            batch.records = batch.records if batch.records is not None else []
+            return
+        batch.decompressed_size = len(payload)
+    if decode:
+        batch.findings += decode_batch_records(batch, payload, batch.payload_pos, batch.payload_pos,
+                                               batch.payload_size)
 
 
 # -- opening inputs ------------------------------------------------------------
