@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from ..segments import segment_base_offset
+from ..segments import segment_base_offset, topic_partition
 
 
 def partition_report(spark, batches, findings, sizes: dict[str, int]) -> list[dict]:
@@ -39,20 +39,22 @@ def partition_report(spark, batches, findings, sizes: dict[str, int]) -> list[di
     files = defaultdict(list)
     for row in per_file:
         files[(row.topic, row.partition)].append(row)
-    for path in sizes:   # a segment with no readable batch at all still counts, and is damaged
-        key = _key_of(path, per_file)
-        if not any(row.file == path for rows in files.values() for row in rows):
-            files[key].append(None)
+    seen = {row.file for row in per_file}
+    unreadable = defaultdict(list)   # segments with no readable batch at all still count
+    for path in sizes:
+        if path not in seen:
+            files[topic_partition(path)].append(None)
+            unreadable[topic_partition(path)].append(path)
+    corrupt = {row.file: row.corrupt_batches for row in per_file}
     report = []
     for (topic, partition), rows in sorted(files.items(), key=lambda item: (str(item[0][0]), item[0][1] or -1)):
         real = [row for row in rows if row is not None]
         segments = sorted(real, key=lambda row: (segment_base_offset(row.file) or 0, row.first_offset or 0))
         gaps, overlaps = _between_segments(segments)
-        paths = [row.file for row in real]
+        paths = [row.file for row in real] + unreadable[(topic, partition)]
         inflated = sum(row.inflated_bytes or 0 for row in real)
         deflated = sum(row.compressed_bytes or 0 for row in real)
-        damaged_files = sorted(path for path in paths if damage.get(path) or
-                               any(row.corrupt_batches for row in real if row.file == path))
+        damaged_files = sorted(path for path in paths if damage.get(path) or corrupt.get(path))
         report.append({
             "topic": topic, "partition": partition, "segments": len(rows),
             "batches": sum(row.batches for row in real), "records": sum(row.records or 0 for row in real),
@@ -71,11 +73,6 @@ def partition_report(spark, batches, findings, sizes: dict[str, int]) -> list[di
             "open_transactions": sorted(open_transactions.get((topic, partition), [])),
         })
     return report
-
-
-def _key_of(path: str, rows) -> tuple:
-    from ..segments import topic_partition
-    return topic_partition(path)
 
 
 def _between_segments(segments) -> tuple[list[dict], list[dict]]:
