@@ -136,3 +136,11 @@ def test_scan_writes_tables_and_flags_the_damage(tmp_path, kbatch, spark):
     assert sum(row["segments"] for row in report["partitions"]) == 10
     table = kbatch("scan", "fixtures/logdir", "--out", str(tmp_path / "again"))
     assert "damaged segment" in table.out and "payments-0/00000000000000000000.log" in table.out
+
+
+def test_a_clean_sweep_reports_no_damage(tmp_path, kbatch, spark):
+    result = kbatch("scan", "fixtures/logdir/orders-0", "fixtures/logdir/orders-1", "--out", str(tmp_path / "scan"),
+                    "--format", "json")
+    assert result.code == 0, result.err
+    report = json.loads(result.out)
+    assert report["damaged_segments"] == [] and {row["topic"] for row in report["partitions"]} == {"orders"}

@@ -8,6 +8,7 @@ import os
 from ..segments import Segment
 from .report import partition_report
 from .session import spark_session
+from .source import BATCH_SCHEMA, FINDING_SCHEMA
 
 
 def run_scan(segments: list[Segment], out_dir: str, *, records: bool = False, deep: bool = False,
@@ -41,8 +42,9 @@ def run_scan(segments: list[Segment], out_dir: str, *, records: bool = False, de
         progress(f"writing {level}/")
         frame.write.mode("overwrite").partitionBy("topic").parquet(os.path.join(out_dir, level))
     progress("reporting")
-    batches = spark.read.parquet(os.path.join(out_dir, "batches"))
-    findings = spark.read.parquet(os.path.join(out_dir, "findings"))
+    # With the schema given, a table with no rows (a clean sweep has no findings) reads back empty.
+    batches = spark.read.schema(BATCH_SCHEMA).parquet(os.path.join(out_dir, "batches"))
+    findings = spark.read.schema(FINDING_SCHEMA).parquet(os.path.join(out_dir, "findings"))
     report = partition_report(spark, batches, findings, {segment.path: segment.size for segment in segments})
     return {
         "out": out_dir,

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
+import shutil
 import sys
 import tempfile
 
@@ -41,6 +43,7 @@ def spark_session(master: str | None = None, *, quiet: bool = True, log_path: st
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
         builder = builder.config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
     config_dir = tempfile.mkdtemp(prefix="kbatch-spark-")
+    atexit.register(shutil.rmtree, config_dir, ignore_errors=True)
     log4j = os.path.join(config_dir, "log4j2.properties")
     with open(log4j, "w") as out:
         out.write(_LOG4J)
