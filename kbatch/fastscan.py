@@ -92,6 +92,16 @@ class FastScan:
     zero_tail_pos: int | None   # where an all-zero tail starts (a preallocated segment; not damage)
     reason: str | None          # when not clean: the first thing that was off
 
+    def findings(self) -> list:
+        """For a clean scan, the findings the full reader would report: at most the zero tail (information)."""
+        from .findings import Finding
+
+        if self.zero_tail_pos is None:
+            return []
+        size = self.size - self.zero_tail_pos
+        return [Finding("zero-tail", self.zero_tail_pos, self.zero_tail_pos, size, "tail",
+                        "a log entry or the end of the file", f"{size} zero bytes")]
+
 
 # ---------------------------------------------------------------------------
 # struct formats derived from the layouts

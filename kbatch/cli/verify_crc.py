@@ -108,15 +108,11 @@ def _clean_by_fast_scan(path: str, summary: FileSummary, sink) -> bool:
     scan = fast_scan(path)
     if not scan.clean:
         return False
-    summary.batches, summary.records, summary.batch_bytes = scan.entries, scan.records, scan.size
-    if scan.zero_tail_pos is not None:
-        from ..findings import Finding
-
-        zero_tail = Finding("zero-tail", scan.zero_tail_pos, scan.zero_tail_pos, scan.size - scan.zero_tail_pos,
-                            "tail", "a log entry or the end of the file", f"{scan.size - scan.zero_tail_pos} zero bytes")
-        summary.batch_bytes = scan.zero_tail_pos
-        summary.add_finding(zero_tail)
-        sink.finding(path, zero_tail)
+    summary.batches, summary.records = scan.entries, scan.records
+    summary.batch_bytes = scan.size if scan.zero_tail_pos is None else scan.zero_tail_pos
+    for finding in scan.findings():
+        summary.add_finding(finding)
+        sink.finding(path, finding)
     sink.file_done(summary)
     return True
 
