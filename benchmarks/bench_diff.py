@@ -338,15 +338,7 @@ def bench_pair(kbatch: list[str], pair: Pair, repeat: int, quiet: bool, env: dic
 
 def table(runs: list[Run]) -> str:
     header = ["command", "wall s", "peak RSS MiB", "MiB/s", "records/s", "cpu s", "other cores"]
-    rows = [header] + [run.row() for run in runs]
-    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
-    lines = []
-    for index, row in enumerate(rows):
-        lines.append("  ".join(cell.ljust(width) if i == 0 else cell.rjust(width)
-                               for i, (cell, width) in enumerate(zip(row, widths))))
-        if index == 0:
-            lines.append("  ".join("-" * width for width in widths))
-    return "\n".join(lines)
+    return bench_dump.format_table(header, [run.row() for run in runs])
 
 
 def describe(pair: Pair, repeat: int) -> str:
@@ -365,13 +357,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fixed-mmap-threshold", action="store_true",
                         help="run kbatch with MALLOC_MMAP_THRESHOLD_=131072: glibc then maps every large buffer "
                              "and unmaps it when freed (a diagnostic for the peak RSS; see the README)")
-    parser.add_argument("--kbatch", help="the kbatch executable (default: the one beside this Python)")
-    parser.add_argument("--json", metavar="PATH", help="also write the results as JSON")
-    parser.add_argument("--quiet", "-q", action="store_true", help="only the tables")
-    args = parser.parse_args(argv)
-
-    if not os.access("/usr/bin/time", os.X_OK):
-        parser.error("needs GNU time at /usr/bin/time (apt-get install time)")
+    args = bench_dump.parse_common(parser, argv)
     kbatch = bench_dump.find_kbatch(args.kbatch)
     version, fingerprint = bench_dump.kbatch_version(), kbatch_fingerprint()
     env = {**os.environ, "MALLOC_MMAP_THRESHOLD_": "131072"} if args.fixed_mmap_threshold else None

@@ -198,7 +198,23 @@ def kbatch_version() -> str:
 
 def table(runs: list[Run]) -> str:
     header = ["command", "wall s", "peak RSS MiB", "batches/s", "records/s", "MiB/s"]
-    rows = [header] + [run.row() for run in runs]
+    return format_table(header, [run.row() for run in runs])
+
+
+def parse_common(parser: argparse.ArgumentParser, argv: list[str] | None) -> argparse.Namespace:
+    """The options every benchmark has (--kbatch, --json, --quiet), parsed; GNU time must be there."""
+    parser.add_argument("--kbatch", help="the kbatch executable (default: the one beside this Python)")
+    parser.add_argument("--json", metavar="PATH", help="also write the results as JSON")
+    parser.add_argument("--quiet", "-q", action="store_true", help="only the tables")
+    args = parser.parse_args(argv)
+    if not os.access("/usr/bin/time", os.X_OK):
+        parser.error("needs GNU time at /usr/bin/time (apt-get install time)")
+    return args
+
+
+def format_table(header: list[str], body: list[list[str]]) -> str:
+    """A plain-text table: the first column left-aligned, the figures right-aligned (the benchmarks share it)."""
+    rows = [header] + body
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
     lines = []
     for index, row in enumerate(rows):
@@ -224,13 +240,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-rss-check", action="store_true", help="skip the small-vs-large memory check")
     parser.add_argument("--no-summary-check", action="store_true",
                         help="count batches by the header walk only (skip the untimed kbatch pass)")
-    parser.add_argument("--kbatch", help="the kbatch executable (default: the one beside this Python)")
-    parser.add_argument("--json", metavar="PATH", help="also write the results as JSON")
-    parser.add_argument("--quiet", "-q", action="store_true", help="only the tables")
-    args = parser.parse_args(argv)
-
-    if not os.access("/usr/bin/time", os.X_OK):
-        parser.error("needs GNU time at /usr/bin/time (apt-get install time)")
+    args = parse_common(parser, argv)
     kbatch = find_kbatch(args.kbatch)
     version = kbatch_version()
     ensure_segment(args.file, args.size, args.codec, args.quiet)

@@ -429,13 +429,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--verify-kbatch", metavar="EXE",
                         help="also time verify-crc --quiet DIR with this kbatch executable (e.g. another commit's)")
     parser.add_argument("--verify-only", action="store_true", help="only the verify-crc runs (seconds, no Spark)")
-    parser.add_argument("--kbatch", help="the kbatch executable (default: the one beside this Python)")
-    parser.add_argument("--json", metavar="PATH", help="also write the results as JSON")
-    parser.add_argument("--quiet", "-q", action="store_true", help="only the tables")
-    args = parser.parse_args(argv)
-
-    if not os.access("/usr/bin/time", os.X_OK):
-        parser.error("needs GNU time at /usr/bin/time (apt-get install time)")
+    args = bench_dump.parse_common(parser, argv)
     kbatch = bench_dump.find_kbatch(args.kbatch)
     version, fingerprint = bench_dump.kbatch_version(), bench_diff.kbatch_fingerprint()
     root = os.path.join(DATA, "logs")
