@@ -144,3 +144,13 @@ def test_a_clean_sweep_reports_no_damage(tmp_path, kbatch, spark):
     assert result.code == 0, result.err
     report = json.loads(result.out)
     assert report["damaged_segments"] == [] and {row["topic"] for row in report["partitions"]} == {"orders"}
+
+
+def test_scanning_the_fixtures_flags_every_damaged_one(tmp_path, kbatch, spark):
+    result = kbatch("scan", "fixtures/", "--out", str(tmp_path / "x"), "--format", "json")
+    report = json.loads(result.out)
+    damaged = {path for path in report["damaged_segments"]}
+    expected = {f"fixtures/{path.name}" for path in FIXTURES.glob("damaged-*.log") if "zero-tail" not in path.name}
+    assert result.code == 1 and expected <= damaged
+    assert "fixtures/damaged-zero-tail.log" not in damaged   # a preallocated tail is not damage
+    assert report["segments"] == len(list(FIXTURES.rglob("*.log")))
