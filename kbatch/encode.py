@@ -400,8 +400,7 @@ def _legacy_message(entry: dict, path: str, magic: int) -> bytes:
         offsets = [_int(record, "offset", f"{path}.records[0]", 0)]
         timestamps = [_int(record, "timestamp", f"{path}.records[0]", NO_TIMESTAMP)] if magic else []
     else:
-        inner, offsets, timestamps = _inner_message_set(records or [], f"{path}.records", magic, log_append_time,
-                                                        entry)
+        inner, offsets, timestamps = _inner_message_set(records or [], f"{path}.records", magic)
         value = compress(codec_id, inner, snappy_framing=_snappy_framing(entry, path),
                          lz4_kafka3160=_bool(entry, "lz4_kafka3160", path))
         payload = _legacy_key_value(None, value)
@@ -426,7 +425,7 @@ def _legacy_key_value(key: bytes | None, value: bytes | None) -> bytes:
     return sized(key) + sized(value)
 
 
-def _inner_message_set(records: list, path: str, magic: int, log_append_time: bool, wrapper: dict):
+def _inner_message_set(records: list, path: str, magic: int):
     """A wrapper's inner messages, as a broker writes them.
 
     magic 0: inner offsets absolute; magic 1: relative 0..n-1, the wrapper

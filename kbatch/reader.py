@@ -557,7 +557,3 @@ def open_input(path: str, *, hex_text: bool = False) -> BinaryIO:
         spool.seek(0)
         return spool
     return open(path, "rb", buffering=0)
-
-
-def read_segment(stream: BinaryIO, options: ReadOptions = ReadOptions()) -> Iterator[Batch | Finding]:
-    return iter(SegmentReader(stream, options))

@@ -147,7 +147,6 @@ class Skipped:
 class SalvageReport:
     size: int
     kept: int = 0
-    kept_bytes: int = 0
     kept_records: int = 0
     lengths_fixed: int = 0
     skipped: list[Skipped] = field(default_factory=list)
@@ -183,7 +182,6 @@ def salvage(stream: BinaryIO, report: SalvageReport) -> Iterator[bytes]:
             data[_SIZE_FIELD] = (item.size - LOG_OVERHEAD).to_bytes(4, "big", signed=True)
             report.lengths_fixed += 1
         report.kept += 1
-        report.kept_bytes += len(data)
         report.kept_records += max(item.count or 0, 0)
         last_kept = item.last_offset
         yield bytes(data)

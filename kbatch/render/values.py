@@ -86,13 +86,6 @@ def iso_timestamp(ms: int | None) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
 
 
-def timestamp_text(ms: int | None) -> str:
-    if ms is None:
-        return "-"
-    iso = iso_timestamp(ms)
-    return f"{ms} ({iso})" if iso else str(ms)
-
-
 def finding_text(finding) -> str:
     where = f"pos {finding.pos}" if finding.inner_pos is None else \
         f"pos {finding.pos} (byte {finding.inner_pos} of the decompressed data)"
