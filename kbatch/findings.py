@@ -37,6 +37,8 @@ CODES: dict[str, tuple[Severity, str]] = {
     "nested-compression": (Severity.ERROR, "a compressed message set holds another compressed message"),
     "inner-magic-mismatch": (Severity.WARNING, "an inner message's magic differs from its wrapper's"),
     "negative-length": (Severity.WARNING, "a key or value length below -1, which Kafka reads as null"),
+    "long-overflow": (Severity.ERROR, "a record offset or timestamp overflows Java's long (shown wrapped, as Kafka "
+                                      "computes it)"),
     "bad-wrapper-offset": (Severity.ERROR, "a v1 wrapper's offset is below its last inner offset (and not 0)"),
     "wrapper-offset-zero": (Severity.INFO, "a v1 wrapper with offset 0: inner offsets are taken as absolute"),
     # The invariants `verify-crc --deep` checks beyond framing and checksums:

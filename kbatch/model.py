@@ -84,6 +84,8 @@ class Batch:
     payload_size: int = 0           # their size in the file (compressed, when compressed)
     decompressed_size: int | None = None
     records: list[Record] | None = None
+    # v2, once its records were walked: what verify-crc --deep compares with the header (records.RecordChecks)
+    record_checks: object | None = None
     findings: list[Finding] = field(default_factory=list)
     # The bytes after the fixed header as stored (v2: the records, compressed as they are; v0/v1: key
     # length to the end), kept only when ReadOptions.keep_body asks: what encode-from-json rebuilds from.

@@ -51,7 +51,7 @@ from .layouts import (
     TRANSACTIONAL_FLAG_MASK,
 )
 from .model import NO_TIMESTAMP_TYPE, TIMESTAMP_TYPES, Batch, Record
-from .records import decode_batch_records
+from .records import walk_batch_records
 
 DEFAULT_MAX_ENTRY_SIZE = 1 << 30
 _CHUNK = 4 * 1024 * 1024
@@ -66,6 +66,7 @@ _ENTRY_CANDIDATE = re.compile(rb"(?s)(?=.{8}(?!\x00\x00\x00\x00)[\x00-\x7f].{7}[
 @dataclass(frozen=True)
 class ReadOptions:
     records: bool = False                    # decode the records of every batch
+    record_objects: bool = True              # ... into Batch.records (False: only findings and record_checks)
     decompressed_limit: int = DEFAULT_DECOMPRESSED_LIMIT
     max_entry_size: int = DEFAULT_MAX_ENTRY_SIZE   # a larger size field is taken as damage
     keep_body: bool = False                  # keep each entry's bytes after its fixed header (Batch.body)
@@ -376,7 +377,8 @@ class SegmentReader:
             batch.findings.append(Finding("crc-mismatch", pos, *self._crc_span(pos, pos + len(entry), 2), "crc",
                                           f"{batch.computed_crc} (computed)", f"{crc} (stored)"))
         if self.options.records or (self.options.inflate and codec_id != 0):
-            load_records(batch, entry[BATCH_HEADER.size:], self.decompressor, decode=self.options.records)
+            load_records(batch, entry[BATCH_HEADER.size:], self.decompressor, decode=self.options.records,
+                         objects=self.options.record_objects)
         return batch
 
     def _message(self, pos: int, entry: memoryview, magic: int) -> Batch:
@@ -506,7 +508,8 @@ class SegmentReader:
         batch.records = records
 
 
-def load_records(batch: Batch, payload, decompressor: Decompressor, *, decode: bool = True) -> None:
+def load_records(batch: Batch, payload, decompressor: Decompressor, *, decode: bool = True,
+                 objects: bool = True) -> None:
     """Inflate a v2 batch's records (``payload``: its bytes after the header) and decode them into it.
 
     For a batch read without ``ReadOptions.records`` (its ``body`` kept),
@@ -523,8 +526,8 @@ def load_records(batch: Batch, payload, decompressor: Decompressor, *, decode: b
             return
         batch.decompressed_size = len(payload)
     if decode:
-        batch.findings += decode_batch_records(batch, payload, batch.payload_pos, batch.payload_pos,
-                                               batch.payload_size)
+        batch.findings += walk_batch_records(batch, payload, batch.payload_pos, batch.payload_pos,
+                                             batch.payload_size, objects=objects)
 
 
 # -- opening inputs ------------------------------------------------------------

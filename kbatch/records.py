@@ -1,25 +1,22 @@
-"""Decoding the records of a v2 batch (DefaultRecord.readFrom), fast.
+"""The records of a v2 batch as kbatch hands them out: records, findings, and what --deep checks.
 
-construct's parser, driven by :data:`kbatch.layouts.Record`, is the reference
-decoder; it is also ~20x slower than this one, which is what a 1 GiB segment
-needs.  The field order here is the declaration's, and the tests hold the two
-to the same results on every fixture and on random records
-(``tests/test_records.py``), so this is a checked copy, not a second truth.
-
-Validation follows Kafka's reader: a record's length must hold its fields
-exactly, a header key length is never negative, a header count is never
-negative, varints stop at 5 bytes (varlongs at 10).  Kafka reads any negative
-key or value length as null (Utils.readBytes), so do we, with a warning when it
-is not -1.
+The decoding itself, and every rule Kafka's reader applies to a record, is
+:mod:`kbatch.recordwalk` (compiled where it can be): it walks the bytes into
+columns.  This module turns those columns into findings with file positions,
+into :class:`~kbatch.model.Record` objects where a caller wants objects, and
+decodes control records.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from .findings import Finding
 from .layouts import CONTROL_KEY, CONTROL_TYPES, END_TXN_VALUE, Record as RecordLayout
 from .model import NO_SEQUENCE, Batch, ControlMarker, Record, increment_sequence
+from .recordwalk import DEFAULT_CHUNK, RecordColumns, RecordWalker
 
-# The fields this decoder reads, in order; a test compares them with the declaration.
+# The fields the decoder reads, in order; a test compares them with the declaration.
 FIELD_ORDER = tuple(field.name for field in RecordLayout.subcons)
 
 
@@ -32,155 +29,146 @@ class RecordError(Exception):
         self.field, self.expected, self.actual = field, expected, actual
 
 
-def read_varint(data, pos: int, end: int, path: str, name: str, max_bytes: int = 5,
-                bits: int = 32) -> tuple[int, int]:
-    """ByteUtils.readVarint/readVarlong: a zig-zag varint of at most ``max_bytes`` bytes.
+@dataclass(slots=True)
+class RecordChecks:
+    """What a walk over a batch's records found that ``verify-crc --deep`` checks against the header."""
 
-    The field's name is ``path`` + "." + ``name``, put together only when it is needed for a finding.
-    """
-    if pos < end and data[pos] < 0x80:   # most varints in a record are one byte
-        byte = data[pos]
-        return (byte >> 1) ^ -(byte & 1), pos + 1
-    raw = 0
-    shift = 0
-    start = pos
-    while True:
-        if pos >= end:
-            raise RecordError("record-overrun", start, pos - start, f"{path}.{name}",
-                              "a complete varint", f"{pos - start} byte(s) then the end of the record")
-        byte = data[pos]
-        pos += 1
-        raw |= (byte & 0x7F) << shift
-        if not byte & 0x80:
-            raw &= (1 << bits) - 1
-            return (raw >> 1) ^ -(raw & 1), pos
-        shift += 7
-        if pos - start >= max_bytes:
-            raise RecordError("varint-overflow", start, pos - start, f"{path}.{name}",
-                              f"at most {max_bytes} varint bytes", f"a continuation bit on byte {max_bytes}")
-
-
-def _read_bytes(data, pos: int, end: int, length: int, path: str, name: str,
-                length_pos: int) -> tuple[bytes | None, int]:
-    if length < 0:
-        return None, pos
-    if pos + length > end:
-        raise RecordError("record-overrun", length_pos, end - length_pos, f"{path}.{name}",
-                          f"{length} bytes", f"{end - pos} bytes left in the record")
-    return bytes(data[pos:pos + length]), pos + length
+    decoded: int                     # records that decoded
+    last_offset_delta: int           # the last one's offsetDelta
+    max_timestamp: int               # the largest baseTimestamp + timestampDelta
+    # (index, pos, size, previous offset, offset) where offsets do not increase; pos as Record.pos
+    order_breaks: list = field(default_factory=list)
 
 
 def decode_record(data, pos: int, end: int, path: str) -> tuple[dict, int]:
-    """One record starting at ``pos``; ``end`` is where the batch's records end."""
-    start = pos
-    length, pos = read_varint(data, pos, end, path, "length")
-    if length < 0 or pos + length > end:
-        raise RecordError("bad-record-length", start, pos - start, f"{path}.length",
-                          f"0..{end - pos} (bytes left in the batch)", str(length))
-    record_end = pos + length
-    if pos >= record_end:
-        raise RecordError("record-overrun", pos, 0, f"{path}.attributes", "1 byte", "0 bytes left in the record")
-    attributes = data[pos]
-    attributes = attributes - 256 if attributes > 127 else attributes
-    pos += 1
-    timestamp_delta, pos = read_varint(data, pos, record_end, path, "timestamp_delta", 10, 64)
-    offset_delta, pos = read_varint(data, pos, record_end, path, "offset_delta")
-    key_length_pos = pos
-    key_length, pos = read_varint(data, pos, record_end, path, "key_length")
-    key, pos = _read_bytes(data, pos, record_end, key_length, path, "key", key_length_pos)
-    value_length_pos = pos
-    value_length, pos = read_varint(data, pos, record_end, path, "value_length")
-    value, pos = _read_bytes(data, pos, record_end, value_length, path, "value", value_length_pos)
-    headers_pos = pos
-    headers_count, pos = read_varint(data, pos, record_end, path, "headers_count")
-    if headers_count < 0:
-        raise RecordError("bad-length", headers_pos, pos - headers_pos, f"{path}.headers_count",
-                          "a count >= 0", str(headers_count))
-    headers = []
-    for index in range(headers_count):
-        header_path = f"{path}.headers[{index}]"
-        header_key_pos = pos
-        header_key_length, pos = read_varint(data, pos, record_end, header_path, "key_length")
-        if header_key_length < 0:
-            raise RecordError("bad-length", header_key_pos, pos - header_key_pos, f"{header_path}.key_length",
-                              "a length >= 0 (header keys are never null)", str(header_key_length))
-        header_key, pos = _read_bytes(data, pos, record_end, header_key_length, header_path, "key",
-                                      header_key_pos)
-        header_value_pos = pos
-        header_value_length, pos = read_varint(data, pos, record_end, header_path, "value_length")
-        header_value, pos = _read_bytes(data, pos, record_end, header_value_length, header_path, "value",
-                                        header_value_pos)
-        headers.append((header_key, header_value))
-    if pos != record_end:
-        raise RecordError("bad-record-length", start, record_end - start, f"{path}.length",
-                          f"{pos - (record_end - length)} bytes (what the fields use)", str(length))
-    fields = {
-        "length": length, "attributes": attributes, "timestamp_delta": timestamp_delta,
-        "offset_delta": offset_delta, "key_length": key_length, "key": key,
-        "value_length": value_length, "value": value, "headers_count": headers_count, "headers": headers,
+    """One record starting at ``pos`` (fields named as the declaration names them), and where it ends.
+
+    Raises :class:`RecordError` when it does not decode.  ``path`` names the record in the error.
+    """
+    walker = RecordWalker(memoryview(data)[pos:end], 1, 0, 0)
+    columns = RecordColumns(1)
+    walker.fill(columns)
+    # A record asked for where there are no bytes is a length varint cut short, not a batch's short count.
+    damage = [("record-overrun", 0, 0, "records[0].length", "a complete varint", "0 byte(s) then the end of "
+               "the record") if finding[0] == "records-count-mismatch" else finding
+              for finding in walker.findings if finding[0] not in ("negative-length", "trailing-bytes")]
+    if damage:
+        code, at, size, field_name, expected, actual = damage[0]
+        raise RecordError(code, pos + at, size, field_name.replace("records[0]", path, 1), expected, actual)
+    view = memoryview(data)
+    record = _field_values(columns, 0, view, pos)
+    return record, pos + columns.records["pos"][0] + columns.records["size"][0]
+
+
+def _bytes_at(data, pos: int, length: int) -> bytes | None:
+    return None if length < 0 else bytes(data[pos:pos + length])
+
+
+def _field_values(columns: RecordColumns, row: int, data, base: int) -> dict:
+    """Row ``row`` of the columns as the declaration's fields (lengths as stored, bytes or None)."""
+    column = columns.records
+    first = column["first_header"][row]
+    header = columns.headers
+    headers = [(_bytes_at(data, base + header["key_pos"][h], header["key_length"][h]),
+                _bytes_at(data, base + header["value_pos"][h], header["value_length"][h]))
+               for h in range(first, first + column["headers_count"][row])]
+    return {
+        "length": column["length"][row], "attributes": column["attributes"][row],
+        "timestamp_delta": column["timestamp_delta"][row], "offset_delta": column["offset_delta"][row],
+        "key_length": column["key_length"][row],
+        "key": _bytes_at(data, base + column["key_pos"][row], column["key_length"][row]),
+        "value_length": column["value_length"][row],
+        "value": _bytes_at(data, base + column["value_pos"][row], column["value_length"][row]),
+        "headers_count": column["headers_count"][row], "headers": headers,
     }
-    return fields, record_end
 
 
-def decode_batch_records(batch: Batch, data, data_pos: int, finding_pos: int, finding_size: int) -> list[Finding]:
-    """Decode ``batch.records_count`` records from ``data`` into ``batch.records``.
+def walk_batch_records(batch: Batch, data, data_pos: int, finding_pos: int, finding_size: int, *,
+                       objects: bool = True, chunk: int = DEFAULT_CHUNK) -> list[Finding]:
+    """Walk ``batch.count`` records in ``data``: the findings, ``batch.record_checks``, and with
+    ``objects`` the records as ``batch.records``.
 
     ``data_pos`` is the position the records' bytes start at in the file (or
-    0 inside decompressed bytes).  Returns the findings; records decoded before
-    a failure are kept.
+    0 inside decompressed bytes).  Records decoded before a failure are kept.
     """
     in_file = not batch.compressed
-    findings: list[Finding] = []
-    records: list[Record] = []
-    batch.records = records
-    end = len(data)
-    pos = 0
-    log_append_time = batch.timestamp_type == "LogAppendTime"
 
-    def finding(code, at, size, field, expected, actual):
+    def finding(code, at, size, field_name, expected, actual):
         if in_file:
-            return Finding(code, batch.pos, data_pos + at, size, field, expected, actual)
-        return Finding(code, batch.pos, finding_pos, finding_size, field, expected, actual, inner_pos=at)
+            return Finding(code, batch.pos, data_pos + at, size, field_name, expected, actual)
+        return Finding(code, batch.pos, finding_pos, finding_size, field_name, expected, actual, inner_pos=at)
 
-    count = batch.count
-    if count < 0:
-        findings.append(finding("records-count-mismatch", 0, 0, "records_count", "a count >= 0", str(count)))
-        count = 0
-    for index in range(count):
-        if pos >= end:
-            findings.append(finding("records-count-mismatch", pos, 0, "records_count",
-                                    f"{count} records", f"{index} records, then the end of the batch"))
-            break
-        try:
-            fields, next_pos = decode_record(data, pos, end, f"records[{index}]")
-        except RecordError as error:
-            findings.append(finding(error.code, error.pos, error.size, error.field, error.expected, error.actual))
-            return findings
-        sequence = NO_SEQUENCE
-        if batch.base_sequence is not None and batch.base_sequence >= 0:
-            sequence = increment_sequence(batch.base_sequence, fields["offset_delta"])
-        for name in ("key_length", "value_length"):
-            if fields[name] < -1:
-                findings.append(finding("negative-length", pos, next_pos - pos, f"records[{index}].{name}",
-                                        "-1 (null) or a length >= 0", f"{fields[name]} (Kafka reads it as null)"))
-        record = Record(
-            offset=batch.base_offset + fields["offset_delta"],
-            timestamp=batch.max_timestamp if log_append_time else batch.base_timestamp + fields["timestamp_delta"],
-            key=fields["key"], value=fields["value"], headers=fields["headers"],
-            pos=(data_pos + pos) if in_file else pos, size=next_pos - pos,
-            attributes=fields["attributes"], sequence=sequence,
-        )
+    walker = RecordWalker(data, batch.count, batch.base_offset, batch.base_timestamp)
+    columns = _reused_columns(chunk)
+    records: list[Record] | None = [] if objects else None
+    controls = []
+    while walker.fill(columns):
+        if objects:
+            records += _records(columns, batch, data, data_pos if in_file else 0)
         if batch.is_control:
-            record.control, problem = decode_control(record.key, record.value)
-            if problem:
-                findings.append(finding("bad-control-record", pos, next_pos - pos, f"records[{index}]",
-                                        problem[0], problem[1]))
-        records.append(record)
-        pos = next_pos
-    if pos < end and len(records) == count:
-        findings.append(finding("trailing-bytes", pos, end - pos, f"records[{count}:]",
-                                f"{count} records and nothing after them", f"{end - pos} more bytes"))
+            controls += _controls(columns, data)
+    batch.records = records
+    shift = data_pos if in_file else 0
+    batch.record_checks = RecordChecks(walker.decoded, walker.last_offset_delta, walker.max_timestamp,
+                                       [(index, pos + shift, size, previous, offset)
+                                        for index, pos, size, previous, offset in walker.order_breaks])
+    findings = [finding(*found) for found in walker.findings]
+    for index, (marker, problem, pos, size) in enumerate(controls):
+        if records is not None:
+            records[index].control = marker
+        if problem:
+            findings.append(finding("bad-control-record", pos, size, f"records[{index}]", *problem))
     return findings
+
+
+_COLUMNS: dict[int, RecordColumns] = {}
+
+
+def _reused_columns(capacity: int) -> RecordColumns:
+    """One set of columns per chunk size, reused batch after batch (filled, read, then filled again)."""
+    columns = _COLUMNS.get(capacity)
+    if columns is None:
+        columns = _COLUMNS[capacity] = RecordColumns(capacity)
+    return columns
+
+
+def _controls(columns: RecordColumns, data) -> list:
+    """(marker, problem, pos, size) of each control record in the columns."""
+    column = columns.records
+    out = []
+    for row in range(columns.n):
+        key = _bytes_at(data, column["key_pos"][row], column["key_length"][row])
+        value = _bytes_at(data, column["value_pos"][row], column["value_length"][row])
+        out.append((*decode_control(key, value), column["pos"][row], column["size"][row]))
+    return out
+
+
+def _records(columns: RecordColumns, batch: Batch, data, shift: int) -> list[Record]:
+    """The rows of ``columns`` as Record objects (positions shifted by ``shift``: file positions)."""
+    column = columns.records
+    header = columns.headers
+    h_key_pos, h_key_length = header["key_pos"], header["key_length"]
+    h_value_pos, h_value_length = header["value_pos"], header["value_length"]
+    log_append_time = batch.timestamp_type == "LogAppendTime"
+    base_sequence = batch.base_sequence if batch.base_sequence is not None else NO_SEQUENCE
+    out = []
+    for row, (pos, size, attributes, offset_delta, key_pos, key_length, value_pos, value_length, headers_count,
+              first, offset, timestamp) in enumerate(zip(
+            columns.column("pos"), columns.column("size"), columns.column("attributes"),
+            columns.column("offset_delta"), columns.column("key_pos"), columns.column("key_length"),
+            columns.column("value_pos"), columns.column("value_length"), columns.column("headers_count"),
+            columns.column("first_header"), columns.column("offset"), columns.column("timestamp"))):
+        headers = [(bytes(data[h_key_pos[h]:h_key_pos[h] + h_key_length[h]]),
+                    None if h_value_length[h] < 0 else bytes(data[h_value_pos[h]:h_value_pos[h] + h_value_length[h]]))
+                   for h in range(first, first + headers_count)] if headers_count else []
+        out.append(Record(
+            offset=offset, timestamp=batch.max_timestamp if log_append_time else timestamp,
+            key=None if key_length < 0 else bytes(data[key_pos:key_pos + key_length]),
+            value=None if value_length < 0 else bytes(data[value_pos:value_pos + value_length]),
+            headers=headers, pos=pos + shift, size=size, attributes=attributes,
+            sequence=increment_sequence(base_sequence, offset_delta) if base_sequence >= 0 else NO_SEQUENCE,
+        ))
+    return out
 
 
 def decode_control(key: bytes | None, value: bytes | None) -> tuple[ControlMarker | None, tuple[str, str] | None]:

@@ -34,7 +34,8 @@ def verify_stream(stream: BinaryIO, summary: FileSummary, options: VerifyOptions
     ``start``/``stop`` verify only the entries starting in that range (a
     split of a large file); ``landed["pos"]`` then says where the walk ended.
     """
-    reader = SegmentReader(stream, ReadOptions(records=options.deep, decompressed_limit=options.decompressed_limit),
+    reader = SegmentReader(stream, ReadOptions(records=options.deep, record_objects=False,
+                                             decompressed_limit=options.decompressed_limit),
                            size=summary.size)
     order = OffsetOrder()
     for item in reader.walk(start, stop):

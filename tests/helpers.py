@@ -57,3 +57,22 @@ def run_kbatch(args: list[str], capsys, monkeypatch, stdin: bytes | None = None)
         code = done.code if isinstance(done.code, int) else 2
     out, err = capsys.readouterr()
     return Result(code, out, err)
+
+
+def pure_recordwalk():
+    """kbatch/recordwalk.py run as plain Python, beside the compiled module the package imports.
+
+    Loaded from the .py file itself under another name, so one test run exercises both builds of the
+    same source.
+    """
+    import importlib.util
+
+    import kbatch
+
+    name = "kbatch._recordwalk_pure"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, Path(kbatch.__file__).parent / "recordwalk.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]

@@ -173,6 +173,9 @@ CRAFTED = [
     ("negative-length", [_batch(records=[dict(V, offset=0, key_length=-5)])], HEADER, True),
     ("last-offset-delta-mismatch", [_batch(last_offset_delta=0)], 23, True),
     ("offset-delta-order", [_batch(records=[dict(V, offset=5), dict(V, offset=5)])], HEADER + 8, True),
+    # DefaultRecord.readFrom adds baseOffset + offsetDelta as Java longs: Long.MAX_VALUE + 1 wraps.
+    ("long-overflow", [_batch(base_offset=2**63 - 1, records=[dict(V, offset=2**63 - 1), dict(V, offset=2**63 - 1, offset_delta=1)])],
+     HEADER + 8, True),
     ("offset-overlap", [_batch(), _batch(records=[dict(V, offset=1)])], 77, True),
     ("offset-gap", [_batch(), _batch(records=[dict(V, offset=9)])], 77, True),
     ("max-timestamp-mismatch", [_batch(max_timestamp=5)], 35, True),

@@ -1,17 +1,30 @@
-"""The fast record decoder is held to the construct declaration it copies."""
+"""The record decoder is held to the construct declaration, compiled and as plain Python alike."""
 
 from __future__ import annotations
 
 import io
 
+import pytest
 from construct import Container, ListContainer, StreamError
-from hypothesis import given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
+import kbatch.records
 from kbatch import layouts
 from kbatch.codecs import Decompressor
 from kbatch.records import FIELD_ORDER, RecordError, decode_record
 
-from .helpers import fixture_paths, read_all
+from .helpers import fixture_paths, pure_recordwalk, read_all
+
+
+@pytest.fixture(autouse=True, params=["compiled", "pure"])
+def decoder(request, monkeypatch):
+    """Every test here runs with the installed (compiled) decoder and with its source as plain Python."""
+    if request.param == "pure":
+        pure = pure_recordwalk()
+        monkeypatch.setattr(kbatch.records, "RecordWalker", pure.RecordWalker)
+        monkeypatch.setattr(kbatch.records, "RecordColumns", pure.RecordColumns)
+        monkeypatch.setattr(kbatch.records, "_COLUMNS", {})
+    return request.param
 
 _bytes_or_null = st.one_of(st.none(), st.binary(max_size=40))
 _headers = st.lists(st.tuples(st.binary(max_size=10), _bytes_or_null), max_size=4)
@@ -54,7 +67,7 @@ def test_fast_decoder_reads_the_declared_fields_in_order():
     assert tuple(fields) == FIELD_ORDER == tuple(sc.name for sc in layouts.Record.subcons)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(attributes=st.integers(-128, 127), timestamp_delta=st.integers(-(2**63), 2**63 - 1),
        offset_delta=st.integers(-(2**31), 2**31 - 1), key=_bytes_or_null, value=_bytes_or_null, headers=_headers)
 def test_fast_decoder_agrees_with_construct(attributes, timestamp_delta, offset_delta, key, value, headers):
@@ -64,7 +77,7 @@ def test_fast_decoder_agrees_with_construct(attributes, timestamp_delta, offset_
     assert _fast_as_declared(fields) == _plain(layouts.Record.parse(data))
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.binary(max_size=60))
 def test_on_random_bytes_the_fast_decoder_fails_cleanly_or_agrees(data):
     try:
