@@ -50,6 +50,12 @@ CODES: dict[str, tuple[Severity, str]] = {
     "reserved-bits": (Severity.WARNING, "attribute bits Kafka reserves are set"),
     "inconsistent-producer-fields": (Severity.WARNING, "producerId, producerEpoch and baseSequence disagree"),
     "transactional-without-producer": (Severity.ERROR, "a transactional batch without a producerId"),
+    # The files beside a segment (kbatch.partition), each read on its own:
+    "partial-entry": (Severity.ERROR, "an index ends inside an entry (its size is no multiple of the entry size)"),
+    "index-order": (Severity.ERROR, "index entries do not increase as Kafka appends them"),
+    "offset-below-base": (Severity.ERROR, "an index entry's offset is below the segment's base offset"),
+    "unknown-version": (Severity.ERROR, "a file's version is not one Kafka writes"),
+    "bad-checkpoint": (Severity.ERROR, "a checkpoint line or count that Kafka cannot read"),
 }
 
 

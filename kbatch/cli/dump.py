@@ -7,10 +7,13 @@ import sys
 import click
 
 from ..findings import Finding
+from ..partition.kinds import BATCH_KINDS, KINDS, kind_of
+from ..partition.sniff import NotALogSegment, looks_like_other_kind
 from ..reader import ReadOptions, SegmentReader
 from ..render.console import make_console
 from ..render.dumplog import DumplogSink
 from ..render.jsonout import JsonlSink, JsonSink
+from ..render.partition import dump_file as dump_sidecar
 from ..render.table import TableSink
 from ..summary import FileSummary
 from .options import (decode_option, decompressed_limit_option, files_argument, for_each_input, hex_option,
@@ -34,12 +37,15 @@ Examples:
 @decode_option
 @click.option("--full", is_flag=True, help="Show keys and values whole instead of cut to the terminal.")
 @click.option("--limit", type=click.IntRange(min=0), metavar="N", help="Stop after N batches per file.")
+@click.option("--kind", type=click.Choice(KINDS), metavar="KIND",
+              help="Read every FILE as this kind instead of the one its name says: "
+                   + ", ".join(KINDS) + ".")
 @click.option("--offset-range", callback=parse_offset_range, metavar="A:B",
               help="Only batches holding record offsets A..B (inclusive; A: and :B are open).")
 @hex_option
 @decompressed_limit_option
 @no_color_option
-def dump(files, records, output_format, decode, full, limit, offset_range, hex_input, decompressed_limit,
+def dump(files, records, output_format, decode, full, limit, kind, offset_range, hex_input, decompressed_limit,
          no_color):
     """List the batches of Kafka log segments (v0, v1 and v2, any codec), with their damage.
 
@@ -48,7 +54,13 @@ def dump(files, records, output_format, decode, full, limit, offset_range, hex_i
     Damaged byte ranges appear where they lie, with what was expected and what
     was found; the batches after them are still listed.
 
-    Exit status: 0 clean, 1 damage found, 2 usage or I/O error.
+    The files beside a segment dump too, each on its own, by the kind their
+    name says (--kind overrides): .index, .timeindex, .txnindex, .snapshot,
+    leader-epoch-checkpoint, partition.metadata, the log directory's offset
+    checkpoints, and a KRaft snapshot (.checkpoint, read as record batches).
+
+    Exit status: 0 clean, 1 damage found, 2 usage or I/O error (and a file
+    that is no log segment but looks like another kind).
     """
     # The json document carries what encode-from-json needs to rebuild the input byte for byte.
     options = ReadOptions(records=records, decompressed_limit=decompressed_limit,
@@ -63,8 +75,19 @@ def dump(files, records, output_format, decode, full, limit, offset_range, hex_i
     else:
         sink = DumplogSink(out, records=records)
 
-    status = for_each_input(files, hex_input,
-                            lambda path, stream: _dump_file(path, stream, options, sink, limit, offset_range))
+    def dump_one(path, stream):
+        named = kind or (None if hex_input else kind_of(path))
+        if named is not None and named not in BATCH_KINDS:
+            return dump_sidecar(path, stream, named, sink)
+        if kind is None:
+            other = looks_like_other_kind(stream)
+            if other is not None:
+                outcome = NotALogSegment(path, other)
+                click.echo(outcome.message, err=True)
+                return outcome
+        return _dump_file(path, stream, options, sink, limit, offset_range)
+
+    status = for_each_input(files, hex_input, dump_one)
     if isinstance(sink, JsonSink):
         sink.close()
     return status

@@ -62,6 +62,8 @@ def for_each_input(paths, hex_input: bool, handle, status: ExitStatus = ExitStat
             continue
         with stream:
             summary = handle(path, stream)
-        if summary.damaged and status is ExitStatus.OK:
+        if getattr(summary, "unreadable", False):   # read, but not as what was asked (a dump's --kind)
+            status = ExitStatus.TROUBLE
+        elif summary.damaged and status is ExitStatus.OK:
             status = ExitStatus.FOUND
     return status
