@@ -212,7 +212,8 @@ def test_every_finding_code_can_be_crafted():
     by_other_means = {"decompress-too-large",     # tests/test_codecs.py (a cap below the data)
                       "inner-magic-mismatch", "bad-wrapper-offset", "wrapper-offset-zero",  # test_reader.py
                       "split-handover"}            # not about bytes: tests/test_scan.py
-    assert set(CODES) == crafted | by_other_means
+    from .test_partition_crosscheck import PARTITION_CODES   # the files beside a segment: tests/test_partition_*
+    assert set(CODES) == crafted | by_other_means | PARTITION_CODES
 
 
 # -- bad input --------------------------------------------------------------------
