@@ -8,6 +8,7 @@ import click
 
 from ..findings import Finding
 from ..partition.kinds import BATCH_KINDS, KINDS, kind_of
+from ..partition.seek import Window, select, start_position
 from ..partition.sniff import NotALogSegment, looks_like_other_kind
 from ..reader import ReadOptions, SegmentReader
 from ..render.console import make_console
@@ -17,7 +18,7 @@ from ..render.partition import dump_file as dump_sidecar
 from ..render.table import TableSink
 from ..summary import FileSummary
 from .options import (decode_option, decompressed_limit_option, files_argument, for_each_input, hex_option,
-                      no_color_option, parse_offset_range)
+                      no_color_option, parse_offset_range, parse_time)
 
 FORMATS = ("table", "jsonl", "json", "dumplog")
 
@@ -26,6 +27,7 @@ FORMATS = ("table", "jsonl", "json", "dumplog")
 Examples:
   kbatch dump 00000000000000000000.log
   kbatch dump --records --offset-range 100:200 segment.log
+  kbatch dump --records --since 2024-05-01T12:00Z --until 2024-05-01T12:05Z segment.log
   kbatch dump --format jsonl segment.log | jq 'select(.crc_valid | not)'
   kbatch dump --format dumplog --records segment.log   # as kafka-dump-log.sh --deep-iteration --print-data-log
   echo '0000000000000000 0000003a ...' | kbatch dump --hex -
@@ -42,11 +44,15 @@ Examples:
                    + ", ".join(KINDS) + ".")
 @click.option("--offset-range", callback=parse_offset_range, metavar="A:B",
               help="Only batches holding record offsets A..B (inclusive; A: and :B are open).")
+@click.option("--since", callback=parse_time, metavar="TIME",
+              help="Only batches with records stamped at or after TIME (ISO 8601, or epoch ms).")
+@click.option("--until", callback=parse_time, metavar="TIME",
+              help="Only batches with records stamped at or before TIME (ISO 8601, or epoch ms).")
 @hex_option
 @decompressed_limit_option
 @no_color_option
-def dump(files, records, output_format, decode, full, limit, kind, offset_range, hex_input, decompressed_limit,
-         no_color):
+def dump(files, records, output_format, decode, full, limit, kind, offset_range, since, until, hex_input,
+         decompressed_limit, no_color):
     """List the batches of Kafka log segments (v0, v1 and v2, any codec), with their damage.
 
     One row per batch: position, offsets, count, magic, codec, size, CRC
@@ -85,7 +91,8 @@ def dump(files, records, output_format, decode, full, limit, kind, offset_range,
                 outcome = NotALogSegment(path, other)
                 click.echo(outcome.message, err=True)
                 return outcome
-        return _dump_file(path, stream, options, sink, limit, offset_range)
+        window = Window(*(offset_range or (None, None)), since, until)
+        return _dump_file(path, stream, options, sink, limit, window)
 
     status = for_each_input(files, hex_input, dump_one)
     if isinstance(sink, JsonSink):
@@ -93,18 +100,25 @@ def dump(files, records, output_format, decode, full, limit, kind, offset_range,
     return status
 
 
-def _dump_file(path, stream, options, sink, limit, offset_range) -> FileSummary:
+def _dump_file(path, stream, options, sink, limit, window: Window) -> FileSummary:
     reader = SegmentReader(stream, options)
     summary = FileSummary(path, reader.size)
+    items = reader
+    if window.selects:
+        # Start where the indexes say (verified), and step over batches outside the window at their header.
+        start = start_position(path, reader, stream, window)
+        if start.note:
+            click.echo(start.note, err=True)
+        items = select(reader, stream, start.pos, window)
     sink.begin(path, reader.size)
     shown = 0
-    for item in reader:
+    for item in items:
         if isinstance(item, Finding):
             summary.add_finding(item)
             keep_raw = options.keep_body and item.owns_bytes
             sink.region(item, reader.read_bytes(item.pos, item.size) if keep_raw else None)
             continue
-        if offset_range is not None and not _select_offsets(item, offset_range):
+        if window.selects and not _select(item, window):
             continue
         if limit is not None and shown >= limit:
             break
@@ -115,12 +129,28 @@ def _dump_file(path, stream, options, sink, limit, offset_range) -> FileSummary:
     return summary
 
 
-def _select_offsets(batch, offset_range) -> bool:
-    """Keep a batch that holds offsets in the range; keep only those of its records."""
-    low, high = offset_range
+def _select(batch, window: Window) -> bool:
+    """Keep a batch that may hold records of the window; keep only those of its records.
+
+    By time, a batch is kept when its maxTimestamp is at or after --since and its first record's
+    timestamp at or before --until; with --records, only the records stamped inside the window (none of
+    magic 0, which has no timestamps).
+    """
+    low, high, since, until = window.low, window.high, window.since, window.until
     if (low is not None and batch.last_offset < low) or (high is not None and batch.base_offset > high):
         return False
+    timed = since is not None or until is not None
+    if timed:
+        first = batch.max_timestamp if batch.timestamp_type == "LogAppendTime" else batch.base_timestamp
+        if batch.max_timestamp is None or (since is not None and batch.max_timestamp < since) or \
+                (until is not None and batch.records is None and first > until):
+            return False
     if batch.records is not None:
         batch.records = [record for record in batch.records
-                         if (low is None or record.offset >= low) and (high is None or record.offset <= high)]
+                         if (low is None or record.offset >= low) and (high is None or record.offset <= high)
+                         and (not timed or (record.timestamp is not None
+                                            and (since is None or record.timestamp >= since)
+                                            and (until is None or record.timestamp <= until)))]
+        if timed and not batch.records:
+            return False
     return True
