@@ -72,6 +72,10 @@ CODES: dict[str, tuple[Severity, str]] = {
     "segment-base-mismatch": (Severity.ERROR, "a segment's first batch is below the base offset in its name"),
     "segment-overlap": (Severity.ERROR, "a segment holds offsets at or above the next segment's base offset"),
     "segment-gap": (Severity.INFO, "offsets between two segments are in neither (as after compaction)"),
+    # Internal topics (__consumer_offsets, __transaction_state, __cluster_metadata) read with Kafka's schemas:
+    "bad-internal-record": (Severity.ERROR, "an internal topic's key or value does not read with Kafka's schema"),
+    "unknown-record-version": (Severity.WARNING, "a record type or version kbatch's schemas do not know"),
+    "internal-trailing-bytes": (Severity.WARNING, "bytes after a coordinator record's message, which Kafka ignores"),
 }
 
 
