@@ -50,6 +50,10 @@ CODES: dict[str, tuple[Severity, str]] = {
     "reserved-bits": (Severity.WARNING, "attribute bits Kafka reserves are set"),
     "inconsistent-producer-fields": (Severity.WARNING, "producerId, producerEpoch and baseSequence disagree"),
     "transactional-without-producer": (Severity.ERROR, "a transactional batch without a producerId"),
+    # Internal topics (__consumer_offsets, __transaction_state, __cluster_metadata) read with Kafka's schemas:
+    "bad-internal-record": (Severity.ERROR, "an internal topic's key or value does not read with Kafka's schema"),
+    "unknown-record-version": (Severity.WARNING, "a record type or version kbatch's schemas do not know"),
+    "internal-trailing-bytes": (Severity.WARNING, "bytes after a coordinator record's message, which Kafka ignores"),
 }
 
 

@@ -7,6 +7,8 @@ import sys
 import click
 
 from ..findings import Finding
+from ..messages.apply import decode_batch
+from ..messages.topics import DECODERS, decoder_for_path
 from ..reader import ReadOptions, SegmentReader
 from ..render.console import make_console
 from ..render.dumplog import DumplogSink
@@ -26,12 +28,17 @@ Examples:
   kbatch dump --format jsonl segment.log | jq 'select(.crc_valid | not)'
   kbatch dump --format dumplog --records segment.log   # as kafka-dump-log.sh --deep-iteration --print-data-log
   echo '0000000000000000 0000003a ...' | kbatch dump --hex -
+  kbatch dump -r /var/lib/kafka/__consumer_offsets-12/00000000000000000000.log
 """)
 @files_argument
 @click.option("--records", "-r", is_flag=True, help="Decode and show the records of every batch (and check them).")
 @click.option("--format", "output_format", type=click.Choice(FORMATS), default="table", show_default=True,
               help="table for people, jsonl/json for programs, dumplog for kafka-dump-log.sh's lines.")
 @decode_option
+@click.option("--decoder", type=click.Choice(("auto",) + DECODERS), default="auto", show_default=True,
+              help="How records of Kafka's internal topics are read (with --records): auto picks it from the "
+                   "partition directory (__consumer_offsets-N: offsets, __transaction_state-N: transactions, "
+                   "__cluster_metadata-N: metadata, __share_group_state-N: share); none shows bytes.")
 @click.option("--full", is_flag=True, help="Show keys and values whole instead of cut to the terminal.")
 @click.option("--limit", type=click.IntRange(min=0), metavar="N", help="Stop after N batches per file.")
 @click.option("--offset-range", callback=parse_offset_range, metavar="A:B",
@@ -39,7 +46,7 @@ Examples:
 @hex_option
 @decompressed_limit_option
 @no_color_option
-def dump(files, records, output_format, decode, full, limit, offset_range, hex_input, decompressed_limit,
+def dump(files, records, output_format, decode, decoder, full, limit, offset_range, hex_input, decompressed_limit,
          no_color):
     """List the batches of Kafka log segments (v0, v1 and v2, any codec), with their damage.
 
@@ -64,14 +71,16 @@ def dump(files, records, output_format, decode, full, limit, offset_range, hex_i
         sink = DumplogSink(out, records=records)
 
     status = for_each_input(files, hex_input,
-                            lambda path, stream: _dump_file(path, stream, options, sink, limit, offset_range))
+                            lambda path, stream: _dump_file(path, stream, options, sink, limit, offset_range,
+                                                                    decoder))
     if isinstance(sink, JsonSink):
         sink.close()
     return status
 
 
-def _dump_file(path, stream, options, sink, limit, offset_range) -> FileSummary:
+def _dump_file(path, stream, options, sink, limit, offset_range, decoder="auto") -> FileSummary:
     reader = SegmentReader(stream, options)
+    internal = decoder_for_path(path) if decoder == "auto" else decoder
     summary = FileSummary(path, reader.size)
     sink.begin(path, reader.size)
     shown = 0
@@ -85,6 +94,7 @@ def _dump_file(path, stream, options, sink, limit, offset_range) -> FileSummary:
             continue
         if limit is not None and shown >= limit:
             break
+        decode_batch(item, internal)
         summary.add_batch(item)
         sink.batch(item)
         shown += 1
