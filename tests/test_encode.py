@@ -214,7 +214,8 @@ def test_every_finding_code_can_be_crafted():
                       "split-handover",            # not about bytes: tests/test_scan.py
                       "bad-internal-record", "unknown-record-version",  # tests/test_internal.py (fixtures
                       "internal-trailing-bytes"}                        # under fixtures/internal/damaged)
-    assert set(CODES) == crafted | by_other_means
+    from .test_partition_crosscheck import PARTITION_CODES   # the files beside a segment: tests/test_partition_*
+    assert set(CODES) == crafted | by_other_means | PARTITION_CODES
 
 
 # -- bad input --------------------------------------------------------------------
