@@ -52,7 +52,7 @@ def _v2_checks(batch: Batch) -> Iterator[Finding]:
                               f"at least {checks.last_offset_delta} (the last record's offsetDelta)",
                               batch.last_offset_delta)
     for index, pos, size, previous, offset in checks.order_breaks:
-        yield _record_finding(batch, pos, size, "offset-delta-order", f"records[{index}].offsetDelta",
+        yield _record_span_finding(batch, pos, size, "offset-delta-order", f"records[{index}].offsetDelta",
                               f"more than {previous}", str(offset))
     if batch.timestamp_type == "CreateTime" and checks.max_timestamp != batch.max_timestamp:
         yield _header_finding(batch, "max-timestamp-mismatch", "max_timestamp",
@@ -77,9 +77,14 @@ def _producer_checks(batch: Batch) -> Iterator[Finding]:
                               "all three set (idempotent) or all -1", actual)
 
 
-def _record_finding(batch: Batch, pos: int, size: int, code: str, field: str, expected: str,
-                    actual: str) -> Finding:
-    """A finding about one record (at Record.pos): its bytes in the file, or inside the decompressed records."""
+def _record_finding(batch: Batch, record, code: str, field: str, expected: str, actual: str) -> Finding:
+    """A finding about one record: its bytes in the file, or inside the decompressed records."""
+    return _record_span_finding(batch, record.pos, record.size, code, field, expected, actual)
+
+
+def _record_span_finding(batch: Batch, pos: int, size: int, code: str, field: str, expected: str,
+                         actual: str) -> Finding:
+    """The same for the record at ``pos`` (as Record.pos) of ``size`` bytes."""
     if batch.compressed:
         return Finding(code, batch.pos, batch.payload_pos, batch.payload_size, field, expected, actual, pos)
     return Finding(code, batch.pos, pos, size, field, expected, actual)
@@ -88,7 +93,7 @@ def _record_finding(batch: Batch, pos: int, size: int, code: str, field: str, ex
 def _increasing(batch: Batch, records, field: str) -> Iterator[Finding]:
     for index in range(1, len(records)):
         if records[index].offset <= records[index - 1].offset:
-            yield _record_finding(batch, records[index].pos, records[index].size, "offset-delta-order",
+            yield _record_finding(batch, records[index], "offset-delta-order",
                                   f"records[{index}].{field}", f"more than {records[index - 1].offset}",
                                   str(records[index].offset))
 
