@@ -91,13 +91,13 @@ def test_iso_times_are_utc_milliseconds(kbatch):
 
 def test_batches_outside_the_range_are_not_decoded(kbatch, monkeypatch):
     decoded = []
-    real = v2_batches.decode_batch_records
+    real = v2_batches.walk_batch_records
 
     def counting(batch, *args, **kwargs):
         decoded.append(batch.base_offset)
         return real(batch, *args, **kwargs)
 
-    monkeypatch.setattr(v2_batches, "decode_batch_records", counting)
+    monkeypatch.setattr(v2_batches, "walk_batch_records", counting)
     _, records = _records(kbatch, "--offset-range", "44:44", str((CLEAN / "00000000000000000027.log").relative_to(ROOT)))
     assert records == [(44, 1_700_000_042_000)] and decoded == [42]
 
