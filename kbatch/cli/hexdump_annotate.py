@@ -10,6 +10,7 @@ from ..annotate import Span, decompressed_spans, entry_spans
 from ..codecs import CodecError, Decompressor
 from ..findings import Finding
 from ..reader import ReadOptions, SegmentReader, open_input
+from ..render.values import counted
 from .options import decompressed_limit_option, hex_option, no_color_option, report_unreadable
 from .status import ExitStatus
 
@@ -87,17 +88,17 @@ def hexdump_annotate(file, batch_index, record_offset, position, byte_range, wid
         index, item, findings = shown
         if isinstance(item, Finding):
             data = reader.read_bytes(item.pos, item.size)
-            spans = [Span(item.pos, item.pos + item.size, "damaged range", f"{item.size} bytes", "raw", finding)
+            spans = [Span(item.pos, item.pos + item.size, "damaged range", counted(item.size, "byte"), "raw", finding)
                      for finding in findings[:1]]
             render(console, data, item.pos, spans, width=width, ruler=ruler,
-                   title=f"{file}: damaged range at {item.pos}, {item.size} bytes")
+                   title=f"{file}: damaged range at {item.pos}, {counted(item.size, 'byte')}")
             for finding in findings[1:]:
                 console.print(finding_line(finding))
             return ExitStatus.FOUND
         data = reader.read_bytes(item.pos, item.size)
         spans = entry_spans(item, data, index)
         render(console, data, item.pos, spans, width=width, ruler=ruler,
-               title=f"{file}: batch[{index}] at {item.pos}, {item.size} bytes, magic {item.magic}, {item.codec}")
+               title=f"{file}: batch[{index}] at {item.pos}, {counted(item.size, 'byte')}, magic {item.magic}, {item.codec}")
         for finding in item.findings:
             console.print(finding_line(finding))
         if decompressed and item.compressed:
@@ -146,7 +147,7 @@ def _show_decompressed(reader, batch, index, console, width, ruler, render, limi
         return
     console.print()
     render(console, inflated, 0, decompressed_spans(batch, inflated, index), width=width, ruler=ruler,
-           title=f"batch[{index}] records, decompressed: {len(inflated)} bytes "
+           title=f"batch[{index}] records, decompressed: {counted(len(inflated), 'byte')} "
                  "(positions +N are inside the decompressed data, not the file)")
 
 
@@ -158,7 +159,7 @@ def _show_range(reader, byte_range, console, width, ruler, render):
     for item in reader:
         if isinstance(item, Finding):
             if item.owns_bytes and item.pos < high and item.pos + item.size > low:
-                spans.append(Span(item.pos, item.pos + item.size, "damaged range", f"{item.size} bytes", "raw",
+                spans.append(Span(item.pos, item.pos + item.size, "damaged range", counted(item.size, "byte"), "raw",
                                   item))
             damaged |= item.is_damage and low <= item.pos < high
             if item.pos >= high:

@@ -61,7 +61,7 @@ def bytes_text(data: bytes | None, mode: str = "auto", limit: int | None = None)
         else:
             text = text.encode("unicode_escape").decode("ascii") if not _printable(text) else text
     if limit is not None and len(text) > limit:
-        return f"{text[:limit]}… ({len(data)} bytes)"
+        return f"{text[:limit]}… ({counted(len(data), 'byte')})"
     return text
 
 
@@ -86,8 +86,15 @@ def iso_timestamp(ms: int | None) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
 
 
+def counted(number: int, noun: str) -> str:
+    """``1 byte``, ``2 bytes``, ``1 batch``, ``0 batches``."""
+    if number == 1:
+        return f"{number} {noun}"
+    return f"{number} {noun}{'es' if noun.endswith(('s', 'sh', 'ch', 'x')) else 's'}"
+
+
 def finding_text(finding) -> str:
     where = f"pos {finding.pos}" if finding.inner_pos is None else \
         f"pos {finding.pos} (byte {finding.inner_pos} of the decompressed data)"
-    return (f"{finding.code} at {where}, {finding.size} bytes, {finding.field}: "
+    return (f"{finding.code} at {where}, {counted(finding.size, 'byte')}, {finding.field}: "
             f"expected {finding.expected}, found {finding.actual}")

@@ -11,7 +11,7 @@ import json
 from ..findings import Finding
 from ..summary import FileSummary
 from .jsonout import finding_dict
-from .values import finding_text
+from .values import counted, finding_text
 
 
 class VerifyTableSink:
@@ -47,9 +47,9 @@ class VerifyTableSink:
         if len(self.summaries) > 1:
             damaged = sum(summary.damaged for summary in self.summaries)
             table.add_section()
-            table.add_row(f"{len(self.summaries)} files", str(sum(s.batches for s in self.summaries)),
+            table.add_row(counted(len(self.summaries), "file"), str(sum(s.batches for s in self.summaries)),
                           str(sum(s.records for s in self.summaries)), str(sum(s.size for s in self.summaries)),
-                          f"{sum(sum(s.findings.values()) for s in self.summaries)} findings",
+                          counted(sum(sum(s.findings.values()) for s in self.summaries), "finding"),
                           Text(f"{damaged} damaged", style="bold red") if damaged else Text("ok", style="green"))
         self.console.print(table)
 
