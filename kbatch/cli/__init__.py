@@ -27,6 +27,7 @@ SUBCOMMANDS = {
     "repair-length": "kbatch.cli.repair_length",
     "salvage": "kbatch.cli.salvage",
     "scan": "kbatch.cli.scan",
+    "stats": "kbatch.cli.stats",
     "verify-crc": "kbatch.cli.verify_crc",
 }
 

@@ -1,0 +1,402 @@
+"""Where a segment's bytes go: every byte of a file counted under the field it belongs to.
+
+:class:`SegmentStats` takes what the reader yields (batches and damaged
+ranges) and adds each byte to one category, so the categories of a file add up
+to its size exactly.  Compressed records cannot be split by field where they
+lie, so they count as ``compressed_records`` in the file, and their inflated
+bytes are counted field by field in a second account, ``inflated``, which adds
+up to the bytes the batches inflate to.
+
+A record's field sizes come from its decoded values (a varint's size follows
+from its value) and are checked against the record's size.  A record whose
+varints are not the shortest encoding (legal to read, but not what Kafka
+writes) fails that check and is measured field by field with the layout
+declaration instead (:func:`kbatch.layouts.field_spans`).
+
+Everything kept is a counter or a small table, so memory stays flat whatever
+the file size.  This module is the library: it imports neither click nor rich.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+
+from .codecs import CodecError, Decompressor
+from .findings import Finding
+from .layouts import (
+    BATCH_HEADER,
+    COMPRESSION_CODEC_MASK,
+    LOG_OVERHEAD,
+    MESSAGE_V0_HEADER,
+    MESSAGE_V1_HEADER,
+    Record as RecordLayout,
+    field_spans,
+)
+from .model import Batch, Record
+from .reader import ReadOptions, SegmentReader
+
+# (key, label): the order a report lists them in.  Record fields of v0/v1 messages and v2 records share
+# the categories they have in common (key length, value length, attributes, timestamp).
+CATEGORIES = (
+    ("entry_framing", "log-entry framing (offset, size)"),
+    ("batch_header", "batch header"),
+    ("record_length", "record length"),
+    ("record_crc", "message crc (v0/v1)"),
+    ("record_magic", "message magic (v0/v1)"),
+    ("record_attributes", "record attributes"),
+    ("record_timestamp", "timestamp (v1) / timestamp delta"),
+    ("record_offset_delta", "offset delta"),
+    ("key_length", "key length"),
+    ("value_length", "value length"),
+    ("headers_count", "header count"),
+    ("header_key_length", "header key lengths"),
+    ("header_value_length", "header value lengths"),
+    ("keys", "keys"),
+    ("values", "values"),
+    ("header_keys", "header keys"),
+    ("header_values", "header values"),
+    ("compressed_records", "compressed records"),
+    ("control_batches", "control batches"),
+    ("damaged", "damaged bytes"),
+    ("zero_tail", "zero tail (preallocated)"),
+)
+CATEGORY_LABELS = dict(CATEGORIES)
+# The per-record overhead: what a record costs beyond its key, value and header bytes.
+RECORD_OVERHEAD = ("record_length", "record_crc", "record_magic", "record_attributes", "record_timestamp",
+                   "record_offset_delta", "key_length", "value_length", "headers_count", "header_key_length",
+                   "header_value_length")
+PAYLOAD = ("keys", "values", "header_keys", "header_values")
+
+# A v2 record's declared fields -> categories (field_spans paths end in these names).
+_V2_FIELD_CATEGORY = {
+    "length": "record_length", "attributes": "record_attributes", "timestamp_delta": "record_timestamp",
+    "offset_delta": "record_offset_delta", "key_length": "key_length", "key": "keys",
+    "value_length": "value_length", "value": "values", "headers_count": "headers_count",
+}
+_V2_HEADER_FIELD_CATEGORY = {"key_length": "header_key_length", "key": "header_keys",
+                             "value_length": "header_value_length", "value": "header_values"}
+
+
+def varint_size(value: int, bits: int = 32) -> int:
+    """Bytes of the shortest zig-zag varint for ``value`` (ByteUtils.sizeOfVarint / sizeOfVarlong)."""
+    raw = ((value << 1) ^ (value >> (bits - 1))) & ((1 << bits) - 1)
+    return max(1, (raw.bit_length() + 6) // 7)
+
+
+def bucket(value: int) -> int:
+    """The power-of-two bucket of a count or size: k holds 2**(k-1) .. 2**k - 1 (0 holds 0)."""
+    return max(value, 0).bit_length()
+
+
+def bucket_label(k: int) -> str:
+    if k == 0:
+        return "0"
+    low, high = 1 << (k - 1), (1 << k) - 1
+    return str(low) if low == high else f"{low}-{high}"
+
+
+@dataclass
+class Tally:
+    """Batches, records and bytes of one group (a magic, a producer, a codec)."""
+
+    batches: int = 0
+    records: int = 0
+    bytes: int = 0
+    stored_records_bytes: int = 0     # codecs: the compressed records as stored
+    inflated_records_bytes: int = 0   # codecs: what they inflate to
+
+    def as_dict(self) -> dict:
+        return {key: value for key, value in vars(self).items()}
+
+
+@dataclass
+class FileTotal:
+    path: str
+    size: int
+    accounted: int = 0    # what the categories add up to for this file (equal to size, always)
+    before: int = 0       # the total before this file began
+
+
+@dataclass
+class SegmentStats:
+    """The byte accounting of one or more files (see the module doc)."""
+
+    stored: Counter = field(default_factory=Counter)      # category -> bytes in the files
+    inflated: Counter = field(default_factory=Counter)    # category -> bytes inside compressed batches
+    files: list[FileTotal] = field(default_factory=list)
+    batches: int = 0
+    records: int = 0                  # data records (control records are counted with control batches)
+    control_batches: int = 0
+    damaged_ranges: int = 0
+    findings: Counter = field(default_factory=Counter)
+    errors: int = 0
+    records_per_batch: Counter = field(default_factory=Counter)   # bucket -> batches
+    batch_sizes: Counter = field(default_factory=Counter)          # bucket -> batches
+    by_magic: dict = field(default_factory=lambda: defaultdict(Tally))
+    by_codec: dict = field(default_factory=lambda: defaultdict(Tally))
+    by_producer: dict = field(default_factory=lambda: defaultdict(Tally))
+    # records measured through the layout declaration because their varints were not the shortest
+    records_measured_by_layout: int = 0
+
+    # -- what the reader yields ----------------------------------------------
+
+    def begin_file(self, path: str, size: int) -> None:
+        self.files.append(FileTotal(path, size, before=self.total_bytes))
+
+    def add_region(self, finding: Finding) -> None:
+        """A finding from the reader; one that owns bytes (skipped, truncated, zero) is counted."""
+        self._finding(finding)
+        if not finding.owns_bytes:
+            return
+        if finding.code == "zero-tail":
+            self._count("zero_tail", finding.size)
+        else:
+            self.damaged_ranges += 1
+            self._count("damaged", finding.size)
+
+    def add_batch(self, batch: Batch, record_bytes=None) -> None:
+        """One log entry.  ``record_bytes(batch)`` returns the bytes its records were decoded from (the
+        inflated ones when compressed): asked only for a record that must be measured through the layout."""
+        for finding in batch.findings:
+            self._finding(finding)
+        self.batches += 1
+        records = [] if batch.is_control else (batch.records or [])
+        self.records += len(records)
+        self.records_per_batch[bucket(len(records))] += 1
+        self.batch_sizes[bucket(batch.size)] += 1
+        for group in (self.by_magic[batch.magic],
+                      self.by_producer["none" if batch.producer_id in (None, -1) else batch.producer_id]):
+            group.batches += 1
+            group.records += len(records)
+            group.bytes += batch.size
+        if batch.is_control:
+            self.control_batches += 1
+            self._count("control_batches", batch.size)
+            return
+        if batch.magic == 2:
+            self._v2(batch, records, record_bytes)
+        else:
+            self._legacy(batch, records)
+
+    # -- one entry -------------------------------------------------------------
+
+    def _v2(self, batch: Batch, records: list[Record], record_bytes) -> None:
+        self._count("entry_framing", LOG_OVERHEAD)
+        self._count("batch_header", BATCH_HEADER.size - LOG_OVERHEAD)
+        payload = batch.size - BATCH_HEADER.size
+        account = self.stored
+        if batch.compressed:
+            self._count("compressed_records", payload)
+            self._codec(batch, payload, batch.decompressed_size)
+            if batch.decompressed_size is None:
+                return   # did not inflate: nothing to split
+            account, payload = self.inflated, batch.decompressed_size
+        used = 0
+        for record in records:
+            sizes = v2_record_sizes(record, batch)
+            if sizes is None:
+                sizes = self._measured_by_layout(batch, record, record_bytes)
+            for category, size in sizes.items():
+                account[category] += size
+            used += record.size
+        account["damaged"] += payload - used
+
+    def _legacy(self, batch: Batch, records: list[Record]) -> None:
+        header = MESSAGE_V1_HEADER if batch.magic == 1 else MESSAGE_V0_HEADER
+        if not batch.compressed:
+            if records:
+                self._account_legacy_record(self.stored, records[0], batch.magic)
+            else:   # key and value lengths did not fit: the bytes after the header are damage
+                self._count("entry_framing", LOG_OVERHEAD)
+                self._count("batch_header", header.size - LOG_OVERHEAD)
+                self._count("damaged", batch.size - header.size)
+            return
+        # A wrapper: its own header, key and value lengths (and a key, normally null), then the value.
+        self._count("entry_framing", LOG_OVERHEAD)
+        self._count("compressed_records", batch.payload_size)
+        self._count("batch_header", batch.size - LOG_OVERHEAD - batch.payload_size)
+        self._codec(batch, batch.payload_size, batch.decompressed_size)
+        if batch.decompressed_size is None:
+            return
+        used = 0
+        for record in records:
+            self._account_legacy_record(self.inflated, record, record.magic)
+            used += record.size
+        self.inflated["damaged"] += batch.decompressed_size - used
+
+    @staticmethod
+    def _account_legacy_record(account: Counter, record: Record, magic: int):
+        """A v0/v1 message holding one record: offset+size, crc, magic, attributes, [timestamp], key, value."""
+        key = len(record.key) if record.key is not None else 0
+        value = len(record.value) if record.value is not None else 0
+        sizes = {"entry_framing": LOG_OVERHEAD, "record_crc": 4, "record_magic": 1,
+                 "record_attributes": 1, "record_timestamp": 8 if magic == 1 else 0, "key_length": 4, "keys": key,
+                 "value_length": 4, "values": value}
+        for category, size in sizes.items():
+            if size:
+                account[category] += size
+        # What the fields do not explain (never, for a message the reader accepted) is damage.
+        rest = record.size - sum(sizes.values())
+        if rest:
+            account["damaged"] += rest
+
+    def _measured_by_layout(self, batch: Batch, record: Record, record_bytes) -> dict[str, int]:
+        """A record's field sizes read off the layout declaration (its varints are not the shortest)."""
+        self.records_measured_by_layout += 1
+        data = record_bytes(batch) if record_bytes is not None else None
+        if data is None:
+            return {"damaged": record.size}
+        spans, error = field_spans(RecordLayout, data[record.pos - _records_start(batch):][:record.size])
+        sizes: Counter = Counter()
+        for span in spans:
+            *parents, name = span.path.split(".")
+            table = _V2_HEADER_FIELD_CATEGORY if parents and parents[-1].startswith("headers[") \
+                else _V2_FIELD_CATEGORY
+            sizes[table[name]] += span.end - span.start
+        rest = record.size - sum(sizes.values())
+        if rest:
+            sizes["damaged"] += rest
+        return dict(sizes)
+
+    # -- bookkeeping -------------------------------------------------------------
+
+    def _count(self, category: str, size: int) -> None:
+        self.stored[category] += size
+
+    def _codec(self, batch: Batch, stored: int, inflated: int | None) -> None:
+        tally = self.by_codec[batch.codec]
+        tally.batches += 1
+        tally.records += len(batch.records or [])
+        tally.bytes += batch.size
+        tally.stored_records_bytes += stored
+        tally.inflated_records_bytes += inflated or 0
+
+    def _finding(self, finding: Finding) -> None:
+        self.findings[finding.code] += 1
+        self.errors += finding.is_damage
+
+    def end_file(self) -> None:
+        current = self.files[-1]
+        current.accounted = self.total_bytes - current.before
+
+    # -- what it adds up to ----------------------------------------------------
+
+    @property
+    def damaged(self) -> bool:
+        return self.errors > 0
+
+    @property
+    def total_bytes(self) -> int:
+        return sum(self.stored.values())
+
+    @property
+    def record_overhead(self) -> int:
+        return sum(self.stored[key] + self.inflated[key] for key in RECORD_OVERHEAD)
+
+    def as_dict(self) -> dict:
+        total = self.total_bytes
+        inflated_total = sum(self.inflated.values())
+        records = self.records
+
+        def rows(account: Counter, whole: int) -> list[dict]:
+            return [{"category": key, "label": label, "bytes": account[key],
+                     "per_record": round(account[key] / records, 3) if records else None,
+                     "share": round(account[key] / whole, 6) if whole else 0.0}
+                    for key, label in CATEGORIES if account[key]]
+
+        return {
+            "files": [{"file": entry.path, "size": entry.size, "accounted": entry.accounted}
+                      for entry in self.files],
+            "total_bytes": total,
+            "batch_count": self.batches,
+            "record_count": records,
+            "control_batch_count": self.control_batches,
+            "stored": rows(self.stored, total),
+            "inflated": rows(self.inflated, inflated_total),
+            "inflated_bytes": inflated_total,
+            "record_overhead": {"bytes": self.record_overhead,
+                                "per_record": round(self.record_overhead / records, 3) if records else None},
+            "records_per_batch": [{"bucket": bucket_label(k), "batches": n}
+                                  for k, n in sorted(self.records_per_batch.items())],
+            "batch_sizes": [{"bucket": bucket_label(k), "batches": n} for k, n in sorted(self.batch_sizes.items())],
+            "by_magic": [{"magic": magic, **tally.as_dict()} for magic, tally in sorted(self.by_magic.items())],
+            "by_codec": [{"codec": codec, **tally.as_dict(),
+                          "ratio": round(tally.inflated_records_bytes / tally.stored_records_bytes, 3)
+                          if tally.stored_records_bytes else None}
+                         for codec, tally in sorted(self.by_codec.items())],
+            "by_producer": [{"producer_id": producer, **tally.as_dict()}
+                            for producer, tally in sorted(self.by_producer.items(), key=lambda item: str(item[0]))],
+            "records_measured_by_layout": self.records_measured_by_layout,
+            "findings": dict(sorted(self.findings.items())),
+            "damaged": self.damaged,
+        }
+
+
+def _records_start(batch: Batch) -> int:
+    """Where record positions count from in the bytes ``record_bytes`` returns."""
+    return 0 if batch.compressed else batch.payload_pos
+
+
+def v2_record_sizes(record: Record, batch: Batch) -> dict[str, int] | None:
+    """A v2 record's bytes by category, from its values; None when they do not add up to its size.
+
+    Under LogAppendTime the record's timestamp is the batch's, so the stored
+    timestamp delta is not known from the values: its size is what the record
+    leaves for it (one size fits, since a varint's size grows with what it counts).
+    """
+    key = len(record.key) if record.key is not None else 0
+    value = len(record.value) if record.value is not None else 0
+    sizes = {
+        "record_attributes": 1,
+        "record_offset_delta": varint_size(record.offset - batch.base_offset),
+        "key_length": varint_size(-1 if record.key is None else key),
+        "keys": key,
+        "value_length": varint_size(-1 if record.value is None else value),
+        "values": value,
+        "headers_count": varint_size(len(record.headers)),
+        "header_key_length": 0, "header_keys": 0, "header_value_length": 0, "header_values": 0,
+    }
+    for header_key, header_value in record.headers:
+        sizes["header_key_length"] += varint_size(len(header_key))
+        sizes["header_keys"] += len(header_key)
+        sizes["header_value_length"] += varint_size(-1 if header_value is None else len(header_value))
+        sizes["header_values"] += len(header_value) if header_value is not None else 0
+    known = sum(sizes.values())
+    if batch.timestamp_type == "LogAppendTime":
+        candidates = range(1, 11)
+    else:
+        candidates = (varint_size(record.timestamp - batch.base_timestamp, 64),)
+    for timestamp_size in candidates:
+        body = known + timestamp_size
+        if varint_size(body) + body == record.size:
+            sizes["record_timestamp"] = timestamp_size
+            sizes["record_length"] = varint_size(body)
+            return {category: size for category, size in sizes.items() if size}
+    return None
+
+
+def collect(stats: SegmentStats, path: str, stream, options: ReadOptions = ReadOptions(records=True),
+            on_batch=None) -> None:
+    """Read one file into ``stats``; ``on_batch(batch)`` sees each entry too (e.g. the what-if encoder)."""
+    reader = SegmentReader(stream, options)
+    decompressor = Decompressor(options.decompressed_limit)
+
+    def record_bytes(batch: Batch) -> bytes | None:
+        payload = reader.read_bytes(batch.payload_pos, batch.payload_size)
+        if not batch.compressed:
+            return payload
+        try:
+            return decompressor.decompress(batch.attributes & COMPRESSION_CODEC_MASK, payload, batch.magic)
+        except CodecError:
+            return None
+
+    stats.begin_file(path, reader.size)
+    for item in reader:
+        if isinstance(item, Finding):
+            stats.add_region(item)
+            continue
+        stats.add_batch(item, record_bytes)
+        if on_batch is not None:
+            on_batch(item)
+    stats.end_file()
