@@ -30,7 +30,8 @@ Examples:
 @files_argument
 @click.option("--records", "-r", is_flag=True, help="Decode and show the records of every batch (and check them).")
 @click.option("--format", "output_format", type=click.Choice(FORMATS), default="table", show_default=True,
-              help="table for people, jsonl/json for programs, dumplog for kafka-dump-log.sh's lines.")
+              help="table for people, jsonl/json for programs, dumplog for kafka-dump-log.sh's lines "
+                   "(keys and payloads as Kafka's StringDecoder shows them, unless --decode hex|base64|json).")
 @decode_option
 @click.option("--full", is_flag=True, help="Show keys and values whole instead of cut to the terminal.")
 @click.option("--limit", type=click.IntRange(min=0), metavar="N", help="Stop after N batches per file.")
@@ -61,11 +62,11 @@ def dump(files, records, output_format, decode, full, limit, offset_range, hex_i
     elif output_format == "json":
         sink = JsonSink(out, records=records, decode=decode)
     else:
-        sink = DumplogSink(out, records=records)
+        sink = DumplogSink(out, records=records, decode=decode)
 
     status = for_each_input(files, hex_input,
                             lambda path, stream: _dump_file(path, stream, options, sink, limit, offset_range))
-    if isinstance(sink, JsonSink):
+    if isinstance(sink, (JsonSink, DumplogSink)):
         sink.close()
     return status
 
