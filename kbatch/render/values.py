@@ -93,8 +93,15 @@ def counted(number: int, noun: str) -> str:
     return f"{number} {noun}{'es' if noun.endswith(('s', 'sh', 'ch', 'x')) else 's'}"
 
 
-def finding_text(finding) -> str:
+def offsets_text(base_offset: int, last_offset: int) -> str:
+    return f"offset {base_offset}" if base_offset == last_offset else f"offsets {base_offset}–{last_offset}"
+
+
+def finding_text(finding, batch=None) -> str:
+    """One line for a finding; given the batch it belongs to, with the batch's record offsets too."""
     where = f"pos {finding.pos}" if finding.inner_pos is None else \
         f"pos {finding.pos} (byte {finding.inner_pos} of the decompressed data)"
+    if batch is not None:
+        where += f" ({offsets_text(batch.base_offset, batch.last_offset)})"
     return (f"{finding.code} at {where}, {counted(finding.size, 'byte')}, {finding.field}: "
             f"expected {finding.expected}, found {finding.actual}")

@@ -14,7 +14,21 @@ from .jsonout import finding_dict
 from .values import counted, finding_text
 
 
-class VerifyTableSink:
+class _BatchOffsets:
+    """Remembers the batch being verified, so each of its findings carries the batch's offsets."""
+
+    current = None
+
+    def entry(self, batch) -> None:
+        self.current = batch
+
+    def batch_of(self, finding: Finding):
+        """The batch a finding belongs to; None for a damaged range between batches."""
+        batch = self.current
+        return batch if batch is not None and batch.pos == finding.entry_pos else None
+
+
+class VerifyTableSink(_BatchOffsets):
     def __init__(self, console):
         self.console = console
         self.summaries: list[FileSummary] = []
@@ -25,7 +39,7 @@ class VerifyTableSink:
         style = "bold red" if finding.is_damage else "yellow"
         marker = "✗" if finding.is_damage else "•"
         self.console.print(Text.assemble(f"{path}: ", Text(f"{marker} {finding.severity.value} ", style=style),
-                                         finding_text(finding)))
+                                         finding_text(finding, self.batch_of(finding))))
 
     def file_done(self, summary: FileSummary) -> None:
         self.summaries.append(summary)
@@ -54,15 +68,19 @@ class VerifyTableSink:
         self.console.print(table)
 
 
-class VerifyJsonlSink:
-    """One finding per line, then one summary line per file."""
+class VerifyJsonlSink(_BatchOffsets):
+    """One finding per line (with its batch's base_offset and last_offset, null between batches), then one
+    summary line per file."""
 
     def __init__(self, out):
         self.out = out
 
     def finding(self, path: str, finding: Finding) -> None:
-        self.out.write(json.dumps({"file": path, "type": "finding", **finding_dict(finding)}, ensure_ascii=False)
-                       + "\n")
+        batch = self.batch_of(finding)
+        offsets = {"base_offset": None if batch is None else batch.base_offset,
+                   "last_offset": None if batch is None else batch.last_offset}
+        self.out.write(json.dumps({"file": path, "type": "finding", **finding_dict(finding), **offsets},
+                                  ensure_ascii=False) + "\n")
 
     def file_done(self, summary: FileSummary) -> None:
         self.out.write(json.dumps({"type": "summary", **summary.as_dict()}, ensure_ascii=False) + "\n")
@@ -72,6 +90,9 @@ class VerifyJsonlSink:
 
 
 class QuietSink:
+    def entry(self, batch) -> None:
+        pass
+
     def finding(self, path: str, finding: Finding) -> None:
         pass
 
