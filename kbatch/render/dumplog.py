@@ -22,6 +22,7 @@ import sys
 
 from ..findings import Finding
 from ..model import Batch, Record
+from .internal import dumplog_tokens
 from .values import bytes_text, finding_text
 
 KAFKA_DECODER_MODES = ("auto", "utf8")   # --decode values meaning Kafka's own StringDecoder
@@ -91,6 +92,8 @@ def record_line(record: Record, batch: Batch, decode: str = "auto") -> str:
             name = "UNKNOWN" if marker.type.startswith("UNKNOWN") else marker.type
             line += f" controlType: {name}({marker.type_id})"
         return line
+    if record.decoded is not None:
+        return line + dumplog_tokens(record.decoded, record.offset)
     # DecoderMessageParser: a null key or value prints no token at all.
     if record.key is not None:
         line += f" key: {_decoded(record.key, decode)}"

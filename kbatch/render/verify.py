@@ -42,6 +42,7 @@ class VerifyTableSink(_BatchOffsets):
                                          finding_text(finding, self.batch_of(finding))))
 
     def file_done(self, summary: FileSummary) -> None:
+        self.current = None
         self.summaries.append(summary)
 
     def close(self) -> None:
@@ -83,6 +84,7 @@ class VerifyJsonlSink(_BatchOffsets):
                                   ensure_ascii=False) + "\n")
 
     def file_done(self, summary: FileSummary) -> None:
+        self.current = None
         self.out.write(json.dumps({"type": "summary", **summary.as_dict()}, ensure_ascii=False) + "\n")
 
     def close(self) -> None:
