@@ -14,6 +14,12 @@ from .jsonout import finding_dict
 from .values import counted, finding_text
 
 
+def finding_offsets(finding: Finding, batch) -> dict:
+    """The base and last offset of the batch a finding belongs to (null for a damaged range between batches)."""
+    inside = batch is not None and batch.pos == finding.entry_pos
+    return {"base_offset": batch.base_offset if inside else None, "last_offset": batch.last_offset if inside else None}
+
+
 class _BatchOffsets:
     """Remembers the batch being verified, so each of its findings carries the batch's offsets."""
 
@@ -77,9 +83,7 @@ class VerifyJsonlSink(_BatchOffsets):
         self.out = out
 
     def finding(self, path: str, finding: Finding) -> None:
-        batch = self.batch_of(finding)
-        offsets = {"base_offset": None if batch is None else batch.base_offset,
-                   "last_offset": None if batch is None else batch.last_offset}
+        offsets = finding_offsets(finding, self.current)
         self.out.write(json.dumps({"file": path, "type": "finding", **finding_dict(finding), **offsets},
                                   ensure_ascii=False) + "\n")
 
