@@ -26,7 +26,7 @@ class VerifyOptions:
 
 def verify_file(path: str, stream: BinaryIO, summary: FileSummary, options: VerifyOptions = VerifyOptions(),
                 *, stream_is_file: bool = True, progress=None, start: int = 0, stop: int | None = None,
-                landed: dict | None = None) -> Iterator[Finding]:
+                landed: dict | None = None, on_batch=None) -> Iterator[Finding]:
     """Every finding of the file at ``path`` (its bytes: ``stream``): the fast pass first, then the reader.
 
     The fast CRC pass (:mod:`kbatch.fastscan`) can answer for a whole local
@@ -50,12 +50,13 @@ def verify_file(path: str, stream: BinaryIO, summary: FileSummary, options: Veri
             if landed is not None:
                 landed["pos"] = scan.size
             return
-    yield from verify_stream(stream, summary, options, progress=progress, start=start, stop=stop, landed=landed)
+    yield from verify_stream(stream, summary, options, progress=progress, start=start, stop=stop, landed=landed,
+                             on_batch=on_batch)
 
 
 def verify_stream(stream: BinaryIO, summary: FileSummary, options: VerifyOptions = VerifyOptions(),
                   *, progress=None, start: int = 0, stop: int | None = None,
-                  landed: dict | None = None) -> Iterator[Finding]:
+                  landed: dict | None = None, on_batch=None) -> Iterator[Finding]:
     """Every finding of one input, in file order; ``summary`` counts batches, records and findings.
 
     Without ``deep`` the reader checks framing and every CRC (each inner
@@ -63,6 +64,7 @@ def verify_stream(stream: BinaryIO, summary: FileSummary, options: VerifyOptions
     checks the invariants.  ``progress(pos)`` is called as the walk advances.
     ``start``/``stop`` verify only the entries starting in that range (a
     split of a large file); ``landed["pos"]`` then says where the walk ended.
+    ``on_batch(batch)`` is called with each batch before its findings.
     """
     from .reader import ReadOptions, SegmentReader
 
@@ -79,6 +81,8 @@ def verify_stream(stream: BinaryIO, summary: FileSummary, options: VerifyOptions
             item.findings += order.check(item)
             item.findings.sort(key=lambda finding: (finding.pos, finding.inner_pos or 0))
         summary.add_batch(item)
+        if on_batch is not None:
+            on_batch(item)
         yield from item.findings
         if progress is not None:
             progress(item.pos + item.size)
