@@ -86,6 +86,8 @@ BYTES_EXPECTED = '{"utf8"|"hex"|"base64"} or null'
 def spec_bytes(value, path: str, *, nullable: bool = True) -> bytes | None:
     if value is None and nullable:
         return None
+    if isinstance(value, bytes):   # a spec built by a program (stats --what-if), not read from JSON
+        return value
     if isinstance(value, dict) and len(value) == 1:
         (kind, text), = value.items()
         if isinstance(text, str):

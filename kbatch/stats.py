@@ -39,13 +39,13 @@ from .reader import ReadOptions, SegmentReader
 # (key, label): the order a report lists them in.  Record fields of v0/v1 messages and v2 records share
 # the categories they have in common (key length, value length, attributes, timestamp).
 CATEGORIES = (
-    ("entry_framing", "log-entry framing (offset, size)"),
+    ("entry_framing", "entry framing (offset, size)"),
     ("batch_header", "batch header"),
     ("record_length", "record length"),
     ("record_crc", "message crc (v0/v1)"),
     ("record_magic", "message magic (v0/v1)"),
     ("record_attributes", "record attributes"),
-    ("record_timestamp", "timestamp (v1) / timestamp delta"),
+    ("record_timestamp", "timestamp (v1) or delta"),
     ("record_offset_delta", "offset delta"),
     ("key_length", "key length"),
     ("value_length", "value length"),
@@ -377,8 +377,8 @@ def v2_record_sizes(record: Record, batch: Batch) -> dict[str, int] | None:
 
 
 def collect(stats: SegmentStats, path: str, stream, options: ReadOptions = ReadOptions(records=True),
-            on_batch=None) -> None:
-    """Read one file into ``stats``; ``on_batch(batch)`` sees each entry too (e.g. the what-if encoder)."""
+            what_if=None) -> None:
+    """Read one file into ``stats`` (and, when given, into a :class:`kbatch.whatif.WhatIf`)."""
     reader = SegmentReader(stream, options)
     decompressor = Decompressor(options.decompressed_limit)
 
@@ -395,8 +395,10 @@ def collect(stats: SegmentStats, path: str, stream, options: ReadOptions = ReadO
     for item in reader:
         if isinstance(item, Finding):
             stats.add_region(item)
+            if what_if is not None and item.owns_bytes:
+                what_if.add_region(item.size)
             continue
         stats.add_batch(item, record_bytes)
-        if on_batch is not None:
-            on_batch(item)
+        if what_if is not None:
+            what_if.add_batch(item, record_bytes)
     stats.end_file()

@@ -8,7 +8,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-BAR_WIDTH = 24
+BAR_WIDTH = 16
 
 
 def bar(share: float, width: int = BAR_WIDTH) -> Text:
