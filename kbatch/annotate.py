@@ -21,10 +21,13 @@ from .layouts import (
     ControlRecordKey,
     SpanError,
     EndTransactionMarkerValue,
+    IGNORE_MESSAGE_ATTRIBUTES_MASK,
     MessageV0,
     MessageV1,
+    PROPOSED_V3_MAGIC,
     Record,
     RecordBatchHeader,
+    RecordBatchV3Header,
     field_spans,
 )
 from .model import Batch
@@ -116,9 +119,13 @@ def entry_spans(batch: Batch, data: bytes, index: int) -> list[Span]:
 
 def _entry_spans(batch: Batch, data: bytes, index: int) -> list[Span]:
     path = f"batch[{index}]"
-    if batch.magic == 2:
-        spans, error = _declared(RecordBatchHeader, data, batch.pos, path)
-        spans = [Span(s.start, s.end, s.path, f"{s.value} ({describe_attributes(batch.attributes)})")
+    if batch.magic >= 2:
+        header = RecordBatchV3Header if batch.magic == PROPOSED_V3_MAGIC else RecordBatchHeader
+        spans, error = _declared(header, data, batch.pos, path)
+        described = describe_attributes(batch.attributes)
+        if batch.magic == PROPOSED_V3_MAGIC and batch.attributes & IGNORE_MESSAGE_ATTRIBUTES_MASK:
+            described += ", ignoreMessageAttributes"
+        spans = [Span(s.start, s.end, s.path, f"{s.value} ({described})")
                  if s.path == f"{path}.attributes" else s for s in spans]
         if error is not None:
             return _rest(spans, batch.pos, batch.pos + len(data), path, _first_damage(batch), error)
@@ -143,15 +150,16 @@ def record_spans(batch: Batch, data: bytes, base: int, path: str, *, inner: bool
     """
     spans: list[Span] = []
     position, end = base, base + len(data)
+    declaration = _record_declaration(batch)
     for index, record in enumerate(batch.records or []):
         chunk = data[record.pos - base:record.pos - base + record.size]
-        fields, _ = _declared(Record, chunk, record.pos, f"{path}.records[{index}]", inner=inner)
+        fields, _ = _declared(declaration, chunk, record.pos, f"{path}.records[{index}]", inner=inner)
         spans += _control_fields(fields, chunk, record.pos, inner) if batch.is_control else fields
         position = record.pos + record.size
     if position < end:
         rest_path = f"{path}.records[{len(batch.records or [])}]"
         finding = _records_finding(batch)
-        fields, error = _declared(Record, data[position - base:], position, rest_path, inner=inner)
+        fields, error = _declared(declaration, data[position - base:], position, rest_path, inner=inner)
         # The declaration alone does not bound a record by its length; the reader does.  Stop where the
         # reader's finding says the record broke, so both tell the same story.
         failed_at = next((i for i, span in enumerate(fields)
@@ -163,6 +171,13 @@ def record_spans(batch: Batch, data: bytes, base: int, path: str, *, inner: bool
             fields = []
         spans += _rest(fields, position, end, f"{path}.records", finding, error, inner=inner)
     return spans
+
+
+def _record_declaration(batch: Batch):
+    if batch.magic == PROPOSED_V3_MAGIC:
+        from .proposed import record_declaration
+        return record_declaration(batch.attributes)
+    return Record
 
 
 def _control_fields(spans: list[Span], chunk: bytes, base: int, inner: bool) -> list[Span]:
@@ -192,7 +207,7 @@ def _records_finding(batch: Batch) -> Finding | None:
 def decompressed_spans(batch: Batch, inflated: bytes, index: int) -> list[Span]:
     """The inflated records of a compressed batch; positions are inside the decompressed bytes."""
     path = f"batch[{index}]"
-    if batch.magic == 2:
+    if batch.magic >= 2:
         return record_spans(batch, inflated, 0, path, inner=True)
     from .reader import ReadOptions, SegmentReader   # the one reader frames the inner message set
 

@@ -46,9 +46,11 @@ from .layouts import (
     MESSAGE_V0_HEADER,
     MESSAGE_V1_HEADER,
     MIN_ENTRY_SIZE,
+    PROPOSED_V3_MAGIC,
     SIZE_OFFSET,
     TIMESTAMP_TYPE_MASK,
     TRANSACTIONAL_FLAG_MASK,
+    V3_MIN_ENTRY_SIZE,
 )
 from .model import NO_TIMESTAMP_TYPE, TIMESTAMP_TYPES, Batch, Record
 from .records import decode_batch_records
@@ -159,6 +161,9 @@ class SegmentReader:
             return self.size
         offset, size = LOG_ENTRY_PREFIX.unpack_from(buf, i)
         magic = buf[i + MAGIC_OFFSET]
+        if magic == PROPOSED_V3_MAGIC and V3_MIN_ENTRY_SIZE <= size <= self.size - pos - LOG_OVERHEAD:
+            yield self._proposed_v3(pos, pos + LOG_OVERHEAD + size)
+            return pos + LOG_OVERHEAD + size
         if magic not in MIN_ENTRY_SIZE:
             problem = Finding("unknown-magic", pos, pos + MAGIC_OFFSET, 1, "magic", "0, 1 or 2", str(magic))
             return (yield from self._damaged(pos, problem))
@@ -348,6 +353,14 @@ class SegmentReader:
             fixed = {0: MESSAGE_V0_HEADER, 1: MESSAGE_V1_HEADER, 2: BATCH_HEADER}[magic].size
             batch.body = bytes(entry[fixed:])
         return batch
+
+    def _proposed_v3(self, pos: int, end: int) -> Batch:
+        """A magic-3 entry: the v3 proposal, read only to be looked at (kbatch.proposed)."""
+        from .proposed import read_v3_batch
+
+        buf, i, _ = self.window.view(pos, end - pos)
+        return read_v3_batch(pos, memoryview(buf)[i:i + end - pos], self.decompressor,
+                             records=self.options.records, keep_body=self.options.keep_body)
 
     def read_bytes(self, pos: int, size: int) -> bytes:
         """The input's bytes at ``pos`` (e.g. a damaged range a finding names)."""

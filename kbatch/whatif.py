@@ -30,11 +30,12 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from .encode import encode_entry
+from .layouts import RECORD_BATCH_OVERHEAD
 from .model import Batch, Record
 from .records import RecordError, decode_record
 
-LAYOUTS = ("v0", "v1", "v2")
-_MAGIC = {"v0": 0, "v1": 1, "v2": 2}
+LAYOUTS = ("v0", "v1", "v2", "v3")
+_MAGIC = {"v0": 0, "v1": 1, "v2": 2, "v3": 3}
 
 
 @dataclass
@@ -129,7 +130,7 @@ class WhatIf:
                 written = [encode_entry(spec, f"{layout}") for spec in specs(compressed=True, codec=codec)]
             total.recompressed_bytes += sum(len(data) for data in written)
         if layout == "v2" and batch.compressed:
-            records_bytes = len(plain[0]) - 61
+            records_bytes = len(plain[0]) - RECORD_BATCH_OVERHEAD
             self.compressed_batches += 1
             self.inflated_today += records_bytes
             self.headers_first_prefix += records_bytes - sum(_payload(r, headers=False) for r in records)

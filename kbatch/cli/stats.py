@@ -22,8 +22,8 @@ Examples:
 @click.option("--format", "output_format", type=click.Choice(["table", "json"]), default="table",
               show_default=True, help="table for people (with bars), json for programs.")
 @click.option("--what-if", "what_if", is_flag=True,
-              help="Also encode the same records as v0, v1 and v2 (batch boundaries and codecs kept) "
-                   "and report each layout's size.")
+              help="Also encode the same records as v0, v1, v2 and the proposed v3 (batch boundaries and "
+                   "codecs kept) and report each layout's size.")
 @click.option("--recompress", is_flag=True,
               help="With --what-if: also compress each layout with its batch's codec (slower).")
 @hex_option
