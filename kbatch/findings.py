@@ -51,6 +51,32 @@ CODES: dict[str, tuple[Severity, str]] = {
     "reserved-bits": (Severity.WARNING, "attribute bits Kafka reserves are set"),
     "inconsistent-producer-fields": (Severity.WARNING, "producerId, producerEpoch and baseSequence disagree"),
     "transactional-without-producer": (Severity.ERROR, "a transactional batch without a producerId"),
+    # The files beside a segment (kbatch.partition), each read on its own:
+    "partial-entry": (Severity.ERROR, "an index ends inside an entry (its size is no multiple of the entry size)"),
+    "index-order": (Severity.ERROR, "index entries do not increase as Kafka appends them"),
+    "offset-below-base": (Severity.ERROR, "an index entry's offset is below the segment's base offset"),
+    "unknown-version": (Severity.ERROR, "a file's version is not one Kafka writes"),
+    "bad-checkpoint": (Severity.ERROR, "a checkpoint line or count that Kafka cannot read"),
+    # ... and held against the log (verify-crc --deep or --index-only on a partition directory):
+    "index-not-batch-start": (Severity.ERROR, "an offset index entry's position is not where a batch starts"),
+    "index-offset-mismatch": (Severity.ERROR, "an offset index entry's offset is not in the batches it points at"),
+    "index-zero-tail-rolled": (Severity.ERROR, "a rolled segment's index was never trimmed: Kafka reads its zeros"),
+    "timeindex-mismatch": (Severity.ERROR, "a time index entry is not a batch's new largest timestamp and its offset"),
+    "timeindex-missing-max": (Severity.WARNING, "a rolled segment's time index lacks its largest timestamp"),
+    "txnindex-missing": (Severity.ERROR, "an aborted transaction in the log has no .txnindex entry"),
+    "txnindex-unmatched": (Severity.ERROR, "a .txnindex entry matches no ABORT marker of its segment"),
+    "txnindex-mismatch": (Severity.ERROR, "a .txnindex entry disagrees with the transaction in the log"),
+    "snapshot-mismatch": (Severity.ERROR, "a producer snapshot disagrees with the log below its offset"),
+    "snapshot-missing-producer": (Severity.WARNING, "a producer of the log is not in a later snapshot (expired?)"),
+    "epoch-mismatch": (Severity.ERROR, "a leader-epoch-checkpoint start offset is not its epoch's first batch"),
+    "epoch-missing": (Severity.ERROR, "a leader epoch of the log's batches has no leader-epoch-checkpoint entry"),
+    "segment-base-mismatch": (Severity.ERROR, "a segment's first batch is below the base offset in its name"),
+    "segment-overlap": (Severity.ERROR, "a segment holds offsets at or above the next segment's base offset"),
+    "segment-gap": (Severity.INFO, "offsets between two segments are in neither (as after compaction)"),
+    # Internal topics (__consumer_offsets, __transaction_state, __cluster_metadata) read with Kafka's schemas:
+    "bad-internal-record": (Severity.ERROR, "an internal topic's key or value does not read with Kafka's schema"),
+    "unknown-record-version": (Severity.WARNING, "a record type or version kbatch's schemas do not know"),
+    "internal-trailing-bytes": (Severity.WARNING, "bytes after a coordinator record's message, which Kafka ignores"),
 }
 
 

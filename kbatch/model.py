@@ -53,6 +53,7 @@ class Record:
     crc: int | None = None
     crc_valid: bool | None = None
     control: ControlMarker | None = None
+    decoded: object | None = None   # an internal topic's key and value read with Kafka's schemas (messages.topics)
 
 
 @dataclass(slots=True)

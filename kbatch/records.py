@@ -184,14 +184,23 @@ def decode_batch_records(batch: Batch, data, data_pos: int, finding_pos: int, fi
 
 
 def decode_control(key: bytes | None, value: bytes | None) -> tuple[ControlMarker | None, tuple[str, str] | None]:
-    """ControlRecordType.parse + EndTransactionMarker.deserializeValue."""
+    """ControlRecordType.parse + EndTransactionMarker.deserializeValue.
+
+    A negative key or value version is corruption to Kafka (both throw InvalidRecordException "Invalid
+    version found ..."); a higher one is read as version 0 (ControlRecordType.parseTypeId logs it at debug).
+    """
     if key is None or len(key) < CONTROL_KEY.size:
         return None, ("a key of version int16 + type int16", f"{'null' if key is None else len(key)} key bytes")
     key_version, type_id = CONTROL_KEY.unpack_from(key)
     marker = ControlMarker(key_version, type_id, CONTROL_TYPES.get(type_id, f"UNKNOWN({type_id})"))
+    if key_version < 0:
+        return marker, ("a key version >= 0", f"{key_version} (Kafka: invalid version, data corruption)")
     if marker.type in ("ABORT", "COMMIT"):
         if value is None or len(value) < END_TXN_VALUE.size:
             return marker, ("a value of version int16 + coordinatorEpoch int32",
                             f"{'null' if value is None else len(value)} value bytes")
         marker.value_version, marker.coordinator_epoch = END_TXN_VALUE.unpack_from(value)
+        if marker.value_version < 0:
+            return marker, ("an end transaction marker value version >= 0",
+                            f"{marker.value_version} (Kafka: invalid version, data corruption)")
     return marker, None

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from ..findings import Finding
 from ..model import Batch, Record
+from .internal import dumplog_tokens
 from .values import finding_text
 
 
@@ -72,6 +73,8 @@ def record_line(record: Record, batch: Batch) -> str:
         elif marker is not None:
             line += f" controlType: {marker.type}({marker.type_id})"
         return line
+    if record.decoded is not None:
+        return line + dumplog_tokens(record.decoded, record.offset)
     # DecoderMessageParser: a null key or value prints no token at all.
     if record.key is not None:
         line += f" key: {_string(record.key)}"

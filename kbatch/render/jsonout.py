@@ -46,6 +46,8 @@ def record_dict(record: Record, batch: Batch, decode: str) -> dict:
         marker = record.control
         out["control"] = {"key_version": marker.key_version, "type": marker.type, "type_id": marker.type_id,
                           "value_version": marker.value_version, "coordinator_epoch": marker.coordinator_epoch}
+    if record.decoded is not None:   # only records of an internal topic carry it
+        out["decoded"] = record.decoded.as_dict()
     return out
 
 

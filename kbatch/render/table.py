@@ -8,6 +8,7 @@ from rich.text import Text
 
 from ..findings import Finding
 from ..model import Batch
+from .internal import key_text, value_text
 from .values import bytes_text, finding_text, iso_timestamp
 
 VALUE_WIDTH = 48   # characters of a key or value shown unless --full
@@ -91,14 +92,17 @@ def records_table(batch: Batch, decode: str, full: bool) -> Table:
             marker = record.control
             value = Text(f"{marker.type}" + (f" coordinatorEpoch={marker.coordinator_epoch}"
                                               if marker.coordinator_epoch is not None else ""), style="magenta")
+        elif record.decoded is not None and value_text(record.decoded, limit) is not None:
+            value = Text(value_text(record.decoded, limit), style="cyan")
         else:
             value = Text(bytes_text(record.value, decode, limit))
+        key = key_text(record.decoded, limit) if record.decoded is not None else None
+        key = Text(key, style="cyan") if key is not None else Text(bytes_text(record.key, decode, limit))
         headers = ", ".join(f"{bytes_text(key, 'auto', limit)}={bytes_text(val, decode, limit)}"
                             for key, val in record.headers)
         timestamp = "-" if record.timestamp is None else \
             f"{record.timestamp} {iso_timestamp(record.timestamp)}".rstrip()
-        table.add_row(str(record.offset), timestamp, Text(bytes_text(record.key, decode, limit)), value,
-                      Text(headers))
+        table.add_row(str(record.offset), timestamp, key, value, Text(headers))
     return table
 
 

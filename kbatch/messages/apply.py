@@ -1,0 +1,24 @@
+"""Read the records of an internal topic's batch with its decoder; what does not read becomes a finding."""
+
+from __future__ import annotations
+
+from ..invariants import _record_finding
+from ..model import Batch
+from .topics import decode
+
+
+def decode_batch(batch: Batch, decoder: str | None) -> None:
+    """Set ``record.decoded`` on every data record of ``batch``; add a finding for each problem.
+
+    Control batches are left to the control record decoder (a transactional offset commit ends with a
+    COMMIT marker, which is no offset key).
+    """
+    if decoder in (None, "none") or batch.is_control or not batch.records:
+        return
+    for index, record in enumerate(batch.records):
+        decoded = decode(decoder, record.key, record.value)
+        record.decoded = decoded
+        for problem in decoded.problems:
+            batch.findings.append(_record_finding(
+                batch, record, problem.code, f"records[{index}].{problem.field}", problem.expected,
+                f"{problem.actual} (byte {problem.pos} of the {problem.part})"))

@@ -1,0 +1,244 @@
+"""One decoder for every message in :data:`kbatch.messages.schemas.SCHEMAS`: Kafka's generated ``read()``.
+
+The rules are those of Kafka's message generator (generator/src/main/java/org/apache/kafka/message/
+MessageDataGenerator.java, generateClassReader and generateVariableLengthReader):
+
+* a field absent from the version being read takes its default;
+* in flexible versions strings, bytes and arrays carry an unsigned varint of length + 1 (0: null), in
+  the others an int16 (strings) or int32 (bytes, arrays) length, -1 for null;
+* a null where the field is not nullable, a string longer than 0x7fff and an array longer than the bytes
+  left are errors ("non-nullable field X was serialized as null", ...);
+* a nullable struct starts with an int8 (negative: null), or in a tagged field an unsigned varint;
+* every struct in a flexible version ends with its tagged fields: a count, then tag, size and data each;
+  a tag the schema does not know is kept as raw bytes (Kafka keeps it as an unknown tagged field).
+
+The result is a dict keyed by the names Kafka's JSON converters use (camelCase), in schema order.  Bytes
+stay ``bytes`` (:func:`to_json` writes them as Kafka's JSON does, in base64), UUIDs are text as
+``Uuid.toString`` prints them, unknown tags are listed under ``_unknownTaggedFields`` as hex.
+"""
+
+from __future__ import annotations
+
+import base64
+import struct
+
+from .spec import F, M, in_range, version_range
+
+ZERO_UUID = "AAAAAAAAAAAAAAAAAAAAAA"   # Uuid.ZERO_UUID.toString()
+
+_FIXED = {"int8": ">b", "int16": ">h", "int32": ">i", "int64": ">q", "uint16": ">H", "uint32": ">I",
+          "float64": ">d"}
+_STRUCTS = {code: struct.Struct(code) for code in _FIXED.values()}
+
+
+class MessageError(Exception):
+    """Bytes that do not read as the schema says: where (inside the message's bytes), which field, why."""
+
+    def __init__(self, pos: int, field: str, expected: str, actual: str):
+        super().__init__(f"{field}: expected {expected}, found {actual}")
+        self.pos, self.field, self.expected, self.actual = pos, field, expected, actual
+
+
+def uuid_text(raw: bytes) -> str:
+    """Uuid.toString: URL-safe base64 of the 16 bytes, without padding."""
+    return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
+
+
+def default_value(field: F):
+    """FieldSpec.fieldDefault: the declared default, else the type's zero."""
+    if field.default is not ...:
+        return field.default
+    if field.type.startswith("[]"):
+        return []
+    if field.type in _FIXED:
+        return 0.0 if field.type == "float64" else 0
+    return {"bool": False, "string": "", "bytes": b"", "uuid": ZERO_UUID, "records": None}.get(
+        field.type, None if not field.fields else {sub.json_name: default_value(sub) for sub in field.fields})
+
+
+class _Reader:
+    def __init__(self, data: bytes, pos: int, end: int):
+        self.data, self.pos, self.end = data, pos, end
+
+    def take(self, size: int, field: str) -> bytes:
+        if self.pos + size > self.end:
+            raise MessageError(self.pos, field, f"{size} bytes", f"{self.end - self.pos} bytes left")
+        chunk = self.data[self.pos:self.pos + size]
+        self.pos += size
+        return chunk
+
+    def fixed(self, kind: str, field: str):
+        codec = _STRUCTS[_FIXED[kind]]
+        return codec.unpack(self.take(codec.size, field))[0]
+
+    def unsigned_varint(self, field: str) -> int:
+        """ByteUtils.readUnsignedVarint: at most 5 bytes; the result is a Java int."""
+        value, shift, start = 0, 0, self.pos
+        while True:
+            if self.pos >= self.end:
+                raise MessageError(start, field, "a complete unsigned varint", "the end of the bytes")
+            byte = self.data[self.pos]
+            self.pos += 1
+            value |= (byte & 0x7F) << shift
+            if not byte & 0x80:
+                value &= 0xFFFFFFFF
+                return value - (1 << 32) if value >= 1 << 31 else value
+            shift += 7
+            if shift > 28:
+                raise MessageError(start, field, "at most 5 varint bytes", "a continuation bit on byte 5")
+
+
+class MessageDecoder:
+    """Reads one message version: ``decode(data)`` -> (fields, bytes used)."""
+
+    def __init__(self, schema: M, version: int, name: str = ""):
+        self.schema, self.version, self.name = schema, version, name
+        self.flexible = in_range(version, version_range(schema.flexible))
+
+    def decode(self, data: bytes, pos: int = 0, end: int | None = None) -> tuple[dict, int]:
+        reader = _Reader(data, pos, len(data) if end is None else end)
+        return self._struct(reader, self.schema.fields, ""), reader.pos
+
+    def _flexible(self, field: F) -> bool:
+        return in_range(self.version, version_range(field.flexible)) if field.flexible else self.flexible
+
+    def _struct(self, reader: _Reader, fields: tuple[F, ...], path: str) -> dict:
+        out: dict = {}
+        tagged: dict[int, F] = {}
+        for field in fields:
+            name = f"{path}{field.json_name}"
+            present = in_range(self.version, version_range(field.versions))
+            if present and in_range(self.version, version_range(field.tagged)):
+                tagged[field.tag] = field
+                out[field.json_name] = default_value(field)
+            elif present:
+                out[field.json_name] = self._field(reader, field, name, tagged=False)
+            # a field absent from this version is not part of it (Kafka's JSON leaves it out too)
+        if self.flexible:
+            self._tagged_fields(reader, tagged, out, path)
+        return out
+
+    def _tagged_fields(self, reader: _Reader, tagged: dict[int, F], out: dict, path: str) -> None:
+        count = reader.unsigned_varint(f"{path}_numTaggedFields")
+        for _ in range(count):
+            tag = reader.unsigned_varint(f"{path}_tag")
+            size = reader.unsigned_varint(f"{path}_tag[{tag}].size")
+            if size < 0:
+                raise MessageError(reader.pos, f"{path}_tag[{tag}].size", "a size >= 0", str(size))
+            start = reader.pos
+            field = tagged.get(tag)
+            if field is None:
+                raw = reader.take(size, f"{path}_tag[{tag}]")
+                out.setdefault("_unknownTaggedFields", []).append({"tag": tag, "hex": bytes(raw).hex()})
+                continue
+            window = _Reader(reader.data, start, start + size)
+            if start + size > reader.end:
+                raise MessageError(start, f"{path}{field.json_name}", f"{size} bytes (the tag's size)",
+                                   f"{reader.end - start} bytes left")
+            out[field.json_name] = self._field(window, field, f"{path}{field.json_name}", tagged=True)
+            if window.pos != start + size:
+                raise MessageError(start, f"{path}{field.json_name}", f"{size} bytes (the tag's size)",
+                                   f"{window.pos - start} bytes used by the field")
+            reader.pos = start + size
+
+    def _nullable(self, field: F) -> bool:
+        return in_range(self.version, version_range(field.nullable))
+
+    def _field(self, reader: _Reader, field: F, name: str, *, tagged: bool):
+        kind = field.type
+        if kind in _FIXED:
+            return reader.fixed(kind, name)
+        if kind == "bool":
+            return reader.take(1, name)[0] != 0
+        if kind == "uuid":
+            return uuid_text(bytes(reader.take(16, name)))
+        if kind.startswith("[]"):
+            return self._array(reader, field, name)
+        if kind in ("string", "bytes", "records"):
+            return self._variable(reader, field, kind, name)
+        # a struct
+        if self._nullable(field):
+            marker = reader.unsigned_varint(name) if tagged else reader.fixed("int8", name)
+            if (marker <= 0) if tagged else (marker < 0):
+                return None
+        return self._struct(reader, field.fields, name + ".")
+
+    def _length(self, reader: _Reader, field: F, kind: str, name: str) -> int:
+        if self._flexible(field):
+            return reader.unsigned_varint(name) - 1
+        return reader.fixed("int16" if kind == "string" else "int32", name)
+
+    def _variable(self, reader: _Reader, field: F, kind: str, name: str, nullable: bool | None = None):
+        start = reader.pos
+        length = self._length(reader, field, kind, name)
+        if length < 0:
+            if not (self._nullable(field) if nullable is None else nullable):
+                raise MessageError(start, name, "a length >= 0 (the field is not nullable)",
+                                   f"{length} (non-nullable field {field.json_name} was serialized as null)")
+            return None
+        if kind == "string" and length > 0x7FFF:
+            raise MessageError(start, name, "a string length <= 32767", str(length))
+        raw = bytes(reader.take(length, name))
+        # Readable.readString decodes UTF-8 as Java does, replacing malformed bytes
+        return raw.decode("utf-8", errors="replace") if kind == "string" else raw
+
+    def _array(self, reader: _Reader, field: F, name: str):
+        start = reader.pos
+        length = self._length(reader, field, "array", name)
+        if length < 0:
+            if not self._nullable(field):
+                raise MessageError(start, name, "a count >= 0 (the field is not nullable)",
+                                   f"{length} (non-nullable field {field.json_name} was serialized as null)")
+            return None
+        if length > reader.end - reader.pos:
+            raise MessageError(start, name, f"at most {reader.end - reader.pos} elements (the bytes left)",
+                               f"{length} (Kafka: tried to allocate a collection of size {length})")
+        element = field.type[2:]
+        items = []
+        for index in range(length):
+            item_name = f"{name}[{index}]"
+            if element in _FIXED:
+                items.append(reader.fixed(element, item_name))
+            elif element == "bool":
+                items.append(reader.take(1, item_name)[0] != 0)
+            elif element == "uuid":
+                items.append(uuid_text(bytes(reader.take(16, item_name))))
+            elif element in ("string", "bytes"):
+                items.append(self._variable(reader, field, element, item_name, nullable=False))
+            else:
+                items.append(self._struct(reader, field.fields, item_name + "."))
+        return items
+
+
+def to_json(value):
+    """A decoded message as Kafka's JSON converters write it: bytes in base64 (Jackson's BinaryNode)."""
+    if isinstance(value, dict):
+        return {key: to_json(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [to_json(item) for item in value]
+    if isinstance(value, (bytes, bytearray)):
+        return base64.b64encode(value).decode("ascii")
+    return value
+
+
+def kafka_json(schema: M, version: int, value: dict) -> dict:
+    """What Kafka's generated JsonConverter.write prints: tagged fields only when not at their default,
+    unknown tagged fields never (JsonConverterGenerator.generateWrite)."""
+    return _kafka_json(schema.fields, version, value)
+
+
+def _kafka_json(fields: tuple[F, ...], version: int, value: dict) -> dict:
+    out = {}
+    for field in fields:
+        if field.json_name not in value:
+            continue
+        item = value[field.json_name]
+        if in_range(version, version_range(field.tagged)) and item == default_value(field):
+            continue
+        if field.fields and isinstance(item, dict):
+            item = _kafka_json(field.fields, version, item)
+        elif field.fields and isinstance(item, list):
+            item = [_kafka_json(field.fields, version, element) if isinstance(element, dict) else element
+                    for element in item]
+        out[field.json_name] = to_json(item)
+    return out

@@ -1,0 +1,54 @@
+"""The two shapes of the schema table: a message and its fields (facts from Kafka's JSON definitions)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+def version_range(text: str | None) -> tuple[int, int] | None:
+    """Kafka's version strings: "3+" -> (3, MAX), "1-3" -> (1, 3), "2" -> (2, 2), "none" -> None."""
+    if text is None or text == "none":
+        return None
+    if text.endswith("+"):
+        return int(text[:-1]), 0x7FFF
+    low, _, high = text.partition("-")
+    return int(low), int(high or low)
+
+
+def in_range(version: int, versions: tuple[int, int] | None) -> bool:
+    return versions is not None and versions[0] <= version <= versions[1]
+
+
+@dataclass(frozen=True)
+class F:
+    """One field of a message or struct (Kafka's FieldSpec: the wire facts only)."""
+
+    name: str
+    type: str                       # int8..int64, uint16, uint32, float64, bool, uuid, string, bytes,
+    versions: str = "0+"            # records, []T, or a struct name
+    nullable: str | None = None
+    tagged: str | None = None
+    tag: int | None = None
+    default: object = ...           # ... : the type's own default (0, "", [], false, the zero UUID)
+    flexible: str | None = None     # a field-level flexibleVersions override
+    fields: tuple["F", ...] = ()
+
+    @property
+    def json_name(self) -> str:
+        """FieldSpec.camelCaseName: what Kafka's JSON converters call the field."""
+        return self.name[:1].lower() + self.name[1:]
+
+
+@dataclass(frozen=True)
+class M:
+    """One message: "data" (coordinator records, control record values) or "metadata" (KRaft records)."""
+
+    kind: str
+    valid: str
+    flexible: str
+    fields: tuple[F, ...]
+    api_key: int | None = None
+
+    @property
+    def valid_range(self) -> tuple[int, int]:
+        return version_range(self.valid)

@@ -1,0 +1,235 @@
+"""Kafka's internal topics, record by record: which schema a key and a value are read with.
+
+* ``__consumer_offsets`` (``offsets``): CoordinatorRecordSerde + GroupCoordinatorRecordSerde.  The key is
+  an int16 record type then the key message read AT THAT VERSION (0/1 OffsetCommitKey, 2 GroupMetadataKey,
+  3..15 the consumer and share group records); the value is an int16 version then the value message of the
+  key's type; a null value is a tombstone (the group or offset is deleted).  In a classic group whose
+  protocolType is "consumer", every member's subscription and assignment bytes are themselves version-
+  prefixed ConsumerProtocolSubscription/Assignment messages (DumpLogSegments.OffsetsMessageParser).
+* ``__share_group_state`` (``share``): the same frame with ShareCoordinatorRecordSerde's types.
+* ``__transaction_state`` (``transactions``): TransactionLog.readTxnRecordKey/readTxnRecordValue, an int16
+  version then TransactionLogKey / TransactionLogValue; a null value is a tombstone.
+* ``__cluster_metadata`` and KRaft snapshots (``metadata``): AbstractApiMessageSerde.read, no key; the value
+  is an unsigned varint frame version (1), apiKey and version, then the record, and nothing after it.
+
+A record that does not read is not guessed at: :class:`Decoded` carries the problem and the bytes stay
+shown raw.
+"""
+
+from __future__ import annotations
+
+import re
+import struct
+from dataclasses import dataclass, field
+from pathlib import PurePath
+
+from .decoder import MessageDecoder, MessageError, _Reader
+from .schemas import SCHEMAS
+from .spec import in_range
+
+DECODERS = ("offsets", "transactions", "metadata", "share", "none")
+
+# The partition directory a segment sits in names its topic: <topic>-<partition>.
+TOPIC_DECODERS = {"__consumer_offsets": "offsets", "__transaction_state": "transactions",
+                  "__cluster_metadata": "metadata", "__share_group_state": "share"}
+
+# GroupCoordinatorRecordSerde.apiMessageKeyFor/apiMessageValueFor: record type -> key and value message.
+GROUP_RECORD_TYPES = {
+    0: "OffsetCommit", 1: "OffsetCommit", 2: "GroupMetadata", 3: "ConsumerGroupMetadata",
+    4: "ConsumerGroupPartitionMetadata", 5: "ConsumerGroupMemberMetadata",
+    6: "ConsumerGroupTargetAssignmentMetadata", 7: "ConsumerGroupTargetAssignmentMember",
+    8: "ConsumerGroupCurrentMemberAssignment", 9: "ShareGroupPartitionMetadata", 10: "ShareGroupMemberMetadata",
+    11: "ShareGroupMetadata", 12: "ShareGroupTargetAssignmentMetadata", 13: "ShareGroupTargetAssignmentMember",
+    14: "ShareGroupCurrentMemberAssignment", 15: "ShareGroupStatePartitionMetadata",
+}
+# ShareCoordinatorRecordSerde: SHARE_SNAPSHOT_RECORD_KEY_VERSION 0, SHARE_UPDATE_RECORD_KEY_VERSION 1.
+SHARE_RECORD_TYPES = {0: "ShareSnapshot", 1: "ShareUpdate"}
+
+# TransactionMetadata.scala, TransactionState.fromId.
+TRANSACTION_STATES = {0: "Empty", 1: "Ongoing", 2: "PrepareCommit", 3: "PrepareAbort", 4: "CompleteCommit",
+                      5: "CompleteAbort", 6: "Dead", 7: "PrepareEpochFence"}
+
+METADATA_TYPES = {schema.api_key: name for name, schema in SCHEMAS.items() if schema.kind == "metadata"}
+
+_INT16 = struct.Struct(">h")
+
+
+def decoder_for_path(path: str) -> str | None:
+    """The decoder a segment's partition directory calls for (``__consumer_offsets-12/…log``), if any."""
+    parent = PurePath(path).parent.name
+    match = re.fullmatch(r"(.+)-(\d+)", parent)
+    return TOPIC_DECODERS.get(match.group(1)) if match else None
+
+
+@dataclass
+class Problem:
+    """Why a key or value did not read: ``code`` is a finding code, ``part`` "key" or "value"."""
+
+    code: str
+    part: str
+    pos: int          # inside the key or value bytes
+    field: str
+    expected: str
+    actual: str
+
+
+@dataclass
+class Decoded:
+    """A record of an internal topic read with Kafka's schemas; ``key``/``value`` None where not read."""
+
+    decoder: str
+    key: dict | None = None
+    value: dict | None = None
+    tombstone: bool = False
+    problems: list[Problem] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        from .decoder import to_json
+        return {"decoder": self.decoder, "key": to_json(self.key), "value": to_json(self.value),
+                "tombstone": self.tombstone}
+
+
+def _message(decoded: Decoded, part: str, name: str, version: int, data: bytes, start: int,
+             *, trailing: str = "internal-trailing-bytes", **extra) -> dict | None:
+    """Read message ``name`` at ``version`` from ``data[start:]``; None (and a problem) if it does not read."""
+    schema = SCHEMAS[name]
+    if not in_range(version, schema.valid_range):
+        decoded.problems.append(Problem("unknown-record-version", part, 0, f"{part}.version",
+                                        f"a version of {name} in {schema.valid}", str(version)))
+        return None
+    try:
+        fields, end = MessageDecoder(schema, version, name).decode(data, start)
+    except MessageError as error:
+        decoded.problems.append(Problem("bad-internal-record", part, error.pos, f"{part}.{error.field}",
+                                        error.expected, f"{error.actual} ({name} v{version})"))
+        return None
+    if end != len(data):
+        decoded.problems.append(Problem(trailing, part, end, part, f"{end} bytes ({name} v{version})",
+                                        f"{len(data) - end} more bytes"))
+    return {"name": name, "version": version, **extra, "data": fields}
+
+
+def _version(decoded: Decoded, part: str, data: bytes) -> int | None:
+    if len(data) < 2:
+        decoded.problems.append(Problem("bad-internal-record", part, 0, f"{part}.version", "an int16 version",
+                                        f"{len(data)} bytes"))
+        return None
+    return _INT16.unpack_from(data)[0]
+
+
+def _coordinator(decoded: Decoded, key: bytes | None, value: bytes | None, types: dict[int, str]) -> Decoded:
+    """CoordinatorRecordSerde.deserialize: record type + key message; value version + value message."""
+    if key is None:
+        decoded.problems.append(Problem("bad-internal-record", "key", 0, "key", "a key (record type + message)",
+                                        "null"))
+        return decoded
+    record_type = _version(decoded, "key", key)
+    if record_type is None:
+        return decoded
+    base = types.get(record_type)
+    if base is None:
+        decoded.problems.append(Problem("unknown-record-version", "key", 0, "key.type",
+                                        f"a record type in {min(types)}..{max(types)}", str(record_type)))
+        return decoded
+    decoded.key = _message(decoded, "key", base + "Key", record_type, key, 2)
+    if value is None:
+        decoded.tombstone = True
+        return decoded
+    version = _version(decoded, "value", value)
+    if version is not None:
+        decoded.value = _message(decoded, "value", base + "Value", version, value, 2)
+    if decoded.value is not None and base == "GroupMetadata":
+        _consumer_protocol(decoded.value["data"])
+    return decoded
+
+
+def _consumer_protocol(group: dict) -> None:
+    """DumpLogSegments.prepareGroupMetadataValue: a "consumer" group's member subscriptions and assignments
+    are ConsumerProtocolSubscription/Assignment messages; bytes that do not read are kept as they are."""
+    if group.get("protocolType") != "consumer":
+        return
+    for member in group.get("members") or []:
+        for field_name, message in (("subscription", "ConsumerProtocolSubscription"),
+                                    ("assignment", "ConsumerProtocolAssignment")):
+            raw = member.get(field_name)
+            if not isinstance(raw, bytes) or len(raw) < 2:
+                continue
+            version = _INT16.unpack_from(raw)[0]
+            schema = SCHEMAS[message]
+            if not in_range(version, schema.valid_range):
+                continue
+            try:
+                member[field_name], _ = MessageDecoder(schema, version, message).decode(raw, 2)
+            except MessageError:
+                pass   # Kafka swallows it and keeps the original bytes
+
+
+def decode_offsets(key: bytes | None, value: bytes | None) -> Decoded:
+    return _coordinator(Decoded("offsets"), key, value, GROUP_RECORD_TYPES)
+
+
+def decode_share(key: bytes | None, value: bytes | None) -> Decoded:
+    return _coordinator(Decoded("share"), key, value, SHARE_RECORD_TYPES)
+
+
+def decode_transactions(key: bytes | None, value: bytes | None) -> Decoded:
+    """TransactionLog.readTxnRecordKey/readTxnRecordValue; the state is named as TransactionState names it."""
+    decoded = Decoded("transactions")
+    if key is None:
+        decoded.problems.append(Problem("bad-internal-record", "key", 0, "key", "a key (version + message)",
+                                        "null"))
+        return decoded
+    version = _version(decoded, "key", key)
+    if version is None:
+        return decoded
+    decoded.key = _message(decoded, "key", "TransactionLogKey", version, key, 2)
+    if value is None:
+        decoded.tombstone = True
+        return decoded
+    version = _version(decoded, "value", value)
+    if version is not None:
+        decoded.value = _message(decoded, "value", "TransactionLogValue", version, value, 2)
+    if decoded.value is not None:
+        status = decoded.value["data"]["transactionStatus"]
+        decoded.value["state"] = TRANSACTION_STATES.get(status, f"Unknown({status})")
+        if status not in TRANSACTION_STATES:
+            decoded.problems.append(Problem("bad-internal-record", "value", 0, "value.transactionStatus",
+                                            f"a TransactionState id in 0..{max(TRANSACTION_STATES)}", str(status)))
+    return decoded
+
+
+def decode_metadata(key: bytes | None, value: bytes | None) -> Decoded:
+    """AbstractApiMessageSerde.read: frame version 1, apiKey, version, the record, nothing after it."""
+    decoded = Decoded("metadata")
+    if value is None:
+        decoded.problems.append(Problem("bad-internal-record", "value", 0, "value", "a metadata record", "null"))
+        return decoded
+    reader = _Reader(value, 0, len(value))
+    try:
+        frame_version = reader.unsigned_varint("value.frameVersion")
+        if frame_version != 1:
+            raise MessageError(0, "value.frameVersion", "frame version 1",
+                               f"{frame_version}" + (" (KRaft's 2.8 preview format)" if frame_version == 0 else ""))
+        api_key = reader.unsigned_varint("value.apiKey")
+        version = reader.unsigned_varint("value.version")
+    except MessageError as error:
+        decoded.problems.append(Problem("bad-internal-record", "value", error.pos, error.field, error.expected,
+                                        error.actual))
+        return decoded
+    name = METADATA_TYPES.get(api_key)
+    if name is None:
+        decoded.problems.append(Problem("unknown-record-version", "value", 0, "value.apiKey",
+                                        f"a metadata record type in {sorted(METADATA_TYPES)}", str(api_key)))
+        return decoded
+    # Kafka throws on bytes after the record ("Found N byte(s) of garbage after ..."): damage here.
+    decoded.value = _message(decoded, "value", name, version, value, reader.pos, trailing="bad-internal-record",
+                             frameVersion=frame_version, apiKey=api_key)
+    return decoded
+
+
+_DECODE = {"offsets": decode_offsets, "transactions": decode_transactions, "metadata": decode_metadata,
+           "share": decode_share}
+
+
+def decode(decoder: str, key: bytes | None, value: bytes | None) -> Decoded:
+    return _DECODE[decoder](key, value)

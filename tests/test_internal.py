@@ -1,0 +1,183 @@
+"""Kafka's internal topics: the schema table, the generic decoder, and what ``dump`` shows of them.
+
+The fixtures under fixtures/internal were written by fixtures/make_internal_fixtures.py straight from
+Kafka's JSON message definitions (fixtures/kafka-messages), without kbatch; their sidecars say what every
+key and value holds.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import struct
+import sys
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from kbatch.messages import make_table
+from kbatch.messages.decoder import MessageDecoder, MessageError, to_json
+from kbatch.messages.schemas import SCHEMAS
+from kbatch.messages.spec import F, M
+from kbatch.messages.topics import decode, decoder_for_path
+
+from .helpers import FIXTURES, ROOT
+
+INTERNAL = FIXTURES / "internal"
+SEGMENTS = sorted(INTERNAL.rglob("*.log"))
+
+
+def _rel(path) -> str:
+    return path.relative_to(ROOT).as_posix()
+
+
+def _id(path) -> str:
+    return path.relative_to(INTERNAL).parent.as_posix().replace("/", "--")
+
+
+def _sidecar(path) -> dict:
+    return json.loads(path.with_suffix(".json").read_text())
+
+
+def _records(result) -> list[dict]:
+    return [record for line in result.out.splitlines() for record in json.loads(line).get("records", [])]
+
+
+def test_the_schema_table_is_what_kafkas_definitions_say():
+    written = make_table.table(FIXTURES / "kafka-messages")
+    assert (ROOT / "kbatch" / "messages" / "schemas.py").read_text() == written
+
+
+def test_the_fixtures_are_what_their_script_writes():
+    spec = importlib.util.spec_from_file_location("make_internal_fixtures",
+                                                  FIXTURES / "make_internal_fixtures.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.path.insert(0, str(FIXTURES))
+    try:
+        spec.loader.exec_module(module)
+        files = module.outputs()
+    finally:
+        sys.path.remove(str(FIXTURES))
+    assert sorted(files) == sorted(path.relative_to(INTERNAL).as_posix() for path in INTERNAL.rglob("*.*"))
+    for name, data in files.items():
+        assert (INTERNAL / name).read_bytes() == data, name
+
+
+@pytest.mark.parametrize("path", SEGMENTS, ids=_id)
+def test_every_record_decodes_to_what_went_in(path, kbatch):
+    result = kbatch("dump", "--records", "--format", "jsonl", _rel(path))
+    side = _sidecar(path)
+    assert result.code == (1 if side["damaged"] else 0)
+    records = {record["offset"]: record for record in _records(result)}
+    assert sorted(records) == [record["offset"] for record in side["records"]]
+    for want in side["records"]:
+        got = records[want["offset"]]
+        if "control" in want:
+            assert got["control"]["type"] == want["control"] and "decoded" not in got
+            continue
+        if "finding" in want:
+            continue
+        decoded = got["decoded"]
+        assert decoded["key"] == want["key"]
+        assert decoded["tombstone"] is want["tombstone"]
+        value = dict(decoded["value"]) if decoded["value"] is not None else None
+        if value is not None and "state" in want:
+            assert value.pop("state") == want["state"]
+        assert value == want["value"]
+
+
+@pytest.mark.parametrize("path", SEGMENTS, ids=_id)
+def test_damage_is_found_at_the_record_it_was_done_to(path, kbatch):
+    result = kbatch("dump", "--records", "--format", "jsonl", _rel(path))
+    found = []
+    for line in result.out.splitlines():
+        entry = json.loads(line)
+        if entry["type"] == "batch":
+            found += [{"offset": entry["base_offset"], "code": finding["code"]} for finding in entry["findings"]]
+    assert found == _sidecar(path)["findings"]
+
+
+def test_the_decoder_comes_from_the_partition_directory_or_the_option(kbatch):
+    assert decoder_for_path("/var/lib/kafka/__consumer_offsets-12/00000000000000000000.log") == "offsets"
+    assert decoder_for_path("__transaction_state-0/00000000000000000000.log") == "transactions"
+    assert decoder_for_path("__cluster_metadata-0/00000000000000000000.checkpoint") == "metadata"
+    assert decoder_for_path("orders-3/00000000000000000000.log") is None
+    assert decoder_for_path("__consumer_offsets/00000000000000000000.log") is None
+    path = _rel(INTERNAL / "__consumer_offsets-12" / "00000000000000000000.log")
+    raw = _records(kbatch("dump", "-r", "--format", "jsonl", "--decoder", "none", path))
+    assert all("decoded" not in record for record in raw)
+    # the same bytes read as the wrong topic are findings, never a crash or a guess
+    wrong = kbatch("dump", "-r", "--format", "jsonl", "--decoder", "metadata", path)
+    assert wrong.code == 1 and "Traceback" not in wrong.out + wrong.err
+    assert all(record["decoded"]["value"] is None for record in _records(wrong) if "decoded" in record)
+
+
+def test_unknown_tags_are_kept_raw_and_absent_tags_take_their_defaults():
+    key = struct.pack(">h", 0) + struct.pack(">h", 2) + b"tx"
+    # TransactionLogValue v1 (flexible): no tag 0/1/2 written, one unknown tag 5 of 3 bytes
+    body = struct.pack(">qhib", 9, 1, 1000, 0) + b"\x01" + struct.pack(">qq", 1, 2) + b"\x01" + b"\x05\x03abc"
+    decoded = decode("transactions", key, struct.pack(">h", 1) + body)
+    assert decoded.problems == []
+    data = decoded.value["data"]
+    assert (data["previousProducerId"], data["nextProducerId"], data["clientTransactionVersion"]) == (-1, -1, 0)
+    assert data["transactionPartitions"] == [] and data["_unknownTaggedFields"] == [{"tag": 5, "hex": "616263"}]
+    assert decoded.value["state"] == "Empty"
+
+
+def test_compact_lengths_nulls_and_nested_tags():
+    schema = M("data", "0-1", "1+", fields=(
+        F("Name", "string", "0+", nullable="1+"),
+        F("Items", "[]Item", "0+", fields=(F("Id", "uuid", "0+"), F("Note", "string", "1+", tagged="1+", tag=0,
+                                                                          nullable="1+", default=None))),
+    ))
+    zero_uuid = bytes(16)
+    flexible = b"\x00" + b"\x02" + zero_uuid + b"\x01\x00\x03\x03hi" + b"\x00"
+    value, used = MessageDecoder(schema, 1).decode(flexible)
+    assert used == len(flexible)
+    assert value == {"name": None, "items": [{"id": "AAAAAAAAAAAAAAAAAAAAAA", "note": "hi"}]}
+    with pytest.raises(MessageError, match="non-nullable"):
+        MessageDecoder(schema, 0).decode(struct.pack(">h", -1) + struct.pack(">i", 0))
+    with pytest.raises(MessageError, match="allocate"):
+        MessageDecoder(schema, 0).decode(struct.pack(">h", 0) + struct.pack(">i", 1000))
+
+
+def test_bytes_are_base64_as_kafkas_json_writes_them():
+    assert to_json({"a": [b"\x00\x01"], "b": b""}) == {"a": ["AAE="], "b": ""}
+
+
+_MESSAGES = sorted(SCHEMAS)
+
+
+@settings(max_examples=400, deadline=None)
+@given(name=st.sampled_from(_MESSAGES), version=st.integers(0, 5), data=st.binary(max_size=80))
+def test_garbage_never_crashes_the_decoder(name, version, data):
+    try:
+        MessageDecoder(SCHEMAS[name], version, name).decode(data)
+    except MessageError as error:
+        assert error.field and error.expected and error.actual
+
+
+@settings(max_examples=300, deadline=None)
+@given(decoder=st.sampled_from(["offsets", "transactions", "metadata", "share"]),
+       key=st.one_of(st.none(), st.binary(max_size=30)), value=st.one_of(st.none(), st.binary(max_size=60)))
+def test_garbage_records_are_problems_never_exceptions(decoder, key, value):
+    decoded = decode(decoder, key, value)
+    assert decoded.problems or decoded.key is not None or decoded.value is not None or decoded.tombstone
+
+
+@pytest.mark.parametrize("fmt", ["table", "dumplog"])
+@pytest.mark.parametrize("path", SEGMENTS, ids=_id)
+def test_dump_internal_text_snapshot(path, fmt, kbatch, text_snapshot):
+    shown = []
+    for extra in ([], ["--records"]):
+        args = ["dump", "--format", fmt, *extra, _rel(path)]
+        result = kbatch(*args)
+        assert result.err == ""
+        shown.append(f"$ kbatch {' '.join(args)}\n{result.out}(exit {result.code})\n")
+    assert "\n".join(shown) == text_snapshot
+
+
+@pytest.mark.parametrize("path", SEGMENTS, ids=_id)
+def test_dump_internal_jsonl_snapshot(path, kbatch, jsonl_snapshot):
+    result = kbatch("dump", "--format", "jsonl", "--records", _rel(path))
+    assert result.out == jsonl_snapshot
