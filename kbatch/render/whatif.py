@@ -43,10 +43,10 @@ def what_if_renderables(report: dict) -> list:
     notes = ["overhead: bytes per record beyond its key, value and header bytes, batch headers included"]
     for row in report["layouts"]:
         if row.get("headers_dropped"):
-            notes.append(f"{row['layout']} cannot carry record headers: {row['headers_dropped']:,} headers "
+            notes.append(f"{row['layout']} cannot carry record headers: {row['headers_dropped']:,} header(s) "
                          f"({row['header_bytes_dropped']:,} bytes) dropped")
         if row.get("control_batches_dropped"):
-            notes.append(f"{row['layout']} has no control batches: {row['control_batches_dropped']:,} dropped "
+            notes.append(f"{row['layout']} has no control batches: {row['control_batches_dropped']:,} batch(es) dropped "
                          "(as Kafka's down-conversion does)")
         if recompress and row.get("zstd_left_uncompressed"):
             notes.append(f"{row['layout']} has no zstd: {row['zstd_left_uncompressed']:,} batches left uncompressed")
@@ -57,8 +57,8 @@ def what_if_renderables(report: dict) -> list:
     first = report["headers_first"]
     if first["compressed_batches"]:
         share = first["prefix"] / first["inflated_today"] * 100 if first["inflated_today"] else 0
-        notes.append(f"headers first: to validate {first['compressed_batches']:,} compressed batches a broker "
-                     f"inflates {first['inflated_today']:,} bytes today; with every record's metadata before the "
-                     f"keys and values it would inflate a prefix of {first['prefix']:,} ({share:.1f}%)")
+        notes.append(f"headers first (as v2): to validate {first['compressed_batches']:,} compressed batches a "
+                     f"broker inflates {first['inflated_today']:,} bytes today; with every record's metadata "
+                     f"before all keys and values, a prefix of {first['prefix']:,} ({share:.1f}%)")
     out += [Text(f"  {note}", style="dim") for note in notes]
     return out
