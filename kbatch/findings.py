@@ -34,6 +34,8 @@ CODES: dict[str, tuple[Severity, str]] = {
     "bad-record-length": (Severity.ERROR, "a record's length disagrees with the bytes its fields use"),
     "records-count-mismatch": (Severity.ERROR, "recordsCount disagrees with the records present"),
     "trailing-bytes": (Severity.ERROR, "bytes remain after the last record of a batch"),
+    "message-trailing-bytes": (Severity.WARNING, "bytes after a v0/v1 message's value, which Kafka reads and ignores"),
+    "empty-wrapper": (Severity.ERROR, "a compressed v0/v1 message holds no inner message"),
     "bad-control-record": (Severity.ERROR, "a control batch does not hold a well-formed control record"),
     "nested-compression": (Severity.ERROR, "a compressed message set holds another compressed message"),
     "inner-magic-mismatch": (Severity.WARNING, "an inner message's magic differs from its wrapper's"),
@@ -44,6 +46,8 @@ CODES: dict[str, tuple[Severity, str]] = {
     "last-offset-delta-mismatch": (Severity.ERROR, "a record's offsetDelta is beyond lastOffsetDelta"),
     "offset-delta-order": (Severity.ERROR, "record offsets do not strictly increase within a batch"),
     "offset-overlap": (Severity.ERROR, "a batch starts at or below an offset an earlier batch holds"),
+    "below-segment-base": (Severity.ERROR, "a batch's offset is below the base offset in its segment's file name"),
+    "beyond-segment-range": (Severity.ERROR, "a batch's last offset is more than 2^31-1 past its segment's base"),
     "offset-gap": (Severity.INFO, "offsets skip between batches (legal after compaction or aborted transactions)"),
     # Not about the bytes: a range of a file split for parallel reading did not end where the next began.
     "split-handover": (Severity.INFO, "a split range's walk did not end where the next range began"),

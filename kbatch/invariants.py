@@ -107,6 +107,34 @@ def _legacy_checks(batch: Batch) -> Iterator[Finding]:
                                   f"{largest} (the largest inner timestamp)", batch.max_timestamp)
 
 
+# AbstractIndex.toRelative: an index stores offsets as int32 relative to the segment's base offset.
+MAX_RELATIVE_OFFSET = 2**31 - 1
+
+
+def segment_range_checks(batch: Batch, segment_base: int) -> list[Finding]:
+    """A batch's offsets against the base offset in its segment's file name (``00000000000000001234.log``).
+
+    Kafka names a segment by the offset of its first batch and keeps every
+    offset in it relative to that name: LogSegment.recover calls
+    ensureOffsetInRange(batch.lastOffset()), which needs 0 <= lastOffset - base
+    <= Integer.MAX_VALUE (AbstractIndex.toRelative).  A batch starting below
+    the name is no batch Kafka appended to this segment.  The offset checked
+    is the entry's own offset field: a v2 batch's baseOffset, a v0/v1
+    message's offset (for a compressed wrapper, its last inner offset, which
+    is what the broker rolled and recovered by).
+    """
+    field = "base_offset" if batch.magic == 2 else "offset"
+    if batch.offset_field < segment_base:
+        return [Finding("below-segment-base", batch.pos, batch.pos, 8, field,
+                        f"{segment_base} or more (the base offset in the segment's file name)",
+                        str(batch.offset_field))]
+    if batch.last_offset - segment_base > MAX_RELATIVE_OFFSET:
+        return [Finding("beyond-segment-range", batch.pos, batch.pos, 8, field,
+                        f"a last offset at most {segment_base + MAX_RELATIVE_OFFSET} (the file name's base + 2^31-1)",
+                        str(batch.last_offset))]
+    return []
+
+
 class OffsetOrder:
     """Across batches, offsets only go up: a gap is legal (compaction, aborted data), an overlap is not."""
 

@@ -36,6 +36,7 @@ from .findings import Finding
 from .framing import (
     DEFAULT_MAX_ENTRY_SIZE,
     ENTRY_HEADERS,
+    LENGTH_FIELD,
     crc_mismatch,
     frame_problem,
     short_header,
@@ -120,7 +121,7 @@ class SegmentReader:
             return pos + LOG_OVERHEAD + size
         problem = frame_problem(pos, magic, size, self.options.max_entry_size, self.size)
         if problem is not None:
-            return (yield from self._damaged(pos, problem, declared_size=size))
+            return (yield from self._damaged(pos, problem, magic=magic, declared_size=size))
         end = pos + LOG_OVERHEAD + size
         batch = self._entry(pos, end, magic)
         if batch.crc_valid:
@@ -138,7 +139,7 @@ class SegmentReader:
         problem = crc_mismatch(pos, end, magic, batch.computed_crc, batch.crc)
         return (yield from self._damaged(pos, problem))
 
-    def _damaged(self, pos: int, problem: Finding, declared_size: int | None = None):
+    def _damaged(self, pos: int, problem: Finding, magic: int | None = None, declared_size: int | None = None):
         """Bytes at ``pos`` are no intact entry: explain them and find where to go on."""
         resume = self.recovery.resync(pos + 1)
         end = self.size if resume is None else resume
@@ -151,7 +152,7 @@ class SegmentReader:
                 yield problem   # the input ends inside this entry
                 return self.size
             # Valid entries follow, so the input is not cut short: the size field is what lies.
-            problem = Finding("bad-length", pos, pos + SIZE_OFFSET, 4, "size",
+            problem = Finding("bad-length", pos, pos + SIZE_OFFSET, 4, LENGTH_FIELD[magic],
                               f"at most {self.size - pos - LOG_OVERHEAD} (the bytes left in the input)",
                               str(declared_size))
         yield Finding("resync", pos, pos, end - pos, "entry", "a valid log entry",

@@ -13,8 +13,8 @@ from typing import BinaryIO, Iterator
 
 from .codecs import DEFAULT_DECOMPRESSED_LIMIT
 from .findings import Finding
-from .invariants import OffsetOrder, batch_invariants
-from .segments import is_remote
+from .invariants import OffsetOrder, batch_invariants, segment_range_checks
+from .segments import is_remote, segment_base_offset
 from .summary import FileSummary
 
 
@@ -51,12 +51,12 @@ def verify_file(path: str, stream: BinaryIO, summary: FileSummary, options: Veri
                 landed["pos"] = scan.size
             return
     yield from verify_stream(stream, summary, options, progress=progress, start=start, stop=stop, landed=landed,
-                             on_batch=on_batch)
+                             on_batch=on_batch, segment_base=segment_base_offset(path))
 
 
 def verify_stream(stream: BinaryIO, summary: FileSummary, options: VerifyOptions = VerifyOptions(),
                   *, progress=None, start: int = 0, stop: int | None = None,
-                  landed: dict | None = None, on_batch=None) -> Iterator[Finding]:
+                  landed: dict | None = None, on_batch=None, segment_base: int | None = None) -> Iterator[Finding]:
     """Every finding of one input, in file order; ``summary`` counts batches, records and findings.
 
     Without ``deep`` the reader checks framing and every CRC (each inner
@@ -65,6 +65,8 @@ def verify_stream(stream: BinaryIO, summary: FileSummary, options: VerifyOptions
     ``start``/``stop`` verify only the entries starting in that range (a
     split of a large file); ``landed["pos"]`` then says where the walk ended.
     ``on_batch(batch)`` is called with each batch before its findings.
+    ``segment_base`` is the base offset the segment's file name says (with
+    ``deep``, every batch is held against it).
     """
     from .reader import ReadOptions, SegmentReader
 
@@ -79,6 +81,8 @@ def verify_stream(stream: BinaryIO, summary: FileSummary, options: VerifyOptions
         if options.deep:
             item.findings += batch_invariants(item)
             item.findings += order.check(item)
+            if segment_base is not None:
+                item.findings += segment_range_checks(item, segment_base)
             item.findings.sort(key=lambda finding: (finding.pos, finding.inner_pos or 0))
         summary.add_batch(item)
         if on_batch is not None:

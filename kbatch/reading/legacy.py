@@ -90,6 +90,9 @@ def _unwrap(batch: Batch, value: bytes | None, codec_id: int, log_append_time: b
                     item.pos)
         messages.append(item)
     batch.count = len(messages)
+    if not messages:   # AbstractLegacyRecordBatch.DeepRecordsIterator: "no inner records"
+        finding("empty-wrapper", "value", f"at least one message in the {batch.codec} message set",
+                f"{len(inner)} decompressed bytes holding none")
     records = [record for message in messages for record in (message.records or [])]
     if batch.magic == 1 and records:
         _absolute_inner_offsets(batch, records)

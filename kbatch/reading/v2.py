@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..codecs import CodecError, Decompressor, codec_name
 from ..findings import Finding
-from ..framing import CHECKSUMS, crc_mismatch
+from ..framing import CHECKSUMS, crc_mismatch, records_count_problem
 from ..layouts import (
     BATCH_HEADER,
     COMPRESSION_CODEC_MASK,
@@ -47,6 +47,9 @@ def read_batch(pos: int, entry: memoryview, decompressor: Decompressor, *, recor
     )
     if not batch.crc_valid:
         batch.findings.append(crc_mismatch(pos, pos + len(entry), 2, batch.computed_crc, crc))
+    count_problem = records_count_problem(pos, records_count)
+    if count_problem is not None and not records:   # decoding the records reports it itself
+        batch.findings.append(count_problem)
     if records or (inflate and codec_id != 0):
         load_records(batch, entry[BATCH_HEADER.size:], decompressor, decode=records)
     return batch
