@@ -74,7 +74,7 @@ def verify_crc(paths, deep, index_only, output_format, quiet, hex_input, decompr
     def verify_one(path, stream) -> FileSummary:
         # Without --deep, a regular file first gets the fast CRC pass; only a file it cannot call clean
         # is read again by the full reader, for the exact findings.
-        fast = not deep and not hex_input and path != "-"
+        fast = not deep and not hex_input and path != "-" and os.path.isfile(path)   # a pipe is read once
         return _verify_file(path, stream, sink, deep=deep, decompressed_limit=decompressed_limit, fast=fast,
                             show_progress=show_progress)
 
