@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ..findings import Finding
 from ..model import Batch, Record
-from .internal import dumplog_tokens
+from .internal import control_dumplog_tokens, dumplog_tokens
 from .values import finding_text
 
 
@@ -70,6 +70,8 @@ def record_line(record: Record, batch: Batch) -> str:
         marker = record.control
         if marker is not None and marker.type in ("ABORT", "COMMIT") and marker.coordinator_epoch is not None:
             line += f" endTxnMarker: {marker.type} coordinatorEpoch: {marker.coordinator_epoch}"
+        elif marker is not None and control_dumplog_tokens(marker) is not None:
+            line += control_dumplog_tokens(marker)
         elif marker is not None:
             line += f" controlType: {marker.type}({marker.type_id})"
         return line
