@@ -46,8 +46,8 @@ Examples:
 @hex_option
 @decompressed_limit_option
 @no_color_option
-def dump(files, records, output_format, decode, decoder, full, limit, offset_range, hex_input, decompressed_limit,
-         no_color):
+def dump(files, records, output_format, decode, decoder, full, limit, offset_range, hex_input,
+         decompressed_limit, no_color):
     """List the batches of Kafka log segments (v0, v1 and v2, any codec), with their damage.
 
     One row per batch: position, offsets, count, magic, codec, size, CRC

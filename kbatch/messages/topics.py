@@ -208,8 +208,8 @@ def decode_metadata(key: bytes | None, value: bytes | None) -> Decoded:
         return decoded
     name = METADATA_TYPES.get(api_key)
     if name is None:
-        decoded.problems.append(Problem("unknown-record-version", "value", 0, "value.apiKey",
-                                        f"a metadata record type ({min(METADATA_TYPES)}..{max(METADATA_TYPES)})", str(api_key)))
+        known = f"a metadata record type ({min(METADATA_TYPES)}..{max(METADATA_TYPES)})"
+        decoded.problems.append(Problem("unknown-record-version", "value", 0, "value.apiKey", known, str(api_key)))
         return decoded
     # Kafka throws on bytes after the record ("Found N byte(s) of garbage after ..."): damage here.
     decoded.value = _message(decoded, "value", name, version, value, reader.pos, trailing="bad-internal-record",
