@@ -7,16 +7,20 @@ import sys
 import click
 
 from ..findings import Finding
+from ..partition.kinds import BATCH_KINDS, KINDS, kind_of
+from ..partition.seek import Window, select, start_position
+from ..partition.sniff import NotALogSegment, looks_like_other_kind
 from ..messages.apply import decode_batch
 from ..messages.topics import DECODERS, decoder_for_path
 from ..reader import ReadOptions, SegmentReader
 from ..render.console import make_console
 from ..render.dumplog import DumplogSink
 from ..render.jsonout import JsonlSink, JsonSink
+from ..render.partition import dump_file as dump_sidecar
 from ..render.table import TableSink
 from ..summary import FileSummary
 from .options import (decode_option, decompressed_limit_option, files_argument, for_each_input, hex_option,
-                      no_color_option, parse_offset_range)
+                      no_color_option, parse_offset_range, parse_time)
 
 FORMATS = ("table", "jsonl", "json", "dumplog")
 
@@ -25,6 +29,7 @@ FORMATS = ("table", "jsonl", "json", "dumplog")
 Examples:
   kbatch dump 00000000000000000000.log
   kbatch dump --records --offset-range 100:200 segment.log
+  kbatch dump --records --since 2024-05-01T12:00Z --until 2024-05-01T12:05Z segment.log
   kbatch dump --format jsonl segment.log | jq 'select(.crc_valid | not)'
   kbatch dump --format dumplog --records segment.log   # as kafka-dump-log.sh --deep-iteration --print-data-log
   echo '0000000000000000 0000003a ...' | kbatch dump --hex -
@@ -41,12 +46,19 @@ Examples:
                    "__cluster_metadata-N: metadata, __share_group_state-N: share); none shows bytes.")
 @click.option("--full", is_flag=True, help="Show keys and values whole instead of cut to the terminal.")
 @click.option("--limit", type=click.IntRange(min=0), metavar="N", help="Stop after N batches per file.")
+@click.option("--kind", type=click.Choice(KINDS), metavar="KIND",
+              help="Read every FILE as this kind instead of the one its name says: "
+                   + ", ".join(KINDS) + ".")
 @click.option("--offset-range", callback=parse_offset_range, metavar="A:B",
               help="Only batches holding record offsets A..B (inclusive; A: and :B are open).")
+@click.option("--since", callback=parse_time, metavar="TIME",
+              help="Only batches with records stamped at or after TIME (ISO 8601, or epoch ms).")
+@click.option("--until", callback=parse_time, metavar="TIME",
+              help="Only batches with records stamped at or before TIME (ISO 8601, or epoch ms).")
 @hex_option
 @decompressed_limit_option
 @no_color_option
-def dump(files, records, output_format, decode, decoder, full, limit, offset_range, hex_input,
+def dump(files, records, output_format, decode, decoder, full, limit, kind, offset_range, since, until, hex_input,
          decompressed_limit, no_color):
     """List the batches of Kafka log segments (v0, v1 and v2, any codec), with their damage.
 
@@ -55,7 +67,13 @@ def dump(files, records, output_format, decode, decoder, full, limit, offset_ran
     Damaged byte ranges appear where they lie, with what was expected and what
     was found; the batches after them are still listed.
 
-    Exit status: 0 clean, 1 damage found, 2 usage or I/O error.
+    The files beside a segment dump too, each on its own, by the kind their
+    name says (--kind overrides): .index, .timeindex, .txnindex, .snapshot,
+    leader-epoch-checkpoint, partition.metadata, the log directory's offset
+    checkpoints, and a KRaft snapshot (.checkpoint, read as record batches).
+
+    Exit status: 0 clean, 1 damage found, 2 usage or I/O error (and a file
+    that is no log segment but looks like another kind).
     """
     # The json document carries what encode-from-json needs to rebuild the input byte for byte.
     options = ReadOptions(records=records, decompressed_limit=decompressed_limit,
@@ -70,27 +88,45 @@ def dump(files, records, output_format, decode, decoder, full, limit, offset_ran
     else:
         sink = DumplogSink(out, records=records)
 
-    status = for_each_input(files, hex_input,
-                            lambda path, stream: _dump_file(path, stream, options, sink, limit, offset_range,
-                                                                    decoder))
+    def dump_one(path, stream):
+        named = kind or (None if hex_input else kind_of(path))
+        if named is not None and named not in BATCH_KINDS:
+            return dump_sidecar(path, stream, named, sink)
+        if kind is None:
+            other = looks_like_other_kind(stream)
+            if other is not None:
+                outcome = NotALogSegment(path, other)
+                click.echo(outcome.message, err=True)
+                return outcome
+        window = Window(*(offset_range or (None, None)), since, until)
+        return _dump_file(path, stream, options, sink, limit, window, decoder)
+
+    status = for_each_input(files, hex_input, dump_one)
     if isinstance(sink, JsonSink):
         sink.close()
     return status
 
 
-def _dump_file(path, stream, options, sink, limit, offset_range, decoder="auto") -> FileSummary:
+def _dump_file(path, stream, options, sink, limit, window: Window, decoder="auto") -> FileSummary:
     reader = SegmentReader(stream, options)
     internal = decoder_for_path(path) if decoder == "auto" else decoder
     summary = FileSummary(path, reader.size)
+    items = reader
+    if window.selects:
+        # Start where the indexes say (verified), and step over batches outside the window at their header.
+        start = start_position(path, reader, stream, window)
+        if start.note:
+            click.echo(start.note, err=True)
+        items = select(reader, stream, start.pos, window)
     sink.begin(path, reader.size)
     shown = 0
-    for item in reader:
+    for item in items:
         if isinstance(item, Finding):
             summary.add_finding(item)
             keep_raw = options.keep_body and item.owns_bytes
             sink.region(item, reader.read_bytes(item.pos, item.size) if keep_raw else None)
             continue
-        if offset_range is not None and not _select_offsets(item, offset_range):
+        if window.selects and not _select(item, window):
             continue
         if limit is not None and shown >= limit:
             break
@@ -102,12 +138,28 @@ def _dump_file(path, stream, options, sink, limit, offset_range, decoder="auto")
     return summary
 
 
-def _select_offsets(batch, offset_range) -> bool:
-    """Keep a batch that holds offsets in the range; keep only those of its records."""
-    low, high = offset_range
+def _select(batch, window: Window) -> bool:
+    """Keep a batch that may hold records of the window; keep only those of its records.
+
+    By time, a batch is kept when its maxTimestamp is at or after --since and its first record's
+    timestamp at or before --until; with --records, only the records stamped inside the window (none of
+    magic 0, which has no timestamps).
+    """
+    low, high, since, until = window.low, window.high, window.since, window.until
     if (low is not None and batch.last_offset < low) or (high is not None and batch.base_offset > high):
         return False
+    timed = since is not None or until is not None
+    if timed:
+        first = batch.max_timestamp if batch.timestamp_type == "LogAppendTime" else batch.base_timestamp
+        if batch.max_timestamp is None or (since is not None and batch.max_timestamp < since) or \
+                (until is not None and batch.records is None and first > until):
+            return False
     if batch.records is not None:
         batch.records = [record for record in batch.records
-                         if (low is None or record.offset >= low) and (high is None or record.offset <= high)]
+                         if (low is None or record.offset >= low) and (high is None or record.offset <= high)
+                         and (not timed or (record.timestamp is not None
+                                            and (since is None or record.timestamp >= since)
+                                            and (until is None or record.timestamp <= until)))]
+        if timed and not batch.records:
+            return False
     return True

@@ -42,6 +42,23 @@ def parse_offset_range(ctx, param, value: str | None) -> tuple[int | None, int |
     return bounds
 
 
+def parse_time(ctx, param, value: str | None) -> int | None:
+    """A timestamp as Kafka keeps them (epoch ms): an integer, or ISO 8601 (UTC unless it says otherwise)."""
+    if value is None:
+        return None
+    if value.lstrip("-").isdigit():
+        return int(value)
+    from datetime import datetime, timezone
+
+    try:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise click.BadParameter(f"expected epoch milliseconds or an ISO 8601 time, got {value!r}") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return round(moment.timestamp() * 1000)
+
+
 def report_unreadable(path: str, error: Exception) -> None:
     click.echo(f"kbatch: cannot read {path}: {getattr(error, 'strerror', None) or error}", err=True)
 
@@ -62,6 +79,8 @@ def for_each_input(paths, hex_input: bool, handle, status: ExitStatus = ExitStat
             continue
         with stream:
             summary = handle(path, stream)
-        if summary.damaged and status is ExitStatus.OK:
+        if getattr(summary, "unreadable", False):   # read, but not as what was asked (a dump's --kind)
+            status = ExitStatus.TROUBLE
+        elif summary.damaged and status is ExitStatus.OK:
             status = ExitStatus.FOUND
     return status

@@ -27,19 +27,28 @@ Examples:
 @click.option("--deep", is_flag=True,
               help="Also decode every record and check every invariant: lengths, counts, offset order, "
                    "lastOffsetDelta, maxTimestamp, producer fields, control records, reserved bits.")
+@click.option("--index-only", is_flag=True,
+              help="Only hold each partition directory's indexes, snapshots and checkpoints against its logs "
+                   "(the quick check after an unclean shutdown): batch headers are read, records are not.")
 @click.option("--format", "output_format", type=click.Choice(["table", "jsonl"]), default="table",
               show_default=True, help="table for people (a line per finding and a summary), jsonl for programs.")
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing; only the exit status tells.")
 @hex_option
 @decompressed_limit_option
 @no_color_option
-def verify_crc(paths, deep, output_format, quiet, hex_input, decompressed_limit, no_color):
+def verify_crc(paths, deep, index_only, output_format, quiet, hex_input, decompressed_limit, no_color):
     """Check every CRC of Kafka log segments: each v2 batch (CRC-32C), each v0/v1 message (CRC-32),
     inner messages of compressed wrappers included.
 
     Every mismatch is reported with its position, offset, stored and computed
     CRC.  FILE may be a glob (quoted, for more files than a shell takes) or a
     directory (its *.log files, recursively); - reads stdin.
+
+    With --deep (or --index-only), a partition directory (or each one under a
+    log directory) is also cross-checked: .index and .timeindex entries
+    against the batches, .txnindex against the ABORT markers, producer
+    snapshots against the producers' batches, leader-epoch-checkpoint against
+    the batches' leader epochs, segment names against their first batches.
 
     Exit status: 0 every check passed, 1 damage found, 2 usage or I/O error.
     """
@@ -69,7 +78,14 @@ def verify_crc(paths, deep, output_format, quiet, hex_input, decompressed_limit,
         return _verify_file(path, stream, sink, deep=deep, decompressed_limit=decompressed_limit, fast=fast,
                             show_progress=show_progress)
 
-    status = for_each_input(files, hex_input, verify_one, status)
+    if not index_only:
+        status = for_each_input(files, hex_input, verify_one, status)
+    if deep or index_only:
+        from ..partition.verify import verify_partitions
+
+        checked = verify_partitions(paths, sink, index_only=index_only, decompressed_limit=decompressed_limit)
+        if any(summary.damaged for summary in checked) and status is ExitStatus.OK:
+            status = ExitStatus.FOUND
     sink.close()
     return status
 

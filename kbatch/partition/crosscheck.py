@@ -1,0 +1,446 @@
+"""Holding a partition directory's files against its log: what ``verify-crc --deep`` / ``--index-only`` add.
+
+One pass over the segments in offset order (headers only; the one record of a
+control batch is decoded for its marker) carries what Kafka itself derives
+from the log -- index entries, the producer state, aborted transactions, leader
+epochs -- and compares it with what the files beside the log say.  Each
+disagreement is a finding about the file that disagrees, at its position
+there; the text names the other file and the position in it.
+
+The rules are Kafka's (storage module): LogSegment.append and recover for the
+indexes, ProducerAppendInfo / ProducerStateManager for the snapshot and the
+transaction index, LeaderEpochFileCache.assign for the epoch checkpoint,
+LocalLog for segment names.  Memory holds the indexes of one segment and one
+state entry per producer, never the batches.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Iterator
+
+from ..codecs import Decompressor
+from ..findings import Finding
+from ..model import Batch
+from ..reader import ReadOptions, SegmentReader, load_records
+from . import kinds
+from .sidecars import Entry, Header, read_sidecar, read_whole
+
+NO_OFFSET = -1
+
+
+@dataclass(frozen=True)
+class Located:
+    """A finding and the file it is about."""
+
+    path: str
+    finding: Finding
+
+
+@dataclass
+class ProducerState:
+    """ProducerStateEntry as the log builds it (ProducerAppendInfo.appendDataBatch / appendEndTxnMarker)."""
+
+    epoch: int = -1
+    last_sequence: int = -1
+    last_offset: int = -1
+    offset_delta: int = 0
+    timestamp: int = -1
+    coordinator_epoch: int | None = None           # None: no marker seen, the log cannot tell
+    current_txn_first_offset: int = NO_OFFSET
+    txn_first_known: bool = True                   # False when the transaction may have begun before the walk
+
+
+@dataclass
+class SegmentFiles:
+    base: int
+    log: str
+    others: dict[str, str] = field(default_factory=dict)   # kind -> path
+
+
+def partition_files(directory: str) -> tuple[list[SegmentFiles], dict[int, str], dict[str, str]]:
+    """A partition directory's segments (by base offset), snapshots (by offset) and single files (by kind)."""
+    segments: dict[int, SegmentFiles] = {}
+    beside: list[tuple[int, str, str]] = []
+    snapshots: dict[int, str] = {}
+    singles: dict[str, str] = {}
+    for name in sorted(os.listdir(directory)):
+        path = os.path.join(directory, name)
+        kind = kinds.kind_of(name)
+        base = kinds.base_offset_of(name)
+        if not os.path.isfile(path) or kind is None or name.endswith((".deleted", ".cleaned", ".swap")):
+            continue
+        if kind == kinds.LOG and base is not None:
+            segments[base] = SegmentFiles(base, path)
+        elif kind == kinds.PRODUCER_SNAPSHOT and base is not None:
+            snapshots[base] = path
+        elif kind in (kinds.OFFSET_INDEX, kinds.TIME_INDEX, kinds.TXN_INDEX) and base is not None:
+            beside.append((base, kind, path))
+        elif kind in (kinds.LEADER_EPOCH_CHECKPOINT, kinds.PARTITION_METADATA):
+            singles[kind] = path
+    for base, kind, path in beside:
+        if base in segments:
+            segments[base].others[kind] = path
+    return [segments[base] for base in sorted(segments)], snapshots, singles
+
+
+def _read(path: str, kind: str) -> tuple[list[Entry], list, list[Finding]]:
+    """A file beside a segment: its entries, its header (if any), and every finding of its own."""
+    with open(path, "rb") as stream:
+        data = read_whole(stream)
+    entries, headers, findings = [], [], []
+    for item in read_sidecar(kind, data, kinds.base_offset_of(path)):
+        if isinstance(item, Entry):
+            entries.append(item)
+            findings += item.findings
+        elif isinstance(item, Header):
+            headers.append(item)
+            findings += item.findings
+        else:
+            findings.append(item)
+    return entries, headers, findings
+
+
+def _where(path: str, pos: int) -> str:
+    return f"{os.path.basename(path)} pos {pos}"
+
+
+class PartitionCheck:
+    """The cross-checks of one partition directory; iterate :meth:`run` for the findings, in segment order."""
+
+    def __init__(self, directory: str, *, decompressed_limit: int | None = None):
+        self.directory = directory
+        self.segments, self.snapshots, self.singles = partition_files(directory)
+        self.decompressor = Decompressor(decompressed_limit) if decompressed_limit else Decompressor()
+        self.producers: dict[int, ProducerState] = {}
+        self.epoch_starts: list[tuple[int, int, str, int]] = []   # (epoch, base offset, log path, pos)
+        self.walk_start: int | None = None                         # the first offset the walk saw
+        self.exact = bool(self.segments) and self.segments[0].base == 0   # the whole history is here
+        self.next_offset: int | None = None
+        self.log_findings: list[Located] = []
+        self.batches = self.records = self.bytes = 0                # what the walk read, for its summary
+
+    # -- the walk ---------------------------------------------------------------------------------------
+
+    def run(self) -> Iterator[Located]:
+        pending_snapshots = sorted(self.snapshots.items())
+        previous: tuple[SegmentFiles, int | None] | None = None   # (segment, its last offset)
+        for number, segment in enumerate(self.segments):
+            rolled = number < len(self.segments) - 1
+            offsets = self._index(segment, kinds.OFFSET_INDEX, rolled)
+            times = self._index(segment, kinds.TIME_INDEX, rolled)
+            yield from offsets.own + times.own
+            txn_entries: list[Entry] = []
+            if kinds.TXN_INDEX in segment.others:
+                txn_entries, _, own = _read(segment.others[kinds.TXN_INDEX], kinds.TXN_INDEX)
+                yield from (Located(segment.others[kinds.TXN_INDEX], finding) for finding in own)
+            aborts: list[tuple[tuple, Batch]] = []
+            first: Batch | None = None
+            last_offset = None
+            max_timestamp = (-1, -1)                     # (timestamp, offset): maxTimestampAndOffsetSoFar
+            with open(segment.log, "rb") as stream:
+                reader = SegmentReader(stream, ReadOptions())
+                for batch in reader:
+                    if isinstance(batch, Finding):
+                        if batch.is_damage:
+                            self.log_findings.append(Located(segment.log, batch))
+                        continue
+                    self.batches += 1
+                    self.records += max(batch.count or 0, 0)
+                    if first is None:
+                        first = batch
+                        yield from self._segment_start(segment, batch, previous)
+                    # Snapshots taken at an offset this batch reaches hold the state before it.
+                    while pending_snapshots and pending_snapshots[0][0] <= batch.base_offset:
+                        yield from self._snapshot(*pending_snapshots.pop(0))
+                    yield from offsets.batch(batch)
+                    if batch.max_timestamp is not None and batch.max_timestamp > max_timestamp[0]:
+                        max_timestamp = (batch.max_timestamp, batch.last_offset)
+                        yield from times.time_batch(batch, max_timestamp)
+                    else:
+                        yield from times.time_batch(batch, None)
+                    self._epoch(segment, batch)
+                    abort = self._producer(batch, reader)
+                    if abort is not None:
+                        aborts.append((abort, batch))
+                    last_offset = batch.last_offset
+                    self.next_offset = batch.last_offset + 1
+            self.bytes += reader.size
+            yield from offsets.finish(reader.size)
+            yield from times.finish_time(rolled, max_timestamp, segment.log)
+            yield from self._txn_index(segment, txn_entries, aborts)
+            previous = (segment, last_offset)
+        for offset, path in pending_snapshots:
+            yield from self._snapshot(offset, path)
+        yield from self._epochs()
+
+    # -- segments ---------------------------------------------------------------------------------------
+
+    def _segment_start(self, segment: SegmentFiles, batch: Batch, previous) -> Iterator[Located]:
+        if self.walk_start is None:
+            self.walk_start = batch.base_offset
+        if batch.base_offset < segment.base:
+            # LogSegment: offsets are stored relative to the base offset in the name; below it is corrupt.
+            yield Located(segment.log, Finding(
+                "segment-base-mismatch", batch.pos, batch.pos, 8, "base_offset",
+                f"{segment.base} or more (the base offset in the file name)",
+                f"{batch.base_offset} (the first batch, {_where(segment.log, batch.pos)})"))
+        if previous is not None and previous[1] is not None:
+            before, last = previous
+            if last >= segment.base:
+                yield Located(segment.log, Finding(
+                    "segment-overlap", batch.pos, batch.pos, 8, "base_offset",
+                    f"a base offset above {last} (the last offset of {os.path.basename(before.log)})",
+                    f"the file name's {segment.base}"))
+            elif batch.base_offset > last + 1:
+                yield Located(segment.log, Finding(
+                    "segment-gap", batch.pos, batch.pos, 8, "base_offset",
+                    f"{last + 1} (after the last offset of {os.path.basename(before.log)})",
+                    f"{batch.base_offset}: offsets {last + 1}..{batch.base_offset - 1} are in no segment"))
+
+    # -- offset and time indexes ----------------------------------------------------------------------
+
+    def _index(self, segment: SegmentFiles, kind: str, rolled: bool) -> "_IndexCursor":
+        path = segment.others.get(kind)
+        if path is None:
+            return _IndexCursor(kind, None, [], [])
+        entries, _, own = _read(path, kind)
+        located = [Located(path, finding) for finding in own]
+        if rolled:
+            # LogSegment.onBecomeInactiveSegment trims a rolled segment's indexes; a zero tail left means
+            # the broker never did, and Kafka would read the zero slots as entries.
+            located = [Located(path, Finding("index-zero-tail-rolled", f.entry_pos, f.pos, f.size, f.field,
+                                             "no zero tail (a rolled segment's index is trimmed)", f.actual))
+                       if f.code == "zero-tail" else Located(path, f) for f in own]
+        return _IndexCursor(kind, path, entries, located, log=segment.log)
+
+    # -- producer state ---------------------------------------------------------------------------------
+
+    def _producer(self, batch: Batch, reader: SegmentReader):
+        """ProducerAppendInfo.append; returns (producer, first, last, lastStableOffset) for a completed abort."""
+        if batch.magic < 2 or batch.producer_id is None or batch.producer_id < 0:
+            return None
+        state = self.producers.get(batch.producer_id)
+        if state is None:
+            state = self.producers[batch.producer_id] = ProducerState()
+        if state.epoch != batch.producer_epoch:   # ProducerStateEntry.maybeUpdateProducerEpoch
+            state.epoch, state.last_sequence, state.last_offset, state.offset_delta = batch.producer_epoch, -1, -1, 0
+        if batch.is_control:
+            marker = self._marker(batch, reader)
+            if marker is None:
+                return None   # an empty control batch: its transaction was cleaned away
+            completed = None
+            if state.current_txn_first_offset != NO_OFFSET and marker.type == "ABORT":
+                completed = (batch.producer_id, state.current_txn_first_offset, batch.base_offset,
+                             self._last_stable_offset(batch.producer_id, batch.base_offset),
+                             state.txn_first_known)
+            state.coordinator_epoch = marker.coordinator_epoch
+            state.timestamp = batch.records[0].timestamp if batch.records else batch.max_timestamp
+            state.current_txn_first_offset = NO_OFFSET
+            state.txn_first_known = True
+            return completed
+        state.last_sequence = batch.last_sequence
+        state.last_offset, state.offset_delta = batch.last_offset, batch.last_offset - batch.base_offset
+        state.timestamp = batch.max_timestamp
+        if batch.is_transactional and state.current_txn_first_offset == NO_OFFSET:
+            state.current_txn_first_offset = batch.base_offset
+            # Without the partition's whole history the first batch seen may not be the transaction's first.
+            state.txn_first_known = self.exact
+        return None
+
+    def _marker(self, batch: Batch, reader: SegmentReader):
+        if batch.records is None:
+            load_records(batch, reader.read_bytes(batch.payload_pos, batch.payload_size), self.decompressor)
+        if not batch.records or batch.records[0].control is None:
+            return None
+        return batch.records[0].control
+
+    def _last_stable_offset(self, producer_id: int, marker_offset: int) -> int:
+        """ProducerStateManager.lastStableOffset: the earliest other open transaction, else lastOffset + 1."""
+        others = [state.current_txn_first_offset for pid, state in self.producers.items()
+                  if pid != producer_id and state.current_txn_first_offset != NO_OFFSET]
+        return min(others) if others else marker_offset + 1
+
+    def _snapshot(self, offset: int, path: str) -> Iterator[Located]:
+        entries, headers, own = _read(path, kinds.PRODUCER_SNAPSHOT)
+        yield from (Located(path, finding) for finding in own)
+        if any(finding.is_damage for finding in own) or self.walk_start is None or offset <= self.walk_start:
+            return   # Kafka discards a corrupt snapshot; one before the log's first batch has nothing to hold
+        by_producer = {entry.fields["producer_id"]: entry for entry in entries}
+        for producer_id, state in sorted(self.producers.items()):
+            entry = by_producer.get(producer_id)
+            if entry is None:
+                yield Located(path, Finding(
+                    "snapshot-missing-producer", 0, 0, 0, "producer_entries",
+                    f"an entry for producer {producer_id} (its last batch, offset {state.last_offset}, "
+                    f"is below the snapshot's offset {offset})", "none (expired, or lost)"))
+                continue
+            expected = {"epoch": state.epoch, "last_sequence": state.last_sequence,
+                        "last_offset": state.last_offset, "offset_delta": state.offset_delta,
+                        "timestamp": state.timestamp}
+            if state.coordinator_epoch is not None:
+                expected["coordinator_epoch"] = state.coordinator_epoch
+            if state.txn_first_known:
+                expected["current_txn_first_offset"] = state.current_txn_first_offset
+            for name, value in expected.items():
+                if entry.fields[name] != value:
+                    yield Located(path, Finding(
+                        "snapshot-mismatch", entry.pos, entry.pos, entry.size, f"producer_entries[{entry.slot}].{name}",
+                        f"{value} (producer {producer_id} in the log below offset {offset})",
+                        str(entry.fields[name])))
+
+    # -- transaction index --------------------------------------------------------------------------------
+
+    def _txn_index(self, segment: SegmentFiles, entries: list[Entry], aborts) -> Iterator[Located]:
+        path = segment.others.get(kinds.TXN_INDEX)
+        by_last = {entry.fields["last_offset"]: entry for entry in entries}
+        for (producer_id, first, last, last_stable, first_known), batch in aborts:
+            entry = by_last.pop(last, None)
+            if entry is None:
+                # About the log: the ABORT marker is there, its entry is not (nor, maybe, the .txnindex).
+                txnindex = os.path.basename(path) if path else "no .txnindex file"
+                yield Located(segment.log, Finding(
+                    "txnindex-missing", batch.pos, batch.pos, batch.size, "aborted_txn",
+                    f"an entry for producer {producer_id}'s aborted transaction {first}..{last} "
+                    f"in {os.path.basename(os.path.splitext(segment.log)[0])}.txnindex",
+                    f"none ({txnindex})" if path else txnindex))
+                continue
+            expected = {"producer_id": producer_id}
+            if first_known:
+                expected.update(first_offset=first, last_stable_offset=last_stable)
+            for name, value in expected.items():
+                if entry.fields[name] != value:
+                    yield Located(path, Finding(
+                        "txnindex-mismatch", entry.pos, entry.pos, entry.size, name,
+                        f"{value} (ABORT marker at {_where(segment.log, batch.pos)})", str(entry.fields[name])))
+        for entry in by_last.values():
+            yield Located(path, Finding(
+                "txnindex-unmatched", entry.pos, entry.pos, entry.size, "last_offset",
+                f"an ABORT marker at offset {entry.fields['last_offset']} in {os.path.basename(segment.log)}",
+                "no such marker (or it ends an empty transaction)"))
+
+    # -- leader epochs ----------------------------------------------------------------------------------
+
+    def _epoch(self, segment: SegmentFiles, batch: Batch) -> None:
+        """LeaderEpochFileCache.assign(partitionLeaderEpoch, baseOffset) for each batch of magic 2."""
+        if batch.magic < 2 or batch.partition_leader_epoch is None or batch.partition_leader_epoch < 0:
+            return
+        if not self.epoch_starts or batch.partition_leader_epoch > self.epoch_starts[-1][0]:
+            self.epoch_starts.append((batch.partition_leader_epoch, batch.base_offset, segment.log, batch.pos))
+
+    def _epochs(self) -> Iterator[Located]:
+        path = self.singles.get(kinds.LEADER_EPOCH_CHECKPOINT)
+        if path is None:
+            return
+        entries, _, own = _read(path, kinds.LEADER_EPOCH_CHECKPOINT)
+        yield from (Located(path, finding) for finding in own)
+        checkpoint = {entry.fields["epoch"]: entry for entry in entries if entry.fields.get("epoch") is not None}
+        for number, (epoch, start, log, pos) in enumerate(self.epoch_starts):
+            entry = checkpoint.get(epoch)
+            if entry is None:
+                if number == 0 and not self.exact and any(e < epoch for e in checkpoint):
+                    continue   # the epoch began before the oldest segment kept; an older entry covers it
+                yield Located(path, Finding(
+                    "epoch-missing", 0, 0, 0, "entries",
+                    f"an entry '{epoch} {start}' (the first batch of epoch {epoch}, {_where(log, pos)})", "none"))
+                continue
+            found = entry.fields["start_offset"]
+            # After retention, the oldest entry starts at the log start offset, at or below the first batch.
+            first_kept = number == 0 and not self.exact and found is not None and found <= start
+            if found != start and not first_kept:
+                yield Located(path, Finding(
+                    "epoch-mismatch", entry.pos, entry.pos, entry.size, "start_offset",
+                    f"{start} (the first batch of epoch {epoch}, {_where(log, pos)})", str(found)))
+
+
+class _IndexCursor:
+    """An offset or time index walked alongside its segment's batches (both are in position/offset order)."""
+
+    def __init__(self, kind: str, path: str | None, entries: list[Entry], own: list[Located], log: str = ""):
+        self.kind, self.path, self.own, self.log = kind, path, own, log
+        if kind == kinds.OFFSET_INDEX:
+            self.pending = sorted(entries, key=lambda entry: entry.fields["position"])
+        else:
+            self.pending = sorted(entries, key=lambda entry: entry.fields["offset"] or 0)
+        self.open: Entry | None = None          # the offset index entry whose stretch of batches is being read
+        self.stretch_last: int | None = None
+        self.last_timestamp = max((entry.fields["timestamp"] for entry in entries), default=-1) \
+            if kind == kinds.TIME_INDEX else -1
+
+    # offset index (OffsetIndex; LogSegment.append: largest offset of an append -> where the append began)
+
+    def batch(self, batch: Batch) -> Iterator[Located]:
+        if self.kind != kinds.OFFSET_INDEX:
+            return
+        while self.pending and self.pending[0].fields["position"] < batch.pos + batch.size:
+            entry = self.pending.pop(0)
+            position = entry.fields["position"]
+            if position != batch.pos:
+                yield self._finding("index-not-batch-start", entry, "position",
+                                    f"the start of a batch (the batch around it starts at "
+                                    f"{_where(self.log, batch.pos)})" if position > batch.pos else
+                                    f"the start of a batch (the next starts at {_where(self.log, batch.pos)})",
+                                    str(position))
+                continue
+            yield from self._close()
+            if entry.fields["offset"] is not None and entry.fields["offset"] < batch.base_offset:
+                yield self._finding("index-offset-mismatch", entry, "relative_offset",
+                                    f"{batch.base_offset}..{batch.last_offset} (the batch at "
+                                    f"{_where(self.log, batch.pos)}); a seek for {entry.fields['offset']} "
+                                    "would start past it", str(entry.fields["offset"]))
+                continue
+            self.open = entry
+        self.stretch_last = batch.last_offset
+
+    def _close(self) -> Iterator[Located]:
+        entry, self.open = self.open, None
+        if entry is not None and self.stretch_last is not None and entry.fields["offset"] > self.stretch_last:
+            yield self._finding("index-offset-mismatch", entry, "relative_offset",
+                                f"at most {self.stretch_last} (the last offset before the next entry's position)",
+                                str(entry.fields["offset"]))
+
+    def finish(self, log_size: int) -> Iterator[Located]:
+        if self.kind != kinds.OFFSET_INDEX:
+            return
+        yield from self._close()
+        for entry in self.pending:
+            yield self._finding("index-not-batch-start", entry, "position",
+                                f"a batch start below {log_size} (the size of {os.path.basename(self.log)})",
+                                str(entry.fields["position"]))
+
+    # time index (TimeIndex; LogSegment.append: maxTimestampSoFar and the last offset of its batch)
+
+    def time_batch(self, batch: Batch, new_max: tuple[int, int] | None) -> Iterator[Located]:
+        if self.kind != kinds.TIME_INDEX:
+            return
+        while self.pending and (self.pending[0].fields["offset"] or 0) <= batch.last_offset:
+            entry = self.pending.pop(0)
+            timestamp, offset = entry.fields["timestamp"], entry.fields["offset"]
+            if offset != batch.last_offset:
+                yield self._finding("timeindex-mismatch", entry, "relative_offset",
+                                    "the last offset of a batch (the batch holding it ends at "
+                                    f"{batch.last_offset}, {_where(self.log, batch.pos)})", str(offset))
+            elif new_max is None or timestamp != new_max[0]:
+                expected = (f"{new_max[0]}" if new_max is not None else
+                            f"no entry: the batch ending at {offset} ({_where(self.log, batch.pos)}) "
+                            f"raises no maximum (its maxTimestamp {batch.max_timestamp})")
+                if new_max is not None:
+                    expected += f" (the maxTimestamp of the batch at {_where(self.log, batch.pos)})"
+                yield self._finding("timeindex-mismatch", entry, "timestamp", expected, str(timestamp))
+
+    def finish_time(self, rolled: bool, max_timestamp: tuple[int, int], log: str) -> Iterator[Located]:
+        if self.kind != kinds.TIME_INDEX or self.path is None:
+            return
+        for entry in self.pending:
+            yield self._finding("timeindex-mismatch", entry, "relative_offset",
+                                f"an offset of {os.path.basename(log)} (it ends before)", str(entry.fields["offset"]))
+        # LogSegment.onBecomeInactiveSegment appends the segment's largest timestamp when it rolls.
+        if rolled and max_timestamp[0] >= 0 and self.last_timestamp < max_timestamp[0]:
+            yield Located(self.path, Finding(
+                "timeindex-missing-max", 0, 0, 0, "entries",
+                f"a last entry ({max_timestamp[0]}, offset {max_timestamp[1]}): the segment's largest timestamp, "
+                "appended when it rolled", f"the last entry's timestamp {self.last_timestamp}"))
+
+    def _finding(self, code, entry: Entry, field_name, expected, actual) -> Located:
+        return Located(self.path, Finding(code, entry.pos, entry.pos, entry.size, field_name, expected, actual))

@@ -1,0 +1,69 @@
+"""What a file beside a segment is, told by its name as Kafka names it (LogFileUtils.java, Snapshots.java)."""
+
+from __future__ import annotations
+
+import os
+import re
+
+LOG = "log"
+OFFSET_INDEX = "index"
+TIME_INDEX = "timeindex"
+TXN_INDEX = "txnindex"
+PRODUCER_SNAPSHOT = "snapshot"
+LEADER_EPOCH_CHECKPOINT = "leader-epoch-checkpoint"
+PARTITION_METADATA = "partition-metadata"
+OFFSET_CHECKPOINT = "offset-checkpoint"
+KRAFT_CHECKPOINT = "kraft-checkpoint"
+
+# In the order `dump` lists a segment's files.
+KINDS = (LOG, OFFSET_INDEX, TIME_INDEX, TXN_INDEX, PRODUCER_SNAPSHOT, LEADER_EPOCH_CHECKPOINT, PARTITION_METADATA,
+         OFFSET_CHECKPOINT, KRAFT_CHECKPOINT)
+
+DESCRIPTIONS = {
+    LOG: "a log segment",
+    OFFSET_INDEX: "an offset index",
+    TIME_INDEX: "a time index",
+    TXN_INDEX: "a transaction index",
+    PRODUCER_SNAPSHOT: "a producer state snapshot",
+    LEADER_EPOCH_CHECKPOINT: "a leader epoch checkpoint",
+    PARTITION_METADATA: "a partition.metadata file",
+    OFFSET_CHECKPOINT: "an offset checkpoint",
+    KRAFT_CHECKPOINT: "a KRaft snapshot (.checkpoint)",
+}
+
+# Kinds whose bytes are record batches: the segment reader reads them.
+BATCH_KINDS = frozenset({LOG, KRAFT_CHECKPOINT})
+
+# <20-digit offset>.<suffix>, optionally with the suffix Kafka adds while deleting, cleaning or swapping.
+_OFFSET_FILE = re.compile(r"^(?P<base>\d{20})\.(?P<suffix>log|index|timeindex|txnindex|snapshot)"
+                          r"(?:\.(?:deleted|cleaned|swap))?$")
+# Snapshots.filenameFromSnapshotId: <20-digit end offset>-<10-digit epoch>.checkpoint
+_KRAFT_SNAPSHOT = re.compile(r"^(?P<base>\d{20})-(?P<epoch>\d{10})\.checkpoint(?:\.deleted)?$")
+_OFFSET_CHECKPOINTS = {"recovery-point-offset-checkpoint", "replication-offset-checkpoint",
+                       "log-start-offset-checkpoint", "cleaner-offset-checkpoint"}
+
+
+def kind_of(path: str) -> str | None:
+    """The kind a file's name says it is, or None for a name Kafka does not give."""
+    name = os.path.basename(path.rstrip("/"))
+    match = _OFFSET_FILE.match(name)
+    if match:
+        return match["suffix"]
+    if _KRAFT_SNAPSHOT.match(name):
+        return KRAFT_CHECKPOINT
+    if name == "leader-epoch-checkpoint":
+        return LEADER_EPOCH_CHECKPOINT
+    if name == "partition.metadata":
+        return PARTITION_METADATA
+    if name in _OFFSET_CHECKPOINTS:
+        return OFFSET_CHECKPOINT
+    if name.endswith(".log"):
+        return LOG
+    return None
+
+
+def base_offset_of(path: str) -> int | None:
+    """The offset a file's name carries: a segment's base offset, a snapshot's end offset."""
+    name = os.path.basename(path.rstrip("/"))
+    match = _OFFSET_FILE.match(name) or _KRAFT_SNAPSHOT.match(name)
+    return int(match["base"]) if match else None

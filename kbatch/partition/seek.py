@@ -1,0 +1,212 @@
+"""Finding the batches of an offset or time range without reading a segment from byte 0.
+
+Two things make ``dump --offset-range`` / ``--since`` fast on a large segment:
+
+* the indexes beside it (``.index``; ``.timeindex`` for time) say where to
+  start, as Kafka's own fetch does (OffsetIndex.lookup: the largest entry at
+  or below the target; TimeIndex.lookup) -- verified, never trusted: the
+  position must hold a batch whose CRC verifies and whose offsets do not pass
+  the target, or the walk starts at byte 0 and says so;
+* a batch outside the range is skipped at its header (its size says where
+  the next begins), neither checked nor decoded.
+
+Headers are read with the declarations of :mod:`kbatch.layouts`.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import BinaryIO, Iterator
+
+from ..findings import Finding
+from ..layouts import (
+    BATCH_HEADER,
+    LEGACY_CODEC_MASK,
+    LOG_ENTRY_PREFIX,
+    LOG_OVERHEAD,
+    MAGIC_OFFSET,
+    MESSAGE_V0_HEADER,
+    MESSAGE_V1_HEADER,
+    MIN_ENTRY_SIZE,
+)
+from ..model import Batch
+from . import kinds
+from .sidecars import Entry, read_sidecar, read_whole
+
+_HEADER_BYTES = BATCH_HEADER.size   # the longest fixed header: enough for every magic
+_V2 = {name: index for index, name in enumerate(BATCH_HEADER.names)}
+_V1 = {name: index for index, name in enumerate(MESSAGE_V1_HEADER.names)}
+
+
+@dataclass(frozen=True)
+class Window:
+    """What a dump selects: record offsets low..high and timestamps since..until (inclusive; None: open)."""
+
+    low: int | None = None
+    high: int | None = None
+    since: int | None = None
+    until: int | None = None
+
+    @property
+    def selects(self) -> bool:
+        return any(bound is not None for bound in (self.low, self.high, self.since, self.until))
+
+
+@dataclass(frozen=True)
+class Header:
+    """A log entry's fixed header, as far as a skip needs it."""
+
+    end: int
+    last_offset: int
+    base_offset: int | None      # None for a v0/v1 wrapper (its stored offset is its last inner one)
+    base_timestamp: int | None
+    max_timestamp: int | None
+
+
+def peek(stream: BinaryIO, pos: int, size: int, max_entry_size: int) -> Header | None:
+    """The header at ``pos`` if it plausibly starts a whole entry; None leaves the bytes to the reader."""
+    stream.seek(pos)
+    raw = stream.read(_HEADER_BYTES)
+    if len(raw) < MAGIC_OFFSET + 1:
+        return None
+    offset, length = LOG_ENTRY_PREFIX.unpack_from(raw)
+    magic = raw[MAGIC_OFFSET]
+    if magic not in MIN_ENTRY_SIZE or not MIN_ENTRY_SIZE[magic] <= length <= max_entry_size or offset < 0:
+        return None
+    end = pos + LOG_OVERHEAD + length
+    if end > size:
+        return None
+    if magic == 2:
+        if len(raw) < BATCH_HEADER.size:
+            return None
+        fields = BATCH_HEADER.unpack_from(raw)
+        return Header(end, offset + fields[_V2["last_offset_delta"]], offset, fields[_V2["base_timestamp"]],
+                      fields[_V2["max_timestamp"]])
+    layout = MESSAGE_V1_HEADER if magic == 1 else MESSAGE_V0_HEADER
+    if len(raw) < layout.size:
+        return None
+    fields = layout.unpack_from(raw)
+    compressed = fields[_V1["attributes"]] & LEGACY_CODEC_MASK
+    if compressed and offset == 0:
+        return None   # a wrapper with offset 0 keeps absolute inner offsets: only the reader can tell them
+    timestamp = fields[_V1["timestamp"]] if magic == 1 else None
+    return Header(end, offset, None if compressed else offset, timestamp, timestamp)
+
+
+def skips(header: Header, window: Window) -> bool:
+    """Whether no record of the entry can be in the window (judged from its header alone)."""
+    if window.low is not None and header.last_offset < window.low:
+        return True
+    if window.since is not None and header.max_timestamp is not None and header.max_timestamp < window.since:
+        return True
+    return False
+
+
+def past(header: Header, window: Window) -> bool:
+    """Whether the entry, and so every later one (offsets only grow), is beyond the offset range."""
+    return window.high is not None and header.base_offset is not None and header.base_offset > window.high
+
+
+def select(reader, stream: BinaryIO, start: int, window: Window) -> Iterator[Batch | Finding]:
+    """The entries of ``reader``'s input from ``start`` that may hold the window, and every damaged range met.
+
+    An entry whose header puts it outside the window is stepped over; anything else -- an entry that may
+    be in it, bytes that are no plausible header -- is read by the reader (which checks and decodes it).
+    """
+    pos = start
+    limit = reader.options.max_entry_size
+    while pos < reader.size:
+        header = peek(stream, pos, reader.size, limit)
+        if header is not None:
+            if past(header, window):
+                return
+            if skips(header, window):
+                pos = header.end
+                continue
+        yield from reader.walk(pos, pos + 1)
+        pos = reader.landed
+
+
+# -- where to start: the indexes ------------------------------------------------------------------------------
+
+
+def _sibling(log_path: str, suffix: str) -> str | None:
+    if kinds.kind_of(log_path) != kinds.LOG or kinds.base_offset_of(log_path) is None:
+        return None
+    sibling = os.path.splitext(log_path)[0] + suffix
+    return sibling if os.path.isfile(sibling) else None
+
+
+def _entries(path: str, kind: str) -> list[Entry]:
+    with open(path, "rb") as stream:
+        data = read_whole(stream)
+    return [item for item in read_sidecar(kind, data, kinds.base_offset_of(path)) if isinstance(item, Entry)]
+
+
+def _lookup_position(entries: list[Entry], target: int) -> Entry | None:
+    """OffsetIndex.lookup: the entry with the largest offset at or below ``target``."""
+    found = None
+    for entry in entries:
+        if entry.fields["offset"] is not None and entry.fields["offset"] <= target:
+            if found is None or entry.fields["offset"] > found.fields["offset"]:
+                found = entry
+    return found
+
+
+def _time_entry_holds(entry: Entry, offset_entries: list[Entry], reader, stream) -> bool:
+    """Does the batch ending at the entry's offset carry its timestamp (found from the offset index on)?"""
+    offset, timestamp = entry.fields["offset"], entry.fields["timestamp"]
+    start = _lookup_position(offset_entries, offset)
+    pos = start.fields["position"] if start is not None and 0 <= start.fields["position"] < reader.size else 0
+    while pos < reader.size:
+        header = peek(stream, pos, reader.size, reader.options.max_entry_size)
+        if header is None or header.last_offset > offset:
+            return False
+        if header.last_offset == offset:
+            return header.max_timestamp == timestamp and reader.entry_verifies_at(pos)
+        pos = header.end
+    return False
+
+
+@dataclass(frozen=True)
+class Start:
+    pos: int
+    note: str | None = None      # why an index was not used, for the user
+
+
+def start_position(log_path: str, reader, stream: BinaryIO, window: Window) -> Start:
+    """Where the first entry of the window can be, by the segment's indexes; 0 without them."""
+    offsets_path = _sibling(log_path, ".index")
+    if offsets_path is None:
+        return Start(0)
+    target = window.low
+    if window.since is not None:
+        times_path = _sibling(log_path, ".timeindex")
+        if times_path is not None:
+            # Every batch up to an entry stamped before `since` ends before the window: start after it.
+            earlier = [entry for entry in _entries(times_path, kinds.TIME_INDEX)
+                       if entry.fields["timestamp"] < window.since and entry.fields["offset"] is not None]
+            if earlier:
+                last = max(earlier, key=lambda entry: entry.fields["offset"])
+                if not _time_entry_holds(last, _entries(offsets_path, kinds.OFFSET_INDEX), reader, stream):
+                    return Start(0, f"kbatch: {os.path.basename(times_path)}: the entry (timestamp "
+                                    f"{last.fields['timestamp']}, offset {last.fields['offset']}) is not a batch's "
+                                    f"largest timestamp; reading {os.path.basename(log_path)} from the start")
+                after = last.fields["offset"] + 1
+                target = after if target is None else max(target, after)
+    if target is None:
+        return Start(0)
+    entry = _lookup_position(_entries(offsets_path, kinds.OFFSET_INDEX), target)
+    if entry is None:
+        return Start(0)
+    position, indexed = entry.fields["position"], entry.fields["offset"]
+    header = peek(stream, position, reader.size, reader.options.max_entry_size) if 0 <= position < reader.size \
+        else None
+    holds = (header is not None and reader.entry_verifies_at(position)
+             and (header.base_offset is None or header.base_offset <= indexed))
+    if not holds:
+        return Start(0, f"kbatch: {os.path.basename(offsets_path)}: the entry for offset {indexed} (position "
+                        f"{position}) does not point at a batch holding it; reading {os.path.basename(log_path)} "
+                        "from the start")
+    return Start(position)

@@ -1,0 +1,39 @@
+"""Telling a file that is no log segment from a damaged one, before reading it as a segment."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import kinds
+from .sidecars import looks_like
+
+SNIFF_LIMIT = 64 * 1024 * 1024   # a file beside a segment is smaller; a larger one is read as a segment
+
+
+def looks_like_other_kind(stream) -> str | None:
+    """The kind a stream reads cleanly as when no log entry verifies at its start; None otherwise."""
+    from ..reader import SegmentReader
+
+    size = stream.seek(0, 2)
+    if size == 0 or size > SNIFF_LIMIT or SegmentReader(stream, size=size).entry_verifies_at(0):
+        stream.seek(0)
+        return None
+    stream.seek(0)
+    kind = looks_like(stream.read(size))
+    stream.seek(0)
+    return kind
+
+
+@dataclass(frozen=True)
+class NotALogSegment:
+    """The outcome of dumping a file that is no log segment: the exit status says trouble, not damage."""
+
+    path: str
+    kind: str
+    damaged: bool = False
+    unreadable: bool = True
+
+    @property
+    def message(self) -> str:
+        return (f"kbatch: {self.path}: not a log segment: looks like {kinds.DESCRIPTIONS[self.kind]} "
+                f"(--kind {self.kind} reads it as one)")

@@ -1,0 +1,162 @@
+"""How ``kbatch dump`` shows a file beside a segment: an index, a snapshot, a checkpoint.
+
+The same four formats as batches, written through the sink the run already
+has (so ``--format json`` stays one document over mixed inputs): a Rich table
+of entries, one JSON object per entry (``"type": "entry"``, Kafka's field
+names in snake_case), or kafka-dump-log.sh's lines.
+"""
+
+from __future__ import annotations
+
+from rich.table import Table
+from rich.text import Text
+
+from ..findings import Finding
+from ..partition import kinds
+from ..partition.sidecars import Entry, Header
+from .dumplog import DumplogSink, finding_comment
+from .jsonout import JsonlSink, JsonSink, finding_dict, region_dict
+from .table import TableSink, _codes, finding_line
+from .values import iso_timestamp
+
+_TIMESTAMP_FIELDS = {"timestamp"}
+
+
+def entry_dict(entry: Entry) -> dict:
+    return {"type": "entry", "kind": entry.kind, "slot": entry.slot, "pos": entry.pos, "size": entry.size,
+            **entry.fields, "findings": [finding_dict(finding) for finding in entry.findings]}
+
+
+def header_dict(header: Header) -> dict:
+    return {"type": "header", "kind": header.kind, **header.fields,
+            "findings": [finding_dict(finding) for finding in header.findings]}
+
+
+def render(sink, path: str, size: int, kind: str, items, summary) -> None:
+    """Write every item of one file (Entry, Header or Finding, in file order) to ``sink``, then its summary."""
+    if isinstance(sink, (JsonlSink, JsonSink)):
+        sink.begin(path, size)
+        write = sink._write if isinstance(sink, JsonlSink) else sink._entry
+        for item in items:
+            summary.add(item)
+            if isinstance(item, Entry):
+                write(entry_dict(item))
+            elif isinstance(item, Header):
+                write(header_dict(item))
+            else:
+                write(region_dict(item))
+        sink.end(summary)
+    elif isinstance(sink, DumplogSink):
+        _dumplog(sink.out, path, kind, items, summary)
+    elif isinstance(sink, TableSink):
+        _table(sink.console, path, size, kind, items, summary)
+    else:  # pragma: no cover - every sink of dump is handled above
+        raise TypeError(f"no sidecar rendering for {type(sink).__name__}")
+
+
+# -- table ------------------------------------------------------------------------------------------------
+
+
+def _cell(name: str, value) -> Text:
+    if value is None:
+        return Text("-", style="dim")
+    if name in _TIMESTAMP_FIELDS and isinstance(value, int):
+        iso = iso_timestamp(value)
+        return Text(f"{value}\n{iso}" if iso else str(value))
+    return Text(str(value))
+
+
+def _plain(value) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def _table(console, path, size, kind, items, summary) -> None:
+    # The title is a line of its own: these tables are narrow, and a table's title would wrap to its width.
+    console.print(Text(f"{path} ({size} bytes, {kinds.DESCRIPTIONS[kind]})", style="bold"))
+    table = None
+    details: list[Finding] = []
+    for item in items:
+        summary.add(item)
+        if isinstance(item, Header):
+            console.print(Text("  " + "  ".join(f"{name.replace('_', ' ')}: {_plain(value)}"
+                                                 for name, value in item.fields.items() if value is not None)))
+            for finding in item.findings:
+                console.print(finding_line(finding))
+            continue
+        if isinstance(item, Entry):
+            if table is None:
+                table = Table(header_style="bold", expand=False)
+                for name in ("slot", "pos", *item.fields, "findings"):
+                    table.add_column(name.replace("_", " "), justify="left" if name == "findings" else "right",
+                                     no_wrap=name != "findings")
+            table.add_row(str(item.slot), str(item.pos), *(_cell(name, value) for name, value in item.fields.items()),
+                          _codes(item.findings), style="on grey11" if item.is_damaged else None)
+            details += item.findings
+        else:
+            details.append(item)
+    if table is not None:
+        console.print(table)
+    for finding in details:
+        console.print(finding_line(finding))
+    verdict = Text("damaged", style="bold red") if summary.damaged else Text("clean", style="green")
+    findings = ", ".join(f"{count} {code}" for code, count in sorted(summary.findings.items()))
+    console.print(Text.assemble(f"{path}: {kinds.DESCRIPTIONS[kind]}, {summary.entries} {'entry' if summary.entries == 1 else 'entries'}, {size} bytes; ",
+                                verdict, f" ({findings})" if findings else ""))
+    console.print()
+
+
+# -- kafka-dump-log.sh's lines (DumpLogSegments.scala: dumpIndex, dumpTimeIndex, dumpTxnIndex,
+#    dumpProducerIdSnapshot); Kafka's tool stops an index at its zero tail, as we do ------------------------
+
+
+def _optional_long(value: int) -> str:
+    return f"OptionalLong[{value}]" if value >= 0 else "OptionalLong.empty"
+
+
+def _decrement_sequence(sequence: int, decrement: int) -> int:
+    """DefaultRecordBatch.decrementSequence: sequences wrap below 0 to Integer.MAX_VALUE."""
+    return sequence - decrement if sequence >= decrement else 2**31 - 1 - (decrement - sequence) + 1
+
+
+def dumplog_line(entry: Entry) -> str | None:
+    f = entry.fields
+    if entry.kind == kinds.OFFSET_INDEX:
+        return f"offset: {f['offset'] if f['offset'] is not None else f['relative_offset']} position: {f['position']}"
+    if entry.kind == kinds.TIME_INDEX:
+        return f"timestamp: {f['timestamp']} offset: {f['offset'] if f['offset'] is not None else f['relative_offset']}"
+    if entry.kind == kinds.TXN_INDEX:
+        return (f"version: {f['version']} producerId: {f['producer_id']} firstOffset: {f['first_offset']} "
+                f"lastOffset: {f['last_offset']} lastStableOffset: {f['last_stable_offset']}")
+    if entry.kind == kinds.PRODUCER_SNAPSHOT:
+        line = (f"producerId: {f['producer_id']} producerEpoch: {f['epoch']} "
+                f"coordinatorEpoch: {f['coordinator_epoch']} "
+                f"currentTxnFirstOffset: {_optional_long(f['current_txn_first_offset'])} "
+                f"lastTimestamp: {f['timestamp']} ")
+        if f["last_offset"] >= 0:   # ProducerStateManager.readSnapshot: batch metadata only with an offset
+            line += (f"firstSequence: {_decrement_sequence(f['last_sequence'], f['offset_delta'])} "
+                     f"lastSequence: {f['last_sequence']} lastOffset: {f['last_offset']} "
+                     f"offsetDelta: {f['offset_delta']} timestamp: {f['timestamp']}")
+        return line
+    # Kafka's tool cannot dump checkpoints or partition.metadata: their lines as they are.
+    return " ".join(f"{name}: {value}" for name, value in f.items())
+
+
+def _dumplog(out, path, kind, items, summary) -> None:
+    out.write(f"Dumping {path}\n")
+    for item in items:
+        summary.add(item)
+        findings = item.findings if isinstance(item, (Entry, Header)) else [item]
+        if isinstance(item, Entry):
+            out.write(dumplog_line(item) + "\n")
+        for finding in findings:
+            out.write(finding_comment(finding) + "\n")
+
+
+def dump_file(path: str, stream, kind: str, sink):
+    """``kbatch dump`` of one file beside a segment: read it whole as ``kind`` and show it through ``sink``."""
+    from ..partition.sidecars import SidecarSummary, read_sidecar, read_whole
+
+    data = read_whole(stream)
+    summary = SidecarSummary(path, len(data), kind)
+    render(sink, path, len(data), kind, read_sidecar(kind, data, kinds.base_offset_of(path)), summary)
+    return summary

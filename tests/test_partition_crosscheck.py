@@ -1,0 +1,151 @@
+"""A partition directory held against its log: ``verify-crc --deep`` and ``--index-only``.
+
+fixtures/make_partition.py writes the clean partition and one copy per injected inconsistency (its
+INJECTIONS); each copy must yield the finding the builder names, about the file it names.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import struct
+
+import crc32c
+import pytest
+
+from kbatch.findings import CODES
+
+from .test_partition_files import PARTITION, _builder
+
+CLEAN = PARTITION / "orders-0"
+BUILDER = _builder()
+
+# Every finding code about the files beside a segment, and where it is made to happen.
+PARTITION_CODES = {
+    # read on their own: tests/test_partition_files.py
+    "partial-entry", "index-order", "offset-below-base", "unknown-version", "bad-checkpoint",
+    # held against the log: here, by the builder's injections or the crafted copies below
+    *(code for _, code, _ in BUILDER.INJECTIONS.values()),
+    "txnindex-unmatched", "snapshot-missing-producer", "epoch-missing", "segment-overlap", "segment-gap",
+    "timeindex-missing-max",
+}
+
+
+@pytest.fixture(scope="module")
+def broken(tmp_path_factory):
+    return BUILDER.build_broken(CLEAN, tmp_path_factory.mktemp("broken"))
+
+
+def _findings(kbatch, *args):
+    result = kbatch("verify-crc", "--format", "jsonl", *args)
+    lines = [json.loads(line) for line in result.out.splitlines()]
+    return result.code, [line for line in lines if line["type"] == "finding"]
+
+
+def _copy(tmp_path):
+    copy = tmp_path / "orders-0"
+    shutil.copytree(CLEAN, copy)
+    return copy
+
+
+@pytest.mark.parametrize("mode", ["--deep", "--index-only"])
+def test_the_clean_partition_verifies_with_no_error(kbatch, mode):
+    code, findings = _findings(kbatch, mode, str(CLEAN))
+    assert code == 0
+    # Only the active segment's preallocated index tails: information, not damage.
+    assert [(f["file"].rsplit("/", 1)[-1], f["code"], f["severity"]) for f in findings] == [
+        ("00000000000000000053.index", "zero-tail", "info"), ("00000000000000000053.timeindex", "zero-tail", "info")]
+
+
+def test_a_log_directory_checks_each_partition(kbatch):
+    code, findings = _findings(kbatch, "--index-only", str(PARTITION))
+    assert code == 0 and {f["file"].rsplit("/", 2)[-2] for f in findings} == {"orders-0"}
+
+
+@pytest.mark.parametrize("mode", ["--deep", "--index-only"])
+@pytest.mark.parametrize("name", list(BUILDER.INJECTIONS))
+def test_each_injected_inconsistency_is_found_in_the_right_file(kbatch, broken, name, mode):
+    injected = broken[name]
+    code, findings = _findings(kbatch, mode, injected["directory"])
+    assert code == 1
+    named = {(f["file"].rsplit("/", 1)[-1], f["code"]) for f in findings}
+    assert (injected["file"], injected["finding"]) in named, named
+
+
+def test_findings_give_the_position_in_both_files(kbatch, broken):
+    _, findings = _findings(kbatch, "--index-only", broken["index-entry-into-batch"]["directory"])
+    (finding,) = [f for f in findings if f["code"] == "index-not-batch-start"]
+    assert (finding["pos"], finding["field"], finding["actual"]) == (8, "position", "952")
+    assert "00000000000000000000.log pos 948" in finding["expected"]
+
+
+def test_plain_verify_crc_does_not_cross_check(kbatch, broken):
+    code, findings = _findings(kbatch, broken["txnindex-lost"]["directory"])
+    assert code == 0 and findings == []
+
+
+# -- crafted copies for the codes no injection makes -----------------------------------------------------------
+
+
+def _rewrite_snapshot(path, keep):
+    raw = path.read_bytes()
+    entries = [raw[10 + 46 * i:10 + 46 * (i + 1)] for i in range(struct.unpack_from(">i", raw, 6)[0])]
+    body = struct.pack(">i", len(keep)) + b"".join(entries[i] for i in keep)
+    path.write_bytes(struct.pack(">hI", 1, crc32c.crc32c(body)) + body)
+
+
+def test_txnindex_entry_without_abort_marker(kbatch, tmp_path):
+    copy = _copy(tmp_path)
+    path = copy / "00000000000000000000.txnindex"
+    path.write_bytes(path.read_bytes() + struct.pack(">hqqqq", 0, 2002, 14, 21, 22))   # 21 is a COMMIT
+    _, findings = _findings(kbatch, "--index-only", str(copy))
+    assert [(f["code"], f["pos"]) for f in findings if f["file"].endswith(".txnindex")] == [("txnindex-unmatched", 34)]
+
+
+def test_snapshot_without_a_producer_of_the_log(kbatch, tmp_path):
+    copy = _copy(tmp_path)
+    _rewrite_snapshot(copy / "00000000000000000053.snapshot", keep=[1, 2])
+    code, findings = _findings(kbatch, "--index-only", str(copy))
+    missing = [f for f in findings if f["code"] == "snapshot-missing-producer"]
+    assert code == 0 and len(missing) == 1 and "producer 1001" in missing[0]["expected"]
+
+
+def test_epoch_of_the_log_missing_from_the_checkpoint(kbatch, tmp_path):
+    copy = _copy(tmp_path)
+    (copy / "leader-epoch-checkpoint").write_text("0\n2\n0 0\n5 53\n")
+    _, findings = _findings(kbatch, "--index-only", str(copy))
+    (missing,) = [f for f in findings if f["code"] == "epoch-missing"]
+    assert missing["file"].endswith("leader-epoch-checkpoint") and "'2 25'" in missing["expected"]
+    assert "00000000000000000000.log pos 2025" in missing["expected"]
+
+
+def test_segments_that_overlap(kbatch, tmp_path):
+    copy = _copy(tmp_path)
+    for path in copy.glob("00000000000000000053.*"):
+        path.rename(copy / f"{50:020d}{path.suffix}")
+    _, findings = _findings(kbatch, "--index-only", str(copy))
+    assert ("00000000000000000050.log", "segment-overlap") in {(f["file"].rsplit("/", 1)[-1], f["code"]) for f in findings}
+
+
+def test_segments_with_a_gap_between(kbatch, tmp_path):
+    copy = _copy(tmp_path)
+    log = copy / "00000000000000000027.log"
+    log.write_bytes(log.read_bytes()[:2047])   # without its last batch (offsets 51..52)
+    code, findings = _findings(kbatch, "--index-only", str(copy))
+    (gap,) = [f for f in findings if f["code"] == "segment-gap"]
+    assert gap["severity"] == "info" and gap["file"].endswith("00000000000000000053.log")
+    assert "51..52" in gap["actual"]
+
+
+def test_rolled_time_index_without_its_largest_timestamp(kbatch, tmp_path):
+    copy = _copy(tmp_path)
+    path = copy / "00000000000000000000.timeindex"
+    path.write_bytes(path.read_bytes()[:-12])
+    code, findings = _findings(kbatch, "--index-only", str(copy))
+    assert code == 0
+    assert [(f["file"].rsplit("/", 1)[-1], f["code"]) for f in findings if f["severity"] != "info"] == [
+        ("00000000000000000000.timeindex", "timeindex-missing-max")]
+
+
+def test_every_partition_code_is_known():
+    assert PARTITION_CODES <= set(CODES)

@@ -1,0 +1,210 @@
+"""The files beside a segment, each on its own: layouts, ``kbatch dump FILE`` of every kind, what is no segment.
+
+The partition under fixtures/partition/ is written by fixtures/make_partition.py (kafka-python's batch
+builder and a hand-written imitation of the broker, not kbatch).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import struct
+import sys
+
+import pytest
+
+from kbatch.partition import kinds
+from kbatch.partition.layouts import (
+    ABORTED_TXN_ENTRY,
+    OFFSET_INDEX_ENTRY,
+    PRODUCER_SNAPSHOT_CRC_START,
+    PRODUCER_SNAPSHOT_ENTRY,
+    PRODUCER_SNAPSHOT_HEADER,
+    TIME_INDEX_ENTRY,
+)
+from kbatch.partition.sidecars import Entry, Header, looks_like, read_sidecar
+
+from .helpers import FIXTURES, ROOT
+
+PARTITION = FIXTURES / "partition"
+FILES = sorted(path for path in PARTITION.rglob("*") if path.is_file())
+SEGMENT_0 = PARTITION / "orders-0" / "00000000000000000000"
+ACTIVE = PARTITION / "orders-0" / "00000000000000000053"
+
+
+def _rel(path) -> str:
+    return path.relative_to(ROOT).as_posix()
+
+
+def _id(path) -> str:
+    return path.relative_to(PARTITION).as_posix().replace("/", "--")
+
+
+def _builder():
+    spec = importlib.util.spec_from_file_location("make_partition", FIXTURES / "make_partition.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module   # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+def _read(kind, data, base=None):
+    items = list(read_sidecar(kind, data, base))
+    entries = [item for item in items if isinstance(item, Entry)]
+    findings = [item for item in items if not isinstance(item, (Entry, Header))]
+    findings += [f for item in items if isinstance(item, (Entry, Header)) for f in item.findings]
+    return entries, findings
+
+
+# -- layouts: the sizes Kafka's sources state ---------------------------------------------------------------
+
+
+def test_layout_sizes_are_kafkas():
+    assert OFFSET_INDEX_ENTRY.size == 8          # OffsetIndex.ENTRY_SIZE
+    assert TIME_INDEX_ENTRY.size == 12           # TimeIndex.ENTRY_SIZE
+    assert ABORTED_TXN_ENTRY.size == 34          # AbortedTxn.TOTAL_SIZE
+    assert PRODUCER_SNAPSHOT_CRC_START == 6      # ProducerStateManager.PRODUCER_ENTRIES_OFFSET
+    assert PRODUCER_SNAPSHOT_HEADER.size == 10 and PRODUCER_SNAPSHOT_ENTRY.size == 46
+
+
+def test_kinds_by_name():
+    assert kinds.kind_of("/x/orders-0/00000000000000000042.index") == kinds.OFFSET_INDEX
+    assert kinds.kind_of("00000000000000000042.timeindex.deleted") == kinds.TIME_INDEX
+    assert kinds.kind_of("00000000000000000042.snapshot") == kinds.PRODUCER_SNAPSHOT
+    assert kinds.kind_of("00000000000000000003-0000000001.checkpoint") == kinds.KRAFT_CHECKPOINT
+    assert kinds.kind_of("replication-offset-checkpoint") == kinds.OFFSET_CHECKPOINT
+    assert kinds.kind_of("whatever.log") == kinds.LOG
+    assert kinds.kind_of("notes.txt") is None
+    assert kinds.base_offset_of("00000000000000000042.txnindex") == 42
+
+
+# -- the builder is reproducible, and its files read back as it wrote them -------------------------------------
+
+
+def test_fixture_partition_is_what_the_builder_writes(tmp_path):
+    _builder().build(tmp_path / "partition")
+    rebuilt = sorted(p.relative_to(tmp_path / "partition") for p in (tmp_path / "partition").rglob("*") if p.is_file())
+    assert rebuilt == [p.relative_to(PARTITION) for p in FILES]
+    for relative in rebuilt:
+        assert (tmp_path / "partition" / relative).read_bytes() == (PARTITION / relative).read_bytes(), relative
+
+
+def test_every_fixture_file_reads_clean_as_its_kind():
+    for path in FILES:
+        kind = kinds.kind_of(str(path))
+        if kind in kinds.BATCH_KINDS:
+            continue
+        entries, findings = _read(kind, path.read_bytes(), kinds.base_offset_of(str(path)))
+        assert entries, path
+        assert not [f for f in findings if f.is_damage], (path, findings)
+
+
+def test_active_index_zero_tail_is_summarised_not_listed():
+    data = ACTIVE.with_suffix(".index").read_bytes()
+    entries, findings = _read(kinds.OFFSET_INDEX, data, 53)
+    assert [(e.fields["offset"], e.fields["position"]) for e in entries] == [(61, 498), (67, 996)]
+    assert [(f.code, f.pos, f.size) for f in findings] == [("zero-tail", 16, len(data) - 16)]
+    times, findings = _read(kinds.TIME_INDEX, ACTIVE.with_suffix(".timeindex").read_bytes(), 53)
+    assert len(times) == 2 and [f.code for f in findings] == ["zero-tail"]
+
+
+def test_index_entries_out_of_order_and_partial():
+    data = struct.pack(">iiii", 8, 474, 8, 948) + b"\x01\x02"
+    entries, findings = _read(kinds.OFFSET_INDEX, data, 0)
+    assert [(f.code, f.pos, f.field) for f in findings] == [("partial-entry", 16, "entry"),
+                                                           ("index-order", 8, "relative_offset")]
+    entries, findings = _read(kinds.OFFSET_INDEX, struct.pack(">ii", -3, 100), 10)
+    assert entries[0].fields["offset"] == 7 and [f.code for f in findings] == ["offset-below-base"]
+    entries, findings = _read(kinds.TIME_INDEX, struct.pack(">qiqi", 2000, 1, 1999, 2), 0)
+    assert [(f.code, f.pos, f.field) for f in findings] == [("index-order", 12, "timestamp")]
+
+
+def test_snapshot_crc_and_count():
+    data = bytearray((PARTITION / "orders-0" / "00000000000000000053.snapshot").read_bytes())
+    data[-1] ^= 0x40
+    entries, findings = _read(kinds.PRODUCER_SNAPSHOT, bytes(data), 53)
+    assert len(entries) == 3 and [(f.code, f.pos) for f in findings] == [("crc-mismatch", 2)]
+    entries, findings = _read(kinds.PRODUCER_SNAPSHOT, bytes(data[:-10]), 53)
+    assert {f.code for f in findings} == {"crc-mismatch", "bad-length", "truncated"} and len(entries) == 2
+
+
+def test_txn_index_version_is_read_from_its_first_byte():
+    entry = struct.pack(">hqqqq", 0x0100, 7, 1, 2, 3)   # AbortedTxn.version(): buffer.get(0) == 1
+    _, findings = _read(kinds.TXN_INDEX, entry)
+    assert [f.code for f in findings] == ["unknown-version"]
+
+
+def test_checkpoint_count_and_lines():
+    entries, findings = _read(kinds.LEADER_EPOCH_CHECKPOINT, b"0\n3\n0 0\n2 x\n")
+    assert [(f.code, f.pos, f.field) for f in findings] == [("bad-checkpoint", 2, "entry_count"),
+                                                           ("bad-checkpoint", 8, "entry")]
+    assert entries[0].fields == {"epoch": 0, "start_offset": 0}
+
+
+def test_partition_metadata_topic_id():
+    _, findings = _read(kinds.PARTITION_METADATA, b"version: 0\ntopic_id: not-a-uuid\n")
+    assert [(f.code, f.pos, f.field) for f in findings] == [("bad-checkpoint", 11, "topic_id")]
+
+
+@pytest.mark.parametrize("path", [SEGMENT_0.with_suffix(s) for s in (".index", ".timeindex", ".txnindex")]
+                         + [ACTIVE.with_suffix(".snapshot"), PARTITION / "orders-0" / "leader-epoch-checkpoint",
+                            PARTITION / "orders-0" / "partition.metadata"], ids=_id)
+def test_content_says_what_a_file_looks_like(path):
+    assert looks_like(path.read_bytes()) == kinds.kind_of(str(path))
+
+
+def test_no_kind_for_a_log_segment():
+    assert looks_like(SEGMENT_0.with_suffix(".log").read_bytes()) is None
+
+
+# -- kbatch dump FILE -----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", FILES, ids=_id)
+def test_dump_partition_file_text_snapshot(path, kbatch, text_snapshot):
+    shown = []
+    for fmt in ("table", "dumplog"):
+        args = ["dump", "--format", fmt, _rel(path)]
+        result = kbatch(*args)
+        assert result.err == "" and result.code == 0
+        shown.append(f"$ kbatch {' '.join(args)}\n{result.out}(exit {result.code})\n")
+    assert "\n".join(shown) == text_snapshot
+
+
+@pytest.mark.parametrize("path", FILES, ids=_id)
+def test_dump_partition_file_jsonl_snapshot(path, kbatch, jsonl_snapshot):
+    result = kbatch("dump", "--format", "jsonl", "--records", _rel(path))
+    lines = [json.loads(line) for line in result.out.splitlines()]
+    assert lines[-1]["type"] == "summary" and lines[-1]["damaged"] is False
+    assert result.out == jsonl_snapshot
+
+
+def test_dump_json_is_one_document_over_kinds(kbatch):
+    files = [_rel(SEGMENT_0.with_suffix(".log")), _rel(SEGMENT_0.with_suffix(".index")),
+             _rel(ACTIVE.with_suffix(".snapshot"))]
+    result = kbatch("dump", "--format", "json", *files)
+    document = json.loads(result.out)
+    assert [f["file"] for f in document["files"]] == files
+    index = document["files"][1]
+    assert [e["offset"] for e in index["entries"]] == [8, 13, 19, 26]
+    assert index["summary"]["kind"] == "index" and index["summary"]["entry_count"] == 4
+    assert result.code == 0
+
+
+@pytest.mark.parametrize("source, kind", [(".index", "index"), (".txnindex", "txnindex"), (".timeindex", "timeindex")])
+def test_a_file_that_is_no_segment_says_what_it_looks_like(tmp_path, kbatch, source, kind):
+    renamed = tmp_path / "00000000000000000000.log"
+    renamed.write_bytes(SEGMENT_0.with_suffix(source).read_bytes())
+    result = kbatch("dump", str(renamed))
+    assert result.code == 2 and result.out == ""
+    assert f"not a log segment: looks like {kinds.DESCRIPTIONS[kind]} (--kind {kind} reads it as one)" in result.err
+    forced = kbatch("dump", "--kind", kind, "--format", "jsonl", str(renamed))
+    assert forced.code == 0 and json.loads(forced.out.splitlines()[0])["kind"] == kind
+
+
+def test_kind_override_reads_a_damaged_index_as_damage(tmp_path, kbatch):
+    renamed = tmp_path / "copy"
+    renamed.write_bytes(SEGMENT_0.with_suffix(".index").read_bytes()[:-3])
+    result = kbatch("dump", "--kind", "index", "--format", "jsonl", str(renamed))
+    assert result.code == 1
+    assert [json.loads(line).get("code") for line in result.out.splitlines()][-2] == "partial-entry"
