@@ -11,7 +11,7 @@ from ..findings import Finding
 from ..segments import topic_partition
 from ..summary import FileSummary
 from ..txn import CoordinatorView, PartitionTransactions, is_transaction_state, join
-from .options import decompressed_limit_option, no_color_option, report_unreadable
+from .options import decompressed_limit_option, expand_inputs, no_color_option, report_unreadable
 from .status import ExitStatus
 
 
@@ -42,13 +42,7 @@ def txn(paths, output_format, decompressed_limit, no_color):
 
     Exit status: 0 clean, 1 damage found in the logs, 2 usage or I/O error.
     """
-    from .verify_crc import expand_paths
-
-    status = ExitStatus.OK
-    files, missing = expand_paths(paths)
-    for pattern in missing:
-        click.echo(f"kbatch: no such file: {pattern}", err=True)
-        status = ExitStatus.TROUBLE
+    files, status = expand_inputs(paths)
     options = ReadOptions(records=True, decompressed_limit=decompressed_limit)
     partitions: dict[tuple, PartitionTransactions] = {}
     coordinator = CoordinatorView()
