@@ -76,6 +76,8 @@ def test_every_record_decodes_to_what_went_in(path, kbatch):
             assert got["control"]["type"] == want["control"] and "decoded" not in got
             assert got["control"]["data"] == want.get("control_data")
             continue
+        if "schema_registry" in want:
+            assert got.get("schema_registry") == want["schema_registry"]
         if "finding" in want or "key" not in want:    # damaged on purpose, or a data topic's record
             continue
         decoded = got["decoded"]
