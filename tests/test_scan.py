@@ -102,7 +102,7 @@ def test_records_table_carries_what_dump_decodes(spark, kbatch):
             data = want["control"]["data"] if want["control"] else None
             control += data is not None
             assert (None if row["control_data"] is None else json.loads(row["control_data"])) == data
-    assert (decoded, registry, control) == (17, 3, 3)
+    assert (decoded, registry, control) == (22, 3, 3)
 
 
 @pytest.mark.parametrize("split_bytes", [300, 4096, 20000])
