@@ -67,7 +67,8 @@ def verify_crc(paths, deep, index_only, output_format, quiet, hex_input, decompr
 
     def verify_one(path, stream) -> FileSummary:
         return _verify_file(path, stream, sink, deep=deep, decompressed_limit=decompressed_limit,
-                            stream_is_file=not hex_input, show_progress=show_progress)
+                            stream_is_file=not hex_input and os.path.isfile(path),   # a named pipe is spooled
+                            show_progress=show_progress)
 
     if index_only:
         _, status = expand_inputs(paths)   # the logs are read by the cross-checks; report paths naming none
