@@ -45,7 +45,7 @@ def test_the_table_names_what_holds_the_last_stable_offset(kbatch, text_snapshot
     result = kbatch("txn", _rel(TXN))
     assert result.code == 0
     assert "last stable offset held at 9" in result.out
-    assert "--topic payments --partition 0 --start-offset 9" in result.out
+    assert "abort --topic payments \\\n        --partition 0 --start-offset 9\n" in result.out
     assert "HANGING" in result.out and result.out.count("HANGING") == 1
     assert result.out == text_snapshot
 
