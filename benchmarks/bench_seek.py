@@ -135,7 +135,12 @@ def main(argv: list[str] | None = None) -> int:
         runs = [("with index", kbatch, log, None), ("without index", kbatch, bare, None)]
         if args.old:
             env = dict(os.environ, PYTHONPATH=os.path.abspath(args.old))
-            runs.append((f"--old ({args.old_repeat} run)", [sys.executable, "-c", "from kbatch.cli import main; main()"], log, env))
+            # An editable install's import hook (and the current directory, for -c) would find this checkout's
+            # kbatch before PYTHONPATH's: drop both.
+            old = ("import sys; sys.meta_path[:] = [f for f in sys.meta_path "
+                   "if not type(f).__module__.startswith('__editable__')]; sys.path.remove(''); "
+                   "from kbatch.cli import main; main()")
+            runs.append((f"--old ({args.old_repeat} run)", [sys.executable, "-c", old], log, env))
         for name, command, path, env in runs:
             argv_run = [*command, "dump", "--records", "--format", "jsonl", "--offset-range", f"{offset}:{offset}", path]
             one_record(argv_run, offset, env)

@@ -7,6 +7,7 @@ import os
 
 from ..summary import FileSummary
 from .crosscheck import PartitionCheck
+from .kinds import LOG, kind_of
 
 
 def partition_directories(paths) -> list[str]:
@@ -46,3 +47,25 @@ def verify_partitions(paths, sink, *, index_only: bool, decompressed_limit: int)
         sink.file_done(summary)
         summaries.append(summary)
     return summaries
+
+
+def directories_of(segment_paths) -> list[str]:
+    """The partition directories local segments lie in (remote ones are not cross-checked)."""
+    return sorted({os.path.dirname(path) or "." for path in segment_paths
+                   if "://" not in path and kind_of(path) == LOG})
+
+
+def cross_check_rows(directory: str) -> list[tuple]:
+    """The cross-check findings of one partition directory as rows of scan's findings table.
+
+    Runs on a Spark worker: one task per partition directory.
+    """
+    from ..segments import topic_partition
+
+    rows = []
+    for located in PartitionCheck(directory).run():
+        finding = located.finding
+        topic, partition = topic_partition(located.path)
+        rows.append((located.path, topic, partition, finding.code, finding.severity.value, finding.entry_pos,
+                     finding.pos, finding.size, finding.inner_pos, finding.field, finding.expected, finding.actual))
+    return rows
