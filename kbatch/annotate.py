@@ -101,23 +101,26 @@ def _rest(spans: list[Span], start: int, end: int, path: str, finding: Finding |
     return out
 
 
-def entry_spans(batch: Batch, data: bytes, index: int) -> list[Span]:
+def entry_spans(batch: Batch, data, index: int, window: tuple[int, int] | None = None) -> list[Span]:
     """Every span of one entry (``data`` is its bytes in the file), tiling it exactly.
 
     A header field a finding names (a lying batch_length, a crc that does not
-    match) is marked as the damage, with its finding.
+    match) is marked as the damage, with its finding.  With ``window`` (file
+    positions low, high), only the records that overlap it are walked, so a huge
+    batch costs what is shown, not what it holds; the spans then tile the
+    window, not the whole entry.
     """
-    spans = _entry_spans(batch, data, index)
+    spans = _entry_spans(batch, data, index, window)
     named = {f"batch[{index}].{finding.field}": finding for finding in batch.findings
              if finding.is_damage and finding.inner_pos is None}
     return [Span(s.start, s.end, s.path, s.value, "damage", named[s.path], s.inner)
             if s.path in named and s.kind == "field" else s for s in spans]
 
 
-def _entry_spans(batch: Batch, data: bytes, index: int) -> list[Span]:
+def _entry_spans(batch: Batch, data, index: int, window: tuple[int, int] | None) -> list[Span]:
     path = f"batch[{index}]"
     if batch.magic == 2:
-        spans, error = _declared(RecordBatchHeader, data, batch.pos, path)
+        spans, error = _declared(RecordBatchHeader, data[:RecordBatchHeader.sizeof()], batch.pos, path)
         spans = [Span(s.start, s.end, s.path, f"{s.value} ({describe_attributes(batch.attributes)})")
                  if s.path == f"{path}.attributes" else s for s in spans]
         if error is not None:
@@ -127,7 +130,7 @@ def _entry_spans(batch: Batch, data: bytes, index: int) -> list[Span]:
             spans.append(Span(records_start, batch.pos + len(data), f"{path}.records",
                               f"{batch.codec}, {batch.count} records", finding=_records_finding(batch)))
             return spans
-        return spans + record_spans(batch, data[records_start - batch.pos:], records_start, path)
+        return spans + record_spans(batch, data[records_start - batch.pos:], records_start, path, window=window)
     declaration = MessageV1 if batch.magic == 1 else MessageV0
     spans, error = _declared(declaration, data, batch.pos, path)
     if batch.codec != "none" and error is None:
@@ -136,22 +139,35 @@ def _entry_spans(batch: Batch, data: bytes, index: int) -> list[Span]:
     return _rest(spans, batch.pos, batch.pos + len(data), path, _first_damage(batch), error)
 
 
-def record_spans(batch: Batch, data: bytes, base: int, path: str, *, inner: bool = False) -> list[Span]:
+def record_spans(batch: Batch, data, base: int, path: str, *, inner: bool = False,
+                 window: tuple[int, int] | None = None) -> list[Span]:
     """The records of a v2 batch, each walked with the Record declaration within the bytes the reader gave it.
 
-    Records the reader could not decode are walked too, up to the field that fails.
+    Records the reader could not decode are walked too, up to the field that fails.  With ``window``, records
+    wholly outside it are passed over without being walked.
     """
     spans: list[Span] = []
     position, end = base, base + len(data)
+    low, high = window if window is not None else (base, end)
     for index, record in enumerate(batch.records or []):
+        position = record.pos + record.size
+        if position <= low:
+            continue
+        if record.pos >= high:
+            return spans
         chunk = data[record.pos - base:record.pos - base + record.size]
         fields, _ = _declared(Record, chunk, record.pos, f"{path}.records[{index}]", inner=inner)
         spans += _control_fields(fields, chunk, record.pos, inner) if batch.is_control else fields
-        position = record.pos + record.size
+    if high <= position:
+        return spans
     if position < end:
         rest_path = f"{path}.records[{len(batch.records or [])}]"
         finding = _records_finding(batch)
-        fields, error = _declared(Record, data[position - base:], position, rest_path, inner=inner)
+        # A record is at most its length varint (5 bytes) and the length it gives; the declaration reads no further.
+        rest = data[position - base:]
+        if window is not None:
+            rest = rest[:max(high - position, 0) + _RECORD_READ_AHEAD]
+        fields, error = _declared(Record, rest, position, rest_path, inner=inner)
         # The declaration alone does not bound a record by its length; the reader does.  Stop where the
         # reader's finding says the record broke, so both tell the same story.
         failed_at = next((i for i, span in enumerate(fields)
@@ -163,6 +179,10 @@ def record_spans(batch: Batch, data: bytes, base: int, path: str, *, inner: bool
             fields = []
         spans += _rest(fields, position, end, f"{path}.records", finding, error, inner=inner)
     return spans
+
+
+# Bytes past a window's end read to finish the record it ends in (a larger record is shown as damaged there).
+_RECORD_READ_AHEAD = 1 << 20
 
 
 def _control_fields(spans: list[Span], chunk: bytes, base: int, inner: bool) -> list[Span]:
@@ -189,20 +209,29 @@ def _records_finding(batch: Batch) -> Finding | None:
                 None)
 
 
-def decompressed_spans(batch: Batch, inflated: bytes, index: int) -> list[Span]:
-    """The inflated records of a compressed batch; positions are inside the decompressed bytes."""
+def decompressed_spans(batch: Batch, inflated, index: int, window: tuple[int, int] | None = None) -> list[Span]:
+    """The inflated records of a compressed batch; positions are inside the decompressed bytes.
+
+    With ``window`` (positions low, high inside them), only what overlaps it.
+    """
     path = f"batch[{index}]"
+    low, high = window if window is not None else (0, len(inflated))
     if batch.magic == 2:
-        return record_spans(batch, inflated, 0, path, inner=True)
+        return record_spans(batch, inflated, 0, path, inner=True, window=window)
     from .reader import ReadOptions, SegmentReader   # the one reader frames the inner message set
 
     spans: list[Span] = []
     inner_index = 0
     for item in SegmentReader(io.BytesIO(inflated), ReadOptions(), nested_magic=batch.magic):
+        if item.pos >= high:
+            break
         if isinstance(item, Finding):
             if item.owns_bytes:
                 spans.append(Span(item.pos, item.pos + item.size, f"{path}.inner (unparsed)",
                                   f"{item.size} bytes", "raw", item, True))
+            continue
+        if item.pos + item.size <= low:
+            inner_index += 1
             continue
         declaration = MessageV1 if item.magic == 1 else MessageV0
         message_path = f"{path}.inner[{inner_index}]"

@@ -151,14 +151,25 @@ def _varint(spec: dict, key: str, path: str, derived: int, bits: int = 32) -> _V
 # -- the document --------------------------------------------------------------
 
 
-def entries_of(document, *, single_batch: bool = False) -> tuple[list, str]:
-    """The entries a document holds, and the JSON path they sit at."""
+def entries_of(document, *, single_batch: bool = False, require_version: bool = False) -> tuple[list, str]:
+    """The entries a document holds, and the JSON path they sit at.
+
+    ``require_version`` is for a spec a user wrote (encode-from-json): there the
+    version must be given, as dump always writes it, and the document may hold
+    nothing else, so a file of some other shape fails instead of encoding to an
+    empty output.  Code building documents in memory may leave the version out.
+    """
     if single_batch:
         return [document], "batch"
-    if isinstance(document, list):
+    if isinstance(document, list) and not require_version:
         return document, ""
     if not isinstance(document, dict):
         raise SpecError("", 'an object {"kbatch_json_version": 1, "entries": [...]}', document)
+    if require_version:
+        if "kbatch_json_version" not in document:
+            raise SpecError("kbatch_json_version", f"{JSON_FORMAT_VERSION} (the document's format version, "
+                            "as dump writes it)", "<no version>")
+        _check_keys(document, {"kbatch_json_version", "entries", "files"}, set(), "")
     version = document.get("kbatch_json_version", JSON_FORMAT_VERSION)
     if version != JSON_FORMAT_VERSION:
         raise SpecError("kbatch_json_version", str(JSON_FORMAT_VERSION), version)
@@ -176,8 +187,9 @@ def entries_of(document, *, single_batch: bool = False) -> tuple[list, str]:
     return entries, f"{prefix}entries"
 
 
-def encode_document(document, *, single_batch: bool = False, rederive: bool = False) -> bytes:
-    entries, path = entries_of(document, single_batch=single_batch)
+def encode_document(document, *, single_batch: bool = False, rederive: bool = False,
+                    require_version: bool = False) -> bytes:
+    entries, path = entries_of(document, single_batch=single_batch, require_version=require_version)
     out = io.BytesIO()
     for index, entry in enumerate(entries):
         out.write(encode_entry(entry, f"{path}[{index}]" if not single_batch else path, rederive=rederive))
@@ -342,6 +354,25 @@ def _v2_records(records: list, path: str, base_offset: int, base_timestamp: int,
     return out.getvalue(), offsets
 
 
+# Record fields only a v2 record has: a v0/v1 message stores none of them, so giving one is an error
+# (LegacyRecord: offset, crc, magic, attributes, [timestamp], key, value; nothing else).
+_V2_ONLY_RECORD_FIELDS = ("offset_delta", "timestamp_delta", "length", "key_length", "value_length",
+                          "headers_count")
+
+
+def _legacy_record_fields(record: dict, path: str, magic: int) -> None:
+    """Refuse what a v0/v1 message cannot hold, rather than dropping it silently."""
+    if record.get("headers"):
+        raise SpecError(f"{path}.headers", f"no headers (a magic {magic} message has none; headers need magic 2)",
+                        record["headers"])
+    for key in _V2_ONLY_RECORD_FIELDS:
+        if record.get(key) is not None:
+            raise SpecError(f"{path}.{key}", f"no {key} (a magic {magic} message has none)", record[key])
+    if record.get("attributes") not in (None, 0):
+        raise SpecError(f"{path}.attributes", f"0 or absent (record attributes are v2; a magic {magic} message's "
+                        "attributes are the entry's)", record["attributes"])
+
+
 def _key_value(record: dict, path: str) -> tuple[bytes | None, bytes | None]:
     """A record's key and value; a control record may be given as {"control": {"type", "coordinator_epoch"}}."""
     if "control" in record and record["control"] is not None and "key" not in record:
@@ -395,6 +426,7 @@ def _legacy_message(entry: dict, path: str, magic: int) -> bytes:
                             f"<{len(records or [])} records>")
         record = records[0]
         _check_keys(record, _RECORD_FIELDS, _RECORD_OUTPUT_ONLY, f"{path}.records[0]")
+        _legacy_record_fields(record, f"{path}.records[0]", magic)
         key, value = _key_value(record, f"{path}.records[0]")
         payload = _legacy_key_value(key, value)
         offsets = [_int(record, "offset", f"{path}.records[0]", 0)]
@@ -437,6 +469,7 @@ def _inner_message_set(records: list, path: str, magic: int):
     for index, record in enumerate(records):
         record_path = f"{path}[{index}]"
         _check_keys(record, _RECORD_FIELDS, _RECORD_OUTPUT_ONLY, record_path)
+        _legacy_record_fields(record, record_path, _int(record, "magic", record_path, magic, low=0, high=1))
         offsets.append(_int(record, "offset", record_path, index))
         timestamps.append(_int(record, "timestamp", record_path, NO_TIMESTAMP) if magic else None)
     for index, record in enumerate(records):

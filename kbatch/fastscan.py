@@ -37,7 +37,9 @@ the file in small pages), they land on the thread holding the GIL, and a file
 truncated underneath a mapping kills the process with SIGBUS; a read just
 comes back short, which is reported.
 
-Every offset, size and format comes from :mod:`kbatch.layouts`.  This module
+Every offset, size and format comes from :mod:`kbatch.layouts`, and every
+rule and finding text from :mod:`kbatch.framing` (shared with the reader): a
+file is clean here only where the reader would report nothing.  This module
 is the library: it imports neither click, rich nor any codec.
 """
 
@@ -50,28 +52,31 @@ import stat
 import struct
 import sys
 import threading
-import zlib
 from dataclasses import dataclass
 
 from crc32c import crc32c as _crc32c
 
+from .framing import (
+    CHECKSUMS,
+    DEFAULT_MAX_ENTRY_SIZE as MAX_ENTRY_SIZE,
+    LENGTH_SIZE,
+    frame_problem,
+    legacy_key_value,
+    read_length,
+    reason,
+    short_header,
+    starts_zero_run,
+)
 from .layouts import (
     BATCH_CRC_START,
     BATCH_HEADER,
     HEADER_SIZE_UP_TO_MAGIC,
     LEGACY_CODEC_MASK,
     LOG_OVERHEAD,
-    MESSAGE_CRC_START,
     MESSAGE_V0_HEADER,
-    MESSAGE_V1_HEADER,
     MIN_ENTRY_SIZE,
     FixedLayout,
-    MessageV0,
 )
-
-# The largest size field taken as real: kbatch.reader.DEFAULT_MAX_ENTRY_SIZE
-# (not imported, to keep this module's imports light; a test pins the two together).
-MAX_ENTRY_SIZE = 1 << 30
 
 CHUNK = 2 * 1024 * 1024          # bytes read at a time
 RESERVE = 256 * 1024             # room in front of each chunk for an entry carried over (< CHUNK)
@@ -124,30 +129,17 @@ def _picker(layout: FixedLayout, *wanted: str) -> struct.Struct:
     return codec
 
 
-def _field_codec(declaration, name: str) -> struct.Struct:
-    """The struct of one fixed-size field of a construct declaration."""
-    (field,) = [field for field in declaration.subcons if field.name == name]
-    while not hasattr(field, "fmtstr"):
-        field = field.subcon
-    return struct.Struct(field.fmtstr)
-
-
 # Every entry: its size field and the magic byte that says how to read the rest.
 _ENTRY_HEAD = _picker(BATCH_HEADER, "batch_length", "magic")
 # A v2 batch, from its first byte to the end of its fixed header.
 _BATCH = _picker(BATCH_HEADER, "batch_length", "magic", "crc", "records_count")
 # A v0/v1 message up to its attributes (the same bytes in both magics).
 _MESSAGE = _picker(MESSAGE_V0_HEADER, "crc", "attributes")
-# Where a v0/v1 message's key_length sits, and the format of key_length and value_length.
-_KEY_LENGTH_POS = {0: MESSAGE_V0_HEADER.size, 1: MESSAGE_V1_HEADER.size}
-_LENGTH = _field_codec(MessageV0, "key_length")
 
 assert _ENTRY_HEAD.size == HEADER_SIZE_UP_TO_MAGIC
 assert _BATCH.size == BATCH_HEADER.size == MIN_ENTRY_SIZE[2] + LOG_OVERHEAD
 assert _MESSAGE.size <= _BATCH.size and _MESSAGE.size <= MIN_ENTRY_SIZE[0] + LOG_OVERHEAD
-assert _field_codec(MessageV0, "value_length").format == _LENGTH.format
-assert MESSAGE_V1_HEADER.offsets["crc"] == MESSAGE_V0_HEADER.offsets["crc"]
-assert MESSAGE_V1_HEADER.offsets["attributes"] == MESSAGE_V0_HEADER.offsets["attributes"]
+assert _BATCH.size > CHECKSUMS[2].stored_at and _MESSAGE.size > CHECKSUMS[0].stored_at
 assert _BATCH.size <= RESERVE < CHUNK
 
 # Fault a new buffer's pages in with one call rather than one page at a time (Linux).
@@ -279,6 +271,11 @@ class _Problem(Exception):
         super().__init__(reason)
         self.reason = reason
 
+    @classmethod
+    def of(cls, finding) -> _Problem:
+        """The first finding the full reader would report (kbatch.framing says what it is)."""
+        return cls(reason(finding))
+
 
 class _Walk:
     def __init__(self, fd: int, size: int, max_entry_size: int):
@@ -390,27 +387,22 @@ class _Walk:
         available = limit - i
         if available < _BATCH.size and not at_end:
             return _CARRY                       # not even a header yet: wait for the next chunk
-        if not any(view[i:i + min(available, HEADER_SIZE_UP_TO_MAGIC)]):
+        if starts_zero_run(view[i:i + min(available, HEADER_SIZE_UP_TO_MAGIC)]):
             self.zeros_from = pos               # a zero tail, if the zeros run to the end
             return self._zero_run(view, i, limit, base, at_end)
         if available < HEADER_SIZE_UP_TO_MAGIC:
-            raise _Problem(f"truncated entry at {pos}: {available} bytes, then the end of the file")
+            raise _Problem.of(short_header(pos, available))
         entry_size, magic = _ENTRY_HEAD.unpack_from(data, i)
-        if magic not in MIN_ENTRY_SIZE:
-            raise _Problem(f"unknown magic {magic} at {pos}")
-        if not MIN_ENTRY_SIZE[magic] <= entry_size <= self.max_entry_size:
-            raise _Problem(f"bad size {entry_size} at {pos} (magic {magic}: "
-                           f"{MIN_ENTRY_SIZE[magic]}..{self.max_entry_size})")
+        problem = frame_problem(pos, magic, entry_size, self.max_entry_size, self.size)
+        if problem is not None:
+            raise _Problem.of(problem)
         total = LOG_OVERHEAD + entry_size
-        if pos + total > self.size:
-            raise _Problem(f"truncated entry at {pos}: size {entry_size} needs {total} bytes, "
-                           f"{self.size - pos} left")
+        checksum = CHECKSUMS[magic]
+        function, crc_start = checksum.function, checksum.start
         if magic == 2:
             _, _, stored, count = _BATCH.unpack_from(data, i)
-            function, crc_start = _crc32c, BATCH_CRC_START
         else:
             stored, attributes = _MESSAGE.unpack_from(data, i)
-            function, crc_start = zlib.crc32, MESSAGE_CRC_START
         if total > available:                   # the entry goes on in the next chunks
             if total <= RESERVE:
                 return _CARRY
@@ -433,18 +425,9 @@ class _Walk:
         """
         if attributes & LEGACY_CODEC_MASK:
             raise _Problem(f"compressed v0/v1 wrapper at {pos} (inner CRCs need the full reader)")
-        end = pos + total
-        at = pos + _KEY_LENGTH_POS[magic]
-        for name in ("key", "value"):
-            if at + _LENGTH.size > end:
-                raise _Problem(f"the {name} length of the message at {pos} runs past its end")
-            (length,) = _LENGTH.unpack(read(at, _LENGTH.size))
-            if length < -1:
-                raise _Problem(f"{name} length {length} in the message at {pos} (Kafka reads it as null)")
-            at += _LENGTH.size + max(length, 0)
-        if at != end:
-            raise _Problem(f"the key and value of the message at {pos} do not fill it "
-                           f"({abs(end - at)} bytes {'left over' if at < end else 'missing'})")
+        _, findings = legacy_key_value(pos, total, magic, lambda at: read_length(read(pos + at, LENGTH_SIZE), 0))
+        if findings:
+            raise _Problem.of(findings[0])
         self.records += 1
 
     def _pread(self, pos: int, size: int) -> bytes:

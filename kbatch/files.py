@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
 import os
+import shutil
 import tempfile
 from typing import Iterable
 
@@ -37,3 +39,31 @@ def same_file(path_a: str, path_b: str) -> bool:
         return os.path.samefile(path_a, path_b)
     except OSError:
         return False
+
+
+def keep_copy(path: str, suffix: str) -> str:
+    """Copy ``path`` to ``path + suffix``, or, if that exists, to ``path + suffix + ".1"``, ``".2"``, ...
+
+    An existing file is never overwritten: a second in-place repair must not
+    replace the original with the once-repaired bytes.  The copy is written
+    whole to a temporary file first and then linked to its name, which fails
+    rather than replaces when the name is taken (so a race cannot overwrite one
+    either).  Returns the name used.
+    """
+    directory = os.path.dirname(os.path.abspath(path))
+    handle, temporary = tempfile.mkstemp(prefix=".kbatch-", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(handle, "wb") as out, open(path, "rb") as source:
+            shutil.copyfileobj(source, out, 4 * 1024 * 1024)
+            out.flush()
+            os.fsync(out.fileno())
+        shutil.copystat(path, temporary)
+        for number in itertools.count():
+            name = path + suffix + (f".{number}" if number else "")
+            try:
+                os.link(temporary, name)
+                return name
+            except FileExistsError:
+                continue
+    finally:
+        os.unlink(temporary)

@@ -33,11 +33,15 @@ from construct import (
     Int32ub,
     Int64sb,
     If,
+    Peek,
+    Pointer,
     Renamed,
     SizeofError,
     StreamError,
     Struct,
+    Switch,
     stream_read,
+    this,
     stream_write,
 )
 
@@ -113,7 +117,7 @@ Varlong = ZigZagVarint(max_bytes=10, bits=64) * "varlong (zig-zag, at most 10 by
 
 def _nullable_bytes(length_field: str):
     """Bytes following a length field; a negative length means null (no bytes)."""
-    return If(lambda ctx: ctx[length_field] >= 0, Bytes(lambda ctx: ctx[length_field]))
+    return If(this[length_field] >= 0, Bytes(this[length_field]))
 
 
 # ---------------------------------------------------------------------------
@@ -258,6 +262,7 @@ class FixedLayout:
     offsets: dict[str, int]
     sizes: dict[str, int]
     codec: struct.Struct
+    declaration: Struct
 
     @property
     def size(self) -> int:
@@ -279,7 +284,15 @@ def fixed_layout(declaration: Struct) -> FixedLayout:
         position += field.sizeof()
     codec = struct.Struct(">" + "".join(formats))
     assert codec.size == position == declaration.sizeof()
-    return FixedLayout(tuple(names), offsets, sizes, codec)
+    return FixedLayout(tuple(names), offsets, sizes, codec, declaration)
+
+
+def field_struct(declaration: Struct, name: str) -> struct.Struct:
+    """The ``struct.Struct`` of one fixed-size field of a declaration (e.g. a v0/v1 key_length)."""
+    (field,) = [field for field in declaration.subcons if field.name == name]
+    while not hasattr(field, "fmtstr"):
+        field = field.subcon
+    return struct.Struct(field.fmtstr)
 
 
 LOG_ENTRY_PREFIX = fixed_layout(LogEntryPrefix)
@@ -312,6 +325,17 @@ MIN_ENTRY_SIZE = {
 
 assert MAGIC_OFFSET == BATCH_HEADER.offsets["magic"] == MESSAGE_V0_HEADER.offsets["magic"]
 assert LOG_OVERHEAD == LOG_ENTRY_PREFIX.size
+
+# The fixed header of an entry of each magic: the magic byte at MAGIC_OFFSET says which layout follows
+# (FileLogInputStream.nextBatch reads it there before choosing DefaultRecordBatch or a legacy record).
+LogEntryHeader = Struct(
+    "magic" / Peek(Pointer(MAGIC_OFFSET, Int8sb)) * "magic, read ahead at byte 16",
+    "header" / Switch(this.magic, {0: MessageV0Header, 1: MessageV1Header, 2: RecordBatchHeader}),
+)
+ENTRY_HEADERS = {magic: fixed_layout(declaration)
+                 for magic, declaration in LogEntryHeader.header.subcon.cases.items()}
+assert [ENTRY_HEADERS[magic].codec.format for magic in (0, 1, 2)] == \
+    [MESSAGE_V0_HEADER.codec.format, MESSAGE_V1_HEADER.codec.format, BATCH_HEADER.codec.format]
 
 
 # ---------------------------------------------------------------------------

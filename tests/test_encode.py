@@ -232,15 +232,40 @@ def test_every_finding_code_can_be_crafted():
     ({"entries": [{"raw": {"hex": "zz"}}]}, "entries[0].raw: expected valid hex text"),
     ({"files": [{"entries": []}, {"entries": []}]}, "files: expected exactly one file"),
     ({"kbatch_json_version": 2, "entries": []}, "kbatch_json_version: expected 1, got 2"),
+    # A v0/v1 message has no headers and no v2 record fields: refused, never dropped silently.
+    ({"entries": [{"magic": 0, "records": [dict(V, headers=[{"key": {"utf8": "h"}, "value": None}])]}]},
+     "entries[0].records[0].headers: expected no headers (a magic 0 message has none; headers need magic 2)"),
+    ({"entries": [{"magic": 1, "codec": "gzip", "records": [dict(V), dict(V, headers=[{"key": {"utf8": "h"}}])]}]},
+     "entries[0].records[1].headers: expected no headers (a magic 1 message has none"),
+    ({"entries": [{"magic": 1, "records": [dict(V, offset_delta=3)]}]},
+     "entries[0].records[0].offset_delta: expected no offset_delta (a magic 1 message has none)"),
 ])
 def test_bad_json_names_the_path_and_writes_nothing(document, message, kbatch, tmp_path):
     with pytest.raises(SpecError) as caught:
         encode_document(document)
     assert message in str(caught.value)
     out = tmp_path / "out.log"
+    document = {"kbatch_json_version": 1, **document}
     result = kbatch("encode-from-json", "-", "-o", str(out), stdin=json.dumps(document).encode())
     assert result.code == 2 and message in result.err and "Traceback" not in result.err
     assert not out.exists() and list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("text,message", [
+    # No version: a JSON file of some other shape must not become an empty output and exit 0.
+    ('{"entries": []}', "kbatch_json_version: expected 1 (the document's format version"),
+    ('[]', 'expected an object {"kbatch_json_version": 1'),
+    ('{"kbatch_json_version": 1, "entries": [], "batches": []}', "batches: expected one of entries, files"),
+    ("[" * 100_000 + "]" * 100_000, "the JSON nests too deeply"),
+    ('{"kbatch_json_version": 1, "entries": [{"records": [{"key": ' + "[" * 500 + "]" * 500 + "}]}]}",
+     "entries[0].records[0].key: expected"),
+])
+def test_a_spec_that_is_no_kbatch_document_fails_cleanly_and_writes_nothing(text, message, kbatch, tmp_path):
+    out = tmp_path / "out.log"
+    result = kbatch("encode-from-json", "-", "-o", str(out), stdin=text.encode())
+    assert result.code == 2 and message in result.err, result.err
+    assert "internal error" not in result.err and "Traceback" not in result.err
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_not_json_and_stdout_and_hex(kbatch, tmp_path):
@@ -256,6 +281,6 @@ def test_not_json_and_stdout_and_hex(kbatch, tmp_path):
 def test_output_replaces_atomically_and_leaves_no_temporary_files(kbatch, tmp_path):
     out = tmp_path / "out.log"
     out.write_bytes(b"old")
-    spec = json.dumps({"entries": [{"records": [dict(V, offset=0)]}]}).encode()
+    spec = json.dumps({"kbatch_json_version": 1, "entries": [{"records": [dict(V, offset=0)]}]}).encode()
     assert kbatch("encode-from-json", "-", "-o", str(out), stdin=spec).code == 0
     assert out.read_bytes() != b"old" and sorted(p.name for p in tmp_path.iterdir()) == ["out.log"]

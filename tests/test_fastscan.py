@@ -211,7 +211,7 @@ def test_v1_key_and_value_must_fill_the_message(tmp_path: Path):
                           (_recrc(short), "bad-length")):
         data = damaged + BATCHES[0]
         scan = scan_bytes(tmp_path, data)
-        assert not scan.clean and "message at 0" in scan.reason
+        assert not scan.clean and scan.reason.startswith(f"{code} at 0:")   # the reader's finding, first
         clean, _, findings = reader_verdict(data)
         assert not clean and code in {finding.code for finding in findings}
 
@@ -220,7 +220,8 @@ def test_max_entry_size_is_the_readers(tmp_path: Path):
     assert fastscan.MAX_ENTRY_SIZE == DEFAULT_MAX_ENTRY_SIZE
     limit = len(BATCHES[2]) - 13
     scan = scan_bytes(tmp_path, SEGMENT, max_entry_size=limit)
-    assert not scan.clean and scan.reason.startswith(f"bad size {len(BATCHES[2]) - 12} at {BOUNDARIES[2]}")
+    assert not scan.clean and scan.reason.startswith(f"bad-length at {BOUNDARIES[2]}: batch_length "
+                                                     f"{len(BATCHES[2]) - 12}, expected 49..{limit}")
     assert_agrees(scan, SEGMENT, max_entry_size=limit)
 
 
@@ -322,7 +323,7 @@ def test_a_large_v1_message_must_still_be_filled_by_its_key_and_value(tmp_path: 
     data = SEGMENT + _recrc(message)
     with small_chunks():
         scan = scan_bytes(tmp_path, data)
-    assert not scan.clean and "key length -3" in scan.reason
+    assert not scan.clean and scan.reason.startswith(f"negative-length at {len(SEGMENT)}: key_length -3")
     assert_agrees(scan, data)
 
 

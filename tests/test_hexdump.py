@@ -95,3 +95,70 @@ def test_exit_status_and_usage(kbatch):
     assert kbatch("hexdump-annotate", "--batch", "99", "fixtures/v2-none.log").code == 2
     result = kbatch("hexdump-annotate", "--batch", "1", "--offset", "3", "fixtures/v2-none.log")
     assert result.code == 2 and "choose one of" in result.err
+
+
+def test_a_file_whose_only_entry_is_damaged_is_annotated(kbatch, tmp_path):
+    """No batch at all, only damage: the default shows the damaged range (exit 1), not "no such batch"."""
+    whole = (FIXTURES / "v2-none.log").read_bytes()
+    first_size = _batches(whole)[0].size
+    cut = tmp_path / "cut.log"
+    cut.write_bytes(whole[:first_size - 10])
+    result = kbatch("hexdump-annotate", str(cut))
+    assert result.code == 1 and result.err == ""
+    assert f"damaged range at 0, {first_size - 10} bytes" in result.out and "truncated" in result.out
+
+
+def _big_batch(records: int) -> bytes:
+    from kbatch.encode import encode_document
+
+    return encode_document({"entries": [{"records": [{"key": None, "value": {"hex": "%04x" % (n % 65536)}}
+                                                      for n in range(records)]}]})
+
+
+def test_a_huge_batch_shows_max_bytes_and_says_what_it_left_out(kbatch, tmp_path, monkeypatch):
+    import kbatch.annotate as annotate
+
+    path = tmp_path / "big.log"
+    data = _big_batch(20_000)
+    path.write_bytes(data)
+    walked = []
+    declared = annotate._declared
+    monkeypatch.setattr(annotate, "_declared", lambda *args, **kw: walked.append(args[3]) or declared(*args, **kw))
+    result = kbatch("hexdump-annotate", "--no-color", "--max-bytes", "160", str(path))
+    assert result.code == 0
+    rows = [line for line in result.out.splitlines() if line[:10].strip().isdigit() and "|" in line]
+    assert [int(line.split()[0]) for line in rows] == list(range(0, 160, 16))
+    assert f"… {len(data) - 160} more bytes not shown (the first 160 of {len(data)}" in result.out
+    # Only the records that overlap the 160 bytes shown are walked: (160 - 61) / 10 bytes a record, plus one.
+    records_walked = [path for path in walked if ".records[" in path]
+    assert 9 <= len(records_walked) <= 11
+    legend = [line for line in result.out.splitlines() if ".records[" in line]
+    assert legend and all(int(line.split("records[")[1].split("]")[0]) <= 10 for line in legend)
+
+
+def test_max_bytes_zero_shows_every_byte_and_the_long_legend_lines_up(kbatch, tmp_path):
+    path = tmp_path / "big.log"
+    data = _big_batch(120)     # 120 records of 9 fields: a legend longer than one slice
+    path.write_bytes(data)
+    result = kbatch("hexdump-annotate", "--no-color", "--max-bytes", "0", str(path))
+    assert result.code == 0 and "not shown" not in result.out
+    rows = [line for line in result.out.splitlines() if line[:10].strip().isdigit() and "|" in line]
+    assert len(rows) == -(-len(data) // 16)
+    legend = [line for line in result.out.splitlines() if "batch[0].records[" in line]
+    assert len(legend) == 120 * 9
+    # Slices share their column widths: the position column starts in the same place on every line.
+    assert len({line.index("batch[0]") for line in legend}) == 1
+
+
+def test_decompressed_records_are_cut_to_max_bytes_too(kbatch, tmp_path):
+    from kbatch.encode import encode_document
+
+    path = tmp_path / "gzip.log"
+    path.write_bytes(encode_document({"entries": [{"codec": "gzip", "records": [
+        {"key": None, "value": {"hex": "00" * 50}} for _ in range(2000)]}]}))
+    result = kbatch("hexdump-annotate", "--no-color", "--decompressed", "--max-bytes", "320", str(path))
+    assert result.code == 0
+    assert "more bytes not shown (the first 320 of" in result.out
+    inner_rows = [line for line in result.out.split("decompressed:")[1].splitlines()
+                  if line[:10].strip().isdigit() and "|" in line]
+    assert len(inner_rows) == 20

@@ -12,6 +12,7 @@ import shutil
 import pytest
 
 from kbatch import reader as kbatch_reader
+from kbatch.reading import v2 as v2_batches
 from kbatch.partition.seek import Window, start_position
 from kbatch.reader import SegmentReader
 
@@ -90,13 +91,13 @@ def test_iso_times_are_utc_milliseconds(kbatch):
 
 def test_batches_outside_the_range_are_not_decoded(kbatch, monkeypatch):
     decoded = []
-    real = kbatch_reader.decode_batch_records
+    real = v2_batches.decode_batch_records
 
     def counting(batch, *args, **kwargs):
         decoded.append(batch.base_offset)
         return real(batch, *args, **kwargs)
 
-    monkeypatch.setattr(kbatch_reader, "decode_batch_records", counting)
+    monkeypatch.setattr(v2_batches, "decode_batch_records", counting)
     _, records = _records(kbatch, "--offset-range", "44:44", str((CLEAN / "00000000000000000027.log").relative_to(ROOT)))
     assert records == [(44, 1_700_000_042_000)] and decoded == [42]
 

@@ -112,6 +112,25 @@ def test_in_place_needs_a_backup_and_keeps_the_original(kbatch, tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.log", "in.log.orig"]
 
 
+def test_a_second_in_place_run_never_overwrites_the_backup(kbatch, tmp_path):
+    source = tmp_path / "in.log"
+    original = (FIXTURES / "damaged-bad-length.log").read_bytes()
+    source.write_bytes(original)
+    command = ("repair-length", "--in-place", "--backup", ".orig", "--apply", str(source))
+    assert kbatch(*command).code == 0
+    # Nothing left to mend: the file and the backup stay as they are, and no second backup is made.
+    again = kbatch(*command)
+    assert again.code == 0 and "nothing to change" in again.out
+    assert (tmp_path / "in.log.orig").read_bytes() == original and source.read_bytes() == CLEAN
+    # A damaged file again (say, restored by hand) while the first backup exists: the next name is taken.
+    source.write_bytes(original)
+    third = kbatch(*command)
+    assert third.code == 0 and "in.log.orig.1" in third.out
+    assert (tmp_path / "in.log.orig").read_bytes() == original
+    assert (tmp_path / "in.log.orig.1").read_bytes() == original and source.read_bytes() == CLEAN
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.log", "in.log.orig", "in.log.orig.1"]
+
+
 @pytest.mark.parametrize("path", DAMAGED, ids=fixture_id)
 def test_plan_and_salvage_snapshot(path, kbatch, tmp_path, text_snapshot):
     rel = f"fixtures/{path.name}"

@@ -55,14 +55,20 @@ def encode_from_json(spec, output, single_batch, hex_output, rederive):
     except json.JSONDecodeError as error:
         click.echo(f"kbatch: {spec} is not JSON: line {error.lineno} column {error.colno}: {error.msg}", err=True)
         return ExitStatus.TROUBLE
+    except RecursionError:
+        click.echo(f"kbatch: {spec}: the JSON nests too deeply (a kbatch document is a few levels deep)", err=True)
+        return ExitStatus.TROUBLE
     try:
         if not rederive:
-            entries, path = entries_of(document, single_batch=single_batch)
+            entries, path = entries_of(document, single_batch=single_batch, require_version=True)
             for index, entry in enumerate(entries):
                 check_payload_matches_records(entry, path if single_batch else f"{path}[{index}]")
-        data = encode_document(document, single_batch=single_batch, rederive=rederive)
+        data = encode_document(document, single_batch=single_batch, rederive=rederive, require_version=True)
     except SpecError as error:
         click.echo(f"kbatch: {spec}: {error}", err=True)
+        return ExitStatus.TROUBLE
+    except RecursionError:   # a value nested deep where bytes or a number belong
+        click.echo(f"kbatch: {spec}: a value nests too deeply (a kbatch document is a few levels deep)", err=True)
         return ExitStatus.TROUBLE
     except CodecError as error:
         click.echo(f"kbatch: {spec}: cannot compress: {error.detail}", err=True)

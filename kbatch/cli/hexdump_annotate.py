@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+import mmap
 import sys
 
 import click
@@ -12,6 +14,9 @@ from ..findings import Finding
 from ..reader import ReadOptions, SegmentReader, open_input
 from .options import decompressed_limit_option, hex_option, no_color_option, report_unreadable
 from .status import ExitStatus
+
+
+DEFAULT_MAX_BYTES = 64 * 1024   # 4096 rows of 16: more than anyone reads, little enough to print in a moment
 
 
 def _parse_range(ctx, param, value):
@@ -46,17 +51,24 @@ Examples:
               help="Bytes per row.")
 @click.option("--decompressed", is_flag=True,
               help="Also annotate the inflated records of a compressed batch (positions inside them, +N).")
+@click.option("--max-bytes", type=click.IntRange(min=0), default=DEFAULT_MAX_BYTES, show_default=True, metavar="N",
+              help="Show at most N bytes of a batch (and of its inflated records); the output says what it left "
+                   "out.  0 shows everything.")
 @hex_option
 @decompressed_limit_option
 @no_color_option
-def hexdump_annotate(file, batch_index, record_offset, position, byte_range, width, decompressed, hex_input,
-                     decompressed_limit, no_color):
+def hexdump_annotate(file, batch_index, record_offset, position, byte_range, width, decompressed, max_bytes,
+                     hex_input, decompressed_limit, no_color):
     """Show the bytes of a batch with each field's bytes marked: field path, position range, size, raw
     hex and decoded value, from the same declarations the reader parses with.
 
     Where a field does not read, the dump marks it with the finding (code,
     expected, found) and shows the rest as unparsed raw bytes.  Without
     colour a ruler under each row brackets each field with its legend number.
+
+    Without a choice, the first entry of the file is shown: its first batch,
+    or the damaged range it starts with.  Rows are printed as they are made:
+    time and memory follow the bytes shown (--max-bytes), not the batch size.
 
     Exit status: 0 the shown bytes are intact, 1 they hold damage, 2 usage or I/O error.
     """
@@ -78,33 +90,58 @@ def hexdump_annotate(file, batch_index, record_offset, position, byte_range, wid
     width = int(width)
     with stream:
         reader = SegmentReader(stream, ReadOptions(records=True, decompressed_limit=decompressed_limit))
+        view = _lazy_bytes(stream, reader.size)
         if byte_range is not None:
-            return _show_range(reader, byte_range, console, width, ruler, render)
+            return _show_range(reader, view, byte_range, console, width, ruler, render)
+        if not chosen:
+            position = 0   # the first entry, damaged or not
         shown = _select(reader, batch_index, record_offset, position)
         if shown is None:
             click.echo(f"kbatch: {file} has no such batch", err=True)
             return ExitStatus.TROUBLE
         index, item, findings = shown
+        low, high = item.pos, item.pos + item.size
+        if max_bytes:
+            high = min(high, low + max_bytes)
+        cut = _cut_note(item.size, high - low)
         if isinstance(item, Finding):
-            data = reader.read_bytes(item.pos, item.size)
             spans = [Span(item.pos, item.pos + item.size, "damaged range", f"{item.size} bytes", "raw", finding)
                      for finding in findings[:1]]
-            render(console, data, item.pos, spans, width=width, ruler=ruler,
+            render(console, view[low:high], low, spans, width=width, ruler=ruler, cut=cut,
                    title=f"{file}: damaged range at {item.pos}, {item.size} bytes")
             for finding in findings[1:]:
                 console.print(finding_line(finding))
             return ExitStatus.FOUND
-        data = reader.read_bytes(item.pos, item.size)
-        spans = entry_spans(item, data, index)
-        render(console, data, item.pos, spans, width=width, ruler=ruler,
+        spans = _within(entry_spans(item, view[item.pos:item.pos + item.size], index, (low, high)), low, high)
+        render(console, view[low:high], low, spans, width=width, ruler=ruler, cut=cut,
                title=f"{file}: batch[{index}] at {item.pos}, {item.size} bytes, magic {item.magic}, {item.codec}")
         for finding in item.findings:
             console.print(finding_line(finding))
         if decompressed and item.compressed:
-            _show_decompressed(reader, item, index, console, width, ruler, render, decompressed_limit)
+            _show_decompressed(view, item, index, console, width, ruler, render, decompressed_limit, max_bytes)
         elif not chosen:
             console.print("(the first batch: --batch N, --offset O, --position P or --range A:B show others)")
         return ExitStatus.FOUND if item.is_damaged else ExitStatus.OK
+
+
+def _cut_note(size: int, shown: int) -> str:
+    if shown >= size:
+        return ""
+    return f"… {size - shown} more bytes not shown (the first {shown} of {size}; --max-bytes N shows more, 0 all)"
+
+
+def _within(spans, low: int, high: int) -> list:
+    return [span for span in spans if span.end > low and span.start < high
+            or span.start == span.end and low <= span.start < high]
+
+
+def _lazy_bytes(stream, size: int):
+    """The input's bytes as a buffer that reads only what is sliced (a map of the file; stdin is spooled to one)."""
+    if isinstance(stream, io.BytesIO):
+        return stream.getbuffer()
+    if size == 0:
+        return b""
+    return memoryview(mmap.mmap(stream.fileno(), 0, access=mmap.ACCESS_READ))
 
 
 def _select(reader, batch_index, record_offset, position):
@@ -137,20 +174,23 @@ def _select(reader, batch_index, record_offset, position):
     return None
 
 
-def _show_decompressed(reader, batch, index, console, width, ruler, render, limit) -> None:
-    payload = reader.read_bytes(batch.payload_pos, batch.payload_size)
+def _show_decompressed(view, batch, index, console, width, ruler, render, limit, max_bytes) -> None:
+    payload = view[batch.payload_pos:batch.payload_pos + batch.payload_size]
     try:
         inflated = Decompressor(limit).decompress(batch.attributes & 7, payload, batch.magic)
     except CodecError as error:
         console.print(f"(the records do not decompress: {error.detail})")
         return
+    high = min(len(inflated), max_bytes) if max_bytes else len(inflated)
     console.print()
-    render(console, inflated, 0, decompressed_spans(batch, inflated, index), width=width, ruler=ruler,
+    spans = _within(decompressed_spans(batch, inflated, index, (0, high)), 0, high)
+    render(console, memoryview(inflated)[:high], 0, spans, width=width, ruler=ruler,
+           cut=_cut_note(len(inflated), high),
            title=f"batch[{index}] records, decompressed: {len(inflated)} bytes "
                  "(positions +N are inside the decompressed data, not the file)")
 
 
-def _show_range(reader, byte_range, console, width, ruler, render):
+def _show_range(reader, view, byte_range, console, width, ruler, render):
     low, high = byte_range
     spans: list[Span] = []
     damaged = False
@@ -169,9 +209,9 @@ def _show_range(reader, byte_range, console, width, ruler, render):
             break
         if item.pos + item.size <= low:
             continue
-        spans += entry_spans(item, reader.read_bytes(item.pos, item.size), index)
+        spans += entry_spans(item, view[item.pos:item.pos + item.size], index, (low, high))
         damaged |= item.is_damaged
+    high = min(high, reader.size)
     spans = [span for span in spans if span.end > low and span.start < high]
-    data = reader.read_bytes(low, high - low)
-    render(console, data, low, spans, width=width, ruler=ruler, title=f"positions {low}–{high - 1}")
+    render(console, view[low:high], low, spans, width=width, ruler=ruler, title=f"positions {low}–{high - 1}")
     return ExitStatus.FOUND if damaged else ExitStatus.OK

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 
 import click
 
-from ..files import same_file, write_atomically
+from ..files import keep_copy, same_file, write_atomically
 from ..reader import open_input
 from ..repair import plan_repairs, write_repaired
 from .options import no_color_option
@@ -29,7 +28,9 @@ Examples:
               help="Also cut a partial batch, a zero-filled tail or trailing garbage at the end, as Kafka's log "
                    "recovery would.")
 @click.option("--in-place", is_flag=True, help="Replace IN itself (atomically); needs --backup.")
-@click.option("--backup", metavar="SUFFIX", help="With --in-place: first copy IN to IN+SUFFIX.")
+@click.option("--backup", metavar="SUFFIX",
+              help="With --in-place: first copy IN to IN+SUFFIX (IN+SUFFIX.1, .2, ... if that exists: a backup "
+                   "is never overwritten).")
 @no_color_option
 def repair_length(path, output, apply, truncate_tail, in_place, backup, no_color):
     """Find every batch (v2) or message (v0/v1) whose length field lies and the true length, proven by the
@@ -65,10 +66,13 @@ def repair_length(path, output, apply, truncate_tail, in_place, backup, no_color
                 console.print("dry run: nothing written (--apply writes the plan)")
             return ExitStatus.FOUND if _damaged(plan) else ExitStatus.OK
         target = path if in_place else output
+        if in_place and not plan.changes:
+            console.print(f"nothing to change: {path} left as it is, no backup made")
+            return ExitStatus.FOUND if _damaged(plan) else ExitStatus.OK
         try:
             if in_place:
-                shutil.copy2(path, path + backup)
-                console.print(f"original kept as {path + backup}")
+                kept = keep_copy(path, backup)
+                console.print(f"original kept as {kept}")
             written = write_atomically(target, write_repaired(stream, plan))
         except OSError as error:
             click.echo(f"kbatch: cannot write {target}: {error.strerror or error}", err=True)

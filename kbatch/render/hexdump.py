@@ -6,7 +6,6 @@ legend number, so the boundaries stay visible in plain text and snapshots.
 
 from __future__ import annotations
 
-from rich.table import Table
 from rich.text import Text
 
 from ..annotate import Span
@@ -32,49 +31,73 @@ def _ruler_cell(label: str, width: int) -> str:
     return label[:width].ljust(width)
 
 
-def render(console, data: bytes, base: int, spans: list[Span], *, width: int = 16, ruler: bool = True,
-           title: str = "") -> None:
-    """Print ``data`` (which starts at position ``base``) annotated with ``spans``, then the legend."""
-    owner = {}
-    for index, span in enumerate(spans):
-        for position in range(max(span.start, base), min(span.end, base + len(data))):
-            owner[position] = index
+def render(console, data, base: int, spans: list[Span], *, width: int = 16, ruler: bool = True,
+           title: str = "", cut: str = "") -> None:
+    """Print ``data`` (which starts at position ``base``) annotated with ``spans``, then the legend.
+
+    Rows are printed as they are made, walking the spans alongside the bytes
+    (the spans tile, in order), so time and memory follow the bytes shown.
+    ``cut``, if given, is printed after the rows: what was left out.
+    """
     if title:
         console.print(Text(title, style="bold"))
-    first_row = base - base % width
-    for row in range(first_row, base + len(data), width):
-        line = Text(f"{row:>10}  ")
-        ascii_part = Text()
-        for column in range(width):
-            position = row + column
-            if base <= position < base + len(data):
-                byte = data[position - base]
-                index = owner.get(position)
-                style = _style(index, spans[index]) if index is not None else RAW_STYLE
-                line.append(f"{byte:02x}", style=style)
-                ascii_part.append(chr(byte) if 32 <= byte < 127 else ".", style=style)
-            else:
-                line.append("  ")
-                ascii_part.append(" ")
+    _print_lines(console, _rows(data, base, spans, width, ruler))
+    if cut:
+        console.print(Text(cut, style="yellow"))
+    _print_lines(console, legend_lines(console, spans, data, base))
+
+
+def _rows(data, base: int, spans: list[Span], width: int, ruler: bool):
+    owners = _Owners(spans)
+    end = base + len(data)
+    for row in range(base - base % width, end, width):
+        first, last = max(row, base), min(row + width, end)
+        row_owners = [owners.at(position) for position in range(first, last)]
+        before, after = first - row, row + width - last
+        line = Text(f"{row:>10}  " + "   " * before)
+        ascii_part = Text(" " * before)
+        for position, index in zip(range(first, last), row_owners):
+            byte = data[position - base]
+            style = _style(index, spans[index]) if index is not None else RAW_STYLE
+            line.append(f"{byte:02x}", style=style)
+            ascii_part.append(chr(byte) if 32 <= byte < 127 else ".", style=style)
             line.append(" ")
+        line.append("   " * after)
         line.append(" |")
         line.append_text(ascii_part)
-        line.append("|")
-        console.print(line)
+        line.append(" " * after + "|")
+        yield line
         if ruler:
-            console.print(Text(" " * 12 + _ruler(row, width, base, len(data), owner).rstrip()))
-    console.print(legend(spans, data, base))
+            yield Text(" " * 12 + _ruler([None] * before + row_owners + [None] * after).rstrip())
 
 
-def _ruler(row: int, width: int, base: int, size: int, owner: dict) -> str:
+class _Owners:
+    """Which span (by index) owns each position, for positions asked in increasing order."""
+
+    def __init__(self, spans: list[Span]):
+        self.spans = spans
+        self.next = 0
+
+    def at(self, position: int) -> int | None:
+        spans = self.spans
+        while self.next < len(spans) and spans[self.next].end <= position:
+            self.next += 1
+        # Zero-length spans (a null key) own no byte: step past them to the span that holds the position.
+        index = self.next
+        while index < len(spans) and spans[index].start == spans[index].end:
+            index += 1
+        if index < len(spans) and spans[index].start <= position < spans[index].end:
+            return index
+        return None
+
+
+def _ruler(owners: list[int | None]) -> str:
     cells = []
     column = 0
-    while column < width:
-        position = row + column
-        index = owner.get(position) if base <= position < base + size else None
+    while column < len(owners):
+        index = owners[column]
         run_end = column + 1
-        while run_end < width and base <= row + run_end < base + size and owner.get(row + run_end) == index \
-                and index is not None:
+        while index is not None and run_end < len(owners) and owners[run_end] == index:
             run_end += 1
         run_width = 3 * (run_end - column) - 1
         cells.append(_ruler_cell(str(index + 1), run_width) if index is not None else " " * run_width)
@@ -82,20 +105,69 @@ def _ruler(row: int, width: int, base: int, size: int, owner: dict) -> str:
     return " ".join(cells)
 
 
-def legend(spans: list[Span], data: bytes, base: int) -> Table:
-    table = Table(header_style="bold", box=None, padding=(0, 1), pad_edge=False, expand=False)
-    for name, justify in (("#", "right"), ("field", "left"), ("pos", "right"), ("size", "right"),
-                          ("bytes", "left"), ("value", "left")):
-        table.add_column(name, justify=justify, overflow="fold")
-    for index, span in enumerate(spans):
-        where = f"{span.start}–{span.end - 1}" if span.size else f"{span.start} (empty)"
-        if span.inner:
-            where = "+" + where
-        value = Text(span.value)
-        if span.finding is not None and span.kind != "field":
-            value = Text.assemble(value, "\n", Text(f"✗ {finding_text(span.finding)}", style="bold red"))
-        raw = data[max(span.start - base, 0):max(span.end - base, 0)]
-        shown = raw[:12].hex(" ") + (" …" if len(raw) > 12 else "")
-        table.add_row(Text(str(index + 1), style=_style(index, span)), Text(span.path, style=_style(index, span)),
-                      where, str(span.size), shown, value)
-    return table
+_LEGEND_COLUMNS = (("#", "right"), ("field", "left"), ("pos", "right"), ("size", "right"), ("bytes", "left"),
+                   ("value", "left"))
+_CHUNK_LINES = 512   # lines handed to Rich at a time: one print call per chunk, not per line
+
+
+def _print_lines(console, lines) -> None:
+    """Print Text lines in chunks, each exactly as given (no wrapping or cropping: a row is a row)."""
+    chunk, count = Text(), 0
+    for line in lines:
+        chunk.append_text(line)
+        chunk.append("\n")
+        count += 1
+        if count == _CHUNK_LINES:
+            console.print(chunk, no_wrap=True, overflow="ignore", crop=False, end="")
+            chunk, count = Text(), 0
+    if count:
+        console.print(chunk, no_wrap=True, overflow="ignore", crop=False, end="")
+
+
+def _where(span: Span) -> str:
+    where = f"{span.start}–{span.end - 1}" if span.size else f"{span.start} (empty)"
+    return "+" + where if span.inner else where
+
+
+def _legend_cells(index: int, span: Span, data, base: int) -> list[Text]:
+    style = _style(index, span)
+    value = Text(span.value)
+    if span.finding is not None and span.kind != "field":
+        value = Text.assemble(value, "\n", Text(f"✗ {finding_text(span.finding)}", style="bold red"))
+    raw = data[max(span.start - base, 0):max(span.end - base, 0)]
+    raw_hex = raw[:12].hex(" ") + (" …" if len(raw) > 12 else "")
+    return [Text(str(index + 1), style=style), Text(span.path, style=style), Text(_where(span)),
+            Text(str(span.size)), Text(raw_hex), value]
+
+
+def legend_lines(console, spans: list[Span], data, base: int):
+    """The legend: one line per span under a header, in columns as wide as their widest cell.
+
+    Laid out by hand rather than as a Rich table: a table is measured whole, and
+    a batch of tiny records has hundreds of thousands of spans.  Two spaces part
+    the columns; a cell of two lines (a value and its finding) makes two lines,
+    and a value wider than the console leaves is folded as Rich folds it.
+    """
+    rows = [[Text(name, style="bold") for name, _ in _LEGEND_COLUMNS]]
+    rows += (_legend_cells(index, span, data, base) for index, span in enumerate(spans))
+    widths = [max(line.cell_len for row in rows for line in row[column].split("\n"))
+              for column in range(len(_LEGEND_COLUMNS))]
+    widths[-1] = max(1, min(widths[-1], console.width - sum(widths[:-1]) - 2 * (len(widths) - 1)))
+    for row in rows:
+        cells = [cell.split("\n") for cell in row]
+        cells[-1] = [folded for line in cells[-1]
+                     for folded in (line.wrap(console, widths[-1], overflow="fold")
+                                    if line.cell_len > widths[-1] else [line])]
+        for line_number in range(max(len(cell) for cell in cells)):
+            line = Text()
+            for column, ((_, justify), cell) in enumerate(zip(_LEGEND_COLUMNS, cells)):
+                part = cell[line_number] if line_number < len(cell) else Text()
+                pad = " " * (widths[column] - part.cell_len)
+                if column:
+                    line.append("  ")
+                if justify == "right":
+                    line.append(pad)
+                line.append_text(part)
+                if justify != "right":
+                    line.append(pad)
+            yield line

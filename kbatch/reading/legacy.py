@@ -1,0 +1,126 @@
+"""A v0/v1 message: one record, or a compressed wrapper holding a message set (LegacyRecord.java).
+
+An uncompressed message is one record.  A compressed one is a "wrapper": its
+value is a whole message set (entries with their own offset and size),
+compressed, which is read with the reader itself (AbstractLegacyRecordBatch's
+deep iterator).  The inner messages' findings are reported on the wrapper,
+with their position inside the decompressed bytes.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Iterable
+
+from ..codecs import CodecError, Decompressor, codec_name
+from ..findings import Finding
+from ..framing import CHECKSUMS, crc_mismatch, legacy_key_value, read_length
+from ..layouts import LEGACY_CODEC_MASK, LEGACY_TIMESTAMP_TYPE_MASK, MESSAGE_V0_HEADER, MESSAGE_V1_HEADER
+from ..model import NO_TIMESTAMP_TYPE, TIMESTAMP_TYPES, Batch, Record
+
+# Reads an inner message set: (its decompressed bytes, the wrapper's magic) -> its entries and findings.
+InnerReader = Callable[[bytes, int], Iterable[Batch | Finding]]
+
+
+def read_message(pos: int, entry: memoryview, magic: int, decompressor: Decompressor, *, nested: bool,
+                 read_inner: InnerReader) -> Batch:
+    """The message whose bytes (offset field to end) are ``entry``, at position ``pos``.
+
+    ``nested`` says the message is itself inside a wrapper's message set.
+    """
+    header = MESSAGE_V1_HEADER if magic == 1 else MESSAGE_V0_HEADER
+    fields = header.unpack_from(entry)
+    offset, size, crc, _, attributes = fields[:5]
+    timestamp = fields[5] if magic == 1 else None
+    codec_id = attributes & LEGACY_CODEC_MASK
+    log_append_time = magic == 1 and bool(attributes & LEGACY_TIMESTAMP_TYPE_MASK)
+    batch = Batch(
+        pos=pos, size=len(entry), magic=magic, length_field=size, offset_field=offset,
+        base_offset=offset, last_offset=offset, count=1, attributes=attributes,
+        codec=codec_name(codec_id), crc=crc, computed_crc=CHECKSUMS[magic].compute(entry),
+        timestamp_type=TIMESTAMP_TYPES[log_append_time] if magic == 1 else NO_TIMESTAMP_TYPE,
+        base_timestamp=timestamp, max_timestamp=timestamp,
+    )
+    if not batch.crc_valid:
+        batch.findings.append(crc_mismatch(pos, pos + len(entry), magic, batch.computed_crc, crc))
+    parts, findings = legacy_key_value(pos, len(entry), magic, lambda at: read_length(entry, at))
+    batch.findings += findings
+    if parts is None:
+        batch.count = None
+        return batch
+    (key_at, key_length), (value_at, value_length) = parts
+    key = None if key_length < 0 else bytes(entry[key_at:key_at + key_length])
+    value = None if value_length < 0 else bytes(entry[value_at:value_at + value_length])
+    batch.payload_pos, batch.payload_size = pos + value_at, 0 if value is None else len(value)
+    if codec_id == 0:
+        batch.records = [Record(offset=offset, timestamp=timestamp, key=key, value=value, headers=[],
+                                pos=pos, size=len(entry), magic=magic, crc=crc, crc_valid=batch.crc_valid)]
+        return batch
+    _unwrap(batch, value, codec_id, log_append_time, decompressor, nested, read_inner)
+    return batch
+
+
+def _unwrap(batch: Batch, value: bytes | None, codec_id: int, log_append_time: bool, decompressor: Decompressor,
+            nested: bool, read_inner: InnerReader) -> None:
+    """Decompress a wrapper's value and read the inner message set (AbstractLegacyRecordBatch)."""
+    def finding(code, field, expected, actual, inner_pos=None):
+        batch.findings.append(Finding(code, batch.pos, batch.payload_pos, batch.payload_size, field,
+                                      expected, actual, inner_pos))
+
+    if nested:
+        finding("nested-compression", "attributes", "an uncompressed inner message",
+                f"{batch.codec} inside a compressed message set")
+        return
+    try:
+        inner = decompressor.decompress(codec_id, value or b"", batch.magic)
+    except CodecError as error:
+        finding(error.code, "value", f"{batch.codec} data", error.detail)
+        batch.count = None
+        return
+    batch.decompressed_size = len(inner)
+    messages: list[Batch] = []
+    for item in read_inner(inner, batch.magic):
+        if isinstance(item, Finding):
+            finding(item.code, f"inner.{item.field}", item.expected, item.actual, item.pos)
+            continue
+        for inner_finding in item.findings:
+            finding(inner_finding.code, f"inner[{len(messages)}].{inner_finding.field}",
+                    inner_finding.expected, inner_finding.actual, inner_finding.pos)
+        if item.magic != batch.magic:
+            finding("inner-magic-mismatch", f"inner[{len(messages)}].magic", str(batch.magic), str(item.magic),
+                    item.pos)
+        messages.append(item)
+    batch.count = len(messages)
+    records = [record for message in messages for record in (message.records or [])]
+    if batch.magic == 1 and records:
+        _absolute_inner_offsets(batch, records)
+    if log_append_time:   # LegacyRecord.timestamp(): the wrapper's LogAppendTime wins for v1 messages
+        for record in records:
+            if record.magic == 1:
+                record.timestamp = batch.base_timestamp
+    if records:
+        batch.base_offset = records[0].offset
+        batch.last_offset = records[-1].offset
+    batch.records = records
+
+
+def _absolute_inner_offsets(batch: Batch, records: list[Record]) -> None:
+    """A v1 wrapper's inner offsets are relative: its own offset is that of its last record.
+
+    AbstractLegacyRecordBatch.DeepRecordsIterator: absolute = wrapper offset - last inner offset + inner
+    offset.  A wrapper offset of 0 (produce data from some librdkafka versions) means the inner offsets
+    stand as stored; a wrapper offset below the last inner offset is corrupt.  (A v0 wrapper's inner
+    offsets are absolute already.)
+    """
+    last_inner = records[-1].offset
+    if batch.offset_field == 0:
+        if last_inner != 0:
+            batch.findings.append(Finding(
+                "wrapper-offset-zero", batch.pos, batch.pos, 8, "offset", "the offset of the last inner message",
+                f"0, so the inner offsets {records[0].offset}..{last_inner} are taken as they are"))
+        return
+    if batch.offset_field < last_inner:
+        batch.findings.append(Finding("bad-wrapper-offset", batch.pos, batch.pos, 8, "offset",
+                                      f"at least the last inner offset {last_inner}", str(batch.offset_field)))
+        return
+    for record in records:
+        record.offset += batch.offset_field - last_inner
