@@ -25,7 +25,7 @@ class VerifyOptions:
 
 def verify_stream(stream: BinaryIO, summary: FileSummary, options: VerifyOptions = VerifyOptions(),
                   *, progress=None, start: int = 0, stop: int | None = None,
-                  landed: dict | None = None) -> Iterator[Finding]:
+                  landed: dict | None = None, on_batch=None) -> Iterator[Finding]:
     """Every finding of one input, in file order; ``summary`` counts batches, records and findings.
 
     Without ``deep`` the reader checks framing and every CRC (each inner
@@ -33,6 +33,7 @@ def verify_stream(stream: BinaryIO, summary: FileSummary, options: VerifyOptions
     checks the invariants.  ``progress(pos)`` is called as the walk advances.
     ``start``/``stop`` verify only the entries starting in that range (a
     split of a large file); ``landed["pos"]`` then says where the walk ended.
+    ``on_batch(batch)`` is called with each batch before its findings.
     """
     reader = SegmentReader(stream, ReadOptions(records=options.deep, decompressed_limit=options.decompressed_limit),
                            size=summary.size)
@@ -47,6 +48,8 @@ def verify_stream(stream: BinaryIO, summary: FileSummary, options: VerifyOptions
             item.findings += order.check(item)
             item.findings.sort(key=lambda finding: (finding.pos, finding.inner_pos or 0))
         summary.add_batch(item)
+        if on_batch is not None:
+            on_batch(item)
         yield from item.findings
         if progress is not None:
             progress(item.pos + item.size)

@@ -9,6 +9,7 @@ import click
 
 from ..diff import DiffSummary, Difference, diff_streams, resolve_ignore
 from ..reader import open_input
+from ..render.values import counted
 from .options import hex_option, no_color_option, report_unreadable
 from .status import ExitStatus
 
@@ -82,7 +83,7 @@ def _table(differences, summary: DiffSummary, path_a: str, path_b: str, records_
         for difference in differences:
             spool.write(json.dumps(difference.__dict__) + "\n")
             count += 1
-        console.print(f"A: {path_a} ({summary.size_a} bytes)\nB: {path_b} ({summary.size_b} bytes)")
+        console.print(f"A: {path_a} ({counted(summary.size_a, 'byte')})\nB: {path_b} ({counted(summary.size_b, 'byte')})")
         first = summary.first_different_byte
         console.print("byte-identical" if first is None else f"first differing byte: {first}")
         console.print(summary_table(summary, records_only))

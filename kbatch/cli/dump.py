@@ -38,7 +38,8 @@ Examples:
 @files_argument
 @click.option("--records", "-r", is_flag=True, help="Decode and show the records of every batch (and check them).")
 @click.option("--format", "output_format", type=click.Choice(FORMATS), default="table", show_default=True,
-              help="table for people, jsonl/json for programs, dumplog for kafka-dump-log.sh's lines.")
+              help="table for people, jsonl/json for programs, dumplog for kafka-dump-log.sh's lines "
+                   "(keys and payloads as Kafka's StringDecoder shows them, unless --decode hex|base64|json).")
 @decode_option
 @click.option("--decoder", type=click.Choice(("auto",) + DECODERS), default="auto", show_default=True,
               help="How records of Kafka's internal topics are read (with --records): auto picks it from the "
@@ -86,7 +87,7 @@ def dump(files, records, output_format, decode, decoder, full, limit, kind, offs
     elif output_format == "json":
         sink = JsonSink(out, records=records, decode=decode)
     else:
-        sink = DumplogSink(out, records=records)
+        sink = DumplogSink(out, records=records, decode=decode)
 
     def dump_one(path, stream):
         named = kind or (None if hex_input else kind_of(path))
@@ -102,7 +103,7 @@ def dump(files, records, output_format, decode, decoder, full, limit, kind, offs
         return _dump_file(path, stream, options, sink, limit, window, decoder)
 
     status = for_each_input(files, hex_input, dump_one)
-    if isinstance(sink, JsonSink):
+    if isinstance(sink, (JsonSink, DumplogSink)):
         sink.close()
     return status
 

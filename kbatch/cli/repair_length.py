@@ -9,6 +9,7 @@ import click
 
 from ..files import keep_copy, same_file, write_atomically
 from ..reader import open_input
+from ..render.values import counted
 from ..repair import plan_repairs, write_repaired
 from .options import no_color_option
 from .status import ExitStatus
@@ -77,7 +78,7 @@ def repair_length(path, output, apply, truncate_tail, in_place, backup, no_color
         except OSError as error:
             click.echo(f"kbatch: cannot write {target}: {error.strerror or error}", err=True)
             return ExitStatus.TROUBLE
-    console.print(f"wrote {target}: {written} bytes, {len(plan.changes)} change(s)")
+    console.print(f"wrote {target}: {counted(written, 'byte')}, {counted(len(plan.changes), 'change')}")
     return _verify_written(target, console)
 
 
@@ -97,5 +98,5 @@ def _verify_written(path: str, console) -> int:
     for finding in findings:
         console.print(("✗ " if finding.is_damage else "• ") + finding_text(finding))
     verdict = "damage remains" if summary.damaged else "every entry verifies"
-    console.print(f"verify-crc {path}: {summary.batches} batches, {summary.records} records; {verdict}")
+    console.print(f"verify-crc {path}: {counted(summary.batches, 'batch')}, {counted(summary.records, 'record')}; {verdict}")
     return ExitStatus.FOUND if summary.damaged else ExitStatus.OK

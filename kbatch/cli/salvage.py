@@ -8,6 +8,7 @@ import click
 
 from ..files import same_file, write_atomically
 from ..reader import open_input
+from ..render.values import counted
 from ..repair import SalvageReport, salvage as salvage_batches
 from .options import no_color_option
 from .status import ExitStatus
@@ -49,10 +50,10 @@ def salvage(path, output, no_color):
         console.print(salvage_table(path, report))
     notes = []
     if report.lengths_fixed:
-        notes.append(f"{report.lengths_fixed} length field(s) corrected")
+        notes.append(f"{counted(report.lengths_fixed, 'length field')} corrected")
     if report.dropped_zero_tail:
-        notes.append(f"a zero tail of {report.dropped_zero_tail} bytes dropped")
-    console.print(f"kept {report.kept} batches ({report.kept_records} records, {written} of {report.size} bytes) "
-                  f"in {output}; skipped {len(report.skipped)} damaged range(s)"
+        notes.append(f"a zero tail of {counted(report.dropped_zero_tail, 'byte')} dropped")
+    console.print(f"kept {counted(report.kept, 'batch')} ({counted(report.kept_records, 'record')}, {written} of "
+                  f"{counted(report.size, 'byte')}) in {output}; skipped {counted(len(report.skipped), 'damaged range')}"
                   + (f"; {', '.join(notes)}" if notes else ""))
     return ExitStatus.FOUND if report.skipped else ExitStatus.OK

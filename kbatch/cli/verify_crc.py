@@ -40,8 +40,8 @@ def verify_crc(paths, deep, index_only, output_format, quiet, hex_input, decompr
     """Check every CRC of Kafka log segments: each v2 batch (CRC-32C), each v0/v1 message (CRC-32),
     inner messages of compressed wrappers included.
 
-    Every mismatch is reported with its position, offset, stored and computed
-    CRC.  FILE may be a glob (quoted, for more files than a shell takes) or a
+    Every mismatch is reported with its position, its batch's offsets, and
+    the stored and computed CRC.  FILE may be a glob (quoted, for more files than a shell takes) or a
     directory (its *.log files, recursively); - reads stdin.
 
     With --deep (or --index-only), a partition directory (or each one under a
@@ -107,11 +107,11 @@ def _verify_file(path, stream, sink, *, deep: bool, decompressed_limit: int, fas
 
         with Progress(console=error_console(), transient=True) as progress:
             task = progress.add_task(f"verifying {path}", total=size)
-            for finding in verify_stream(stream, summary, options,
+            for finding in verify_stream(stream, summary, options, on_batch=sink.entry,
                                          progress=lambda pos: progress.update(task, completed=pos)):
                 sink.finding(path, finding)
     else:
-        for finding in verify_stream(stream, summary, options):
+        for finding in verify_stream(stream, summary, options, on_batch=sink.entry):
             sink.finding(path, finding)
     sink.file_done(summary)
     return summary

@@ -45,7 +45,7 @@ RECORD_SCHEMA = (
     "is_transactional BOOLEAN, is_control BOOLEAN, control_type STRING, coordinator_epoch INT")
 FINDING_SCHEMA = (
     "file STRING, topic STRING, partition INT, code STRING, severity STRING, entry_pos LONG, pos LONG, size LONG, "
-    "inner_pos LONG, field STRING, expected STRING, actual STRING")
+    "inner_pos LONG, field STRING, expected STRING, actual STRING, base_offset LONG, last_offset LONG")
 SCHEMAS = {"batches": BATCH_SCHEMA, "records": RECORD_SCHEMA, "findings": FINDING_SCHEMA}
 
 _MIB = 1024 * 1024
@@ -261,6 +261,7 @@ def finding_rows(file_range: FileRange, source: KbatchReader):
     """verify-crc's findings for the range (the same library call), and the split's hand-over."""
     from ..findings import Finding
     from ..render.jsonout import finding_dict
+    from ..render.verify import finding_offsets
     from ..segments import is_remote, open_segment, topic_partition
     from ..summary import FileSummary
     from ..verify import VerifyOptions, verify_stream
@@ -275,20 +276,21 @@ def finding_rows(file_range: FileRange, source: KbatchReader):
         scan = fast_scan(file_range.path)
         if scan.clean:
             for finding in scan.findings():
-                row = finding_dict(finding)
+                row = finding_dict(finding) | finding_offsets(finding, None)
                 yield (file_range.path, topic, partition, *(row[name] for name in names))
             return
     options = VerifyOptions(deep=source.deep, decompressed_limit=source.decompressed_limit)
     landed = {}
+    batch = {}   # the batch being verified: its findings carry its offsets
     with open_segment(file_range.path) as stream:
         summary = FileSummary(file_range.path, file_range.file_size)
         for finding in verify_stream(stream, summary, options, start=file_range.start, stop=file_range.stop,
-                                     landed=landed):
-            row = finding_dict(finding)
+                                     landed=landed, on_batch=lambda item: batch.update(last=item)):
+            row = finding_dict(finding) | finding_offsets(finding, batch.get("last"))
             yield (file_range.path, topic, partition, *(row[name] for name in names))
     if file_range.stop < file_range.file_size and landed.get("pos") != file_range.stop:
         handover = Finding("split-handover", file_range.stop, file_range.stop, 0, "range",
                            f"the walk from {file_range.start} to end at {file_range.stop}",
                            f"it ended at {landed.get('pos')}")
-        row = finding_dict(handover)
+        row = finding_dict(handover) | finding_offsets(handover, None)
         yield (file_range.path, topic, partition, *(row[name] for name in names))
