@@ -60,12 +60,15 @@ def cross_check_rows(directory: str) -> list[tuple]:
 
     Runs on a Spark worker: one task per partition directory.
     """
+    from ..render.jsonout import finding_dict
     from ..segments import topic_partition
+    from ..spark.source import FINDING_SCHEMA
 
+    # The table's columns after file, topic and partition; those a finding does not have (the offsets of
+    # the batch it lies in) are null.
+    names = [column.split()[0] for column in FINDING_SCHEMA.split(", ")][3:]
     rows = []
     for located in PartitionCheck(directory).run():
-        finding = located.finding
-        topic, partition = topic_partition(located.path)
-        rows.append((located.path, topic, partition, finding.code, finding.severity.value, finding.entry_pos,
-                     finding.pos, finding.size, finding.inner_pos, finding.field, finding.expected, finding.actual))
+        row = finding_dict(located.finding)
+        rows.append((located.path, *topic_partition(located.path), *(row.get(name) for name in names)))
     return rows
