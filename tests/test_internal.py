@@ -76,6 +76,8 @@ def test_every_record_decodes_to_what_went_in(path, kbatch):
             assert got["control"]["type"] == want["control"] and "decoded" not in got
             assert got["control"]["data"] == want.get("control_data")
             continue
+        if "schema_registry" in want:
+            assert got.get("schema_registry") == want["schema_registry"]
         if "finding" in want or "key" not in want:    # damaged on purpose, or a data topic's record
             continue
         decoded = got["decoded"]
@@ -184,3 +186,13 @@ def test_dump_internal_text_snapshot(path, fmt, kbatch, text_snapshot):
 def test_dump_internal_jsonl_snapshot(path, kbatch, jsonl_snapshot):
     result = kbatch("dump", "--format", "jsonl", "--records", _rel(path))
     assert result.out == jsonl_snapshot
+
+
+def test_verify_crc_deep_reads_internal_topics_with_their_schemas(kbatch):
+    damaged = _rel(INTERNAL / "damaged" / "__consumer_offsets-0" / "00000000000000000000.log")
+    assert kbatch("verify-crc", damaged).code == 0          # framing and checksums are intact
+    deep = kbatch("verify-crc", "--deep", "--format", "jsonl", damaged)
+    codes = [json.loads(line).get("code") for line in deep.out.splitlines()]
+    assert deep.code == 1 and codes.count("bad-internal-record") == 2 and codes.count("unknown-record-version") == 2
+    clean = kbatch("verify-crc", "--deep", _rel(INTERNAL / "__consumer_offsets-12" / "00000000000000000000.log"))
+    assert clean.code == 0

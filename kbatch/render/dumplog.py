@@ -18,6 +18,7 @@ and ``json`` stand in for Kafka's ``--key-decoder-class`` and
 from __future__ import annotations
 
 import os
+import re
 import sys
 
 from ..findings import Finding
@@ -43,6 +44,12 @@ def file_header(path: str) -> list[str]:
     stem, _, suffix = name.partition(".")
     if suffix == "log" and stem.isdigit():
         lines.append(f"Log starting offset: {int(stem)}")
+    elif name == "bootstrap.checkpoint":      # BootstrapDirectory.BINARY_BOOTSTRAP_FILENAME
+        lines.append("KRaft bootstrap snapshot")
+    elif suffix == "checkpoint" and re.fullmatch(r"\d{20}-\d{10}", stem):
+        # Snapshots.parse: <end offset, 20 digits>-<epoch, 10 digits>.checkpoint
+        end_offset, epoch = stem.split("-")
+        lines.append(f"Snapshot end offset: {int(end_offset)}, epoch: {int(epoch)}")
     return lines
 
 

@@ -13,6 +13,7 @@ import json
 from ..findings import Finding
 from ..model import Batch, Record
 from ..messages.decoder import to_json
+from .user import schema_ids
 from .values import bytes_json
 
 JSON_FORMAT_VERSION = 1
@@ -50,6 +51,10 @@ def record_dict(record: Record, batch: Batch, decode: str) -> dict:
                           "data": to_json(marker.data)}
     if record.decoded is not None:   # only records of an internal topic carry it
         out["decoded"] = record.decoded.as_dict()
+    elif record.control is None:
+        ids = schema_ids(record.key, record.value)
+        if ids is not None:          # only records in the schema-registry wire format carry it
+            out["schema_registry"] = ids
     return out
 
 
