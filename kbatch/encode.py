@@ -247,7 +247,7 @@ def _without_derivable(entry: dict) -> dict:
 
 def _codec_id(entry: dict, path: str, magic: int) -> int:
     name = entry.get("codec", "none")
-    if name not in CODEC_IDS or (name == "zstd" and magic < 2):
+    if not isinstance(name, str) or name not in CODEC_IDS or (name == "zstd" and magic < 2):
         raise SpecError(f"{path}.codec", "none, gzip, snappy, lz4" + (" or zstd" if magic == 2 else ""), name)
     return CODEC_IDS[name]
 
@@ -403,7 +403,7 @@ def _control_key_value(control, path: str) -> tuple[bytes, bytes | None]:
     if not isinstance(control, dict):
         raise SpecError(path, '{"type": "COMMIT"|"ABORT", "coordinator_epoch": N}', control)
     type_ids = {name: type_id for type_id, name in CONTROL_TYPES.items()}
-    if control.get("type") not in type_ids:
+    if not isinstance(control.get("type"), str) or control["type"] not in type_ids:
         raise SpecError(f"{path}.type", " or ".join(type_ids), control.get("type"))
     key = ControlRecordKey.build(dict(version=_int(control, "key_version", path, 0, low=-(2**15), high=2**15 - 1),
                                       type=type_ids[control["type"]]))

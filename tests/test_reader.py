@@ -240,3 +240,57 @@ def test_a_device_is_refused_clearly(device, command, kbatch, tmp_path):
     result = kbatch(*args[:1], device, *args[1:])
     assert result.code == 2 and f"cannot read {device}: a device, not a segment file" in result.err, result.err
     assert list(tmp_path.iterdir()) == []
+
+
+# -- resync in bulk ---------------------------------------------------------------------
+
+
+def _first_verified_by_brute_force(reader, start: int):
+    return next((pos for pos in range(start, reader.size) if reader.recovery.verified_entry_at(pos)), None)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.binary(min_size=0, max_size=3000), st.lists(st.integers(0, 3000), max_size=3), st.integers(0, 50),
+       st.randoms(use_true_random=False))
+def test_resync_finds_the_first_entry_whose_crc_verifies(garbage, cuts, start, noise):
+    """The bulk search (magic bytes found by the regex engine, CRCs of spans from one pass) finds exactly
+    the position a check of every position would: in garbage, between real batches, with fake headers."""
+    import io
+
+    from kbatch.reader import SegmentReader
+
+    data = bytearray(garbage)
+    for cut in sorted(cuts, reverse=True):   # real batches spliced in, and headers that only look like one
+        batch = v2_batch(cut, [b"x" * (cut % 40)])
+        data[cut:cut] = batch if cut % 3 else batch[:17] + noise.randbytes(20)
+    reader = SegmentReader(io.BytesIO(bytes(data)))
+    assert reader.recovery.resync(start) == _first_verified_by_brute_force(reader, start)
+
+
+def test_span_crcs_from_prefixes_equal_the_crc_of_the_span():
+    import os
+
+    from kbatch.checksums import SpanCrc, crc32, crc32c
+
+    data = os.urandom(200_000)
+    for function in (crc32, crc32c):
+        spans = SpanCrc(function)
+        for start, end in ((0, 0), (0, 17), (5, 199_999), (65_536, 131_072), (77, 123_457)):
+            assert spans.span(function(data[:start]), function(data[:end]), end - start) == function(data[start:end])
+
+
+def test_resync_across_many_steps_of_its_crc_pass():
+    """Candidates whose spans cross the pass's 64 KiB steps, and a real batch far into the garbage."""
+    import io
+    import random
+
+    from kbatch.reader import SegmentReader
+
+    noise = random.Random(7)
+    garbage = bytearray(noise.randbytes(300_000))
+    for pos in range(1_000, 240_000, 9_973):   # fake headers claiming spans of up to ~200 KiB
+        garbage[pos:pos + 17] = (b"\x00" * 8 + noise.randrange(26, 200_000).to_bytes(4, "big")
+                                 + noise.randbytes(4) + bytes([noise.randrange(3)]))
+    data = bytes(garbage[:250_000]) + v2_batch(9, [b"found"]) + bytes(garbage[250_000:])
+    reader = SegmentReader(io.BytesIO(data))
+    assert reader.recovery.resync(1) == _first_verified_by_brute_force(reader, 1) == 250_000
