@@ -15,7 +15,7 @@ _OUTCOME_STYLE = {"COMMIT": "green", "ABORT": "yellow", "OPEN": "bold red"}
 
 
 def _name(view) -> str:
-    return view.topic if view.partition is None else f"{view.topic}-{view.partition}"
+    return view.directory or (view.topic if view.partition is None else f"{view.topic}-{view.partition}")
 
 
 def _counts(view) -> str:
@@ -29,7 +29,9 @@ def _counts(view) -> str:
 def _offsets(txn) -> str:
     if txn.empty:
         return "-"
-    return str(txn.first_offset) if txn.first_offset == txn.last_offset else f"{txn.first_offset}–{txn.last_offset}"
+    if txn.first_offset == txn.last_offset:
+        return str(txn.first_offset)
+    return f"{txn.first_offset}–{txn.last_offset}"
 
 
 # Narrow enough for an 80-column terminal; what must never wrap is kept whole.
@@ -72,8 +74,9 @@ def _open_lines(view) -> list[Text]:
             lines.append(Text("      HANGING: the coordinator has finished with it; no marker will come",
                               style="bold red"))
         if view.partition is not None:
-            lines.append(Text(f"      kafka-transactions.sh --bootstrap-server BROKER abort --topic {view.topic} \\\n"
-                              f"        --partition {view.partition} --start-offset {txn.first_offset}", style="cyan"))
+            command = (f"      kafka-transactions.sh --bootstrap-server BROKER abort --topic {view.topic} \\\n"
+                       f"        --partition {view.partition} --start-offset {txn.first_offset}")
+            lines.append(Text(command, style="cyan"))
     return lines
 
 
@@ -119,6 +122,7 @@ def write_txn_jsonl(out, views, coordinator, findings) -> None:
         for txn in view.transactions:
             write(txn.as_dict())
         write({"type": "partition", "topic": view.topic, "partition": view.partition,
+               "directory": view.directory,
                "transactions": len(view.transactions),
                "committed": sum(t.outcome == "COMMIT" for t in view.transactions),
                "aborted": sum(t.outcome == "ABORT" for t in view.transactions),
