@@ -14,6 +14,8 @@ from typing import BinaryIO, Iterator
 from .codecs import DEFAULT_DECOMPRESSED_LIMIT
 from .findings import Finding
 from .invariants import OffsetOrder, batch_invariants, segment_range_checks
+from .messages.apply import decode_batch
+from .messages.topics import decoder_for_path
 from .segments import is_remote, segment_base_offset
 from .summary import FileSummary
 
@@ -51,12 +53,14 @@ def verify_file(path: str, stream: BinaryIO, summary: FileSummary, options: Veri
                 landed["pos"] = scan.size
             return
     yield from verify_stream(stream, summary, options, progress=progress, start=start, stop=stop, landed=landed,
-                             on_batch=on_batch, segment_base=segment_base_offset(path))
+                             on_batch=on_batch, decoder=decoder_for_path(path) if options.deep else None,
+                             segment_base=segment_base_offset(path))
 
 
 def verify_stream(stream: BinaryIO, summary: FileSummary, options: VerifyOptions = VerifyOptions(),
                   *, progress=None, start: int = 0, stop: int | None = None,
-                  landed: dict | None = None, on_batch=None, segment_base: int | None = None) -> Iterator[Finding]:
+                  landed: dict | None = None, on_batch=None, decoder: str | None = None,
+                  segment_base: int | None = None) -> Iterator[Finding]:
     """Every finding of one input, in file order; ``summary`` counts batches, records and findings.
 
     Without ``deep`` the reader checks framing and every CRC (each inner
@@ -64,9 +68,9 @@ def verify_stream(stream: BinaryIO, summary: FileSummary, options: VerifyOptions
     checks the invariants.  ``progress(pos)`` is called as the walk advances.
     ``start``/``stop`` verify only the entries starting in that range (a
     split of a large file); ``landed["pos"]`` then says where the walk ended.
-    ``on_batch(batch)`` is called with each batch before its findings.
-    ``segment_base`` is the base offset the segment's file name says (with
-    ``deep``, every batch is held against it).
+    ``on_batch(batch)`` is called with each batch before its findings.  With ``deep``, the records of an
+    internal topic (``decoder``: kbatch.messages.topics) are read with Kafka's schemas too, and every
+    batch is held against ``segment_base``, the base offset the segment's file name says.
     """
     from .reader import ReadOptions, SegmentReader
 
@@ -79,6 +83,7 @@ def verify_stream(stream: BinaryIO, summary: FileSummary, options: VerifyOptions
             yield item
             continue
         if options.deep:
+            decode_batch(item, decoder)
             item.findings += batch_invariants(item)
             item.findings += order.check(item)
             if segment_base is not None:

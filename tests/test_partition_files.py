@@ -78,6 +78,16 @@ def test_kinds_by_name():
     assert kinds.base_offset_of("00000000000000000042.txnindex") == 42
 
 
+def test_a_partition_directory_lists_by_offset_then_kind():
+    names = ["partition.metadata", "00000000000000000027.snapshot", "00000000000000000027.index", "notes.txt",
+             "leader-epoch-checkpoint", "00000000000000000000.timeindex", "00000000000000000027.log",
+             "00000000000000000000.log"]
+    assert sorted(names, key=kinds.listing_order) == [
+        "00000000000000000000.log", "00000000000000000000.timeindex", "00000000000000000027.log",
+        "00000000000000000027.index", "00000000000000000027.snapshot", "leader-epoch-checkpoint",
+        "partition.metadata", "notes.txt"]
+
+
 # -- the builder is reproducible, and its files read back as it wrote them -------------------------------------
 
 

@@ -86,6 +86,35 @@ def test_records_table_holds_every_record(spark, kbatch):
     assert [(row["control_type"], row["coordinator_epoch"]) for row in control] == [("COMMIT", 7)]
 
 
+def test_records_table_carries_what_dump_decodes(spark, kbatch):
+    internal = FIXTURES / "internal"
+    paths = [internal / "__consumer_offsets-12" / "00000000000000000000.log",
+             internal / "__cluster_metadata-0" / "00000000000000000000.log",
+             internal / "registry" / "payments-1" / "00000000000000000000.log"]
+    rows = _by_file(_load(spark, "records", paths))
+    decoded = registry = control = 0
+    for path in paths:
+        lines = kbatch("dump", "-r", "--format", "jsonl", str(path)).out.splitlines()
+        dumped = {record["offset"]: record for line in lines for record in json.loads(line).get("records", [])}
+        for row in rows[str(path)]:
+            want = dumped[row["offset"]]
+            got_key, got_value = (None if row[name] is None else json.loads(row[name])
+                                  for name in ("decoded_key", "decoded_value"))
+            if "decoded" in want:
+                decoded += 1
+                assert (row["decoder"], got_key, got_value) == (want["decoded"]["decoder"], want["decoded"]["key"],
+                                                                want["decoded"]["value"])
+            else:
+                assert (row["decoder"], got_key, got_value) == (None, None, None)
+            ids = want.get("schema_registry") or {"key": None, "value": None}
+            registry += ids["value"] is not None
+            assert (row["key_schema_id"], row["value_schema_id"]) == (ids["key"], ids["value"])
+            data = want["control"]["data"] if want["control"] else None
+            control += data is not None
+            assert (None if row["control_data"] is None else json.loads(row["control_data"])) == data
+    assert (decoded, registry, control) == (22, 3, 3)
+
+
 @pytest.mark.parametrize("split_bytes", [300, 4096, 20000])
 def test_a_split_segment_gives_exactly_the_rows_of_an_unsplit_one(spark, split_bytes):
     inputs = [FIXTURES / "vectors" / "kafkajs_fetch_v4_mixed_magic1_magic2.bin",

@@ -129,3 +129,36 @@ def test_what_if_snapshot(path, kbatch, text_snapshot):
     what_if = json.dumps(json.loads(result.out)["what_if"], indent=1)
     shown = table.out[table.out.index("What if"):]
     assert f"{what_if}\n{shown}(exit {table.code})\n" == text_snapshot
+
+
+@pytest.mark.parametrize("name", ["v2-snappy-raw.log", "v2-snappy.log", "v2-gzip.log", "v2-none.log"])
+def test_v2_recompressed_is_the_stored_size_where_the_codec_writes_the_same_bytes(name):
+    """snappy keeps the batch's framing (raw or xerial); gzip at kafka-python's level gives the same bytes."""
+    report, _ = _what_if(ROOT / "fixtures" / name, recompress=True)
+    v2 = {row["layout"]: row for row in report["layouts"]}["v2"]
+    assert v2["recompressed_bytes"] == report["stored"]["bytes"] == (ROOT / "fixtures" / name).stat().st_size
+
+
+def test_write_layouts_writes_what_it_reports(kbatch, tmp_path):
+    out = tmp_path / "layouts"
+    result = kbatch("stats", "--what-if", "--recompress", "--write-layouts", str(out), "--format", "json",
+                    "fixtures/v2-headers.log", "fixtures/v1-gzip.log")
+    assert result.code == 0, result.err
+    totals = {row["layout"]: row["recompressed_bytes"] for row in json.loads(result.out)["what_if"]["layouts"]}
+    for layout, total in totals.items():
+        files = [out / f"{name}.{layout}.log" for name in ("v2-headers", "v1-gzip")]
+        assert sum(file.stat().st_size for file in files) == total
+    for name in ("v2-headers", "v1-gzip"):
+        for layout in KAFKA_PYTHON_LAYOUTS:
+            data = (out / f"{name}.{layout}.log").read_bytes()
+            assert _kafka_python_records(data, int(layout[1])) == _expected_records(
+                ROOT / "fixtures" / f"{name}.log", int(layout[1]))
+    annotated = kbatch("hexdump-annotate", str(out / "v2-headers.v3.log"))
+    assert annotated.code == 1 and "max_timestamp_delta" in annotated.out and "proposed-format" in annotated.out
+
+
+def test_write_layouts_refuses_two_inputs_of_one_name(kbatch, tmp_path):
+    logs = sorted((ROOT / "fixtures" / "logdir").rglob("00000000000000000000.log"))[:2]
+    result = kbatch("stats", "--what-if", "--write-layouts", str(tmp_path), *map(str, logs))
+    assert result.code == 2 and "both write" in result.err and not list(tmp_path.iterdir())
+    assert kbatch("stats", "--write-layouts", str(tmp_path), "fixtures/v2-none.log").code == 2

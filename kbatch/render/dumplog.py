@@ -18,11 +18,12 @@ and ``json`` stand in for Kafka's ``--key-decoder-class`` and
 from __future__ import annotations
 
 import os
+import re
 import sys
 
 from ..findings import Finding
 from ..model import Batch, Record
-from .internal import dumplog_tokens
+from .internal import control_dumplog_tokens, dumplog_tokens
 from .values import bytes_text, finding_text
 
 KAFKA_DECODER_MODES = ("auto", "utf8")   # --decode values meaning Kafka's own StringDecoder
@@ -43,6 +44,12 @@ def file_header(path: str) -> list[str]:
     stem, _, suffix = name.partition(".")
     if suffix == "log" and stem.isdigit():
         lines.append(f"Log starting offset: {int(stem)}")
+    elif name == "bootstrap.checkpoint":      # BootstrapDirectory.BINARY_BOOTSTRAP_FILENAME
+        lines.append("KRaft bootstrap snapshot")
+    elif suffix == "checkpoint" and re.fullmatch(r"\d{20}-\d{10}", stem):
+        # Snapshots.parse: <end offset, 20 digits>-<epoch, 10 digits>.checkpoint
+        end_offset, epoch = stem.split("-")
+        lines.append(f"Snapshot end offset: {int(end_offset)}, epoch: {int(epoch)}")
     return lines
 
 
@@ -86,6 +93,8 @@ def record_line(record: Record, batch: Batch, decode: str = "auto") -> str:
         marker = record.control
         if marker is not None and marker.type in ("ABORT", "COMMIT") and marker.coordinator_epoch is not None:
             line += f" endTxnMarker: {marker.type} coordinatorEpoch: {marker.coordinator_epoch}"
+        elif marker is not None and control_dumplog_tokens(marker) is not None:
+            line += control_dumplog_tokens(marker)
         elif marker is not None:
             # `case controlType => print(s" controlType: $controlType($controlTypeId)")`: the enum's name, and
             # a type id this Kafka does not know is its UNKNOWN constant, printed "UNKNOWN(7)".

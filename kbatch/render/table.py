@@ -8,7 +8,8 @@ from rich.text import Text
 
 from ..findings import Finding
 from ..model import Batch
-from .internal import key_text, value_text
+from .internal import control_text, key_text, value_text
+from .user import user_bytes_text
 from .values import bytes_text, counted, finding_text, iso_timestamp
 
 VALUE_WIDTH = 48   # characters of a key or value shown unless --full
@@ -88,16 +89,17 @@ def records_table(batch: Batch, decode: str, full: bool) -> Table:
     for name in ("offset", "timestamp", "key", "value", "headers"):
         table.add_column(name, overflow="fold")
     for record in batch.records or []:
+        # an internal topic's bytes that did not read are shown as bytes; a user topic's get its framing named
+        shown = bytes_text if record.decoded is not None or record.control is not None else user_bytes_text
         if record.control is not None:
             marker = record.control
-            value = Text(f"{marker.type}" + (f" coordinatorEpoch={marker.coordinator_epoch}"
-                                              if marker.coordinator_epoch is not None else ""), style="magenta")
+            value = Text(control_text(marker), style="magenta")
         elif record.decoded is not None and value_text(record.decoded, limit) is not None:
             value = Text(value_text(record.decoded, limit), style="cyan")
         else:
-            value = Text(bytes_text(record.value, decode, limit))
+            value = Text(shown(record.value, decode, limit))
         key = key_text(record.decoded, limit) if record.decoded is not None else None
-        key = Text(key, style="cyan") if key is not None else Text(bytes_text(record.key, decode, limit))
+        key = Text(key, style="cyan") if key is not None else Text(shown(record.key, decode, limit))
         headers = ", ".join(f"{bytes_text(key, 'auto', limit)}={bytes_text(val, decode, limit)}"
                             for key, val in record.headers)
         timestamp = "-" if record.timestamp is None else \

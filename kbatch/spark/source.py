@@ -42,7 +42,11 @@ RECORD_SCHEMA = (
     "file STRING, topic STRING, partition INT, batch_pos LONG, batch_base_offset LONG, magic INT, codec STRING, "
     "offset LONG, timestamp LONG, timestamp_type STRING, key BINARY, value BINARY, "
     "headers ARRAY<STRUCT<key: BINARY, value: BINARY>>, sequence INT, producer_id LONG, "
-    "is_transactional BOOLEAN, is_control BOOLEAN, control_type STRING, coordinator_epoch INT")
+    "is_transactional BOOLEAN, is_control BOOLEAN, control_type STRING, coordinator_epoch INT, "
+    # KRaft control records' fields, internal topics' keys and values (JSON as dump's jsonl writes them),
+    # and the schema-registry ids of user records
+    "control_data STRING, decoder STRING, decoded_key STRING, decoded_value STRING, key_schema_id INT, "
+    "value_schema_id INT")
 FINDING_SCHEMA = (
     "file STRING, topic STRING, partition INT, code STRING, severity STRING, entry_pos LONG, pos LONG, size LONG, "
     "inner_pos LONG, field STRING, expected STRING, actual STRING, base_offset LONG, last_offset LONG")
@@ -241,7 +245,15 @@ def record_rows(file_range: FileRange, source: KbatchReader):
     from ..reader import ReadOptions
     from ..segments import topic_partition
 
+    from ..messages.decoder import to_json
+    from ..messages.topics import decode, decoder_for_path
+    from ..render.user import schema_ids
+
+    def as_json(value):
+        return None if value is None else json.dumps(to_json(value), ensure_ascii=False)
+
     topic, partition = topic_partition(file_range.path)
+    internal = decoder_for_path(file_range.path)
     stream, _, items = _walk(file_range, ReadOptions(records=True, decompressed_limit=source.decompressed_limit))
     with stream:
         for batch in items:
@@ -249,12 +261,20 @@ def record_rows(file_range: FileRange, source: KbatchReader):
                 continue
             for record in batch.records or []:
                 control = record.control
+                decoded = ids = None
+                if internal is not None and not batch.is_control:
+                    decoded = decode(internal, record.key, record.value)
+                elif not batch.is_control:
+                    ids = schema_ids(record.key, record.value)
                 yield (file_range.path, topic, partition, batch.pos, batch.base_offset, batch.magic, batch.codec,
                        record.offset, record.timestamp, batch.timestamp_type, record.key, record.value,
                        [(key, value) for key, value in record.headers],
                        record.sequence if batch.magic >= 2 else None, batch.producer_id, batch.is_transactional,
                        batch.is_control, control.type if control else None,
-                       control.coordinator_epoch if control else None)
+                       control.coordinator_epoch if control else None,
+                       as_json(control.data) if control else None, internal if decoded else None,
+                       as_json(decoded.key) if decoded else None, as_json(decoded.value) if decoded else None,
+                       ids["key"] if ids else None, ids["value"] if ids else None)
 
 
 def finding_rows(file_range: FileRange, source: KbatchReader):
