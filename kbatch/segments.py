@@ -73,10 +73,10 @@ def expand_paths(paths, pattern: str | tuple[str, ...] = "*.log") -> tuple[list[
         if os.path.isdir(path):
             found = _search(path, pattern)
             if not found:
-                missing.append(f"{path} (no {pattern if isinstance(pattern, str) else 'Kafka'} files in it)")
+                missing.append(f"{path} (no {pattern if isinstance(pattern, str) else pattern[0]} files in it)")
         elif glob.has_magic(path):
-            found = sorted(file for match in glob.glob(path, recursive=True)
-                           for file in ([match] if os.path.isfile(match) else _search(match, pattern)))
+            found = [file for match in sorted(glob.glob(path, recursive=True))
+                     for file in ([match] if os.path.isfile(match) else _search(match, pattern))]
             if not found:
                 missing.append(path)
         else:
