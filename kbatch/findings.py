@@ -39,6 +39,8 @@ CODES: dict[str, tuple[Severity, str]] = {
     "inner-magic-mismatch": (Severity.WARNING, "an inner message's magic differs from its wrapper's"),
     "negative-length": (Severity.WARNING, "a key or value length below -1, which Kafka reads as null"),
     "bad-wrapper-offset": (Severity.ERROR, "a v1 wrapper's offset is below its last inner offset (and not 0)"),
+    "not-all-kept": (Severity.WARNING, "a wrapper holds more inner messages (or findings) than are kept: all "
+                                       "are checked, the first are listed"),
     "wrapper-offset-zero": (Severity.INFO, "a v1 wrapper with offset 0: inner offsets are taken as absolute"),
     # The invariants `verify-crc --deep` checks beyond framing and checksums:
     "last-offset-delta-mismatch": (Severity.ERROR, "a record's offsetDelta is beyond lastOffsetDelta"),

@@ -187,8 +187,26 @@ class SegmentReader:
 
     def _inner_message_set(self, inner: bytes, wrapper_magic: int) -> SegmentReader:
         """A reader of a wrapper's decompressed message set (with a decompressor of its own)."""
-        return SegmentReader(io.BytesIO(inner), self.options, size=len(inner),
+        return SegmentReader(_BufferStream(inner), self.options, size=len(inner),
                              decompressor=Decompressor(self.options.decompressed_limit), nested_magic=wrapper_magic)
+
+
+class _BufferStream:
+    """A read-only stream over a buffer (a decompressor's view), without copying it whole as BytesIO would."""
+
+    def __init__(self, buffer):
+        self.buffer = memoryview(buffer)
+        self.position = 0
+
+    def seek(self, position: int, whence: int = os.SEEK_SET) -> int:
+        self.position = position if whence == os.SEEK_SET else len(self.buffer) + position
+        return self.position
+
+    def read(self, size: int = -1) -> bytes:
+        end = len(self.buffer) if size < 0 else self.position + size
+        data = bytes(self.buffer[self.position:end])
+        self.position += len(data)
+        return data
 
 
 # -- opening inputs ------------------------------------------------------------

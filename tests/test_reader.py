@@ -294,3 +294,65 @@ def test_resync_across_many_steps_of_its_crc_pass():
     data = bytes(garbage[:250_000]) + v2_batch(9, [b"found"]) + bytes(garbage[250_000:])
     reader = SegmentReader(io.BytesIO(data))
     assert reader.recovery.resync(1) == _first_verified_by_brute_force(reader, 1) == 250_000
+
+
+# -- bombs --------------------------------------------------------------------------------
+
+
+def _wrapper_bomb(messages: int, magic: int = 1) -> bytes:
+    """One gzip wrapper holding ``messages`` minimal inner messages (offsets 0..n-1, each CRC valid)."""
+    import gzip
+    import struct
+    import zlib
+
+    from kbatch.encode import encode_document
+
+    body = bytes([magic, 0]) + (struct.pack(">q", 1_700_000_000_000) if magic else b"") + b"\xff\xff\xff\xff" * 2
+    crc = zlib.crc32(body)
+    inner = b"".join(struct.pack(">qiI", offset, 4 + len(body), crc) + body for offset in range(messages))
+    value = gzip.compress(inner, mtime=0)
+    payload = "ffffffff" + len(value).to_bytes(4, "big").hex() + value.hex()
+    return encode_document({"entries": [{"magic": magic, "codec": "gzip", "stored_offset": 1000 + messages - 1,
+                                         "max_timestamp": 1_700_000_000_000, "payload": {"hex": payload}}]})
+
+
+def test_a_wrapper_bomb_keeps_a_bounded_number_of_records_and_says_so(monkeypatch):
+    from kbatch.reading import legacy
+
+    monkeypatch.setattr(legacy, "MAX_HELD", 1000)
+    batches, findings = read_all(_wrapper_bomb(3000), records=True)
+    (batch,) = batches
+    assert batch.count == 3000 and len(batch.records) == 1000
+    # Offsets stay exact: the wrapper's offset is its last inner message's.
+    assert (batch.base_offset, batch.last_offset) == (1000, 3999)
+    assert [record.offset for record in batch.records[:2]] == [1000, 1001]
+    kept = [finding for finding in batch.findings if finding.code == "not-all-kept"]
+    assert len(kept) == 1 and "3000 inner messages" in kept[0].actual and not batch.is_damaged
+
+
+def test_findings_inside_a_wrapper_are_bounded_too(monkeypatch):
+    from kbatch.reading import legacy
+
+    monkeypatch.setattr(legacy, "MAX_HELD", 100)
+    # Wrapper magic 1, inner messages magic 0: every one of them is an inner-magic-mismatch.
+    mixed = read_all(_mismatched_wrapper(500), records=True)[0][0]
+    mismatches = [finding for finding in mixed.findings if finding.code == "inner-magic-mismatch"]
+    kept = [finding for finding in mixed.findings if finding.code == "not-all-kept"]
+    assert len(mismatches) == 100 and any("500 findings" in finding.actual for finding in kept)
+
+
+def _mismatched_wrapper(messages: int) -> bytes:
+    """A magic-1 wrapper whose inner messages are magic 0."""
+    import gzip
+    import struct
+    import zlib
+
+    from kbatch.encode import encode_document
+
+    body = bytes([0, 0]) + b"\xff\xff\xff\xff" * 2
+    crc = zlib.crc32(body)
+    inner = b"".join(struct.pack(">qiI", offset, 4 + len(body), crc) + body for offset in range(messages))
+    value = gzip.compress(inner, mtime=0)
+    payload = "ffffffff" + len(value).to_bytes(4, "big").hex() + value.hex()
+    return encode_document({"entries": [{"magic": 1, "codec": "gzip", "stored_offset": messages - 1,
+                                         "max_timestamp": 1_700_000_000_000, "payload": {"hex": payload}}]})
