@@ -81,6 +81,7 @@ class PartitionTransactions:
     open: dict[int, Transaction] = field(default_factory=dict)     # by producer id
     findings: list[tuple[str, Finding]] = field(default_factory=list)
     last_offset: int | None = None
+    directory: str | None = None   # the partition directory its segments were found in
 
     def add_batch(self, batch: Batch, path: str) -> None:
         if batch.magic < 2 or batch.producer_id is None or batch.producer_id < 0:

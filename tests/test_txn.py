@@ -45,7 +45,7 @@ def test_the_table_names_what_holds_the_last_stable_offset(kbatch, text_snapshot
     result = kbatch("txn", _rel(TXN))
     assert result.code == 0
     assert "last stable offset held at 9" in result.out
-    assert "--topic payments --partition 0 --start-offset 9" in result.out
+    assert "abort --topic payments \\\n        --partition 0 --start-offset 9\n" in result.out
     assert "HANGING" in result.out and result.out.count("HANGING") == 1
     assert result.out == text_snapshot
 
@@ -64,3 +64,14 @@ def test_a_transactional_offset_commit_is_a_transaction_of_the_offsets_topic(kba
     path = FIXTURES / "internal" / "__consumer_offsets-12" / "00000000000000000000.log"
     (txn,) = [line for line in _lines(kbatch("txn", "--format", "jsonl", _rel(path))) if line["type"] == "transaction"]
     assert (txn["producer_id"], txn["outcome"], txn["first_offset"], txn["marker_offset"]) == (7001, "COMMIT", 8, 9)
+
+
+def test_the_same_partition_in_two_log_dirs_is_two_partitions(kbatch):
+    internal = FIXTURES / "internal"
+    paths = [internal / "__consumer_offsets-12", internal / "damaged" / "__consumer_offsets-0",
+             internal / "__cluster_metadata-0", internal / "damaged" / "__cluster_metadata-0"]
+    result = kbatch("txn", "--format", "jsonl", *map(_rel, paths))
+    partitions = [line for line in _lines(result) if line["type"] == "partition"]
+    assert [(line["topic"], line["partition"]) for line in partitions] == [
+        ("__cluster_metadata", 0), ("__consumer_offsets", 12), ("__cluster_metadata", 0), ("__consumer_offsets", 0)]
+    assert len({line["directory"] for line in partitions}) == 4

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 import click
@@ -69,14 +70,16 @@ def txn(paths, output_format, decompressed_limit, no_color):
                     saw_coordinator = True
                     coordinator.add_batch(item)
                 else:
-                    key = (topic, partition) if topic is not None else (path, None)
+                    # one partition = one directory (two log dirs may each hold a TOPIC-N); a lone file is its own
+                    key = os.path.dirname(path) if topic is not None else path
                     if key not in partitions:
-                        partitions[key] = PartitionTransactions(topic if topic is not None else path, partition)
+                        partitions[key] = PartitionTransactions(topic if topic is not None else path, partition,
+                                                                directory=key)
                     partitions[key].add_batch(item, path)
         if summary.damaged and status is ExitStatus.OK:
             status = ExitStatus.FOUND
     join(list(partitions.values()), coordinator)
-    views = [partitions[key] for key in sorted(partitions, key=lambda key: (str(key[0]), key[1] or 0))]
+    views = [partitions[key] for key in sorted(partitions)]
     if output_format == "jsonl":
         from ..render.txn import write_txn_jsonl
         write_txn_jsonl(sys.stdout, views, coordinator if saw_coordinator else None, findings)

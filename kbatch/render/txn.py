@@ -15,7 +15,7 @@ _OUTCOME_STYLE = {"COMMIT": "green", "ABORT": "yellow", "OPEN": "bold red"}
 
 
 def _name(view) -> str:
-    return view.topic if view.partition is None else f"{view.topic}-{view.partition}"
+    return view.directory or (view.topic if view.partition is None else f"{view.topic}-{view.partition}")
 
 
 def _counts(view) -> str:
@@ -29,22 +29,25 @@ def _counts(view) -> str:
 def _offsets(txn) -> str:
     if txn.empty:
         return "-"
-    return str(txn.first_offset) if txn.first_offset == txn.last_offset else f"{txn.first_offset}–{txn.last_offset}"
+    if txn.first_offset == txn.last_offset:
+        return str(txn.first_offset)
+    return f"{txn.first_offset}–{txn.last_offset}"
+
+
+# Narrow enough for an 80-column terminal; what must never wrap is kept whole.
+_COLUMNS = (("producer", "left", True), ("offsets", "left", True), ("records", "right", True),
+            ("outcome", "left", True), ("marker", "right", True), ("c.epoch", "right", True))
+_JOINED_COLUMNS = (("txn id", "left", False), ("coordinator", "left", True))
 
 
 def _transactions_table(view, joined: bool) -> Table:
-    table = Table(header_style="bold", expand=False)
-    columns = ["producer id/epoch", "offsets", "records", "batches", "outcome", "marker", "coord. epoch"]
-    if joined:
-        columns += ["transactional id", "coordinator"]
-    for name in columns:
-        table.add_column(name, justify="right" if name in ("records", "batches", "marker", "coord. epoch")
-                         else "left", no_wrap=name in ("offsets", "producer id/epoch"))
+    table = Table(header_style="bold", expand=False, box=None, padding=(0, 1, 0, 0), pad_edge=False)
+    for name, justify, whole in _COLUMNS + (_JOINED_COLUMNS if joined else ()):
+        table.add_column(name, justify=justify, no_wrap=whole, overflow="fold")
     for txn in view.transactions:
         outcome = Text(txn.outcome + (" (empty)" if txn.empty else "") + (" hanging" if txn.hanging else ""),
                        style=_OUTCOME_STYLE[txn.outcome])
-        row = [f"{txn.producer_id}/{txn.producer_epoch}", _offsets(txn), str(txn.records), str(txn.batches),
-               outcome,
+        row = [f"{txn.producer_id}/{txn.producer_epoch}", _offsets(txn), str(txn.records), outcome,
                "-" if txn.marker_offset is None else str(txn.marker_offset),
                "-" if txn.coordinator_epoch is None else str(txn.coordinator_epoch)]
         if joined:
@@ -62,27 +65,31 @@ def _open_lines(view) -> list[Text]:
     lines.append(Text(f"  last stable offset held at {lso} (log end: {view.last_offset + 1}); open transactions:",
                       style="bold red"))
     for txn in sorted(view.open.values(), key=lambda t: t.first_offset):
-        started = f", first batch at {txn.first_timestamp} {iso_timestamp(txn.first_timestamp)}".rstrip() \
-            if txn.first_timestamp is not None else ""
-        who = f" ({txn.transactional_id}, coordinator: {txn.coordinator_state})" if txn.transactional_id else ""
-        hanging = " — HANGING: the coordinator will not end it" if txn.hanging else ""
-        lines.append(Text(f"    producer {txn.producer_id} epoch {txn.producer_epoch} from offset "
-                          f"{txn.first_offset}{started}{who}{hanging}"))
+        started = f" ({iso_timestamp(txn.first_timestamp)})" if txn.first_timestamp is not None else ""
+        lines.append(Text(f"    producer {txn.producer_id}/{txn.producer_epoch} from offset {txn.first_offset}"
+                          f"{started}"))
+        if txn.transactional_id:
+            lines.append(Text(f"      {txn.transactional_id}: the coordinator says {txn.coordinator_state}"))
+        if txn.hanging:
+            lines.append(Text("      HANGING: the coordinator has finished with it; no marker will come",
+                              style="bold red"))
         if view.partition is not None:
-            lines.append(Text(f"      kafka-transactions.sh --bootstrap-server BROKER abort --topic {view.topic} "
-                              f"--partition {view.partition} --start-offset {txn.first_offset}", style="cyan"))
+            command = (f"      kafka-transactions.sh --bootstrap-server BROKER abort --topic {view.topic} \\\n"
+                       f"        --partition {view.partition} --start-offset {txn.first_offset}")
+            lines.append(Text(command, style="cyan"))
     return lines
 
 
 def _coordinator_table(coordinator) -> Table:
     table = Table(title="__transaction_state: the coordinator's last word on each transactional id",
-                  title_justify="left", header_style="bold", expand=False)
-    for name in ("transactional id", "producer id/epoch", "state", "partitions", "timeout ms", "last update"):
-        table.add_column(name)
+                  title_justify="left", header_style="bold", expand=False, box=None, padding=(0, 1, 0, 0),
+                  pad_edge=False)
+    for name in ("txn id", "producer", "state", "partitions", "timeout ms", "last update"):
+        table.add_column(name, no_wrap=name in ("producer", "state"), overflow="fold")
     for state in sorted(coordinator.ids.values(), key=lambda s: s.transactional_id):
         table.add_row(state.transactional_id, f"{state.producer_id}/{state.producer_epoch}", state.state,
                       ", ".join(state.partitions) or "-", str(state.timeout_ms),
-                      f"{state.last_update_timestamp} {iso_timestamp(state.last_update_timestamp)}".rstrip())
+                      iso_timestamp(state.last_update_timestamp) or str(state.last_update_timestamp))
     return table
 
 
@@ -96,7 +103,7 @@ def print_txn(console, views, coordinator, findings) -> None:
             # as the .txnindex records them (AbortedTxn: first offset .. the marker's offset)
             ranges = ", ".join(f"{txn.first_offset}–{txn.marker_offset} (producer {txn.producer_id})"
                                for txn in aborted)
-            console.print(Text(f"  aborted ranges (consumers skip this producer's records in them): {ranges}"))
+            console.print(Text(f"  aborted (consumers skip the producer's records): {ranges}"))
         for line in _open_lines(view):
             console.print(line)
         console.print()
@@ -115,6 +122,7 @@ def write_txn_jsonl(out, views, coordinator, findings) -> None:
         for txn in view.transactions:
             write(txn.as_dict())
         write({"type": "partition", "topic": view.topic, "partition": view.partition,
+               "directory": view.directory,
                "transactions": len(view.transactions),
                "committed": sum(t.outcome == "COMMIT" for t in view.transactions),
                "aborted": sum(t.outcome == "ABORT" for t in view.transactions),
