@@ -5,9 +5,9 @@
 
 Inputs (built in a temporary directory, a few hundred KB each but the random bytes):
 
-* wrapper-v0 / wrapper-v1: one gzip wrapper message holding 4 million minimal inner messages (~104 MB
-  inflated from ~300 KB);
-* records-v2: one gzip v2 batch of 8 million 7-byte records (56 MiB inflated) whose count is true;
+* wrapper-v0 / wrapper-v1: one gzip wrapper message holding a million minimal inner messages (~26 MB
+  inflated from ~100 KB);
+* records-v2: one gzip v2 batch of 2 million 7-byte records (14 MB inflated) whose count is true;
 * random-64m: 64 MiB of random bytes (resync through garbage).
 
 Each command runs as a whole process; peak RSS is the child's ru_maxrss.
@@ -57,9 +57,9 @@ def record_count_bomb(records: int) -> bytes:
 
 def inputs(directory: Path) -> dict[str, Path]:
     made = {
-        "wrapper-v0": wrapper_bomb(0, 4_000_000),
-        "wrapper-v1": wrapper_bomb(1, 4_000_000),
-        "records-v2": record_count_bomb(8_000_000),
+        "wrapper-v0": wrapper_bomb(0, 1_000_000),
+        "wrapper-v1": wrapper_bomb(1, 1_000_000),
+        "records-v2": record_count_bomb(2_000_000),
         "random-64m": os.urandom(64 * 1024 * 1024),
     }
     paths = {}

@@ -17,6 +17,11 @@ from typing import BinaryIO
 _PARTITION_DIR = re.compile(r"^(?P<topic>.+)-(?P<partition>\d+)$")
 _SEGMENT_NAME = re.compile(r"^(?P<base>\d+)\.log$")
 
+# Every file of a partition directory kbatch reads (``dump DIR``): a directory lists them as Kafka keeps
+# them, by offset, each segment's files together (kbatch.partition.kinds.listing_order).
+PARTITION_FILES = ("*.log", "*.index", "*.timeindex", "*.txnindex", "*.snapshot", "*.checkpoint",
+                   "leader-epoch-checkpoint", "partition.metadata", "*offset-checkpoint")
+
 
 @dataclass(frozen=True)
 class Segment:
@@ -49,7 +54,7 @@ def is_remote(path: str) -> bool:
     return "://" in path and not path.startswith("file://")
 
 
-def expand_paths(paths, pattern: str = "*.log") -> tuple[list[str], list[str]]:
+def expand_paths(paths, pattern: str | tuple[str, ...] = "*.log") -> tuple[list[str], list[str]]:
     """The files that command-line paths name, in the order given; and each path that names none.
 
     Every command that takes files reads its arguments this way: a file as it
@@ -68,10 +73,10 @@ def expand_paths(paths, pattern: str = "*.log") -> tuple[list[str], list[str]]:
         if os.path.isdir(path):
             found = _search(path, pattern)
             if not found:
-                missing.append(f"{path} (no {pattern} files in it)")
+                missing.append(f"{path} (no {pattern if isinstance(pattern, str) else pattern[0]} files in it)")
         elif glob.has_magic(path):
-            found = sorted(file for match in glob.glob(path, recursive=True)
-                           for file in ([match] if os.path.isfile(match) else _search(match, pattern)))
+            found = [file for match in sorted(glob.glob(path, recursive=True))
+                     for file in ([match] if os.path.isfile(match) else _search(match, pattern))]
             if not found:
                 missing.append(path)
         else:
@@ -80,10 +85,16 @@ def expand_paths(paths, pattern: str = "*.log") -> tuple[list[str], list[str]]:
     return files, missing
 
 
-def _search(directory: str, pattern: str) -> list[str]:
-    """The files under ``directory`` (recursively) whose names match ``pattern``, sorted."""
-    return sorted(os.path.join(root, name) for root, _, names in os.walk(directory)
-                  for name in names if fnmatch.fnmatch(name, pattern))
+def _search(directory: str, pattern: str | tuple[str, ...]) -> list[str]:
+    """The files under ``directory`` (recursively) whose names match ``pattern`` (or one of them), sorted."""
+    patterns = (pattern,) if isinstance(pattern, str) else pattern
+    found = [os.path.join(root, name) for root, _, names in os.walk(directory)
+             for name in names if any(fnmatch.fnmatch(name, one) for one in patterns)]
+    if pattern == PARTITION_FILES:
+        from .partition.kinds import listing_order
+
+        return sorted(found, key=lambda path: (os.path.dirname(path), listing_order(path)))
+    return sorted(found)
 
 
 def list_segments(paths: list[str], pattern: str = "*.log") -> list[Segment]:

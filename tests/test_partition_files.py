@@ -189,6 +189,16 @@ def test_dump_partition_file_jsonl_snapshot(path, kbatch, jsonl_snapshot):
     assert result.out == jsonl_snapshot
 
 
+def test_dump_of_a_directory_lists_every_file_segment_by_segment(kbatch):
+    result = kbatch("dump", "--format", "jsonl", _rel(PARTITION / "orders-0"))
+    files = [json.loads(line)["file"].rsplit("/", 1)[-1] for line in result.out.splitlines()
+             if json.loads(line)["type"] == "summary"]
+    assert result.code == 0 and files == sorted((p.name for p in (PARTITION / "orders-0").iterdir()),
+                                                key=kinds.listing_order)
+    assert files[:3] == ["00000000000000000000.log", "00000000000000000000.index", "00000000000000000000.timeindex"]
+    assert files[-2:] == ["leader-epoch-checkpoint", "partition.metadata"]
+
+
 def test_dump_json_is_one_document_over_kinds(kbatch):
     files = [_rel(SEGMENT_0.with_suffix(".log")), _rel(SEGMENT_0.with_suffix(".index")),
              _rel(ACTIVE.with_suffix(".snapshot"))]

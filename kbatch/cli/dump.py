@@ -13,6 +13,7 @@ from ..partition.sniff import NotALogSegment, looks_like_other_kind
 from ..messages.apply import decode_batch
 from ..messages.topics import DECODERS, decoder_for_path
 from ..reader import ReadOptions, SegmentReader
+from ..segments import PARTITION_FILES
 from ..render.console import make_console
 from ..render.dumplog import DumplogSink
 from ..render.jsonout import JsonlSink, JsonSink
@@ -72,6 +73,7 @@ def dump(files, records, output_format, decode, decoder, full, limit, kind, offs
     name says (--kind overrides): .index, .timeindex, .txnindex, .snapshot,
     leader-epoch-checkpoint, partition.metadata, the log directory's offset
     checkpoints, and a KRaft snapshot (.checkpoint, read as record batches).
+    A directory dumps every such file in it, segment by segment.
 
     Exit status: 0 clean, 1 damage found, 2 usage or I/O error (and a file
     that is no log segment but looks like another kind).
@@ -102,7 +104,8 @@ def dump(files, records, output_format, decode, decoder, full, limit, kind, offs
         window = Window(*(offset_range or (None, None)), since, until)
         return _dump_file(path, stream, options, sink, limit, window, decoder)
 
-    status = for_each_input(files, hex_input, dump_one)
+    # A directory dumps every file Kafka keeps in it, each segment's together, segments by base offset.
+    status = for_each_input(files, hex_input, dump_one, pattern=PARTITION_FILES)
     if isinstance(sink, (JsonSink, DumplogSink)):
         sink.close()
     return status

@@ -64,18 +64,19 @@ def report_unreadable(path: str, error: Exception) -> None:
     click.echo(f"kbatch: cannot read {path}: {getattr(error, 'strerror', None) or error}", err=True)
 
 
-def expand_inputs(paths) -> tuple[list[str], ExitStatus]:
+def expand_inputs(paths, pattern="*.log") -> tuple[list[str], ExitStatus]:
     """The files the command-line paths name (kbatch.segments.expand_paths: the same rules for every
     command); a path that names none is reported and makes the status TROUBLE."""
     from ..segments import expand_paths
 
-    files, missing = expand_paths(paths)
+    files, missing = expand_paths(paths, pattern)
     for pattern in missing:
         click.echo(f"kbatch: no file matches {pattern}", err=True)
     return files, ExitStatus.TROUBLE if missing else ExitStatus.OK
 
 
-def for_each_input(paths, hex_input: bool, handle, status: ExitStatus = ExitStatus.OK) -> ExitStatus:
+def for_each_input(paths, hex_input: bool, handle, status: ExitStatus = ExitStatus.OK,
+                   pattern="*.log") -> ExitStatus:
     """Run ``handle(path, stream)`` (which returns a FileSummary) on every file the paths name
     (:func:`expand_inputs`); the exit status they add up to.
 
@@ -83,7 +84,7 @@ def for_each_input(paths, hex_input: bool, handle, status: ExitStatus = ExitStat
     """
     from ..reader import open_input
 
-    files, expanded = expand_inputs(paths)
+    files, expanded = expand_inputs(paths, pattern)
     status = max(status, expanded)   # TROUBLE outranks FOUND outranks OK
     for path in files:
         try:
