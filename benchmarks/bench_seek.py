@@ -15,7 +15,8 @@ start, the middle and the end of the segment:
 * ``--old``          optionally, another kbatch (``--old PATH`` to its checkout, run with PYTHONPATH) for a
                      before/after comparison
 
-and prints wall time (best of ``--repeat``) and peak RSS.  Every run's JSON
+and prints wall time and CPU time (user + system; each the best of
+``--repeat``) and peak RSS.  Every run's JSON
 output must hold exactly the one record asked for.
 
 Examples::
@@ -30,9 +31,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import struct
 import subprocess
 import sys
+import tempfile
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_dump  # noqa: E402  (find_kbatch, timed, format_table, parse_common, kbatch_version)
@@ -65,6 +69,30 @@ def write_index(log: str) -> tuple[int, int]:
     return len(entries) // 8, last_offset
 
 
+_ELAPSED = re.compile(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (?:(\d+):)?(\d+):(\d+(?:\.\d+)?)")
+_MAXRSS = re.compile(r"Maximum resident set size \(kbytes\): (\d+)")
+_USER = re.compile(r"User time \(seconds\): (\d+(?:\.\d+)?)")
+_SYS = re.compile(r"System time \(seconds\): (\d+(?:\.\d+)?)")
+
+
+def timed(argv: list[str], env: dict | None) -> tuple[float, float, int]:
+    """(wall seconds, CPU seconds user+system, peak RSS KiB) of one run, stdout to /dev/null.
+
+    The CPU figure says what the run costs even when other work shares the machine (the wall figure then
+    includes waiting for a core).
+    """
+    with tempfile.NamedTemporaryFile("r", suffix=".time") as report, open(os.devnull, "wb") as null:
+        started = time.perf_counter()
+        done = subprocess.run(["/usr/bin/time", "-v", "-o", report.name, *argv], stdout=null,
+                              stderr=subprocess.PIPE, env=env)
+        wall = time.perf_counter() - started
+        text = report.read()
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(argv)} failed (exit {done.returncode}): {done.stderr[-2000:]!r}")
+    cpu = float(_USER.search(text).group(1)) + float(_SYS.search(text).group(1))
+    return wall, cpu, int(_MAXRSS.search(text).group(1))
+
+
 def one_record(argv: list[str], offset: int, env: dict | None = None) -> None:
     """Check that the run selects exactly the record at ``offset``."""
     done = subprocess.run(argv, capture_output=True, text=True, env=env)
@@ -80,6 +108,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--size", default="1G", help="segment size for make_segment.py (default 1G)")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--old", metavar="CHECKOUT", help="also time the kbatch in this source tree")
+    parser.add_argument("--old-repeat", type=int, default=1,
+                        help="runs of --old per offset (default 1: a full decode of the segment is slow)")
     args = bench_dump.parse_common(parser, argv)
     kbatch = bench_dump.find_kbatch(args.kbatch)
 
@@ -105,29 +135,30 @@ def main(argv: list[str] | None = None) -> int:
         runs = [("with index", kbatch, log, None), ("without index", kbatch, bare, None)]
         if args.old:
             env = dict(os.environ, PYTHONPATH=os.path.abspath(args.old))
-            runs.append(("--old, with index", [sys.executable, "-c", "from kbatch.cli import main; main()"], log, env))
+            # An editable install's import hook (and the current directory, for -c) would find this checkout's
+            # kbatch before PYTHONPATH's: drop both.
+            old = ("import sys; sys.meta_path[:] = [f for f in sys.meta_path "
+                   "if not type(f).__module__.startswith('__editable__')]; sys.path.remove(''); "
+                   "from kbatch.cli import main; main()")
+            runs.append((f"--old ({args.old_repeat} run)", [sys.executable, "-c", old], log, env))
         for name, command, path, env in runs:
             argv_run = [*command, "dump", "--records", "--format", "jsonl", "--offset-range", f"{offset}:{offset}", path]
             one_record(argv_run, offset, env)
-            best, peak = None, 0
-            for _ in range(args.repeat):
-                if env is not None:
-                    saved = dict(os.environ)
-                    os.environ.update(env)
-                try:
-                    wall, rss = bench_dump.timed(argv_run)
-                finally:
-                    if env is not None:
-                        os.environ.clear()
-                        os.environ.update(saved)
+            best, cpu, peak = None, None, 0
+            for _ in range(args.old_repeat if env is not None else args.repeat):
+                wall, used, rss = timed(argv_run, env)
                 best = wall if best is None else min(best, wall)
+                cpu = used if cpu is None else min(cpu, used)
                 peak = max(peak, rss)
-            rows.append([f"{name}, offset {offset} ({where})", f"{best:.3f}", f"{peak / 1024:.1f}"])
-            results.append({"run": name, "offset": offset, "where": where, "wall_s": best, "peak_rss_kib": peak})
+            rows.append([f"{name}, offset {offset} ({where})", f"{best:.3f}", f"{cpu:.3f}", f"{peak / 1024:.1f}"])
+            results.append({"run": name, "offset": offset, "where": where, "wall_s": best, "cpu_s": cpu,
+                            "peak_rss_kib": peak})
             if not args.quiet:
-                print(f"  {rows[-1][0]}: {best:.3f} s, {peak / 1024:.1f} MiB", file=sys.stderr)
-    print(f"kbatch {bench_dump.kbatch_version()}; {os.path.getsize(log):,} bytes; best of {args.repeat}")
-    print(bench_dump.format_table(["dump --records --offset-range N:N", "wall s", "peak RSS MiB"], rows))
+                print(f"  {rows[-1][0]}: {best:.3f} s wall, {cpu:.3f} s CPU, {peak / 1024:.1f} MiB", file=sys.stderr)
+    load = os.getloadavg()[0]
+    print(f"kbatch {bench_dump.kbatch_version()}; {os.path.getsize(log):,} bytes; best of {args.repeat}; "
+          f"load average {load:.1f} on {os.cpu_count()} cores")
+    print(bench_dump.format_table(["dump --records --offset-range N:N", "wall s", "CPU s", "peak RSS MiB"], rows))
     if args.json:
         with open(args.json, "w") as out:
             json.dump({"size": os.path.getsize(log), "index_entries": entries, "results": results}, out, indent=1)

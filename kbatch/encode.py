@@ -13,8 +13,9 @@ valid batch, or names a wrong CRC, a lying length or count, an over-long
 varint (``{"hex": ...}`` for any varint field), a ``truncate_to``, or raw
 bytes between entries, and gets exactly that damage.
 
-Byte layouts come from :mod:`kbatch.layouts`: the header structs are built
-with the same construct declarations the reader parses with.
+Byte layouts come from :mod:`kbatch.layouts`: the headers are packed with the
+fixed layouts derived from the construct declarations the reader parses with,
+and the varints written by the declaration's own ``to_bytes``.
 """
 
 from __future__ import annotations
@@ -28,22 +29,23 @@ from .checksums import crc32, crc32c
 from .codecs import CODEC_IDS, CodecError, Decompressor, compress
 from .layouts import (
     BATCH_CRC_START,
+    BATCH_HEADER,
     CONTROL_FLAG_MASK,
     CONTROL_TYPES,
     DELETE_HORIZON_FLAG_MASK,
     LEGACY_TIMESTAMP_TYPE_MASK,
     LOG_OVERHEAD,
     MESSAGE_CRC_START,
+    MESSAGE_V0_HEADER,
+    MESSAGE_V1_HEADER,
     NO_TIMESTAMP,
     TIMESTAMP_TYPE_MASK,
     TRANSACTIONAL_FLAG_MASK,
     ControlRecordKey,
     EndTransactionMarkerValue,
-    MessageV0Header,
-    MessageV1Header,
-    RecordBatchHeader,
     Varint,
     Varlong,
+    varint_bytes,
 )
 
 JSON_FORMAT_VERSION = 1
@@ -86,6 +88,8 @@ BYTES_EXPECTED = '{"utf8"|"hex"|"base64"} or null'
 def spec_bytes(value, path: str, *, nullable: bool = True) -> bytes | None:
     if value is None and nullable:
         return None
+    if isinstance(value, bytes):   # a spec built by a program (stats --what-if), not read from JSON
+        return value
     if isinstance(value, dict) and len(value) == 1:
         (kind, text), = value.items()
         if isinstance(text, str):
@@ -136,7 +140,7 @@ class _Varint:
     raw: bytes | None = None
 
     def encode(self, declaration) -> bytes:
-        return self.raw if self.raw is not None else declaration.build(self.value)
+        return self.raw if self.raw is not None else declaration.subcon.to_bytes(self.value)
 
 
 def _varint(spec: dict, key: str, path: str, derived: int, bits: int = 32) -> _Varint:
@@ -203,10 +207,14 @@ def encode_entry(entry, path: str, *, rederive: bool = False) -> bytes:
         return _raw(entry, path)
     if entry.get("type") == "summary":
         return b""
-    magic = _int(entry, "magic", path, 2, low=0, high=2)
+    magic = _int(entry, "magic", path, 2, low=0, high=3)
     if rederive:
         entry = _without_derivable(entry)
-    data = _v2_batch(entry, path) if magic == 2 else _legacy_message(entry, path, magic)
+    if magic == 3:   # the v3 proposal Kafka never adopted (kbatch.proposed)
+        from .proposed import encode_v3_batch
+        data = encode_v3_batch(entry, path)
+    else:
+        data = _v2_batch(entry, path) if magic == 2 else _legacy_message(entry, path, magic)
     if "truncate_to" in entry:
         limit = _int(entry, "truncate_to", path, low=0, high=len(data))
         data = data[:limit]
@@ -239,7 +247,7 @@ def _without_derivable(entry: dict) -> dict:
 
 def _codec_id(entry: dict, path: str, magic: int) -> int:
     name = entry.get("codec", "none")
-    if name not in CODEC_IDS or (name == "zstd" and magic < 2):
+    if not isinstance(name, str) or name not in CODEC_IDS or (name == "zstd" and magic < 2):
         raise SpecError(f"{path}.codec", "none, gzip, snappy, lz4" + (" or zstd" if magic == 2 else ""), name)
     return CODEC_IDS[name]
 
@@ -254,6 +262,18 @@ def _timestamp_type(entry: dict, path: str, magic: int) -> bool:
 
 
 def _v2_batch(entry: dict, path: str) -> bytes:
+    header, payload = v2_batch_parts(entry, path)
+    size = BATCH_HEADER.size + len(payload)
+    if header["batch_length"] is None:
+        header["batch_length"] = size - LOG_OVERHEAD
+    if header["crc"] is None:
+        header["crc"] = crc32c(BATCH_HEADER.build(dict(header, crc=0))[BATCH_CRC_START:] + payload)
+    return BATCH_HEADER.build(header) + payload
+
+
+def v2_batch_parts(entry: dict, path: str, *, with_attributes: bool = True) -> tuple[dict, bytes]:
+    """A v2 batch's header fields and its records' bytes (compressed); batch_length and crc are None unless
+    the spec gives them.  ``with_attributes=False`` leaves out each record's attributes byte (magic 3)."""
     _check_keys(entry, _BATCH_FIELDS, _BATCH_OUTPUT_ONLY, path)
     codec_id = _codec_id(entry, path, 2)
     log_append_time = _timestamp_type(entry, path, 2)
@@ -277,7 +297,7 @@ def _v2_batch(entry: dict, path: str) -> bytes:
         offsets = None
     else:
         body, offsets = _v2_records(records or [], f"{path}.records", base_offset, base_timestamp,
-                                    log_append_time, max_timestamp)
+                                    log_append_time, max_timestamp, with_attributes)
         payload = compress(codec_id, body, snappy_framing=_snappy_framing(entry, path),
                            lz4_kafka3160=_bool(entry, "lz4_kafka3160", path))
     count = len(records) if records is not None else 0
@@ -301,11 +321,9 @@ def _v2_batch(entry: dict, path: str) -> bytes:
         base_sequence=_int(entry, "base_sequence", path, -1, low=-(2**31), high=2**31 - 1),
         records_count=_int(entry, "count", path, count, low=-(2**31), high=2**31 - 1),
     )
-    size = RecordBatchHeader.sizeof() + len(payload)
-    header["batch_length"] = _int(entry, "batch_length", path, size - LOG_OVERHEAD, low=-(2**31), high=2**31 - 1)
-    covered = RecordBatchHeader.build(header)[BATCH_CRC_START:] + payload
-    header["crc"] = _int(entry, "crc", path, crc32c(covered), low=0, high=2**32 - 1)
-    return RecordBatchHeader.build(header) + payload
+    header["batch_length"] = _int(entry, "batch_length", path, None, low=-(2**31), high=2**31 - 1)
+    header["crc"] = _int(entry, "crc", path, None, low=0, high=2**32 - 1)
+    return header, payload
 
 
 def _snappy_framing(entry: dict, path: str) -> str:
@@ -323,7 +341,7 @@ def _list(entry: dict, key: str, path: str):
 
 
 def _v2_records(records: list, path: str, base_offset: int, base_timestamp: int, log_append_time: bool,
-                max_timestamp: int) -> tuple[bytes, list[int]]:
+                max_timestamp: int, with_attributes: bool = True) -> tuple[bytes, list[int]]:
     out, offsets = io.BytesIO(), []
     for index, record in enumerate(records):
         record_path = f"{path}[{index}]"
@@ -338,7 +356,8 @@ def _v2_records(records: list, path: str, base_offset: int, base_timestamp: int,
         offset_delta = _varint(record, "offset_delta", record_path, offset - base_offset)
         headers = _headers(record, record_path)
         body = bytearray()
-        body += bytes([_int(record, "attributes", record_path, 0, low=-128, high=127) & 0xFF])
+        if with_attributes:
+            body += bytes([_int(record, "attributes", record_path, 0, low=-128, high=127) & 0xFF])
         body += timestamp_delta.encode(Varlong)
         body += offset_delta.encode(Varint)
         body += _varint(record, "key_length", record_path, -1 if key is None else len(key)).encode(Varint)
@@ -347,8 +366,8 @@ def _v2_records(records: list, path: str, base_offset: int, base_timestamp: int,
         body += value or b""
         body += _varint(record, "headers_count", record_path, len(headers)).encode(Varint)
         for header_key, header_value in headers:
-            body += Varint.build(len(header_key)) + header_key
-            body += Varint.build(-1 if header_value is None else len(header_value)) + (header_value or b"")
+            body += varint_bytes(len(header_key)) + header_key
+            body += varint_bytes(-1 if header_value is None else len(header_value)) + (header_value or b"")
         out.write(_varint(record, "length", record_path, len(body)).encode(Varint))
         out.write(body)
     return out.getvalue(), offsets
@@ -384,7 +403,7 @@ def _control_key_value(control, path: str) -> tuple[bytes, bytes | None]:
     if not isinstance(control, dict):
         raise SpecError(path, '{"type": "COMMIT"|"ABORT", "coordinator_epoch": N}', control)
     type_ids = {name: type_id for type_id, name in CONTROL_TYPES.items()}
-    if control.get("type") not in type_ids:
+    if not isinstance(control.get("type"), str) or control["type"] not in type_ids:
         raise SpecError(f"{path}.type", " or ".join(type_ids), control.get("type"))
     key = ControlRecordKey.build(dict(version=_int(control, "key_version", path, 0, low=-(2**15), high=2**15 - 1),
                                       type=type_ids[control["type"]]))
@@ -416,7 +435,7 @@ def _legacy_message(entry: dict, path: str, magic: int) -> bytes:
     codec_id = _codec_id(entry, path, magic)
     log_append_time = _timestamp_type(entry, path, magic)
     records = _list(entry, "records", path)
-    header_layout = MessageV1Header if magic == 1 else MessageV0Header
+    header_layout = MESSAGE_V1_HEADER if magic == 1 else MESSAGE_V0_HEADER   # fixed layouts of the declarations
     if "payload" in entry:
         payload = spec_bytes(entry["payload"], f"{path}.payload", nullable=False)
         offsets, timestamps = [], []
@@ -444,7 +463,7 @@ def _legacy_message(entry: dict, path: str, magic: int) -> bytes:
                   attributes=_int(entry, "attributes", path, attributes, low=-128, high=127))
     if magic == 1:
         header["timestamp"] = timestamp if timestamp is not None else NO_TIMESTAMP
-    size = header_layout.sizeof() + len(payload)
+    size = header_layout.size + len(payload)
     header["message_size"] = _int(entry, "batch_length", path, size - LOG_OVERHEAD, low=-(2**31), high=2**31 - 1)
     body = header_layout.build(header)[MESSAGE_CRC_START:] + payload
     header["crc"] = _int(entry, "crc", path, crc32(body), low=0, high=2**32 - 1)

@@ -64,6 +64,7 @@ from .framing import (
     legacy_key_value,
     read_length,
     reason,
+    records_count_problem,
     short_header,
     starts_zero_run,
 )
@@ -362,6 +363,8 @@ class _Walk:
                         if end <= limit:
                             if crc32c(view[i + crc_start:end]) != stored:
                                 raise _Problem(f"crc mismatch at {base + i}")
+                            if count < 0:
+                                raise _Problem.of(records_count_problem(base + i, count))
                             entries += 1
                             records += count
                             i = end
@@ -414,7 +417,7 @@ class _Walk:
         if magic < 2:
             self._legacy_checks(pos, total, magic, attributes, lambda at, size: data[at - base:at - base + size])
         else:
-            self.records += count
+            self._count(pos, count)
         self.entries += 1
         return i + total
 
@@ -429,6 +432,12 @@ class _Walk:
         if findings:
             raise _Problem.of(findings[0])
         self.records += 1
+
+    def _count(self, pos: int, count: int) -> None:
+        """Count a v2 batch's records; a negative recordsCount is the reader's finding."""
+        if count < 0:
+            raise _Problem.of(records_count_problem(pos, count))
+        self.records += count
 
     def _pread(self, pos: int, size: int) -> bytes:
         data = os.pread(self.fd, size, pos)
@@ -450,7 +459,7 @@ class _Walk:
         if magic < 2:
             self._legacy_checks(pos, total, magic, last_field, self._pread)
         else:
-            self.records += last_field
+            self._count(pos, last_field)
         self.entries += 1
         return i + take
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import os
 import shutil
+import stat
 import tempfile
 from typing import Iterable
 
@@ -15,6 +16,10 @@ def write_atomically(path: str, chunks: Iterable[bytes]) -> int:
     A reader of ``path`` sees the old file or the new one, never half of
     one; on any failure the temporary file is removed and ``path`` is
     untouched.  Returns the bytes written.
+
+    The file gets the mode it would have had if written in place: a file
+    replaced keeps its mode (and owner and group, where permitted), a new one
+    gets the usual 0666 less the umask, not the temporary file's 0600.
     """
     directory = os.path.dirname(os.path.abspath(path))
     handle, temporary = tempfile.mkstemp(prefix=".kbatch-", suffix=".tmp", dir=directory)
@@ -25,6 +30,7 @@ def write_atomically(path: str, chunks: Iterable[bytes]) -> int:
                 out.write(chunk)
                 written += len(chunk)
             out.flush()
+            _take_mode(out.fileno(), path)
             os.fsync(out.fileno())
         os.replace(temporary, path)
     except BaseException:
@@ -32,6 +38,25 @@ def write_atomically(path: str, chunks: Iterable[bytes]) -> int:
             os.unlink(temporary)
         raise
     return written
+
+
+def _take_mode(handle: int, path: str) -> None:
+    try:
+        replaced = os.stat(path)
+    except FileNotFoundError:
+        os.fchmod(handle, 0o666 & ~_umask())
+        return
+    try:
+        os.fchown(handle, replaced.st_uid, replaced.st_gid)
+    except PermissionError:
+        pass   # only root may give a file away: the copy stays ours
+    os.fchmod(handle, stat.S_IMODE(replaced.st_mode))
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)   # the only portable way to read it is to set it
+    os.umask(mask)
+    return mask
 
 
 def same_file(path_a: str, path_b: str) -> bool:

@@ -23,6 +23,7 @@ CODES: dict[str, tuple[Severity, str]] = {
     "bad-length": (Severity.ERROR, "a length or size field disagrees with the bytes"),
     "truncated": (Severity.ERROR, "the input ends inside a log entry"),
     "unknown-magic": (Severity.ERROR, "the magic byte is not 0, 1 or 2"),
+    "proposed-format": (Severity.ERROR, "magic 3: the v3 format proposed for Kafka and never adopted; Kafka rejects it"),
     "resync": (Severity.ERROR, "bytes that are no log entry were skipped up to the next valid one"),
     "zero-tail": (Severity.INFO, "the input ends in zero bytes, as a broker-preallocated segment does"),
     "unknown-codec": (Severity.ERROR, "the attributes name a compression codec Kafka does not have"),
@@ -33,6 +34,8 @@ CODES: dict[str, tuple[Severity, str]] = {
     "bad-record-length": (Severity.ERROR, "a record's length disagrees with the bytes its fields use"),
     "records-count-mismatch": (Severity.ERROR, "recordsCount disagrees with the records present"),
     "trailing-bytes": (Severity.ERROR, "bytes remain after the last record of a batch"),
+    "message-trailing-bytes": (Severity.WARNING, "bytes after a v0/v1 message's value, which Kafka reads and ignores"),
+    "empty-wrapper": (Severity.ERROR, "a compressed v0/v1 message holds no inner message"),
     "bad-control-record": (Severity.ERROR, "a control batch does not hold a well-formed control record"),
     "nested-compression": (Severity.ERROR, "a compressed message set holds another compressed message"),
     "inner-magic-mismatch": (Severity.WARNING, "an inner message's magic differs from its wrapper's"),
@@ -40,11 +43,15 @@ CODES: dict[str, tuple[Severity, str]] = {
     "long-overflow": (Severity.ERROR, "a record offset or timestamp overflows Java's long (shown wrapped, as Kafka "
                                       "computes it)"),
     "bad-wrapper-offset": (Severity.ERROR, "a v1 wrapper's offset is below its last inner offset (and not 0)"),
+    "not-all-kept": (Severity.WARNING, "a wrapper holds more inner messages (or findings) than are kept: all "
+                                       "are checked, the first are listed"),
     "wrapper-offset-zero": (Severity.INFO, "a v1 wrapper with offset 0: inner offsets are taken as absolute"),
     # The invariants `verify-crc --deep` checks beyond framing and checksums:
     "last-offset-delta-mismatch": (Severity.ERROR, "a record's offsetDelta is beyond lastOffsetDelta"),
     "offset-delta-order": (Severity.ERROR, "record offsets do not strictly increase within a batch"),
     "offset-overlap": (Severity.ERROR, "a batch starts at or below an offset an earlier batch holds"),
+    "below-segment-base": (Severity.ERROR, "a batch's offset is below the base offset in its segment's file name"),
+    "beyond-segment-range": (Severity.ERROR, "a batch's last offset is more than 2^31-1 past its segment's base"),
     "offset-gap": (Severity.INFO, "offsets skip between batches (legal after compaction or aborted transactions)"),
     # Not about the bytes: a range of a file split for parallel reading did not end where the next began.
     "split-handover": (Severity.INFO, "a split range's walk did not end where the next range began"),

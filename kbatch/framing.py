@@ -38,8 +38,9 @@ from .layouts import (
 # reason to read a gigabyte.
 DEFAULT_MAX_ENTRY_SIZE = 1 << 30
 
-# The name findings give the size field of each magic.
-LENGTH_FIELD = {0: "size", 1: "size", 2: "batch_length"}
+# Each magic's own name for its size field: the layouts' (message_size, batch_length), so every finding
+# about it names the same field and hexdump-annotate can mark it.
+LENGTH_FIELD = {magic: layout.names[1] for magic, layout in ENTRY_HEADERS.items()}
 
 
 # ---------------------------------------------------------------------------
@@ -172,9 +173,27 @@ def legacy_key_value(entry_pos: int, size: int, magic: int, length_at: Callable[
         parts.append((at, length))
         at += max(length, 0)
     if at != size:
-        findings.append(Finding("trailing-bytes", entry_pos, entry_pos + at, size - at, "value",
-                                "the message to end after its value", f"{size - at} more bytes"))
+        # LegacyRecord.isValid checks only the size (>= RECORD_OVERHEAD_V0) and the CRC, and value()
+        # reads valueSize bytes (Utils.sizeDelimited): Kafka reads the message and ignores the rest.
+        findings.append(Finding("message-trailing-bytes", entry_pos, entry_pos + at, size - at, "value",
+                                "the message to end after its value", f"{size - at} more bytes (Kafka ignores them)"))
     return parts, findings
+
+
+# ---------------------------------------------------------------------------
+# v2: the record count
+# ---------------------------------------------------------------------------
+
+_RECORDS_COUNT_AT = BATCH_HEADER.offsets["records_count"]
+
+
+def records_count_problem(pos: int, count: int) -> Finding | None:
+    """A negative recordsCount: Kafka's record iterator refuses the batch
+    (DefaultRecordBatch.RecordIterator: "Found invalid record count")."""
+    if count >= 0:
+        return None
+    return Finding("records-count-mismatch", pos, pos + _RECORDS_COUNT_AT, BATCH_HEADER.sizes["records_count"],
+                   "records_count", "a count >= 0", str(count))
 
 
 def reason(finding: Finding) -> str:

@@ -41,24 +41,30 @@ def _v2_checks(batch: Batch) -> Iterator[Finding]:
         yield _header_finding(batch, "reserved-bits", "attributes", "bits 7-15 clear",
                               f"0x{batch.attributes & 0xFFFF:04x}")
     yield from _producer_checks(batch)
-    checks = batch.record_checks
-    if checks is None or not checks.decoded or checks.decoded != batch.count:
+    records = batch.records
+    if not records or len(records) != batch.count:
         return  # an empty batch keeps its original header fields; a short one is reported already
     # The log cleaner keeps a batch's original lastOffsetDelta when it removes its last records
     # (MemoryRecords.filterTo / writeEmptyHeader keep the producer's last sequence), so the last record's
     # offsetDelta may be below lastOffsetDelta, never above it.
-    if checks.last_offset_delta > batch.last_offset_delta:
+    last_delta = records[-1].offset - batch.base_offset
+    if last_delta > batch.last_offset_delta:
         yield _header_finding(batch, "last-offset-delta-mismatch", "last_offset_delta",
-                              f"at least {checks.last_offset_delta} (the last record's offsetDelta)",
-                              batch.last_offset_delta)
-    for index, pos, size, previous, offset in checks.order_breaks:
-        yield _record_span_finding(batch, pos, size, "offset-delta-order", f"records[{index}].offsetDelta",
-                              f"more than {previous}", str(offset))
-    if batch.timestamp_type == "CreateTime" and checks.max_timestamp != batch.max_timestamp:
-        yield _header_finding(batch, "max-timestamp-mismatch", "max_timestamp",
-                              f"{checks.max_timestamp} (the largest record timestamp)", batch.max_timestamp)
-    if batch.is_control and checks.decoded != 1:
-        yield _header_finding(batch, "bad-control-record", "records_count", "1 control record", checks.decoded)
+                              f"at least {last_delta} (the last record's offsetDelta)", batch.last_offset_delta)
+    yield from _increasing(batch, [record.offset for record in records], "offsetDelta")
+    if batch.timestamp_type == "CreateTime":
+        largest = max(record.timestamp for record in records)
+        if largest != batch.max_timestamp:
+            yield _header_finding(batch, "max-timestamp-mismatch", "max_timestamp",
+                                  f"{largest} (the largest record timestamp)", batch.max_timestamp)
+    # A transaction marker batch holds exactly one record (EndTransactionMarker); KRaft writes several
+    # control records in one batch (the bootstrap KRAFT_VERSION + KRAFT_VOTERS, a snapshot's header and footer
+    # batches: raft's RecordsIterator/ControlRecord), which is valid.
+    markers = [record for record in records if record.control is not None
+               and record.control.type in ("ABORT", "COMMIT")]
+    if batch.is_control and markers and len(records) != 1:
+        yield _header_finding(batch, "bad-control-record", "records_count",
+                              "1 control record (a transaction marker stands alone)", len(records))
 
 
 def _producer_checks(batch: Batch) -> Iterator[Finding]:
@@ -79,23 +85,16 @@ def _producer_checks(batch: Batch) -> Iterator[Finding]:
 
 def _record_finding(batch: Batch, record, code: str, field: str, expected: str, actual: str) -> Finding:
     """A finding about one record: its bytes in the file, or inside the decompressed records."""
-    return _record_span_finding(batch, record.pos, record.size, code, field, expected, actual)
-
-
-def _record_span_finding(batch: Batch, pos: int, size: int, code: str, field: str, expected: str,
-                         actual: str) -> Finding:
-    """The same for the record at ``pos`` (as Record.pos) of ``size`` bytes."""
     if batch.compressed:
-        return Finding(code, batch.pos, batch.payload_pos, batch.payload_size, field, expected, actual, pos)
-    return Finding(code, batch.pos, pos, size, field, expected, actual)
+        return Finding(code, batch.pos, batch.payload_pos, batch.payload_size, field, expected, actual, record.pos)
+    return Finding(code, batch.pos, record.pos, record.size, field, expected, actual)
 
 
-def _increasing(batch: Batch, records, field: str) -> Iterator[Finding]:
-    for index in range(1, len(records)):
-        if records[index].offset <= records[index - 1].offset:
-            yield _record_finding(batch, records[index], "offset-delta-order",
-                                  f"records[{index}].{field}", f"more than {records[index - 1].offset}",
-                                  str(records[index].offset))
+def _increasing(batch: Batch, offsets: list[int], field: str) -> Iterator[Finding]:
+    for index in range(1, len(offsets)):
+        if offsets[index] <= offsets[index - 1]:
+            yield _record_finding(batch, batch.records[index], "offset-delta-order", f"records[{index}].{field}",
+                                  f"more than {offsets[index - 1]}", str(offsets[index]))
 
 
 def _legacy_checks(batch: Batch) -> Iterator[Finding]:
@@ -106,12 +105,40 @@ def _legacy_checks(batch: Batch) -> Iterator[Finding]:
     records = batch.records or []
     if batch.codec == "none" or not records:
         return
-    yield from _increasing(batch, records, "offset")
+    yield from _increasing(batch, [record.offset for record in records], "offset")
     if batch.magic == 1 and batch.timestamp_type == "CreateTime":
         largest = max(record.timestamp for record in records)
         if largest != batch.max_timestamp:
             yield _header_finding(batch, "max-timestamp-mismatch", "timestamp",
                                   f"{largest} (the largest inner timestamp)", batch.max_timestamp)
+
+
+# AbstractIndex.toRelative: an index stores offsets as int32 relative to the segment's base offset.
+MAX_RELATIVE_OFFSET = 2**31 - 1
+
+
+def segment_range_checks(batch: Batch, segment_base: int) -> list[Finding]:
+    """A batch's offsets against the base offset in its segment's file name (``00000000000000001234.log``).
+
+    Kafka names a segment by the offset of its first batch and keeps every
+    offset in it relative to that name: LogSegment.recover calls
+    ensureOffsetInRange(batch.lastOffset()), which needs 0 <= lastOffset - base
+    <= Integer.MAX_VALUE (AbstractIndex.toRelative).  A batch starting below
+    the name is no batch Kafka appended to this segment.  The offset checked
+    is the entry's own offset field: a v2 batch's baseOffset, a v0/v1
+    message's offset (for a compressed wrapper, its last inner offset, which
+    is what the broker rolled and recovered by).
+    """
+    field = "base_offset" if batch.magic == 2 else "offset"
+    if batch.offset_field < segment_base:
+        return [Finding("below-segment-base", batch.pos, batch.pos, 8, field,
+                        f"{segment_base} or more (the base offset in the segment's file name)",
+                        str(batch.offset_field))]
+    if batch.last_offset - segment_base > MAX_RELATIVE_OFFSET:
+        return [Finding("beyond-segment-range", batch.pos, batch.pos, 8, field,
+                        f"a last offset at most {segment_base + MAX_RELATIVE_OFFSET} (the file name's base + 2^31-1)",
+                        str(batch.last_offset))]
+    return []
 
 
 class OffsetOrder:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import io
 import os
 import re
+import stat
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -36,13 +37,15 @@ from .findings import Finding
 from .framing import (
     DEFAULT_MAX_ENTRY_SIZE,
     ENTRY_HEADERS,
+    LENGTH_FIELD,
     crc_mismatch,
     frame_problem,
     short_header,
     starts_zero_run,
     zero_tail,
 )
-from .layouts import BATCH_HEADER, HEADER_SIZE_UP_TO_MAGIC, LOG_ENTRY_PREFIX, LOG_OVERHEAD, MAGIC_OFFSET, SIZE_OFFSET
+from .layouts import (BATCH_HEADER, HEADER_SIZE_UP_TO_MAGIC, LOG_ENTRY_PREFIX, LOG_OVERHEAD, MAGIC_OFFSET,
+                      PROPOSED_V3_MAGIC, SIZE_OFFSET, V3_MIN_ENTRY_SIZE)
 from .model import Batch
 from .reading.legacy import read_message
 from .reading.recovery import Recovery
@@ -115,9 +118,12 @@ class SegmentReader:
             return self.size
         _, size = LOG_ENTRY_PREFIX.unpack_from(buf, i)
         magic = buf[i + MAGIC_OFFSET]
+        if magic == PROPOSED_V3_MAGIC and V3_MIN_ENTRY_SIZE <= size <= self.size - pos - LOG_OVERHEAD:
+            yield self._proposed_v3(pos, pos + LOG_OVERHEAD + size)
+            return pos + LOG_OVERHEAD + size
         problem = frame_problem(pos, magic, size, self.options.max_entry_size, self.size)
         if problem is not None:
-            return (yield from self._damaged(pos, problem, declared_size=size))
+            return (yield from self._damaged(pos, problem, magic=magic, declared_size=size))
         end = pos + LOG_OVERHEAD + size
         batch = self._entry(pos, end, magic)
         if batch.crc_valid:
@@ -135,7 +141,7 @@ class SegmentReader:
         problem = crc_mismatch(pos, end, magic, batch.computed_crc, batch.crc)
         return (yield from self._damaged(pos, problem))
 
-    def _damaged(self, pos: int, problem: Finding, declared_size: int | None = None):
+    def _damaged(self, pos: int, problem: Finding, magic: int | None = None, declared_size: int | None = None):
         """Bytes at ``pos`` are no intact entry: explain them and find where to go on."""
         resume = self.recovery.resync(pos + 1)
         end = self.size if resume is None else resume
@@ -148,7 +154,7 @@ class SegmentReader:
                 yield problem   # the input ends inside this entry
                 return self.size
             # Valid entries follow, so the input is not cut short: the size field is what lies.
-            problem = Finding("bad-length", pos, pos + SIZE_OFFSET, 4, "size",
+            problem = Finding("bad-length", pos, pos + SIZE_OFFSET, 4, LENGTH_FIELD[magic],
                               f"at most {self.size - pos - LOG_OVERHEAD} (the bytes left in the input)",
                               str(declared_size))
         yield Finding("resync", pos, pos, end - pos, "entry", "a valid log entry",
@@ -173,10 +179,36 @@ class SegmentReader:
             batch.body = bytes(entry[ENTRY_HEADERS[magic].size:])
         return batch
 
+    def _proposed_v3(self, pos: int, end: int) -> Batch:
+        """A magic-3 entry: the v3 proposal, read only to be looked at (kbatch.proposed)."""
+        from .proposed import read_v3_batch
+
+        buf, i, _ = self.window.view(pos, end - pos)
+        return read_v3_batch(pos, memoryview(buf)[i:i + end - pos], self.decompressor,
+                             records=self.options.records, keep_body=self.options.keep_body)
+
     def _inner_message_set(self, inner: bytes, wrapper_magic: int) -> SegmentReader:
         """A reader of a wrapper's decompressed message set (with a decompressor of its own)."""
-        return SegmentReader(io.BytesIO(inner), self.options, size=len(inner),
+        return SegmentReader(_BufferStream(inner), self.options, size=len(inner),
                              decompressor=Decompressor(self.options.decompressed_limit), nested_magic=wrapper_magic)
+
+
+class _BufferStream:
+    """A read-only stream over a buffer (a decompressor's view), without copying it whole as BytesIO would."""
+
+    def __init__(self, buffer):
+        self.buffer = memoryview(buffer)
+        self.position = 0
+
+    def seek(self, position: int, whence: int = os.SEEK_SET) -> int:
+        self.position = position if whence == os.SEEK_SET else len(self.buffer) + position
+        return self.position
+
+    def read(self, size: int = -1) -> bytes:
+        end = len(self.buffer) if size < 0 else self.position + size
+        data = bytes(self.buffer[self.position:end])
+        self.position += len(data)
+        return data
 
 
 # -- opening inputs ------------------------------------------------------------
@@ -196,16 +228,44 @@ def parse_hex(text: bytes) -> bytes:
 def open_input(path: str, *, hex_text: bool = False) -> BinaryIO:
     """A seekable binary stream for a path, ``-`` (stdin) or a file of hex text.
 
-    stdin is spooled to a temporary file so the reader can revisit bytes while
-    resyncing, in constant memory.
+    stdin and named pipes are spooled to a temporary file so the reader can
+    revisit bytes while resyncing, in constant memory.  A device is refused
+    (ValueError): /dev/zero would never end, and no device is a segment.
     """
+    if path != "-":
+        kind = input_kind(path)
+        if kind == "device":
+            raise ValueError(f"a device, not a segment file (to read it anyway: kbatch ... - < {path})")
     if hex_text:
         raw = sys.stdin.buffer.read() if path == "-" else open(path, "rb").read()
         return io.BytesIO(parse_hex(raw))
     if path == "-":
-        spool = tempfile.TemporaryFile()
-        while chunk := sys.stdin.buffer.read(CHUNK):
-            spool.write(chunk)
-        spool.seek(0)
-        return spool
+        return _spooled(sys.stdin.buffer)
+    if kind == "pipe":
+        with open(path, "rb", buffering=0) as pipe:
+            return _spooled(pipe)
     return open(path, "rb", buffering=0)
+
+
+def input_kind(path: str) -> str:
+    """file, pipe (a FIFO or socket: read once, front to back), device, or other (a directory...)."""
+    mode = os.stat(path).st_mode
+    if stat.S_ISREG(mode):
+        return "file"
+    if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
+        return "pipe"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "device"
+    return "other"
+
+
+def _spooled(source) -> BinaryIO:
+    spool = tempfile.TemporaryFile()
+    try:
+        while chunk := source.read(CHUNK):
+            spool.write(chunk)
+    except BaseException:
+        spool.close()
+        raise
+    spool.seek(0)
+    return spool

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import BinaryIO, Iterator
 
 from .findings import Finding
+from .framing import CHECKSUMS
 from .layouts import LOG_OVERHEAD, LOG_ENTRY_PREFIX
 from .model import Batch
 from .reader import ReadOptions, SegmentReader
@@ -79,7 +80,7 @@ def _batch_actions(batch: Batch) -> Iterator[Action]:
     finding = _length_finding(batch)
     if finding is not None and batch.crc_valid:
         true_length = batch.size - LOG_OVERHEAD
-        checksum = "CRC-32C" if batch.magic == 2 else "CRC-32"
+        checksum = CHECKSUMS[batch.magic].name
         yield Action("fix-length", finding.pos, finding.field, finding.actual, str(true_length),
                      f"{checksum} {batch.crc} verifies over exactly these {batch.size} bytes", True, 4)
     elif not batch.crc_valid:

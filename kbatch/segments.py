@@ -7,6 +7,7 @@ the topic and partition of a segment come from there.
 
 from __future__ import annotations
 
+import fnmatch
 import glob
 import os
 import re
@@ -15,6 +16,11 @@ from typing import BinaryIO
 
 _PARTITION_DIR = re.compile(r"^(?P<topic>.+)-(?P<partition>\d+)$")
 _SEGMENT_NAME = re.compile(r"^(?P<base>\d+)\.log$")
+
+# Every file of a partition directory kbatch reads (``dump DIR``): a directory lists them as Kafka keeps
+# them, by offset, each segment's files together (kbatch.partition.kinds.listing_order).
+PARTITION_FILES = ("*.log", "*.index", "*.timeindex", "*.txnindex", "*.snapshot", "*.checkpoint",
+                   "leader-epoch-checkpoint", "partition.metadata", "*offset-checkpoint")
 
 
 @dataclass(frozen=True)
@@ -48,24 +54,61 @@ def is_remote(path: str) -> bool:
     return "://" in path and not path.startswith("file://")
 
 
+def expand_paths(paths, pattern: str | tuple[str, ...] = "*.log") -> tuple[list[str], list[str]]:
+    """The files that command-line paths name, in the order given; and each path that names none.
+
+    Every command that takes files reads its arguments this way: a file as it
+    is (and ``-``, stdin); a directory as its files matching ``pattern``,
+    searched recursively; a glob (quoted, for more files than a shell takes)
+    as what it matches, a directory among them searched likewise.  Within one
+    argument the files come sorted.  A path that does not exist is kept, for
+    the command to report as unreadable when it opens it.
+    """
+    files, missing = [], []
+    for path in paths:
+        path = path.removeprefix("file://")
+        if path == "-" or os.path.isfile(path):
+            files.append(path)
+            continue
+        if os.path.isdir(path):
+            found = _search(path, pattern)
+            if not found:
+                missing.append(f"{path} (no {pattern if isinstance(pattern, str) else pattern[0]} files in it)")
+        elif glob.has_magic(path):
+            found = [file for match in sorted(glob.glob(path, recursive=True))
+                     for file in ([match] if os.path.isfile(match) else _search(match, pattern))]
+            if not found:
+                missing.append(path)
+        else:
+            found = [path]   # reported as unreadable when opened
+        files += found
+    return files, missing
+
+
+def _search(directory: str, pattern: str | tuple[str, ...]) -> list[str]:
+    """The files under ``directory`` (recursively) whose names match ``pattern`` (or one of them), sorted."""
+    patterns = (pattern,) if isinstance(pattern, str) else pattern
+    found = [os.path.join(root, name) for root, _, names in os.walk(directory)
+             for name in names if any(fnmatch.fnmatch(name, one) for one in patterns)]
+    if pattern == PARTITION_FILES:
+        from .partition.kinds import listing_order
+
+        return sorted(found, key=lambda path: (os.path.dirname(path), listing_order(path)))
+    return sorted(found)
+
+
 def list_segments(paths: list[str], pattern: str = "*.log") -> list[Segment]:
-    """Every segment the paths name: files, globs, or directories searched recursively for ``pattern``."""
+    """Every segment the paths name (see :func:`expand_paths`), and remote object-store URIs; sorted, once each."""
     found: dict[str, int] = {}
+    local = []
     for path in paths:
         if is_remote(path):
             found.update(_remote(path, pattern))
-            continue
-        path = path.removeprefix("file://")
-        candidates = sorted(glob.glob(path, recursive=True)) if glob.has_magic(path) else [path]
-        for candidate in candidates:
-            if os.path.isdir(candidate):
-                for root, _, names in os.walk(candidate):
-                    for name in names:
-                        if glob.fnmatch.fnmatch(name, pattern):
-                            full = os.path.join(root, name)
-                            found[full] = os.path.getsize(full)
-            elif os.path.isfile(candidate):
-                found[candidate] = os.path.getsize(candidate)
+        else:
+            local.append(path)
+    for path in expand_paths(local, pattern)[0]:
+        if os.path.isfile(path):
+            found[path] = os.path.getsize(path)
     return [Segment(path, size) for path, size in sorted(found.items())]
 
 
@@ -79,7 +122,7 @@ def _remote(uri: str, pattern: str) -> dict[str, int]:
         return {uri: info.size}
     out = {}
     for entry in filesystem.get_file_info(fs.FileSelector(root, recursive=True)):
-        if entry.type == fs.FileType.File and glob.fnmatch.fnmatch(entry.base_name, pattern):
+        if entry.type == fs.FileType.File and fnmatch.fnmatch(entry.base_name, pattern):
             out[f"{scheme}://{entry.path}"] = entry.size
     return out
 

@@ -8,12 +8,14 @@ tools/src/main/java/org/apache/kafka/tools/DumpLogSegments.java
 from __future__ import annotations
 
 import re
+import struct
 
+import crc32c
 import pytest
 
 from kbatch.model import increment_sequence
 
-from .helpers import FIXTURES
+from .helpers import FIXTURES, sidecar
 
 V2_BATCH = ["baseOffset", "lastOffset", "count", "baseSequence", "lastSequence", "producerId", "producerEpoch",
             "partitionLeaderEpoch", "isTransactional", "isControl", "deleteHorizonMs", "position", "TIMESTAMP",
@@ -69,3 +71,39 @@ def test_sequences_wrap_like_javas():
     assert increment_sequence(2**31 - 1, 1) == 0
     assert increment_sequence(2**31 - 1 - 5, 10) == 4
     assert increment_sequence(-5, 3) == -2   # only -1 is "no sequence"; Java does not wrap this
+
+
+def test_non_consecutive_offsets_are_reported_as_kafka_does(kbatch):
+    """DumpLogSegments.scala dumpLog/main: each record offset not one past the previous, per file, on stderr,
+    under the file's absolute path, the pairs last first (the list is built with ::=)."""
+    path = FIXTURES / "v2-empty-compacted.log"
+    offsets = [record["offset"] for entry in sidecar(path)["expected"]["entries"] for record in entry["records"]]
+    pairs = [(a, b) for a, b in zip(offsets, offsets[1:]) if b != a + 1]
+    assert pairs   # compaction left holes
+    result = kbatch("dump", "--format", "dumplog", "--records", "fixtures/v2-empty-compacted.log")
+    assert result.err.splitlines() == [f"Non-consecutive offsets in {path}",
+                                       *(f"  {a} is followed by {b}" for a, b in reversed(pairs))]
+    # without --records (Kafka: without --deep-iteration) no record is read, so nothing is reported
+    assert kbatch("dump", "--format", "dumplog", "fixtures/v2-empty-compacted.log").err == ""
+    assert kbatch("dump", "--format", "dumplog", "--records", "fixtures/v2-none.log").err == ""
+
+
+def test_an_unknown_control_type_prints_as_kafkas_unknown_constant(kbatch, tmp_path):
+    """ControlRecordType.fromTypeId gives UNKNOWN for type 7, whose name is "UNKNOWN": `UNKNOWN(7)`."""
+    data = bytearray((FIXTURES / "v2-txn-commit.log").read_bytes()[486:486 + 78])   # the COMMIT marker batch
+    key = data.index(b"\x00\x00\x00\x01", 61)   # the control key: version 0, type 1 (COMMIT)
+    data[key + 3] = 7
+    struct.pack_into(">I", data, 17, crc32c.crc32c(bytes(data[21:])))
+    segment = tmp_path / "unknown-control.log"
+    segment.write_bytes(bytes(data))
+    out = kbatch("dump", "--format", "dumplog", "--records", str(segment)).out
+    assert re.search(r" controlType: UNKNOWN\(7\)$", out, re.M), out
+    assert "(7)(7)" not in out
+
+
+def test_decode_stands_in_for_kafkas_decoder_classes(kbatch):
+    plain = kbatch("dump", "--format", "dumplog", "--records", "fixtures/v2-none.log").out
+    assert " key: key-0 payload: " in plain
+    assert plain == kbatch("dump", "--format", "dumplog", "--records", "--decode", "utf8", "fixtures/v2-none.log").out
+    hexed = kbatch("dump", "--format", "dumplog", "--records", "--decode", "hex", "fixtures/v2-none.log").out
+    assert f" key: 0x{b'key-0'.hex()} payload: 0x" in hexed

@@ -197,6 +197,16 @@ def _nested_wrapper() -> dict:
 
 
 CRAFTED.append(("nested-compression", [_nested_wrapper()], 26 + 8, False))  # the wrapper's value
+# A v1 gzip wrapper whose message set holds no message (Kafka: "no inner records"): reported at its value.
+_EMPTY_SET = __import__("gzip").compress(b"", mtime=0)
+CRAFTED.append(("empty-wrapper", [{"magic": 1, "codec": "gzip", "stored_offset": 0, "max_timestamp": 1000,
+                                   "payload": {"hex": "ffffffff" + len(_EMPTY_SET).to_bytes(4, "big").hex()
+                                               + _EMPTY_SET.hex()}}], 26 + 8, False))
+# A v1 message with two bytes after its one-byte value (Kafka reads it and ignores them).
+CRAFTED.append(("message-trailing-bytes", [{"magic": 1, "stored_offset": 0, "max_timestamp": 1000,
+                                            "payload": {"hex": "ffffffff" "00000001" "41" "2121"}}], 26 + 9, False))
+# A batch of the v3 proposal: its magic byte (16) is what Kafka would reject.
+CRAFTED.append(("proposed-format", [{"magic": 3, "records": [{"value": {"utf8": "v"}}]}], 16, False))
 
 
 @pytest.mark.parametrize("code,entries,pos,deep", CRAFTED, ids=[case[0] for case in CRAFTED])
@@ -214,7 +224,9 @@ def test_every_finding_code_can_be_crafted():
     crafted = {case[0] for case in CRAFTED}
     by_other_means = {"decompress-too-large",     # tests/test_codecs.py (a cap below the data)
                       "inner-magic-mismatch", "bad-wrapper-offset", "wrapper-offset-zero",  # test_reader.py
+                      "not-all-kept",               # test_reader.py (a wrapper bomb)
                       "split-handover",            # not about bytes: tests/test_scan.py
+                      "below-segment-base", "beyond-segment-range",   # a file name: tests/test_kafka_fidelity.py
                       "bad-internal-record", "unknown-record-version",  # tests/test_internal.py (fixtures
                       "internal-trailing-bytes"}                        # under fixtures/internal/damaged)
     from .test_partition_crosscheck import PARTITION_CODES   # the files beside a segment: tests/test_partition_*
@@ -226,7 +238,7 @@ def test_every_finding_code_can_be_crafted():
 
 @pytest.mark.parametrize("document,message", [
     ({"entries": [{"records": [{"key": 17}]}]}, 'entries[0].records[0].key: expected {"utf8"|"hex"|"base64"} or null, got 17'),
-    ({"entries": [{"magic": 5}]}, "entries[0].magic: expected an integer in 0..2, got 5"),
+    ({"entries": [{"magic": 5}]}, "entries[0].magic: expected an integer in 0..3, got 5"),
     ({"entries": [{"codec": "brotli"}]}, "entries[0].codec: expected none, gzip, snappy, lz4 or zstd, got \"brotli\""),
     ({"entries": [{"magic": 1, "codec": "zstd"}]}, "entries[0].codec: expected none, gzip, snappy, lz4, got \"zstd\""),
     ({"entries": [{"crc": "abc"}]}, "entries[0].crc: expected an integer in 0..4294967295, got \"abc\""),

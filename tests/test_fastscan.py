@@ -207,7 +207,7 @@ def test_v1_key_and_value_must_fill_the_message(tmp_path: Path):
     struct.pack_into(">i", negative, MESSAGE_V1_HEADER.size, -2)   # a null key, written as -2
     short = bytearray(message)
     struct.pack_into(">i", short, len(short) - len(b"value") - 4, 6)  # value length one past the end
-    for damaged, code in ((_recrc(trailing), "trailing-bytes"), (_recrc(negative), "negative-length"),
+    for damaged, code in ((_recrc(trailing), "message-trailing-bytes"), (_recrc(negative), "negative-length"),
                           (_recrc(short), "bad-length")):
         data = damaged + BATCHES[0]
         scan = scan_bytes(tmp_path, data)

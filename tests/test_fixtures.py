@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from kbatch.findings import Severity
+from kbatch.findings import Finding, Severity
 
 from .helpers import FIXTURES, fixture_id, read_all, sidecar
 
@@ -104,3 +104,76 @@ def test_real_broker_vector_decodes_as_other_clients_agree(path):
         assert codes - {"truncated"}, "a vector known to be broken must produce a finding"
     else:
         assert codes <= {"truncated"}
+
+
+# Every header field the sidecars record, as the reader names it on a Batch.  Values in a sidecar come
+# from the builder's inputs and struct.unpack of the written bytes (fixtures/make_fixtures.py), not kbatch.
+_V2_HEADER = {
+    "base_offset": "offset_field", "batch_length": "length_field", "partition_leader_epoch": "partition_leader_epoch",
+    "magic": "magic", "crc": "crc", "attributes": "attributes", "codec": "codec", "timestamp_type": "timestamp_type",
+    "transactional": "is_transactional", "control": "is_control", "last_offset_delta": "last_offset_delta",
+    "base_timestamp": "base_timestamp", "max_timestamp": "max_timestamp", "producer_id": "producer_id",
+    "producer_epoch": "producer_epoch", "base_sequence": "base_sequence", "records_count": "count",
+}
+_LEGACY_HEADER = {"offset": "offset_field", "message_size": "length_field", "crc": "crc", "magic": "magic",
+                  "attributes": "attributes", "codec": "codec", "timestamp": "base_timestamp",
+                  "timestamp_type": "timestamp_type"}
+# How the builder compressed the records (which bytes a codec wrote), not a field of the header.
+_ABOUT_THE_PAYLOAD = {"compressed_by_hand", "lz4_frame_header", "xerial_blocks"}
+
+
+def _stored_inner_offsets(batch, data: bytes) -> list[int]:
+    """The offsets a wrapper's inner messages carry as stored (v1: relative), read from its inflated value."""
+    import io
+
+    from kbatch.codecs import Decompressor
+    from kbatch.reader import ReadOptions, SegmentReader
+
+    value = data[batch.payload_pos:batch.payload_pos + batch.payload_size]
+    inner = Decompressor().decompress(batch.attributes & 0x07, value, batch.magic)
+    return [item.offset_field for item in SegmentReader(io.BytesIO(inner), ReadOptions(), nested_magic=batch.magic)
+            if not isinstance(item, Finding)]
+
+
+@pytest.mark.parametrize("path", OUR_FIXTURES, ids=fixture_id)
+def test_every_header_field_is_what_the_sidecar_says(path):
+    data = path.read_bytes()
+    batches, _ = read_all(data, records=True)
+    by_pos = {batch.pos: batch for batch in batches}
+    header_fields = sidecar(path)["header_fields"]
+    for fields in header_fields:
+        batch = by_pos.get(fields["pos"])
+        if batch is None:
+            assert sidecar(path)["damaged"], f"no entry read at {fields['pos']}"
+            continue
+        names = _V2_HEADER if fields["magic"] == 2 else _LEGACY_HEADER
+        unchecked = set(fields) - set(names) - _ABOUT_THE_PAYLOAD - {"pos", "has_delete_horizon", "inner_offsets_stored"}
+        assert not unchecked, f"sidecar fields no test compares: {unchecked}"
+        got = {name: getattr(batch, attribute) for name, attribute in names.items() if name in fields}
+        assert got == {name: fields[name] for name in got}, f"entry at {fields['pos']}"
+        if fields["magic"] == 2:
+            horizon = fields["base_timestamp"] if fields["has_delete_horizon"] else None
+            assert batch.delete_horizon_ms == horizon
+        else:
+            assert batch.max_timestamp == fields.get("timestamp")
+            if fields["magic"] == 0:
+                assert batch.timestamp_type == "NoTimestampType"
+        if "inner_offsets_stored" in fields:
+            assert _stored_inner_offsets(batch, data) == fields["inner_offsets_stored"]
+    # no entry the reader found goes without its sidecar fields, but a damaged one the builder did not list
+    listed = {fields["pos"] for fields in header_fields}
+    assert all(batch.is_damaged for batch in batches if batch.pos not in listed)
+
+
+def test_a_fixture_holds_the_delete_horizon_bit():
+    """KIP-534: baseTimestamp is the delete horizon and record timestamps are taken from it."""
+    path = FIXTURES / "v2-delete-horizon.log"
+    fields = [entry for entry in sidecar(path)["header_fields"] if entry["has_delete_horizon"]]
+    assert len(fields) == 2 and {entry["codec"] for entry in fields} == {"none", "gzip"}
+    batches, findings = read_all(path.read_bytes(), records=True)
+    assert findings == []
+    marked = [batch for batch in batches if batch.delete_horizon_ms is not None]
+    assert [batch.delete_horizon_ms for batch in marked] == [entry["base_timestamp"] for entry in fields]
+    for batch in marked:   # every record stamped before the horizon, the batch's maxTimestamp the largest
+        assert all(record.timestamp < batch.delete_horizon_ms for record in batch.records)
+        assert max(record.timestamp for record in batch.records) == batch.max_timestamp

@@ -78,6 +78,16 @@ def test_kinds_by_name():
     assert kinds.base_offset_of("00000000000000000042.txnindex") == 42
 
 
+def test_a_partition_directory_lists_by_offset_then_kind():
+    names = ["partition.metadata", "00000000000000000027.snapshot", "00000000000000000027.index", "notes.txt",
+             "leader-epoch-checkpoint", "00000000000000000000.timeindex", "00000000000000000027.log",
+             "00000000000000000000.log"]
+    assert sorted(names, key=kinds.listing_order) == [
+        "00000000000000000000.log", "00000000000000000000.timeindex", "00000000000000000027.log",
+        "00000000000000000027.index", "00000000000000000027.snapshot", "leader-epoch-checkpoint",
+        "partition.metadata", "notes.txt"]
+
+
 # -- the builder is reproducible, and its files read back as it wrote them -------------------------------------
 
 
@@ -177,6 +187,16 @@ def test_dump_partition_file_jsonl_snapshot(path, kbatch, jsonl_snapshot):
     lines = [json.loads(line) for line in result.out.splitlines()]
     assert lines[-1]["type"] == "summary" and lines[-1]["damaged"] is False
     assert result.out == jsonl_snapshot
+
+
+def test_dump_of_a_directory_lists_every_file_segment_by_segment(kbatch):
+    result = kbatch("dump", "--format", "jsonl", _rel(PARTITION / "orders-0"))
+    files = [json.loads(line)["file"].rsplit("/", 1)[-1] for line in result.out.splitlines()
+             if json.loads(line)["type"] == "summary"]
+    assert result.code == 0 and files == sorted((p.name for p in (PARTITION / "orders-0").iterdir()),
+                                                key=kinds.listing_order)
+    assert files[:3] == ["00000000000000000000.log", "00000000000000000000.index", "00000000000000000000.timeindex"]
+    assert files[-2:] == ["leader-epoch-checkpoint", "partition.metadata"]
 
 
 def test_dump_json_is_one_document_over_kinds(kbatch):

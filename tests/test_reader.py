@@ -193,3 +193,166 @@ def _legacy(magic: int) -> bytes:
     builder = LegacyRecordBatchBuilder(magic=magic, compression_type=0, batch_size=1 << 20)
     builder.append(0, timestamp=1_600_000_000_000 if magic else None, key=None, value=b"old")
     return bytes(builder.build())
+
+
+# -- inputs that are no regular file -----------------------------------------------
+
+
+def _through_a_fifo(tmp_path, data: bytes):
+    """A named pipe with a writer feeding it ``data`` once (as `cat x > fifo &` would)."""
+    import os
+    import threading
+
+    fifo = tmp_path / "pipe.log"
+    os.mkfifo(fifo)
+
+    def feed():
+        with open(fifo, "wb") as pipe:
+            pipe.write(data)
+
+    writer = threading.Thread(target=feed, daemon=True)
+    writer.start()
+    return fifo, writer
+
+
+@pytest.mark.parametrize("command", [["dump"], ["verify-crc"], ["verify-crc", "--deep"], ["hexdump-annotate", "--batch", "1"],
+                                     ["repair-length"], ["salvage", "-o", "OUT"]])
+def test_a_named_pipe_is_read_as_a_stream(command, kbatch, tmp_path):
+    from .helpers import FIXTURES
+
+    data = (FIXTURES / "damaged-bad-length.log").read_bytes()
+    fifo, writer = _through_a_fifo(tmp_path, data)
+    args = [str(tmp_path / "out.log") if arg == "OUT" else arg for arg in command]
+    result = kbatch(*args[:1], str(fifo), *args[1:]) if command[0] == "salvage" else kbatch(*args, str(fifo))
+    writer.join(timeout=10)
+    # The lying length in the middle of the file is found (salvage mends it), so the pipe was read through.
+    assert result.code == (0 if command[0] == "salvage" else 1), result.err
+    assert "Illegal seek" not in result.err and "internal error" not in result.err and "out.log" not in result.err
+    if command[0] == "salvage":
+        assert len((tmp_path / "out.log").read_bytes()) == len(data)
+
+
+@pytest.mark.parametrize("device", ["/dev/zero", "/dev/null"])
+@pytest.mark.parametrize("command", [["dump"], ["verify-crc"], ["hexdump-annotate"], ["repair-length"],
+                                     ["salvage", "-o", "OUT"], ["diff", "fixtures/v2-none.log"]])
+def test_a_device_is_refused_clearly(device, command, kbatch, tmp_path):
+    args = [str(tmp_path / "out.log") if arg == "OUT" else arg for arg in command]
+    result = kbatch(*args[:1], device, *args[1:])
+    assert result.code == 2 and f"cannot read {device}: a device, not a segment file" in result.err, result.err
+    assert list(tmp_path.iterdir()) == []
+
+
+# -- resync in bulk ---------------------------------------------------------------------
+
+
+def _first_verified_by_brute_force(reader, start: int):
+    return next((pos for pos in range(start, reader.size) if reader.recovery.verified_entry_at(pos)), None)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.binary(min_size=0, max_size=3000), st.lists(st.integers(0, 3000), max_size=3), st.integers(0, 50),
+       st.randoms(use_true_random=False))
+def test_resync_finds_the_first_entry_whose_crc_verifies(garbage, cuts, start, noise):
+    """The bulk search (magic bytes found by the regex engine, CRCs of spans from one pass) finds exactly
+    the position a check of every position would: in garbage, between real batches, with fake headers."""
+    import io
+
+    from kbatch.reader import SegmentReader
+
+    data = bytearray(garbage)
+    for cut in sorted(cuts, reverse=True):   # real batches spliced in, and headers that only look like one
+        batch = v2_batch(cut, [b"x" * (cut % 40)])
+        data[cut:cut] = batch if cut % 3 else batch[:17] + noise.randbytes(20)
+    reader = SegmentReader(io.BytesIO(bytes(data)))
+    assert reader.recovery.resync(start) == _first_verified_by_brute_force(reader, start)
+
+
+def test_span_crcs_from_prefixes_equal_the_crc_of_the_span():
+    import os
+
+    from kbatch.checksums import SpanCrc, crc32, crc32c
+
+    data = os.urandom(200_000)
+    for function in (crc32, crc32c):
+        spans = SpanCrc(function)
+        for start, end in ((0, 0), (0, 17), (5, 199_999), (65_536, 131_072), (77, 123_457)):
+            assert spans.span(function(data[:start]), function(data[:end]), end - start) == function(data[start:end])
+
+
+def test_resync_across_many_steps_of_its_crc_pass():
+    """Candidates whose spans cross the pass's 64 KiB steps, and a real batch far into the garbage."""
+    import io
+    import random
+
+    from kbatch.reader import SegmentReader
+
+    noise = random.Random(7)
+    garbage = bytearray(noise.randbytes(300_000))
+    for pos in range(1_000, 240_000, 9_973):   # fake headers claiming spans of up to ~200 KiB
+        garbage[pos:pos + 17] = (b"\x00" * 8 + noise.randrange(26, 200_000).to_bytes(4, "big")
+                                 + noise.randbytes(4) + bytes([noise.randrange(3)]))
+    data = bytes(garbage[:250_000]) + v2_batch(9, [b"found"]) + bytes(garbage[250_000:])
+    reader = SegmentReader(io.BytesIO(data))
+    assert reader.recovery.resync(1) == _first_verified_by_brute_force(reader, 1) == 250_000
+
+
+# -- bombs --------------------------------------------------------------------------------
+
+
+def _wrapper_bomb(messages: int, magic: int = 1) -> bytes:
+    """One gzip wrapper holding ``messages`` minimal inner messages (offsets 0..n-1, each CRC valid)."""
+    import gzip
+    import struct
+    import zlib
+
+    from kbatch.encode import encode_document
+
+    body = bytes([magic, 0]) + (struct.pack(">q", 1_700_000_000_000) if magic else b"") + b"\xff\xff\xff\xff" * 2
+    crc = zlib.crc32(body)
+    inner = b"".join(struct.pack(">qiI", offset, 4 + len(body), crc) + body for offset in range(messages))
+    value = gzip.compress(inner, mtime=0)
+    payload = "ffffffff" + len(value).to_bytes(4, "big").hex() + value.hex()
+    return encode_document({"entries": [{"magic": magic, "codec": "gzip", "stored_offset": 1000 + messages - 1,
+                                         "max_timestamp": 1_700_000_000_000, "payload": {"hex": payload}}]})
+
+
+def test_a_wrapper_bomb_keeps_a_bounded_number_of_records_and_says_so(monkeypatch):
+    from kbatch.reading import legacy
+
+    monkeypatch.setattr(legacy, "MAX_HELD", 1000)
+    batches, findings = read_all(_wrapper_bomb(3000), records=True)
+    (batch,) = batches
+    assert batch.count == 3000 and len(batch.records) == 1000
+    # Offsets stay exact: the wrapper's offset is its last inner message's.
+    assert (batch.base_offset, batch.last_offset) == (1000, 3999)
+    assert [record.offset for record in batch.records[:2]] == [1000, 1001]
+    kept = [finding for finding in batch.findings if finding.code == "not-all-kept"]
+    assert len(kept) == 1 and "3000 inner messages" in kept[0].actual and not batch.is_damaged
+
+
+def test_findings_inside_a_wrapper_are_bounded_too(monkeypatch):
+    from kbatch.reading import legacy
+
+    monkeypatch.setattr(legacy, "MAX_HELD", 100)
+    # Wrapper magic 1, inner messages magic 0: every one of them is an inner-magic-mismatch.
+    mixed = read_all(_mismatched_wrapper(500), records=True)[0][0]
+    mismatches = [finding for finding in mixed.findings if finding.code == "inner-magic-mismatch"]
+    kept = [finding for finding in mixed.findings if finding.code == "not-all-kept"]
+    assert len(mismatches) == 100 and any("500 findings" in finding.actual for finding in kept)
+
+
+def _mismatched_wrapper(messages: int) -> bytes:
+    """A magic-1 wrapper whose inner messages are magic 0."""
+    import gzip
+    import struct
+    import zlib
+
+    from kbatch.encode import encode_document
+
+    body = bytes([0, 0]) + b"\xff\xff\xff\xff" * 2
+    crc = zlib.crc32(body)
+    inner = b"".join(struct.pack(">qiI", offset, 4 + len(body), crc) + body for offset in range(messages))
+    value = gzip.compress(inner, mtime=0)
+    payload = "ffffffff" + len(value).to_bytes(4, "big").hex() + value.hex()
+    return encode_document({"entries": [{"magic": 1, "codec": "gzip", "stored_offset": messages - 1,
+                                         "max_timestamp": 1_700_000_000_000, "payload": {"hex": payload}}]})

@@ -139,3 +139,27 @@ def test_plan_and_salvage_snapshot(path, kbatch, tmp_path, text_snapshot):
     shown = saved.out.replace(str(tmp_path), "TMP")
     assert (f"$ kbatch repair-length --truncate-tail {rel}\n{plan.out}(exit {plan.code})\n\n"
             f"$ kbatch salvage {rel} -o TMP/salvaged.log\n{shown}(exit {saved.code})\n") == text_snapshot
+
+
+@pytest.mark.parametrize("mode", [0o644, 0o640, 0o600], ids=oct)
+def test_in_place_repair_keeps_the_mode(mode, kbatch, tmp_path):
+    segment = tmp_path / "00000000000000000000.log"
+    segment.write_bytes((FIXTURES / "damaged-bad-length.log").read_bytes())
+    segment.chmod(mode)
+    result = kbatch("repair-length", str(segment), "--in-place", "--backup", ".orig", "--apply")
+    assert result.code == 0 and segment.read_bytes() == CLEAN
+    assert segment.stat().st_mode & 0o7777 == mode
+    assert (tmp_path / "00000000000000000000.log.orig").stat().st_mode & 0o7777 == mode
+
+
+def test_new_files_get_the_umask_mode(kbatch, tmp_path):
+    old = os.umask(0o027)
+    try:
+        kbatch("repair-length", "fixtures/damaged-bad-length.log", "-o", str(tmp_path / "repaired.log"), "--apply")
+        kbatch("salvage", "fixtures/damaged-bitflip-record.log", "-o", str(tmp_path / "salvaged.log"))
+        kbatch("encode-from-json", "-", "-o", str(tmp_path / "encoded.log"),
+               stdin=b'{"kbatch_json_version": 1, "entries": [{"records": [{"offset": 0, "value": null}]}]}')
+    finally:
+        os.umask(old)
+    for name in ("repaired.log", "salvaged.log", "encoded.log"):
+        assert (tmp_path / name).stat().st_mode & 0o7777 == 0o640, name

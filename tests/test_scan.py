@@ -9,7 +9,7 @@ import shutil
 
 import pytest
 
-from .helpers import FIXTURES
+from .helpers import FIXTURES, sidecar
 
 pytest.importorskip("pyspark")
 if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
@@ -69,11 +69,50 @@ def test_findings_table_is_what_verify_crc_says(spark, kbatch, deep):
 
 def test_records_table_holds_every_record(spark, kbatch):
     rows = _by_file(_load(spark, "records", [FIXTURES / "v2-headers.log", FIXTURES / "v2-txn-commit.log"]))
-    headers = rows[str(FIXTURES / "v2-headers.log")]
-    assert [row["offset"] for row in headers] == [600, 601, 602, 603, 604] or len(headers) == 5
-    assert {"key": b"trace", "value": b"def"} in [h for row in headers for h in row["headers"]]
+    headers = sorted(rows[str(FIXTURES / "v2-headers.log")], key=lambda row: row["offset"])
+    expected = [record for entry in sidecar(FIXTURES / "v2-headers.log")["expected"]["entries"]
+                for record in entry["records"]]
+
+    def hex_or_none(data):
+        return None if data is None else bytes(data).hex()
+
+    assert [(row["offset"], row["timestamp"], hex_or_none(row["key"]), hex_or_none(row["value"]),
+             [[bytes(header["key"]).decode(), hex_or_none(header["value"])] for header in row["headers"]])
+            for row in headers] == \
+        [(record["offset"], record["timestamp"], record["key"] and record["key"]["hex"],
+          record["value"] and record["value"]["hex"],
+          [[key, value and value["hex"]] for key, value in record["headers"]]) for record in expected]
     control = [row for row in rows[str(FIXTURES / "v2-txn-commit.log")] if row["is_control"]]
     assert [(row["control_type"], row["coordinator_epoch"]) for row in control] == [("COMMIT", 7)]
+
+
+def test_records_table_carries_what_dump_decodes(spark, kbatch):
+    internal = FIXTURES / "internal"
+    paths = [internal / "__consumer_offsets-12" / "00000000000000000000.log",
+             internal / "__cluster_metadata-0" / "00000000000000000000.log",
+             internal / "registry" / "payments-1" / "00000000000000000000.log"]
+    rows = _by_file(_load(spark, "records", paths))
+    decoded = registry = control = 0
+    for path in paths:
+        lines = kbatch("dump", "-r", "--format", "jsonl", str(path)).out.splitlines()
+        dumped = {record["offset"]: record for line in lines for record in json.loads(line).get("records", [])}
+        for row in rows[str(path)]:
+            want = dumped[row["offset"]]
+            got_key, got_value = (None if row[name] is None else json.loads(row[name])
+                                  for name in ("decoded_key", "decoded_value"))
+            if "decoded" in want:
+                decoded += 1
+                assert (row["decoder"], got_key, got_value) == (want["decoded"]["decoder"], want["decoded"]["key"],
+                                                                want["decoded"]["value"])
+            else:
+                assert (row["decoder"], got_key, got_value) == (None, None, None)
+            ids = want.get("schema_registry") or {"key": None, "value": None}
+            registry += ids["value"] is not None
+            assert (row["key_schema_id"], row["value_schema_id"]) == (ids["key"], ids["value"])
+            data = want["control"]["data"] if want["control"] else None
+            control += data is not None
+            assert (None if row["control_data"] is None else json.loads(row["control_data"])) == data
+    assert (decoded, registry, control) == (22, 3, 3)
 
 
 @pytest.mark.parametrize("split_bytes", [300, 4096, 20000])

@@ -105,3 +105,28 @@ def test_verify_snapshot(path, kbatch, text_snapshot, jsonl_snapshot):
         shown.append(f"$ kbatch {' '.join(args)}\n{result.out}(exit {result.code})\n")
     assert "\n".join(shown) == text_snapshot
     assert kbatch("verify-crc", "--deep", "--format", "jsonl", rel).out == jsonl_snapshot
+
+
+@pytest.mark.parametrize("path", sorted(FIXTURES.glob("damaged-*.log")) + [FIXTURES / "v2-empty-compacted.log"],
+                         ids=fixture_id)
+def test_every_finding_names_its_batchs_offsets(path, kbatch):
+    """A finding inside a batch carries the batch's base and last offset (jsonl and table); one between
+    batches has none to carry (null)."""
+    rel = path.relative_to(ROOT).as_posix()
+    batches = {line["pos"]: line for line in map(json.loads, kbatch("dump", "--format", "jsonl", rel).out.splitlines())
+               if line["type"] == "batch"}
+    findings = [line for line in map(json.loads, kbatch("verify-crc", "--deep", "--format", "jsonl", rel)
+                                     .out.splitlines()) if line["type"] == "finding"]
+    assert findings
+    table = kbatch("verify-crc", "--deep", rel).out
+    for finding in findings:
+        batch = batches.get(finding["entry_pos"])
+        if batch is None:
+            assert finding["base_offset"] is None and finding["last_offset"] is None
+            continue
+        assert (finding["base_offset"], finding["last_offset"]) == (batch["base_offset"], batch["last_offset"])
+        offsets = f"offset {batch['base_offset']}" if batch["base_offset"] == batch["last_offset"] else \
+            f"offsets {batch['base_offset']}–{batch['last_offset']}"
+        assert f"{finding['code']} at pos {finding['pos']} ({offsets})" in table
+    if "crc" in path.name or "bitflip" in path.name or "compacted" in path.name:
+        assert any(finding["base_offset"] is not None for finding in findings)

@@ -28,11 +28,26 @@ SUBCOMMANDS = {
     "salvage": "kbatch.cli.salvage",
     "scan": "kbatch.cli.scan",
     "stats": "kbatch.cli.stats",
+    "txn": "kbatch.cli.txn",
     "verify-crc": "kbatch.cli.verify_crc",
 }
 
 
+class OutputClosed(Exception):
+    """The reader of our output went away (``| head``): not an error, and not something Click may handle.
+
+    Click turns an EPIPE into exit status 1, which a caller reads as "damage found"; so a closed pipe is
+    carried past Click as this exception instead.
+    """
+
+
 class LazyGroup(click.Group):
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError as error:
+            raise OutputClosed from error
+
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(SUBCOMMANDS)
 
@@ -68,6 +83,7 @@ def cli() -> None:
 def main(argv: list[str] | None = None) -> None:
     try:
         status = cli.main(args=argv, prog_name="kbatch", standalone_mode=False)
+        sys.stdout.flush()   # what is still buffered may meet a closed pipe too
     except click.exceptions.Exit as done:
         status = done.exit_code
     except click.ClickException as error:
@@ -76,8 +92,9 @@ def main(argv: list[str] | None = None) -> None:
     except click.Abort:
         click.echo("Aborted.", err=True)
         status = ExitStatus.TROUBLE
-    except BrokenPipeError:
-        # The reader of our output went away (| head): not an error of ours.
+    except (OutputClosed, BrokenPipeError):
+        # The reader of our output went away (| head): not an error of ours.  Whatever is still buffered
+        # goes to /dev/null, so the interpreter's last flush does not fail (exit 120) either.
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         status = ExitStatus.OK

@@ -9,7 +9,8 @@ import click
 
 from ..diff import DiffSummary, Difference, diff_streams, resolve_ignore
 from ..reader import open_input
-from .options import hex_option, no_color_option, report_unreadable
+from ..render.values import counted
+from .options import decompressed_limit_option, hex_option, no_color_option, report_unreadable
 from .status import ExitStatus
 
 
@@ -30,8 +31,9 @@ Examples:
 @click.option("--format", "output_format", type=click.Choice(["table", "jsonl"]), default="table",
               show_default=True, help="table for people, jsonl for programs.")
 @hex_option
+@decompressed_limit_option
 @no_color_option
-def diff(path_a, path_b, ignore_names, records_only, output_format, hex_input, no_color):
+def diff(path_a, path_b, ignore_names, records_only, output_format, hex_input, decompressed_limit, no_color):
     """Compare two Kafka log segments (or batches): aligned by record offset, every header field and record
     field that differs, batches and records on one side only, damaged ranges on each side, and the first
     differing byte.
@@ -58,7 +60,8 @@ def diff(path_a, path_b, ignore_names, records_only, output_format, hex_input, n
     summary = DiffSummary()
     stream_a, stream_b = streams
     with stream_a, stream_b:
-        differences = diff_streams(stream_a, stream_b, summary, ignore=ignore, records_only=records_only)
+        differences = diff_streams(stream_a, stream_b, summary, ignore=ignore, records_only=records_only,
+                                   decompressed_limit=decompressed_limit)
         if output_format == "jsonl":
             from ..render.diff import jsonl_difference, jsonl_summary
             for difference in differences:
@@ -82,7 +85,7 @@ def _table(differences, summary: DiffSummary, path_a: str, path_b: str, records_
         for difference in differences:
             spool.write(json.dumps(difference.__dict__) + "\n")
             count += 1
-        console.print(f"A: {path_a} ({summary.size_a} bytes)\nB: {path_b} ({summary.size_b} bytes)")
+        console.print(f"A: {path_a} ({counted(summary.size_a, 'byte')})\nB: {path_b} ({counted(summary.size_b, 'byte')})")
         first = summary.first_different_byte
         console.print("byte-identical" if first is None else f"first differing byte: {first}")
         console.print(summary_table(summary, records_only))

@@ -13,6 +13,7 @@ from ..partition.sniff import NotALogSegment, looks_like_other_kind
 from ..messages.apply import decode_batch
 from ..messages.topics import DECODERS, decoder_for_path
 from ..reader import ReadOptions, SegmentReader
+from ..segments import PARTITION_FILES
 from ..render.console import make_console
 from ..render.dumplog import DumplogSink
 from ..render.jsonout import JsonlSink, JsonSink
@@ -38,7 +39,8 @@ Examples:
 @files_argument
 @click.option("--records", "-r", is_flag=True, help="Decode and show the records of every batch (and check them).")
 @click.option("--format", "output_format", type=click.Choice(FORMATS), default="table", show_default=True,
-              help="table for people, jsonl/json for programs, dumplog for kafka-dump-log.sh's lines.")
+              help="table for people, jsonl/json for programs, dumplog for kafka-dump-log.sh's lines "
+                   "(keys and payloads as Kafka's StringDecoder shows them, unless --decode hex|base64|json).")
 @decode_option
 @click.option("--decoder", type=click.Choice(("auto",) + DECODERS), default="auto", show_default=True,
               help="How records of Kafka's internal topics are read (with --records): auto picks it from the "
@@ -71,6 +73,7 @@ def dump(files, records, output_format, decode, decoder, full, limit, kind, offs
     name says (--kind overrides): .index, .timeindex, .txnindex, .snapshot,
     leader-epoch-checkpoint, partition.metadata, the log directory's offset
     checkpoints, and a KRaft snapshot (.checkpoint, read as record batches).
+    A directory dumps every such file in it, segment by segment.
 
     Exit status: 0 clean, 1 damage found, 2 usage or I/O error (and a file
     that is no log segment but looks like another kind).
@@ -86,7 +89,7 @@ def dump(files, records, output_format, decode, decoder, full, limit, kind, offs
     elif output_format == "json":
         sink = JsonSink(out, records=records, decode=decode)
     else:
-        sink = DumplogSink(out, records=records)
+        sink = DumplogSink(out, records=records, decode=decode)
 
     def dump_one(path, stream):
         named = kind or (None if hex_input else kind_of(path))
@@ -101,8 +104,9 @@ def dump(files, records, output_format, decode, decoder, full, limit, kind, offs
         window = Window(*(offset_range or (None, None)), since, until)
         return _dump_file(path, stream, options, sink, limit, window, decoder)
 
-    status = for_each_input(files, hex_input, dump_one)
-    if isinstance(sink, JsonSink):
+    # A directory dumps every file Kafka keeps in it, each segment's together, segments by base offset.
+    status = for_each_input(files, hex_input, dump_one, pattern=PARTITION_FILES)
+    if isinstance(sink, (JsonSink, DumplogSink)):
         sink.close()
     return status
 

@@ -12,6 +12,7 @@ from ..annotate import Span, decompressed_spans, entry_spans
 from ..codecs import CodecError, Decompressor
 from ..findings import Finding
 from ..reader import ReadOptions, SegmentReader, open_input
+from ..render.values import counted
 from .options import decompressed_limit_option, hex_option, no_color_option, report_unreadable
 from .status import ExitStatus
 
@@ -105,16 +106,16 @@ def hexdump_annotate(file, batch_index, record_offset, position, byte_range, wid
             high = min(high, low + max_bytes)
         cut = _cut_note(item.size, high - low)
         if isinstance(item, Finding):
-            spans = [Span(item.pos, item.pos + item.size, "damaged range", f"{item.size} bytes", "raw", finding)
+            spans = [Span(item.pos, item.pos + item.size, "damaged range", counted(item.size, "byte"), "raw", finding)
                      for finding in findings[:1]]
             render(console, view[low:high], low, spans, width=width, ruler=ruler, cut=cut,
-                   title=f"{file}: damaged range at {item.pos}, {item.size} bytes")
+                   title=f"{file}: damaged range at {item.pos}, {counted(item.size, 'byte')}")
             for finding in findings[1:]:
                 console.print(finding_line(finding))
             return ExitStatus.FOUND
         spans = _within(entry_spans(item, view[item.pos:item.pos + item.size], index, (low, high)), low, high)
         render(console, view[low:high], low, spans, width=width, ruler=ruler, cut=cut,
-               title=f"{file}: batch[{index}] at {item.pos}, {item.size} bytes, magic {item.magic}, {item.codec}")
+               title=f"{file}: batch[{index}] at {item.pos}, {counted(item.size, 'byte')}, magic {item.magic}, {item.codec}")
         for finding in item.findings:
             console.print(finding_line(finding))
         if decompressed and item.compressed:
@@ -177,16 +178,16 @@ def _select(reader, batch_index, record_offset, position):
 def _show_decompressed(view, batch, index, console, width, ruler, render, limit, max_bytes) -> None:
     payload = view[batch.payload_pos:batch.payload_pos + batch.payload_size]
     try:
-        inflated = Decompressor(limit).decompress(batch.attributes & 7, payload, batch.magic)
+        inflated = Decompressor(limit).decompress_view(batch.attributes & 7, payload, batch.magic)
     except CodecError as error:
         console.print(f"(the records do not decompress: {error.detail})")
         return
     high = min(len(inflated), max_bytes) if max_bytes else len(inflated)
     console.print()
     spans = _within(decompressed_spans(batch, inflated, index, (0, high)), 0, high)
-    render(console, memoryview(inflated)[:high], 0, spans, width=width, ruler=ruler,
+    render(console, inflated[:high], 0, spans, width=width, ruler=ruler,
            cut=_cut_note(len(inflated), high),
-           title=f"batch[{index}] records, decompressed: {len(inflated)} bytes "
+           title=f"batch[{index}] records, decompressed: {counted(len(inflated), 'byte')} "
                  "(positions +N are inside the decompressed data, not the file)")
 
 
@@ -198,7 +199,7 @@ def _show_range(reader, view, byte_range, console, width, ruler, render):
     for item in reader:
         if isinstance(item, Finding):
             if item.owns_bytes and item.pos < high and item.pos + item.size > low:
-                spans.append(Span(item.pos, item.pos + item.size, "damaged range", f"{item.size} bytes", "raw",
+                spans.append(Span(item.pos, item.pos + item.size, "damaged range", counted(item.size, "byte"), "raw",
                                   item))
             damaged |= item.is_damage and low <= item.pos < high
             if item.pos >= high:

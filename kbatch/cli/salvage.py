@@ -8,8 +8,9 @@ import click
 
 from ..files import same_file, write_atomically
 from ..reader import open_input
+from ..render.values import counted
 from ..repair import SalvageReport, salvage as salvage_batches
-from .options import no_color_option
+from .options import no_color_option, report_unreadable
 from .status import ExitStatus
 
 
@@ -39,7 +40,12 @@ def salvage(path, output, no_color):
         raise click.UsageError("OUT is IN: salvage never writes over its input")
     console = make_console(sys.stdout, no_color=no_color)
     report = SalvageReport(0)
-    with open_input(path) as stream:
+    try:
+        stream = open_input(path)
+    except (OSError, ValueError) as error:
+        report_unreadable(path, error)
+        return ExitStatus.TROUBLE
+    with stream:
         try:
             written = write_atomically(output, salvage_batches(stream, report))
         except OSError as error:
@@ -49,10 +55,10 @@ def salvage(path, output, no_color):
         console.print(salvage_table(path, report))
     notes = []
     if report.lengths_fixed:
-        notes.append(f"{report.lengths_fixed} length field(s) corrected")
+        notes.append(f"{counted(report.lengths_fixed, 'length field')} corrected")
     if report.dropped_zero_tail:
-        notes.append(f"a zero tail of {report.dropped_zero_tail} bytes dropped")
-    console.print(f"kept {report.kept} batches ({report.kept_records} records, {written} of {report.size} bytes) "
-                  f"in {output}; skipped {len(report.skipped)} damaged range(s)"
+        notes.append(f"a zero tail of {counted(report.dropped_zero_tail, 'byte')} dropped")
+    console.print(f"kept {counted(report.kept, 'batch')} ({counted(report.kept_records, 'record')}, {written} of "
+                  f"{counted(report.size, 'byte')}) in {output}; skipped {counted(len(report.skipped), 'damaged range')}"
                   + (f"; {', '.join(notes)}" if notes else ""))
     return ExitStatus.FOUND if report.skipped else ExitStatus.OK

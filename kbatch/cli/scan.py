@@ -22,7 +22,9 @@ Examples:
 @click.option("--out", "out_dir", required=True, metavar="DIR", type=click.Path(file_okay=False),
               help="Where the Parquet tables go: DIR/batches, DIR/findings (and DIR/records).")
 @click.option("--records", is_flag=True, help="Also write one row per record (DIR/records).")
-@click.option("--deep", is_flag=True, help="Findings as verify-crc --deep finds them.")
+@click.option("--deep", is_flag=True, help="Findings as verify-crc --deep finds them, with each partition "
+                                             "directory's indexes, snapshots and checkpoints held against its "
+                                             "segments (rows of DIR/findings, a column of the report).")
 @click.option("--master", metavar="URL", help="Spark master (default local[*], or the session spark-submit or "
                                                "SPARK_REMOTE provides).")
 @click.option("--split-bytes", type=click.IntRange(min=0), default=0, metavar="N",
@@ -66,4 +68,4 @@ def scan(paths, out_dir, records, deep, master, split_bytes, pattern, output_for
         from ..render.console import make_console
         from ..render.scan import render_report
         render_report(make_console(sys.stdout, no_color=no_color), result)
-    return ExitStatus.FOUND if result["damaged_segments"] else ExitStatus.OK
+    return ExitStatus.FOUND if result["damaged_segments"] or result["failed_cross_checks"] else ExitStatus.OK

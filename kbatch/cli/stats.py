@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import sys
+import tempfile
 
 import click
 
 from ..reader import ReadOptions
-from .options import decompressed_limit_option, hex_option, no_color_option, report_unreadable
+from .options import decompressed_limit_option, expand_inputs, hex_option, no_color_option, report_unreadable
 from .status import ExitStatus
 
 
@@ -15,15 +17,25 @@ from .status import ExitStatus
 Examples:
   kbatch stats 00000000000000000000.log
   kbatch stats /var/kafka-logs/orders-0
+  kbatch stats --what-if --recompress segment.log
+  kbatch stats --what-if --write-layouts /tmp/layouts segment.log && kbatch hexdump-annotate /tmp/layouts/segment.v3.log
   kbatch stats --format json segment.log | jq '.stored[] | {category, share}'
 """)
 @click.argument("paths", nargs=-1, required=True, metavar="FILE|DIR...")
 @click.option("--format", "output_format", type=click.Choice(["table", "json"]), default="table",
               show_default=True, help="table for people (with bars), json for programs.")
+@click.option("--what-if", "what_if", is_flag=True,
+              help="Also encode the same records as v0, v1, v2 and the proposed v3 (batch boundaries and "
+                   "codecs kept) and report each layout's size.")
+@click.option("--recompress", is_flag=True,
+              help="With --what-if: also compress each layout with its batch's codec (slower).")
+@click.option("--write-layouts", "layouts_dir", type=click.Path(file_okay=False), metavar="DIR",
+              help="With --what-if: also write what each layout holds, as DIR/NAME.v0.log .. NAME.v3.log for "
+                   "each input NAME.log (compressed with --recompress), to dump or hexdump-annotate them.")
 @hex_option
 @decompressed_limit_option
 @no_color_option
-def stats(paths, output_format, hex_input, decompressed_limit, no_color):
+def stats(paths, output_format, what_if, recompress, layouts_dir, hex_input, decompressed_limit, no_color):
     """Where the bytes of Kafka log segments go: log-entry framing, batch headers, each record
     field, keys, values, headers, compressed records, control batches and damaged bytes.
 
@@ -36,15 +48,16 @@ def stats(paths, output_format, hex_input, decompressed_limit, no_color):
     """
     from ..reader import open_input
     from ..stats import SegmentStats, collect
-    from .verify_crc import expand_paths
-
-    status = ExitStatus.OK
-    files, missing = expand_paths(paths)
-    for pattern in missing:
-        click.echo(f"kbatch: no such file: {pattern}", err=True)
-        status = ExitStatus.TROUBLE
+    files, status = expand_inputs(paths)
     options = ReadOptions(records=True, decompressed_limit=decompressed_limit)
     accounting = SegmentStats()
+    if (recompress or layouts_dir) and not what_if:
+        raise click.UsageError("--recompress and --write-layouts go with --what-if")
+    outputs = _layout_outputs(files, layouts_dir) if layouts_dir else {}
+    encoder = None
+    if what_if:
+        from ..whatif import WhatIf
+        encoder = WhatIf(recompress=recompress)
     for path in files:
         try:
             stream = open_input(path, hex_text=hex_input)
@@ -53,8 +66,17 @@ def stats(paths, output_format, hex_input, decompressed_limit, no_color):
             status = ExitStatus.TROUBLE
             continue
         with stream:
-            collect(accounting, path, stream, options)
+            if path in outputs:
+                with _LayoutFiles(outputs[path]) as layout_files:
+                    encoder.write = layout_files.write
+                    collect(accounting, path, stream, options, what_if=encoder)
+            else:
+                collect(accounting, path, stream, options, what_if=encoder)
+    if not accounting.files:
+        return status   # nothing could be read: the errors said why, and there is nothing to add up
     report = accounting.as_dict()
+    if encoder is not None:
+        report["what_if"] = encoder.as_dict()
     if output_format == "json":
         from ..render.stats import write_stats_json
         write_stats_json(sys.stdout, report)
@@ -65,3 +87,51 @@ def stats(paths, output_format, hex_input, decompressed_limit, no_color):
     if accounting.damaged and status is ExitStatus.OK:
         status = ExitStatus.FOUND
     return status
+
+
+def _layout_outputs(files: list[str], directory: str) -> dict[str, dict[str, str]]:
+    """input -> layout -> the file --write-layouts writes it to; refused when two inputs would share one."""
+    from ..files import same_file
+    from ..whatif import LAYOUTS
+
+    outputs, taken = {}, {}
+    for path in files:
+        name = "stdin" if path == "-" else os.path.basename(path).removesuffix(".log")
+        if name in taken:
+            raise click.UsageError(f"--write-layouts: {path} and {taken[name]} would both write {name}.v*.log; "
+                                   "give inputs with different names")
+        taken[name] = path
+        outputs[path] = {layout: os.path.join(directory, f"{name}.{layout}.log") for layout in LAYOUTS}
+        for output in outputs[path].values():
+            if any(same_file(output, source) for source in files):
+                raise click.UsageError(f"--write-layouts would overwrite the input {output}")
+    return outputs
+
+
+class _LayoutFiles:
+    """One input's layouts, spooled (to disk past 8 MiB) as they are encoded, then each written atomically."""
+
+    _SPOOL = 8 << 20
+
+    def __init__(self, paths: dict[str, str]):
+        self.paths = paths
+        self.spools = {layout: tempfile.SpooledTemporaryFile(self._SPOOL) for layout in paths}
+
+    def write(self, layout: str, data: bytes) -> None:
+        self.spools[layout].write(data)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, error, trace) -> None:
+        from ..files import write_atomically
+
+        try:
+            if kind is None:
+                os.makedirs(os.path.dirname(os.path.abspath(next(iter(self.paths.values())))), exist_ok=True)
+                for layout, spool in self.spools.items():
+                    spool.seek(0)
+                    write_atomically(self.paths[layout], iter(lambda: spool.read(1 << 20), b""))
+        finally:
+            for spool in self.spools.values():
+                spool.close()

@@ -29,6 +29,7 @@ ZERO_UUID = "AAAAAAAAAAAAAAAAAAAAAA"   # Uuid.ZERO_UUID.toString()
 _FIXED = {"int8": ">b", "int16": ">h", "int32": ">i", "int64": ">q", "uint16": ">H", "uint32": ">I",
           "float64": ">d"}
 _STRUCTS = {code: struct.Struct(code) for code in _FIXED.values()}
+_PLANS: dict[tuple[int, int], tuple] = {}   # (id of a field tuple, version) -> (the tuple, MessageDecoder._plan)
 
 
 class MessageError(Exception):
@@ -102,18 +103,30 @@ class MessageDecoder:
     def _flexible(self, field: F) -> bool:
         return in_range(self.version, version_range(field.flexible)) if field.flexible else self.flexible
 
+    def _plan(self, fields: tuple[F, ...]) -> tuple[list[tuple[F, bool]], dict[int, F]]:
+        """The fields of this version in order (tagged or not), and the tagged ones by tag; worked out once."""
+        key = (id(fields), self.version)
+        plan = _PLANS.get(key)
+        if plan is None or plan[0] is not fields:   # the plan holds its fields, so the id is never reused
+            order, tagged = [], {}
+            for field in fields:
+                # a field absent from this version is not part of it (Kafka's JSON leaves it out too)
+                if in_range(self.version, version_range(field.versions)):
+                    is_tagged = in_range(self.version, version_range(field.tagged))
+                    order.append((field, is_tagged))
+                    if is_tagged:
+                        tagged[field.tag] = field
+            plan = _PLANS[key] = (fields, order, tagged)
+        return plan[1], plan[2]
+
     def _struct(self, reader: _Reader, fields: tuple[F, ...], path: str) -> dict:
         out: dict = {}
-        tagged: dict[int, F] = {}
-        for field in fields:
-            name = f"{path}{field.json_name}"
-            present = in_range(self.version, version_range(field.versions))
-            if present and in_range(self.version, version_range(field.tagged)):
-                tagged[field.tag] = field
+        order, tagged = self._plan(fields)
+        for field, is_tagged in order:
+            if is_tagged:
                 out[field.json_name] = default_value(field)
-            elif present:
-                out[field.json_name] = self._field(reader, field, name, tagged=False)
-            # a field absent from this version is not part of it (Kafka's JSON leaves it out too)
+            else:
+                out[field.json_name] = self._field(reader, field, path + field.json_name, tagged=False)
         if self.flexible:
             self._tagged_fields(reader, tagged, out, path)
         return out

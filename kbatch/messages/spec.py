@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property, lru_cache
 
 
+@lru_cache(maxsize=None)
 def version_range(text: str | None) -> tuple[int, int] | None:
     """Kafka's version strings: "3+" -> (3, MAX), "1-3" -> (1, 3), "2" -> (2, 2), "none" -> None."""
     if text is None or text == "none":
@@ -33,7 +35,7 @@ class F:
     flexible: str | None = None     # a field-level flexibleVersions override
     fields: tuple["F", ...] = ()
 
-    @property
+    @cached_property
     def json_name(self) -> str:
         """FieldSpec.camelCaseName: what Kafka's JSON converters call the field."""
         return self.name[:1].lower() + self.name[1:]

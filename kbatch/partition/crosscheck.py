@@ -29,6 +29,13 @@ from .sidecars import Entry, Header, read_sidecar, read_whole
 
 NO_OFFSET = -1
 
+# The findings only a partition's files held together can make (each names the file that disagrees).
+CROSS_CHECK_CODES = frozenset({
+    "index-not-batch-start", "index-offset-mismatch", "index-zero-tail-rolled", "timeindex-mismatch",
+    "timeindex-missing-max", "txnindex-missing", "txnindex-unmatched", "txnindex-mismatch", "snapshot-mismatch",
+    "snapshot-missing-producer", "epoch-mismatch", "epoch-missing", "segment-base-mismatch", "segment-overlap",
+    "segment-gap"})
+
 
 @dataclass(frozen=True)
 class Located:

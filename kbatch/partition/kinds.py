@@ -67,3 +67,16 @@ def base_offset_of(path: str) -> int | None:
     name = os.path.basename(path.rstrip("/"))
     match = _OFFSET_FILE.match(name) or _KRAFT_SNAPSHOT.match(name)
     return int(match["base"]) if match else None
+
+
+def listing_order(path: str) -> tuple:
+    """Where a file goes when a partition directory is listed: by the offset its name carries (a segment's
+    files together, in :data:`KINDS` order), then the files named once per partition, then anything else."""
+    name = os.path.basename(path.rstrip("/"))
+    kind = kind_of(name)
+    offset = base_offset_of(name)
+    if offset is not None:
+        return (0, offset, KINDS.index(kind), name)
+    if kind is not None:
+        return (1, 0, KINDS.index(kind), name)
+    return (2, 0, 0, name)

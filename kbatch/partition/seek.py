@@ -32,7 +32,8 @@ from ..layouts import (
 )
 from ..model import Batch
 from . import kinds
-from .sidecars import Entry, read_sidecar, read_whole
+from .layouts import OFFSET_INDEX_ENTRY, TIME_INDEX_ENTRY
+from .sidecars import read_whole
 
 _HEADER_BYTES = BATCH_HEADER.size   # the longest fixed header: enough for every magic
 _V2 = {name: index for index, name in enumerate(BATCH_HEADER.names)}
@@ -138,27 +139,50 @@ def _sibling(log_path: str, suffix: str) -> str | None:
     return sibling if os.path.isfile(sibling) else None
 
 
-def _entries(path: str, kind: str) -> list[Entry]:
-    with open(path, "rb") as stream:
-        data = read_whole(stream)
-    return [item for item in read_sidecar(kind, data, kinds.base_offset_of(path)) if isinstance(item, Entry)]
+class _Slots:
+    """An index's slots up to its zero tail, read in place: Kafka binary-searches the mapped file the same way
+    (AbstractIndex.largestLowerBoundSlotFor), and a 10 MiB index is never turned into a million objects."""
+
+    def __init__(self, path: str, layout, key: str):
+        with open(path, "rb") as stream:
+            self.data = read_whole(stream)
+        self.layout, self.key_index = layout, layout.names.index(key)
+        used = len(self.data[:len(self.data) - len(self.data) % layout.size].rstrip(b"\x00"))
+        self.count = -(-used // layout.size)
+        self.base = kinds.base_offset_of(path) or 0
+
+    def fields(self, slot: int) -> dict:
+        return dict(zip(self.layout.names, self.layout.unpack_from(self.data, slot * self.layout.size)))
+
+    def _key(self, slot: int) -> int:
+        return self.layout.unpack_from(self.data, slot * self.layout.size)[self.key_index]
+
+    def largest_at_or_below(self, target: int, strictly: bool = False) -> dict | None:
+        """The last slot whose key is at (or, ``strictly``, below) ``target``; keys are taken as sorted."""
+        low, high, found = 0, self.count - 1, None
+        while low <= high:
+            middle = (low + high) // 2
+            key = self._key(middle)
+            if key < target or (key == target and not strictly):
+                found, low = middle, middle + 1
+            else:
+                high = middle - 1
+        if found is None:
+            return None
+        entry = self.fields(found)
+        entry["offset"] = self.base + entry["relative_offset"]
+        return entry
 
 
-def _lookup_position(entries: list[Entry], target: int) -> Entry | None:
-    """OffsetIndex.lookup: the entry with the largest offset at or below ``target``."""
-    found = None
-    for entry in entries:
-        if entry.fields["offset"] is not None and entry.fields["offset"] <= target:
-            if found is None or entry.fields["offset"] > found.fields["offset"]:
-                found = entry
-    return found
+def _offset_slots(path: str) -> _Slots:
+    return _Slots(path, OFFSET_INDEX_ENTRY, "relative_offset")
 
 
-def _time_entry_holds(entry: Entry, offset_entries: list[Entry], reader, stream) -> bool:
+def _time_entry_holds(entry: dict, offsets: _Slots, reader, stream) -> bool:
     """Does the batch ending at the entry's offset carry its timestamp (found from the offset index on)?"""
-    offset, timestamp = entry.fields["offset"], entry.fields["timestamp"]
-    start = _lookup_position(offset_entries, offset)
-    pos = start.fields["position"] if start is not None and 0 <= start.fields["position"] < reader.size else 0
+    offset, timestamp = entry["offset"], entry["timestamp"]
+    start = offsets.largest_at_or_below(offset - offsets.base)
+    pos = start["position"] if start is not None and 0 <= start["position"] < reader.size else 0
     while pos < reader.size:
         header = peek(stream, pos, reader.size, reader.options.max_entry_size)
         if header is None or header.last_offset > offset:
@@ -181,30 +205,31 @@ def start_position(log_path: str, reader, stream: BinaryIO, window: Window) -> S
     if offsets_path is None:
         return Start(0)
     target = window.low
+    offsets = _offset_slots(offsets_path)
     if window.since is not None:
         times_path = _sibling(log_path, ".timeindex")
         if times_path is not None:
             # Every batch up to an entry stamped before `since` ends before the window: start after it.
-            earlier = [entry for entry in _entries(times_path, kinds.TIME_INDEX)
-                       if entry.fields["timestamp"] < window.since and entry.fields["offset"] is not None]
-            if earlier:
-                last = max(earlier, key=lambda entry: entry.fields["offset"])
-                if not _time_entry_holds(last, _entries(offsets_path, kinds.OFFSET_INDEX), reader, stream):
+            last = _Slots(times_path, TIME_INDEX_ENTRY, "timestamp").largest_at_or_below(window.since, strictly=True)
+            if last is not None:
+                if not _time_entry_holds(last, offsets, reader, stream):
                     return Start(0, f"kbatch: {os.path.basename(times_path)}: the entry (timestamp "
-                                    f"{last.fields['timestamp']}, offset {last.fields['offset']}) is not a batch's "
+                                    f"{last['timestamp']}, offset {last['offset']}) is not a batch's "
                                     f"largest timestamp; reading {os.path.basename(log_path)} from the start")
-                after = last.fields["offset"] + 1
+                after = last["offset"] + 1
                 target = after if target is None else max(target, after)
     if target is None:
         return Start(0)
-    entry = _lookup_position(_entries(offsets_path, kinds.OFFSET_INDEX), target)
+    entry = offsets.largest_at_or_below(target - offsets.base)
     if entry is None:
         return Start(0)
-    position, indexed = entry.fields["position"], entry.fields["offset"]
+    position, indexed = entry["position"], entry["offset"]
     header = peek(stream, position, reader.size, reader.options.max_entry_size) if 0 <= position < reader.size \
         else None
+    # Verified, never trusted: a batch must start there, its CRC verify, and none of its offsets be past
+    # the target (then every batch before it is below the target too).
     holds = (header is not None and reader.entry_verifies_at(position)
-             and (header.base_offset is None or header.base_offset <= indexed))
+             and (header.base_offset is None or header.base_offset <= min(indexed, target)))
     if not holds:
         return Start(0, f"kbatch: {os.path.basename(offsets_path)}: the entry for offset {indexed} (position "
                         f"{position}) does not point at a batch holding it; reading {os.path.basename(log_path)} "

@@ -92,18 +92,25 @@ def looks_like(data: bytes) -> str | None:
     """
     for kind in (kinds.PRODUCER_SNAPSHOT, kinds.LEADER_EPOCH_CHECKPOINT, kinds.OFFSET_CHECKPOINT,
                  kinds.PARTITION_METADATA, kinds.TXN_INDEX, kinds.TIME_INDEX, kinds.OFFSET_INDEX):
-        items = list(read_sidecar(kind, data))
-        entries = [item for item in items if isinstance(item, Entry)]
-        if not entries or any(finding.is_damage for item in items
-                              for finding in ([item] if isinstance(item, Finding) else item.findings)):
-            continue
-        if kind == kinds.TIME_INDEX and not all(_PLAUSIBLE_MS[0] <= e.fields["timestamp"] < _PLAUSIBLE_MS[1]
-                                                for e in entries):
-            continue
         if kind in (kinds.LEADER_EPOCH_CHECKPOINT, kinds.OFFSET_CHECKPOINT) and not data[:2] == b"0\n":
             continue
-        return kind
+        if _reads_cleanly_as(kind, data):
+            return kind
     return None
+
+
+def _reads_cleanly_as(kind: str, data: bytes) -> bool:
+    """At least one entry and no damage; stops at the first damage, so garbage costs little to rule out."""
+    entries = 0
+    for item in read_sidecar(kind, data):
+        findings = [item] if isinstance(item, Finding) else getattr(item, "findings", [])
+        if any(finding.is_damage for finding in findings):
+            return False
+        if isinstance(item, Entry):
+            if kind == kinds.TIME_INDEX and not _PLAUSIBLE_MS[0] <= item.fields["timestamp"] < _PLAUSIBLE_MS[1]:
+                return False
+            entries += 1
+    return entries > 0
 
 
 # -- fixed-size entries -----------------------------------------------------------------------------------

@@ -7,6 +7,7 @@ import os
 
 from ..summary import FileSummary
 from .crosscheck import PartitionCheck
+from .kinds import LOG, kind_of
 
 
 def partition_directories(paths) -> list[str]:
@@ -46,3 +47,28 @@ def verify_partitions(paths, sink, *, index_only: bool, decompressed_limit: int)
         sink.file_done(summary)
         summaries.append(summary)
     return summaries
+
+
+def directories_of(segment_paths) -> list[str]:
+    """The partition directories local segments lie in (remote ones are not cross-checked)."""
+    return sorted({os.path.dirname(path) or "." for path in segment_paths
+                   if "://" not in path and kind_of(path) == LOG})
+
+
+def cross_check_rows(directory: str) -> list[tuple]:
+    """The cross-check findings of one partition directory as rows of scan's findings table.
+
+    Runs on a Spark worker: one task per partition directory.
+    """
+    from ..render.jsonout import finding_dict
+    from ..segments import topic_partition
+    from ..spark.source import FINDING_SCHEMA
+
+    # The table's columns after file, topic and partition; those a finding does not have (the offsets of
+    # the batch it lies in) are null.
+    names = [column.split()[0] for column in FINDING_SCHEMA.split(", ")][3:]
+    rows = []
+    for located in PartitionCheck(directory).run():
+        row = finding_dict(located.finding)
+        rows.append((located.path, *topic_partition(located.path), *(row.get(name) for name in names)))
+    return rows

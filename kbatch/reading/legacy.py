@@ -71,39 +71,65 @@ def _unwrap(batch: Batch, value: bytes | None, codec_id: int, log_append_time: b
                 f"{batch.codec} inside a compressed message set")
         return
     try:
-        inner = decompressor.decompress(codec_id, value or b"", batch.magic)
+        # In place: the inner set is walked straight from the decompressor's buffer, never copied whole.
+        inner = decompressor.decompress_view(codec_id, value or b"", batch.magic)
     except CodecError as error:
         finding(error.code, "value", f"{batch.codec} data", error.detail)
         batch.count = None
         return
     batch.decompressed_size = len(inner)
-    messages: list[Batch] = []
+    # A wrapper of a few hundred KB can inflate to millions of inner messages: each is checked as it
+    # passes, but only the first MAX_HELD records (and findings) are kept, so memory stays bounded
+    # whatever the wrapper holds; a finding says what was not kept.
+    count, records, last = 0, [], None
+    findings_left = MAX_HELD
     for item in read_inner(inner, batch.magic):
+        problems = [item] if isinstance(item, Finding) else item.findings
+        if isinstance(item, Batch) and item.magic != batch.magic:
+            problems = problems + [Finding("inner-magic-mismatch", item.pos, item.pos, 0, "magic",
+                                           str(batch.magic), str(item.magic))]
+        for problem in problems:
+            findings_left -= 1
+            if findings_left >= 0:
+                field = (f"inner.{problem.field}" if isinstance(item, Finding)
+                         else f"inner[{count}].{problem.field}")
+                finding(problem.code, field, problem.expected, problem.actual, problem.pos)
         if isinstance(item, Finding):
-            finding(item.code, f"inner.{item.field}", item.expected, item.actual, item.pos)
             continue
-        for inner_finding in item.findings:
-            finding(inner_finding.code, f"inner[{len(messages)}].{inner_finding.field}",
-                    inner_finding.expected, inner_finding.actual, inner_finding.pos)
-        if item.magic != batch.magic:
-            finding("inner-magic-mismatch", f"inner[{len(messages)}].magic", str(batch.magic), str(item.magic),
-                    item.pos)
-        messages.append(item)
-    batch.count = len(messages)
-    records = [record for message in messages for record in (message.records or [])]
+        count += 1
+        for record in item.records or []:
+            last = record
+            if len(records) < MAX_HELD:
+                records.append(record)
+    if findings_left < 0:
+        finding("not-all-kept", "inner", f"at most {MAX_HELD} findings kept per wrapper",
+                f"{MAX_HELD - findings_left} findings; the rest are counted, not listed")
+    batch.count = count
+    if not count:   # AbstractLegacyRecordBatch.DeepRecordsIterator: "no inner records"
+        finding("empty-wrapper", "value", f"at least one message in the {batch.codec} message set",
+                f"{len(inner)} decompressed bytes holding none")
+    if count > len(records) and last is not None:
+        finding("not-all-kept", "inner", f"at most {MAX_HELD} records kept per wrapper",
+                f"{count} inner messages; records after the first {len(records)} are checked, not kept")
+    shift = 0
     if batch.magic == 1 and records:
-        _absolute_inner_offsets(batch, records)
+        last_inner = last.offset
+        shift = _absolute_inner_offsets(batch, records, last_inner)
     if log_append_time:   # LegacyRecord.timestamp(): the wrapper's LogAppendTime wins for v1 messages
         for record in records:
             if record.magic == 1:
                 record.timestamp = batch.base_timestamp
     if records:
         batch.base_offset = records[0].offset
-        batch.last_offset = records[-1].offset
+        batch.last_offset = records[-1].offset if last is records[-1] else last.offset + shift
     batch.records = records
 
 
-def _absolute_inner_offsets(batch: Batch, records: list[Record]) -> None:
+# Records (and findings) kept per wrapper: enough for any real one, a bound for a crafted one.
+MAX_HELD = 100_000
+
+
+def _absolute_inner_offsets(batch: Batch, records: list[Record], last_inner: int) -> int:
     """A v1 wrapper's inner offsets are relative: its own offset is that of its last record.
 
     AbstractLegacyRecordBatch.DeepRecordsIterator: absolute = wrapper offset - last inner offset + inner
@@ -111,16 +137,17 @@ def _absolute_inner_offsets(batch: Batch, records: list[Record]) -> None:
     stand as stored; a wrapper offset below the last inner offset is corrupt.  (A v0 wrapper's inner
     offsets are absolute already.)
     """
-    last_inner = records[-1].offset
     if batch.offset_field == 0:
         if last_inner != 0:
             batch.findings.append(Finding(
                 "wrapper-offset-zero", batch.pos, batch.pos, 8, "offset", "the offset of the last inner message",
                 f"0, so the inner offsets {records[0].offset}..{last_inner} are taken as they are"))
-        return
+        return 0
     if batch.offset_field < last_inner:
         batch.findings.append(Finding("bad-wrapper-offset", batch.pos, batch.pos, 8, "offset",
                                       f"at least the last inner offset {last_inner}", str(batch.offset_field)))
-        return
+        return 0
+    shift = batch.offset_field - last_inner
     for record in records:
-        record.offset += batch.offset_field - last_inner
+        record.offset += shift
+    return shift

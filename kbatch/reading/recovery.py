@@ -11,10 +11,12 @@ which is what repair-length builds on).
 
 from __future__ import annotations
 
+import functools
 import re
 import struct
 from typing import Callable
 
+from ..checksums import SpanCrc, crc32, crc32c
 from ..findings import Finding
 from ..framing import CHECKSUMS, LENGTH_FIELD
 from ..layouts import (
@@ -32,10 +34,17 @@ from .window import CHUNK, Window
 
 _INT32 = struct.Struct(">i")
 
-# Where an entry may start: a size field that is positive and not absurdly
-# large (first byte < 0x80, not all four bytes zero) and a magic byte of 0, 1
-# or 2 at position 16.  Scanned by the regex engine, checked in Python.
-_ENTRY_CANDIDATE = re.compile(rb"(?s)(?=.{8}(?!\x00\x00\x00\x00)[\x00-\x7f].{7}[\x00-\x02])")
+_SPAN_CRCS = {function: SpanCrc(function) for function in (crc32, crc32c)}
+
+
+@functools.lru_cache(maxsize=None)
+def _candidate_pattern(magic: int, size_top: int) -> re.Pattern:
+    """Where an entry of ``magic`` may start: found as its magic byte at position 16, behind which lie an
+    offset that is not negative (first byte < 0x80) and a size not all zero whose first byte is at most
+    ``size_top`` (so that it fits in the input).  A match starts at the magic byte."""
+    return re.compile(b"(?s)" + re.escape(bytes([magic]))
+                      + b"(?<=[\\x00-\\x7f].{7}(?!\\x00\\x00\\x00\\x00)[\\x00-" + b"\\x%02x" % min(size_top, 0x7F)
+                      + b"].{8})")
 
 # The most candidate ends tried for one entry's true length.
 MAX_LENGTH_CANDIDATES = 256
@@ -82,16 +91,53 @@ class Recovery:
         return checksum.function(memoryview(buf)[i + checksum.start:i + end - pos]) == checksum.stored(buf, i)
 
     def resync(self, start: int) -> int | None:
-        """The next position at or after ``start`` where an entry with a valid CRC begins."""
-        chunk_pos = start
-        while chunk_pos + HEADER_SIZE_UP_TO_MAGIC <= self.size:
-            buf, i, available = self.window.view(chunk_pos, CHUNK + HEADER_SIZE_UP_TO_MAGIC)
-            for match in _ENTRY_CANDIDATE.finditer(buf, i, i + available):
-                candidate = chunk_pos + match.start() - i
-                if self.verified_entry_at(candidate):
-                    return candidate
-            chunk_pos += max(available - HEADER_SIZE_UP_TO_MAGIC + 1, 1)
+        """The next position at or after ``start`` where an entry with a valid CRC begins.
+
+        Candidates are found in bulk (:meth:`plausible_starts`) and tried in
+        order; their CRCs come from one running pass over the bytes
+        (:class:`_PrefixCrcs`), however many megabytes each candidate claims.
+        """
+        prefixes = _PrefixCrcs(self.window, start)
+        for candidate in self.plausible_starts(start, self.size, self.max_entry_size):
+            buf, i, _ = self.window.view(candidate, HEADER_SIZE_UP_TO_MAGIC + 4)
+            checksum = CHECKSUMS[buf[i + MAGIC_OFFSET]]
+            (size,) = _INT32.unpack_from(buf, i + SIZE_OFFSET)
+            stored = checksum.stored(buf, i)
+            covered_from, covered_to = candidate + checksum.start, candidate + LOG_OVERHEAD + size
+            if prefixes.span(checksum.function, covered_from, covered_to) == stored:
+                return candidate
         return None
+
+    def plausible_starts(self, start: int, stop: int, max_size: int):
+        """Positions in ``[start, stop)``, in order, where an entry plausibly starts (:meth:`plausible_entry_at`,
+        and a size of at most ``max_size``).
+
+        The bytes are searched by the regex engine for the magic byte, a literal it finds fast, with the
+        offset and size fields checked behind it; Python sees only the few positions that pass.
+        """
+        largest = min(max_size, self.size - start - LOG_OVERHEAD)
+        if largest < min(MIN_ENTRY_SIZE.values()):
+            return
+        patterns = [_candidate_pattern(magic, largest >> 24) for magic in MIN_ENTRY_SIZE]
+        chunk_pos = start
+        while chunk_pos < stop:
+            chunk_stop = min(chunk_pos + CHUNK, stop)
+            buf, i, available = self.window.view(chunk_pos, chunk_stop - chunk_pos + HEADER_SIZE_UP_TO_MAGIC)
+            if available < HEADER_SIZE_UP_TO_MAGIC:
+                return
+            found = []
+            for pattern in patterns:
+                for match in pattern.finditer(buf, i + MAGIC_OFFSET, i + available):
+                    index = match.start() - MAGIC_OFFSET
+                    candidate = chunk_pos + index - i
+                    if candidate < chunk_pos or candidate >= chunk_stop:
+                        continue
+                    offset, size = LOG_ENTRY_PREFIX.unpack_from(buf, index)
+                    if (offset >= 0 and MIN_ENTRY_SIZE[buf[index + MAGIC_OFFSET]] <= size <= max_size
+                            and candidate + LOG_OVERHEAD + size <= self.size):
+                        found.append(candidate)
+            yield from sorted(found)
+            chunk_pos = chunk_stop
 
     def zero_run_end(self, pos: int) -> int:
         """Where the run of zero bytes starting at ``pos`` ends."""
@@ -135,18 +181,11 @@ class Recovery:
     def _candidate_ends(self, first: int, limit: int):
         """Positions in [first, limit) where an entry plausibly starts, then ``limit``."""
         found = 0
-        chunk_pos = first
-        while chunk_pos < limit and found < MAX_LENGTH_CANDIDATES:
-            buf, i, available = self.window.view(chunk_pos, min(CHUNK, limit - chunk_pos) + HEADER_SIZE_UP_TO_MAGIC)
-            stop = i + min(available, limit - chunk_pos)
-            for match in _ENTRY_CANDIDATE.finditer(buf, i, stop):
-                candidate = chunk_pos + match.start() - i
-                if self.plausible_entry_at(candidate, zeros_too=False):
-                    yield candidate
-                    found += 1
-                    if found >= MAX_LENGTH_CANDIDATES:
-                        break
-            chunk_pos += max(stop - i, 1)
+        for candidate in self.plausible_starts(first, limit, self.size):
+            yield candidate
+            found += 1
+            if found >= MAX_LENGTH_CANDIDATES:
+                break
         if first <= limit:
             yield limit
 
@@ -168,3 +207,52 @@ class Recovery:
         batch.findings.insert(0, Finding("bad-length", pos, pos + SIZE_OFFSET, 4, LENGTH_FIELD[magic],
                                          f"{true_size} (the CRC verifies with it)", str(stored_size)))
         return batch
+
+
+class _PrefixCrcs:
+    """The CRC (both kinds) of the bytes from ``base`` to any later position, from one pass that runs ahead
+    only as far as it is asked.
+
+    The pass keeps the CRCs at every ``STEP`` bytes; the CRC to a position between two of them is the one
+    at the step before it, carried over the few bytes after (:meth:`SpanCrc.span` in reverse).  The CRC
+    of a span then costs two of those and a few table look-ups, not a pass over the span.
+    """
+
+    STEP = 64 * 1024
+
+    def __init__(self, window: Window, base: int):
+        self.window = window
+        self.base = base
+        self.passed = base                     # the pass has covered [base, passed)
+        self.running = {crc32: 0, crc32c: 0}
+        self.steps = {crc32: [0], crc32c: [0]}   # the CRC to base + n * STEP
+
+    def span(self, function, start: int, end: int) -> int:
+        """The CRC of the bytes ``[start, end)`` (``start`` >= base)."""
+        span_crc = _SPAN_CRCS[function]
+        return span_crc.span(self._to(function, start), self._to(function, end), end - start)
+
+    def _to(self, function, position: int) -> int:
+        self._advance(position)
+        step = (position - self.base) // self.STEP
+        step_pos = self.base + step * self.STEP
+        crc = self.steps[function][step]
+        if position > step_pos:
+            for _, piece in self.window.pieces(step_pos, position):
+                crc = function(piece, crc)
+        return crc
+
+    def _advance(self, position: int) -> None:
+        """Run the pass up to the step at or before ``position``."""
+        target = self.base + (position - self.base) // self.STEP * self.STEP
+        if target <= self.passed:
+            return
+        for piece_pos, piece in self.window.pieces(self.passed, target):
+            view = memoryview(piece)
+            for offset in range(0, len(piece), self.STEP):   # pieces start on a step: the pass stays aligned
+                part = view[offset:offset + self.STEP]
+                for function in (crc32, crc32c):
+                    self.running[function] = function(part, self.running[function])
+                    if len(part) == self.STEP:
+                        self.steps[function].append(self.running[function])
+        self.passed = target

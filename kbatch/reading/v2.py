@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..codecs import CodecError, Decompressor, codec_name
 from ..findings import Finding
-from ..framing import CHECKSUMS, crc_mismatch
+from ..framing import CHECKSUMS, crc_mismatch, records_count_problem
 from ..layouts import (
     BATCH_HEADER,
     COMPRESSION_CODEC_MASK,
@@ -49,6 +49,9 @@ def read_batch(pos: int, entry: memoryview, decompressor: Decompressor, *, recor
     )
     if not batch.crc_valid:
         batch.findings.append(crc_mismatch(pos, pos + len(entry), 2, batch.computed_crc, crc))
+    count_problem = records_count_problem(pos, records_count)
+    if count_problem is not None and not records:   # decoding the records reports it itself
+        batch.findings.append(count_problem)
     if records or (inflate and codec_id != 0):
         load_records(batch, entry[BATCH_HEADER.size:], decompressor, decode=records, objects=record_objects)
     return batch
@@ -64,7 +67,7 @@ def load_records(batch: Batch, payload, decompressor: Decompressor, *, decode: b
     codec_id = batch.attributes & COMPRESSION_CODEC_MASK
     if codec_id != 0:
         try:
-            payload = decompressor.decompress(codec_id, payload, 2)
+            payload = decompressor.decompress_view(codec_id, payload, 2)   # in place: held once, not twice
         except CodecError as error:
             batch.findings.append(Finding(error.code, batch.pos, batch.payload_pos, batch.payload_size,
                                           "records", f"{batch.codec} data", error.detail))

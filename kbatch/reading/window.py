@@ -33,6 +33,15 @@ class Window:
         buf, i, available = self.view(pos, size)
         return bytes(buf[i:i + available])
 
+    def pieces(self, start: int, stop: int, size: int = CHUNK):
+        """The stream's bytes in ``[start, stop)``, a piece at a time, read past the window (which stays as it is)."""
+        while start < stop:
+            piece = self._read(start, min(size, stop - start))
+            if not piece:
+                return
+            yield start, piece
+            start += len(piece)
+
     def _read(self, pos: int, size: int) -> bytes:
         if self._stream_pos != pos:
             self.stream.seek(pos)

@@ -15,11 +15,18 @@ from rich.console import Console
 PIPE_WIDTH = 200
 
 
+class _Console(Console):
+    def on_broken_pipe(self) -> None:
+        # Rich's own handling exits with status 1 ("damage found"); the command line's one handler decides.
+        self.quiet = True
+        raise BrokenPipeError
+
+
 def make_console(stream=None, *, no_color: bool = False) -> Console:
     stream = stream or sys.stdout
     terminal = stream.isatty()
     width = None if terminal or os.environ.get("COLUMNS") else PIPE_WIDTH
-    return Console(file=stream, width=width, no_color=no_color or None, highlight=False,
+    return _Console(file=stream, width=width, no_color=no_color or None, highlight=False,
                    color_system="auto" if terminal and not no_color else None,
                    emoji=False, soft_wrap=False)
 

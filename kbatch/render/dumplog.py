@@ -1,19 +1,32 @@
 """Kafka's own dump format: the lines ``kafka-dump-log.sh`` prints.
 
-``--format dumplog`` reproduces DumpLogSegments as of Kafka 4.x
-(tools/src/main/java/org/apache/kafka/tools/DumpLogSegments.java:
-printBatchLevel, printRecordMetadata, printControlRecord) field for field, so scripts written against Kafka's tool keep working:
-without ``--records`` as ``--files F``, with ``--records`` as
-``--deep-iteration --print-data-log``.  Damage, which Kafka's tool cannot
-report, is written as comment lines starting with ``#``.
+``--format dumplog`` reproduces DumpLogSegments
+(core/src/main/scala/kafka/tools/DumpLogSegments.scala: dumpLog,
+printBatchLevel; tools/.../DumpLogSegments.java since Kafka 4.x) field for
+field, so scripts written against Kafka's tool keep working: without
+``--records`` as ``--files F``, with ``--records`` as ``--deep-iteration
+--print-data-log``, including the "Non-consecutive offsets" report Kafka
+prints on stderr when it is done.  Damage, which Kafka's tool cannot report,
+is written as comment lines starting with ``#``.
+
+Keys and payloads are decoded as Kafka's default StringDecoder does (UTF-8,
+bad bytes replaced) under ``--decode auto`` or ``utf8``; ``hex``, ``base64``
+and ``json`` stand in for Kafka's ``--key-decoder-class`` and
+``--value-decoder-class``.
 """
 
 from __future__ import annotations
 
+import os
+import re
+import sys
+
 from ..findings import Finding
 from ..model import Batch, Record
-from .internal import dumplog_tokens
-from .values import finding_text
+from .internal import control_dumplog_tokens, dumplog_tokens
+from .values import bytes_text, finding_text
+
+KAFKA_DECODER_MODES = ("auto", "utf8")   # --decode values meaning Kafka's own StringDecoder
 
 
 def _java_bool(value: bool) -> str:
@@ -31,6 +44,12 @@ def file_header(path: str) -> list[str]:
     stem, _, suffix = name.partition(".")
     if suffix == "log" and stem.isdigit():
         lines.append(f"Log starting offset: {int(stem)}")
+    elif name == "bootstrap.checkpoint":      # BootstrapDirectory.BINARY_BOOTSTRAP_FILENAME
+        lines.append("KRaft bootstrap snapshot")
+    elif suffix == "checkpoint" and re.fullmatch(r"\d{20}-\d{10}", stem):
+        # Snapshots.parse: <end offset, 20 digits>-<epoch, 10 digits>.checkpoint
+        end_offset, epoch = stem.split("-")
+        lines.append(f"Snapshot end offset: {int(end_offset)}, epoch: {int(epoch)}")
     return lines
 
 
@@ -55,7 +74,11 @@ def _string(data: bytes) -> str:
     return data.decode("utf-8", errors="replace")
 
 
-def record_line(record: Record, batch: Batch) -> str:
+def _decoded(data: bytes, decode: str) -> str:
+    return _string(data) if decode in KAFKA_DECODER_MODES else bytes_text(data, decode)
+
+
+def record_line(record: Record, batch: Batch, decode: str = "auto") -> str:
     key_size = -1 if record.key is None else len(record.key)
     value_size = -1 if record.value is None else len(record.value)
     timestamp = record.timestamp if record.timestamp is not None else -1
@@ -70,16 +93,21 @@ def record_line(record: Record, batch: Batch) -> str:
         marker = record.control
         if marker is not None and marker.type in ("ABORT", "COMMIT") and marker.coordinator_epoch is not None:
             line += f" endTxnMarker: {marker.type} coordinatorEpoch: {marker.coordinator_epoch}"
+        elif marker is not None and control_dumplog_tokens(marker) is not None:
+            line += control_dumplog_tokens(marker)
         elif marker is not None:
-            line += f" controlType: {marker.type}({marker.type_id})"
+            # `case controlType => print(s" controlType: $controlType($controlTypeId)")`: the enum's name, and
+            # a type id this Kafka does not know is its UNKNOWN constant, printed "UNKNOWN(7)".
+            name = "UNKNOWN" if marker.type.startswith("UNKNOWN") else marker.type
+            line += f" controlType: {name}({marker.type_id})"
         return line
     if record.decoded is not None:
         return line + dumplog_tokens(record.decoded, record.offset)
     # DecoderMessageParser: a null key or value prints no token at all.
     if record.key is not None:
-        line += f" key: {_string(record.key)}"
+        line += f" key: {_decoded(record.key, decode)}"
     if record.value is not None:
-        line += f" payload: {_string(record.value)}"
+        line += f" payload: {_decoded(record.value, decode)}"
     return line
 
 
@@ -91,15 +119,29 @@ def trailing_line(invalid_bytes: int, path: str) -> str:
     return f"Found {invalid_bytes} invalid bytes at the end of {path.rsplit('/', 1)[-1]}"
 
 
+def non_consecutive_report(path: str, pairs: list[tuple[int, int]]) -> list[str]:
+    """DumpLogSegments.main's report of record offsets that do not follow each other by one.
+
+    Kafka keys it by the file's absolute path and prepends each pair to its list (``::=``), so the
+    pairs come out last first.
+    """
+    lines = [f"Non-consecutive offsets in {path if path == '-' else os.path.abspath(path)}"]
+    lines += [f"  {first} is followed by {second}" for first, second in reversed(pairs)]
+    return lines
+
+
 class DumplogSink:
     """kafka-dump-log.sh's lines; damage as '#' comment lines where it lies."""
 
-    def __init__(self, out, *, records: bool):
-        self.out, self.records = out, records
+    def __init__(self, out, *, records: bool, decode: str = "auto", err=None):
+        self.out, self.records, self.decode = out, records, decode
+        self.err = err or sys.stderr
+        self.non_consecutive: dict[str, list[tuple[int, int]]] = {}
 
     def begin(self, path: str, size: int) -> None:
         self.path = path
         self.last_end = 0
+        self.last_offset = -1   # dumpLog's `var lastOffset = -1L`, per file
         for line in file_header(path):
             self.out.write(line + "\n")
 
@@ -109,7 +151,10 @@ class DumplogSink:
             self.out.write(finding_comment(finding) + "\n")
         if self.records:
             for record in batch.records or []:
-                self.out.write(record_line(record, batch) + "\n")
+                if self.last_offset != -1 and record.offset != self.last_offset + 1:
+                    self.non_consecutive.setdefault(self.path, []).append((self.last_offset, record.offset))
+                self.last_offset = record.offset
+                self.out.write(record_line(record, batch, self.decode) + "\n")
         self.last_end = batch.pos + batch.size
 
     def region(self, finding: Finding, raw: bytes | None = None) -> None:
@@ -119,3 +164,10 @@ class DumplogSink:
         trailing = summary.size - self.last_end
         if trailing > 0:
             self.out.write(trailing_line(trailing, self.path) + "\n")
+
+    def close(self) -> None:
+        """After every file, as Kafka does: on stderr, so the dump on stdout stays line for line Kafka's."""
+        self.out.flush()
+        for path, pairs in self.non_consecutive.items():
+            for line in non_consecutive_report(path, pairs):
+                self.err.write(line + "\n")

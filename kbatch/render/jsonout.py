@@ -12,6 +12,8 @@ import json
 
 from ..findings import Finding
 from ..model import Batch, Record
+from ..messages.decoder import to_json
+from .user import schema_ids
 from .values import bytes_json
 
 JSON_FORMAT_VERSION = 1
@@ -45,9 +47,14 @@ def record_dict(record: Record, batch: Batch, decode: str) -> dict:
     if record.control is not None:
         marker = record.control
         out["control"] = {"key_version": marker.key_version, "type": marker.type, "type_id": marker.type_id,
-                          "value_version": marker.value_version, "coordinator_epoch": marker.coordinator_epoch}
+                          "value_version": marker.value_version, "coordinator_epoch": marker.coordinator_epoch,
+                          "data": to_json(marker.data)}
     if record.decoded is not None:   # only records of an internal topic carry it
         out["decoded"] = record.decoded.as_dict()
+    elif record.control is None:
+        ids = schema_ids(record.key, record.value)
+        if ids is not None:          # only records in the schema-registry wire format carry it
+            out["schema_registry"] = ids
     return out
 
 

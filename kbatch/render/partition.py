@@ -66,6 +66,35 @@ def _cell(name: str, value) -> Text:
     return Text(str(value))
 
 
+# Column headings short enough for the widest layout (a snapshot: ten columns) to fit 80 columns; the JSON
+# keys are the full names.
+_HEADINGS = {"relative_offset": "relative", "producer_id": "producer", "last_sequence": "last seq",
+             "offset_delta": "delta", "coordinator_epoch": "coord epoch", "current_txn_first_offset": "txn first",
+             "first_offset": "first offset", "last_offset": "last offset", "last_stable_offset": "LSO"}
+
+
+def _entries_table(entries: list[Entry]) -> Table:
+    """One row per entry.  A number is never cut: each column is at least as wide as its widest figure and
+    its heading's longest word, so a narrow terminal folds the timestamps' ISO line first."""
+    names = list(entries[0].fields)
+    table = Table(header_style="bold underline", expand=False, box=None, padding=(0, 1), pad_edge=False)
+    for heading, values in (("slot", [entry.slot for entry in entries]), ("pos", [entry.pos for entry in entries]),
+                            *((_HEADINGS.get(name, name.replace("_", " ")), [entry.fields.get(name) for entry in entries])
+                              for name in names)):
+        width = max([len(str(value)) for value in values] + [len(word) for word in heading.split()])
+        widest = len("2023-11-14T22:13:52.000Z") if heading in _TIMESTAMP_FIELDS else width   # room for the ISO line
+        table.add_column(heading, justify="right", min_width=width, max_width=widest, overflow="fold")
+    with_findings = any(entry.findings for entry in entries)
+    if with_findings:
+        table.add_column("findings", min_width=max(len(f.code) for entry in entries for f in entry.findings))
+    for entry in entries:
+        cells = [str(entry.slot), str(entry.pos), *(_cell(name, entry.fields.get(name)) for name in names)]
+        if with_findings:
+            cells.append(_codes(entry.findings))
+        table.add_row(*cells, style="on grey11" if entry.is_damaged else None)
+    return table
+
+
 def _plain(value) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
 
@@ -73,7 +102,7 @@ def _plain(value) -> str:
 def _table(console, path, size, kind, items, summary) -> None:
     # The title is a line of its own: these tables are narrow, and a table's title would wrap to its width.
     console.print(Text(f"{path} ({size} bytes, {kinds.DESCRIPTIONS[kind]})", style="bold"))
-    table = None
+    entries: list[Entry] = []
     details: list[Finding] = []
     for item in items:
         summary.add(item)
@@ -82,20 +111,13 @@ def _table(console, path, size, kind, items, summary) -> None:
                                                  for name, value in item.fields.items() if value is not None)))
             for finding in item.findings:
                 console.print(finding_line(finding))
-            continue
-        if isinstance(item, Entry):
-            if table is None:
-                table = Table(header_style="bold", expand=False)
-                for name in ("slot", "pos", *item.fields, "findings"):
-                    table.add_column(name.replace("_", " "), justify="left" if name == "findings" else "right",
-                                     no_wrap=name != "findings")
-            table.add_row(str(item.slot), str(item.pos), *(_cell(name, value) for name, value in item.fields.items()),
-                          _codes(item.findings), style="on grey11" if item.is_damaged else None)
+        elif isinstance(item, Entry):
+            entries.append(item)
             details += item.findings
         else:
             details.append(item)
-    if table is not None:
-        console.print(table)
+    if entries:
+        console.print(_entries_table(entries))
     for finding in details:
         console.print(finding_line(finding))
     verdict = Text("damaged", style="bold red") if summary.damaged else Text("clean", style="green")

@@ -6,12 +6,13 @@ from rich.table import Table
 from rich.text import Text
 
 from ..repair import RepairPlan, SalvageReport
+from .values import counted
 
 _KIND = {"fix-length": "fix length", "cut-tail": "cut tail", "crc-damage": "cannot help", "unproven": "left alone"}
 
 
 def plan_table(path: str, plan: RepairPlan) -> Table:
-    table = Table(title=f"repair plan for {path} ({plan.size} bytes)", title_justify="left", header_style="bold")
+    table = Table(title=f"repair plan for {path} ({counted(plan.size, 'byte')})", title_justify="left", header_style="bold")
     for name in ("pos", "action", "field", "old", "new", "evidence", "will write"):
         table.add_column(name, overflow="fold", justify="right" if name == "pos" else "left")
     for action in plan.actions:

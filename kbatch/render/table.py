@@ -8,8 +8,9 @@ from rich.text import Text
 
 from ..findings import Finding
 from ..model import Batch
-from .internal import key_text, value_text
-from .values import bytes_text, finding_text, iso_timestamp
+from .internal import control_text, key_text, value_text
+from .user import user_bytes_text
+from .values import bytes_text, counted, finding_text, iso_timestamp
 
 VALUE_WIDTH = 48   # characters of a key or value shown unless --full
 
@@ -88,16 +89,17 @@ def records_table(batch: Batch, decode: str, full: bool) -> Table:
     for name in ("offset", "timestamp", "key", "value", "headers"):
         table.add_column(name, overflow="fold")
     for record in batch.records or []:
+        # an internal topic's bytes that did not read are shown as bytes; a user topic's get its framing named
+        shown = bytes_text if record.decoded is not None or record.control is not None else user_bytes_text
         if record.control is not None:
             marker = record.control
-            value = Text(f"{marker.type}" + (f" coordinatorEpoch={marker.coordinator_epoch}"
-                                              if marker.coordinator_epoch is not None else ""), style="magenta")
+            value = Text(control_text(marker), style="magenta")
         elif record.decoded is not None and value_text(record.decoded, limit) is not None:
             value = Text(value_text(record.decoded, limit), style="cyan")
         else:
-            value = Text(bytes_text(record.value, decode, limit))
+            value = Text(shown(record.value, decode, limit))
         key = key_text(record.decoded, limit) if record.decoded is not None else None
-        key = Text(key, style="cyan") if key is not None else Text(bytes_text(record.key, decode, limit))
+        key = Text(key, style="cyan") if key is not None else Text(shown(record.key, decode, limit))
         headers = ", ".join(f"{bytes_text(key, 'auto', limit)}={bytes_text(val, decode, limit)}"
                             for key, val in record.headers)
         timestamp = "-" if record.timestamp is None else \
@@ -107,14 +109,21 @@ def records_table(batch: Batch, decode: str, full: bool) -> Table:
 
 
 def batch_heading(batch: Batch) -> Text:
+    """Two lines: where the batch is and whether it verifies; then its timestamp type, leader epoch,
+    producer fields and flags (what the batch table's other columns hold)."""
     state = Text("✓", style="green") if batch.crc_valid else Text("✗ CRC", style="bold red")
     offsets = f"offsets {batch.base_offset}–{batch.last_offset}"
     text = Text.assemble(Text(f"batch @ pos {batch.pos}", style="bold"),
                          f"  {offsets}  count {batch.count if batch.count is not None else '-'}  "
-                         f"magic {batch.magic}  {batch.codec}  {batch.size} bytes  crc {batch.crc} ", state)
+                         f"magic {batch.magic}  {batch.codec}  {counted(batch.size, 'byte')}  crc {batch.crc} ",
+                         state)
+    details = [batch.timestamp_type]
+    if batch.magic >= 2:
+        details += [f"leader epoch {batch.partition_leader_epoch}", f"producer id/epoch/seq {_producer(batch)}"]
     flags = _flags(batch)
     if flags:
-        text.append(f"  {flags}")
+        details.append(flags)
+    text.append("\n  " + "  ".join(details), style="dim")
     return text
 
 
@@ -133,7 +142,7 @@ class TableSink:
         self.console, self.records, self.decode, self.full = console, records, decode, full
 
     def begin(self, path: str, size: int) -> None:
-        self.title = f"{path} ({size} bytes)"
+        self.title = f"{path} ({counted(size, 'byte')})"
         self.table = None
         self.rows = 0
         self.details: list[Finding] = []
@@ -183,6 +192,7 @@ class TableSink:
         verdict = Text("damaged", style="bold red") if summary.damaged else Text("clean", style="green")
         findings = ", ".join(f"{count} {code}" for code, count in sorted(summary.findings.items()))
         self.console.print(Text.assemble(
-            f"{summary.path}: {summary.batches} batches, {summary.records} records, {summary.size} bytes; ",
+            f"{summary.path}: {counted(summary.batches, 'batch')}, {counted(summary.records, 'record')}, "
+            f"{counted(summary.size, 'byte')}; ",
             verdict, f" ({findings})" if findings else ""))
         self.console.print()

@@ -61,7 +61,7 @@ def bytes_text(data: bytes | None, mode: str = "auto", limit: int | None = None)
         else:
             text = text.encode("unicode_escape").decode("ascii") if not _printable(text) else text
     if limit is not None and len(text) > limit:
-        return f"{text[:limit]}… ({len(data)} bytes)"
+        return f"{text[:limit]}… ({counted(len(data), 'byte')})"
     return text
 
 
@@ -86,8 +86,22 @@ def iso_timestamp(ms: int | None) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
 
 
-def finding_text(finding) -> str:
+def counted(number: int, noun: str) -> str:
+    """``1 byte``, ``2 bytes``, ``1 batch``, ``0 batches``."""
+    if number == 1:
+        return f"{number} {noun}"
+    return f"{number} {noun}{'es' if noun.endswith(('s', 'sh', 'ch', 'x')) else 's'}"
+
+
+def offsets_text(base_offset: int, last_offset: int) -> str:
+    return f"offset {base_offset}" if base_offset == last_offset else f"offsets {base_offset}–{last_offset}"
+
+
+def finding_text(finding, batch=None) -> str:
+    """One line for a finding; given the batch it belongs to, with the batch's record offsets too."""
     where = f"pos {finding.pos}" if finding.inner_pos is None else \
         f"pos {finding.pos} (byte {finding.inner_pos} of the decompressed data)"
-    return (f"{finding.code} at {where}, {finding.size} bytes, {finding.field}: "
+    if batch is not None:
+        where += f" ({offsets_text(batch.base_offset, batch.last_offset)})"
+    return (f"{finding.code} at {where}, {counted(finding.size, 'byte')}, {finding.field}: "
             f"expected {finding.expected}, found {finding.actual}")

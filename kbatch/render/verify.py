@@ -11,10 +11,30 @@ import json
 from ..findings import Finding
 from ..summary import FileSummary
 from .jsonout import finding_dict
-from .values import finding_text
+from .values import counted, finding_text
 
 
-class VerifyTableSink:
+def finding_offsets(finding: Finding, batch) -> dict:
+    """The base and last offset of the batch a finding belongs to (null for a damaged range between batches)."""
+    inside = batch is not None and batch.pos == finding.entry_pos
+    return {"base_offset": batch.base_offset if inside else None, "last_offset": batch.last_offset if inside else None}
+
+
+class _BatchOffsets:
+    """Remembers the batch being verified, so each of its findings carries the batch's offsets."""
+
+    current = None
+
+    def entry(self, batch) -> None:
+        self.current = batch
+
+    def batch_of(self, finding: Finding):
+        """The batch a finding belongs to; None for a damaged range between batches."""
+        batch = self.current
+        return batch if batch is not None and batch.pos == finding.entry_pos else None
+
+
+class VerifyTableSink(_BatchOffsets):
     def __init__(self, console):
         self.console = console
         self.summaries: list[FileSummary] = []
@@ -25,9 +45,10 @@ class VerifyTableSink:
         style = "bold red" if finding.is_damage else "yellow"
         marker = "✗" if finding.is_damage else "•"
         self.console.print(Text.assemble(f"{path}: ", Text(f"{marker} {finding.severity.value} ", style=style),
-                                         finding_text(finding)))
+                                         finding_text(finding, self.batch_of(finding))))
 
     def file_done(self, summary: FileSummary) -> None:
+        self.current = None
         self.summaries.append(summary)
 
     def close(self) -> None:
@@ -47,24 +68,27 @@ class VerifyTableSink:
         if len(self.summaries) > 1:
             damaged = sum(summary.damaged for summary in self.summaries)
             table.add_section()
-            table.add_row(f"{len(self.summaries)} files", str(sum(s.batches for s in self.summaries)),
+            table.add_row(counted(len(self.summaries), "file"), str(sum(s.batches for s in self.summaries)),
                           str(sum(s.records for s in self.summaries)), str(sum(s.size for s in self.summaries)),
-                          f"{sum(sum(s.findings.values()) for s in self.summaries)} findings",
+                          counted(sum(sum(s.findings.values()) for s in self.summaries), "finding"),
                           Text(f"{damaged} damaged", style="bold red") if damaged else Text("ok", style="green"))
         self.console.print(table)
 
 
-class VerifyJsonlSink:
-    """One finding per line, then one summary line per file."""
+class VerifyJsonlSink(_BatchOffsets):
+    """One finding per line (with its batch's base_offset and last_offset, null between batches), then one
+    summary line per file."""
 
     def __init__(self, out):
         self.out = out
 
     def finding(self, path: str, finding: Finding) -> None:
-        self.out.write(json.dumps({"file": path, "type": "finding", **finding_dict(finding)}, ensure_ascii=False)
-                       + "\n")
+        offsets = finding_offsets(finding, self.current)
+        self.out.write(json.dumps({"file": path, "type": "finding", **finding_dict(finding), **offsets},
+                                  ensure_ascii=False) + "\n")
 
     def file_done(self, summary: FileSummary) -> None:
+        self.current = None
         self.out.write(json.dumps({"type": "summary", **summary.as_dict()}, ensure_ascii=False) + "\n")
 
     def close(self) -> None:
@@ -72,6 +96,9 @@ class VerifyJsonlSink:
 
 
 class QuietSink:
+    def entry(self, batch) -> None:
+        pass
+
     def finding(self, path: str, finding: Finding) -> None:
         pass
 

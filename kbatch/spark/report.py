@@ -2,14 +2,32 @@
 
 from __future__ import annotations
 
+import os
 from collections import defaultdict
 
 from ..segments import segment_base_offset, topic_partition
 
 
-def partition_report(spark, batches, findings, sizes: dict[str, int]) -> list[dict]:
-    """One dict per topic-partition; ``sizes`` are the segments' file sizes (damaged bytes included)."""
+def partition_report(spark, batches, findings, sizes: dict[str, int], cross_checked=()) -> list[dict]:
+    """One dict per topic-partition; ``sizes`` are the segments' file sizes (damaged bytes included).
+
+    ``cross_checked`` are the partition directories whose other files were held against the segments:
+    their findings (the cross-check codes, or any finding about a file that is no segment) are counted
+    apart, as ``cross_checks``, and do not make a segment damaged.
+    """
     from pyspark.sql import functions as F
+
+    from ..partition.crosscheck import CROSS_CHECK_CODES
+
+    beside = F.col("code").isin(sorted(CROSS_CHECK_CODES)) | ~F.col("file").isin(sorted(sizes))
+    checks = defaultdict(lambda: {"errors": 0, "warnings": 0, "findings": {}})
+    for row in findings.where(beside).groupBy("topic", "partition", "code", "severity").count().collect():
+        entry = checks[(row.topic, row.partition)]
+        entry["findings"][row.code] = entry["findings"].get(row.code, 0) + row["count"]
+        entry["errors"] += row["count"] if row.severity == "error" else 0
+        entry["warnings"] += row["count"] if row.severity == "warning" else 0
+    checked = {topic_partition(os.path.join(directory, "x")) for directory in cross_checked}
+    findings = findings.where(~beside)
 
     compressed = F.col("codec") != "none"
     per_file = batches.groupBy("topic", "partition", "file").agg(
@@ -71,6 +89,8 @@ def partition_report(spark, batches, findings, sizes: dict[str, int]) -> list[di
                                   default=None),
             "producers": producers.get((topic, partition), 0),
             "open_transactions": sorted(open_transactions.get((topic, partition), [])),
+            "cross_checks": (dict(checks[(topic, partition)], findings=dict(sorted(
+                checks[(topic, partition)]["findings"].items()))) if (topic, partition) in checked else None),
         })
     return report
 

@@ -27,6 +27,15 @@ def run_scan(segments: list[Segment], out_dir: str, *, records: bool = False, de
         return reader.load()
 
     tables = {"batches": read("batches", split_bytes), "findings": read("findings", split_bytes)}
+    cross_checked = []
+    if deep:
+        # The files beside the segments held against them (as verify-crc --deep does): a task per partition.
+        from ..partition.verify import cross_check_rows, directories_of
+
+        cross_checked = directories_of(segment.path for segment in segments)
+        if cross_checked:
+            rows = spark.sparkContext.parallelize(cross_checked, len(cross_checked)).flatMap(cross_check_rows)
+            tables["findings"] = tables["findings"].unionByName(spark.createDataFrame(rows, FINDING_SCHEMA))
     if records:
         tables["records"] = read("records", split_bytes)
     if split_bytes:
@@ -45,12 +54,15 @@ def run_scan(segments: list[Segment], out_dir: str, *, records: bool = False, de
     # With the schema given, a table with no rows (a clean sweep has no findings) reads back empty.
     batches = spark.read.schema(BATCH_SCHEMA).parquet(os.path.join(out_dir, "batches"))
     findings = spark.read.schema(FINDING_SCHEMA).parquet(os.path.join(out_dir, "findings"))
-    report = partition_report(spark, batches, findings, {segment.path: segment.size for segment in segments})
+    report = partition_report(spark, batches, findings, {segment.path: segment.size for segment in segments},
+                              cross_checked)
     return {
         "out": out_dir,
         "tables": sorted(tables),
         "segments": len(segments),
         "bytes": total,
         "damaged_segments": sorted({path for partition in report for path in partition["damaged_segments"]}),
+        "failed_cross_checks": [f"{partition['topic']}-{partition['partition']}" for partition in report
+                                if partition["cross_checks"] and partition["cross_checks"]["errors"]],
         "partitions": report,
     }

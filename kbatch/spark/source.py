@@ -42,10 +42,14 @@ RECORD_SCHEMA = (
     "file STRING, topic STRING, partition INT, batch_pos LONG, batch_base_offset LONG, magic INT, codec STRING, "
     "offset LONG, timestamp LONG, timestamp_type STRING, key BINARY, value BINARY, "
     "headers ARRAY<STRUCT<key: BINARY, value: BINARY>>, sequence INT, producer_id LONG, "
-    "is_transactional BOOLEAN, is_control BOOLEAN, control_type STRING, coordinator_epoch INT")
+    "is_transactional BOOLEAN, is_control BOOLEAN, control_type STRING, coordinator_epoch INT, "
+    # KRaft control records' fields, internal topics' keys and values (JSON as dump's jsonl writes them),
+    # and the schema-registry ids of user records
+    "control_data STRING, decoder STRING, decoded_key STRING, decoded_value STRING, key_schema_id INT, "
+    "value_schema_id INT")
 FINDING_SCHEMA = (
     "file STRING, topic STRING, partition INT, code STRING, severity STRING, entry_pos LONG, pos LONG, size LONG, "
-    "inner_pos LONG, field STRING, expected STRING, actual STRING")
+    "inner_pos LONG, field STRING, expected STRING, actual STRING, base_offset LONG, last_offset LONG")
 SCHEMAS = {"batches": BATCH_SCHEMA, "records": RECORD_SCHEMA, "findings": FINDING_SCHEMA}
 
 _MIB = 1024 * 1024
@@ -241,7 +245,15 @@ def record_rows(file_range: FileRange, source: KbatchReader):
     from ..reader import ReadOptions
     from ..segments import topic_partition
 
+    from ..messages.decoder import to_json
+    from ..messages.topics import decode, decoder_for_path
+    from ..render.user import schema_ids
+
+    def as_json(value):
+        return None if value is None else json.dumps(to_json(value), ensure_ascii=False)
+
     topic, partition = topic_partition(file_range.path)
+    internal = decoder_for_path(file_range.path)
     stream, _, items = _walk(file_range, ReadOptions(records=True, decompressed_limit=source.decompressed_limit))
     with stream:
         for batch in items:
@@ -249,46 +261,46 @@ def record_rows(file_range: FileRange, source: KbatchReader):
                 continue
             for record in batch.records or []:
                 control = record.control
+                decoded = ids = None
+                if internal is not None and not batch.is_control:
+                    decoded = decode(internal, record.key, record.value)
+                elif not batch.is_control:
+                    ids = schema_ids(record.key, record.value)
                 yield (file_range.path, topic, partition, batch.pos, batch.base_offset, batch.magic, batch.codec,
                        record.offset, record.timestamp, batch.timestamp_type, record.key, record.value,
                        [(key, value) for key, value in record.headers],
                        record.sequence if batch.magic >= 2 else None, batch.producer_id, batch.is_transactional,
                        batch.is_control, control.type if control else None,
-                       control.coordinator_epoch if control else None)
+                       control.coordinator_epoch if control else None,
+                       as_json(control.data) if control else None, internal if decoded else None,
+                       as_json(decoded.key) if decoded else None, as_json(decoded.value) if decoded else None,
+                       ids["key"] if ids else None, ids["value"] if ids else None)
 
 
 def finding_rows(file_range: FileRange, source: KbatchReader):
     """verify-crc's findings for the range (the same library call), and the split's hand-over."""
     from ..findings import Finding
     from ..render.jsonout import finding_dict
-    from ..segments import is_remote, open_segment, topic_partition
+    from ..render.verify import finding_offsets
+    from ..segments import open_segment, topic_partition
     from ..summary import FileSummary
-    from ..verify import VerifyOptions, verify_stream
+    from ..verify import VerifyOptions, verify_file
 
     topic, partition = topic_partition(file_range.path)
     names = [column.split()[0] for column in FINDING_SCHEMA.split(", ")][3:]
-    if not source.deep and file_range.start == 0 and file_range.stop == file_range.file_size \
-            and not is_remote(file_range.path):
-        # As verify-crc does: the fast CRC pass first; a file it calls clean needs no full walk.
-        from ..fastscan import fast_scan
-
-        scan = fast_scan(file_range.path)
-        if scan.clean:
-            for finding in scan.findings():
-                row = finding_dict(finding)
-                yield (file_range.path, topic, partition, *(row[name] for name in names))
-            return
     options = VerifyOptions(deep=source.deep, decompressed_limit=source.decompressed_limit)
     landed = {}
+    batch = {}   # the batch being verified: its findings carry its offsets
     with open_segment(file_range.path) as stream:
         summary = FileSummary(file_range.path, file_range.file_size)
-        for finding in verify_stream(stream, summary, options, start=file_range.start, stop=file_range.stop,
-                                     landed=landed):
-            row = finding_dict(finding)
+        for finding in verify_file(file_range.path, stream, summary, options, start=file_range.start,
+                                   stop=file_range.stop, landed=landed,
+                                   on_batch=lambda item: batch.update(last=item)):
+            row = finding_dict(finding) | finding_offsets(finding, batch.get("last"))
             yield (file_range.path, topic, partition, *(row[name] for name in names))
     if file_range.stop < file_range.file_size and landed.get("pos") != file_range.stop:
         handover = Finding("split-handover", file_range.stop, file_range.stop, 0, "range",
                            f"the walk from {file_range.start} to end at {file_range.stop}",
                            f"it ended at {landed.get('pos')}")
-        row = finding_dict(handover)
+        row = finding_dict(handover) | finding_offsets(handover, None)
         yield (file_range.path, topic, partition, *(row[name] for name in names))

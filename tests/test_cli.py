@@ -1,0 +1,56 @@
+"""How every command behaves as a program among programs: in a pipeline that closes early."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from .helpers import FIXTURES, ROOT
+
+KBATCH = [sys.executable, "-m", "kbatch"]
+
+
+@pytest.fixture(scope="module")
+def big_segment(tmp_path_factory):
+    """Enough entries that every command still has output to write when the reader goes away."""
+    path = tmp_path_factory.mktemp("pipe") / "00000000000000000000.log"
+    path.write_bytes((FIXTURES / "mixed-v0-v1-v2.log").read_bytes() * 300)
+    return str(path)
+
+
+PIPED_COMMANDS = {
+    "dump": ["dump", "{big}"],
+    "dump-records": ["dump", "--records", "{big}"],
+    "dump-jsonl": ["dump", "--format", "jsonl", "--records", "{big}"],
+    "dump-json": ["dump", "--format", "json", "--records", "{big}"],
+    "dump-dumplog": ["dump", "--format", "dumplog", "--records", "{big}"],
+    "verify-crc": ["verify-crc", "--deep", "{big}"],
+    "verify-crc-jsonl": ["verify-crc", "--deep", "--format", "jsonl", "{big}"],
+    "hexdump-annotate": ["hexdump-annotate", "--range", "0:200000", "{big}"],
+    "diff": ["diff", "fixtures/mixed-v0-v1-v2.log", "{big}"],
+    "diff-jsonl": ["diff", "--format", "jsonl", "fixtures/v2-none.log", "{big}"],
+    "encode-from-json": ["encode-from-json", "-", "-o", "-", "--hex"],
+}
+
+
+@pytest.mark.parametrize("name", sorted(PIPED_COMMANDS))
+def test_a_closed_pipe_is_no_error(name, big_segment):
+    """`kbatch ... | head -1`: exit 0 (or 141, killed by SIGPIPE) and nothing on stderr, for every command."""
+    args = [arg.format(big=big_segment) for arg in PIPED_COMMANDS[name]]
+    stdin = subprocess.DEVNULL
+    if name == "encode-from-json":
+        document = subprocess.run([*KBATCH, "dump", "--format", "json", big_segment], cwd=ROOT,
+                                  capture_output=True).stdout
+        stdin = subprocess.PIPE
+    process = subprocess.Popen([*KBATCH, *args], cwd=ROOT, stdin=stdin, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE)
+    if stdin is subprocess.PIPE:
+        process.stdin.write(document)
+        process.stdin.close()
+    assert process.stdout.read(100)
+    process.stdout.close()          # what `head -c 100` does after its bytes
+    err = process.stderr.read().decode()
+    assert process.wait(timeout=120) in (0, -13, 141)
+    assert err == ""
