@@ -40,7 +40,9 @@ from kafka.record.default_records import DefaultRecordBatchBuilder
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_OUT = os.path.join(HERE, "data", "00000000000000000000.log")
 
-CODECS = {"none": DefaultRecordBatchBuilder.CODEC_NONE, "gzip": DefaultRecordBatchBuilder.CODEC_GZIP}
+CODECS = {"none": DefaultRecordBatchBuilder.CODEC_NONE, "gzip": DefaultRecordBatchBuilder.CODEC_GZIP,
+          "snappy": DefaultRecordBatchBuilder.CODEC_SNAPPY, "lz4": DefaultRecordBatchBuilder.CODEC_LZ4,
+          "zstd": DefaultRecordBatchBuilder.CODEC_ZSTD}
 
 _BASE_OFFSET = struct.Struct(">q")      # bytes 0..8: baseOffset (not covered by the CRC)
 _LAST_OFFSET_DELTA = struct.Struct(">i")  # bytes 23..27: lastOffsetDelta
@@ -80,10 +82,11 @@ def _key(rng: random.Random) -> bytes | None:
             f"{rng.choice(_WORDS)}-{rng.randrange(10**6)}").encode()
 
 
-def _value(rng: random.Random) -> bytes:
-    """JSON-ish text of 56-202 bytes: compresses about as well as real event payloads do."""
+def _value(rng: random.Random, size: int | None = None) -> bytes:
+    """JSON-ish text of 56-202 bytes (or about ``size``): compresses about as well as real event payloads do."""
     fields = [f'"id":"{rng.getrandbits(64):016x}"', f'"ts":{1_700_000_000_000 + rng.randrange(10**9)}']
-    while sum(map(len, fields)) < rng.randrange(50, 180):
+    low, high = (50, 180) if size is None else (max(1, size * 4 // 5), size * 6 // 5 + 1)
+    while sum(map(len, fields)) < rng.randrange(low, high):
         name = rng.choice(_WORDS)
         fields.append(f'"{name}":' + (f'{rng.randrange(10**6)}' if rng.random() < 0.5
                                       else f'"{rng.choice(_WORDS)}"'))
@@ -100,7 +103,7 @@ def _headers(rng: random.Random) -> list[tuple[str, bytes]]:
 
 
 def build_template(rng: random.Random, codec: int, batch_bytes: int, max_records: int | None,
-                   first_timestamp: int) -> Template:
+                   first_timestamp: int, value_bytes: int | None = None) -> Template:
     """One batch as a Java or Python producer would send it (the broker's fields left as produced)."""
     builder = DefaultRecordBatchBuilder(magic=2, compression_type=codec, is_transactional=False,
                                         producer_id=-1, producer_epoch=-1, base_sequence=-1,
@@ -108,7 +111,7 @@ def build_template(rng: random.Random, codec: int, batch_bytes: int, max_records
     timestamp = first_timestamp
     offset = 0
     while max_records is None or offset < max_records:
-        if builder.append(offset, timestamp, _key(rng), _value(rng), _headers(rng)) is None:
+        if builder.append(offset, timestamp, _key(rng), _value(rng, value_bytes), _headers(rng)) is None:
             break
         offset += 1
         timestamp += rng.randrange(0, 3)
@@ -119,13 +122,18 @@ def build_template(rng: random.Random, codec: int, batch_bytes: int, max_records
 
 
 def build_templates(seed: int, codec: str, batch_bytes: int, count: int, compressed_fraction: float = 1.0,
-                    max_records: int | None = None) -> list[Template]:
+                    max_records: int | None = None, value_bytes: int | None = None) -> list[Template]:
+    """``count`` template batches; codec "mixed" takes every codec in turn (none, gzip, snappy, lz4, zstd)."""
     rng = random.Random(seed)
     templates = []
     for index in range(count):
-        compressed = codec != "none" and index < round(count * compressed_fraction)
-        templates.append(build_template(rng, CODECS[codec] if compressed else CODECS["none"], batch_bytes,
-                                        max_records, 1_763_800_000_000 + index * 1000))
+        if codec == "mixed":
+            codec_id = list(CODECS.values())[index % len(CODECS)]
+        else:
+            compressed = codec != "none" and index < round(count * compressed_fraction)
+            codec_id = CODECS[codec] if compressed else CODECS["none"]
+        templates.append(build_template(rng, codec_id, batch_bytes, max_records, 1_763_800_000_000 + index * 1000,
+                                        value_bytes))
     return templates
 
 
@@ -193,7 +201,10 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--out", default=DEFAULT_OUT, help=f"segment path (default {DEFAULT_OUT})")
     parser.add_argument("--batch-bytes", type=parse_size, default=16 * 1024,
                         help="uncompressed size limit of a batch, as batch.size (default 16K: ~100 records)")
-    parser.add_argument("--codec", choices=sorted(CODECS), default="none", help="compression (default none)")
+    parser.add_argument("--codec", choices=sorted(CODECS) + ["mixed"], default="none",
+                        help="compression (default none; mixed: every codec in turn)")
+    parser.add_argument("--value-bytes", type=int, metavar="N",
+                        help="values of about N bytes (default: JSON-ish text of 56-202 bytes)")
     parser.add_argument("--compressed-fraction", type=float, default=1.0, metavar="F",
                         help="with --codec gzip: share of the template batches compressed (default 1.0)")
     parser.add_argument("--templates", type=int, default=16, help="distinct template batches (default 16)")
@@ -217,7 +228,7 @@ def main(argv: list[str] | None = None) -> dict:
         result = write_tiny_files(args.out_dir, args.tiny_files, args.tiny_batches, templates, args.seed)
     else:
         templates = build_templates(args.seed, args.codec, args.batch_bytes, args.templates,
-                                    args.compressed_fraction)
+                                    args.compressed_fraction, value_bytes=args.value_bytes)
         if args.size < min(len(t.data) for t in templates):
             parser.error(f"--size {args.size} is smaller than one batch")
         result = write_segment(args.out, args.size, templates, args.seed)

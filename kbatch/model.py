@@ -11,19 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .findings import Finding
+from .recordwalk import increment_sequence
 
 TIMESTAMP_TYPES = ("CreateTime", "LogAppendTime")
 NO_TIMESTAMP_TYPE = "NoTimestampType"  # magic 0 (TimestampType.NO_TIMESTAMP_TYPE)
 
 NO_SEQUENCE = -1
-_INT_MAX = 2**31 - 1
-
-
-def increment_sequence(sequence: int, increment: int) -> int:
-    """DefaultRecordBatch.incrementSequence: producer sequences wrap from Integer.MAX_VALUE to 0."""
-    if sequence > _INT_MAX - increment:
-        return increment - (_INT_MAX - sequence) - 1
-    return sequence + increment
 
 
 @dataclass(slots=True)
@@ -88,6 +81,9 @@ class Batch:
     records: list[Record] | None = None
     # v2, once its records were walked: what verify-crc --deep compares with the header (records.RecordChecks)
     record_checks: object | None = None
+    # v2 records walked without Record objects (ReadOptions.record_objects False): their bytes, decompressed,
+    # for an output that reads them from the decoder's columns (records.record_chunks)
+    record_data: bytes | memoryview | None = None
     findings: list[Finding] = field(default_factory=list)
     # The bytes after the fixed header as stored (v2: the records, compressed as they are; v0/v1: key
     # length to the end), kept only when ReadOptions.keep_body asks: what encode-from-json rebuilds from.

@@ -101,6 +101,7 @@ def walk_batch_records(batch: Batch, data, data_pos: int, finding_pos: int, find
 
     walker = RecordWalker(data, batch.count, batch.base_offset, batch.base_timestamp)
     columns = _reused_columns(chunk)
+    objects = objects or batch.is_control   # a control record is shown by its decoded marker
     records: list[Record] | None = [] if objects else None
     controls = []
     while walker.fill(columns):
@@ -109,6 +110,8 @@ def walk_batch_records(batch: Batch, data, data_pos: int, finding_pos: int, find
         if batch.is_control:
             controls += _controls(columns, data)
     batch.records = records
+    if not objects:
+        batch.record_data = data
     shift = data_pos if in_file else 0
     batch.record_checks = RecordChecks(walker.decoded, walker.last_offset_delta, walker.max_timestamp,
                                        [(index, pos + shift, size, previous, offset)
@@ -120,6 +123,22 @@ def walk_batch_records(batch: Batch, data, data_pos: int, finding_pos: int, find
         if problem:
             findings.append(finding("bad-control-record", pos, size, f"records[{index}]", *problem))
     return findings
+
+
+def record_chunks(batch: Batch, chunk: int = DEFAULT_CHUNK):
+    """The records of a batch walked without objects (``batch.record_data``), as columns, chunk by chunk.
+
+    The columns are reused: read each chunk before asking for the next.
+    """
+    walker = RecordWalker(batch.record_data, batch.count, batch.base_offset, batch.base_timestamp)
+    columns = _reused_columns(chunk)
+    while walker.fill(columns):
+        yield columns
+
+
+def chunk_records(columns: RecordColumns, batch: Batch) -> list[Record]:
+    """The rows of a chunk from :func:`record_chunks` as Record objects."""
+    return _records(columns, batch, batch.record_data, 0 if batch.compressed else batch.payload_pos)
 
 
 _COLUMNS: dict[int, RecordColumns] = {}

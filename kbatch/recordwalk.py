@@ -414,3 +414,316 @@ def _field(index, header, name) -> str:
     if header >= 0:
         return f"records[{index}].headers[{header}].{name}"
     return f"records[{index}].{name}"
+
+
+# -- JSON Lines at the decoder's speed ------------------------------------------------------------
+#
+# What the records of one chunk look like in ``dump --format jsonl``: exactly what json.dumps (default
+# separators, ensure_ascii=False) writes for kbatch.render.jsonout.record_dict of each record, without a
+# dict per record.  Keys and values are written here only in the two cases whose JSON is plain: hex
+# (``--decode hex``) and printable ASCII under the text modes ({"utf8": ...}, escaping only " and \);
+# every other value is handed to ``other`` (jsonout's own rule), so how bytes read as JSON stays there.
+# tests/test_recordwalk.py holds this to json.dumps(record_dict(...)) on every fixture and random records.
+
+_JSON_FIELDS = (b'{"offset": ', b', "timestamp": ', b', "key": ', b', "value": ', b', "headers": [',
+                b'], "pos": ', b', "inner_pos": ', b', "size": ', b', "attributes": ', b', "sequence": ',
+                b', "crc": null, "crc_valid": null, "control": null}', b'{"key": ', b', "value": ', b'}',
+                b', ', b'null', b'{"hex": "', b'{"utf8": "', b'"}')
+_JSON_PARTS = b"".join(_JSON_FIELDS)
+_JSON_AT = tuple(sum(len(part) for part in _JSON_FIELDS[:index]) for index in range(len(_JSON_FIELDS)))
+# Which of _JSON_FIELDS (C constants when compiled: a Python global would be looked up on every use).
+_OFFSET: cython.int = 0
+_TIMESTAMP: cython.int = 1
+_KEY: cython.int = 2
+_VALUE: cython.int = 3
+_HEADERS: cython.int = 4
+_POS: cython.int = 5
+_INNER_POS: cython.int = 6
+_SIZE: cython.int = 7
+_ATTRIBUTES: cython.int = 8
+_SEQUENCE: cython.int = 9
+_END: cython.int = 10
+_HEADER_KEY: cython.int = 11
+_HEADER_VALUE: cython.int = 12
+_HEADER_END: cython.int = 13
+_COMMA: cython.int = 14
+_NULL: cython.int = 15
+_HEX: cython.int = 16
+_UTF8: cython.int = 17
+_QUOTE_END: cython.int = 18
+JSON_OTHER: cython.int = 0   # records_json's modes
+JSON_HEX: cython.int = 1
+JSON_TEXT: cython.int = 2
+_INT_MAX: cython.longlong = 2**31 - 1
+_HEX_DIGITS = b"0123456789abcdef"
+
+
+@cython.ccall
+@cython.exceptval(check=False)
+def increment_sequence(sequence: cython.longlong, increment: cython.longlong) -> cython.longlong:
+    """DefaultRecordBatch.incrementSequence: producer sequences wrap from Integer.MAX_VALUE to 0."""
+    if sequence > _INT_MAX - increment:
+        return increment - (_INT_MAX - sequence) - 1
+    return sequence + increment
+
+
+@cython.cfunc
+@cython.inline
+@cython.exceptval(check=False)
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def _plain_text(data: cython.const[cython.uchar][::1], pos: cython.Py_ssize_t,
+                length: cython.Py_ssize_t) -> cython.bint:
+    """True when the bytes are printable ASCII: their JSON under the text modes is {"utf8": "..."}."""
+    i: cython.Py_ssize_t
+    for i in range(pos, pos + length):
+        if data[i] < 0x20 or data[i] > 0x7E:
+            return False
+    return True
+
+
+@cython.final
+@cython.cclass
+class _JsonWriter:
+    """Bytes written into a buffer sized beforehand."""
+
+    out: cython.uchar[::1]
+    at: cython.Py_ssize_t
+    parts: cython.const[cython.uchar][::1]
+    at_parts: cython.Py_ssize_t[20]
+    len_parts: cython.Py_ssize_t[20]
+
+    def __init__(self, size: cython.Py_ssize_t, buffer: bytearray):
+        self.out = buffer
+        self.at = 0
+        self.parts = _JSON_PARTS
+        i: cython.Py_ssize_t
+        if cython.compiled:
+            for i in range(len(_JSON_FIELDS)):
+                self.at_parts[i] = _JSON_AT[i]
+                self.len_parts[i] = len(_JSON_FIELDS[i])
+        else:
+            self.at_parts = list(_JSON_AT)
+            self.len_parts = [len(part) for part in _JSON_FIELDS]
+
+    # Each writer loads the buffer and position into locals: the loops then run on registers.
+    @cython.cfunc
+    @cython.exceptval(check=False)
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
+    def part(self, which: cython.int) -> cython.void:
+        out: cython.uchar[::1] = self.out
+        parts: cython.const[cython.uchar][::1] = self.parts
+        at: cython.Py_ssize_t = self.at
+        start: cython.Py_ssize_t = self.at_parts[which]
+        count: cython.Py_ssize_t = self.len_parts[which]
+        i: cython.Py_ssize_t
+        for i in range(count):
+            out[at + i] = parts[start + i]
+        self.at = at + count
+
+    @cython.cfunc
+    @cython.exceptval(check=False)
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
+    @cython.cdivision(True)
+    def integer(self, value: cython.longlong) -> cython.void:
+        out: cython.uchar[::1] = self.out
+        at: cython.Py_ssize_t = self.at
+        count: cython.Py_ssize_t = 0
+        magnitude: cython.ulonglong
+        rest: cython.ulonglong
+        if value < 0:
+            out[at] = 0x2D   # -
+            at += 1
+            magnitude = cython.cast(cython.ulonglong, -(value + 1)) + 1
+        else:
+            magnitude = value
+        rest = magnitude
+        while True:                  # how many digits
+            count += 1
+            rest //= 10
+            if rest == 0:
+                break
+        at += count
+        i: cython.Py_ssize_t = at - 1
+        while True:                  # written from the last digit back
+            out[i] = 0x30 + magnitude % 10
+            magnitude //= 10
+            i -= 1
+            if magnitude == 0:
+                break
+        self.at = at
+
+    @cython.cfunc
+    @cython.exceptval(check=False)
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
+    def text(self, data: cython.const[cython.uchar][::1], pos: cython.Py_ssize_t,
+             length: cython.Py_ssize_t) -> cython.void:
+        """Printable ASCII as a JSON string's body: only " and \\ are escaped."""
+        out: cython.uchar[::1] = self.out
+        at: cython.Py_ssize_t = self.at
+        i: cython.Py_ssize_t
+        byte: cython.uchar
+        for i in range(pos, pos + length):
+            byte = data[i]
+            if byte == 0x22 or byte == 0x5C:
+                out[at] = 0x5C
+                at += 1
+            out[at] = byte
+            at += 1
+        self.at = at
+
+    @cython.cfunc
+    @cython.exceptval(check=False)
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
+    def hex(self, data: cython.const[cython.uchar][::1], pos: cython.Py_ssize_t,
+            length: cython.Py_ssize_t) -> cython.void:
+        out: cython.uchar[::1] = self.out
+        at: cython.Py_ssize_t = self.at
+        i: cython.Py_ssize_t
+        digits: cython.const[cython.uchar][::1] = _HEX_DIGITS
+        for i in range(pos, pos + length):
+            out[at] = digits[data[i] >> 4]
+            out[at + 1] = digits[data[i] & 15]
+            at += 2
+        self.at = at
+
+    @cython.cfunc
+    @cython.exceptval(check=False)
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
+    def raw(self, data: cython.const[cython.uchar][::1]) -> cython.void:
+        out: cython.uchar[::1] = self.out
+        at: cython.Py_ssize_t = self.at
+        i: cython.Py_ssize_t
+        for i in range(len(data)):
+            out[at + i] = data[i]
+        self.at = at + len(data)
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def records_json(columns: RecordColumns, data, shift: cython.longlong, compressed: cython.bint,
+                 base_sequence: cython.longlong, log_append_time: cython.bint, max_timestamp: cython.longlong,
+                 mode: cython.int, other) -> bytes:
+    """The records held in ``columns`` as JSON objects joined by ", " (UTF-8).
+
+    ``data`` is what was walked; ``shift`` turns positions into file positions (uncompressed batches);
+    ``mode`` is JSON_HEX, JSON_TEXT (printable ASCII written here) or JSON_OTHER; ``other(bytes)``
+    gives the UTF-8 JSON of a key or value not written here.
+    """
+    hex_mode: cython.bint = mode == JSON_HEX
+    text_mode: cython.bint = mode == JSON_TEXT
+    view: cython.const[cython.uchar][::1] = data
+    row: cython.Py_ssize_t
+    h: cython.Py_ssize_t
+    field: cython.int
+    pos: cython.Py_ssize_t
+    length: cython.Py_ssize_t
+    size: cython.Py_ssize_t = 0
+    # First pass: the JSON of every value not written here, and a bound on the size of the rest.
+    others = []
+    for row in range(columns.n):
+        size += 400
+        for field in range(2 + 2 * columns._headers_count[row]):
+            pos = _span_pos(columns, row, field)
+            length = _span_length(columns, row, field)
+            if length < 0:
+                continue
+            if hex_mode or (text_mode and _plain_text(view, pos, length)):
+                size += 2 * length + 16
+            else:
+                encoded = other(bytes(view[pos:pos + length]))
+                others.append(encoded)
+                size += len(encoded) + 16
+    buffer = bytearray(size)
+    out: _JsonWriter = _JsonWriter(size, buffer)
+    next_other: cython.Py_ssize_t = 0
+    for row in range(columns.n):
+        if row:
+            out.part(_COMMA)
+        out.part(_OFFSET)
+        out.integer(columns._offset[row])
+        out.part(_TIMESTAMP)
+        out.integer(max_timestamp if log_append_time else columns._timestamp[row])
+        for field in range(2 + 2 * columns._headers_count[row]):
+            if field < 2:
+                out.part(_KEY if field == 0 else _VALUE)
+            elif field % 2 == 0:
+                if field == 2:
+                    out.part(_HEADERS)
+                else:
+                    out.part(_COMMA)
+                out.part(_HEADER_KEY)
+            else:
+                out.part(_HEADER_VALUE)
+            pos = _span_pos(columns, row, field)
+            length = _span_length(columns, row, field)
+            if length < 0:
+                out.part(_NULL)
+            elif hex_mode:
+                out.part(_HEX)
+                out.hex(view, pos, length)
+                out.part(_QUOTE_END)
+            elif text_mode and _plain_text(view, pos, length):
+                out.part(_UTF8)
+                out.text(view, pos, length)
+                out.part(_QUOTE_END)
+            else:
+                out.raw(others[next_other])
+                next_other += 1
+            if field >= 2 and field % 2 == 1:
+                out.part(_HEADER_END)
+        if columns._headers_count[row] == 0:
+            out.part(_HEADERS)
+        out.part(_POS)
+        if compressed:
+            out.part(_NULL)
+        else:
+            out.integer(columns._pos[row] + shift)
+        out.part(_INNER_POS)
+        if compressed:
+            out.integer(columns._pos[row])
+        else:
+            out.part(_NULL)
+        out.part(_SIZE)
+        out.integer(columns._size[row])
+        out.part(_ATTRIBUTES)
+        out.integer(columns._attributes[row])
+        out.part(_SEQUENCE)
+        out.integer(increment_sequence(base_sequence, columns._offset_delta[row]) if base_sequence >= 0 else -1)
+        out.part(_END)
+    return bytes(memoryview(buffer)[:out.at])
+
+
+@cython.cfunc
+@cython.inline
+@cython.cdivision(True)
+@cython.exceptval(check=False)
+def _span_pos(columns: RecordColumns, row: cython.Py_ssize_t, field: cython.int) -> cython.Py_ssize_t:
+    """Where a record's key (field 0), value (1), or header key/value (2, 3, 4, 5, ...) starts."""
+    if field == 0:
+        return columns._key_pos[row]
+    if field == 1:
+        return columns._value_pos[row]
+    if field % 2 == 0:
+        return columns._h_key_pos[columns._first_header[row] + (field - 2) // 2]
+    return columns._h_value_pos[columns._first_header[row] + (field - 2) // 2]
+
+
+@cython.cfunc
+@cython.inline
+@cython.cdivision(True)
+@cython.exceptval(check=False)
+def _span_length(columns: RecordColumns, row: cython.Py_ssize_t, field: cython.int) -> cython.Py_ssize_t:
+    """The stored length of the same field (negative: null)."""
+    if field == 0:
+        return columns._key_length[row]
+    if field == 1:
+        return columns._value_length[row]
+    if field % 2 == 0:
+        return columns._h_key_length[columns._first_header[row] + (field - 2) // 2]
+    return columns._h_value_length[columns._first_header[row] + (field - 2) // 2]

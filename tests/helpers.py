@@ -76,3 +76,15 @@ def pure_recordwalk():
         sys.modules[name] = module
         spec.loader.exec_module(module)
     return sys.modules[name]
+
+
+def use_pure_decoder(monkeypatch) -> None:
+    """From here on kbatch decodes records with the plain-Python twin of its compiled decoder."""
+    import kbatch.records
+    import kbatch.render.jsonout
+
+    pure = pure_recordwalk()
+    monkeypatch.setattr(kbatch.records, "RecordWalker", pure.RecordWalker)
+    monkeypatch.setattr(kbatch.records, "RecordColumns", pure.RecordColumns)
+    monkeypatch.setattr(kbatch.records, "_COLUMNS", {})
+    monkeypatch.setattr(kbatch.render.jsonout, "records_json", pure.records_json)

@@ -8,22 +8,18 @@ import pytest
 from construct import Container, ListContainer, StreamError
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-import kbatch.records
 from kbatch import layouts
 from kbatch.codecs import Decompressor
 from kbatch.records import FIELD_ORDER, RecordError, decode_record
 
-from .helpers import fixture_paths, pure_recordwalk, read_all
+from .helpers import fixture_paths, read_all, use_pure_decoder
 
 
 @pytest.fixture(autouse=True, params=["compiled", "pure"])
 def decoder(request, monkeypatch):
     """Every test here runs with the installed (compiled) decoder and with its source as plain Python."""
     if request.param == "pure":
-        pure = pure_recordwalk()
-        monkeypatch.setattr(kbatch.records, "RecordWalker", pure.RecordWalker)
-        monkeypatch.setattr(kbatch.records, "RecordColumns", pure.RecordColumns)
-        monkeypatch.setattr(kbatch.records, "_COLUMNS", {})
+        use_pure_decoder(monkeypatch)
     return request.param
 
 _bytes_or_null = st.one_of(st.none(), st.binary(max_size=40))

@@ -15,10 +15,11 @@ from hypothesis import given, settings, strategies as st
 
 import kbatch.records
 import kbatch.recordwalk as compiled
+import kbatch.render.jsonout
 from kbatch import layouts
 from kbatch.codecs import CodecError, Decompressor
 
-from .helpers import fixture_id, fixture_paths, pure_recordwalk, read_all, run_kbatch
+from .helpers import fixture_id, fixture_paths, pure_recordwalk, read_all, run_kbatch, use_pure_decoder
 
 pure = pure_recordwalk()
 
@@ -154,9 +155,53 @@ def test_a_huge_records_count_allocates_nothing_for_records_that_are_not_there()
 def test_every_command_prints_the_same_with_the_pure_decoder(args, capsys, monkeypatch):
     paths = [str(path) for path in fixture_paths()]
     with_compiled = run_kbatch(args + paths, capsys, monkeypatch)
-    monkeypatch.setattr(kbatch.records, "RecordWalker", pure.RecordWalker)
-    monkeypatch.setattr(kbatch.records, "RecordColumns", pure.RecordColumns)
-    monkeypatch.setattr(kbatch.records, "_COLUMNS", {})
+    use_pure_decoder(monkeypatch)
     with_pure = run_kbatch(args + paths, capsys, monkeypatch)
     assert with_pure == with_compiled
     assert with_compiled.out.count("\n") > 50
+
+
+@pytest.mark.parametrize("decode", ["auto", "hex", "base64", "utf8"])
+def test_jsonl_records_from_the_columns_are_what_record_dict_gives(decode, capsys, monkeypatch):
+    """dump --records --format jsonl writes v2 records from the columns; the Record-object path is the
+    reference (record_dict + json.dumps), compiled and pure alike."""
+    import kbatch.render.jsonout as jsonout
+
+    args = ["dump", "--records", "--format", "jsonl", "--decode", decode] + [str(path) for path in fixture_paths()]
+    from_columns = run_kbatch(args, capsys, monkeypatch)
+    use_pure_decoder(monkeypatch)
+    from_pure_columns = run_kbatch(args, capsys, monkeypatch)
+    monkeypatch.setattr(jsonout, "_records_json_matches_record_dict", lambda: False)
+    from_objects = run_kbatch(args, capsys, monkeypatch)
+    assert from_columns == from_objects == from_pure_columns
+    assert from_columns.out.count('"offset": ') > 200
+
+
+_text = st.one_of(st.none(), st.binary(max_size=12), st.text(max_size=8).map(str.encode),
+                  st.sampled_from([b'a"b', b"back\\slash", b"\x7f", b"tab\tin", b"caf\xc3\xa9"]))
+
+
+@settings(max_examples=200, deadline=None)
+@given(records=st.lists(st.fixed_dictionaries({
+    "attributes": st.just(0), "timestamp_delta": st.integers(-(2**40), 2**40),
+    "offset_delta": st.integers(0, 2**31 - 1), "key": _text, "value": _text,
+    "headers": st.lists(st.tuples(st.binary(max_size=6), _text), max_size=2)}), min_size=1, max_size=4),
+       decode=st.sampled_from(["auto", "hex", "base64", "utf8", "json"]),
+       base_sequence=st.sampled_from([-1, 0, 2**31 - 2]), compressed=st.booleans(), log_append_time=st.booleans())
+def test_records_json_is_json_dumps_of_record_dict(records, decode, base_sequence, compressed, log_append_time):
+    import json
+
+    from kbatch.model import Batch
+    from kbatch.render.jsonout import records_json_text
+
+    data = b"".join(_record_bytes(spec) for spec in records)
+    batch = Batch(pos=0, size=0, magic=2, length_field=0, offset_field=7, base_offset=7, last_offset=7,
+                  count=len(records), attributes=(1 if compressed else 0) | (8 if log_append_time else 0),
+                  codec="gzip" if compressed else "none", crc=0, computed_crc=0,
+                  timestamp_type="LogAppendTime" if log_append_time else "CreateTime",
+                  base_timestamp=1_000, max_timestamp=5_000, base_sequence=base_sequence, payload_pos=61)
+    kbatch.records.walk_batch_records(batch, data, 61, 61, len(data))
+    expected = ", ".join(json.dumps(kbatch.render.jsonout.record_dict(record, batch, decode), ensure_ascii=False)
+                         for record in batch.records)
+    kbatch.records.walk_batch_records(batch, data, 61, 61, len(data), objects=False)
+    assert records_json_text(batch, decode) == expected

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 
 import click
@@ -79,13 +80,18 @@ def dump(files, records, output_format, decode, decoder, full, limit, kind, offs
     that is no log segment but looks like another kind).
     """
     # The json document carries what encode-from-json needs to rebuild the input byte for byte.
+    # jsonl writes the records of v2 batches straight from the decoder's columns, without Record objects
+    # (a selection by offset or time picks records, so it keeps them).
+    selects = offset_range is not None or since is not None or until is not None
     options = ReadOptions(records=records, decompressed_limit=decompressed_limit,
-                          keep_body=output_format == "json")
+                          keep_body=output_format == "json", record_objects=output_format != "jsonl" or selects)
     out = sys.stdout
     if output_format == "table":
         sink = TableSink(make_console(out, no_color=no_color), records=records, decode=decode, full=full)
     elif output_format == "jsonl":
         sink = JsonlSink(out, records=records, decode=decode)
+        if not sink.from_columns:
+            options = dataclasses.replace(options, record_objects=True)
     elif output_format == "json":
         sink = JsonSink(out, records=records, decode=decode)
     else:
@@ -112,8 +118,10 @@ def dump(files, records, output_format, decode, decoder, full, limit, kind, offs
 
 
 def _dump_file(path, stream, options, sink, limit, window: Window, decoder="auto") -> FileSummary:
-    reader = SegmentReader(stream, options)
     internal = decoder_for_path(path) if decoder == "auto" else decoder
+    if internal not in (None, "none"):   # an internal topic's records are read into objects by its decoder
+        options = dataclasses.replace(options, record_objects=True)
+    reader = SegmentReader(stream, options)
     summary = FileSummary(path, reader.size)
     items = reader
     if window.selects:

@@ -60,8 +60,17 @@ def scan(paths, out_dir, records, deep, master, split_bytes, pattern, output_for
     def progress(message: str) -> None:
         click.echo(f"kbatch scan: {message}", err=True)
 
-    result = run_scan(segments, out_dir, records=records, deep=deep, master=master, split_bytes=split_bytes,
-                      quiet=not verbose, progress=progress)
+    try:
+        result = run_scan(segments, out_dir, records=records, deep=deep, master=master, split_bytes=split_bytes,
+                          quiet=not verbose, progress=progress)
+    except Exception as error:
+        from ..spark.scan import spark_error_line
+
+        line = spark_error_line(error)
+        if line is None:
+            raise
+        click.echo(f"kbatch: scan failed on Spark: {line} (spark.log in {out_dir} has the rest)", err=True)
+        return ExitStatus.TROUBLE
     if output_format == "json":
         sys.stdout.write(json.dumps(result, indent=1, ensure_ascii=False) + "\n")
     else:

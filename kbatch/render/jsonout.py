@@ -14,6 +14,7 @@ from ..findings import Finding
 from ..model import Batch, Record
 from ..messages.decoder import to_json
 from .user import schema_ids
+from ..recordwalk import JSON_HEX, JSON_OTHER, JSON_TEXT, records_json
 from .values import bytes_json
 
 JSON_FORMAT_VERSION = 1
@@ -106,11 +107,63 @@ def region_dict(finding: Finding, raw: bytes | None = None) -> dict:
     return out
 
 
+# The keys records_json writes, in its order: record_dict's own (checked when a sink is made).
+RECORD_JSON_KEYS = ("offset", "timestamp", "key", "value", "headers", "pos", "inner_pos", "size", "attributes",
+                    "sequence", "crc", "crc_valid", "control")
+_RECORD_JSON_MODES = {"hex": JSON_HEX, "base64": JSON_OTHER}   # the text modes: JSON_TEXT
+
+
+def records_json_text(batch: Batch, decode: str) -> str:
+    """``batch_dict(..., with_records=True)["records"]``'s items as json.dumps writes them, from the columns.
+
+    For a v2 batch read without Record objects (``batch.record_data``): no dict per record.
+    """
+    from ..records import record_chunks
+
+    def other(data: bytes) -> bytes:
+        return json.dumps(bytes_json(data, decode), ensure_ascii=False).encode()
+
+    shift = 0 if batch.compressed else batch.payload_pos
+    base_sequence = batch.base_sequence if batch.base_sequence is not None else -1
+    mode = _RECORD_JSON_MODES.get(decode, JSON_TEXT)
+    data = batch.record_data
+    parts = []
+    for columns in record_chunks(batch):
+        if _has_registry_framing(columns, data):
+            # record_dict adds "schema_registry" for such records: written the slow way, from objects.
+            from ..records import chunk_records
+
+            parts += [json.dumps(record_dict(record, batch, decode), ensure_ascii=False)
+                      for record in chunk_records(columns, batch)]
+            continue
+        parts.append(records_json(columns, data, shift, batch.compressed, base_sequence,
+                                  batch.timestamp_type == "LogAppendTime", batch.max_timestamp, mode, other)
+                     .decode())
+    return ", ".join(parts)
+
+
+def _has_registry_framing(columns, data) -> bool:
+    """Whether a key or value of the chunk starts with the schema registry's magic byte 0 (user.schema_ids)."""
+    for pos_name, length_name in (("key_pos", "key_length"), ("value_pos", "value_length")):
+        for pos, length in zip(columns.column(pos_name), columns.column(length_name)):
+            if length > 0 and data[pos] == 0:
+                return True
+    return False
+
+
+def _records_json_matches_record_dict() -> bool:
+    sample = Record(offset=0, timestamp=0, key=None, value=None, headers=[], pos=0, size=0)
+    return tuple(record_dict(sample, Batch(0, 0, 2, 0, 0, 0, 0, 0, 0, "none", 0, 0, "CreateTime", 0, 0),
+                             "auto")) == RECORD_JSON_KEYS
+
+
 class JsonlSink:
     """One JSON object per line: a batch, a damaged range, or a file's summary."""
 
     def __init__(self, out, *, records: bool, decode: str):
         self.out, self.records, self.decode = out, records, decode
+        # Batches read without Record objects have their records written from the decoder's columns.
+        self.from_columns = records and _records_json_matches_record_dict()
 
     def begin(self, path: str, size: int) -> None:
         self.path = path
@@ -119,6 +172,10 @@ class JsonlSink:
         self.out.write(json.dumps({"file": self.path, **obj}, ensure_ascii=False) + "\n")
 
     def batch(self, batch: Batch) -> None:
+        if self.records and batch.records is None and batch.record_data is not None:
+            line = json.dumps({"file": self.path, **batch_dict(batch, self.decode)}, ensure_ascii=False)
+            self.out.write(f'{line[:-1]}, "records": [{records_json_text(batch, self.decode)}]}}\n')
+            return
         self._write(batch_dict(batch, self.decode, self.records))
 
     def region(self, finding: Finding, raw: bytes | None = None) -> None:

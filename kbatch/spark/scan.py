@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 
-from ..segments import Segment
+from ..segments import Segment, is_remote
 from .report import partition_report
 from .session import spark_session
 from .source import BATCH_SCHEMA, FINDING_SCHEMA
@@ -18,7 +18,9 @@ def run_scan(segments: list[Segment], out_dir: str, *, records: bool = False, de
     total = sum(segment.size for segment in segments)
     progress(f"{len(segments)} segments, {total} bytes; starting Spark ({master or 'local[*]'})")
     spark = spark_session(master, quiet=quiet, log_path=os.path.join(out_dir, "spark.log"))
-    paths = json.dumps([segment.path for segment in segments])
+    # Executors have working directories of their own: they get absolute paths, the report the ones given.
+    given = {_absolute(segment.path): segment.path for segment in segments}
+    paths = json.dumps(list(given))
 
     def read(level: str, split: int, file_paths: str = paths):
         reader = (spark.read.format("kbatch").option("level", level).option("paths", file_paths)
@@ -54,8 +56,9 @@ def run_scan(segments: list[Segment], out_dir: str, *, records: bool = False, de
     # With the schema given, a table with no rows (a clean sweep has no findings) reads back empty.
     batches = spark.read.schema(BATCH_SCHEMA).parquet(os.path.join(out_dir, "batches"))
     findings = spark.read.schema(FINDING_SCHEMA).parquet(os.path.join(out_dir, "findings"))
-    report = partition_report(spark, batches, findings, {segment.path: segment.size for segment in segments},
-                              cross_checked)
+    report = partition_report(spark, batches, findings,
+                              {_absolute(segment.path): segment.size for segment in segments}, cross_checked)
+    report = _paths_as_given(report, given)
     return {
         "out": out_dir,
         "tables": sorted(tables),
@@ -66,3 +69,32 @@ def run_scan(segments: list[Segment], out_dir: str, *, records: bool = False, de
                                 if partition["cross_checks"] and partition["cross_checks"]["errors"]],
         "partitions": report,
     }
+
+
+def _absolute(path: str) -> str:
+    return path if is_remote(path) else os.path.abspath(path.removeprefix("file://"))
+
+
+def _paths_as_given(report: list[dict], given: dict[str, str]) -> list[dict]:
+    for partition in report:
+        partition["damaged_segments"] = sorted(given.get(path, path) for path in partition["damaged_segments"])
+        for between in partition["offset_gaps"] + partition["offset_overlaps"]:
+            between["after"] = given.get(between["after"], between["after"])
+            between["before"] = given.get(between["before"], between["before"])
+    return report
+
+
+def spark_error_line(error: BaseException) -> str | None:
+    """One line for a failure on Spark's side (an executor's Python error, a JVM error), or None.
+
+    What Spark raises carries the worker's whole traceback; its last ``SomethingError: ...`` line says
+    what went wrong.
+    """
+    if not type(error).__module__.startswith(("pyspark", "py4j")):
+        return None
+    lines = [line.strip() for line in str(error).splitlines()]
+    for line in reversed(lines):
+        name, colon, message = line.partition(": ")
+        if colon and name.rsplit(".", 1)[-1].endswith(("Error", "Exception")) and " " not in name:
+            return f"{name.rsplit('.', 1)[-1]}: {message}"
+    return next((line for line in lines if line), type(error).__name__)

@@ -91,6 +91,8 @@ def _level(options) -> str:
 
 
 def _paths(options) -> list[str]:
+    from ..segments import is_remote
+
     if "paths" in options:
         value = options["paths"]
         paths = json.loads(value) if value.startswith("[") else value.split(",")
@@ -98,7 +100,8 @@ def _paths(options) -> list[str]:
         paths = [options["path"]]
     else:
         raise ValueError('kbatch: say where the segments are: .load("/var/kafka-logs") or .option("paths", ...)')
-    return [path for path in paths if path]
+    # Resolved here, on the driver: an executor's working directory is not the user's.
+    return [path if is_remote(path) else os.path.abspath(path.removeprefix("file://")) for path in paths if path]
 
 
 def _int_option(options, name: str, default: int) -> int:

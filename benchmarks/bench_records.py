@@ -1,0 +1,140 @@
+#!/usr/bin/env python3
+"""Records at decoder speed: kbatch against aiokafka's Cython reader and kafka-python, side by side.
+
+One command makes the data and prints a table per file: every tool on the same segment in the same run,
+hot cache, each run ``--repeat`` times as a whole process under /usr/bin/time, with the median, min-max,
+peak RSS and the ratio to aiokafka's full decode.  The peers decode in-process: their own timing of the
+decode (after imports and reading the file) is the figure the targets compare with, shown beside their
+whole-process time::
+
+    python benchmarks/bench_records.py                   # 256 MiB each: 100 B records, 1 KiB records, mixed codecs
+    python benchmarks/bench_records.py --size 64M --repeat 3 --files 100B
+    python benchmarks/bench_records.py --json results.json
+
+Needs aiokafka (``pip install aiokafka``): a benchmark peer only, never a dependency of kbatch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from bench_dump import find_kbatch, format_table, kbatch_version, parse_common, timed, warm  # noqa: E402
+from make_segment import build_templates, parse_size, write_segment  # noqa: E402
+
+DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "records")
+
+# A peer's full decode: every batch's CRC, then the key, value and headers of every record.
+PEER = """
+import sys, time
+from {module} import MemoryRecords
+data = open(sys.argv[1], 'rb').read()
+start = time.perf_counter()
+records, n = MemoryRecords(data), 0
+while records.has_next():
+    batch = records.next_batch()
+    assert batch.validate_crc()
+    for record in batch:
+        record.key, record.value, record.headers
+        n += 1
+open(sys.argv[2], 'w').write(f'{{time.perf_counter() - start}} {{n}}')
+"""
+PEERS = {"aiokafka (Cython)": "aiokafka.record._crecords", "kafka-python": "kafka.record.memory_records"}
+
+# name -> (codec, value bytes): ~100 B records, ~1 KiB records, and every codec in one segment.
+FILES = {"100B": ("none", 60), "1KiB": ("none", 1000), "mixed-codec": ("mixed", None)}
+
+
+def make_file(name: str, size: int, quiet: bool) -> str:
+    codec, value_bytes = FILES[name]
+    path = os.path.join(DATA, f"{name}-{size}", "00000000000000000000.log")
+    if not os.path.exists(path):
+        if not quiet:
+            print(f"generating {path}", file=sys.stderr)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        write_segment(path, size, build_templates(1, codec, 16 * 1024, 16, value_bytes=value_bytes), 1)
+    return path
+
+
+def stats(values: list[float]) -> dict:
+    return {"median": statistics.median(values), "min": min(values), "max": max(values)}
+
+
+def bench(name: str, argv: list[str], repeat: int, inner_path: str | None = None) -> dict:
+    walls, rss, inner = [], [], []
+    for _ in range(repeat):
+        wall, peak = timed(argv)
+        walls.append(wall)
+        rss.append(peak)
+        if inner_path:
+            seconds, count = open(inner_path).read().split()
+            inner.append(float(seconds))
+    out = {"name": name, "argv": argv, "wall": stats(walls), "peak_rss_kib": max(rss)}
+    if inner:
+        out["in_process"] = stats(inner)
+        out["records"] = int(count)
+    return out
+
+
+def bench_file(kbatch: list[str], path: str, repeat: int) -> list[dict]:
+    warm(path)
+    results = []
+    with tempfile.TemporaryDirectory() as scratch:
+        for name, module in PEERS.items():
+            inner = os.path.join(scratch, "inner")
+            results.append(bench(f"{name} full decode", [sys.executable, "-c", PEER.format(module=module), path,
+                                                         inner], repeat, inner))
+    for name, args in [("kbatch verify-crc", ["verify-crc"]), ("kbatch verify-crc --deep", ["verify-crc", "--deep"]),
+                       ("kbatch dump --format jsonl", ["dump", "--format", "jsonl"]),
+                       ("kbatch dump --records --format jsonl", ["dump", "--records", "--format", "jsonl"])]:
+        results.append(bench(name, [*kbatch, *args, path], repeat))
+    results.append(bench("kbatch --help", [*kbatch, "--help"], repeat))
+    return results
+
+
+def report(path: str, results: list[dict]) -> str:
+    records = next(result["records"] for result in results if "records" in result)
+    aiokafka = next(result["in_process"]["median"] for result in results if result["name"].startswith("aiokafka"))
+    body = []
+    for result in results:
+        figure = result.get("in_process", result["wall"])
+        body.append([result["name"] + (" (in-process)" if "in_process" in result else ""),
+                     f"{figure['median']:.3f}", f"{figure['min']:.3f}-{figure['max']:.3f}",
+                     f"{result['wall']['median']:.3f}", f"{result['peak_rss_kib'] / 1024:.0f}",
+                     f"{records / figure['median'] / 1e6:.2f}" if "help" not in result["name"] else "",
+                     f"{figure['median'] / aiokafka:.2f}x"])
+    header = ["command", "median s", "min-max s", "whole process s", "peak RSS MiB", "M records/s",
+              "vs aiokafka"]
+    size = os.path.getsize(path)
+    return f"{path}: {size / 2**20:.0f} MiB, {records} records\n" + format_table(header, body)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--size", default="256M", help="segment size (default 256M)")
+    parser.add_argument("--repeat", type=int, default=5, help="runs per command (default 5; medians shown)")
+    parser.add_argument("--files", default=",".join(FILES), help=f"which of {', '.join(FILES)} (comma-separated)")
+    args = parse_common(parser, argv)
+    kbatch = find_kbatch(args.kbatch)
+    print(f"kbatch {kbatch_version()}; {args.repeat} runs each, hot cache", file=sys.stderr)
+    everything = {}
+    for name in args.files.split(","):
+        path = make_file(name, parse_size(args.size), args.quiet)
+        results = bench_file(kbatch, path, args.repeat)
+        everything[name] = results
+        print(report(path, results) + "\n")
+    if args.json:
+        with open(args.json, "w") as out:
+            json.dump({"kbatch": kbatch_version(), "repeat": args.repeat, "files": everything}, out, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,118 @@
+"""kbatch scan on a real Spark standalone cluster (a master and two workers on 127.0.0.1), not only local mode.
+
+The cluster comes from the installed PySpark (bin/spark-class), runs for this module and is stopped after.
+The scan is given a relative path, as a user types it: executors work in directories of their own, so the
+driver must hand them absolute ones.  Its tables must equal local mode's.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from .helpers import ROOT
+
+pyspark = pytest.importorskip("pyspark")
+pq = pytest.importorskip("pyarrow.parquet")
+
+SPARK_HOME = Path(pyspark.__file__).parent
+KBATCH = Path(sys.executable).parent / "kbatch"
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _alive_workers(ui_port: int) -> int:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{ui_port}/json/", timeout=2) as answer:
+            return json.load(answer).get("aliveworkers", 0)
+    except OSError:
+        return 0
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    work = tmp_path_factory.mktemp("cluster")
+    env = {**os.environ, "SPARK_HOME": str(SPARK_HOME), "SPARK_LOCAL_IP": "127.0.0.1",
+           "PYSPARK_PYTHON": sys.executable, "SPARK_NO_DAEMONIZE": "1"}
+    spark_class = str(SPARK_HOME / "bin" / "spark-class")
+    port, ui_port = _free_port(), _free_port()
+    url = f"spark://127.0.0.1:{port}"
+    log = open(work / "cluster.log", "wb")
+    processes = [subprocess.Popen([spark_class, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
+                                   "--port", str(port), "--webui-port", str(ui_port)],
+                                  env=env, stdout=log, stderr=subprocess.STDOUT, cwd=work)]
+    try:
+        for index in range(2):
+            worker_dir = work / f"worker{index}"
+            worker_dir.mkdir()
+            processes.append(subprocess.Popen(
+                [spark_class, "org.apache.spark.deploy.worker.Worker", url, "--host", "127.0.0.1", "--cores", "1",
+                 "--memory", "1g", "--webui-port", str(_free_port()), "--work-dir", str(worker_dir)],
+                env=env, stdout=log, stderr=subprocess.STDOUT, cwd=worker_dir))
+        deadline = time.monotonic() + 180
+        while _alive_workers(ui_port) < 2:
+            assert time.monotonic() < deadline, (work / "cluster.log").read_text()[-3000:]
+            assert all(process.poll() is None for process in processes), (work / "cluster.log").read_text()[-3000:]
+            time.sleep(1)
+        yield url
+    finally:
+        for process in reversed(processes):
+            process.terminate()
+        for process in processes:
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+        log.close()
+
+
+def _scan(out: Path, *extra: str) -> subprocess.CompletedProcess:
+    # Run from the repository with a relative path, the way the relative-path bug showed.
+    return subprocess.run([str(KBATCH), "scan", "fixtures/logdir", "--out", str(out), "--records",
+                           "--format", "json", *extra], cwd=ROOT, capture_output=True, text=True, timeout=600)
+
+
+def _rows(out: Path, level: str) -> list:
+    table = pq.read_table(out / level).to_pylist()
+    return sorted((json.dumps(row, sort_keys=True, default=repr) for row in table))
+
+
+@pytest.mark.cluster
+def test_scan_on_a_standalone_cluster_gives_local_modes_tables(cluster, tmp_path):
+    on_cluster = _scan(tmp_path / "cluster", "--master", cluster)
+    assert on_cluster.returncode == 1, on_cluster.stderr[-3000:]   # fixtures/logdir holds a damaged segment
+    local = _scan(tmp_path / "local")
+    assert local.returncode == 1, local.stderr[-3000:]
+    assert json.loads(on_cluster.stdout)["partitions"] == json.loads(local.stdout)["partitions"]
+    for level in ("batches", "records", "findings"):
+        rows = _rows(tmp_path / "cluster", level)
+        assert rows == _rows(tmp_path / "local", level)
+        assert rows or level == "findings"
+    assert str(ROOT / "fixtures" / "logdir") in _rows(tmp_path / "cluster", "batches")[0]
+
+
+def test_an_executor_side_error_reads_as_its_last_line():
+    """What Spark raises carries the Python worker's traceback; the user gets its last error line."""
+    from kbatch.spark.scan import spark_error_line
+
+    captured = type("PythonException", (Exception,), {"__module__": "pyspark.errors.exceptions.captured"})
+    error = captured("\n  An exception was thrown from the Python worker. Please see the stack trace below.\n"
+                     "Traceback (most recent call last):\n"
+                     '  File "/x/kbatch/spark/source.py", line 138, in read\n'
+                     "    yield from rows(file_range, self)\n"
+                     "FileNotFoundError: [Errno 2] No such file or directory: 'fixtures/logdir/a-0/0.log'\n")
+    assert spark_error_line(error) == ("FileNotFoundError: [Errno 2] No such file or directory: "
+                                       "'fixtures/logdir/a-0/0.log'")
+    assert spark_error_line(ValueError("ours")) is None
