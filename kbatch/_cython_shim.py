@@ -1,8 +1,10 @@
-"""The few names of Cython's pure-Python mode that kbatch.recordwalk uses, for when Cython is absent.
+"""The names of Cython's pure-Python mode that kbatch.recordwalk uses, for when Cython is absent.
 
 Compiled, ``import cython`` is Cython's own; interpreted without Cython installed, these stand-ins
 make the decorators do nothing and the casts return their value, so the same source runs as plain
-Python.  Type annotations are never evaluated (``from __future__ import annotations``).
+Python.  Type annotations are never evaluated (``from __future__ import annotations``), but a type
+named in ``declare(...)`` or ``cast(...)`` is: every other name here (``Py_ssize_t``, ``longlong``,
+``const[...]``, ...) is a C type, and stands for nothing.
 """
 
 compiled = False
@@ -12,7 +14,7 @@ def _unchanged(function):
     return function
 
 
-cclass = cfunc = inline = final = _unchanged
+cclass = cfunc = ccall = inline = final = _unchanged
 
 
 def _directive(*_args, **_kwargs):
@@ -28,3 +30,22 @@ def cast(_type, value):
 
 def declare(*_args, **_kwargs):
     return None
+
+
+class _CType:
+    """A C type's name: subscriptable (``const[uchar]``, ``longlong[::1]``) and otherwise inert."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __getitem__(self, _item):
+        return self
+
+    def __repr__(self) -> str:
+        return f"cython.{self.name}"
+
+
+def __getattr__(name: str):
+    if name.startswith("__"):
+        raise AttributeError(name)
+    return _CType(name)

@@ -63,7 +63,8 @@ def pure_recordwalk():
     """kbatch/recordwalk.py run as plain Python, beside the compiled module the package imports.
 
     Loaded from the .py file itself under another name, so one test run exercises both builds of the
-    same source.
+    same source.  ``import cython`` is made to fail while it loads, so it runs on kbatch's own stand-in
+    for Cython's pure-Python names, as it does where Cython is not installed (a user's machine, CI).
     """
     import importlib.util
 
@@ -74,7 +75,16 @@ def pure_recordwalk():
         spec = importlib.util.spec_from_file_location(name, Path(kbatch.__file__).parent / "recordwalk.py")
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
-        spec.loader.exec_module(module)
+        cython = sys.modules.get("cython")
+        sys.modules["cython"] = None  # makes ``import cython`` raise ImportError
+        try:
+            spec.loader.exec_module(module)
+        finally:
+            if cython is None:
+                del sys.modules["cython"]
+            else:
+                sys.modules["cython"] = cython
+        assert module.cython.__name__ == "kbatch._cython_shim", module.cython
     return sys.modules[name]
 
 
