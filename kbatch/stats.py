@@ -7,11 +7,15 @@ lie, so they count as ``compressed_records`` in the file, and their inflated
 bytes are counted field by field in a second account, ``inflated``, which adds
 up to the bytes the batches inflate to.
 
-A record's field sizes come from its decoded values (a varint's size follows
-from its value) and are checked against the record's size.  A record whose
-varints are not the shortest encoding (legal to read, but not what Kafka
-writes) fails that check and is measured field by field with the layout
-declaration instead (:func:`kbatch.layouts.field_spans`).
+A v2 batch's records are read as the record decoder's columns
+(:mod:`kbatch.recordwalk`), never as Record objects: the key, value and header
+bytes are the lengths the decoder found, and each varint field's size follows
+from its value (ByteUtils.sizeOfVarint).  Those sizes are checked, chunk by
+chunk, against the bytes the decoder's positions leave for the varints; a
+record whose varints are not the shortest encoding (legal to read, but not
+what Kafka writes) fails that check and is measured field by field with the
+layout declaration instead (:func:`kbatch.layouts.field_spans`).  v0/v1
+messages and magic-3 records are read as objects, their sizes from their values.
 
 Everything kept is a counter or a small table, so memory stays flat whatever
 the file size.  This module is the library: it imports neither click nor rich.
@@ -19,6 +23,7 @@ the file size.  This module is the library: it imports neither click nor rich.
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
@@ -37,6 +42,7 @@ from .layouts import (
 )
 from .model import Batch, Record
 from .reader import ReadOptions, SegmentReader
+from .records import record_chunks
 
 # (key, label): the order a report lists them in.  Record fields of v0/v1 messages and v2 records share
 # the categories they have in common (key length, value length, attributes, timestamp).
@@ -164,13 +170,14 @@ class SegmentStats:
             self._finding(finding)
         self.batches += 1
         records = [] if batch.is_control else (batch.records or [])
-        self.records += len(records)
-        self.records_per_batch[bucket(len(records))] += 1
+        count = 0 if batch.is_control else _record_count(batch)
+        self.records += count
+        self.records_per_batch[bucket(count)] += 1
         self.batch_sizes[bucket(batch.size)] += 1
         for group in (self.by_magic[batch.magic],
                       self.by_producer["none" if batch.producer_id in (None, -1) else batch.producer_id]):
             group.batches += 1
-            group.records += len(records)
+            group.records += count
             group.bytes += batch.size
         if batch.is_control:
             self.control_batches += 1
@@ -198,6 +205,9 @@ class SegmentStats:
             if batch.decompressed_size is None:
                 return   # did not inflate: nothing to split
             account, payload = self.inflated, batch.decompressed_size
+        if batch.records is None and batch.record_data is not None:   # walked into columns, no objects
+            account["damaged"] += payload - self._v2_columns(batch, account)
+            return
         used = 0
         for record in records:
             sizes = v2_record_sizes(record, batch)
@@ -207,6 +217,23 @@ class SegmentStats:
                 account[category] += size
             used += record.size
         account["damaged"] += payload - used
+
+    def _v2_columns(self, batch: Batch, account: Counter) -> int:
+        """A v2 batch's records, chunk by chunk from the decoder's columns, into ``account``: the bytes
+        they take."""
+        used = 0
+        for columns in record_chunks(batch):
+            sizes, outliers = column_sizes(columns)
+            for category, size in sizes.items():
+                account[category] += size
+            for row in outliers:   # a varint longer than it need be: read off the declaration
+                record = Record(offset=columns.records["offset"][row], timestamp=0, key=None, value=None, headers=[],
+                                pos=columns.records["pos"][row] + _records_start(batch),
+                                size=columns.records["size"][row])
+                for category, size in self._measured_by_layout(batch, record, lambda _: batch.record_data).items():
+                    account[category] += size
+            used += sum(columns.column("size"))
+        return used
 
     def _legacy(self, batch: Batch, records: list[Record]) -> None:
         header = MESSAGE_V1_HEADER if batch.magic == 1 else MESSAGE_V0_HEADER
@@ -277,7 +304,7 @@ class SegmentStats:
     def _codec(self, batch: Batch, stored: int, inflated: int | None) -> None:
         tally = self.by_codec[batch.codec]
         tally.batches += 1
-        tally.records += len(batch.records or [])
+        tally.records += _record_count(batch)
         tally.bytes += batch.size
         tally.stored_records_bytes += stored
         tally.inflated_records_bytes += inflated or 0
@@ -343,6 +370,82 @@ class SegmentStats:
         }
 
 
+def _record_count(batch: Batch) -> int:
+    """Records that decoded: objects, or rows of the decoder's columns (``record_checks.decoded``)."""
+    if batch.records is None and batch.record_checks is not None:
+        return batch.record_checks.decoded
+    return len(batch.records or [])
+
+
+def _varint_bytes(column, bits: int = 32) -> int:
+    """The bytes of the shortest varints for every value in a column (each distinct value sized once)."""
+    return sum(varint_size(value, bits) * times for value, times in Counter(column).items())
+
+
+def _payload_bytes(column) -> int:
+    """The bytes of the keys (or values) whose lengths are in a column: a negative length is null."""
+    return sum(length * times for length, times in Counter(column).items() if length > 0)
+
+
+# The column whose values a varint category's sizes come from (the record length aside).
+_VARINT_COLUMNS = (("record_timestamp", "timestamp_delta", 64), ("record_offset_delta", "offset_delta", 32),
+                   ("key_length", "key_length", 32), ("value_length", "value_length", 32),
+                   ("headers_count", "headers_count", 32))
+_HEADER_VARINT_COLUMNS = (("header_key_length", "key_length"), ("header_value_length", "value_length"))
+
+
+def column_sizes(columns) -> tuple[dict[str, int], list[int]]:
+    """The records of a chunk of the decoder's columns by category, and the rows left out of that.
+
+    Every varint is taken to be the shortest for its value; the decoder's
+    positions say how many bytes the varints of a record really take (its size
+    less its attributes byte, keys, values and header bytes).  A varint is never
+    shorter than the shortest, so where the two agree for the chunk they agree
+    for each varint.  Where they do not, the rows at fault are returned (to be
+    measured through the declaration) and left out of the sizes.
+    """
+    n = columns.n
+    size, length = columns.column("size"), columns.column("length")
+    header = {name: columns.header_column(name) for name in ("key_length", "value_length")}
+    sizes = {"record_length": _varint_bytes(length), "record_attributes": n}
+    for category, name, bits in _VARINT_COLUMNS:
+        sizes[category] = _varint_bytes(columns.column(name), bits)
+    for category, name in _HEADER_VARINT_COLUMNS:
+        sizes[category] = _varint_bytes(header[name])
+    sizes.update(keys=_payload_bytes(columns.column("key_length")),
+                 values=_payload_bytes(columns.column("value_length")),
+                 header_keys=_payload_bytes(header["key_length"]),
+                 header_values=_payload_bytes(header["value_length"]))
+    if sum(sizes.values()) == sum(size):
+        return {category: total for category, total in sizes.items() if total}, []
+    return _sizes_by_row(columns)
+
+
+def _sizes_by_row(columns) -> tuple[dict[str, int], list[int]]:
+    """:func:`column_sizes` record by record: for a chunk holding a record with an over-long varint."""
+    column, header = columns.records, columns.headers
+    sizes: Counter = Counter()
+    outliers = []
+    for row in range(columns.n):
+        first, count = column["first_header"][row], column["headers_count"][row]
+        record = Counter(record_attributes=1)
+        for category, name, bits in _VARINT_COLUMNS:
+            record[category] += varint_size(column[name][row], bits)
+        for name, category in (("key_length", "keys"), ("value_length", "values")):
+            record[category] += max(column[name][row], 0)
+        for h in range(first, first + count):
+            for name, category in (("key_length", "header_keys"), ("value_length", "header_values")):
+                record[f"header_{name}"] += varint_size(header[name][h])
+                record[category] += max(header[name][h], 0)
+        body = sum(record.values())
+        if column["length"][row] != body or column["size"][row] != varint_size(body) + body:
+            outliers.append(row)
+            continue
+        record["record_length"] = varint_size(body)
+        sizes.update(record)
+    return {category: total for category, total in sizes.items() if total}, outliers
+
+
 def _records_start(batch: Batch) -> int:
     """Where record positions count from in the bytes ``record_bytes`` returns."""
     return 0 if batch.compressed else batch.payload_pos
@@ -387,9 +490,12 @@ def v2_record_sizes(record: Record, batch: Batch) -> dict[str, int] | None:
     return None
 
 
-def collect(stats: SegmentStats, path: str, stream, options: ReadOptions = ReadOptions(records=True),
-            what_if=None) -> None:
-    """Read one file into ``stats`` (and, when given, into a :class:`kbatch.whatif.WhatIf`)."""
+def collect(stats: SegmentStats, path: str, stream,
+            options: ReadOptions = ReadOptions(records=True, record_objects=False), what_if=None) -> None:
+    """Read one file into ``stats`` (and, when given, into a :class:`kbatch.whatif.WhatIf`: it re-encodes
+    Record objects, so with it records are read into objects)."""
+    if what_if is not None and not options.record_objects:
+        options = dataclasses.replace(options, record_objects=True)
     reader = SegmentReader(stream, options)
     decompressor = Decompressor(options.decompressed_limit)
 

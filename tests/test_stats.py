@@ -7,10 +7,12 @@ import json
 
 import pytest
 
+import kbatch.records as kbatch_records
 from kbatch.encode import encode_document
+from kbatch.reader import ReadOptions
 from kbatch.stats import SegmentStats, collect, varint_size
 
-from .helpers import FIXTURES, ROOT, fixture_id, fixture_paths, read_all
+from .helpers import FIXTURES, ROOT, fixture_id, fixture_paths, read_all, use_pure_decoder
 
 ALL = fixture_paths()
 
@@ -61,6 +63,36 @@ def test_stats_table_snapshot(path, kbatch, text_snapshot):
     assert f"{result.out}(exit {result.code})\n" == text_snapshot
 
 
+def _stats_with(path, record_objects: bool) -> dict:
+    stats = SegmentStats()
+    with open(path, "rb") as stream:
+        collect(stats, "<file>", stream, ReadOptions(records=True, record_objects=record_objects))
+    return stats.as_dict()
+
+
+@pytest.mark.parametrize("decoder", ["compiled", "pure"])
+@pytest.mark.parametrize("path", ALL, ids=fixture_id)
+def test_columns_and_record_objects_give_the_same_accounting(path, decoder, monkeypatch):
+    """stats reads v2 records as the decoder's columns; Record objects (what --what-if reads) agree."""
+    if decoder == "pure":
+        use_pure_decoder(monkeypatch)
+    assert _stats_with(path, record_objects=False) == _stats_with(path, record_objects=True)
+
+
+def test_stats_builds_no_record_objects_for_data_batches(kbatch, monkeypatch):
+    made = []
+    real = kbatch_records._records
+
+    def spy(columns, batch, data, shift):
+        made.append(batch.is_control)
+        return real(columns, batch, data, shift)
+
+    monkeypatch.setattr(kbatch_records, "_records", spy)
+    report = json.loads(kbatch("stats", "--format", "json", "fixtures/v2-txn-commit.log").out)
+    assert report["record_count"] > 0
+    assert made and all(made)   # control batches only: their markers are decoded from objects
+
+
 def test_two_records_field_by_field():
     """Worked by hand: a batch of two 5-byte values, no keys, no headers (DefaultRecord.sizeInBytes)."""
     data = encode_document({"entries": [{"records": [
@@ -85,6 +117,22 @@ def test_an_overlong_varint_is_measured_through_the_layout():
     assert stats.stored["key_length"] == 3 + 1
     assert stats.stored["damaged"] == 0
     assert stats.total_bytes == len(data)
+
+
+def test_only_the_record_with_an_overlong_varint_is_measured_through_the_layout():
+    """One over-long varint (a key length in 2 bytes) among many records: the others keep their sizes
+    from the columns, and that one is read off the declaration."""
+    records = [{"key": {"utf8": f"k{i}"}, "value": {"utf8": "v" * i},
+                "headers": [{"key": {"utf8": "h"}, "value": {"utf8": "x"}}]} for i in range(200)]
+    records[150]["key_length"] = {"hex": "8800"}   # "k150": 4 bytes, zig-zag 8, shortest 08
+    data = encode_document({"entries": [{"codec": codec, "records": records}
+                                        for codec in ("none", "gzip")]})
+    stats = _stats_of(data)
+    assert stats.records_measured_by_layout == 2
+    assert stats.stored["key_length"] == 200 + 1 and stats.inflated["key_length"] == 200 + 1
+    assert stats.stored["values"] == stats.inflated["values"] == sum(range(200))
+    assert stats.stored["damaged"] == stats.inflated["damaged"] == 0
+    assert stats.total_bytes == len(data) and stats.records == 400
 
 
 def test_compressed_records_are_split_as_they_inflate():

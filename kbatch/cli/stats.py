@@ -49,7 +49,7 @@ def stats(paths, output_format, what_if, recompress, layouts_dir, hex_input, dec
     from ..reader import open_input
     from ..stats import SegmentStats, collect
     files, status = expand_inputs(paths)
-    options = ReadOptions(records=True, decompressed_limit=decompressed_limit)
+    options = ReadOptions(records=True, record_objects=False, decompressed_limit=decompressed_limit)
     accounting = SegmentStats()
     if (recompress or layouts_dir) and not what_if:
         raise click.UsageError("--recompress and --write-layouts go with --what-if")
