@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """How fast ``kbatch stats`` accounts for a segment's bytes, and whether its memory stays flat.
 
-Times, as whole processes under ``/usr/bin/time -v`` (best wall of ``--repeat``
+Times, as whole processes under ``/usr/bin/time -v`` (median wall of ``--repeat``
 runs, largest peak RSS), on v2 segments made by make_segment.py:
 
 * ``kbatch stats --format json`` on a small and a large segment: the peak RSS of
@@ -17,6 +17,7 @@ Examples::
     python benchmarks/bench_stats.py                              # 64 MiB and 256 MiB, what-if on 8 MiB
     python benchmarks/bench_stats.py --size 1G --repeat 1
     python benchmarks/bench_stats.py --codec gzip --json results.json
+    python benchmarks/bench_stats.py --no-dump --no-what-if   # stats alone, 64 MiB and 256 MiB
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 
@@ -47,6 +49,20 @@ def _check_accounting(kbatch: list[str], path: str) -> None:
         raise SystemExit(f"{path}: stats accounts for {report['total_bytes']} bytes of {os.path.getsize(path)}")
 
 
+def median_of(name: str, argv: list[str], path: str, counts: tuple[int, int], repeat: int,
+              quiet: bool) -> bench_dump.Run:
+    """Like bench_dump.best_of, but the median wall: on a machine shared with others the best run flatters."""
+    walls, rss = [], []
+    for attempt in range(repeat):
+        wall, peak = bench_dump.timed(argv)
+        walls.append(wall)
+        rss.append(peak)
+        if not quiet:
+            print(f"  {name} run {attempt + 1}/{repeat}: {wall:.2f} s, {peak / 1024:.1f} MiB", file=sys.stderr)
+    return bench_dump.Run(name, argv, path, os.path.getsize(path), statistics.median(walls), max(rss), *counts,
+                          repeat)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -54,23 +70,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--small-size", default="64M", help="the small segment (default 64M)")
     parser.add_argument("--what-if-size", default="8M", help="the segment --what-if is timed on (default 8M)")
     parser.add_argument("--codec", default="none", help="codec of the generated segments (default none)")
-    parser.add_argument("--repeat", type=int, default=3, metavar="N", help="runs per command; best wall kept")
+    parser.add_argument("--repeat", type=int, default=3, metavar="N", help="runs per command; median wall kept")
+    parser.add_argument("--no-dump", action="store_true", help="skip the dump --records run")
+    parser.add_argument("--no-what-if", action="store_true", help="skip the --what-if run")
     args = bench_dump.parse_common(parser, argv)
     kbatch = bench_dump.find_kbatch(args.kbatch)
     runs = []
-    for size, what_if in ((args.small_size, False), (args.size, False), (args.what_if_size, True)):
+    sizes = [(args.small_size, False), (args.size, False)] + ([] if args.no_what_if else [(args.what_if_size, True)])
+    for size, what_if in sizes:
         path = _segment(size, args.codec, args.quiet)
         bench_dump.warm(path)
         _check_accounting(kbatch, path)
         counts = bench_dump.header_walk(path)
         commands = [(f"kbatch stats ({size})", [*kbatch, "stats", "--format", "json", path])]
-        if size == args.size:
+        if size == args.size and not args.no_dump:
             commands.append((f"kbatch dump --records ({size})", [*kbatch, "dump", "--format", "jsonl", "--records",
                                                                   path]))
         if what_if:
             commands = [(f"kbatch stats --what-if ({size})", [*kbatch, "stats", "--what-if", "--format", "json",
                                                                path])]
-        runs += [bench_dump.best_of(name, command, path, counts, args.repeat, args.quiet)
+        runs += [median_of(name, command, path, counts, args.repeat, args.quiet)
                  for name, command in commands]
     print(f"kbatch {bench_dump.kbatch_version()}, codec {args.codec}")
     print(bench_dump.table(runs))
