@@ -157,12 +157,50 @@ class Decompressor:
 
 XERIAL_BLOCK_SIZE = 32 * 1024      # snappy-java's default block size
 LZ4_BLOCK_SIZE = 64 * 1024         # Kafka's Lz4BlockOutputStream: BD 0x40, 64 KiB blocks
-_LZ4_FLG = 0x60                    # version 01, independent blocks, no checksums, no content size
-_LZ4_BD = 0x40
+_LZ4_BLOCK_SIZES = {4: 64 * 1024, 5: 256 * 1024, 6: 1024 * 1024, 7: 4 * 1024 * 1024}   # BD bits 6-4
+LZ4_BLOCK_SIZES = frozenset(_LZ4_BLOCK_SIZES.values())
+ZSTD_LEVEL = 3                     # Kafka's default (CompressionType.ZSTD.defaultLevel, zstd's own default)
+_ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+
+# The frame options compress() takes (``frame``), per codec, with what Kafka's producer writes.
+# lz4 (Lz4BlockOutputStream: FLG 0x60, BD 0x40): independent 64 KiB blocks, no checksums, no content size.
+LZ4_FRAME_DEFAULTS = {"block_size": LZ4_BLOCK_SIZE, "independent_blocks": True, "block_checksum": False,
+                      "content_size": False, "content_checksum": False}
+# zstd: the frame header's content size field and single-segment flag, and its window descriptor (None: the
+# smallest window that holds the content, as zstd picks when it knows the size).  Kafka's producer streams
+# (ZstdCompression: ZstdOutputStreamNoFinalizer), so it writes no content size.
+ZSTD_FRAME_DEFAULTS = {"content_size": False, "single_segment": False, "window_descriptor": None}
+FRAME_DEFAULTS = {3: LZ4_FRAME_DEFAULTS, 4: ZSTD_FRAME_DEFAULTS}
 
 
-def compress(codec_id: int, data: bytes, *, snappy_framing: str = "xerial", lz4_kafka3160: bool = False) -> bytes:
-    """Compress records as Kafka's Java clients do (the frame layouts, not necessarily the same bytes)."""
+def frame_options(codec_id: int, head: bytes, content_size: int) -> dict | None:
+    """What a stored lz4 or zstd frame's header says about how it was written (``head``: its first bytes,
+    ``content_size``: what it inflates to), as :func:`compress` takes it; None for other codecs or a header
+    that does not parse.  The compression level is not in a frame: it is not here."""
+    head = bytes(head)
+    if codec_id == 3 and len(head) >= 6 and head.startswith(LZ4_FRAME_MAGIC):
+        flg, bd = head[4], head[5]
+        block_size = _LZ4_BLOCK_SIZES.get((bd >> 4) & 7)
+        if block_size is None:
+            return None
+        return {"block_size": block_size, "independent_blocks": bool(flg & 0x20), "block_checksum": bool(flg & 0x10),
+                "content_size": bool(flg & 0x08), "content_checksum": bool(flg & 0x04)}
+    if codec_id == 4 and len(head) >= 6 and head.startswith(_ZSTD_MAGIC):
+        descriptor = head[4]
+        single_segment = bool(descriptor & 0x20)
+        window = None if single_segment else head[5]
+        return {"content_size": single_segment or descriptor >> 6 != 0, "single_segment": single_segment,
+                "window_descriptor": None if window == _zstd_fitting_window(content_size) else window}
+    return None
+
+
+def compress(codec_id: int, data: bytes, *, snappy_framing: str = "xerial", lz4_kafka3160: bool = False,
+             frame: dict | None = None) -> bytes:
+    """Compress records as Kafka's Java clients do (the frame layouts, not necessarily the same bytes).
+
+    ``frame`` changes the lz4 or zstd frame's options from what Kafka writes
+    (:data:`FRAME_DEFAULTS`): how another producer wrote it (:func:`frame_options`).
+    """
     data = bytes(data)
     if codec_id == 0:
         return data
@@ -177,30 +215,71 @@ def compress(codec_id: int, data: bytes, *, snappy_framing: str = "xerial", lz4_
             blocks += [_XERIAL_BLOCK_LENGTH.pack(len(block)), block]
         return b"".join(blocks)
     if codec_id == 3:
-        return _lz4_frame(data, kafka3160=lz4_kafka3160)
+        return _lz4_frame(data, kafka3160=lz4_kafka3160, **{**LZ4_FRAME_DEFAULTS, **(frame or {})})
     if codec_id == 4:
-        return bytes(cramjam.zstd.compress(data))
+        return _zstd_frame(data, **{**ZSTD_FRAME_DEFAULTS, **(frame or {})})
     raise CodecError("unknown-codec", f"codec id {codec_id} does not exist")
 
 
-def _lz4_frame(data: bytes, *, kafka3160: bool) -> bytes:
-    """An LZ4 frame as Kafka's Lz4BlockOutputStream writes it.
+def _lz4_frame(data: bytes, *, kafka3160: bool, block_size: int, independent_blocks: bool, block_checksum: bool,
+               content_size: bool, content_checksum: bool) -> bytes:
+    """An LZ4 frame as Kafka's Lz4BlockOutputStream writes it (the LZ4 frame format), or with other options.
 
     With ``kafka3160`` the header checksum is the one Kafka's magic-0 writer
     made (KAFKA-3160): xxHash32 over the frame magic too, not just FLG and BD.
+    Blocks are always compressed independently (LZ4_compress_default, Kafka's
+    fastCompressor); a frame that says they are linked may refer back to the
+    block before, so a linked producer's frame of several blocks can be smaller.
     """
-    descriptor = bytes([_LZ4_FLG, _LZ4_BD])
+    flg = 0x40 | independent_blocks << 5 | block_checksum << 4 | content_size << 3 | content_checksum << 2
+    bd = {size: code for code, size in _LZ4_BLOCK_SIZES.items()}[block_size] << 4
+    descriptor = bytes([flg, bd]) + (struct.pack("<Q", len(data)) if content_size else b"")
     hashed = LZ4_FRAME_MAGIC + descriptor if kafka3160 else descriptor
     out = [LZ4_FRAME_MAGIC, descriptor, bytes([(xxh32(hashed) >> 8) & 0xFF])]
-    for start in range(0, len(data), LZ4_BLOCK_SIZE):
-        block = data[start:start + LZ4_BLOCK_SIZE]
+    for start in range(0, len(data), block_size):
+        block = data[start:start + block_size]
         packed = bytes(cramjam.lz4.compress_block(block, store_size=False))
         if len(packed) >= len(block):   # incompressible: stored as is, flagged by the high bit
             out += [struct.pack("<I", len(block) | 0x80000000), block]
+            packed = block
         else:
             out += [struct.pack("<I", len(packed)), packed]
+        if block_checksum:
+            out.append(struct.pack("<I", xxh32(packed)))
     out.append(b"\x00\x00\x00\x00")  # end mark
+    if content_checksum:
+        out.append(struct.pack("<I", xxh32(data)))
     return b"".join(out)
+
+
+def _zstd_fitting_window(size: int) -> int:
+    """The window descriptor zstd writes when it knows the content's size (ZSTD_adjustCParams at level 3):
+    the smallest power of two holding it, 1 KiB at least, 2 MiB at most."""
+    log = max(10, min(21, (max(size, 1) - 1).bit_length()))
+    return (log - 10) << 3
+
+
+def _zstd_frame(data: bytes, *, content_size: bool, single_segment: bool, window_descriptor: int | None) -> bytes:
+    """A zstd frame at Kafka's level, its header written as asked (RFC 8878, 3.1.1.1).
+
+    The blocks are zstd's own; only the header changes: the content size
+    field (ZSTD_writeFrameHeader's widths: 1 byte only in a single segment,
+    2 bytes holding size - 256, then 4, then 8), or the window descriptor of a
+    frame that is not a single segment.
+    """
+    packed = bytes(cramjam.zstd.compress(data, level=ZSTD_LEVEL))
+    descriptor = packed[4]
+    header_end = 5 + (0 if descriptor & 0x20 else 1) + (0, 1, 2, 4)[descriptor & 3] \
+        + ((1 if descriptor & 0x20 else 0), 2, 4, 8)[descriptor >> 6]
+    blocks = packed[header_end:len(packed) - (4 if descriptor & 0x04 else 0)]
+    size = len(data)
+    code = (size >= 256) + (size >= 65536 + 256) + (size >= 0xFFFFFFFF) if content_size or single_segment else 0
+    header = [_ZSTD_MAGIC, bytes([code << 6 | single_segment << 5])]
+    if not single_segment:
+        header.append(bytes([_zstd_fitting_window(size) if window_descriptor is None else window_descriptor]))
+    if single_segment or code:
+        header.append((size - 256).to_bytes(2, "little") if code == 1 else size.to_bytes((1, 2, 4, 8)[code], "little"))
+    return b"".join(header) + blocks
 
 
 def _lz4_fix_kafka3160_header(data) -> bytes:

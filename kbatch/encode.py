@@ -26,7 +26,7 @@ import io
 from dataclasses import dataclass
 
 from .checksums import crc32, crc32c
-from .codecs import CODEC_IDS, CodecError, Decompressor, compress
+from .codecs import CODEC_IDS, FRAME_DEFAULTS, LZ4_BLOCK_SIZES, CodecError, Decompressor, compress
 from .layouts import (
     BATCH_CRC_START,
     BATCH_HEADER,
@@ -57,7 +57,7 @@ _BATCH_OUTPUT_ONLY = {"type", "pos", "size", "crc_computed", "crc_valid", "last_
 _BATCH_FIELDS = {"magic", "base_offset", "stored_offset", "batch_length", "partition_leader_epoch", "crc", "attributes", "codec",
                  "timestamp_type", "is_transactional", "is_control", "last_offset_delta", "base_timestamp",
                  "max_timestamp", "delete_horizon_ms", "producer_id", "producer_epoch", "base_sequence", "count",
-                 "records", "payload", "truncate_to", "snappy_framing", "lz4_kafka3160"}
+                 "records", "payload", "truncate_to", "snappy_framing", "lz4_kafka3160", "frame"}
 _RECORD_OUTPUT_ONLY = {"pos", "inner_pos", "size", "sequence", "crc_valid"}
 _RECORD_FIELDS = {"offset", "timestamp", "key", "value", "headers", "attributes", "crc", "control", "offset_delta",
                   "timestamp_delta", "length", "key_length", "value_length", "headers_count", "magic"}
@@ -299,7 +299,7 @@ def v2_batch_parts(entry: dict, path: str, *, with_attributes: bool = True) -> t
         body, offsets = _v2_records(records or [], f"{path}.records", base_offset, base_timestamp,
                                     log_append_time, max_timestamp, with_attributes)
         payload = compress(codec_id, body, snappy_framing=_snappy_framing(entry, path),
-                           lz4_kafka3160=_bool(entry, "lz4_kafka3160", path))
+                           lz4_kafka3160=_bool(entry, "lz4_kafka3160", path), frame=_frame(entry, codec_id, path))
     count = len(records) if records is not None else 0
     last_offset_delta = offsets[-1] - base_offset if offsets else 0
     attributes = codec_id | (TIMESTAMP_TYPE_MASK if log_append_time else 0) \
@@ -324,6 +324,29 @@ def v2_batch_parts(entry: dict, path: str, *, with_attributes: bool = True) -> t
     header["batch_length"] = _int(entry, "batch_length", path, None, low=-(2**31), high=2**31 - 1)
     header["crc"] = _int(entry, "crc", path, None, low=0, high=2**32 - 1)
     return header, payload
+
+
+def _frame(entry: dict, codec_id: int, path: str) -> dict | None:
+    """``frame``: an lz4 or zstd frame's options other than Kafka's (codecs.FRAME_DEFAULTS names them)."""
+    frame = entry.get("frame")
+    if frame is None:
+        return None
+    defaults = FRAME_DEFAULTS.get(codec_id)
+    if defaults is None or not isinstance(frame, dict):
+        raise SpecError(f"{path}.frame", "frame options of an lz4 or zstd entry", frame)
+    for key, value in frame.items():
+        where = f"{path}.frame.{key}"
+        if key not in defaults:
+            raise SpecError(where, " or ".join(sorted(defaults)), key)
+        if key == "block_size":
+            if value not in LZ4_BLOCK_SIZES:
+                raise SpecError(where, " or ".join(map(str, sorted(LZ4_BLOCK_SIZES))), value)
+        elif key == "window_descriptor":
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 255):
+                raise SpecError(where, "a byte (0..255) or null", value)
+        elif not isinstance(value, bool):
+            raise SpecError(where, "true or false", value)
+    return frame
 
 
 def _snappy_framing(entry: dict, path: str) -> str:
@@ -453,7 +476,7 @@ def _legacy_message(entry: dict, path: str, magic: int) -> bytes:
     else:
         inner, offsets, timestamps = _inner_message_set(records or [], f"{path}.records", magic)
         value = compress(codec_id, inner, snappy_framing=_snappy_framing(entry, path),
-                         lz4_kafka3160=_bool(entry, "lz4_kafka3160", path))
+                         lz4_kafka3160=_bool(entry, "lz4_kafka3160", path), frame=_frame(entry, codec_id, path))
         payload = _legacy_key_value(None, value)
     # The offset field as stored: a message's own offset; a wrapper's is that of its last record.
     offset = _int(entry, "stored_offset", path, offsets[-1] if offsets else _int(entry, "base_offset", path, 0))

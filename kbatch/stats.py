@@ -27,7 +27,7 @@ import dataclasses
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
-from .codecs import XERIAL_MAGIC, CodecError, Decompressor
+from .codecs import XERIAL_MAGIC, CodecError, Decompressor, frame_options
 from .findings import Finding
 from .layouts import (
     BATCH_HEADER,
@@ -517,6 +517,8 @@ def collect(stats: SegmentStats, path: str, stream,
             continue
         stats.add_batch(item, record_bytes)
         if what_if is not None:
-            raw = item.codec == "snappy" and reader.read_bytes(item.payload_pos, len(XERIAL_MAGIC)) != XERIAL_MAGIC
-            what_if.add_batch(item, record_bytes, snappy_framing="raw" if raw else "xerial")
+            head = reader.read_bytes(item.payload_pos, min(item.payload_size, 16)) if item.compressed else b""
+            raw = item.codec == "snappy" and head[:len(XERIAL_MAGIC)] != XERIAL_MAGIC
+            frame = frame_options(item.attributes & COMPRESSION_CODEC_MASK, head, item.decompressed_size or 0)
+            what_if.add_batch(item, record_bytes, snappy_framing="raw" if raw else "xerial", frame=frame)
     stats.end_file()

@@ -8,7 +8,7 @@ import cramjam
 import pytest
 from kafka import codec as kafka_codec
 
-from kbatch.codecs import CODEC_IDS, CodecError, Decompressor, xxh32
+from kbatch.codecs import CODEC_IDS, FRAME_DEFAULTS, CodecError, Decompressor, compress, frame_options, xxh32
 
 PAYLOAD = random.Random(0).randbytes(3000) + b"kafka " * 20000
 
@@ -101,3 +101,54 @@ def test_xxh32_reference_values():
     assert xxh32(b"a") == 0x550D7456
     assert xxh32(b"abc") == 0x32D153FF
     assert xxh32(b"Nobody inspects the spammish repetition") == 0xE2293B2F
+
+
+LZ4_OPTIONS = [dict(block_size=size, block_checksum=block, content_checksum=content, content_size=stored)
+               for size in (64 * 1024, 256 * 1024) for block in (False, True) for content in (False, True)
+               for stored in (False, True)]
+
+
+@pytest.mark.parametrize("options", LZ4_OPTIONS, ids=lambda options: "-".join(
+    f"{key}={value}" for key, value in options.items()))
+def test_lz4_frames_with_other_options_are_liblz4s_bytes(options):
+    """A frame written with another producer's options is the frame liblz4 itself writes with them."""
+    import lz4.frame
+
+    sizes = {64 * 1024: lz4.frame.BLOCKSIZE_MAX64KB, 256 * 1024: lz4.frame.BLOCKSIZE_MAX256KB}
+    theirs = lz4.frame.compress(PAYLOAD, block_size=sizes[options["block_size"]], block_linked=False,
+                                block_checksum=options["block_checksum"],
+                                content_checksum=options["content_checksum"], store_size=options["content_size"])
+    assert compress(CODEC_IDS["lz4"], PAYLOAD, frame=options) == theirs
+    assert frame_options(CODEC_IDS["lz4"], theirs[:16], len(PAYLOAD)) == {**options, "independent_blocks": True}
+
+
+def test_kafkas_lz4_frame_is_the_default():
+    plain = compress(CODEC_IDS["lz4"], PAYLOAD)
+    assert plain[4:6] == b"\x60\x40"   # Lz4BlockOutputStream: FLG version 1 + independent blocks, BD 64 KiB
+    assert frame_options(CODEC_IDS["lz4"], plain, len(PAYLOAD)) == FRAME_DEFAULTS[CODEC_IDS["lz4"]]
+
+
+@pytest.mark.parametrize("size", [100, 300, 70_000, len(PAYLOAD)])
+@pytest.mark.parametrize("content_size", [False, True])
+def test_zstd_frame_headers_are_libzstds(size, content_size):
+    """With the content size (single segment) or without it (a window descriptor fitted to the content), the
+    frame is libzstd's own at Kafka's level 3."""
+    import zstandard
+
+    data = PAYLOAD[:size]
+    theirs = zstandard.ZstdCompressor(level=3, write_content_size=content_size).compress(data)
+    options = frame_options(CODEC_IDS["zstd"], theirs[:16], len(data))
+    assert options == {"content_size": content_size, "single_segment": content_size, "window_descriptor": None}
+    assert compress(CODEC_IDS["zstd"], data, frame=options) == theirs
+
+
+def test_a_zstd_window_larger_than_the_content_is_kept():
+    """A streaming producer that did not know the size (zstd-jni) declares its level's window: 2 MiB at level 3."""
+    import zstandard
+
+    written = compress(CODEC_IDS["zstd"], PAYLOAD[:1000], frame={"window_descriptor": 0x58})
+    assert written[4:6] == b"\x00\x58"
+    assert frame_options(CODEC_IDS["zstd"], written, 1000)["window_descriptor"] == 0x58
+    assert zstandard.ZstdDecompressor().decompressobj().decompress(written) == PAYLOAD[:1000]
+    assert frame_options(CODEC_IDS["zstd"], compress(CODEC_IDS["zstd"], PAYLOAD[:1000]), 1000) \
+        == FRAME_DEFAULTS[CODEC_IDS["zstd"]]

@@ -254,6 +254,13 @@ def test_every_finding_code_can_be_crafted():
      "entries[0].records[1].headers: expected no headers (a magic 1 message has none"),
     ({"entries": [{"magic": 1, "records": [dict(V, offset_delta=3)]}]},
      "entries[0].records[0].offset_delta: expected no offset_delta (a magic 1 message has none)"),
+    # Frame options belong to lz4 and zstd, each its own.
+    ({"entries": [{"codec": "gzip", "frame": {"content_size": True}, "records": [dict(V)]}]},
+     "entries[0].frame: expected frame options of an lz4 or zstd entry"),
+    ({"entries": [{"codec": "zstd", "frame": {"block_size": 65536}, "records": [dict(V)]}]},
+     "entries[0].frame.block_size: expected content_size or single_segment or window_descriptor"),
+    ({"entries": [{"codec": "lz4", "frame": {"block_size": 1000}, "records": [dict(V)]}]},
+     "entries[0].frame.block_size: expected 65536 or 262144 or 1048576 or 4194304, got 1000"),
 ])
 def test_bad_json_names_the_path_and_writes_nothing(document, message, kbatch, tmp_path):
     with pytest.raises(SpecError) as caught:
