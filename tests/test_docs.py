@@ -97,3 +97,19 @@ def test_readme_json_example_encodes():
     (example,) = re.findall(r"```json\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
     import json
     assert encode_document(json.loads(example))
+
+
+def test_benchmarks_readme_lists_every_script():
+    text = (ROOT / "benchmarks" / "README.md").read_text()
+    table = re.search(r"\| script \| what it does \|\n(.*?)\n\n", text, re.S).group(1)
+    listed = set(re.findall(r"^\| `([\w.]+\.py)` \|", table, re.M))
+    assert listed == {path.name for path in (ROOT / "benchmarks").glob("*.py")}
+
+
+def test_readmes_scan_timing_is_the_measured_one():
+    """README's scan-against-verify-crc figures are the ones benchmarks/README.md's results table holds."""
+    bench = (ROOT / "benchmarks" / "README.md").read_text()
+    scan = float(re.search(r"^\| `kbatch scan DIR` \| ([\d.]+) \|", bench, re.M).group(1))
+    verify = float(re.search(r"^\| `kbatch verify-crc --quiet DIR` \| ([\d.]+) \|", bench, re.M).group(1))
+    said = re.search(r"checked in ([\d.]+) s against ([\d.]+) s for a\s+local\[2\] scan", (ROOT / "README.md").read_text())
+    assert (float(said.group(1)), float(said.group(2))) == (round(verify, 1), round(scan))
