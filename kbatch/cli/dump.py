@@ -65,6 +65,9 @@ def dump(files, records, output_format, decode, decoder, full, limit, kind, offs
 
     One row per batch: position, offsets, count, magic, codec, size, CRC
     (stored, checked), timestamps, producer fields, leader epoch and flags.
+    On a narrow terminal position, offsets, count, codec, the CRC verdict
+    and the findings are always shown whole; the other columns get the room
+    left, in that order of priority, and a line names those left out.
     Damaged byte ranges appear where they lie, with what was expected and what
     was found; the batches after them are still listed.
 
