@@ -21,10 +21,14 @@ from .layouts import (
     ControlRecordKey,
     SpanError,
     EndTransactionMarkerValue,
+    BATCH_V3_FIXED,
+    IGNORE_MESSAGE_ATTRIBUTES_MASK,
     MessageV0,
     MessageV1,
+    PROPOSED_V3_MAGIC,
     Record,
     RecordBatchHeader,
+    RecordBatchV3Header,
     field_spans,
 )
 from .model import Batch
@@ -119,9 +123,16 @@ def entry_spans(batch: Batch, data, index: int, window: tuple[int, int] | None =
 
 def _entry_spans(batch: Batch, data, index: int, window: tuple[int, int] | None) -> list[Span]:
     path = f"batch[{index}]"
-    if batch.magic == 2:
-        spans, error = _declared(RecordBatchHeader, data[:RecordBatchHeader.sizeof()], batch.pos, path)
-        spans = [Span(s.start, s.end, s.path, f"{s.value} ({describe_attributes(batch.attributes)})")
+    if batch.magic >= 2:
+        if batch.magic == PROPOSED_V3_MAGIC:   # its header ends in three varints: at most 25 bytes more
+            header, header_bytes = RecordBatchV3Header, data[:BATCH_V3_FIXED.size + 25]
+        else:
+            header, header_bytes = RecordBatchHeader, data[:RecordBatchHeader.sizeof()]
+        spans, error = _declared(header, header_bytes, batch.pos, path)
+        described = describe_attributes(batch.attributes)
+        if batch.magic == PROPOSED_V3_MAGIC and batch.attributes & IGNORE_MESSAGE_ATTRIBUTES_MASK:
+            described += ", ignoreMessageAttributes"
+        spans = [Span(s.start, s.end, s.path, f"{s.value} ({described})")
                  if s.path == f"{path}.attributes" else s for s in spans]
         if error is not None:
             return _rest(spans, batch.pos, batch.pos + len(data), path, _first_damage(batch), error)
@@ -148,6 +159,7 @@ def record_spans(batch: Batch, data, base: int, path: str, *, inner: bool = Fals
     """
     spans: list[Span] = []
     position, end = base, base + len(data)
+    declaration = _record_declaration(batch)
     low, high = window if window is not None else (base, end)
     for index, record in enumerate(batch.records or []):
         position = record.pos + record.size
@@ -156,7 +168,7 @@ def record_spans(batch: Batch, data, base: int, path: str, *, inner: bool = Fals
         if record.pos >= high:
             return spans
         chunk = data[record.pos - base:record.pos - base + record.size]
-        fields, _ = _declared(Record, chunk, record.pos, f"{path}.records[{index}]", inner=inner)
+        fields, _ = _declared(declaration, chunk, record.pos, f"{path}.records[{index}]", inner=inner)
         spans += _control_fields(fields, chunk, record.pos, inner) if batch.is_control else fields
     if high <= position:
         return spans
@@ -167,7 +179,7 @@ def record_spans(batch: Batch, data, base: int, path: str, *, inner: bool = Fals
         rest = data[position - base:]
         if window is not None:
             rest = rest[:max(high - position, 0) + _RECORD_READ_AHEAD]
-        fields, error = _declared(Record, rest, position, rest_path, inner=inner)
+        fields, error = _declared(declaration, rest, position, rest_path, inner=inner)
         # The declaration alone does not bound a record by its length; the reader does.  Stop where the
         # reader's finding says the record broke, so both tell the same story.
         failed_at = next((i for i, span in enumerate(fields)
@@ -179,6 +191,13 @@ def record_spans(batch: Batch, data, base: int, path: str, *, inner: bool = Fals
             fields = []
         spans += _rest(fields, position, end, f"{path}.records", finding, error, inner=inner)
     return spans
+
+
+def _record_declaration(batch: Batch):
+    if batch.magic == PROPOSED_V3_MAGIC:
+        from .proposed import record_declaration
+        return record_declaration(batch.attributes)
+    return Record
 
 
 # Bytes past a window's end read to finish the record it ends in (a larger record is shown as damaged there).
@@ -216,7 +235,7 @@ def decompressed_spans(batch: Batch, inflated, index: int, window: tuple[int, in
     """
     path = f"batch[{index}]"
     low, high = window if window is not None else (0, len(inflated))
-    if batch.magic == 2:
+    if batch.magic >= 2:
         return record_spans(batch, inflated, 0, path, inner=True, window=window)
     from .reader import ReadOptions, SegmentReader   # the one reader frames the inner message set
 

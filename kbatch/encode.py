@@ -86,6 +86,8 @@ BYTES_EXPECTED = '{"utf8"|"hex"|"base64"} or null'
 def spec_bytes(value, path: str, *, nullable: bool = True) -> bytes | None:
     if value is None and nullable:
         return None
+    if isinstance(value, bytes):   # a spec built by a program (stats --what-if), not read from JSON
+        return value
     if isinstance(value, dict) and len(value) == 1:
         (kind, text), = value.items()
         if isinstance(text, str):
@@ -203,10 +205,14 @@ def encode_entry(entry, path: str, *, rederive: bool = False) -> bytes:
         return _raw(entry, path)
     if entry.get("type") == "summary":
         return b""
-    magic = _int(entry, "magic", path, 2, low=0, high=2)
+    magic = _int(entry, "magic", path, 2, low=0, high=3)
     if rederive:
         entry = _without_derivable(entry)
-    data = _v2_batch(entry, path) if magic == 2 else _legacy_message(entry, path, magic)
+    if magic == 3:   # the v3 proposal Kafka never adopted (kbatch.proposed)
+        from .proposed import encode_v3_batch
+        data = encode_v3_batch(entry, path)
+    else:
+        data = _v2_batch(entry, path) if magic == 2 else _legacy_message(entry, path, magic)
     if "truncate_to" in entry:
         limit = _int(entry, "truncate_to", path, low=0, high=len(data))
         data = data[:limit]
@@ -254,6 +260,18 @@ def _timestamp_type(entry: dict, path: str, magic: int) -> bool:
 
 
 def _v2_batch(entry: dict, path: str) -> bytes:
+    header, payload = v2_batch_parts(entry, path)
+    size = RecordBatchHeader.sizeof() + len(payload)
+    if header["batch_length"] is None:
+        header["batch_length"] = size - LOG_OVERHEAD
+    if header["crc"] is None:
+        header["crc"] = crc32c(RecordBatchHeader.build(dict(header, crc=0))[BATCH_CRC_START:] + payload)
+    return RecordBatchHeader.build(header) + payload
+
+
+def v2_batch_parts(entry: dict, path: str, *, with_attributes: bool = True) -> tuple[dict, bytes]:
+    """A v2 batch's header fields and its records' bytes (compressed); batch_length and crc are None unless
+    the spec gives them.  ``with_attributes=False`` leaves out each record's attributes byte (magic 3)."""
     _check_keys(entry, _BATCH_FIELDS, _BATCH_OUTPUT_ONLY, path)
     codec_id = _codec_id(entry, path, 2)
     log_append_time = _timestamp_type(entry, path, 2)
@@ -277,7 +295,7 @@ def _v2_batch(entry: dict, path: str) -> bytes:
         offsets = None
     else:
         body, offsets = _v2_records(records or [], f"{path}.records", base_offset, base_timestamp,
-                                    log_append_time, max_timestamp)
+                                    log_append_time, max_timestamp, with_attributes)
         payload = compress(codec_id, body, snappy_framing=_snappy_framing(entry, path),
                            lz4_kafka3160=_bool(entry, "lz4_kafka3160", path))
     count = len(records) if records is not None else 0
@@ -301,11 +319,9 @@ def _v2_batch(entry: dict, path: str) -> bytes:
         base_sequence=_int(entry, "base_sequence", path, -1, low=-(2**31), high=2**31 - 1),
         records_count=_int(entry, "count", path, count, low=-(2**31), high=2**31 - 1),
     )
-    size = RecordBatchHeader.sizeof() + len(payload)
-    header["batch_length"] = _int(entry, "batch_length", path, size - LOG_OVERHEAD, low=-(2**31), high=2**31 - 1)
-    covered = RecordBatchHeader.build(header)[BATCH_CRC_START:] + payload
-    header["crc"] = _int(entry, "crc", path, crc32c(covered), low=0, high=2**32 - 1)
-    return RecordBatchHeader.build(header) + payload
+    header["batch_length"] = _int(entry, "batch_length", path, None, low=-(2**31), high=2**31 - 1)
+    header["crc"] = _int(entry, "crc", path, None, low=0, high=2**32 - 1)
+    return header, payload
 
 
 def _snappy_framing(entry: dict, path: str) -> str:
@@ -323,7 +339,7 @@ def _list(entry: dict, key: str, path: str):
 
 
 def _v2_records(records: list, path: str, base_offset: int, base_timestamp: int, log_append_time: bool,
-                max_timestamp: int) -> tuple[bytes, list[int]]:
+                max_timestamp: int, with_attributes: bool = True) -> tuple[bytes, list[int]]:
     out, offsets = io.BytesIO(), []
     for index, record in enumerate(records):
         record_path = f"{path}[{index}]"
@@ -338,7 +354,8 @@ def _v2_records(records: list, path: str, base_offset: int, base_timestamp: int,
         offset_delta = _varint(record, "offset_delta", record_path, offset - base_offset)
         headers = _headers(record, record_path)
         body = bytearray()
-        body += bytes([_int(record, "attributes", record_path, 0, low=-128, high=127) & 0xFF])
+        if with_attributes:
+            body += bytes([_int(record, "attributes", record_path, 0, low=-128, high=127) & 0xFF])
         body += timestamp_delta.encode(Varlong)
         body += offset_delta.encode(Varint)
         body += _varint(record, "key_length", record_path, -1 if key is None else len(key)).encode(Varint)

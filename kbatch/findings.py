@@ -23,6 +23,7 @@ CODES: dict[str, tuple[Severity, str]] = {
     "bad-length": (Severity.ERROR, "a length or size field disagrees with the bytes"),
     "truncated": (Severity.ERROR, "the input ends inside a log entry"),
     "unknown-magic": (Severity.ERROR, "the magic byte is not 0, 1 or 2"),
+    "proposed-format": (Severity.ERROR, "magic 3: the v3 format proposed for Kafka and never adopted; Kafka rejects it"),
     "resync": (Severity.ERROR, "bytes that are no log entry were skipped up to the next valid one"),
     "zero-tail": (Severity.INFO, "the input ends in zero bytes, as a broker-preallocated segment does"),
     "unknown-codec": (Severity.ERROR, "the attributes name a compression codec Kafka does not have"),

@@ -226,6 +226,61 @@ Record = Struct(
 
 
 # ---------------------------------------------------------------------------
+# Magic 3: a PROPOSAL THAT KAFKA NEVER ADOPTED
+#
+# A discarded KIP proposed a v3 record format to save bytes: a batch
+# attribute bit 7 ``ignoreMessageAttributes`` under which records drop their
+# always-zero ``attributes`` byte; ``baseTimestamp`` as a varlong,
+# ``maxTimestamp`` as a varint delta from it (``maxTimestampDelta``) and
+# ``lastOffsetDelta`` as a varint, those three moved to the end of the batch
+# header; magic 3.  Kafka rejects magic 3.  kbatch writes and reads it only so
+# its cost can be measured (``stats --what-if``) and looked at byte by byte.
+#
+# Where the proposal leaves something open, kbatch chooses (here, and only here):
+#  1. recordsCount stays an int32, the last of the fixed fields (the proposal's
+#     listing leaves it out; it is the length of ``records: [Record]``), so every
+#     fixed field keeps a fixed position and the varints follow them.
+#  2. The three moved fields come in the proposal's order: lastOffsetDelta,
+#     baseTimestamp, maxTimestampDelta.
+#  3. maxTimestampDelta is a varlong, not a varint: a zig-zag varlong is the same
+#     bytes as a varint for every value a varint holds, and it also holds a delta
+#     beyond 24.8 days, so every v2 batch can be written as v3.
+#  4. Writers set ignoreMessageAttributes (the proposal's default); a reader
+#     honours a clear bit: its records carry the attributes byte as in v2.
+#  5. Everything else is v2's: the CRC-32C from attributes to the end, the other
+#     attribute bits, the codecs, the record fields and their order.  Records
+#     stay interleaved: the "headers first" idea is only measured, by stats --what-if.
+# ---------------------------------------------------------------------------
+
+PROPOSED_V3_MAGIC = 3
+IGNORE_MESSAGE_ATTRIBUTES_MASK = 0x80   # the proposal's batch attribute bit 7
+
+RecordBatchV3Fixed = Struct(
+    "base_offset" / Int64sb * "baseOffset",
+    "batch_length" / Int32sb * "batchLength: bytes after this field",
+    "partition_leader_epoch" / Int32sb * "partitionLeaderEpoch (not covered by the CRC)",
+    "magic" / Int8sb * "magic (3: the proposal)",
+    "crc" / Int32ub * "crc: CRC-32C of attributes..end",
+    "attributes" / Int16sb * "attributes: as v2, and bit 7 ignoreMessageAttributes",
+    "producer_id" / Int64sb * "producerId",
+    "producer_epoch" / Int16sb * "producerEpoch",
+    "base_sequence" / Int32sb * "baseSequence",
+    "records_count" / Int32sb * "recordsCount (choice 1)",
+)
+
+RecordBatchV3Tail = Struct(
+    "last_offset_delta" / Varint * "lastOffsetDelta (varint)",
+    "base_timestamp" / Varlong * "baseTimestamp (varlong)",
+    "max_timestamp_delta" / Varlong * "maxTimestampDelta: maxTimestamp - baseTimestamp (choice 3)",
+)
+
+RecordBatchV3Header = Struct(*RecordBatchV3Fixed.subcons, *RecordBatchV3Tail.subcons)
+
+# A record of a batch with ignoreMessageAttributes set: v2's record without its attributes byte.
+RecordV3 = Struct(*(field for field in Record.subcons if field.name != "attributes"))
+
+
+# ---------------------------------------------------------------------------
 # Control records (ControlRecordType.java, EndTransactionMarker.java)
 # The one record of a control batch: its key says what kind of marker it is,
 # and for COMMIT/ABORT its value carries the coordinator epoch.
@@ -322,6 +377,13 @@ MIN_ENTRY_SIZE = {
     1: MESSAGE_OVERHEAD[1] - LOG_OVERHEAD,
     2: RECORD_BATCH_OVERHEAD - LOG_OVERHEAD,
 }
+
+BATCH_V3_FIXED = fixed_layout(RecordBatchV3Fixed)
+# The smallest magic-3 size field: the fixed fields and three one-byte varints (not in MIN_ENTRY_SIZE:
+# that one holds what Kafka reads).
+V3_MIN_ENTRY_SIZE = BATCH_V3_FIXED.size + 3 - LOG_OVERHEAD
+assert BATCH_V3_FIXED.offsets["magic"] == MAGIC_OFFSET
+assert BATCH_V3_FIXED.offsets["attributes"] == BATCH_CRC_START
 
 assert MAGIC_OFFSET == BATCH_HEADER.offsets["magic"] == MESSAGE_V0_HEADER.offsets["magic"]
 assert LOG_OVERHEAD == LOG_ENTRY_PREFIX.size

@@ -42,7 +42,8 @@ from .framing import (
     starts_zero_run,
     zero_tail,
 )
-from .layouts import BATCH_HEADER, HEADER_SIZE_UP_TO_MAGIC, LOG_ENTRY_PREFIX, LOG_OVERHEAD, MAGIC_OFFSET, SIZE_OFFSET
+from .layouts import (BATCH_HEADER, HEADER_SIZE_UP_TO_MAGIC, LOG_ENTRY_PREFIX, LOG_OVERHEAD, MAGIC_OFFSET,
+                      PROPOSED_V3_MAGIC, SIZE_OFFSET, V3_MIN_ENTRY_SIZE)
 from .model import Batch
 from .reading.legacy import read_message
 from .reading.recovery import Recovery
@@ -114,6 +115,9 @@ class SegmentReader:
             return self.size
         _, size = LOG_ENTRY_PREFIX.unpack_from(buf, i)
         magic = buf[i + MAGIC_OFFSET]
+        if magic == PROPOSED_V3_MAGIC and V3_MIN_ENTRY_SIZE <= size <= self.size - pos - LOG_OVERHEAD:
+            yield self._proposed_v3(pos, pos + LOG_OVERHEAD + size)
+            return pos + LOG_OVERHEAD + size
         problem = frame_problem(pos, magic, size, self.options.max_entry_size, self.size)
         if problem is not None:
             return (yield from self._damaged(pos, problem, declared_size=size))
@@ -171,6 +175,14 @@ class SegmentReader:
         if self.options.keep_body:
             batch.body = bytes(entry[ENTRY_HEADERS[magic].size:])
         return batch
+
+    def _proposed_v3(self, pos: int, end: int) -> Batch:
+        """A magic-3 entry: the v3 proposal, read only to be looked at (kbatch.proposed)."""
+        from .proposed import read_v3_batch
+
+        buf, i, _ = self.window.view(pos, end - pos)
+        return read_v3_batch(pos, memoryview(buf)[i:i + end - pos], self.decompressor,
+                             records=self.options.records, keep_body=self.options.keep_body)
 
     def _inner_message_set(self, inner: bytes, wrapper_magic: int) -> SegmentReader:
         """A reader of a wrapper's decompressed message set (with a decompressor of its own)."""

@@ -27,9 +27,11 @@ from .findings import Finding
 from .layouts import (
     BATCH_HEADER,
     COMPRESSION_CODEC_MASK,
+    IGNORE_MESSAGE_ATTRIBUTES_MASK,
     LOG_OVERHEAD,
     MESSAGE_V0_HEADER,
     MESSAGE_V1_HEADER,
+    PROPOSED_V3_MAGIC,
     Record as RecordLayout,
     field_spans,
 )
@@ -39,13 +41,13 @@ from .reader import ReadOptions, SegmentReader
 # (key, label): the order a report lists them in.  Record fields of v0/v1 messages and v2 records share
 # the categories they have in common (key length, value length, attributes, timestamp).
 CATEGORIES = (
-    ("entry_framing", "log-entry framing (offset, size)"),
+    ("entry_framing", "entry framing (offset, size)"),
     ("batch_header", "batch header"),
     ("record_length", "record length"),
     ("record_crc", "message crc (v0/v1)"),
     ("record_magic", "message magic (v0/v1)"),
     ("record_attributes", "record attributes"),
-    ("record_timestamp", "timestamp (v1) / timestamp delta"),
+    ("record_timestamp", "timestamp (v1) or delta"),
     ("record_offset_delta", "offset delta"),
     ("key_length", "key length"),
     ("value_length", "value length"),
@@ -174,7 +176,7 @@ class SegmentStats:
             self.control_batches += 1
             self._count("control_batches", batch.size)
             return
-        if batch.magic == 2:
+        if batch.magic >= 2:
             self._v2(batch, records, record_bytes)
         else:
             self._legacy(batch, records)
@@ -182,9 +184,13 @@ class SegmentStats:
     # -- one entry -------------------------------------------------------------
 
     def _v2(self, batch: Batch, records: list[Record], record_bytes) -> None:
+        """A v2 batch, or one of the magic-3 proposal (whose header ends in varints)."""
+        header = BATCH_HEADER.size if batch.magic == 2 else batch.payload_pos - batch.pos
+        if batch.magic > 2 and batch.last_offset_delta is None:   # its header's varints did not read
+            header = batch.size
         self._count("entry_framing", LOG_OVERHEAD)
-        self._count("batch_header", BATCH_HEADER.size - LOG_OVERHEAD)
-        payload = batch.size - BATCH_HEADER.size
+        self._count("batch_header", header - LOG_OVERHEAD)
+        payload = batch.size - header
         account = self.stored
         if batch.compressed:
             self._count("compressed_records", payload)
@@ -247,7 +253,11 @@ class SegmentStats:
         data = record_bytes(batch) if record_bytes is not None else None
         if data is None:
             return {"damaged": record.size}
-        spans, error = field_spans(RecordLayout, data[record.pos - _records_start(batch):][:record.size])
+        declaration = RecordLayout
+        if batch.magic == PROPOSED_V3_MAGIC:
+            from .proposed import record_declaration
+            declaration = record_declaration(batch.attributes)
+        spans, error = field_spans(declaration, data[record.pos - _records_start(batch):][:record.size])
         sizes: Counter = Counter()
         for span in spans:
             *parents, name = span.path.split(".")
@@ -347,8 +357,9 @@ def v2_record_sizes(record: Record, batch: Batch) -> dict[str, int] | None:
     """
     key = len(record.key) if record.key is not None else 0
     value = len(record.value) if record.value is not None else 0
+    without_attributes = batch.magic == PROPOSED_V3_MAGIC and batch.attributes & IGNORE_MESSAGE_ATTRIBUTES_MASK
     sizes = {
-        "record_attributes": 1,
+        "record_attributes": 0 if without_attributes else 1,
         "record_offset_delta": varint_size(record.offset - batch.base_offset),
         "key_length": varint_size(-1 if record.key is None else key),
         "keys": key,
@@ -377,8 +388,8 @@ def v2_record_sizes(record: Record, batch: Batch) -> dict[str, int] | None:
 
 
 def collect(stats: SegmentStats, path: str, stream, options: ReadOptions = ReadOptions(records=True),
-            on_batch=None) -> None:
-    """Read one file into ``stats``; ``on_batch(batch)`` sees each entry too (e.g. the what-if encoder)."""
+            what_if=None) -> None:
+    """Read one file into ``stats`` (and, when given, into a :class:`kbatch.whatif.WhatIf`)."""
     reader = SegmentReader(stream, options)
     decompressor = Decompressor(options.decompressed_limit)
 
@@ -395,8 +406,10 @@ def collect(stats: SegmentStats, path: str, stream, options: ReadOptions = ReadO
     for item in reader:
         if isinstance(item, Finding):
             stats.add_region(item)
+            if what_if is not None and item.owns_bytes:
+                what_if.add_region(item.size)
             continue
         stats.add_batch(item, record_bytes)
-        if on_batch is not None:
-            on_batch(item)
+        if what_if is not None:
+            what_if.add_batch(item, record_bytes)
     stats.end_file()

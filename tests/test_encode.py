@@ -194,6 +194,8 @@ def _nested_wrapper() -> dict:
 
 
 CRAFTED.append(("nested-compression", [_nested_wrapper()], 26 + 8, False))  # the wrapper's value
+# A batch of the v3 proposal: its magic byte (16) is what Kafka would reject.
+CRAFTED.append(("proposed-format", [{"magic": 3, "records": [{"value": {"utf8": "v"}}]}], 16, False))
 
 
 @pytest.mark.parametrize("code,entries,pos,deep", CRAFTED, ids=[case[0] for case in CRAFTED])
@@ -223,7 +225,7 @@ def test_every_finding_code_can_be_crafted():
 
 @pytest.mark.parametrize("document,message", [
     ({"entries": [{"records": [{"key": 17}]}]}, 'entries[0].records[0].key: expected {"utf8"|"hex"|"base64"} or null, got 17'),
-    ({"entries": [{"magic": 5}]}, "entries[0].magic: expected an integer in 0..2, got 5"),
+    ({"entries": [{"magic": 5}]}, "entries[0].magic: expected an integer in 0..3, got 5"),
     ({"entries": [{"codec": "brotli"}]}, "entries[0].codec: expected none, gzip, snappy, lz4 or zstd, got \"brotli\""),
     ({"entries": [{"magic": 1, "codec": "zstd"}]}, "entries[0].codec: expected none, gzip, snappy, lz4, got \"zstd\""),
     ({"entries": [{"crc": "abc"}]}, "entries[0].crc: expected an integer in 0..4294967295, got \"abc\""),

@@ -30,7 +30,8 @@ Examples:
               help="Derive every derivable field (CRC, lengths, counts, lastOffsetDelta, maxTimestamp, "
                    "attributes, payload) even where SPEC gives one: for records edited in a dump.")
 def encode_from_json(spec, output, single_batch, hex_output, rederive):
-    """Write Kafka log bytes (any mix of magic 0, 1 and 2) from JSON.
+    """Write Kafka log bytes (any mix of magic 0, 1 and 2) from JSON; magic 3 writes the v3 proposal
+    Kafka never adopted, to look at it.
 
     The input schema is the output schema of `kbatch dump --format json`
     (kbatch/schema/kbatch-json-v1.schema.json): a field that is present is

@@ -15,15 +15,21 @@ from .status import ExitStatus
 Examples:
   kbatch stats 00000000000000000000.log
   kbatch stats /var/kafka-logs/orders-0
+  kbatch stats --what-if --recompress segment.log
   kbatch stats --format json segment.log | jq '.stored[] | {category, share}'
 """)
 @click.argument("paths", nargs=-1, required=True, metavar="FILE|DIR...")
 @click.option("--format", "output_format", type=click.Choice(["table", "json"]), default="table",
               show_default=True, help="table for people (with bars), json for programs.")
+@click.option("--what-if", "what_if", is_flag=True,
+              help="Also encode the same records as v0, v1, v2 and the proposed v3 (batch boundaries and "
+                   "codecs kept) and report each layout's size.")
+@click.option("--recompress", is_flag=True,
+              help="With --what-if: also compress each layout with its batch's codec (slower).")
 @hex_option
 @decompressed_limit_option
 @no_color_option
-def stats(paths, output_format, hex_input, decompressed_limit, no_color):
+def stats(paths, output_format, what_if, recompress, hex_input, decompressed_limit, no_color):
     """Where the bytes of Kafka log segments go: log-entry framing, batch headers, each record
     field, keys, values, headers, compressed records, control batches and damaged bytes.
 
@@ -45,6 +51,12 @@ def stats(paths, output_format, hex_input, decompressed_limit, no_color):
         status = ExitStatus.TROUBLE
     options = ReadOptions(records=True, decompressed_limit=decompressed_limit)
     accounting = SegmentStats()
+    if recompress and not what_if:
+        raise click.UsageError("--recompress goes with --what-if")
+    encoder = None
+    if what_if:
+        from ..whatif import WhatIf
+        encoder = WhatIf(recompress=recompress)
     for path in files:
         try:
             stream = open_input(path, hex_text=hex_input)
@@ -53,8 +65,10 @@ def stats(paths, output_format, hex_input, decompressed_limit, no_color):
             status = ExitStatus.TROUBLE
             continue
         with stream:
-            collect(accounting, path, stream, options)
+            collect(accounting, path, stream, options, what_if=encoder)
     report = accounting.as_dict()
+    if encoder is not None:
+        report["what_if"] = encoder.as_dict()
     if output_format == "json":
         from ..render.stats import write_stats_json
         write_stats_json(sys.stdout, report)

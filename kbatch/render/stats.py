@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 
+from rich.columns import Columns
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-BAR_WIDTH = 24
+BAR_WIDTH = 16
 
 
 def bar(share: float, width: int = BAR_WIDTH) -> Text:
@@ -89,14 +90,14 @@ def stats_renderables(report: dict) -> list:
     if records:
         out.append(Text(f"Per-record overhead (stored and inflated): {overhead['bytes']:,} bytes, "
                         f"{overhead['per_record']:,.2f} per record"))
-    out.append(distribution_table("Records per batch", "records", report["records_per_batch"]))
-    out.append(distribution_table("Batch sizes", "bytes", report["batch_sizes"]))
-    out.append(group_table("By magic", "magic", report["by_magic"]))
+    # Small tables side by side where the terminal is wide enough (one under the other where not).
+    out.append(Columns([distribution_table("Records per batch", "records", report["records_per_batch"]),
+                        distribution_table("Batch sizes", "bytes", report["batch_sizes"])]))
+    producers = report["by_producer"]
+    out.append(Columns([group_table("By magic", "magic", report["by_magic"]),
+                        group_table("By producer", "producer_id", producers[:PRODUCERS_SHOWN])]))
     if report["by_codec"]:
         out.append(group_table("Compression by codec", "codec", report["by_codec"], codec=True))
-    producers = report["by_producer"]
-    shown = group_table("By producer", "producer_id", producers[:PRODUCERS_SHOWN])
-    out.append(shown)
     if len(producers) > PRODUCERS_SHOWN:
         out.append(Text(f"... and {len(producers) - PRODUCERS_SHOWN} more producers (--format json lists all)",
                         style="dim"))
