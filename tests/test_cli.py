@@ -54,3 +54,18 @@ def test_a_closed_pipe_is_no_error(name, big_segment):
     err = process.stderr.read().decode()
     assert process.wait(timeout=120) in (0, -13, 141)
     assert err == ""
+
+
+@pytest.mark.parametrize("bad", ["-5:", ":-1", "-10:-5"])
+def test_negative_offsets_are_refused(bad, kbatch):
+    result = kbatch("dump", "--offset-range", bad, "fixtures/v2-none.log")
+    assert result.code == 2 and "never negative" in result.err and result.out == ""
+
+
+@pytest.mark.parametrize("text,said", [
+    (b"00 11\n22 zz 33\n", "not hex: 'z' on line 2"),
+    (b"0x00 0x1", "an odd number of hex digits (3)"),
+])
+def test_bad_hex_is_said_in_the_inputs_own_terms(text, said, kbatch):
+    result = kbatch("dump", "--hex", "-", stdin=text)
+    assert result.code == 2 and said in result.err and "fromhex" not in result.err

@@ -134,3 +134,18 @@ def test_offsets_stack_when_even_the_essential_columns_do_not_fit():
     row = next(index for index, line in enumerate(lines) if line.lstrip().startswith("0 "))
     assert "9223372036854775000" in lines[row] and "–9223372036854775001" in lines[row + 1]
     assert all(cell_len(line) <= 60 for line in lines)
+
+
+def test_a_null_reads_differently_from_the_string_null(kbatch, tmp_path):
+    from kafka.record.default_records import DefaultRecordBatchBuilder
+
+    builder = DefaultRecordBatchBuilder(magic=2, compression_type=0, is_transactional=False, producer_id=-1,
+                                        producer_epoch=-1, base_sequence=-1, batch_size=1 << 20)
+    builder.append(0, timestamp=1, key=None, value=b"null", headers=[("h", None), ("g", b"null")])
+    builder.append(1, timestamp=2, key=b"null", value=None, headers=[])
+    segment = tmp_path / "nulls.log"
+    segment.write_bytes(bytes(builder.build()))
+    rows = [line.split() for line in kbatch("dump", "-r", str(segment)).out.splitlines()
+            if line.strip().startswith(("0 ", "1 "))]
+    assert rows[0][3:] == ["(null)", "null", "h=(null),", "g=null"]
+    assert rows[1][3:] == ["null", "(null)"]

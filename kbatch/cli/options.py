@@ -37,6 +37,10 @@ def parse_offset_range(ctx, param, value: str | None) -> tuple[int | None, int |
         bounds = (int(low) if low else None, int(high) if high else None)
     except ValueError:
         raise click.BadParameter(f"expected A:B, A: or :B with integer offsets, got {value!r}") from None
+    if any(bound is not None and bound < 0 for bound in bounds):
+        # not Python's "from the end": a record offset is never negative, so such a range is a mistake
+        raise click.BadParameter(f"record offsets are never negative, got {value!r} "
+                                 "(A: is 'from offset A on'; there is no 'the last N')")
     if bounds[0] is not None and bounds[1] is not None and bounds[0] > bounds[1]:
         raise click.BadParameter(f"the range {value!r} is empty (A > B)")
     return bounds

@@ -191,15 +191,26 @@ def records_table(batch: Batch, decode: str, full: bool) -> Table:
         elif record.decoded is not None and value_text(record.decoded, limit) is not None:
             value = Text(value_text(record.decoded, limit), style="cyan")
         else:
-            value = Text(bytes_text(record.value, decode, limit))
+            value = _bytes_cell(record.value, decode, limit)
         key = key_text(record.decoded, limit) if record.decoded is not None else None
-        key = Text(key, style="cyan") if key is not None else Text(bytes_text(record.key, decode, limit))
-        headers = ", ".join(f"{bytes_text(key, 'auto', limit)}={bytes_text(val, decode, limit)}"
-                            for key, val in record.headers)
+        key = Text(key, style="cyan") if key is not None else _bytes_cell(record.key, decode, limit)
+        headers = Text()
+        for index, (name, val) in enumerate(record.headers):
+            headers.append_text(Text.assemble(", " if index else "", _bytes_cell(name, "auto", limit), "=",
+                                              _bytes_cell(val, decode, limit)))
         timestamp = "-" if record.timestamp is None else \
             f"{record.timestamp} {iso_timestamp(record.timestamp)}".rstrip()
-        table.add_row(str(record.offset), timestamp, key, value, Text(headers))
+        table.add_row(str(record.offset), timestamp, key, value, headers)
     return table
+
+
+NULL = "(null)"   # not "null": that is what a four-letter string value looks like
+
+
+def _bytes_cell(data: bytes | None, decode: str, limit: int | None) -> Text:
+    if data is None:
+        return Text(NULL, style="dim italic")
+    return Text(bytes_text(data, decode, limit))
 
 
 def batch_heading(batch: Batch) -> Text:
