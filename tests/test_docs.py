@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 import re
 import subprocess
 import sys
@@ -113,3 +114,26 @@ def test_readmes_scan_timing_is_the_measured_one():
     verify = float(re.search(r"^\| `kbatch verify-crc --quiet DIR` \| ([\d.]+) \|", bench, re.M).group(1))
     said = re.search(r"checked in ([\d.]+) s against ([\d.]+) s for a\s+local\[2\] scan", (ROOT / "README.md").read_text())
     assert (float(said.group(1)), float(said.group(2))) == (round(verify, 1), round(scan))
+
+
+def test_man_pages_are_installed_and_have_one_examples_heading():
+    import tomllib
+
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["data-files"]
+    installed = {path.name for pattern in declared["share/man/man1"] for path in ROOT.glob(pattern)}
+    assert installed == set(_man_generator().pages())
+    for name, text in _man_generator().pages().items():
+        assert "Examples:" not in text.split(".SH EXAMPLES", 1)[-1], name
+        assert text.count(".SH EXAMPLES") <= 1
+
+
+def test_shell_completion_works_as_the_readme_says():
+    readme = (ROOT / "README.md").read_text()
+    assert '_KBATCH_COMPLETE=bash_source kbatch' in readme
+    kbatch = [sys.executable, "-m", "kbatch"]
+    script = subprocess.run(kbatch, env={**os.environ, "_KBATCH_COMPLETE": "bash_source"}, capture_output=True,
+                            text=True)
+    assert "complete " in script.stdout and script.returncode == 0
+    words = subprocess.run(kbatch, env={**os.environ, "_KBATCH_COMPLETE": "bash_complete", "COMP_WORDS": "kbatch ve",
+                                        "COMP_CWORD": "1"}, capture_output=True, text=True)
+    assert words.stdout.split() == ["plain,verify-crc"]

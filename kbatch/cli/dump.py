@@ -32,7 +32,7 @@ Examples:
   kbatch dump --records --since 2024-05-01T12:00Z --until 2024-05-01T12:05Z segment.log
   kbatch dump --format jsonl segment.log | jq 'select(.crc_valid | not)'
   kbatch dump --format dumplog --records segment.log   # as kafka-dump-log.sh --deep-iteration --print-data-log
-  echo '0000000000000000 0000003a ...' | kbatch dump --hex -
+  xxd -p capture.bin | kbatch dump --hex -                 # hex, as pasted from a capture
   kbatch dump -r /var/lib/kafka/__consumer_offsets-12/00000000000000000000.log
 """)
 @files_argument
