@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -69,3 +70,19 @@ def test_negative_offsets_are_refused(bad, kbatch):
 def test_bad_hex_is_said_in_the_inputs_own_terms(text, said, kbatch):
     result = kbatch("dump", "--hex", "-", stdin=text)
     assert result.code == 2 and said in result.err and "fromhex" not in result.err
+
+
+def test_a_missing_file_is_in_the_output_not_only_on_stderr(kbatch):
+    result = kbatch("verify-crc", "fixtures/v2-none.log", "no/such.log")
+    assert result.code == 2 and "cannot read no/such.log" in result.err
+    row = next(line for line in result.out.splitlines() if "no/such.log" in line)
+    assert "unreadable" in row and "No such file" in row
+    assert "1 unreadable" in result.out
+    for args in (["verify-crc", "--format", "jsonl"], ["dump", "--format", "jsonl"]):
+        lines = [json.loads(line) for line in kbatch(*args, "no/such.log", "fixtures/v2-none.log").out.splitlines()]
+        assert lines[0] == {"file": "no/such.log", "type": "error", "error": "cannot read: No such file or directory"}
+        assert lines[-1]["type"] == "summary" and lines[-1]["file"] == "fixtures/v2-none.log"
+    document = json.loads(kbatch("dump", "--format", "json", "fixtures/v2-none.log", "no/such.log").out)
+    assert document["files"][1] == {"file": "no/such.log", "error": "cannot read: No such file or directory",
+                                    "entries": []}
+    assert "no/such.log: cannot read" in kbatch("dump", "no/such.log").out

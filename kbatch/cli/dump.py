@@ -105,7 +105,7 @@ def dump(files, records, output_format, decode, decoder, full, limit, kind, offs
         window = Window(*(offset_range or (None, None)), since, until)
         return _dump_file(path, stream, options, sink, limit, window, decoder)
 
-    status = for_each_input(files, hex_input, dump_one)
+    status = for_each_input(files, hex_input, dump_one, sink=sink)
     if isinstance(sink, (JsonSink, DumplogSink)):
         sink.close()
     return status

@@ -63,14 +63,19 @@ def parse_time(ctx, param, value: str | None) -> int | None:
     return round(moment.timestamp() * 1000)
 
 
+def unreadable_reason(error: Exception) -> str:
+    return str(getattr(error, "strerror", None) or error)
+
+
 def report_unreadable(path: str, error: Exception) -> None:
-    click.echo(f"kbatch: cannot read {path}: {getattr(error, 'strerror', None) or error}", err=True)
+    click.echo(f"kbatch: cannot read {path}: {unreadable_reason(error)}", err=True)
 
 
-def for_each_input(paths, hex_input: bool, handle, status: ExitStatus = ExitStatus.OK) -> ExitStatus:
+def for_each_input(paths, hex_input: bool, handle, status: ExitStatus = ExitStatus.OK, sink=None) -> ExitStatus:
     """Run ``handle(path, stream)`` (which returns a FileSummary) on every input; the exit status they add up to.
 
-    An unreadable input is reported and makes the status TROUBLE; the others are still handled.
+    An unreadable input is reported (on stderr, and to ``sink.unreadable(path, reason)`` so the output
+    has it too) and makes the status TROUBLE; the others are still handled.
     """
     from ..reader import open_input
 
@@ -79,6 +84,8 @@ def for_each_input(paths, hex_input: bool, handle, status: ExitStatus = ExitStat
             stream = open_input(path, hex_text=hex_input)
         except (OSError, ValueError) as error:
             report_unreadable(path, error)
+            if sink is not None:
+                sink.unreadable(path, unreadable_reason(error))
             status = ExitStatus.TROUBLE
             continue
         with stream:

@@ -79,7 +79,7 @@ def verify_crc(paths, deep, index_only, output_format, quiet, hex_input, decompr
                             show_progress=show_progress)
 
     if not index_only:
-        status = for_each_input(files, hex_input, verify_one, status)
+        status = for_each_input(files, hex_input, verify_one, status, sink=sink)
     if deep or index_only:
         from ..partition.verify import verify_partitions
 

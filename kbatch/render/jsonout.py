@@ -120,6 +120,10 @@ class JsonlSink:
     def end(self, summary) -> None:
         self._write({"type": "summary", **summary.as_dict()})
 
+    def unreadable(self, path: str, reason: str) -> None:
+        self.path = path
+        self._write({"type": "error", "error": f"cannot read: {reason}"})
+
 
 class JsonSink:
     """One JSON document for all files, written as it goes (a 1 GiB segment never sits in memory)."""
@@ -148,6 +152,12 @@ class JsonSink:
 
     def end(self, summary) -> None:
         self.out.write(f"\n], \"summary\": {json.dumps(summary.as_dict(), ensure_ascii=False)}}}")
+
+    def unreadable(self, path: str, reason: str) -> None:
+        """A file that could not be read: in the document with its ``error`` and no entries."""
+        self.out.write("," if self.files else "")
+        self.out.write(f"\n{json.dumps({'file': path, 'error': f'cannot read: {reason}', 'entries': []})}")
+        self.files += 1
 
     def close(self) -> None:
         self.out.write("\n]}\n")

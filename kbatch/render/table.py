@@ -290,6 +290,10 @@ class TableSink:
         self.details.append(finding)
         self._row_added()
 
+    def unreadable(self, path: str, reason: str) -> None:
+        self.console.print(Text.assemble(f"{path}: ", Text("cannot read", style="bold red"), f" ({reason})"))
+        self.console.print()
+
     def end(self, summary) -> None:
         if not self.records:
             self._flush()
