@@ -86,3 +86,25 @@ def test_a_missing_file_is_in_the_output_not_only_on_stderr(kbatch):
     assert document["files"][1] == {"file": "no/such.log", "error": "cannot read: No such file or directory",
                                     "entries": []}
     assert "no/such.log: cannot read" in kbatch("dump", "no/such.log").out
+
+
+def test_json_timestamps_have_iso_8601_utc_twins(kbatch):
+    from datetime import datetime, timezone
+
+    def iso(ms):
+        return None if ms is None or ms < 0 else \
+            datetime.fromtimestamp(ms / 1000, tz=timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+    seen = 0
+    for name in ("mixed-v0-v1-v2.log", "v1-logappendtime.log", "v2-txn-commit.log"):
+        for line in map(json.loads, kbatch("dump", "--format", "jsonl", "-r", f"fixtures/{name}").out.splitlines()):
+            if line["type"] != "batch":
+                continue
+            assert line["base_timestamp_iso"] == iso(line["base_timestamp"])
+            assert line["max_timestamp_iso"] == iso(line["max_timestamp"])
+            for record in line["records"]:
+                assert record["timestamp_iso"] == iso(record["timestamp"])
+                seen += record["timestamp_iso"] is not None
+    assert seen > 10
+    assert '"max_timestamp_iso": "2023-11-14T22:28:20.001Z"' in kbatch("dump", "--format", "jsonl",
+                                                                       "fixtures/v2-txn-commit.log").out

@@ -12,7 +12,7 @@ import json
 
 from ..findings import Finding
 from ..model import Batch, Record
-from .values import bytes_json
+from .values import bytes_json, iso_timestamp
 
 JSON_FORMAT_VERSION = 1
 
@@ -29,6 +29,7 @@ def record_dict(record: Record, batch: Batch, decode: str) -> dict:
     out = {
         "offset": record.offset,
         "timestamp": record.timestamp,
+        "timestamp_iso": iso_timestamp(record.timestamp) or None,
         "key": bytes_json(record.key, decode),
         "value": bytes_json(record.value, decode),
         "headers": [{"key": bytes_json(key, decode), "value": bytes_json(value, decode)}
@@ -73,7 +74,9 @@ def batch_dict(batch: Batch, decode: str = "auto", with_records: bool = False) -
         "is_control": batch.is_control,
         "last_offset_delta": batch.last_offset_delta,
         "base_timestamp": batch.base_timestamp,
+        "base_timestamp_iso": iso_timestamp(batch.base_timestamp) or None,
         "max_timestamp": batch.max_timestamp,
+        "max_timestamp_iso": iso_timestamp(batch.max_timestamp) or None,
         "delete_horizon_ms": batch.delete_horizon_ms,
         "producer_id": batch.producer_id,
         "producer_epoch": batch.producer_epoch,
