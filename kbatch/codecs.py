@@ -55,8 +55,11 @@ class Decompressor:
     """Decompresses into one reused, lazily backed buffer of ``limit`` bytes.
 
     The buffer is an anonymous map, so only the pages a batch really inflates
-    into become resident, and they are handed back after an unusually large
-    batch: memory stays flat however many batches pass through.
+    into become resident: memory follows the inflated size, with ``limit`` as
+    its bound.  Pages an unusually large batch touched are handed back before
+    the next batch, so memory stays flat however many batches pass through.
+    :meth:`decompress_view` hands out the inflated bytes in place, without a
+    copy; :meth:`decompress` returns a copy of them.
     """
 
     _RELEASE_ABOVE = 16 * 1024 * 1024
@@ -64,10 +67,19 @@ class Decompressor:
     def __init__(self, limit: int = DEFAULT_DECOMPRESSED_LIMIT):
         self.limit = limit
         self._out: mmap.mmap | None = None
+        self._touched = 0       # bytes the last call inflated into the buffer
 
     def decompress(self, codec_id: int, data, magic: int) -> bytes:
+        """The inflated bytes, as a bytes object of their own."""
+        result = bytes(self.decompress_view(codec_id, data, magic))
+        self._release()
+        return result
+
+    def decompress_view(self, codec_id: int, data, magic: int) -> memoryview:
+        """The inflated bytes in this decompressor's buffer: valid until its next call."""
+        self._release()
         if codec_id == 0:
-            return bytes(data)
+            return memoryview(bytes(data))
         if codec_id not in CODEC_NAMES or (codec_id == 4 and magic < 2):
             raise CodecError("unknown-codec", f"codec id {codec_id} does not exist for magic {magic}")
         if codec_id == 2:
@@ -75,7 +87,8 @@ class Decompressor:
         if codec_id == 3:
             data = _lz4_fix_kafka3160_header(data) if magic == 0 else data
         module = {1: cramjam.gzip, 3: cramjam.lz4, 4: cramjam.zstd}[codec_id]
-        return self._into(module.decompress_into, data, CODEC_NAMES[codec_id])
+        size = self._into(module.decompress_into, data, CODEC_NAMES[codec_id], 0)
+        return memoryview(self._out)[:size]
 
     def _buffer(self) -> mmap.mmap:
         if self._out is None:
@@ -83,30 +96,40 @@ class Decompressor:
             self._out = mmap.mmap(-1, self.limit + 1)
         return self._out
 
-    def _into(self, decompress_into, data, name: str) -> bytes:
-        out = self._buffer()
+    def _release(self) -> None:
+        """Hand back the pages a large batch touched (the view of it is no longer in use)."""
+        if self._touched > self._RELEASE_ABOVE and self._out is not None:
+            self._out.madvise(mmap.MADV_DONTNEED)
+        self._touched = 0
+
+    def _into(self, decompress_into, data, name: str, at: int) -> int:
+        """Inflate ``data`` into the buffer from position ``at``; the bytes written."""
+        out = memoryview(self._buffer())[at:]
         try:
             size = decompress_into(bytes(data), out)
         except cramjam.DecompressionError as error:
+            self._touched = self.limit + 1   # how far it got is unknown: release all
             if "failed to write whole buffer" in str(error):
                 raise CodecError("decompress-too-large",
                                  f"{name} data inflates past the limit of {self.limit} bytes") from None
             raise CodecError("decompress-failed", f"{name}: {error}") from None
-        if size > self.limit:
+        finally:
+            out.release()
+        self._touched = max(self._touched, at + size)
+        if at + size > self.limit:
             raise CodecError("decompress-too-large", f"{name} data inflates past the limit of {self.limit} bytes")
-        result = out[:size]
-        if size > self._RELEASE_ABOVE:
-            out.madvise(mmap.MADV_DONTNEED)
-        return result
+        return size
 
-    def _snappy(self, data) -> bytes:
+    def _snappy(self, data) -> memoryview:
         data = bytes(data)
         if not data.startswith(XERIAL_MAGIC):
-            return self._raw_snappy(data)
-        # snappy-java's SnappyOutputStream framing (xerial), as Java clients write it.
+            size = self._raw_snappy(data, 0)
+            return memoryview(self._out)[:size]
+        # snappy-java's SnappyOutputStream framing (xerial), as Java clients write it: each block is
+        # inflated straight into its place in the buffer, so the whole is never held twice.
         if len(data) < _XERIAL_HEADER.size:
             raise CodecError("decompress-failed", "snappy: xerial header cut short")
-        blocks, pos, total = [], _XERIAL_HEADER.size, 0
+        pos, total = _XERIAL_HEADER.size, 0
         while pos < len(data):
             if pos + 4 > len(data):
                 raise CodecError("decompress-failed", f"snappy: xerial block length cut short at byte {pos}")
@@ -116,20 +139,18 @@ class Decompressor:
                 raise CodecError("decompress-failed",
                                  f"snappy: xerial block at byte {pos - 4} claims {length} bytes, "
                                  f"{len(data) - pos} remain")
-            block = self._raw_snappy(data[pos:pos + length], already=total)
-            blocks.append(block)
-            total += len(block)
+            total += self._raw_snappy(data[pos:pos + length], total)
             pos += length
-        return b"".join(blocks)
+        return memoryview(self._buffer())[:total]
 
-    def _raw_snappy(self, data: bytes, already: int = 0) -> bytes:
+    def _raw_snappy(self, data: bytes, at: int) -> int:
         try:
             size = cramjam.snappy.decompress_raw_len(data)
         except cramjam.DecompressionError as error:
             raise CodecError("decompress-failed", f"snappy: {error}") from None
-        if already + size > self.limit:
+        if at + size > self.limit:
             raise CodecError("decompress-too-large", f"snappy data inflates past the limit of {self.limit} bytes")
-        return self._into(cramjam.snappy.decompress_raw_into, data, "snappy")
+        return self._into(cramjam.snappy.decompress_raw_into, data, "snappy", at)
 
 
 # -- compressing, for encode-from-json ------------------------------------------

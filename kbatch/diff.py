@@ -17,7 +17,7 @@ from typing import BinaryIO, Iterator
 from .findings import Finding
 from .layouts import COMPRESSION_CODEC_MASK
 from .model import Batch, Record
-from .codecs import Decompressor
+from .codecs import DEFAULT_DECOMPRESSED_LIMIT, Decompressor
 from .reader import ReadOptions, SegmentReader, load_records
 
 # Batch fields compared, in the order they are reported (names as in dump's JSON).
@@ -143,22 +143,26 @@ class _Side:
             return
 
     def _damage(self, finding: Finding, batch: Batch | None) -> None:
-        self.summary.damaged[self.name] += 1
-        text = f"{finding.code}: expected {finding.expected}, found {finding.actual}"
-        offset = batch.base_offset if batch is not None else None
-        where = finding.field if batch is not None else "range"
-        self.pending.append(Difference(f"damage-{self.name}", offset, where, text if self.name == "a" else None,
-                                       text if self.name == "b" else None,
-                                       finding.pos if self.name == "a" else None,
-                                       finding.pos if self.name == "b" else None))
+        self.pending.append(_damage(self.name, finding, batch, self.summary))
 
     def take_pending(self) -> list[Difference]:
         out, self.pending = self.pending, []
         return out
 
 
+def _damage(side: str, finding: Finding, batch: Batch | None, summary: DiffSummary) -> Difference:
+    """A damaged range or field on one side (``side``: "a" or "b"), counted in the summary."""
+    summary.damaged[side] += 1
+    text = f"{finding.code}: expected {finding.expected}, found {finding.actual}"
+    offset = batch.base_offset if batch is not None else None
+    where = finding.field if batch is not None else "range"
+    return Difference(f"damage-{side}", offset, where, text if side == "a" else None, text if side == "b" else None,
+                      finding.pos if side == "a" else None, finding.pos if side == "b" else None)
+
+
 def diff_streams(stream_a: BinaryIO, stream_b: BinaryIO, summary: DiffSummary, *, ignore: set[str] = frozenset(),
-                 records_only: bool = False) -> Iterator[Difference]:
+                 records_only: bool = False,
+                 decompressed_limit: int = DEFAULT_DECOMPRESSED_LIMIT) -> Iterator[Difference]:
     """Every difference between two inputs, in offset order."""
     summary.first_different_byte = first_different_byte(stream_a, stream_b)
     summary.size_a, summary.size_b = stream_a.seek(0, 2), stream_b.seek(0, 2)
@@ -166,8 +170,9 @@ def diff_streams(stream_a: BinaryIO, stream_b: BinaryIO, summary: DiffSummary, *
     stream_b.seek(0)
     # Records are decoded only where batches differ (or for --records-only): two copies of a 1 GiB
     # segment that differ in one record decode one batch, not 6 million records.
-    options = ReadOptions(records=records_only, keep_body=not records_only)
+    options = ReadOptions(records=records_only, keep_body=not records_only, decompressed_limit=decompressed_limit)
     a, b = _Side(stream_a, "a", summary, options), _Side(stream_b, "b", summary, options)
+    decompressor = Decompressor(decompressed_limit)   # for the records of batches that differ
     if records_only:
         yield from _diff_records_only(a, b, summary, ignore)
         return
@@ -186,7 +191,7 @@ def diff_streams(stream_a: BinaryIO, stream_b: BinaryIO, summary: DiffSummary, *
             yield Difference("batch-only-b", batch_b.base_offset, "", None, _batch_label(batch_b), None, batch_b.pos)
             b.advance()
         else:
-            differences = list(_diff_batches(batch_a, batch_b, summary, ignore))
+            differences = list(_diff_batches(batch_a, batch_b, summary, ignore, decompressor))
             summary.batches["changed" if differences else "same"] += 1
             yield from differences
             a.advance()
@@ -214,21 +219,23 @@ def _field(batch: Batch, name: str, ignore: set[str]):
     return value
 
 
-def _diff_batches(a: Batch, b: Batch, summary: DiffSummary, ignore: set[str]) -> Iterator[Difference]:
+def _diff_batches(a: Batch, b: Batch, summary: DiffSummary, ignore: set[str],
+                  decompressor: Decompressor) -> Iterator[Difference]:
     if a.body is not None and a.body == b.body and a.magic == b.magic:
         # The same record bytes: the records are the same, whatever the header says.
         summary.records["same"] += _record_count(a)
         yield from _diff_headers(a, b, ignore)
         return
-    for batch in (a, b):
+    for side, batch in (("a", a), ("b", b)):
         if batch.records is None and batch.body is not None and batch.magic == 2:
-            load_records(batch, batch.body, _DECOMPRESSOR)
+            known = len(batch.findings)
+            load_records(batch, batch.body, decompressor)
+            # What only the records show (a batch past --max-decompressed-bytes, a broken record) is damage.
+            yield from (_damage(side, finding, batch, summary) for finding in batch.findings[known:]
+                        if finding.is_damage)
     yield from _diff_headers(a, b, ignore)
     yield from _merge_records(((record, a) for record in a.records or []),
                               ((record, b) for record in b.records or []), summary, ignore)
-
-
-_DECOMPRESSOR = Decompressor()
 
 
 def _diff_headers(a: Batch, b: Batch, ignore: set[str]) -> Iterator[Difference]:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import io
 import os
 import re
+import stat
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -225,16 +226,44 @@ def _position_in(text: bytes, digit_index: int) -> int:
 def open_input(path: str, *, hex_text: bool = False) -> BinaryIO:
     """A seekable binary stream for a path, ``-`` (stdin) or a file of hex text.
 
-    stdin is spooled to a temporary file so the reader can revisit bytes while
-    resyncing, in constant memory.
+    stdin and named pipes are spooled to a temporary file so the reader can
+    revisit bytes while resyncing, in constant memory.  A device is refused
+    (ValueError): /dev/zero would never end, and no device is a segment.
     """
+    if path != "-":
+        kind = input_kind(path)
+        if kind == "device":
+            raise ValueError(f"a device, not a segment file (to read it anyway: kbatch ... - < {path})")
     if hex_text:
         raw = sys.stdin.buffer.read() if path == "-" else open(path, "rb").read()
         return io.BytesIO(parse_hex(raw))
     if path == "-":
-        spool = tempfile.TemporaryFile()
-        while chunk := sys.stdin.buffer.read(CHUNK):
-            spool.write(chunk)
-        spool.seek(0)
-        return spool
+        return _spooled(sys.stdin.buffer)
+    if kind == "pipe":
+        with open(path, "rb", buffering=0) as pipe:
+            return _spooled(pipe)
     return open(path, "rb", buffering=0)
+
+
+def input_kind(path: str) -> str:
+    """file, pipe (a FIFO or socket: read once, front to back), device, or other (a directory...)."""
+    mode = os.stat(path).st_mode
+    if stat.S_ISREG(mode):
+        return "file"
+    if stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
+        return "pipe"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "device"
+    return "other"
+
+
+def _spooled(source) -> BinaryIO:
+    spool = tempfile.TemporaryFile()
+    try:
+        while chunk := source.read(CHUNK):
+            spool.write(chunk)
+    except BaseException:
+        spool.close()
+        raise
+    spool.seek(0)
+    return spool

@@ -7,6 +7,7 @@ the topic and partition of a segment come from there.
 
 from __future__ import annotations
 
+import fnmatch
 import glob
 import os
 import re
@@ -48,24 +49,55 @@ def is_remote(path: str) -> bool:
     return "://" in path and not path.startswith("file://")
 
 
+def expand_paths(paths, pattern: str = "*.log") -> tuple[list[str], list[str]]:
+    """The files that command-line paths name, in the order given; and each path that names none.
+
+    Every command that takes files reads its arguments this way: a file as it
+    is (and ``-``, stdin); a directory as its files matching ``pattern``,
+    searched recursively; a glob (quoted, for more files than a shell takes)
+    as what it matches, a directory among them searched likewise.  Within one
+    argument the files come sorted.  A path that does not exist is kept, for
+    the command to report as unreadable when it opens it.
+    """
+    files, missing = [], []
+    for path in paths:
+        path = path.removeprefix("file://")
+        if path == "-" or os.path.isfile(path):
+            files.append(path)
+            continue
+        if os.path.isdir(path):
+            found = _search(path, pattern)
+            if not found:
+                missing.append(f"{path} (no {pattern} files in it)")
+        elif glob.has_magic(path):
+            found = sorted(file for match in glob.glob(path, recursive=True)
+                           for file in ([match] if os.path.isfile(match) else _search(match, pattern)))
+            if not found:
+                missing.append(path)
+        else:
+            found = [path]   # reported as unreadable when opened
+        files += found
+    return files, missing
+
+
+def _search(directory: str, pattern: str) -> list[str]:
+    """The files under ``directory`` (recursively) whose names match ``pattern``, sorted."""
+    return sorted(os.path.join(root, name) for root, _, names in os.walk(directory)
+                  for name in names if fnmatch.fnmatch(name, pattern))
+
+
 def list_segments(paths: list[str], pattern: str = "*.log") -> list[Segment]:
-    """Every segment the paths name: files, globs, or directories searched recursively for ``pattern``."""
+    """Every segment the paths name (see :func:`expand_paths`), and remote object-store URIs; sorted, once each."""
     found: dict[str, int] = {}
+    local = []
     for path in paths:
         if is_remote(path):
             found.update(_remote(path, pattern))
-            continue
-        path = path.removeprefix("file://")
-        candidates = sorted(glob.glob(path, recursive=True)) if glob.has_magic(path) else [path]
-        for candidate in candidates:
-            if os.path.isdir(candidate):
-                for root, _, names in os.walk(candidate):
-                    for name in names:
-                        if glob.fnmatch.fnmatch(name, pattern):
-                            full = os.path.join(root, name)
-                            found[full] = os.path.getsize(full)
-            elif os.path.isfile(candidate):
-                found[candidate] = os.path.getsize(candidate)
+        else:
+            local.append(path)
+    for path in expand_paths(local, pattern)[0]:
+        if os.path.isfile(path):
+            found[path] = os.path.getsize(path)
     return [Segment(path, size) for path, size in sorted(found.items())]
 
 
@@ -79,7 +111,7 @@ def _remote(uri: str, pattern: str) -> dict[str, int]:
         return {uri: info.size}
     out = {}
     for entry in filesystem.get_file_info(fs.FileSelector(root, recursive=True)):
-        if entry.type == fs.FileType.File and glob.fnmatch.fnmatch(entry.base_name, pattern):
+        if entry.type == fs.FileType.File and fnmatch.fnmatch(entry.base_name, pattern):
             out[f"{scheme}://{entry.path}"] = entry.size
     return out
 

@@ -1,8 +1,9 @@
 """Verifying a segment: every checksum, and with ``deep`` every invariant Kafka relies on.
 
-The library side of ``kbatch verify-crc``: it runs the one reader over a
-file and adds the cross-batch and record-level checks of
-:mod:`kbatch.invariants`.  Findings come out in file order.
+The library side of ``kbatch verify-crc`` (and of scan's findings): the fast
+CRC pass where it can answer, else the one reader over the file with the
+cross-batch and record-level checks of :mod:`kbatch.invariants`.  Findings
+come out in file order.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import BinaryIO, Iterator
 from .codecs import DEFAULT_DECOMPRESSED_LIMIT
 from .findings import Finding
 from .invariants import OffsetOrder, batch_invariants
-from .reader import ReadOptions, SegmentReader
+from .segments import is_remote
 from .summary import FileSummary
 
 
@@ -21,6 +22,36 @@ from .summary import FileSummary
 class VerifyOptions:
     deep: bool = False
     decompressed_limit: int = DEFAULT_DECOMPRESSED_LIMIT
+
+
+def verify_file(path: str, stream: BinaryIO, summary: FileSummary, options: VerifyOptions = VerifyOptions(),
+                *, stream_is_file: bool = True, progress=None, start: int = 0, stop: int | None = None,
+                landed: dict | None = None, on_batch=None) -> Iterator[Finding]:
+    """Every finding of the file at ``path`` (its bytes: ``stream``): the fast pass first, then the reader.
+
+    The fast CRC pass (:mod:`kbatch.fastscan`) can answer for a whole local
+    file checked without ``deep``: when it calls the file clean, its counts
+    and its zero tail are all there is to say, and the full reader never
+    runs.  Otherwise -- or for stdin, pasted hex (``stream_is_file`` False), a
+    remote object, a range of a file, ``deep`` -- :func:`verify_stream` reads
+    the stream for the exact findings.  The arguments are verify_stream's.
+    """
+    whole = start == 0 and (stop is None or stop >= summary.size)
+    if not options.deep and whole and stream_is_file and path != "-" and not is_remote(path):
+        from .fastscan import fast_scan
+
+        scan = fast_scan(path.removeprefix("file://"))
+        if scan.clean:
+            summary.batches, summary.records = scan.entries, scan.records
+            summary.batch_bytes = scan.size if scan.zero_tail_pos is None else scan.zero_tail_pos
+            for finding in scan.findings():
+                summary.add_finding(finding)
+                yield finding
+            if landed is not None:
+                landed["pos"] = scan.size
+            return
+    yield from verify_stream(stream, summary, options, progress=progress, start=start, stop=stop, landed=landed,
+                             on_batch=on_batch)
 
 
 def verify_stream(stream: BinaryIO, summary: FileSummary, options: VerifyOptions = VerifyOptions(),
@@ -35,6 +66,8 @@ def verify_stream(stream: BinaryIO, summary: FileSummary, options: VerifyOptions
     split of a large file); ``landed["pos"]`` then says where the walk ended.
     ``on_batch(batch)`` is called with each batch before its findings.
     """
+    from .reader import ReadOptions, SegmentReader
+
     reader = SegmentReader(stream, ReadOptions(records=options.deep, decompressed_limit=options.decompressed_limit),
                            size=summary.size)
     order = OffsetOrder()

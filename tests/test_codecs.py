@@ -32,6 +32,28 @@ def test_xerial_framing_is_what_java_writes():
     assert Decompressor().decompress(2, framed, 2) == PAYLOAD
 
 
+@pytest.mark.parametrize("codec_id,compressed", [
+    (1, kafka_codec.gzip_encode(PAYLOAD)), (3, kafka_codec.lz4_encode(PAYLOAD)), (4, kafka_codec.zstd_encode(PAYLOAD)),
+    (2, kafka_codec.snappy_encode(PAYLOAD, xerial_compatible=False)),
+    (2, kafka_codec.snappy_encode(PAYLOAD, xerial_compatible=True, xerial_blocksize=4096)),
+], ids=["gzip", "lz4", "zstd", "snappy-raw", "snappy-xerial"])
+def test_the_view_is_the_inflated_bytes_in_place_until_the_next_call(codec_id, compressed):
+    decompressor = Decompressor()
+    view = decompressor.decompress_view(codec_id, compressed, 2)
+    assert isinstance(view, memoryview) and view == PAYLOAD
+    other = kafka_codec.gzip_encode(b"another batch")
+    assert decompressor.decompress_view(1, other, 2) == b"another batch"
+    assert view[:13] == b"another batch"   # the same buffer: a view lives until the next call, by contract
+
+
+def test_xerial_blocks_past_the_limit_are_too_large_however_they_are_split():
+    framed = kafka_codec.snappy_encode(PAYLOAD, xerial_compatible=True, xerial_blocksize=4096)
+    with pytest.raises(CodecError) as caught:
+        Decompressor(limit=len(PAYLOAD) - 1).decompress(2, framed, 2)
+    assert caught.value.code == "decompress-too-large"
+    assert Decompressor(limit=len(PAYLOAD)).decompress(2, framed, 2) == PAYLOAD
+
+
 def test_kafka3160_header_checksum_is_only_forgiven_for_magic_0():
     old_kafka = kafka_codec.lz4_encode_old_kafka(PAYLOAD)
     with pytest.raises(CodecError) as caught:

@@ -115,3 +115,24 @@ def test_hex_blobs(kbatch, tmp_path):
     (tmp_path / "b.hex").write_text(" ".join(f"{byte:02x}" for byte in data))
     assert kbatch("diff", "--hex", str(tmp_path / "a.hex"), str(tmp_path / "b.hex")).code == 0
     shutil.rmtree(tmp_path)
+
+
+@pytest.mark.parametrize("records_only", [False, True])
+def test_max_decompressed_bytes_caps_diff_and_the_capped_batch_is_damage(kbatch, tmp_path, monkeypatch, records_only):
+    from kbatch.encode import encode_document
+
+    for name, byte in (("a.log", "00"), ("b.log", "01")):
+        (tmp_path / name).write_bytes(encode_document({"entries": [{"codec": "gzip", "records": [
+            {"key": None, "value": {"hex": byte * 5000}}]}]}))
+    monkeypatch.chdir(tmp_path)
+    only = ["--records-only"] if records_only else []
+    result = kbatch("diff", *only, "--format", "jsonl", "--max-decompressed-bytes", "1000", "a.log", "b.log")
+    lines = [json.loads(line) for line in result.out.splitlines()]
+    damage = [line for line in lines if line.get("kind", "").startswith("damage-")]
+    assert result.code == 1 and sorted(line["kind"] for line in damage) == ["damage-a", "damage-b"]
+    assert all("decompress-too-large" in (line["a"] or line["b"]) for line in damage)
+    assert lines[-1]["damaged"] == {"a": 1, "b": 1}
+    # Under the default cap the same pair differs in its record's value, and nothing is damaged.
+    result = kbatch("diff", *only, "--format", "jsonl", "a.log", "b.log")
+    lines = [json.loads(line) for line in result.out.splitlines()]
+    assert any(line.get("field") == "value" for line in lines) and lines[-1]["damaged"] == {"a": 0, "b": 0}

@@ -193,3 +193,50 @@ def _legacy(magic: int) -> bytes:
     builder = LegacyRecordBatchBuilder(magic=magic, compression_type=0, batch_size=1 << 20)
     builder.append(0, timestamp=1_600_000_000_000 if magic else None, key=None, value=b"old")
     return bytes(builder.build())
+
+
+# -- inputs that are no regular file -----------------------------------------------
+
+
+def _through_a_fifo(tmp_path, data: bytes):
+    """A named pipe with a writer feeding it ``data`` once (as `cat x > fifo &` would)."""
+    import os
+    import threading
+
+    fifo = tmp_path / "pipe.log"
+    os.mkfifo(fifo)
+
+    def feed():
+        with open(fifo, "wb") as pipe:
+            pipe.write(data)
+
+    writer = threading.Thread(target=feed, daemon=True)
+    writer.start()
+    return fifo, writer
+
+
+@pytest.mark.parametrize("command", [["dump"], ["verify-crc"], ["verify-crc", "--deep"], ["hexdump-annotate", "--batch", "1"],
+                                     ["repair-length"], ["salvage", "-o", "OUT"]])
+def test_a_named_pipe_is_read_as_a_stream(command, kbatch, tmp_path):
+    from .helpers import FIXTURES
+
+    data = (FIXTURES / "damaged-bad-length.log").read_bytes()
+    fifo, writer = _through_a_fifo(tmp_path, data)
+    args = [str(tmp_path / "out.log") if arg == "OUT" else arg for arg in command]
+    result = kbatch(*args[:1], str(fifo), *args[1:]) if command[0] == "salvage" else kbatch(*args, str(fifo))
+    writer.join(timeout=10)
+    # The lying length in the middle of the file is found (salvage mends it), so the pipe was read through.
+    assert result.code == (0 if command[0] == "salvage" else 1), result.err
+    assert "Illegal seek" not in result.err and "internal error" not in result.err and "out.log" not in result.err
+    if command[0] == "salvage":
+        assert len((tmp_path / "out.log").read_bytes()) == len(data)
+
+
+@pytest.mark.parametrize("device", ["/dev/zero", "/dev/null"])
+@pytest.mark.parametrize("command", [["dump"], ["verify-crc"], ["hexdump-annotate"], ["repair-length"],
+                                     ["salvage", "-o", "OUT"], ["diff", "fixtures/v2-none.log"]])
+def test_a_device_is_refused_clearly(device, command, kbatch, tmp_path):
+    args = [str(tmp_path / "out.log") if arg == "OUT" else arg for arg in command]
+    result = kbatch(*args[:1], device, *args[1:])
+    assert result.code == 2 and f"cannot read {device}: a device, not a segment file" in result.err, result.err
+    assert list(tmp_path.iterdir()) == []

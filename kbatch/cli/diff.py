@@ -10,7 +10,7 @@ import click
 from ..diff import DiffSummary, Difference, diff_streams, resolve_ignore
 from ..reader import open_input
 from ..render.values import counted
-from .options import hex_option, no_color_option, report_unreadable
+from .options import decompressed_limit_option, hex_option, no_color_option, report_unreadable
 from .status import ExitStatus
 
 
@@ -31,8 +31,9 @@ Examples:
 @click.option("--format", "output_format", type=click.Choice(["table", "jsonl"]), default="table",
               show_default=True, help="table for people, jsonl for programs.")
 @hex_option
+@decompressed_limit_option
 @no_color_option
-def diff(path_a, path_b, ignore_names, records_only, output_format, hex_input, no_color):
+def diff(path_a, path_b, ignore_names, records_only, output_format, hex_input, decompressed_limit, no_color):
     """Compare two Kafka log segments (or batches): aligned by record offset, every header field and record
     field that differs, batches and records on one side only, damaged ranges on each side, and the first
     differing byte.
@@ -59,7 +60,8 @@ def diff(path_a, path_b, ignore_names, records_only, output_format, hex_input, n
     summary = DiffSummary()
     stream_a, stream_b = streams
     with stream_a, stream_b:
-        differences = diff_streams(stream_a, stream_b, summary, ignore=ignore, records_only=records_only)
+        differences = diff_streams(stream_a, stream_b, summary, ignore=ignore, records_only=records_only,
+                                   decompressed_limit=decompressed_limit)
         if output_format == "jsonl":
             from ..render.diff import jsonl_difference, jsonl_summary
             for difference in differences:

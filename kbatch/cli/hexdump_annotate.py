@@ -178,14 +178,14 @@ def _select(reader, batch_index, record_offset, position):
 def _show_decompressed(view, batch, index, console, width, ruler, render, limit, max_bytes) -> None:
     payload = view[batch.payload_pos:batch.payload_pos + batch.payload_size]
     try:
-        inflated = Decompressor(limit).decompress(batch.attributes & 7, payload, batch.magic)
+        inflated = Decompressor(limit).decompress_view(batch.attributes & 7, payload, batch.magic)
     except CodecError as error:
         console.print(f"(the records do not decompress: {error.detail})")
         return
     high = min(len(inflated), max_bytes) if max_bytes else len(inflated)
     console.print()
     spans = _within(decompressed_spans(batch, inflated, index, (0, high)), 0, high)
-    render(console, memoryview(inflated)[:high], 0, spans, width=width, ruler=ruler,
+    render(console, inflated[:high], 0, spans, width=width, ruler=ruler,
            cut=_cut_note(len(inflated), high),
            title=f"batch[{index}] records, decompressed: {counted(len(inflated), 'byte')} "
                  "(positions +N are inside the decompressed data, not the file)")

@@ -8,8 +8,9 @@ from ..codecs import DEFAULT_DECOMPRESSED_LIMIT
 from ..render.values import DECODE_MODES
 from .status import ExitStatus
 
+# Files, directories (their *.log files, recursively) and globs: see expand_inputs.
 files_argument = click.argument("files", nargs=-1, required=True, metavar="FILE...",
-                                type=click.Path(dir_okay=False, allow_dash=True))
+                                type=click.Path(allow_dash=True))
 
 hex_option = click.option("--hex", "hex_input", is_flag=True,
                           help="Inputs are hex text (as pasted from a capture or a test); - reads stdin.")
@@ -71,15 +72,29 @@ def report_unreadable(path: str, error: Exception) -> None:
     click.echo(f"kbatch: cannot read {path}: {unreadable_reason(error)}", err=True)
 
 
+def expand_inputs(paths) -> tuple[list[str], ExitStatus]:
+    """The files the command-line paths name (kbatch.segments.expand_paths: the same rules for every
+    command); a path that names none is reported and makes the status TROUBLE."""
+    from ..segments import expand_paths
+
+    files, missing = expand_paths(paths)
+    for pattern in missing:
+        click.echo(f"kbatch: no file matches {pattern}", err=True)
+    return files, ExitStatus.TROUBLE if missing else ExitStatus.OK
+
+
 def for_each_input(paths, hex_input: bool, handle, status: ExitStatus = ExitStatus.OK, sink=None) -> ExitStatus:
-    """Run ``handle(path, stream)`` (which returns a FileSummary) on every input; the exit status they add up to.
+    """Run ``handle(path, stream)`` (which returns a FileSummary) on every file the paths name
+    (:func:`expand_inputs`); the exit status they add up to.
 
     An unreadable input is reported (on stderr, and to ``sink.unreadable(path, reason)`` so the output
     has it too) and makes the status TROUBLE; the others are still handled.
     """
     from ..reader import open_input
 
-    for path in paths:
+    files, expanded = expand_inputs(paths)
+    status = max(status, expanded)   # TROUBLE outranks FOUND outranks OK
+    for path in files:
         try:
             stream = open_input(path, hex_text=hex_input)
         except (OSError, ValueError) as error:

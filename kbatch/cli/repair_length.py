@@ -11,7 +11,7 @@ from ..files import keep_copy, same_file, write_atomically
 from ..reader import open_input
 from ..render.values import counted
 from ..repair import plan_repairs, write_repaired
-from .options import no_color_option
+from .options import no_color_option, report_unreadable
 from .status import ExitStatus
 
 
@@ -58,8 +58,15 @@ def repair_length(path, output, apply, truncate_tail, in_place, backup, no_color
         raise click.UsageError("--apply needs -o OUT (or --in-place --backup SUFFIX)")
     if output and same_file(path, output):
         raise click.UsageError("OUT is IN: use --in-place --backup SUFFIX to replace the input")
+    if in_place and not os.path.isfile(path):
+        raise click.UsageError("--in-place needs a regular file (a pipe or device cannot be replaced)")
     console = make_console(sys.stdout, no_color=no_color)
-    with open_input(path) as stream:
+    try:
+        stream = open_input(path)
+    except (OSError, ValueError) as error:
+        report_unreadable(path, error)
+        return ExitStatus.TROUBLE
+    with stream:
         plan = plan_repairs(stream, truncate_tail=truncate_tail)
         console.print(plan_table(path, plan))
         if not apply:

@@ -10,7 +10,7 @@ from ..files import same_file, write_atomically
 from ..reader import open_input
 from ..render.values import counted
 from ..repair import SalvageReport, salvage as salvage_batches
-from .options import no_color_option
+from .options import no_color_option, report_unreadable
 from .status import ExitStatus
 
 
@@ -40,7 +40,12 @@ def salvage(path, output, no_color):
         raise click.UsageError("OUT is IN: salvage never writes over its input")
     console = make_console(sys.stdout, no_color=no_color)
     report = SalvageReport(0)
-    with open_input(path) as stream:
+    try:
+        stream = open_input(path)
+    except (OSError, ValueError) as error:
+        report_unreadable(path, error)
+        return ExitStatus.TROUBLE
+    with stream:
         try:
             written = write_atomically(output, salvage_batches(stream, report))
         except OSError as error:

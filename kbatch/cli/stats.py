@@ -7,7 +7,7 @@ import sys
 import click
 
 from ..reader import ReadOptions
-from .options import decompressed_limit_option, hex_option, no_color_option, report_unreadable
+from .options import decompressed_limit_option, expand_inputs, hex_option, no_color_option, report_unreadable
 from .status import ExitStatus
 
 
@@ -42,13 +42,7 @@ def stats(paths, output_format, what_if, recompress, hex_input, decompressed_lim
     """
     from ..reader import open_input
     from ..stats import SegmentStats, collect
-    from .verify_crc import expand_paths
-
-    status = ExitStatus.OK
-    files, missing = expand_paths(paths)
-    for pattern in missing:
-        click.echo(f"kbatch: no such file: {pattern}", err=True)
-        status = ExitStatus.TROUBLE
+    files, status = expand_inputs(paths)
     options = ReadOptions(records=True, decompressed_limit=decompressed_limit)
     accounting = SegmentStats()
     if recompress and not what_if:

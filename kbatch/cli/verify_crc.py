@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import glob
 import os
 import sys
-from pathlib import Path
 
 import click
 
 from ..summary import FileSummary
-from .options import decompressed_limit_option, for_each_input, hex_option, no_color_option
+from .options import decompressed_limit_option, expand_inputs, for_each_input, hex_option, no_color_option
 from .status import ExitStatus
 
 PROGRESS_ABOVE = 64 * 1024 * 1024   # show a progress bar for inputs larger than this (on a terminal)
@@ -65,21 +63,17 @@ def verify_crc(paths, deep, index_only, output_format, quiet, hex_input, decompr
         from ..render.verify import VerifyTableSink
         sink = VerifyTableSink(make_console(sys.stdout, no_color=no_color))
     status = ExitStatus.OK
-    files, missing = expand_paths(paths)
-    for pattern in missing:
-        click.echo(f"kbatch: no file matches {pattern}", err=True)
-        status = ExitStatus.TROUBLE
     show_progress = not quiet and sys.stderr.isatty()
 
     def verify_one(path, stream) -> FileSummary:
-        # Without --deep, a regular file first gets the fast CRC pass; only a file it cannot call clean
-        # is read again by the full reader, for the exact findings.
-        fast = not deep and not hex_input and path != "-"
-        return _verify_file(path, stream, sink, deep=deep, decompressed_limit=decompressed_limit, fast=fast,
+        return _verify_file(path, stream, sink, deep=deep, decompressed_limit=decompressed_limit,
+                            stream_is_file=not hex_input and os.path.isfile(path),   # a named pipe is spooled
                             show_progress=show_progress)
 
-    if not index_only:
-        status = for_each_input(files, hex_input, verify_one, status, sink=sink)
+    if index_only:
+        _, status = expand_inputs(paths)   # the logs are read by the cross-checks; report paths naming none
+    else:
+        status = for_each_input(paths, hex_input, verify_one, status, sink=sink)
     if deep or index_only:
         from ..partition.verify import verify_partitions
 
@@ -90,15 +84,13 @@ def verify_crc(paths, deep, index_only, output_format, quiet, hex_input, decompr
     return status
 
 
-def _verify_file(path, stream, sink, *, deep: bool, decompressed_limit: int, fast: bool,
+def _verify_file(path, stream, sink, *, deep: bool, decompressed_limit: int, stream_is_file: bool,
                  show_progress: bool) -> FileSummary:
+    from ..verify import VerifyOptions, verify_file
+
     size = stream.seek(0, os.SEEK_END)
     stream.seek(0)
     summary = FileSummary(path, size)
-    if fast and _clean_by_fast_scan(path, summary, sink):
-        return summary
-    from ..verify import VerifyOptions, verify_stream
-
     options = VerifyOptions(deep=deep, decompressed_limit=decompressed_limit)
     if show_progress and size > PROGRESS_ABOVE:
         from rich.progress import Progress
@@ -107,48 +99,13 @@ def _verify_file(path, stream, sink, *, deep: bool, decompressed_limit: int, fas
 
         with Progress(console=error_console(), transient=True) as progress:
             task = progress.add_task(f"verifying {path}", total=size)
-            for finding in verify_stream(stream, summary, options, on_batch=sink.entry,
-                                         progress=lambda pos: progress.update(task, completed=pos)):
+            for finding in verify_file(path, stream, summary, options, stream_is_file=stream_is_file,
+                                       on_batch=sink.entry,
+                                       progress=lambda pos: progress.update(task, completed=pos)):
                 sink.finding(path, finding)
     else:
-        for finding in verify_stream(stream, summary, options, on_batch=sink.entry):
+        for finding in verify_file(path, stream, summary, options, stream_is_file=stream_is_file,
+                                   on_batch=sink.entry):
             sink.finding(path, finding)
     sink.file_done(summary)
     return summary
-
-
-def _clean_by_fast_scan(path: str, summary: FileSummary, sink) -> bool:
-    """The fast pass (kbatch.fastscan): when it finds the file clean, its counts are the summary."""
-    from ..fastscan import fast_scan
-
-    scan = fast_scan(path)
-    if not scan.clean:
-        return False
-    summary.batches, summary.records = scan.entries, scan.records
-    summary.batch_bytes = scan.size if scan.zero_tail_pos is None else scan.zero_tail_pos
-    for finding in scan.findings():
-        summary.add_finding(finding)
-        sink.finding(path, finding)
-    sink.file_done(summary)
-    return True
-
-
-def expand_paths(paths) -> tuple[list[str], list[str]]:
-    """Files named, globs expanded (sorted), directories searched for *.log; and patterns matching nothing."""
-    files, missing = [], []
-    for path in paths:
-        if path == "-" or os.path.isfile(path):
-            files.append(path)
-        elif os.path.isdir(path):
-            found = sorted(str(p) for p in Path(path).rglob("*.log") if p.is_file())
-            files += found
-            if not found:
-                missing.append(f"{path} (no *.log files in it)")
-        elif glob.has_magic(path):
-            found = sorted(p for p in glob.glob(path, recursive=True) if os.path.isfile(p))
-            files += found
-            if not found:
-                missing.append(path)
-        else:
-            files.append(path)   # reported as unreadable when opened
-    return files, missing

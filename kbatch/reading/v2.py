@@ -61,7 +61,7 @@ def load_records(batch: Batch, payload, decompressor: Decompressor, *, decode: b
     codec_id = batch.attributes & COMPRESSION_CODEC_MASK
     if codec_id != 0:
         try:
-            payload = decompressor.decompress(codec_id, payload, 2)
+            payload = decompressor.decompress_view(codec_id, payload, 2)   # in place: held once, not twice
         except CodecError as error:
             batch.findings.append(Finding(error.code, batch.pos, batch.payload_pos, batch.payload_size,
                                           "records", f"{batch.codec} data", error.detail))

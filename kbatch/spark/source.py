@@ -262,30 +262,20 @@ def finding_rows(file_range: FileRange, source: KbatchReader):
     from ..findings import Finding
     from ..render.jsonout import finding_dict
     from ..render.verify import finding_offsets
-    from ..segments import is_remote, open_segment, topic_partition
+    from ..segments import open_segment, topic_partition
     from ..summary import FileSummary
-    from ..verify import VerifyOptions, verify_stream
+    from ..verify import VerifyOptions, verify_file
 
     topic, partition = topic_partition(file_range.path)
     names = [column.split()[0] for column in FINDING_SCHEMA.split(", ")][3:]
-    if not source.deep and file_range.start == 0 and file_range.stop == file_range.file_size \
-            and not is_remote(file_range.path):
-        # As verify-crc does: the fast CRC pass first; a file it calls clean needs no full walk.
-        from ..fastscan import fast_scan
-
-        scan = fast_scan(file_range.path)
-        if scan.clean:
-            for finding in scan.findings():
-                row = finding_dict(finding) | finding_offsets(finding, None)
-                yield (file_range.path, topic, partition, *(row[name] for name in names))
-            return
     options = VerifyOptions(deep=source.deep, decompressed_limit=source.decompressed_limit)
     landed = {}
     batch = {}   # the batch being verified: its findings carry its offsets
     with open_segment(file_range.path) as stream:
         summary = FileSummary(file_range.path, file_range.file_size)
-        for finding in verify_stream(stream, summary, options, start=file_range.start, stop=file_range.stop,
-                                     landed=landed, on_batch=lambda item: batch.update(last=item)):
+        for finding in verify_file(file_range.path, stream, summary, options, start=file_range.start,
+                                   stop=file_range.stop, landed=landed,
+                                   on_batch=lambda item: batch.update(last=item)):
             row = finding_dict(finding) | finding_offsets(finding, batch.get("last"))
             yield (file_range.path, topic, partition, *(row[name] for name in names))
     if file_range.stop < file_range.file_size and landed.get("pos") != file_range.stop:

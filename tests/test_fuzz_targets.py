@@ -1,0 +1,46 @@
+"""The fuzz targets (tests/fuzz/fuzz_kbatch.py) hold on every fixture, on mutations of them, and on every
+input the fuzzer once crashed with (tests/fuzz/regressions/)."""
+
+from __future__ import annotations
+
+import importlib.util
+import random
+
+import pytest
+
+from .helpers import ROOT, fixture_id, fixture_paths
+
+pytest.importorskip("atheris")
+_spec = importlib.util.spec_from_file_location("fuzz_kbatch", ROOT / "tests" / "fuzz" / "fuzz_kbatch.py")
+fuzz = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(fuzz)
+
+BYTE_TARGETS = [name for name in fuzz.TARGETS if name != "encode-json"]
+REGRESSIONS = sorted((ROOT / "tests" / "fuzz" / "regressions").glob("*--*"))
+
+
+@pytest.mark.parametrize("path", fixture_paths(), ids=fixture_id)
+def test_every_target_holds_on_a_fixture_and_its_mutations(path):
+    data = path.read_bytes()
+    noise = random.Random(path.name)
+    inputs = [data]
+    for _ in range(4):
+        mutated = bytearray(data)
+        for _ in range(3):
+            mutated[noise.randrange(len(mutated))] = noise.randrange(256)
+        inputs.append(bytes(mutated[:noise.randrange(len(mutated) + 1)]))
+    for name in BYTE_TARGETS:
+        for case in inputs:
+            fuzz.TARGETS[name](case)
+
+
+def test_a_target_check_can_fail():
+    """The checks are real: a reader whose damaged range misses bytes fails the tiling check."""
+    with pytest.raises(AssertionError):
+        fuzz._tiles([fuzz.Span(0, 3, "a", ""), fuzz.Span(4, 6, "b", "")], 0, 6)
+
+
+@pytest.mark.parametrize("path", REGRESSIONS, ids=[path.name for path in REGRESSIONS])
+def test_inputs_that_once_crashed_a_target(path):
+    target = path.name.split("--")[0]
+    fuzz.TARGETS[target](path.read_bytes())

@@ -1,0 +1,76 @@
+"""Directories and globs name files the same way for every command that takes files.
+
+``kbatch dump DIR`` reads the same files as ``kbatch verify-crc DIR``: the
+*.log files under it, recursively, sorted; a glob names what it matches (a
+directory among its matches is searched too); a path naming nothing is
+reported and makes the exit status 2.
+"""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from kbatch.segments import expand_paths, list_segments
+
+from .helpers import FIXTURES
+
+
+@pytest.fixture
+def log_tree(tmp_path):
+    """orders-0/ with two segments and an index, orders-1/ with one segment, and a stray text file."""
+    for directory, names in (("orders-0", ("v2-none", "v1-none")), ("orders-1", ("damaged-crc-field",))):
+        (tmp_path / directory).mkdir()
+        for offset, name in enumerate(names):
+            shutil.copy(FIXTURES / f"{name}.log", tmp_path / directory / f"{offset:020d}.log")
+    (tmp_path / "orders-0" / f"{0:020d}.index").write_bytes(b"")
+    (tmp_path / "notes.txt").write_text("not a segment")
+    return tmp_path
+
+
+def test_a_directory_names_its_log_files_recursively_sorted(log_tree):
+    files, missing = expand_paths([str(log_tree)])
+    assert files == [str(log_tree / "orders-0" / "00000000000000000000.log"),
+                     str(log_tree / "orders-0" / "00000000000000000001.log"),
+                     str(log_tree / "orders-1" / "00000000000000000000.log")]
+    assert missing == []
+
+
+def test_a_glob_names_its_files_and_searches_its_directories(log_tree):
+    files, _ = expand_paths([str(log_tree / "orders-*")])
+    assert files == expand_paths([str(log_tree)])[0]
+    files, _ = expand_paths([str(log_tree / "*" / "*1.log")])
+    assert files == [str(log_tree / "orders-0" / "00000000000000000001.log")]
+
+
+def test_paths_naming_nothing_are_reported_and_a_missing_file_is_kept_for_the_opener(log_tree):
+    (log_tree / "empty").mkdir()
+    files, missing = expand_paths([str(log_tree / "empty"), str(log_tree / "*.nothing"), str(log_tree / "gone.log"),
+                                   "-"])
+    assert files == [str(log_tree / "gone.log"), "-"]
+    assert missing == [f"{log_tree / 'empty'} (no *.log files in it)", str(log_tree / "*.nothing")]
+
+
+def test_scan_lists_the_same_segments(log_tree):
+    assert [segment.path for segment in list_segments([str(log_tree)])] == expand_paths([str(log_tree)])[0]
+
+
+@pytest.mark.parametrize("command", [["dump", "--format", "jsonl"], ["dump", "--format", "dumplog"],
+                                     ["verify-crc", "--format", "jsonl"], ["stats", "--format", "json"]],
+                         ids=lambda command: " ".join(command))
+def test_every_command_reads_a_directory_as_the_files_in_it(kbatch, log_tree, command):
+    files = expand_paths([str(log_tree)])[0]
+    by_name = kbatch(*command, *files)
+    by_directory = kbatch(*command, str(log_tree))
+    by_glob = kbatch(*command, str(log_tree / "orders-?"))
+    assert by_name.code == 1, "orders-1 holds a damaged segment"
+    assert (by_directory.code, by_directory.out) == (by_glob.code, by_glob.out) == (by_name.code, by_name.out)
+    assert all(file in by_name.out for file in files)
+
+
+@pytest.mark.parametrize("command", ["dump", "verify-crc", "stats"])
+def test_every_command_reports_a_directory_without_segments(kbatch, tmp_path, command):
+    result = kbatch(command, str(tmp_path))
+    assert result.code == 2
+    assert f"kbatch: no file matches {tmp_path} (no *.log files in it)" in result.err
