@@ -13,8 +13,9 @@ valid batch, or names a wrong CRC, a lying length or count, an over-long
 varint (``{"hex": ...}`` for any varint field), a ``truncate_to``, or raw
 bytes between entries, and gets exactly that damage.
 
-Byte layouts come from :mod:`kbatch.layouts`: the header structs are built
-with the same construct declarations the reader parses with.
+Byte layouts come from :mod:`kbatch.layouts`: the headers are packed with the
+fixed layouts derived from the construct declarations the reader parses with,
+and the varints written by the declaration's own ``to_bytes``.
 """
 
 from __future__ import annotations
@@ -28,22 +29,23 @@ from .checksums import crc32, crc32c
 from .codecs import CODEC_IDS, CodecError, Decompressor, compress
 from .layouts import (
     BATCH_CRC_START,
+    BATCH_HEADER,
     CONTROL_FLAG_MASK,
     CONTROL_TYPES,
     DELETE_HORIZON_FLAG_MASK,
     LEGACY_TIMESTAMP_TYPE_MASK,
     LOG_OVERHEAD,
     MESSAGE_CRC_START,
+    MESSAGE_V0_HEADER,
+    MESSAGE_V1_HEADER,
     NO_TIMESTAMP,
     TIMESTAMP_TYPE_MASK,
     TRANSACTIONAL_FLAG_MASK,
     ControlRecordKey,
     EndTransactionMarkerValue,
-    MessageV0Header,
-    MessageV1Header,
-    RecordBatchHeader,
     Varint,
     Varlong,
+    varint_bytes,
 )
 
 JSON_FORMAT_VERSION = 1
@@ -139,7 +141,7 @@ class _Varint:
     raw: bytes | None = None
 
     def encode(self, declaration) -> bytes:
-        return self.raw if self.raw is not None else declaration.build(self.value)
+        return self.raw if self.raw is not None else declaration.subcon.to_bytes(self.value)
 
 
 def _varint(spec: dict, key: str, path: str, derived: int, bits: int = 32) -> _Varint:
@@ -262,12 +264,12 @@ def _timestamp_type(entry: dict, path: str, magic: int) -> bool:
 
 def _v2_batch(entry: dict, path: str) -> bytes:
     header, payload = v2_batch_parts(entry, path)
-    size = RecordBatchHeader.sizeof() + len(payload)
+    size = BATCH_HEADER.size + len(payload)
     if header["batch_length"] is None:
         header["batch_length"] = size - LOG_OVERHEAD
     if header["crc"] is None:
-        header["crc"] = crc32c(RecordBatchHeader.build(dict(header, crc=0))[BATCH_CRC_START:] + payload)
-    return RecordBatchHeader.build(header) + payload
+        header["crc"] = crc32c(BATCH_HEADER.build(dict(header, crc=0))[BATCH_CRC_START:] + payload)
+    return BATCH_HEADER.build(header) + payload
 
 
 def v2_batch_parts(entry: dict, path: str, *, with_attributes: bool = True) -> tuple[dict, bytes]:
@@ -365,8 +367,8 @@ def _v2_records(records: list, path: str, base_offset: int, base_timestamp: int,
         body += value or b""
         body += _varint(record, "headers_count", record_path, len(headers)).encode(Varint)
         for header_key, header_value in headers:
-            body += Varint.build(len(header_key)) + header_key
-            body += Varint.build(-1 if header_value is None else len(header_value)) + (header_value or b"")
+            body += varint_bytes(len(header_key)) + header_key
+            body += varint_bytes(-1 if header_value is None else len(header_value)) + (header_value or b"")
         out.write(_varint(record, "length", record_path, len(body)).encode(Varint))
         out.write(body)
     return out.getvalue(), offsets
@@ -434,7 +436,7 @@ def _legacy_message(entry: dict, path: str, magic: int) -> bytes:
     codec_id = _codec_id(entry, path, magic)
     log_append_time = _timestamp_type(entry, path, magic)
     records = _list(entry, "records", path)
-    header_layout = MessageV1Header if magic == 1 else MessageV0Header
+    header_layout = MESSAGE_V1_HEADER if magic == 1 else MESSAGE_V0_HEADER   # fixed layouts of the declarations
     if "payload" in entry:
         payload = spec_bytes(entry["payload"], f"{path}.payload", nullable=False)
         offsets, timestamps = [], []
@@ -462,7 +464,7 @@ def _legacy_message(entry: dict, path: str, magic: int) -> bytes:
                   attributes=_int(entry, "attributes", path, attributes, low=-128, high=127))
     if magic == 1:
         header["timestamp"] = timestamp if timestamp is not None else NO_TIMESTAMP
-    size = header_layout.sizeof() + len(payload)
+    size = header_layout.size + len(payload)
     header["message_size"] = _int(entry, "batch_length", path, size - LOG_OVERHEAD, low=-(2**31), high=2**31 - 1)
     body = header_layout.build(header)[MESSAGE_CRC_START:] + payload
     header["crc"] = _int(entry, "crc", path, crc32(body), low=0, high=2**32 - 1)

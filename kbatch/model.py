@@ -28,13 +28,14 @@ def increment_sequence(sequence: int, increment: int) -> int:
 
 @dataclass(slots=True)
 class ControlMarker:
-    """The decoded key (and, for COMMIT/ABORT, value) of a control record."""
+    """The decoded key and value of a control record."""
 
     key_version: int
     type_id: int
     type: str                       # ABORT, COMMIT, ... or UNKNOWN(n)
     value_version: int | None = None
     coordinator_epoch: int | None = None
+    data: dict | None = None        # KRaft types: the value's fields (LeaderChangeMessage, VotersRecord, ...)
 
 
 @dataclass(slots=True)

@@ -32,10 +32,11 @@ from .layouts import (
     TIMESTAMP_TYPE_MASK,
     TRANSACTIONAL_FLAG_MASK,
     Record as RecordLayout,
-    RecordBatchV3Header,
     RecordBatchV3Tail,
     RecordV3,
     field_spans,
+    varint_bytes,
+    varlong_bytes,
 )
 from .records import decode_control
 from .model import NO_SEQUENCE, TIMESTAMP_TYPES, Batch, Record, increment_sequence
@@ -171,8 +172,10 @@ def encode_v3_batch(entry: dict, path: str) -> bytes:
     if not -(2**31) <= header["last_offset_delta"] < 2**31:
         raise SpecError(f"{path}.last_offset_delta", "an int32", header["last_offset_delta"])
     stated_length, stated_crc = header.pop("batch_length"), header.pop("crc")
-    size = len(RecordBatchV3Header.build(dict(header, batch_length=0, crc=0))) + len(payload)
-    header["batch_length"] = size - LOG_OVERHEAD if stated_length is None else stated_length
-    covered = RecordBatchV3Header.build(dict(header, crc=0))[BATCH_CRC_START:] + payload
+    tail = (varint_bytes(header["last_offset_delta"]) + varlong_bytes(header["base_timestamp"])
+            + varlong_bytes(header["max_timestamp_delta"]))   # RecordBatchV3Tail, in its order
+    header["batch_length"] = BATCH_V3_FIXED.size + len(tail) + len(payload) - LOG_OVERHEAD \
+        if stated_length is None else stated_length
+    covered = BATCH_V3_FIXED.build(dict(header, crc=0))[BATCH_CRC_START:] + tail + payload
     header["crc"] = crc32c(covered) if stated_crc is None else stated_crc
-    return RecordBatchV3Header.build(header) + payload
+    return BATCH_V3_FIXED.build(header) + tail + payload

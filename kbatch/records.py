@@ -16,6 +16,7 @@ is not -1.
 from __future__ import annotations
 
 from .findings import Finding
+from .messages.control import KRAFT_CONTROL_MESSAGES, decode_kraft_control
 from .layouts import CONTROL_KEY, CONTROL_TYPES, END_TXN_VALUE, Record as RecordLayout
 from .model import NO_SEQUENCE, Batch, ControlMarker, Record, increment_sequence
 
@@ -184,7 +185,7 @@ def decode_batch_records(batch: Batch, data, data_pos: int, finding_pos: int, fi
 
 
 def decode_control(key: bytes | None, value: bytes | None) -> tuple[ControlMarker | None, tuple[str, str] | None]:
-    """ControlRecordType.parse + EndTransactionMarker.deserializeValue.
+    """ControlRecordType.parse + EndTransactionMarker.deserializeValue, or ControlRecordUtils for KRaft's types.
 
     A negative key or value version is corruption to Kafka (both throw InvalidRecordException "Invalid
     version found ..."); a higher one is read as version 0 (ControlRecordType.parseTypeId logs it at debug).
@@ -203,4 +204,7 @@ def decode_control(key: bytes | None, value: bytes | None) -> tuple[ControlMarke
         if marker.value_version < 0:
             return marker, ("an end transaction marker value version >= 0",
                             f"{marker.value_version} (Kafka: invalid version, data corruption)")
+    elif marker.type in KRAFT_CONTROL_MESSAGES:
+        marker.data, problem = decode_kraft_control(marker.type, value)
+        return marker, problem
     return marker, None

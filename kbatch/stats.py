@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
-from .codecs import CodecError, Decompressor
+from .codecs import XERIAL_MAGIC, CodecError, Decompressor
 from .findings import Finding
 from .layouts import (
     BATCH_HEADER,
@@ -411,5 +411,6 @@ def collect(stats: SegmentStats, path: str, stream, options: ReadOptions = ReadO
             continue
         stats.add_batch(item, record_bytes)
         if what_if is not None:
-            what_if.add_batch(item, record_bytes)
+            raw = item.codec == "snappy" and reader.read_bytes(item.payload_pos, len(XERIAL_MAGIC)) != XERIAL_MAGIC
+            what_if.add_batch(item, record_bytes, snappy_framing="raw" if raw else "xerial")
     stats.end_file()

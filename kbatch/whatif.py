@@ -89,7 +89,9 @@ class WhatIf:
     def add_region(self, size: int) -> None:
         self.damaged_bytes_left_out += size
 
-    def add_batch(self, batch: Batch, record_bytes=None) -> None:
+    def add_batch(self, batch: Batch, record_bytes=None, snappy_framing: str = "xerial") -> None:
+        """One entry read; ``snappy_framing`` is how its records are framed when it is snappy (xerial or raw),
+        kept when it is compressed again."""
         if batch.is_damaged or batch.records is None:
             self.damaged_batches_left_out += 1
             self.damaged_bytes_left_out += batch.size
@@ -100,11 +102,11 @@ class WhatIf:
         self.stored_bytes += batch.size
         deltas = _stored_timestamp_deltas(batch, record_bytes)
         for layout in self.layouts:
-            self._encode(layout, batch, records, deltas)
+            self._encode(layout, batch, records, deltas, snappy_framing)
 
     # -- one batch in one layout ---------------------------------------------------
 
-    def _encode(self, layout: str, batch: Batch, records: list[Record], deltas) -> None:
+    def _encode(self, layout: str, batch: Batch, records: list[Record], deltas, snappy_framing: str) -> None:
         total = self.totals[layout]
         magic = _MAGIC[layout]
         codec = batch.codec
@@ -118,7 +120,7 @@ class WhatIf:
             if codec == "zstd":
                 total.left_uncompressed += 1          # no zstd before magic 2
                 codec = "none"
-        specs = _specs(batch, records, magic, deltas)
+        specs = _specs(batch, records, magic, deltas, snappy_framing)
         plain = [encode_entry(spec, f"{layout}") for spec in specs(compressed=False)]
         total.entries += len(plain)
         total.records += 0 if batch.is_control else len(records)
@@ -186,7 +188,7 @@ def _stored_timestamp_deltas(batch: Batch, record_bytes) -> list[int] | None:
     return deltas
 
 
-def _specs(batch: Batch, records: list[Record], magic: int, deltas):
+def _specs(batch: Batch, records: list[Record], magic: int, deltas, snappy_framing: str):
     """A function giving encode.py's entries for the batch in ``magic`` (uncompressed, or with a codec)."""
     log_append_time = batch.timestamp_type == "LogAppendTime"
 
@@ -203,6 +205,8 @@ def _specs(batch: Batch, records: list[Record], magic: int, deltas):
     def specs(*, compressed: bool, codec: str = "none") -> list[dict]:
         codec = codec if compressed else "none"
         common = {"magic": magic, "codec": codec}
+        if codec == "snappy":
+            common["snappy_framing"] = snappy_framing
         if magic >= 1 and log_append_time:
             common["timestamp_type"] = "LogAppendTime"
         if magic < 2:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import struct
+
 from .handmade import batch, end_marker
 from .helpers import read_all
 
@@ -43,3 +45,44 @@ def test_a_higher_version_is_read_as_version_0():
                                                 control=True, transactional=True, producer_id=5, producer_epoch=1))
     assert findings == []
     assert batches[0].records[0].control.coordinator_epoch == 4
+
+
+# -- KRaft's control records ----------------------------------------------------------------------
+
+def _kraft_version(version: int = 1) -> tuple[bytes, bytes]:
+    # key: version 0, type KRAFT_VERSION (5); value: KRaftVersionRecord v0 (flexible): Version int16,
+    # KRaftVersion int16, no tagged fields
+    return struct.pack(">hh", 0, 5), struct.pack(">hh", 0, version) + b"\x00"
+
+
+def _snapshot_footer() -> tuple[bytes, bytes]:
+    return struct.pack(">hh", 0, 4), struct.pack(">h", 0) + b"\x00"
+
+
+def test_kraft_control_records_are_decoded_with_their_fields():
+    batches, findings = _control_findings(batch(0, [_kraft_version(1), _snapshot_footer()], control=True))
+    assert findings == []
+    markers = [record.control for record in batches[0].records]
+    assert [(marker.type, marker.data) for marker in markers] == [
+        ("KRAFT_VERSION", {"version": 0, "kRaftVersion": 1}), ("SNAPSHOT_FOOTER", {"version": 0})]
+
+
+def test_a_cut_kraft_control_value_is_reported():
+    key, value = _kraft_version()
+    _, findings = _control_findings(batch(0, [(key, value[:3])], control=True))
+    assert len(findings) == 1 and "KRaftVersionRecord" in findings[0].expected
+
+
+def test_several_kraft_control_records_in_one_batch_are_valid(kbatch, tmp_path):
+    path = tmp_path / "00000000000000000000.log"
+    path.write_bytes(batch(0, [_kraft_version(), _snapshot_footer()], control=True))
+    result = kbatch("verify-crc", "--deep", "--format", "jsonl", str(path))
+    assert result.code == 0 and "bad-control-record" not in result.out
+
+
+def test_a_transaction_marker_batch_holds_exactly_one_record(kbatch, tmp_path):
+    path = tmp_path / "00000000000000000000.log"
+    path.write_bytes(batch(0, [end_marker("COMMIT", 1), end_marker("COMMIT", 1)], control=True,
+                           transactional=True, producer_id=5, producer_epoch=1))
+    result = kbatch("verify-crc", "--deep", "--format", "jsonl", str(path))
+    assert result.code == 1 and "bad-control-record" in result.out

@@ -129,6 +129,9 @@ def test_exit_status(kbatch):
     assert kbatch("stats", "fixtures/damaged-garbage-between.log").code == 1
     missing = kbatch("stats", "fixtures/no-such.log")
     assert missing.code == 2 and "no-such.log" in missing.err and "Traceback" not in missing.err
+    assert missing.out == ""   # no report of nothing
+    some = kbatch("stats", "--format", "json", "fixtures/no-such.log", "fixtures/v2-none.log")
+    assert some.code == 2 and json.loads(some.out)["total_bytes"] == (FIXTURES / "v2-none.log").stat().st_size
 
 
 def test_damaged_ranges_are_counted_where_they_lie(kbatch):

@@ -28,6 +28,7 @@ SUBCOMMANDS = {
     "salvage": "kbatch.cli.salvage",
     "scan": "kbatch.cli.scan",
     "stats": "kbatch.cli.stats",
+    "txn": "kbatch.cli.txn",
     "verify-crc": "kbatch.cli.verify_crc",
 }
 

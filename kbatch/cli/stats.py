@@ -60,6 +60,8 @@ def stats(paths, output_format, what_if, recompress, hex_input, decompressed_lim
             continue
         with stream:
             collect(accounting, path, stream, options, what_if=encoder)
+    if not accounting.files:
+        return status   # nothing could be read: the errors said why, and there is nothing to add up
     report = accounting.as_dict()
     if encoder is not None:
         report["what_if"] = encoder.as_dict()

@@ -7,8 +7,8 @@
   protocolType is "consumer", every member's subscription and assignment bytes are themselves version-
   prefixed ConsumerProtocolSubscription/Assignment messages (DumpLogSegments.OffsetsMessageParser).
 * ``__share_group_state`` (``share``): the same frame with ShareCoordinatorRecordSerde's types.
-* ``__transaction_state`` (``transactions``): TransactionLog.readTxnRecordKey/readTxnRecordValue, an int16
-  version then TransactionLogKey / TransactionLogValue; a null value is a tombstone.
+* ``__transaction_state`` (``transactions``): the same frame (TransactionLog.readTxnRecordKey/Value), record
+  type 0 only: TransactionLogKey / TransactionLogValue; a null value is a tombstone.
 * ``__cluster_metadata`` and KRaft snapshots (``metadata``): AbstractApiMessageSerde.read, no key; the value
   is an unsigned varint frame version (1), apiKey and version, then the record, and nothing after it.
 
@@ -44,6 +44,8 @@ GROUP_RECORD_TYPES = {
 }
 # ShareCoordinatorRecordSerde: SHARE_SNAPSHOT_RECORD_KEY_VERSION 0, SHARE_UPDATE_RECORD_KEY_VERSION 1.
 SHARE_RECORD_TYPES = {0: "ShareSnapshot", 1: "ShareUpdate"}
+# TransactionLog.readTxnRecordKey: key version 0 is the only one (TransactionLogKey validVersions "0").
+TRANSACTION_RECORD_TYPES = {0: "TransactionLog"}
 
 # TransactionMetadata.scala, TransactionState.fromId.
 TRANSACTION_STATES = {0: "Empty", 1: "Ongoing", 2: "PrepareCommit", 3: "PrepareAbort", 4: "CompleteCommit",
@@ -56,6 +58,8 @@ _INT16 = struct.Struct(">h")
 
 def decoder_for_path(path: str) -> str | None:
     """The decoder a segment's partition directory calls for (``__consumer_offsets-12/…log``), if any."""
+    if PurePath(path).name == "bootstrap.checkpoint":   # KRaft's bootstrap snapshot (BootstrapDirectory)
+        return "metadata"
     parent = PurePath(path).parent.name
     match = re.fullmatch(r"(.+)-(\d+)", parent)
     return TOPIC_DECODERS.get(match.group(1)) if match else None
@@ -128,8 +132,8 @@ def _coordinator(decoded: Decoded, key: bytes | None, value: bytes | None, types
         return decoded
     base = types.get(record_type)
     if base is None:
-        decoded.problems.append(Problem("unknown-record-version", "key", 0, "key.type",
-                                        f"a record type in {min(types)}..{max(types)}", str(record_type)))
+        known = f"a record type in {min(types)}..{max(types)}" if len(types) > 1 else f"record type {min(types)}"
+        decoded.problems.append(Problem("unknown-record-version", "key", 0, "key.type", known, str(record_type)))
         return decoded
     decoded.key = _message(decoded, "key", base + "Key", record_type, key, 2)
     if value is None:
@@ -173,22 +177,8 @@ def decode_share(key: bytes | None, value: bytes | None) -> Decoded:
 
 
 def decode_transactions(key: bytes | None, value: bytes | None) -> Decoded:
-    """TransactionLog.readTxnRecordKey/readTxnRecordValue; the state is named as TransactionState names it."""
-    decoded = Decoded("transactions")
-    if key is None:
-        decoded.problems.append(Problem("bad-internal-record", "key", 0, "key", "a key (version + message)",
-                                        "null"))
-        return decoded
-    version = _version(decoded, "key", key)
-    if version is None:
-        return decoded
-    decoded.key = _message(decoded, "key", "TransactionLogKey", version, key, 2)
-    if value is None:
-        decoded.tombstone = True
-        return decoded
-    version = _version(decoded, "value", value)
-    if version is not None:
-        decoded.value = _message(decoded, "value", "TransactionLogValue", version, value, 2)
+    """TransactionCoordinatorRecordSerde (record type 0: TransactionLogKey/Value); the state by its name."""
+    decoded = _coordinator(Decoded("transactions"), key, value, TRANSACTION_RECORD_TYPES)
     if decoded.value is not None:
         status = decoded.value["data"]["transactionStatus"]
         decoded.value["state"] = TRANSACTION_STATES.get(status, f"Unknown({status})")
@@ -218,8 +208,8 @@ def decode_metadata(key: bytes | None, value: bytes | None) -> Decoded:
         return decoded
     name = METADATA_TYPES.get(api_key)
     if name is None:
-        decoded.problems.append(Problem("unknown-record-version", "value", 0, "value.apiKey",
-                                        f"a metadata record type in {sorted(METADATA_TYPES)}", str(api_key)))
+        known = f"a metadata record type ({min(METADATA_TYPES)}..{max(METADATA_TYPES)})"
+        decoded.problems.append(Problem("unknown-record-version", "value", 0, "value.apiKey", known, str(api_key)))
         return decoded
     # Kafka throws on bytes after the record ("Found N byte(s) of garbage after ..."): damage here.
     decoded.value = _message(decoded, "value", name, version, value, reader.pos, trailing="bad-internal-record",

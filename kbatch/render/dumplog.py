@@ -22,7 +22,7 @@ import sys
 
 from ..findings import Finding
 from ..model import Batch, Record
-from .internal import dumplog_tokens
+from .internal import control_dumplog_tokens, dumplog_tokens
 from .values import bytes_text, finding_text
 
 KAFKA_DECODER_MODES = ("auto", "utf8")   # --decode values meaning Kafka's own StringDecoder
@@ -86,6 +86,8 @@ def record_line(record: Record, batch: Batch, decode: str = "auto") -> str:
         marker = record.control
         if marker is not None and marker.type in ("ABORT", "COMMIT") and marker.coordinator_epoch is not None:
             line += f" endTxnMarker: {marker.type} coordinatorEpoch: {marker.coordinator_epoch}"
+        elif marker is not None and control_dumplog_tokens(marker) is not None:
+            line += control_dumplog_tokens(marker)
         elif marker is not None:
             # `case controlType => print(s" controlType: $controlType($controlTypeId)")`: the enum's name, and
             # a type id this Kafka does not know is its UNKNOWN constant, printed "UNKNOWN(7)".

@@ -1,8 +1,8 @@
 """How a record of an internal topic reads: its key and value as Kafka's schemas name them.
 
-The table shows ``Name vN {json}``; ``--format dumplog`` prints what kafka-dump-log.sh prints with its
-decoders (DumpLogSegments.OffsetsMessageParser, TransactionLog.formatRecordKeyAndValue,
-ClusterMetadataLogMessageParser), so scripts reading its output keep working.
+The table shows ``Name vN {json}``; ``--format dumplog`` prints what Kafka 4.x's kafka-dump-log.sh prints
+with its decoders (--offsets-decoder, --transaction-log-decoder, --cluster-metadata-decoder,
+--share-group-state-decoder), so scripts reading its output keep working.
 """
 
 from __future__ import annotations
@@ -50,39 +50,58 @@ def metadata_type_name(name: str) -> str:
     return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).upper()
 
 
+# DumpLogSegments.printControlRecord (Kafka 4.x): the token before each KRaft control record's JSON.
+_CONTROL_TOKENS = {"LEADER_CHANGE": "LeaderChange:", "SNAPSHOT_HEADER": "SnapshotHeader",
+                   "SNAPSHOT_FOOTER": "SnapshotFooter", "KRAFT_VERSION": "KRaftVersion", "KRAFT_VOTERS": "KRaftVoters"}
+
+
+def control_text(marker) -> str:
+    """A control record for the table: its type and what its value holds."""
+    if marker.coordinator_epoch is not None:
+        return f"{marker.type} coordinatorEpoch={marker.coordinator_epoch}"
+    if marker.data is not None:
+        return f"{marker.type} {_compact(to_json(marker.data))}"
+    return marker.type
+
+
+def control_dumplog_tokens(marker) -> str | None:
+    """' LeaderChange: {json}', ' SnapshotHeader {json}', ...: the message written (as Kafka does) at the
+    version its own Version field names; None for types Kafka prints otherwise."""
+    if marker.data is None or marker.type not in _CONTROL_TOKENS:
+        return None
+    from ..messages.control import KRAFT_CONTROL_MESSAGES
+    schema = SCHEMAS[KRAFT_CONTROL_MESSAGES[marker.type]]
+    version = marker.data.get("version", 0)
+    return f" {_CONTROL_TOKENS[marker.type]} {_compact(kafka_json(schema, version, marker.data))}"
+
+
+def _error(decoded) -> str:
+    problem = decoded.problems[0] if decoded.problems else None
+    return "" if problem is None else f" {problem.field}: expected {problem.expected}, found {problem.actual}"
+
+
 def dumplog_tokens(decoded, offset: int) -> str:
-    """The ' key: … payload: …' tail kafka-dump-log.sh prints for a record read by one of its decoders."""
-    if decoded.decoder in ("offsets", "share"):
-        unknown_type = [problem for problem in decoded.problems if problem.field == "key.type"]
-        if unknown_type:
-            return f" key: Unknown record type {unknown_type[0].actual} at offset {offset}, skipping."
-        if decoded.key is None:
-            return f" key: Error at offset {offset}, skipping."
-        key = _compact({"type": str(decoded.key["version"]), "data": _kafka_message_json(decoded.key)})
-        if decoded.tombstone:
-            return f" key: {key} payload: <DELETE>"
-        if decoded.value is None:
-            return f" key: Error at offset {offset}, skipping."
-        value = _compact({"version": str(decoded.value["version"]), "data": _kafka_message_json(decoded.value)})
-        return f" key: {key} payload: {value}"
-    if decoded.decoder == "transactions":
-        if decoded.key is None:
-            return f" key: Error at offset {offset}, skipping."
-        key = f" key: transaction_metadata::transactionalId={decoded.key['data']['transactionalId']}"
-        if decoded.tombstone:
-            return f"{key} payload: <DELETE>"
-        if decoded.value is None:
-            return key
-        data = decoded.value["data"]
-        partitions = ",".join(f"{topic['topic']}-{partition}" for topic in data["transactionPartitions"] or []
-                              for partition in topic["partitionIds"])
-        return (f"{key} payload: producerId:{data['producerId']},producerEpoch:{data['producerEpoch']},"
-                f"state={decoded.value['state']},partitions=[{partitions}],"
-                f"txnLastUpdateTimestamp={data['transactionLastUpdateTimestampMs']},"
-                f"txnTimeoutMs={data['transactionTimeoutMs']}")
-    # metadata: no key
-    if decoded.value is None:
-        return f" payload: Error at {offset}, skipping."
-    value = decoded.value
-    return " payload: " + _compact({"type": metadata_type_name(value["name"]), "version": value["version"],
-                                    "data": _kafka_message_json(value)})
+    """The ' key: … payload: …' tail kafka-dump-log.sh prints for a record read by one of its decoders.
+
+    Kafka 4.x (tools/.../DumpLogSegments.java): the offsets, transaction-log and share-group decoders are
+    CoordinatorRecordMessageParser ({"type": "<record type>", "data": …}, {"version": "<n>", "data": …},
+    "<DELETE>" for a tombstone); the cluster-metadata decoder prints {"type": "<RECORD_TYPE>", "version": n,
+    "data": …} and no key.
+    """
+    if decoded.decoder == "metadata":
+        # MetadataRecordSerde throws on bytes after the record: Kafka prints the error, not the record
+        if decoded.value is None or any(problem.code == "bad-internal-record" for problem in decoded.problems):
+            return f" payload: Error at {offset}, skipping.{_error(decoded)}"
+        value = decoded.value
+        return " payload: " + _compact({"type": metadata_type_name(value["name"]), "version": value["version"],
+                                        "data": _kafka_message_json(value)})
+    unknown_type = [problem for problem in decoded.problems if problem.field == "key.type"]
+    if unknown_type:
+        return f" key: Unknown record type {unknown_type[0].actual} at offset {offset}, skipping."
+    if decoded.key is None or (decoded.value is None and not decoded.tombstone):
+        return f" key: Error at offset {offset}, skipping.{_error(decoded)}"
+    key = _compact({"type": str(decoded.key["version"]), "data": _kafka_message_json(decoded.key)})
+    if decoded.tombstone:
+        return f" key: {key} payload: <DELETE>"
+    value = _compact({"version": str(decoded.value["version"]), "data": _kafka_message_json(decoded.value)})
+    return f" key: {key} payload: {value}"

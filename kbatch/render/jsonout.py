@@ -12,6 +12,7 @@ import json
 
 from ..findings import Finding
 from ..model import Batch, Record
+from ..messages.decoder import to_json
 from .values import bytes_json, iso_timestamp
 
 JSON_FORMAT_VERSION = 1
@@ -46,7 +47,8 @@ def record_dict(record: Record, batch: Batch, decode: str) -> dict:
     if record.control is not None:
         marker = record.control
         out["control"] = {"key_version": marker.key_version, "type": marker.type, "type_id": marker.type_id,
-                          "value_version": marker.value_version, "coordinator_epoch": marker.coordinator_epoch}
+                          "value_version": marker.value_version, "coordinator_epoch": marker.coordinator_epoch,
+                          "data": to_json(marker.data)}
     if record.decoded is not None:   # only records of an internal topic carry it
         out["decoded"] = record.decoded.as_dict()
     return out

@@ -11,7 +11,7 @@ from rich.text import Text
 
 from ..findings import Finding
 from ..model import Batch
-from .internal import key_text, value_text
+from .internal import control_text, key_text, value_text
 from .values import bytes_text, counted, finding_text, iso_timestamp
 
 VALUE_WIDTH = 48   # characters of a key or value shown unless --full
@@ -186,8 +186,7 @@ def records_table(batch: Batch, decode: str, full: bool) -> Table:
     for record in batch.records or []:
         if record.control is not None:
             marker = record.control
-            value = Text(f"{marker.type}" + (f" coordinatorEpoch={marker.coordinator_epoch}"
-                                              if marker.coordinator_epoch is not None else ""), style="magenta")
+            value = Text(control_text(marker), style="magenta")
         elif record.decoded is not None and value_text(record.decoded, limit) is not None:
             value = Text(value_text(record.decoded, limit), style="cyan")
         else:

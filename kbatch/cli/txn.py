@@ -1,0 +1,88 @@
+"""``kbatch txn``: the transactions a partition's log holds, and how each ended."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from ..reader import ReadOptions, SegmentReader, open_input
+from ..findings import Finding
+from ..segments import topic_partition
+from ..summary import FileSummary
+from ..txn import CoordinatorView, PartitionTransactions, is_transaction_state, join
+from .options import decompressed_limit_option, expand_inputs, no_color_option, report_unreadable
+from .status import ExitStatus
+
+
+@click.command(epilog="""\b
+Examples:
+  kbatch txn /var/lib/kafka/orders-0
+  kbatch txn /var/lib/kafka/orders-* /var/lib/kafka/__transaction_state-*
+  kbatch txn --format jsonl orders-0 | jq 'select(.type == "transaction" and .outcome == "OPEN")'
+""")
+@click.argument("paths", nargs=-1, required=True, metavar="FILE|DIR...")
+@click.option("--format", "output_format", type=click.Choice(["table", "jsonl"]), default="table",
+              show_default=True, help="table for people, jsonl for programs.")
+@decompressed_limit_option
+@no_color_option
+def txn(paths, output_format, decompressed_limit, no_color):
+    """Transaction forensics from the log: every transaction of every producer in each partition.
+
+    Per producer id and epoch: first and last offset, records, batches, and
+    how it ended (COMMIT or ABORT with the marker's offset and coordinator
+    epoch, or still OPEN); empty transactions (a marker with no data before
+    it); the aborted ranges consumers skip; and the open transactions that
+    hold back the last stable offset, with what kafka-transactions.sh needs
+    to abort them.  Given __transaction_state partitions too, each
+    transaction is joined with the coordinator's state of its producer, and
+    a transaction open in a partition that the coordinator has finished
+    with is called hanging.  A DIR means its *.log files, recursively;
+    segments are grouped by their partition directory (TOPIC-N).
+
+    Exit status: 0 clean, 1 damage found in the logs, 2 usage or I/O error.
+    """
+    files, status = expand_inputs(paths)
+    options = ReadOptions(records=True, decompressed_limit=decompressed_limit)
+    partitions: dict[tuple, PartitionTransactions] = {}
+    coordinator = CoordinatorView()
+    saw_coordinator = False
+    findings: list[tuple[str, Finding]] = []
+    for path in files:
+        try:
+            stream = open_input(path)
+        except (OSError, ValueError) as error:
+            report_unreadable(path, error)
+            status = ExitStatus.TROUBLE
+            continue
+        topic, partition = topic_partition(path)
+        summary = FileSummary(path, 0)
+        with stream:
+            for item in SegmentReader(stream, options):
+                if isinstance(item, Finding):
+                    summary.add_finding(item)
+                    findings.append((path, item))
+                    continue
+                summary.add_batch(item)
+                findings += [(path, finding) for finding in item.findings if finding.is_damage]
+                if is_transaction_state(path):
+                    saw_coordinator = True
+                    coordinator.add_batch(item)
+                else:
+                    key = (topic, partition) if topic is not None else (path, None)
+                    if key not in partitions:
+                        partitions[key] = PartitionTransactions(topic if topic is not None else path, partition)
+                    partitions[key].add_batch(item, path)
+        if summary.damaged and status is ExitStatus.OK:
+            status = ExitStatus.FOUND
+    join(list(partitions.values()), coordinator)
+    views = [partitions[key] for key in sorted(partitions, key=lambda key: (str(key[0]), key[1] or 0))]
+    if output_format == "jsonl":
+        from ..render.txn import write_txn_jsonl
+        write_txn_jsonl(sys.stdout, views, coordinator if saw_coordinator else None, findings)
+    else:
+        from ..render.console import make_console
+        from ..render.txn import print_txn
+        print_txn(make_console(sys.stdout, no_color=no_color), views, coordinator if saw_coordinator else None,
+                  findings)
+    return status
