@@ -219,10 +219,28 @@ _HEX_NOISE = re.compile(rb"0x|[\s:,|-]")
 def parse_hex(text: bytes) -> bytes:
     """Bytes from pasted hex: whitespace, colons, commas and 0x prefixes are ignored."""
     digits = _HEX_NOISE.sub(b"", text)
-    try:
-        return bytes.fromhex(digits.decode("ascii"))
-    except (UnicodeDecodeError, ValueError) as error:
-        raise ValueError(f"not hex: {error}") from None
+    bad = _NOT_HEX.search(digits)
+    if bad is not None:   # said in the input's own terms, not fromhex()'s (which counts the stripped text)
+        line = text.count(b"\n", 0, _position_in(text, bad.start())) + 1
+        raise ValueError(f"not hex: {bad.group().decode('latin-1')!r} on line {line}")
+    if len(digits) % 2:
+        raise ValueError(f"not hex: an odd number of hex digits ({len(digits)}): half a byte at the end")
+    return bytes.fromhex(digits.decode("ascii"))
+
+
+_NOT_HEX = re.compile(rb"[^0-9a-fA-F]")
+
+
+def _position_in(text: bytes, digit_index: int) -> int:
+    """Where the ``digit_index``-th byte left after removing the noise is in ``text``."""
+    position = 0
+    for match in _HEX_NOISE.finditer(text):
+        gap = match.start() - position
+        if digit_index < gap:
+            return position + digit_index
+        digit_index -= gap
+        position = match.end()
+    return position + digit_index
 
 
 def open_input(path: str, *, hex_text: bool = False) -> BinaryIO:

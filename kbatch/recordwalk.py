@@ -428,7 +428,7 @@ def _field(index, header, name) -> str:
 _JSON_FIELDS = (b'{"offset": ', b', "timestamp": ', b', "key": ', b', "value": ', b', "headers": [',
                 b'], "pos": ', b', "inner_pos": ', b', "size": ', b', "attributes": ', b', "sequence": ',
                 b', "crc": null, "crc_valid": null, "control": null}', b'{"key": ', b', "value": ', b'}',
-                b', ', b'null', b'{"hex": "', b'{"utf8": "', b'"}')
+                b', ', b'null', b'{"hex": "', b'{"utf8": "', b'"}', b', "timestamp_iso": ')
 _JSON_PARTS = b"".join(_JSON_FIELDS)
 _JSON_AT = tuple(sum(len(part) for part in _JSON_FIELDS[:index]) for index in range(len(_JSON_FIELDS)))
 # Which of _JSON_FIELDS (C constants when compiled: a Python global would be looked up on every use).
@@ -451,10 +451,13 @@ _NULL: cython.int = 15
 _HEX: cython.int = 16
 _UTF8: cython.int = 17
 _QUOTE_END: cython.int = 18
+_TIMESTAMP_ISO: cython.int = 19
 JSON_OTHER: cython.int = 0   # records_json's modes
 JSON_HEX: cython.int = 1
 JSON_TEXT: cython.int = 2
 _INT_MAX: cython.longlong = 2**31 - 1
+# The last millisecond Python's datetime can show (9999-12-31T23:59:59.999Z): values.iso_timestamp's range.
+_ISO_MAX_MS: cython.longlong = 253402300799999
 _HEX_DIGITS = b"0123456789abcdef"
 
 
@@ -559,6 +562,70 @@ class _JsonWriter:
     @cython.exceptval(check=False)
     @cython.boundscheck(False)
     @cython.wraparound(False)
+    @cython.cdivision(True)
+    def digits(self, value: cython.longlong, width: cython.int) -> cython.void:
+        """``value`` (not negative) in exactly ``width`` decimal digits, zero-padded."""
+        out: cython.uchar[::1] = self.out
+        i: cython.Py_ssize_t
+        for i in range(self.at + width - 1, self.at - 1, -1):
+            out[i] = 0x30 + value % 10
+            value //= 10
+        self.at += width
+
+    @cython.cfunc
+    @cython.exceptval(check=False)
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
+    @cython.cdivision(True)
+    def iso(self, ms: cython.longlong) -> cython.void:
+        """values.iso_timestamp(ms) as a JSON string ("2023-11-14T22:13:20.000Z"), or null outside its range.
+
+        The date from the day number: Howard Hinnant's civil_from_days (days since 1970-01-01, not negative).
+        """
+        out: cython.uchar[::1] = self.out
+        if ms < 0 or ms > _ISO_MAX_MS:
+            self.part(_NULL)
+            return
+        days: cython.longlong = ms // 86400000
+        of_day: cython.longlong = ms % 86400000
+        z: cython.longlong = days + 719468
+        era: cython.longlong = z // 146097
+        doe: cython.longlong = z - era * 146097
+        yoe: cython.longlong = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
+        doy: cython.longlong = doe - (365 * yoe + yoe // 4 - yoe // 100)
+        mp: cython.longlong = (5 * doy + 2) // 153
+        day: cython.longlong = doy - (153 * mp + 2) // 5 + 1
+        month: cython.longlong = mp + 3 if mp < 10 else mp - 9
+        year: cython.longlong = yoe + era * 400 + (1 if month <= 2 else 0)
+        out[self.at] = 0x22     # "
+        self.at += 1
+        self.digits(year, 4)
+        out[self.at] = 0x2D     # -
+        self.at += 1
+        self.digits(month, 2)
+        out[self.at] = 0x2D
+        self.at += 1
+        self.digits(day, 2)
+        out[self.at] = 0x54     # T
+        self.at += 1
+        self.digits(of_day // 3600000, 2)
+        out[self.at] = 0x3A     # :
+        self.at += 1
+        self.digits(of_day // 60000 % 60, 2)
+        out[self.at] = 0x3A
+        self.at += 1
+        self.digits(of_day // 1000 % 60, 2)
+        out[self.at] = 0x2E     # .
+        self.at += 1
+        self.digits(of_day % 1000, 3)
+        out[self.at] = 0x5A     # Z
+        out[self.at + 1] = 0x22
+        self.at += 2
+
+    @cython.cfunc
+    @cython.exceptval(check=False)
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
     def text(self, data: cython.const[cython.uchar][::1], pos: cython.Py_ssize_t,
              length: cython.Py_ssize_t) -> cython.void:
         """Printable ASCII as a JSON string's body: only " and \\ are escaped."""
@@ -624,10 +691,11 @@ def records_json(columns: RecordColumns, data, shift: cython.longlong, compresse
     pos: cython.Py_ssize_t
     length: cython.Py_ssize_t
     size: cython.Py_ssize_t = 0
+    timestamp: cython.longlong
     # First pass: the JSON of every value not written here, and a bound on the size of the rest.
     others = []
     for row in range(columns.n):
-        size += 400
+        size += 448   # the fixed keys, seven integers and a timestamp_iso
         for field in range(2 + 2 * columns._headers_count[row]):
             pos = _span_pos(columns, row, field)
             length = _span_length(columns, row, field)
@@ -648,7 +716,10 @@ def records_json(columns: RecordColumns, data, shift: cython.longlong, compresse
         out.part(_OFFSET)
         out.integer(columns._offset[row])
         out.part(_TIMESTAMP)
-        out.integer(max_timestamp if log_append_time else columns._timestamp[row])
+        timestamp = max_timestamp if log_append_time else columns._timestamp[row]
+        out.integer(timestamp)
+        out.part(_TIMESTAMP_ISO)
+        out.iso(timestamp)
         for field in range(2 + 2 * columns._headers_count[row]):
             if field < 2:
                 out.part(_KEY if field == 0 else _VALUE)

@@ -11,7 +11,9 @@ test (tests/test_docs.py) fails when a page is missing or stale.
 from __future__ import annotations
 
 import inspect
+import re
 import sys
+import textwrap
 from pathlib import Path
 
 import click
@@ -89,7 +91,9 @@ def page(name: str, command: click.Command, parent: click.Context | None = None)
             out.append(f".TP\n\\fBkbatch {sub_name}\\fR\n{_roff(sub.get_short_help_str(limit=200))}\n"
                        f"See \\fBkbatch-{sub_name}\\fR(1).")
     if command.epilog:
-        out += [".SH EXAMPLES", _paragraphs(command.epilog)]
+        # the section heading says "EXAMPLES" already: drop the help text's own "Examples:" line
+        epilog = re.sub(r"^(\s*\x08?\n?)\s*Examples:\n", r"\1", inspect.cleandoc(command.epilog))
+        out += [".SH EXAMPLES", _paragraphs(textwrap.dedent(epilog))]
     out.append(EXIT_STATUS.rstrip("\n"))
     see_also = ["kbatch(1)"] if parent else [f"kbatch-{sub}(1)" for sub in sorted(commands())]
     out += [".SH SEE ALSO", ", ".join(f"\\fB{ref.split('(')[0]}\\fR({ref.split('(')[1]}" for ref in see_also)]

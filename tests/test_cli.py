@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -54,3 +55,56 @@ def test_a_closed_pipe_is_no_error(name, big_segment):
     err = process.stderr.read().decode()
     assert process.wait(timeout=120) in (0, -13, 141)
     assert err == ""
+
+
+@pytest.mark.parametrize("bad", ["-5:", ":-1", "-10:-5"])
+def test_negative_offsets_are_refused(bad, kbatch):
+    result = kbatch("dump", "--offset-range", bad, "fixtures/v2-none.log")
+    assert result.code == 2 and "never negative" in result.err and result.out == ""
+
+
+@pytest.mark.parametrize("text,said", [
+    (b"00 11\n22 zz 33\n", "not hex: 'z' on line 2"),
+    (b"0x00 0x1", "an odd number of hex digits (3)"),
+])
+def test_bad_hex_is_said_in_the_inputs_own_terms(text, said, kbatch):
+    result = kbatch("dump", "--hex", "-", stdin=text)
+    assert result.code == 2 and said in result.err and "fromhex" not in result.err
+
+
+def test_a_missing_file_is_in_the_output_not_only_on_stderr(kbatch):
+    result = kbatch("verify-crc", "fixtures/v2-none.log", "no/such.log")
+    assert result.code == 2 and "cannot read no/such.log" in result.err
+    row = next(line for line in result.out.splitlines() if "no/such.log" in line)
+    assert "unreadable" in row and "No such file" in row
+    assert "1 unreadable" in result.out
+    for args in (["verify-crc", "--format", "jsonl"], ["dump", "--format", "jsonl"]):
+        lines = [json.loads(line) for line in kbatch(*args, "no/such.log", "fixtures/v2-none.log").out.splitlines()]
+        assert lines[0] == {"file": "no/such.log", "type": "error", "error": "cannot read: No such file or directory"}
+        assert lines[-1]["type"] == "summary" and lines[-1]["file"] == "fixtures/v2-none.log"
+    document = json.loads(kbatch("dump", "--format", "json", "fixtures/v2-none.log", "no/such.log").out)
+    assert document["files"][1] == {"file": "no/such.log", "error": "cannot read: No such file or directory",
+                                    "entries": []}
+    assert "no/such.log: cannot read" in kbatch("dump", "no/such.log").out
+
+
+def test_json_timestamps_have_iso_8601_utc_twins(kbatch):
+    from datetime import datetime, timezone
+
+    def iso(ms):
+        return None if ms is None or ms < 0 else \
+            datetime.fromtimestamp(ms / 1000, tz=timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+    seen = 0
+    for name in ("mixed-v0-v1-v2.log", "v1-logappendtime.log", "v2-txn-commit.log"):
+        for line in map(json.loads, kbatch("dump", "--format", "jsonl", "-r", f"fixtures/{name}").out.splitlines()):
+            if line["type"] != "batch":
+                continue
+            assert line["base_timestamp_iso"] == iso(line["base_timestamp"])
+            assert line["max_timestamp_iso"] == iso(line["max_timestamp"])
+            for record in line["records"]:
+                assert record["timestamp_iso"] == iso(record["timestamp"])
+                seen += record["timestamp_iso"] is not None
+    assert seen > 10
+    assert '"max_timestamp_iso": "2023-11-14T22:28:20.001Z"' in kbatch("dump", "--format", "jsonl",
+                                                                       "fixtures/v2-txn-commit.log").out

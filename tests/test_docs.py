@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 import re
+import subprocess
+import sys
 
 import click
 import pytest
@@ -52,8 +55,34 @@ def test_readme_opens_with_the_two_commands_ci_runs():
     assert len(first_block) == 2
     demo, tests = first_block
     assert "kbatch dump" in demo and "fixtures/" in demo
-    assert tests in (ROOT / ".ci" / "run").read_text()
+    # the first installs only what dump needs; the second the dev extra, and it is CI's one command
+    assert "pip install -q -e . &&" in demo and "[dev]" not in demo and "'.[dev]'" in tests
+    ci_commands = [line for line in (ROOT / ".ci" / "run").read_text().splitlines()
+                   if line.strip() and not line.startswith(("#", "set ", "cd "))]
+    assert ci_commands == [tests]
     assert (ROOT / demo.split("kbatch dump", 1)[1].split()[-1]).exists()
+
+
+DEV_ONLY = ("pyspark", "pandas", "pyarrow", "kafka", "hypothesis", "pytest", "syrupy", "snappy", "lz4",
+            "zstandard", "xxhash", "jsonschema")
+
+
+def test_the_first_command_needs_no_dev_package():
+    """What README's first command runs works with the runtime dependencies alone: every dev-only package is
+    made unimportable and the demo must still run, clean."""
+    demo = re.search(r"```sh\n(.*?)```", (ROOT / "README.md").read_text(), re.S).group(1).splitlines()[0]
+    args = demo.split(".venv/bin/kbatch ", 1)[1].split()
+    blocker = (
+        "import sys\n"
+        "class Block:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        f"        if name.split('.')[0] in {DEV_ONLY!r}: raise ImportError('dev-only: ' + name)\n"
+        "sys.meta_path.insert(0, Block())\n"
+        "from kbatch.cli import main\n"
+        f"main({args!r})\n")
+    result = subprocess.run([sys.executable, "-c", blocker], cwd=ROOT, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert "mixed-v0-v1-v2.log: 7 batches, 11 records" in result.stdout
 
 
 def test_every_option_has_help():
@@ -69,3 +98,42 @@ def test_readme_json_example_encodes():
     (example,) = re.findall(r"```json\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
     import json
     assert encode_document(json.loads(example))
+
+
+def test_benchmarks_readme_lists_every_script():
+    text = (ROOT / "benchmarks" / "README.md").read_text()
+    table = re.search(r"\| script \| what it does \|\n(.*?)\n\n", text, re.S).group(1)
+    listed = set(re.findall(r"^\| `([\w.]+\.py)` \|", table, re.M))
+    assert listed == {path.name for path in (ROOT / "benchmarks").glob("*.py")}
+
+
+def test_readmes_scan_timing_is_the_measured_one():
+    """README's scan-against-verify-crc figures are the ones benchmarks/README.md's results table holds."""
+    bench = (ROOT / "benchmarks" / "README.md").read_text()
+    scan = float(re.search(r"^\| `kbatch scan DIR` \| ([\d.]+) \|", bench, re.M).group(1))
+    verify = float(re.search(r"^\| `kbatch verify-crc --quiet DIR` \| ([\d.]+) \|", bench, re.M).group(1))
+    said = re.search(r"checked in ([\d.]+) s against ([\d.]+) s for a\s+local\[2\] scan", (ROOT / "README.md").read_text())
+    assert (float(said.group(1)), float(said.group(2))) == (round(verify, 1), round(scan))
+
+
+def test_man_pages_are_installed_and_have_one_examples_heading():
+    import tomllib
+
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["data-files"]
+    installed = {path.name for pattern in declared["share/man/man1"] for path in ROOT.glob(pattern)}
+    assert installed == set(_man_generator().pages())
+    for name, text in _man_generator().pages().items():
+        assert "Examples:" not in text.split(".SH EXAMPLES", 1)[-1], name
+        assert text.count(".SH EXAMPLES") <= 1
+
+
+def test_shell_completion_works_as_the_readme_says():
+    readme = (ROOT / "README.md").read_text()
+    assert '_KBATCH_COMPLETE=bash_source kbatch' in readme
+    kbatch = [sys.executable, "-m", "kbatch"]
+    script = subprocess.run(kbatch, env={**os.environ, "_KBATCH_COMPLETE": "bash_source"}, capture_output=True,
+                            text=True)
+    assert "complete " in script.stdout and script.returncode == 0
+    words = subprocess.run(kbatch, env={**os.environ, "_KBATCH_COMPLETE": "bash_complete", "COMP_WORDS": "kbatch ve",
+                                        "COMP_CWORD": "1"}, capture_output=True, text=True)
+    assert words.stdout.split() == ["plain,verify-crc"]

@@ -181,9 +181,20 @@ _text = st.one_of(st.none(), st.binary(max_size=12), st.text(max_size=8).map(str
                   st.sampled_from([b'a"b', b"back\\slash", b"\x7f", b"tab\tin", b"caf\xc3\xa9"]))
 
 
+# Deltas from the test batch's baseTimestamp (1,000): before 1970 (no ISO form), the decades around now,
+# the days around leap days and the last millisecond Python can show (253402300799999), and far beyond.
+_LAST_ISO_MS = 253_402_300_799_999
+_timestamp_delta = st.one_of(
+    st.integers(-(2**40), 2**40),
+    st.sampled_from([951_782_400_000, 951_868_800_000, 4_107_542_400_000, 4_107_456_000_000])
+    .flatmap(lambda midnight: st.integers(midnight - 86_400_000, midnight + 86_400_000)).map(lambda ms: ms - 1_000),
+    st.integers(_LAST_ISO_MS - 2**12, _LAST_ISO_MS + 2**12).map(lambda ms: ms - 1_000),
+    st.integers(0, 2**62))
+
+
 @settings(max_examples=200, deadline=None)
 @given(records=st.lists(st.fixed_dictionaries({
-    "attributes": st.just(0), "timestamp_delta": st.integers(-(2**40), 2**40),
+    "attributes": st.just(0), "timestamp_delta": _timestamp_delta,
     "offset_delta": st.integers(0, 2**31 - 1), "key": _text, "value": _text,
     "headers": st.lists(st.tuples(st.binary(max_size=6), _text), max_size=2)}), min_size=1, max_size=4),
        decode=st.sampled_from(["auto", "hex", "base64", "utf8", "json"]),
@@ -205,3 +216,7 @@ def test_records_json_is_json_dumps_of_record_dict(records, decode, base_sequenc
                          for record in batch.records)
     kbatch.records.walk_batch_records(batch, data, 61, 61, len(data), objects=False)
     assert records_json_text(batch, decode) == expected
+    with pytest.MonkeyPatch.context() as patch:   # and the plain-Python twin writes the same
+        use_pure_decoder(patch)
+        kbatch.records.walk_batch_records(batch, data, 61, 61, len(data), objects=False)
+        assert kbatch.render.jsonout.records_json_text(batch, decode) == expected

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pytest
+from rich.cells import cell_len
 
 from kbatch.render.values import counted
 
-from .helpers import FIXTURES
+from .helpers import FIXTURES, ROOT, fixture_paths
 
 
 def _batches(kbatch, path: str) -> list[dict]:
@@ -42,3 +44,108 @@ def test_counts_are_in_the_singular_when_one(kbatch, tmp_path):
     segment.write_bytes(b"\x01")
     out = kbatch("dump", str(segment)).out
     assert out.startswith(f"{segment} (1 byte)") and f"{segment}: 0 batches, 0 records, 1 byte;" in out
+
+
+WIDTHS = (80, 100, 120, 200)
+
+
+@pytest.fixture(scope="module")
+def huge_offsets(tmp_path_factory) -> Path:
+    """Offsets near Long.MAX_VALUE, a damaged batch and garbage: the widest essential cells there are."""
+    from .test_reader import v2_batch
+
+    first = 9_223_372_036_854_775_000
+    damaged = bytearray(v2_batch(first + 6, [b"e", b"f"]))
+    damaged[-1] ^= 0xFF   # its CRC fails
+    data = v2_batch(first, [b"a", b"b", b"c"]) + v2_batch(first + 3, [b"d" * 300, b"", b""]) + bytes(damaged) \
+        + b"\x07" * 40 + v2_batch(first + 8, [b"g", b"h"])
+    path = tmp_path_factory.mktemp("wide") / "00000000000000000000.log"
+    path.write_bytes(bytes(data))
+    return path
+
+
+def _entries(kbatch, path: str) -> list[dict]:
+    lines = [json.loads(line) for line in kbatch("dump", "--format", "jsonl", path).out.splitlines()]
+    return [line for line in lines if line["type"] in ("batch", "finding")]
+
+
+def _row_is_whole(lines: list[str], entry: dict) -> bool:
+    """Some row shows the entry's position and, for a batch, its offsets, each in full (offsets may stack:
+    the base offset on the row, "–last" under it)."""
+    if entry["type"] == "finding":
+        return any(re.search(rf"(^|[│ ]){entry['pos']} [│ ]", line) for line in lines)
+    base, last = entry["base_offset"], entry["last_offset"]
+    offsets = str(base) if base == last else f"{base}–{last}"
+    for index, line in enumerate(lines[:-1]):
+        if re.search(rf"(^|[│ ]){entry['pos']} [│ ]+{re.escape(offsets)}( |$)", line):
+            return True
+        if base != last and re.search(rf"(^|[│ ]){entry['pos']} [│ ]+{base}( |$)", line) \
+                and re.search(rf"[│ ]–{last}( |$)", lines[index + 1]):
+            return True
+    return False
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_the_table_fits_the_terminal_with_every_position_and_offset_whole(width, kbatch, monkeypatch, huge_offsets):
+    monkeypatch.setenv("COLUMNS", str(width))
+    paths = [path.relative_to(ROOT).as_posix() for path in fixture_paths()] + [str(huge_offsets)]
+    for path in paths:
+        out = kbatch("dump", path).out
+        table = out.split("\n  ✗ ")[0].split("\n" + path + ": ")[0].splitlines()
+        assert all(cell_len(line) <= width for line in table), (path, width)
+        for entry in _entries(kbatch, path):
+            assert _row_is_whole(table, entry), (path, width, entry)
+        # the essential columns are always there; what did not fit is named
+        header = next(line for line in table if re.search(r"(^|[┃ ])pos[┃ ]", line))
+        for name in ("offsets", "count", "codec", "crc", "findings"):
+            assert re.search(rf"[┃ ]{name}([┃ ]|$)", header), (path, width, header)
+        shown = {name for name in ("magic", "size", "flags", "leader epoch", "pid/epoch/seq", "max timestamp",
+                                   "ts type", "base timestamp") if re.search(rf"[┃ ]{name}([┃ ]|$)", header)}
+        note = re.search(r"\(not shown at \d+ columns: (.*?);", out.replace("\n", " "))
+        hidden = set(note.group(1).split(", ")) if note else set()
+        assert not shown & hidden
+
+
+def test_wider_terminals_show_more(kbatch, monkeypatch):
+    headers = {}
+    for width in WIDTHS:
+        monkeypatch.setenv("COLUMNS", str(width))
+        out = kbatch("dump", "fixtures/v2-txn-commit.log").out
+        headers[width] = next(line for line in out.splitlines() if re.search(r"(^|[┃ ])pos[┃ ]", line))
+    assert [len(headers[width].split()) for width in WIDTHS] == sorted(len(headers[width].split()) for width in WIDTHS)
+    assert "base timestamp" in headers[200] and "base timestamp" not in headers[80]
+    assert "flags" in headers[200]   # txn and control batches
+
+
+def test_offsets_stack_when_even_the_essential_columns_do_not_fit():
+    from kbatch.render.table import BatchTable
+    from rich.console import Console
+
+    from .helpers import read_all
+    from .test_reader import v2_batch
+
+    batches, _ = read_all(v2_batch(9_223_372_036_854_775_000, [b"a", b"b"]))
+    table = BatchTable("t", 60)
+    table.add_batch(batches[0])
+    console = Console(width=60, record=True, color_system=None)
+    for renderable in table.renderables():
+        console.print(renderable)
+    lines = console.export_text().splitlines()
+    row = next(index for index, line in enumerate(lines) if line.lstrip().startswith("0 "))
+    assert "9223372036854775000" in lines[row] and "–9223372036854775001" in lines[row + 1]
+    assert all(cell_len(line) <= 60 for line in lines)
+
+
+def test_a_null_reads_differently_from_the_string_null(kbatch, tmp_path):
+    from kafka.record.default_records import DefaultRecordBatchBuilder
+
+    builder = DefaultRecordBatchBuilder(magic=2, compression_type=0, is_transactional=False, producer_id=-1,
+                                        producer_epoch=-1, base_sequence=-1, batch_size=1 << 20)
+    builder.append(0, timestamp=1, key=None, value=b"null", headers=[("h", None), ("g", b"null")])
+    builder.append(1, timestamp=2, key=b"null", value=None, headers=[])
+    segment = tmp_path / "nulls.log"
+    segment.write_bytes(bytes(builder.build()))
+    rows = [line.split() for line in kbatch("dump", "-r", str(segment)).out.splitlines()
+            if line.strip().startswith(("0 ", "1 "))]
+    assert rows[0][3:] == ["(null)", "null", "h=(null),", "g=null"]
+    assert rows[1][3:] == ["null", "(null)"]

@@ -63,19 +63,19 @@ def commands() -> dict[str, click.Command]:
     return {name: cli.get_command(ctx, name) for name in cli.list_commands(ctx)}
 
 
-@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+             epilog="""\b
+Examples:
+  kbatch dump 00000000000000000000.log
+  kbatch dump --records --format jsonl segment.log | jq .
+  kbatch verify-crc --deep /var/kafka-logs/*/*.log
+""")
 @click.version_option(__version__, prog_name="kbatch")
 def cli() -> None:
     """Forensic inspector for Apache Kafka log segments and record batches.
 
     Reads v0/v1 message sets and v2 record batches, mixed in one file, with
     every codec; reports every damaged byte range with its file position.
-
-    \b
-    Examples:
-      kbatch dump 00000000000000000000.log
-      kbatch dump --records --format jsonl segment.log | jq .
-      kbatch verify-crc --deep /var/kafka-logs/*/*.log
     """
 
 

@@ -34,7 +34,7 @@ Examples:
   kbatch dump --records --since 2024-05-01T12:00Z --until 2024-05-01T12:05Z segment.log
   kbatch dump --format jsonl segment.log | jq 'select(.crc_valid | not)'
   kbatch dump --format dumplog --records segment.log   # as kafka-dump-log.sh --deep-iteration --print-data-log
-  echo '0000000000000000 0000003a ...' | kbatch dump --hex -
+  xxd -p capture.bin | kbatch dump --hex -                 # hex, as pasted from a capture
   kbatch dump -r /var/lib/kafka/__consumer_offsets-12/00000000000000000000.log
 """)
 @files_argument
@@ -67,6 +67,9 @@ def dump(files, records, output_format, decode, decoder, full, limit, kind, offs
 
     One row per batch: position, offsets, count, magic, codec, size, CRC
     (stored, checked), timestamps, producer fields, leader epoch and flags.
+    On a narrow terminal position, offsets, count, codec, the CRC verdict
+    and the findings are always shown whole; the other columns get the room
+    left, in that order of priority, and a line names those left out.
     Damaged byte ranges appear where they lie, with what was expected and what
     was found; the batches after them are still listed.
 
@@ -111,7 +114,7 @@ def dump(files, records, output_format, decode, decoder, full, limit, kind, offs
         return _dump_file(path, stream, options, sink, limit, window, decoder)
 
     # A directory dumps every file Kafka keeps in it, each segment's together, segments by base offset.
-    status = for_each_input(files, hex_input, dump_one, pattern=PARTITION_FILES)
+    status = for_each_input(files, hex_input, dump_one, pattern=PARTITION_FILES, sink=sink)
     if isinstance(sink, (JsonSink, DumplogSink)):
         sink.close()
     return status

@@ -38,6 +38,10 @@ def parse_offset_range(ctx, param, value: str | None) -> tuple[int | None, int |
         bounds = (int(low) if low else None, int(high) if high else None)
     except ValueError:
         raise click.BadParameter(f"expected A:B, A: or :B with integer offsets, got {value!r}") from None
+    if any(bound is not None and bound < 0 for bound in bounds):
+        # not Python's "from the end": a record offset is never negative, so such a range is a mistake
+        raise click.BadParameter(f"record offsets are never negative, got {value!r} "
+                                 "(A: is 'from offset A on'; there is no 'the last N')")
     if bounds[0] is not None and bounds[1] is not None and bounds[0] > bounds[1]:
         raise click.BadParameter(f"the range {value!r} is empty (A > B)")
     return bounds
@@ -60,8 +64,12 @@ def parse_time(ctx, param, value: str | None) -> int | None:
     return round(moment.timestamp() * 1000)
 
 
+def unreadable_reason(error: Exception) -> str:
+    return str(getattr(error, "strerror", None) or error)
+
+
 def report_unreadable(path: str, error: Exception) -> None:
-    click.echo(f"kbatch: cannot read {path}: {getattr(error, 'strerror', None) or error}", err=True)
+    click.echo(f"kbatch: cannot read {path}: {unreadable_reason(error)}", err=True)
 
 
 def expand_inputs(paths, pattern="*.log") -> tuple[list[str], ExitStatus]:
@@ -76,11 +84,12 @@ def expand_inputs(paths, pattern="*.log") -> tuple[list[str], ExitStatus]:
 
 
 def for_each_input(paths, hex_input: bool, handle, status: ExitStatus = ExitStatus.OK,
-                   pattern="*.log") -> ExitStatus:
+                   pattern="*.log", sink=None) -> ExitStatus:
     """Run ``handle(path, stream)`` (which returns a FileSummary) on every file the paths name
     (:func:`expand_inputs`); the exit status they add up to.
 
-    An unreadable input is reported and makes the status TROUBLE; the others are still handled.
+    An unreadable input is reported (on stderr, and to ``sink.unreadable(path, reason)`` so the output
+    has it too) and makes the status TROUBLE; the others are still handled.
     """
     from ..reader import open_input
 
@@ -91,6 +100,8 @@ def for_each_input(paths, hex_input: bool, handle, status: ExitStatus = ExitStat
             stream = open_input(path, hex_text=hex_input)
         except (OSError, ValueError) as error:
             report_unreadable(path, error)
+            if sink is not None:
+                sink.unreadable(path, unreadable_reason(error))
             status = ExitStatus.TROUBLE
             continue
         with stream:

@@ -73,7 +73,7 @@ def verify_crc(paths, deep, index_only, output_format, quiet, hex_input, decompr
     if index_only:
         _, status = expand_inputs(paths)   # the logs are read by the cross-checks; report paths naming none
     else:
-        status = for_each_input(paths, hex_input, verify_one, status)
+        status = for_each_input(paths, hex_input, verify_one, status, sink=sink)
     if deep or index_only:
         from ..partition.verify import verify_partitions
 

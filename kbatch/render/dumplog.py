@@ -165,6 +165,9 @@ class DumplogSink:
         if trailing > 0:
             self.out.write(trailing_line(trailing, self.path) + "\n")
 
+    def unreadable(self, path: str, reason: str) -> None:
+        pass   # Kafka's tool stops with an exception; kbatch said so on stderr and goes on
+
     def close(self) -> None:
         """After every file, as Kafka does: on stderr, so the dump on stdout stays line for line Kafka's."""
         self.out.flush()

@@ -15,7 +15,7 @@ from ..model import Batch, Record
 from ..messages.decoder import to_json
 from .user import schema_ids
 from ..recordwalk import JSON_HEX, JSON_OTHER, JSON_TEXT, records_json
-from .values import bytes_json
+from .values import bytes_json, iso_timestamp
 
 JSON_FORMAT_VERSION = 1
 
@@ -32,6 +32,7 @@ def record_dict(record: Record, batch: Batch, decode: str) -> dict:
     out = {
         "offset": record.offset,
         "timestamp": record.timestamp,
+        "timestamp_iso": iso_timestamp(record.timestamp) or None,
         "key": bytes_json(record.key, decode),
         "value": bytes_json(record.value, decode),
         "headers": [{"key": bytes_json(key, decode), "value": bytes_json(value, decode)}
@@ -81,7 +82,9 @@ def batch_dict(batch: Batch, decode: str = "auto", with_records: bool = False) -
         "is_control": batch.is_control,
         "last_offset_delta": batch.last_offset_delta,
         "base_timestamp": batch.base_timestamp,
+        "base_timestamp_iso": iso_timestamp(batch.base_timestamp) or None,
         "max_timestamp": batch.max_timestamp,
+        "max_timestamp_iso": iso_timestamp(batch.max_timestamp) or None,
         "delete_horizon_ms": batch.delete_horizon_ms,
         "producer_id": batch.producer_id,
         "producer_epoch": batch.producer_epoch,
@@ -108,7 +111,7 @@ def region_dict(finding: Finding, raw: bytes | None = None) -> dict:
 
 
 # The keys records_json writes, in its order: record_dict's own (checked when a sink is made).
-RECORD_JSON_KEYS = ("offset", "timestamp", "key", "value", "headers", "pos", "inner_pos", "size", "attributes",
+RECORD_JSON_KEYS = ("offset", "timestamp", "timestamp_iso", "key", "value", "headers", "pos", "inner_pos", "size", "attributes",
                     "sequence", "crc", "crc_valid", "control")
 _RECORD_JSON_MODES = {"hex": JSON_HEX, "base64": JSON_OTHER}   # the text modes: JSON_TEXT
 
@@ -184,6 +187,10 @@ class JsonlSink:
     def end(self, summary) -> None:
         self._write({"type": "summary", **summary.as_dict()})
 
+    def unreadable(self, path: str, reason: str) -> None:
+        self.path = path
+        self._write({"type": "error", "error": f"cannot read: {reason}"})
+
 
 class JsonSink:
     """One JSON document for all files, written as it goes (a 1 GiB segment never sits in memory)."""
@@ -212,6 +219,12 @@ class JsonSink:
 
     def end(self, summary) -> None:
         self.out.write(f"\n], \"summary\": {json.dumps(summary.as_dict(), ensure_ascii=False)}}}")
+
+    def unreadable(self, path: str, reason: str) -> None:
+        """A file that could not be read: in the document with its ``error`` and no entries."""
+        self.out.write("," if self.files else "")
+        self.out.write(f"\n{json.dumps({'file': path, 'error': f'cannot read: {reason}', 'entries': []})}")
+        self.files += 1
 
     def close(self) -> None:
         self.out.write("\n]}\n")

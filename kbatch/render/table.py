@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
+
+from rich.cells import cell_len
 from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
@@ -54,33 +57,126 @@ def _codes(findings: list[Finding]) -> Text:
     return text
 
 
-class BatchTable:
-    """One row per batch; damaged ranges as rows of their own, in file order."""
+# The batch table's columns, in the order they are shown.  Which are shown depends on the terminal: the
+# ones that say where a batch is and whether it is intact are always there, whole; the others get the
+# room that is left, in order of use to someone reading a damaged log (_BY_PRIORITY).
+_COLUMNS = ("pos", "offsets", "count", "magic", "codec", "size", "crc", "ts type", "base timestamp",
+            "max timestamp", "pid/epoch/seq", "leader epoch", "flags", "findings")
+_ALWAYS = ("pos", "offsets", "count", "codec", "crc", "findings")
+# "crc value" is not a column of its own: it widens the crc column from the verdict to the stored value.
+_BY_PRIORITY = ("magic", "size", "crc value", "flags", "leader epoch", "pid/epoch/seq", "max timestamp", "ts type",
+                "base timestamp")
+_RIGHT = {"pos", "offsets", "count", "magic", "size", "leader epoch"}
 
-    def __init__(self, title: str):
-        self.table = Table(title=title, title_justify="left", header_style="bold", expand=False, show_lines=False)
-        for name, justify in (("pos", "right"), ("offsets", "right"), ("count", "right"), ("magic", "right"),
-                              ("codec", "left"), ("size", "right"), ("crc", "left"), ("ts type", "left"),
-                              ("base timestamp", "left"), ("max timestamp", "left"),
-                              ("producer id/epoch/seq", "left"), ("leader epoch", "right"), ("flags", "left"),
-                              ("findings", "left")):
-            self.table.add_column(name, justify=justify, no_wrap=name != "findings")
+
+def _cell_width(cell: Text) -> int:
+    return max(cell_len(line) for line in cell.plain.split("\n"))
+
+
+@dataclass
+class _Layout:
+    shown: tuple[str, ...]
+    crc_value: bool
+    bordered: bool = True
+    stacked_offsets: bool = False
+    empty: tuple[str, ...] = ()
+
+    def dropped(self) -> list[str]:
+        """The columns with something to show that did not fit."""
+        return [name for name in _BY_PRIORITY if name not in self.shown and name not in self.empty
+                and not (name == "crc value" and self.crc_value)]
+
+
+class BatchTable:
+    """One row per batch; damaged ranges as rows of their own, in file order; laid out for ``width``.
+
+    Rows are kept as cells until the table is printed, so the columns can be chosen for what they hold.
+    """
+
+    def __init__(self, title: str, width: int):
+        self.title, self.width = title, width
+        self.rows: list[tuple[dict[str, Text], str | None]] = []
 
     def add_batch(self, batch: Batch) -> None:
         offsets = str(batch.base_offset) if batch.base_offset == batch.last_offset else \
             f"{batch.base_offset}–{batch.last_offset}"
-        self.table.add_row(
-            str(batch.pos), offsets, "-" if batch.count is None else str(batch.count), str(batch.magic),
-            batch.codec, str(batch.size), _crc_cell(batch), batch.timestamp_type,
-            _timestamp_cell(batch.base_timestamp), _timestamp_cell(batch.max_timestamp),
-            _producer(batch), "-" if batch.partition_leader_epoch is None else str(batch.partition_leader_epoch),
-            _flags(batch), _codes(batch.findings),
-            style="on grey11" if batch.is_damaged else None,
-        )
+        verdict = Text("✓", style="green") if batch.crc_valid else Text("✗", style="bold red")
+        cells = {
+            "pos": Text(str(batch.pos)), "offsets": Text(offsets), "stacked offsets": _stacked(batch),
+            "count": Text("-" if batch.count is None else str(batch.count)), "magic": Text(str(batch.magic)),
+            "codec": Text(batch.codec), "size": Text(str(batch.size)), "crc": verdict, "crc value": _crc_cell(batch),
+            "ts type": Text(batch.timestamp_type), "base timestamp": _timestamp_cell(batch.base_timestamp),
+            "max timestamp": _timestamp_cell(batch.max_timestamp), "pid/epoch/seq": Text(_producer(batch)),
+            "leader epoch": Text("-" if batch.partition_leader_epoch is None else str(batch.partition_leader_epoch)),
+            "flags": Text(_flags(batch)), "findings": _codes(batch.findings),
+        }
+        self.rows.append((cells, "on grey11" if batch.is_damaged else None))
 
     def add_region(self, finding: Finding) -> None:
-        self.table.add_row(str(finding.pos), Text("—", style="dim"), "", "", "", str(finding.size), "", "", "",
-                           "", "", "", "", _codes([finding]))
+        dash = Text("—", style="dim")
+        self.rows.append(({"pos": Text(str(finding.pos)), "offsets": dash, "stacked offsets": dash,
+                           "size": Text(str(finding.size)), "findings": _codes([finding])}, None))
+
+    def _widths(self) -> dict[str, int]:
+        widths = {name: cell_len(name) for name in (*_COLUMNS, "stacked offsets", "crc value")}
+        widths["stacked offsets"] = widths["crc value"] = 3
+        for cells, _ in self.rows:
+            for name, cell in cells.items():
+                widths[name] = max(widths[name], _cell_width(cell))
+        return widths
+
+    def layout(self) -> _Layout:
+        """The columns that fit: the essential ones, then the others by priority while they fit."""
+        widths = self._widths()
+        # a column with nothing to say in any row (no flags, no producer below magic 2) takes no room
+        empty = {name for name in _BY_PRIORITY if all(cells.get(name, Text("")).plain in ("", "-")
+                                                      for cells, _ in self.rows)}
+
+        def total(layout: _Layout) -> int:
+            used = [widths["stacked offsets" if name == "offsets" and layout.stacked_offsets else
+                           "crc value" if name == "crc" and layout.crc_value else name] for name in layout.shown]
+            if layout.bordered:   # "│ cell " per column and the closing "│"
+                return sum(width + 3 for width in used) + 1
+            return sum(used) + 2 * (len(used) - 1)
+
+        layout = _Layout(_ALWAYS, crc_value=False)
+        for fallback in ({"bordered": False}, {"stacked_offsets": True}):
+            if total(layout) <= self.width:
+                break
+            layout = replace(layout, **fallback)   # the essential columns do not fit: save room
+        for name in _BY_PRIORITY:
+            if name in empty:
+                continue
+            wider = replace(layout, crc_value=True) if name == "crc value" else \
+                replace(layout, shown=tuple(column for column in _COLUMNS if column in (*layout.shown, name)))
+            if total(wider) <= self.width:
+                layout = wider
+        layout.empty = tuple(empty)
+        return layout
+
+    def renderables(self) -> list:
+        layout = self.layout()
+        table = Table(header_style="bold", expand=False,
+                      **({} if layout.bordered else {"box": None, "pad_edge": False}))
+        for name in layout.shown:
+            table.add_column(name, justify="right" if name in _RIGHT else "left", no_wrap=name != "findings")
+        for cells, style in self.rows:
+            keys = [("stacked offsets" if name == "offsets" and layout.stacked_offsets else
+                     "crc value" if name == "crc" and layout.crc_value else name) for name in layout.shown]
+            table.add_row(*(cells.get(key, Text("")) for key in keys), style=style)
+        # the title on a line of its own: a table's title wraps at the table's width, a path should not
+        title = Text(self.title, style="italic")
+        dropped = layout.dropped()
+        if not dropped:
+            return [title, table]
+        return [title, table, Text(f"(not shown at {self.width} columns: {', '.join(dropped)}; "
+                            "--format jsonl has every field)", style="dim")]
+
+
+def _stacked(batch: Batch) -> Text:
+    if batch.base_offset == batch.last_offset:
+        return Text(str(batch.base_offset))
+    return Text(f"{batch.base_offset}\n–{batch.last_offset}")
 
 
 def records_table(batch: Batch, decode: str, full: bool) -> Table:
@@ -97,15 +193,27 @@ def records_table(batch: Batch, decode: str, full: bool) -> Table:
         elif record.decoded is not None and value_text(record.decoded, limit) is not None:
             value = Text(value_text(record.decoded, limit), style="cyan")
         else:
-            value = Text(shown(record.value, decode, limit))
+            value = _bytes_cell(record.value, decode, limit, shown)
         key = key_text(record.decoded, limit) if record.decoded is not None else None
-        key = Text(key, style="cyan") if key is not None else Text(shown(record.key, decode, limit))
-        headers = ", ".join(f"{bytes_text(key, 'auto', limit)}={bytes_text(val, decode, limit)}"
-                            for key, val in record.headers)
+        key = Text(key, style="cyan") if key is not None else _bytes_cell(record.key, decode, limit, shown)
+        headers = Text()
+        for index, (name, val) in enumerate(record.headers):
+            headers.append_text(Text.assemble(", " if index else "", _bytes_cell(name, "auto", limit), "=",
+                                              _bytes_cell(val, decode, limit)))
         timestamp = "-" if record.timestamp is None else \
             f"{record.timestamp} {iso_timestamp(record.timestamp)}".rstrip()
-        table.add_row(str(record.offset), timestamp, key, value, Text(headers))
+        table.add_row(str(record.offset), timestamp, key, value, headers)
     return table
+
+
+NULL = "(null)"   # not "null": that is what a four-letter string value looks like
+
+
+def _bytes_cell(data: bytes | None, decode: str, limit: int | None, shown=bytes_text) -> Text:
+    """A key, value or header as text (``shown``: how its bytes read); a null is styled apart from "null"."""
+    if data is None:
+        return Text(NULL, style="dim italic")
+    return Text(shown(data, decode, limit))
 
 
 def batch_heading(batch: Batch) -> Text:
@@ -151,7 +259,7 @@ class TableSink:
 
     def _table(self) -> BatchTable:
         if self.table is None:
-            self.table = BatchTable(self.title if self.rows == 0 else f"{self.title}, continued")
+            self.table = BatchTable(self.title if self.rows == 0 else f"{self.title}, continued", self.console.width)
         return self.table
 
     def _row_added(self) -> None:
@@ -161,7 +269,8 @@ class TableSink:
 
     def _flush(self) -> None:
         if self.table is not None:
-            self.console.print(self.table.table)
+            for renderable in self.table.renderables():
+                self.console.print(renderable)
             self.table = None
 
     def batch(self, batch: Batch) -> None:
@@ -183,6 +292,10 @@ class TableSink:
         self._table().add_region(finding)
         self.details.append(finding)
         self._row_added()
+
+    def unreadable(self, path: str, reason: str) -> None:
+        self.console.print(Text.assemble(f"{path}: ", Text("cannot read", style="bold red"), f" ({reason})"))
+        self.console.print()
 
     def end(self, summary) -> None:
         if not self.records:

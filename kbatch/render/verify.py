@@ -38,6 +38,7 @@ class VerifyTableSink(_BatchOffsets):
     def __init__(self, console):
         self.console = console
         self.summaries: list[FileSummary] = []
+        self.rows: list[FileSummary | tuple[str, str]] = []   # in input order: a summary, or (path, why unreadable)
 
     def finding(self, path: str, finding: Finding) -> None:
         from rich.text import Text
@@ -50,29 +51,44 @@ class VerifyTableSink(_BatchOffsets):
     def file_done(self, summary: FileSummary) -> None:
         self.current = None
         self.summaries.append(summary)
+        self.rows.append(summary)
+
+    def unreadable(self, path: str, reason: str) -> None:
+        self.rows.append((path, reason))
 
     def close(self) -> None:
         from rich.table import Table
         from rich.text import Text
 
-        if not self.summaries:
+        if not self.rows:
             return
         table = Table(title="verify-crc", title_justify="left", header_style="bold")
         for name, justify in (("file", "left"), ("batches", "right"), ("records", "right"), ("bytes", "right"),
                               ("findings by code", "left"), ("verdict", "left")):
             table.add_column(name, justify=justify)
-        for summary in self.summaries:
+        for summary in self.rows:
+            if isinstance(summary, tuple):
+                path, reason = summary
+                table.add_row(path, "-", "-", "-", reason, Text("unreadable", style="bold red"))
+                continue
             codes = "\n".join(f"{count} {code}" for code, count in sorted(summary.findings.items())) or "-"
             verdict = Text("damaged", style="bold red") if summary.damaged else Text("ok", style="green")
             table.add_row(summary.path, str(summary.batches), str(summary.records), str(summary.size), codes, verdict)
-        if len(self.summaries) > 1:
+        if len(self.rows) > 1:
             damaged = sum(summary.damaged for summary in self.summaries)
             table.add_section()
-            table.add_row(counted(len(self.summaries), "file"), str(sum(s.batches for s in self.summaries)),
+            table.add_row(counted(len(self.rows), "file"), str(sum(s.batches for s in self.summaries)),
                           str(sum(s.records for s in self.summaries)), str(sum(s.size for s in self.summaries)),
                           counted(sum(sum(s.findings.values()) for s in self.summaries), "finding"),
-                          Text(f"{damaged} damaged", style="bold red") if damaged else Text("ok", style="green"))
+                          _total_verdict(damaged, len(self.rows) - len(self.summaries)))
         self.console.print(table)
+
+
+def _total_verdict(damaged: int, unreadable: int):
+    from rich.text import Text
+
+    parts = [f"{damaged} damaged"] * bool(damaged) + [f"{unreadable} unreadable"] * bool(unreadable)
+    return Text(", ".join(parts), style="bold red") if parts else Text("ok", style="green")
 
 
 class VerifyJsonlSink(_BatchOffsets):
@@ -91,12 +107,19 @@ class VerifyJsonlSink(_BatchOffsets):
         self.current = None
         self.out.write(json.dumps({"type": "summary", **summary.as_dict()}, ensure_ascii=False) + "\n")
 
+    def unreadable(self, path: str, reason: str) -> None:
+        self.out.write(json.dumps({"file": path, "type": "error", "error": f"cannot read: {reason}"},
+                                  ensure_ascii=False) + "\n")
+
     def close(self) -> None:
         pass
 
 
 class QuietSink:
     def entry(self, batch) -> None:
+        pass
+
+    def unreadable(self, path: str, reason: str) -> None:
         pass
 
     def finding(self, path: str, finding: Finding) -> None:

@@ -35,7 +35,8 @@ BATCH_SCHEMA = (
     "file STRING, topic STRING, partition INT, pos LONG, size LONG, magic INT, base_offset LONG, last_offset LONG, "
     "stored_offset LONG, count INT, batch_length INT, partition_leader_epoch INT, crc LONG, crc_computed LONG, "
     "crc_valid BOOLEAN, attributes INT, codec STRING, timestamp_type STRING, is_transactional BOOLEAN, "
-    "is_control BOOLEAN, last_offset_delta INT, base_timestamp LONG, max_timestamp LONG, delete_horizon_ms LONG, "
+    "is_control BOOLEAN, last_offset_delta INT, base_timestamp LONG, base_timestamp_iso STRING, max_timestamp LONG, "
+    "max_timestamp_iso STRING, delete_horizon_ms LONG, "
     "producer_id LONG, producer_epoch INT, base_sequence INT, last_sequence INT, payload_pos LONG, "
     "payload_size LONG, decompressed_size LONG, finding_count INT, damaged BOOLEAN")
 RECORD_SCHEMA = (
