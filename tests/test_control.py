@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import struct
 
+import pytest
+
 from .handmade import batch, end_marker
 from .helpers import read_all
 
@@ -86,3 +88,21 @@ def test_a_transaction_marker_batch_holds_exactly_one_record(kbatch, tmp_path):
                            transactional=True, producer_id=5, producer_epoch=1))
     result = kbatch("verify-crc", "--deep", "--format", "jsonl", str(path))
     assert result.code == 1 and "bad-control-record" in result.out
+
+
+def _leader_change(version: int) -> bytes:
+    """LeaderChangeMessage (flexible from version 0): Version, LeaderId, Voters [1, 3], GrantingVoters [3]."""
+    voters = lambda ids: bytes([len(ids) + 1]) + b"".join(struct.pack(">i", i) + b"\x00" for i in ids)  # noqa: E731
+    return struct.pack(">hi", version, 3) + voters([1, 3]) + voters([3]) + b"\x00"
+
+
+@pytest.mark.parametrize("version", [0, 1])
+def test_dumplog_prints_leader_change_at_its_own_version(version, kbatch, tmp_path):
+    """ControlRecordUtils reads the value at version 0; DumpLogSegments prints it at its Version field, so a
+    version-1 message shows every voter's VoterDirectoryId (KIP-853), unread, at its default: Uuid.ZERO_UUID."""
+    path = tmp_path / "00000000000000000000.log"
+    path.write_bytes(batch(0, [(struct.pack(">hh", 0, 2), _leader_change(version))], control=True))
+    out = kbatch("dump", "--format", "dumplog", "--records", str(path)).out
+    zero = ',"voterDirectoryId":"AAAAAAAAAAAAAAAAAAAAAA"' if version else ""
+    assert (f' LeaderChange: {{"version":{version},"leaderId":3,"voters":[{{"voterId":1{zero}}},'
+            f'{{"voterId":3{zero}}}],"grantingVoters":[{{"voterId":3{zero}}}]}}') in out

@@ -235,8 +235,13 @@ def to_json(value):
 
 
 def kafka_json(schema: M, version: int, value: dict) -> dict:
-    """What Kafka's generated JsonConverter.write prints: tagged fields only when not at their default,
-    unknown tagged fields never (JsonConverterGenerator.generateWrite)."""
+    """What Kafka's generated JsonConverter.write prints at ``version``: every field of that version, tagged
+    ones only when not at their default, unknown tagged fields never (JsonConverterGenerator.generateWrite).
+
+    A field of ``version`` that was not read (the message was read at a lower version, as Kafka reads
+    KRaft control values at version 0 and prints them at their own Version field) is printed at its
+    default, as Kafka prints the object's unset field.
+    """
     return _kafka_json(schema.fields, version, value)
 
 
@@ -244,6 +249,8 @@ def _kafka_json(fields: tuple[F, ...], version: int, value: dict) -> dict:
     out = {}
     for field in fields:
         if field.json_name not in value:
+            if in_range(version, version_range(field.versions)) and field.tagged is None:
+                out[field.json_name] = to_json(default_value(field))
             continue
         item = value[field.json_name]
         if in_range(version, version_range(field.tagged)) and item == default_value(field):
