@@ -14,6 +14,7 @@ open transaction and shows a hanging one: open in the partition while the coordi
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 
 from .findings import Finding
@@ -82,8 +83,12 @@ class PartitionTransactions:
     findings: list[tuple[str, Finding]] = field(default_factory=list)
     last_offset: int | None = None
     directory: str | None = None   # the partition directory its segments were found in
+    cross_checked: list[str] = field(default_factory=list)   # its .txnindex and .snapshot files held to the log
+    cross_check_findings: int = 0                            # ... and where they disagree or do not read
+    logs: set[str] = field(default_factory=set)              # the segments read
 
     def add_batch(self, batch: Batch, path: str) -> None:
+        self.logs.add(path)
         if batch.magic < 2 or batch.producer_id is None or batch.producer_id < 0:
             self._seen(batch)
             return
@@ -178,6 +183,38 @@ class CoordinatorView:
 
     def by_producer(self) -> dict[int, CoordinatorState]:
         return {state.producer_id: state for state in self.ids.values()}
+
+
+# What the partition's own files say about its transactions, held against the log (kbatch.partition.crosscheck).
+TXN_CROSS_CHECK_CODES = frozenset({"txnindex-missing", "txnindex-unmatched", "txnindex-mismatch",
+                                   "snapshot-mismatch", "snapshot-missing-producer"})
+
+
+def cross_check(view: PartitionTransactions, decompressed_limit: int | None = None) -> list[tuple[str, Finding]]:
+    """The partition's .txnindex files (aborted transactions, TransactionIndex) and producer .snapshot files
+    (ProducerStateManager) held against its log, by the partition cross-checks: (path, finding) where they
+    disagree or do not read.  Only for a partition whose every segment was read (the check walks them all);
+    ``view.cross_checked`` names the files it held."""
+    from .partition import kinds
+    from .partition.crosscheck import PartitionCheck, partition_files
+
+    directory = view.directory
+    if directory is None or not os.path.isdir(directory):
+        return []
+    segments, snapshots, _ = partition_files(directory)
+    if not segments or {os.path.normpath(segment.log) for segment in segments} \
+            != {os.path.normpath(path) for path in view.logs}:
+        return []
+    view.cross_checked = sorted([segment.others[kinds.TXN_INDEX] for segment in segments
+                                 if kinds.TXN_INDEX in segment.others] + list(snapshots.values()))
+    if not view.cross_checked:
+        return []
+    own = {kinds.TXN_INDEX, kinds.PRODUCER_SNAPSHOT}
+    found = [(located.path, located.finding)
+             for located in PartitionCheck(directory, decompressed_limit=decompressed_limit).run()
+             if located.finding.code in TXN_CROSS_CHECK_CODES or kinds.kind_of(located.path) in own]
+    view.cross_check_findings = len(found)
+    return found
 
 
 def is_transaction_state(path: str) -> bool:

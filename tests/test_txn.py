@@ -75,3 +75,46 @@ def test_the_same_partition_in_two_log_dirs_is_two_partitions(kbatch):
     assert [(line["topic"], line["partition"]) for line in partitions] == [
         ("__cluster_metadata", 0), ("__consumer_offsets", 12), ("__cluster_metadata", 0), ("__consumer_offsets", 0)]
     assert len({line["directory"] for line in partitions}) == 4
+
+
+PARTITION = FIXTURES / "partition" / "orders-0"
+
+
+def test_the_txnindex_and_snapshot_files_are_held_against_the_log(kbatch):
+    result = kbatch("txn", _rel(PARTITION))
+    assert result.code == 0
+    assert "held against 2 .txnindex and 2 .snapshot files: they agree with the log" in result.out
+    (partition,) = [line for line in _lines(kbatch("txn", "--format", "jsonl", _rel(PARTITION)))
+                    if line["type"] == "partition"]
+    assert [path.rsplit("/", 1)[1] for path in partition["cross_checked"]] == [
+        "00000000000000000000.txnindex", "00000000000000000027.snapshot", "00000000000000000027.txnindex",
+        "00000000000000000053.snapshot"]
+    assert partition["cross_check_findings"] == 0
+
+
+def test_a_txnindex_that_disagrees_with_the_log_is_a_finding(kbatch, tmp_path):
+    """An aborted transaction's .txnindex entry with another producer id (bytes 2..10, AbortedTxn), and a
+    segment whose .txnindex is gone though the log holds an ABORT marker."""
+    directory = tmp_path / "orders-0"
+    directory.mkdir()
+    for path in PARTITION.iterdir():
+        (directory / path.name).write_bytes(path.read_bytes())
+    index = directory / "00000000000000000000.txnindex"
+    data = bytearray(index.read_bytes())
+    data[2:10] = (4004).to_bytes(8, "big")
+    index.write_bytes(bytes(data))
+    (directory / "00000000000000000027.txnindex").unlink()
+    result = kbatch("txn", "--format", "jsonl", str(directory))
+    assert result.code == 1
+    found = {(line["code"], line["file"].rsplit("/", 1)[1]) for line in _lines(result) if line["type"] == "finding"}
+    assert found == {("txnindex-mismatch", "00000000000000000000.txnindex"),
+                     ("txnindex-missing", "00000000000000000027.log")}
+    table = kbatch("txn", str(directory))
+    assert "held against 1 .txnindex and 2 .snapshot files: 2 findings (below)" in table.out
+
+
+def test_a_partition_read_in_part_is_not_cross_checked(kbatch):
+    """The cross-checks walk every segment of the directory: only when all of them were asked for."""
+    result = kbatch("txn", "--format", "jsonl", _rel(PARTITION / "00000000000000000027.log"))
+    (partition,) = [line for line in _lines(result) if line["type"] == "partition"]
+    assert partition["cross_checked"] == [] and result.code == 0

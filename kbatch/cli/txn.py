@@ -11,7 +11,7 @@ from ..reader import ReadOptions, SegmentReader, open_input
 from ..findings import Finding
 from ..segments import topic_partition
 from ..summary import FileSummary
-from ..txn import CoordinatorView, PartitionTransactions, is_transaction_state, join
+from ..txn import CoordinatorView, PartitionTransactions, cross_check, is_transaction_state, join
 from .options import decompressed_limit_option, expand_inputs, no_color_option, report_unreadable
 from .status import ExitStatus
 
@@ -39,9 +39,13 @@ def txn(paths, output_format, decompressed_limit, no_color):
     transaction is joined with the coordinator's state of its producer, and
     a transaction open in a partition that the coordinator has finished
     with is called hanging.  A DIR means its *.log files, recursively;
-    segments are grouped by their partition directory (TOPIC-N).
+    segments are grouped by their partition directory (TOPIC-N).  Where
+    every segment of a partition directory is read, its .txnindex and
+    producer .snapshot files are held against the log, and each
+    disagreement is a finding.
 
-    Exit status: 0 clean, 1 damage found in the logs, 2 usage or I/O error.
+    Exit status: 0 clean, 1 damage found in the logs (or their .txnindex
+    and .snapshot files), 2 usage or I/O error.
     """
     files, status = expand_inputs(paths)
     options = ReadOptions(records=True, decompressed_limit=decompressed_limit)
@@ -80,6 +84,11 @@ def txn(paths, output_format, decompressed_limit, no_color):
             status = ExitStatus.FOUND
     join(list(partitions.values()), coordinator)
     views = [partitions[key] for key in sorted(partitions)]
+    for view in views:
+        disagreements = cross_check(view, decompressed_limit)
+        findings += disagreements
+        if any(finding.is_damage for _, finding in disagreements) and status is ExitStatus.OK:
+            status = ExitStatus.FOUND
     if output_format == "jsonl":
         from ..render.txn import write_txn_jsonl
         write_txn_jsonl(sys.stdout, views, coordinator if saw_coordinator else None, findings)

@@ -93,6 +93,12 @@ def _coordinator_table(coordinator) -> Table:
     return table
 
 
+def _files(paths) -> str:
+    """"2 .txnindex and 1 .snapshot files": what a partition's transactions were held against."""
+    counts = [f"{sum(path.endswith(suffix) for path in paths)} {suffix}" for suffix in (".txnindex", ".snapshot")]
+    return f"{' and '.join(count for count in counts if not count.startswith('0 '))} file{'s' if len(paths) != 1 else ''}"
+
+
 def print_txn(console, views, coordinator, findings) -> None:
     for view in views:
         console.print(Text.assemble(Text(_name(view), style="bold underline"), f": {_counts(view)}"))
@@ -106,6 +112,11 @@ def print_txn(console, views, coordinator, findings) -> None:
             console.print(Text(f"  aborted (consumers skip the producer's records): {ranges}"))
         for line in _open_lines(view):
             console.print(line)
+        if view.cross_checked:
+            disagree = view.cross_check_findings
+            console.print(Text(f"  held against {_files(view.cross_checked)}: "
+                               + (f"{disagree} finding{'s' if disagree != 1 else ''} (below)" if disagree
+                                  else "they agree with the log"), style="yellow" if disagree else "green"))
         console.print()
     if coordinator is not None:
         console.print(_coordinator_table(coordinator))
@@ -128,7 +139,8 @@ def write_txn_jsonl(out, views, coordinator, findings) -> None:
                "aborted": sum(t.outcome == "ABORT" for t in view.transactions),
                "empty": sum(t.empty for t in view.transactions), "open": len(view.open),
                "last_stable_offset": view.last_stable_offset,
-               "log_end_offset": None if view.last_offset is None else view.last_offset + 1})
+               "log_end_offset": None if view.last_offset is None else view.last_offset + 1,
+               "cross_checked": view.cross_checked, "cross_check_findings": view.cross_check_findings})
     if coordinator is not None:
         for state in sorted(coordinator.ids.values(), key=lambda s: s.transactional_id):
             write(state.as_dict())
