@@ -19,7 +19,7 @@ from kbatch.messages import make_table
 from kbatch.messages.decoder import MessageDecoder, MessageError, to_json
 from kbatch.messages.schemas import SCHEMAS
 from kbatch.messages.spec import F, M
-from kbatch.messages.topics import decode, decoder_for_path
+from kbatch.messages.topics import decode, decode_metadata, decode_offsets, decoder_for_path
 
 from .helpers import FIXTURES, ROOT
 
@@ -196,3 +196,38 @@ def test_verify_crc_deep_reads_internal_topics_with_their_schemas(kbatch):
     assert deep.code == 1 and codes.count("bad-internal-record") == 2 and codes.count("unknown-record-version") == 2
     clean = kbatch("verify-crc", "--deep", _rel(INTERNAL / "__consumer_offsets-12" / "00000000000000000000.log"))
     assert clean.code == 0
+
+
+# -- Kafka's own exception messages, as kafka-dump-log.sh prints them after "skipping." ------------------------
+
+@pytest.mark.parametrize("data,java", [
+    (b"", "null"),                                               # BufferUnderflowException: no message
+    (b"\xff\xff\xff\xff\x8f", "Varint is too long, the most significant bit in the 5th byte is set, "
+                              "converted value: ffffffff"),
+    (b"\x80\x80\x80\x80\x81", "Varint is too long, the most significant bit in the 5th byte is set, "
+                              "converted value: 10000000"),
+])
+def test_unsigned_varint_errors_carry_byteutils_text(data, java):
+    from kbatch.messages.decoder import _Reader
+    with pytest.raises(MessageError) as caught:
+        _Reader(data, 0, len(data)).unsigned_varint("x")
+    assert caught.value.java == java
+
+
+def test_coordinator_record_errors_carry_kafkas_text():
+    """CoordinatorRecordSerde.readMessage wraps the generated reader's exception in its own sentence."""
+    key = struct.pack(">hh", 1, 1) + b"g" + struct.pack(">h", 1) + b"t" + struct.pack(">i", 0)   # OffsetCommitKey v1
+    short = decode_offsets(key, struct.pack(">hq", 3, 5))                            # cut before leaderEpoch
+    assert short.problems[0].kafka == "Could not read record with version 3 from value's buffer due to: null."
+    long_string = decode_offsets(key, struct.pack(">hqih", 3, 5, 0, 3) + b"ab")      # metadata: 3 bytes, 2 there
+    assert long_string.problems[0].kafka == ("Could not read record with version 3 from value's buffer due to: "
+                                              "Error reading byte array of 3 byte(s): only 2 byte(s) available.")
+    assert decode_offsets(key, b"\x00").problems[0].kafka == "Could not read version from value's buffer."
+
+
+def test_metadata_record_errors_carry_kafkas_text():
+    """AbstractApiMessageSerde.read's own messages."""
+    assert decode_metadata(None, b"\x02\x02\x00").problems[0].kafka == (
+        "Could not deserialize metadata record due to unknown frame version 2(only frame version 1 is supported)")
+    assert decode_metadata(None, b"\x01\xff\xff\x03").problems[0].kafka == "Value for type was too large."
+    assert decode_metadata(None, b"\x01").problems[0].kafka == "Error while reading type"

@@ -33,11 +33,17 @@ _PLANS: dict[tuple[int, int], tuple] = {}   # (id of a field tuple, version) -> 
 
 
 class MessageError(Exception):
-    """Bytes that do not read as the schema says: where (inside the message's bytes), which field, why."""
+    """Bytes that do not read as the schema says: where (inside the message's bytes), which field, why.
 
-    def __init__(self, pos: int, field: str, expected: str, actual: str):
+    ``java`` is the message of the exception Kafka's generated reader throws there (MessageDataGenerator,
+    ByteBufferAccessor, ByteUtils), as Kafka's tools print it; "null" for a BufferUnderflowException, which
+    has none; None where Kafka does not fail (kbatch is stricter: a tagged field's size).
+    """
+
+    def __init__(self, pos: int, field: str, expected: str, actual: str, java: str | None = None):
         super().__init__(f"{field}: expected {expected}, found {actual}")
         self.pos, self.field, self.expected, self.actual = pos, field, expected, actual
+        self.java = java
 
 
 def uuid_text(raw: bytes) -> str:
@@ -61,9 +67,14 @@ class _Reader:
     def __init__(self, data: bytes, pos: int, end: int):
         self.data, self.pos, self.end = data, pos, end
 
-    def take(self, size: int, field: str) -> bytes:
+    def take(self, size: int, field: str, *, array: bool | None = False) -> bytes:
+        """``size`` bytes: a fixed-width value (ByteBuffer.get*), with ``array`` Readable.readArray, with
+        ``array=None`` Readable.readRecords (whose error text is left out)."""
         if self.pos + size > self.end:
-            raise MessageError(self.pos, field, f"{size} bytes", f"{self.end - self.pos} bytes left")
+            left = self.end - self.pos
+            java = None if array is None else "null" if not array else \
+                f"Error reading byte array of {size} byte(s): only {left} byte(s) available"
+            raise MessageError(self.pos, field, f"{size} bytes", f"{left} bytes left", java)
         chunk = self.data[self.pos:self.pos + size]
         self.pos += size
         return chunk
@@ -77,7 +88,7 @@ class _Reader:
         value, shift, start = 0, 0, self.pos
         while True:
             if self.pos >= self.end:
-                raise MessageError(start, field, "a complete unsigned varint", "the end of the bytes")
+                raise MessageError(start, field, "a complete unsigned varint", "the end of the bytes", "null")
             byte = self.data[self.pos]
             self.pos += 1
             value |= (byte & 0x7F) << shift
@@ -86,7 +97,11 @@ class _Reader:
                 return value - (1 << 32) if value >= 1 << 31 else value
             shift += 7
             if shift > 28:
-                raise MessageError(start, field, "at most 5 varint bytes", "a continuation bit on byte 5")
+                # ByteUtils.illegalVarintException: the int so far, the 5th byte sign-extended into its top bits
+                converted = (value & 0x0FFFFFFF) | (((byte - 256) << 28) & 0xFFFFFFFF)
+                raise MessageError(start, field, "at most 5 varint bytes", "a continuation bit on byte 5",
+                                   "Varint is too long, the most significant bit in the 5th byte is set, "
+                                   f"converted value: {converted:x}")
 
 
 class MessageDecoder:
@@ -141,7 +156,7 @@ class MessageDecoder:
             start = reader.pos
             field = tagged.get(tag)
             if field is None:
-                raw = reader.take(size, f"{path}_tag[{tag}]")
+                raw = reader.take(size, f"{path}_tag[{tag}]", array=True)   # Readable.readUnknownTaggedField
                 out.setdefault("_unknownTaggedFields", []).append({"tag": tag, "hex": bytes(raw).hex()})
                 continue
             window = _Reader(reader.data, start, start + size)
@@ -187,11 +202,13 @@ class MessageDecoder:
         if length < 0:
             if not (self._nullable(field) if nullable is None else nullable):
                 raise MessageError(start, name, "a length >= 0 (the field is not nullable)",
-                                   f"{length} (non-nullable field {field.json_name} was serialized as null)")
+                                   f"{length} (non-nullable field {field.json_name} was serialized as null)",
+                                   f"non-nullable field {field.json_name} was serialized as null")
             return None
         if kind == "string" and length > 0x7FFF:
-            raise MessageError(start, name, "a string length <= 32767", str(length))
-        raw = bytes(reader.take(length, name))
+            raise MessageError(start, name, "a string length <= 32767", str(length),
+                               f"string field {field.json_name} had invalid length {length}")
+        raw = bytes(reader.take(length, name, array=None if kind == "records" else True))
         # Readable.readString decodes UTF-8 as Java does, replacing malformed bytes
         return raw.decode("utf-8", errors="replace") if kind == "string" else raw
 
@@ -201,11 +218,14 @@ class MessageDecoder:
         if length < 0:
             if not self._nullable(field):
                 raise MessageError(start, name, "a count >= 0 (the field is not nullable)",
-                                   f"{length} (non-nullable field {field.json_name} was serialized as null)")
+                                   f"{length} (non-nullable field {field.json_name} was serialized as null)",
+                                   f"non-nullable field {field.json_name} was serialized as null")
             return None
         if length > reader.end - reader.pos:
             raise MessageError(start, name, f"at most {reader.end - reader.pos} elements (the bytes left)",
-                               f"{length} (Kafka: tried to allocate a collection of size {length})")
+                               f"{length} (Kafka: tried to allocate a collection of size {length})",
+                               f"Tried to allocate a collection of size {length}, but there are only "
+                               f"{reader.end - reader.pos} bytes remaining.")
         element = field.type[2:]
         items = []
         for index in range(length):

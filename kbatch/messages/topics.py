@@ -75,6 +75,7 @@ class Problem:
     field: str
     expected: str
     actual: str
+    kafka: str | None = None   # the message of the exception Kafka's deserializer throws, as its tool prints it
 
 
 @dataclass
@@ -97,26 +98,33 @@ def _message(decoded: Decoded, part: str, name: str, version: int, data: bytes, 
              *, trailing: str = "internal-trailing-bytes", **extra) -> dict | None:
     """Read message ``name`` at ``version`` from ``data[start:]``; None (and a problem) if it does not read."""
     schema = SCHEMAS[name]
+    # CoordinatorRecordSerde.readMessage wraps what the message's reader throws; AbstractApiMessageSerde.read
+    # (metadata) throws its own text.
+    wrap = (lambda java: f"Failed to deserialize record with type {extra['apiKey']}") if "apiKey" in extra else \
+        (lambda java: None if java is None else
+         f"Could not read record with version {version} from {part}'s buffer due to: {java}.")
     if not in_range(version, schema.valid_range):
         decoded.problems.append(Problem("unknown-record-version", part, 0, f"{part}.version",
-                                        f"a version of {name} in {schema.valid}", str(version)))
+                                        f"a version of {name} in {schema.valid}", str(version),
+                                        wrap(f"Can't read version {version} of {name}")))
         return None
     try:
         fields, end = MessageDecoder(schema, version, name).decode(data, start)
     except MessageError as error:
         decoded.problems.append(Problem("bad-internal-record", part, error.pos, f"{part}.{error.field}",
-                                        error.expected, f"{error.actual} ({name} v{version})"))
+                                        error.expected, f"{error.actual} ({name} v{version})", wrap(error.java)))
         return None
     if end != len(data):
+        garbage = f"Found {len(data) - end} byte(s) of garbage after {extra['apiKey']}" if "apiKey" in extra else None
         decoded.problems.append(Problem(trailing, part, end, part, f"{end} bytes ({name} v{version})",
-                                        f"{len(data) - end} more bytes"))
+                                        f"{len(data) - end} more bytes", garbage))
     return {"name": name, "version": version, **extra, "data": fields}
 
 
 def _version(decoded: Decoded, part: str, data: bytes) -> int | None:
     if len(data) < 2:
         decoded.problems.append(Problem("bad-internal-record", part, 0, f"{part}.version", "an int16 version",
-                                        f"{len(data)} bytes"))
+                                        f"{len(data)} bytes", f"Could not read version from {part}'s buffer."))
         return None
     return _INT16.unpack_from(data)[0]
 
@@ -196,25 +204,45 @@ def decode_metadata(key: bytes | None, value: bytes | None) -> Decoded:
         return decoded
     reader = _Reader(value, 0, len(value))
     try:
-        frame_version = reader.unsigned_varint("value.frameVersion")
+        frame_version = _frame_number(reader, "value.frameVersion", "frame version")
+        if frame_version == 0:
+            raise MessageError(0, "value.frameVersion", "frame version 1", "0 (KRaft's 2.8 preview format)",
+                               "Could not deserialize metadata record with frame version 0. Note that upgrades "
+                               "from the preview release of KRaft in 2.8 to newer versions are not supported.")
         if frame_version != 1:
-            raise MessageError(0, "value.frameVersion", "frame version 1",
-                               f"{frame_version}" + (" (KRaft's 2.8 preview format)" if frame_version == 0 else ""))
-        api_key = reader.unsigned_varint("value.apiKey")
-        version = reader.unsigned_varint("value.version")
+            raise MessageError(0, "value.frameVersion", "frame version 1", str(frame_version),
+                               f"Could not deserialize metadata record due to unknown frame version {frame_version}"
+                               "(only frame version 1 is supported)")
+        api_key = _frame_number(reader, "value.apiKey", "type")
+        version = _frame_number(reader, "value.version", "version")
     except MessageError as error:
         decoded.problems.append(Problem("bad-internal-record", "value", error.pos, error.field, error.expected,
-                                        error.actual))
+                                        error.actual, error.java))
         return decoded
     name = METADATA_TYPES.get(api_key)
     if name is None:
         known = f"a metadata record type ({min(METADATA_TYPES)}..{max(METADATA_TYPES)})"
-        decoded.problems.append(Problem("unknown-record-version", "value", 0, "value.apiKey", known, str(api_key)))
+        decoded.problems.append(Problem("unknown-record-version", "value", 0, "value.apiKey", known, str(api_key),
+                                        "org.apache.kafka.common.errors.UnsupportedVersionException: "
+                                        f"Unknown metadata id {api_key}"))
         return decoded
     # Kafka throws on bytes after the record ("Found N byte(s) of garbage after ..."): damage here.
     decoded.value = _message(decoded, "value", name, version, value, reader.pos, trailing="bad-internal-record",
                              frameVersion=frame_version, apiKey=api_key)
     return decoded
+
+
+def _frame_number(reader: _Reader, field: str, entity: str) -> int:
+    """AbstractApiMessageSerde.unsignedIntToShort: an unsigned varint that must fit an int16."""
+    start = reader.pos
+    try:
+        value = reader.unsigned_varint(field)
+    except MessageError as error:
+        error.java = f"Error while reading {entity}"
+        raise
+    if value > 0x7FFF:
+        raise MessageError(start, field, "a value <= 32767", str(value), f"Value for {entity} was too large.")
+    return value
 
 
 _DECODE = {"offsets": decode_offsets, "transactions": decode_transactions, "metadata": decode_metadata,

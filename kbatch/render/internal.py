@@ -76,8 +76,14 @@ def control_dumplog_tokens(marker) -> str | None:
 
 
 def _error(decoded) -> str:
+    """What follows "skipping." in Kafka's error line: its deserializer's exception message where kbatch
+    knows it word for word, else kbatch's own account of the problem."""
     problem = decoded.problems[0] if decoded.problems else None
-    return "" if problem is None else f" {problem.field}: expected {problem.expected}, found {problem.actual}"
+    if problem is None:
+        return ""
+    if problem.kafka is not None:
+        return f" {problem.kafka}"
+    return f" {problem.field}: expected {problem.expected}, found {problem.actual}"
 
 
 def dumplog_tokens(decoded, offset: int) -> str:
