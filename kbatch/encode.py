@@ -43,9 +43,8 @@ from .layouts import (
     TRANSACTIONAL_FLAG_MASK,
     ControlRecordKey,
     EndTransactionMarkerValue,
-    Varint,
-    Varlong,
     varint_bytes,
+    varlong_bytes,
 )
 
 JSON_FORMAT_VERSION = 1
@@ -133,24 +132,29 @@ def _check_keys(spec: dict, allowed: set[str], ignored: set[str], path: str) -> 
             raise SpecError(f"{path}.{key}", f"one of {', '.join(sorted(allowed))}", "<an unknown key>")
 
 
-@dataclass
-class _Varint:
-    """A varint field: its value, or the exact bytes to write (to craft an over-long one)."""
-
-    value: int
-    raw: bytes | None = None
-
-    def encode(self, declaration) -> bytes:
-        return self.raw if self.raw is not None else declaration.subcon.to_bytes(self.value)
+# The shortest varints of the small values records are full of (lengths, deltas, counts), written once by
+# the declaration's own to_bytes: the encoder looks them up instead of writing them record after record.
+_SMALL_VARINTS = {value: varint_bytes(value) for value in range(-(1 << 13), 1 << 13)}
 
 
-def _varint(spec: dict, key: str, path: str, derived: int, bits: int = 32) -> _Varint:
+def _varint_bytes(value: int) -> bytes:
+    """varint_bytes(value) (the Varint declaration's shortest encoding), from the table where it can."""
+    found = _SMALL_VARINTS.get(value)
+    return found if found is not None else varint_bytes(value)
+
+
+def _varint(spec: dict, key: str, path: str, derived: int, bits: int = 32) -> bytes:
+    """A varint field's bytes: its value's shortest encoding, or the exact bytes given (an over-long one)."""
     if key not in spec:
-        return _Varint(derived)
-    value = spec[key]
-    if isinstance(value, dict):
-        return _Varint(derived, spec_bytes(value, f"{path}.{key}", nullable=False))
-    return _Varint(_int(spec, key, path, low=-(2 ** (bits - 1)), high=2 ** (bits - 1) - 1))
+        value = derived
+    else:
+        value = spec[key]
+        if isinstance(value, dict):
+            return spec_bytes(value, f"{path}.{key}", nullable=False)
+        value = _int(spec, key, path, low=-(2 ** (bits - 1)), high=2 ** (bits - 1) - 1)
+    if bits == 64 and not -(1 << 13) <= value < 1 << 13:
+        return varlong_bytes(value)
+    return _varint_bytes(value)
 
 
 # -- the document --------------------------------------------------------------
@@ -378,21 +382,21 @@ def _v2_records(records: list, path: str, base_offset: int, base_timestamp: int,
         timestamp_delta = _varint(record, "timestamp_delta", record_path,
                                   0 if log_append_time else timestamp - base_timestamp, bits=64)
         offset_delta = _varint(record, "offset_delta", record_path, offset - base_offset)
-        headers = _headers(record, record_path)
+        headers = _headers(record, record_path) if "headers" in record else ()
         body = bytearray()
         if with_attributes:
-            body += bytes([_int(record, "attributes", record_path, 0, low=-128, high=127) & 0xFF])
-        body += timestamp_delta.encode(Varlong)
-        body += offset_delta.encode(Varint)
-        body += _varint(record, "key_length", record_path, -1 if key is None else len(key)).encode(Varint)
+            body.append(_int(record, "attributes", record_path, 0, low=-128, high=127) & 0xFF)
+        body += timestamp_delta
+        body += offset_delta
+        body += _varint(record, "key_length", record_path, -1 if key is None else len(key))
         body += key or b""
-        body += _varint(record, "value_length", record_path, -1 if value is None else len(value)).encode(Varint)
+        body += _varint(record, "value_length", record_path, -1 if value is None else len(value))
         body += value or b""
-        body += _varint(record, "headers_count", record_path, len(headers)).encode(Varint)
+        body += _varint(record, "headers_count", record_path, len(headers))
         for header_key, header_value in headers:
-            body += varint_bytes(len(header_key)) + header_key
-            body += varint_bytes(-1 if header_value is None else len(header_value)) + (header_value or b"")
-        out.write(_varint(record, "length", record_path, len(body)).encode(Varint))
+            body += _varint_bytes(len(header_key)) + header_key
+            body += _varint_bytes(-1 if header_value is None else len(header_value)) + (header_value or b"")
+        out.write(_varint(record, "length", record_path, len(body)))
         out.write(body)
     return out.getvalue(), offsets
 

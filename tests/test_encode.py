@@ -306,3 +306,15 @@ def test_output_replaces_atomically_and_leaves_no_temporary_files(kbatch, tmp_pa
     spec = json.dumps({"kbatch_json_version": 1, "entries": [{"records": [dict(V, offset=0)]}]}).encode()
     assert kbatch("encode-from-json", "-", "-o", str(out), stdin=spec).code == 0
     assert out.read_bytes() != b"old" and sorted(p.name for p in tmp_path.iterdir()) == ["out.log"]
+
+
+def test_the_small_varint_table_is_the_declarations_encoding():
+    """The encoder looks small varints up; each entry is what the Varint declaration builds and parses back."""
+    from kbatch.encode import _SMALL_VARINTS, _varint_bytes
+    from kbatch.layouts import Varint, Varlong
+
+    assert len(_SMALL_VARINTS) == 1 << 14
+    for value, data in _SMALL_VARINTS.items():
+        assert data == Varint.build(value) == Varlong.build(value) and Varint.parse(data) == value
+    for value in (-(1 << 13) - 1, 1 << 13, 2**31 - 1, -(2**31)):
+        assert _varint_bytes(value) == Varint.build(value)
