@@ -105,7 +105,8 @@ def _rest(spans: list[Span], start: int, end: int, path: str, finding: Finding |
     return out
 
 
-def entry_spans(batch: Batch, data, index: int, window: tuple[int, int] | None = None) -> list[Span]:
+def entry_spans(batch: Batch, data, index: int, window: tuple[int, int] | None = None, *,
+                internal: str | None = None) -> list[Span]:
     """Every span of one entry (``data`` is its bytes in the file), tiling it exactly.
 
     A header field a finding names (a lying batch_length, a crc that does not
@@ -114,14 +115,14 @@ def entry_spans(batch: Batch, data, index: int, window: tuple[int, int] | None =
     batch costs what is shown, not what it holds; the spans then tile the
     window, not the whole entry.
     """
-    spans = _entry_spans(batch, data, index, window)
+    spans = _entry_spans(batch, data, index, window, internal)
     named = {f"batch[{index}].{finding.field}": finding for finding in batch.findings
              if finding.is_damage and finding.inner_pos is None}
     return [Span(s.start, s.end, s.path, s.value, "damage", named[s.path], s.inner)
             if s.path in named and s.kind == "field" else s for s in spans]
 
 
-def _entry_spans(batch: Batch, data, index: int, window: tuple[int, int] | None) -> list[Span]:
+def _entry_spans(batch: Batch, data, index: int, window: tuple[int, int] | None, internal: str | None) -> list[Span]:
     path = f"batch[{index}]"
     if batch.magic >= 2:
         if batch.magic == PROPOSED_V3_MAGIC:   # its header ends in three varints: at most 25 bytes more
@@ -141,7 +142,8 @@ def _entry_spans(batch: Batch, data, index: int, window: tuple[int, int] | None)
             spans.append(Span(records_start, batch.pos + len(data), f"{path}.records",
                               f"{batch.codec}, {batch.count} records", finding=_records_finding(batch)))
             return spans
-        return spans + record_spans(batch, data[records_start - batch.pos:], records_start, path, window=window)
+        return spans + record_spans(batch, data[records_start - batch.pos:], records_start, path, window=window,
+                                    internal=internal)
     declaration = MessageV1 if batch.magic == 1 else MessageV0
     spans, error = _declared(declaration, data, batch.pos, path)
     if batch.codec != "none" and error is None:
@@ -151,11 +153,12 @@ def _entry_spans(batch: Batch, data, index: int, window: tuple[int, int] | None)
 
 
 def record_spans(batch: Batch, data, base: int, path: str, *, inner: bool = False,
-                 window: tuple[int, int] | None = None) -> list[Span]:
+                 window: tuple[int, int] | None = None, internal: str | None = None) -> list[Span]:
     """The records of a v2 batch, each walked with the Record declaration within the bytes the reader gave it.
 
     Records the reader could not decode are walked too, up to the field that fails.  With ``window``, records
-    wholly outside it are passed over without being walked.
+    wholly outside it are passed over without being walked.  ``internal`` names an internal topic's decoder
+    (kbatch.messages.topics): keys and values are then split into their messages' fields.
     """
     spans: list[Span] = []
     position, end = base, base + len(data)
@@ -169,7 +172,11 @@ def record_spans(batch: Batch, data, base: int, path: str, *, inner: bool = Fals
             return spans
         chunk = data[record.pos - base:record.pos - base + record.size]
         fields, _ = _declared(declaration, chunk, record.pos, f"{path}.records[{index}]", inner=inner)
-        spans += _control_fields(fields, chunk, record.pos, inner) if batch.is_control else fields
+        if batch.is_control:
+            fields = _control_fields(fields, chunk, record.pos, inner)
+        elif internal is not None:
+            fields = _internal_fields(fields, chunk, record.pos, inner, internal)
+        spans += fields
     if high <= position:
         return spans
     if position < end:
@@ -205,10 +212,23 @@ _RECORD_READ_AHEAD = 1 << 20
 
 
 def _control_fields(spans: list[Span], chunk: bytes, base: int, inner: bool) -> list[Span]:
-    """A control record's key and value, split into the fields of their own declarations."""
+    """A control record's key and value, split into the fields of their own declarations (a KRaft control
+    record's value: its message schema, as kbatch.messages.control reads it)."""
+    from .messages.control import KRAFT_CONTROL_MESSAGES, kraft_control_spans
+
     out = []
+    control_type = None
     for span in spans:
         name = span.path.rsplit(".", 1)[-1]
+        if name == "value" and control_type in KRAFT_CONTROL_MESSAGES and span.size:
+            fields, _ = kraft_control_spans(control_type, bytes(chunk[span.start - base:span.end - base]))
+            out += _rest([Span(span.start + start, span.start + end, f"{span.path}.{field}", _message_value(field, value),
+                               inner=inner) for start, end, field, value in fields],
+                         span.start, span.end, span.path, None, None, inner=inner)
+            continue
+        if name == "key" and span.size >= ControlRecordKey.sizeof():
+            control_type = CONTROL_TYPES.get(ControlRecordKey.parse(bytes(chunk[span.start - base:span.end - base]))
+                                             .type)
         declaration = {"key": ControlRecordKey, "value": EndTransactionMarkerValue}.get(name)
         if declaration is None or span.size < declaration.sizeof():
             out.append(span)
@@ -217,6 +237,41 @@ def _control_fields(spans: list[Span], chunk: bytes, base: int, inner: bool) -> 
                              inner=inner)
         out += _rest(parts, span.start, span.end, span.path, None, None, inner=inner)
     return out
+
+
+def _internal_fields(spans: list[Span], chunk: bytes, base: int, inner: bool, decoder: str) -> list[Span]:
+    """An internal topic's key and value, split into the fields of Kafka's message schemas as the decoder
+    reads them (kbatch.messages.topics.field_spans); what does not read stays one raw span."""
+    from .messages.topics import field_spans as message_spans
+
+    where = {span.path.rsplit(".", 1)[-1]: span for span in spans}
+    parts = {name: bytes(chunk[span.start - base:span.end - base]) if span.size else None
+             for name, span in where.items() if name in ("key", "value")}
+    if set(parts) != {"key", "value"}:
+        return spans
+    split = message_spans(decoder, parts["key"], parts["value"])
+    out = []
+    for span in spans:
+        name = span.path.rsplit(".", 1)[-1]
+        fields = split[name][0] if name in parts and parts[name] is not None else ()
+        if not fields:
+            out.append(span)
+            continue
+        out += _rest([Span(span.start + start, span.start + end, f"{span.path}.{field}",
+                           _message_value(field, value), inner=inner)
+                      for start, end, field, value in fields], span.start, span.end, span.path, None, None,
+                     inner=inner)
+    return out
+
+
+def _message_value(path: str, value) -> str:
+    """A message field's value for the legend: strings quoted (and cut), the decoder's own labels as they are."""
+    from .messages.topics import Label
+    if isinstance(value, Label) or (isinstance(value, str) and "_tag[" in path):
+        return value
+    if isinstance(value, str):
+        return repr(value) if len(value) <= 40 else repr(value[:40]) + f"… ({len(value)} characters)"
+    return _shown(value)
 
 
 def _first_damage(batch: Batch) -> Finding | None:
@@ -228,7 +283,8 @@ def _records_finding(batch: Batch) -> Finding | None:
                 None)
 
 
-def decompressed_spans(batch: Batch, inflated, index: int, window: tuple[int, int] | None = None) -> list[Span]:
+def decompressed_spans(batch: Batch, inflated, index: int, window: tuple[int, int] | None = None, *,
+                       internal: str | None = None) -> list[Span]:
     """The inflated records of a compressed batch; positions are inside the decompressed bytes.
 
     With ``window`` (positions low, high inside them), only what overlaps it.
@@ -236,7 +292,7 @@ def decompressed_spans(batch: Batch, inflated, index: int, window: tuple[int, in
     path = f"batch[{index}]"
     low, high = window if window is not None else (0, len(inflated))
     if batch.magic >= 2:
-        return record_spans(batch, inflated, 0, path, inner=True, window=window)
+        return record_spans(batch, inflated, 0, path, inner=True, window=window, internal=internal)
     from .reader import ReadOptions, SegmentReader   # the one reader frames the inner message set
 
     spans: list[Span] = []

@@ -8,6 +8,7 @@ key and value holds.
 from __future__ import annotations
 
 import importlib.util
+import io
 import json
 import struct
 import sys
@@ -15,6 +16,7 @@ import sys
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from kbatch.findings import Finding
 from kbatch.messages import make_table
 from kbatch.messages.decoder import MessageDecoder, MessageError, to_json
 from kbatch.messages.schemas import SCHEMAS
@@ -231,3 +233,51 @@ def test_metadata_record_errors_carry_kafkas_text():
         "Could not deserialize metadata record due to unknown frame version 2(only frame version 1 is supported)")
     assert decode_metadata(None, b"\x01\xff\xff\x03").problems[0].kafka == "Value for type was too large."
     assert decode_metadata(None, b"\x01").problems[0].kafka == "Error while reading type"
+
+
+# -- hexdump-annotate: keys and values split into their messages' fields --------------------------------------
+
+def _internal_logs(root):
+    return sorted(path for path in root.rglob("*") if path.suffix in (".log", ".checkpoint")
+                  and decoder_for_path(str(path)) is not None)
+
+
+@pytest.mark.parametrize("path", _internal_logs(INTERNAL / "__consumer_offsets-12").__add__(
+    _internal_logs(INTERNAL / "__transaction_state-3") + _internal_logs(INTERNAL / "__cluster_metadata-0")
+    + _internal_logs(INTERNAL / "__share_group_state-0")), ids=lambda path: path.parent.name)
+def test_hexdump_spans_cover_every_key_and_value_byte_with_message_fields(path):
+    from kbatch.annotate import entry_spans
+    from kbatch.reader import ReadOptions, SegmentReader
+
+    data = path.read_bytes()
+    decoder = decoder_for_path(str(path))
+    split = 0
+    for index, batch in enumerate(item for item in SegmentReader(io.BytesIO(data), ReadOptions(records=True))
+                                  if not isinstance(item, Finding)):
+        spans = entry_spans(batch, memoryview(data)[batch.pos:batch.pos + batch.size], index, internal=decoder)
+        assert [span.start for span in spans[1:]] == [span.end for span in spans[:-1]]   # they tile the entry
+        assert spans[0].start == batch.pos and spans[-1].end == batch.pos + batch.size
+        assert not [span for span in spans if span.kind != "field"]
+        if batch.compressed:
+            continue
+        for span in spans:
+            part = span.path.split(".")[2] if span.path.count(".") >= 2 else ""
+            if part in ("key", "value"):
+                assert span.path.count(".") >= 3 or span.size == 0, span   # a message field, not the whole part
+                split += 1
+    assert split
+
+
+def test_hexdump_shows_an_offset_commits_fields(kbatch):
+    result = kbatch("hexdump-annotate", "--no-color", "fixtures/internal/__consumer_offsets-12/00000000000000000000.log")
+    assert result.code == 0
+    for field, value in (("records[0].key.type", "1 (OffsetCommitKey)"), ("records[0].key.group", "'billing'"),
+                         ("records[0].value.offset", "1200")):
+        assert any(f"batch[0].{field}" in line and value in line for line in result.out.splitlines()), field
+
+
+def test_hexdump_of_a_value_cut_short_keeps_the_rest_raw(kbatch):
+    result = kbatch("hexdump-annotate", "--no-color", "fixtures/internal/damaged/__consumer_offsets-0/"
+                    "00000000000000000000.log")
+    assert "Traceback" not in result.out + result.err
+    assert "records[0].value.metadata" in result.out and "records[0].value (unparsed)" in result.out

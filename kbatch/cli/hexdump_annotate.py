@@ -76,6 +76,9 @@ def hexdump_annotate(file, batch_index, record_offset, position, byte_range, wid
     from ..render.console import make_console
     from ..render.hexdump import render
     from ..render.table import finding_line
+    from ..messages.topics import decoder_for_path
+
+    internal = decoder_for_path(file)   # an internal topic: keys and values split into their messages' fields
 
     chosen = [name for name, value in (("--batch", batch_index), ("--offset", record_offset),
                                        ("--position", position), ("--range", byte_range)) if value is not None]
@@ -93,7 +96,7 @@ def hexdump_annotate(file, batch_index, record_offset, position, byte_range, wid
         reader = SegmentReader(stream, ReadOptions(records=True, decompressed_limit=decompressed_limit))
         view = _lazy_bytes(stream, reader.size)
         if byte_range is not None:
-            return _show_range(reader, view, byte_range, console, width, ruler, render)
+            return _show_range(reader, view, byte_range, console, width, ruler, render, internal)
         if not chosen:
             position = 0   # the first entry, damaged or not
         shown = _select(reader, batch_index, record_offset, position)
@@ -113,13 +116,15 @@ def hexdump_annotate(file, batch_index, record_offset, position, byte_range, wid
             for finding in findings[1:]:
                 console.print(finding_line(finding))
             return ExitStatus.FOUND
-        spans = _within(entry_spans(item, view[item.pos:item.pos + item.size], index, (low, high)), low, high)
+        spans = _within(entry_spans(item, view[item.pos:item.pos + item.size], index, (low, high), internal=internal),
+                        low, high)
         render(console, view[low:high], low, spans, width=width, ruler=ruler, cut=cut,
                title=f"{file}: batch[{index}] at {item.pos}, {counted(item.size, 'byte')}, magic {item.magic}, {item.codec}")
         for finding in item.findings:
             console.print(finding_line(finding))
         if decompressed and item.compressed:
-            _show_decompressed(view, item, index, console, width, ruler, render, decompressed_limit, max_bytes)
+            _show_decompressed(view, item, index, console, width, ruler, render, decompressed_limit, max_bytes,
+                               internal)
         elif not chosen:
             console.print("(the first batch: --batch N, --offset O, --position P or --range A:B show others)")
         return ExitStatus.FOUND if item.is_damaged else ExitStatus.OK
@@ -175,7 +180,7 @@ def _select(reader, batch_index, record_offset, position):
     return None
 
 
-def _show_decompressed(view, batch, index, console, width, ruler, render, limit, max_bytes) -> None:
+def _show_decompressed(view, batch, index, console, width, ruler, render, limit, max_bytes, internal) -> None:
     payload = view[batch.payload_pos:batch.payload_pos + batch.payload_size]
     try:
         inflated = Decompressor(limit).decompress_view(batch.attributes & 7, payload, batch.magic)
@@ -184,14 +189,14 @@ def _show_decompressed(view, batch, index, console, width, ruler, render, limit,
         return
     high = min(len(inflated), max_bytes) if max_bytes else len(inflated)
     console.print()
-    spans = _within(decompressed_spans(batch, inflated, index, (0, high)), 0, high)
+    spans = _within(decompressed_spans(batch, inflated, index, (0, high), internal=internal), 0, high)
     render(console, inflated[:high], 0, spans, width=width, ruler=ruler,
            cut=_cut_note(len(inflated), high),
            title=f"batch[{index}] records, decompressed: {counted(len(inflated), 'byte')} "
                  "(positions +N are inside the decompressed data, not the file)")
 
 
-def _show_range(reader, view, byte_range, console, width, ruler, render):
+def _show_range(reader, view, byte_range, console, width, ruler, render, internal):
     low, high = byte_range
     spans: list[Span] = []
     damaged = False
@@ -210,7 +215,7 @@ def _show_range(reader, view, byte_range, console, width, ruler, render):
             break
         if item.pos + item.size <= low:
             continue
-        spans += entry_spans(item, view[item.pos:item.pos + item.size], index, (low, high))
+        spans += entry_spans(item, view[item.pos:item.pos + item.size], index, (low, high), internal=internal)
         damaged |= item.is_damaged
     high = min(high, reader.size)
     spans = [span for span in spans if span.end > low and span.start < high]

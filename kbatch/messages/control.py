@@ -27,3 +27,15 @@ def decode_kraft_control(control_type: str, value: bytes | None) -> tuple[dict |
     except MessageError as error:
         return None, (f"{name}: {error.field} {error.expected}", f"{error.actual} (byte {error.pos} of the value)")
     return fields, None
+
+
+def kraft_control_spans(control_type: str, value: bytes) -> tuple[list, bool]:
+    """A KRaft control record's value field by field as :func:`decode_kraft_control` reads it (version 0):
+    (start, end, field, value) spans, and whether they read to the end of the value."""
+    name = KRAFT_CONTROL_MESSAGES[control_type]
+    spans: list = []
+    try:
+        _, end = MessageDecoder(SCHEMAS[name], CONTROL_VALUE_VERSION, name).decode(value, spans=spans)
+    except MessageError:
+        return spans, False
+    return spans, end == len(value)

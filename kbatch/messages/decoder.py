@@ -64,8 +64,9 @@ def default_value(field: F):
 
 
 class _Reader:
-    def __init__(self, data: bytes, pos: int, end: int):
+    def __init__(self, data: bytes, pos: int, end: int, spans: list | None = None):
         self.data, self.pos, self.end = data, pos, end
+        self.spans = spans   # when a list: (start, end, field, value) of every field read, for hexdump-annotate
 
     def take(self, size: int, field: str, *, array: bool | None = False) -> bytes:
         """``size`` bytes: a fixed-width value (ByteBuffer.get*), with ``array`` Readable.readArray, with
@@ -111,8 +112,12 @@ class MessageDecoder:
         self.schema, self.version, self.name = schema, version, name
         self.flexible = in_range(version, version_range(schema.flexible))
 
-    def decode(self, data: bytes, pos: int = 0, end: int | None = None) -> tuple[dict, int]:
-        reader = _Reader(data, pos, len(data) if end is None else end)
+    def decode(self, data: bytes, pos: int = 0, end: int | None = None, *,
+               spans: list | None = None) -> tuple[dict, int]:
+        """The fields and where they end; with ``spans`` (a list), each field read is appended to it as
+        (start, end, field path, value): length prefixes, counts and tag headers too, so the spans tile
+        the bytes read.  What was read before a MessageError stays in it."""
+        reader = _Reader(data, pos, len(data) if end is None else end, spans)
         return self._struct(reader, self.schema.fields, ""), reader.pos
 
     def _flexible(self, field: F) -> bool:
@@ -141,29 +146,43 @@ class MessageDecoder:
             if is_tagged:
                 out[field.json_name] = default_value(field)
             else:
-                out[field.json_name] = self._field(reader, field, path + field.json_name, tagged=False)
+                start = reader.pos
+                out[field.json_name] = value = self._field(reader, field, path + field.json_name, tagged=False)
+                if reader.spans is not None and not field.fields and not field.type.startswith("[]"):
+                    reader.spans.append((start, reader.pos, path + field.json_name, value))
         if self.flexible:
             self._tagged_fields(reader, tagged, out, path)
         return out
 
     def _tagged_fields(self, reader: _Reader, tagged: dict[int, F], out: dict, path: str) -> None:
+        spans, start = reader.spans, reader.pos
         count = reader.unsigned_varint(f"{path}_numTaggedFields")
+        if spans is not None:
+            spans.append((start, reader.pos, f"{path}_numTaggedFields", count))
         for _ in range(count):
+            head = reader.pos
             tag = reader.unsigned_varint(f"{path}_tag")
             size = reader.unsigned_varint(f"{path}_tag[{tag}].size")
             if size < 0:
                 raise MessageError(reader.pos, f"{path}_tag[{tag}].size", "a size >= 0", str(size))
             start = reader.pos
             field = tagged.get(tag)
+            if spans is not None:
+                spans.append((head, start, f"{path}_tag[{tag}]", f"tag {tag}, {size} bytes"
+                              + ("" if field is None else f": {field.json_name}")))   # (a description)
             if field is None:
                 raw = reader.take(size, f"{path}_tag[{tag}]", array=True)   # Readable.readUnknownTaggedField
                 out.setdefault("_unknownTaggedFields", []).append({"tag": tag, "hex": bytes(raw).hex()})
+                if spans is not None:
+                    spans.append((start, reader.pos, f"{path}_tag[{tag}] (unknown)", bytes(raw)))
                 continue
-            window = _Reader(reader.data, start, start + size)
+            window = _Reader(reader.data, start, start + size, spans)
             if start + size > reader.end:
                 raise MessageError(start, f"{path}{field.json_name}", f"{size} bytes (the tag's size)",
                                    f"{reader.end - start} bytes left")
-            out[field.json_name] = self._field(window, field, f"{path}{field.json_name}", tagged=True)
+            out[field.json_name] = value = self._field(window, field, f"{path}{field.json_name}", tagged=True)
+            if spans is not None and not field.fields and not field.type.startswith("[]"):
+                spans.append((start, window.pos, f"{path}{field.json_name}", value))
             if window.pos != start + size:
                 raise MessageError(start, f"{path}{field.json_name}", f"{size} bytes (the tag's size)",
                                    f"{window.pos - start} bytes used by the field")
@@ -186,7 +205,10 @@ class MessageDecoder:
             return self._variable(reader, field, kind, name)
         # a struct
         if self._nullable(field):
+            start = reader.pos
             marker = reader.unsigned_varint(name) if tagged else reader.fixed("int8", name)
+            if reader.spans is not None:
+                reader.spans.append((start, reader.pos, f"{name} (present)", marker))
             if (marker <= 0) if tagged else (marker < 0):
                 return None
         return self._struct(reader, field.fields, name + ".")
@@ -220,6 +242,8 @@ class MessageDecoder:
                 raise MessageError(start, name, "a count >= 0 (the field is not nullable)",
                                    f"{length} (non-nullable field {field.json_name} was serialized as null)",
                                    f"non-nullable field {field.json_name} was serialized as null")
+            if reader.spans is not None:
+                reader.spans.append((start, reader.pos, name, None))
             return None
         if length > reader.end - reader.pos:
             raise MessageError(start, name, f"at most {reader.end - reader.pos} elements (the bytes left)",
@@ -227,9 +251,13 @@ class MessageDecoder:
                                f"Tried to allocate a collection of size {length}, but there are only "
                                f"{reader.end - reader.pos} bytes remaining.")
         element = field.type[2:]
+        spans = reader.spans
+        if spans is not None:
+            spans.append((start, reader.pos, f"{name} (count)", length))
         items = []
         for index in range(length):
             item_name = f"{name}[{index}]"
+            item_start = reader.pos
             if element in _FIXED:
                 items.append(reader.fixed(element, item_name))
             elif element == "bool":
@@ -240,6 +268,9 @@ class MessageDecoder:
                 items.append(self._variable(reader, field, element, item_name, nullable=False))
             else:
                 items.append(self._struct(reader, field.fields, item_name + "."))
+                continue
+            if spans is not None:
+                spans.append((item_start, reader.pos, item_name, items[-1]))
         return items
 
 

@@ -251,3 +251,62 @@ _DECODE = {"offsets": decode_offsets, "transactions": decode_transactions, "meta
 
 def decode(decoder: str, key: bytes | None, value: bytes | None) -> Decoded:
     return _DECODE[decoder](key, value)
+
+
+
+Spans = list  # of (start, end, field, value) inside a key or a value
+
+
+class Label(str):
+    """A span's value that is the decoder's description of a frame field, not a string the record holds."""
+
+
+def field_spans(decoder: str, key: bytes | None, value: bytes | None) -> dict[str, tuple[Spans, bool]]:
+    """An internal record's key and value field by field, read as :func:`decode` reads them: for "key" and
+    "value", the spans (start, end, field, value) inside those bytes -- the frame's own fields first (record
+    type or version; a metadata record's frame version, apiKey and version), then the message's -- and
+    whether they read to the end.  Where reading fails the spans stop (hexdump-annotate shows the rest raw)."""
+    if decoder == "metadata":
+        return {"key": ([], not key), "value": _metadata_spans(value or b"")}
+    types = {"offsets": GROUP_RECORD_TYPES, "share": SHARE_RECORD_TYPES,
+             "transactions": TRANSACTION_RECORD_TYPES}[decoder]
+    out = {"key": ([], not key), "value": ([], not value)}
+    if key is None or len(key) < 2:
+        return out
+    record_type = _INT16.unpack_from(key)[0]
+    base = types.get(record_type)
+    label = Label(f"{record_type} ({base}Key)" if base else f"{record_type} (unknown)")
+    out["key"] = _message_spans([(0, 2, "type", label)], base and base + "Key", record_type, key)
+    if base is not None and value is not None and len(value) >= 2:
+        version = _INT16.unpack_from(value)[0]
+        out["value"] = _message_spans([(0, 2, "version", version)], base + "Value", version, value)
+    return out
+
+
+def _metadata_spans(data: bytes) -> tuple[Spans, bool]:
+    spans: Spans = []
+    reader = _Reader(data, 0, len(data))
+    numbers = []
+    try:
+        for name in ("frameVersion", "apiKey", "version"):
+            start = reader.pos
+            numbers.append(reader.unsigned_varint(name))
+            spans.append((start, reader.pos, name, numbers[-1]))
+    except MessageError:
+        return spans, False
+    name = METADATA_TYPES.get(numbers[1])
+    if numbers[0] != 1 or name is None:
+        return spans, False
+    spans[1] = (*spans[1][:3], Label(f"{numbers[1]} ({name})"))
+    return _message_spans(spans, name, numbers[2], data, reader.pos)
+
+
+def _message_spans(spans: Spans, name: str | None, version: int, data: bytes, start: int = 2) -> tuple[Spans, bool]:
+    """``spans`` followed by those of message ``name`` at ``version`` read from ``data[start:]``."""
+    if name is None or not in_range(version, SCHEMAS[name].valid_range):
+        return spans, False
+    try:
+        _, end = MessageDecoder(SCHEMAS[name], version, name).decode(data, start, spans=spans)
+    except MessageError:
+        return spans, False
+    return spans, end == len(data)
