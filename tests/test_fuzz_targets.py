@@ -44,3 +44,26 @@ def test_a_target_check_can_fail():
 def test_inputs_that_once_crashed_a_target(path):
     target = path.name.split("--")[0]
     fuzz.TARGETS[target](path.read_bytes())
+
+
+@pytest.mark.parametrize("target, seeds", [("partition", fuzz.partition_seeds), ("internal", fuzz.internal_seeds)])
+def test_the_partition_and_internal_targets_hold_on_their_seeds_and_mutations(target, seeds):
+    cases = list(seeds())
+    assert len(cases) >= 10, "the fixtures give seeds"
+    noise = random.Random(target)
+    for _, data in cases:
+        fuzz.TARGETS[target](data)
+        for _ in range(3):
+            mutated = bytearray(data)
+            for _ in range(2):
+                mutated[noise.randrange(1, len(mutated))] = noise.randrange(256)
+            fuzz.TARGETS[target](bytes(mutated[:noise.randrange(1, len(mutated) + 1)]))
+
+
+def test_the_partition_target_checks_entries_lie_in_the_file(monkeypatch):
+    """The check is real: a reader that puts an entry past the end fails it."""
+    from kbatch.partition.sidecars import Entry
+
+    monkeypatch.setattr(fuzz, "read_sidecar", lambda kind, body, base: iter([Entry(kind, 0, 0, len(body) + 1, {})]))
+    with pytest.raises(AssertionError):
+        fuzz.partition(b"\x00" + b"\x01" * 8)

@@ -12,8 +12,10 @@ kind of damage).
     python tests/fuzz/fuzz_kbatch.py reader -max_total_time=1800 /tmp/corpus-reader
     python tests/fuzz/fuzz_kbatch.py --seed-corpus DIR   # the fixtures (and their dump JSON) as seeds
 
-Targets: reader, verify-deep, repair, salvage, hexdump, encode-json.  Each
-execution is kept cheap: a 1 MiB decompression cap (a bomb is found as well at
+Targets: reader, verify-deep, repair, salvage, hexdump, encode-json, partition
+(the files beside a segment) and internal (internal topics' keys and values,
+KRaft control values).  The last two take their choice of kind or decoder from
+the first byte, so one corpus covers them all.  Each execution is kept cheap: a 1 MiB decompression cap (a bomb is found as well at
 1 MiB as at 256 MiB) and inputs of at most 64 KiB.
 """
 
@@ -31,6 +33,10 @@ with atheris.instrument_imports(include=["kbatch"]):
     from kbatch.codecs import CodecError, Decompressor
     from kbatch.encode import SpecError, encode_document
     from kbatch.findings import Finding
+    from kbatch.messages.control import KRAFT_CONTROL_MESSAGES, decode_kraft_control, kraft_control_spans
+    from kbatch.messages.topics import decode as decode_internal
+    from kbatch.messages.topics import field_spans
+    from kbatch.partition.sidecars import SIDECAR_KINDS, Entry, Header, looks_like, read_sidecar
     from kbatch.reader import ReadOptions, SegmentReader
     from kbatch.repair import SalvageReport, plan_repairs, salvage, write_repaired
     from kbatch.summary import FileSummary
@@ -124,17 +130,83 @@ def encode_json(data: bytes) -> None:
         pass
 
 
+def partition(data: bytes) -> None:
+    """A file beside a segment, of the kind the first byte picks: entries and findings lie in the file,
+    entries in file order without overlap; the sniff names a kind that reads cleanly, or none."""
+    if not data:
+        return
+    kind = SIDECAR_KINDS[data[0] % len(SIDECAR_KINDS)]
+    body = data[1:]
+    base_offset = None if data[0] & 0x80 else 1 << 40
+    end = 0
+    for item in read_sidecar(kind, body, base_offset):
+        findings = [item] if isinstance(item, Finding) else item.findings
+        for finding in findings:
+            _check_finding(finding, len(body))
+        if isinstance(item, Entry):
+            assert item.pos >= end and item.pos + item.size <= len(body), (item, end)
+            end = item.pos + item.size
+        else:
+            assert isinstance(item, (Header, Finding)), item
+    sniffed = looks_like(body)
+    assert sniffed is None or sniffed in SIDECAR_KINDS, sniffed
+
+
+INTERNAL_DECODERS = ("offsets", "transactions", "metadata", "share")
+CONTROL_TYPES = tuple(KRAFT_CONTROL_MESSAGES)
+
+
+def internal(data: bytes) -> None:
+    """An internal topic's key and value (or a KRaft control value): decoded or refused with problems that
+    lie inside the bytes; spans in order inside them; the JSON form always writes."""
+    if len(data) < 3:
+        return
+    choice, split = data[0], int.from_bytes(data[1:3], "big")
+    rest = data[3:]
+    if choice >= 0xF0:
+        control_type = CONTROL_TYPES[choice % len(CONTROL_TYPES)]
+        fields, problem = decode_kraft_control(control_type, rest)
+        assert (fields is None) != (problem is None)
+        spans, _ = kraft_control_spans(control_type, rest)
+        _in_order(spans, len(rest))
+        return
+    decoder = INTERNAL_DECODERS[choice % len(INTERNAL_DECODERS)]
+    # The top bits of the split say whether the key or the value is null.
+    key = None if split & 0x8000 else rest[:split & 0x3FFF]
+    value = None if split & 0x4000 else rest[split & 0x3FFF:]
+    decoded = decode_internal(decoder, key, value)
+    for problem in decoded.problems:
+        part = key if problem.part == "key" else value
+        assert 0 <= problem.pos <= len(part or b""), (problem, part)   # a null part: its problem is at 0
+    json.dumps(decoded.as_dict())
+    for part_name, (spans, _) in field_spans(decoder, key, value).items():
+        part = key if part_name == "key" else value
+        _in_order(spans, len(part or b""))
+
+
+def _in_order(spans, size: int) -> None:
+    position = 0
+    for start, end, *_ in spans:
+        assert position <= start <= end <= size, (start, end, position, size)
+        position = end
+
+
 TARGETS = {"reader": reader, "verify-deep": verify_deep, "repair": repair, "salvage": salvage_target,
-           "hexdump": hexdump, "encode-json": encode_json}
+           "hexdump": hexdump, "encode-json": encode_json, "partition": partition, "internal": internal}
 
 
 def seed_corpus(directory: str) -> None:
-    """The fixtures and real-broker vectors as seeds, and for encode-json their dump documents."""
+    """The fixtures and real-broker vectors as seeds, for encode-json their dump documents, for partition
+    the files beside the fixtures' segments (kind byte first), for internal the fixtures' internal records."""
     import subprocess
 
     out = Path(directory)
-    (out / "bytes").mkdir(parents=True, exist_ok=True)
-    (out / "json").mkdir(parents=True, exist_ok=True)
+    for sub in ("bytes", "json", "partition", "internal"):
+        (out / sub).mkdir(parents=True, exist_ok=True)
+    for name, data in partition_seeds():
+        (out / "partition" / name).write_bytes(data)
+    for name, data in internal_seeds():
+        (out / "internal" / name).write_bytes(data)
     paths = sorted((ROOT / "fixtures").glob("*.log")) + sorted((ROOT / "fixtures" / "vectors").glob("*.bin"))
     for path in paths:
         data = path.read_bytes()
@@ -143,6 +215,39 @@ def seed_corpus(directory: str) -> None:
             dumped = subprocess.run([sys.executable, "-m", "kbatch", "dump", "--format", "json", "--records",
                                      str(path)], capture_output=True, cwd=ROOT)
             (out / "json" / (path.name + ".json")).write_bytes(dumped.stdout)
+
+
+def partition_seeds():
+    """(name, input) for every file beside a segment among the fixtures, as the partition target reads it."""
+    from kbatch.partition.kinds import kind_of
+
+    for path in sorted((ROOT / "fixtures").rglob("*")):
+        kind = kind_of(path.name)
+        if path.is_file() and kind in SIDECAR_KINDS and path.stat().st_size < MAX_INPUT:
+            name = "-".join(path.relative_to(ROOT / "fixtures").parts)
+            yield name, bytes([SIDECAR_KINDS.index(kind)]) + path.read_bytes()
+
+
+def internal_seeds():
+    """(name, input) for every record of the fixtures' internal-topic segments, as the internal target reads it."""
+    from kbatch.messages.topics import decoder_for_path
+
+    for path in sorted((ROOT / "fixtures").rglob("*")):
+        decoder = decoder_for_path(str(path))
+        if not (path.is_file() and decoder in INTERNAL_DECODERS and path.suffix in (".log", ".checkpoint")):
+            continue
+        reader = SegmentReader(io.BytesIO(path.read_bytes()), ReadOptions(records=True, decompressed_limit=LIMIT))
+        for item in reader:
+            for number, record in enumerate(getattr(item, "records", None) or []):
+                if record.control is not None:
+                    continue
+                key, value = record.key, record.value
+                split = (len(key) if key is not None else 0x8000) | (0x4000 if value is None else 0)
+                data = (bytes([INTERNAL_DECODERS.index(decoder), split >> 8, split & 0xFF]) + (key or b"")
+                        + (value or b""))
+                if len(data) < MAX_INPUT:
+                    name = "-".join(path.relative_to(ROOT / "fixtures").parts)
+                    yield f"{name}-{item.pos}-{number}", data
 
 
 def main() -> None:
