@@ -90,6 +90,11 @@ class Decompressor:
         size = self._into(module.decompress_into, data, CODEC_NAMES[codec_id], 0)
         return memoryview(self._out)[:size]
 
+    def release(self) -> None:
+        """Say the last view is no longer in use: the pages a large batch inflated into are handed back now,
+        not at the next call (a wrapper's inner messages, once read, need them no more)."""
+        self._release()
+
     def _buffer(self) -> mmap.mmap:
         if self._out is None:
             # One byte more than the limit: output that fills it is too large.

@@ -395,3 +395,47 @@ def test_a_record_count_bomb_keeps_a_bounded_number_of_findings_and_says_so(buil
     assert kept["actual"].startswith("2899 more") and kept["severity"] == "warning"
     (summary,) = [line for line in lines if line.get("type") == "summary"]
     assert summary["record_count"] == 3000 and result.code == 1
+
+
+def test_a_wrapper_bomb_is_written_record_by_record_as_one_json_would_write_it(tmp_path):
+    """dump --records writes a wrapper's records one at a time, and the line is json.dumps's, byte for byte."""
+    import json
+
+    from click.testing import CliRunner
+
+    from kbatch.cli import cli
+    from kbatch.render.jsonout import batch_dict
+
+    path = tmp_path / "bomb.log"
+    path.write_bytes(_wrapper_bomb(3000))
+    (batch,), _ = read_all(path.read_bytes(), records=True)
+    for output_format in ("jsonl", "json"):
+        out = CliRunner().invoke(cli, ["dump", "--records", "--format", output_format, str(path)]).output
+        whole = batch_dict(batch, "auto", with_records=True)
+        if output_format == "jsonl":
+            assert out.splitlines()[0] == json.dumps({"file": str(path), **whole}, ensure_ascii=False)
+        else:
+            entry = json.loads(out)["files"][0]["entries"][0]
+            assert list(entry)[-2:] == ["records", "payload"]   # the json form keeps the bytes, after the records
+            assert {key: value for key, value in entry.items() if key != "payload"} == whole
+    assert len(whole["records"]) == 3000
+
+
+def test_a_wrapper_hands_back_its_inflated_pages_once_read():
+    """The inner set is read from the decompressor's buffer, which is released right after (not at the next batch)."""
+    from kbatch.codecs import Decompressor
+
+    released = []
+
+    class Watching(Decompressor):
+        def release(self):
+            released.append(True)
+            super().release()
+
+    import io
+
+    from kbatch.reader import ReadOptions, SegmentReader
+
+    reader = SegmentReader(io.BytesIO(_wrapper_bomb(10)), ReadOptions(records=True), decompressor=Watching())
+    (batch,) = list(reader)
+    assert batch.count == 10 and released == [True]

@@ -101,6 +101,7 @@ def _unwrap(batch: Batch, value: bytes | None, codec_id: int, log_append_time: b
             last = record
             if len(records) < MAX_HELD:
                 records.append(record)
+    decompressor.release()   # the records hold copies of their bytes; the inflated set is done with
     if findings_left < 0:
         finding("not-all-kept", "inner", f"at most {MAX_HELD} findings kept per wrapper",
                 f"{MAX_HELD - findings_left} findings; the rest are counted, not listed")

@@ -102,6 +102,18 @@ def batch_dict(batch: Batch, decode: str = "auto", with_records: bool = False) -
     return out
 
 
+def write_batch_with_records(out, head: dict, batch: Batch, decode: str) -> None:
+    """``json.dumps`` of ``head`` with ``batch_dict``'s "records" added, byte for byte, written record by
+    record: a wrapper's 100,000 records never sit in memory as dicts or as one string."""
+    head = dict(head)
+    payload = head.pop("payload", None)   # batch_dict puts it after the records
+    text = json.dumps(head, ensure_ascii=False)
+    out.write(f'{text[:-1]}, "records": [')
+    for number, record in enumerate(batch.records or ()):
+        out.write((", " if number else "") + json.dumps(record_dict(record, batch, decode), ensure_ascii=False))
+    out.write("]" + ("" if payload is None else f', "payload": {json.dumps(payload, ensure_ascii=False)}') + "}")
+
+
 def region_dict(finding: Finding, raw: bytes | None = None) -> dict:
     """A damaged range that belongs to no batch, in file order between batches (with its bytes, for json)."""
     out = {"type": "finding", **finding_dict(finding)}
@@ -179,6 +191,11 @@ class JsonlSink:
             line = json.dumps({"file": self.path, **batch_dict(batch, self.decode)}, ensure_ascii=False)
             self.out.write(f'{line[:-1]}, "records": [{records_json_text(batch, self.decode)}]}}\n')
             return
+        if self.records:
+            write_batch_with_records(self.out, {"file": self.path, **batch_dict(batch, self.decode)}, batch,
+                                     self.decode)
+            self.out.write("\n")
+            return
         self._write(batch_dict(batch, self.decode, self.records))
 
     def region(self, finding: Finding, raw: bytes | None = None) -> None:
@@ -212,6 +229,11 @@ class JsonSink:
         self.entries += 1
 
     def batch(self, batch: Batch) -> None:
+        if self.records:
+            self.out.write(",\n" if self.entries else "\n")
+            write_batch_with_records(self.out, batch_dict(batch, self.decode), batch, self.decode)
+            self.entries += 1
+            return
         self._entry(batch_dict(batch, self.decode, self.records))
 
     def region(self, finding: Finding, raw: bytes | None = None) -> None:
