@@ -293,11 +293,13 @@ def decompressed_spans(batch: Batch, inflated, index: int, window: tuple[int, in
     low, high = window if window is not None else (0, len(inflated))
     if batch.magic >= 2:
         return record_spans(batch, inflated, 0, path, inner=True, window=window, internal=internal)
-    from .reader import ReadOptions, SegmentReader   # the one reader frames the inner message set
+    from .reader import BufferStream, ReadOptions, SegmentReader   # the one reader frames the inner message set
 
     spans: list[Span] = []
     inner_index = 0
-    for item in SegmentReader(io.BytesIO(inflated), ReadOptions(), nested_magic=batch.magic):
+    # Over the inflated bytes where they lie (a BytesIO would copy a wrapper bomb's megabytes once more).
+    inner = SegmentReader(BufferStream(inflated), ReadOptions(), size=len(inflated), nested_magic=batch.magic)
+    for item in inner:
         if item.pos >= high:
             break
         if isinstance(item, Finding):

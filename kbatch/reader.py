@@ -189,11 +189,11 @@ class SegmentReader:
 
     def _inner_message_set(self, inner: bytes, wrapper_magic: int) -> SegmentReader:
         """A reader of a wrapper's decompressed message set (with a decompressor of its own)."""
-        return SegmentReader(_BufferStream(inner), self.options, size=len(inner),
+        return SegmentReader(BufferStream(inner), self.options, size=len(inner),
                              decompressor=Decompressor(self.options.decompressed_limit), nested_magic=wrapper_magic)
 
 
-class _BufferStream:
+class BufferStream:
     """A read-only stream over a buffer (a decompressor's view), without copying it whole as BytesIO would."""
 
     def __init__(self, buffer):

@@ -123,7 +123,7 @@ def hexdump_annotate(file, batch_index, record_offset, position, byte_range, wid
         for finding in item.findings:
             console.print(finding_line(finding))
         if decompressed and item.compressed:
-            _show_decompressed(view, item, index, console, width, ruler, render, decompressed_limit, max_bytes,
+            _show_decompressed(view, item, index, console, width, ruler, render, reader.decompressor, max_bytes,
                                internal)
         elif not chosen:
             console.print("(the first batch: --batch N, --offset O, --position P or --range A:B show others)")
@@ -180,10 +180,12 @@ def _select(reader, batch_index, record_offset, position):
     return None
 
 
-def _show_decompressed(view, batch, index, console, width, ruler, render, limit, max_bytes, internal) -> None:
+def _show_decompressed(view, batch, index, console, width, ruler, render, decompressor, max_bytes,
+                       internal) -> None:
     payload = view[batch.payload_pos:batch.payload_pos + batch.payload_size]
     try:
-        inflated = Decompressor(limit).decompress_view(batch.attributes & 7, payload, batch.magic)
+        # The reader's own decompressor: its buffer is reused, so the records are never inflated twice over.
+        inflated = decompressor.decompress_view(batch.attributes & 7, payload, batch.magic)
     except CodecError as error:
         console.print(f"(the records do not decompress: {error.detail})")
         return
