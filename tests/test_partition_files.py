@@ -12,6 +12,7 @@ import struct
 import sys
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from kbatch.partition import kinds
 from kbatch.partition.layouts import (
@@ -22,7 +23,7 @@ from kbatch.partition.layouts import (
     PRODUCER_SNAPSHOT_HEADER,
     TIME_INDEX_ENTRY,
 )
-from kbatch.partition.sidecars import Entry, Header, looks_like, read_sidecar
+from kbatch.partition.sidecars import SIDECAR_KINDS, Entry, Header, looks_like, read_sidecar
 
 from .helpers import FIXTURES, ROOT
 
@@ -228,3 +229,22 @@ def test_kind_override_reads_a_damaged_index_as_damage(tmp_path, kbatch):
     result = kbatch("dump", "--kind", "index", "--format", "jsonl", str(renamed))
     assert result.code == 1
     assert [json.loads(line).get("code") for line in result.out.splitlines()][-2] == "partial-entry"
+
+
+@pytest.mark.parametrize("path", sorted(path for path in (FIXTURES / "partition").rglob("*")
+                                        if path.is_file() and kinds.kind_of(path.name) in SIDECAR_KINDS),
+                         ids=lambda path: path.name)
+def test_the_sniff_names_every_fixture_file_from_a_map_of_it_as_from_its_bytes(path):
+    import mmap
+
+    with open(path, "rb") as stream, mmap.mmap(stream.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+        assert looks_like(mapped) == looks_like(path.read_bytes()) == kinds.kind_of(path.name)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=300), st.integers(1, 40), st.integers(0, 300))
+def test_the_zero_tail_is_found_reading_back_a_chunk_at_a_time(data, chunk, end):
+    from kbatch.partition.sidecars import _end_of_nonzero
+
+    end = min(end, len(data))
+    assert _end_of_nonzero(data, end, chunk) == len(data[:end].rstrip(b"\x00"))

@@ -92,11 +92,21 @@ def looks_like(data: bytes) -> str | None:
     """
     for kind in (kinds.PRODUCER_SNAPSHOT, kinds.LEADER_EPOCH_CHECKPOINT, kinds.OFFSET_CHECKPOINT,
                  kinds.PARTITION_METADATA, kinds.TXN_INDEX, kinds.TIME_INDEX, kinds.OFFSET_INDEX):
-        if kind in (kinds.LEADER_EPOCH_CHECKPOINT, kinds.OFFSET_CHECKPOINT) and not data[:2] == b"0\n":
+        # What a kind's first bytes must be, checked before a whole-file step (a CRC, splitting lines): so
+        # ruling a kind out reads only the first bytes of a large file, the rest only for a kind that fits.
+        if not bytes(data[:len(_FIRST_BYTES.get(kind, b""))]) == _FIRST_BYTES.get(kind, b""):
             continue
         if _reads_cleanly_as(kind, data):
             return kind
     return None
+
+
+_FIRST_BYTES = {
+    kinds.PRODUCER_SNAPSHOT: PRODUCER_SNAPSHOT_VERSION.to_bytes(2, "big"),
+    kinds.LEADER_EPOCH_CHECKPOINT: f"{CHECKPOINT_VERSION}\n".encode(),
+    kinds.OFFSET_CHECKPOINT: f"{CHECKPOINT_VERSION}\n".encode(),
+    kinds.PARTITION_METADATA: b"version: ",
+}
 
 
 def _reads_cleanly_as(kind: str, data: bytes) -> bool:
@@ -124,8 +134,7 @@ def _slots(kind: str, data: bytes, entry_size: int) -> Iterator[int | Finding]:
     zero: an offset index entry at position 0 would need more than index.interval.bytes before it.
     """
     whole = len(data) - len(data) % entry_size
-    used = len(data[:whole].rstrip(b"\x00"))
-    used = -(-used // entry_size) * entry_size
+    used = -(-_end_of_nonzero(data, whole) // entry_size) * entry_size
     yield from range(0, used, entry_size)
     if used < whole:
         yield Finding("zero-tail", used, used, whole - used, "tail",
@@ -135,6 +144,17 @@ def _slots(kind: str, data: bytes, entry_size: int) -> Iterator[int | Finding]:
         yield Finding("partial-entry", whole, whole, len(data) - whole, "entry",
                       f"whole {entry_size}-byte entries (the file size a multiple of {entry_size})",
                       f"{len(data) - whole} bytes left over")
+
+
+def _end_of_nonzero(data, end: int, chunk: int = 1 << 16) -> int:
+    """Where the run of zero bytes that ends at ``end`` starts: read from the end back, a chunk at a time."""
+    while end > 0:
+        start = max(0, end - chunk)
+        kept = len(bytes(data[start:end]).rstrip(b"\x00"))
+        if kept:
+            return start + kept
+        end = start
+    return 0
 
 
 def _absolute(base_offset: int | None, relative: int) -> int | None:
@@ -276,7 +296,7 @@ def _producer_snapshot(data: bytes, base_offset: int | None) -> Iterator[Entry |
 
 def _lines(data: bytes) -> Iterator[tuple[int, bytes]]:
     pos = 0
-    for line in data.splitlines(keepends=True):
+    for line in bytes(data).splitlines(keepends=True):   # bytes of a map too (a text file is small)
         yield pos, line
         pos += len(line)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+import mmap
 from dataclasses import dataclass
 
 from . import kinds
@@ -18,10 +20,22 @@ def looks_like_other_kind(stream) -> str | None:
     if size == 0 or size > SNIFF_LIMIT or SegmentReader(stream, size=size).entry_verifies_at(0):
         stream.seek(0)
         return None
-    stream.seek(0)
-    kind = looks_like(stream.read(size))
-    stream.seek(0)
-    return kind
+    # A map of the file: the sniff reads only the bytes it looks at (a kind is ruled out at its first
+    # damage), not the whole file.
+    try:
+        data = mmap.mmap(stream.fileno(), 0, access=mmap.ACCESS_READ)
+    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+        stream.seek(0)
+        data = stream.read(size)
+    try:
+        return looks_like(data)
+    finally:
+        if isinstance(data, mmap.mmap):
+            try:
+                data.close()
+            except BufferError:   # a view of it still lives somewhere: the map goes when that does
+                pass
+        stream.seek(0)
 
 
 @dataclass(frozen=True)
