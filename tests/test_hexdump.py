@@ -162,3 +162,39 @@ def test_decompressed_records_are_cut_to_max_bytes_too(kbatch, tmp_path):
     inner_rows = [line for line in result.out.split("decompressed:")[1].splitlines()
                   if line[:10].strip().isdigit() and "|" in line]
     assert len(inner_rows) == 20
+
+
+def test_offset_starts_where_the_index_says_and_shows_what_a_walk_from_byte_0_shows(tmp_path, kbatch, monkeypatch):
+    import shutil
+
+    segment = FIXTURES / "partition" / "orders-0" / "00000000000000000027.log"
+    bare = tmp_path / segment.name          # the same segment without its index
+    shutil.copy(segment, bare)
+    walks = []
+    original = SegmentReader.walk
+    monkeypatch.setattr(SegmentReader, "walk", lambda self, start=0, stop=None: walks.append(start) or
+                        original(self, start, stop))
+    for offset in (40, 52):
+        walks.clear()
+        indexed = kbatch("hexdump-annotate", "--offset", str(offset), "--no-color", str(segment))
+        assert walks and walks[0] > 0, "the walk starts past byte 0"
+        plain = kbatch("hexdump-annotate", "--offset", str(offset), "--no-color", str(bare))
+        assert indexed.code == plain.code == 0
+        assert indexed.out.replace(str(segment), "X") == plain.out.replace(str(bare), "X")
+        assert "batch[0]" not in indexed.out.splitlines()[0]
+
+
+def test_offset_with_an_index_that_lies_says_so_and_reads_from_the_start(tmp_path, kbatch):
+    import shutil
+
+    segment = FIXTURES / "partition" / "orders-0" / "00000000000000000027.log"
+    copy = tmp_path / segment.name
+    shutil.copy(segment, copy)
+    index = bytearray(segment.with_suffix(".index").read_bytes())
+    for slot in range(0, len(index), 8):
+        index[slot + 4:slot + 8] = (3).to_bytes(4, "big")   # every entry's position: inside the first batch
+    copy.with_suffix(".index").write_bytes(bytes(index))
+    result = kbatch("hexdump-annotate", "--offset", "52", "--no-color", str(copy))
+    assert "does not point at a batch holding it; reading" in result.err
+    assert result.out == kbatch("hexdump-annotate", "--offset", "52", "--no-color", str(segment)).out.replace(
+        str(segment), str(copy))

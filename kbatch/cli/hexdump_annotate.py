@@ -99,7 +99,10 @@ def hexdump_annotate(file, batch_index, record_offset, position, byte_range, wid
             return _show_range(reader, view, byte_range, console, width, ruler, render, internal)
         if not chosen:
             position = 0   # the first entry, damaged or not
-        shown = _select(reader, batch_index, record_offset, position)
+        start = (0, 0)
+        if record_offset is not None:
+            start = _start_for_offset(file, reader, stream, record_offset)
+        shown = _select(reader, batch_index, record_offset, position, start)
         if shown is None:
             click.echo(f"kbatch: {file} has no such batch", err=True)
             return ExitStatus.TROUBLE
@@ -150,11 +153,43 @@ def _lazy_bytes(stream, size: int):
     return memoryview(mmap.mmap(stream.fileno(), 0, access=mmap.ACCESS_READ))
 
 
-def _select(reader, batch_index, record_offset, position):
-    """(batch index, the batch or damaged range, its findings) the options ask for; the first batch by default."""
-    index = -1
+def _start_for_offset(file, reader, stream, record_offset: int) -> tuple[int, int]:
+    """(position, batch index) where the batch holding ``record_offset`` can start, found without decoding.
+
+    The ``.index`` beside a segment says where to go (verified, as ``dump --offset-range`` uses it); the
+    batch index there is counted by stepping over the headers before it.  From there, and without an
+    index, batches whose CRC verifies and whose last offset is below the target are stepped over at their
+    header.  Anything else (damage, a header that does not chain) is left to the reader's walk.
+    """
+    from ..partition.seek import Window, peek, start_position
+
+    limit = reader.options.max_entry_size
+    found = start_position(file, reader, stream, Window(low=record_offset, high=record_offset))
+    if found.note:
+        click.echo(found.note, err=True)
+    pos = index = 0
+    while pos < found.pos:   # headers chain to the verified index position: count the batches on the way
+        header = peek(stream, pos, reader.size, limit)
+        if header is None or header.end > found.pos:
+            pos = index = 0
+            break
+        pos, index = header.end, index + 1
+    while pos < reader.size:
+        header = peek(stream, pos, reader.size, limit)
+        if header is None or header.last_offset >= record_offset or not reader.entry_verifies_at(pos):
+            break
+        pos, index = header.end, index + 1
+    return pos, index
+
+
+def _select(reader, batch_index, record_offset, position, start: tuple[int, int] = (0, 0)):
+    """(batch index, the batch or damaged range, its findings) the options ask for; the first batch by default.
+
+    ``start``: (position, batch index) of an entry to walk from (the batches before it are not wanted).
+    """
+    index = start[1] - 1
     pending: list[Finding] = []
-    for item in reader:
+    for item in reader.walk(start[0]):
         if isinstance(item, Finding):
             if position is not None and item.owns_bytes and item.pos <= position < item.pos + item.size:
                 pending = [item]
