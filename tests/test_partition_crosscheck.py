@@ -69,7 +69,14 @@ def test_each_injected_inconsistency_is_found_in_the_right_file(kbatch, broken, 
     code, findings = _findings(kbatch, mode, injected["directory"])
     assert code == 1
     named = {(f["file"].rsplit("/", 1)[-1], f["code"]) for f in findings}
-    assert (injected["file"], injected["finding"]) in named, named
+    expected = injected["finding"]
+    if mode == "--deep" and expected == "segment-base-mismatch":
+        expected = "below-segment-base"   # the segment's own check reports that batch, once
+    assert (injected["file"], expected) in named, named
+    # No batch is reported twice for one fault.
+    first_batch = [f for f in findings if f["file"].endswith(injected["file"]) and f["pos"] == 0
+                   and f["code"] in ("segment-base-mismatch", "below-segment-base")]
+    assert len(first_batch) <= 1, first_batch
 
 
 def test_findings_give_the_position_in_both_files(kbatch, broken):
