@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import glob
 import os
 
 from ..summary import FileSummary
@@ -11,19 +10,16 @@ from .kinds import LOG, kind_of
 
 
 def partition_directories(paths) -> list[str]:
-    """The partition directories the arguments name: one holding segments, or each such under a log directory."""
-    found = []
+    """The partition directories the directory arguments name: each that holds segments, at any depth,
+    found by the one walk every command uses (:func:`kbatch.segments.expand_paths`), in its order."""
+    from ..segments import expand_paths
+
+    found: dict[str, None] = {}
     for path in paths:
-        if not os.path.isdir(path):
-            continue
-        if glob.glob(os.path.join(glob.escape(path), "*.log")):
-            found.append(path)
-            continue
-        for root, directories, _ in os.walk(path):
-            directories.sort()
-            if glob.glob(os.path.join(glob.escape(root), "*.log")):
-                found.append(root)
-    return found
+        if os.path.isdir(path):
+            segments, _ = expand_paths([path])
+            found.update((os.path.dirname(segment), None) for segment in segments)
+    return list(found)
 
 
 def verify_partitions(paths, sink, *, index_only: bool, decompressed_limit: int) -> list[FileSummary]:
