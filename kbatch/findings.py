@@ -43,7 +43,7 @@ CODES: dict[str, tuple[Severity, str]] = {
     "long-overflow": (Severity.ERROR, "a record offset or timestamp overflows Java's long (shown wrapped, as Kafka "
                                       "computes it)"),
     "bad-wrapper-offset": (Severity.ERROR, "a v1 wrapper's offset is below its last inner offset (and not 0)"),
-    "not-all-kept": (Severity.WARNING, "a wrapper holds more inner messages (or findings) than are kept: all "
+    "not-all-kept": (Severity.WARNING, "a batch or wrapper holds more records (or findings) than are kept: all "
                                        "are checked, the first are listed"),
     "wrapper-offset-zero": (Severity.INFO, "a v1 wrapper with offset 0: inner offsets are taken as absolute"),
     # The invariants `verify-crc --deep` checks beyond framing and checksums:
@@ -90,6 +90,10 @@ CODES: dict[str, tuple[Severity, str]] = {
 
 # Findings that stand for a range of bytes outside any entry (the rest explain an entry or a range).
 REGION_CODES = frozenset({"resync", "truncated", "zero-tail"})
+
+# Findings (and records) kept per batch or wrapper: enough for any real one, a bound for a crafted one
+# (a few hundred KB of gzip can inflate to millions of minimal records).  The rest are counted.
+MAX_HELD = 100_000
 
 
 @dataclass(frozen=True, slots=True)

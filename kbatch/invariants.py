@@ -41,25 +41,28 @@ def _v2_checks(batch: Batch) -> Iterator[Finding]:
         yield _header_finding(batch, "reserved-bits", "attributes", "bits 7-15 clear",
                               f"0x{batch.attributes & 0xFFFF:04x}")
     yield from _producer_checks(batch)
-    records = batch.records
-    if not records or len(records) != batch.count:
+    # What the record decoder kept while it walked (kbatch.records.RecordChecks): no object per record.
+    checks = batch.record_checks
+    if checks is None or not checks.decoded or checks.decoded != batch.count:
         return  # an empty batch keeps its original header fields; a short one is reported already
     # The log cleaner keeps a batch's original lastOffsetDelta when it removes its last records
     # (MemoryRecords.filterTo / writeEmptyHeader keep the producer's last sequence), so the last record's
     # offsetDelta may be below lastOffsetDelta, never above it.
-    last_delta = records[-1].offset - batch.base_offset
+    last_delta = checks.last_offset - batch.base_offset
     if last_delta > batch.last_offset_delta:
         yield _header_finding(batch, "last-offset-delta-mismatch", "last_offset_delta",
                               f"at least {last_delta} (the last record's offsetDelta)", batch.last_offset_delta)
-    yield from _increasing(batch, [record.offset for record in records], "offsetDelta")
-    if batch.timestamp_type == "CreateTime":
-        largest = max(record.timestamp for record in records)
-        if largest != batch.max_timestamp:
-            yield _header_finding(batch, "max-timestamp-mismatch", "max_timestamp",
-                                  f"{largest} (the largest record timestamp)", batch.max_timestamp)
+    for index, pos, size, previous, offset in checks.order_breaks:
+        yield _record_finding(batch, pos, size, "offset-delta-order", f"records[{index}].offsetDelta",
+                              f"more than {previous}", str(offset))
+    if batch.timestamp_type == "CreateTime" and checks.max_timestamp != batch.max_timestamp:
+        yield _header_finding(batch, "max-timestamp-mismatch", "max_timestamp",
+                              f"{checks.max_timestamp} (the largest record timestamp)", batch.max_timestamp)
     # A transaction marker batch holds exactly one record (EndTransactionMarker); KRaft writes several
     # control records in one batch (the bootstrap KRAFT_VERSION + KRAFT_VOTERS, a snapshot's header and footer
-    # batches: raft's RecordsIterator/ControlRecord), which is valid.
+    # batches: raft's RecordsIterator/ControlRecord), which is valid.  (A control batch's records are always
+    # read into objects: kbatch.records.walk_batch_records.)
+    records = batch.records or []
     markers = [record for record in records if record.control is not None
                and record.control.type in ("ABORT", "COMMIT")]
     if batch.is_control and markers and len(records) != 1:
@@ -83,17 +86,19 @@ def _producer_checks(batch: Batch) -> Iterator[Finding]:
                               "all three set (idempotent) or all -1", actual)
 
 
-def _record_finding(batch: Batch, record, code: str, field: str, expected: str, actual: str) -> Finding:
-    """A finding about one record: its bytes in the file, or inside the decompressed records."""
+def _record_finding(batch: Batch, pos: int, size: int, code: str, field: str, expected: str,
+                    actual: str) -> Finding:
+    """A finding about the record at ``pos`` (Record.pos: in the file, or inside the decompressed records)."""
     if batch.compressed:
-        return Finding(code, batch.pos, batch.payload_pos, batch.payload_size, field, expected, actual, record.pos)
-    return Finding(code, batch.pos, record.pos, record.size, field, expected, actual)
+        return Finding(code, batch.pos, batch.payload_pos, batch.payload_size, field, expected, actual, pos)
+    return Finding(code, batch.pos, pos, size, field, expected, actual)
 
 
 def _increasing(batch: Batch, offsets: list[int], field: str) -> Iterator[Finding]:
     for index in range(1, len(offsets)):
         if offsets[index] <= offsets[index - 1]:
-            yield _record_finding(batch, batch.records[index], "offset-delta-order", f"records[{index}].{field}",
+            record = batch.records[index]
+            yield _record_finding(batch, record.pos, record.size, "offset-delta-order", f"records[{index}].{field}",
                                   f"more than {offsets[index - 1]}", str(offsets[index]))
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .findings import Finding
+from .findings import MAX_HELD, Finding
 from .messages.control import KRAFT_CONTROL_MESSAGES, decode_kraft_control
 from .layouts import CONTROL_KEY, CONTROL_TYPES, END_TXN_VALUE, Record as RecordLayout
 from .model import NO_SEQUENCE, Batch, ControlMarker, Record, increment_sequence
@@ -36,6 +36,7 @@ class RecordChecks:
 
     decoded: int                     # records that decoded
     last_offset_delta: int           # the last one's offsetDelta
+    last_offset: int                 # ... and its offset (baseOffset + offsetDelta, as Java adds longs)
     max_timestamp: int               # the largest baseTimestamp + timestampDelta
     # (index, pos, size, previous offset, offset) where offsets do not increase; pos as Record.pos
     order_breaks: list = field(default_factory=list)
@@ -113,10 +114,14 @@ def walk_batch_records(batch: Batch, data, data_pos: int, finding_pos: int, find
     if not objects:
         batch.record_data = data
     shift = data_pos if in_file else 0
-    batch.record_checks = RecordChecks(walker.decoded, walker.last_offset_delta, walker.max_timestamp,
+    batch.record_checks = RecordChecks(walker.decoded, walker.last_offset_delta, walker.last_offset,
+                                       walker.max_timestamp,
                                        [(index, pos + shift, size, previous, offset)
                                         for index, pos, size, previous, offset in walker.order_breaks])
     findings = [finding(*found) for found in walker.findings]
+    if walker.not_kept:
+        findings.append(finding("not-all-kept", 0, 0, "records", f"at most {MAX_HELD} findings kept per batch",
+                                f"{walker.not_kept} more; checked and counted, not listed"))
     for index, (marker, problem, pos, size) in enumerate(controls):
         if records is not None:
             records[index].control = marker

@@ -29,6 +29,8 @@ try:
 except ImportError:  # not compiled and no Cython installed: the same code as plain Python
     from . import _cython_shim as cython
 
+from .findings import MAX_HELD
+
 # A record takes at least 7 bytes (7 one-byte fields), a header at least 2: no batch can hold more
 # records than its bytes / 7, whatever recordsCount claims.
 MIN_RECORD_SIZE = 7
@@ -133,8 +135,9 @@ class RecordWalker:
 
     ``fill(columns)`` decodes the next records into ``columns`` and returns how many (0 at the end).
     What it finds goes to ``findings`` as tuples (code, pos, size, field, expected, actual), positions
-    inside ``data``; a record that does not decode ends the walk.  Along the way it keeps what
-    ``verify-crc --deep`` checks: ``decoded``, ``max_timestamp``, ``last_offset_delta`` and
+    inside ``data``; a record that does not decode ends the walk.  However many records a batch holds,
+    only the first MAX_HELD findings (and order breaks) are kept: ``not_kept`` counts the rest.  Along the way it keeps what
+    ``verify-crc --deep`` checks: ``decoded``, ``max_timestamp``, ``last_offset_delta``, ``last_offset`` and
     ``order_breaks`` (index, pos, size, previous offset, offset) where offsets do not strictly increase.
     """
 
@@ -144,15 +147,16 @@ class RecordWalker:
     _count: cython.Py_ssize_t
     _base_offset: cython.longlong
     _base_timestamp: cython.longlong
-    _previous_offset: cython.longlong
     _value: cython.longlong     # what the last _varint call read ...
     _next: cython.Py_ssize_t    # ... and where the bytes after it start
     done = cython.declare(cython.bint, visibility="readonly")
     decoded = cython.declare(cython.Py_ssize_t, visibility="readonly")
     max_timestamp = cython.declare(cython.longlong, visibility="readonly")
     last_offset_delta = cython.declare(cython.longlong, visibility="readonly")
+    last_offset = cython.declare(cython.longlong, visibility="readonly")   # the last record's (Java's long)
     findings = cython.declare(list, visibility="readonly")
     order_breaks = cython.declare(list, visibility="readonly")
+    not_kept = cython.declare(cython.Py_ssize_t, visibility="readonly")   # findings and breaks past MAX_HELD
 
     def __init__(self, data, count: cython.longlong, base_offset: cython.longlong,
                  base_timestamp: cython.longlong):
@@ -161,11 +165,12 @@ class RecordWalker:
         self._pos = 0
         self.findings = []
         self.order_breaks = []
+        self.not_kept = 0
         self.decoded = 0
         self.done = False
         self.max_timestamp = 0
         self.last_offset_delta = 0
-        self._previous_offset = 0
+        self.last_offset = 0
         self._base_offset = base_offset
         self._base_timestamp = base_timestamp
         self._value = 0
@@ -316,9 +321,12 @@ class RecordWalker:
                                "baseTimestamp + timestampDelta", self._base_timestamp, timestamp_delta, timestamp)
             if index == 0 or timestamp > self.max_timestamp:
                 self.max_timestamp = timestamp
-            if index > 0 and offset <= self._previous_offset:
-                self.order_breaks.append((index, start, record_end - start, self._previous_offset, offset))
-            self._previous_offset = offset
+            if index > 0 and offset <= self.last_offset:
+                if len(self.order_breaks) < MAX_HELD:
+                    self.order_breaks.append((index, start, record_end - start, self.last_offset, offset))
+                else:
+                    self.not_kept += 1
+            self.last_offset = offset
             self.last_offset_delta = offset_delta
             columns._pos[n] = start
             columns._size[n] = record_end - start
@@ -393,11 +401,14 @@ class RecordWalker:
         return True
 
     def _finding(self, code, pos, size, field, expected, actual):
-        self.findings.append((code, pos, size, field, expected, actual))
+        if len(self.findings) < MAX_HELD:
+            self.findings.append((code, pos, size, field, expected, actual))
+        else:
+            self.not_kept += 1
 
     def _fail(self, code, pos, size, index, header, name, expected, actual):
-        """A record that does not decode: the finding, and the end of the walk."""
-        self._finding(code, pos, size, _field(index, header, name), expected, actual)
+        """A record that does not decode: the finding (always kept), and the end of the walk."""
+        self.findings.append((code, pos, size, _field(index, header, name), expected, actual))
         self.done = True
 
     def _negative_length(self, pos, size, index, name, length):

@@ -74,8 +74,11 @@ def verify_stream(stream: BinaryIO, summary: FileSummary, options: VerifyOptions
     """
     from .reader import ReadOptions, SegmentReader
 
-    reader = SegmentReader(stream, ReadOptions(records=options.deep, decompressed_limit=options.decompressed_limit),
-                           size=summary.size)
+    # Records become objects only for an internal topic's decoder (control records always do): the
+    # invariants read what the record decoder kept as it walked, so memory does not grow with a batch.
+    objects = decoder not in (None, "none")
+    reader = SegmentReader(stream, ReadOptions(records=options.deep, record_objects=objects,
+                                               decompressed_limit=options.decompressed_limit), size=summary.size)
     order = OffsetOrder()
     for item in reader.walk(start, stop):
         if isinstance(item, Finding):

@@ -356,3 +356,42 @@ def _mismatched_wrapper(messages: int) -> bytes:
     payload = "ffffffff" + len(value).to_bytes(4, "big").hex() + value.hex()
     return encode_document({"entries": [{"magic": 1, "codec": "gzip", "stored_offset": messages - 1,
                                          "max_timestamp": 1_700_000_000_000, "payload": {"hex": payload}}]})
+
+
+def _record_count_bomb(records: int) -> bytes:
+    """One gzip v2 batch of ``records`` minimal 7-byte records, all with offsetDelta 0 (a true count)."""
+    import gzip
+
+    from kbatch.encode import encode_document
+
+    record = bytes([12, 0, 0, 0, 1, 1, 0])   # length 6 (zigzag), attributes, deltas 0, key/value null, 0 headers
+    value = gzip.compress(record * records, mtime=0)
+    return encode_document({"entries": [{"codec": "gzip", "count": records, "last_offset_delta": records - 1,
+                                         "payload": {"hex": value.hex()}}]})
+
+
+@pytest.mark.parametrize("build", ["compiled", "pure"])
+def test_a_record_count_bomb_keeps_a_bounded_number_of_findings_and_says_so(build, tmp_path, capsys, monkeypatch):
+    import json
+
+    import kbatch.records
+    import kbatch.recordwalk
+
+    from .helpers import pure_recordwalk, run_kbatch, use_pure_decoder
+
+    if build == "pure":
+        use_pure_decoder(monkeypatch)
+    walk_module = pure_recordwalk() if build == "pure" else kbatch.recordwalk
+    monkeypatch.setattr(walk_module, "MAX_HELD", 100)
+    monkeypatch.setattr(kbatch.records, "MAX_HELD", 100)
+    path = tmp_path / "bomb.log"
+    path.write_bytes(_record_count_bomb(3000))
+    result = run_kbatch(["verify-crc", "--deep", "--format", "jsonl", str(path)], capsys, monkeypatch)
+    lines = [json.loads(line) for line in result.out.splitlines()]
+    codes = [line["code"] for line in lines if line.get("type") != "summary" and "code" in line]
+    # Every record is checked (2,999 offsets that do not increase), the first 100 are listed.
+    assert codes.count("offset-delta-order") == 100
+    (kept,) = [line for line in lines if line.get("code") == "not-all-kept"]
+    assert kept["actual"].startswith("2899 more") and kept["severity"] == "warning"
+    (summary,) = [line for line in lines if line.get("type") == "summary"]
+    assert summary["record_count"] == 3000 and result.code == 1

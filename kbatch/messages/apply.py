@@ -20,5 +20,5 @@ def decode_batch(batch: Batch, decoder: str | None) -> None:
         record.decoded = decoded
         for problem in decoded.problems:
             batch.findings.append(_record_finding(
-                batch, record, problem.code, f"records[{index}].{problem.field}", problem.expected,
+                batch, record.pos, record.size, problem.code, f"records[{index}].{problem.field}", problem.expected,
                 f"{problem.actual} (byte {problem.pos} of the {problem.part})"))

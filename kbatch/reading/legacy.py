@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Callable, Iterable
 
 from ..codecs import CodecError, Decompressor, codec_name
-from ..findings import Finding
+from ..findings import MAX_HELD, Finding
 from ..framing import CHECKSUMS, crc_mismatch, legacy_key_value, read_length
 from ..layouts import LEGACY_CODEC_MASK, LEGACY_TIMESTAMP_TYPE_MASK, MESSAGE_V0_HEADER, MESSAGE_V1_HEADER
 from ..model import NO_TIMESTAMP_TYPE, TIMESTAMP_TYPES, Batch, Record
@@ -125,8 +125,6 @@ def _unwrap(batch: Batch, value: bytes | None, codec_id: int, log_append_time: b
     batch.records = records
 
 
-# Records (and findings) kept per wrapper: enough for any real one, a bound for a crafted one.
-MAX_HELD = 100_000
 
 
 def _absolute_inner_offsets(batch: Batch, records: list[Record], last_inner: int) -> int:

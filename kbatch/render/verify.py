@@ -41,12 +41,16 @@ class VerifyTableSink(_BatchOffsets):
         self.rows: list[FileSummary | tuple[str, str]] = []   # in input order: a summary, or (path, why unreadable)
 
     def finding(self, path: str, finding: Finding) -> None:
+        marker = f"{'✗' if finding.is_damage else '•'} {finding.severity.value} "
+        text = finding_text(finding, self.batch_of(finding))
+        if not self.console.is_terminal:
+            # One line per finding, unstyled and unwrapped, for grep: a crafted batch can have 100,000 of them.
+            self.console.file.write(f"{path}: {marker}{text}\n")
+            return
         from rich.text import Text
 
         style = "bold red" if finding.is_damage else "yellow"
-        marker = "✗" if finding.is_damage else "•"
-        self.console.print(Text.assemble(f"{path}: ", Text(f"{marker} {finding.severity.value} ", style=style),
-                                         finding_text(finding, self.batch_of(finding))))
+        self.console.print(Text.assemble(f"{path}: ", Text(marker, style=style), text), soft_wrap=True)
 
     def file_done(self, summary: FileSummary) -> None:
         self.current = None
