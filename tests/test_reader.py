@@ -399,3 +399,31 @@ def test_a_record_count_bomb_keeps_a_bounded_number_of_findings_and_says_so(buil
     assert kept == ["2899 more; checked and counted, not listed", "2900 more; checked and counted, not listed"]
     (summary,) = [line for line in lines if line.get("type") == "summary"]
     assert summary["record_count"] == 3000 and result.code == 1
+
+
+@pytest.mark.parametrize("output_format", ["json", "jsonl"])
+def test_a_record_count_bomb_is_dumped_in_bounded_memory(output_format, tmp_path, capsys, monkeypatch):
+    """JSON Lines lists every record (from the columns, a chunk at a time); where records become objects
+    (json, table, dumplog) the first MAX_HELD do, and a warning says how many were checked, not kept."""
+    import json
+
+    import kbatch.records
+
+    from .helpers import run_kbatch
+
+    monkeypatch.setattr(kbatch.records, "MAX_HELD", 100)
+    path = tmp_path / "bomb.log"
+    path.write_bytes(_record_count_bomb(3000))
+    result = run_kbatch(["dump", "--records", "--format", output_format, str(path)], capsys, monkeypatch)
+    if output_format == "jsonl":
+        (batch,) = [json.loads(line) for line in result.out.splitlines() if '"type": "batch"' in line]
+    else:
+        (batch,) = json.loads(result.out)["files"][0]["entries"]
+    kept = [finding for finding in batch["findings"] if finding["code"] == "not-all-kept"]
+    if output_format == "jsonl":
+        assert len(batch["records"]) == 3000 and not kept
+    else:
+        assert len(batch["records"]) == 100
+        assert [finding["actual"] for finding in kept] == [
+            "3000 records; those after the first 100 are checked, not kept (--format jsonl lists them all)"]
+    assert result.code == 0
