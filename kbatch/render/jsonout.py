@@ -133,6 +133,11 @@ def records_json_text(batch: Batch, decode: str) -> str:
 
     For a v2 batch read without Record objects (``batch.record_data``): no dict per record.
     """
+    return ", ".join(records_json_parts(batch, decode))
+
+
+def records_json_parts(batch: Batch, decode: str):
+    """:func:`records_json_text` a chunk of records at a time, so a batch of millions never sits in memory."""
     from ..records import record_chunks
 
     def other(data: bytes) -> bytes:
@@ -142,19 +147,16 @@ def records_json_text(batch: Batch, decode: str) -> str:
     base_sequence = batch.base_sequence if batch.base_sequence is not None else -1
     mode = _RECORD_JSON_MODES.get(decode, JSON_TEXT)
     data = batch.record_data
-    parts = []
     for columns in record_chunks(batch):
         if _has_registry_framing(columns, data):
             # record_dict adds "schema_registry" for such records: written the slow way, from objects.
             from ..records import chunk_records
 
-            parts += [json.dumps(record_dict(record, batch, decode), ensure_ascii=False)
-                      for record in chunk_records(columns, batch)]
+            yield ", ".join(json.dumps(record_dict(record, batch, decode), ensure_ascii=False)
+                            for record in chunk_records(columns, batch))
             continue
-        parts.append(records_json(columns, data, shift, batch.compressed, base_sequence,
-                                  batch.timestamp_type == "LogAppendTime", batch.max_timestamp, mode, other)
-                     .decode())
-    return ", ".join(parts)
+        yield records_json(columns, data, shift, batch.compressed, base_sequence,
+                           batch.timestamp_type == "LogAppendTime", batch.max_timestamp, mode, other).decode()
 
 
 def _has_registry_framing(columns, data) -> bool:
@@ -189,7 +191,10 @@ class JsonlSink:
     def batch(self, batch: Batch) -> None:
         if self.records and batch.records is None and batch.record_data is not None:
             line = json.dumps({"file": self.path, **batch_dict(batch, self.decode)}, ensure_ascii=False)
-            self.out.write(f'{line[:-1]}, "records": [{records_json_text(batch, self.decode)}]}}\n')
+            self.out.write(f'{line[:-1]}, "records": [')
+            for index, part in enumerate(records_json_parts(batch, self.decode)):
+                self.out.write(f", {part}" if index else part)
+            self.out.write("]}\n")
             return
         if self.records:
             write_batch_with_records(self.out, {"file": self.path, **batch_dict(batch, self.decode)}, batch,
