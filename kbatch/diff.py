@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import BinaryIO, Iterator
 
-from .findings import Finding
+from .findings import MAX_HELD, Finding
 from .layouts import COMPRESSION_CODEC_MASK
 from .model import Batch, Record
 from .codecs import DEFAULT_DECOMPRESSED_LIMIT, Decompressor
@@ -170,7 +170,10 @@ def diff_streams(stream_a: BinaryIO, stream_b: BinaryIO, summary: DiffSummary, *
     stream_b.seek(0)
     # Records are decoded only where batches differ (or for --records-only): two copies of a 1 GiB
     # segment that differ in one record decode one batch, not 6 million records.
-    options = ReadOptions(records=records_only, keep_body=not records_only, decompressed_limit=decompressed_limit)
+    # Each side keeps half the records of a v0/v1 wrapper another command keeps: the two sides together
+    # hold no more than one command does (a wrapper of a million tiny messages stays in bounded memory).
+    options = ReadOptions(records=records_only, keep_body=not records_only, decompressed_limit=decompressed_limit,
+                          held_records=MAX_HELD // 2)
     a, b = _Side(stream_a, "a", summary, options), _Side(stream_b, "b", summary, options)
     decompressor = Decompressor(decompressed_limit)   # for the records of batches that differ
     if records_only:

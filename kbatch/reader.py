@@ -63,6 +63,7 @@ class ReadOptions:
     max_entry_size: int = DEFAULT_MAX_ENTRY_SIZE   # a larger size field is taken as damage
     keep_body: bool = False                  # keep each entry's bytes after its fixed header (Batch.body)
     inflate: bool = False                    # decompress v2 records (for Batch.decompressed_size) without decoding
+    held_records: int | None = None          # records kept per v0/v1 wrapper (None: findings.MAX_HELD)
 
 
 class SegmentReader:
@@ -174,7 +175,7 @@ class SegmentReader:
                                inflate=self.options.inflate, record_objects=self.options.record_objects)
         else:
             batch = read_message(pos, entry, magic, self.decompressor, nested=self._nested_magic is not None,
-                                 read_inner=self._inner_message_set)
+                                 read_inner=self._inner_message_set, held=self.options.held_records)
         if self.options.keep_body:
             batch.body = bytes(entry[ENTRY_HEADERS[magic].size:])
         return batch

@@ -136,3 +136,19 @@ def test_max_decompressed_bytes_caps_diff_and_the_capped_batch_is_damage(kbatch,
     result = kbatch("diff", *only, "--format", "jsonl", "a.log", "b.log")
     lines = [json.loads(line) for line in result.out.splitlines()]
     assert any(line.get("field") == "value" for line in lines) and lines[-1]["damaged"] == {"a": 0, "b": 0}
+
+
+def test_each_side_keeps_half_the_records_of_a_wrapper_bomb(monkeypatch):
+    """Two wrapper bombs side by side hold no more records than one command reading one of them."""
+    import io
+
+    import kbatch.diff
+    from kbatch.diff import DiffSummary, diff_streams
+
+    from .test_reader import _wrapper_bomb
+
+    monkeypatch.setattr(kbatch.diff, "MAX_HELD", 200)
+    data = _wrapper_bomb(1000)
+    summary = DiffSummary()
+    differences = list(diff_streams(io.BytesIO(data), io.BytesIO(bytearray(data)), summary, records_only=True))
+    assert differences == [] and summary.records["same"] == 100

@@ -22,10 +22,11 @@ InnerReader = Callable[[bytes, int], Iterable[Batch | Finding]]
 
 
 def read_message(pos: int, entry: memoryview, magic: int, decompressor: Decompressor, *, nested: bool,
-                 read_inner: InnerReader) -> Batch:
+                 read_inner: InnerReader, held: int | None = None) -> Batch:
     """The message whose bytes (offset field to end) are ``entry``, at position ``pos``.
 
-    ``nested`` says the message is itself inside a wrapper's message set.
+    ``nested`` says the message is itself inside a wrapper's message set; ``held`` how many of a
+    wrapper's records are kept (None: MAX_HELD).
     """
     header = MESSAGE_V1_HEADER if magic == 1 else MESSAGE_V0_HEADER
     fields = header.unpack_from(entry)
@@ -55,12 +56,13 @@ def read_message(pos: int, entry: memoryview, magic: int, decompressor: Decompre
         batch.records = [Record(offset=offset, timestamp=timestamp, key=key, value=value, headers=[],
                                 pos=pos, size=len(entry), magic=magic, crc=crc, crc_valid=batch.crc_valid)]
         return batch
-    _unwrap(batch, value, codec_id, log_append_time, decompressor, nested, read_inner)
+    _unwrap(batch, value, codec_id, log_append_time, decompressor, nested, read_inner,
+            MAX_HELD if held is None else held)
     return batch
 
 
 def _unwrap(batch: Batch, value: bytes | None, codec_id: int, log_append_time: bool, decompressor: Decompressor,
-            nested: bool, read_inner: InnerReader) -> None:
+            nested: bool, read_inner: InnerReader, held: int) -> None:
     """Decompress a wrapper's value and read the inner message set (AbstractLegacyRecordBatch)."""
     def finding(code, field, expected, actual, inner_pos=None):
         batch.findings.append(Finding(code, batch.pos, batch.payload_pos, batch.payload_size, field,
@@ -99,7 +101,7 @@ def _unwrap(batch: Batch, value: bytes | None, codec_id: int, log_append_time: b
         count += 1
         for record in item.records or []:
             last = record
-            if len(records) < MAX_HELD:
+            if len(records) < held:
                 records.append(record)
     decompressor.release()   # the records hold copies of their bytes; the inflated set is done with
     if findings_left < 0:
@@ -110,7 +112,7 @@ def _unwrap(batch: Batch, value: bytes | None, codec_id: int, log_append_time: b
         finding("empty-wrapper", "value", f"at least one message in the {batch.codec} message set",
                 f"{len(inner)} decompressed bytes holding none")
     if count > len(records) and last is not None:
-        finding("not-all-kept", "inner", f"at most {MAX_HELD} records kept per wrapper",
+        finding("not-all-kept", "inner", f"at most {held} records kept per wrapper",
                 f"{count} inner messages; records after the first {len(records)} are checked, not kept")
     shift = 0
     if batch.magic == 1 and records:
