@@ -248,3 +248,30 @@ def test_the_zero_tail_is_found_reading_back_a_chunk_at_a_time(data, chunk, end)
 
     end = min(end, len(data))
     assert _end_of_nonzero(data, end, chunk) == len(data[:end].rstrip(b"\x00"))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(SIDECAR_KINDS), st.binary(max_size=400), st.one_of(st.none(), st.integers(0, 1 << 40)))
+def test_arbitrary_bytes_read_as_any_kind_never_raise_and_stay_in_the_file(kind, data, base_offset):
+    """Every finding's position lies in the file; entries come in file order without overlap; an index's
+    entries, zero tail and partial entry tile it."""
+    items = list(read_sidecar(kind, data, base_offset))
+    end, covered = 0, []
+    for item in items:
+        findings = [item] if not isinstance(item, (Entry, Header)) else item.findings
+        for finding in findings:
+            assert 0 <= finding.pos <= finding.pos + finding.size <= len(data), finding
+            assert 0 <= finding.entry_pos <= len(data), finding
+        if isinstance(item, Entry):
+            assert end <= item.pos and item.pos + item.size <= len(data)
+            end = item.pos + item.size
+            covered.append((item.pos, item.size))
+        elif not isinstance(item, Header) and item.code in ("zero-tail", "partial-entry"):
+            covered.append((item.pos, item.size))
+    if kind in (kinds.OFFSET_INDEX, kinds.TIME_INDEX, kinds.TXN_INDEX):
+        position = 0
+        for pos, size in sorted(covered):
+            assert pos == position, (covered, len(data))
+            position = pos + size
+        assert position == len(data)
+    assert looks_like(data) in (None, *SIDECAR_KINDS)

@@ -471,3 +471,18 @@ def test_a_record_count_bomb_is_dumped_in_bounded_memory(output_format, tmp_path
         assert [finding["actual"] for finding in kept] == [
             "3000 records; those after the first 100 are checked, not kept (--format jsonl lists them all)"]
     assert result.code == 0
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, len(SEGMENT) - 1), st.binary(min_size=1, max_size=40))
+def test_every_finding_of_a_deep_verify_lies_in_the_input(position, patch):
+    import io
+
+    from kbatch.summary import FileSummary
+    from kbatch.verify import VerifyOptions, verify_stream
+
+    data = SEGMENT[:position] + patch + SEGMENT[position + len(patch):]
+    for finding in verify_stream(io.BytesIO(data), FileSummary("x", len(data)), VerifyOptions(deep=True)):
+        assert finding.code in CODES
+        assert 0 <= finding.pos <= finding.pos + finding.size <= len(data), finding
+        assert 0 <= finding.entry_pos <= len(data), finding
