@@ -10,7 +10,7 @@ import click
 
 from ..annotate import Span, decompressed_spans, entry_spans
 from ..codecs import CodecError, Decompressor
-from ..findings import Finding
+from ..findings import MAX_HELD, Finding
 from ..reader import ReadOptions, SegmentReader, open_input
 from ..render.values import counted
 from .options import decompressed_limit_option, hex_option, no_color_option, report_unreadable
@@ -93,7 +93,10 @@ def hexdump_annotate(file, batch_index, record_offset, position, byte_range, wid
     ruler = no_color or console.no_color or console.color_system is None
     width = int(width)
     with stream:
-        reader = SegmentReader(stream, ReadOptions(records=True, decompressed_limit=decompressed_limit))
+        # A v0/v1 wrapper's records are not shown (its inner messages are, from the bytes): keep half as many
+        # as other commands, so that a wrapper bomb's records and its inflated bytes fit the same bound.
+        reader = SegmentReader(stream, ReadOptions(records=True, decompressed_limit=decompressed_limit,
+                                                   held_records=MAX_HELD // 2))
         view = _lazy_bytes(stream, reader.size)
         if byte_range is not None:
             return _show_range(reader, view, byte_range, console, width, ruler, render, internal)
