@@ -116,10 +116,12 @@ RECORD_JSON_KEYS = ("offset", "timestamp", "timestamp_iso", "key", "value", "hea
 _RECORD_JSON_MODES = {"hex": JSON_HEX, "base64": JSON_OTHER}   # the text modes: JSON_TEXT
 
 
-def records_json_text(batch: Batch, decode: str) -> str:
-    """``batch_dict(..., with_records=True)["records"]``'s items as json.dumps writes them, from the columns.
+def records_json_parts(batch: Batch, decode: str):
+    """``batch_dict(..., with_records=True)["records"]``'s items as json.dumps writes them, from the columns,
+    a chunk of records at a time (to be joined by ", "): no dict per record, and never the whole batch's
+    text at once, however many records it holds.
 
-    For a v2 batch read without Record objects (``batch.record_data``): no dict per record.
+    For a v2 batch read without Record objects (``batch.record_data``).
     """
     from ..records import record_chunks
 
@@ -130,19 +132,30 @@ def records_json_text(batch: Batch, decode: str) -> str:
     base_sequence = batch.base_sequence if batch.base_sequence is not None else -1
     mode = _RECORD_JSON_MODES.get(decode, JSON_TEXT)
     data = batch.record_data
-    parts = []
     for columns in record_chunks(batch):
         if _has_registry_framing(columns, data):
             # record_dict adds "schema_registry" for such records: written the slow way, from objects.
             from ..records import chunk_records
 
-            parts += [json.dumps(record_dict(record, batch, decode), ensure_ascii=False)
-                      for record in chunk_records(columns, batch)]
+            yield ", ".join(json.dumps(record_dict(record, batch, decode), ensure_ascii=False)
+                            for record in chunk_records(columns, batch))
             continue
-        parts.append(records_json(columns, data, shift, batch.compressed, base_sequence,
-                                  batch.timestamp_type == "LogAppendTime", batch.max_timestamp, mode, other)
-                     .decode())
-    return ", ".join(parts)
+        yield records_json(columns, data, shift, batch.compressed, base_sequence,
+                           batch.timestamp_type == "LogAppendTime", batch.max_timestamp, mode, other).decode()
+
+
+def records_json_text(batch: Batch, decode: str) -> str:
+    """All of :func:`records_json_parts` as one string (for a caller that holds a batch's records anyway)."""
+    return ", ".join(part for part in records_json_parts(batch, decode) if part)
+
+
+def _write_records(out, parts) -> None:
+    """The items of a "records" array, chunk by chunk as they are made."""
+    first = True
+    for part in parts:
+        if part:
+            out.write(part if first else ", " + part)
+            first = False
 
 
 def _has_registry_framing(columns, data) -> bool:
@@ -177,7 +190,9 @@ class JsonlSink:
     def batch(self, batch: Batch) -> None:
         if self.records and batch.records is None and batch.record_data is not None:
             line = json.dumps({"file": self.path, **batch_dict(batch, self.decode)}, ensure_ascii=False)
-            self.out.write(f'{line[:-1]}, "records": [{records_json_text(batch, self.decode)}]}}\n')
+            self.out.write(f'{line[:-1]}, "records": [')
+            _write_records(self.out, records_json_parts(batch, self.decode))
+            self.out.write("]}\n")
             return
         self._write(batch_dict(batch, self.decode, self.records))
 
@@ -212,7 +227,18 @@ class JsonSink:
         self.entries += 1
 
     def batch(self, batch: Batch) -> None:
-        self._entry(batch_dict(batch, self.decode, self.records))
+        if not self.records:
+            self._entry(batch_dict(batch, self.decode))
+            return
+        # The records are written one by one as they are read, so a batch of millions never sits in memory.
+        obj = batch_dict(batch, self.decode)
+        payload = obj.pop("payload", None)   # it follows the records
+        self.out.write(",\n" if self.entries else "\n")
+        self.entries += 1
+        self.out.write(json.dumps(obj, ensure_ascii=False)[:-1] + ', "records": [')
+        _write_records(self.out, (json.dumps(record_dict(record, batch, self.decode), ensure_ascii=False)
+                                  for record in batch.records or []))
+        self.out.write("]" + ("" if payload is None else f', "payload": {json.dumps(payload)}') + "}")
 
     def region(self, finding: Finding, raw: bytes | None = None) -> None:
         self._entry(region_dict(finding, raw))
