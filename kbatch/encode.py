@@ -463,7 +463,6 @@ def _legacy_message(entry: dict, path: str, magic: int) -> bytes:
     codec_id = _codec_id(entry, path, magic)
     log_append_time = _timestamp_type(entry, path, magic)
     records = _list(entry, "records", path)
-    header_layout = MESSAGE_V1_HEADER if magic == 1 else MESSAGE_V0_HEADER   # fixed layouts of the declarations
     if "payload" in entry:
         payload = spec_bytes(entry["payload"], f"{path}.payload", nullable=False)
         offsets, timestamps = [], []
@@ -475,30 +474,41 @@ def _legacy_message(entry: dict, path: str, magic: int) -> bytes:
         _check_keys(record, _RECORD_FIELDS, _RECORD_OUTPUT_ONLY, f"{path}.records[0]")
         _legacy_record_fields(record, f"{path}.records[0]", magic)
         key, value = _key_value(record, f"{path}.records[0]")
-        payload = _legacy_key_value(key, value)
+        payload = legacy_key_value(key, value)
         offsets = [_int(record, "offset", f"{path}.records[0]", 0)]
         timestamps = [_int(record, "timestamp", f"{path}.records[0]", NO_TIMESTAMP)] if magic else []
     else:
         inner, offsets, timestamps = _inner_message_set(records or [], f"{path}.records", magic)
         value = compress(codec_id, inner, snappy_framing=_snappy_framing(entry, path),
                          lz4_kafka3160=_bool(entry, "lz4_kafka3160", path), frame=_frame(entry, codec_id, path))
-        payload = _legacy_key_value(None, value)
+        payload = legacy_key_value(None, value)
     # The offset field as stored: a message's own offset; a wrapper's is that of its last record.
     offset = _int(entry, "stored_offset", path, offsets[-1] if offsets else _int(entry, "base_offset", path, 0))
     timestamp = _int(entry, "max_timestamp", path, max(timestamps) if timestamps else NO_TIMESTAMP)
     attributes = codec_id | (LEGACY_TIMESTAMP_TYPE_MASK if log_append_time else 0)
-    header = dict(offset=offset, message_size=0, crc=0, magic=magic,
-                  attributes=_int(entry, "attributes", path, attributes, low=-128, high=127))
+    return legacy_message(magic, offset, _int(entry, "attributes", path, attributes, low=-128, high=127),
+                          timestamp if timestamp is not None else NO_TIMESTAMP, payload,
+                          message_size=_int(entry, "batch_length", path, None, low=-(2**31), high=2**31 - 1),
+                          crc=_int(entry, "crc", path, None, low=0, high=2**32 - 1))
+
+
+def legacy_message(magic: int, offset: int, attributes: int, timestamp: int, payload: bytes, *,
+                   message_size: int | None = None, crc: int | None = None) -> bytes:
+    """One v0/v1 message (LegacyRecord.write) from values already checked: the declaration's fixed header,
+    then ``payload`` (key and value: :func:`legacy_key_value`); its size and CRC derived unless given.
+    The spec path above and ``stats --what-if`` (a message per record, from Record objects) both write with it.
+    """
+    header_layout = MESSAGE_V1_HEADER if magic == 1 else MESSAGE_V0_HEADER   # fixed layouts of the declarations
+    header = dict(offset=offset, message_size=0, crc=0, magic=magic, attributes=attributes)
     if magic == 1:
-        header["timestamp"] = timestamp if timestamp is not None else NO_TIMESTAMP
-    size = header_layout.size + len(payload)
-    header["message_size"] = _int(entry, "batch_length", path, size - LOG_OVERHEAD, low=-(2**31), high=2**31 - 1)
-    body = header_layout.build(header)[MESSAGE_CRC_START:] + payload
-    header["crc"] = _int(entry, "crc", path, crc32(body), low=0, high=2**32 - 1)
+        header["timestamp"] = timestamp
+    header["message_size"] = header_layout.size + len(payload) - LOG_OVERHEAD if message_size is None \
+        else message_size
+    header["crc"] = crc32(header_layout.build(header)[MESSAGE_CRC_START:] + payload) if crc is None else crc
     return header_layout.build(header) + payload
 
 
-def _legacy_key_value(key: bytes | None, value: bytes | None) -> bytes:
+def legacy_key_value(key: bytes | None, value: bytes | None) -> bytes:
     def sized(data):
         return (-1 if data is None else len(data)).to_bytes(4, "big", signed=True) + (data or b"")
     return sized(key) + sized(value)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from .findings import Finding
+from .findings import MAX_HELD, Finding
 from .layouts import BATCH_HEADER, LEGACY_CODEC_MASK, LEGACY_TIMESTAMP_TYPE_MASK, MESSAGE_V1_HEADER
 from .model import NO_SEQUENCE, Batch
 
@@ -55,6 +55,10 @@ def _v2_checks(batch: Batch) -> Iterator[Finding]:
     for index, pos, size, previous, offset in checks.order_breaks:
         yield _record_finding(batch, pos, size, "offset-delta-order", f"records[{index}].offsetDelta",
                               f"more than {previous}", str(offset))
+    if checks.breaks_not_kept:
+        yield _record_finding(batch, checks.order_breaks[-1][1], 0, "not-all-kept", "records",
+                              f"at most {MAX_HELD} offset-delta-order findings kept per batch",
+                              f"{checks.breaks_not_kept} more; checked and counted, not listed")
     if batch.timestamp_type == "CreateTime" and checks.max_timestamp != batch.max_timestamp:
         yield _header_finding(batch, "max-timestamp-mismatch", "max_timestamp",
                               f"{checks.max_timestamp} (the largest record timestamp)", batch.max_timestamp)

@@ -40,6 +40,7 @@ class RecordChecks:
     max_timestamp: int               # the largest baseTimestamp + timestampDelta
     # (index, pos, size, previous offset, offset) where offsets do not increase; pos as Record.pos
     order_breaks: list = field(default_factory=list)
+    breaks_not_kept: int = 0         # order breaks past the first MAX_HELD, counted only
 
 
 def decode_record(data, pos: int, end: int, path: str) -> tuple[dict, int]:
@@ -106,10 +107,12 @@ def walk_batch_records(batch: Batch, data, data_pos: int, finding_pos: int, find
     records: list[Record] | None = [] if objects else None
     controls = []
     while walker.fill(columns):
-        if objects:
-            records += _records(columns, batch, data, data_pos if in_file else 0)
-        if batch.is_control:
-            controls += _controls(columns, data)
+        # Objects for the first MAX_HELD records only: a few KB of gzip can hold millions (the rest are
+        # still walked and checked; JSON Lines writes them all from the columns).
+        if objects and len(records) < MAX_HELD:
+            records += _records(columns, batch, data, data_pos if in_file else 0)[:MAX_HELD - len(records)]
+        if batch.is_control and len(controls) < MAX_HELD:
+            controls += _controls(columns, data)[:MAX_HELD - len(controls)]
     batch.records = records
     if not objects:
         batch.record_data = data
@@ -117,8 +120,13 @@ def walk_batch_records(batch: Batch, data, data_pos: int, finding_pos: int, find
     batch.record_checks = RecordChecks(walker.decoded, walker.last_offset_delta, walker.last_offset,
                                        walker.max_timestamp,
                                        [(index, pos + shift, size, previous, offset)
-                                        for index, pos, size, previous, offset in walker.order_breaks])
+                                        for index, pos, size, previous, offset in walker.order_breaks],
+                                       walker.breaks_not_kept)
     findings = [finding(*found) for found in walker.findings]
+    if records is not None and walker.decoded > len(records):
+        findings.append(finding("not-all-kept", 0, 0, "records", f"at most {MAX_HELD} records kept per batch",
+                                f"{walker.decoded} records; those after the first {len(records)} are checked, not "
+                                "kept (--format jsonl lists them all)"))
     if walker.not_kept:
         findings.append(finding("not-all-kept", 0, 0, "records", f"at most {MAX_HELD} findings kept per batch",
                                 f"{walker.not_kept} more; checked and counted, not listed"))

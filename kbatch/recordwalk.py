@@ -136,7 +136,8 @@ class RecordWalker:
     ``fill(columns)`` decodes the next records into ``columns`` and returns how many (0 at the end).
     What it finds goes to ``findings`` as tuples (code, pos, size, field, expected, actual), positions
     inside ``data``; a record that does not decode ends the walk.  However many records a batch holds,
-    only the first MAX_HELD findings (and order breaks) are kept: ``not_kept`` counts the rest.  Along the way it keeps what
+    only the first MAX_HELD findings (and order breaks) are kept: ``not_kept`` (``breaks_not_kept``)
+    counts the rest.  Along the way it keeps what
     ``verify-crc --deep`` checks: ``decoded``, ``max_timestamp``, ``last_offset_delta``, ``last_offset`` and
     ``order_breaks`` (index, pos, size, previous offset, offset) where offsets do not strictly increase.
     """
@@ -156,7 +157,8 @@ class RecordWalker:
     last_offset = cython.declare(cython.longlong, visibility="readonly")   # the last record's (Java's long)
     findings = cython.declare(list, visibility="readonly")
     order_breaks = cython.declare(list, visibility="readonly")
-    not_kept = cython.declare(cython.Py_ssize_t, visibility="readonly")   # findings and breaks past MAX_HELD
+    not_kept = cython.declare(cython.Py_ssize_t, visibility="readonly")          # findings past MAX_HELD
+    breaks_not_kept = cython.declare(cython.Py_ssize_t, visibility="readonly")   # order breaks past MAX_HELD
 
     def __init__(self, data, count: cython.longlong, base_offset: cython.longlong,
                  base_timestamp: cython.longlong):
@@ -166,6 +168,7 @@ class RecordWalker:
         self.findings = []
         self.order_breaks = []
         self.not_kept = 0
+        self.breaks_not_kept = 0
         self.decoded = 0
         self.done = False
         self.max_timestamp = 0
@@ -325,7 +328,7 @@ class RecordWalker:
                 if len(self.order_breaks) < MAX_HELD:
                     self.order_breaks.append((index, start, record_end - start, self.last_offset, offset))
                 else:
-                    self.not_kept += 1
+                    self.breaks_not_kept += 1
             self.last_offset = offset
             self.last_offset_delta = offset_delta
             columns._pos[n] = start

@@ -29,8 +29,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from .encode import encode_entry
-from .layouts import RECORD_BATCH_OVERHEAD
+from .encode import encode_entry, legacy_key_value, legacy_message
+from .layouts import LEGACY_TIMESTAMP_TYPE_MASK, NO_TIMESTAMP, RECORD_BATCH_OVERHEAD
 from .model import Batch, Record
 from .records import RecordError, decode_record
 
@@ -124,7 +124,10 @@ class WhatIf:
                 total.left_uncompressed += 1          # no zstd before magic 2
                 codec = "none"
         specs = _specs(batch, records, magic, deltas, snappy_framing, frame)
-        plain = [encode_entry(spec, f"{layout}") for spec in specs(compressed=False)]
+        if magic < 2:   # a message per record: written straight from the records, not through a spec each
+            plain = _legacy_messages(batch, records, magic)
+        else:
+            plain = [encode_entry(spec, f"{layout}") for spec in specs(compressed=False)]
         total.entries += len(plain)
         total.records += 0 if batch.is_control else len(records)
         total.bytes += sum(len(data) for data in plain)
@@ -155,6 +158,15 @@ class WhatIf:
                               "inflated_today": self.inflated_today,
                               "prefix": self.headers_first_prefix},
         }
+
+
+def _legacy_messages(batch: Batch, records: list[Record], magic: int) -> list[bytes]:
+    """The records as uncompressed v0/v1 messages, one each, as encode-from-json writes a message spec of one
+    record (encode.legacy_message): its own offset, under LogAppendTime (v1) the timestamp-type bit."""
+    attributes = LEGACY_TIMESTAMP_TYPE_MASK if magic >= 1 and batch.timestamp_type == "LogAppendTime" else 0
+    return [legacy_message(magic, record.offset, attributes,
+                           record.timestamp if magic and record.timestamp is not None else NO_TIMESTAMP,
+                           legacy_key_value(record.key, record.value)) for record in records]
 
 
 def _payload(record: Record, *, headers: bool) -> int:

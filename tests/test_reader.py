@@ -358,13 +358,14 @@ def _mismatched_wrapper(messages: int) -> bytes:
                                          "max_timestamp": 1_700_000_000_000, "payload": {"hex": payload}}]})
 
 
-def _record_count_bomb(records: int) -> bytes:
+def _record_count_bomb(records: int, key_length: int = -1) -> bytes:
     """One gzip v2 batch of ``records`` minimal 7-byte records, all with offsetDelta 0 (a true count)."""
     import gzip
 
     from kbatch.encode import encode_document
 
-    record = bytes([12, 0, 0, 0, 1, 1, 0])   # length 6 (zigzag), attributes, deltas 0, key/value null, 0 headers
+    # length 6 (zigzag 12), attributes, timestampDelta 0, offsetDelta 0, key length (null), value null, 0 headers
+    record = bytes([12, 0, 0, 0, (-2 * key_length - 1) & 0xFF, 1, 0])
     value = gzip.compress(record * records, mtime=0)
     return encode_document({"entries": [{"codec": "gzip", "count": records, "last_offset_delta": records - 1,
                                          "payload": {"hex": value.hex()}}]})
@@ -374,6 +375,7 @@ def _record_count_bomb(records: int) -> bytes:
 def test_a_record_count_bomb_keeps_a_bounded_number_of_findings_and_says_so(build, tmp_path, capsys, monkeypatch):
     import json
 
+    import kbatch.invariants
     import kbatch.records
     import kbatch.recordwalk
 
@@ -384,14 +386,39 @@ def test_a_record_count_bomb_keeps_a_bounded_number_of_findings_and_says_so(buil
     walk_module = pure_recordwalk() if build == "pure" else kbatch.recordwalk
     monkeypatch.setattr(walk_module, "MAX_HELD", 100)
     monkeypatch.setattr(kbatch.records, "MAX_HELD", 100)
+    monkeypatch.setattr(kbatch.invariants, "MAX_HELD", 100)
     path = tmp_path / "bomb.log"
-    path.write_bytes(_record_count_bomb(3000))
+    path.write_bytes(_record_count_bomb(3000, key_length=-2))
     result = run_kbatch(["verify-crc", "--deep", "--format", "jsonl", str(path)], capsys, monkeypatch)
     lines = [json.loads(line) for line in result.out.splitlines()]
     codes = [line["code"] for line in lines if line.get("type") != "summary" and "code" in line]
-    # Every record is checked (2,999 offsets that do not increase), the first 100 are listed.
-    assert codes.count("offset-delta-order") == 100
-    (kept,) = [line for line in lines if line.get("code") == "not-all-kept"]
-    assert kept["actual"].startswith("2899 more") and kept["severity"] == "warning"
+    # Every record is checked (2,999 offsets that do not increase, 3,000 key lengths of -2), the first 100
+    # of each are listed, and one warning each counts the rest.
+    assert codes.count("offset-delta-order") == 100 and codes.count("negative-length") == 100
+    kept = sorted(line["actual"] for line in lines if line.get("code") == "not-all-kept")
+    assert kept == ["2899 more; checked and counted, not listed", "2900 more; checked and counted, not listed"]
     (summary,) = [line for line in lines if line.get("type") == "summary"]
     assert summary["record_count"] == 3000 and result.code == 1
+
+
+@pytest.mark.parametrize("output_format", ["json", "jsonl"])
+def test_a_record_count_bomb_is_dumped_in_bounded_memory(output_format, tmp_path, capsys, monkeypatch):
+    """Every record is listed, with no warning: JSON Lines from the columns a chunk at a time, json (as table
+    and dumplog) from Record objects made a chunk at a time (tests/test_record_stream.py)."""
+    import json
+
+    import kbatch.records
+
+    from .helpers import run_kbatch
+
+    monkeypatch.setattr(kbatch.records, "MAX_HELD", 100)
+    path = tmp_path / "bomb.log"
+    path.write_bytes(_record_count_bomb(3000))
+    result = run_kbatch(["dump", "--records", "--format", output_format, str(path)], capsys, monkeypatch)
+    if output_format == "jsonl":
+        (batch,) = [json.loads(line) for line in result.out.splitlines() if '"type": "batch"' in line]
+    else:
+        (batch,) = json.loads(result.out)["files"][0]["entries"]
+    kept = [finding for finding in batch["findings"] if finding["code"] == "not-all-kept"]
+    assert len(batch["records"]) == 3000 and not kept
+    assert result.code == 0

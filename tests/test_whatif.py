@@ -174,3 +174,24 @@ def test_write_layouts_refuses_two_inputs_of_one_name(kbatch, tmp_path):
     result = kbatch("stats", "--what-if", "--write-layouts", str(tmp_path), *map(str, logs))
     assert result.code == 2 and "both write" in result.err and not list(tmp_path.iterdir())
     assert kbatch("stats", "--write-layouts", str(tmp_path), "fixtures/v2-none.log").code == 2
+
+
+@pytest.mark.parametrize("path", [p for p in ALL if "damaged" not in p.name], ids=fixture_id)
+def test_v0_v1_messages_written_from_records_are_what_a_spec_of_each_writes(path):
+    """--what-if writes a v0/v1 message per record straight from the Record (encode.legacy_message); the
+    same record as an encode-from-json spec gives the same bytes."""
+    from kbatch.encode import encode_entry
+    from kbatch.whatif import _legacy_messages
+
+    batches, _ = read_all(path.read_bytes(), records=True)
+    for batch in batches:
+        if batch.is_damaged or batch.is_control or not batch.records:
+            continue
+        for magic in (0, 1):
+            common = {"magic": magic}
+            if magic and batch.timestamp_type == "LogAppendTime":
+                common["timestamp_type"] = "LogAppendTime"
+            specs = [{**common, "records": [{"offset": r.offset, "key": r.key, "value": r.value,
+                                             **({"timestamp": r.timestamp if r.timestamp is not None else -1}
+                                                if magic else {})}]} for r in batch.records]
+            assert _legacy_messages(batch, batch.records, magic) == [encode_entry(spec, "x") for spec in specs]
