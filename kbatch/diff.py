@@ -19,6 +19,7 @@ from .layouts import COMPRESSION_CODEC_MASK
 from .model import Batch, Record
 from .codecs import DEFAULT_DECOMPRESSED_LIMIT, Decompressor
 from .reader import ReadOptions, SegmentReader, load_records
+from .records import stream_records
 
 # Batch fields compared, in the order they are reported (names as in dump's JSON).
 BATCH_FIELDS = ("magic", "codec", "count", "last_offset", "size", "batch_length", "partition_leader_epoch", "crc",
@@ -232,7 +233,11 @@ def _diff_batches(a: Batch, b: Batch, summary: DiffSummary, ignore: set[str],
     for side, batch in (("a", a), ("b", b)):
         if batch.records is None and batch.body is not None and batch.magic == 2:
             known = len(batch.findings)
-            load_records(batch, batch.body, decompressor)
+            # Walked into columns and read back as a stream of records: a batch of millions holds no list.
+            load_records(batch, batch.body, decompressor, objects=False)
+            if batch.compressed and batch.record_data is not None:
+                batch.record_data = bytes(batch.record_data)   # the decompressor's buffer serves the other side next
+            stream_records(batch)
             # What only the records show (a batch past --max-decompressed-bytes, a broken record) is damage.
             yield from (_damage(side, finding, batch, summary) for finding in batch.findings[known:]
                         if finding.is_damage)

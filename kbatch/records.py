@@ -154,6 +154,36 @@ def chunk_records(columns: RecordColumns, batch: Batch) -> list[Record]:
     return _records(columns, batch, batch.record_data, 0 if batch.compressed else batch.payload_pos)
 
 
+class RecordStream:
+    """The records of a batch walked without objects, as Record objects made a chunk at a time.
+
+    It stands where ``batch.records`` holds a list for a caller that only iterates (a table, dumplog's
+    lines, json): memory stays one chunk, however many records a batch holds (a few KB of gzip can
+    inflate to millions of 7-byte records).  Each iteration walks the bytes again.
+    """
+
+    __slots__ = ("batch",)
+
+    def __init__(self, batch: Batch):
+        self.batch = batch
+
+    def __iter__(self):
+        for columns in record_chunks(self.batch):
+            yield from chunk_records(columns, self.batch)
+
+    def __len__(self) -> int:
+        return self.batch.record_checks.decoded
+
+    def __bool__(self) -> bool:
+        return len(self) > 0
+
+
+def stream_records(batch: Batch) -> None:
+    """Give a batch walked without objects its records as a :class:`RecordStream` (else leave it)."""
+    if batch.records is None and batch.record_data is not None and batch.record_checks is not None:
+        batch.records = RecordStream(batch)
+
+
 _COLUMNS: dict[int, RecordColumns] = {}
 
 

@@ -14,6 +14,7 @@ from ..partition.sniff import NotALogSegment, looks_like_other_kind
 from ..messages.apply import decode_batch
 from ..messages.topics import DECODERS, decoder_for_path
 from ..reader import ReadOptions, SegmentReader
+from ..records import stream_records
 from ..segments import PARTITION_FILES
 from ..render.console import make_console
 from ..render.dumplog import DumplogSink
@@ -83,18 +84,16 @@ def dump(files, records, output_format, decode, decoder, full, limit, kind, offs
     that is no log segment but looks like another kind).
     """
     # The json document carries what encode-from-json needs to rebuild the input byte for byte.
-    # jsonl writes the records of v2 batches straight from the decoder's columns, without Record objects
-    # (a selection by offset or time picks records, so it keeps them).
-    selects = offset_range is not None or since is not None or until is not None
+    # The records of a v2 batch are walked into columns, never held as a list of objects: jsonl writes
+    # them straight from the columns; the other formats (and a selection by offset or time) read them as
+    # Record objects made a chunk at a time (records.RecordStream).
     options = ReadOptions(records=records, decompressed_limit=decompressed_limit,
-                          keep_body=output_format == "json", record_objects=output_format != "jsonl" or selects)
+                          keep_body=output_format == "json", record_objects=False)
     out = sys.stdout
     if output_format == "table":
         sink = TableSink(make_console(out, no_color=no_color), records=records, decode=decode, full=full)
     elif output_format == "jsonl":
         sink = JsonlSink(out, records=records, decode=decode)
-        if not sink.from_columns:
-            options = dataclasses.replace(options, record_objects=True)
     elif output_format == "json":
         sink = JsonSink(out, records=records, decode=decode)
     else:
@@ -111,7 +110,8 @@ def dump(files, records, output_format, decode, decoder, full, limit, kind, offs
                 click.echo(outcome.message, err=True)
                 return outcome
         window = Window(*(offset_range or (None, None)), since, until)
-        return _dump_file(path, stream, options, sink, limit, window, decoder)
+        columns = isinstance(sink, JsonlSink) and sink.from_columns and not window.selects
+        return _dump_file(path, stream, options, sink, limit, window, decoder, columns)
 
     # A directory dumps every file Kafka keeps in it, each segment's together, segments by base offset.
     status = for_each_input(files, hex_input, dump_one, pattern=PARTITION_FILES, sink=sink)
@@ -120,7 +120,7 @@ def dump(files, records, output_format, decode, decoder, full, limit, kind, offs
     return status
 
 
-def _dump_file(path, stream, options, sink, limit, window: Window, decoder="auto") -> FileSummary:
+def _dump_file(path, stream, options, sink, limit, window: Window, decoder="auto", columns=False) -> FileSummary:
     internal = decoder_for_path(path) if decoder == "auto" else decoder
     if internal not in (None, "none"):   # an internal topic's records are read into objects by its decoder
         options = dataclasses.replace(options, record_objects=True)
@@ -141,6 +141,8 @@ def _dump_file(path, stream, options, sink, limit, window: Window, decoder="auto
             keep_raw = options.keep_body and item.owns_bytes
             sink.region(item, reader.read_bytes(item.pos, item.size) if keep_raw else None)
             continue
+        if not columns:
+            stream_records(item)
         if window.selects and not _select(item, window):
             continue
         if limit is not None and shown >= limit:

@@ -21,7 +21,7 @@ import os
 import re
 import sys
 
-from ..findings import Finding
+from ..findings import MAX_HELD, Finding
 from ..model import Batch, Record
 from .internal import control_dumplog_tokens, dumplog_tokens
 from .values import bytes_text, finding_text
@@ -137,6 +137,7 @@ class DumplogSink:
         self.out, self.records, self.decode = out, records, decode
         self.err = err or sys.stderr
         self.non_consecutive: dict[str, list[tuple[int, int]]] = {}
+        self.not_kept: dict[str, int] = {}   # pairs past MAX_HELD, counted
 
     def begin(self, path: str, size: int) -> None:
         self.path = path
@@ -152,7 +153,11 @@ class DumplogSink:
         if self.records:
             for record in batch.records or []:
                 if self.last_offset != -1 and record.offset != self.last_offset + 1:
-                    self.non_consecutive.setdefault(self.path, []).append((self.last_offset, record.offset))
+                    pairs = self.non_consecutive.setdefault(self.path, [])
+                    if len(pairs) < MAX_HELD:   # held to the end: a record-count bomb must not hold millions
+                        pairs.append((self.last_offset, record.offset))
+                    else:
+                        self.not_kept[self.path] = self.not_kept.get(self.path, 0) + 1
                 self.last_offset = record.offset
                 self.out.write(record_line(record, batch, self.decode) + "\n")
         self.last_end = batch.pos + batch.size
@@ -174,3 +179,5 @@ class DumplogSink:
         for path, pairs in self.non_consecutive.items():
             for line in non_consecutive_report(path, pairs):
                 self.err.write(line + "\n")
+            if path in self.not_kept:
+                self.err.write(f"  (and {self.not_kept[path]} more after the first {MAX_HELD}: counted, not kept)\n")

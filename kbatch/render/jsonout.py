@@ -109,8 +109,8 @@ def write_batch_with_records(out, head: dict, batch: Batch, decode: str) -> None
     payload = head.pop("payload", None)   # batch_dict puts it after the records
     text = json.dumps(head, ensure_ascii=False)
     out.write(f'{text[:-1]}, "records": [')
-    for number, record in enumerate(batch.records or ()):
-        out.write((", " if number else "") + json.dumps(record_dict(record, batch, decode), ensure_ascii=False))
+    _write_records(out, (json.dumps(record_dict(record, batch, decode), ensure_ascii=False)
+                         for record in batch.records or ()))
     out.write("]" + ("" if payload is None else f', "payload": {json.dumps(payload, ensure_ascii=False)}') + "}")
 
 
@@ -128,16 +128,13 @@ RECORD_JSON_KEYS = ("offset", "timestamp", "timestamp_iso", "key", "value", "hea
 _RECORD_JSON_MODES = {"hex": JSON_HEX, "base64": JSON_OTHER}   # the text modes: JSON_TEXT
 
 
-def records_json_text(batch: Batch, decode: str) -> str:
-    """``batch_dict(..., with_records=True)["records"]``'s items as json.dumps writes them, from the columns.
-
-    For a v2 batch read without Record objects (``batch.record_data``): no dict per record.
-    """
-    return ", ".join(records_json_parts(batch, decode))
-
-
 def records_json_parts(batch: Batch, decode: str):
-    """:func:`records_json_text` a chunk of records at a time, so a batch of millions never sits in memory."""
+    """``batch_dict(..., with_records=True)["records"]``'s items as json.dumps writes them, from the columns,
+    a chunk of records at a time (to be joined by ", "): no dict per record, and never the whole batch's
+    text at once, however many records it holds.
+
+    For a v2 batch read without Record objects (``batch.record_data``).
+    """
     from ..records import record_chunks
 
     def other(data: bytes) -> bytes:
@@ -157,6 +154,20 @@ def records_json_parts(batch: Batch, decode: str):
             continue
         yield records_json(columns, data, shift, batch.compressed, base_sequence,
                            batch.timestamp_type == "LogAppendTime", batch.max_timestamp, mode, other).decode()
+
+
+def records_json_text(batch: Batch, decode: str) -> str:
+    """All of :func:`records_json_parts` as one string (for a caller that holds a batch's records anyway)."""
+    return ", ".join(part for part in records_json_parts(batch, decode) if part)
+
+
+def _write_records(out, parts) -> None:
+    """The items of a "records" array, chunk by chunk as they are made."""
+    first = True
+    for part in parts:
+        if part:
+            out.write(part if first else ", " + part)
+            first = False
 
 
 def _has_registry_framing(columns, data) -> bool:
@@ -192,8 +203,7 @@ class JsonlSink:
         if self.records and batch.records is None and batch.record_data is not None:
             line = json.dumps({"file": self.path, **batch_dict(batch, self.decode)}, ensure_ascii=False)
             self.out.write(f'{line[:-1]}, "records": [')
-            for index, part in enumerate(records_json_parts(batch, self.decode)):
-                self.out.write(f", {part}" if index else part)
+            _write_records(self.out, records_json_parts(batch, self.decode))
             self.out.write("]}\n")
             return
         if self.records:
@@ -234,12 +244,13 @@ class JsonSink:
         self.entries += 1
 
     def batch(self, batch: Batch) -> None:
-        if self.records:
-            self.out.write(",\n" if self.entries else "\n")
-            write_batch_with_records(self.out, batch_dict(batch, self.decode), batch, self.decode)
-            self.entries += 1
+        if not self.records:
+            self._entry(batch_dict(batch, self.decode))
             return
-        self._entry(batch_dict(batch, self.decode, self.records))
+        # The records are written one by one as they are read, so a batch of millions never sits in memory.
+        self.out.write(",\n" if self.entries else "\n")
+        self.entries += 1
+        write_batch_with_records(self.out, batch_dict(batch, self.decode), batch, self.decode)
 
     def region(self, finding: Finding, raw: bytes | None = None) -> None:
         self._entry(region_dict(finding, raw))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from itertools import islice
 
 from rich.cells import cell_len
 from rich.padding import Padding
@@ -179,12 +180,14 @@ def _stacked(batch: Batch) -> Text:
     return Text(f"{batch.base_offset}\n–{batch.last_offset}")
 
 
-def records_table(batch: Batch, decode: str, full: bool) -> Table:
+def records_table(batch: Batch, decode: str, full: bool, records=None, show_header: bool = True) -> Table:
+    """The records of ``batch`` (or the slice ``records`` of them) as a table."""
     limit = None if full else VALUE_WIDTH
-    table = Table(header_style="bold", expand=False, box=None, padding=(0, 1), pad_edge=False)
+    table = Table(header_style="bold", expand=False, box=None, padding=(0, 1), pad_edge=False,
+                  show_header=show_header)
     for name in ("offset", "timestamp", "key", "value", "headers"):
         table.add_column(name, overflow="fold")
-    for record in batch.records or []:
+    for record in batch.records or [] if records is None else records:
         # an internal topic's bytes that did not read are shown as bytes; a user topic's get its framing named
         shown = bytes_text if record.decoded is not None or record.control is not None else user_bytes_text
         if record.control is not None:
@@ -278,8 +281,12 @@ class TableSink:
             self.console.print(batch_heading(batch))
             for finding in batch.findings:
                 self.console.print(finding_line(finding))
-            if batch.records:
-                self.console.print(Padding(records_table(batch, self.decode, self.full), (0, 0, 0, 4), expand=False))
+            # In slices, as the batch table: a batch of millions of records never sits in memory as one table.
+            records, first = iter(batch.records or []), True
+            while chunk := list(islice(records, self.ROWS_PER_TABLE)):
+                self.console.print(Padding(records_table(batch, self.decode, self.full, chunk, first), (0, 0, 0, 4),
+                                           expand=False))
+                first = False
             return
         self._table().add_batch(batch)
         self.details += batch.findings

@@ -1,0 +1,94 @@
+"""dump --records holds no list of a batch's records: every format reads them a chunk at a time.
+
+A few KB of gzip can inflate to millions of 7-byte records (a record-count bomb); the memory this takes
+is measured by benchmarks/bench_bombs.py.  Here: the records reach every sink as a stream, and what the
+sinks write from it is whole and in order.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import kbatch.render.dumplog
+import kbatch.render.table
+from kbatch.records import RecordStream
+
+from .helpers import run_kbatch
+from .test_reader import _record_count_bomb, v2_batch
+
+
+@pytest.fixture
+def bomb(tmp_path):
+    path = tmp_path / "bomb.log"
+    path.write_bytes(_record_count_bomb(2500))
+    return path
+
+
+@pytest.mark.parametrize("output_format", ["table", "json", "dumplog"])
+def test_records_reach_the_sink_as_a_stream_not_a_list(output_format, bomb, capsys, monkeypatch):
+    from kbatch.render.dumplog import DumplogSink
+    from kbatch.render.jsonout import JsonSink
+    from kbatch.render.table import TableSink
+
+    sink = {"table": TableSink, "json": JsonSink, "dumplog": DumplogSink}[output_format]
+    seen = []
+    original = sink.batch
+
+    def batch(self, batch):
+        seen.append(type(batch.records))
+        return original(self, batch)
+
+    monkeypatch.setattr(sink, "batch", batch)
+    result = run_kbatch(["dump", "--records", "--format", output_format, str(bomb)], capsys, monkeypatch)
+    assert seen == [RecordStream] and result.code == 0
+
+
+def test_a_records_table_is_printed_in_slices_with_every_record_and_one_header(bomb, capsys, monkeypatch):
+    monkeypatch.setattr(kbatch.render.table.TableSink, "ROWS_PER_TABLE", 1000)
+    monkeypatch.setenv("COLUMNS", "120")
+    result = run_kbatch(["dump", "--records", "--no-color", str(bomb)], capsys, monkeypatch)
+    rows = [line.split()[0] for line in result.out.splitlines() if line.startswith("    ")]
+    assert rows.count("offset") == 1
+    # offsetDelta 0 in every record: 2,500 rows of offset 0, none lost between slices
+    assert rows[1:] == ["0"] * 2500
+
+
+def test_json_records_are_written_one_by_one_as_json_dumps_would(tmp_path, capsys, monkeypatch):
+    path = tmp_path / "two.log"
+    path.write_bytes(v2_batch(0, [b"a", b"\xff\x00", b"c"]) + v2_batch(3, []))
+    result = run_kbatch(["dump", "--records", "--format", "json", str(path)], capsys, monkeypatch)
+    document = json.loads(result.out)
+    first, empty = document["files"][0]["entries"]
+    assert [record["value"] for record in first["records"]] == [{"utf8": "a"}, {"hex": "ff00"}, {"utf8": "c"}]
+    assert list(first)[-2:] == ["records", "payload"] and empty["records"] == []
+
+
+def test_dumplog_holds_a_bounded_number_of_non_consecutive_pairs_and_says_so(bomb, capsys, monkeypatch):
+    monkeypatch.setattr(kbatch.render.dumplog, "MAX_HELD", 100)
+    result = run_kbatch(["dump", "--records", "--format", "dumplog", str(bomb)], capsys, monkeypatch)
+    pairs = [line for line in result.err.splitlines() if "is followed by" in line]
+    assert len(pairs) == 100
+    assert "(and 2399 more after the first 100: counted, not kept)" in result.err
+    assert result.out.count("| offset: 0 CreateTime") == 2500
+
+
+def test_diff_reads_changed_batches_records_as_streams(tmp_path, capsys, monkeypatch):
+    import kbatch.diff
+
+    seen = []
+    original = kbatch.diff._diff_headers
+
+    def diff_headers(a, b, ignore):
+        seen.append((type(a.records), type(b.records)))
+        return original(a, b, ignore)
+
+    monkeypatch.setattr(kbatch.diff, "_diff_headers", diff_headers)
+    a, b = tmp_path / "a.log", tmp_path / "b.log"
+    a.write_bytes(v2_batch(0, [b"one", b"two", b"three"], codec=1))
+    b.write_bytes(v2_batch(0, [b"one", b"TWO", b"three"], codec=1))
+    result = run_kbatch(["diff", "--format", "jsonl", str(a), str(b)], capsys, monkeypatch)
+    assert seen == [(RecordStream, RecordStream)]
+    changed = [json.loads(line) for line in result.out.splitlines() if '"record-changed"' in line]
+    assert [(line["offset"], line["field"]) for line in changed] == [(1, "value")] and result.code == 1
