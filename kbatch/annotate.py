@@ -12,7 +12,6 @@ whose positions are inside the decompressed bytes (``Span.inner``).
 
 from __future__ import annotations
 
-import io
 from dataclasses import dataclass
 
 from .findings import Finding

@@ -9,7 +9,7 @@ import sys
 import click
 
 from ..annotate import Span, decompressed_spans, entry_spans
-from ..codecs import CodecError, Decompressor
+from ..codecs import CodecError
 from ..findings import MAX_HELD, Finding
 from ..reader import ReadOptions, SegmentReader, open_input
 from ..render.values import counted
