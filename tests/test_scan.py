@@ -115,6 +115,66 @@ def test_records_table_carries_what_dump_decodes(spark, kbatch):
     assert (decoded, registry, control) == (22, 3, 3)
 
 
+def test_records_from_the_decoders_columns_are_the_rows_of_record_objects(spark, monkeypatch):
+    """The records level builds Arrow arrays from the decoder's columns; the rows must be those of Record
+    objects, on every input, with batches cut into many small chunks and Arrow batches of a few rows."""
+    import kbatch.records
+    from kbatch.model import Batch
+    from kbatch.reader import ReadOptions, SegmentReader
+    from kbatch.messages.topics import decoder_for_path
+    from kbatch.segments import topic_partition
+    from kbatch.spark import source
+    from kbatch.spark.source import FileRange, KbatchReader, SegmentPartition, record_rows
+
+    chunks = kbatch.records.record_chunks
+    monkeypatch.setattr(kbatch.records, "record_chunks", lambda batch, chunk: chunks(batch, chunk=3))
+    monkeypatch.setattr(source, "ARROW_ROWS", 5)
+    columnar = []
+    monkeypatch.setattr(source.ColumnarRecords, "flush", lambda self, flush=source.ColumnarRecords.flush:
+                        columnar.append(self.rows) or flush(self))
+    reader = KbatchReader({"level": "records"}, spark.createDataFrame([], source.RECORD_SCHEMA).schema)
+    for path in INPUTS + sorted((FIXTURES / "internal").rglob("*.log")):
+        size = path.stat().st_size
+        got = [row for batch in reader.read(SegmentPartition([FileRange(str(path), 0, size, size)]))
+               for row in batch.to_pylist()]
+        assert all(batch_rows <= 5 for batch_rows in columnar)
+        with open(path, "rb") as stream:
+            batches = [item for item in SegmentReader(stream, ReadOptions(records=True)) if isinstance(item, Batch)]
+        topic, partition = topic_partition(str(path))
+        expected = [row for batch in batches for row in record_rows(
+            str(path), topic, partition, batch, batch.records or [], decoder_for_path(str(path)))]
+        assert [tuple(row.values()) for row in got] == [
+            row[:12] + ([{"key": key, "value": value} for key, value in row[12]],) + row[13:] for row in expected
+        ], path.name
+    assert sum(columnar) > 1000   # most records went by the columns
+
+
+def test_the_records_table_holds_every_record_of_a_batch_past_what_objects_hold(spark, tmp_path):
+    """Record objects stop at MAX_HELD a batch; the columns hold every record (and sequences wrap as Kafka's do)."""
+    from kbatch.findings import MAX_HELD
+    from kbatch.model import increment_sequence
+    from kbatch.spark import source
+    from kbatch.spark.source import FileRange, KbatchReader, SegmentPartition
+
+    from . import handmade
+
+    count = MAX_HELD + 5
+    path = tmp_path / "big-0" / "00000000000000000000.log"
+    path.parent.mkdir()
+    path.write_bytes(handmade.batch(0, [(None, b"v")] * count, producer_id=7, producer_epoch=0,
+                                    base_sequence=2**31 - 3))
+    reader = KbatchReader({"level": "records"}, spark.createDataFrame([], source.RECORD_SCHEMA).schema)
+    size = path.stat().st_size
+    batches = list(reader.read(SegmentPartition([FileRange(str(path), 0, size, size)])))
+    assert all(batch.num_rows <= source.ARROW_ROWS for batch in batches)
+    offsets = [offset for batch in batches for offset in batch.column("offset").to_pylist()]
+    sequences = [sequence for batch in batches for sequence in batch.column("sequence").to_pylist()]
+    assert offsets == list(range(count))
+    assert sequences == [increment_sequence(2**31 - 3, delta) for delta in range(count)]
+    assert sequences[:4] == [2**31 - 3, 2**31 - 2, 2**31 - 1, 0]
+    assert batches[-1].column("value").to_pylist()[-1] == b"v" and batches[-1].column("key").null_count
+
+
 @pytest.mark.parametrize("split_bytes", [300, 4096, 20000])
 def test_a_split_segment_gives_exactly_the_rows_of_an_unsplit_one(spark, split_bytes):
     inputs = [FIXTURES / "vectors" / "kafkajs_fetch_v4_mixed_magic1_magic2.bin",

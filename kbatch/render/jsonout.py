@@ -145,7 +145,7 @@ def records_json_parts(batch: Batch, decode: str):
     mode = _RECORD_JSON_MODES.get(decode, JSON_TEXT)
     data = batch.record_data
     for columns in record_chunks(batch):
-        if _has_registry_framing(columns, data):
+        if has_registry_framing(columns, data):
             # record_dict adds "schema_registry" for such records: written the slow way, from objects.
             from ..records import chunk_records
 
@@ -170,7 +170,7 @@ def _write_records(out, parts) -> None:
             first = False
 
 
-def _has_registry_framing(columns, data) -> bool:
+def has_registry_framing(columns, data) -> bool:
     """Whether a key or value of the chunk starts with the schema registry's magic byte 0 (user.schema_ids)."""
     for pos_name, length_name in (("key_pos", "key_length"), ("value_pos", "value_length")):
         for pos, length in zip(columns.column(pos_name), columns.column(length_name)):
