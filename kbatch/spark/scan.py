@@ -16,7 +16,9 @@ def run_scan(segments: list[Segment], out_dir: str, *, records: bool = False, de
     from pyspark.sql import functions as F
 
     total = sum(segment.size for segment in segments)
-    progress(f"{len(segments)} segments, {total} bytes; starting Spark ({master or 'local[*]'})")
+    where = master or (f"Spark Connect at {os.environ['SPARK_REMOTE']}" if os.environ.get("SPARK_REMOTE")
+                       else "local[*]")
+    progress(f"{len(segments)} segments, {total} bytes; starting Spark ({where})")
     spark = spark_session(master, quiet=quiet, log_path=os.path.join(out_dir, "spark.log"))
     # Executors have working directories of their own: they get absolute paths, the report the ones given.
     given = {_absolute(segment.path): segment.path for segment in segments}
@@ -32,12 +34,12 @@ def run_scan(segments: list[Segment], out_dir: str, *, records: bool = False, de
     cross_checked = []
     if deep:
         # The files beside the segments held against them (as verify-crc --deep does): a task per partition.
-        from ..partition.verify import cross_check_rows, directories_of
+        from ..partition.verify import directories_of
 
-        cross_checked = directories_of(segment.path for segment in segments)
+        # Absolute, as the segments are: an executor's working directory is not the user's.
+        cross_checked = directories_of(_absolute(segment.path) for segment in segments)
         if cross_checked:
-            rows = spark.sparkContext.parallelize(cross_checked, len(cross_checked)).flatMap(cross_check_rows)
-            tables["findings"] = tables["findings"].unionByName(spark.createDataFrame(rows, FINDING_SCHEMA))
+            tables["findings"] = tables["findings"].unionByName(_cross_checks(spark, cross_checked))
     if records:
         tables["records"] = read("records", split_bytes)
     if split_bytes:
@@ -69,6 +71,31 @@ def run_scan(segments: list[Segment], out_dir: str, *, records: bool = False, de
                                 if partition["cross_checks"] and partition["cross_checks"]["errors"]],
         "partitions": report,
     }
+
+
+def _cross_checks(spark, directories: list[str]):
+    """The findings table's rows of the partition directories' cross-checks, a task per directory.
+
+    Through mapInArrow rather than the SparkContext, which a Spark Connect session does not have.
+    """
+    from functools import partial
+
+    schema = spark.createDataFrame([], FINDING_SCHEMA).schema
+    return (spark.range(0, len(directories), 1, len(directories))
+            .mapInArrow(partial(_cross_check_batches, directories, schema), schema))
+
+
+def _cross_check_batches(directories: list[str], schema, batches):
+    """On an executor: for each directory index in ``batches``, its cross-check rows as Arrow batches."""
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    from ..partition.verify import cross_check_rows
+    from .source import in_arrow_batches
+
+    arrow_schema = to_arrow_schema(schema, timezone="UTC")
+    for batch in batches:
+        for index in batch.column("id").to_pylist():
+            yield from in_arrow_batches(cross_check_rows(directories[index]), arrow_schema)
 
 
 def _absolute(path: str) -> str:
