@@ -149,3 +149,57 @@ def test_a_null_reads_differently_from_the_string_null(kbatch, tmp_path):
             if line.strip().startswith(("0 ", "1 "))]
     assert rows[0][3:] == ["(null)", "null", "h=(null),", "g=null"]
     assert rows[1][3:] == ["null", "(null)"]
+
+
+def _table_both_ways(data: bytes, width: int) -> tuple[str, str]:
+    """The batch table of ``data`` drawn by Rich's Table and by the streamed writer, as plain text."""
+    import io
+
+    from rich.console import Console
+
+    from kbatch.findings import Finding
+    from kbatch.reader import ReadOptions, SegmentReader
+    from kbatch.render.table import BatchTable, StreamedBatchTable
+
+    table = BatchTable("t", width)
+    for item in SegmentReader(io.BytesIO(data), ReadOptions()):
+        (table.add_region if isinstance(item, Finding) else table.add_batch)(item)
+    rich = Console(width=width, record=True, color_system=None, file=io.StringIO())
+    for renderable in table.renderables():
+        rich.print(renderable)
+    assert table.layout().fits, "where even the essential columns do not fit, Rich squeezes them: not streamed"
+    streamed = io.StringIO()
+    StreamedBatchTable(table, Console(width=width, color_system=None, file=streamed)).close()
+    return rich.export_text(), streamed.getvalue()
+
+
+@pytest.mark.parametrize("width", [66, 72, 80, 100, 120, 200])
+def test_the_streamed_table_draws_what_rich_draws(width):
+    """A long table is written row by row, not by Rich: the same text, with and without the box."""
+    from .test_reader import v2_batch
+
+    data = b"".join((FIXTURES / name).read_bytes() for name in
+                    ("damaged-garbage-between.log", "v2-txn-commit.log", "mixed-v0-v1-v2.log", "damaged-crc-field.log"))
+    data += v2_batch(9_223_372_036_854_775_000, [b"a", b"b"])
+    rich, streamed = _table_both_ways(data, width)
+    assert streamed == rich
+
+
+def test_a_long_table_has_one_header_every_row_and_widens_where_it_must(kbatch, tmp_path, monkeypatch):
+    from kbatch.render.table import TableSink
+
+    from .test_reader import v2_batch
+
+    monkeypatch.setattr(TableSink, "ROWS_PER_TABLE", 10)
+    monkeypatch.setenv("COLUMNS", "120")
+    path = tmp_path / "long.log"
+    path.write_bytes(b"".join(v2_batch(offset, [b"x"]) for offset in range(95)) + v2_batch(10**12, [b"y"]))
+    out = kbatch("dump", str(path)).out
+    lines = out.splitlines()
+    rows = [line.split("│")[2].strip() for line in lines if line.startswith("│") and line.split("│")[2].strip()]
+    assert rows == [str(offset) for offset in range(95)] + [str(10**12)]
+    # one header for the 95 rows; the offset that does not fit its column opens a wider table, once
+    assert sum("┃" in line and "offsets" in line for line in lines) == 2
+    assert sum(line.endswith(", continued") for line in lines) == 1
+    widths = {len(line) for line in lines if line.startswith("│")}
+    assert len(widths) == 2 and all(len(line) <= 120 for line in lines)

@@ -70,6 +70,13 @@ _BY_PRIORITY = ("magic", "size", "crc value", "flags", "leader epoch", "pid/epoc
 _RIGHT = {"pos", "offsets", "count", "magic", "size", "leader epoch"}
 
 
+def _table_width(widths: list[int], bordered: bool) -> int:
+    """A table's width from its columns': "│ cell " per column and the closing "│", or two spaces between."""
+    if bordered:
+        return sum(width + 3 for width in widths) + 1
+    return sum(widths) + 2 * (len(widths) - 1)
+
+
 def _cell_width(cell: Text) -> int:
     return max(cell_len(line) for line in cell.plain.split("\n"))
 
@@ -81,6 +88,12 @@ class _Layout:
     bordered: bool = True
     stacked_offsets: bool = False
     empty: tuple[str, ...] = ()
+    fits: bool = True   # False: even the essential columns are wider than the terminal, and Rich squeezes them
+
+    def keys(self) -> list[str]:
+        """The cell each shown column holds: the offsets stacked, the crc with its value, where chosen."""
+        return ["stacked offsets" if name == "offsets" and self.stacked_offsets else
+                "crc value" if name == "crc" and self.crc_value else name for name in self.shown]
 
     def dropped(self) -> list[str]:
         """The columns with something to show that did not fit."""
@@ -97,30 +110,18 @@ class BatchTable:
     def __init__(self, title: str, width: int):
         self.title, self.width = title, width
         self.rows: list[tuple[dict[str, Text], str | None]] = []
+        self.min_widths: dict[str, int] = {}   # room for rows not seen yet (a streamed table's positions)
 
     def add_batch(self, batch: Batch) -> None:
-        offsets = str(batch.base_offset) if batch.base_offset == batch.last_offset else \
-            f"{batch.base_offset}–{batch.last_offset}"
-        verdict = Text("✓", style="green") if batch.crc_valid else Text("✗", style="bold red")
-        cells = {
-            "pos": Text(str(batch.pos)), "offsets": Text(offsets), "stacked offsets": _stacked(batch),
-            "count": Text("-" if batch.count is None else str(batch.count)), "magic": Text(str(batch.magic)),
-            "codec": Text(batch.codec), "size": Text(str(batch.size)), "crc": verdict, "crc value": _crc_cell(batch),
-            "ts type": Text(batch.timestamp_type), "base timestamp": _timestamp_cell(batch.base_timestamp),
-            "max timestamp": _timestamp_cell(batch.max_timestamp), "pid/epoch/seq": Text(_producer(batch)),
-            "leader epoch": Text("-" if batch.partition_leader_epoch is None else str(batch.partition_leader_epoch)),
-            "flags": Text(_flags(batch)), "findings": _codes(batch.findings),
-        }
-        self.rows.append((cells, "on grey11" if batch.is_damaged else None))
+        self.rows.append(batch_cells(batch))
 
     def add_region(self, finding: Finding) -> None:
-        dash = Text("—", style="dim")
-        self.rows.append(({"pos": Text(str(finding.pos)), "offsets": dash, "stacked offsets": dash,
-                           "size": Text(str(finding.size)), "findings": _codes([finding])}, None))
+        self.rows.append(region_cells(finding))
 
     def _widths(self) -> dict[str, int]:
         widths = {name: cell_len(name) for name in (*_COLUMNS, "stacked offsets", "crc value")}
         widths["stacked offsets"] = widths["crc value"] = 3
+        widths.update((name, max(widths[name], width)) for name, width in self.min_widths.items())
         for cells, _ in self.rows:
             for name, cell in cells.items():
                 widths[name] = max(widths[name], _cell_width(cell))
@@ -136,9 +137,7 @@ class BatchTable:
         def total(layout: _Layout) -> int:
             used = [widths["stacked offsets" if name == "offsets" and layout.stacked_offsets else
                            "crc value" if name == "crc" and layout.crc_value else name] for name in layout.shown]
-            if layout.bordered:   # "│ cell " per column and the closing "│"
-                return sum(width + 3 for width in used) + 1
-            return sum(used) + 2 * (len(used) - 1)
+            return _table_width(used, layout.bordered)
 
         layout = _Layout(_ALWAYS, crc_value=False)
         for fallback in ({"bordered": False}, {"stacked_offsets": True}):
@@ -153,6 +152,7 @@ class BatchTable:
             if total(wider) <= self.width:
                 layout = wider
         layout.empty = tuple(empty)
+        layout.fits = total(layout) <= self.width
         return layout
 
     def renderables(self) -> list:
@@ -161,9 +161,8 @@ class BatchTable:
                       **({} if layout.bordered else {"box": None, "pad_edge": False}))
         for name in layout.shown:
             table.add_column(name, justify="right" if name in _RIGHT else "left", no_wrap=name != "findings")
+        keys = layout.keys()
         for cells, style in self.rows:
-            keys = [("stacked offsets" if name == "offsets" and layout.stacked_offsets else
-                     "crc value" if name == "crc" and layout.crc_value else name) for name in layout.shown]
             table.add_row(*(cells.get(key, Text("")) for key in keys), style=style)
         # the title on a line of its own: a table's title wraps at the table's width, a path should not
         title = Text(self.title, style="italic")
@@ -173,6 +172,156 @@ class BatchTable:
         return [title, table, Text(f"(not shown at {self.width} columns: {', '.join(dropped)}; "
                             "--format jsonl has every field)", style="dim")]
 
+
+
+def batch_cells(batch: Batch) -> tuple[dict[str, Text], str | None]:
+    """A batch's cells, by column name (and the row's style)."""
+    offsets = str(batch.base_offset) if batch.base_offset == batch.last_offset else \
+        f"{batch.base_offset}–{batch.last_offset}"
+    verdict = Text("✓", style="green") if batch.crc_valid else Text("✗", style="bold red")
+    cells = {
+        "pos": Text(str(batch.pos)), "offsets": Text(offsets), "stacked offsets": _stacked(batch),
+        "count": Text("-" if batch.count is None else str(batch.count)), "magic": Text(str(batch.magic)),
+        "codec": Text(batch.codec), "size": Text(str(batch.size)), "crc": verdict, "crc value": _crc_cell(batch),
+        "ts type": Text(batch.timestamp_type), "base timestamp": _timestamp_cell(batch.base_timestamp),
+        "max timestamp": _timestamp_cell(batch.max_timestamp), "pid/epoch/seq": Text(_producer(batch)),
+        "leader epoch": Text("-" if batch.partition_leader_epoch is None else str(batch.partition_leader_epoch)),
+        "flags": Text(_flags(batch)), "findings": _codes(batch.findings),
+    }
+    return cells, "on grey11" if batch.is_damaged else None
+
+
+def region_cells(finding: Finding) -> tuple[dict[str, Text], str | None]:
+    """A damaged range's cells: where it is, how long, and what was found."""
+    dash = Text("—", style="dim")
+    return {"pos": Text(str(finding.pos)), "offsets": dash, "stacked offsets": dash,
+            "size": Text(str(finding.size)), "findings": _codes([finding])}, None
+
+
+class StreamedBatchTable:
+    """A batch table too long to hold: laid out once from its first rows, then written a row at a time.
+
+    The lines are the ones Rich's Table draws for the same rows and widths (the HEAVY_HEAD box, or two
+    spaces between columns without one; ``tests/test_terminal.py`` holds the two to the same text), but
+    written straight from the cells: Rich lays out each cell again for every table, about a millisecond a
+    row, which made a 100,000-batch segment a minute and a half of table.  A later row that does not fit
+    a column's width ends the table and starts a wider one.
+    """
+
+    _LINES_PER_PRINT = 512
+
+    def __init__(self, held: BatchTable, console):
+        self.console, self.title = console, held.title
+        self.plain = console.no_color or console.color_system is None
+        self.pending: list = []
+        self.filled: set[str] = set()    # columns left out as empty that a later row has something in
+        self.dropped: list[str] = []     # columns left out for room, in any of the tables
+        console.print(Text(self.title, style="italic"))
+        self._lay_out(held)
+        for cells, style in held.rows:
+            self.add(cells, style)
+
+    def _lay_out(self, table: BatchTable) -> None:
+        self.layout = table.layout()
+        self.keys = self.layout.keys()
+        widths = table._widths()
+        self.widths = [widths[key] for key in self.keys]
+        self.right = [name in _RIGHT for name in self.layout.shown]
+        self.dropped += [name for name in self.layout.dropped() if name not in self.dropped]
+        self._open()
+
+    # -- the box: Rich's box.HEAVY_HEAD, or none ------------------------------------------------------------
+    def _rule(self, left: str, fill: str, middle: str, right: str) -> str:
+        return left + middle.join(fill * (width + 2) for width in self.widths) + right
+
+    def _open(self) -> None:
+        names = [Text(name) for name in self.layout.shown]
+        if self.layout.bordered:
+            self._emit(self._rule("┏", "━", "┳", "┓"))
+        self._row(names, "bold", heavy=True)
+        if self.layout.bordered:
+            self._emit(self._rule("┡", "━", "╇", "┩"))
+
+    def close(self) -> None:
+        if self.layout.bordered:
+            self._emit(self._rule("└", "─", "┴", "┘"))
+        self._print()
+        dropped = self.dropped + sorted(self.filled - set(self.dropped))
+        if dropped:
+            self.console.print(Text(f"(not shown at {self.console.width} columns: {', '.join(dropped)}; "
+                                    "--format jsonl has every field)", style="dim"))
+
+    # -- rows ----------------------------------------------------------------------------------------------
+    def add(self, cells: dict[str, Text], style: str | None) -> None:
+        for name in self.layout.empty:
+            if name not in self.filled and cells.get(name, Text("")).plain not in ("", "-"):
+                self.filled.add(name)
+        texts = [cells.get(key) or Text("") for key in self.keys]
+        if any(_cell_width(text) > width for text, width in zip(texts, self.widths)):
+            # a wider table from here on, laid out again for the terminal with the room earlier rows took
+            if self.layout.bordered:
+                self._emit(self._rule("└", "─", "┴", "┘"))
+            self._print()
+            self.console.print(Text(f"{self.title}, continued", style="italic"))   # wrapped, as Rich wraps text
+            widths = [max(width, _cell_width(text)) for text, width in zip(texts, self.widths)]
+            if _table_width(widths, self.layout.bordered) <= self.console.width:   # the same columns, wider
+                self.widths = widths
+                self._open()
+            else:                                            # columns chosen again, for what fits now
+                wider = BatchTable(self.title, self.console.width)
+                wider.rows.append((cells, style))
+                wider.min_widths = dict(zip(self.keys, self.widths))
+                self._lay_out(wider)
+                texts = [cells.get(key) or Text("") for key in self.keys]
+        self._row(texts, style)
+
+    def _row(self, texts: list[Text], style: str | None, heavy: bool = False) -> None:
+        cells = [text.split("\n") if "\n" in text.plain else [text] for text in texts]
+        edge = "┃" if heavy else "│"
+        for index in range(max(len(lines) for lines in cells)):
+            pieces = []
+            for column, lines in enumerate(cells):
+                part = lines[index] if index < len(lines) else Text("")
+                padding = " " * (self.widths[column] - cell_len(part.plain))
+                if self.layout.bordered:
+                    pieces.append(edge + " ")
+                elif column:
+                    pieces.append("  ")
+                if self.right[column]:
+                    pieces.append(padding)
+                pieces.append(part if part.spans or part.style or style else part.plain)
+                if not self.right[column]:
+                    pieces.append(padding)
+                if self.layout.bordered:
+                    pieces.append(" ")
+            if self.layout.bordered:
+                pieces.append(edge)
+            self._emit(pieces, style)
+
+    def _emit(self, line, style: str | None = None) -> None:
+        self.pending.append((line, style))
+        if len(self.pending) >= self._LINES_PER_PRINT:
+            self._print()
+
+    def _print(self) -> None:
+        if not self.pending:
+            return
+        if self.plain:
+            out = []
+            for line, _ in self.pending:
+                out.append(line.plain if isinstance(line, Text) else
+                           "".join(piece if isinstance(piece, str) else piece.plain for piece in line)
+                           if isinstance(line, list) else line)
+            self.console.file.write("\n".join(out) + "\n")
+        else:
+            text = Text()
+            for line, style in self.pending:
+                if isinstance(line, list):
+                    line = Text.assemble(*line, style=style or "")
+                text.append_text(line if isinstance(line, Text) else Text(line))
+                text.append("\n")
+            self.console.print(text, no_wrap=True, overflow="ignore", crop=False, end="")
+        self.pending = []
 
 def _stacked(batch: Batch) -> Text:
     if batch.base_offset == batch.last_offset:
@@ -255,26 +404,37 @@ class TableSink:
     def begin(self, path: str, size: int) -> None:
         self.title = f"{path} ({counted(size, 'byte')})"
         self.table = None
-        self.rows = 0
+        self.streamed: StreamedBatchTable | None = None
+        self.pos_width = len(str(size))   # no entry starts past the file's end
         self.details: list[Finding] = []
         if self.records:
             self.console.print(Text(self.title, style="bold underline"))
 
-    def _table(self) -> BatchTable:
+    def _add_row(self, row: tuple[dict[str, Text], str | None]) -> None:
+        """Up to ROWS_PER_TABLE rows are held and printed as one Rich table; a longer table is streamed."""
+        if self.streamed is not None:
+            self.streamed.add(*row)
+            return
         if self.table is None:
-            self.table = BatchTable(self.title if self.rows == 0 else f"{self.title}, continued", self.console.width)
-        return self.table
-
-    def _row_added(self) -> None:
-        self.rows += 1
-        if self.rows % self.ROWS_PER_TABLE == 0:
-            self._flush()
+            self.table = BatchTable(self.title, self.console.width)
+        self.table.rows.append(row)
+        if len(self.table.rows) > self.ROWS_PER_TABLE:
+            self.table.min_widths = {"pos": self.pos_width}
+            if self.table.layout().fits:
+                self.streamed = StreamedBatchTable(self.table, self.console)
+            else:   # a terminal too narrow for even the essential columns: Rich squeezes them, a slice at a time
+                for renderable in self.table.renderables():
+                    self.console.print(renderable)
+                self.title = self.title.removesuffix(", continued") + ", continued"
+            self.table = None
 
     def _flush(self) -> None:
-        if self.table is not None:
+        if self.streamed is not None:
+            self.streamed.close()
+        elif self.table is not None:
             for renderable in self.table.renderables():
                 self.console.print(renderable)
-            self.table = None
+        self.table = self.streamed = None
 
     def batch(self, batch: Batch) -> None:
         if self.records:
@@ -288,17 +448,15 @@ class TableSink:
                                            expand=False))
                 first = False
             return
-        self._table().add_batch(batch)
+        self._add_row(batch_cells(batch))
         self.details += batch.findings
-        self._row_added()
 
     def region(self, finding: Finding, raw: bytes | None = None) -> None:
         if self.records:
             self.console.print(finding_line(finding))
             return
-        self._table().add_region(finding)
+        self._add_row(region_cells(finding))
         self.details.append(finding)
-        self._row_added()
 
     def unreadable(self, path: str, reason: str) -> None:
         self.console.print(Text.assemble(f"{path}: ", Text("cannot read", style="bold red"), f" ({reason})"))
