@@ -276,8 +276,11 @@ class StreamedBatchTable:
         self._row(texts, style)
 
     def _row(self, texts: list[Text], style: str | None, heavy: bool = False) -> None:
-        cells = [text.split("\n") if "\n" in text.plain else [text] for text in texts]
         edge = "┃" if heavy else "│"
+        if self.plain:   # no colour: the lines as strings, the common case (a pipe, a file)
+            self._plain_row([text.plain.split("\n") for text in texts], edge)
+            return
+        cells = [text.split("\n") if "\n" in text.plain else [text] for text in texts]
         for index in range(max(len(lines) for lines in cells)):
             pieces = []
             for column, lines in enumerate(cells):
@@ -297,6 +300,17 @@ class StreamedBatchTable:
             if self.layout.bordered:
                 pieces.append(edge)
             self._emit(pieces, style)
+
+    def _plain_row(self, cells: list[list[str]], edge: str) -> None:
+        inner = f" {edge} " if self.layout.bordered else "  "
+        for index in range(max(len(lines) for lines in cells)):
+            parts = []
+            for column, lines in enumerate(cells):
+                part = lines[index] if index < len(lines) else ""
+                width = self.widths[column] - cell_len(part) + len(part)   # a wide character takes two cells
+                parts.append(part.rjust(width) if self.right[column] else part.ljust(width))
+            line = inner.join(parts)
+            self._emit(f"{edge} {line} {edge}" if self.layout.bordered else line)
 
     def _emit(self, line, style: str | None = None) -> None:
         self.pending.append((line, style))
