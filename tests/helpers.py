@@ -98,3 +98,12 @@ def use_pure_decoder(monkeypatch) -> None:
     monkeypatch.setattr(kbatch.records, "RecordColumns", pure.RecordColumns)
     monkeypatch.setattr(kbatch.records, "_COLUMNS", {})
     monkeypatch.setattr(kbatch.render.jsonout, "records_json", pure.records_json)
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on now (for a Spark server a test starts)."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]

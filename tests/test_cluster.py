@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -18,19 +17,13 @@ from pathlib import Path
 
 import pytest
 
-from .helpers import ROOT
+from .helpers import ROOT, free_port
 
 pyspark = pytest.importorskip("pyspark")
 pq = pytest.importorskip("pyarrow.parquet")
 
 SPARK_HOME = Path(pyspark.__file__).parent
 KBATCH = Path(sys.executable).parent / "kbatch"
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def _alive_workers(ui_port: int) -> int:
@@ -47,7 +40,7 @@ def cluster(tmp_path_factory):
     env = {**os.environ, "SPARK_HOME": str(SPARK_HOME), "SPARK_LOCAL_IP": "127.0.0.1",
            "PYSPARK_PYTHON": sys.executable, "SPARK_NO_DAEMONIZE": "1"}
     spark_class = str(SPARK_HOME / "bin" / "spark-class")
-    port, ui_port = _free_port(), _free_port()
+    port, ui_port = free_port(), free_port()
     url = f"spark://127.0.0.1:{port}"
     log = open(work / "cluster.log", "wb")
     processes = [subprocess.Popen([spark_class, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
@@ -59,7 +52,7 @@ def cluster(tmp_path_factory):
             worker_dir.mkdir()
             processes.append(subprocess.Popen(
                 [spark_class, "org.apache.spark.deploy.worker.Worker", url, "--host", "127.0.0.1", "--cores", "1",
-                 "--memory", "1g", "--webui-port", str(_free_port()), "--work-dir", str(worker_dir)],
+                 "--memory", "1g", "--webui-port", str(free_port()), "--work-dir", str(worker_dir)],
                 env=env, stdout=log, stderr=subprocess.STDOUT, cwd=worker_dir))
         deadline = time.monotonic() + 180
         while _alive_workers(ui_port) < 2:

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from .helpers import ROOT
+from .helpers import ROOT, free_port
 from .test_scan import spark  # noqa: F401  (the local Spark session the scan tests share)
 
 pyspark = pytest.importorskip("pyspark")
@@ -31,12 +31,6 @@ pq = pytest.importorskip("pyarrow.parquet")
 
 SPARK_HOME = Path(pyspark.__file__).parent
 KBATCH = Path(sys.executable).parent / "kbatch"
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def _listening(port: int) -> bool:
@@ -48,7 +42,7 @@ def _listening(port: int) -> bool:
 @pytest.fixture(scope="module")
 def remote(tmp_path_factory):
     work = tmp_path_factory.mktemp("connect")
-    port = _free_port()
+    port = free_port()
     env = {**os.environ, "SPARK_HOME": str(SPARK_HOME), "SPARK_LOCAL_IP": "127.0.0.1",
            "PYSPARK_PYTHON": sys.executable, "SPARK_NO_DAEMONIZE": "1", "SPARK_LOG_DIR": str(work),
            "SPARK_PID_DIR": str(work)}
