@@ -173,7 +173,6 @@ class BatchTable:
                             "--format jsonl has every field)", style="dim")]
 
 
-
 def batch_cells(batch: Batch) -> tuple[dict[str, Text], str | None]:
     """A batch's cells, by column name (and the row's style)."""
     offsets = str(batch.base_offset) if batch.base_offset == batch.last_offset else \
@@ -320,22 +319,16 @@ class StreamedBatchTable:
     def _print(self) -> None:
         if not self.pending:
             return
-        if self.plain:
-            out = []
-            for line, _ in self.pending:
-                out.append(line.plain if isinstance(line, Text) else
-                           "".join(piece if isinstance(piece, str) else piece.plain for piece in line)
-                           if isinstance(line, list) else line)
-            self.console.file.write("\n".join(out) + "\n")
-        else:
+        if self.plain:   # every line a string
+            self.console.file.write("\n".join(line for line, _ in self.pending) + "\n")
+        else:            # rules as strings, rows as pieces to style
             text = Text()
             for line, style in self.pending:
-                if isinstance(line, list):
-                    line = Text.assemble(*line, style=style or "")
-                text.append_text(line if isinstance(line, Text) else Text(line))
+                text.append_text(Text.assemble(*line, style=style or "") if isinstance(line, list) else Text(line))
                 text.append("\n")
             self.console.print(text, no_wrap=True, overflow="ignore", crop=False, end="")
         self.pending = []
+
 
 def _stacked(batch: Batch) -> Text:
     if batch.base_offset == batch.last_offset:
