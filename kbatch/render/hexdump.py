@@ -6,7 +6,9 @@ legend number, so the boundaries stay visible in plain text and snapshots.
 
 from __future__ import annotations
 
-from rich.text import Text
+from rich.cells import cell_len
+from rich.control import strip_control_codes
+from rich.text import Span as StyleSpan, Text
 
 from ..annotate import Span
 from .values import finding_text
@@ -129,45 +131,59 @@ def _where(span: Span) -> str:
     return "+" + where if span.inner else where
 
 
-def _legend_cells(index: int, span: Span, data, base: int) -> list[Text]:
+def _legend_cells(index: int, span: Span, data, base: int) -> list[list[tuple[str, str | None]]]:
+    """A span's legend cells, each a list of lines (text, style): the value may take a second line for
+    its finding.  Strings, not Text: a batch of tiny records has hundreds of thousands of spans."""
     style = _style(index, span)
-    value = Text(span.value)
+    value = [(line, None) for line in strip_control_codes(span.value).split("\n")]
     if span.finding is not None and span.kind != "field":
-        value = Text.assemble(value, "\n", Text(f"✗ {finding_text(span.finding)}", style="bold red"))
+        value.append((strip_control_codes(f"✗ {finding_text(span.finding)}"), "bold red"))
     raw = data[max(span.start - base, 0):max(span.end - base, 0)]
     raw_hex = raw[:12].hex(" ") + (" …" if len(raw) > 12 else "")
-    return [Text(str(index + 1), style=style), Text(span.path, style=style), Text(_where(span)),
-            Text(str(span.size)), Text(raw_hex), value]
+    path = [(line, style) for line in strip_control_codes(span.path).split("\n")]
+    return [[(str(index + 1), style)], path, [(_where(span), None)], [(str(span.size), None)], [(raw_hex, None)],
+            value]
 
 
 def legend_lines(console, spans: list[Span], data, base: int):
     """The legend: one line per span under a header, in columns as wide as their widest cell.
 
     Laid out by hand rather than as a Rich table: a table is measured whole, and
-    a batch of tiny records has hundreds of thousands of spans.  Two spaces part
-    the columns; a cell of two lines (a value and its finding) makes two lines,
-    and a value wider than the console leaves is folded as Rich folds it.
+    a batch of tiny records has hundreds of thousands of spans.  So the cells are
+    made twice, as strings: once to measure the columns, once to print each line
+    as it comes.  Two spaces part the columns; a cell of two lines (a value and
+    its finding) makes two lines, and a value wider than the console leaves is
+    folded as Rich folds it.
     """
-    rows = [[Text(name, style="bold") for name, _ in _LEGEND_COLUMNS]]
-    rows += (_legend_cells(index, span, data, base) for index, span in enumerate(spans))
-    widths = [max(line.cell_len for row in rows for line in row[column].split("\n"))
-              for column in range(len(_LEGEND_COLUMNS))]
+    header = [[(name, "bold")] for name, _ in _LEGEND_COLUMNS]
+
+    def rows():
+        yield header
+        for index, span in enumerate(spans):
+            yield _legend_cells(index, span, data, base)
+
+    widths = [0] * len(_LEGEND_COLUMNS)
+    for row in rows():
+        for column, cell in enumerate(row):
+            widths[column] = max(widths[column], max(cell_len(text) for text, _ in cell))
     widths[-1] = max(1, min(widths[-1], console.width - sum(widths[:-1]) - 2 * (len(widths) - 1)))
-    for row in rows:
-        cells = [cell.split("\n") for cell in row]
-        cells[-1] = [folded for line in cells[-1]
-                     for folded in (line.wrap(console, widths[-1], overflow="fold")
-                                    if line.cell_len > widths[-1] else [line])]
-        for line_number in range(max(len(cell) for cell in cells)):
-            line = Text()
-            for column, ((_, justify), cell) in enumerate(zip(_LEGEND_COLUMNS, cells)):
-                part = cell[line_number] if line_number < len(cell) else Text()
-                pad = " " * (widths[column] - part.cell_len)
-                if column:
-                    line.append("  ")
-                if justify == "right":
-                    line.append(pad)
-                line.append_text(part)
-                if justify != "right":
-                    line.append(pad)
-            yield line
+    for row in rows():
+        row[-1] = [folded for text, style in row[-1] for folded in _fold(console, text, style, widths[-1])]
+        for line_number in range(max(len(cell) for cell in row)):
+            parts, styles, at = [], [], 0
+            for column, ((_, justify), cell) in enumerate(zip(_LEGEND_COLUMNS, row)):
+                text, style = cell[line_number] if line_number < len(cell) else ("", None)
+                pad = " " * (widths[column] - cell_len(text))
+                start = at + 2 * bool(column) + len(pad) * (justify == "right")
+                parts.append(("  " if column else "") + (pad + text if justify == "right" else text + pad))
+                at += len(parts[-1])
+                if style and text:
+                    styles.append(StyleSpan(start, start + len(text), style))
+            yield Text("".join(parts), spans=styles)
+
+
+def _fold(console, text: str, style: str | None, width: int) -> list[tuple[str, str | None]]:
+    """A value line cut into lines of ``width`` cells, as Rich folds it."""
+    if cell_len(text) <= width:
+        return [(text, style)]
+    return [(line.plain, style) for line in Text(text).wrap(console, width, overflow="fold")]
