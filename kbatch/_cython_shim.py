@@ -28,8 +28,8 @@ def cast(_type, value):
     return value
 
 
-def declare(*_args, **_kwargs):
-    return None
+def declare(_type=None, value=None, **_kwargs):
+    return value
 
 
 class _CType:

@@ -29,6 +29,9 @@ try:
 except ImportError:  # not compiled and no Cython installed: the same code as plain Python
     from . import _cython_shim as cython
 
+if cython.compiled:
+    from cython.cimports.libc.string import memcpy
+
 from .findings import MAX_HELD
 
 # A record takes at least 7 bytes (7 one-byte fields), a header at least 2: no batch can hold more
@@ -446,33 +449,36 @@ _JSON_FIELDS = (b'{"offset": ', b', "timestamp": ', b', "key": ', b', "value": '
 _JSON_PARTS = b"".join(_JSON_FIELDS)
 _JSON_AT = tuple(sum(len(part) for part in _JSON_FIELDS[:index]) for index in range(len(_JSON_FIELDS)))
 # Which of _JSON_FIELDS (C constants when compiled: a Python global would be looked up on every use).
-_OFFSET: cython.int = 0
-_TIMESTAMP: cython.int = 1
-_KEY: cython.int = 2
-_VALUE: cython.int = 3
-_HEADERS: cython.int = 4
-_POS: cython.int = 5
-_INNER_POS: cython.int = 6
-_SIZE: cython.int = 7
-_ATTRIBUTES: cython.int = 8
-_SEQUENCE: cython.int = 9
-_END: cython.int = 10
-_HEADER_KEY: cython.int = 11
-_HEADER_VALUE: cython.int = 12
-_HEADER_END: cython.int = 13
-_COMMA: cython.int = 14
-_NULL: cython.int = 15
-_HEX: cython.int = 16
-_UTF8: cython.int = 17
-_QUOTE_END: cython.int = 18
-_TIMESTAMP_ISO: cython.int = 19
-JSON_OTHER: cython.int = 0   # records_json's modes
-JSON_HEX: cython.int = 1
-JSON_TEXT: cython.int = 2
-_INT_MAX: cython.longlong = 2**31 - 1
+_OFFSET = cython.declare(cython.int, 0)
+_TIMESTAMP = cython.declare(cython.int, 1)
+_KEY = cython.declare(cython.int, 2)
+_VALUE = cython.declare(cython.int, 3)
+_HEADERS = cython.declare(cython.int, 4)
+_POS = cython.declare(cython.int, 5)
+_INNER_POS = cython.declare(cython.int, 6)
+_SIZE = cython.declare(cython.int, 7)
+_ATTRIBUTES = cython.declare(cython.int, 8)
+_SEQUENCE = cython.declare(cython.int, 9)
+_END = cython.declare(cython.int, 10)
+_HEADER_KEY = cython.declare(cython.int, 11)
+_HEADER_VALUE = cython.declare(cython.int, 12)
+_HEADER_END = cython.declare(cython.int, 13)
+_COMMA = cython.declare(cython.int, 14)
+_NULL = cython.declare(cython.int, 15)
+_HEX = cython.declare(cython.int, 16)
+_UTF8 = cython.declare(cython.int, 17)
+_QUOTE_END = cython.declare(cython.int, 18)
+_TIMESTAMP_ISO = cython.declare(cython.int, 19)
+JSON_OTHER = 0   # records_json's modes (Python values: callers pass them)
+JSON_HEX = 1
+JSON_TEXT = 2
+_INT_MAX = cython.declare(cython.longlong, 2**31 - 1)
 # The last millisecond Python's datetime can show (9999-12-31T23:59:59.999Z): values.iso_timestamp's range.
-_ISO_MAX_MS: cython.longlong = 253402300799999
+_ISO_MAX_MS = cython.declare(cython.longlong, 253402300799999)
 _HEX_DIGITS = b"0123456789abcdef"
+_NOT_TEXT = cython.declare(cython.int, 0)   # what _plain_text finds
+_TEXT = cython.declare(cython.int, 1)
+_ESCAPED_TEXT = cython.declare(cython.int, 2)
 
 
 @cython.ccall
@@ -490,13 +496,19 @@ def increment_sequence(sequence: cython.longlong, increment: cython.longlong) ->
 @cython.boundscheck(False)
 @cython.wraparound(False)
 def _plain_text(data: cython.const[cython.uchar][::1], pos: cython.Py_ssize_t,
-                length: cython.Py_ssize_t) -> cython.bint:
-    """True when the bytes are printable ASCII: their JSON under the text modes is {"utf8": "..."}."""
+                length: cython.Py_ssize_t) -> cython.int:
+    """Whether the bytes are printable ASCII, whose JSON under the text modes is {"utf8": "..."}:
+    _NOT_TEXT, _TEXT (copied as they are) or _ESCAPED_TEXT (holding a " or a \\)."""
     i: cython.Py_ssize_t
+    kind: cython.int = _TEXT
+    byte: cython.uchar
     for i in range(pos, pos + length):
-        if data[i] < 0x20 or data[i] > 0x7E:
-            return False
-    return True
+        byte = data[i]
+        if byte < 0x20 or byte > 0x7E:
+            return _NOT_TEXT
+        if byte == 0x22 or byte == 0x5C:
+            kind = _ESCAPED_TEXT
+    return kind
 
 
 @cython.final
@@ -507,6 +519,7 @@ class _JsonWriter:
     out: cython.uchar[::1]
     at: cython.Py_ssize_t
     parts: cython.const[cython.uchar][::1]
+    hex_digits: cython.const[cython.uchar][::1]
     at_parts: cython.Py_ssize_t[20]
     len_parts: cython.Py_ssize_t[20]
 
@@ -514,6 +527,7 @@ class _JsonWriter:
         self.out = buffer
         self.at = 0
         self.parts = _JSON_PARTS
+        self.hex_digits = _HEX_DIGITS
         i: cython.Py_ssize_t
         if cython.compiled:
             for i in range(len(_JSON_FIELDS)):
@@ -523,20 +537,20 @@ class _JsonWriter:
             self.at_parts = list(_JSON_AT)
             self.len_parts = [len(part) for part in _JSON_FIELDS]
 
-    # Each writer loads the buffer and position into locals: the loops then run on registers.
+    # The buffers are used as attributes, never copied into local memoryviews: each such copy takes
+    # and gives back a reference (atomically), which costs more than most of these writes.
     @cython.cfunc
     @cython.exceptval(check=False)
     @cython.boundscheck(False)
     @cython.wraparound(False)
     def part(self, which: cython.int) -> cython.void:
-        out: cython.uchar[::1] = self.out
-        parts: cython.const[cython.uchar][::1] = self.parts
         at: cython.Py_ssize_t = self.at
         start: cython.Py_ssize_t = self.at_parts[which]
         count: cython.Py_ssize_t = self.len_parts[which]
-        i: cython.Py_ssize_t
-        for i in range(count):
-            out[at + i] = parts[start + i]
+        if cython.compiled:
+            memcpy(cython.address(self.out[at]), cython.address(self.parts[start]), count)
+        else:
+            self.out[at:at + count] = self.parts[start:start + count]
         self.at = at + count
 
     @cython.cfunc
@@ -545,13 +559,12 @@ class _JsonWriter:
     @cython.wraparound(False)
     @cython.cdivision(True)
     def integer(self, value: cython.longlong) -> cython.void:
-        out: cython.uchar[::1] = self.out
         at: cython.Py_ssize_t = self.at
         count: cython.Py_ssize_t = 0
         magnitude: cython.ulonglong
         rest: cython.ulonglong
         if value < 0:
-            out[at] = 0x2D   # -
+            self.out[at] = 0x2D   # -
             at += 1
             magnitude = cython.cast(cython.ulonglong, -(value + 1)) + 1
         else:
@@ -565,7 +578,7 @@ class _JsonWriter:
         at += count
         i: cython.Py_ssize_t = at - 1
         while True:                  # written from the last digit back
-            out[i] = 0x30 + magnitude % 10
+            self.out[i] = 0x30 + magnitude % 10
             magnitude //= 10
             i -= 1
             if magnitude == 0:
@@ -579,10 +592,9 @@ class _JsonWriter:
     @cython.cdivision(True)
     def digits(self, value: cython.longlong, width: cython.int) -> cython.void:
         """``value`` (not negative) in exactly ``width`` decimal digits, zero-padded."""
-        out: cython.uchar[::1] = self.out
         i: cython.Py_ssize_t
         for i in range(self.at + width - 1, self.at - 1, -1):
-            out[i] = 0x30 + value % 10
+            self.out[i] = 0x30 + value % 10
             value //= 10
         self.at += width
 
@@ -596,7 +608,6 @@ class _JsonWriter:
 
         The date from the day number: Howard Hinnant's civil_from_days (days since 1970-01-01, not negative).
         """
-        out: cython.uchar[::1] = self.out
         if ms < 0 or ms > _ISO_MAX_MS:
             self.part(_NULL)
             return
@@ -611,29 +622,29 @@ class _JsonWriter:
         day: cython.longlong = doy - (153 * mp + 2) // 5 + 1
         month: cython.longlong = mp + 3 if mp < 10 else mp - 9
         year: cython.longlong = yoe + era * 400 + (1 if month <= 2 else 0)
-        out[self.at] = 0x22     # "
+        self.out[self.at] = 0x22     # "
         self.at += 1
         self.digits(year, 4)
-        out[self.at] = 0x2D     # -
+        self.out[self.at] = 0x2D     # -
         self.at += 1
         self.digits(month, 2)
-        out[self.at] = 0x2D
+        self.out[self.at] = 0x2D
         self.at += 1
         self.digits(day, 2)
-        out[self.at] = 0x54     # T
+        self.out[self.at] = 0x54     # T
         self.at += 1
         self.digits(of_day // 3600000, 2)
-        out[self.at] = 0x3A     # :
+        self.out[self.at] = 0x3A     # :
         self.at += 1
         self.digits(of_day // 60000 % 60, 2)
-        out[self.at] = 0x3A
+        self.out[self.at] = 0x3A
         self.at += 1
         self.digits(of_day // 1000 % 60, 2)
-        out[self.at] = 0x2E     # .
+        self.out[self.at] = 0x2E     # .
         self.at += 1
         self.digits(of_day % 1000, 3)
-        out[self.at] = 0x5A     # Z
-        out[self.at + 1] = 0x22
+        self.out[self.at] = 0x5A     # Z
+        self.out[self.at + 1] = 0x22
         self.at += 2
 
     @cython.cfunc
@@ -643,16 +654,15 @@ class _JsonWriter:
     def text(self, data: cython.const[cython.uchar][::1], pos: cython.Py_ssize_t,
              length: cython.Py_ssize_t) -> cython.void:
         """Printable ASCII as a JSON string's body: only " and \\ are escaped."""
-        out: cython.uchar[::1] = self.out
         at: cython.Py_ssize_t = self.at
         i: cython.Py_ssize_t
         byte: cython.uchar
         for i in range(pos, pos + length):
             byte = data[i]
             if byte == 0x22 or byte == 0x5C:
-                out[at] = 0x5C
+                self.out[at] = 0x5C
                 at += 1
-            out[at] = byte
+            self.out[at] = byte
             at += 1
         self.at = at
 
@@ -662,13 +672,11 @@ class _JsonWriter:
     @cython.wraparound(False)
     def hex(self, data: cython.const[cython.uchar][::1], pos: cython.Py_ssize_t,
             length: cython.Py_ssize_t) -> cython.void:
-        out: cython.uchar[::1] = self.out
         at: cython.Py_ssize_t = self.at
         i: cython.Py_ssize_t
-        digits: cython.const[cython.uchar][::1] = _HEX_DIGITS
         for i in range(pos, pos + length):
-            out[at] = digits[data[i] >> 4]
-            out[at + 1] = digits[data[i] & 15]
+            self.out[at] = self.hex_digits[data[i] >> 4]
+            self.out[at + 1] = self.hex_digits[data[i] & 15]
             at += 2
         self.at = at
 
@@ -677,12 +685,22 @@ class _JsonWriter:
     @cython.boundscheck(False)
     @cython.wraparound(False)
     def raw(self, data: cython.const[cython.uchar][::1]) -> cython.void:
-        out: cython.uchar[::1] = self.out
+        self.copy(data, 0, len(data))
+
+    @cython.cfunc
+    @cython.exceptval(check=False)
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
+    def copy(self, data: cython.const[cython.uchar][::1], pos: cython.Py_ssize_t,
+             length: cython.Py_ssize_t) -> cython.void:
+        """Bytes as they are (a JSON string's body that needs no escape, or JSON made elsewhere)."""
         at: cython.Py_ssize_t = self.at
-        i: cython.Py_ssize_t
-        for i in range(len(data)):
-            out[at + i] = data[i]
-        self.at = at + len(data)
+        if length > 0:
+            if cython.compiled:
+                memcpy(cython.address(self.out[at]), cython.address(data[pos]), length)
+            else:
+                self.out[at:at + length] = data[pos:pos + length]
+        self.at = at + length
 
 
 @cython.boundscheck(False)
@@ -706,16 +724,24 @@ def records_json(columns: RecordColumns, data, shift: cython.longlong, compresse
     length: cython.Py_ssize_t
     size: cython.Py_ssize_t = 0
     timestamp: cython.longlong
-    # First pass: the JSON of every value not written here, and a bound on the size of the rest.
+    # First pass: the JSON of every value not written here, what _plain_text finds in each key and value
+    # (in field order: the second pass reads it back rather than looking at the bytes again), and a bound
+    # on the size of the rest.
     others = []
+    text_kinds = bytearray(2 * (columns.n + columns.n_headers))
+    kinds: cython.uchar[::1] = text_kinds
+    k: cython.Py_ssize_t = 0
     for row in range(columns.n):
         size += 448   # the fixed keys, seven integers and a timestamp_iso
         for field in range(2 + 2 * columns._headers_count[row]):
             pos = _span_pos(columns, row, field)
             length = _span_length(columns, row, field)
+            k += 1
             if length < 0:
                 continue
-            if hex_mode or (text_mode and _plain_text(view, pos, length)):
+            if text_mode:
+                kinds[k - 1] = _plain_text(view, pos, length)
+            if hex_mode or kinds[k - 1] != _NOT_TEXT:
                 size += 2 * length + 16
             else:
                 encoded = other(bytes(view[pos:pos + length]))
@@ -724,6 +750,7 @@ def records_json(columns: RecordColumns, data, shift: cython.longlong, compresse
     buffer = bytearray(size)
     out: _JsonWriter = _JsonWriter(size, buffer)
     next_other: cython.Py_ssize_t = 0
+    k = 0
     for row in range(columns.n):
         if row:
             out.part(_COMMA)
@@ -747,15 +774,19 @@ def records_json(columns: RecordColumns, data, shift: cython.longlong, compresse
                 out.part(_HEADER_VALUE)
             pos = _span_pos(columns, row, field)
             length = _span_length(columns, row, field)
+            k += 1
             if length < 0:
                 out.part(_NULL)
             elif hex_mode:
                 out.part(_HEX)
                 out.hex(view, pos, length)
                 out.part(_QUOTE_END)
-            elif text_mode and _plain_text(view, pos, length):
+            elif kinds[k - 1] != _NOT_TEXT:
                 out.part(_UTF8)
-                out.text(view, pos, length)
+                if kinds[k - 1] == _TEXT:
+                    out.copy(view, pos, length)
+                else:
+                    out.text(view, pos, length)
                 out.part(_QUOTE_END)
             else:
                 out.raw(others[next_other])
@@ -812,3 +843,18 @@ def _span_length(columns: RecordColumns, row: cython.Py_ssize_t, field: cython.i
     if field % 2 == 0:
         return columns._h_key_length[columns._first_header[row] + (field - 2) // 2]
     return columns._h_value_length[columns._first_header[row] + (field - 2) // 2]
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def any_key_or_value_starts_with_zero(columns: RecordColumns, data) -> cython.bint:
+    """Whether the key or value of a record held in ``columns`` starts with a zero byte: the schema
+    registry's magic byte (kbatch.render.user.registry_frame says whether the rest of its framing holds)."""
+    view: cython.const[cython.uchar][::1] = data
+    row: cython.Py_ssize_t
+    for row in range(columns.n):
+        if columns._key_length[row] > 0 and view[columns._key_pos[row]] == 0:
+            return True
+        if columns._value_length[row] > 0 and view[columns._value_pos[row]] == 0:
+            return True
+    return False

@@ -39,16 +39,21 @@ def _walk(module, data, count, base_offset=0, base_timestamp=0, chunk=16384) -> 
     columns = module.RecordColumns(chunk, 2)
     rows = {name: [] for name in module.RECORD_COLUMNS}
     headers = {name: [] for name in module.HEADER_COLUMNS}
+    starts_with_zero = False
     while walker.fill(columns):
+        starts_with_zero |= module.any_key_or_value_starts_with_zero(columns, data)
         first_header = len(headers["key_pos"])
         for name in module.RECORD_COLUMNS:
             values = columns.column(name).tolist()
             rows[name] += [value + first_header for value in values] if name == "first_header" else values
         for name in module.HEADER_COLUMNS:
             headers[name] += columns.header_column(name).tolist()
+    # The schema registry's pre-check, against the same question asked of the rows in Python.
+    assert starts_with_zero == any(length > 0 and data[pos] == 0 for field in ("key", "value")
+                                   for pos, length in zip(rows[f"{field}_pos"], rows[f"{field}_length"]))
     return {"rows": rows, "headers": headers, "findings": walker.findings, "decoded": walker.decoded,
             "max_timestamp": walker.max_timestamp, "last_offset_delta": walker.last_offset_delta,
-            "order_breaks": walker.order_breaks, "done": walker.done}
+            "order_breaks": walker.order_breaks, "done": walker.done, "starts_with_zero": starts_with_zero}
 
 
 def _agree(data, count, base_offset=0, base_timestamp=0) -> dict:

@@ -14,7 +14,7 @@ from ..findings import Finding
 from ..model import Batch, Record
 from ..messages.decoder import to_json
 from .user import schema_ids
-from ..recordwalk import JSON_HEX, JSON_OTHER, JSON_TEXT, records_json
+from ..recordwalk import JSON_HEX, JSON_OTHER, JSON_TEXT, any_key_or_value_starts_with_zero, records_json
 from .values import bytes_json, iso_timestamp
 
 JSON_FORMAT_VERSION = 1
@@ -145,7 +145,7 @@ def records_json_parts(batch: Batch, decode: str):
     mode = _RECORD_JSON_MODES.get(decode, JSON_TEXT)
     data = batch.record_data
     for columns in record_chunks(batch):
-        if has_registry_framing(columns, data):
+        if any_key_or_value_starts_with_zero(columns, data):
             # record_dict adds "schema_registry" for such records: written the slow way, from objects.
             from ..records import chunk_records
 
@@ -168,15 +168,6 @@ def _write_records(out, parts) -> None:
         if part:
             out.write(part if first else ", " + part)
             first = False
-
-
-def has_registry_framing(columns, data) -> bool:
-    """Whether a key or value of the chunk starts with the schema registry's magic byte 0 (user.schema_ids)."""
-    for pos_name, length_name in (("key_pos", "key_length"), ("value_pos", "value_length")):
-        for pos, length in zip(columns.column(pos_name), columns.column(length_name)):
-            if length > 0 and data[pos] == 0:
-                return True
-    return False
 
 
 def _records_json_matches_record_dict() -> bool:

@@ -419,7 +419,7 @@ def record_batches(file_range: FileRange, source: KbatchReader, schema):
     from ..model import Batch
     from ..reader import ReadOptions
     from ..records import chunk_records, record_chunks
-    from ..render.jsonout import has_registry_framing
+    from ..recordwalk import any_key_or_value_starts_with_zero
     from ..segments import topic_partition
     from ..messages.topics import decoder_for_path
 
@@ -443,7 +443,7 @@ def record_batches(file_range: FileRange, source: KbatchReader, schema):
                 yield from as_rows(batch, batch.records or [])
                 continue
             for columns in record_chunks(batch, ARROW_ROWS):
-                if internal is not None or has_registry_framing(columns, batch.record_data):
+                if internal is not None or any_key_or_value_starts_with_zero(columns, batch.record_data):
                     yield from as_rows(batch, chunk_records(columns, batch))
                     continue
                 if rows:
