@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings, strategies as st
 from rich.cells import cell_len
 
 from kbatch.render.values import counted
@@ -203,3 +204,58 @@ def test_a_long_table_has_one_header_every_row_and_widens_where_it_must(kbatch, 
     assert sum(line.endswith(", continued") for line in lines) == 1
     widths = {len(line) for line in lines if line.startswith("│")}
     assert len(widths) == 2 and all(len(line) <= 120 for line in lines)
+
+
+def _records_both_ways(table, width: int) -> tuple[str, str | None]:
+    """A records table drawn by Rich (inside dump's four spaces) and written from its cells."""
+    import io
+
+    from rich.console import Console
+    from rich.padding import Padding
+
+    from kbatch.render.table import plain_table_lines
+
+    rich = Console(width=width, color_system=None, file=io.StringIO(), highlight=False, emoji=False)
+    rich.print(Padding(table, (0, 0, 0, 4), expand=False))
+    lines = plain_table_lines(table, Console(width=width, color_system=None, file=io.StringIO()))
+    return rich.file.getvalue(), None if lines is None else "".join(line + "\n" for line in lines)
+
+
+@pytest.mark.parametrize("width", [24, 66, 120, 200])
+def test_the_records_table_written_from_its_cells_is_what_rich_draws(width):
+    """dump --records off a terminal writes each records table from its cells: the text Rich draws."""
+    from kbatch.reader import ReadOptions, SegmentReader
+    from kbatch.render.table import records_table
+
+    written = 0
+    for path in fixture_paths():
+        with open(path, "rb") as stream:
+            batches = [batch for batch in SegmentReader(stream, ReadOptions(records=True))
+                       if getattr(batch, "records", None)]
+        for batch in batches[:4]:   # the first few batches of each: every kind of record there is
+            for full in (False, True):
+                rich, plain = _records_both_ways(records_table(batch, "auto", full, batch.records[:12]), width)
+                if plain is not None:
+                    assert plain == rich, (path.name, batch.pos, full)
+                    written += 1
+    assert written > 100   # the cells' way is the common one, not an exception
+
+
+_CELL_TEXT = st.text(alphabet=st.sampled_from("ab cdefxyz0123 -=…界\u0301\n"), max_size=90)
+
+
+@settings(max_examples=300, deadline=None)
+@given(rows=st.lists(st.lists(_CELL_TEXT, min_size=5, max_size=5), min_size=1, max_size=6),
+       width=st.integers(min_value=12, max_value=220), header=st.booleans())
+def test_any_records_table_written_from_its_cells_is_what_rich_draws(rows, width, header):
+    """Words, spaces, long words, wide and zero-width characters, lines: wrapped and folded as Rich does."""
+    from rich.text import Text
+
+    from kbatch.render.table import records_frame
+
+    table = records_frame(header)
+    for row in rows:
+        table.add_row(row[0], *(Text(cell) for cell in row[1:]))
+    rich, plain = _records_both_ways(table, width)
+    if plain is not None:
+        assert plain == rich

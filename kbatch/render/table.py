@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from itertools import islice
 
@@ -336,13 +337,19 @@ def _stacked(batch: Batch) -> Text:
     return Text(f"{batch.base_offset}\n–{batch.last_offset}")
 
 
-def records_table(batch: Batch, decode: str, full: bool, records=None, show_header: bool = True) -> Table:
-    """The records of ``batch`` (or the slice ``records`` of them) as a table."""
-    limit = None if full else VALUE_WIDTH
+def records_frame(show_header: bool = True) -> Table:
+    """The records table with no rows: its columns, and how Rich lays them out (what plain_table_lines models)."""
     table = Table(header_style="bold", expand=False, box=None, padding=(0, 1), pad_edge=False,
                   show_header=show_header)
     for name in ("offset", "timestamp", "key", "value", "headers"):
         table.add_column(name, overflow="fold")
+    return table
+
+
+def records_table(batch: Batch, decode: str, full: bool, records=None, show_header: bool = True) -> Table:
+    """The records of ``batch`` (or the slice ``records`` of them) as a table."""
+    limit = None if full else VALUE_WIDTH
+    table = records_frame(show_header)
     for record in batch.records or [] if records is None else records:
         # an internal topic's bytes that did not read are shown as bytes; a user topic's get its framing named
         shown = bytes_text if record.decoded is not None or record.control is not None else user_bytes_text
@@ -363,6 +370,102 @@ def records_table(batch: Batch, decode: str, full: bool, records=None, show_head
             f"{record.timestamp} {iso_timestamp(record.timestamp)}".rstrip()
         table.add_row(str(record.offset), timestamp, key, value, headers)
     return table
+
+
+def _cells(line: str) -> int:
+    """The terminal cells a printable line takes (Rich's cell_len, without its per-character look-ups
+    for ASCII)."""
+    return len(line) if line.isascii() else cell_len(line)
+
+
+_WORD = re.compile(r"\s*\S+\s*")   # a word and the spaces around it, as Rich's wrapping reads words
+
+
+def _fold(line: str, width: int, console) -> list[str]:
+    """One line of a cell as Rich lays it out in a column ``width`` cells wide, each piece padded to the
+    width: the pieces of rich.text.Text.wrap (justify left, overflow fold).
+
+    Where every character takes one cell, Rich's rule is written out here (rich._wrap.divide_line): a
+    word that fits the line's rest stays on it; one that fits a line starts the next; a longer one is
+    cut into pieces of the width; then each piece sheds the spaces past the width.  Otherwise Rich does it.
+    """
+    length = _cells(line)
+    if length <= width:
+        return [line + " " * (width - length)]
+    if length != len(line) or not all(cell_len(char) == 1 for char in set(line) if not char.isascii()):
+        return [piece.plain for piece in Text(line).wrap(console, width, justify="left", overflow="fold")]
+    breaks, used = [], 0
+    for word in _WORD.finditer(line):
+        start, text = word.start(), word.group()
+        needed = len(text.rstrip())
+        if width - used >= needed:
+            used += len(text)
+        elif needed > width:   # folded into pieces of the width
+            for at in range(start, word.end(), width):
+                if at:
+                    breaks.append(at)
+                used = min(width, word.end() - at)
+        elif used and start:
+            breaks.append(start)
+            used = len(text)
+    pieces = []
+    for start, end in zip([0, *breaks], [*breaks, len(line)]):
+        piece = line[start:end]
+        if len(piece) > width:   # trailing spaces past the width go (as many as are past it)
+            piece = piece[:len(piece) - min(len(piece) - len(piece.rstrip()), len(piece) - width)]
+        pieces.append(piece[:width].ljust(width))
+    return pieces
+
+
+def plain_table_lines(table: Table, console) -> list[str] | None:
+    """The lines Rich draws for ``table`` (as :func:`records_table` makes it) inside four spaces of
+    indent, without colour: written from the cells' text rather than laid out again by Rich.
+
+    Rich measures every cell twice and wraps it once for each table, most of a millisecond a record;
+    here each column is measured once, as Rich measures it (its widest line, padding included), and the
+    columns' widths come from Rich itself, laid out for one row of cells that wide; only a cell wider
+    than its column goes through Rich's wrapping.  None where the cells hold what this does not model
+    (markup in a plain string, characters that are not printable): Rich draws those.
+    ``tests/test_terminal.py`` holds the lines to Rich's own at many widths.
+    """
+    columns = table.columns
+    rows = [[column.header for column in columns]] if table.show_header else []
+    rows += zip(*(column.cells for column in columns))
+    texts = []
+    for row in rows:
+        cells = []
+        for cell in row:
+            text = cell.plain if isinstance(cell, Text) else cell
+            if not isinstance(text, str) or (not isinstance(cell, Text) and "[" in text):
+                return None   # a str cell is read as markup by Rich
+            lines = text.split("\n")
+            if not all(line.isprintable() for line in lines):
+                return None
+            cells.append(lines)
+        texts.append(cells)
+    available = console.width - 4
+    padding = [(index > 0) + (index < len(columns) - 1) for index in range(len(columns))]
+    natural = [min(max((_cells(line) for row in texts for line in row[index]), default=0), available - pad) + pad
+               for index, pad in enumerate(padding)]
+    proxy = Table(box=None, padding=(0, 1), pad_edge=False, show_header=False, expand=False)
+    for _ in columns:
+        proxy.add_column(overflow="fold")
+    proxy.add_row(*("x" * (width - pad) for width, pad in zip(natural, padding)))
+    widths = [width - pad for width, pad in
+              zip(proxy._calculate_column_widths(console, console.options.update_width(available)), padding)]
+    if min(widths) < 1:
+        return None
+    out = []
+    for number, row in enumerate(texts):
+        cells = [[folded for line in lines for folded in _fold(line, width, console)]
+                 for lines, width in zip(row, widths)]
+        height = max(len(lines) for lines in cells)
+        if number == 0 and table.show_header:   # Rich sets a header at the bottom of its row
+            cells = [[" " * width] * (height - len(lines)) + lines for lines, width in zip(cells, widths)]
+        for index in range(height):
+            out.append("    " + "  ".join(lines[index] if index < len(lines) else " " * width
+                                          for lines, width in zip(cells, widths)))
+    return out
 
 
 NULL = "(null)"   # not "null": that is what a four-letter string value looks like
@@ -450,9 +553,14 @@ class TableSink:
                 self.console.print(finding_line(finding))
             # In slices, as the batch table: a batch of millions of records never sits in memory as one table.
             records, first = iter(batch.records or []), True
+            plain = self.console.no_color or self.console.color_system is None
             while chunk := list(islice(records, self.ROWS_PER_TABLE)):
-                self.console.print(Padding(records_table(batch, self.decode, self.full, chunk, first), (0, 0, 0, 4),
-                                           expand=False))
+                table = records_table(batch, self.decode, self.full, chunk, first)
+                lines = plain_table_lines(table, self.console) if plain else None
+                if lines is not None:
+                    self.console.file.write("".join(f"{line}\n" for line in lines))
+                else:
+                    self.console.print(Padding(table, (0, 0, 0, 4), expand=False))
                 first = False
             return
         self._add_row(batch_cells(batch))
