@@ -473,7 +473,7 @@ JSON_OTHER = 0   # records_json's modes (Python values: callers pass them)
 JSON_HEX = 1
 JSON_TEXT = 2
 _INT_MAX = cython.declare(cython.longlong, 2**31 - 1)
-# The last millisecond Python's datetime can show (9999-12-31T23:59:59.999Z): values.iso_timestamp's range.
+# The last millisecond with a four-digit year (9999-12-31T23:59:59.999Z): kbatch.render.values.ISO_MAX_MS.
 _ISO_MAX_MS = cython.declare(cython.longlong, 253402300799999)
 _HEX_DIGITS = b"0123456789abcdef"
 _NOT_TEXT = cython.declare(cython.int, 0)   # what _plain_text finds

@@ -225,3 +225,10 @@ def test_records_json_is_json_dumps_of_record_dict(records, decode, base_sequenc
         use_pure_decoder(patch)
         kbatch.records.walk_batch_records(batch, data, 61, 61, len(data), objects=False)
         assert kbatch.render.jsonout.records_json_text(batch, decode) == expected
+
+
+def test_the_json_writer_and_the_python_side_show_timestamps_to_the_same_last_millisecond():
+    from kbatch.render.values import ISO_MAX_MS, iso_timestamp
+
+    assert pure._ISO_MAX_MS == ISO_MAX_MS
+    assert iso_timestamp(ISO_MAX_MS) == "9999-12-31T23:59:59.999Z" and iso_timestamp(ISO_MAX_MS + 1) == ""

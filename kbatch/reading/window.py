@@ -23,9 +23,9 @@ class Window:
         start = pos - self.base
         if 0 <= start and start + size <= len(self.buf):
             return self.buf, start, size
-        tail = self.buf[start:] if 0 <= start < len(self.buf) else b""
-        more = self._read(pos + len(tail), max(size - len(tail), CHUNK))
-        self.buf, self.base = tail + more, pos
+        # The bytes still ahead are read again with the rest: one copy out of the page cache, where
+        # joining them to the next chunk copied all of it a second time.
+        self.buf, self.base = self._read(pos, max(size, CHUNK)), pos
         return self.buf, 0, min(size, len(self.buf))
 
     def read_bytes(self, pos: int, size: int) -> bytes:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import base64
 import json
-from datetime import datetime, timezone
+import time
 
 DECODE_MODES = ("auto", "utf8", "hex", "base64", "json")
 
@@ -75,15 +75,17 @@ def _json(data: bytes):
         return _NOT_JSON
 
 
+# The last millisecond of 9999-12-31: later times have no four-digit year (the JSON writer's bound too).
+ISO_MAX_MS = 253402300799999
+
+
 def iso_timestamp(ms: int | None) -> str:
     """ISO-8601 UTC with milliseconds; empty for Kafka's 'no timestamp' (-1) and out-of-range values."""
-    if ms is None or ms < 0:
+    if ms is None or ms < 0 or ms > ISO_MAX_MS:
         return ""
-    try:
-        moment = datetime.fromtimestamp(ms / 1000, tz=timezone.utc)
-    except (OverflowError, OSError, ValueError):
-        return ""
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
+    seconds, millis = divmod(ms, 1000)
+    t = time.gmtime(seconds)   # a tenth of what datetime and strftime take: two a batch in every listing
+    return f"{t.tm_year:04d}-{t.tm_mon:02d}-{t.tm_mday:02d}T{t.tm_hour:02d}:{t.tm_min:02d}:{t.tm_sec:02d}.{millis:03d}Z"
 
 
 def counted(number: int, noun: str) -> str:
