@@ -544,14 +544,7 @@ class _JsonWriter:
     @cython.boundscheck(False)
     @cython.wraparound(False)
     def part(self, which: cython.int) -> cython.void:
-        at: cython.Py_ssize_t = self.at
-        start: cython.Py_ssize_t = self.at_parts[which]
-        count: cython.Py_ssize_t = self.len_parts[which]
-        if cython.compiled:
-            memcpy(cython.address(self.out[at]), cython.address(self.parts[start]), count)
-        else:
-            self.out[at:at + count] = self.parts[start:start + count]
-        self.at = at + count
+        self.copy(self.parts, self.at_parts[which], self.len_parts[which])
 
     @cython.cfunc
     @cython.exceptval(check=False)
