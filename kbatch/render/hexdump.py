@@ -168,7 +168,7 @@ def legend_lines(console, spans: list[Span], data, base: int):
             widths[column] = max(widths[column], max(cell_len(text) for text, _ in cell))
     widths[-1] = max(1, min(widths[-1], console.width - sum(widths[:-1]) - 2 * (len(widths) - 1)))
     for row in rows():
-        row[-1] = [folded for text, style in row[-1] for folded in _fold(console, text, style, widths[-1])]
+        row[-1] = [folded for text, style in row[-1] for folded in _folded_value(console, text, style, widths[-1])]
         for line_number in range(max(len(cell) for cell in row)):
             parts, styles, at = [], [], 0
             for column, ((_, justify), cell) in enumerate(zip(_LEGEND_COLUMNS, row)):
@@ -182,7 +182,7 @@ def legend_lines(console, spans: list[Span], data, base: int):
             yield Text("".join(parts), spans=styles)
 
 
-def _fold(console, text: str, style: str | None, width: int) -> list[tuple[str, str | None]]:
+def _folded_value(console, text: str, style: str | None, width: int) -> list[tuple[str, str | None]]:
     """A value line cut into lines of ``width`` cells, as Rich folds it."""
     if cell_len(text) <= width:
         return [(text, style)]

@@ -422,10 +422,10 @@ def plain_table_lines(table: Table, console) -> list[str] | None:
     indent, without colour: written from the cells' text rather than laid out again by Rich.
 
     Rich measures every cell twice and wraps it once for each table, most of a millisecond a record;
-    here each column is measured once, as Rich measures it (its widest line, padding included), and the
-    columns' widths come from Rich itself, laid out for one row of cells that wide; only a cell wider
-    than its column goes through Rich's wrapping.  None where the cells hold what this does not model
-    (markup in a plain string, characters that are not printable): Rich draws those.
+    here each column is measured once, as Rich measures it (its widest line, padding included), the
+    columns' widths come from Rich itself, laid out for one row of cells that wide, and a line wider
+    than its column is wrapped as Rich wraps it (:func:`_fold`).  None where the cells hold what this
+    does not model (markup in a plain string, characters that are not printable): Rich draws those.
     ``tests/test_terminal.py`` holds the lines to Rich's own at many widths.
     """
     columns = table.columns
