@@ -2,7 +2,8 @@
 """Records at decoder speed: kbatch against aiokafka's Cython reader and kafka-python, side by side.
 
 One command makes the data and prints a table per file: every tool on the same segment in the same run,
-hot cache, each run ``--repeat`` times as a whole process under /usr/bin/time, with the median, min-max,
+the segment read into the page cache before each run, each run ``--repeat`` times as a whole process under
+/usr/bin/time (as from a user's shell: see bench_dump.USER_ENVIRONMENT), with the median, min-max,
 peak RSS and the ratio to aiokafka's full decode.  The peers decode in-process: their own timing of the
 decode (after imports and reading the file) is the figure the targets compare with, shown beside their
 whole-process time::
@@ -139,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--files", default=",".join(FILES), help=f"which of {', '.join(FILES)} (comma-separated)")
     args = parse_common(parser, argv)
     kbatch = find_kbatch(args.kbatch)
-    print(f"kbatch {kbatch_version()}; {args.repeat} runs each, hot cache", file=sys.stderr)
+    print(f"kbatch {kbatch_version()}; {args.repeat} runs each, page cache warmed before each", file=sys.stderr)
     everything = {}
     for name in args.files.split(","):
         path = make_file(name, parse_size(args.size), args.quiet)
