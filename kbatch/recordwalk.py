@@ -445,7 +445,16 @@ def _field(index, header, name) -> str:
 _JSON_FIELDS = (b'{"offset": ', b', "timestamp": ', b', "key": ', b', "value": ', b', "headers": [',
                 b'], "pos": ', b', "inner_pos": ', b', "size": ', b', "attributes": ', b', "sequence": ',
                 b', "crc": null, "crc_valid": null, "control": null}', b'{"key": ', b', "value": ', b'}',
-                b', ', b'null', b'{"hex": "', b'{"utf8": "', b'"}', b', "timestamp_iso": ')
+                b', ', b'null', b'{"hex": "', b'{"utf8": "', b'"}', b', "timestamp_iso": ',
+                b'true', b'false', b'"')
+# The keys of a batch's line (batch_json), in kbatch.render.jsonout.batch_dict's order: jsonout checks them.
+BATCH_JSON_KEYS = ("type", "pos", "size", "magic", "base_offset", "last_offset", "stored_offset", "count",
+                   "batch_length", "partition_leader_epoch", "crc", "crc_computed", "crc_valid", "attributes",
+                   "codec", "timestamp_type", "is_transactional", "is_control", "last_offset_delta",
+                   "base_timestamp", "base_timestamp_iso", "max_timestamp", "max_timestamp_iso",
+                   "delete_horizon_ms", "producer_id", "producer_epoch", "base_sequence", "last_sequence",
+                   "payload_pos", "payload_size", "decompressed_size", "findings")
+_JSON_FIELDS += tuple(f'{", " if index else ""}"{key}": '.encode() for index, key in enumerate(BATCH_JSON_KEYS))
 _JSON_PARTS = b"".join(_JSON_FIELDS)
 _JSON_AT = tuple(sum(len(part) for part in _JSON_FIELDS[:index]) for index in range(len(_JSON_FIELDS)))
 # Which of _JSON_FIELDS (C constants when compiled: a Python global would be looked up on every use).
@@ -469,6 +478,12 @@ _HEX = cython.declare(cython.int, 16)
 _UTF8 = cython.declare(cython.int, 17)
 _QUOTE_END = cython.declare(cython.int, 18)
 _TIMESTAMP_ISO = cython.declare(cython.int, 19)
+_TRUE = cython.declare(cython.int, 20)
+_FALSE = cython.declare(cython.int, 21)
+_QUOTE = cython.declare(cython.int, 22)
+_BATCH_KEY = cython.declare(cython.int, 23)   # BATCH_JSON_KEYS[i] is part _BATCH_KEY + i
+_PARTS = cython.declare(cython.int, 55)       # how many parts there are (the writer's arrays are that long)
+assert len(_JSON_FIELDS) == _PARTS and _JSON_FIELDS[_BATCH_KEY] == b'"type": '
 JSON_OTHER = 0   # records_json's modes (Python values: callers pass them)
 JSON_HEX = 1
 JSON_TEXT = 2
@@ -520,8 +535,8 @@ class _JsonWriter:
     at: cython.Py_ssize_t
     parts: cython.const[cython.uchar][::1]
     hex_digits: cython.const[cython.uchar][::1]
-    at_parts: cython.Py_ssize_t[20]
-    len_parts: cython.Py_ssize_t[20]
+    at_parts: cython.Py_ssize_t[55]
+    len_parts: cython.Py_ssize_t[55]
 
     def __init__(self, size: cython.Py_ssize_t, buffer: bytearray):
         self.out = buffer
@@ -806,6 +821,116 @@ def records_json(columns: RecordColumns, data, shift: cython.longlong, compresse
         out.integer(increment_sequence(base_sequence, columns._offset_delta[row]) if base_sequence >= 0 else -1)
         out.part(_END)
     return bytes(memoryview(buffer)[:out.at])
+
+
+# -- A batch's line -----------------------------------------------------------------------------------
+#
+# ``dump --format jsonl`` lists a batch a line: json.dumps of kbatch.render.jsonout.batch_dict's items.  A
+# batch with no findings and no payload (nearly every one) holds only integers, booleans, nulls and two
+# short names there, whose JSON is plain: written here without the dict.  tests/test_recordwalk.py holds
+# this to json.dumps(batch_dict(...)) on every fixture and on random headers.
+
+def batch_json(batch, head: bytes):
+    """``head`` (the object's opening, ``b'{'`` or ``b'{"file": "...", '``), then batch_dict(batch)'s items
+    as json.dumps writes them (default separators), and ``}``: UTF-8 bytes.
+
+    None where jsonout must write the line itself: a batch with findings or a payload, a name that is not
+    plain ASCII, or an integer past 64 bits (only an offset field plus a delta can be).
+    """
+    if batch.findings or batch.body is not None:
+        return None
+    codec = _plain_name(batch.codec)
+    timestamp_type = _plain_name(batch.timestamp_type)
+    if codec is None or timestamp_type is None:
+        return None
+    buffer = bytearray(len(head) + len(codec) + len(timestamp_type) + 2048)   # 32 keys, 24 numbers, 2 dates
+    out: _JsonWriter = _JsonWriter(len(buffer), buffer)
+    out.raw(head)
+    try:
+        out.part(_BATCH_KEY)
+        out.raw(b'"batch"')
+        _number(out, 1, batch.pos)
+        _number(out, 2, batch.size)
+        _number(out, 3, batch.magic)
+        _number(out, 4, batch.base_offset)
+        _number(out, 5, batch.last_offset)
+        _number(out, 6, batch.offset_field)
+        _number(out, 7, batch.count)
+        _number(out, 8, batch.length_field)
+        _number(out, 9, batch.partition_leader_epoch)
+        _number(out, 10, batch.crc)
+        _number(out, 11, batch.computed_crc)
+        _flag(out, 12, batch.crc == batch.computed_crc)
+        _number(out, 13, batch.attributes)
+        _name(out, 14, codec)
+        _name(out, 15, timestamp_type)
+        _flag(out, 16, batch.is_transactional)
+        _flag(out, 17, batch.is_control)
+        _number(out, 18, batch.last_offset_delta)
+        _number(out, 19, batch.base_timestamp)
+        _date(out, 20, batch.base_timestamp)
+        _number(out, 21, batch.max_timestamp)
+        _date(out, 22, batch.max_timestamp)
+        _number(out, 23, batch.delete_horizon_ms)
+        _number(out, 24, batch.producer_id)
+        _number(out, 25, batch.producer_epoch)
+        _number(out, 26, batch.base_sequence)
+        _number(out, 27, batch.last_sequence if batch.magic >= 2 else None)
+        _number(out, 28, batch.payload_pos)
+        _number(out, 29, batch.payload_size)
+        _number(out, 30, batch.decompressed_size)
+    except OverflowError:   # compiled only: plain Python writes any integer, as json.dumps does
+        return None
+    out.part(_BATCH_KEY + 31)
+    out.raw(b"[]}")
+    return bytes(memoryview(buffer)[:out.at])
+
+
+def _plain_name(name):
+    """A name's UTF-8 when its JSON string is the name between quotes (printable ASCII, no " or \\), else None."""
+    if name.isascii() and name.isprintable() and '"' not in name and "\\" not in name:
+        return name.encode()
+    return None
+
+
+@cython.cfunc
+@cython.exceptval(-1)
+def _number(out: _JsonWriter, key: cython.int, value) -> cython.int:
+    """Key ``key`` of BATCH_JSON_KEYS with an integer or null (OverflowError past 64 bits, compiled)."""
+    out.part(_BATCH_KEY + key)
+    if value is None:
+        out.part(_NULL)
+    else:
+        out.integer(value)
+    return 0
+
+
+@cython.cfunc
+@cython.exceptval(-1)
+def _date(out: _JsonWriter, key: cython.int, ms) -> cython.int:
+    """values.iso_timestamp(ms) or null, as batch_dict has it."""
+    out.part(_BATCH_KEY + key)
+    if ms is None:
+        out.part(_NULL)
+    else:
+        out.iso(ms)
+    return 0
+
+
+@cython.cfunc
+@cython.exceptval(check=False)
+def _flag(out: _JsonWriter, key: cython.int, value: cython.bint) -> cython.void:
+    out.part(_BATCH_KEY + key)
+    out.part(_TRUE if value else _FALSE)
+
+
+@cython.cfunc
+@cython.exceptval(check=False)
+def _name(out: _JsonWriter, key: cython.int, name: bytes) -> cython.void:
+    out.part(_BATCH_KEY + key)
+    out.part(_QUOTE)
+    out.raw(name)
+    out.part(_QUOTE)
 
 
 @cython.cfunc

@@ -98,6 +98,7 @@ def use_pure_decoder(monkeypatch) -> None:
     monkeypatch.setattr(kbatch.records, "RecordColumns", pure.RecordColumns)
     monkeypatch.setattr(kbatch.records, "_COLUMNS", {})
     monkeypatch.setattr(kbatch.render.jsonout, "records_json", pure.records_json)
+    monkeypatch.setattr(kbatch.render.jsonout, "batch_json", pure.batch_json)
     monkeypatch.setattr(kbatch.render.jsonout, "any_key_or_value_starts_with_zero",
                         pure.any_key_or_value_starts_with_zero)
 

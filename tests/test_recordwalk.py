@@ -13,6 +13,7 @@ import os
 import pytest
 from hypothesis import given, settings, strategies as st
 
+import kbatch.findings
 import kbatch.records
 import kbatch.recordwalk as compiled
 import kbatch.render.jsonout
@@ -232,3 +233,89 @@ def test_the_json_writer_and_the_python_side_show_timestamps_to_the_same_last_mi
 
     assert pure._ISO_MAX_MS == ISO_MAX_MS
     assert iso_timestamp(ISO_MAX_MS) == "9999-12-31T23:59:59.999Z" and iso_timestamp(ISO_MAX_MS + 1) == ""
+
+
+# -- a batch's line ---------------------------------------------------------------------------------------
+
+def _batch_line_reference(batch, path: str) -> str:
+    import json
+
+    return json.dumps({"file": path, **kbatch.render.jsonout.batch_dict(batch)}, ensure_ascii=False)
+
+
+def _head(path: str) -> bytes:
+    import json
+
+    return f'{{"file": {json.dumps(path, ensure_ascii=False)}, '.encode()
+
+
+def test_batch_json_writes_batch_dicts_keys_in_its_order():
+    assert kbatch.render.jsonout._batch_json_matches_batch_dict()
+    assert compiled.BATCH_JSON_KEYS == pure.BATCH_JSON_KEYS
+
+
+@pytest.mark.parametrize("path", fixture_paths(), ids=fixture_id)
+def test_batch_json_is_json_dumps_of_batch_dict_for_every_shipped_batch(path):
+    """Every entry of every fixture (v0, v1, v2, wrappers, damaged ones), compiled and plain Python alike:
+    the same line as json.dumps, or None where it has findings or a payload (json.dumps writes those)."""
+    batches, _ = read_all(path.read_bytes())
+    written = 0
+    for batch in batches:
+        expected = _batch_line_reference(batch, str(path))
+        for module in (compiled, pure):
+            line = module.batch_json(batch, _head(str(path)))
+            if batch.findings:
+                assert line is None
+            else:
+                assert line.decode() == expected
+                written += 1
+    assert written or all(batch.findings for batch in batches)
+
+
+_nullable = st.one_of(st.none(), st.integers(-(2**63), 2**63 - 1))
+
+
+@settings(max_examples=300, deadline=None)
+@given(numbers=st.lists(_nullable, min_size=11, max_size=11),
+       offsets=st.tuples(st.integers(-(2**63), 2**63 - 1), st.integers(-(2**31), 2**31 - 1)),
+       timestamps=st.tuples(st.one_of(_nullable, st.sampled_from([-1, 0, _LAST_ISO_MS, _LAST_ISO_MS + 1])),
+                            _timestamp_delta.map(lambda delta: delta + 1_000)),
+       magic=st.sampled_from([0, 1, 2]), flags=st.tuples(st.booleans(), st.booleans(), st.booleans()),
+       codec=st.sampled_from(["none", "gzip", "zstd", "unknown(7)", 'a"b', "back\\slash", "café", "tab\t"]),
+       path=st.sampled_from(["x.log", 'we"ird\\ñame.log', "\x01.log"]))
+def test_batch_json_is_json_dumps_of_batch_dict_on_random_headers(numbers, offsets, timestamps, magic, flags,
+                                                                  codec, path):
+    """Any values a header can give (and an offset sum past 64 bits): the same bytes as json.dumps, or
+    None compiled where json.dumps must write them."""
+    from kbatch.model import Batch
+
+    base_offset, delta = offsets
+    batch = Batch(pos=numbers[0] or 0, size=numbers[1] or 0, magic=magic, length_field=numbers[2] or 0,
+                  offset_field=base_offset, base_offset=base_offset, last_offset=base_offset + delta,
+                  count=numbers[3], attributes=numbers[4] or 0, codec=codec, crc=numbers[5] or 0,
+                  computed_crc=numbers[5] or 0 if flags[0] else 1,
+                  timestamp_type="LogAppendTime" if flags[1] else "CreateTime",
+                  base_timestamp=timestamps[0], max_timestamp=timestamps[1], partition_leader_epoch=numbers[6],
+                  last_offset_delta=delta, producer_id=numbers[7], producer_epoch=numbers[8],
+                  base_sequence=numbers[9], is_transactional=flags[2], is_control=flags[1] and flags[2],
+                  delete_horizon_ms=numbers[10], payload_pos=numbers[0] or 0, payload_size=numbers[1] or 0,
+                  decompressed_size=numbers[10])
+    expected = _batch_line_reference(batch, path)
+    assert pure.batch_json(batch, _head(path)) in (None, expected.encode())
+    line = compiled.batch_json(batch, _head(path))
+    assert line is None or line.decode() == expected
+    plain_name = codec in ("none", "gzip", "zstd", "unknown(7)")
+    assert (line is not None) == (plain_name and -(2**63) <= base_offset + delta < 2**63)
+    batch.findings.append(kbatch.findings.Finding("reserved-bits", 0, 0, 1, "attributes", "0", "1"))
+    assert compiled.batch_json(batch, _head(path)) is None and pure.batch_json(batch, _head(path)) is None
+
+
+def test_the_listing_is_the_same_with_json_dumps_and_with_the_pure_writer(capsys, monkeypatch):
+    args = ["dump", "--format", "jsonl"] + [str(path) for path in fixture_paths()]
+    written = run_kbatch(args, capsys, monkeypatch)
+    use_pure_decoder(monkeypatch)
+    with_pure = run_kbatch(args, capsys, monkeypatch)
+    monkeypatch.setattr(kbatch.render.jsonout, "_batch_json_matches_batch_dict", lambda: False)
+    with_json_dumps = run_kbatch(args, capsys, monkeypatch)
+    assert written == with_pure == with_json_dumps
+    assert written.out.count('"type": "batch"') > 100
