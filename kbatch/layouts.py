@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import io
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Callable
 
 from construct import (
     Array,
@@ -326,13 +327,13 @@ class FixedLayout:
     sizes: dict[str, int]
     codec: struct.Struct
     declaration: Struct
+    # The struct's own, as attributes: the reader asks for them a few times for every entry of a segment.
+    size: int = field(init=False)
+    unpack_from: Callable = field(init=False, repr=False, compare=False)   # (buffer, pos=0) -> tuple
 
-    @property
-    def size(self) -> int:
-        return self.codec.size
-
-    def unpack_from(self, buffer, pos: int = 0) -> tuple:
-        return self.codec.unpack_from(buffer, pos)
+    def __post_init__(self):
+        object.__setattr__(self, "size", self.codec.size)
+        object.__setattr__(self, "unpack_from", self.codec.unpack_from)
 
     def build(self, values) -> bytes:
         """What the declaration's ``build`` writes for ``values`` (a mapping by field name), in one ``pack``."""

@@ -127,7 +127,8 @@ def _dump_file(path, stream, options, sink, limit, window: Window, decoder="auto
     reader = SegmentReader(stream, options)
     summary = FileSummary(path, reader.size)
     items = reader
-    if window.selects:
+    selects = window.selects
+    if selects:
         # Start where the indexes say (verified), and step over batches outside the window at their header.
         start = start_position(path, reader, stream, window)
         if start.note:
@@ -143,7 +144,7 @@ def _dump_file(path, stream, options, sink, limit, window: Window, decoder="auto
             continue
         if not columns:
             stream_records(item)
-        if window.selects and not _select(item, window):
+        if selects and not _select(item, window):
             continue
         if limit is not None and shown >= limit:
             break
