@@ -54,7 +54,7 @@ import sys
 import threading
 from dataclasses import dataclass
 
-from crc32c import crc32c as _crc32c
+from .checksums import CRC32C as _crc32c
 
 from .framing import (
     CHECKSUMS,
