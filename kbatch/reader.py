@@ -100,6 +100,16 @@ class SegmentReader:
         """The first position at or after ``pos`` where an entry with a valid CRC begins."""
         return pos if self.recovery.verified_entry_at(pos) else self.recovery.resync(pos + 1)
 
+    def verified_entry_within(self, start: int, stop: int, max_size: int, step: int = 64 * 1024) -> int | None:
+        """The first position in [start, stop) where an entry of at most ``max_size`` bytes whose CRC verifies
+        begins: a bounded look (``step`` bytes searched at a time), where :meth:`next_entry_at_or_after` goes on
+        to the end of the input."""
+        for piece in range(start, stop, step):
+            for candidate in self.recovery.plausible_starts(piece, min(piece + step, stop), max_size):
+                if self.recovery.verified_entry_at(candidate):
+                    return candidate
+        return None
+
     def entry_verifies_at(self, pos: int) -> bool:
         return self.recovery.verified_entry_at(pos)
 
@@ -110,15 +120,19 @@ class SegmentReader:
     def _step(self, pos: int):
         """Yield what lies at ``pos`` (an entry, or findings); return where the next step starts."""
         buf, i, available = self.window.view(pos, BATCH_HEADER.size)
-        if starts_zero_run(buf[i:i + min(available, HEADER_SIZE_UP_TO_MAGIC)]):
+        whole_header = available >= HEADER_SIZE_UP_TO_MAGIC
+        if whole_header:
+            _, size = LOG_ENTRY_PREFIX.unpack_from(buf, i)
+            magic = buf[i + MAGIC_OFFSET]
+        # (An entry's magic and size are never 0: only then can its header be a run of zeros.)
+        if not (whole_header and (magic or size)) and \
+                starts_zero_run(buf[i:i + min(available, HEADER_SIZE_UP_TO_MAGIC)]):
             if self.recovery.zero_run_end(pos) == self.size:
                 yield zero_tail(pos, self.size)
                 return self.size
-        if available < HEADER_SIZE_UP_TO_MAGIC:
+        if not whole_header:
             yield short_header(pos, available)
             return self.size
-        _, size = LOG_ENTRY_PREFIX.unpack_from(buf, i)
-        magic = buf[i + MAGIC_OFFSET]
         if magic == PROPOSED_V3_MAGIC and V3_MIN_ENTRY_SIZE <= size <= self.size - pos - LOG_OVERHEAD:
             yield self._proposed_v3(pos, pos + LOG_OVERHEAD + size)
             return pos + LOG_OVERHEAD + size
@@ -126,7 +140,7 @@ class SegmentReader:
         if problem is not None:
             return (yield from self._damaged(pos, problem, magic=magic, declared_size=size))
         end = pos + LOG_OVERHEAD + size
-        batch = self._entry(pos, end, magic)
+        batch = self._entry(pos, end, magic, buf, i)
         if batch.crc_valid:
             yield batch
             return end
@@ -166,9 +180,10 @@ class SegmentReader:
 
     # -- decoding one entry --------------------------------------------------
 
-    def _entry(self, pos: int, end: int, magic: int) -> Batch:
-        """The entry of the given magic whose bytes are [pos, end)."""
-        buf, i, _ = self.window.view(pos, end - pos)
+    def _entry(self, pos: int, end: int, magic: int, buf: bytes = b"", i: int = 0) -> Batch:
+        """The entry of the given magic whose bytes are [pos, end) (``buf[i:]`` when it holds them all)."""
+        if i + end - pos > len(buf):
+            buf, i, _ = self.window.view(pos, end - pos)
         entry = memoryview(buf)[i:i + end - pos]
         if magic == 2:
             batch = read_batch(pos, entry, self.decompressor, records=self.options.records,

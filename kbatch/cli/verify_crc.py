@@ -28,13 +28,16 @@ Examples:
 @click.option("--index-only", is_flag=True,
               help="Only hold each partition directory's indexes, snapshots and checkpoints against its logs "
                    "(the quick check after an unclean shutdown): batch headers are read, records are not.")
+@click.option("--jobs", "-j", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Processes to read a large file (64 MiB or more) with, a part each, at once. "
+                   "[default: the CPUs kbatch may use]")
 @click.option("--format", "output_format", type=click.Choice(["table", "jsonl"]), default="table",
               show_default=True, help="table for people (a line per finding and a summary), jsonl for programs.")
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing; only the exit status tells.")
 @hex_option
 @decompressed_limit_option
 @no_color_option
-def verify_crc(paths, deep, index_only, output_format, quiet, hex_input, decompressed_limit, no_color):
+def verify_crc(paths, deep, index_only, jobs, output_format, quiet, hex_input, decompressed_limit, no_color):
     """Check every CRC of Kafka log segments: each v2 batch (CRC-32C), each v0/v1 message (CRC-32),
     inner messages of compressed wrappers included.
 
@@ -66,7 +69,7 @@ def verify_crc(paths, deep, index_only, output_format, quiet, hex_input, decompr
     show_progress = not quiet and sys.stderr.isatty()
 
     def verify_one(path, stream) -> FileSummary:
-        return _verify_file(path, stream, sink, deep=deep, decompressed_limit=decompressed_limit,
+        return _verify_file(path, stream, sink, deep=deep, decompressed_limit=decompressed_limit, jobs=jobs,
                             stream_is_file=not hex_input and os.path.isfile(path),   # a named pipe is spooled
                             show_progress=show_progress)
 
@@ -84,14 +87,14 @@ def verify_crc(paths, deep, index_only, output_format, quiet, hex_input, decompr
     return status
 
 
-def _verify_file(path, stream, sink, *, deep: bool, decompressed_limit: int, stream_is_file: bool,
-                 show_progress: bool) -> FileSummary:
-    from ..verify import VerifyOptions, verify_file
+def _verify_file(path, stream, sink, *, deep: bool, decompressed_limit: int, jobs: int | None,
+                 stream_is_file: bool, show_progress: bool) -> FileSummary:
+    from ..verify import VerifyOptions, usable_cpus, verify_file
 
     size = stream.seek(0, os.SEEK_END)
     stream.seek(0)
     summary = FileSummary(path, size)
-    options = VerifyOptions(deep=deep, decompressed_limit=decompressed_limit)
+    options = VerifyOptions(deep=deep, decompressed_limit=decompressed_limit, jobs=jobs or usable_cpus())
     if show_progress and size > PROGRESS_ABOVE:
         from rich.progress import Progress
 

@@ -1,0 +1,149 @@
+"""verify-crc over a large file in parts, a forked process each, says exactly what one walk over it says.
+
+The parts are made small here (PART_MIN_SIZE) so that the fixtures and a few handmade segments are cut.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+import kbatch.verify as verify
+from kbatch.reader import SegmentReader
+from kbatch.summary import FileSummary
+
+from . import handmade
+from .helpers import fixture_id, fixture_paths, run_kbatch
+
+
+@pytest.fixture
+def small_parts(monkeypatch):
+    """Parts of 64 bytes and up, and a count of the children forked."""
+    monkeypatch.setattr(verify, "PART_MIN_SIZE", 64)
+    forks = []
+    fork = verify._Part.fork
+
+    def counted(*args):
+        forks.append(args[1:3])
+        return fork(*args)
+
+    monkeypatch.setattr(verify._Part, "fork", counted)
+    return forks
+
+
+def _verify(path, *, jobs: int, deep: bool):
+    """Every finding with the offsets of the batch it was reported under, and the summary."""
+    summary = FileSummary(str(path), path.stat().st_size)
+    current = {}
+    seen = []
+    with open(path, "rb", buffering=0) as stream:
+        for finding in verify.verify_file(str(path), stream, summary, verify.VerifyOptions(deep=deep, jobs=jobs),
+                                          on_batch=lambda batch: current.update(batch=batch)):
+            batch = current.get("batch")
+            inside = batch is not None and batch.pos == finding.entry_pos
+            seen.append((finding, (batch.base_offset, batch.last_offset) if inside else None))
+    return seen, summary.as_dict()
+
+
+@pytest.mark.parametrize("deep", [True, False], ids=["deep", "crc"])
+@pytest.mark.parametrize("path", fixture_paths(), ids=fixture_id)
+def test_every_fixture_verifies_the_same_in_parts(path, deep, small_parts):
+    whole = _verify(path, jobs=1, deep=deep)
+    assert not small_parts
+    for jobs in (2, 3, 7):
+        assert _verify(path, jobs=jobs, deep=deep) == whole
+
+
+def test_the_fixtures_are_cut(small_parts):
+    """The test above compares something: most fixtures are read in parts."""
+    for path in fixture_paths():
+        _verify(path, jobs=3, deep=True)
+    assert len(small_parts) > len(fixture_paths())
+
+
+def _segment(tmp_path, entries: list[bytes]):
+    path = tmp_path / "00000000000000000000.log"
+    path.write_bytes(b"".join(entries))
+    return path
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(steps=st.lists(st.tuples(st.integers(-6, 6), st.integers(1, 4)), min_size=4, max_size=24),
+       damage=st.one_of(st.none(), st.tuples(st.floats(0, 1), st.integers(0, 255))),
+       jobs=st.integers(2, 5))
+def test_offsets_across_parts_are_checked_as_one_walk_checks_them(tmp_path_factory, small_parts, steps, damage,
+                                                                   jobs):
+    """Overlaps and gaps between batches (OffsetOrder) where parts meet, with or without a damaged byte."""
+    entries, offset = [], 10
+    for step, count in steps:
+        offset = max(offset + step, 0)
+        entries.append(handmade.batch(offset, [(b"k", b"v" * 20)] * count))
+        offset += count
+    data = bytearray(b"".join(entries))
+    if damage is not None:
+        data[int(damage[0] * (len(data) - 1))] = damage[1]
+    path = tmp_path_factory.mktemp("parts") / "00000000000000000000.log"
+    path.write_bytes(bytes(data))
+    assert _verify(path, jobs=jobs, deep=True) == _verify(path, jobs=1, deep=True)
+
+
+def test_a_cut_inside_an_entry_is_read_again_from_where_the_walk_ended(tmp_path, small_parts):
+    """A record's value holding a whole batch looks like an entry to the cut: the hand-over shows it."""
+    inner = handmade.batch(900, [(b"inner", b"x")])
+    before, after = handmade.batch(0, [(b"a", b"1" * 40)]), handmade.batch(2, [(b"c", b"3" * 40)])
+    outer = handmade.batch(1, [(b"b", b"." * 400 + inner + b"." * 40)])
+    path = _segment(tmp_path, [before, outer, after])
+    inner_pos = len(before) + outer.index(inner)
+    with open(path, "rb", buffering=0) as stream:
+        cut = path.stat().st_size // 2
+        assert verify.part_start(SegmentReader(stream), cut, path.stat().st_size) == inner_pos   # inside `outer`
+    whole = _verify(path, jobs=1, deep=True)
+    assert _verify(path, jobs=2, deep=True) == whole
+    assert whole == ([], whole[1]) and whole[1]["batch_count"] == 3
+
+
+def test_a_part_that_fails_or_finds_too_much_is_read_by_the_parent(monkeypatch, small_parts):
+    damaged = [path for path in fixture_paths() if path.name.startswith("damaged-")]
+    expected = {path: _verify(path, jobs=1, deep=True) for path in damaged}
+    monkeypatch.setattr(verify, "MAX_PART_FINDINGS", 0)
+    assert {path: _verify(path, jobs=3, deep=True) for path in damaged} == expected
+
+    def fails(*args):
+        raise RuntimeError("a child that fails")
+
+    monkeypatch.setattr(verify, "MAX_PART_FINDINGS", 10_000)
+    monkeypatch.setattr(verify, "_verify_part", fails)
+    assert {path: _verify(path, jobs=3, deep=True) for path in damaged} == expected
+    assert small_parts
+
+
+def test_verify_crc_jobs_prints_the_same(capsys, monkeypatch, small_parts):
+    paths = [str(path) for path in fixture_paths()]
+    for args in (["--deep", "--format", "jsonl"], ["--deep"], []):
+        forked = len(small_parts)
+        one = run_kbatch(["verify-crc", "--jobs", "1", *args, *paths], capsys, monkeypatch)
+        assert len(small_parts) == forked
+        several = run_kbatch(["verify-crc", "-j", "4", *args, *paths], capsys, monkeypatch)
+        assert several == one
+        assert len(small_parts) > forked
+
+
+def test_parts_need_a_large_local_file(tmp_path, monkeypatch):
+    """The default part size keeps small files (and the suite's fixtures) in one walk."""
+    forks = []
+    monkeypatch.setattr(verify._Part, "fork", lambda *args: forks.append(args))
+    path = _segment(tmp_path, [handmade.batch(offset, [(b"k", b"v")]) for offset in range(100)])
+    _verify(path, jobs=4, deep=True)
+    assert not forks and verify.PART_MIN_SIZE >= 16 * 1024 * 1024
+
+
+def test_a_part_keeps_damaged_ranges_after_batches_with_findings(tmp_path, small_parts):
+    """In the second part: a batch with a finding (an offset gap), then bytes that are no entry, then more."""
+    entries = [handmade.batch(offset, [(b"k", b"v" * 30)]) for offset in range(6)]
+    entries += [handmade.batch(10, [(b"k", b"gap before")]), b"\x07" * 50, handmade.batch(11, [(b"k", b"v")]),
+                handmade.batch(12, [(b"k", b"v")]), b"\x01" * 30, handmade.batch(13, [(b"k", b"v")])]
+    path = _segment(tmp_path, entries)
+    whole = _verify(path, jobs=1, deep=True)
+    assert [finding.code for finding, _ in whole[0]] == ["offset-gap", "resync", "unknown-magic", "resync", "bad-length"]
+    assert _verify(path, jobs=2, deep=True) == whole
+    assert small_parts and small_parts[0][0] < len(b"".join(entries[:6]))
