@@ -26,6 +26,14 @@ class FileSummary:
         for finding in batch.findings:
             self.add_finding(finding)
 
+    def add_summary(self, other: FileSummary) -> None:
+        """Count in what a walk over another part of the same file counted."""
+        self.batches += other.batches
+        self.records += other.records
+        self.batch_bytes += other.batch_bytes
+        self.findings.update(other.findings)
+        self.errors += other.errors
+
     def add_finding(self, finding: Finding) -> None:
         self.findings[finding.code] += 1
         self.errors += finding.is_damage

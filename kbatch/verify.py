@@ -9,9 +9,6 @@ come out in file order.
 from __future__ import annotations
 
 import dataclasses
-import os
-import pickle
-import signal
 from dataclasses import dataclass
 from typing import BinaryIO, Iterator
 
@@ -20,6 +17,7 @@ from .findings import Finding
 from .invariants import OffsetOrder, batch_invariants, segment_range_checks
 from .messages.apply import decode_batch
 from .messages.topics import decoder_for_path
+from .parts import Parts, worth_parts
 from .segments import is_remote, segment_base_offset
 from .summary import FileSummary
 
@@ -59,7 +57,7 @@ def verify_file(path: str, stream: BinaryIO, summary: FileSummary, options: Veri
                 landed["pos"] = scan.size
             return
     decoder = decoder_for_path(path) if options.deep else None
-    if options.jobs > 1 and whole and local and summary.size >= 2 * PART_MIN_SIZE and hasattr(os, "fork"):
+    if whole and local and worth_parts(summary.size, options.jobs):
         yield from verify_in_parts(path.removeprefix("file://"), stream, summary, options, progress=progress,
                                    landed=landed, on_batch=on_batch, decoder=decoder,
                                    segment_base=segment_base_offset(path))
@@ -120,22 +118,10 @@ def in_file_order(finding: Finding) -> tuple[int, int]:
 
 
 # ---------------------------------------------------------------------------
-# A large file in parts, a process each
+# A large file in parts, a process each (kbatch.parts)
 # ---------------------------------------------------------------------------
 
-PART_MIN_SIZE = 32 * 1024 * 1024   # no part is smaller: a fork and the search for a part's start cost ms
-MAX_PART_FINDINGS = 10_000         # a part with more is read again by the parent (it would sit in memory)
-PART_START_SEARCH = 16 * 1024 * 1024   # how far past its cut a part's first entry is looked for
-# Bytes inside records can look like an entry header claiming megabytes; proving one false costs a CRC of
-# what it claims.  Entries this size or smaller are tried first.
-USUAL_ENTRY_SIZE = 1024 * 1024
-
-
-def usable_cpus() -> int:
-    """The CPUs this process may run on (its affinity, where the system says)."""
-    if hasattr(os, "sched_getaffinity"):
-        return len(os.sched_getaffinity(0))
-    return os.cpu_count() or 1
+MAX_PART_FINDINGS = 10_000   # a part with more is read again by the parent (they would sit in memory)
 
 
 def verify_in_parts(path: str, stream: BinaryIO, summary: FileSummary, options: VerifyOptions, *, progress=None,
@@ -143,54 +129,36 @@ def verify_in_parts(path: str, stream: BinaryIO, summary: FileSummary, options: 
                     segment_base: int | None = None) -> Iterator[Finding]:
     """verify_stream's findings for a whole local file, its parts read at once by ``options.jobs`` processes.
 
-    The file is cut in equal parts.  This process reads the first while a
-    forked child reads each of the others, from the first entry past its cut
-    whose CRC verifies, and sends back what it found: its findings with the
-    batches they belong to, its counts, where its walk started and ended.  A
-    part's results stand only where the walk before it ended exactly where it
-    started, and where its first batch goes on from the offsets before it (the
-    one check across batches); otherwise -- a start inside an entry, say, at
-    bytes in a record that look like an entry -- this process reads the part
-    itself, from where the walk ended.  What comes out, and in what order, is
-    verify_stream's over the whole file; only ``on_batch`` is not called for a
-    child's batches with nothing to report.
+    Each child sends back its findings with the batches they belong to, its
+    counts, and where its walk ended.  Besides the hand-over, a part's results
+    stand only where its first batch goes on from the offsets before it (the
+    one check across batches, which the parent makes where parts meet).  What
+    comes out, and in what order, is verify_stream's over the whole file; only
+    ``on_batch`` is not called for a child's batches with nothing to report.
     """
-    count = min(options.jobs, summary.size // PART_MIN_SIZE)
-    cuts = [summary.size * part // count for part in range(count)] + [summary.size]
-    parts = list(zip(cuts, cuts[1:]))
     serial = dataclasses.replace(options, jobs=1)
-    children = [_Part.fork(path, cut, stop, summary.size, serial, decoder, segment_base) for cut, stop in parts[1:]]
     order = OffsetOrder()
-    walked = {"pos": 0}
-    try:
-        yield from verify_stream(stream, summary, serial, progress=progress, stop=parts[0][1], landed=walked,
-                                 on_batch=on_batch, decoder=decoder, segment_base=segment_base, order=order)
-        for (_, stop), child in zip(parts[1:], children):
-            found = child.result()
-            if found is not None and found.start == walked["pos"] and (not options.deep or found.goes_on_from(order)):
+    pos = 0
+
+    def work(part_stream, start, stop, _spill):
+        return _verify_part(path, part_stream, start, stop, summary.size, serial, decoder, segment_base)
+
+    with Parts(path, summary.size, options.jobs, work) as parts:
+        for part in parts:
+            found = part.result(pos)
+            if found is not None and (not options.deep or found.goes_on_from(order)):
                 yield from found.replay(summary, order if options.deep else None, on_batch)
-                walked["pos"] = found.landed
+                pos = found.landed
                 if progress is not None:
-                    progress(found.landed)
-            elif walked["pos"] < stop:   # read here, on from where the walk ended
-                yield from verify_stream(stream, summary, serial, progress=progress, start=walked["pos"], stop=stop,
+                    progress(pos)
+            elif pos < part.stop:   # read here, on from where the walk ended
+                walked = {}
+                yield from verify_stream(stream, summary, serial, progress=progress, start=pos, stop=part.stop,
                                          landed=walked, on_batch=on_batch, decoder=decoder,
                                          segment_base=segment_base, order=order)
-    finally:
-        for child in children:
-            child.close()
+                pos = walked["pos"]
     if landed is not None:
-        landed["pos"] = walked["pos"]
-
-
-def part_start(reader, cut: int, stop: int) -> int | None:
-    """Where a part cut at ``cut`` starts: the first entry in [cut, stop) whose CRC verifies (looked for no
-    further than PART_START_SEARCH).  Only a guess that must be cheap: a wrong one shows at the hand-over."""
-    for largest in (USUAL_ENTRY_SIZE, PART_START_SEARCH):
-        start = reader.verified_entry_within(cut, min(cut + PART_START_SEARCH, stop), largest)
-        if start is not None:
-            return start
-    return None
+        landed["pos"] = pos
 
 
 @dataclass
@@ -198,9 +166,8 @@ class _Found:
     """What a child found in its part: findings in file order, and what the parent needs to go on."""
 
     items: list                   # a Finding (a damaged range), or (batch, its findings)
-    counts: tuple                 # the part's FileSummary: batches, records, batch_bytes, findings, errors
-    start: int                    # where the part's walk started
-    landed: int                   # ... and ended
+    summary: FileSummary          # what the part's walk counted
+    landed: int                   # where it ended
     first: object | None          # the part's first batch (its findings are in items)
     last_offset: int | None       # the part's OffsetOrder at its end
     last_pos: int | None
@@ -215,11 +182,7 @@ class _Found:
 
     def replay(self, summary: FileSummary, order: OffsetOrder | None, on_batch) -> Iterator[Finding]:
         """The part's findings; with ``order`` (deep), its first batch checked against the batches before it."""
-        summary.batches += self.counts[0]
-        summary.records += self.counts[1]
-        summary.batch_bytes += self.counts[2]
-        summary.findings.update(self.counts[3])
-        summary.errors += self.counts[4]
+        summary.add_summary(self.summary)
         for item in self.items:
             if isinstance(item, Finding):
                 yield item
@@ -240,69 +203,13 @@ class _Found:
             order.last_offset, order.last_pos = self.last_offset, self.last_pos
 
 
-class _Part:
-    """A part of a file verified by a forked child; what it found comes back pickled through a pipe."""
-
-    def __init__(self, pid: int, pipe: int):
-        self.pid, self.pipe = pid, pipe
-
-    @classmethod
-    def fork(cls, path: str, cut: int, stop: int, size: int, options: VerifyOptions, decoder, segment_base):
-        pipe, child_end = os.pipe()
-        pid = os.fork()
-        if pid == 0:   # the child: never returns, never runs the parent's exit handlers or flushes its output
-            status = 1
-            try:
-                os.close(pipe)
-                found = _verify_part(path, cut, stop, size, options, decoder, segment_base)
-                with open(child_end, "wb") as out:
-                    pickle.dump(found, out, protocol=pickle.HIGHEST_PROTOCOL)
-                status = 0
-            finally:
-                os._exit(status)
-        os.close(child_end)
-        return cls(pid, pipe)
-
-    def result(self) -> _Found | None:
-        """What the child found; None if it failed or found too much (the parent reads the part itself)."""
-        try:
-            with open(self.pipe, "rb") as results:
-                data = results.read()
-            found = pickle.loads(data) if data else None
-        except (OSError, pickle.UnpicklingError, EOFError):
-            found = None
-        self.pipe = None
-        self._reap(kill=False)
-        return found
-
-    def close(self) -> None:
-        if self.pipe is not None:
-            os.close(self.pipe)
-            self.pipe = None
-        self._reap(kill=True)
-
-    def _reap(self, kill: bool) -> None:
-        if self.pid is None:
-            return
-        if kill:
-            try:
-                os.kill(self.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        os.waitpid(self.pid, 0)
-        self.pid = None
-
-
-def _verify_part(path: str, cut: int, stop: int, size: int, options: VerifyOptions, decoder,
+def _verify_part(path: str, stream: BinaryIO, start: int, stop: int, size: int, options: VerifyOptions, decoder,
                  segment_base) -> _Found | None:
-    """A child's part: verify_stream from the part's start up to ``stop``, with a handle of its own on the
-    file, kept for the parent.
+    """A child's part: verify_stream over [start, stop), kept for the parent.
 
-    Only the batches with findings are kept (and the first, for the check across batches); None when no
-    entry starts the part, or it holds more than MAX_PART_FINDINGS findings.
+    Only the batches with findings are kept (and the first, for the check across batches); None when the
+    part holds more than MAX_PART_FINDINGS findings.
     """
-    from .reader import SegmentReader
-
     summary = FileSummary(path, size)
     order = OffsetOrder()
     items: list = []
@@ -319,18 +226,13 @@ def _verify_part(path: str, cut: int, stop: int, size: int, options: VerifyOptio
             first = kept if first is None else first
             items.append((kept, list(batch.findings)))
 
-    with open(path, "rb", buffering=0) as stream:   # a file position of its own, not the parent's
-        start = part_start(SegmentReader(stream, size=size), cut, stop)
-        if start is None:
+    for count, finding in enumerate(verify_stream(stream, summary, options, start=start, stop=stop, landed=walked,
+                                                  on_batch=keep, decoder=decoder, segment_base=segment_base,
+                                                  order=order)):
+        if count >= MAX_PART_FINDINGS:
             return None
-        for count, finding in enumerate(verify_stream(stream, summary, options, start=start, stop=stop,
-                                                      landed=walked, on_batch=keep, decoder=decoder,
-                                                      segment_base=segment_base, order=order)):
-            if count >= MAX_PART_FINDINGS:
-                return None
-            if pending:
-                pending -= 1   # one of the batch's own: kept with it
-            else:
-                items.append(finding)   # a damaged range between batches
-    counts = (summary.batches, summary.records, summary.batch_bytes, summary.findings, summary.errors)
-    return _Found(items, counts, start, walked["pos"], first, order.last_offset, order.last_pos)
+        if pending:
+            pending -= 1   # one of the batch's own: kept with it
+        else:
+            items.append(finding)   # a damaged range between batches
+    return _Found(items, summary, walked["pos"], first, order.last_offset, order.last_pos)

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+import io
+import os
+import shutil
 import sys
 
 import click
@@ -13,7 +16,8 @@ from ..partition.seek import Window, select, start_position
 from ..partition.sniff import NotALogSegment, looks_like_other_kind
 from ..messages.apply import decode_batch
 from ..messages.topics import DECODERS, decoder_for_path
-from ..reader import ReadOptions, SegmentReader
+from ..parts import Parts, usable_cpus, worth_parts
+from ..reader import ReadOptions, SegmentReader, input_kind
 from ..records import stream_records
 from ..segments import PARTITION_FILES
 from ..render.console import make_console
@@ -59,11 +63,15 @@ Examples:
               help="Only batches with records stamped at or after TIME (ISO 8601, or epoch ms).")
 @click.option("--until", callback=parse_time, metavar="TIME",
               help="Only batches with records stamped at or before TIME (ISO 8601, or epoch ms).")
+@click.option("--jobs", "-j", type=click.IntRange(min=1), default=None, metavar="N",
+              help="With --format jsonl: processes to list a large file (64 MiB or more) with, a part each, at "
+                   "once (up to 256 MiB of each part's lines wait in a temporary file). "
+                   "[default: the CPUs kbatch may use]")
 @hex_option
 @decompressed_limit_option
 @no_color_option
-def dump(files, records, output_format, decode, decoder, full, limit, kind, offset_range, since, until, hex_input,
-         decompressed_limit, no_color):
+def dump(files, records, output_format, decode, decoder, full, limit, kind, offset_range, since, until, jobs,
+         hex_input, decompressed_limit, no_color):
     """List the batches of Kafka log segments (v0, v1 and v2, any codec), with their damage.
 
     One row per batch: position, offsets, count, magic, codec, size, CRC
@@ -111,7 +119,11 @@ def dump(files, records, output_format, decode, decoder, full, limit, kind, offs
                 return outcome
         window = Window(*(offset_range or (None, None)), since, until)
         columns = isinstance(sink, JsonlSink) and sink.from_columns and not window.selects
-        return _dump_file(path, stream, options, sink, limit, window, decoder, columns)
+        # Lines stand alone in JSON Lines: a large file's parts can be listed at once and put end to end.
+        in_parts = (isinstance(sink, JsonlSink) and limit is None and not window.selects and not hex_input
+                    and path != "-" and input_kind(path) == "file")
+        return _dump_file(path, stream, options, sink, limit, window, decoder, columns,
+                          jobs=(jobs or usable_cpus()) if in_parts else 1)
 
     # A directory dumps every file Kafka keeps in it, each segment's together, segments by base offset.
     status = for_each_input(files, hex_input, dump_one, pattern=PARTITION_FILES, sink=sink)
@@ -120,40 +132,129 @@ def dump(files, records, output_format, decode, decoder, full, limit, kind, offs
     return status
 
 
-def _dump_file(path, stream, options, sink, limit, window: Window, decoder="auto", columns=False) -> FileSummary:
+def _dump_file(path, stream, options, sink, limit, window: Window, decoder="auto", columns=False,
+               jobs: int = 1) -> FileSummary:
     internal = decoder_for_path(path) if decoder == "auto" else decoder
     if internal not in (None, "none"):   # an internal topic's records are read into objects by its decoder
         options = dataclasses.replace(options, record_objects=True)
     reader = SegmentReader(stream, options)
     summary = FileSummary(path, reader.size)
     items = reader
-    selects = window.selects
-    if selects:
+    if window.selects:
         # Start where the indexes say (verified), and step over batches outside the window at their header.
         start = start_position(path, reader, stream, window)
         if start.note:
             click.echo(start.note, err=True)
         items = select(reader, stream, start.pos, window)
     sink.begin(path, reader.size)
-    shown = 0
-    for item in items:
-        if isinstance(item, Finding):
-            summary.add_finding(item)
-            keep_raw = options.keep_body and item.owns_bytes
-            sink.region(item, reader.read_bytes(item.pos, item.size) if keep_raw else None)
-            continue
-        if not columns:
-            stream_records(item)
-        if selects and not _select(item, window):
-            continue
-        if limit is not None and shown >= limit:
-            break
-        decode_batch(item, internal)
-        summary.add_batch(item)
-        sink.batch(item)
-        shown += 1
+    listing = _Listing(reader, summary, sink, options, internal, columns, window, limit)
+    if worth_parts(reader.size, jobs):
+        _list_in_parts(path, listing, jobs)
+    else:
+        listing.show(items)
     sink.end(summary)
     return summary
+
+
+@dataclasses.dataclass
+class _Listing:
+    """What dump does with each entry the reader hands out."""
+
+    reader: SegmentReader
+    summary: FileSummary
+    sink: object
+    options: ReadOptions
+    internal: str | None
+    columns: bool
+    window: Window
+    limit: int | None
+
+    def show(self, items) -> None:
+        selects, window, limit, sink, summary = self.window.selects, self.window, self.limit, self.sink, self.summary
+        shown = 0
+        for item in items:
+            if isinstance(item, Finding):
+                summary.add_finding(item)
+                keep_raw = self.options.keep_body and item.owns_bytes
+                sink.region(item, self.reader.read_bytes(item.pos, item.size) if keep_raw else None)
+                continue
+            if not self.columns:
+                stream_records(item)
+            if selects and not _select(item, window):
+                continue
+            if limit is not None and shown >= limit:
+                break
+            decode_batch(item, self.internal)
+            summary.add_batch(item)
+            sink.batch(item)
+            shown += 1
+
+
+MAX_SPILL = 256 * 1024 * 1024   # a child lists its part up to this much JSON, the parent lists the rest
+
+
+@dataclasses.dataclass
+class _Listed:
+    """A child's part: its lines are in its spill file."""
+
+    landed: int
+    summary: FileSummary
+
+
+def _list_in_parts(path: str, listing: _Listing, jobs: int) -> None:
+    """JSON Lines of a large local file, its parts listed at once by forked processes (kbatch.parts): each
+    child writes its part's lines to a temporary file (up to MAX_SPILL), copied out in file order."""
+    out = listing.sink.out
+    encoding, errors = getattr(out, "encoding", None) or "utf-8", getattr(out, "errors", None) or "strict"
+
+    def work(stream, start, stop, spill):
+        reader = SegmentReader(stream, listing.options, size=listing.reader.size)
+        summary = FileSummary(path, reader.size)
+        text = io.TextIOWrapper(spill, encoding=encoding, errors=errors)
+        listing.sink.out = text   # this process's copy of the sink
+        ended = {"pos": None}
+
+        def up_to_the_spill_limit(items):   # then the parent lists the rest of the part
+            for item in items:
+                yield item
+                if not isinstance(item, Finding) and spill.tell() >= MAX_SPILL:
+                    ended["pos"] = item.pos + item.size   # where the walk goes on after a batch
+                    return
+
+        dataclasses.replace(listing, reader=reader, summary=summary).show(up_to_the_spill_limit(
+            reader.walk(start, stop)))
+        text.flush()
+        text.detach()
+        return _Listed(ended["pos"] or reader.landed, summary)
+
+    pos = 0
+    with Parts(path, listing.reader.size, jobs, work, spill=True) as parts:
+        for part in parts:
+            listed = part.result(pos)
+            if listed is not None:
+                _copy_out(part.spill, out, encoding, errors)
+                listing.summary.add_summary(listed.summary)
+                pos = listed.landed
+            if pos < part.stop:   # read here, on from where the walk ended
+                listing.show(listing.reader.walk(pos, part.stop))
+                pos = listing.reader.landed
+
+
+def _copy_out(spill, out, encoding: str, errors: str) -> None:
+    """A part's lines, from its spill file to the output: as bytes where the output has them (the kernel
+    copies them to a file or pipe), else decoded as they were encoded."""
+    spill.seek(0)
+    try:
+        target = out.buffer.fileno()
+    except (AttributeError, OSError, ValueError):   # a stream without a file descriptor (tests' capture)
+        text = io.TextIOWrapper(spill, encoding=encoding, errors=errors)
+        shutil.copyfileobj(text, out, 1024 * 1024)
+        text.detach()
+        return
+    out.flush()
+    size, sent = os.fstat(spill.fileno()).st_size, 0
+    while sent < size:
+        sent += os.sendfile(target, spill.fileno(), sent, size - sent)
 
 
 def _select(batch, window: Window) -> bool:

@@ -89,7 +89,8 @@ def verify_crc(paths, deep, index_only, jobs, output_format, quiet, hex_input, d
 
 def _verify_file(path, stream, sink, *, deep: bool, decompressed_limit: int, jobs: int | None,
                  stream_is_file: bool, show_progress: bool) -> FileSummary:
-    from ..verify import VerifyOptions, usable_cpus, verify_file
+    from ..parts import usable_cpus
+    from ..verify import VerifyOptions, verify_file
 
     size = stream.seek(0, os.SEEK_END)
     stream.seek(0)

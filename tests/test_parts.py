@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+import kbatch.parts as parts
 import kbatch.verify as verify
 from kbatch.reader import SegmentReader
 from kbatch.summary import FileSummary
@@ -18,16 +19,16 @@ from .helpers import fixture_id, fixture_paths, run_kbatch
 
 @pytest.fixture
 def small_parts(monkeypatch):
-    """Parts of 64 bytes and up, and a count of the children forked."""
-    monkeypatch.setattr(verify, "PART_MIN_SIZE", 64)
+    """Parts of 64 bytes and up, and the (cut, stop) of each part a child was forked for."""
+    monkeypatch.setattr(parts, "PART_MIN_SIZE", 64)
     forks = []
-    fork = verify._Part.fork
+    fork = parts._fork
 
-    def counted(*args):
-        forks.append(args[1:3])
-        return fork(*args)
+    def counted(part, *args):
+        forks.append((part.cut, part.stop))
+        return fork(part, *args)
 
-    monkeypatch.setattr(verify._Part, "fork", counted)
+    monkeypatch.setattr(parts, "_fork", counted)
     return forks
 
 
@@ -96,7 +97,7 @@ def test_a_cut_inside_an_entry_is_read_again_from_where_the_walk_ended(tmp_path,
     inner_pos = len(before) + outer.index(inner)
     with open(path, "rb", buffering=0) as stream:
         cut = path.stat().st_size // 2
-        assert verify.part_start(SegmentReader(stream), cut, path.stat().st_size) == inner_pos   # inside `outer`
+        assert parts.part_start(SegmentReader(stream), cut, path.stat().st_size) == inner_pos   # inside `outer`
     whole = _verify(path, jobs=1, deep=True)
     assert _verify(path, jobs=2, deep=True) == whole
     assert whole == ([], whole[1]) and whole[1]["batch_count"] == 3
@@ -131,10 +132,10 @@ def test_verify_crc_jobs_prints_the_same(capsys, monkeypatch, small_parts):
 def test_parts_need_a_large_local_file(tmp_path, monkeypatch):
     """The default part size keeps small files (and the suite's fixtures) in one walk."""
     forks = []
-    monkeypatch.setattr(verify._Part, "fork", lambda *args: forks.append(args))
+    monkeypatch.setattr(parts, "_fork", lambda *args: forks.append(args))
     path = _segment(tmp_path, [handmade.batch(offset, [(b"k", b"v")]) for offset in range(100)])
     _verify(path, jobs=4, deep=True)
-    assert not forks and verify.PART_MIN_SIZE >= 16 * 1024 * 1024
+    assert not forks and parts.PART_MIN_SIZE >= 16 * 1024 * 1024
 
 
 def test_a_part_keeps_damaged_ranges_after_batches_with_findings(tmp_path, small_parts):
@@ -147,3 +148,64 @@ def test_a_part_keeps_damaged_ranges_after_batches_with_findings(tmp_path, small
     assert [finding.code for finding, _ in whole[0]] == ["offset-gap", "resync", "unknown-magic", "resync", "bad-length"]
     assert _verify(path, jobs=2, deep=True) == whole
     assert small_parts and small_parts[0][0] < len(b"".join(entries[:6]))
+
+
+# -- dump --format jsonl ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("args", [[], ["--records"], ["--records", "--decode", "hex"]],
+                         ids=["listing", "records", "records-hex"])
+def test_dump_jsonl_lists_every_fixture_the_same_in_parts(args, capsys, monkeypatch, small_parts):
+    paths = [str(path) for path in fixture_paths()]
+    one = run_kbatch(["dump", "--format", "jsonl", "-j", "1", *args, *paths], capsys, monkeypatch)
+    assert not small_parts
+    several = run_kbatch(["dump", "--format", "jsonl", "--jobs", "3", *args, *paths], capsys, monkeypatch)
+    assert several == one
+    assert len(small_parts) > len(paths)
+
+
+def test_a_child_lists_up_to_its_spill_limit_and_the_parent_the_rest(capsys, monkeypatch, small_parts):
+    import kbatch.cli.dump
+
+    monkeypatch.setattr(kbatch.cli.dump, "MAX_SPILL", 1)   # every child stops after its first batch
+    paths = [str(path) for path in fixture_paths()]
+    one = run_kbatch(["dump", "--format", "jsonl", "-r", "-j", "1", *paths], capsys, monkeypatch)
+    assert run_kbatch(["dump", "--format", "jsonl", "-r", "-j", "4", *paths], capsys, monkeypatch) == one
+    assert small_parts
+
+
+def test_only_json_lines_are_listed_in_parts(capsys, monkeypatch, small_parts):
+    """A table's widths and a JSON document's commas are the whole output's; --limit and a window stop early;
+    stdin is read once."""
+    path = str(next(path for path in fixture_paths() if path.name == "mixed-v0-v1-v2.log"))
+    for args in (["--format", "table"], ["--format", "json"], ["--format", "dumplog"],
+                 ["--format", "jsonl", "--limit", "2"], ["--format", "jsonl", "--offset-range", "1:3"]):
+        run_kbatch(["dump", "-j", "4", *args, path], capsys, monkeypatch)
+    assert not small_parts
+    data = open(path, "rb").read()
+    from_stdin = run_kbatch(["dump", "-j", "4", "--format", "jsonl", "-"], capsys, monkeypatch, stdin=data)
+    assert from_stdin.code == 0 and from_stdin.out.count("\n") > 3 and not small_parts
+    run_kbatch(["dump", "-j", "4", "--format", "jsonl", path], capsys, monkeypatch)
+    assert small_parts
+
+
+def test_parts_write_to_a_file_and_a_pipe_as_one_process_does(tmp_path):
+    """Whole processes: a child's lines go to the output file through the kernel (sendfile)."""
+    import os
+    import subprocess
+    import sys
+
+    entries = [handmade.batch(offset, [(b"k%d" % offset, b"v" * 90)] * 3) for offset in range(0, 3000, 3)]
+    path = _segment(tmp_path, entries)
+    small = "import sys, kbatch.parts; kbatch.parts.PART_MIN_SIZE = 4096; from kbatch.cli import main; main()"
+    buffered = {name: value for name, value in os.environ.items() if name != "PYTHONUNBUFFERED"}   # as usual
+    outputs = []
+    for jobs in ("1", "3"):
+        out = tmp_path / f"out-{jobs}.jsonl"
+        with open(out, "wb") as target:
+            subprocess.run([sys.executable, "-c", small, "dump", "--format", "jsonl", "-r", "-j", jobs, str(path)],
+                           stdout=target, check=True, env=buffered)
+        piped = subprocess.run([sys.executable, "-c", small, "verify-crc", "--deep", "--format", "jsonl", "-j", jobs,
+                                str(path)], capture_output=True, check=True, env=buffered).stdout
+        outputs.append((out.read_bytes(), piped))
+    assert outputs[0] == outputs[1]
+    assert outputs[0][0].count(b"\n") == 1001 and b'"record_count": 3000' in outputs[0][1]
