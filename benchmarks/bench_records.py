@@ -4,9 +4,10 @@
 One command makes the data and prints a table per file: every tool on the same segment in the same run,
 the segment read into the page cache before each run, each run ``--repeat`` times as a whole process under
 /usr/bin/time (as from a user's shell: see bench_dump.USER_ENVIRONMENT), with the median, min-max,
-peak RSS and the ratio to aiokafka's full decode.  The peers decode in-process: their own timing of the
-decode (after imports and reading the file) is the figure the targets compare with, shown beside their
-whole-process time::
+peak RSS and the ratio to aiokafka's full decode (the median of the ratios round by round: the commands
+run in turn, so a drift in the machine's speed cancels out).  The peers decode in-process: their own timing
+of the decode (after imports and reading the file) is the figure the targets compare with, shown beside
+their whole-process time::
 
     python benchmarks/bench_records.py                   # 256 MiB each: 100 B records, 1 KiB records, mixed codecs
     python benchmarks/bench_records.py --size 64M --repeat 3 --files 100B
@@ -69,24 +70,40 @@ def stats(values: list[float]) -> dict:
     return {"median": statistics.median(values), "min": min(values), "max": max(values)}
 
 
-def bench(name: str, argv: list[str], repeat: int, data: str, inner_path: str | None = None) -> dict:
-    walls, rss, inner = [], [], []
+def bench(commands: list[tuple], repeat: int, data: str) -> list[dict]:
+    """Time each (name, argv, inner_path) ``repeat`` times, the commands in turn round by round: these
+    machines' speed drifts over minutes (a kbatch figure moved 0.15 -> 0.30 s within one sweep), and a
+    drift then shows in every command's spread instead of in the ratios between them."""
+    runs = {name: ([], [], []) for name, _, _ in commands}
     for _ in range(repeat):
-        # Read the segment into the page cache again before every run: this kind of machine reclaims idle
-        # page cache within seconds (about half a 256 MiB file was gone between two runs), and a whole
-        # process that meets a cold file is timed on the disk, where a peer's in-process figure is not.
-        warm(data)
-        wall, peak = timed(argv)
-        walls.append(wall)
-        rss.append(peak)
-        if inner_path:
-            seconds, count = open(inner_path).read().split()
-            inner.append(float(seconds))
-    out = {"name": name, "argv": argv, "wall": stats(walls), "peak_rss_kib": max(rss)}
-    if inner:
-        out["in_process"] = stats(inner)
-        out["records"] = int(count)
-    return out
+        for name, argv, inner_path in commands:
+            walls, rss, inner = runs[name]
+            # Read the segment into the page cache again before every run: this kind of machine reclaims
+            # idle page cache within seconds (about half a 256 MiB file was gone between two runs), and a
+            # whole process that meets a cold file is timed on the disk, where a peer's in-process figure is not.
+            warm(data)
+            wall, peak = timed(argv)
+            walls.append(wall)
+            rss.append(peak)
+            if inner_path:
+                seconds, count = open(inner_path).read().split()
+                inner.append((float(seconds), int(count)))
+    def figures(name):   # what a command is compared by: a peer's in-process decode, else the whole process
+        walls, _, inner = runs[name]
+        return [seconds for seconds, _ in inner] if inner else walls
+
+    first = figures(commands[0][0])
+    results = []
+    for name, argv, _ in commands:
+        walls, rss, inner = runs[name]
+        out = {"name": name, "argv": argv, "wall": stats(walls), "peak_rss_kib": max(rss),
+               # round by round against the first command (aiokafka's decode), so a drift cancels out
+               "vs_first": stats([mine / theirs for mine, theirs in zip(figures(name), first)])}
+        if inner:
+            out["in_process"] = stats([seconds for seconds, _ in inner])
+            out["records"] = inner[-1][1]
+        results.append(out)
+    return results
 
 
 def warm_start(kbatch: list[str]) -> None:
@@ -101,23 +118,28 @@ def warm_start(kbatch: list[str]) -> None:
 def bench_file(kbatch: list[str], path: str, repeat: int) -> list[dict]:
     warm(path)
     warm_start(kbatch)
-    results = []
     with tempfile.TemporaryDirectory() as scratch:
-        for name, module in PEERS.items():
-            inner = os.path.join(scratch, "inner")
-            results.append(bench(f"{name} full decode", [sys.executable, "-c", PEER.format(module=module), path,
-                                                         inner], repeat, path, inner))
-    for name, args in [("kbatch verify-crc", ["verify-crc"]), ("kbatch verify-crc --deep", ["verify-crc", "--deep"]),
-                       ("kbatch dump --format jsonl", ["dump", "--format", "jsonl"]),
-                       ("kbatch dump --records --format jsonl", ["dump", "--records", "--format", "jsonl"])]:
-        results.append(bench(name, [*kbatch, *args, path], repeat, path))
-    results.append(bench("kbatch --help", [*kbatch, "--help"], repeat, path))
-    return results
+        commands = [(f"{name} full decode", [sys.executable, "-c", PEER.format(module=module), path,
+                                              os.path.join(scratch, name.split()[0])],
+                     os.path.join(scratch, name.split()[0]))
+                    for name, module in PEERS.items()]
+        # By default kbatch reads a large file in parts, a process per CPU (kbatch/parts.py); --jobs 1: one walk.
+        for name, args in [("kbatch verify-crc", ["verify-crc"]),
+                           ("kbatch verify-crc --deep", ["verify-crc", "--deep"]),
+                           ("kbatch verify-crc --deep --jobs 1", ["verify-crc", "--deep", "--jobs", "1"]),
+                           ("kbatch dump --format jsonl", ["dump", "--format", "jsonl"]),
+                           ("kbatch dump --format jsonl --jobs 1", ["dump", "--format", "jsonl", "--jobs", "1"]),
+                           ("kbatch dump --records --format jsonl", ["dump", "--records", "--format", "jsonl"]),
+                           ("kbatch dump --records --format jsonl --jobs 1",
+                            ["dump", "--records", "--format", "jsonl", "--jobs", "1"]),
+                           ("kbatch --help", ["--help"])]:
+            commands.append((name, [*kbatch, *args] + ([] if args == ["--help"] else [path]), None))
+        return bench(commands, repeat, path)
 
 
 def report(path: str, results: list[dict]) -> str:
     records = next(result["records"] for result in results if "records" in result)
-    aiokafka = next(result["in_process"]["median"] for result in results if result["name"].startswith("aiokafka"))
+    assert results[0]["name"].startswith("aiokafka"), "the ratios are to the first command's figures"
     body = []
     for result in results:
         figure = result.get("in_process", result["wall"])
@@ -125,7 +147,7 @@ def report(path: str, results: list[dict]) -> str:
                      f"{figure['median']:.3f}", f"{figure['min']:.3f}-{figure['max']:.3f}",
                      f"{result['wall']['median']:.3f}", f"{result['peak_rss_kib'] / 1024:.0f}",
                      f"{records / figure['median'] / 1e6:.2f}" if "help" not in result["name"] else "",
-                     f"{figure['median'] / aiokafka:.2f}x"])
+                     f"{result['vs_first']['median']:.2f}x"])
     header = ["command", "median s", "min-max s", "whole process s", "peak RSS MiB", "M records/s",
               "vs aiokafka"]
     size = os.path.getsize(path)
