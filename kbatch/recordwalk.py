@@ -868,9 +868,9 @@ def batch_json(batch, head: bytes):
         _flag(out, 17, batch.is_control)
         _number(out, 18, batch.last_offset_delta)
         _number(out, 19, batch.base_timestamp)
-        _date(out, 20, batch.base_timestamp)
+        _number(out, 20, batch.base_timestamp, True)
         _number(out, 21, batch.max_timestamp)
-        _date(out, 22, batch.max_timestamp)
+        _number(out, 22, batch.max_timestamp, True)
         _number(out, 23, batch.delete_horizon_ms)
         _number(out, 24, batch.producer_id)
         _number(out, 25, batch.producer_epoch)
@@ -895,25 +895,16 @@ def _plain_name(name):
 
 @cython.cfunc
 @cython.exceptval(-1)
-def _number(out: _JsonWriter, key: cython.int, value) -> cython.int:
-    """Key ``key`` of BATCH_JSON_KEYS with an integer or null (OverflowError past 64 bits, compiled)."""
+def _number(out: _JsonWriter, key: cython.int, value, as_date: cython.bint = False) -> cython.int:
+    """Key ``key`` of BATCH_JSON_KEYS with an integer (``as_date``: milliseconds as values.iso_timestamp
+    shows them, as batch_dict has it) or null.  OverflowError past 64 bits, compiled."""
     out.part(_BATCH_KEY + key)
     if value is None:
         out.part(_NULL)
+    elif as_date:
+        out.iso(value)
     else:
         out.integer(value)
-    return 0
-
-
-@cython.cfunc
-@cython.exceptval(-1)
-def _date(out: _JsonWriter, key: cython.int, ms) -> cython.int:
-    """values.iso_timestamp(ms) or null, as batch_dict has it."""
-    out.part(_BATCH_KEY + key)
-    if ms is None:
-        out.part(_NULL)
-    else:
-        out.iso(ms)
     return 0
 
 
