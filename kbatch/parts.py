@@ -23,9 +23,9 @@ ended.  ::
 starting in [start, stop) of its own handle on the file and returns what the
 parent needs, picklable, with ``landed`` (where its walk ended) -- or None to
 give up, and the parent reads the part.  Bulk output goes to ``spill``, a
-temporary file the parent reads afterwards.  The first part has no child: the parent reads it while
-the others are read.  kbatch's output is the same whatever the number of
-parts; only the time differs.
+temporary file the parent reads afterwards.  The first part has no child:
+the parent reads it while the others are read.  kbatch's output is the same
+whatever the number of parts; only the time differs.
 """
 
 from __future__ import annotations

@@ -124,7 +124,7 @@ class SegmentReader:
         if whole_header:
             _, size = LOG_ENTRY_PREFIX.unpack_from(buf, i)
             magic = buf[i + MAGIC_OFFSET]
-        # (An entry's magic and size are never 0: only then can its header be a run of zeros.)
+        # A run of zeros reads as magic 0 and size 0: any other header is none (and is not scanned for one).
         if not (whole_header and (magic or size)) and \
                 starts_zero_run(buf[i:i + min(available, HEADER_SIZE_UP_TO_MAGIC)]):
             if self.recovery.zero_run_end(pos) == self.size:
