@@ -532,6 +532,8 @@ class _JsonWriter:
     """Bytes written into a buffer sized beforehand."""
 
     out: cython.uchar[::1]
+    data: object                  # the bytearray ``out`` views
+    capacity: cython.Py_ssize_t
     at: cython.Py_ssize_t
     parts: cython.const[cython.uchar][::1]
     hex_digits: cython.const[cython.uchar][::1]
@@ -540,6 +542,8 @@ class _JsonWriter:
 
     def __init__(self, size: cython.Py_ssize_t, buffer: bytearray):
         self.out = buffer
+        self.data = buffer
+        self.capacity = size
         self.at = 0
         self.parts = _JSON_PARTS
         self.hex_digits = _HEX_DIGITS
@@ -843,8 +847,12 @@ def batch_json(batch, head: bytes):
     timestamp_type = _plain_name(batch.timestamp_type)
     if codec is None or timestamp_type is None:
         return None
-    buffer = bytearray(len(head) + len(codec) + len(timestamp_type) + 2048)   # 32 keys, 24 numbers, 2 dates
-    out: _JsonWriter = _JsonWriter(len(buffer), buffer)
+    global _line
+    size: cython.Py_ssize_t = len(head) + len(codec) + len(timestamp_type) + 2048   # 32 keys, 24 numbers, 2 dates
+    if _line is None or _line.capacity < size:
+        _line = _JsonWriter(size, bytearray(size))
+    out: _JsonWriter = _line
+    out.at = 0
     out.raw(head)
     try:
         out.part(_BATCH_KEY)
@@ -883,14 +891,22 @@ def batch_json(batch, head: bytes):
         return None
     out.part(_BATCH_KEY + 31)
     out.raw(b"[]}")
-    return bytes(memoryview(buffer)[:out.at])
+    return bytes(memoryview(out.data)[:out.at])
+
+
+_line = cython.declare(_JsonWriter, None)   # the writer batch_json reuses line after line (making one costs more)
+_plain_names = {}     # name -> _plain_name(name), for the few names batches have
 
 
 def _plain_name(name):
     """A name's UTF-8 when its JSON string is the name between quotes (printable ASCII, no " or \\), else None."""
-    if name.isascii() and name.isprintable() and '"' not in name and "\\" not in name:
-        return name.encode()
-    return None
+    plain = _plain_names.get(name, False)
+    if plain is False:
+        plain = name.encode() if name.isascii() and name.isprintable() and '"' not in name and "\\" not in name \
+            else None
+        if len(_plain_names) < 64:
+            _plain_names[name] = plain
+    return plain
 
 
 @cython.cfunc
