@@ -39,7 +39,6 @@ def _crc32c_function():
 
 
 CRC32C = _crc32c_function()   # (data, value=0) -> int: the C function itself, for loops over many entries
-_crc32c = CRC32C
 
 
 def crc32(data, value: int = 0) -> int:
@@ -49,7 +48,7 @@ def crc32(data, value: int = 0) -> int:
 
 def crc32c(data, value: int = 0) -> int:
     """CRC-32C of ``data``; pass the CRC of the bytes before it as ``value`` to continue one."""
-    return _crc32c(data, value)
+    return CRC32C(data, value)
 
 
 # -- the CRC of any span, from CRCs of prefixes ----------------------------------------------------

@@ -14,10 +14,10 @@ ended.  ::
         pos = 0
         for part in parts:                 # in file order; the children are already at work
             found = part.result(pos)       # the child's, if its walk began at pos; else None
-            if found is None:
-                pos = walk_here(pos, part.stop)
-            else:
+            if found is not None:
                 pos = take(found)          # found.landed: where the child's walk ended
+            if pos < part.stop:            # no child, or what a child left of its part
+                pos = walk_here(pos, part.stop)
 
 ``work(stream, start, stop, spill)`` runs in the child: it walks the entries
 starting in [start, stop) of its own handle on the file and returns what the

@@ -151,7 +151,7 @@ def verify_in_parts(path: str, stream: BinaryIO, summary: FileSummary, options: 
                 pos = found.landed
                 if progress is not None:
                     progress(pos)
-            elif pos < part.stop:   # read here, on from where the walk ended
+            if pos < part.stop:   # read here, on from where the walk ended
                 walked = {}
                 yield from verify_stream(stream, summary, serial, progress=progress, start=pos, stop=part.stop,
                                          landed=walked, on_batch=on_batch, decoder=decoder,
