@@ -189,6 +189,29 @@ def test_a_split_segment_gives_exactly_the_rows_of_an_unsplit_one(spark, split_b
             sorted(map(key, whole)), (level, split_bytes, handovers)
 
 
+def test_camel_case_options_take_effect_under_spark(spark):
+    """Spark hands a data source its options lower-cased (splitbytes): each option named in the README
+    must still cut, pack and limit as it does when the reader is called directly."""
+    segment = FIXTURES / "logdir" / "orders-0" / "00000000000000000000.log"
+
+    def frame(level, path, **options):
+        reader = spark.read.format("kbatch").option("level", level).option("paths", json.dumps([str(path)]))
+        for key, value in options.items():
+            reader = reader.option(key, str(value))
+        return reader.load()
+
+    from kbatch.spark.source import KbatchReader
+
+    cut = {"splitBytes": 300, "maxPartitionBytes": 300}
+    direct = KbatchReader({"level": "batches", "paths": str(segment), **cut}, None).partitions()
+    assert frame("batches", segment).rdd.getNumPartitions() == 1
+    assert frame("batches", segment, **cut).rdd.getNumPartitions() == len(direct) > 1
+    assert frame("batches", segment, maxPartitionBytes=1, openCostInBytes=1).rdd.getNumPartitions() == 1
+    assert frame("batches", FIXTURES / "logdir" / "orders-0", minPartitions=1).rdd.getNumPartitions() == 1
+    findings = frame("findings", FIXTURES / "v2-gzip.log", deep="true", maxDecompressedBytes=10).collect()
+    assert {row.code for row in findings} == {"decompress-too-large"}
+
+
 def test_split_ranges_start_where_entries_start():
     from kbatch.reader import SegmentReader
     from kbatch.spark.source import split_segment

@@ -88,7 +88,7 @@ class KbatchDataSource(DataSource):
         return SCHEMAS[_level(self.options)]
 
     def reader(self, schema) -> "KbatchReader":
-        return KbatchReader(dict(self.options), schema)
+        return KbatchReader(self.options, schema)
 
 
 def _level(options) -> str:
@@ -114,14 +114,16 @@ def _paths(options) -> list[str]:
 
 def _int_option(options, name: str, default: int) -> int:
     try:
-        return int(options.get(name, default))
+        return int(options.get(name.lower(), default))
     except ValueError:
-        raise ValueError(f"kbatch: option {name} must be a whole number, not {options[name]!r}") from None
+        raise ValueError(f"kbatch: option {name} must be a whole number, not {options[name.lower()]!r}") from None
 
 
 class KbatchReader(DataSourceReader):
-    def __init__(self, options: dict, schema):
-        self.options = options
+    def __init__(self, options, schema):
+        # Spark's option names are case-insensitive: it hands them over lower-cased (splitbytes), in a
+        # mapping that stays case-insensitive only until it is copied. Held lower-cased here, looked up so.
+        self.options = options = {name.lower(): value for name, value in options.items()}
         self.level = _level(options)
         self.schema = schema   # the level's schema string as Spark parsed it (a StructType)
         self.deep = options.get("deep", "false").lower() == "true"
