@@ -6,9 +6,10 @@ import json
 import os
 
 from ..segments import Segment, is_remote
+from .records_table import write_records_table
 from .report import partition_report
 from .session import spark_session
-from .source import BATCH_SCHEMA, FINDING_SCHEMA
+from .source import BATCH_SCHEMA, FINDING_SCHEMA, RECORD_SCHEMA, KbatchReader
 
 
 def run_scan(segments: list[Segment], out_dir: str, *, records: bool = False, deep: bool = False,
@@ -40,8 +41,7 @@ def run_scan(segments: list[Segment], out_dir: str, *, records: bool = False, de
         cross_checked = directories_of(_absolute(segment.path) for segment in segments)
         if cross_checked:
             tables["findings"] = tables["findings"].unionByName(_cross_checks(spark, cross_checked))
-    if records:
-        tables["records"] = read("records", split_bytes)
+    failed = []
     if split_bytes:
         # A range whose walk did not end where the next began: read that file again, whole.
         failed = [row.file for row in tables["findings"].where(F.col("code") == "split-handover")
@@ -54,6 +54,12 @@ def run_scan(segments: list[Segment], out_dir: str, *, records: bool = False, de
     for level, frame in tables.items():
         progress(f"writing {level}/")
         frame.write.mode("overwrite").partitionBy("topic").parquet(os.path.join(out_dir, level))
+    if records:
+        # Not through Spark's writer, which turns every record back into a JVM row (records_table.py).
+        progress("writing records/")
+        schema = spark.createDataFrame([], RECORD_SCHEMA).schema
+        write_records_table(spark, _record_partitions(list(given), split_bytes, failed, schema),
+                            _absolute(os.path.join(out_dir, "records")), schema)
     progress("reporting")
     # With the schema given, a table with no rows (a clean sweep has no findings) reads back empty.
     batches = spark.read.schema(BATCH_SCHEMA).parquet(os.path.join(out_dir, "batches"))
@@ -63,7 +69,7 @@ def run_scan(segments: list[Segment], out_dir: str, *, records: bool = False, de
     report = _paths_as_given(report, given)
     return {
         "out": out_dir,
-        "tables": sorted(tables),
+        "tables": sorted([*tables, "records"] if records else tables),
         "segments": len(segments),
         "bytes": total,
         "damaged_segments": sorted({path for partition in report for path in partition["damaged_segments"]}),
@@ -71,6 +77,15 @@ def run_scan(segments: list[Segment], out_dir: str, *, records: bool = False, de
                                 if partition["cross_checks"] and partition["cross_checks"]["errors"]],
         "partitions": report,
     }
+
+
+def _record_partitions(paths: list[str], split_bytes: int, failed: list[str], schema) -> list:
+    """The records' tasks, as the data source plans them: files that did not split cleanly read whole."""
+    def planned(files: list[str], split: int) -> list:
+        options = {"level": "records", "paths": json.dumps(files), "splitBytes": str(split)}
+        return KbatchReader(options, schema).partitions() if files else []
+
+    return planned([path for path in paths if path not in failed], split_bytes) + planned(failed, 0)
 
 
 def _cross_checks(spark, directories: list[str]):

@@ -1,0 +1,181 @@
+"""``DIR/records`` of ``kbatch scan``, written by the executors with Arrow's Parquet writer.
+
+Through Spark's own writer, every Arrow batch the data source yields is turned back into rows on the
+JVM, sorted by topic for ``partitionBy`` and encoded value by value: for the records table (a row of 26
+columns per record) that was most of a ``scan --records`` (benchmarks/RESULTS.md has the profile).
+Here each task reads its file ranges with the data source's own code (:func:`.source.record_batches`)
+and hands the batches straight to pyarrow.parquet; Spark only schedules the tasks.
+
+The table is laid out as Spark lays out ``.partitionBy("topic").parquet(DIR/records)`` and reads back
+the same (tests/test_scan.py holds it to that): ``topic=<name>/part-<task>-<job>.c000.snappy.parquet``,
+the topic in the directory's name and not in the files, and ``_SUCCESS`` when done. As Hadoop's
+FileOutputCommitter does, tasks write under ``_temporary/``, and only the files of the attempts Spark
+counted (one per task) are moved into place: a task retried or run twice leaves no row twice.
+"""
+
+from __future__ import annotations
+
+import uuid
+from functools import partial
+
+# Arrow data a task holds per topic before it writes it as one row group (Spark's: 128 MiB of encoded data).
+ROW_GROUP_BYTES = 64 * 1024 * 1024
+HIVE_DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
+# The characters Spark writes as %XX in a partition directory's name (ExternalCatalogUtils.escapePathName).
+_ESCAPED = frozenset([chr(code) for code in range(0x01, 0x20)] + list("\"#%'*/:=?\\\x7f{[]^"))
+# What each task reports: a file it wrote, where the file goes, and its rows.
+_WRITTEN = "staged STRING, final STRING, rows LONG"
+
+
+def _written_arrow_schema():
+    import pyarrow as pa
+
+    return pa.schema([("staged", pa.string()), ("final", pa.string()), ("rows", pa.int64())])
+
+
+def partition_directory(column: str, value: str | None) -> str:
+    """``column=value`` as Spark names a partition's directory (a null or empty value as Hive's default)."""
+    return f"{_escape(column)}={_escape(value) if value else HIVE_DEFAULT_PARTITION}"
+
+
+def _escape(text: str) -> str:
+    return "".join(f"%{ord(char):02X}" if char in _ESCAPED else char for char in text)
+
+
+def write_records_table(spark, partitions: list, out: str, schema) -> int:
+    """Write the records of ``partitions`` (as :meth:`.source.KbatchReader.partitions` plans them) as the
+    table at ``out`` (absolute, or a URI pyarrow.fs knows), replacing what is there; the rows written.
+
+    ``schema`` is the records level's StructType. The file work runs in Spark tasks, where the executors
+    see ``out``: the driver need not (Spark Connect's client).
+    """
+    job = uuid.uuid4().hex
+    one = spark.range(0, 1, 1, 1)
+    one.mapInArrow(partial(_begin, out), "done BOOLEAN").collect()
+    if partitions:
+        written = (spark.range(0, len(partitions), 1, len(partitions))
+                   .mapInArrow(partial(_write_tasks, partitions, out, job, schema), _WRITTEN).collect())
+    else:
+        written = []
+    moves = [(row.staged, row.final) for row in written]
+    one.mapInArrow(partial(_commit, out, moves), "done BOOLEAN").collect()
+    return sum(row.rows for row in written)
+
+
+# -- on the executors -------------------------------------------------------------------------
+
+
+def _filesystem(out: str):
+    from pyarrow import fs
+
+    from ..segments import is_remote
+
+    if is_remote(out):
+        return fs.FileSystem.from_uri(out)
+    return fs.LocalFileSystem(), out.removeprefix("file://")
+
+
+def _begin(out: str, batches):
+    """Clear the table's directory, as mode("overwrite") does."""
+    from pyarrow import fs
+
+    filesystem, root = _filesystem(out)
+    if filesystem.get_file_info(root).type != fs.FileType.NotFound:
+        filesystem.delete_dir(root)
+    filesystem.create_dir(root, recursive=True)
+    yield from _done(batches)
+
+
+def _write_tasks(partitions: list, out: str, job: str, schema, batches):
+    import pyarrow as pa
+
+    for batch in batches:
+        for index in batch.column("id").to_pylist():
+            yield pa.RecordBatch.from_pylist(_write_partition(partitions[index], index, out, job, schema),
+                                             schema=_written_arrow_schema())
+
+
+def _write_partition(partition, index: int, out: str, job: str, schema) -> list[dict]:
+    """Write one task's records, a file per topic, under this attempt's own staging directory."""
+    import pyarrow.parquet as pq
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    from ..segments import topic_partition
+    from .source import KbatchReader, record_batches
+
+    filesystem, root = _filesystem(out)
+    arrow_schema = to_arrow_schema(schema, timezone="UTC")
+    data_schema = arrow_schema.remove(arrow_schema.get_field_index("topic"))
+    reader = KbatchReader({"level": "records"}, schema)
+    staging = f"{root}/_temporary/{job}/{uuid.uuid4().hex}"
+    name = f"part-{index:05d}-{job}.c000.snappy.parquet"
+    topics: dict[str | None, _TopicFile] = {}
+    for file_range in partition.ranges:
+        topic = topic_partition(file_range.path)[0]
+        for batch in record_batches(file_range, reader, arrow_schema):
+            if batch.num_rows:
+                if topic not in topics:
+                    directory = partition_directory("topic", topic)
+                    filesystem.create_dir(f"{staging}/{directory}", recursive=True)
+                    writer = pq.ParquetWriter(f"{staging}/{directory}/{name}", data_schema, filesystem=filesystem,
+                                              compression="snappy")
+                    topics[topic] = _TopicFile(writer, f"{staging}/{directory}/{name}", f"{directory}/{name}")
+                topics[topic].add(batch.drop_columns(["topic"]))
+    written = []
+    for topic_file in topics.values():
+        topic_file.close()
+        written.append({"staged": topic_file.staged, "final": topic_file.final, "rows": topic_file.rows})
+    return written
+
+
+class _TopicFile:
+    """A task's Parquet file for one topic: batches gathered into row groups of about ROW_GROUP_BYTES."""
+
+    def __init__(self, writer, staged: str, final: str):
+        self.writer, self.staged, self.final, self.rows = writer, staged, final, 0
+        self.pending, self.pending_bytes = [], 0
+
+    def add(self, batch) -> None:
+        self.pending.append(batch)
+        self.pending_bytes += batch.nbytes
+        self.rows += batch.num_rows
+        if self.pending_bytes >= ROW_GROUP_BYTES:
+            self._write()
+
+    def _write(self) -> None:
+        import pyarrow as pa
+
+        table = pa.Table.from_batches(self.pending)
+        self.writer.write_table(table, row_group_size=max(table.num_rows, 1))
+        self.pending, self.pending_bytes = [], 0
+
+    def close(self) -> None:
+        if self.pending:
+            self._write()
+        self.writer.close()
+
+
+def _commit(out: str, moves: list[tuple[str, str]], batches):
+    """Move the counted attempts' files into place, then ``_SUCCESS``; drop ``_temporary``.
+
+    A table with no rows is ``_SUCCESS`` alone, as Spark's writer leaves it for ``partitionBy``.
+    """
+    from pyarrow import fs
+
+    filesystem, root = _filesystem(out)
+    for staged, final in moves:
+        filesystem.create_dir(f"{root}/{final.rsplit('/', 1)[0]}", recursive=True)
+        filesystem.move(staged, f"{root}/{final}")
+    if filesystem.get_file_info(f"{root}/_temporary").type != fs.FileType.NotFound:
+        filesystem.delete_dir(f"{root}/_temporary")
+    with filesystem.open_output_stream(f"{root}/_SUCCESS"):
+        pass
+    yield from _done(batches)
+
+
+def _done(batches):
+    import pyarrow as pa
+
+    for _ in batches:
+        pass
+    yield pa.RecordBatch.from_pylist([{"done": True}])

@@ -1,0 +1,124 @@
+"""``kbatch scan``'s records table, written with Arrow's Parquet writer, against Spark's own writer.
+
+Spark's ``.partitionBy("topic").parquet(...)`` of the data source's records level is the oracle: the
+table kbatch writes must read back in Spark with the same schema, the same rows and the same directory
+names (Spark's escaping of a topic's name, Hive's default partition for a file outside any
+``<topic>-<partition>`` directory).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+
+import pytest
+
+from .helpers import FIXTURES
+from .test_scan import spark  # noqa: F401  (the local Spark session the scan tests share)
+
+pq = pytest.importorskip("pyarrow.parquet")
+
+
+def _ours_and_sparks(spark, tmp_path, paths: list[str], split_bytes: int = 0):  # noqa: F811
+    from kbatch.spark.records_table import write_records_table
+    from kbatch.spark.scan import _record_partitions
+    from kbatch.spark.source import RECORD_SCHEMA
+
+    paths = [os.path.abspath(path) for path in paths]
+    schema = spark.createDataFrame([], RECORD_SCHEMA).schema
+    ours, sparks = tmp_path / "ours", tmp_path / "sparks"
+    written = write_records_table(spark, _record_partitions(paths, split_bytes, [], schema), str(ours), schema)
+    (spark.read.format("kbatch").option("level", "records").option("paths", json.dumps(paths)).load()
+     .write.mode("overwrite").partitionBy("topic").parquet(str(sparks)))
+    return written, ours, sparks
+
+
+def _rows(spark, table) -> list[str]:  # noqa: F811
+    return sorted(json.dumps(row.asDict(recursive=True), sort_keys=True, default=repr)
+                  for row in spark.read.parquet(str(table)).collect())
+
+
+def _listing(table) -> set[str]:
+    # Hadoop's local file system leaves .crc files beside each file Spark writes; they are not the table.
+    return {str(path.relative_to(table)).rsplit("/part-", 1)[0] for path in table.rglob("*")
+            if not path.name.startswith(".")}
+
+
+def test_the_records_table_reads_back_as_sparks_own_writer_writes_it(spark, tmp_path):  # noqa: F811
+    inputs = [str(FIXTURES / "logdir"), *map(str, sorted(FIXTURES.glob("*.log"))), str(FIXTURES / "internal")]
+    from kbatch.segments import list_segments
+
+    segments = [segment.path for segment in list_segments(inputs, "*.log")]
+    written, ours, sparks = _ours_and_sparks(spark, tmp_path, segments)
+    rows = _rows(spark, ours)
+    assert written == len(rows) > 300
+    assert spark.read.parquet(str(ours)).schema == spark.read.parquet(str(sparks)).schema
+    assert rows == _rows(spark, sparks)
+    assert _listing(ours) == _listing(sparks)
+    assert "topic=__HIVE_DEFAULT_PARTITION__" in _listing(ours) and (ours / "_SUCCESS").exists()
+    assert not (ours / "_temporary").exists()
+
+
+def test_topic_names_are_escaped_as_spark_escapes_them(spark, tmp_path):  # noqa: F811
+    segments = []
+    for topic in ["we:ird=top#ic%", "a b{c}[d]^'e'", "ctl\x01x"]:
+        directory = tmp_path / "logs" / f"{topic}-0"
+        directory.mkdir(parents=True)
+        shutil.copy(FIXTURES / "v2-headers.log", directory / "00000000000000000000.log")
+        segments.append(str(directory / "00000000000000000000.log"))
+    _, ours, sparks = _ours_and_sparks(spark, tmp_path, segments)
+    assert _listing(ours) == _listing(sparks) and "topic=we%3Aird%3Dtop%23ic%25" in _listing(ours)
+    assert _rows(spark, ours) == _rows(spark, sparks)
+
+
+def test_a_split_file_and_a_table_with_no_rows(spark, tmp_path):  # noqa: F811
+    segment = str(FIXTURES / "logdir" / "orders-0" / "00000000000000000000.log")
+    written, ours, sparks = _ours_and_sparks(spark, tmp_path / "split", [segment], split_bytes=300)
+    assert written > 0 and len(list(ours.rglob("part-*.parquet"))) > 1   # a file per task
+    assert _rows(spark, ours) == _rows(spark, sparks)
+    empty = tmp_path / "empty.log"
+    empty.write_bytes(b"")
+    written, ours, sparks = _ours_and_sparks(spark, tmp_path / "empty", [str(empty)])
+    assert written == 0 and _listing(ours) == _listing(sparks) == {"_SUCCESS"}
+
+
+def test_a_task_holds_its_records_in_row_groups_of_bounded_size(spark, tmp_path, monkeypatch):  # noqa: F811
+    from kbatch.spark import records_table, source
+    from kbatch.spark.source import RECORD_SCHEMA, FileRange, KbatchReader, SegmentPartition, record_batches
+
+    path = str(FIXTURES / "logdir" / "orders-0" / "00000000000000000000.log")
+    size = os.path.getsize(path)
+    schema = spark.createDataFrame([], RECORD_SCHEMA).schema
+    monkeypatch.setattr(records_table, "ROW_GROUP_BYTES", 1)
+    monkeypatch.setattr(source, "ARROW_ROWS", 3)
+    partition = SegmentPartition([FileRange(path, 0, size, size)])
+    [written] = records_table._write_partition(partition, 3, str(tmp_path), "job", schema)
+    assert written["final"] == "topic=orders/part-00003-job.c000.snappy.parquet"
+    assert written["staged"].startswith(f"{tmp_path}/_temporary/job/")
+    staged = pq.ParquetFile(written["staged"])
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    arrow_schema = to_arrow_schema(schema, timezone="UTC")
+    expected = [batch.drop_columns(["topic"]) for batch in
+                record_batches(FileRange(path, 0, size, size), KbatchReader({"level": "records"}, schema), arrow_schema)]
+    assert staged.metadata.num_row_groups == len(expected) > 1
+    assert staged.read().to_pylist() == [row for batch in expected for row in batch.to_pylist()]
+    assert written["rows"] == staged.metadata.num_rows
+
+
+def test_only_the_counted_attempts_files_are_moved_into_place(tmp_path):
+    from kbatch.spark import records_table
+
+    (tmp_path / "stale.txt").write_text("from the last scan")
+    list(records_table._begin(str(tmp_path), []))
+    assert list(tmp_path.iterdir()) == []                     # overwrite: what was there is gone
+    for attempt in ("failed", "counted"):
+        staged = tmp_path / "_temporary" / "job" / attempt / "topic=t"
+        staged.mkdir(parents=True)
+        (staged / "part-00000-job.c000.snappy.parquet").write_text(attempt)
+    moves = [(f"{tmp_path}/_temporary/job/counted/topic=t/part-00000-job.c000.snappy.parquet",
+              "topic=t/part-00000-job.c000.snappy.parquet")]
+    list(records_table._commit(str(tmp_path), moves, []))
+    assert (tmp_path / "topic=t" / "part-00000-job.c000.snappy.parquet").read_text() == "counted"
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["_SUCCESS", "topic=t"]
