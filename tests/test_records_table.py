@@ -122,3 +122,27 @@ def test_only_the_counted_attempts_files_are_moved_into_place(tmp_path):
     list(records_table._commit(str(tmp_path), moves, []))
     assert (tmp_path / "topic=t" / "part-00000-job.c000.snappy.parquet").read_text() == "counted"
     assert sorted(path.name for path in tmp_path.iterdir()) == ["_SUCCESS", "topic=t"]
+
+
+def test_a_scan_cut_into_ranges_writes_the_tables_of_a_scan_that_is_not(tmp_path, kbatch, spark):  # noqa: F811
+    """With --split-bytes every table, records included, is the unsplit scan's. A record whose value holds
+    a whole batch fools the cut (the range starts inside the outer batch) but not the hand-over: that
+    file is read again whole, and its ranges' rows are dropped."""
+    from . import handmade
+
+    inner = handmade.batch(900, [(b"inner", b"x")])
+    outer = handmade.batch(1, [(b"b", b"." * 400 + inner + b"." * 40)])
+    fooled = tmp_path / "logs" / "fooled-0" / "00000000000000000000.log"
+    fooled.parent.mkdir(parents=True)
+    fooled.write_bytes(handmade.batch(0, [(b"a", b"1" * 40)]) + outer + handmade.batch(2, [(b"c", b"3" * 40)]))
+    inputs = [str(fooled), "fixtures/logdir/orders-0", "fixtures/damaged-garbage-between.log", "fixtures/v2-headers.log"]
+    whole = kbatch("scan", *inputs, "--out", str(tmp_path / "whole"), "--records", "--format", "json")
+    split = kbatch("scan", *inputs, "--out", str(tmp_path / "split"), "--records", "--format", "json",
+                   "--split-bytes", "300")
+    assert "1 file(s) did not split cleanly; reading them whole" in split.err
+    assert whole.code == split.code == 1
+    assert json.loads(split.out)["partitions"] == json.loads(whole.out)["partitions"]
+    for level in ("batches", "findings", "records"):
+        rows = _rows(spark, tmp_path / "split" / level)
+        assert rows == _rows(spark, tmp_path / "whole" / level) and rows, level
+    assert len(list((tmp_path / "split" / "records").rglob("part-*.parquet"))) > 1
