@@ -146,3 +146,16 @@ def test_a_scan_cut_into_ranges_writes_the_tables_of_a_scan_that_is_not(tmp_path
         rows = _rows(spark, tmp_path / "split" / level)
         assert rows == _rows(spark, tmp_path / "whole" / level) and rows, level
     assert len(list((tmp_path / "split" / "records").rglob("part-*.parquet"))) > 1
+
+
+def test_the_records_table_goes_where_spark_put_the_others():
+    """A path with no scheme is on Hadoop's default file system (HDFS on many clusters): the records
+    table goes beside the batches table as Spark wrote it, not onto each executor's local disk."""
+    from kbatch.spark.scan import sibling_table
+
+    assert sibling_table("file:/tmp/scan/batches/topic=a/part-00000-x.c000.snappy.parquet", "batches",
+                         "records") == "/tmp/scan/records"
+    assert sibling_table("file:///tmp/my%20scan/batches/topic=a/part-0.parquet", "batches",
+                         "records") == "/tmp/my scan/records"
+    assert sibling_table("hdfs://nn:8020/data/batches/scan/batches/topic=batches/part-0.parquet", "batches",
+                         "records") == "hdfs://nn:8020/data/batches/scan/records"

@@ -59,7 +59,7 @@ def run_scan(segments: list[Segment], out_dir: str, *, records: bool = False, de
         progress("writing records/")
         schema = spark.createDataFrame([], RECORD_SCHEMA).schema
         write_records_table(spark, _record_partitions(list(given), split_bytes, failed, schema),
-                            _absolute(os.path.join(out_dir, "records")), schema)
+                            _beside(spark, os.path.join(out_dir, "batches"), "records"), schema)
     progress("reporting")
     # With the schema given, a table with no rows (a clean sweep has no findings) reads back empty.
     batches = spark.read.schema(BATCH_SCHEMA).parquet(os.path.join(out_dir, "batches"))
@@ -86,6 +86,27 @@ def _record_partitions(paths: list[str], split_bytes: int, failed: list[str], sc
         return KbatchReader(options, schema).partitions() if files else []
 
     return planned([path for path in paths if path not in failed], split_bytes) + planned(failed, 0)
+
+
+def _beside(spark, table: str, name: str) -> str:
+    """Where the table ``name`` goes, beside ``table`` as Spark resolved and wrote it.
+
+    Spark puts a path with no scheme on Hadoop's default file system, which on many clusters is HDFS:
+    the path Spark wrote ``table``'s files under says which (``file:/...`` or ``hdfs://nn/...``).
+    """
+    files = spark.read.schema(BATCH_SCHEMA).parquet(table).inputFiles()
+    if not files:
+        return _absolute(os.path.join(os.path.dirname(table), name))
+    return sibling_table(files[0], os.path.basename(table), name)
+
+
+def sibling_table(file_uri: str, table: str, name: str) -> str:
+    """From the URI of a file of table ``table`` (``.../TABLE/topic=x/part-...``), table ``name``'s location
+    beside it: a local path for ``file:`` URIs, the URI as it is otherwise."""
+    from urllib.parse import unquote, urlparse
+
+    location = file_uri[:file_uri.rindex(f"/{table}/")] + f"/{name}"
+    return unquote(urlparse(location).path) if location.startswith("file:") else location
 
 
 def _cross_checks(spark, directories: list[str]):
