@@ -18,6 +18,7 @@ Timed, each ``--repeat`` times (best wall kept), page cache warm:
 
 * ``kbatch scan DIR --out OUT --master local[N] --format json``: the whole tree;
 * the same with ``--split-bytes 268435456`` (the 1 GiB segments read as 256 MiB ranges);
+* with ``--records``, the same with ``--records`` too, and its ratio to the plain scan;
 * ``kbatch scan DIR/clicks-0 ...``: the 2,000 tiny segments only;
 * ``kbatch scan DIR/clicks-0/00000000000000000000.log ...``: one tiny segment, i.e. the fixed cost
   (JVM, Spark session, the jobs' planning, the report's queries);
@@ -41,6 +42,7 @@ Examples::
     python benchmarks/bench_scan.py                          # 2 x 1 GiB + 24 medium + 2,000 tiny, best of 2
     python benchmarks/bench_scan.py --repeat 3 --master 'local[2]'
     python benchmarks/bench_scan.py --big-size 256M --tiny 500 --repeat 1   # a quick look
+    python benchmarks/bench_scan.py --big 1 --big-size 256M --medium 0 --tiny 10 --records --split-bytes 0
 """
 
 from __future__ import annotations
@@ -427,6 +429,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--verify-kbatch", metavar="EXE",
                         help="also time verify-crc --quiet DIR with this kbatch executable (e.g. another commit's)")
     parser.add_argument("--verify-only", action="store_true", help="only the verify-crc runs (seconds, no Spark)")
+    parser.add_argument("--records", action="store_true",
+                        help="also scan the whole tree with --records (issue 14: at most 1.3x the same scan)")
     args = bench_dump.parse_common(parser, argv)
     kbatch = bench_dump.find_kbatch(args.kbatch)
     version, fingerprint = bench_dump.kbatch_version(), bench_diff.kbatch_fingerprint()
@@ -446,6 +450,11 @@ def main(argv: list[str] | None = None) -> int:
         scans.append(scan(kbatch, f"scan DIR --split-bytes {args.split_bytes}", [root],
                           ["--split-bytes", str(args.split_bytes)], manifest, topics, args.master, args.repeat,
                           args.quiet))
+    records = None
+    if args.records:
+        records = scan(kbatch, "scan DIR --records", [root], ["--records"], manifest, topics, args.master,
+                       args.repeat, args.quiet)
+        scans.append(records)
     tiny = scan(kbatch, f"scan {TINY_TOPIC}/ ({args.tiny} tiny)", [tiny_dir], [], manifest, [TINY_TOPIC],
                 args.master, args.repeat, args.quiet)
     one = scan(kbatch, "scan one tiny file", [single], [], manifest, [TINY_TOPIC], args.master, args.repeat,
@@ -515,6 +524,9 @@ def main(argv: list[str] | None = None) -> int:
               f"{stage_split(run.best).rsplit('reporting ', 1)[-1]} s")
     print(f"scan of the whole tree vs verify-crc: {scans[0].wall_s / verifies[0].wall_s:.2f}x the wall time "
           f"({(scans[0].wall_s - fixed) / verifies[0].wall_s:.2f}x without the fixed {fixed:.1f} s)")
+    if records is not None:
+        print(f"scan --records vs scan: {records.wall_s / scans[0].wall_s:.2f}x ({records.wall_s:.2f} s against "
+              f"{scans[0].wall_s:.2f} s, best of {args.repeat} each)")
     if extra_verify is not None:
         print(f"  against {extra_verify.name}: {scans[0].wall_s / extra_verify.wall_s:.2f}x "
               f"({(scans[0].wall_s - fixed) / extra_verify.wall_s:.2f}x without the fixed part)")
