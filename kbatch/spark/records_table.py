@@ -2,12 +2,12 @@
 
 Through Spark's own writer, every Arrow batch the data source yields is turned back into rows on the
 JVM, sorted by topic for ``partitionBy`` and encoded value by value: for the records table (a row of 26
-columns per record) that was most of a ``scan --records`` (benchmarks/RESULTS.md has the profile).
+columns per record) that was most of a ``scan --records`` (benchmarks/README.md has the profile).
 Here each task reads its file ranges with the data source's own code (:func:`.source.record_batches`)
 and hands the batches straight to pyarrow.parquet; Spark only schedules the tasks.
 
 The table is laid out as Spark lays out ``.partitionBy("topic").parquet(DIR/records)`` and reads back
-the same (tests/test_scan.py holds it to that): ``topic=<name>/part-<task>-<job>.c000.snappy.parquet``,
+the same (tests/test_records_table.py holds it to that): ``topic=<name>/part-<task>-<job>.c000.snappy.parquet``,
 the topic in the directory's name and not in the files, and ``_SUCCESS`` when done. As Hadoop's
 FileOutputCommitter does, tasks write under ``_temporary/``, and only the files of the attempts Spark
 counted (one per task) are moved into place: a task retried or run twice leaves no row twice.
