@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
@@ -9,29 +10,15 @@ from .values import iso_timestamp
 
 
 def render_report(console, result: dict) -> None:
-    table = Table(title=f"kbatch scan: {result['segments']} segments, {result['bytes']} bytes -> {result['out']}",
-                  title_justify="left", header_style="bold")
-    for name, justify in (("topic-partition", "left"), ("segments", "right"), ("batches", "right"),
-                          ("records", "right"), ("bytes", "right"), ("ratio", "right"), ("corrupt", "right"),
-                          ("gaps", "right"), ("overlaps", "right"), ("time range", "left"),
-                          ("producers", "right"), ("open txns", "left")):
-        table.add_column(name, justify=justify, overflow="fold")
-    cross_checked = any(row.get("cross_checks") for row in result["partitions"])
-    if cross_checked:
-        table.add_column("cross-checks", overflow="fold")
-    for row in result["partitions"]:
-        name = "-" if row["topic"] is None else f"{row['topic']}-{row['partition']}"
-        span = "-" if row["first_timestamp"] is None else \
-            f"{iso_timestamp(row['first_timestamp'])}\n{iso_timestamp(row['last_timestamp'])}"
-        corrupt = Text(str(row["corrupt_batches"]), style="bold red" if row["corrupt_batches"] else None)
-        cells = [name, str(row["segments"]), str(row["batches"]), str(row["records"]), str(row["bytes"]),
-                 "-" if row["compression_ratio"] is None else f"{row['compression_ratio']:.2f}", corrupt,
-                 str(len(row["offset_gaps"])), str(len(row["offset_overlaps"])), span, str(row["producers"]),
-                 ", ".join(str(p) for p in row["open_transactions"]) or "-"]
-        if cross_checked:
-            cells.append(_cross_checks(row.get("cross_checks")))
-        table.add_row(*cells)
-    console.print(table)
+    """The report: a table with a row per topic-partition where it fits the console, else a block each."""
+    title = f"kbatch scan: {result['segments']} segments, {result['bytes']} bytes -> {result['out']}"
+    table = _table(title, result["partitions"])
+    natural = Measurement.get(console, console.options.update_width(1_000_000), table).maximum
+    if natural <= console.width:
+        console.print(table)
+    else:   # 12 columns want ~145: on an 80-column terminal they would fold every cell into slivers
+        console.print(Text(title, style="bold"))
+        console.print(_blocks(result["partitions"]))
     if result["damaged_segments"]:
         console.print(Text(f"{len(result['damaged_segments'])} damaged segment(s):", style="bold red"))
         for path in result["damaged_segments"]:
@@ -43,6 +30,63 @@ def render_report(console, result: dict) -> None:
                            f"(kbatch verify-crc --index-only on its directory)", style="bold red"))
     out = result["out"]
     console.print("tables: " + ", ".join(f"{out}/{name}" for name in result["tables"]))
+
+
+def _table(title: str, partitions: list[dict]) -> Table:
+    table = Table(title=title, title_justify="left", header_style="bold")
+    for name, justify in (("topic-partition", "left"), ("segments", "right"), ("batches", "right"),
+                          ("records", "right"), ("bytes", "right"), ("ratio", "right"), ("corrupt", "right"),
+                          ("gaps", "right"), ("overlaps", "right"), ("time range", "left"),
+                          ("producers", "right"), ("open txns", "left")):
+        table.add_column(name, justify=justify, overflow="fold")
+    cross_checked = any(row.get("cross_checks") for row in partitions)
+    if cross_checked:
+        table.add_column("cross-checks", overflow="fold")
+    for row in partitions:
+        span = "-" if row["first_timestamp"] is None else \
+            f"{iso_timestamp(row['first_timestamp'])}\n{iso_timestamp(row['last_timestamp'])}"
+        cells = [_name(row), str(row["segments"]), str(row["batches"]), str(row["records"]), str(row["bytes"]),
+                 _ratio(row), _corrupt(row), str(len(row["offset_gaps"])), str(len(row["offset_overlaps"])), span,
+                 str(row["producers"]), _open_transactions(row)]
+        if cross_checked:
+            cells.append(_cross_checks(row.get("cross_checks")))
+        table.add_row(*cells)
+    return table
+
+
+def _blocks(partitions: list[dict]) -> Table:
+    """The same fields, a topic-partition's name beside three lines of them (wrapped at spaces)."""
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(no_wrap=True, style="bold")
+    grid.add_column()
+    for row in partitions:
+        counts = (f"{row['segments']} segments, {row['batches']} batches, {row['records']} records, "
+                  f"{row['bytes']} bytes, ratio {_ratio(row)}")
+        checks = Text.assemble("corrupt ", _corrupt(row), f", gaps {len(row['offset_gaps'])}, overlaps "
+                               f"{len(row['offset_overlaps'])}, producers {row['producers']}, open txns "
+                               f"{_open_transactions(row)}")
+        if row.get("cross_checks") is not None:
+            checks.append_text(Text.assemble(", cross-checks ", _cross_checks(row["cross_checks"])))
+        span = "no timestamps" if row["first_timestamp"] is None else \
+            f"{iso_timestamp(row['first_timestamp'])} to {iso_timestamp(row['last_timestamp'])}"
+        grid.add_row(_name(row), Text("\n").join([Text(counts), checks, Text(span)]))
+    return grid
+
+
+def _name(row: dict) -> str:
+    return "-" if row["topic"] is None else f"{row['topic']}-{row['partition']}"
+
+
+def _ratio(row: dict) -> str:
+    return "-" if row["compression_ratio"] is None else f"{row['compression_ratio']:.2f}"
+
+
+def _corrupt(row: dict) -> Text:
+    return Text(str(row["corrupt_batches"]), style="bold red" if row["corrupt_batches"] else None)
+
+
+def _open_transactions(row: dict) -> str:
+    return ", ".join(str(p) for p in row["open_transactions"]) or "-"
 
 
 def _cross_checks(checks: dict | None) -> Text:
