@@ -206,8 +206,10 @@ def test_camel_case_options_take_effect_under_spark(spark):
     direct = KbatchReader({"level": "batches", "paths": str(segment), **cut}, None).partitions()
     assert frame("batches", segment).rdd.getNumPartitions() == 1
     assert frame("batches", segment, **cut).rdd.getNumPartitions() == len(direct) > 1
-    assert frame("batches", segment, maxPartitionBytes=1, openCostInBytes=1).rdd.getNumPartitions() == 1
-    assert frame("batches", FIXTURES / "logdir" / "orders-0", minPartitions=1).rdd.getNumPartitions() == 1
+    two_files = FIXTURES / "logdir" / "orders-0"
+    assert frame("batches", two_files, minPartitions=1).rdd.getNumPartitions() == 1
+    assert frame("batches", two_files, minPartitions=1, maxPartitionBytes=1).rdd.getNumPartitions() == 2
+    assert frame("batches", two_files, minPartitions=1, openCostInBytes=2**30).rdd.getNumPartitions() == 2
     findings = frame("findings", FIXTURES / "v2-gzip.log", deep="true", maxDecompressedBytes=10).collect()
     assert {row.code for row in findings} == {"decompress-too-large"}
 
