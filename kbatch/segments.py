@@ -130,8 +130,15 @@ def _remote(uri: str, pattern: str) -> dict[str, int]:
 def open_segment(path: str) -> BinaryIO:
     """A seekable binary stream: a local file, or a remote object through pyarrow's file systems."""
     if is_remote(path):
-        from pyarrow import fs
-
-        filesystem, location = fs.FileSystem.from_uri(path)
+        filesystem, location = file_system(path)
         return filesystem.open_input_file(location)
     return open(path.removeprefix("file://"), "rb", buffering=0)
+
+
+def file_system(path: str):
+    """The pyarrow file system a path or URI is on, and the path on it (for what kbatch writes on Spark's executors)."""
+    from pyarrow import fs
+
+    if is_remote(path):
+        return fs.FileSystem.from_uri(path)
+    return fs.LocalFileSystem(), path.removeprefix("file://")

@@ -18,6 +18,8 @@ from __future__ import annotations
 import uuid
 from functools import partial
 
+from ..segments import file_system
+
 # Arrow data a task holds per topic before it writes it as one row group (Spark's: 128 MiB of encoded data).
 ROW_GROUP_BYTES = 64 * 1024 * 1024
 HIVE_DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
@@ -25,12 +27,6 @@ HIVE_DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 _ESCAPED = frozenset([chr(code) for code in range(0x01, 0x20)] + list("\"#%'*/:=?\\\x7f{[]^"))
 # What each task reports: a file it wrote, where the file goes, and its rows.
 _WRITTEN = "staged STRING, final STRING, rows LONG"
-
-
-def _written_arrow_schema():
-    import pyarrow as pa
-
-    return pa.schema([("staged", pa.string()), ("final", pa.string()), ("rows", pa.int64())])
 
 
 def partition_directory(column: str, value: str | None) -> str:
@@ -65,21 +61,11 @@ def write_records_table(spark, partitions: list, out: str, schema) -> int:
 # -- on the executors -------------------------------------------------------------------------
 
 
-def _filesystem(out: str):
-    from pyarrow import fs
-
-    from ..segments import is_remote
-
-    if is_remote(out):
-        return fs.FileSystem.from_uri(out)
-    return fs.LocalFileSystem(), out.removeprefix("file://")
-
-
 def _begin(out: str, batches):
     """Clear the table's directory, as mode("overwrite") does."""
     from pyarrow import fs
 
-    filesystem, root = _filesystem(out)
+    filesystem, root = file_system(out)
     if filesystem.get_file_info(root).type != fs.FileType.NotFound:
         filesystem.delete_dir(root)
     filesystem.create_dir(root, recursive=True)
@@ -91,8 +77,9 @@ def _write_tasks(partitions: list, out: str, job: str, schema, batches):
 
     for batch in batches:
         for index in batch.column("id").to_pylist():
-            yield pa.RecordBatch.from_pylist(_write_partition(partitions[index], index, out, job, schema),
-                                             schema=_written_arrow_schema())
+            written = _write_partition(partitions[index], index, out, job, schema)
+            if written:   # string, string, int64: the types of _WRITTEN
+                yield pa.RecordBatch.from_pylist(written)
 
 
 def _write_partition(partition, index: int, out: str, job: str, schema) -> list[dict]:
@@ -103,7 +90,7 @@ def _write_partition(partition, index: int, out: str, job: str, schema) -> list[
     from ..segments import topic_partition
     from .source import KbatchReader, record_batches
 
-    filesystem, root = _filesystem(out)
+    filesystem, root = file_system(out)
     arrow_schema = to_arrow_schema(schema, timezone="UTC")
     data_schema = arrow_schema.remove(arrow_schema.get_field_index("topic"))
     reader = KbatchReader({"level": "records"}, schema)
@@ -162,7 +149,7 @@ def _commit(out: str, moves: list[tuple[str, str]], batches):
     """
     from pyarrow import fs
 
-    filesystem, root = _filesystem(out)
+    filesystem, root = file_system(out)
     for staged, final in moves:
         filesystem.create_dir(f"{root}/{final.rsplit('/', 1)[0]}", recursive=True)
         filesystem.move(staged, f"{root}/{final}")
