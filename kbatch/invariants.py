@@ -40,7 +40,7 @@ def batch_invariants(batch: Batch) -> list[Finding]:
 
 
 def _v2_checks(batch: Batch) -> Iterator[Finding]:
-    if batch.attributes & ~V2_DEFINED_ATTRIBUTES & 0xFFFF:
+    if v2_reserved_bits(batch.attributes):
         yield _header_finding(batch, "reserved-bits", "attributes", "bits 7-15 clear",
                               f"0x{batch.attributes & 0xFFFF:04x}")
     yield from _producer_checks(batch)
@@ -48,13 +48,10 @@ def _v2_checks(batch: Batch) -> Iterator[Finding]:
     checks = batch.record_checks
     if checks is None or not checks.decoded or checks.decoded != batch.count:
         return  # an empty batch keeps its original header fields; a short one is reported already
-    # The log cleaner keeps a batch's original lastOffsetDelta when it removes its last records
-    # (MemoryRecords.filterTo / writeEmptyHeader keep the producer's last sequence), so the last record's
-    # offsetDelta may be below lastOffsetDelta, never above it.
-    last_delta = checks.last_offset - batch.base_offset
-    if last_delta > batch.last_offset_delta:
+    if last_offset_delta_short(batch.base_offset, batch.last_offset_delta, checks.last_offset):
         yield _header_finding(batch, "last-offset-delta-mismatch", "last_offset_delta",
-                              f"at least {last_delta} (the last record's offsetDelta)", batch.last_offset_delta)
+                              f"at least {checks.last_offset - batch.base_offset} (the last record's offsetDelta)",
+                              batch.last_offset_delta)
     for index, pos, size, previous, offset in checks.order_breaks:
         yield _record_finding(batch, pos, size, "offset-delta-order", f"records[{index}].offsetDelta",
                               f"more than {previous}", str(offset))
@@ -62,7 +59,7 @@ def _v2_checks(batch: Batch) -> Iterator[Finding]:
         yield _record_finding(batch, checks.order_breaks[-1][1], 0, "not-all-kept", "records",
                               f"at most {MAX_HELD} offset-delta-order findings kept per batch",
                               f"{checks.breaks_not_kept} more; checked and counted, not listed")
-    if batch.timestamp_type == "CreateTime" and checks.max_timestamp != batch.max_timestamp:
+    if max_timestamp_differs(batch.timestamp_type == "CreateTime", batch.max_timestamp, checks.max_timestamp):
         yield _header_finding(batch, "max-timestamp-mismatch", "max_timestamp",
                               f"{checks.max_timestamp} (the largest record timestamp)", batch.max_timestamp)
     # A transaction marker batch holds exactly one record (EndTransactionMarker); KRaft writes several
@@ -78,19 +75,53 @@ def _v2_checks(batch: Batch) -> Iterator[Finding]:
 
 
 def _producer_checks(batch: Batch) -> Iterator[Finding]:
-    """A batch is idempotent (producerId, epoch and sequence all set) or not (all -1); a transaction needs one."""
-    unset = (batch.producer_id == NO_PRODUCER_ID, batch.producer_epoch == NO_PRODUCER_EPOCH,
-             batch.base_sequence == NO_SEQUENCE)
-    if batch.is_transactional and batch.producer_id == NO_PRODUCER_ID:
-        yield _header_finding(batch, "transactional-without-producer", "producer_id",
-                              "a producerId for a transactional batch", NO_PRODUCER_ID)
-    elif batch.is_control:
-        return  # markers are written by the coordinator: producer id and epoch set, no sequence
-    elif any(unset) and not all(unset):
-        # Brokers accept it (only producerId -1 decides), and some clients write epoch 0, sequence 0.
+    problem = producer_fields_problem(batch.is_transactional, batch.is_control, batch.producer_id,
+                                      batch.producer_epoch, batch.base_sequence)
+    if problem == "transactional-without-producer":
+        yield _header_finding(batch, problem, "producer_id", "a producerId for a transactional batch", NO_PRODUCER_ID)
+    elif problem == "inconsistent-producer-fields":
         actual = f"producerId {batch.producer_id}, epoch {batch.producer_epoch}, baseSequence {batch.base_sequence}"
-        yield _header_finding(batch, "inconsistent-producer-fields", "producer_id",
-                              "all three set (idempotent) or all -1", actual)
+        yield _header_finding(batch, problem, "producer_id", "all three set (idempotent) or all -1", actual)
+
+
+# -- the rules themselves, on plain values: the checks above word their findings, and verify-crc --deep's
+# -- fast pass (kbatch.fastdeep) asks the same questions of batches it never makes objects of.
+
+def v2_reserved_bits(attributes: int) -> int:
+    """The bits of a v2 batch's attributes that Kafka defines no meaning for and that are set (0: none)."""
+    return attributes & ~V2_DEFINED_ATTRIBUTES & 0xFFFF
+
+
+def producer_fields_problem(is_transactional: bool, is_control: bool, producer_id: int, producer_epoch: int,
+                            base_sequence: int) -> str | None:
+    """A batch is idempotent (producerId, epoch and sequence all set) or not (all -1); a transaction needs one.
+
+    The finding's code, or None.
+    """
+    if is_transactional and producer_id == NO_PRODUCER_ID:
+        return "transactional-without-producer"
+    if is_control:
+        return None  # markers are written by the coordinator: producer id and epoch set, no sequence
+    unset = (producer_id == NO_PRODUCER_ID, producer_epoch == NO_PRODUCER_EPOCH, base_sequence == NO_SEQUENCE)
+    if any(unset) and not all(unset):
+        # Brokers accept it (only producerId -1 decides), and some clients write epoch 0, sequence 0.
+        return "inconsistent-producer-fields"
+    return None
+
+
+def last_offset_delta_short(base_offset: int, last_offset_delta: int, last_record_offset: int) -> bool:
+    """The header's lastOffsetDelta falls short of the last record's offset.
+
+    The log cleaner keeps a batch's original lastOffsetDelta when it removes its last records
+    (MemoryRecords.filterTo / writeEmptyHeader keep the producer's last sequence), so the last record's
+    offsetDelta may be below lastOffsetDelta, never above it.
+    """
+    return last_record_offset - base_offset > last_offset_delta
+
+
+def max_timestamp_differs(create_time: bool, header_max_timestamp: int, records_max_timestamp: int) -> bool:
+    """A CreateTime batch's maxTimestamp is its largest record timestamp (LogAppendTime: the broker's clock)."""
+    return create_time and records_max_timestamp != header_max_timestamp
 
 
 def _record_finding(batch: Batch, pos: int, size: int, code: str, field: str, expected: str,
@@ -142,15 +173,25 @@ def segment_range_checks(batch: Batch, segment_base: int) -> list[Finding]:
     is what the broker rolled and recovered by).
     """
     field = "base_offset" if batch.magic == 2 else "offset"
-    if batch.offset_field < segment_base:
-        return [Finding("below-segment-base", batch.pos, batch.pos, 8, field,
+    problem = segment_range_problem(batch.offset_field, batch.last_offset, segment_base)
+    if problem == "below-segment-base":
+        return [Finding(problem, batch.pos, batch.pos, 8, field,
                         f"{segment_base} or more (the base offset in the segment's file name)",
                         str(batch.offset_field))]
-    if batch.last_offset - segment_base > MAX_RELATIVE_OFFSET:
-        return [Finding("beyond-segment-range", batch.pos, batch.pos, 8, field,
+    if problem == "beyond-segment-range":
+        return [Finding(problem, batch.pos, batch.pos, 8, field,
                         f"a last offset at most {segment_base + MAX_RELATIVE_OFFSET} (the file name's base + 2^31-1)",
                         str(batch.last_offset))]
     return []
+
+
+def segment_range_problem(offset_field: int, last_offset: int, segment_base: int) -> str | None:
+    """segment_range_checks' rule on plain values: the finding's code, or None."""
+    if offset_field < segment_base:
+        return "below-segment-base"
+    if last_offset - segment_base > MAX_RELATIVE_OFFSET:
+        return "beyond-segment-range"
+    return None
 
 
 class OffsetOrder:
@@ -161,17 +202,26 @@ class OffsetOrder:
         self.last_pos: int | None = None
 
     def check(self, batch: Batch) -> list[Finding]:
-        findings = []
         field = "base_offset" if batch.magic == 2 else "offset"
+        before, before_pos = self.last_offset, self.last_pos
+        problem = self.step(batch.base_offset, batch.last_offset, batch.pos)
+        if problem == "offset-overlap":
+            return [Finding(problem, batch.pos, batch.pos, 8, field,
+                            f"more than {before} (the last offset of the batch at {before_pos})",
+                            str(batch.base_offset))]
+        if problem == "offset-gap":
+            return [Finding(problem, batch.pos, batch.pos, 8, field, str(before + 1),
+                            f"{batch.base_offset} ({batch.base_offset - before - 1} offsets absent)")]
+        return []
+
+    def step(self, base_offset: int, last_offset: int, pos: int) -> str | None:
+        """Take the next batch's offsets: the finding's code (offset-overlap, offset-gap), or None."""
+        problem = None
         if self.last_offset is not None:
-            if batch.base_offset <= self.last_offset:
-                findings.append(Finding("offset-overlap", batch.pos, batch.pos, 8, field,
-                                        f"more than {self.last_offset} (the last offset of the batch at "
-                                        f"{self.last_pos})", str(batch.base_offset)))
-            elif batch.base_offset > self.last_offset + 1:
-                findings.append(Finding("offset-gap", batch.pos, batch.pos, 8, field, str(self.last_offset + 1),
-                                        f"{batch.base_offset} ({batch.base_offset - self.last_offset - 1} "
-                                        "offsets absent)"))
-        if self.last_offset is None or batch.last_offset > self.last_offset:
-            self.last_offset, self.last_pos = batch.last_offset, batch.pos
-        return findings
+            if base_offset <= self.last_offset:
+                problem = "offset-overlap"
+            elif base_offset > self.last_offset + 1:
+                problem = "offset-gap"
+        if self.last_offset is None or last_offset > self.last_offset:
+            self.last_offset, self.last_pos = last_offset, pos
+        return problem
