@@ -34,19 +34,22 @@ def verify_file(path: str, stream: BinaryIO, summary: FileSummary, options: Veri
                 landed: dict | None = None, on_batch=None) -> Iterator[Finding]:
     """Every finding of the file at ``path`` (its bytes: ``stream``): the fast pass first, then the reader.
 
-    The fast CRC pass (:mod:`kbatch.fastscan`) can answer for a whole local
-    file checked without ``deep``: when it calls the file clean, its counts
-    and its zero tail are all there is to say, and the full reader never
-    runs.  Otherwise -- or for stdin, pasted hex (``stream_is_file`` False), a
-    remote object, a range of a file, ``deep`` -- :func:`verify_stream` reads
-    the stream for the exact findings.  The arguments are verify_stream's.
+    The fast CRC pass (:mod:`kbatch.fastscan`; with ``deep``, its walk of
+    every plain v2 batch's records, :mod:`kbatch.fastdeep`) can answer for a
+    whole local file: when it calls the file clean, its counts and its zero
+    tail are all there is to say, and the full reader never runs.  Otherwise
+    -- or for stdin, pasted hex (``stream_is_file`` False), a remote object, a
+    range of a file, an internal topic's records read with Kafka's schemas --
+    :func:`verify_stream` reads the stream for the exact findings.  The
+    arguments are verify_stream's.
     """
     whole = start == 0 and (stop is None or stop >= summary.size)
     local = stream_is_file and path != "-" and not is_remote(path)
-    if not options.deep and whole and local:
+    decoder = decoder_for_path(path) if options.deep else None
+    if whole and local and decoder in (None, "none"):
         from .fastscan import fast_scan
 
-        scan = fast_scan(path.removeprefix("file://"))
+        scan = fast_scan(path.removeprefix("file://"), deep=options.deep, segment_base=segment_base_offset(path))
         if scan.clean:
             summary.batches, summary.records = scan.entries, scan.records
             summary.batch_bytes = scan.size if scan.zero_tail_pos is None else scan.zero_tail_pos
@@ -56,7 +59,6 @@ def verify_file(path: str, stream: BinaryIO, summary: FileSummary, options: Veri
             if landed is not None:
                 landed["pos"] = scan.size
             return
-    decoder = decoder_for_path(path) if options.deep else None
     if whole and local and worth_parts(summary.size, options.jobs):
         yield from verify_in_parts(path.removeprefix("file://"), stream, summary, options, progress=progress,
                                    landed=landed, on_batch=on_batch, decoder=decoder,
