@@ -1,24 +1,22 @@
-"""The fast pass of ``verify-crc --deep``: runs of plain v2 batches it has nothing to say about.
+"""``verify-crc --deep`` without an object per batch, for the batches it has nothing to say about.
 
-The full reader makes a Batch object of every entry, walks its records and
-words every check as a finding, about 30 µs a batch in Python whatever the
-batch says.  Most batches say nothing.  :class:`DeepRun` walks the v2 batches
-lying whole in a buffer (the fast CRC pass's, :mod:`kbatch.fastscan`) without
-an object per batch: the header unpacked with the struct derived from the
-declaration, the CRC, the records walked by the one record decoder
-(:mod:`kbatch.recordwalk`) into reused columns, and every rule --deep applies
-to a batch asked of :mod:`kbatch.invariants` on plain values: the same
-functions the full path words its findings from.
+The full reader makes a Batch object of every entry, walks its records into a
+RecordChecks and words every check as a finding: about 30 µs a batch in
+Python, whatever the batch says.  Most batches say nothing.
+:class:`DeepRun` walks the plain v2 batches (uncompressed, no control batch)
+lying whole in the reader's window: each header unpacked with the struct
+derived from the declaration, its CRC, its records walked by the one record
+decoder (:mod:`kbatch.recordwalk`) into reused columns, and every rule --deep
+applies asked of :mod:`kbatch.invariants` on plain values -- the functions
+the full path words its findings from.
 
-It is a quick accept, never a judge: at the first batch it cannot call clean
-(a CRC or a rule that fails, a compressed or control batch, a record finding)
-it stops and says why, and the file is read again by the full reader, which
-reports exactly.  So a file it calls clean is one the full reader reports
-nothing on, and nothing it does can change what kbatch reports, only how fast
-(tests/test_fastdeep.py holds the two to that on every fixture and on damage).
-
-Plain Python: the time per batch is the CRC and the record walk, both
-compiled already (compiling this loop with Cython was measured at 5% less).
+It only ever accepts: at a batch that breaks a rule, or that it does not
+walk, it stops, and :func:`kbatch.verify.verify_stream` reads that one entry
+with the full reader, which reports exactly, then hands back.  So the output
+is the full reader's whatever the run takes (tests/test_fastdeep.py holds
+the two to the same findings and counts on every fixture, every rule and
+random damage); only the time differs.  Plain Python: the time of a batch
+is its CRC and its record walk, both compiled already.
 """
 
 from __future__ import annotations
@@ -43,84 +41,86 @@ from .layouts import (
     TRANSACTIONAL_FLAG_MASK,
 )
 from .recordwalk import DEFAULT_CHUNK, RecordColumns, RecordWalker
+from .summary import FileSummary
 
 _unpack_header = BATCH_HEADER.unpack_from
 _HEADER_SIZE = BATCH_HEADER.size
+_NOT_WALKED_HERE = COMPRESSION_CODEC_MASK | CONTROL_FLAG_MASK   # inflated, or markers decoded: the full reader's
 
 
 class DeepRun:
-    """Walks v2 batches buffer after buffer, carrying what --deep checks across them.
+    """Walks the plain v2 batches of one input, counting them in ``summary`` and moving ``order`` on.
 
-    ``entries``/``records`` count the batches called clean; ``reason`` is set when a batch is one the full
-    reader must look at (and the walk stops there).  ``segment_base`` is the base offset the segment's file
-    name says (None: not named so).
+    ``order`` is the walk's OffsetOrder, shared with the full reader's batches; ``segment_base`` the base
+    offset the segment's file name says (None: not named so); ``max_entry_size`` the reader's.
     """
 
-    def __init__(self, segment_base: int | None, max_entry_size: int):
-        self.entries = 0
-        self.records = 0
-        self.reason = None
-        self._segment_base = segment_base
-        self._max_entry_size = max_entry_size
-        self._order = OffsetOrder()
+    def __init__(self, summary: FileSummary, order: OffsetOrder, segment_base: int | None, max_entry_size: int):
+        self.summary = summary
+        self.order = order
+        self.segment_base = segment_base
+        self.max_entry_size = max_entry_size
+        self.walked = 0   # batches walked here (the rest went to the full reader)
         self._columns = RecordColumns(DEFAULT_CHUNK)
 
-    def walk(self, data, view, i: int, limit: int, base) -> int:
-        """Check the v2 batches lying whole in ``data[i:limit]`` (file position ``base + i`` on).
+    def walk(self, window, pos: int, stop: int) -> int:
+        """Walk the batches from ``pos`` (an entry start) that lie whole in the reader's window and start
+        before ``stop``; where the walk stopped (``pos`` itself when the entry there is the full reader's)."""
+        data, i, _ = window.view(pos, _HEADER_SIZE)
+        base = pos - i                       # the file position of data[0]
+        limit, last = len(data), stop - base
+        view = memoryview(data)
+        min_size, max_size = MIN_ENTRY_SIZE[2], self.max_entry_size
+        summary = self.summary
+        try:
+            while i < last and i + _HEADER_SIZE <= limit:
+                (base_offset, batch_length, _, magic, crc, attributes, last_offset_delta, base_timestamp,
+                 max_timestamp, producer_id, producer_epoch, base_sequence, count) = _unpack_header(data, i)
+                end = i + LOG_OVERHEAD + batch_length
+                if magic != 2 or not min_size <= batch_length <= max_size or end > limit:
+                    break   # not a v2 batch, a size that is damage, or one going on past the window
+                if not self._clean(view, i, end, base + i, base_offset, crc, attributes, last_offset_delta,
+                                   base_timestamp, max_timestamp, producer_id, producer_epoch, base_sequence,
+                                   count):
+                    break
+                summary.batches += 1
+                summary.records += count
+                summary.batch_bytes += end - i
+                self.walked += 1
+                i = end
+        finally:
+            view.release()
+        return base + i
 
-        Returns where the first entry starts that is not such a batch (the caller's to look at), or, with
-        ``reason`` set, where the batch starts that the full reader must read.
+    def _clean(self, view, i: int, end: int, pos: int, base_offset, crc, attributes, last_offset_delta,
+               base_timestamp, max_timestamp, producer_id, producer_epoch, base_sequence, count) -> bool:
+        """Whether the batch at ``view[i:end]`` (file position ``pos``) is one --deep reports nothing on.
+
+        What the full reader reads of a v2 batch (kbatch.reading.v2, kbatch.records), then checks of it
+        (kbatch.verify.verify_stream), in that order; the offset order last, as it moves on.
         """
-        min_size, max_size = MIN_ENTRY_SIZE[2], self._max_entry_size
-        while i + _HEADER_SIZE <= limit:
-            (base_offset, batch_length, _, magic, crc, attributes, last_offset_delta, base_timestamp,
-             max_timestamp, producer_id, producer_epoch, base_sequence, count) = _unpack_header(data, i)
-            if magic != 2 or not min_size <= batch_length <= max_size:
-                return i                                   # framing: the fast CRC pass's to judge
-            end = i + LOG_OVERHEAD + batch_length
-            if end > limit:
-                return i                                   # goes on past this buffer
-            problem = self._batch_problem(view, i, end, base + i, base_offset, crc, attributes, last_offset_delta,
-                                          base_timestamp, max_timestamp, producer_id, producer_epoch,
-                                          base_sequence, count)
-            if problem is not None:
-                self.reason = f"{problem} at {base + i}"
-                return i
-            self.entries += 1
-            self.records += count
-            i = end
-        return i
-
-    def _batch_problem(self, view, i: int, end: int, pos, base_offset, crc,
-                       attributes, last_offset_delta, base_timestamp, max_timestamp, producer_id, producer_epoch,
-                       base_sequence, count):
-        """Why the batch at ``data[i:end]`` is not one --deep has nothing to say about (None: it is)."""
+        if count < 0 or attributes & _NOT_WALKED_HERE:
+            return False                        # (before the CRC: the full reader computes it anyway)
         if CRC32C(view[i + BATCH_CRC_START:end]) != crc:
-            return "a CRC mismatch"
-        if count < 0:
-            return "a negative recordsCount"
-        if attributes & COMPRESSION_CODEC_MASK:
-            return "a compressed batch (the full reader inflates it)"
-        if attributes & CONTROL_FLAG_MASK:
-            return "a control batch (the full reader decodes its markers)"
-        if v2_reserved_bits(attributes):
-            return "reserved attribute bits"
-        problem = producer_fields_problem(bool(attributes & TRANSACTIONAL_FLAG_MASK), False, producer_id,
-                                          producer_epoch, base_sequence)
-        if problem is not None:
-            return problem
+            return False
         walker = RecordWalker(view[i + _HEADER_SIZE:end], count, base_offset, base_timestamp)
         while walker.fill(self._columns):
             pass
         if walker.findings or walker.order_breaks or walker.decoded != count:
-            return "a record finding"
+            return False
+        if v2_reserved_bits(attributes) or producer_fields_problem(
+                bool(attributes & TRANSACTIONAL_FLAG_MASK), False, producer_id, producer_epoch, base_sequence):
+            return False
         if count and (last_offset_delta_short(base_offset, last_offset_delta, walker.last_offset)
                       or max_timestamp_differs(not attributes & TIMESTAMP_TYPE_MASK, max_timestamp,
                                                walker.max_timestamp)):
-            return "a header field its records contradict"
+            return False
         last_offset = base_offset + last_offset_delta
-        if self._segment_base is not None:
-            problem = segment_range_problem(base_offset, last_offset, self._segment_base)
-            if problem is not None:
-                return problem
-        return self._order.step(base_offset, last_offset, pos)   # last: it moves the order on
+        if self.segment_base is not None and segment_range_problem(base_offset, last_offset, self.segment_base):
+            return False
+        # The first batch of a walk is the full reader's: a part of a file read by a child hands its first
+        # batch to the parent, which checks it against the part before (kbatch.verify.verify_in_parts).
+        if self.order.last_offset is None or self.order.problem(base_offset):
+            return False
+        self.order.take(last_offset, pos)
+        return True

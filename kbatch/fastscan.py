@@ -13,8 +13,7 @@ can judge?  ::
         ...  # read the file with SegmentReader for the exact findings
 
 It checks what :class:`kbatch.reader.SegmentReader` checks of a file it
-reports nothing on (with ``deep``, what verify-crc --deep checks of the v2
-batches it walks: :mod:`kbatch.fastdeep`), and nothing more: the magic byte, the size field against
+reports nothing on, and nothing more: the magic byte, the size field against
 ``MIN_ENTRY_SIZE`` and the maximum entry size, the entries tiling the file,
 every CRC, and for an uncompressed v0/v1 message that its key and value fill
 it exactly with lengths of at least -1.  A compressed v0/v1 wrapper is never
@@ -280,8 +279,7 @@ class _Problem(Exception):
 
 
 class _Walk:
-    def __init__(self, fd: int, size: int, max_entry_size: int, deep=None):
-        self.deep = deep                     # a kbatch.fastdeep.DeepRun: --deep's checks of every v2 batch
+    def __init__(self, fd: int, size: int, max_entry_size: int):
         self.fd = fd
         self.size = size
         self.max_entry_size = max_entry_size
@@ -355,18 +353,10 @@ class _Walk:
         min_size, max_size = MIN_ENTRY_SIZE[2], self.max_entry_size
         last_header = limit - header_size
         entries = records = 0
-        deep = self.deep
         try:
             while i < limit:
-                if deep is not None:
-                    # --deep: the v2 batches lying whole here, records and all (kbatch.fastdeep).
-                    i = deep.walk(data, view, i, limit, base)
-                    if deep.reason is not None:
-                        raise _Problem(deep.reason)
-                    if i == limit:
-                        break
                 # The hot path: a v2 batch that lies whole in the buffer.
-                elif i <= last_header:
+                if i <= last_header:
                     batch_length, magic, stored, count = unpack(data, i)
                     if magic == 2 and min_size <= batch_length <= max_size:
                         end = i + overhead + batch_length
@@ -419,13 +409,9 @@ class _Walk:
         if total > available:                   # the entry goes on in the next chunks
             if total <= RESERVE:
                 return _CARRY
-            if self.deep is not None:
-                raise _Problem(f"an entry of {total} bytes at {pos}, more than the fast pass walks records in")
             self.running = [pos, total, total - available, function(view[i + crc_start:limit]), function, stored,
                             magic, count if magic == 2 else attributes]
             return limit
-        if self.deep is not None:   # a v0/v1 message (a whole v2 batch here was the deep walk's)
-            raise _Problem(f"a v{magic} entry at {pos} (the full reader checks it deep)")
         if function(view[i + crc_start:i + total]) != stored:
             raise _Problem(f"crc mismatch at {pos}")
         if magic < 2:
@@ -494,8 +480,7 @@ class _Walk:
         return limit
 
 
-def fast_scan(path: str, *, threads: int = 2, max_entry_size: int = MAX_ENTRY_SIZE, deep: bool = False,
-              segment_base: int | None = None) -> FastScan:
+def fast_scan(path: str, *, threads: int = 2, max_entry_size: int = MAX_ENTRY_SIZE) -> FastScan:
     """Walk and CRC-check every log entry of the file at ``path`` (see the module doc).
 
     ``threads=1`` does everything on the calling thread; 2 (or more) adds one
@@ -503,26 +488,14 @@ def fast_scan(path: str, *, threads: int = 2, max_entry_size: int = MAX_ENTRY_SI
     ``max_entry_size`` is the reader's ``ReadOptions.max_entry_size``: a larger
     size field is damage.  Never raises on bad bytes: they make ``clean`` False.
     Raises OSError when the file cannot be opened or read.
-
-    ``deep`` also walks every v2 batch's records and asks every rule of
-    ``verify-crc --deep`` (:mod:`kbatch.fastdeep`; ``segment_base`` is the
-    base offset the file's name says): clean then means the full reader
-    with ``deep`` reports nothing but a zero tail.  Only v2 batches of at
-    most RESERVE bytes, uncompressed and not control batches, are walked so;
-    anything else makes ``clean`` False.
     """
-    run = None
-    if deep:
-        from .fastdeep import DeepRun
-
-        run = DeepRun(segment_base, max_entry_size)
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             return FastScan(path, 0, 0, 0, False, None, "not a regular file (the full reader reads streams)")
         size = info.st_size
-        walk = _Walk(fd, size, max_entry_size, run)
+        walk = _Walk(fd, size, max_entry_size)
         reason = None
         try:
             if size <= SMALL_FILE_SIZE:
@@ -540,9 +513,6 @@ def fast_scan(path: str, *, threads: int = 2, max_entry_size: int = MAX_ENTRY_SI
             reason = problem.reason
     finally:
         os.close(fd)
-    if run is not None:
-        walk.entries += run.entries
-        walk.records += run.records
     return FastScan(path=path, size=size, entries=walk.entries, records=walk.records, clean=reason is None,
                     zero_tail_pos=walk.zero_tail_pos if reason is None else None, reason=reason)
 

@@ -204,7 +204,8 @@ class OffsetOrder:
     def check(self, batch: Batch) -> list[Finding]:
         field = "base_offset" if batch.magic == 2 else "offset"
         before, before_pos = self.last_offset, self.last_pos
-        problem = self.step(batch.base_offset, batch.last_offset, batch.pos)
+        problem = self.problem(batch.base_offset)
+        self.take(batch.last_offset, batch.pos)
         if problem == "offset-overlap":
             return [Finding(problem, batch.pos, batch.pos, 8, field,
                             f"more than {before} (the last offset of the batch at {before_pos})",
@@ -214,14 +215,16 @@ class OffsetOrder:
                             f"{batch.base_offset} ({batch.base_offset - before - 1} offsets absent)")]
         return []
 
-    def step(self, base_offset: int, last_offset: int, pos: int) -> str | None:
-        """Take the next batch's offsets: the finding's code (offset-overlap, offset-gap), or None."""
-        problem = None
+    def problem(self, base_offset: int) -> str | None:
+        """What a batch starting at ``base_offset`` is after the batches so far: the finding's code, or None."""
         if self.last_offset is not None:
             if base_offset <= self.last_offset:
-                problem = "offset-overlap"
-            elif base_offset > self.last_offset + 1:
-                problem = "offset-gap"
+                return "offset-overlap"
+            if base_offset > self.last_offset + 1:
+                return "offset-gap"
+        return None
+
+    def take(self, last_offset: int, pos: int) -> None:
+        """Go on past a batch (at ``pos``) whose last offset is ``last_offset``."""
         if self.last_offset is None or last_offset > self.last_offset:
             self.last_offset, self.last_pos = last_offset, pos
-        return problem

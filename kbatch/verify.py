@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import BinaryIO, Iterator
 
 from .codecs import DEFAULT_DECOMPRESSED_LIMIT
+from .fastdeep import DeepRun
 from .findings import Finding
 from .invariants import OffsetOrder, batch_invariants, segment_range_checks
 from .messages.apply import decode_batch
@@ -34,22 +35,19 @@ def verify_file(path: str, stream: BinaryIO, summary: FileSummary, options: Veri
                 landed: dict | None = None, on_batch=None) -> Iterator[Finding]:
     """Every finding of the file at ``path`` (its bytes: ``stream``): the fast pass first, then the reader.
 
-    The fast CRC pass (:mod:`kbatch.fastscan`; with ``deep``, its walk of
-    every plain v2 batch's records, :mod:`kbatch.fastdeep`) can answer for a
-    whole local file: when it calls the file clean, its counts and its zero
-    tail are all there is to say, and the full reader never runs.  Otherwise
-    -- or for stdin, pasted hex (``stream_is_file`` False), a remote object, a
-    range of a file, an internal topic's records read with Kafka's schemas --
-    :func:`verify_stream` reads the stream for the exact findings.  The
-    arguments are verify_stream's.
+    The fast CRC pass (:mod:`kbatch.fastscan`) can answer for a whole local
+    file checked without ``deep``: when it calls the file clean, its counts
+    and its zero tail are all there is to say, and the full reader never
+    runs.  Otherwise -- or for stdin, pasted hex (``stream_is_file`` False), a
+    remote object, a range of a file, ``deep`` -- :func:`verify_stream` reads
+    the stream for the exact findings.  The arguments are verify_stream's.
     """
     whole = start == 0 and (stop is None or stop >= summary.size)
     local = stream_is_file and path != "-" and not is_remote(path)
-    decoder = decoder_for_path(path) if options.deep else None
-    if whole and local and decoder in (None, "none"):
+    if not options.deep and whole and local:
         from .fastscan import fast_scan
 
-        scan = fast_scan(path.removeprefix("file://"), deep=options.deep, segment_base=segment_base_offset(path))
+        scan = fast_scan(path.removeprefix("file://"))
         if scan.clean:
             summary.batches, summary.records = scan.entries, scan.records
             summary.batch_bytes = scan.size if scan.zero_tail_pos is None else scan.zero_tail_pos
@@ -59,6 +57,7 @@ def verify_file(path: str, stream: BinaryIO, summary: FileSummary, options: Veri
             if landed is not None:
                 landed["pos"] = scan.size
             return
+    decoder = decoder_for_path(path) if options.deep else None
     if whole and local and worth_parts(summary.size, options.jobs):
         yield from verify_in_parts(path.removeprefix("file://"), stream, summary, options, progress=progress,
                                    landed=landed, on_batch=on_batch, decoder=decoder,
@@ -92,26 +91,40 @@ def verify_stream(stream: BinaryIO, summary: FileSummary, options: VerifyOptions
     reader = SegmentReader(stream, ReadOptions(records=options.deep, record_objects=objects,
                                                decompressed_limit=options.decompressed_limit), size=summary.size)
     order = OffsetOrder() if order is None else order
-    for item in reader.walk(start, stop):
-        if isinstance(item, Finding):
-            summary.add_finding(item)
-            yield item
-            continue
-        if options.deep:
-            decode_batch(item, decoder)
-            item.findings += batch_invariants(item)
-            if segment_base is not None:
-                item.findings += segment_range_checks(item, segment_base)
-            item.findings += order.check(item)   # last: the one check across batches (where parts meet, too)
-            item.findings.sort(key=in_file_order)
-        summary.add_batch(item)
-        if on_batch is not None:
-            on_batch(item)
-        yield from item.findings
-        if progress is not None:
-            progress(item.pos + item.size)
+    # --deep walks the plain batches it has nothing to say about without an object each (kbatch.fastdeep);
+    # every other entry is the full reader's, one at a time.
+    run = DeepRun(summary, order, segment_base, reader.options.max_entry_size) if options.deep and not objects \
+        else None
+    pos, stop = start, summary.size if stop is None else min(stop, summary.size)
+    while pos < stop:
+        if run is not None:
+            walked = run.walk(reader.window, pos, stop)
+            if walked > pos:
+                pos = walked
+                if progress is not None:
+                    progress(pos)
+                continue
+        for item in reader.walk(pos, pos + 1):   # the entry at pos (or the damaged range there)
+            if isinstance(item, Finding):
+                summary.add_finding(item)
+                yield item
+                continue
+            if options.deep:
+                decode_batch(item, decoder)
+                item.findings += batch_invariants(item)
+                if segment_base is not None:
+                    item.findings += segment_range_checks(item, segment_base)
+                item.findings += order.check(item)   # last: the one check across batches (where parts meet, too)
+                item.findings.sort(key=in_file_order)
+            summary.add_batch(item)
+            if on_batch is not None:
+                on_batch(item)
+            yield from item.findings
+            if progress is not None:
+                progress(item.pos + item.size)
+        pos = reader.landed
     if landed is not None:
-        landed["pos"] = reader.landed
+        landed["pos"] = pos
 
 
 def in_file_order(finding: Finding) -> tuple[int, int]:
