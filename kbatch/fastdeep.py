@@ -3,25 +3,28 @@
 The full reader makes a Batch object of every entry, walks its records into a
 RecordChecks and words every check as a finding: about 30 µs a batch in
 Python, whatever the batch says.  Most batches say nothing.
-:class:`DeepRun` walks the plain v2 batches (uncompressed, no control batch)
-lying whole in the reader's window: each header unpacked with the struct
-derived from the declaration, its CRC, its records walked by the one record
-decoder (:mod:`kbatch.recordwalk`) into reused columns, and every rule --deep
-applies asked of :mod:`kbatch.invariants` on plain values -- the functions
-the full path words its findings from.
+:class:`DeepRun` walks the v2 data batches (any codec; a control batch is the
+full reader's) lying whole in the reader's window: each header unpacked with
+the struct derived from the declaration, its CRC, its records inflated by the
+reader's decompressor and walked by the one record decoder
+(:mod:`kbatch.recordwalk`) into reused columns, and every rule --deep applies
+asked of :mod:`kbatch.invariants` on plain values -- the functions the full
+path words its findings from.
 
-It only ever accepts: at a batch that breaks a rule, or that it does not
-walk, it stops, and :func:`kbatch.verify.verify_stream` reads that one entry
-with the full reader, which reports exactly, then hands back.  So the output
+It only ever accepts: at a batch that breaks a rule, or an entry it does not
+walk (a v0/v1 entry, a control batch, damage, a codec error), it stops, and
+:func:`kbatch.verify.verify_stream` reads that one entry with the full
+reader, which reports exactly, then hands back.  So the output
 is the full reader's whatever the run takes (tests/test_fastdeep.py holds
 the two to the same findings and counts on every fixture, every rule and
 random damage); only the time differs.  Plain Python: the time of a batch
-is its CRC and its record walk, both compiled already.
+is its CRC, its inflating and its record walk, all compiled already.
 """
 
 from __future__ import annotations
 
 from .checksums import CRC32C
+from .codecs import CodecError, Decompressor
 from .invariants import (
     OffsetOrder,
     last_offset_delta_short,
@@ -45,21 +48,23 @@ from .summary import FileSummary
 
 _unpack_header = BATCH_HEADER.unpack_from
 _HEADER_SIZE = BATCH_HEADER.size
-_NOT_WALKED_HERE = COMPRESSION_CODEC_MASK | CONTROL_FLAG_MASK   # inflated, or markers decoded: the full reader's
 
 
 class DeepRun:
     """Walks the plain v2 batches of one input, counting them in ``summary`` and moving ``order`` on.
 
     ``order`` is the walk's OffsetOrder, shared with the full reader's batches; ``segment_base`` the base
-    offset the segment's file name says (None: not named so); ``max_entry_size`` the reader's.
+    offset the segment's file name says (None: not named so); ``max_entry_size`` the reader's, and
+    ``decompressor`` the reader's too (its limit, its buffer).
     """
 
-    def __init__(self, summary: FileSummary, order: OffsetOrder, segment_base: int | None, max_entry_size: int):
+    def __init__(self, summary: FileSummary, order: OffsetOrder, segment_base: int | None, max_entry_size: int,
+                 decompressor: Decompressor):
         self.summary = summary
         self.order = order
         self.segment_base = segment_base
         self.max_entry_size = max_entry_size
+        self.decompressor = decompressor
         self.walked = 0   # batches walked here (the rest went to the full reader)
         self._columns = RecordColumns(DEFAULT_CHUNK)
 
@@ -99,11 +104,18 @@ class DeepRun:
         What the full reader reads of a v2 batch (kbatch.reading.v2, kbatch.records), then checks of it
         (kbatch.verify.verify_stream), in that order; the offset order last, as it moves on.
         """
-        if count < 0 or attributes & _NOT_WALKED_HERE:
+        if count < 0 or attributes & CONTROL_FLAG_MASK:
             return False                        # (before the CRC: the full reader computes it anyway)
         if CRC32C(view[i + BATCH_CRC_START:end]) != crc:
             return False
-        walker = RecordWalker(view[i + _HEADER_SIZE:end], count, base_offset, base_timestamp)
+        records = view[i + _HEADER_SIZE:end]
+        codec_id = attributes & COMPRESSION_CODEC_MASK
+        if codec_id:
+            try:   # as kbatch.reading.v2.load_records inflates them
+                records = self.decompressor.decompress_view(codec_id, records, 2)
+            except CodecError:
+                return False
+        walker = RecordWalker(records, count, base_offset, base_timestamp)
         while walker.fill(self._columns):
             pass
         if walker.findings or walker.order_breaks or walker.decoded != count:

@@ -91,10 +91,10 @@ def verify_stream(stream: BinaryIO, summary: FileSummary, options: VerifyOptions
     reader = SegmentReader(stream, ReadOptions(records=options.deep, record_objects=objects,
                                                decompressed_limit=options.decompressed_limit), size=summary.size)
     order = OffsetOrder() if order is None else order
-    # --deep walks the plain batches it has nothing to say about without an object each (kbatch.fastdeep);
+    # --deep walks the data batches it has nothing to say about without an object each (kbatch.fastdeep);
     # every other entry is the full reader's, one at a time.
-    run = DeepRun(summary, order, segment_base, reader.options.max_entry_size) if options.deep and not objects \
-        else None
+    run = DeepRun(summary, order, segment_base, reader.options.max_entry_size, reader.decompressor) \
+        if options.deep and not objects else None
     pos, stop = start, summary.size if stop is None else min(stop, summary.size)
     while pos < stop:
         if run is not None:

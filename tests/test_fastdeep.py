@@ -172,10 +172,29 @@ def test_a_batch_that_breaks_a_rule_is_reported_as_the_full_reader_reports_it(ch
     assert walked == 3 - (code is not None) - moved
 
 
-def test_compressed_batches_and_damaged_records_go_to_the_full_reader():
+@pytest.mark.parametrize("codec", [1, 2, 3, 4])
+def test_compressed_batches_are_walked_inflated_and_a_codec_error_goes_to_the_full_reader(codec):
+    batches = segment(3, codec=codec)
+    assert assert_same(b"".join(batches)) == ([], 2)
+    garbled = bytearray(batches[1])
+    garbled[BATCH_HEADER.size + 2:] = bytes(len(garbled) - BATCH_HEADER.size - 2)   # inflates to nothing
+    findings, walked = assert_same(batches[0] + set_field(bytes(garbled), "crc", 0) + batches[2])
+    assert findings and walked == 1
+
+
+def test_a_compressed_batch_that_inflates_past_the_limit_goes_to_the_full_reader():
+    data = b"".join(segment(3, codec=1, value_size=4000))
+    options = VerifyOptions(deep=True, decompressed_limit=18_000)   # the third batch's ~20 KB, not the others'
+    found = []
+    for fast in (True, False):
+        with mock.patch.object(kbatch.verify, "DeepRun", DeepRun if fast else NoRun):
+            found.append([finding.code for finding in verify_stream(io.BytesIO(data), FileSummary("x", len(data)),
+                                                                    options)])
+    assert found[0] == found[1] == ["decompress-too-large"]
+
+
+def test_damaged_records_go_to_the_full_reader():
     batches = segment(3)
-    gzip = v2_batch(sum(3 + n for n in range(3)), 4, codec=1)
-    assert_same(b"".join(batches) + gzip + set_field(v2_batch(21, 2), "base_offset", 22))
     record = bytearray(batches[1])
     record[BATCH_HEADER.size] = 0x7F          # the first record's length varint: far past the batch
     findings, _ = assert_same(batches[0] + set_field(bytes(record), "crc", 0) + batches[2])   # CRC made to match
