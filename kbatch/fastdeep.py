@@ -43,7 +43,8 @@ from .layouts import (
     TIMESTAMP_TYPE_MASK,
     TRANSACTIONAL_FLAG_MASK,
 )
-from .recordwalk import DEFAULT_CHUNK, RecordColumns, RecordWalker
+from . import records
+from .recordwalk import DEFAULT_CHUNK
 from .summary import FileSummary
 
 _unpack_header = BATCH_HEADER.unpack_from
@@ -66,7 +67,6 @@ class DeepRun:
         self.max_entry_size = max_entry_size
         self.decompressor = decompressor
         self.walked = 0   # batches walked here (the rest went to the full reader)
-        self._columns = RecordColumns(DEFAULT_CHUNK)
 
     def walk(self, window, pos: int, stop: int) -> int:
         """Walk the batches from ``pos`` (an entry start) that lie whole in the reader's window and start
@@ -108,15 +108,17 @@ class DeepRun:
             return False                        # (before the CRC: the full reader computes it anyway)
         if CRC32C(view[i + BATCH_CRC_START:end]) != crc:
             return False
-        records = view[i + _HEADER_SIZE:end]
+        payload = view[i + _HEADER_SIZE:end]
         codec_id = attributes & COMPRESSION_CODEC_MASK
         if codec_id:
             try:   # as kbatch.reading.v2.load_records inflates them
-                records = self.decompressor.decompress_view(codec_id, records, 2)
+                payload = self.decompressor.decompress_view(codec_id, payload, 2)
             except CodecError:
                 return False
-        walker = RecordWalker(records, count, base_offset, base_timestamp)
-        while walker.fill(self._columns):
+        # The decoder kbatch.records walks with (a test swaps in its pure-Python twin there), its columns too.
+        walker = records.RecordWalker(payload, count, base_offset, base_timestamp)
+        columns = records.reused_columns(DEFAULT_CHUNK)
+        while walker.fill(columns):
             pass
         if walker.findings or walker.order_breaks or walker.decoded != count:
             return False

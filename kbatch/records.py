@@ -102,7 +102,7 @@ def walk_batch_records(batch: Batch, data, data_pos: int, finding_pos: int, find
         return Finding(code, batch.pos, finding_pos, finding_size, field_name, expected, actual, inner_pos=at)
 
     walker = RecordWalker(data, batch.count, batch.base_offset, batch.base_timestamp)
-    columns = _reused_columns(chunk)
+    columns = reused_columns(chunk)
     objects = objects or batch.is_control   # a control record is shown by its decoded marker
     records: list[Record] | None = [] if objects else None
     controls = []
@@ -144,7 +144,7 @@ def record_chunks(batch: Batch, chunk: int = DEFAULT_CHUNK):
     The columns are reused: read each chunk before asking for the next.
     """
     walker = RecordWalker(batch.record_data, batch.count, batch.base_offset, batch.base_timestamp)
-    columns = _reused_columns(chunk)
+    columns = reused_columns(chunk)
     while walker.fill(columns):
         yield columns
 
@@ -187,7 +187,7 @@ def stream_records(batch: Batch) -> None:
 _COLUMNS: dict[int, RecordColumns] = {}
 
 
-def _reused_columns(capacity: int) -> RecordColumns:
+def reused_columns(capacity: int) -> RecordColumns:
     """One set of columns per chunk size, reused batch after batch (filled, read, then filled again)."""
     columns = _COLUMNS.get(capacity)
     if columns is None:

@@ -122,6 +122,7 @@ def verify_stream(stream: BinaryIO, summary: FileSummary, options: VerifyOptions
             yield from item.findings
             if progress is not None:
                 progress(item.pos + item.size)
+        item = None   # a batch holds a view of the reader's window: let it go before the run reads on
         pos = reader.landed
     if landed is not None:
         landed["pos"] = pos
