@@ -14,15 +14,16 @@ path words its findings from.
 It only ever accepts: at a batch that breaks a rule, or an entry it does not
 walk (a v0/v1 entry, a control batch, damage, a codec error), it stops, and
 :func:`kbatch.verify.verify_stream` reads that one entry with the full
-reader, which reports exactly, then hands back.  So the output
-is the full reader's whatever the run takes (tests/test_fastdeep.py holds
-the two to the same findings and counts on every fixture, every rule and
-random damage); only the time differs.  Plain Python: the time of a batch
-is its CRC, its inflating and its record walk, all compiled already.
+reader, which reports exactly, then hands back.  So the output is the full
+reader's whatever the run takes (tests/test_fastdeep.py holds the two to the
+same findings and counts on every fixture, every rule and random damage);
+only the time differs.  Plain Python: the time of a batch is its CRC, its
+inflating and its record walk, all compiled already.
 """
 
 from __future__ import annotations
 
+from . import records
 from .checksums import CRC32C
 from .codecs import CodecError, Decompressor
 from .invariants import (
@@ -43,7 +44,6 @@ from .layouts import (
     TIMESTAMP_TYPE_MASK,
     TRANSACTIONAL_FLAG_MASK,
 )
-from . import records
 from .recordwalk import DEFAULT_CHUNK
 from .summary import FileSummary
 
@@ -52,7 +52,8 @@ _HEADER_SIZE = BATCH_HEADER.size
 
 
 class DeepRun:
-    """Walks the plain v2 batches of one input, counting them in ``summary`` and moving ``order`` on.
+    """Walks the v2 data batches of one input that --deep has nothing to say about, counting them in
+    ``summary`` and moving ``order`` on.
 
     ``order`` is the walk's OffsetOrder, shared with the full reader's batches; ``segment_base`` the base
     offset the segment's file name says (None: not named so); ``max_entry_size`` the reader's, and

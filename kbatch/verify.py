@@ -104,7 +104,8 @@ def verify_stream(stream: BinaryIO, summary: FileSummary, options: VerifyOptions
                 if progress is not None:
                     progress(pos)
                 continue
-        for item in reader.walk(pos, pos + 1):   # the entry at pos (or the damaged range there)
+        # The entry at pos (or the damaged range there) when the run goes on after it; else all of them.
+        for item in reader.walk(pos, pos + 1 if run is not None else stop):
             if isinstance(item, Finding):
                 summary.add_finding(item)
                 yield item
