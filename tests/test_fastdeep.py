@@ -1,6 +1,6 @@
-"""verify-crc --deep says the same with its fast run over plain batches as with the full reader alone.
+"""verify-crc --deep says the same with its fast run over data batches as with the full reader alone.
 
-:class:`kbatch.fastdeep.DeepRun` walks the plain v2 batches without an object each and hands every other
+:class:`kbatch.fastdeep.DeepRun` walks the v2 data batches without an object each and hands every other
 entry, and every batch that breaks a rule, to the full reader.  The oracle is verify_stream with the run
 taken out: the same findings in the same order, the same counts, on every fixture, every rule, damage
 and random header changes.  And the run must take the plain batches (or it would be an empty promise).
@@ -102,14 +102,14 @@ def assert_same(data: bytes, name: str = "00000000000000000000.log") -> tuple[li
 # -- what it walks -----------------------------------------------------------------
 
 
-def test_a_plain_segment_is_walked_but_its_first_batch(tmp_path: Path):
+def test_a_plain_segment_is_walked_but_its_first_batch():
     findings, walked = assert_same(b"".join(segment(5)))
     assert findings == [] and walked == 4   # the first batch of a walk is always the full reader's
     _, counts, _ = verify(b"".join(segment(5)))
     assert (counts["batch_count"], counts["record_count"]) == (5, 3 + 4 + 5 + 6 + 7)
 
 
-def test_a_zero_tail_is_left_to_the_full_reader(tmp_path: Path):
+def test_a_zero_tail_is_left_to_the_full_reader():
     findings, walked = assert_same(b"".join(segment(3)) + bytes(300))
     assert [finding[0] for finding in findings] == ["zero-tail"] and walked == 2
 
@@ -250,7 +250,7 @@ def test_the_same_as_the_full_reader_on_every_fixture(path: Path):
 
 
 def test_the_fixtures_plain_batches_are_walked():
-    """The agreement above is no empty promise: most batches of the shipped segments take the run."""
+    """The agreement above is no empty promise: the shipped segments' clean batches take the run."""
     walked = sum(verify(path.read_bytes(), str(path))[2] for path in sorted(FIXTURES.rglob("*.log")))
     assert walked >= 50, walked
 
