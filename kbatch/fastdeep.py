@@ -102,11 +102,23 @@ class DeepRun:
                base_timestamp, max_timestamp, producer_id, producer_epoch, base_sequence, count) -> bool:
         """Whether the batch at ``view[i:end]`` (file position ``pos``) is one --deep reports nothing on.
 
-        What the full reader reads of a v2 batch (kbatch.reading.v2, kbatch.records), then checks of it
-        (kbatch.verify.verify_stream), in that order; the offset order last, as it moves on.
+        Everything the full reader reads of a v2 batch (kbatch.reading.v2, kbatch.records) and checks of it
+        (kbatch.verify.verify_stream); the offset order moves on only for a batch called clean.
         """
-        if count < 0 or attributes & CONTROL_FLAG_MASK:
-            return False                        # (before the CRC: the full reader computes it anyway)
+        # What the header alone says first: a batch refused after its CRC and records would have them read
+        # again by the full reader.
+        if count < 0 or attributes & CONTROL_FLAG_MASK or v2_reserved_bits(attributes):
+            return False
+        if producer_fields_problem(bool(attributes & TRANSACTIONAL_FLAG_MASK), False, producer_id, producer_epoch,
+                                   base_sequence):
+            return False
+        last_offset = base_offset + last_offset_delta
+        if self.segment_base is not None and segment_range_problem(base_offset, last_offset, self.segment_base):
+            return False
+        # The first batch of a walk is the full reader's: a part of a file read by a child hands its first
+        # batch to the parent, which checks it against the part before (kbatch.verify.verify_in_parts).
+        if self.order.last_offset is None or self.order.problem(base_offset):
+            return False
         if CRC32C(view[i + BATCH_CRC_START:end]) != crc:
             return False
         payload = view[i + _HEADER_SIZE:end]
@@ -123,19 +135,9 @@ class DeepRun:
             pass
         if walker.findings or walker.order_breaks or walker.decoded != count:
             return False
-        if v2_reserved_bits(attributes) or producer_fields_problem(
-                bool(attributes & TRANSACTIONAL_FLAG_MASK), False, producer_id, producer_epoch, base_sequence):
-            return False
         if count and (last_offset_delta_short(base_offset, last_offset_delta, walker.last_offset)
                       or max_timestamp_differs(not attributes & TIMESTAMP_TYPE_MASK, max_timestamp,
                                                walker.max_timestamp)):
-            return False
-        last_offset = base_offset + last_offset_delta
-        if self.segment_base is not None and segment_range_problem(base_offset, last_offset, self.segment_base):
-            return False
-        # The first batch of a walk is the full reader's: a part of a file read by a child hands its first
-        # batch to the parent, which checks it against the part before (kbatch.verify.verify_in_parts).
-        if self.order.last_offset is None or self.order.problem(base_offset):
             return False
         self.order.take(last_offset, pos)
         return True

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from typing import BinaryIO, Iterator
 
 from .codecs import DEFAULT_DECOMPRESSED_LIMIT
-from .fastdeep import DeepRun
 from .findings import Finding
 from .invariants import OffsetOrder, batch_invariants, segment_range_checks
 from .messages.apply import decode_batch
@@ -93,8 +92,11 @@ def verify_stream(stream: BinaryIO, summary: FileSummary, options: VerifyOptions
     order = OffsetOrder() if order is None else order
     # --deep walks the data batches it has nothing to say about without an object each (kbatch.fastdeep);
     # every other entry is the full reader's, one at a time.
-    run = DeepRun(summary, order, segment_base, reader.options.max_entry_size, reader.decompressor) \
-        if options.deep and not objects else None
+    run = None
+    if options.deep and not objects:
+        from .fastdeep import DeepRun
+
+        run = DeepRun(summary, order, segment_base, reader.options.max_entry_size, reader.decompressor)
     pos, stop = start, summary.size if stop is None else min(stop, summary.size)
     while pos < stop:
         if run is not None:

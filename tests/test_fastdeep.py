@@ -19,8 +19,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from kafka.record.default_records import DefaultRecordBatchBuilder
 
+import kbatch.fastdeep
 import kbatch.parts
-import kbatch.verify
 from kbatch.checksums import crc32c
 from kbatch.fastdeep import DeepRun
 from kbatch.layouts import BATCH_CRC_START, BATCH_HEADER
@@ -84,7 +84,7 @@ def verify(data: bytes, name: str = "00000000000000000000.log", *, fast: bool = 
         return runs[-1]
 
     summary = FileSummary(name, len(data))
-    with mock.patch.object(kbatch.verify, "DeepRun", make_run):
+    with mock.patch.object(kbatch.fastdeep, "DeepRun", make_run):
         findings = [(finding.code, finding.pos, finding.size, finding.field, finding.expected, finding.actual,
                      finding.inner_pos)
                     for finding in verify_stream(io.BytesIO(data), summary, VerifyOptions(deep=True),
@@ -187,7 +187,7 @@ def test_a_compressed_batch_that_inflates_past_the_limit_goes_to_the_full_reader
     options = VerifyOptions(deep=True, decompressed_limit=18_000)   # the third batch's ~20 KB, not the others'
     found = []
     for fast in (True, False):
-        with mock.patch.object(kbatch.verify, "DeepRun", DeepRun if fast else NoRun):
+        with mock.patch.object(kbatch.fastdeep, "DeepRun", DeepRun if fast else NoRun):
             found.append([finding.code for finding in verify_stream(io.BytesIO(data), FileSummary("x", len(data)),
                                                                     options)])
     assert found[0] == found[1] == ["decompress-too-large"]
