@@ -173,6 +173,23 @@ def test_a_child_lists_up_to_its_spill_limit_and_the_parent_the_rest(capsys, mon
     assert small_parts
 
 
+def test_the_children_hold_at_most_a_quarter_of_the_free_temporary_space(capsys, monkeypatch, small_parts):
+    import collections
+
+    import kbatch.cli.dump
+
+    usage = collections.namedtuple("usage", "total used free")
+    monkeypatch.setattr(kbatch.cli.dump.shutil, "disk_usage", lambda path: usage(10**12, 0, 4 * 3 * 1000))
+    assert kbatch.cli.dump.spill_limit(3) == 1000 and kbatch.cli.dump.spill_limit(1) == 3000
+    monkeypatch.setattr(kbatch.cli.dump.shutil, "disk_usage", lambda path: usage(10**12, 0, 10**15))
+    assert kbatch.cli.dump.spill_limit(3) == kbatch.cli.dump.MAX_SPILL
+    monkeypatch.setattr(kbatch.cli.dump.shutil, "disk_usage", lambda path: usage(10**12, 0, 0))
+    paths = [str(path) for path in fixture_paths()]   # no room: every child stops after its first batch
+    one = run_kbatch(["dump", "--format", "jsonl", "-r", "-j", "1", *paths], capsys, monkeypatch)
+    assert run_kbatch(["dump", "--format", "jsonl", "-r", "-j", "4", *paths], capsys, monkeypatch) == one
+    assert small_parts
+
+
 def test_only_json_lines_are_listed_in_parts(capsys, monkeypatch, small_parts):
     """A table's widths and a JSON document's commas are the whole output's; --limit and a window stop early;
     stdin is read once."""

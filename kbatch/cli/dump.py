@@ -7,6 +7,7 @@ import io
 import os
 import shutil
 import sys
+import tempfile
 
 import click
 
@@ -65,7 +66,7 @@ Examples:
               help="Only batches with records stamped at or before TIME (ISO 8601, or epoch ms).")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=None, metavar="N",
               help="With --format jsonl: processes to list a large file (64 MiB or more) with, a part each, at "
-                   "once (up to 256 MiB of each part's lines wait in a temporary file). "
+                   "once (up to 1 GiB of each part's lines wait in a temporary file). "
                    "[default: the CPUs kbatch may use]")
 @hex_option
 @decompressed_limit_option
@@ -190,7 +191,19 @@ class _Listing:
             shown += 1
 
 
-MAX_SPILL = 256 * 1024 * 1024   # a child lists its part up to this much JSON, the parent lists the rest
+# A child lists its part up to this much JSON, the parent lists the rest.  Past it the parent lists what is
+# left while the child sits idle, so it is large: half of 256 MiB of 100-byte records is ~450 MB of lines.
+MAX_SPILL = 1024 * 1024 * 1024
+
+
+def spill_limit(children: int) -> int:
+    """How much JSON each child may hold in its temporary file: MAX_SPILL, and all of them together never
+    more than a quarter of the free space where they are written."""
+    try:
+        free = shutil.disk_usage(tempfile.gettempdir()).free
+    except OSError:
+        return MAX_SPILL
+    return min(MAX_SPILL, free // (4 * max(1, children)))
 
 
 @dataclasses.dataclass
@@ -203,8 +216,9 @@ class _Listed:
 
 def _list_in_parts(path: str, listing: _Listing, jobs: int) -> None:
     """JSON Lines of a large local file, its parts listed at once by forked processes (kbatch.parts): each
-    child writes its part's lines to a temporary file (up to MAX_SPILL), copied out in file order."""
+    child writes its part's lines to a temporary file (up to spill_limit), copied out in file order."""
     out = listing.sink.out
+    limit = spill_limit(jobs - 1)
     encoding, errors = getattr(out, "encoding", None) or "utf-8", getattr(out, "errors", None) or "strict"
 
     def work(stream, start, stop, spill):
@@ -217,7 +231,7 @@ def _list_in_parts(path: str, listing: _Listing, jobs: int) -> None:
         def up_to_the_spill_limit(items):   # then the parent lists the rest of the part
             for item in items:
                 yield item
-                if not isinstance(item, Finding) and spill.tell() >= MAX_SPILL:
+                if not isinstance(item, Finding) and spill.tell() >= limit:
                     ended["pos"] = item.pos + item.size   # where the walk goes on after a batch
                     return
 
