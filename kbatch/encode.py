@@ -132,15 +132,21 @@ def _check_keys(spec: dict, allowed: set[str], ignored: set[str], path: str) -> 
             raise SpecError(f"{path}.{key}", f"one of {', '.join(sorted(allowed))}", "<an unknown key>")
 
 
-# The shortest varints of the small values records are full of (lengths, deltas, counts), written once by
-# the declaration's own to_bytes: the encoder looks them up instead of writing them record after record.
-_SMALL_VARINTS = {value: varint_bytes(value) for value in range(-(1 << 13), 1 << 13)}
+class _SmallVarints(dict):
+    """The shortest varints of the small values records are full of (lengths, deltas, counts), each written
+    once by the declaration's own to_bytes, when first asked for: the encoder looks them up instead of
+    writing them record after record (and a command that never encodes does not fill the table)."""
+
+    def __missing__(self, value: int) -> bytes:
+        data = varint_bytes(value)
+        if -(1 << 13) <= value < 1 << 13:
+            self[value] = data
+        return data
 
 
-def _varint_bytes(value: int) -> bytes:
-    """varint_bytes(value) (the Varint declaration's shortest encoding), from the table where it can."""
-    found = _SMALL_VARINTS.get(value)
-    return found if found is not None else varint_bytes(value)
+_SMALL_VARINTS = _SmallVarints()
+# varint_bytes(value), the Varint declaration's shortest encoding, from the table where it can.
+_varint_bytes = _SMALL_VARINTS.__getitem__
 
 
 def _varint(spec: dict, key: str, path: str, derived: int, bits: int = 32) -> bytes:

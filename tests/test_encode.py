@@ -313,8 +313,10 @@ def test_the_small_varint_table_is_the_declarations_encoding():
     from kbatch.encode import _SMALL_VARINTS, _varint_bytes
     from kbatch.layouts import Varint, Varlong
 
-    assert len(_SMALL_VARINTS) == 1 << 14
-    for value, data in _SMALL_VARINTS.items():
+    for value in range(-(1 << 13), 1 << 13):
+        data = _varint_bytes(value)
         assert data == Varint.build(value) == Varlong.build(value) and Varint.parse(data) == value
+        assert _varint_bytes(value) is data   # looked up the second time
     for value in (-(1 << 13) - 1, 1 << 13, 2**31 - 1, -(2**31)):
         assert _varint_bytes(value) == Varint.build(value)
+    assert len(_SMALL_VARINTS) == 1 << 14 and set(_SMALL_VARINTS) == set(range(-(1 << 13), 1 << 13))
