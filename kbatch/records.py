@@ -12,7 +12,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .findings import MAX_HELD, Finding
-from .messages.control import KRAFT_CONTROL_MESSAGES, decode_kraft_control
 from .layouts import CONTROL_KEY, CONTROL_TYPES, END_TXN_VALUE, Record as RecordLayout
 from .model import NO_SEQUENCE, Batch, ControlMarker, Record, increment_sequence
 from .recordwalk import DEFAULT_CHUNK, RecordColumns, RecordWalker
@@ -254,7 +253,10 @@ def decode_control(key: bytes | None, value: bytes | None) -> tuple[ControlMarke
         if marker.value_version < 0:
             return marker, ("an end transaction marker value version >= 0",
                             f"{marker.value_version} (Kafka: invalid version, data corruption)")
-    elif marker.type in KRAFT_CONTROL_MESSAGES:
-        marker.data, problem = decode_kraft_control(marker.type, value)
-        return marker, problem
+    else:   # KRaft's values are Kafka messages, read with the schemas (loaded only for such a record)
+        from .messages.control import KRAFT_CONTROL_MESSAGES, decode_kraft_control
+
+        if marker.type in KRAFT_CONTROL_MESSAGES:
+            marker.data, problem = decode_kraft_control(marker.type, value)
+            return marker, problem
     return marker, None

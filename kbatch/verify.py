@@ -15,8 +15,7 @@ from typing import BinaryIO, Iterator
 from .codecs import DEFAULT_DECOMPRESSED_LIMIT
 from .findings import Finding
 from .invariants import OffsetOrder, batch_invariants, segment_range_checks
-from .messages.apply import decode_batch
-from .messages.topics import decoder_for_path
+from .messages import decoder_for_path
 from .parts import Parts, worth_parts
 from .segments import is_remote, segment_base_offset
 from .summary import FileSummary
@@ -87,6 +86,8 @@ def verify_stream(stream: BinaryIO, summary: FileSummary, options: VerifyOptions
     # Records become objects only for an internal topic's decoder (control records always do): the
     # invariants read what the record decoder kept as it walked, so memory does not grow with a batch.
     objects = decoder not in (None, "none")
+    if objects:
+        from .messages.apply import decode_batch
     reader = SegmentReader(stream, ReadOptions(records=options.deep, record_objects=objects,
                                                decompressed_limit=options.decompressed_limit), size=summary.size)
     order = OffsetOrder() if order is None else order
@@ -113,7 +114,8 @@ def verify_stream(stream: BinaryIO, summary: FileSummary, options: VerifyOptions
                 yield item
                 continue
             if options.deep:
-                decode_batch(item, decoder)
+                if objects:
+                    decode_batch(item, decoder)
                 item.findings += batch_invariants(item)
                 if segment_base is not None:
                     item.findings += segment_range_checks(item, segment_base)

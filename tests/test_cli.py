@@ -108,3 +108,27 @@ def test_json_timestamps_have_iso_8601_utc_twins(kbatch):
     assert seen > 10
     assert '"max_timestamp_iso": "2023-11-14T22:28:20.001Z"' in kbatch("dump", "--format", "jsonl",
                                                                        "fixtures/v2-txn-commit.log").out
+
+
+# What each run loads: a command imports the renderer and the decoders it uses, no more (start-up time is
+# most of a small file's run).  A table loads Rich, an internal topic's records load Kafka's schemas.
+LOADS = [
+    (["dump", "--format", "jsonl", "--records", "fixtures/mixed-v0-v1-v2.log"], set(), {"rich", "kbatch.messages.schemas"}),
+    (["verify-crc", "--deep", "--format", "jsonl", "fixtures/mixed-v0-v1-v2.log"], set(),
+     {"rich", "kbatch.messages.schemas"}),
+    (["dump", "--records", "fixtures/mixed-v0-v1-v2.log"], {"rich"}, set()),
+    (["dump", "--format", "jsonl", "--records", "fixtures/internal/__transaction_state-3/00000000000000000000.log"],
+     {"kbatch.messages.schemas"}, {"rich"}),
+    (["verify-crc", "--deep", "fixtures/internal/__transaction_state-3/00000000000000000000.log"],
+     {"rich", "kbatch.messages.schemas"}, set()),
+]
+
+
+@pytest.mark.parametrize("args, loaded, not_loaded", LOADS, ids=[" ".join(args[:3]) for args, _, _ in LOADS])
+def test_a_command_loads_only_what_it_uses(args, loaded, not_loaded):
+    program = ("import sys; from kbatch.cli import main\n"
+               "try:\n    main()\nexcept SystemExit:\n    pass\n"
+               f"print(sorted(name for name in {sorted(loaded | not_loaded)!r} if name in sys.modules), file=sys.stderr)")
+    result = subprocess.run([sys.executable, "-c", program, *args], cwd=ROOT, capture_output=True, text=True,
+                            check=True)
+    assert result.stderr.splitlines()[-1] == repr(sorted(loaded))

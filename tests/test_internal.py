@@ -21,7 +21,8 @@ from kbatch.messages import make_table
 from kbatch.messages.decoder import MessageDecoder, MessageError, to_json
 from kbatch.messages.schemas import SCHEMAS
 from kbatch.messages.spec import F, M
-from kbatch.messages.topics import decode, decode_metadata, decode_offsets, decoder_for_path
+from kbatch.messages import decoder_for_path
+from kbatch.messages.topics import decode, decode_metadata, decode_offsets
 
 from .helpers import FIXTURES, ROOT
 

@@ -121,7 +121,7 @@ def test_records_from_the_decoders_columns_are_the_rows_of_record_objects(spark,
     import kbatch.records
     from kbatch.model import Batch
     from kbatch.reader import ReadOptions, SegmentReader
-    from kbatch.messages.topics import decoder_for_path
+    from kbatch.messages import decoder_for_path
     from kbatch.segments import topic_partition
     from kbatch.spark import source
     from kbatch.spark.source import FileRange, KbatchReader, SegmentPartition, record_rows

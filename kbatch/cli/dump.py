@@ -15,17 +15,12 @@ from ..findings import Finding
 from ..partition.kinds import BATCH_KINDS, KINDS, kind_of
 from ..partition.seek import Window, select, start_position
 from ..partition.sniff import NotALogSegment, looks_like_other_kind
-from ..messages.apply import decode_batch
-from ..messages.topics import DECODERS, decoder_for_path
+from ..messages import DECODERS, decoder_for_path
 from ..parts import Parts, usable_cpus, worth_parts
 from ..reader import ReadOptions, SegmentReader, input_kind
 from ..records import stream_records
 from ..segments import PARTITION_FILES
-from ..render.console import make_console
-from ..render.dumplog import DumplogSink
-from ..render.jsonout import JsonlSink, JsonSink
-from ..render.partition import dump_file as dump_sidecar
-from ..render.table import TableSink
+from ..render.jsonout import JsonlSink
 from ..summary import FileSummary
 from .options import (decode_option, decompressed_limit_option, files_argument, for_each_input, hex_option,
                       no_color_option, parse_offset_range, parse_time)
@@ -98,19 +93,29 @@ def dump(files, records, output_format, decode, decoder, full, limit, kind, offs
     # Record objects made a chunk at a time (records.RecordStream).
     options = ReadOptions(records=records, decompressed_limit=decompressed_limit,
                           keep_body=output_format == "json", record_objects=False)
+    # Each format's renderer is imported when it is asked for: JSON Lines never load Rich.
     out = sys.stdout
     if output_format == "table":
+        from ..render.console import make_console
+        from ..render.table import TableSink
+
         sink = TableSink(make_console(out, no_color=no_color), records=records, decode=decode, full=full)
     elif output_format == "jsonl":
         sink = JsonlSink(out, records=records, decode=decode)
     elif output_format == "json":
+        from ..render.jsonout import JsonSink
+
         sink = JsonSink(out, records=records, decode=decode)
     else:
+        from ..render.dumplog import DumplogSink
+
         sink = DumplogSink(out, records=records, decode=decode)
 
     def dump_one(path, stream):
         named = kind or (None if hex_input else kind_of(path))
         if named is not None and named not in BATCH_KINDS:
+            from ..render.partition import dump_file as dump_sidecar
+
             return dump_sidecar(path, stream, named, sink)
         if kind is None:
             other = looks_like_other_kind(stream)
@@ -128,7 +133,7 @@ def dump(files, records, output_format, decode, decoder, full, limit, kind, offs
 
     # A directory dumps every file Kafka keeps in it, each segment's together, segments by base offset.
     status = for_each_input(files, hex_input, dump_one, pattern=PARTITION_FILES, sink=sink)
-    if isinstance(sink, (JsonSink, DumplogSink)):
+    if output_format in ("json", "dumplog"):   # their documents end after the last file
         sink.close()
     return status
 
@@ -172,6 +177,9 @@ class _Listing:
 
     def show(self, items) -> None:
         selects, window, limit, sink, summary = self.window.selects, self.window, self.limit, self.sink, self.summary
+        internal = self.internal not in (None, "none")
+        if internal:   # the schemas load only for an internal topic's records
+            from ..messages.apply import decode_batch
         shown = 0
         for item in items:
             if isinstance(item, Finding):
@@ -185,7 +193,8 @@ class _Listing:
                 continue
             if limit is not None and shown >= limit:
                 break
-            decode_batch(item, self.internal)
+            if internal:
+                decode_batch(item, self.internal)
             summary.add_batch(item)
             sink.batch(item)
             shown += 1

@@ -76,7 +76,7 @@ def hexdump_annotate(file, batch_index, record_offset, position, byte_range, wid
     from ..render.console import make_console
     from ..render.hexdump import render
     from ..render.table import finding_line
-    from ..messages.topics import decoder_for_path
+    from ..messages import decoder_for_path
 
     internal = decoder_for_path(file)   # an internal topic: keys and values split into their messages' fields
 

@@ -18,20 +18,12 @@ shown raw.
 
 from __future__ import annotations
 
-import re
 import struct
 from dataclasses import dataclass, field
-from pathlib import PurePath
 
 from .decoder import MessageDecoder, MessageError, _Reader
 from .schemas import SCHEMAS
 from .spec import in_range
-
-DECODERS = ("offsets", "transactions", "metadata", "share", "none")
-
-# The partition directory a segment sits in names its topic: <topic>-<partition>.
-TOPIC_DECODERS = {"__consumer_offsets": "offsets", "__transaction_state": "transactions",
-                  "__cluster_metadata": "metadata", "__share_group_state": "share"}
 
 # GroupCoordinatorRecordSerde.apiMessageKeyFor/apiMessageValueFor: record type -> key and value message.
 GROUP_RECORD_TYPES = {
@@ -54,15 +46,6 @@ TRANSACTION_STATES = {0: "Empty", 1: "Ongoing", 2: "PrepareCommit", 3: "PrepareA
 METADATA_TYPES = {schema.api_key: name for name, schema in SCHEMAS.items() if schema.kind == "metadata"}
 
 _INT16 = struct.Struct(">h")
-
-
-def decoder_for_path(path: str) -> str | None:
-    """The decoder a segment's partition directory calls for (``__consumer_offsets-12/…log``), if any."""
-    if PurePath(path).name == "bootstrap.checkpoint":   # KRaft's bootstrap snapshot (BootstrapDirectory)
-        return "metadata"
-    parent = PurePath(path).parent.name
-    match = re.fullmatch(r"(.+)-(\d+)", parent)
-    return TOPIC_DECODERS.get(match.group(1)) if match else None
 
 
 @dataclass

@@ -12,7 +12,6 @@ import json
 
 from ..findings import Finding
 from ..model import Batch, Record
-from ..messages.decoder import to_json
 from .user import schema_ids
 from ..recordwalk import (BATCH_JSON_KEYS, JSON_HEX, JSON_OTHER, JSON_TEXT, any_key_or_value_starts_with_zero,
                           batch_json, is_compiled, records_json)
@@ -48,6 +47,8 @@ def record_dict(record: Record, batch: Batch, decode: str) -> dict:
         "control": None,
     }
     if record.control is not None:
+        from ..messages.decoder import to_json
+
         marker = record.control
         out["control"] = {"key_version": marker.key_version, "type": marker.type, "type_id": marker.type_id,
                           "value_version": marker.value_version, "coordinator_epoch": marker.coordinator_epoch,

@@ -423,7 +423,7 @@ def record_batches(file_range: FileRange, source: KbatchReader, schema):
     from ..records import chunk_records, record_chunks
     from ..recordwalk import any_key_or_value_starts_with_zero
     from ..segments import topic_partition
-    from ..messages.topics import decoder_for_path
+    from ..messages import decoder_for_path
 
     topic, partition = topic_partition(file_range.path)
     internal = decoder_for_path(file_range.path)

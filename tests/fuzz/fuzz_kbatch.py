@@ -251,7 +251,7 @@ def partition_seeds():
 
 def internal_seeds():
     """(name, input) for every record of the fixtures' internal-topic segments, as the internal target reads it."""
-    from kbatch.messages.topics import decoder_for_path
+    from kbatch.messages import decoder_for_path
 
     for path in sorted((ROOT / "fixtures").rglob("*")):
         decoder = decoder_for_path(str(path))
