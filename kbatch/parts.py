@@ -31,9 +31,7 @@ whatever the number of parts; only the time differs.
 from __future__ import annotations
 
 import os
-import pickle
 import signal
-import tempfile
 from dataclasses import dataclass
 
 PART_MIN_SIZE = 32 * 1024 * 1024   # no part is smaller: a fork and the search for a part's start cost ms
@@ -80,6 +78,8 @@ class Part:
         first part, which has no child)."""
         if self.pipe is None:
             return None
+        import pickle
+
         try:
             with open(self.pipe, "rb") as results:
                 data = results.read()
@@ -115,6 +115,8 @@ class Parts:
     """The parts of a file, the children reading all but the first already started (see the module)."""
 
     def __init__(self, path: str, size: int, jobs: int, work, *, spill: bool = False):
+        import tempfile   # here, not at the top: a small file's run never loads it
+
         count = max(1, min(jobs, size // PART_MIN_SIZE))
         cuts = [size * part // count for part in range(count)] + [size]
         self.parts = [Part(cut, stop) for cut, stop in zip(cuts, cuts[1:])]
@@ -141,6 +143,8 @@ class Parts:
 
 
 def _fork(part: Part, path: str, size: int, work) -> None:
+    import pickle
+
     from .reader import SegmentReader
 
     pipe, child_end = os.pipe()

@@ -28,7 +28,6 @@ import os
 import re
 import stat
 import sys
-import tempfile
 from dataclasses import dataclass
 from typing import BinaryIO, Iterator
 
@@ -294,6 +293,8 @@ def input_kind(path: str) -> str:
 
 
 def _spooled(source) -> BinaryIO:
+    import tempfile   # only standard input is spooled: a file's run never loads it
+
     spool = tempfile.TemporaryFile()
     try:
         while chunk := source.read(CHUNK):

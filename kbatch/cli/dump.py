@@ -7,7 +7,6 @@ import io
 import os
 import shutil
 import sys
-import tempfile
 
 import click
 
@@ -208,6 +207,8 @@ MAX_SPILL = 1024 * 1024 * 1024
 def spill_limit(children: int) -> int:
     """How much JSON each child may hold in its temporary file: MAX_SPILL, and all of them together never
     more than a quarter of the free space where they are written."""
+    import tempfile
+
     try:
         free = shutil.disk_usage(tempfile.gettempdir()).free
     except OSError:
