@@ -132,3 +132,15 @@ def test_a_command_loads_only_what_it_uses(args, loaded, not_loaded):
     result = subprocess.run([sys.executable, "-c", program, *args], cwd=ROOT, capture_output=True, text=True,
                             check=True)
     assert result.stderr.splitlines()[-1] == repr(sorted(loaded))
+
+
+def test_the_program_freezes_what_it_loaded_and_main_alone_does_not():
+    """kbatch's own process leaves its modules out of the collector's walks; a caller of main() keeps its own."""
+    program = ("import gc, sys, kbatch.cli\n"
+               "for call in (kbatch.cli.main, kbatch.cli.run):\n"
+               "    try:\n        call(['--version']) if call is kbatch.cli.main else call()\n"
+               "    except SystemExit:\n        pass\n"
+               "    print(gc.get_freeze_count() > 0, file=sys.stderr)")
+    result = subprocess.run([sys.executable, "-c", program, "--version"], cwd=ROOT, capture_output=True, text=True,
+                            check=True)
+    assert result.stderr.split() == ["False", "True"]

@@ -7,10 +7,10 @@ No traceback reaches a user: an unexpected error is reported in one line
 
 from __future__ import annotations
 
+import gc
+import importlib
 import os
 import sys
-
-import importlib
 
 import click
 
@@ -78,6 +78,14 @@ def cli() -> None:
     every codec; reports every damaged byte range with its file position.
     """
 
+
+
+def run() -> None:
+    """The ``kbatch`` program (its console script, ``python -m kbatch``): :func:`main` in a process of its own."""
+    # What is loaded by now lives as long as the process: the collector need not walk it again in every full
+    # collection of the run (~5% of a short one), and a forked part's pages stay shared with the parent.
+    gc.freeze()
+    main()
 
 
 def main(argv: list[str] | None = None) -> None:
