@@ -491,9 +491,13 @@ _INT_MAX = cython.declare(cython.longlong, 2**31 - 1)
 # The last millisecond with a four-digit year (9999-12-31T23:59:59.999Z): kbatch.render.values.ISO_MAX_MS.
 _ISO_MAX_MS = cython.declare(cython.longlong, 253402300799999)
 _HEX_DIGITS = b"0123456789abcdef"
+_DIGIT_PAIRS = b"".join(b"%02d" % number for number in range(100))   # "00" "01" ... "99"
 _NOT_TEXT = cython.declare(cython.int, 0)   # what _plain_text finds
 _TEXT = cython.declare(cython.int, 1)
 _ESCAPED_TEXT = cython.declare(cython.int, 2)
+# Eight bytes at a time (compiled): a word's bytes each hold 0x01 (0x20, ...), and bit 7 of each byte.
+_ONES = cython.declare(cython.ulonglong, 0x0101010101010101)
+_HIGH_BITS = cython.declare(cython.ulonglong, 0x8080808080808080)
 
 
 @cython.ccall
@@ -513,11 +517,31 @@ def increment_sequence(sequence: cython.longlong, increment: cython.longlong) ->
 def _plain_text(data: cython.const[cython.uchar][::1], pos: cython.Py_ssize_t,
                 length: cython.Py_ssize_t) -> cython.int:
     """Whether the bytes are printable ASCII, whose JSON under the text modes is {"utf8": "..."}:
-    _NOT_TEXT, _TEXT (copied as they are) or _ESCAPED_TEXT (holding a " or a \\)."""
-    i: cython.Py_ssize_t
+    _NOT_TEXT, _TEXT (copied as they are) or _ESCAPED_TEXT (holding a " or a \\).
+
+    Compiled, eight bytes are looked at in one go (most of a record's JSON time went to this loop) with
+    the bit tricks that tell whether a word holds a byte below n, above n, or equal to n (Sean Anderson's
+    "Bit Twiddling Hacks": hasless, hasmore, haszero; exact about whether, not about which byte).
+    """
+    i: cython.Py_ssize_t = pos
+    end: cython.Py_ssize_t = pos + length
     kind: cython.int = _TEXT
     byte: cython.uchar
-    for i in range(pos, pos + length):
+    word: cython.ulonglong
+    quote: cython.ulonglong
+    backslash: cython.ulonglong
+    if cython.compiled:
+        while i + 8 <= end:
+            memcpy(cython.address(word), cython.address(data[i]), 8)
+            # a byte < 0x20, a byte > 0x7E
+            if (((word - 0x20 * _ONES) & ~word) | (word + _ONES) | word) & _HIGH_BITS:
+                return _NOT_TEXT
+            quote = word ^ (0x22 * _ONES)
+            backslash = word ^ (0x5C * _ONES)
+            if (((quote - _ONES) & ~quote) | ((backslash - _ONES) & ~backslash)) & _HIGH_BITS:
+                kind = _ESCAPED_TEXT
+            i += 8
+    for i in range(i, end):
         byte = data[i]
         if byte < 0x20 or byte > 0x7E:
             return _NOT_TEXT
@@ -537,8 +561,11 @@ class _JsonWriter:
     at: cython.Py_ssize_t
     parts: cython.const[cython.uchar][::1]
     hex_digits: cython.const[cython.uchar][::1]
+    digit_pairs: cython.const[cython.uchar][::1]
     at_parts: cython.Py_ssize_t[55]
     len_parts: cython.Py_ssize_t[55]
+    day: cython.longlong            # the day whose date iso() wrote last, and where in ``out``
+    day_at: cython.Py_ssize_t
 
     def __init__(self, size: cython.Py_ssize_t, buffer: bytearray):
         self.out = buffer
@@ -547,6 +574,9 @@ class _JsonWriter:
         self.at = 0
         self.parts = _JSON_PARTS
         self.hex_digits = _HEX_DIGITS
+        self.digit_pairs = _DIGIT_PAIRS
+        self.day = -1
+        self.day_at = 0
         i: cython.Py_ssize_t
         if cython.compiled:
             for i in range(len(_JSON_FIELDS)):
@@ -555,6 +585,13 @@ class _JsonWriter:
         else:
             self.at_parts = list(_JSON_AT)
             self.len_parts = [len(part) for part in _JSON_FIELDS]
+
+    @cython.cfunc
+    @cython.exceptval(check=False)
+    def rewind(self) -> cython.void:
+        """Write from the start again: what was written is forgotten, the last date too."""
+        self.at = 0
+        self.day = -1
 
     # The buffers are used as attributes, never copied into local memoryviews: each such copy takes
     # and gives back a reference (atomically), which costs more than most of these writes.
@@ -572,30 +609,41 @@ class _JsonWriter:
     @cython.cdivision(True)
     def integer(self, value: cython.longlong) -> cython.void:
         at: cython.Py_ssize_t = self.at
-        count: cython.Py_ssize_t = 0
+        count: cython.Py_ssize_t = 1
         magnitude: cython.ulonglong
-        rest: cython.ulonglong
+        limit: cython.ulonglong = 10
         if value < 0:
             self.out[at] = 0x2D   # -
             at += 1
             magnitude = cython.cast(cython.ulonglong, -(value + 1)) + 1
         else:
             magnitude = value
-        rest = magnitude
-        while True:                  # how many digits
+        while count < 20 and magnitude >= limit:   # how many digits (an unsigned long long has at most 20)
             count += 1
-            rest //= 10
-            if rest == 0:
-                break
-        at += count
-        i: cython.Py_ssize_t = at - 1
-        while True:                  # written from the last digit back
-            self.out[i] = 0x30 + magnitude % 10
-            magnitude //= 10
-            i -= 1
-            if magnitude == 0:
-                break
-        self.at = at
+            limit *= 10
+        self.at = at + count
+        self.pairs_back(magnitude, at + count)
+
+    @cython.cfunc
+    @cython.exceptval(check=False)
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
+    @cython.cdivision(True)
+    def pairs_back(self, value: cython.ulonglong, end: cython.Py_ssize_t) -> cython.void:
+        """The decimal digits of ``value`` ending just before ``end``, written from the last, two at a time."""
+        pair: cython.Py_ssize_t
+        while value >= 100:
+            pair = 2 * (value % 100)
+            value //= 100
+            end -= 2
+            self.out[end] = self.digit_pairs[pair]
+            self.out[end + 1] = self.digit_pairs[pair + 1]
+        if value >= 10:
+            pair = 2 * value
+            self.out[end - 2] = self.digit_pairs[pair]
+            self.out[end - 1] = self.digit_pairs[pair + 1]
+        else:
+            self.out[end - 1] = 0x30 + value
 
     @cython.cfunc
     @cython.exceptval(check=False)
@@ -603,11 +651,11 @@ class _JsonWriter:
     @cython.wraparound(False)
     @cython.cdivision(True)
     def digits(self, value: cython.longlong, width: cython.int) -> cython.void:
-        """``value`` (not negative) in exactly ``width`` decimal digits, zero-padded."""
+        """``value`` (not negative, fewer than ``width`` + 1 digits) in exactly ``width`` digits, zero-padded."""
         i: cython.Py_ssize_t
-        for i in range(self.at + width - 1, self.at - 1, -1):
-            self.out[i] = 0x30 + value % 10
-            value //= 10
+        for i in range(self.at, self.at + width):
+            self.out[i] = 0x30
+        self.pairs_back(value, self.at + width)
         self.at += width
 
     @cython.cfunc
@@ -619,30 +667,23 @@ class _JsonWriter:
         """values.iso_timestamp(ms) as a JSON string ("2023-11-14T22:13:20.000Z"), or null outside its range.
 
         The date from the day number: Howard Hinnant's civil_from_days (days since 1970-01-01, not negative).
+        The records of a batch are mostly of one day: its date is copied from where it was last written.
         """
         if ms < 0 or ms > _ISO_MAX_MS:
             self.part(_NULL)
             return
         days: cython.longlong = ms // 86400000
         of_day: cython.longlong = ms % 86400000
-        z: cython.longlong = days + 719468
-        era: cython.longlong = z // 146097
-        doe: cython.longlong = z - era * 146097
-        yoe: cython.longlong = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
-        doy: cython.longlong = doe - (365 * yoe + yoe // 4 - yoe // 100)
-        mp: cython.longlong = (5 * doy + 2) // 153
-        day: cython.longlong = doy - (153 * mp + 2) // 5 + 1
-        month: cython.longlong = mp + 3 if mp < 10 else mp - 9
-        year: cython.longlong = yoe + era * 400 + (1 if month <= 2 else 0)
+        i: cython.Py_ssize_t
         self.out[self.at] = 0x22     # "
         self.at += 1
-        self.digits(year, 4)
-        self.out[self.at] = 0x2D     # -
-        self.at += 1
-        self.digits(month, 2)
-        self.out[self.at] = 0x2D
-        self.at += 1
-        self.digits(day, 2)
+        if days == self.day:
+            for i in range(10):
+                self.out[self.at + i] = self.out[self.day_at + i]
+            self.at += 10
+        else:
+            self.day, self.day_at = days, self.at
+            self.date(days)
         self.out[self.at] = 0x54     # T
         self.at += 1
         self.digits(of_day // 3600000, 2)
@@ -658,6 +699,30 @@ class _JsonWriter:
         self.out[self.at] = 0x5A     # Z
         self.out[self.at + 1] = 0x22
         self.at += 2
+
+    @cython.cfunc
+    @cython.exceptval(check=False)
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
+    @cython.cdivision(True)
+    def date(self, days: cython.longlong) -> cython.void:
+        """YYYY-MM-DD of a day number (days since 1970-01-01, not negative)."""
+        z: cython.longlong = days + 719468
+        era: cython.longlong = z // 146097
+        doe: cython.longlong = z - era * 146097
+        yoe: cython.longlong = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
+        doy: cython.longlong = doe - (365 * yoe + yoe // 4 - yoe // 100)
+        mp: cython.longlong = (5 * doy + 2) // 153
+        day: cython.longlong = doy - (153 * mp + 2) // 5 + 1
+        month: cython.longlong = mp + 3 if mp < 10 else mp - 9
+        year: cython.longlong = yoe + era * 400 + (1 if month <= 2 else 0)
+        self.digits(year, 4)
+        self.out[self.at] = 0x2D     # -
+        self.at += 1
+        self.digits(month, 2)
+        self.out[self.at] = 0x2D
+        self.at += 1
+        self.digits(day, 2)
 
     @cython.cfunc
     @cython.exceptval(check=False)
@@ -852,7 +917,7 @@ def batch_json(batch, head: bytes):
     if _line is None or _line.capacity < size:
         _line = _JsonWriter(size, bytearray(size))
     out: _JsonWriter = _line
-    out.at = 0
+    out.rewind()
     out.raw(head)
     try:
         out.part(_BATCH_KEY)

@@ -183,7 +183,15 @@ def test_jsonl_records_from_the_columns_are_what_record_dict_gives(decode, capsy
     assert from_columns.out.count('"offset": ') > 200
 
 
-_text = st.one_of(st.none(), st.binary(max_size=12), st.text(max_size=8).map(str.encode),
+# Printable ASCII long enough to be looked at eight bytes at a time, with one byte put anywhere in it: each
+# of the bytes that decide between text, escaped text and other (and their neighbours) in every lane.
+_long_text = st.tuples(st.text(alphabet=st.characters(min_codepoint=0x20, max_codepoint=0x7E), min_size=7,
+                               max_size=40).map(str.encode),
+                       st.integers(0, 40),
+                       st.sampled_from([b'"', b"\\", b"\x7f", b"\x7e", b"\x1f", b"\x20", b"\x00", b"\x80", b"\xff",
+                                        b"\x21", b"\x23", b"\x5b", b"\x5d", b"\xc3\xa9"])
+                       ).map(lambda parts: parts[0][:parts[1]] + parts[2] + parts[0][parts[1]:])
+_text = st.one_of(st.none(), st.binary(max_size=12), st.text(max_size=8).map(str.encode), _long_text,
                   st.sampled_from([b'a"b', b"back\\slash", b"\x7f", b"tab\tin", b"caf\xc3\xa9"]))
 
 
