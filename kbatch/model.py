@@ -84,6 +84,8 @@ class Batch:
     # v2 records walked without Record objects (ReadOptions.record_objects False): their bytes, decompressed,
     # for an output that reads them from the decoder's columns (records.record_chunks)
     record_data: bytes | memoryview | None = None
+    # (the columns, their fill count) when one fill walked them all: read again while no walk filled them since
+    walked_columns: tuple | None = None
     findings: list[Finding] = field(default_factory=list)
     # The bytes after the fixed header as stored (v2: the records, compressed as they are; v0/v1: key
     # length to the end), kept only when ReadOptions.keep_body asks: what encode-from-json rebuilds from.

@@ -105,16 +105,23 @@ def walk_batch_records(batch: Batch, data, data_pos: int, finding_pos: int, find
     objects = objects or batch.is_control   # a control record is shown by its decoded marker
     records: list[Record] | None = [] if objects else None
     controls = []
+    fills = 0
     while walker.fill(columns):
+        fills += 1
         # Objects for the first MAX_HELD records only: a few KB of gzip can hold millions (the rest are
         # still walked and checked; JSON Lines writes them all from the columns).
         if objects and len(records) < MAX_HELD:
             records += _records(columns, batch, data, data_pos if in_file else 0)[:MAX_HELD - len(records)]
         if batch.is_control and len(controls) < MAX_HELD:
             controls += _controls(columns, data)[:MAX_HELD - len(controls)]
+        if walker.done:   # (another fill would only empty the columns)
+            break
     batch.records = records
     if not objects:
         batch.record_data = data
+        # Every record in one chunk (nearly every batch): record_chunks reads these columns again, unless a
+        # walk filled them since, rather than walking the bytes a second time.
+        batch.walked_columns = (columns, columns.fills) if fills == 1 and walker.done else None
     shift = data_pos if in_file else 0
     batch.record_checks = RecordChecks(walker.decoded, walker.last_offset_delta, walker.last_offset,
                                        walker.max_timestamp,
@@ -142,6 +149,10 @@ def record_chunks(batch: Batch, chunk: int = DEFAULT_CHUNK):
 
     The columns are reused: read each chunk before asking for the next.
     """
+    walked = batch.walked_columns
+    if walked is not None and walked[0].fills == walked[1] and walked[0].capacity == chunk:
+        yield walked[0]
+        return
     walker = RecordWalker(batch.record_data, batch.count, batch.base_offset, batch.base_timestamp)
     columns = reused_columns(chunk)
     while walker.fill(columns):

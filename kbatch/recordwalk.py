@@ -71,11 +71,12 @@ class RecordColumns:
     inside the bytes walked.  A key or value whose length is negative is null.
     """
 
-    capacity: cython.Py_ssize_t
+    capacity = cython.declare(cython.Py_ssize_t, visibility="readonly")
     header_capacity: cython.Py_ssize_t
     n = cython.declare(cython.Py_ssize_t, visibility="readonly")        # records held
     n_headers = cython.declare(cython.Py_ssize_t, visibility="readonly")
     first_index = cython.declare(cython.Py_ssize_t, visibility="readonly")  # the batch index of row 0
+    fills = cython.declare(cython.Py_ssize_t, visibility="readonly")   # how often a walk filled them
     records = cython.declare(dict, visibility="readonly")    # name -> array('q')
     headers = cython.declare(dict, visibility="readonly")
     _pos: cython.longlong[::1]
@@ -102,6 +103,7 @@ class RecordColumns:
         self.n = 0
         self.n_headers = 0
         self.first_index = 0
+        self.fills = 0
         self.records = {name: array("q", bytes(8 * self.capacity)) for name in RECORD_COLUMNS}
         self._bind_records()
         self._grow_headers(header_capacity if header_capacity > 0 else self.capacity)
@@ -213,6 +215,7 @@ class RecordWalker:
         columns.first_index = self.decoded
         columns.n = 0
         columns.n_headers = 0
+        columns.fills += 1
         while not self.done and n < columns.capacity:
             index = self.decoded
             if index >= self._count:

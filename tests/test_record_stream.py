@@ -92,3 +92,31 @@ def test_diff_reads_changed_batches_records_as_streams(tmp_path, capsys, monkeyp
     assert seen == [(RecordStream, RecordStream)]
     changed = [json.loads(line) for line in result.out.splitlines() if '"record-changed"' in line]
     assert [(line["offset"], line["field"]) for line in changed] == [(1, "value")] and result.code == 1
+
+
+def _walked(data: bytes):
+    """The batch at the start of ``data``, read with its records walked into columns (no objects)."""
+    import io
+
+    from kbatch.reader import ReadOptions, SegmentReader
+
+    reader = SegmentReader(io.BytesIO(data), ReadOptions(records=True, record_objects=False))
+    return next(item for item in reader)
+
+
+def test_a_batch_walked_in_one_fill_is_read_again_from_its_columns_until_a_walk_fills_them(monkeypatch):
+    """record_chunks need not walk a batch's bytes twice, and never hands out another batch's records."""
+    import kbatch.records
+    from kbatch.records import record_chunks
+
+    def offsets(batch):
+        return [list(columns.column("offset")) for columns in record_chunks(batch)]
+
+    first = _walked(v2_batch(0, [b"v%d" % i for i in range(3)]))
+    walks = []
+    walker = kbatch.records.RecordWalker
+    monkeypatch.setattr(kbatch.records, "RecordWalker", lambda *args: walks.append(args) or walker(*args))
+    assert offsets(first) == [[0, 1, 2]] and walks == []          # its own walk's columns
+    second = _walked(v2_batch(10, [b"v"] * 2))                      # fills the same columns
+    assert offsets(first) == [[0, 1, 2]] and len(walks) == 2      # walked again: they hold the second's now
+    assert offsets(second) == [[10, 11]] and len(walks) == 3      # and the second's were refilled by that walk
