@@ -787,8 +787,8 @@ class _JsonWriter:
 @cython.wraparound(False)
 def records_json(columns: RecordColumns, data, shift: cython.longlong, compressed: cython.bint,
                  base_sequence: cython.longlong, log_append_time: cython.bint, max_timestamp: cython.longlong,
-                 mode: cython.int, other) -> bytes:
-    """The records held in ``columns`` as JSON objects joined by ", " (UTF-8).
+                 mode: cython.int, other):
+    """The records held in ``columns`` as JSON objects joined by ", " (UTF-8, a memoryview of its own buffer).
 
     ``data`` is what was walked; ``shift`` turns positions into file positions (uncompressed batches);
     ``mode`` is JSON_HEX, JSON_TEXT (printable ASCII written here) or JSON_OTHER; ``other(bytes)``
@@ -892,7 +892,7 @@ def records_json(columns: RecordColumns, data, shift: cython.longlong, compresse
         out.part(_SEQUENCE)
         out.integer(increment_sequence(base_sequence, columns._offset_delta[row]) if base_sequence >= 0 else -1)
         out.part(_END)
-    return bytes(memoryview(buffer)[:out.at])
+    return memoryview(buffer)[:out.at]
 
 
 # -- A batch's line -----------------------------------------------------------------------------------

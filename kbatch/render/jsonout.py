@@ -8,7 +8,9 @@ filter works on mixed segments.  Bytes are explicit objects: {"utf8": ...},
 
 from __future__ import annotations
 
+import codecs
 import json
+from types import SimpleNamespace
 
 from ..findings import Finding
 from ..model import Batch, Record
@@ -131,9 +133,9 @@ _RECORD_JSON_MODES = {"hex": JSON_HEX, "base64": JSON_OTHER}   # the text modes:
 
 
 def records_json_parts(batch: Batch, decode: str):
-    """``batch_dict(..., with_records=True)["records"]``'s items as json.dumps writes them, from the columns,
-    a chunk of records at a time (to be joined by ", "): no dict per record, and never the whole batch's
-    text at once, however many records it holds.
+    """``batch_dict(..., with_records=True)["records"]``'s items as json.dumps writes them, in UTF-8, from the
+    columns, a chunk of records at a time (to be joined by ", "): no dict per record, and never the whole
+    batch's text at once, however many records it holds.
 
     For a v2 batch read without Record objects (``batch.record_data``).
     """
@@ -152,15 +154,15 @@ def records_json_parts(batch: Batch, decode: str):
             from ..records import chunk_records
 
             yield ", ".join(json.dumps(record_dict(record, batch, decode), ensure_ascii=False)
-                            for record in chunk_records(columns, batch))
+                            for record in chunk_records(columns, batch)).encode()
             continue
         yield records_json(columns, data, shift, batch.compressed, base_sequence,
-                           batch.timestamp_type == "LogAppendTime", batch.max_timestamp, mode, other).decode()
+                           batch.timestamp_type == "LogAppendTime", batch.max_timestamp, mode, other)
 
 
 def records_json_text(batch: Batch, decode: str) -> str:
     """All of :func:`records_json_parts` as one string (for a caller that holds a batch's records anyway)."""
-    return ", ".join(part for part in records_json_parts(batch, decode) if part)
+    return ", ".join(str(part, "utf-8") for part in records_json_parts(batch, decode) if part)
 
 
 def _write_records(out, parts) -> None:
@@ -184,8 +186,21 @@ def _batch_json_matches_batch_dict() -> bool:
 _SAMPLE_BATCH = Batch(0, 0, 2, 0, 0, 0, 0, 0, 0, "none", 0, 0, "CreateTime", 0, 0)
 
 
+def utf8_bytes_of(out):
+    """Where a text stream's bytes go when it writes UTF-8 (its binary buffer), else None."""
+    buffer, encoding = getattr(out, "buffer", None), getattr(out, "encoding", None)
+    try:
+        return buffer if buffer is not None and encoding and codecs.lookup(encoding).name == "utf-8" else None
+    except LookupError:
+        return None
+
+
 class JsonlSink:
-    """One JSON object per line: a batch, a damaged range, or a file's summary."""
+    """One JSON object per line: a batch, a damaged range, or a file's summary.
+
+    The compiled writer makes UTF-8: where the output is UTF-8 too, every line goes to its bytes (never to
+    its text layer, so nothing waits there out of order) and a batch's records are never made a str.
+    """
 
     def __init__(self, out, *, records: bool, decode: str):
         self.out, self.records, self.decode = out, records, decode
@@ -195,33 +210,60 @@ class JsonlSink:
         # time); interpreted, json.dumps is the faster of the two.
         self.compiled_lines = is_compiled() and _batch_json_matches_batch_dict()
 
+    @property
+    def out(self):
+        return self._out
+
+    @out.setter
+    def out(self, stream) -> None:
+        self._out, self._bytes = stream, utf8_bytes_of(stream)
+        if self._bytes is not None:
+            stream.flush()   # what its text layer holds goes first
+            self._errors = getattr(stream, "errors", None) or "strict"
+
+    def _emit(self, piece) -> None:
+        """A str, or UTF-8 bytes (the compiled writer's), to the output."""
+        if self._bytes is None:
+            self._out.write(piece if isinstance(piece, str) else str(piece, "utf-8"))
+        else:
+            self._bytes.write(piece.encode("utf-8", self._errors) if isinstance(piece, str) else piece)
+
     def begin(self, path: str, size: int) -> None:
         self.path = path
         self.head = f'{{"file": {json.dumps(path, ensure_ascii=False)}, '.encode()
 
     def _write(self, obj: dict) -> None:
-        self.out.write(json.dumps({"file": self.path, **obj}, ensure_ascii=False) + "\n")
+        self._emit(json.dumps({"file": self.path, **obj}, ensure_ascii=False) + "\n")
 
-    def _batch_line(self, batch: Batch) -> str:
-        """The batch's line without its records: json.dumps of {"file": ..., **batch_dict(batch)}."""
+    def _batch_line(self, batch: Batch):
+        """The batch's line without its records (str, or UTF-8 bytes): json.dumps of
+        {"file": ..., **batch_dict(batch)}."""
         line = batch_json(batch, self.head) if self.compiled_lines else None
         if line is not None:
-            return line.decode()
+            return line
         return json.dumps({"file": self.path, **batch_dict(batch, self.decode)}, ensure_ascii=False)
 
     def batch(self, batch: Batch) -> None:
         if self.records and batch.records is None and batch.record_data is not None:
             line = self._batch_line(batch)
-            self.out.write(f'{line[:-1]}, "records": [')
-            _write_records(self.out, records_json_parts(batch, self.decode))
-            self.out.write("]}\n")
+            self._emit(line[:-1])
+            self._emit(b', "records": [')
+            first = True
+            for part in records_json_parts(batch, self.decode):
+                if part:
+                    if not first:
+                        self._emit(b", ")
+                    self._emit(part)
+                    first = False
+            self._emit(b"]}\n")
             return
         if self.records:
-            write_batch_with_records(self.out, {"file": self.path, **batch_dict(batch, self.decode)}, batch,
-                                     self.decode)
-            self.out.write("\n")
+            write_batch_with_records(SimpleNamespace(write=self._emit),
+                                     {"file": self.path, **batch_dict(batch, self.decode)}, batch, self.decode)
+            self._emit(b"\n")
             return
-        self.out.write(self._batch_line(batch) + "\n")
+        self._emit(self._batch_line(batch))
+        self._emit(b"\n")
 
     def region(self, finding: Finding, raw: bytes | None = None) -> None:
         self._write(region_dict(finding))
