@@ -226,3 +226,23 @@ def test_parts_write_to_a_file_and_a_pipe_as_one_process_does(tmp_path):
         outputs.append((out.read_bytes(), piped))
     assert outputs[0] == outputs[1]
     assert outputs[0][0].count(b"\n") == 1001 and b'"record_count": 3000' in outputs[0][1]
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "latin-1"])
+def test_an_output_that_is_not_utf8_gets_the_same_lines_in_its_own_encoding(tmp_path, encoding):
+    """JSON Lines go to the output's bytes only where it writes UTF-8; any other encoding gets text, in one
+    process and in parts (a child's spill, copied out as text)."""
+    import os
+    import subprocess
+    import sys
+
+    entries = [handmade.batch(offset, [(b"k%d" % offset, "v\u00e9".encode() * 40)] * 3) for offset in range(0, 3000, 3)]
+    path = _segment(tmp_path, entries)
+    small = "import sys, kbatch.parts; kbatch.parts.PART_MIN_SIZE = 4096; from kbatch.cli import main; main()"
+    texts = []
+    for name, jobs in (("utf-8", "1"), (encoding, "1"), (encoding, "3")):
+        run = subprocess.run([sys.executable, "-c", small, "dump", "--format", "jsonl", "-r", "-j", jobs, str(path)],
+                             capture_output=True, check=True, env={**os.environ, "PYTHONIOENCODING": name})
+        texts.append(run.stdout.decode(name))
+    assert texts[0].count("\n") == 1001 and '"v\u00e9v\u00e9' in texts[0]
+    assert texts[1] == texts[0] and texts[2] == texts[0]

@@ -125,7 +125,7 @@ def dump(files, records, output_format, decode, decoder, full, limit, kind, offs
         window = Window(*(offset_range or (None, None)), since, until)
         columns = isinstance(sink, JsonlSink) and sink.from_columns and not window.selects
         # Lines stand alone in JSON Lines: a large file's parts can be listed at once and put end to end.
-        in_parts = (isinstance(sink, JsonlSink) and limit is None and not window.selects and not hex_input
+        in_parts = (isinstance(sink, JsonlSink) and sink.writes_utf8 and limit is None and not window.selects and not hex_input
                     and path != "-" and input_kind(path) == "file")
         return _dump_file(path, stream, options, sink, limit, window, decoder, columns,
                           jobs=(jobs or usable_cpus()) if in_parts else 1)
@@ -229,12 +229,12 @@ def _list_in_parts(path: str, listing: _Listing, jobs: int) -> None:
     child writes its part's lines to a temporary file (up to spill_limit), copied out in file order."""
     out = listing.sink.out
     limit = spill_limit(jobs - 1)
-    encoding, errors = getattr(out, "encoding", None) or "utf-8", getattr(out, "errors", None) or "strict"
+    errors = getattr(out, "errors", None) or "strict"
 
     def work(stream, start, stop, spill):
         reader = SegmentReader(stream, listing.options, size=listing.reader.size)
         summary = FileSummary(path, reader.size)
-        text = io.TextIOWrapper(spill, encoding=encoding, errors=errors)
+        text = io.TextIOWrapper(spill, encoding="utf-8", errors=errors)   # as the output (JsonlSink.writes_utf8)
         listing.sink.out = text   # this process's copy of the sink
         ended = {"pos": None}
 
@@ -256,7 +256,7 @@ def _list_in_parts(path: str, listing: _Listing, jobs: int) -> None:
         for part in parts:
             listed = part.result(pos)
             if listed is not None:
-                _copy_out(part.spill, out, encoding, errors)
+                _copy_out(part.spill, out)
                 listing.summary.add_summary(listed.summary)
                 pos = listed.landed
             if pos < part.stop:   # read here, on from where the walk ended
@@ -264,18 +264,16 @@ def _list_in_parts(path: str, listing: _Listing, jobs: int) -> None:
                 pos = listing.reader.landed
 
 
-def _copy_out(spill, out, encoding: str, errors: str) -> None:
-    """A part's lines, from its spill file to the output: as bytes where the output has them (the kernel
-    copies them to a file or pipe), else decoded as they were encoded."""
+def _copy_out(spill, out) -> None:
+    """A part's lines, from its spill file to the output's bytes (both UTF-8): by the kernel where the output
+    is a file or a pipe."""
     spill.seek(0)
+    out.flush()
     try:
         target = out.buffer.fileno()
-    except (AttributeError, OSError, ValueError):   # a stream without a file descriptor (tests' capture)
-        text = io.TextIOWrapper(spill, encoding=encoding, errors=errors)
-        shutil.copyfileobj(text, out, 1024 * 1024)
-        text.detach()
+    except (OSError, ValueError):   # a buffer without a file descriptor (tests' capture)
+        shutil.copyfileobj(spill, out.buffer, 1024 * 1024)
         return
-    out.flush()
     size, sent = os.fstat(spill.fileno()).st_size, 0
     while sent < size:
         sent += os.sendfile(target, spill.fileno(), sent, size - sent)

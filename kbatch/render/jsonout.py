@@ -186,7 +186,7 @@ def _batch_json_matches_batch_dict() -> bool:
 _SAMPLE_BATCH = Batch(0, 0, 2, 0, 0, 0, 0, 0, 0, "none", 0, 0, "CreateTime", 0, 0)
 
 
-def utf8_bytes_of(out):
+def utf8_buffer(out):
     """Where a text stream's bytes go when it writes UTF-8 (its binary buffer), else None."""
     buffer, encoding = getattr(out, "buffer", None), getattr(out, "encoding", None)
     try:
@@ -197,6 +197,9 @@ def utf8_bytes_of(out):
 
 class JsonlSink:
     """One JSON object per line: a batch, a damaged range, or a file's summary.
+
+    Lines stand alone: a large file's parts can be listed at once and put end to end (``writes_utf8``: the
+    parts' bytes are; an encoding such as UTF-16 would open each part with its byte order mark).
 
     The compiled writer makes UTF-8: where the output is UTF-8 too, every line goes to its bytes (never to
     its text layer, so nothing waits there out of order) and a batch's records are never made a str.
@@ -214,9 +217,13 @@ class JsonlSink:
     def out(self):
         return self._out
 
+    @property
+    def writes_utf8(self) -> bool:
+        return self._bytes is not None
+
     @out.setter
     def out(self, stream) -> None:
-        self._out, self._bytes = stream, utf8_bytes_of(stream)
+        self._out, self._bytes = stream, utf8_buffer(stream)
         if self._bytes is not None:
             stream.flush()   # what its text layer holds goes first
             self._errors = getattr(stream, "errors", None) or "strict"
