@@ -178,3 +178,22 @@ def test_the_input_file_is_never_modified(kbatch, tmp_path):
     for fmt in ("table", "jsonl", "json", "dumplog"):
         kbatch("dump", "-r", "--format", fmt, str(target))
     assert (target.read_bytes(), target.stat().st_mtime_ns) == before
+
+
+@pytest.mark.parametrize("args", [["--format", "jsonl"], ["--format", "jsonl", "--records"], []])
+def test_a_file_name_that_is_not_utf8_is_written_as_its_bytes(tmp_path, args):
+    """Linux file names are bytes: one that is not UTF-8 reaches every line as it is, as verify-crc writes it."""
+    import os
+    import subprocess
+    import sys
+
+    name = os.path.join(os.fsencode(tmp_path), b"seg\xff.log")
+    with open(name, "wb") as out:
+        out.write((FIXTURES / "v2-none.log").read_bytes())
+    run = subprocess.run([sys.executable, "-m", "kbatch", "dump", *args, os.fsdecode(name)], capture_output=True)
+    assert run.returncode == 0 and b"internal error" not in run.stderr
+    lines = run.stdout.splitlines()
+    if args:
+        assert len(lines) == 5 and all(line.startswith(b'{"file": "' + name + b'"') for line in lines)
+    else:
+        assert name in run.stdout

@@ -226,18 +226,18 @@ class JsonlSink:
         self._out, self._bytes = stream, utf8_buffer(stream)
         if self._bytes is not None:
             stream.flush()   # what its text layer holds goes first
-            self._errors = getattr(stream, "errors", None) or "strict"
 
     def _emit(self, piece) -> None:
         """A str, or UTF-8 bytes (the compiled writer's), to the output."""
         if self._bytes is None:
-            self._out.write(piece if isinstance(piece, str) else str(piece, "utf-8"))
+            self._out.write(piece if isinstance(piece, str) else str(piece, "utf-8", "surrogateescape"))
         else:
-            self._bytes.write(piece.encode("utf-8", self._errors) if isinstance(piece, str) else piece)
+            self._bytes.write(piece.encode("utf-8", "surrogateescape") if isinstance(piece, str) else piece)
 
     def begin(self, path: str, size: int) -> None:
         self.path = path
-        self.head = f'{{"file": {json.dumps(path, ensure_ascii=False)}, '.encode()
+        # A path's bytes that are not UTF-8 (a str's surrogates) are written as they are, as in every other line.
+        self.head = f'{{"file": {json.dumps(path, ensure_ascii=False)}, '.encode("utf-8", "surrogateescape")
 
     def _write(self, obj: dict) -> None:
         self._emit(json.dumps({"file": self.path, **obj}, ensure_ascii=False) + "\n")
