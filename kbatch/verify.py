@@ -242,8 +242,9 @@ def _verify_part(path: str, stream: BinaryIO, start: int, stop: int, size: int, 
         nonlocal first, pending
         pending = len(batch.findings)
         if batch.findings or first is None:
+            # Only what the parent needs, and what pickles (not the record decoder's columns).
             kept = dataclasses.replace(batch, records=None, record_data=None, record_checks=None, body=None,
-                                       findings=[])
+                                       walked_columns=None, findings=[])
             first = kept if first is None else first
             items.append((kept, list(batch.findings)))
 

@@ -246,3 +246,24 @@ def test_an_output_that_is_not_utf8_gets_the_same_lines_in_its_own_encoding(tmp_
         texts.append(run.stdout.decode(name))
     assert texts[0].count("\n") == 1001 and '"v\u00e9v\u00e9' in texts[0]
     assert texts[1] == texts[0] and texts[2] == texts[0]
+
+
+@pytest.mark.parametrize("args", [["verify-crc", "--deep"], ["dump", "--format", "jsonl", "-r"]])
+def test_every_child_hands_its_part_over(tmp_path, capsys, monkeypatch, small_parts, args):
+    """Where every part starts at an entry, the parent takes each child's result: none is read twice (a
+    result that does not pickle, say, would still give the right output, only at one process's speed)."""
+    entries = [handmade.batch(offset, [(b"k%d" % offset, b"v" * 90)] * 3) for offset in range(0, 300, 3)]
+    path = str(_segment(tmp_path, entries))
+    taken = []
+    result = parts.Part.result
+
+    def counted(part, pos):
+        found = result(part, pos)
+        if part.cut:
+            taken.append(found is not None)
+        return found
+
+    monkeypatch.setattr(parts.Part, "result", counted)
+    one = run_kbatch([*args, "-j", "1", path], capsys, monkeypatch)
+    assert run_kbatch([*args, "-j", "3", path], capsys, monkeypatch) == one
+    assert taken == [True, True]
