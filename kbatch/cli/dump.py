@@ -125,8 +125,8 @@ def dump(files, records, output_format, decode, decoder, full, limit, kind, offs
         window = Window(*(offset_range or (None, None)), since, until)
         columns = isinstance(sink, JsonlSink) and sink.from_columns and not window.selects
         # Lines stand alone in JSON Lines: a large file's parts can be listed at once and put end to end.
-        in_parts = (isinstance(sink, JsonlSink) and sink.writes_utf8 and limit is None and not window.selects and not hex_input
-                    and path != "-" and input_kind(path) == "file")
+        in_parts = (isinstance(sink, JsonlSink) and sink.writes_utf8 and limit is None and not window.selects
+                    and not hex_input and path != "-" and input_kind(path) == "file")
         return _dump_file(path, stream, options, sink, limit, window, decoder, columns,
                           jobs=(jobs or usable_cpus()) if in_parts else 1)
 

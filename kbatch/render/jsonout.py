@@ -198,11 +198,10 @@ def utf8_buffer(out):
 class JsonlSink:
     """One JSON object per line: a batch, a damaged range, or a file's summary.
 
-    Lines stand alone: a large file's parts can be listed at once and put end to end (``writes_utf8``: the
-    parts' bytes are; an encoding such as UTF-16 would open each part with its byte order mark).
-
-    The compiled writer makes UTF-8: where the output is UTF-8 too, every line goes to its bytes (never to
-    its text layer, so nothing waits there out of order) and a batch's records are never made a str.
+    The compiled writer makes UTF-8: where the output writes UTF-8 too (``writes_utf8``), every line goes to
+    its bytes (never to its text layer, so nothing waits there out of order) and a batch's records are never
+    made a str.  Only then are a large file's parts listed at once and put end to end: an encoding such as
+    UTF-16 would open each part with its byte order mark.
     """
 
     def __init__(self, out, *, records: bool, decode: str):
@@ -217,15 +216,15 @@ class JsonlSink:
     def out(self):
         return self._out
 
-    @property
-    def writes_utf8(self) -> bool:
-        return self._bytes is not None
-
     @out.setter
     def out(self, stream) -> None:
         self._out, self._bytes = stream, utf8_buffer(stream)
         if self._bytes is not None:
             stream.flush()   # what its text layer holds goes first
+
+    @property
+    def writes_utf8(self) -> bool:
+        return self._bytes is not None
 
     def _emit(self, piece) -> None:
         """A str, or UTF-8 bytes (the compiled writer's), to the output."""
