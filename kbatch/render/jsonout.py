@@ -165,12 +165,12 @@ def records_json_text(batch: Batch, decode: str) -> str:
     return ", ".join(str(part, "utf-8") for part in records_json_parts(batch, decode) if part)
 
 
-def _write_records(out, parts) -> None:
-    """The items of a "records" array, chunk by chunk as they are made."""
+def _write_records(out, parts, separator=", ") -> None:
+    """The items of a "records" array, chunk by chunk as they are made (str, or bytes with a bytes separator)."""
     first = True
     for part in parts:
         if part:
-            out.write(part if first else ", " + part)
+            out.write(part if first else separator + part)
             first = False
 
 
@@ -206,6 +206,7 @@ class JsonlSink:
 
     def __init__(self, out, *, records: bool, decode: str):
         self.out, self.records, self.decode = out, records, decode
+        self._writer = SimpleNamespace(write=self._emit)   # for the writers that take a stream
         # Batches read without Record objects have their records written from the decoder's columns.
         self.from_columns = records and _records_json_matches_record_dict()
         # A batch's own fields are written by the compiled writer (json.dumps of a dict is most of a listing's
@@ -254,18 +255,12 @@ class JsonlSink:
             line = self._batch_line(batch)
             self._emit(line[:-1])
             self._emit(b', "records": [')
-            first = True
-            for part in records_json_parts(batch, self.decode):
-                if part:
-                    if not first:
-                        self._emit(b", ")
-                    self._emit(part)
-                    first = False
+            _write_records(self._writer, records_json_parts(batch, self.decode), b", ")
             self._emit(b"]}\n")
             return
         if self.records:
-            write_batch_with_records(SimpleNamespace(write=self._emit),
-                                     {"file": self.path, **batch_dict(batch, self.decode)}, batch, self.decode)
+            write_batch_with_records(self._writer, {"file": self.path, **batch_dict(batch, self.decode)}, batch,
+                                     self.decode)
             self._emit(b"\n")
             return
         self._emit(self._batch_line(batch))
