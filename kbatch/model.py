@@ -11,12 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .findings import Finding
-from .recordwalk import increment_sequence
+from .recordwalk import NO_SEQUENCE, increment_sequence, last_sequence   # the sequence rules, compiled: used from here
 
 TIMESTAMP_TYPES = ("CreateTime", "LogAppendTime")
 NO_TIMESTAMP_TYPE = "NoTimestampType"  # magic 0 (TimestampType.NO_TIMESTAMP_TYPE)
-
-NO_SEQUENCE = -1
 
 
 @dataclass(slots=True)
@@ -103,9 +101,7 @@ class Batch:
     @property
     def last_sequence(self) -> int:
         """DefaultRecordBatch.lastSequence: only -1 means 'no sequence'; it counts lastOffsetDelta on."""
-        if self.base_sequence is None or self.base_sequence == NO_SEQUENCE:
-            return NO_SEQUENCE
-        return increment_sequence(self.base_sequence, self.last_offset_delta)
+        return last_sequence(self.base_sequence, self.last_offset_delta)
 
     @property
     def is_damaged(self) -> bool:

@@ -503,6 +503,16 @@ _ONES = cython.declare(cython.ulonglong, 0x0101010101010101)
 _HIGH_BITS = cython.declare(cython.ulonglong, 0x8080808080808080)
 
 
+NO_SEQUENCE = -1   # a batch's baseSequence (a record's sequence) when the producer is not idempotent
+
+
+def last_sequence(base_sequence, last_offset_delta):
+    """DefaultRecordBatch.lastSequence: only -1 means 'no sequence'; it counts lastOffsetDelta on."""
+    if base_sequence is None or base_sequence == NO_SEQUENCE:
+        return NO_SEQUENCE
+    return increment_sequence(base_sequence, last_offset_delta)
+
+
 @cython.ccall
 @cython.exceptval(check=False)
 def increment_sequence(sequence: cython.longlong, increment: cython.longlong) -> cython.longlong:
@@ -911,50 +921,66 @@ def batch_json(batch, head: bytes):
     """
     if batch.findings or batch.body is not None:
         return None
-    codec = _plain_name(batch.codec)
-    timestamp_type = _plain_name(batch.timestamp_type)
+    return fields_json((batch.pos, batch.size, batch.magic, batch.length_field, batch.offset_field,
+                        batch.base_offset, batch.last_offset, batch.count, batch.attributes, batch.codec, batch.crc,
+                        batch.computed_crc, batch.timestamp_type, batch.base_timestamp, batch.max_timestamp,
+                        batch.partition_leader_epoch, batch.last_offset_delta, batch.producer_id,
+                        batch.producer_epoch, batch.base_sequence, batch.is_transactional, batch.is_control,
+                        batch.delete_horizon_ms, batch.payload_pos, batch.payload_size, batch.decompressed_size),
+                       head)
+
+
+def fields_json(fields: tuple, head: bytes):
+    """batch_json of a batch with no findings and no payload whose fields are ``fields``: kbatch.model.Batch's,
+    in its order, up to decompressed_size (as kbatch.reading.v2.batch_fields gives them for a v2 header)."""
+    (pos, size, magic, length_field, offset_field, base_offset, last_offset, count, attributes, codec_name, crc,
+     computed_crc, timestamp_type_name, base_timestamp, max_timestamp, partition_leader_epoch, last_offset_delta,
+     producer_id, producer_epoch, base_sequence, is_transactional, is_control, delete_horizon_ms, payload_pos,
+     payload_size, decompressed_size) = fields
+    codec = _plain_name(codec_name)
+    timestamp_type = _plain_name(timestamp_type_name)
     if codec is None or timestamp_type is None:
         return None
     global _line
-    size: cython.Py_ssize_t = len(head) + len(codec) + len(timestamp_type) + 2048   # 32 keys, 24 numbers, 2 dates
-    if _line is None or _line.capacity < size:
-        _line = _JsonWriter(size, bytearray(size))
+    size_bound: cython.Py_ssize_t = len(head) + len(codec) + len(timestamp_type) + 2048   # 32 keys, 24 numbers
+    if _line is None or _line.capacity < size_bound:
+        _line = _JsonWriter(size_bound, bytearray(size_bound))
     out: _JsonWriter = _line
     out.rewind()
     out.raw(head)
     try:
         out.part(_BATCH_KEY)
         out.raw(b'"batch"')
-        _number(out, 1, batch.pos)
-        _number(out, 2, batch.size)
-        _number(out, 3, batch.magic)
-        _number(out, 4, batch.base_offset)
-        _number(out, 5, batch.last_offset)
-        _number(out, 6, batch.offset_field)
-        _number(out, 7, batch.count)
-        _number(out, 8, batch.length_field)
-        _number(out, 9, batch.partition_leader_epoch)
-        _number(out, 10, batch.crc)
-        _number(out, 11, batch.computed_crc)
-        _flag(out, 12, batch.crc == batch.computed_crc)
-        _number(out, 13, batch.attributes)
+        _number(out, 1, pos)
+        _number(out, 2, size)
+        _number(out, 3, magic)
+        _number(out, 4, base_offset)
+        _number(out, 5, last_offset)
+        _number(out, 6, offset_field)
+        _number(out, 7, count)
+        _number(out, 8, length_field)
+        _number(out, 9, partition_leader_epoch)
+        _number(out, 10, crc)
+        _number(out, 11, computed_crc)
+        _flag(out, 12, crc == computed_crc)
+        _number(out, 13, attributes)
         _name(out, 14, codec)
         _name(out, 15, timestamp_type)
-        _flag(out, 16, batch.is_transactional)
-        _flag(out, 17, batch.is_control)
-        _number(out, 18, batch.last_offset_delta)
-        _number(out, 19, batch.base_timestamp)
-        _number(out, 20, batch.base_timestamp, True)
-        _number(out, 21, batch.max_timestamp)
-        _number(out, 22, batch.max_timestamp, True)
-        _number(out, 23, batch.delete_horizon_ms)
-        _number(out, 24, batch.producer_id)
-        _number(out, 25, batch.producer_epoch)
-        _number(out, 26, batch.base_sequence)
-        _number(out, 27, batch.last_sequence if batch.magic >= 2 else None)
-        _number(out, 28, batch.payload_pos)
-        _number(out, 29, batch.payload_size)
-        _number(out, 30, batch.decompressed_size)
+        _flag(out, 16, is_transactional)
+        _flag(out, 17, is_control)
+        _number(out, 18, last_offset_delta)
+        _number(out, 19, base_timestamp)
+        _number(out, 20, base_timestamp, True)
+        _number(out, 21, max_timestamp)
+        _number(out, 22, max_timestamp, True)
+        _number(out, 23, delete_horizon_ms)
+        _number(out, 24, producer_id)
+        _number(out, 25, producer_epoch)
+        _number(out, 26, base_sequence)
+        _number(out, 27, last_sequence(base_sequence, last_offset_delta) if magic >= 2 else None)
+        _number(out, 28, payload_pos)
+        _number(out, 29, payload_size)
+        _number(out, 30, decompressed_size)
     except OverflowError:   # compiled only: plain Python writes any integer, as json.dumps does
         return None
     out.part(_BATCH_KEY + 31)

@@ -31,30 +31,34 @@ def read_batch(pos: int, entry: memoryview, decompressor: Decompressor, *, recor
     ``records`` decodes its records (``record_objects``: into Record objects too); ``inflate`` only
     decompresses them (for Batch.decompressed_size).
     """
-    (base_offset, batch_length, leader_epoch, magic, crc, attributes, last_offset_delta, base_timestamp,
-     max_timestamp, producer_id, producer_epoch, base_sequence, records_count) = BATCH_HEADER.unpack_from(entry)
-    codec_id = attributes & COMPRESSION_CODEC_MASK
-    batch = Batch(
-        pos=pos, size=len(entry), magic=2, length_field=batch_length, offset_field=base_offset,
-        base_offset=base_offset, last_offset=base_offset + last_offset_delta, count=records_count,
-        attributes=attributes, codec=codec_name(codec_id), crc=crc, computed_crc=_CRC.compute(entry),
-        timestamp_type=TIMESTAMP_TYPES[bool(attributes & TIMESTAMP_TYPE_MASK)],
-        base_timestamp=base_timestamp, max_timestamp=max_timestamp,
-        partition_leader_epoch=leader_epoch, last_offset_delta=last_offset_delta,
-        producer_id=producer_id, producer_epoch=producer_epoch, base_sequence=base_sequence,
-        is_transactional=bool(attributes & TRANSACTIONAL_FLAG_MASK),
-        is_control=bool(attributes & CONTROL_FLAG_MASK),
-        delete_horizon_ms=base_timestamp if attributes & DELETE_HORIZON_FLAG_MASK else None,
-        payload_pos=pos + BATCH_HEADER.size, payload_size=len(entry) - BATCH_HEADER.size,
-    )
+    header = BATCH_HEADER.unpack_from(entry)
+    batch = Batch(*batch_fields(pos, len(entry), header, _CRC.compute(entry)))
     if not batch.crc_valid:
-        batch.findings.append(crc_mismatch(pos, pos + len(entry), 2, batch.computed_crc, crc))
-    count_problem = records_count_problem(pos, records_count)
+        batch.findings.append(crc_mismatch(pos, pos + len(entry), 2, batch.computed_crc, batch.crc))
+    count_problem = records_count_problem(pos, batch.count)
     if count_problem is not None and not records:   # decoding the records reports it itself
         batch.findings.append(count_problem)
-    if records or (inflate and codec_id != 0):
+    if records or (inflate and batch.attributes & COMPRESSION_CODEC_MASK):
         load_records(batch, entry[BATCH_HEADER.size:], decompressor, decode=records, objects=record_objects)
     return batch
+
+
+def batch_fields(pos: int, size: int, header: tuple, computed_crc: int) -> tuple:
+    """A Batch's fields, in its order up to decompressed_size (None), for the v2 batch of ``size`` bytes at
+    ``pos`` whose header is ``header`` (BATCH_HEADER.unpack_from) and whose bytes give ``computed_crc``.
+
+    What read_batch makes a Batch of, and what ``dump --format jsonl`` writes a clean batch's line from
+    without one (kbatch.fastlist).
+    """
+    (base_offset, batch_length, leader_epoch, _, crc, attributes, last_offset_delta, base_timestamp,
+     max_timestamp, producer_id, producer_epoch, base_sequence, records_count) = header
+    return (pos, size, 2, batch_length, base_offset, base_offset, base_offset + last_offset_delta, records_count,
+            attributes, codec_name(attributes & COMPRESSION_CODEC_MASK), crc, computed_crc,
+            TIMESTAMP_TYPES[bool(attributes & TIMESTAMP_TYPE_MASK)], base_timestamp, max_timestamp, leader_epoch,
+            last_offset_delta, producer_id, producer_epoch, base_sequence,
+            bool(attributes & TRANSACTIONAL_FLAG_MASK), bool(attributes & CONTROL_FLAG_MASK),
+            base_timestamp if attributes & DELETE_HORIZON_FLAG_MASK else None,   # DefaultRecordBatch.deleteHorizonMs
+            pos + BATCH_HEADER.size, size - BATCH_HEADER.size, None)
 
 
 def load_records(batch: Batch, payload, decompressor: Decompressor, *, decode: bool = True,
