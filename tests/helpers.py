@@ -90,6 +90,7 @@ def pure_recordwalk():
 
 def use_pure_decoder(monkeypatch) -> None:
     """From here on kbatch decodes records with the plain-Python twin of its compiled decoder."""
+    import kbatch.fastlist
     import kbatch.records
     import kbatch.render.jsonout
 
@@ -99,6 +100,7 @@ def use_pure_decoder(monkeypatch) -> None:
     monkeypatch.setattr(kbatch.records, "_COLUMNS", {})
     monkeypatch.setattr(kbatch.render.jsonout, "records_json", pure.records_json)
     monkeypatch.setattr(kbatch.render.jsonout, "batch_json", pure.batch_json)
+    monkeypatch.setattr(kbatch.fastlist, "fields_json", pure.fields_json)
     monkeypatch.setattr(kbatch.render.jsonout, "any_key_or_value_starts_with_zero",
                         pure.any_key_or_value_starts_with_zero)
 

@@ -163,13 +163,14 @@ def test_dump_jsonl_lists_every_fixture_the_same_in_parts(args, capsys, monkeypa
     assert len(small_parts) > len(paths)
 
 
-def test_a_child_lists_up_to_its_spill_limit_and_the_parent_the_rest(capsys, monkeypatch, small_parts):
+@pytest.mark.parametrize("args", [[], ["-r"]], ids=["listing", "records"])
+def test_a_child_lists_up_to_its_spill_limit_and_the_parent_the_rest(args, capsys, monkeypatch, small_parts):
     import kbatch.cli.dump
 
-    monkeypatch.setattr(kbatch.cli.dump, "MAX_SPILL", 1)   # every child stops after its first batch
+    monkeypatch.setattr(kbatch.cli.dump, "MAX_SPILL", 1)   # every child stops after its first batch (or run)
     paths = [str(path) for path in fixture_paths()]
-    one = run_kbatch(["dump", "--format", "jsonl", "-r", "-j", "1", *paths], capsys, monkeypatch)
-    assert run_kbatch(["dump", "--format", "jsonl", "-r", "-j", "4", *paths], capsys, monkeypatch) == one
+    one = run_kbatch(["dump", "--format", "jsonl", *args, "-j", "1", *paths], capsys, monkeypatch)
+    assert run_kbatch(["dump", "--format", "jsonl", *args, "-j", "4", *paths], capsys, monkeypatch) == one
     assert small_parts
 
 

@@ -155,8 +155,10 @@ def _dump_file(path, stream, options, sink, limit, window: Window, decoder="auto
     listing = _Listing(reader, summary, sink, options, internal, columns, window, limit)
     if worth_parts(reader.size, jobs):
         _list_in_parts(path, listing, jobs)
-    else:
+    elif window.selects:
         listing.show(items)
+    else:
+        listing.list_from(0, reader.size)
     sink.end(summary)
     return summary
 
@@ -174,7 +176,41 @@ class _Listing:
     window: Window
     limit: int | None
 
-    def show(self, items) -> None:
+    def list_from(self, pos: int, stop: int, enough=None) -> int:
+        """List the entries that start in [pos, stop) (``pos`` is an entry's start); where the walk ended.
+
+        It ends early after a batch where ``enough()`` says so (asked at least every few MiB), or at --limit.
+        """
+        reader, run = self.reader, self._run()
+        while pos < stop:
+            if run is not None:
+                walked = run.walk(reader.window, pos, stop)
+                if walked > pos:
+                    pos = walked
+                    if enough is not None and enough():
+                        return pos
+                    continue
+            # The entry at pos (or the damaged range there) when the run goes on after it; else all of them.
+            ended = self.show(reader.walk(pos, pos + 1 if run is not None else stop), enough)
+            if ended is not None:
+                return ended
+            pos = reader.landed
+        return pos
+
+    def _run(self):
+        """The listing's walk over the batches it lists as they are (kbatch.fastlist), where that is its
+        output: JSON Lines of every batch, without records, written by the compiled writer; else None."""
+        sink, options = self.sink, self.options
+        if not (isinstance(sink, JsonlSink) and sink.compiled_lines and not sink.records and self.limit is None
+                and not self.window.selects and not options.keep_body and not options.inflate):
+            return None
+        from ..fastlist import ListRun
+
+        return ListRun(self.summary, sink.head, sink.lines, options.max_entry_size)
+
+    def show(self, items, enough=None) -> int | None:
+        """Show every entry of ``items``; None, or where the showing stopped early (at --limit, or after a
+        batch where ``enough()`` says so)."""
         selects, window, limit, sink, summary = self.window.selects, self.window, self.limit, self.sink, self.summary
         internal = self.internal not in (None, "none")
         if internal:   # the schemas load only for an internal topic's records
@@ -191,12 +227,15 @@ class _Listing:
             if selects and not _select(item, window):
                 continue
             if limit is not None and shown >= limit:
-                break
+                return item.pos
             if internal:
                 decode_batch(item, self.internal)
             summary.add_batch(item)
             sink.batch(item)
             shown += 1
+            if enough is not None and enough():
+                return item.pos + item.size   # where the walk goes on after this batch
+        return None
 
 
 # A child lists its part up to this much JSON, the parent lists the rest.  Past it the parent lists what is
@@ -236,20 +275,12 @@ def _list_in_parts(path: str, listing: _Listing, jobs: int) -> None:
         summary = FileSummary(path, reader.size)
         text = io.TextIOWrapper(spill, encoding="utf-8", errors=errors)   # as the output (JsonlSink.writes_utf8)
         listing.sink.out = text   # this process's copy of the sink
-        ended = {"pos": None}
-
-        def up_to_the_spill_limit(items):   # then the parent lists the rest of the part
-            for item in items:
-                yield item
-                if not isinstance(item, Finding) and spill.tell() >= limit:
-                    ended["pos"] = item.pos + item.size   # where the walk goes on after a batch
-                    return
-
-        dataclasses.replace(listing, reader=reader, summary=summary).show(up_to_the_spill_limit(
-            reader.walk(start, stop)))
+        # Up to the spill limit; the parent lists the rest of the part.
+        ended = dataclasses.replace(listing, reader=reader, summary=summary).list_from(
+            start, stop, lambda: spill.tell() >= limit)
         text.flush()
         text.detach()
-        return _Listed(ended["pos"] or reader.landed, summary)
+        return _Listed(ended, summary)
 
     pos = 0
     with Parts(path, listing.reader.size, jobs, work, spill=True) as parts:
@@ -260,8 +291,7 @@ def _list_in_parts(path: str, listing: _Listing, jobs: int) -> None:
                 listing.summary.add_summary(listed.summary)
                 pos = listed.landed
             if pos < part.stop:   # read here, on from where the walk ended
-                listing.show(listing.reader.walk(pos, part.stop))
-                pos = listing.reader.landed
+                pos = listing.list_from(pos, part.stop)
 
 
 def _copy_out(spill, out) -> None:

@@ -266,6 +266,10 @@ class JsonlSink:
         self._emit(self._batch_line(batch))
         self._emit(b"\n")
 
+    def lines(self, data: bytes) -> None:
+        """Whole lines, UTF-8 (kbatch.fastlist's batches)."""
+        self._emit(data)
+
     def region(self, finding: Finding, raw: bytes | None = None) -> None:
         self._write(region_dict(finding))
 

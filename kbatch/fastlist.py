@@ -1,0 +1,80 @@
+"""``dump --format jsonl``'s listing without an object per batch, for the batches it lists as they are.
+
+The full reader makes a Batch of every entry, and the listing writes its line
+from it: about 25 µs a batch in Python, most of it the walk's machinery and the
+object, not the batch.  Nearly every batch of a listing is a v2 batch whose CRC
+verifies and whose line says nothing but its header.  :class:`ListRun` walks
+those lying whole in the reader's window: each header unpacked with the struct
+derived from the declaration, its CRC checked, its fields made by
+:func:`kbatch.reading.v2.batch_fields` (what the full reader makes its Batch
+of) and its line written by the compiled writer
+(:func:`kbatch.recordwalk.fields_json`, batch_json's own).
+
+It only ever accepts: at an entry that is not such a batch (another magic, a
+size that is damage, a CRC that fails, a negative count, a line the writer
+leaves to json.dumps) it stops, and the full reader lists that one entry, then
+hands back.  tests/test_fastlist.py holds the output to the full reader's on
+every fixture, damage and random headers.
+"""
+
+from __future__ import annotations
+
+from .checksums import CRC32C
+from .layouts import BATCH_CRC_START, BATCH_HEADER, LOG_OVERHEAD, MIN_ENTRY_SIZE
+from .reading.v2 import batch_fields
+from .recordwalk import fields_json
+from .summary import FileSummary
+
+_unpack_header = BATCH_HEADER.unpack_from
+_HEADER_SIZE = BATCH_HEADER.size
+
+
+class ListRun:
+    """Lists the v2 batches the full reader would hand out clean, counting them in ``summary``.
+
+    ``head`` opens every line (JsonlSink.head), ``write(lines)`` takes a run's lines (UTF-8 bytes, each
+    ending in a newline), ``max_entry_size`` is the reader's.
+    """
+
+    def __init__(self, summary: FileSummary, head: bytes, write, max_entry_size: int):
+        self.summary = summary
+        self.head = head
+        self.write = write
+        self.max_entry_size = max_entry_size
+        self.listed = 0   # batches listed here (the rest went to the full reader)
+
+    def walk(self, window, pos: int, stop: int) -> int:
+        """List the batches from ``pos`` (an entry start) that lie whole in the reader's window and start
+        before ``stop``; where the walk stopped (``pos`` itself when the entry there is the full reader's)."""
+        data, i, _ = window.view(pos, _HEADER_SIZE)
+        base = pos - i                       # the file position of data[0]
+        limit, last = len(data), stop - base
+        min_size, max_size, head = MIN_ENTRY_SIZE[2], self.max_entry_size, self.head
+        lines = []
+        records = batch_bytes = 0
+        with memoryview(data) as view:
+            while i < last and i + _HEADER_SIZE <= limit:
+                header = _unpack_header(data, i)
+                batch_length, magic, crc, count = header[1], header[3], header[4], header[12]
+                end = i + LOG_OVERHEAD + batch_length
+                # kbatch.reader: the frame (framing.frame_problem), the CRC, then read_batch's own finding.
+                if magic != 2 or not min_size <= batch_length <= max_size or end > limit or count < 0:
+                    break
+                computed = CRC32C(view[i + BATCH_CRC_START:end])
+                if computed != crc:
+                    break
+                line = fields_json(batch_fields(base + i, end - i, header, computed), head)
+                if line is None:
+                    break
+                lines.append(line)
+                records += count
+                batch_bytes += end - i
+                i = end
+        if lines:
+            lines.append(b"")
+            self.write(b"\n".join(lines))
+            self.summary.batches += len(lines) - 1
+            self.summary.records += records
+            self.summary.batch_bytes += batch_bytes
+            self.listed += len(lines) - 1
+        return base + i

@@ -1,0 +1,183 @@
+"""``dump --format jsonl`` lists the same with its run over clean batches as with the full reader alone.
+
+:class:`kbatch.fastlist.ListRun` writes the line of every v2 batch whose CRC verifies and whose line is its
+header, without a Batch object, and hands every other entry to the full reader.  The oracle is the listing
+with the run taken out: the same bytes, line for line, summary included, on every fixture, damage and
+random header changes.  And the run must take the clean batches (or it would be an empty promise).
+The batches are built by kafka-python's builder (an encoder that is not ours).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import struct
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import kbatch.cli.dump
+import kbatch.fastlist
+from kbatch.layouts import BATCH_HEADER
+from kbatch.reading.window import CHUNK
+from kbatch.recordwalk import is_compiled
+
+from .helpers import FIXTURES, fixture_id, fixture_paths
+from .test_fastdeep import FORMAT, field, segment, set_field, v2_batch
+
+pytestmark = pytest.mark.skipif(not is_compiled(), reason="the run writes its lines with the compiled writer only")
+
+
+def listing(data: bytes, *args: str, fast: bool = True, name: str = "00000000000000000000.log"):
+    """(dump --format jsonl's output, its exit code, batches the run listed) of ``data`` as a file."""
+    runs = []
+
+    class Counted(kbatch.fastlist.ListRun):
+        def __init__(self, *init):
+            super().__init__(*init)
+            runs.append(self)
+
+        def walk(self, window, pos, stop):
+            return super().walk(window, pos, stop) if fast else pos
+
+    with tempfile.TemporaryDirectory() as folder, pytest.MonkeyPatch.context() as patch:
+        path = Path(folder) / name
+        path.write_bytes(data)
+        patch.setattr(kbatch.fastlist, "ListRun", Counted)
+        out, code = _run(["dump", "--format", "jsonl", *args, str(path)], patch)
+    return out.replace(str(path), "FILE"), code, sum(run.listed for run in runs)
+
+
+def _run(args: list[str], monkeypatch) -> tuple[str, int]:
+    """kbatch's output (UTF-8, as a terminal or a pipe gets it) and exit code: run_kbatch without capsys,
+    which hypothesis's repeated calls of one test cannot share."""
+    out = io.TextIOWrapper(io.BytesIO(), encoding="utf-8")
+    monkeypatch.setattr(sys, "stdout", out)
+    monkeypatch.setattr(sys, "stderr", io.StringIO())
+    try:
+        kbatch.cli.main(args)
+        code = 0
+    except SystemExit as done:
+        code = done.code
+    out.flush()
+    return out.buffer.getvalue().decode("utf-8"), code
+
+
+def assert_same(data: bytes, *args: str, name: str = "00000000000000000000.log") -> tuple[str, int]:
+    """The run changes nothing; the listing and how many batches the run listed."""
+    out, code, listed = listing(data, *args, name=name)
+    assert (out, code) == listing(data, *args, name=name, fast=False)[:2]
+    return out, listed
+
+
+def lines(out: str) -> list[dict]:
+    return [json.loads(line) for line in out.splitlines()]
+
+
+# -- what it lists -----------------------------------------------------------------------------------------
+
+
+def test_a_plain_segment_is_listed_whole_by_the_run():
+    out, listed = assert_same(b"".join(segment(5)))
+    assert listed == 5
+    summary = lines(out)[-1]
+    assert (summary["batch_count"], summary["record_count"], summary["errors"]) == (5, 3 + 4 + 5 + 6 + 7, 0)
+
+
+def test_every_kind_of_clean_v2_batch_is_listed_by_the_run():
+    batches = [v2_batch(0, 3, producer=(7, 0, 0)), v2_batch(3, 2, producer=(7, 0, 3), transactional=True),
+               v2_batch(5, 0), v2_batch(5, 4, codec=1), v2_batch(9, 4, codec=4),
+               set_field(v2_batch(13, 2), "attributes", 0x08 | 0x40),   # LogAppendTime, a delete horizon
+               set_field(v2_batch(15, 2), "attributes", 0x80)]          # reserved bits: the listing says nothing
+    out, listed = assert_same(b"".join(batches))
+    assert listed == len(batches)
+    assert [line.get("codec") for line in lines(out)[:-1]] == ["none"] * 3 + ["gzip", "zstd", "none", "none"]
+    assert lines(out)[5]["delete_horizon_ms"] == lines(out)[5]["base_timestamp"]
+
+
+def test_batches_across_windows_are_all_listed():
+    """More than one window of the reader: the batch cut by a window's end is the full reader's."""
+    batches, offset = [], 0
+    while sum(map(len, batches)) < 2 * CHUNK + 100_000:
+        batches.append(v2_batch(offset, 40, value_size=900))
+        offset += 40
+    out, listed = assert_same(b"".join(batches))
+    assert listed >= len(batches) - 3 and len(lines(out)) == len(batches) + 1
+
+
+# -- what it leaves to the full reader ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("change, code", [
+    (("crc", 1), "crc-mismatch"),
+    (("records_count", -1), "records-count-mismatch"),
+    (("magic", 7), "unknown-magic"),
+    (("batch_length", 10), "bad-length"),
+    (("base_offset", 2**63 - 1), None),   # its last offset is past 64 bits: json.dumps writes the line
+])
+def test_an_entry_with_something_to_say_is_listed_by_the_full_reader(change, code):
+    batches = segment(4)
+    name, value = change
+    batches[2] = set_field(batches[2], name, value, fix_crc=name != "crc")
+    out, listed = assert_same(b"".join(batches))
+    assert listed <= 3
+    if code is None:
+        assert lines(out)[2]["last_offset"] == 2**63 - 1 + field(batches[2], "last_offset_delta")
+    else:
+        assert code in out
+
+
+@pytest.mark.parametrize("tail", [bytes(300), b"\x01" * 20, b"\x00" * 8 + b"\x00\x00\x10\x00" + b"\x02"])
+def test_a_tail_that_is_no_batch_is_the_full_readers(tail):
+    out, listed = assert_same(b"".join(segment(3)) + tail)
+    assert listed == 3 and lines(out)[-1]["findings"]
+
+
+def test_a_length_that_lies_is_recovered_by_the_full_reader():
+    batches = segment(4)
+    batches[1] = set_field(batches[1], "batch_length", field(batches[1], "batch_length") + 3, fix_crc=False)
+    out, listed = assert_same(b"".join(batches))
+    assert "bad-length" in out and listed == 3
+
+
+@pytest.mark.parametrize("args", [["--limit", "2"], ["--offset-range", "3:8"], ["--records"], ["--format", "json"]])
+def test_listings_the_run_does_not_make_are_the_full_readers(args):
+    """(--format json comes after listing's --format jsonl: the last one counts.)"""
+    out, code, listed = listing(b"".join(segment(4)), *args)
+    assert listed == 0 and code == 0 and '"type": "batch"' in out
+
+
+@settings(max_examples=120, deadline=None)
+@given(batches=st.lists(st.tuples(st.integers(0, 5), st.integers(0, 40)), min_size=1, max_size=5),
+       changes=st.lists(st.tuples(st.integers(0, 4), st.sampled_from(BATCH_HEADER.names),
+                                  st.integers(-2**63, 2**63 - 1), st.booleans()), max_size=3),
+       tail=st.sampled_from([b"", bytes(30), b"\x01" * 20]))
+def test_the_same_as_the_full_reader_on_random_batches_and_header_changes(batches, changes, tail):
+    built, offset = [], 0
+    for count, value_size in batches:
+        built.append(v2_batch(offset, count, value_size=value_size))
+        offset += count
+    for index, name, value, fix_crc in changes:
+        index %= len(built)
+        bits = 8 * struct.calcsize(FORMAT[name])
+        half = 2**(bits - 1) if FORMAT[name][-1].islower() else 0    # signed fields: -half .. half-1
+        value = (value + half) % 2**bits - half                          # wrapped into the field's range
+        if name == "batch_length":
+            value = field(built[index], name) + value % 5 - 2             # a few bytes off: a length that lies
+        built[index] = set_field(built[index], name, value, fix_crc=fix_crc)
+    assert_same(b"".join(built) + tail)
+
+
+@pytest.mark.parametrize("path", sorted(set(fixture_paths()) | set(FIXTURES.rglob("*.log"))), ids=fixture_id)
+def test_the_same_as_the_full_reader_on_every_fixture(path: Path):
+    assert_same(path.read_bytes(), name=path.name if path.suffix == ".log" else "vector.log")
+
+
+def test_the_fixtures_clean_batches_are_listed_by_the_run():
+    """The agreement above is no empty promise: the shipped segments' clean batches take the run."""
+    listed = sum(listing(path.read_bytes(), name=path.name)[2] for path in sorted(FIXTURES.rglob("*.log")))
+    assert listed >= 50, listed
