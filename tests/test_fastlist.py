@@ -109,6 +109,21 @@ def test_batches_across_windows_are_all_listed():
     assert listed >= len(batches) - 3 and len(lines(out)) == len(batches) + 1
 
 
+def test_a_window_of_empty_batches_is_written_a_few_lines_at_a_time():
+    """A line is ~15 times an empty batch's 61 bytes: a window's lines at once would hold ~60 MiB."""
+    from kbatch.reading.window import Window
+    from kbatch.summary import FileSummary
+
+    empty = v2_batch(0, 0)
+    data = b"".join(set_field(empty, "base_offset", offset) for offset in range(1000))
+    writes, summary = [], FileSummary("x.log", len(data))
+    run = kbatch.fastlist.ListRun(summary, b'{"file": "x.log", ', writes.append, 1 << 20)
+    assert run.walk(Window(io.BytesIO(data), len(data)), 0, len(data)) == len(data)
+    assert max(write.count(b"\n") for write in writes) == kbatch.fastlist.LINES_PER_WRITE < 1000
+    assert b"".join(writes).count(b"\n") == summary.batches == run.listed == 1000
+    assert [json.loads(line)["base_offset"] for line in b"".join(writes).splitlines()] == list(range(1000))
+
+
 # -- what it leaves to the full reader ---------------------------------------------------------------------
 
 
