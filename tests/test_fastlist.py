@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import io
 import json
-import struct
 import sys
 import tempfile
 from pathlib import Path
@@ -27,7 +26,7 @@ from kbatch.reading.window import CHUNK
 from kbatch.recordwalk import is_compiled
 
 from .helpers import FIXTURES, fixture_id, fixture_paths
-from .test_fastdeep import FORMAT, field, segment, set_field, v2_batch
+from .test_fastdeep import changed_segment, field, segment, set_field, v2_batch
 
 pytestmark = pytest.mark.skipif(not is_compiled(), reason="the run writes its lines with the compiled writer only")
 
@@ -172,19 +171,7 @@ def test_listings_the_run_does_not_make_are_the_full_readers(args):
                                   st.integers(-2**63, 2**63 - 1), st.booleans()), max_size=3),
        tail=st.sampled_from([b"", bytes(30), b"\x01" * 20]))
 def test_the_same_as_the_full_reader_on_random_batches_and_header_changes(batches, changes, tail):
-    built, offset = [], 0
-    for count, value_size in batches:
-        built.append(v2_batch(offset, count, value_size=value_size))
-        offset += count
-    for index, name, value, fix_crc in changes:
-        index %= len(built)
-        bits = 8 * struct.calcsize(FORMAT[name])
-        half = 2**(bits - 1) if FORMAT[name][-1].islower() else 0    # signed fields: -half .. half-1
-        value = (value + half) % 2**bits - half                          # wrapped into the field's range
-        if name == "batch_length":
-            value = field(built[index], name) + value % 5 - 2             # a few bytes off: a length that lies
-        built[index] = set_field(built[index], name, value, fix_crc=fix_crc)
-    assert_same(b"".join(built) + tail)
+    assert_same(changed_segment(batches, changes) + tail)
 
 
 @pytest.mark.parametrize("path", sorted(set(fixture_paths()) | set(FIXTURES.rglob("*.log"))), ids=fixture_id)
