@@ -144,19 +144,19 @@ def _dump_file(path, stream, options, sink, limit, window: Window, decoder="auto
         options = dataclasses.replace(options, record_objects=True)
     reader = SegmentReader(stream, options)
     summary = FileSummary(path, reader.size)
-    items = reader
+    selected = None
     if window.selects:
         # Start where the indexes say (verified), and step over batches outside the window at their header.
         start = start_position(path, reader, stream, window)
         if start.note:
             click.echo(start.note, err=True)
-        items = select(reader, stream, start.pos, window)
+        selected = select(reader, stream, start.pos, window)
     sink.begin(path, reader.size)
     listing = _Listing(reader, summary, sink, options, internal, columns, window, limit)
     if worth_parts(reader.size, jobs):
         _list_in_parts(path, listing, jobs)
-    elif window.selects:
-        listing.show(items)
+    elif selected is not None:
+        listing.show(selected)
     else:
         listing.list_from(0, reader.size)
     sink.end(summary)
