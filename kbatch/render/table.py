@@ -79,7 +79,13 @@ def _table_width(widths: list[int], bordered: bool) -> int:
 
 
 def _cell_width(cell: Text) -> int:
-    return max(cell_len(line) for line in cell.plain.split("\n"))
+    return _lines_width(cell.plain.split("\n"))
+
+
+def _lines_width(lines: list[str]) -> int:
+    """The terminal cells the widest of a cell's lines takes (a wide character two; ASCII one each, and most
+    cells are ASCII: asked first, it spares Rich's per-character look-up)."""
+    return max(len(line) if line.isascii() else cell_len(line) for line in lines)
 
 
 @dataclass
@@ -257,13 +263,14 @@ class StreamedBatchTable:
             if name not in self.filled and cells.get(name, Text("")).plain not in ("", "-"):
                 self.filled.add(name)
         texts = [cells.get(key) or Text("") for key in self.keys]
-        if any(_cell_width(text) > width for text, width in zip(texts, self.widths)):
+        lines = [text.plain.split("\n") for text in texts]
+        if any(_lines_width(cell) > width for cell, width in zip(lines, self.widths)):
             # a wider table from here on, laid out again for the terminal with the room earlier rows took
             if self.layout.bordered:
                 self._emit(self._rule("└", "─", "┴", "┘"))
             self._print()
             self.console.print(Text(f"{self.title}, continued", style="italic"))   # wrapped, as Rich wraps text
-            widths = [max(width, _cell_width(text)) for text, width in zip(texts, self.widths)]
+            widths = [max(width, _lines_width(cell)) for cell, width in zip(lines, self.widths)]
             if _table_width(widths, self.layout.bordered) <= self.console.width:   # the same columns, wider
                 self.widths = widths
                 self._open()
@@ -273,12 +280,15 @@ class StreamedBatchTable:
                 wider.min_widths = dict(zip(self.keys, self.widths))
                 self._lay_out(wider)
                 texts = [cells.get(key) or Text("") for key in self.keys]
-        self._row(texts, style)
+                lines = [text.plain.split("\n") for text in texts]
+        self._row(texts, style, lines)
 
-    def _row(self, texts: list[Text], style: str | None, heavy: bool = False) -> None:
+    def _row(self, texts: list[Text], style: str | None, lines: list[list[str]] | None = None,
+             heavy: bool = False) -> None:
+        """A row of cells (``lines``: each cell's plain lines, where the caller has them)."""
         edge = "┃" if heavy else "│"
         if self.plain:   # no colour: the lines as strings, the common case (a pipe, a file)
-            self._plain_row([text.plain.split("\n") for text in texts], edge)
+            self._plain_row(lines or [text.plain.split("\n") for text in texts], edge)
             return
         cells = [text.split("\n") if "\n" in text.plain else [text] for text in texts]
         for index in range(max(len(lines) for lines in cells)):
@@ -307,7 +317,9 @@ class StreamedBatchTable:
             parts = []
             for column, lines in enumerate(cells):
                 part = lines[index] if index < len(lines) else ""
-                width = self.widths[column] - cell_len(part) + len(part)   # a wide character takes two cells
+                width = self.widths[column]
+                if not part.isascii():
+                    width += len(part) - cell_len(part)   # a wide character takes two cells
                 parts.append(part.rjust(width) if self.right[column] else part.ljust(width))
             line = inner.join(parts)
             self._emit(f"{edge} {line} {edge}" if self.layout.bordered else line)
