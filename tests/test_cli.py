@@ -121,6 +121,7 @@ LOADS = [
      {"kbatch.messages.schemas"}, {"rich"}),
     (["verify-crc", "--deep", "fixtures/internal/__transaction_state-3/00000000000000000000.log"],
      {"rich", "kbatch.messages.schemas"}, set()),
+    (["--help"], set(), {"construct", "kbatch.reader", *(f"kbatch.cli.{name}" for name in ("diff", "dump", "scan"))}),
 ]
 
 
@@ -132,6 +133,16 @@ def test_a_command_loads_only_what_it_uses(args, loaded, not_loaded):
     result = subprocess.run([sys.executable, "-c", program, *args], cwd=ROOT, capture_output=True, text=True,
                             check=True)
     assert result.stderr.splitlines()[-1] == repr(sorted(loaded))
+
+
+def test_the_list_of_commands_gives_each_its_line_as_its_own_help_does(kbatch, monkeypatch):
+    from kbatch.cli import SUBCOMMANDS, commands
+
+    monkeypatch.setenv("COLUMNS", "120")
+    listed = kbatch("--help").out.split("Commands:\n")[1].split("\n\n")[0].splitlines()
+    assert [line.split(maxsplit=1) for line in listed] == [[name, line] for name, (_, line) in SUBCOMMANDS.items()]
+    assert {name: command.get_short_help_str(200) for name, command in commands().items()} == \
+        {name: line for name, (_, line) in SUBCOMMANDS.items()}
 
 
 def test_the_program_freezes_what_it_loaded_and_main_alone_does_not():

@@ -17,19 +17,20 @@ import click
 from .. import __version__
 from .status import ExitStatus
 
-# Subcommand -> module defining it.  Modules load when their command runs, so
-# `kbatch verify-crc` does not pay for importing Rich tables or codecs it never uses.
+# Subcommand -> (module defining it, the line `kbatch --help` lists it by).  Modules load when their command
+# runs, so `kbatch verify-crc` does not pay for importing Rich tables or codecs it never uses, and the list
+# needs none of them (loading all ten took half of `kbatch --help`).
 SUBCOMMANDS = {
-    "diff": "kbatch.cli.diff",
-    "dump": "kbatch.cli.dump",
-    "encode-from-json": "kbatch.cli.encode_from_json",
-    "hexdump-annotate": "kbatch.cli.hexdump_annotate",
-    "repair-length": "kbatch.cli.repair_length",
-    "salvage": "kbatch.cli.salvage",
-    "scan": "kbatch.cli.scan",
-    "stats": "kbatch.cli.stats",
-    "txn": "kbatch.cli.txn",
-    "verify-crc": "kbatch.cli.verify_crc",
+    "diff": ("kbatch.cli.diff", "Where two segments (or batches) differ, field by field"),
+    "dump": ("kbatch.cli.dump", "Every batch (and record) of segments, and their damage"),
+    "encode-from-json": ("kbatch.cli.encode_from_json", "Write Kafka log bytes of any magic from JSON"),
+    "hexdump-annotate": ("kbatch.cli.hexdump_annotate", "Show a batch's bytes, each marked with its field"),
+    "repair-length": ("kbatch.cli.repair_length", "Find length fields that lie; write a mended copy"),
+    "salvage": ("kbatch.cli.salvage", "Copy every batch whose CRC verifies to a new file"),
+    "scan": ("kbatch.cli.scan", "Sweep many segments on Spark into Parquet tables"),
+    "stats": ("kbatch.cli.stats", "Where a segment's bytes go; what other layouts cost"),
+    "txn": ("kbatch.cli.txn", "Every transaction of every producer, from the log"),
+    "verify-crc": ("kbatch.cli.verify_crc", "Check every CRC (with --deep, every record and index too)"),
 }
 
 
@@ -54,7 +55,15 @@ class LazyGroup(click.Group):
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         if name not in SUBCOMMANDS:
             return None
-        return getattr(importlib.import_module(SUBCOMMANDS[name]), name.replace("-", "_"))
+        module, summary = SUBCOMMANDS[name]
+        command = getattr(importlib.import_module(module), name.replace("-", "_"))
+        command.short_help = summary   # its line in the list, and its man page's NAME
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The list of commands, without loading them."""
+        with formatter.section("Commands"):
+            formatter.write_dl([(name, SUBCOMMANDS[name][1]) for name in self.list_commands(ctx)])
 
 
 def commands() -> dict[str, click.Command]:
