@@ -20,11 +20,11 @@ from .values import bytes_text, counted, finding_text, iso_timestamp
 VALUE_WIDTH = 48   # characters of a key or value shown unless --full
 
 
-def _timestamp_cell(ms: int | None) -> Text:
+def _timestamp_cell(ms: int | None) -> Text | str:
     if ms is None:
         return Text("-", style="dim")
     iso = iso_timestamp(ms)
-    return Text(f"{ms}\n{iso}" if iso else str(ms))
+    return f"{ms}\n{iso}" if iso else str(ms)
 
 
 def _crc_cell(batch: Batch) -> Text:
@@ -78,8 +78,19 @@ def _table_width(widths: list[int], bordered: bool) -> int:
     return sum(widths) + 2 * (len(widths) - 1)
 
 
-def _cell_width(cell: Text) -> int:
-    return _lines_width(cell.plain.split("\n"))
+def _cell_width(cell: Text | str) -> int:
+    return _lines_width(_plain(cell).split("\n"))
+
+
+def _plain(cell: Text | str) -> str:
+    """A cell's characters.  A batch table's cell is a str where it has no style (most are: a Text costs a
+    few µs, and a segment has ~70,000 batches a GiB), a Text where it has one."""
+    return cell if isinstance(cell, str) else cell.plain
+
+
+def _text(cell: Text | str) -> Text:
+    """A cell as Rich takes it: a str given to Rich would be read as markup."""
+    return Text(cell) if isinstance(cell, str) else cell
 
 
 def _lines_width(lines: list[str]) -> int:
@@ -116,7 +127,7 @@ class BatchTable:
 
     def __init__(self, title: str, width: int):
         self.title, self.width = title, width
-        self.rows: list[tuple[dict[str, Text], str | None]] = []
+        self.rows: list[tuple[dict[str, Text | str], str | None]] = []
         self.min_widths: dict[str, int] = {}   # room for rows not seen yet (a streamed table's positions)
 
     def add_batch(self, batch: Batch) -> None:
@@ -138,7 +149,7 @@ class BatchTable:
         """The columns that fit: the essential ones, then the others by priority while they fit."""
         widths = self._widths()
         # a column with nothing to say in any row (no flags, no producer below magic 2) takes no room
-        empty = {name for name in _BY_PRIORITY if all(cells.get(name, Text("")).plain in ("", "-")
+        empty = {name for name in _BY_PRIORITY if all(_plain(cells.get(name, "")) in ("", "-")
                                                       for cells, _ in self.rows)}
 
         def total(layout: _Layout) -> int:
@@ -170,7 +181,7 @@ class BatchTable:
             table.add_column(name, justify="right" if name in _RIGHT else "left", no_wrap=name != "findings")
         keys = layout.keys()
         for cells, style in self.rows:
-            table.add_row(*(cells.get(key, Text("")) for key in keys), style=style)
+            table.add_row(*(_text(cells.get(key, "")) for key in keys), style=style)
         # the title on a line of its own: a table's title wraps at the table's width, a path should not
         title = Text(self.title, style="italic")
         dropped = layout.dropped()
@@ -180,28 +191,28 @@ class BatchTable:
                             "--format jsonl has every field)", style="dim")]
 
 
-def batch_cells(batch: Batch) -> tuple[dict[str, Text], str | None]:
+def batch_cells(batch: Batch) -> tuple[dict[str, Text | str], str | None]:
     """A batch's cells, by column name (and the row's style)."""
     offsets = str(batch.base_offset) if batch.base_offset == batch.last_offset else \
         f"{batch.base_offset}–{batch.last_offset}"
     verdict = Text("✓", style="green") if batch.crc_valid else Text("✗", style="bold red")
     cells = {
-        "pos": Text(str(batch.pos)), "offsets": Text(offsets), "stacked offsets": _stacked(batch),
-        "count": Text("-" if batch.count is None else str(batch.count)), "magic": Text(str(batch.magic)),
-        "codec": Text(batch.codec), "size": Text(str(batch.size)), "crc": verdict, "crc value": _crc_cell(batch),
-        "ts type": Text(batch.timestamp_type), "base timestamp": _timestamp_cell(batch.base_timestamp),
-        "max timestamp": _timestamp_cell(batch.max_timestamp), "pid/epoch/seq": Text(_producer(batch)),
-        "leader epoch": Text("-" if batch.partition_leader_epoch is None else str(batch.partition_leader_epoch)),
-        "flags": Text(_flags(batch)), "findings": _codes(batch.findings),
+        "pos": str(batch.pos), "offsets": offsets, "stacked offsets": _stacked(batch),
+        "count": "-" if batch.count is None else str(batch.count), "magic": str(batch.magic),
+        "codec": batch.codec, "size": str(batch.size), "crc": verdict, "crc value": _crc_cell(batch),
+        "ts type": batch.timestamp_type, "base timestamp": _timestamp_cell(batch.base_timestamp),
+        "max timestamp": _timestamp_cell(batch.max_timestamp), "pid/epoch/seq": _producer(batch),
+        "leader epoch": "-" if batch.partition_leader_epoch is None else str(batch.partition_leader_epoch),
+        "flags": _flags(batch), "findings": _codes(batch.findings) if batch.findings else "",
     }
     return cells, "on grey11" if batch.is_damaged else None
 
 
-def region_cells(finding: Finding) -> tuple[dict[str, Text], str | None]:
+def region_cells(finding: Finding) -> tuple[dict[str, Text | str], str | None]:
     """A damaged range's cells: where it is, how long, and what was found."""
     dash = Text("—", style="dim")
-    return {"pos": Text(str(finding.pos)), "offsets": dash, "stacked offsets": dash,
-            "size": Text(str(finding.size)), "findings": _codes([finding])}, None
+    return {"pos": str(finding.pos), "offsets": dash, "stacked offsets": dash,
+            "size": str(finding.size), "findings": _codes([finding])}, None
 
 
 class StreamedBatchTable:
@@ -258,12 +269,12 @@ class StreamedBatchTable:
                                     "--format jsonl has every field)", style="dim"))
 
     # -- rows ----------------------------------------------------------------------------------------------
-    def add(self, cells: dict[str, Text], style: str | None) -> None:
+    def add(self, cells: dict[str, Text | str], style: str | None) -> None:
         for name in self.layout.empty:
-            if name not in self.filled and cells.get(name, Text("")).plain not in ("", "-"):
+            if name not in self.filled and _plain(cells.get(name, "")) not in ("", "-"):
                 self.filled.add(name)
-        texts = [cells.get(key) or Text("") for key in self.keys]
-        lines = [text.plain.split("\n") for text in texts]
+        texts = [cells.get(key) or "" for key in self.keys]
+        lines = [_plain(text).split("\n") for text in texts]
         if any(_lines_width(cell) > width for cell, width in zip(lines, self.widths)):
             # a wider table from here on, laid out again for the terminal with the room earlier rows took
             if self.layout.bordered:
@@ -279,17 +290,18 @@ class StreamedBatchTable:
                 wider.rows.append((cells, style))
                 wider.min_widths = dict(zip(self.keys, self.widths))
                 self._lay_out(wider)
-                texts = [cells.get(key) or Text("") for key in self.keys]
-                lines = [text.plain.split("\n") for text in texts]
+                texts = [cells.get(key) or "" for key in self.keys]
+                lines = [_plain(text).split("\n") for text in texts]
         self._row(texts, style, lines)
 
-    def _row(self, texts: list[Text], style: str | None, lines: list[list[str]] | None = None,
+    def _row(self, texts: list[Text | str], style: str | None, lines: list[list[str]] | None = None,
              heavy: bool = False) -> None:
         """A row of cells (``lines``: each cell's plain lines, where the caller has them)."""
         edge = "┃" if heavy else "│"
         if self.plain:   # no colour: the lines as strings, the common case (a pipe, a file)
-            self._plain_row(lines or [text.plain.split("\n") for text in texts], edge)
+            self._plain_row(lines or [_plain(text).split("\n") for text in texts], edge)
             return
+        texts = [_text(text) for text in texts]
         cells = [text.split("\n") if "\n" in text.plain else [text] for text in texts]
         for index in range(max(len(lines) for lines in cells)):
             pieces = []
@@ -343,10 +355,10 @@ class StreamedBatchTable:
         self.pending = []
 
 
-def _stacked(batch: Batch) -> Text:
+def _stacked(batch: Batch) -> str:
     if batch.base_offset == batch.last_offset:
-        return Text(str(batch.base_offset))
-    return Text(f"{batch.base_offset}\n–{batch.last_offset}")
+        return str(batch.base_offset)
+    return f"{batch.base_offset}\n–{batch.last_offset}"
 
 
 def records_frame(show_header: bool = True) -> Table:
@@ -532,7 +544,7 @@ class TableSink:
         if self.records:
             self.console.print(Text(self.title, style="bold underline"))
 
-    def _add_row(self, row: tuple[dict[str, Text], str | None]) -> None:
+    def _add_row(self, row: tuple[dict[str, Text | str], str | None]) -> None:
         """Up to ROWS_PER_TABLE rows are held and printed as one Rich table; a longer table is streamed."""
         if self.streamed is not None:
             self.streamed.add(*row)
