@@ -120,12 +120,18 @@ def test_idempotent_and_transactional_data_batches_are_walked():
     assert assert_same(b"".join(batches)) == ([], 2)
 
 
-def test_batches_across_windows_keep_the_offset_order():
-    """More than one window of the reader: the batch cut by a window's end is read, the run goes on."""
+def batches_past_two_windows() -> list[bytes]:
+    """v2 batches of 40 records of 900-byte values, more than two of the reader's windows of them."""
     batches, offset = [], 0
     while sum(map(len, batches)) < 2 * CHUNK + 100_000:
         batches.append(v2_batch(offset, 40, value_size=900))
         offset += 40
+    return batches
+
+
+def test_batches_across_windows_keep_the_offset_order():
+    """More than one window of the reader: the batch cut by a window's end is read, the run goes on."""
+    batches = batches_past_two_windows()
     findings, walked = assert_same(b"".join(batches))
     assert findings == [] and walked >= len(batches) - 4
     late = len(batches) - 3   # past the first windows: an overlap there is still seen

@@ -22,11 +22,10 @@ from hypothesis import strategies as st
 import kbatch.cli.dump
 import kbatch.fastlist
 from kbatch.layouts import BATCH_HEADER
-from kbatch.reading.window import CHUNK
 from kbatch.recordwalk import is_compiled
 
 from .helpers import FIXTURES, fixture_id, fixture_paths
-from .test_fastdeep import changed_segment, field, segment, set_field, v2_batch
+from .test_fastdeep import batches_past_two_windows, changed_segment, field, segment, set_field, v2_batch
 
 pytestmark = pytest.mark.skipif(not is_compiled(), reason="the run writes its lines with the compiled writer only")
 
@@ -100,10 +99,7 @@ def test_every_kind_of_clean_v2_batch_is_listed_by_the_run():
 
 def test_batches_across_windows_are_all_listed():
     """More than one window of the reader: the batch cut by a window's end is the full reader's."""
-    batches, offset = [], 0
-    while sum(map(len, batches)) < 2 * CHUNK + 100_000:
-        batches.append(v2_batch(offset, 40, value_size=900))
-        offset += 40
+    batches = batches_past_two_windows()
     out, listed = assert_same(b"".join(batches))
     assert listed >= len(batches) - 3 and len(lines(out)) == len(batches) + 1
 
