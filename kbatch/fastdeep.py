@@ -39,15 +39,13 @@ from .layouts import (
     BATCH_HEADER,
     COMPRESSION_CODEC_MASK,
     CONTROL_FLAG_MASK,
-    LOG_OVERHEAD,
-    MIN_ENTRY_SIZE,
     TIMESTAMP_TYPE_MASK,
     TRANSACTIONAL_FLAG_MASK,
 )
+from .reading.v2 import framed_batches
 from .recordwalk import DEFAULT_CHUNK
 from .summary import FileSummary
 
-_unpack_header = BATCH_HEADER.unpack_from
 _HEADER_SIZE = BATCH_HEADER.size
 
 
@@ -72,31 +70,19 @@ class DeepRun:
     def walk(self, window, pos: int, stop: int) -> int:
         """Walk the batches from ``pos`` (an entry start) that lie whole in the reader's window and start
         before ``stop``; where the walk stopped (``pos`` itself when the entry there is the full reader's)."""
-        data, i, _ = window.view(pos, _HEADER_SIZE)
-        base = pos - i                       # the file position of data[0]
-        limit, last = len(data), stop - base
-        view = memoryview(data)
-        min_size, max_size = MIN_ENTRY_SIZE[2], self.max_entry_size
         summary = self.summary
-        try:
-            while i < last and i + _HEADER_SIZE <= limit:
-                (base_offset, batch_length, _, magic, crc, attributes, last_offset_delta, base_timestamp,
-                 max_timestamp, producer_id, producer_epoch, base_sequence, count) = _unpack_header(data, i)
-                end = i + LOG_OVERHEAD + batch_length
-                if magic != 2 or not min_size <= batch_length <= max_size or end > limit:
-                    break   # not a v2 batch, a size that is damage, or one going on past the window
-                if not self._clean(view, i, end, base + i, base_offset, crc, attributes, last_offset_delta,
-                                   base_timestamp, max_timestamp, producer_id, producer_epoch, base_sequence,
-                                   count):
-                    break
-                summary.batches += 1
-                summary.records += count
-                summary.batch_bytes += end - i
-                self.walked += 1
-                i = end
-        finally:
-            view.release()
-        return base + i
+        for batch_pos, view, i, end, header in framed_batches(window, pos, stop, self.max_entry_size):
+            (base_offset, _, _, _, crc, attributes, last_offset_delta, base_timestamp, max_timestamp, producer_id,
+             producer_epoch, base_sequence, count) = header
+            if not self._clean(view, i, end, batch_pos, base_offset, crc, attributes, last_offset_delta,
+                               base_timestamp, max_timestamp, producer_id, producer_epoch, base_sequence, count):
+                break
+            summary.batches += 1
+            summary.records += count
+            summary.batch_bytes += end - i
+            self.walked += 1
+            pos = batch_pos + end - i
+        return pos
 
     def _clean(self, view, i: int, end: int, pos: int, base_offset, crc, attributes, last_offset_delta,
                base_timestamp, max_timestamp, producer_id, producer_epoch, base_sequence, count) -> bool:

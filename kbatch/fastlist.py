@@ -20,13 +20,10 @@ every fixture, damage and random headers.
 from __future__ import annotations
 
 from .checksums import CRC32C
-from .layouts import BATCH_CRC_START, BATCH_HEADER, LOG_OVERHEAD, MIN_ENTRY_SIZE
-from .reading.v2 import batch_fields
+from .layouts import BATCH_CRC_START
+from .reading.v2 import batch_fields, framed_batches
 from .recordwalk import fields_json
 from .summary import FileSummary
-
-_unpack_header = BATCH_HEADER.unpack_from
-_HEADER_SIZE = BATCH_HEADER.size
 
 # Lines joined into one write.  Not a window's at once: a line is ~900 bytes, an empty batch 61, so a 4 MiB
 # window of those held ~90 MiB of lines.
@@ -50,39 +47,32 @@ class ListRun:
     def walk(self, window, pos: int, stop: int) -> int:
         """List the batches from ``pos`` (an entry start) that lie whole in the reader's window and start
         before ``stop``; where the walk stopped (``pos`` itself when the entry there is the full reader's)."""
-        data, i, _ = window.view(pos, _HEADER_SIZE)
-        base = pos - i                       # the file position of data[0]
-        limit, last = len(data), stop - base
-        min_size, max_size, head = MIN_ENTRY_SIZE[2], self.max_entry_size, self.head
-        lines = []
+        head, lines = self.head, []
         listed = records = batch_bytes = 0
-        with memoryview(data) as view:
-            while i < last and i + _HEADER_SIZE <= limit:
-                header = _unpack_header(data, i)
-                batch_length, magic, crc, count = header[1], header[3], header[4], header[12]
-                end = i + LOG_OVERHEAD + batch_length
-                # kbatch.reader: the frame (framing.frame_problem), the CRC, then read_batch's own finding.
-                if magic != 2 or not min_size <= batch_length <= max_size or end > limit or count < 0:
-                    break
-                computed = CRC32C(view[i + BATCH_CRC_START:end])
-                if computed != crc:
-                    break
-                line = fields_json(batch_fields(base + i, end - i, header, computed), head)
-                if line is None:
-                    break
-                lines.append(line)
-                if len(lines) == LINES_PER_WRITE:
-                    self._write(lines)
-                listed += 1
-                records += count
-                batch_bytes += end - i
-                i = end
+        for batch_pos, view, i, end, header in framed_batches(window, pos, stop, self.max_entry_size):
+            count, crc = header[12], header[4]
+            # kbatch.reader after the frame: the CRC, then read_batch's own finding.
+            if count < 0:
+                break
+            computed = CRC32C(view[i + BATCH_CRC_START:end])
+            if computed != crc:
+                break
+            line = fields_json(batch_fields(batch_pos, end - i, header, computed), head)
+            if line is None:
+                break
+            lines.append(line)
+            if len(lines) == LINES_PER_WRITE:
+                self._write(lines)
+            listed += 1
+            records += count
+            batch_bytes += end - i
+            pos = batch_pos + end - i
         self._write(lines)
         self.summary.batches += listed
         self.summary.records += records
         self.summary.batch_bytes += batch_bytes
         self.listed += listed
-        return base + i
+        return pos
 
     def _write(self, lines: list) -> None:
         """Write the lines (and empty the list)."""

@@ -15,6 +15,8 @@ from ..layouts import (
     COMPRESSION_CODEC_MASK,
     CONTROL_FLAG_MASK,
     DELETE_HORIZON_FLAG_MASK,
+    LOG_OVERHEAD,
+    MIN_ENTRY_SIZE,
     TIMESTAMP_TYPE_MASK,
     TRANSACTIONAL_FLAG_MASK,
 )
@@ -22,6 +24,7 @@ from ..model import TIMESTAMP_TYPES, Batch
 from ..records import walk_batch_records
 
 _CRC = CHECKSUMS[2]
+_unpack_header = BATCH_HEADER.unpack_from
 
 
 def read_batch(pos: int, entry: memoryview, decompressor: Decompressor, *, records: bool, inflate: bool,
@@ -59,6 +62,30 @@ def batch_fields(pos: int, size: int, header: tuple, computed_crc: int) -> tuple
             bool(attributes & TRANSACTIONAL_FLAG_MASK), bool(attributes & CONTROL_FLAG_MASK),
             base_timestamp if attributes & DELETE_HORIZON_FLAG_MASK else None,   # DefaultRecordBatch.deleteHorizonMs
             pos + BATCH_HEADER.size, size - BATCH_HEADER.size, None)
+
+
+def framed_batches(window, pos: int, stop: int, max_entry_size: int):
+    """The v2 batches from ``pos`` (an entry start) on that start before ``stop``, lie whole in the reader's
+    window and are framed as the reader wants them (magic 2, a batch length kbatch.framing accepts), as
+    (file position, view, i, end, header): the batch's bytes are ``view[i:end]``, ``header`` its
+    BATCH_HEADER fields.  It ends at the first entry that is not one.
+
+    The runs over clean batches (kbatch.fastdeep, kbatch.fastlist) take these until one they leave to the
+    full reader; that one, and whatever ended this walk, the full reader reads.
+    """
+    data, i, _ = window.view(pos, BATCH_HEADER.size)
+    base = pos - i                       # the file position of data[0]
+    limit, last = len(data), stop - base
+    min_size = MIN_ENTRY_SIZE[2]
+    with memoryview(data) as view:
+        while i < last and i + BATCH_HEADER.size <= limit:
+            header = _unpack_header(data, i)
+            batch_length = header[1]
+            end = i + LOG_OVERHEAD + batch_length
+            if header[3] != 2 or not min_size <= batch_length <= max_entry_size or end > limit:
+                return   # not a v2 batch, a size that is damage, or one going on past the window
+            yield base + i, view, i, end, header
+            i = end
 
 
 def load_records(batch: Batch, payload, decompressor: Decompressor, *, decode: bool = True,
