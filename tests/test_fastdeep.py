@@ -228,11 +228,16 @@ def test_offsets_outside_the_segment_named_range_go_to_the_full_reader():
     assert assert_same(far, "not-a-segment-name.log") == ([], 2)
 
 
+def random_segments(values: int) -> dict:
+    """Strategies for changed_segment's batches and header changes (values in -values..values-1), and a tail."""
+    return {"batches": st.lists(st.tuples(st.integers(0, 5), st.integers(0, 40)), min_size=1, max_size=5),
+            "changes": st.lists(st.tuples(st.integers(0, 4), st.sampled_from(BATCH_HEADER.names),
+                                          st.integers(-values, values - 1), st.booleans()), max_size=3),
+            "tail": st.sampled_from([b"", bytes(30), b"\x01" * 20])}
+
+
 @settings(max_examples=150, deadline=None)
-@given(batches=st.lists(st.tuples(st.integers(0, 5), st.integers(0, 40)), min_size=1, max_size=5),
-       changes=st.lists(st.tuples(st.integers(0, 4), st.sampled_from(BATCH_HEADER.names),
-                                  st.integers(-2**31, 2**31 - 1), st.booleans()), max_size=3),
-       tail=st.sampled_from([b"", bytes(30), b"\x01" * 20]))
+@given(**random_segments(2**31))
 def test_the_same_as_the_full_reader_on_random_batches_and_header_changes(batches, changes, tail):
     assert_same(changed_segment(batches, changes) + tail)
 

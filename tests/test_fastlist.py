@@ -17,15 +17,14 @@ from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
-from hypothesis import strategies as st
 
 import kbatch.cli.dump
 import kbatch.fastlist
-from kbatch.layouts import BATCH_HEADER
 from kbatch.recordwalk import is_compiled
 
 from .helpers import FIXTURES, fixture_id, fixture_paths
-from .test_fastdeep import batches_past_two_windows, changed_segment, field, segment, set_field, v2_batch
+from .test_fastdeep import (batches_past_two_windows, changed_segment, field, random_segments, segment, set_field,
+                            v2_batch)
 
 pytestmark = pytest.mark.skipif(not is_compiled(), reason="the run writes its lines with the compiled writer only")
 
@@ -162,10 +161,7 @@ def test_listings_the_run_does_not_make_are_the_full_readers(args):
 
 
 @settings(max_examples=120, deadline=None)
-@given(batches=st.lists(st.tuples(st.integers(0, 5), st.integers(0, 40)), min_size=1, max_size=5),
-       changes=st.lists(st.tuples(st.integers(0, 4), st.sampled_from(BATCH_HEADER.names),
-                                  st.integers(-2**63, 2**63 - 1), st.booleans()), max_size=3),
-       tail=st.sampled_from([b"", bytes(30), b"\x01" * 20]))
+@given(**random_segments(2**63))
 def test_the_same_as_the_full_reader_on_random_batches_and_header_changes(batches, changes, tail):
     assert_same(changed_segment(batches, changes) + tail)
 
