@@ -16,21 +16,18 @@ from dataclasses import dataclass
 
 from .findings import Finding
 from .layouts import (
-    CONTROL_TYPES,
     ControlRecordKey,
     SpanError,
     EndTransactionMarkerValue,
-    BATCH_V3_FIXED,
-    IGNORE_MESSAGE_ATTRIBUTES_MASK,
     MessageV0,
     MessageV1,
-    PROPOSED_V3_MAGIC,
     Record,
     RecordBatchHeader,
     RecordBatchV3Header,
     field_spans,
 )
 from .model import Batch
+from .structs import BATCH_V3_FIXED, CONTROL_TYPES, IGNORE_MESSAGE_ATTRIBUTES_MASK, PROPOSED_V3_MAGIC
 
 
 @dataclass(frozen=True)
@@ -73,7 +70,7 @@ def _described(path: str, value) -> str:
 
 def describe_attributes(attributes: int) -> str:
     from .codecs import codec_name
-    from .layouts import (COMPRESSION_CODEC_MASK, CONTROL_FLAG_MASK, DELETE_HORIZON_FLAG_MASK, TIMESTAMP_TYPE_MASK,
+    from .structs import (COMPRESSION_CODEC_MASK, CONTROL_FLAG_MASK, DELETE_HORIZON_FLAG_MASK, TIMESTAMP_TYPE_MASK,
                           TRANSACTIONAL_FLAG_MASK)
 
     words = [codec_name(attributes & COMPRESSION_CODEC_MASK)]

@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 from typing import BinaryIO, Iterator
 
 from .findings import MAX_HELD, Finding
-from .layouts import COMPRESSION_CODEC_MASK
 from .model import Batch, Record
 from .codecs import DEFAULT_DECOMPRESSED_LIMIT, Decompressor
 from .reader import ReadOptions, SegmentReader, load_records
 from .records import stream_records
+from .structs import COMPRESSION_CODEC_MASK
 
 # Batch fields compared, in the order they are reported (names as in dump's JSON).
 BATCH_FIELDS = ("magic", "codec", "count", "last_offset", "size", "batch_length", "partition_leader_epoch", "crc",

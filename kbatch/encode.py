@@ -27,7 +27,8 @@ from dataclasses import dataclass
 
 from .checksums import crc32, crc32c
 from .codecs import CODEC_IDS, FRAME_DEFAULTS, LZ4_BLOCK_SIZES, CodecError, Decompressor, compress
-from .layouts import (
+from .layouts import ControlRecordKey, EndTransactionMarkerValue, varint_bytes, varlong_bytes
+from .structs import (
     BATCH_CRC_START,
     BATCH_HEADER,
     CONTROL_FLAG_MASK,
@@ -41,10 +42,6 @@ from .layouts import (
     NO_TIMESTAMP,
     TIMESTAMP_TYPE_MASK,
     TRANSACTIONAL_FLAG_MASK,
-    ControlRecordKey,
-    EndTransactionMarkerValue,
-    varint_bytes,
-    varlong_bytes,
 )
 
 JSON_FORMAT_VERSION = 1

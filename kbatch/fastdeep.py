@@ -34,7 +34,9 @@ from .invariants import (
     segment_range_problem,
     v2_reserved_bits,
 )
-from .layouts import (
+from .reading.v2 import framed_batches
+from .recordwalk import DEFAULT_CHUNK
+from .structs import (
     BATCH_CRC_START,
     BATCH_HEADER,
     COMPRESSION_CODEC_MASK,
@@ -42,8 +44,6 @@ from .layouts import (
     TIMESTAMP_TYPE_MASK,
     TRANSACTIONAL_FLAG_MASK,
 )
-from .reading.v2 import framed_batches
-from .recordwalk import DEFAULT_CHUNK
 from .summary import FileSummary
 
 _HEADER_SIZE = BATCH_HEADER.size

@@ -20,9 +20,9 @@ every fixture, damage and random headers.
 from __future__ import annotations
 
 from .checksums import CRC32C
-from .layouts import BATCH_CRC_START
 from .reading.v2 import batch_fields, framed_batches
 from .recordwalk import fields_json
+from .structs import BATCH_CRC_START
 from .summary import FileSummary
 
 # Lines joined into one write.  Not a window's at once: a line is ~900 bytes, an empty batch 61, so a 4 MiB

@@ -68,7 +68,7 @@ from .framing import (
     short_header,
     starts_zero_run,
 )
-from .layouts import (
+from .structs import (
     BATCH_CRC_START,
     BATCH_HEADER,
     HEADER_SIZE_UP_TO_MAGIC,

@@ -14,24 +14,24 @@ This module imports only the layouts, the checksums and the findings.
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass
 from typing import Callable
 
 from .checksums import crc32, crc32c
 from .findings import Finding
-from .layouts import (
+from .structs import (
     BATCH_CRC_START,
     BATCH_HEADER,
     ENTRY_HEADERS,
     HEADER_SIZE_UP_TO_MAGIC,
+    LEGACY_LENGTH_FORMAT,
     LOG_OVERHEAD,
     MAGIC_OFFSET,
     MESSAGE_CRC_START,
     MESSAGE_V0_HEADER,
     MIN_ENTRY_SIZE,
     SIZE_OFFSET,
-    field_struct,
-    MessageV0,
 )
 
 # The largest size field taken as real (ReadOptions.max_entry_size): a larger one is damage, not a
@@ -66,8 +66,8 @@ class Checksum:
         return _CRC.unpack_from(buffer, index + self.stored_at)[0]
 
 
-_CRC = field_struct(MessageV0, "crc")
-assert _CRC.format == field_struct(BATCH_HEADER.declaration, "crc").format
+_CRC = MESSAGE_V0_HEADER.field("crc")
+assert _CRC.format == BATCH_HEADER.field("crc").format
 
 # DefaultRecordBatch.computeChecksum: CRC-32C over attributes..end.
 # LegacyRecord.computeChecksum: CRC-32 (IEEE) over magic..end.
@@ -132,8 +132,7 @@ def frame_problem(pos: int, magic: int, size: int, max_entry_size: int, input_si
 # v0/v1: the key and the value fill the message
 # ---------------------------------------------------------------------------
 
-_LENGTH = field_struct(MessageV0, "key_length")
-assert field_struct(MessageV0, "value_length").format == _LENGTH.format
+_LENGTH = struct.Struct(LEGACY_LENGTH_FORMAT)
 LENGTH_SIZE = _LENGTH.size
 KEY_LENGTH_POS = {0: ENTRY_HEADERS[0].size, 1: ENTRY_HEADERS[1].size}
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 from typing import Iterator
 
 from .findings import MAX_HELD, Finding
-from .layouts import BATCH_HEADER, LEGACY_CODEC_MASK, LEGACY_TIMESTAMP_TYPE_MASK, MESSAGE_V1_HEADER
 from .model import NO_SEQUENCE, Batch
+from .structs import BATCH_HEADER, LEGACY_CODEC_MASK, LEGACY_TIMESTAMP_TYPE_MASK, MESSAGE_V1_HEADER
 
 NO_PRODUCER_ID = -1
 NO_PRODUCER_EPOCH = -1

@@ -1,9 +1,11 @@
 """The byte layouts of Kafka's log entries, declared once.
 
 Every other module takes its field names, order, sizes and offsets from the
-declarations here: the reader's fast header walk derives its ``struct`` format
-from them (see :func:`fixed_layout`), the hexdump annotation derives its spans
-from them, and the fast record decoder is checked against them by the tests.
+declarations here: the reader unpacks headers with the ``struct`` codecs
+derived from them (:func:`fixed_layout`, written out to :mod:`kbatch.structs`
+by ``python -m kbatch.layouts`` so that a run needs no construct), the hexdump
+annotation derives its spans from them, and the fast record decoder is checked
+against them by the tests.
 
 Layouts are pure shape.  Judgements (CRC, lengths, counts, offsets) are made
 outside, by the reader, and come out as findings -- construct's ``Checksum``
@@ -18,9 +20,10 @@ with ``DefaultRecordBatch.java``, ``DefaultRecord.java`` and
 from __future__ import annotations
 
 import io
+import re
 import struct
-from dataclasses import dataclass, field
-from typing import Callable
+from dataclasses import dataclass
+from pathlib import Path
 
 from construct import (
     Array,
@@ -45,6 +48,8 @@ from construct import (
     this,
     stream_write,
 )
+
+from .structs import FixedLayout
 
 # ---------------------------------------------------------------------------
 # Log entry framing, shared by every magic
@@ -314,45 +319,11 @@ CONTROL_TYPES = {0: "ABORT", 1: "COMMIT", 2: "LEADER_CHANGE", 3: "SNAPSHOT_HEADE
 # ---------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class FixedLayout:
-    """A fixed-size construct Struct turned into one ``struct.Struct``.
-
-    The hot paths unpack headers with this; because it is derived from the
-    declaration, the two cannot drift apart.
-    """
-
-    names: tuple[str, ...]
-    offsets: dict[str, int]
-    sizes: dict[str, int]
-    codec: struct.Struct
-    declaration: Struct
-    # The struct's own, as attributes: the reader asks for them a few times for every entry of a segment.
-    size: int = field(init=False)
-    unpack_from: Callable = field(init=False, repr=False, compare=False)   # (buffer, pos=0) -> tuple
-
-    def __post_init__(self):
-        object.__setattr__(self, "size", self.codec.size)
-        object.__setattr__(self, "unpack_from", self.codec.unpack_from)
-
-    def build(self, values) -> bytes:
-        """What the declaration's ``build`` writes for ``values`` (a mapping by field name), in one ``pack``."""
-        return self.codec.pack(*[values[name] for name in self.names])
-
-
 def fixed_layout(declaration: Struct) -> FixedLayout:
-    names, formats, offsets, sizes = [], [], {}, {}
-    position = 0
-    for field in declaration.subcons:
-        fmt = field.subcon.fmtstr  # e.g. ">q": every field here is a FormatField
-        names.append(field.name)
-        formats.append(fmt[1:])
-        offsets[field.name] = position
-        sizes[field.name] = field.sizeof()
-        position += field.sizeof()
-    codec = struct.Struct(">" + "".join(formats))
-    assert codec.size == position == declaration.sizeof()
-    return FixedLayout(tuple(names), offsets, sizes, codec, declaration)
+    """A declaration whose every field is a fixed-size number, as one ``struct`` codec (kbatch.structs)."""
+    layout = FixedLayout(*[(field.name, field.subcon.fmtstr[1:]) for field in declaration.subcons])  # ">q" -> "q"
+    assert layout.size == declaration.sizeof()
+    return layout
 
 
 def field_struct(declaration: Struct, name: str) -> struct.Struct:
@@ -370,6 +341,12 @@ MESSAGE_V0_HEADER = fixed_layout(MessageV0Header)
 MESSAGE_V1_HEADER = fixed_layout(MessageV1Header)
 CONTROL_KEY = fixed_layout(ControlRecordKey)
 END_TXN_VALUE = fixed_layout(EndTransactionMarkerValue)
+
+# The key and value lengths of a v0/v1 message: one int32 format for both (LegacyRecord.KEY_SIZE_LENGTH).
+LEGACY_LENGTH_FORMAT = field_struct(MessageV0, "key_length").format
+assert field_struct(MessageV0, "value_length").format == LEGACY_LENGTH_FORMAT
+# A v2 record's fields in the order DefaultRecord.readFrom reads them (the record decoder's order).
+RECORD_FIELD_ORDER = tuple(field.name for field in Record.subcons)
 
 # DefaultRecordBatch.RECORD_BATCH_OVERHEAD = 61: a batch with no records.
 RECORD_BATCH_OVERHEAD = BATCH_HEADER.size
@@ -484,3 +461,86 @@ def _walk(declaration: Struct, stream, parent: Container, path: str, spans: list
             context[field.name] = value
             spans.append(FieldSpan(field_path, base + start, base + stream.tell(), value))
     return context
+
+
+# ---------------------------------------------------------------------------
+# Written out for the runs that only read entries (kbatch/structs.py)
+# ---------------------------------------------------------------------------
+
+
+def derived_values() -> dict[str, object]:
+    """What kbatch.structs holds: every public upper-case name of this module and of kbatch.partition.layouts
+    whose value is data (a FixedLayout, a number, a text, a pattern, a tuple or dict of them): all but the
+    declarations."""
+    import importlib
+
+    values: dict[str, object] = {}
+    for module_name in ("kbatch.layouts", "kbatch.partition.layouts"):
+        for name, value in vars(importlib.import_module(module_name)).items():
+            if name.isupper() and not name.startswith("_") and _is_data(value):
+                assert name not in values, f"{name} is declared twice"
+                values[name] = value
+    return values
+
+
+def structs_block() -> str:
+    """kbatch/structs.py's generated block: one assignment per derived value, in declaration order."""
+    lines, written = [], {}   # a FixedLayout met again (ENTRY_HEADERS) is written by its name
+    for name, value in derived_values().items():
+        lines.append(f"{name} = {_literal(value, written, top=True)}")
+        if isinstance(value, FixedLayout):
+            written.setdefault(value, name)
+    return "\n".join(lines) + "\n"
+
+
+def _is_data(value) -> bool:
+    if isinstance(value, (FixedLayout, bool, int, str, re.Pattern)) or value is None:
+        return True
+    if isinstance(value, type):
+        return value in (int, str, bytes)
+    if isinstance(value, (tuple, dict)):
+        items = value.items() if isinstance(value, dict) else enumerate(value)
+        return all(_is_data(key) and _is_data(item) for key, item in items)
+    return False
+
+
+def _literal(value, written: dict, top: bool = False) -> str:
+    """Python source that evaluates, in kbatch/structs.py, to ``value`` (a long one at ``top``: an item a line)."""
+    if isinstance(value, FixedLayout):
+        if value in written:
+            return written[value]
+        return "FixedLayout(\n" + "".join(f"    {field!r},\n" for field in value.fields) + ")"
+    if isinstance(value, type):
+        return value.__name__
+    if isinstance(value, re.Pattern):
+        flags = "" if value.flags == re.compile(value.pattern).flags else f", {int(value.flags)}"
+        return f"re.compile({value.pattern!r}{flags})"
+    if isinstance(value, (tuple, dict)):
+        if isinstance(value, tuple):
+            items, ends = [_literal(item, written) for item in value], "()"
+        else:
+            items, ends = [f"{_literal(key, written)}: {_literal(item, written)}" for key, item in value.items()], "{}"
+        one_line = ends[0] + ", ".join(items) + ("," if len(items) == 1 and ends == "()" else "") + ends[1]
+        if not top or len(one_line) <= 100:
+            return one_line
+        return ends[0] + "\n" + "".join(f"    {item},\n" for item in items) + ends[1]
+    return repr(value)
+
+
+def write_structs() -> bool:
+    """Rewrite kbatch/structs.py's block from the declarations; whether it changed."""
+    path = Path(__file__).with_name("structs.py")
+    text = path.read_text()
+    head = text[:text.index(_STRUCTS_MARK) + len(_STRUCTS_MARK)]
+    new = head + "\n" + structs_block()
+    if new == text:
+        return False
+    path.write_text(new)
+    return True
+
+
+_STRUCTS_MARK = "# ---- generated by `python -m kbatch.layouts` from the declarations: do not edit below this line ----"
+
+
+if __name__ == "__main__":
+    print("kbatch/structs.py", "rewritten" if write_structs() else "is current")

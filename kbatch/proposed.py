@@ -20,7 +20,10 @@ from construct import ConstructError
 from .checksums import crc32c
 from .codecs import CodecError, Decompressor, codec_name
 from .findings import Finding
-from .layouts import (
+from .layouts import Record as RecordLayout, RecordBatchV3Tail, RecordV3, field_spans, varint_bytes, varlong_bytes
+from .records import decode_control
+from .model import NO_SEQUENCE, TIMESTAMP_TYPES, Batch, Record, increment_sequence
+from .structs import (
     BATCH_CRC_START,
     BATCH_V3_FIXED,
     COMPRESSION_CODEC_MASK,
@@ -31,15 +34,7 @@ from .layouts import (
     PROPOSED_V3_MAGIC,
     TIMESTAMP_TYPE_MASK,
     TRANSACTIONAL_FLAG_MASK,
-    Record as RecordLayout,
-    RecordBatchV3Tail,
-    RecordV3,
-    field_spans,
-    varint_bytes,
-    varlong_bytes,
 )
-from .records import decode_control
-from .model import NO_SEQUENCE, TIMESTAMP_TYPES, Batch, Record, increment_sequence
 
 # The most bytes the header's varints can take: a varint, two varlongs.
 _TAIL_MAX = 5 + 10 + 10

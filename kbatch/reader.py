@@ -43,13 +43,21 @@ from .framing import (
     starts_zero_run,
     zero_tail,
 )
-from .layouts import (BATCH_HEADER, HEADER_SIZE_UP_TO_MAGIC, LOG_ENTRY_PREFIX, LOG_OVERHEAD, MAGIC_OFFSET,
-                      PROPOSED_V3_MAGIC, SIZE_OFFSET, V3_MIN_ENTRY_SIZE)
 from .model import Batch
 from .reading.legacy import read_message
 from .reading.recovery import Recovery
 from .reading.v2 import load_records, read_batch
 from .reading.window import CHUNK, Window
+from .structs import (
+    BATCH_HEADER,
+    HEADER_SIZE_UP_TO_MAGIC,
+    LOG_ENTRY_PREFIX,
+    LOG_OVERHEAD,
+    MAGIC_OFFSET,
+    PROPOSED_V3_MAGIC,
+    SIZE_OFFSET,
+    V3_MIN_ENTRY_SIZE,
+)
 
 __all__ = ["DEFAULT_MAX_ENTRY_SIZE", "ReadOptions", "SegmentReader", "load_records", "open_input", "parse_hex"]
 

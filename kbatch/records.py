@@ -12,12 +12,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .findings import MAX_HELD, Finding
-from .layouts import CONTROL_KEY, CONTROL_TYPES, END_TXN_VALUE, Record as RecordLayout
 from .model import NO_SEQUENCE, Batch, ControlMarker, Record, increment_sequence
 from .recordwalk import DEFAULT_CHUNK, RecordColumns, RecordWalker
+from .structs import CONTROL_KEY, CONTROL_TYPES, END_TXN_VALUE, RECORD_FIELD_ORDER
 
-# The fields the decoder reads, in order; a test compares them with the declaration.
-FIELD_ORDER = tuple(field.name for field in RecordLayout.subcons)
+# The fields the decoder reads, in order (the declaration's); a test holds the decoder to them.
+FIELD_ORDER = RECORD_FIELD_ORDER
 
 
 class RecordError(Exception):

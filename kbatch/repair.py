@@ -23,9 +23,9 @@ from typing import BinaryIO, Iterator
 
 from .findings import Finding
 from .framing import CHECKSUMS
-from .layouts import LOG_OVERHEAD, LOG_ENTRY_PREFIX
 from .model import Batch
 from .reader import ReadOptions, SegmentReader
+from .structs import LOG_OVERHEAD, LOG_ENTRY_PREFIX
 
 _COPY_CHUNK = 4 * 1024 * 1024
 _SIZE_FIELD = slice(LOG_ENTRY_PREFIX.offsets["size"], LOG_ENTRY_PREFIX.offsets["size"] + 4)

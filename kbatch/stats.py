@@ -29,7 +29,11 @@ from dataclasses import dataclass, field
 
 from .codecs import XERIAL_MAGIC, CodecError, Decompressor, frame_options
 from .findings import Finding
-from .layouts import (
+from .layouts import Record as RecordLayout, field_spans
+from .model import Batch, Record
+from .reader import ReadOptions, SegmentReader
+from .records import record_chunks
+from .structs import (
     BATCH_HEADER,
     COMPRESSION_CODEC_MASK,
     IGNORE_MESSAGE_ATTRIBUTES_MASK,
@@ -37,12 +41,7 @@ from .layouts import (
     MESSAGE_V0_HEADER,
     MESSAGE_V1_HEADER,
     PROPOSED_V3_MAGIC,
-    Record as RecordLayout,
-    field_spans,
 )
-from .model import Batch, Record
-from .reader import ReadOptions, SegmentReader
-from .records import record_chunks
 
 # (key, label): the order a report lists them in.  Record fields of v0/v1 messages and v2 records share
 # the categories they have in common (key length, value length, attributes, timestamp).

@@ -30,9 +30,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from .encode import encode_entry, legacy_key_value, legacy_message
-from .layouts import LEGACY_TIMESTAMP_TYPE_MASK, NO_TIMESTAMP, RECORD_BATCH_OVERHEAD
 from .model import Batch, Record
 from .records import RecordError, decode_record
+from .structs import LEGACY_TIMESTAMP_TYPE_MASK, NO_TIMESTAMP, RECORD_BATCH_OVERHEAD
 
 LAYOUTS = ("v0", "v1", "v2", "v3")
 _MAGIC = {"v0": 0, "v1": 1, "v2": 2, "v3": 3}

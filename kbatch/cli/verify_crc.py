@@ -77,7 +77,7 @@ def verify_crc(paths, deep, index_only, jobs, output_format, quiet, hex_input, d
         _, status = expand_inputs(paths)   # the logs are read by the cross-checks; report paths naming none
     else:
         status = for_each_input(paths, hex_input, verify_one, status, sink=sink)
-    if deep or index_only:
+    if (deep or index_only) and any(os.path.isdir(path) for path in paths):   # partition directories
         from ..partition.verify import verify_partitions
 
         checked = verify_partitions(paths, sink, index_only=index_only, decompressed_limit=decompressed_limit)

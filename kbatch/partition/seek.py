@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from typing import BinaryIO, Iterator
 
 from ..findings import Finding
-from ..layouts import (
+from ..model import Batch
+from ..structs import (
     BATCH_HEADER,
     LEGACY_CODEC_MASK,
     LOG_ENTRY_PREFIX,
@@ -29,10 +30,10 @@ from ..layouts import (
     MESSAGE_V0_HEADER,
     MESSAGE_V1_HEADER,
     MIN_ENTRY_SIZE,
+    OFFSET_INDEX_ENTRY,
+    TIME_INDEX_ENTRY,
 )
-from ..model import Batch
 from . import kinds
-from .layouts import OFFSET_INDEX_ENTRY, TIME_INDEX_ENTRY
 from .sidecars import read_whole
 
 _HEADER_BYTES = BATCH_HEADER.size   # the longest fixed header: enough for every magic

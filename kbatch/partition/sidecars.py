@@ -17,8 +17,7 @@ from typing import Iterator
 
 from ..checksums import crc32c
 from ..findings import Finding
-from . import kinds
-from .layouts import (
+from ..structs import (
     ABORTED_TXN_ENTRY,
     ABORTED_TXN_VERSION,
     CHECKPOINT_FIELDS,
@@ -34,6 +33,7 @@ from .layouts import (
     TOPIC_ID,
     WHITESPACE,
 )
+from . import kinds
 
 MAX_SIDECAR_SIZE = 1 << 30   # an index is at most segment.index.bytes (10 MiB by default); read whole
 

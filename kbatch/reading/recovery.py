@@ -19,7 +19,8 @@ from typing import Callable
 from ..checksums import SpanCrc, crc32, crc32c
 from ..findings import Finding
 from ..framing import CHECKSUMS, LENGTH_FIELD
-from ..layouts import (
+from ..model import Batch
+from ..structs import (
     BATCH_HEADER,
     HEADER_SIZE_UP_TO_MAGIC,
     LOG_ENTRY_PREFIX,
@@ -29,7 +30,6 @@ from ..layouts import (
     MIN_ENTRY_SIZE,
     SIZE_OFFSET,
 )
-from ..model import Batch
 from .window import CHUNK, Window
 
 _INT32 = struct.Struct(">i")

@@ -10,7 +10,9 @@ from __future__ import annotations
 from ..codecs import CodecError, Decompressor, codec_name
 from ..findings import Finding
 from ..framing import CHECKSUMS, crc_mismatch, records_count_problem
-from ..layouts import (
+from ..model import TIMESTAMP_TYPES, Batch
+from ..records import walk_batch_records
+from ..structs import (
     BATCH_HEADER,
     COMPRESSION_CODEC_MASK,
     CONTROL_FLAG_MASK,
@@ -20,8 +22,6 @@ from ..layouts import (
     TIMESTAMP_TYPE_MASK,
     TRANSACTIONAL_FLAG_MASK,
 )
-from ..model import TIMESTAMP_TYPES, Batch
-from ..records import walk_batch_records
 
 _CRC = CHECKSUMS[2]
 _unpack_header = BATCH_HEADER.unpack_from
