@@ -9,6 +9,7 @@ reported and makes the exit status 2.
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -75,3 +76,30 @@ def test_every_command_reports_a_directory_without_segments(kbatch, tmp_path, co
     result = kbatch(command, str(tmp_path))
     assert result.code == 2
     assert f"kbatch: no file matches {tmp_path} (no *.log files in it)" in result.err
+
+
+@pytest.mark.parametrize("command", [["dump"], ["dump", "--records"], ["verify-crc"], ["verify-crc", "--deep"],
+                                     ["hexdump-annotate"], ["txn"], ["repair-length"], ["salvage"]],
+                         ids=lambda command: " ".join(command))
+def test_a_file_name_is_shown_as_it_is_never_read_as_markup(kbatch, tmp_path, monkeypatch, command):
+    """Rich reads "[bold]" in a plain string as a style: a file named so must still be shown by its name."""
+    monkeypatch.chdir(tmp_path)   # a short name: a table's title wraps at the table's width
+    damaged = Path("orders[bold]-0 [red]x[reset].log")
+    # what salvage shows of its input is the table of the ranges it skipped
+    shutil.copy(FIXTURES / ("damaged-garbage-between.log" if command[0] == "salvage" else "damaged-bad-length.log"),
+                damaged)
+    extra = ["--output", "out.log"] if command[0] in ("repair-length", "salvage") else []
+    result = kbatch(*command, *extra, str(damaged))
+    assert result.code in (0, 1), result.err
+    shown = result.out + result.err
+    assert str(damaged) in shown
+    assert shown.count("orders") == shown.count(damaged.name), "every mention is the whole name"
+
+
+def test_diff_shows_both_names_as_they_are(kbatch, tmp_path):
+    a, b = tmp_path / "a[bold].log", tmp_path / "b[italic].log"
+    shutil.copy(FIXTURES / "v2-none.log", a)
+    shutil.copy(FIXTURES / "v2-gzip.log", b)
+    result = kbatch("diff", str(a), str(b))
+    assert str(a) in result.out and str(b) in result.out
+    assert result.out.count("/a") == result.out.count("/a[bold].log")

@@ -1,7 +1,7 @@
 """The one place kbatch makes its Rich consoles.
 
 Data goes to stdout, diagnostics to stderr.  Colour only on a terminal, and
-never with NO_COLOR or --no-color.  Off a terminal the width is fixed, so
+never with NO_COLOR or --no-color; strings are never read as markup.  Off a terminal the width is fixed, so
 piped output (and the snapshot tests) do not depend on who runs them.
 """
 
@@ -26,9 +26,11 @@ def make_console(stream=None, *, no_color: bool = False) -> Console:
     stream = stream or sys.stdout
     terminal = stream.isatty()
     width = None if terminal or os.environ.get("COLUMNS") else PIPE_WIDTH
+    # No markup: kbatch styles with Text, and a str it prints (a file name, a transactional id) is shown as
+    # it is, where Rich would read "[bold]" in it as a style and drop it.
     return _Console(file=stream, width=width, no_color=no_color or None, highlight=False,
                    color_system="auto" if terminal and not no_color else None,
-                   emoji=False, soft_wrap=False)
+                   emoji=False, markup=False, soft_wrap=False)
 
 
 def error_console() -> Console:
