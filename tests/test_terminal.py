@@ -213,7 +213,7 @@ def _records_both_ways(table, width: int) -> tuple[str, str | None]:
     from rich.console import Console
     from rich.padding import Padding
 
-    from kbatch.render.table import plain_table_lines
+    from kbatch.render.plain import plain_table_lines
 
     rich = Console(width=width, color_system=None, file=io.StringIO(), highlight=False, emoji=False)
     rich.print(Padding(table, (0, 0, 0, 4), expand=False))
@@ -259,3 +259,76 @@ def test_any_records_table_written_from_its_cells_is_what_rich_draws(rows, width
     rich, plain = _records_both_ways(table, width)
     if plain is not None:
         assert plain == rich
+
+
+def _verify_summary_both_ways(rows, width: int) -> tuple[str, str | None]:
+    """verify-crc's summary table of ``rows`` (FileSummary, or (path, why unreadable)) drawn by Rich and
+    written from its cells, off a terminal ``width`` wide."""
+    import io
+
+    from kbatch.render.console import make_console
+    from kbatch.render.plain import plain_bordered_lines
+    from kbatch.render.verify import VerifyTableSink
+
+    console = make_console(io.StringIO())
+    console.width = width
+    sink = VerifyTableSink(console)
+    for row in rows:
+        if isinstance(row, tuple):
+            sink.unreadable(*row)
+        else:
+            sink.file_done(row)
+    console.print(sink.table())
+    lines = plain_bordered_lines(sink.table(), console)
+    return console.file.getvalue(), None if lines is None else "".join(line + "\n" for line in lines)
+
+
+def test_verify_crc_of_the_fixtures_writes_the_summary_rich_draws():
+    """Off a terminal verify-crc's summary is written from its cells (a row a file): the text Rich draws."""
+    import io
+
+    from kbatch.render.console import make_console
+    from kbatch.render.verify import VerifyJsonlSink  # noqa: F401  (the sinks' module loads without Rich)
+    from kbatch.summary import FileSummary
+    from kbatch.verify import verify_file
+
+    rows = []
+    for path in fixture_paths():
+        with open(path, "rb") as stream:
+            summary = FileSummary(str(path.relative_to(ROOT)), path.stat().st_size)
+            list(verify_file(summary.path, stream, summary))
+        rows.append(summary)
+    rows.append(("gone.log", "No such file or directory"))
+    for width in (80, 120, 200):
+        rich, plain = _verify_summary_both_ways(rows, width)
+        if width == 200:
+            assert plain is not None, "the common case is written from the cells"
+        assert plain in (None, rich)
+    assert make_console(io.StringIO()).width == 200   # what a pipe gets, as above
+
+
+_PATH_TEXT = st.text(alphabet=st.sampled_from("abz09/-_. [bold]界\u0301é"), min_size=1, max_size=50)
+
+
+@settings(max_examples=300, deadline=None)
+@given(rows=st.lists(st.one_of(
+    st.builds(lambda path, batches, records, size, codes: _summary(path, batches, records, size, codes),
+              _PATH_TEXT, st.integers(0, 10**7), st.integers(0, 10**9), st.integers(0, 2**40),
+              st.lists(st.sampled_from(["crc-mismatch", "truncated", "zero-tail", "bad-length"]), max_size=4)),
+    st.tuples(_PATH_TEXT, st.sampled_from(["Permission denied", "Is a directory"]))), min_size=1, max_size=8),
+       width=st.integers(min_value=30, max_value=220))
+def test_any_verify_summary_written_from_its_cells_is_what_rich_draws(rows, width):
+    rich, plain = _verify_summary_both_ways(rows, width)
+    if plain is not None:
+        assert plain == rich
+
+
+def _summary(path: str, batches: int, records: int, size: int, codes: list[str]):
+    from kbatch.findings import Finding
+    from kbatch.summary import FileSummary
+
+    summary = FileSummary(path, size)
+    summary.batches, summary.records = batches, records
+    for code in codes:
+        summary.add_finding(Finding(code, 0, 0, 1, "entry", "x", "y"))
+    return summary

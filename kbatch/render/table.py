@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, replace
 from itertools import islice
 
+from rich import box
 from rich.cells import cell_len
 from rich.padding import Padding
 from rich.table import Table
@@ -14,6 +14,7 @@ from rich.text import Text
 from ..findings import Finding
 from ..model import Batch
 from .internal import control_text, key_text, value_text
+from .plain import box_rule, lines_width, plain_table_lines, row_lines
 from .user import user_bytes_text
 from .values import bytes_text, counted, finding_text, iso_timestamp
 
@@ -79,7 +80,7 @@ def _table_width(widths: list[int], bordered: bool) -> int:
 
 
 def _cell_width(cell: Text | str) -> int:
-    return _lines_width(_plain(cell).split("\n"))
+    return lines_width(_plain(cell).split("\n"))
 
 
 def _plain(cell: Text | str) -> str:
@@ -91,12 +92,6 @@ def _plain(cell: Text | str) -> str:
 def _text(cell: Text | str) -> Text:
     """A cell as Rich takes it: a str given to Rich would be read as markup."""
     return Text(cell) if isinstance(cell, str) else cell
-
-
-def _lines_width(lines: list[str]) -> int:
-    """The terminal cells the widest of a cell's lines takes (a wide character two; ASCII one each, and most
-    cells are ASCII: asked first, it spares Rich's per-character look-up)."""
-    return max(len(line) if line.isascii() else cell_len(line) for line in lines)
 
 
 @dataclass
@@ -249,7 +244,7 @@ class StreamedBatchTable:
 
     # -- the box: Rich's box.HEAVY_HEAD, or none ------------------------------------------------------------
     def _rule(self, left: str, fill: str, middle: str, right: str) -> str:
-        return left + middle.join(fill * (width + 2) for width in self.widths) + right
+        return box_rule(self.widths, left, fill, middle, right)
 
     def _open(self) -> None:
         names = [Text(name) for name in self.layout.shown]
@@ -275,13 +270,13 @@ class StreamedBatchTable:
                 self.filled.add(name)
         texts = [cells.get(key) or "" for key in self.keys]
         lines = [_plain(text).split("\n") for text in texts]
-        if any(_lines_width(cell) > width for cell, width in zip(lines, self.widths)):
+        if any(lines_width(cell) > width for cell, width in zip(lines, self.widths)):
             # a wider table from here on, laid out again for the terminal with the room earlier rows took
             if self.layout.bordered:
                 self._emit(self._rule("└", "─", "┴", "┘"))
             self._print()
             self.console.print(Text(f"{self.title}, continued", style="italic"))   # wrapped, as Rich wraps text
-            widths = [max(width, _lines_width(cell)) for cell, width in zip(lines, self.widths)]
+            widths = [max(width, lines_width(cell)) for cell, width in zip(lines, self.widths)]
             if _table_width(widths, self.layout.bordered) <= self.console.width:   # the same columns, wider
                 self.widths = widths
                 self._open()
@@ -324,17 +319,8 @@ class StreamedBatchTable:
             self._emit(pieces, style)
 
     def _plain_row(self, cells: list[list[str]], edge: str) -> None:
-        inner = f" {edge} " if self.layout.bordered else "  "
-        for index in range(max(len(lines) for lines in cells)):
-            parts = []
-            for column, lines in enumerate(cells):
-                part = lines[index] if index < len(lines) else ""
-                width = self.widths[column]
-                if not part.isascii():
-                    width += len(part) - cell_len(part)   # a wide character takes two cells
-                parts.append(part.rjust(width) if self.right[column] else part.ljust(width))
-            line = inner.join(parts)
-            self._emit(f"{edge} {line} {edge}" if self.layout.bordered else line)
+        for line in row_lines(cells, self.widths, self.right, edge if self.layout.bordered else None):
+            self._emit(line)
 
     def _emit(self, line, style: str | None = None) -> None:
         self.pending.append((line, style))
@@ -394,102 +380,6 @@ def records_table(batch: Batch, decode: str, full: bool, records=None, show_head
             f"{record.timestamp} {iso_timestamp(record.timestamp)}".rstrip()
         table.add_row(str(record.offset), timestamp, key, value, headers)
     return table
-
-
-def _cells(line: str) -> int:
-    """The terminal cells a printable line takes (Rich's cell_len, without its per-character look-ups
-    for ASCII)."""
-    return len(line) if line.isascii() else cell_len(line)
-
-
-_WORD = re.compile(r"\s*\S+\s*")   # a word and the spaces around it, as Rich's wrapping reads words
-
-
-def _fold(line: str, width: int, console) -> list[str]:
-    """One line of a cell as Rich lays it out in a column ``width`` cells wide, each piece padded to the
-    width: the pieces of rich.text.Text.wrap (justify left, overflow fold).
-
-    Where every character takes one cell, Rich's rule is written out here (rich._wrap.divide_line): a
-    word that fits the line's rest stays on it; one that fits a line starts the next; a longer one is
-    cut into pieces of the width; then each piece sheds the spaces past the width.  Otherwise Rich does it.
-    """
-    length = _cells(line)
-    if length <= width:
-        return [line + " " * (width - length)]
-    if length != len(line) or not all(cell_len(char) == 1 for char in set(line) if not char.isascii()):
-        return [piece.plain for piece in Text(line).wrap(console, width, justify="left", overflow="fold")]
-    breaks, used = [], 0
-    for word in _WORD.finditer(line):
-        start, text = word.start(), word.group()
-        needed = len(text.rstrip())
-        if width - used >= needed:
-            used += len(text)
-        elif needed > width:   # folded into pieces of the width
-            for at in range(start, word.end(), width):
-                if at:
-                    breaks.append(at)
-                used = min(width, word.end() - at)
-        elif used and start:
-            breaks.append(start)
-            used = len(text)
-    pieces = []
-    for start, end in zip([0, *breaks], [*breaks, len(line)]):
-        piece = line[start:end]
-        if len(piece) > width:   # trailing spaces past the width go (as many as are past it)
-            piece = piece[:len(piece) - min(len(piece) - len(piece.rstrip()), len(piece) - width)]
-        pieces.append(piece[:width].ljust(width))
-    return pieces
-
-
-def plain_table_lines(table: Table, console) -> list[str] | None:
-    """The lines Rich draws for ``table`` (as :func:`records_table` makes it) inside four spaces of
-    indent, without colour: written from the cells' text rather than laid out again by Rich.
-
-    Rich measures every cell twice and wraps it once for each table, most of a millisecond a record;
-    here each column is measured once, as Rich measures it (its widest line, padding included), the
-    columns' widths come from Rich itself, laid out for one row of cells that wide, and a line wider
-    than its column is wrapped as Rich wraps it (:func:`_fold`).  None where the cells hold what this
-    does not model (markup in a plain string, characters that are not printable): Rich draws those.
-    ``tests/test_terminal.py`` holds the lines to Rich's own at many widths.
-    """
-    columns = table.columns
-    rows = [[column.header for column in columns]] if table.show_header else []
-    rows += zip(*(column.cells for column in columns))
-    texts = []
-    for row in rows:
-        cells = []
-        for cell in row:
-            text = cell.plain if isinstance(cell, Text) else cell
-            if not isinstance(text, str) or (not isinstance(cell, Text) and "[" in text):
-                return None   # a str cell is read as markup by Rich
-            lines = text.split("\n")
-            if not all(line.isprintable() for line in lines):
-                return None
-            cells.append(lines)
-        texts.append(cells)
-    available = console.width - 4
-    padding = [(index > 0) + (index < len(columns) - 1) for index in range(len(columns))]
-    natural = [min(max((_cells(line) for row in texts for line in row[index]), default=0), available - pad) + pad
-               for index, pad in enumerate(padding)]
-    proxy = Table(box=None, padding=(0, 1), pad_edge=False, show_header=False, expand=False)
-    for _ in columns:
-        proxy.add_column(overflow="fold")
-    proxy.add_row(*("x" * (width - pad) for width, pad in zip(natural, padding)))
-    widths = [width - pad for width, pad in
-              zip(proxy._calculate_column_widths(console, console.options.update_width(available)), padding)]
-    if min(widths) < 1:
-        return None
-    out = []
-    for number, row in enumerate(texts):
-        cells = [[folded for line in lines for folded in _fold(line, width, console)]
-                 for lines, width in zip(row, widths)]
-        height = max(len(lines) for lines in cells)
-        if number == 0 and table.show_header:   # Rich sets a header at the bottom of its row
-            cells = [[" " * width] * (height - len(lines)) + lines for lines, width in zip(cells, widths)]
-        for index in range(height):
-            out.append("    " + "  ".join(lines[index] if index < len(lines) else " " * width
-                                          for lines, width in zip(cells, widths)))
-    return out
 
 
 NULL = "(null)"   # not "null": that is what a four-letter string value looks like

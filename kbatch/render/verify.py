@@ -61,11 +61,23 @@ class VerifyTableSink(_BatchOffsets):
         self.rows.append((path, reason))
 
     def close(self) -> None:
-        from rich.table import Table
-        from rich.text import Text
+        from .plain import plain_bordered_lines
 
         if not self.rows:
             return
+        table = self.table()
+        plain = self.console.no_color or self.console.color_system is None
+        lines = plain_bordered_lines(table, self.console) if plain else None
+        if lines is None:
+            self.console.print(table)
+        else:   # a pipe or a file: the same lines, without Rich laying out every cell (a row a file)
+            self.console.file.write("\n".join(lines) + "\n")
+
+    def table(self):
+        """The summary: a row per file (or unreadable path), in input order, and a total under many."""
+        from rich.table import Table
+        from rich.text import Text
+
         table = Table(title="verify-crc", title_justify="left", header_style="bold")
         for name, justify in (("file", "left"), ("batches", "right"), ("records", "right"), ("bytes", "right"),
                               ("findings by code", "left"), ("verdict", "left")):
@@ -85,7 +97,7 @@ class VerifyTableSink(_BatchOffsets):
                           str(sum(s.records for s in self.summaries)), str(sum(s.size for s in self.summaries)),
                           counted(sum(sum(s.findings.values()) for s in self.summaries), "finding"),
                           _total_verdict(damaged, len(self.rows) - len(self.summaries)))
-        self.console.print(table)
+        return table
 
 
 def _total_verdict(damaged: int, unreadable: int):
