@@ -66,6 +66,8 @@ class DeepRun:
         self.max_entry_size = max_entry_size
         self.decompressor = decompressor
         self.walked = 0   # batches walked here (the rest went to the full reader)
+        self.walker = None   # one record walker, reset for each batch (made at the first)
+        self.columns = records.reused_columns(DEFAULT_CHUNK)
 
     def walk(self, window, pos: int, stop: int) -> int:
         """Walk the batches from ``pos`` (an entry start) that lie whole in the reader's window and start
@@ -115,9 +117,12 @@ class DeepRun:
             except CodecError:
                 return False
         # The decoder kbatch.records walks with (a test swaps in its pure-Python twin there), its columns too.
-        walker = records.RecordWalker(payload, count, base_offset, base_timestamp)
-        columns = records.reused_columns(DEFAULT_CHUNK)
-        while walker.fill(columns):
+        walker = self.walker
+        if walker is None:
+            walker = self.walker = records.RecordWalker(payload, count, base_offset, base_timestamp)
+        else:
+            walker.reset(payload, count, base_offset, base_timestamp)
+        while walker.fill(self.columns) and not walker.done:
             pass
         if walker.findings or walker.order_breaks or walker.decoded != count:
             return False

@@ -167,11 +167,20 @@ class RecordWalker:
 
     def __init__(self, data, count: cython.longlong, base_offset: cython.longlong,
                  base_timestamp: cython.longlong):
+        self.findings = []
+        self.order_breaks = []
+        self.reset(data, count, base_offset, base_timestamp)
+
+    def reset(self, data, count: cython.longlong, base_offset: cython.longlong, base_timestamp: cython.longlong):
+        """Walk another batch's records (arguments as the constructor's) with this walker, as new: a run over
+        many small batches spares a walker and its two lists each."""
         self._data = data
         self._end = len(data)
         self._pos = 0
-        self.findings = []
-        self.order_breaks = []
+        if self.findings:   # a new list: whoever read the last batch's may still hold it
+            self.findings = []
+        if self.order_breaks:
+            self.order_breaks = []
         self.not_kept = 0
         self.breaks_not_kept = 0
         self.decoded = 0

@@ -34,9 +34,12 @@ def test_the_installed_decoder_is_the_compiled_one():
     assert compiled.RECORD_COLUMNS == pure.RECORD_COLUMNS
 
 
-def _walk(module, data, count, base_offset=0, base_timestamp=0, chunk=16384) -> dict:
-    """Everything a walk produces, as plain values."""
-    walker = module.RecordWalker(data, count, base_offset, base_timestamp)
+def _walk(module, data, count, base_offset=0, base_timestamp=0, chunk=16384, walker=None) -> dict:
+    """Everything a walk produces, as plain values (``walker``: one that walked something else, reset)."""
+    if walker is None:
+        walker = module.RecordWalker(data, count, base_offset, base_timestamp)
+    else:
+        walker.reset(data, count, base_offset, base_timestamp)
     columns = module.RecordColumns(chunk, 2)
     rows = {name: [] for name in module.RECORD_COLUMNS}
     headers = {name: [] for name in module.HEADER_COLUMNS}
@@ -62,6 +65,12 @@ def _agree(data, count, base_offset=0, base_timestamp=0) -> dict:
     for module in (compiled, pure):
         for chunk in (1, 3, 16384):
             assert _walk(module, data, count, base_offset, base_timestamp, chunk) == reference, (module, chunk)
+        # a walker reset after a batch that left findings and order breaks, its walk ended
+        used = module.RecordWalker(bytes(_record_bytes(_SMALL)) * 2 + b"\x7f", 5, 10, 0)
+        while used.fill(module.RecordColumns(1, 1)):
+            pass
+        assert used.findings and used.order_breaks and used.done
+        assert _walk(module, data, count, base_offset, base_timestamp, walker=used) == reference, module
     return reference
 
 
@@ -95,6 +104,9 @@ _record = st.fixed_dictionaries({
     "attributes": st.integers(-128, 127), "timestamp_delta": st.integers(-(2**63), 2**63 - 1),
     "offset_delta": st.integers(-(2**31), 2**31 - 1), "key": _bytes_or_null, "value": _bytes_or_null,
     "headers": st.lists(st.tuples(st.binary(max_size=8), _bytes_or_null), max_size=3)})
+
+
+_SMALL = {"attributes": 0, "timestamp_delta": 0, "offset_delta": 0, "key": None, "value": b"v", "headers": []}
 
 
 def _record_bytes(spec: dict) -> bytes:
@@ -305,7 +317,9 @@ def test_batch_json_is_json_dumps_of_batch_dict_on_random_headers(numbers, offse
                   timestamp_type="LogAppendTime" if flags[1] else "CreateTime",
                   base_timestamp=timestamps[0], max_timestamp=timestamps[1], partition_leader_epoch=numbers[6],
                   last_offset_delta=delta, producer_id=numbers[7], producer_epoch=numbers[8],
-                  base_sequence=numbers[9], is_transactional=flags[2], is_control=flags[1] and flags[2],
+                  # an int32, as the header holds it: lastSequence counts on from it as Java's ints do
+                  base_sequence=None if numbers[9] is None else (numbers[9] + 2**31) % 2**32 - 2**31,
+                  is_transactional=flags[2], is_control=flags[1] and flags[2],
                   delete_horizon_ms=numbers[10], payload_pos=numbers[0] or 0, payload_size=numbers[1] or 0,
                   decompressed_size=numbers[10])
     expected = _batch_line_reference(batch, path)
