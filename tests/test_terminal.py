@@ -288,7 +288,6 @@ def test_verify_crc_of_the_fixtures_writes_the_summary_rich_draws():
     import io
 
     from kbatch.render.console import make_console
-    from kbatch.render.verify import VerifyJsonlSink  # noqa: F401  (the sinks' module loads without Rich)
     from kbatch.summary import FileSummary
     from kbatch.verify import verify_file
 

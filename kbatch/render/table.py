@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from itertools import islice
 
-from rich import box
 from rich.cells import cell_len
 from rich.padding import Padding
 from rich.table import Table
