@@ -262,8 +262,8 @@ def test_any_records_table_written_from_its_cells_is_what_rich_draws(rows, width
 
 
 def _verify_summary_both_ways(rows, width: int) -> tuple[str, str | None]:
-    """verify-crc's summary table of ``rows`` (FileSummary, or (path, why unreadable)) drawn by Rich and
-    written from its cells, off a terminal ``width`` wide."""
+    """verify-crc's summary table of ``rows`` (FileSummary, or (path, why unreadable)) drawn by Rich, and
+    written from its cells off a terminal ``width`` wide (None: left to Rich)."""
     import io
 
     from kbatch.render.console import make_console
@@ -272,14 +272,16 @@ def _verify_summary_both_ways(rows, width: int) -> tuple[str, str | None]:
 
     console = make_console(io.StringIO())
     console.width = width
-    sink = VerifyTableSink(console)
+    sink = VerifyTableSink(io.StringIO())
     for row in rows:
         if isinstance(row, tuple):
             sink.unreadable(*row)
         else:
             sink.file_done(row)
     console.print(sink.table())
-    lines = plain_bordered_lines(sink.table(), console)
+    lines = sink.plain_lines(width)
+    # On a terminal without colour the summary is written from the Rich table's cells, the same way.
+    assert plain_bordered_lines(sink.table(), console) == lines
     return console.file.getvalue(), None if lines is None else "".join(line + "\n" for line in lines)
 
 
@@ -304,6 +306,40 @@ def test_verify_crc_of_the_fixtures_writes_the_summary_rich_draws():
             assert plain is not None, "the common case is written from the cells"
         assert plain in (None, rich)
     assert make_console(io.StringIO()).width == 200   # what a pipe gets, as above
+
+
+@pytest.mark.parametrize("environment, width", [
+    ({}, 200), ({"COLUMNS": "120"}, 120), ({"COLUMNS": ""}, 200), ({"COLUMNS": "0"}, 0), ({"NO_COLOR": "1"}, 200),
+    ({"COLUMNS": "wide"}, None), ({"FORCE_COLOR": "1"}, None), ({"FORCE_COLOR": ""}, None),
+    ({"TTY_COMPATIBLE": "0"}, None), ({"TTY_COMPATIBLE": "1"}, None)])
+def test_the_width_told_without_rich_is_the_one_its_console_draws_plain_at(environment, width, monkeypatch):
+    """verify-crc writes its summary off a terminal at plain_width, without making a Rich console: where
+    that tells a width, the console kbatch would make draws plain (not a terminal, no colour) at it."""
+    import io
+
+    from kbatch.render.console import make_console
+    from kbatch.render.plain import plain_width
+
+    for name in ("COLUMNS", "NO_COLOR", "FORCE_COLOR", "TTY_COMPATIBLE"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+    stream = io.StringIO()
+    assert plain_width(stream) == width
+    if width is not None:
+        console = make_console(stream)
+        assert (console.width, console.is_terminal, console.color_system) == (width, False, None)
+
+
+def test_on_a_terminal_only_rich_tells_the_width():
+    import os
+
+    from kbatch.render.plain import plain_width
+
+    leader, follower = os.openpty()
+    with open(follower, "w") as terminal:
+        assert plain_width(terminal) is None
+    os.close(leader)
 
 
 _PATH_TEXT = st.text(alphabet=st.sampled_from("abz09/-_. [bold]界\u0301é"), min_size=1, max_size=50)

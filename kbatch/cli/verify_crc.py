@@ -54,7 +54,7 @@ def verify_crc(paths, deep, index_only, jobs, output_format, quiet, hex_input, d
     Exit status: 0 every check passed, 1 damage found, 2 usage or I/O error.
     """
     # What runs is imported when it runs: a clean file on the fast pass never loads the full reader,
-    # and --quiet or jsonl output never loads Rich.
+    # and --quiet, jsonl output or a summary off a terminal never loads Rich.
     if quiet:
         from ..render.verify import QuietSink
         sink = QuietSink()
@@ -62,9 +62,8 @@ def verify_crc(paths, deep, index_only, jobs, output_format, quiet, hex_input, d
         from ..render.verify import VerifyJsonlSink
         sink = VerifyJsonlSink(sys.stdout)
     else:
-        from ..render.console import make_console
         from ..render.verify import VerifyTableSink
-        sink = VerifyTableSink(make_console(sys.stdout, no_color=no_color))
+        sink = VerifyTableSink(sys.stdout, no_color=no_color)
     status = ExitStatus.OK
     show_progress = not quiet and sys.stderr.isatty()
 

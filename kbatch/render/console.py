@@ -12,7 +12,7 @@ import sys
 
 from rich.console import Console
 
-PIPE_WIDTH = 200
+from .plain import PIPE_WIDTH
 
 
 class _Console(Console):

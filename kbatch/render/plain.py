@@ -9,12 +9,33 @@ wrapped in a way not modelled, characters that are not printable), these return 
 
 from __future__ import annotations
 
+import os
 import re
+import sys
 
-from rich import box
-from rich.cells import cell_len
-from rich.table import Table
-from rich.text import Text
+# Rich is imported where it is asked: verify-crc's summary off a terminal is written without loading it.
+
+PIPE_WIDTH = 200   # the columns of text off a terminal, unless COLUMNS says (kbatch.render.console)
+
+
+def plain_width(stream) -> int | None:
+    """The width kbatch's console for ``stream`` (kbatch.render.console.make_console) draws at where it
+    draws plain -- off a terminal by Rich's own test, so without colour or control codes -- told without
+    making it; None where only Rich can tell (a terminal, a COLUMNS that is not a number, an environment
+    that makes Rich act as on a terminal).  tests/test_terminal.py holds it to the console's own."""
+    if sys.platform == "win32" or "FORCE_COLOR" in os.environ or "TTY_COMPATIBLE" in os.environ or stream.isatty():
+        return None
+    columns = os.environ.get("COLUMNS")
+    if not columns:
+        return PIPE_WIDTH
+    return int(columns) if columns.isdigit() else None
+
+
+def cell_len(text: str) -> int:
+    """Rich's rich.cells.cell_len: the terminal cells ``text`` takes."""
+    from rich.cells import cell_len as rich_cell_len
+
+    return rich_cell_len(text)
 
 
 def lines_width(lines: list[str]) -> int:
@@ -68,6 +89,8 @@ def _fold(line: str, width: int, console) -> list[str]:
     if length <= width:
         return [line + " " * (width - length)]
     if length != len(line) or not all(cell_len(char) == 1 for char in set(line) if not char.isascii()):
+        from rich.text import Text
+
         return [piece.plain for piece in Text(line).wrap(console, width, justify="left", overflow="fold")]
     breaks, used = [], 0
     for word in _WORD.finditer(line):
@@ -103,6 +126,9 @@ def plain_table_lines(table: Table, console) -> list[str] | None:
     does not model (markup in a plain string, characters that are not printable): Rich draws those.
     ``tests/test_terminal.py`` holds the lines to Rich's own at many widths.
     """
+    from rich.table import Table
+    from rich.text import Text
+
     columns = table.columns
     rows = [[column.header for column in columns]] if table.show_header else []
     rows += zip(*(column.cells for column in columns))
@@ -145,14 +171,11 @@ def plain_table_lines(table: Table, console) -> list[str] | None:
 
 def plain_bordered_lines(table: Table, console) -> list[str] | None:
     """The lines Rich draws for ``table`` -- a summary with a title, a heavy head and sections, as
-    verify-crc's (a row per file) -- without colour, written from the cells' text.
+    verify-crc's (a row per file) -- without colour, written from the cells' text by :func:`bordered_lines`
+    where the table is one it models; None otherwise, and Rich draws it."""
+    from rich import box
+    from rich.text import Text
 
-    Rich lays out every cell of a table again to draw it, about 0.65 ms a row of six: a log directory of
-    2,000 segments spent 1.5 s drawing its summary.  Written here only where the lines are plain to
-    model: the table fits the console with every column at its widest cell (so Rich wraps nothing), the
-    title fits on one line above it, and every cell and header is printable text; None otherwise, and Rich
-    draws it.  ``tests/test_terminal.py`` holds the lines to Rich's own.
-    """
     columns = table.columns
     if (table.box is not box.HEAVY_HEAD or not (table.show_header and table.show_edge and table.pad_edge)
             or table.show_footer or table.show_lines or table.padding != (0, 1, 0, 1) or table.expand
@@ -163,31 +186,47 @@ def plain_bordered_lines(table: Table, console) -> list[str] | None:
            or column.ratio is not None or column.min_width is not None or column.max_width is not None
            for column in columns):
         return None
+    texts = [[cell.plain if isinstance(cell, Text) else cell for cell in row]
+             for row in [[column.header for column in columns], *zip(*(column.cells for column in columns))]]
+    title = table.title.plain if isinstance(table.title, Text) else table.title
+    if any(not isinstance(text, str) for row in texts for text in row) or not isinstance(title, (str, type(None))):
+        return None
+    return bordered_lines(title, texts[0], [column.justify == "right" for column in columns], texts[1:],
+                          [row.end_section for row in table.rows], console.width)
+
+
+def bordered_lines(title: str | None, headers: list[str], right: list[bool], rows: list[list[str]],
+                   section_ends: list[bool], width: int) -> list[str] | None:
+    """A table under a title, with a heavy head and sections -- verify-crc's summary, a row per file --
+    as Rich draws it without colour at ``width`` columns (rich.box.HEAVY_HEAD, a space of padding either
+    side of each cell), written from its cells' text: each cell a str, its lines split at "\n";
+    ``right`` the right-justified columns, ``section_ends`` the rows a rule follows (not the last).
+
+    Rich lays out every cell of a table again to draw it, about 0.65 ms a row of six: a log directory of
+    2,000 segments spent 1.5 s drawing its summary.  Written here only where the lines are plain to
+    model: the table fits ``width`` with every column at its widest cell (so Rich wraps nothing), the
+    title fits on one line above it, and every cell and header is printable text; None otherwise, and Rich
+    draws it.  ``tests/test_terminal.py`` holds the lines to Rich's own.
+    """
     texts = []   # each row's cells, each cell its lines: the header row first
-    for row in [[column.header for column in columns], *zip(*(column.cells for column in columns))]:
-        cells = []
-        for cell in row:
-            text = cell.plain if isinstance(cell, Text) else cell
-            if not isinstance(text, str) or not all(line.isprintable() for line in text.split("\n")):
-                return None
-            cells.append(text.split("\n"))
+    for row in [headers, *rows]:
+        cells = [text.split("\n") for text in row]
+        if not all(line.isprintable() for lines in cells for line in lines):
+            return None
         texts.append(cells)
     if any(len(lines) > 1 for lines in texts[0]):
         return None   # a header of two lines sits at the bottom of its row: not modelled
-    widths = [max(lines_width(row[index]) for row in texts) for index in range(len(columns))]
-    width = sum(widths) + 3 * len(widths) + 1
-    title = table.title.plain if isinstance(table.title, Text) else table.title
-    if width > console.width or (title is not None and (not isinstance(title, str) or not title.isprintable()
-                                                       or line_width(title) > width)):
+    widths = [max(lines_width(row[index]) for row in texts) for index in range(len(headers))]
+    table_width = sum(widths) + 3 * len(widths) + 1
+    if table_width > width or (title is not None and (not title.isprintable() or line_width(title) > table_width)):
         return None
-    right = [column.justify == "right" for column in columns]
-    lines = [] if title is None else [title + " " * (width - line_width(title))]
+    lines = [] if title is None else [title + " " * (table_width - line_width(title))]
     lines.append(box_rule(widths, "┏", "━", "┳", "┓"))
     lines += row_lines(texts[0], widths, right, "┃")
     lines.append(box_rule(widths, "┡", "━", "╇", "┩"))
-    for number, (row, cells) in enumerate(zip(table.rows, texts[1:]), 1):
+    for number, (cells, section_end) in enumerate(zip(texts[1:], section_ends), 1):
         lines += row_lines(cells, widths, right, "│")
-        if row.end_section and number < len(table.rows):
+        if section_end and number < len(rows):
             lines.append(box_rule(widths, "├", "─", "┼", "┤"))
     lines.append(box_rule(widths, "└", "─", "┴", "┘"))
     return lines

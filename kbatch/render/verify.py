@@ -1,7 +1,7 @@
 """How ``kbatch verify-crc`` reports: a line per finding as it is found, then a summary table.
 
-Rich is imported only by the table sink, when it prints: ``--quiet`` and JSON
-Lines runs never pay for it.
+Rich is imported only by the table sink, and only where it draws (a terminal): ``--quiet``, JSON
+Lines and a summary off a terminal never pay for it.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import json
 from ..findings import Finding
 from ..summary import FileSummary
 from .jsonout import finding_dict
+from .plain import bordered_lines, plain_bordered_lines, plain_width
 from .values import counted, finding_text
 
 
@@ -35,17 +36,37 @@ class _BatchOffsets:
 
 
 class VerifyTableSink(_BatchOffsets):
-    def __init__(self, console):
-        self.console = console
+    """A line per finding as it is found, then the summary: a row per file (and a total under many).
+
+    Off a terminal (a pipe, a file) both are plain text at a fixed width, written without Rich: Rich's
+    console is made only where it draws (a terminal, or a summary that does not fit the width).
+    """
+
+    COLUMNS = (("file", "left"), ("batches", "right"), ("records", "right"), ("bytes", "right"),
+               ("findings by code", "left"), ("verdict", "left"))
+
+    def __init__(self, stream, *, no_color: bool = False):
+        self.stream, self.no_color = stream, no_color
+        self.width = plain_width(stream)   # None: a terminal, or a width only Rich can tell
+        self._console = None
         self.summaries: list[FileSummary] = []
         self.rows: list[FileSummary | tuple[str, str]] = []   # in input order: a summary, or (path, why unreadable)
+
+    @property
+    def console(self):
+        """kbatch's Rich console for the stream (kbatch.render.console), made when first asked for."""
+        if self._console is None:
+            from .console import make_console
+
+            self._console = make_console(self.stream, no_color=self.no_color)
+        return self._console
 
     def finding(self, path: str, finding: Finding) -> None:
         marker = f"{'✗' if finding.is_damage else '•'} {finding.severity.value} "
         text = finding_text(finding, self.batch_of(finding))
-        if not self.console.is_terminal:
+        if self.width is not None or not self.console.is_terminal:
             # One line per finding, unstyled and unwrapped, for grep: a crafted batch can have 100,000 of them.
-            self.console.file.write(f"{path}: {marker}{text}\n")
+            self.stream.write(f"{path}: {marker}{text}\n")
             return
         from rich.text import Text
 
@@ -61,50 +82,66 @@ class VerifyTableSink(_BatchOffsets):
         self.rows.append((path, reason))
 
     def close(self) -> None:
-        from .plain import plain_bordered_lines
-
         if not self.rows:
             return
-        table = self.table()
-        plain = self.console.no_color or self.console.color_system is None
-        lines = plain_bordered_lines(table, self.console) if plain else None
+        if self.width is not None:   # a pipe or a file: the lines Rich would draw, without it (a row a file)
+            lines = self.plain_lines(self.width)
+        elif self.console.no_color or self.console.color_system is None:
+            lines = plain_bordered_lines(self.table(), self.console)
+        else:
+            lines = None
         if lines is None:
-            self.console.print(table)
-        else:   # a pipe or a file: the same lines, without Rich laying out every cell (a row a file)
-            self.console.file.write("\n".join(lines) + "\n")
+            self.console.print(self.table())
+        else:
+            self.stream.write("\n".join(lines) + "\n")
+
+    def plain_lines(self, width: int) -> list[str] | None:
+        """The summary's lines as Rich draws them without colour at ``width`` columns, written from its
+        cells (kbatch.render.plain.bordered_lines); None where Rich must draw them."""
+        rows = [row for row, _ in self.cells()]
+        section_ends = [False] * len(rows)
+        if len(self.rows) > 1:
+            section_ends[-2] = True   # the rule above the total
+        return bordered_lines("verify-crc", [name for name, _ in self.COLUMNS],
+                              [justify == "right" for _, justify in self.COLUMNS], rows, section_ends, width)
+
+    def cells(self) -> list[tuple[list[str], str]]:
+        """The summary's rows as text, each with its verdict's style: a row per file (or unreadable path), in
+        input order, and under many a total (the last row, after a rule)."""
+        rows = []
+        for summary in self.rows:
+            if isinstance(summary, tuple):
+                path, reason = summary
+                rows.append(([path, "-", "-", "-", reason, "unreadable"], "bold red"))
+                continue
+            codes = "\n".join(f"{count} {code}" for code, count in sorted(summary.findings.items())) or "-"
+            verdict = ("damaged", "bold red") if summary.damaged else ("ok", "green")
+            rows.append(([summary.path, str(summary.batches), str(summary.records), str(summary.size), codes,
+                          verdict[0]], verdict[1]))
+        if len(self.rows) > 1:
+            damaged = sum(summary.damaged for summary in self.summaries)
+            unreadable = len(self.rows) - len(self.summaries)
+            parts = [f"{damaged} damaged"] * bool(damaged) + [f"{unreadable} unreadable"] * bool(unreadable)
+            rows.append(([counted(len(self.rows), "file"), str(sum(s.batches for s in self.summaries)),
+                          str(sum(s.records for s in self.summaries)), str(sum(s.size for s in self.summaries)),
+                          counted(sum(sum(s.findings.values()) for s in self.summaries), "finding"),
+                          ", ".join(parts) or "ok"], "bold red" if parts else "green"))
+        return rows
 
     def table(self):
-        """The summary: a row per file (or unreadable path), in input order, and a total under many."""
+        """The summary as a Rich table (:meth:`cells`, the verdicts styled)."""
         from rich.table import Table
         from rich.text import Text
 
         table = Table(title="verify-crc", title_justify="left", header_style="bold")
-        for name, justify in (("file", "left"), ("batches", "right"), ("records", "right"), ("bytes", "right"),
-                              ("findings by code", "left"), ("verdict", "left")):
+        for name, justify in self.COLUMNS:
             table.add_column(name, justify=justify)
-        for summary in self.rows:
-            if isinstance(summary, tuple):
-                path, reason = summary
-                table.add_row(path, "-", "-", "-", reason, Text("unreadable", style="bold red"))
-                continue
-            codes = "\n".join(f"{count} {code}" for code, count in sorted(summary.findings.items())) or "-"
-            verdict = Text("damaged", style="bold red") if summary.damaged else Text("ok", style="green")
-            table.add_row(summary.path, str(summary.batches), str(summary.records), str(summary.size), codes, verdict)
-        if len(self.rows) > 1:
-            damaged = sum(summary.damaged for summary in self.summaries)
-            table.add_section()
-            table.add_row(counted(len(self.rows), "file"), str(sum(s.batches for s in self.summaries)),
-                          str(sum(s.records for s in self.summaries)), str(sum(s.size for s in self.summaries)),
-                          counted(sum(sum(s.findings.values()) for s in self.summaries), "finding"),
-                          _total_verdict(damaged, len(self.rows) - len(self.summaries)))
+        cells = self.cells()
+        for number, (row, style) in enumerate(cells, 1):
+            if number == len(cells) and len(self.rows) > 1:
+                table.add_section()
+            table.add_row(*row[:-1], Text(row[-1], style=style))
         return table
-
-
-def _total_verdict(damaged: int, unreadable: int):
-    from rich.text import Text
-
-    parts = [f"{damaged} damaged"] * bool(damaged) + [f"{unreadable} unreadable"] * bool(unreadable)
-    return Text(", ".join(parts), style="bold red") if parts else Text("ok", style="green")
 
 
 class VerifyJsonlSink(_BatchOffsets):
