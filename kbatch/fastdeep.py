@@ -71,64 +71,67 @@ class DeepRun:
 
     def walk(self, window, pos: int, stop: int) -> int:
         """Walk the batches from ``pos`` (an entry start) that lie whole in the reader's window and start
-        before ``stop``; where the walk stopped (``pos`` itself when the entry there is the full reader's)."""
-        summary = self.summary
+        before ``stop``; where the walk stopped (``pos`` itself when the entry there is the full reader's).
+
+        A batch is walked here when --deep reports nothing on it: everything the full reader reads of a v2
+        batch (kbatch.reading.v2, kbatch.records) and checks of it (kbatch.verify.verify_stream), in one loop
+        without a call per batch of its own, the cost of a batch of one record.  The offset order moves on
+        only for a batch walked.
+        """
+        order, segment_base, decompressor = self.order, self.segment_base, self.decompressor
+        walker, columns = self.walker, self.columns
+        walked = records_walked = walked_bytes = 0
         for batch_pos, view, i, end, header in framed_batches(window, pos, stop, self.max_entry_size):
             (base_offset, _, _, _, crc, attributes, last_offset_delta, base_timestamp, max_timestamp, producer_id,
              producer_epoch, base_sequence, count) = header
-            if not self._clean(view, i, end, batch_pos, base_offset, crc, attributes, last_offset_delta,
-                               base_timestamp, max_timestamp, producer_id, producer_epoch, base_sequence, count):
+            # What the header alone says first: a batch refused after its CRC and records would have them read
+            # again by the full reader.
+            if count < 0 or attributes & CONTROL_FLAG_MASK or v2_reserved_bits(attributes):
                 break
-            summary.batches += 1
-            summary.records += count
-            summary.batch_bytes += end - i
-            self.walked += 1
+            if producer_fields_problem(bool(attributes & TRANSACTIONAL_FLAG_MASK), False, producer_id,
+                                       producer_epoch, base_sequence):
+                break
+            last_offset = base_offset + last_offset_delta
+            if segment_base is not None and segment_range_problem(base_offset, last_offset, segment_base):
+                break
+            # The first batch of a walk is the full reader's: a part of a file read by a child hands its first
+            # batch to the parent, which checks it against the part before (kbatch.verify.verify_in_parts).
+            if order.last_offset is None or order.problem(base_offset):
+                break
+            if CRC32C(view[i + BATCH_CRC_START:end]) != crc:
+                break
+            # The records: in the window's bytes, walked in place (the walker keeps its hold on them from batch
+            # to batch); or inflated, as kbatch.reading.v2.load_records inflates them.
+            records_in, first, last = view.obj, i + _HEADER_SIZE, end
+            codec_id = attributes & COMPRESSION_CODEC_MASK
+            if codec_id:
+                try:
+                    records_in = decompressor.decompress_view(codec_id, view[first:end], 2)
+                except CodecError:
+                    break
+                first, last = 0, len(records_in)
+            # The decoder kbatch.records walks with (a test swaps in its pure-Python twin there), its columns too.
+            if walker is None:
+                walker = self.walker = records.RecordWalker(records_in, count, base_offset, base_timestamp, first,
+                                                            last)
+            else:
+                walker.reset(records_in, count, base_offset, base_timestamp, first, last)
+            while walker.fill(columns) and not walker.done:
+                pass
+            if walker.findings or walker.order_breaks or walker.decoded != count:
+                break
+            if count and (last_offset_delta_short(base_offset, last_offset_delta, walker.last_offset)
+                          or max_timestamp_differs(not attributes & TIMESTAMP_TYPE_MASK, max_timestamp,
+                                                   walker.max_timestamp)):
+                break
+            order.take(last_offset, batch_pos)
+            walked += 1
+            records_walked += count
+            walked_bytes += end - i
             pos = batch_pos + end - i
+        summary = self.summary
+        summary.batches += walked
+        summary.records += records_walked
+        summary.batch_bytes += walked_bytes
+        self.walked += walked
         return pos
-
-    def _clean(self, view, i: int, end: int, pos: int, base_offset, crc, attributes, last_offset_delta,
-               base_timestamp, max_timestamp, producer_id, producer_epoch, base_sequence, count) -> bool:
-        """Whether the batch at ``view[i:end]`` (file position ``pos``) is one --deep reports nothing on.
-
-        Everything the full reader reads of a v2 batch (kbatch.reading.v2, kbatch.records) and checks of it
-        (kbatch.verify.verify_stream); the offset order moves on only for a batch called clean.
-        """
-        # What the header alone says first: a batch refused after its CRC and records would have them read
-        # again by the full reader.
-        if count < 0 or attributes & CONTROL_FLAG_MASK or v2_reserved_bits(attributes):
-            return False
-        if producer_fields_problem(bool(attributes & TRANSACTIONAL_FLAG_MASK), False, producer_id, producer_epoch,
-                                   base_sequence):
-            return False
-        last_offset = base_offset + last_offset_delta
-        if self.segment_base is not None and segment_range_problem(base_offset, last_offset, self.segment_base):
-            return False
-        # The first batch of a walk is the full reader's: a part of a file read by a child hands its first
-        # batch to the parent, which checks it against the part before (kbatch.verify.verify_in_parts).
-        if self.order.last_offset is None or self.order.problem(base_offset):
-            return False
-        if CRC32C(view[i + BATCH_CRC_START:end]) != crc:
-            return False
-        payload = view[i + _HEADER_SIZE:end]
-        codec_id = attributes & COMPRESSION_CODEC_MASK
-        if codec_id:
-            try:   # as kbatch.reading.v2.load_records inflates them
-                payload = self.decompressor.decompress_view(codec_id, payload, 2)
-            except CodecError:
-                return False
-        # The decoder kbatch.records walks with (a test swaps in its pure-Python twin there), its columns too.
-        walker = self.walker
-        if walker is None:
-            walker = self.walker = records.RecordWalker(payload, count, base_offset, base_timestamp)
-        else:
-            walker.reset(payload, count, base_offset, base_timestamp)
-        while walker.fill(self.columns) and not walker.done:
-            pass
-        if walker.findings or walker.order_breaks or walker.decoded != count:
-            return False
-        if count and (last_offset_delta_short(base_offset, last_offset_delta, walker.last_offset)
-                      or max_timestamp_differs(not attributes & TIMESTAMP_TYPE_MASK, max_timestamp,
-                                               walker.max_timestamp)):
-            return False
-        self.order.take(last_offset, pos)
-        return True

@@ -148,6 +148,7 @@ class RecordWalker:
     """
 
     _data: cython.const[cython.uchar][::1]
+    _source: object             # the object _data holds the buffer of
     _end: cython.Py_ssize_t
     _pos: cython.Py_ssize_t
     _count: cython.Py_ssize_t
@@ -166,17 +167,26 @@ class RecordWalker:
     breaks_not_kept = cython.declare(cython.Py_ssize_t, visibility="readonly")   # order breaks past MAX_HELD
 
     def __init__(self, data, count: cython.longlong, base_offset: cython.longlong,
-                 base_timestamp: cython.longlong):
+                 base_timestamp: cython.longlong, start: cython.Py_ssize_t = 0, end: cython.Py_ssize_t = -1):
         self.findings = []
         self.order_breaks = []
-        self.reset(data, count, base_offset, base_timestamp)
+        self._source = None
+        self.reset(data, count, base_offset, base_timestamp, start, end)
 
-    def reset(self, data, count: cython.longlong, base_offset: cython.longlong, base_timestamp: cython.longlong):
+    def reset(self, data, count: cython.longlong, base_offset: cython.longlong, base_timestamp: cython.longlong,
+              start: cython.Py_ssize_t = 0, end: cython.Py_ssize_t = -1):
         """Walk another batch's records (arguments as the constructor's) with this walker, as new: a run over
-        many small batches spares a walker and its two lists each."""
-        self._data = data
-        self._end = len(data)
-        self._pos = 0
+        many small batches spares a walker and its two lists each.
+
+        The records are ``data[start:end]`` (``end`` -1: to the end of ``data``), and positions are
+        ``data``'s: a run over the batches of one buffer passes the buffer each time, and the walker takes
+        hold of its bytes once (more than a record walk of a small batch takes).
+        """
+        if data is not self._source:
+            self._data = data
+            self._source = data
+        self._end = len(data) if end < 0 else min(end, len(data))
+        self._pos = min(max(start, 0), self._end)
         if self.findings:   # a new list: whoever read the last batch's may still hold it
             self.findings = []
         if self.order_breaks:
@@ -193,7 +203,7 @@ class RecordWalker:
         self._value = 0
         self._next = 0
         if count < 0:
-            self.findings.append(("records-count-mismatch", 0, 0, "records_count", "a count >= 0", str(count)))
+            self.findings.append(("records-count-mismatch", self._pos, 0, "records_count", "a count >= 0", str(count)))
             count = 0
         self._count = count
 

@@ -34,12 +34,13 @@ def test_the_installed_decoder_is_the_compiled_one():
     assert compiled.RECORD_COLUMNS == pure.RECORD_COLUMNS
 
 
-def _walk(module, data, count, base_offset=0, base_timestamp=0, chunk=16384, walker=None) -> dict:
-    """Everything a walk produces, as plain values (``walker``: one that walked something else, reset)."""
+def _walk(module, data, count, base_offset=0, base_timestamp=0, chunk=16384, walker=None, span=()) -> dict:
+    """Everything a walk produces, as plain values (``walker``: one that walked something else, reset;
+    ``span``: (start, end), the records lie there in ``data``)."""
     if walker is None:
-        walker = module.RecordWalker(data, count, base_offset, base_timestamp)
+        walker = module.RecordWalker(data, count, base_offset, base_timestamp, *span)
     else:
-        walker.reset(data, count, base_offset, base_timestamp)
+        walker.reset(data, count, base_offset, base_timestamp, *span)
     columns = module.RecordColumns(chunk, 2)
     rows = {name: [] for name in module.RECORD_COLUMNS}
     headers = {name: [] for name in module.HEADER_COLUMNS}
@@ -71,7 +72,24 @@ def _agree(data, count, base_offset=0, base_timestamp=0) -> dict:
             pass
         assert used.findings and used.order_breaks and used.done
         assert _walk(module, data, count, base_offset, base_timestamp, walker=used) == reference, module
+        # The same records in the middle of a larger buffer, walked in place by a walker that holds that
+        # buffer already: the same walk, at the buffer's positions.
+        padded = b"\xff" * 5 + bytes(data) + b"\x00" * 3
+        holding = module.RecordWalker(padded, 0, 0, 0)
+        in_place = _walk(module, padded, count, base_offset, base_timestamp, walker=holding, span=(5, 5 + len(data)))
+        assert _moved(in_place, -5) == reference, module
     return reference
+
+
+def _moved(walk: dict, by: int) -> dict:
+    """A walk's results with every position in them moved ``by`` bytes."""
+    rows = {name: [value + by for value in values] if name in ("pos", "key_pos", "value_pos") else values
+            for name, values in walk["rows"].items()}
+    headers = {name: [value + by for value in values] if name.endswith("_pos") else values
+               for name, values in walk["headers"].items()}
+    return {**walk, "rows": rows, "headers": headers,
+            "findings": [(code, pos + by, *rest) for code, pos, *rest in walk["findings"]],
+            "order_breaks": [(index, pos + by, *rest) for index, pos, *rest in walk["order_breaks"]]}
 
 
 def _v2_record_bytes(path) -> list[tuple[bytes, object]]:
