@@ -3,50 +3,31 @@
 The full reader makes a Batch object of every entry, walks its records into a
 RecordChecks and words every check as a finding: about 30 µs a batch in
 Python, whatever the batch says.  Most batches say nothing.
-:class:`DeepRun` walks the v2 data batches (any codec; a control batch is the
-full reader's) lying whole in the reader's window: each header unpacked with
-the struct derived from the declaration, its CRC, its records inflated by the
-reader's decompressor and walked by the one record decoder
-(:mod:`kbatch.recordwalk`) into reused columns, and every rule --deep applies
-asked of :mod:`kbatch.invariants` on plain values -- the functions the full
-path words its findings from.
+:class:`DeepRun` hands the v2 data batches (any codec; a control batch is the
+full reader's) lying whole in the reader's window to
+:class:`kbatch.recordwalk.CleanBatches`, one compiled loop: each header
+unpacked with the struct derived from the declaration, every rule --deep
+applies asked on plain values (the functions the full path words its findings
+from), its CRC, its records inflated by the reader's decompressor and walked
+by the one record decoder.
 
 It only ever accepts: at a batch that breaks a rule, or an entry it does not
 walk (a v0/v1 entry, a control batch, damage, a codec error), it stops, and
 :func:`kbatch.verify.verify_stream` reads that one entry with the full
 reader, which reports exactly, then hands back.  So the output is the full
 reader's whatever the run takes (tests/test_fastdeep.py holds the two to the
-same findings and counts on every fixture, every rule and random damage);
-only the time differs.  Plain Python: the time of a batch is its CRC, its
-inflating and its record walk, all compiled already.
+same findings and counts on every fixture, every rule and random damage,
+compiled and pure); only the time differs.
 """
 
 from __future__ import annotations
 
-from . import records
 from .checksums import CRC32C
 from .codecs import CodecError, Decompressor
-from .invariants import (
-    OffsetOrder,
-    last_offset_delta_short,
-    max_timestamp_differs,
-    producer_fields_problem,
-    segment_range_problem,
-    v2_reserved_bits,
-)
-from .reading.v2 import framed_batches
-from .recordwalk import DEFAULT_CHUNK
-from .structs import (
-    BATCH_CRC_START,
-    BATCH_HEADER,
-    COMPRESSION_CODEC_MASK,
-    CONTROL_FLAG_MASK,
-    TIMESTAMP_TYPE_MASK,
-    TRANSACTIONAL_FLAG_MASK,
-)
+from .invariants import OffsetOrder
+from .recordwalk import CleanBatches
+from .structs import BATCH_HEADER
 from .summary import FileSummary
-
-_HEADER_SIZE = BATCH_HEADER.size
 
 
 class DeepRun:
@@ -66,72 +47,29 @@ class DeepRun:
         self.max_entry_size = max_entry_size
         self.decompressor = decompressor
         self.walked = 0   # batches walked here (the rest went to the full reader)
-        self.walker = None   # one record walker, reset for each batch (made at the first)
-        self.columns = records.reused_columns(DEFAULT_CHUNK)
+        self.batches = CleanBatches()
 
     def walk(self, window, pos: int, stop: int) -> int:
         """Walk the batches from ``pos`` (an entry start) that lie whole in the reader's window and start
-        before ``stop``; where the walk stopped (``pos`` itself when the entry there is the full reader's).
-
-        A batch is walked here when --deep reports nothing on it: everything the full reader reads of a v2
-        batch (kbatch.reading.v2, kbatch.records) and checks of it (kbatch.verify.verify_stream), in one loop
-        without a call per batch of its own, the cost of a batch of one record.  The offset order moves on
-        only for a batch walked.
-        """
-        order, segment_base, decompressor = self.order, self.segment_base, self.decompressor
-        walker, columns = self.walker, self.columns
-        walked = records_walked = walked_bytes = 0
-        for batch_pos, view, i, end, header in framed_batches(window, pos, stop, self.max_entry_size):
-            (base_offset, _, _, _, crc, attributes, last_offset_delta, base_timestamp, max_timestamp, producer_id,
-             producer_epoch, base_sequence, count) = header
-            # What the header alone says first: a batch refused after its CRC and records would have them read
-            # again by the full reader.
-            if count < 0 or attributes & CONTROL_FLAG_MASK or v2_reserved_bits(attributes):
-                break
-            if producer_fields_problem(bool(attributes & TRANSACTIONAL_FLAG_MASK), False, producer_id,
-                                       producer_epoch, base_sequence):
-                break
-            last_offset = base_offset + last_offset_delta
-            if segment_base is not None and segment_range_problem(base_offset, last_offset, segment_base):
-                break
-            # The first batch of a walk is the full reader's: a part of a file read by a child hands its first
-            # batch to the parent, which checks it against the part before (kbatch.verify.verify_in_parts).
-            if order.last_offset is None or order.problem(base_offset):
-                break
-            if CRC32C(view[i + BATCH_CRC_START:end]) != crc:
-                break
-            # The records: in the window's bytes, walked in place (the walker keeps its hold on them from batch
-            # to batch); or inflated, as kbatch.reading.v2.load_records inflates them.
-            records_in, first, last = view.obj, i + _HEADER_SIZE, end
-            codec_id = attributes & COMPRESSION_CODEC_MASK
-            if codec_id:
-                try:
-                    records_in = decompressor.decompress_view(codec_id, view[first:end], 2)
-                except CodecError:
-                    break
-                first, last = 0, len(records_in)
-            # The decoder kbatch.records walks with (a test swaps in its pure-Python twin there), its columns too.
-            if walker is None:
-                walker = self.walker = records.RecordWalker(records_in, count, base_offset, base_timestamp, first,
-                                                            last)
-            else:
-                walker.reset(records_in, count, base_offset, base_timestamp, first, last)
-            while walker.fill(columns) and not walker.done:
-                pass
-            if walker.findings or walker.order_breaks or walker.decoded != count:
-                break
-            if count and (last_offset_delta_short(base_offset, last_offset_delta, walker.last_offset)
-                          or max_timestamp_differs(not attributes & TIMESTAMP_TYPE_MASK, max_timestamp,
-                                                   walker.max_timestamp)):
-                break
-            order.take(last_offset, batch_pos)
-            walked += 1
-            records_walked += count
-            walked_bytes += end - i
-            pos = batch_pos + end - i
-        summary = self.summary
-        summary.batches += walked
-        summary.records += records_walked
-        summary.batch_bytes += walked_bytes
+        before ``stop``; where the walk stopped (``pos`` itself when the entry there is the full reader's)."""
+        data, i, _ = window.view(pos, BATCH_HEADER.size)
+        base = pos - i   # the file position of data[0]
+        batches, order = self.batches, self.order
+        before = batches.batches, batches.records, batches.batch_bytes
+        batches.last_offset, batches.last_pos = order.last_offset, order.last_pos
+        stopped = batches.walk(data, i, stop - base, base, self.max_entry_size, self.segment_base, self._inflate,
+                               CRC32C)
+        order.last_offset, order.last_pos = batches.last_offset, batches.last_pos
+        walked = batches.batches - before[0]
         self.walked += walked
-        return pos
+        self.summary.batches += walked
+        self.summary.records += batches.records - before[1]
+        self.summary.batch_bytes += batches.batch_bytes - before[2]
+        return base + stopped
+
+    def _inflate(self, codec_id: int, payload):
+        """A compressed batch's records, as kbatch.reading.v2.load_records inflates them (None: they do not)."""
+        try:
+            return self.decompressor.decompress_view(codec_id, payload, 2)
+        except CodecError:
+            return None

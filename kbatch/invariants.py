@@ -4,7 +4,10 @@ Each check is one function over decoded batches and yields findings with the
 position of the field concerned.  The rules are Kafka's: DefaultRecordBatch
 (lastOffsetDelta, maxTimestamp, producer fields, attributes),
 AbstractLegacyRecordBatch (wrapper timestamps), and the log's own order
-(Log.analyzeAndValidateRecords: offsets only go up).
+(Log.analyzeAndValidateRecords: offsets only go up).  A v2 batch's rules are
+written once, on plain values, in :mod:`kbatch.recordwalk` (compiled where it
+can be): the checks here word findings from them, and --deep's fast pass
+(kbatch.fastdeep) asks them of batches it makes no object of.
 """
 
 from __future__ import annotations
@@ -12,15 +15,19 @@ from __future__ import annotations
 from typing import Iterator
 
 from .findings import MAX_HELD, Finding
-from .model import NO_SEQUENCE, Batch
+from .model import Batch
+from .recordwalk import (
+    MAX_RELATIVE_OFFSET,
+    NO_PRODUCER_ID,
+    last_offset_delta_short,
+    max_timestamp_differs,
+    offset_order_problem,
+    producer_fields_problem,
+    segment_range_problem,
+    v2_reserved_bits,
+)
 from .structs import BATCH_HEADER, LEGACY_CODEC_MASK, LEGACY_TIMESTAMP_TYPE_MASK, MESSAGE_V1_HEADER
 
-NO_PRODUCER_ID = -1
-NO_PRODUCER_EPOCH = -1
-
-# Bits of the v2 attributes Kafka defines (codec 0-2, timestampType 3, transactional 4, control 5,
-# deleteHorizon 6); DefaultRecordBatch only ever reads the low byte, the rest is reserved.
-V2_DEFINED_ATTRIBUTES = 0x7F
 LEGACY_DEFINED_ATTRIBUTES = {0: LEGACY_CODEC_MASK, 1: LEGACY_CODEC_MASK | LEGACY_TIMESTAMP_TYPE_MASK}
 
 
@@ -84,46 +91,6 @@ def _producer_checks(batch: Batch) -> Iterator[Finding]:
         yield _header_finding(batch, problem, "producer_id", "all three set (idempotent) or all -1", actual)
 
 
-# -- the rules themselves, on plain values: the checks above word their findings, and verify-crc --deep's
-# -- fast pass (kbatch.fastdeep) asks the same questions of batches it never makes objects of.
-
-def v2_reserved_bits(attributes: int) -> int:
-    """The bits of a v2 batch's attributes that Kafka defines no meaning for and that are set (0: none)."""
-    return attributes & ~V2_DEFINED_ATTRIBUTES & 0xFFFF
-
-
-def producer_fields_problem(is_transactional: bool, is_control: bool, producer_id: int, producer_epoch: int,
-                            base_sequence: int) -> str | None:
-    """A batch is idempotent (producerId, epoch and sequence all set) or not (all -1); a transaction needs one.
-
-    The finding's code, or None.
-    """
-    if is_transactional and producer_id == NO_PRODUCER_ID:
-        return "transactional-without-producer"
-    if is_control:
-        return None  # markers are written by the coordinator: producer id and epoch set, no sequence
-    unset = (producer_id == NO_PRODUCER_ID, producer_epoch == NO_PRODUCER_EPOCH, base_sequence == NO_SEQUENCE)
-    if any(unset) and not all(unset):
-        # Brokers accept it (only producerId -1 decides), and some clients write epoch 0, sequence 0.
-        return "inconsistent-producer-fields"
-    return None
-
-
-def last_offset_delta_short(base_offset: int, last_offset_delta: int, last_record_offset: int) -> bool:
-    """The header's lastOffsetDelta falls short of the last record's offset.
-
-    The log cleaner keeps a batch's original lastOffsetDelta when it removes its last records
-    (MemoryRecords.filterTo / writeEmptyHeader keep the producer's last sequence), so the last record's
-    offsetDelta may be below lastOffsetDelta, never above it.
-    """
-    return last_record_offset - base_offset > last_offset_delta
-
-
-def max_timestamp_differs(create_time: bool, header_max_timestamp: int, records_max_timestamp: int) -> bool:
-    """A CreateTime batch's maxTimestamp is its largest record timestamp (LogAppendTime: the broker's clock)."""
-    return create_time and records_max_timestamp != header_max_timestamp
-
-
 def _record_finding(batch: Batch, pos: int, size: int, code: str, field: str, expected: str,
                     actual: str) -> Finding:
     """A finding about the record at ``pos`` (Record.pos: in the file, or inside the decompressed records)."""
@@ -156,10 +123,6 @@ def _legacy_checks(batch: Batch) -> Iterator[Finding]:
                                   f"{largest} (the largest inner timestamp)", batch.max_timestamp)
 
 
-# AbstractIndex.toRelative: an index stores offsets as int32 relative to the segment's base offset.
-MAX_RELATIVE_OFFSET = 2**31 - 1
-
-
 def segment_range_checks(batch: Batch, segment_base: int) -> list[Finding]:
     """A batch's offsets against the base offset in its segment's file name (``00000000000000001234.log``).
 
@@ -185,15 +148,6 @@ def segment_range_checks(batch: Batch, segment_base: int) -> list[Finding]:
     return []
 
 
-def segment_range_problem(offset_field: int, last_offset: int, segment_base: int) -> str | None:
-    """segment_range_checks' rule on plain values: the finding's code, or None."""
-    if offset_field < segment_base:
-        return "below-segment-base"
-    if last_offset - segment_base > MAX_RELATIVE_OFFSET:
-        return "beyond-segment-range"
-    return None
-
-
 class OffsetOrder:
     """Across batches, offsets only go up: a gap is legal (compaction, aborted data), an overlap is not."""
 
@@ -217,12 +171,7 @@ class OffsetOrder:
 
     def problem(self, base_offset: int) -> str | None:
         """What a batch starting at ``base_offset`` is after the batches so far: the finding's code, or None."""
-        if self.last_offset is not None:
-            if base_offset <= self.last_offset:
-                return "offset-overlap"
-            if base_offset > self.last_offset + 1:
-                return "offset-gap"
-        return None
+        return offset_order_problem(self.last_offset, base_offset)
 
     def take(self, last_offset: int, pos: int) -> None:
         """Go on past a batch (at ``pos``) whose last offset is ``last_offset``."""

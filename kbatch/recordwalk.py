@@ -33,6 +33,16 @@ if cython.compiled:
     from cython.cimports.libc.string import memcpy
 
 from .findings import MAX_HELD
+from .structs import (
+    BATCH_CRC_START,
+    BATCH_HEADER,
+    COMPRESSION_CODEC_MASK,
+    CONTROL_FLAG_MASK,
+    LOG_OVERHEAD,
+    MIN_ENTRY_SIZE,
+    TIMESTAMP_TYPE_MASK,
+    TRANSACTIONAL_FLAG_MASK,
+)
 
 # A record takes at least 7 bytes (7 one-byte fields), a header at least 2: no batch can hold more
 # records than its bytes / 7, whatever recordsCount claims.
@@ -173,6 +183,7 @@ class RecordWalker:
         self._source = None
         self.reset(data, count, base_offset, base_timestamp, start, end)
 
+    @cython.ccall
     def reset(self, data, count: cython.longlong, base_offset: cython.longlong, base_timestamp: cython.longlong,
               start: cython.Py_ssize_t = 0, end: cython.Py_ssize_t = -1):
         """Walk another batch's records (arguments as the constructor's) with this walker, as new: a run over
@@ -207,6 +218,7 @@ class RecordWalker:
             count = 0
         self._count = count
 
+    @cython.ccall
     @cython.boundscheck(False)
     @cython.wraparound(False)
     def fill(self, columns: RecordColumns) -> cython.Py_ssize_t:
@@ -539,6 +551,222 @@ def increment_sequence(sequence: cython.longlong, increment: cython.longlong) ->
     if sequence > _INT_MAX - increment:
         return increment - (_INT_MAX - sequence) - 1
     return sequence + increment
+
+
+# -- The rules of a v2 batch, on plain values ---------------------------------------------------------
+#
+# What Kafka holds a v2 batch to beyond its framing and CRC, one function a rule: DefaultRecordBatch
+# (attributes, producer fields, lastOffsetDelta, maxTimestamp), the log's own order
+# (Log.analyzeAndValidateRecords: offsets only go up) and a segment's range (LogSegment.recover).
+# kbatch.invariants words the full reader's findings from them; CleanBatches below asks them of batches
+# it makes no object of.  An offset is a Python int where it can pass Java's long (a batch's last offset is
+# baseOffset + lastOffsetDelta, counted exactly).
+
+NO_PRODUCER_ID = -1
+NO_PRODUCER_EPOCH = -1
+# Bits of the v2 attributes Kafka defines (codec 0-2, timestampType 3, transactional 4, control 5,
+# deleteHorizon 6); DefaultRecordBatch only ever reads the low byte, the rest is reserved.
+V2_DEFINED_ATTRIBUTES = 0x7F
+# AbstractIndex.toRelative: an index stores offsets as int32 relative to the segment's base offset.
+MAX_RELATIVE_OFFSET = 2**31 - 1
+# The same numbers as C constants where compiled (a Python global is looked up, and boxed, at every use).
+_V2_DEFINED_ATTRIBUTES = cython.declare(cython.longlong, V2_DEFINED_ATTRIBUTES)
+_NO_PRODUCER_ID = cython.declare(cython.longlong, NO_PRODUCER_ID)
+_NO_PRODUCER_EPOCH = cython.declare(cython.longlong, NO_PRODUCER_EPOCH)
+_NO_SEQUENCE = cython.declare(cython.longlong, NO_SEQUENCE)
+_MIN_V2_ENTRY_SIZE = cython.declare(cython.longlong, MIN_ENTRY_SIZE[2])
+_CODEC_MASK = cython.declare(cython.longlong, COMPRESSION_CODEC_MASK)
+_TIMESTAMP_TYPE_MASK = cython.declare(cython.longlong, TIMESTAMP_TYPE_MASK)
+_TRANSACTIONAL_MASK = cython.declare(cython.longlong, TRANSACTIONAL_FLAG_MASK)
+_CONTROL_MASK = cython.declare(cython.longlong, CONTROL_FLAG_MASK)
+
+
+@cython.ccall
+@cython.exceptval(check=False)
+def v2_reserved_bits(attributes: cython.longlong) -> cython.longlong:
+    """The bits of a v2 batch's attributes that Kafka defines no meaning for and that are set (0: none)."""
+    return attributes & ~_V2_DEFINED_ATTRIBUTES & 0xFFFF
+
+
+@cython.ccall
+def producer_fields_problem(is_transactional: cython.bint, is_control: cython.bint, producer_id: cython.longlong,
+                            producer_epoch: cython.longlong, base_sequence: cython.longlong):
+    """A batch is idempotent (producerId, epoch and sequence all set) or not (all -1); a transaction needs one.
+
+    The finding's code, or None.
+    """
+    if is_transactional and producer_id == _NO_PRODUCER_ID:
+        return "transactional-without-producer"
+    if is_control:
+        return None  # markers are written by the coordinator: producer id and epoch set, no sequence
+    unset: cython.int = ((producer_id == _NO_PRODUCER_ID) + (producer_epoch == _NO_PRODUCER_EPOCH)
+                         + (base_sequence == _NO_SEQUENCE))
+    if 0 < unset < 3:
+        # Brokers accept it (only producerId -1 decides), and some clients write epoch 0, sequence 0.
+        return "inconsistent-producer-fields"
+    return None
+
+
+@cython.ccall
+def last_offset_delta_short(base_offset, last_offset_delta, last_record_offset) -> cython.bint:
+    """The header's lastOffsetDelta falls short of the last record's offset.
+
+    The log cleaner keeps a batch's original lastOffsetDelta when it removes its last records
+    (MemoryRecords.filterTo / writeEmptyHeader keep the producer's last sequence), so the last record's
+    offsetDelta may be below lastOffsetDelta, never above it.
+    """
+    return last_record_offset - base_offset > last_offset_delta
+
+
+@cython.ccall
+@cython.exceptval(check=False)
+def max_timestamp_differs(create_time: cython.bint, header_max_timestamp: cython.longlong,
+                          records_max_timestamp: cython.longlong) -> cython.bint:
+    """A CreateTime batch's maxTimestamp is its largest record timestamp (LogAppendTime: the broker's clock)."""
+    return create_time and records_max_timestamp != header_max_timestamp
+
+
+@cython.ccall
+def segment_range_problem(offset_field, last_offset, segment_base):
+    """A batch's offsets against the base offset in its segment's file name: the finding's code, or None.
+
+    The offset checked is the entry's own offset field (a v2 batch's baseOffset; see
+    kbatch.invariants.segment_range_checks).
+    """
+    if offset_field < segment_base:
+        return "below-segment-base"
+    if last_offset - segment_base > MAX_RELATIVE_OFFSET:
+        return "beyond-segment-range"
+    return None
+
+
+@cython.ccall
+def offset_order_problem(last_offset, base_offset):
+    """What a batch starting at ``base_offset`` is after batches whose last offset is ``last_offset`` (None:
+    none before): a gap is legal (compaction, aborted data) but reported, an overlap is not.  The finding's
+    code, or None."""
+    if last_offset is not None:
+        if base_offset <= last_offset:
+            return "offset-overlap"
+        if base_offset > last_offset + 1:
+            return "offset-gap"
+    return None
+
+
+@cython.ccall
+@cython.exceptval(check=False)
+def framed_v2_batch(magic: cython.longlong, batch_length: cython.longlong, max_entry_size: cython.longlong) -> cython.bint:
+    """A v2 batch framed as the full reader wants it, for a run that takes batches the reader need not read:
+    magic 2 and a batch length kbatch.framing accepts (a smaller one is damage, a larger one past the limit)."""
+    return magic == 2 and _MIN_V2_ENTRY_SIZE <= batch_length <= max_entry_size
+
+
+_unpack_header = BATCH_HEADER.unpack_from
+_HEADER_SIZE = cython.declare(cython.Py_ssize_t, BATCH_HEADER.size)
+_CRC_START = cython.declare(cython.Py_ssize_t, BATCH_CRC_START)
+_LOG_OVERHEAD = cython.declare(cython.Py_ssize_t, LOG_OVERHEAD)
+
+
+@cython.final
+@cython.cclass
+class CleanBatches:
+    """``verify-crc --deep``'s fast pass (kbatch.fastdeep): the v2 data batches it has nothing to say about,
+    walked in one loop without an object per batch.
+
+    :meth:`walk` goes over the batches lying whole in a buffer and stops at the first it does not take --
+    not a v2 data batch framed as the reader wants it, or one that breaks a rule -- which the full reader
+    then reads, and reports on exactly.  A batch is taken when: its header (the declaration's struct) says
+    nothing the rules above object to, against the offset order so far; its CRC holds; its records, inflated
+    by ``inflate`` where compressed, walk whole with no finding (one RecordWalker, reset for each); and its
+    header's lastOffsetDelta and maxTimestamp agree with them.  ``batches``, ``records`` and
+    ``batch_bytes`` count what was taken; ``last_offset`` and ``last_pos`` are the offset order
+    (kbatch.invariants.OffsetOrder) after it, set by the caller before a walk.
+    """
+
+    walker: RecordWalker
+    columns: RecordColumns
+    batches = cython.declare(cython.longlong, visibility="readonly")
+    records = cython.declare(cython.longlong, visibility="readonly")
+    batch_bytes = cython.declare(cython.longlong, visibility="readonly")
+    last_offset = cython.declare(object, visibility="public")
+    last_pos = cython.declare(object, visibility="public")
+
+    def __init__(self, chunk: cython.Py_ssize_t = 1024):
+        self.walker = RecordWalker(b"", 0, 0, 0)
+        self.columns = RecordColumns(chunk)   # a batch of more records fills them more than once
+        self.batches = self.records = self.batch_bytes = 0
+        self.last_offset = self.last_pos = None
+
+    def walk(self, data, i: cython.Py_ssize_t, stop: cython.Py_ssize_t, base: cython.longlong,
+             max_entry_size: cython.longlong, segment_base, inflate, checksum) -> cython.Py_ssize_t:
+        """Take the batches in ``data`` from index ``i`` (an entry start) on that start before index ``stop``
+        and lie whole in it; the index where the walk stopped (``i`` itself when the entry there is the full
+        reader's, and always with no offset before it: the first batch of a walk is the full reader's).
+
+        ``base`` is the file position of ``data[0]``; ``segment_base`` the base offset the segment's file name
+        says (None: not named so); ``inflate(codec_id, records)`` a compressed batch's records inflated (None:
+        they do not inflate); ``checksum`` CRC-32C.
+        """
+        limit: cython.Py_ssize_t = len(data)
+        view = memoryview(data)
+        walker: RecordWalker = self.walker
+        columns: RecordColumns = self.columns
+        last_offset = self.last_offset
+        end: cython.Py_ssize_t
+        first: cython.Py_ssize_t
+        last: cython.Py_ssize_t
+        attributes: cython.longlong
+        count: cython.longlong
+        codec_id: cython.longlong
+        if last_offset is None:
+            return i
+        while i < stop and i + _HEADER_SIZE <= limit:
+            header = _unpack_header(data, i)
+            end = i + _LOG_OVERHEAD + header[1]
+            if not framed_v2_batch(header[3], header[1], max_entry_size) or end > limit:
+                break
+            (base_offset, _, _, _, crc, attributes, last_offset_delta, base_timestamp, max_timestamp, producer_id,
+             producer_epoch, base_sequence, count) = header
+            # What the header alone says first: a batch refused after its CRC and records would have them
+            # read again by the full reader.
+            if count < 0 or attributes & _CONTROL_MASK or v2_reserved_bits(attributes):
+                break
+            if producer_fields_problem(attributes & _TRANSACTIONAL_MASK != 0, False, producer_id,
+                                       producer_epoch, base_sequence) is not None:
+                break
+            batch_last_offset = base_offset + last_offset_delta
+            if segment_base is not None and segment_range_problem(base_offset, batch_last_offset,
+                                                                  segment_base) is not None:
+                break
+            if offset_order_problem(last_offset, base_offset) is not None:
+                break
+            if checksum(view[i + _CRC_START:end]) != crc:
+                break
+            codec_id = attributes & _CODEC_MASK
+            if codec_id:   # as kbatch.reading.v2.load_records inflates them
+                records = inflate(codec_id, view[i + _HEADER_SIZE:end])
+                if records is None:
+                    break
+                first, last = 0, len(records)
+            else:   # walked where they lie: the walker keeps its hold on data from batch to batch
+                records, first, last = data, i + _HEADER_SIZE, end
+            walker.reset(records, count, base_offset, base_timestamp, first, last)
+            while walker.fill(columns) and not walker.done:
+                pass
+            if walker.findings or walker.order_breaks or walker.decoded != count:
+                break
+            if count and (last_offset_delta_short(base_offset, last_offset_delta, walker.last_offset)
+                          or max_timestamp_differs(not attributes & _TIMESTAMP_TYPE_MASK, max_timestamp,
+                                                   walker.max_timestamp)):
+                break
+            if batch_last_offset > last_offset:   # (a negative lastOffsetDelta leaves the order where it was)
+                last_offset, self.last_pos = batch_last_offset, base + i
+            self.batches += 1
+            self.records += count
+            self.batch_bytes += end - i
+            i = end
+        self.last_offset = last_offset
+        return i
 
 
 @cython.cfunc

@@ -90,11 +90,13 @@ def pure_recordwalk():
 
 def use_pure_decoder(monkeypatch) -> None:
     """From here on kbatch decodes records with the plain-Python twin of its compiled decoder."""
+    import kbatch.fastdeep
     import kbatch.fastlist
     import kbatch.records
     import kbatch.render.jsonout
 
     pure = pure_recordwalk()
+    monkeypatch.setattr(kbatch.fastdeep, "CleanBatches", pure.CleanBatches)
     monkeypatch.setattr(kbatch.records, "RecordWalker", pure.RecordWalker)
     monkeypatch.setattr(kbatch.records, "RecordColumns", pure.RecordColumns)
     monkeypatch.setattr(kbatch.records, "_COLUMNS", {})

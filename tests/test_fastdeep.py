@@ -4,7 +4,8 @@
 entry, and every batch that breaks a rule, to the full reader.  The oracle is verify_stream with the run
 taken out: the same findings in the same order, the same counts, on every fixture, every rule, damage
 and random header changes.  And the run must take the plain batches (or it would be an empty promise).
-The batches are built by kafka-python's builder (an encoder that is not ours).
+Every test runs twice: with the compiled loop (kbatch.recordwalk.CleanBatches) and with its plain-Python
+twin.  The batches are built by kafka-python's builder (an encoder that is not ours).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from pathlib import Path
 from unittest import mock
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from kafka.record.default_records import DefaultRecordBatchBuilder
 
@@ -29,10 +30,18 @@ from kbatch.segments import segment_base_offset
 from kbatch.summary import FileSummary
 from kbatch.verify import VerifyOptions, verify_file, verify_stream
 
-from .helpers import FIXTURES, fixture_id, fixture_paths
+from .helpers import FIXTURES, fixture_id, fixture_paths, use_pure_decoder
 
 AT = BATCH_HEADER.offsets
 FORMAT = {name: ">" + char for name, char in zip(BATCH_HEADER.names, BATCH_HEADER.codec.format.lstrip("<>!=@"))}
+
+
+@pytest.fixture(autouse=True, params=["compiled", "pure"])
+def decoder(request, monkeypatch):
+    """Each test with the compiled run and record decoder, then with their plain-Python twins."""
+    if request.param == "pure":
+        use_pure_decoder(monkeypatch)
+    return request.param
 
 
 def v2_batch(base_offset: int, count: int, *, value_size: int = 20, producer=(-1, -1, -1),
@@ -236,7 +245,7 @@ def random_segments(values: int) -> dict:
             "tail": st.sampled_from([b"", bytes(30), b"\x01" * 20])}
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(**random_segments(2**31))
 def test_the_same_as_the_full_reader_on_random_batches_and_header_changes(batches, changes, tail):
     assert_same(changed_segment(batches, changes) + tail)

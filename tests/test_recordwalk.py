@@ -161,6 +161,32 @@ def test_compiled_and_pure_agree_on_random_bytes(data, count):
     _agree(data, count)
 
 
+_LONG = st.integers(-2**63, 2**63 - 1)
+_OFFSET = st.one_of(_LONG, st.integers(-2**65, 2**65), st.sampled_from([-1, 0, 1, 2**31 - 1, 2**31, 2**63 - 1]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(attributes=st.integers(-2**15, 2**15 - 1), flags=st.tuples(st.booleans(), st.booleans()),
+       producer=st.tuples(st.sampled_from([-1, 0, 7, 2**63 - 1, -2**63]), st.integers(-2**15, 2**15 - 1),
+                          st.integers(-2**31, 2**31 - 1)),
+       offsets=st.tuples(_OFFSET, _OFFSET, _OFFSET), timestamps=st.tuples(_LONG, _LONG), create_time=st.booleans(),
+       last=st.one_of(st.none(), _OFFSET), batch_length=st.integers(-2**31, 2**31 - 1), magic=st.integers(-128, 127))
+def test_compiled_and_pure_ask_a_batchs_rules_alike(attributes, flags, producer, offsets, timestamps, create_time,
+                                                    last, batch_length, magic):
+    """The rules of a v2 batch (kbatch.invariants words findings from them, --deep's fast pass asks them):
+    compiled with C types where a value is one of the header's, they answer as in Python; an offset that
+    passes Java's long (a last offset counted exactly) stays a Python int."""
+    asked = [lambda module: module.v2_reserved_bits(attributes),
+             lambda module: module.producer_fields_problem(*flags, *producer),
+             lambda module: module.last_offset_delta_short(*offsets),
+             lambda module: module.max_timestamp_differs(create_time, *timestamps),
+             lambda module: module.segment_range_problem(*offsets),
+             lambda module: module.offset_order_problem(last, offsets[0]),
+             lambda module: module.framed_v2_batch(magic, batch_length, 1 << 20)]
+    for ask in asked:
+        assert ask(compiled) == ask(pure)
+
+
 def test_offsets_and_timestamps_wrap_as_java_longs_do():
     """DefaultRecord.readFrom: baseOffset + offsetDelta and baseTimestamp + timestampDelta are Java longs."""
     data = _record_bytes(dict(attributes=0, timestamp_delta=2, offset_delta=3, key=None, value=b"v", headers=[]))

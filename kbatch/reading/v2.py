@@ -12,13 +12,13 @@ from ..findings import Finding
 from ..framing import CHECKSUMS, crc_mismatch, records_count_problem
 from ..model import TIMESTAMP_TYPES, Batch
 from ..records import walk_batch_records
+from ..recordwalk import framed_v2_batch
 from ..structs import (
     BATCH_HEADER,
     COMPRESSION_CODEC_MASK,
     CONTROL_FLAG_MASK,
     DELETE_HORIZON_FLAG_MASK,
     LOG_OVERHEAD,
-    MIN_ENTRY_SIZE,
     TIMESTAMP_TYPE_MASK,
     TRANSACTIONAL_FLAG_MASK,
 )
@@ -66,23 +66,22 @@ def batch_fields(pos: int, size: int, header: tuple, computed_crc: int) -> tuple
 
 def framed_batches(window, pos: int, stop: int, max_entry_size: int):
     """The v2 batches from ``pos`` (an entry start) on that start before ``stop``, lie whole in the reader's
-    window and are framed as the reader wants them (magic 2, a batch length kbatch.framing accepts), as
-    (file position, view, i, end, header): the batch's bytes are ``view[i:end]``, ``header`` its
-    BATCH_HEADER fields.  It ends at the first entry that is not one.
+    window and are framed as the reader wants them (kbatch.recordwalk.framed_v2_batch), as (file position,
+    view, i, end, header): the batch's bytes are ``view[i:end]``, ``header`` its BATCH_HEADER fields.  It ends
+    at the first entry that is not one.
 
-    The runs over clean batches (kbatch.fastdeep, kbatch.fastlist) take these until one they leave to the
-    full reader; that one, and whatever ended this walk, the full reader reads.
+    The listing's run over clean batches (kbatch.fastlist) takes these until one it leaves to the full
+    reader; that one, and whatever ended this walk, the full reader reads.  (--deep's run,
+    kbatch.recordwalk.CleanBatches, frames batches by the same rule in its compiled loop.)
     """
     data, i, _ = window.view(pos, BATCH_HEADER.size)
     base = pos - i                       # the file position of data[0]
     limit, last = len(data), stop - base
-    min_size = MIN_ENTRY_SIZE[2]
     with memoryview(data) as view:
         while i < last and i + BATCH_HEADER.size <= limit:
             header = _unpack_header(data, i)
-            batch_length = header[1]
-            end = i + LOG_OVERHEAD + batch_length
-            if header[3] != 2 or not min_size <= batch_length <= max_entry_size or end > limit:
+            end = i + LOG_OVERHEAD + header[1]
+            if not framed_v2_batch(header[3], header[1], max_entry_size) or end > limit:
                 return   # not a v2 batch, a size that is damage, or one going on past the window
             yield base + i, view, i, end, header
             i = end
