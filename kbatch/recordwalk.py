@@ -661,7 +661,51 @@ def framed_v2_batch(magic: cython.longlong, batch_length: cython.longlong, max_e
     return magic == 2 and _MIN_V2_ENTRY_SIZE <= batch_length <= max_entry_size
 
 
-_unpack_header = BATCH_HEADER.unpack_from
+_ALL_ONES = cython.declare(cython.ulonglong, 2**64 - 1)
+
+
+@cython.final
+@cython.cclass
+class HeaderField:
+    """One integer field of a fixed-size layout (kbatch.structs), read where it lies in a buffer: big-endian,
+    signed or not as the declaration's struct format says.  Compiled, reading a header's fields this way
+    spares the tuple of Python ints unpack_from makes of all of them."""
+
+    at = cython.declare(cython.Py_ssize_t, visibility="readonly")   # its offset in the layout
+    size = cython.declare(cython.int, visibility="readonly")
+    signed = cython.declare(cython.bint, visibility="readonly")
+
+    def __init__(self, layout, name: str):
+        self.at, self.size = layout.offsets[name], layout.sizes[name]
+        self.signed = dict(layout.fields)[name].islower()   # struct: "q", "l", "h", "b" signed; "L" not
+
+    @cython.ccall
+    @cython.exceptval(check=False)
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
+    def read(self, data: cython.const[cython.uchar][::1], start: cython.Py_ssize_t) -> cython.longlong:
+        """The field of the layout lying at ``data[start:]`` (the caller has checked the layout fits)."""
+        value: cython.ulonglong = 0
+        k: cython.int
+        for k in range(self.size):
+            value = (value << 8) | data[start + self.at + k]
+        if self.signed and value >> (8 * self.size - 1):   # the sign bit set: -(the complement) - 1
+            return -cython.cast(cython.longlong, ~value & (_ALL_ONES >> (64 - 8 * self.size))) - 1
+        return cython.cast(cython.longlong, value)
+
+
+_FIELD_BASE_OFFSET = cython.declare(HeaderField, HeaderField(BATCH_HEADER, "base_offset"))
+_FIELD_BATCH_LENGTH = cython.declare(HeaderField, HeaderField(BATCH_HEADER, "batch_length"))
+_FIELD_MAGIC = cython.declare(HeaderField, HeaderField(BATCH_HEADER, "magic"))
+_FIELD_CRC = cython.declare(HeaderField, HeaderField(BATCH_HEADER, "crc"))
+_FIELD_ATTRIBUTES = cython.declare(HeaderField, HeaderField(BATCH_HEADER, "attributes"))
+_FIELD_LAST_OFFSET_DELTA = cython.declare(HeaderField, HeaderField(BATCH_HEADER, "last_offset_delta"))
+_FIELD_BASE_TIMESTAMP = cython.declare(HeaderField, HeaderField(BATCH_HEADER, "base_timestamp"))
+_FIELD_MAX_TIMESTAMP = cython.declare(HeaderField, HeaderField(BATCH_HEADER, "max_timestamp"))
+_FIELD_PRODUCER_ID = cython.declare(HeaderField, HeaderField(BATCH_HEADER, "producer_id"))
+_FIELD_PRODUCER_EPOCH = cython.declare(HeaderField, HeaderField(BATCH_HEADER, "producer_epoch"))
+_FIELD_BASE_SEQUENCE = cython.declare(HeaderField, HeaderField(BATCH_HEADER, "base_sequence"))
+_FIELD_RECORDS_COUNT = cython.declare(HeaderField, HeaderField(BATCH_HEADER, "records_count"))
 _HEADER_SIZE = cython.declare(cython.Py_ssize_t, BATCH_HEADER.size)
 _CRC_START = cython.declare(cython.Py_ssize_t, BATCH_CRC_START)
 _LOG_OVERHEAD = cython.declare(cython.Py_ssize_t, LOG_OVERHEAD)
@@ -675,8 +719,9 @@ class CleanBatches:
 
     :meth:`walk` goes over the batches lying whole in a buffer and stops at the first it does not take --
     not a v2 data batch framed as the reader wants it, or one that breaks a rule -- which the full reader
-    then reads, and reports on exactly.  A batch is taken when: its header (the declaration's struct) says
-    nothing the rules above object to, against the offset order so far; its CRC holds; its records, inflated
+    then reads, and reports on exactly.  A batch is taken when: its header (each field read where it lies, by
+    the declaration's offsets and formats: HeaderField) says nothing the rules above object to, against the
+    offset order so far; its CRC holds; its records, inflated
     by ``inflate`` where compressed, walk whole with no finding (one RecordWalker, reset for each); and its
     header's lastOffsetDelta and maxTimestamp agree with them.  ``batches``, ``records`` and
     ``batch_bytes`` count what was taken; ``last_offset`` and ``last_pos`` are the offset order
@@ -708,6 +753,7 @@ class CleanBatches:
         they do not inflate); ``checksum`` CRC-32C.
         """
         limit: cython.Py_ssize_t = len(data)
+        buf: cython.const[cython.uchar][::1] = data
         view = memoryview(data)
         walker: RecordWalker = self.walker
         columns: RecordColumns = self.columns
@@ -715,32 +761,37 @@ class CleanBatches:
         end: cython.Py_ssize_t
         first: cython.Py_ssize_t
         last: cython.Py_ssize_t
+        batch_length: cython.longlong
         attributes: cython.longlong
         count: cython.longlong
         codec_id: cython.longlong
+        base_offset: cython.longlong
+        base_timestamp: cython.longlong
         if last_offset is None:
             return i
         while i < stop and i + _HEADER_SIZE <= limit:
-            header = _unpack_header(data, i)
-            end = i + _LOG_OVERHEAD + header[1]
-            if not framed_v2_batch(header[3], header[1], max_entry_size) or end > limit:
+            batch_length = _FIELD_BATCH_LENGTH.read(buf, i)
+            end = i + _LOG_OVERHEAD + batch_length
+            if not framed_v2_batch(_FIELD_MAGIC.read(buf, i), batch_length, max_entry_size) or end > limit:
                 break
-            (base_offset, _, _, _, crc, attributes, last_offset_delta, base_timestamp, max_timestamp, producer_id,
-             producer_epoch, base_sequence, count) = header
             # What the header alone says first: a batch refused after its CRC and records would have them
             # read again by the full reader.
+            count = _FIELD_RECORDS_COUNT.read(buf, i)
+            attributes = _FIELD_ATTRIBUTES.read(buf, i)
             if count < 0 or attributes & _CONTROL_MASK or v2_reserved_bits(attributes):
                 break
-            if producer_fields_problem(attributes & _TRANSACTIONAL_MASK != 0, False, producer_id,
-                                       producer_epoch, base_sequence) is not None:
+            if producer_fields_problem(attributes & _TRANSACTIONAL_MASK != 0, False, _FIELD_PRODUCER_ID.read(buf, i),
+                                       _FIELD_PRODUCER_EPOCH.read(buf, i), _FIELD_BASE_SEQUENCE.read(buf, i)) is not None:
                 break
+            base_offset = _FIELD_BASE_OFFSET.read(buf, i)
+            last_offset_delta: object = _FIELD_LAST_OFFSET_DELTA.read(buf, i)   # the offset rules count exactly
             batch_last_offset = base_offset + last_offset_delta
             if segment_base is not None and segment_range_problem(base_offset, batch_last_offset,
                                                                   segment_base) is not None:
                 break
             if offset_order_problem(last_offset, base_offset) is not None:
                 break
-            if checksum(view[i + _CRC_START:end]) != crc:
+            if checksum(view[i + _CRC_START:end]) != _FIELD_CRC.read(buf, i):
                 break
             codec_id = attributes & _CODEC_MASK
             if codec_id:   # as kbatch.reading.v2.load_records inflates them
@@ -750,14 +801,15 @@ class CleanBatches:
                 first, last = 0, len(records)
             else:   # walked where they lie: the walker keeps its hold on data from batch to batch
                 records, first, last = data, i + _HEADER_SIZE, end
+            base_timestamp = _FIELD_BASE_TIMESTAMP.read(buf, i)
             walker.reset(records, count, base_offset, base_timestamp, first, last)
             while walker.fill(columns) and not walker.done:
                 pass
             if walker.findings or walker.order_breaks or walker.decoded != count:
                 break
             if count and (last_offset_delta_short(base_offset, last_offset_delta, walker.last_offset)
-                          or max_timestamp_differs(not attributes & _TIMESTAMP_TYPE_MASK, max_timestamp,
-                                                   walker.max_timestamp)):
+                          or max_timestamp_differs(not attributes & _TIMESTAMP_TYPE_MASK,
+                                                   _FIELD_MAX_TIMESTAMP.read(buf, i), walker.max_timestamp)):
                 break
             if batch_last_offset > last_offset:   # (a negative lastOffsetDelta leaves the order where it was)
                 last_offset, self.last_pos = batch_last_offset, base + i

@@ -187,6 +187,20 @@ def test_compiled_and_pure_ask_a_batchs_rules_alike(attributes, flags, producer,
         assert ask(compiled) == ask(pure)
 
 
+@settings(max_examples=200, deadline=None)
+@given(data=st.binary(min_size=layouts.BATCH_HEADER.size + 3, max_size=layouts.BATCH_HEADER.size + 3),
+       start=st.integers(0, 3))
+def test_a_header_field_read_where_it_lies_is_what_the_declarations_struct_unpacks(data, start):
+    """CleanBatches reads a batch's header fields from the buffer (HeaderField), compiled and pure: every
+    field of the declaration, signed or not, is the value its struct unpacks."""
+    from kbatch.layouts import BATCH_HEADER
+
+    unpacked = dict(zip(BATCH_HEADER.names, BATCH_HEADER.unpack_from(data, start)))
+    for module in (compiled, pure):
+        assert {name: module.HeaderField(BATCH_HEADER, name).read(data, start) for name in BATCH_HEADER.names} \
+            == unpacked, module
+
+
 def test_offsets_and_timestamps_wrap_as_java_longs_do():
     """DefaultRecord.readFrom: baseOffset + offsetDelta and baseTimestamp + timestampDelta are Java longs."""
     data = _record_bytes(dict(attributes=0, timestamp_delta=2, offset_delta=3, key=None, value=b"v", headers=[]))
