@@ -6,8 +6,8 @@ without loading the schemas; the decoders are in :mod:`.topics`.
 
 from __future__ import annotations
 
+import os
 import re
-from pathlib import PurePath
 
 DECODERS = ("offsets", "transactions", "metadata", "share", "none")
 
@@ -18,8 +18,16 @@ TOPIC_DECODERS = {"__consumer_offsets": "offsets", "__transaction_state": "trans
 
 def decoder_for_path(path: str) -> str | None:
     """The decoder a segment's partition directory calls for (``__consumer_offsets-12/…log``), if any."""
-    if PurePath(path).name == "bootstrap.checkpoint":   # KRaft's bootstrap snapshot (BootstrapDirectory)
+    parts = _path_parts(path)
+    if parts[-1:] == ["bootstrap.checkpoint"]:   # KRaft's bootstrap snapshot (BootstrapDirectory)
         return "metadata"
-    parent = PurePath(path).parent.name
-    match = re.fullmatch(r"(.+)-(\d+)", parent)
+    match = re.fullmatch(r"(.+)-(\d+)", parts[-2] if len(parts) > 1 else "")
     return TOPIC_DECODERS.get(match.group(1)) if match else None
+
+
+def _path_parts(path: str) -> list[str]:
+    """A path's names, as pathlib.PurePath parts them here without its import (every run asks, few use
+    pathlib): "." and empty names dropped, ".." kept; on Windows "/" separates too, after any drive."""
+    if os.name == "nt":
+        path = os.path.splitdrive(path)[1].replace("/", "\\")
+    return [part for part in path.split(os.sep) if part not in ("", ".")]

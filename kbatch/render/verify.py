@@ -10,7 +10,6 @@ import json
 
 from ..findings import Finding
 from ..summary import FileSummary
-from .jsonout import finding_dict
 from .plain import bordered_lines, plain_bordered_lines, plain_width
 from .values import counted, finding_text
 
@@ -149,11 +148,13 @@ class VerifyJsonlSink(_BatchOffsets):
     summary line per file."""
 
     def __init__(self, out):
-        self.out = out
+        from .jsonout import finding_dict   # here: the table's run never loads the JSON writers
+
+        self.out, self.finding_dict = out, finding_dict
 
     def finding(self, path: str, finding: Finding) -> None:
         offsets = finding_offsets(finding, self.current)
-        self.out.write(json.dumps({"file": path, "type": "finding", **finding_dict(finding), **offsets},
+        self.out.write(json.dumps({"file": path, "type": "finding", **self.finding_dict(finding), **offsets},
                                   ensure_ascii=False) + "\n")
 
     def file_done(self, summary: FileSummary) -> None:
