@@ -5,11 +5,11 @@ RecordChecks and words every check as a finding: about 30 µs a batch in
 Python, whatever the batch says.  Most batches say nothing.
 :class:`DeepRun` hands the v2 data batches (any codec; a control batch is the
 full reader's) lying whole in the reader's window to
-:class:`kbatch.recordwalk.CleanBatches`, one compiled loop: each header
-unpacked with the struct derived from the declaration, every rule --deep
+:class:`kbatch.recordwalk.CleanBatches`, one compiled loop: each header's
+fields read by the declaration's offsets and formats, every rule --deep
 applies asked on plain values (the functions the full path words its findings
 from), its CRC, its records inflated by the reader's decompressor and walked
-by the one record decoder.
+in place by the one record decoder.
 
 It only ever accepts: at a batch that breaks a rule, or an entry it does not
 walk (a v0/v1 entry, a control batch, damage, a codec error), it stops, and

@@ -15,9 +15,16 @@ recordsCount says.  Offsets and timestamps are added as Java adds longs
 (DefaultRecord.readFrom: ``baseOffset + offsetDelta``, ``baseTimestamp +
 timestampDelta``): wrapped to 64 bits, with a ``long-overflow`` finding.
 
+The rules of the batch around the records are here too, once, on plain values
+(attributes, producer fields, lastOffsetDelta, maxTimestamp, the offset order,
+a segment's range): kbatch.invariants words its findings from them, and
+:class:`CleanBatches`, ``verify-crc --deep``'s fast pass, runs them with the
+walk in one compiled loop.  Below those, the JSON Lines writer of records.
+
 This file is compiled by Cython at install where a C compiler is found (its
 pure-Python mode: the annotations are C types) and runs as plain Python
-otherwise; ``tests/test_recordwalk.py`` proves both give the same columns.
+otherwise; ``tests/test_recordwalk.py`` proves both give the same columns and
+answers, ``tests/test_fastdeep.py`` the same fast pass.
 """
 
 from __future__ import annotations
@@ -655,7 +662,8 @@ def offset_order_problem(last_offset, base_offset):
 
 @cython.ccall
 @cython.exceptval(check=False)
-def framed_v2_batch(magic: cython.longlong, batch_length: cython.longlong, max_entry_size: cython.longlong) -> cython.bint:
+def framed_v2_batch(magic: cython.longlong, batch_length: cython.longlong,
+                    max_entry_size: cython.longlong) -> cython.bint:
     """A v2 batch framed as the full reader wants it, for a run that takes batches the reader need not read:
     magic 2 and a batch length kbatch.framing accepts (a smaller one is damage, a larger one past the limit)."""
     return magic == 2 and _MIN_V2_ENTRY_SIZE <= batch_length <= max_entry_size
@@ -721,9 +729,9 @@ class CleanBatches:
     not a v2 data batch framed as the reader wants it, or one that breaks a rule -- which the full reader
     then reads, and reports on exactly.  A batch is taken when: its header (each field read where it lies, by
     the declaration's offsets and formats: HeaderField) says nothing the rules above object to, against the
-    offset order so far; its CRC holds; its records, inflated
-    by ``inflate`` where compressed, walk whole with no finding (one RecordWalker, reset for each); and its
-    header's lastOffsetDelta and maxTimestamp agree with them.  ``batches``, ``records`` and
+    offset order so far; its CRC holds; its records, inflated by ``inflate`` where compressed, walk whole with
+    no finding (one RecordWalker, reset for each); and its header's lastOffsetDelta and maxTimestamp agree
+    with them.  ``batches``, ``records`` and
     ``batch_bytes`` count what was taken; ``last_offset`` and ``last_pos`` are the offset order
     (kbatch.invariants.OffsetOrder) after it, set by the caller before a walk.
     """
@@ -780,8 +788,9 @@ class CleanBatches:
             attributes = _FIELD_ATTRIBUTES.read(buf, i)
             if count < 0 or attributes & _CONTROL_MASK or v2_reserved_bits(attributes):
                 break
-            if producer_fields_problem(attributes & _TRANSACTIONAL_MASK != 0, False, _FIELD_PRODUCER_ID.read(buf, i),
-                                       _FIELD_PRODUCER_EPOCH.read(buf, i), _FIELD_BASE_SEQUENCE.read(buf, i)) is not None:
+            if producer_fields_problem(attributes & _TRANSACTIONAL_MASK != 0, False,
+                                       _FIELD_PRODUCER_ID.read(buf, i), _FIELD_PRODUCER_EPOCH.read(buf, i),
+                                       _FIELD_BASE_SEQUENCE.read(buf, i)) is not None:
                 break
             base_offset = _FIELD_BASE_OFFSET.read(buf, i)
             last_offset_delta: object = _FIELD_LAST_OFFSET_DELTA.read(buf, i)   # the offset rules count exactly
