@@ -115,7 +115,8 @@ class Parts:
     """The parts of a file, the children reading all but the first already started (see the module)."""
 
     def __init__(self, path: str, size: int, jobs: int, work, *, spill: bool = False):
-        import tempfile   # here, not at the top: a small file's run never loads it
+        if spill:
+            import tempfile   # here, not at the top: only a run whose children spill output loads it
 
         count = max(1, min(jobs, size // PART_MIN_SIZE))
         cuts = [size * part // count for part in range(count)] + [size]
