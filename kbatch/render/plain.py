@@ -12,6 +12,10 @@ from __future__ import annotations
 import os
 import re
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rich.table import Table
 
 # Rich is imported where it is asked: verify-crc's summary off a terminal is written without loading it.
 
