@@ -23,7 +23,6 @@ from __future__ import annotations
 import base64
 import binascii
 import io
-from dataclasses import dataclass
 
 from .checksums import crc32, crc32c
 from .codecs import CODEC_IDS, FRAME_DEFAULTS, LZ4_BLOCK_SIZES, CodecError, Decompressor, compress

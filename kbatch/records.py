@@ -218,7 +218,6 @@ def _controls(columns: RecordColumns, data) -> list:
 
 def _records(columns: RecordColumns, batch: Batch, data, shift: int) -> list[Record]:
     """The rows of ``columns`` as Record objects (positions shifted by ``shift``: file positions)."""
-    column = columns.records
     header = columns.headers
     h_key_pos, h_key_length = header["key_pos"], header["key_length"]
     h_value_pos, h_value_length = header["value_pos"], header["value_length"]
