@@ -829,6 +829,7 @@ class CleanBatches:
             self.batch_bytes += end - i
             i = end
         self.last_offset = last_offset
+        walker.reset(b"", 0, 0, 0)   # lets go of data: the reader's window reuses its buffer once nothing holds it
         return i
 
 

@@ -34,6 +34,7 @@ from .window import CHUNK, Window
 
 _INT32 = struct.Struct(">i")
 
+_LEADING_ZEROS = re.compile(b"\x00*")
 _SPAN_CRCS = {function: SpanCrc(function) for function in (crc32, crc32c)}
 
 
@@ -143,10 +144,9 @@ class Recovery:
         """Where the run of zero bytes starting at ``pos`` ends."""
         while pos < self.size:
             buf, i, available = self.window.view(pos, CHUNK)
-            chunk = buf[i:i + available]
-            nonzero = len(chunk) - len(chunk.lstrip(b"\x00"))
-            if nonzero < len(chunk):
-                return pos + nonzero
+            zeros = _LEADING_ZEROS.match(buf, i, i + available).end() - i
+            if zeros < available:
+                return pos + zeros
             pos += available
         return self.size
 
