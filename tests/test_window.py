@@ -97,6 +97,14 @@ def test_an_entry_larger_than_a_chunk_is_read_whole_and_its_buffer_not_kept(segm
         assert all(buffer is not buf.obj for buffer in buffers.kept)
 
 
+def test_a_small_file_is_read_into_a_buffer_of_its_size(buffers):
+    """Faulting in a chunk's pages would cost a small file more than reading it."""
+    data = DATA[:10_000]
+    buf, i, available = Window(io.BytesIO(data), len(data)).view(0, 100)
+    assert bytes(buf[i:i + available]) == data[:100]
+    assert len(buf.obj) < CHUNK and buffers.kept == []
+
+
 def test_a_stream_that_can_only_read(buffers):
     class ReadOnly(io.RawIOBase):
         def __init__(self, data):

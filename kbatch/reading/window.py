@@ -136,6 +136,8 @@ class Buffers:
             for index in range(len(self.kept)):
                 if self._unused(index):
                     return memoryview(self.kept[index])
+            if size < CHUNK:   # a small file, or a file's tail: a buffer its size (pages cost), not kept
+                return memoryview(page_aligned_buffer(size))
             if len(self.kept) == self.KEPT:   # all in use: the oldest lives on as long as its views
                 del self.kept[0]
             self.kept.append(page_aligned_buffer(BUFFER_SIZE))
