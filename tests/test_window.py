@@ -105,6 +105,16 @@ def test_a_small_file_is_read_into_a_buffer_of_its_size(buffers):
     assert len(buf.obj) < CHUNK and buffers.kept == []
 
 
+@pytest.mark.parametrize("size", [0, 1, PAGE - 1, PAGE, 2 * PAGE, CHUNK])
+def test_the_end_of_a_file_of_any_size_has_no_bytes(size, buffers):
+    window = Window(io.BytesIO(DATA[:size]), size)
+    for pos in (size, size + 1, size + PAGE):
+        buf, i, available = window.view(pos, 100)
+        assert available == 0 and bytes(buf[i:i + available]) == b""
+    buf, i, available = window.view(max(0, size - 1), 100)   # and the window reads on after it
+    assert bytes(buf[i:i + available]) == DATA[max(0, size - 1):size]
+
+
 def test_a_stream_that_can_only_read(buffers):
     class ReadOnly(io.RawIOBase):
         def __init__(self, data):

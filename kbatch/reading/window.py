@@ -72,6 +72,8 @@ class Window:
         """The stream's ``size`` bytes at ``pos`` (fewer at its end), read to the place in a page they have in
         the file."""
         wanted = max(0, min(size, self.size - pos))
+        if wanted == 0:   # at (or past) the end: nothing to read, and no buffer of no size
+            return memoryview(b"")
         skew = pos % PAGE
         target = BUFFERS.take(skew + wanted)[skew:skew + wanted]
         readinto = getattr(self.stream, "readinto", None)
