@@ -49,10 +49,10 @@ def test_a_buffer_is_read_into_again_once_nothing_holds_it(segment, buffers):
         for pos in range(0, SIZE - 64, CHUNK // 2 + 17):
             buf, i, available = window.view(pos, CHUNK // 2)
             assert bytes(buf[i:i + available]) == DATA[pos:pos + available]
-    assert len(buffers.kept) == 2   # the window's chunk, and the one its last view was cut from
+    assert len(buffers.kept) == 2   # the chunk being read, and the one the loop still held a view of
 
 
-def test_held_views_only_cost_buffers_of_their_own(segment, buffers):
+def test_views_held_at_once_each_keep_a_buffer_of_their_own(segment, buffers):
     with open(segment, "rb", buffering=0) as stream:
         window = Window(stream, SIZE)
         held = [window.view(pos, 16) for pos in range(0, SIZE - 16, CHUNK + 1)]
