@@ -29,6 +29,7 @@ answers, ``tests/test_fastdeep.py`` the same fast pass.
 
 from __future__ import annotations
 
+import struct
 from array import array
 
 try:
@@ -682,10 +683,13 @@ class HeaderField:
     at = cython.declare(cython.Py_ssize_t, visibility="readonly")   # its offset in the layout
     size = cython.declare(cython.int, visibility="readonly")
     signed = cython.declare(cython.bint, visibility="readonly")
+    _unpack_from = cython.declare(object)   # the field's own struct, for plain Python
 
     def __init__(self, layout, name: str):
         self.at, self.size = layout.offsets[name], layout.sizes[name]
-        self.signed = dict(layout.fields)[name].islower()   # struct: "q", "l", "h", "b" signed; "L" not
+        field_format = dict(layout.fields)[name]
+        self.signed = field_format.islower()   # struct: "q", "l", "h", "b" signed; "L" not
+        self._unpack_from = struct.Struct(">" + field_format).unpack_from
 
     @cython.ccall
     @cython.exceptval(check=False)
@@ -693,8 +697,8 @@ class HeaderField:
     @cython.wraparound(False)
     def read(self, data: cython.const[cython.uchar][::1], start: cython.Py_ssize_t) -> cython.longlong:
         """The field of the layout lying at ``data[start:]`` (the caller has checked the layout fits)."""
-        if not cython.compiled:   # the same number, as plain Python reads it fastest
-            return int.from_bytes(data[start + self.at:start + self.at + self.size], "big", signed=self.signed)
+        if not cython.compiled:   # the same number, as plain Python reads it fastest (no slice of data)
+            return self._unpack_from(data, start + self.at)[0]
         value: cython.ulonglong = 0
         k: cython.int
         for k in range(self.size):
