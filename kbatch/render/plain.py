@@ -173,32 +173,6 @@ def plain_table_lines(table: Table, console) -> list[str] | None:
     return out
 
 
-def plain_bordered_lines(table: Table, console) -> list[str] | None:
-    """The lines Rich draws for ``table`` -- a summary with a title, a heavy head and sections, as
-    verify-crc's (a row per file) -- without colour, written from the cells' text by :func:`bordered_lines`
-    where the table is one it models; None otherwise, and Rich draws it."""
-    from rich import box
-    from rich.text import Text
-
-    columns = table.columns
-    if (table.box is not box.HEAVY_HEAD or not (table.show_header and table.show_edge and table.pad_edge)
-            or table.show_footer or table.show_lines or table.padding != (0, 1, 0, 1) or table.expand
-            or table.width is not None or table.min_width is not None or table.caption or table.leading
-            or table.title_justify != "left"):
-        return None
-    if any(column.justify not in ("left", "right") or column.vertical != "top" or column.width is not None
-           or column.ratio is not None or column.min_width is not None or column.max_width is not None
-           for column in columns):
-        return None
-    texts = [[cell.plain if isinstance(cell, Text) else cell for cell in row]
-             for row in [[column.header for column in columns], *zip(*(column.cells for column in columns))]]
-    title = table.title.plain if isinstance(table.title, Text) else table.title
-    if any(not isinstance(text, str) for row in texts for text in row) or not isinstance(title, (str, type(None))):
-        return None
-    return bordered_lines(title, texts[0], [column.justify == "right" for column in columns], texts[1:],
-                          [row.end_section for row in table.rows], console.width)
-
-
 def bordered_lines(title: str | None, headers: list[str], right: list[bool], rows: list[list[str]],
                    section_ends: list[bool], width: int) -> list[str] | None:
     """A table under a title, with a heavy head and sections -- verify-crc's summary, a row per file --

@@ -10,7 +10,7 @@ import json
 
 from ..findings import Finding
 from ..summary import FileSummary
-from .plain import bordered_lines, plain_bordered_lines, plain_width
+from .plain import bordered_lines, plain_width
 from .values import counted, finding_text
 
 
@@ -85,8 +85,8 @@ class VerifyTableSink(_BatchOffsets):
             return
         if self.width is not None:   # a pipe or a file: the lines Rich would draw, without it (a row a file)
             lines = self.plain_lines(self.width)
-        elif self.console.no_color or self.console.color_system is None:
-            lines = plain_bordered_lines(self.table(), self.console)
+        elif self.console.no_color or self.console.color_system is None:   # a terminal without colour: the same
+            lines = self.plain_lines(self.console.width)
         else:
             lines = None
         if lines is None:
