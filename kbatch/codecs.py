@@ -17,14 +17,16 @@ Kafka's quirks handled here:
   and its reader ignores that checksum for magic 0; we recompute it so a
   standard frame decoder accepts the frame.
 * zstd: magic 2 only (``ZstdFactory``; Kafka rejects it in older formats).
+
+cramjam does the codecs' work.  It is imported where a batch is first inflated
+or compressed, not with this module: loading it is ~3 ms of every run's start,
+and most segments hold no compressed batch.
 """
 
 from __future__ import annotations
 
 import mmap
 import struct
-
-import cramjam
 
 CODEC_NAMES = {0: "none", 1: "gzip", 2: "snappy", 3: "lz4", 4: "zstd"}
 CODEC_IDS = {name: codec_id for codec_id, name in CODEC_NAMES.items()}
@@ -77,6 +79,8 @@ class Decompressor:
 
     def decompress_view(self, codec_id: int, data, magic: int) -> memoryview:
         """The inflated bytes in this decompressor's buffer: valid until its next call."""
+        import cramjam
+
         self._release()
         if codec_id == 0:
             return memoryview(bytes(data))
@@ -109,6 +113,8 @@ class Decompressor:
 
     def _into(self, decompress_into, data, name: str, at: int) -> int:
         """Inflate ``data`` into the buffer from position ``at``; the bytes written."""
+        import cramjam
+
         out = memoryview(self._buffer())[at:]
         try:
             size = decompress_into(bytes(data), out)
@@ -149,6 +155,8 @@ class Decompressor:
         return memoryview(self._buffer())[:total]
 
     def _raw_snappy(self, data: bytes, at: int) -> int:
+        import cramjam
+
         try:
             size = cramjam.snappy.decompress_raw_len(data)
         except cramjam.DecompressionError as error:
@@ -206,6 +214,8 @@ def compress(codec_id: int, data: bytes, *, snappy_framing: str = "xerial", lz4_
     ``frame`` changes the lz4 or zstd frame's options from what Kafka writes
     (:data:`FRAME_DEFAULTS`): how another producer wrote it (:func:`frame_options`).
     """
+    import cramjam
+
     data = bytes(data)
     if codec_id == 0:
         return data
@@ -236,6 +246,8 @@ def _lz4_frame(data: bytes, *, kafka3160: bool, block_size: int, independent_blo
     fastCompressor); a frame that says they are linked may refer back to the
     block before, so a linked producer's frame of several blocks can be smaller.
     """
+    import cramjam
+
     flg = 0x40 | independent_blocks << 5 | block_checksum << 4 | content_size << 3 | content_checksum << 2
     bd = {size: code for code, size in _LZ4_BLOCK_SIZES.items()}[block_size] << 4
     descriptor = bytes([flg, bd]) + (struct.pack("<Q", len(data)) if content_size else b"")
@@ -272,6 +284,8 @@ def _zstd_frame(data: bytes, *, content_size: bool, single_segment: bool, window
     2 bytes holding size - 256, then 4, then 8), or the window descriptor of a
     frame that is not a single segment.
     """
+    import cramjam
+
     packed = bytes(cramjam.zstd.compress(data, level=ZSTD_LEVEL))
     descriptor = packed[4]
     header_end = 5 + (0 if descriptor & 0x20 else 1) + (0, 1, 2, 4)[descriptor & 3] \

@@ -31,7 +31,6 @@ whatever the number of parts; only the time differs.
 from __future__ import annotations
 
 import os
-import signal
 from dataclasses import dataclass
 
 PART_MIN_SIZE = 32 * 1024 * 1024   # no part is smaller: a fork and the search for a part's start cost ms
@@ -103,6 +102,8 @@ class Part:
         if self.pid is None:
             return
         if kill:
+            import signal   # here: only a part given up on is killed
+
             try:
                 os.kill(self.pid, signal.SIGKILL)
             except ProcessLookupError:

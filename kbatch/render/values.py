@@ -6,8 +6,6 @@ JSON Lines and in the dump-log format.
 
 from __future__ import annotations
 
-import base64
-import json
 import time
 
 DECODE_MODES = ("auto", "utf8", "hex", "base64", "json")
@@ -34,6 +32,8 @@ def bytes_json(data: bytes | None, mode: str = "auto") -> dict | None:
     if data is None:
         return None
     if mode == "base64":
+        import base64   # here, as json below: only the modes that ask load them (~3 ms of a run's start)
+
         return {"base64": base64.b64encode(data).decode("ascii")}
     if mode == "hex":
         return {"hex": data.hex()}
@@ -49,6 +49,8 @@ def bytes_text(data: bytes | None, mode: str = "auto", limit: int | None = None)
         return "null"
     text = None
     if mode == "json":
+        import json
+
         parsed = _json(data)
         text = json.dumps(parsed, ensure_ascii=False, separators=(",", ":")) if parsed is not _NOT_JSON else None
     if text is None:
@@ -69,6 +71,8 @@ _NOT_JSON = object()
 
 
 def _json(data: bytes):
+    import json
+
     try:
         return json.loads(data)
     except (ValueError, UnicodeDecodeError):

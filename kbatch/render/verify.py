@@ -6,8 +6,6 @@ Lines and a summary off a terminal never pay for it.
 
 from __future__ import annotations
 
-import json
-
 from ..findings import Finding
 from ..summary import FileSummary
 from .plain import bordered_lines, plain_width
@@ -143,6 +141,12 @@ class VerifyTableSink(_BatchOffsets):
         return table
 
 
+def _json_line(value: dict) -> str:
+    import json   # here: the table's run never loads the JSON writers
+
+    return json.dumps(value, ensure_ascii=False) + "\n"
+
+
 class VerifyJsonlSink(_BatchOffsets):
     """One finding per line (with its batch's base_offset and last_offset, null between batches), then one
     summary line per file."""
@@ -154,16 +158,14 @@ class VerifyJsonlSink(_BatchOffsets):
 
     def finding(self, path: str, finding: Finding) -> None:
         offsets = finding_offsets(finding, self.current)
-        self.out.write(json.dumps({"file": path, "type": "finding", **self.finding_dict(finding), **offsets},
-                                  ensure_ascii=False) + "\n")
+        self.out.write(_json_line({"file": path, "type": "finding", **self.finding_dict(finding), **offsets}))
 
     def file_done(self, summary: FileSummary) -> None:
         self.current = None
-        self.out.write(json.dumps({"type": "summary", **summary.as_dict()}, ensure_ascii=False) + "\n")
+        self.out.write(_json_line({"type": "summary", **summary.as_dict()}))
 
     def unreadable(self, path: str, reason: str) -> None:
-        self.out.write(json.dumps({"file": path, "type": "error", "error": f"cannot read: {reason}"},
-                                  ensure_ascii=False) + "\n")
+        self.out.write(_json_line({"file": path, "type": "error", "error": f"cannot read: {reason}"}))
 
     def close(self) -> None:
         pass
