@@ -1,6 +1,53 @@
-"""``python -m kbatch ...``, and the script ``spark-submit`` runs (``spark-submit ... kbatch/__main__.py scan ...``)."""
+"""The ``kbatch`` program: its console script, ``python -m kbatch ...``, and the script ``spark-submit`` runs
+(``spark-submit ... kbatch/__main__.py scan ...``).
 
-from kbatch.cli import run
+A short run spends half its time outside its work: loading its modules and, at the end, the interpreter's
+teardown.  :func:`run` trims both for the program alone (a caller of :func:`kbatch.cli.main` keeps its own
+collector and its own exit).
+"""
+
+import gc
+import os
+import sys
+
+
+def run() -> None:
+    """Run kbatch on ``sys.argv`` in a process of its own, and end the process."""
+    # The ~20,000 objects made while the modules load all live as long as the process: the collector would
+    # walk them again and again as they are made (~5 ms), and free none.  Frozen once loaded, they are left
+    # out of every later collection too, and a forked part's pages stay shared with the parent.
+    gc.disable()
+    from kbatch.cli import main
+
+    gc.freeze()
+    gc.enable()
+    try:
+        main()
+    except SystemExit as done:
+        leave(done.code)
+
+
+def leave(status) -> None:
+    """End the process as ``sys.exit(status)`` does, without the interpreter's teardown.
+
+    Teardown frees every object one at a time, ~10 ms of a 0.2 s run; the system frees a process at once.
+    What teardown does that anyone sees is done here first: the exit handlers run and the output is
+    flushed.  Anything unusual (a status that is not a number, another thread still running, output that
+    cannot be flushed) takes the usual way out, which knows how to report it.
+    """
+    import atexit
+    import threading
+
+    if not (status is None or isinstance(status, int)) or threading.active_count() > 1:
+        sys.exit(status)
+    atexit._run_exitfuncs()
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        sys.exit(status)
+    os._exit(status or 0)
+
 
 if __name__ == "__main__":
     run()

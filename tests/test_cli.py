@@ -153,12 +153,42 @@ def test_the_list_of_commands_gives_each_its_line_as_its_own_help_does(kbatch, m
 
 
 def test_the_program_freezes_what_it_loaded_and_main_alone_does_not():
-    """kbatch's own process leaves its modules out of the collector's walks; a caller of main() keeps its own."""
-    program = ("import gc, sys, kbatch.cli\n"
-               "for call in (kbatch.cli.main, kbatch.cli.run):\n"
-               "    try:\n        call(['--version']) if call is kbatch.cli.main else call()\n"
-               "    except SystemExit:\n        pass\n"
-               "    print(gc.get_freeze_count() > 0, file=sys.stderr)")
+    """kbatch's own process leaves its modules out of the collector's walks, and collects again after; a
+    caller of main() keeps its own collector."""
+    program = ("import atexit, gc, sys\n"
+               "from kbatch.cli import main\n"
+               "try:\n    main(['--version'])\nexcept SystemExit:\n    pass\n"
+               "print(gc.get_freeze_count() > 0, gc.isenabled(), file=sys.stderr)\n"
+               "from kbatch.__main__ import run\n"
+               "atexit.register(lambda: print(gc.get_freeze_count() > 0, gc.isenabled(), file=sys.stderr))\n"
+               "run()\n")
     result = subprocess.run([sys.executable, "-c", program, "--version"], cwd=ROOT, capture_output=True, text=True,
                             check=True)
-    assert result.stderr.split() == ["False", "True"]
+    assert result.stderr.split() == ["False", "True", "True", "True"]
+
+
+# How the program ends (kbatch.__main__.leave): the exit handlers run and the output is flushed, then the
+# process goes without the interpreter's teardown; what that way cannot do well takes sys.exit.
+ENDINGS = {
+    "a clean run": ("leave(0)", 0, "unflushed", "handler ran\n"),
+    "damage found": ("leave(1)", 1, "unflushed", "handler ran\n"),
+    "no status": ("leave(None)", 0, "unflushed", "handler ran\n"),
+    "a message for a status": ("leave('kbatch: gone')", 1, "unflushed", "kbatch: gone\nhandler ran\n"),
+    # The usual exit waits for a thread still running; so must this one, or the thread's output is lost.
+    "a thread still running": ("import threading, time\n"
+                               "threading.Thread(target=lambda: (time.sleep(0.2), print('thread done'))).start()\n"
+                               "leave(0)", 0, "unflushedthread done\n", "handler ran\n"),
+}
+
+
+@pytest.mark.parametrize("ending", ENDINGS.values(), ids=ENDINGS.keys())
+def test_the_program_ends_as_sys_exit_would(ending):
+    code, status, out, err = ending
+    program = ("import atexit, sys\n"
+               "from kbatch.__main__ import leave\n"
+               "atexit.register(print, 'handler ran', file=sys.stderr)\n"
+               "sys.stdout.write('unflushed')\n"   # a pipe's stdout is block-buffered: still in the buffer
+               f"{code}\n"
+               "print('not reached')")
+    result = subprocess.run([sys.executable, "-c", program], cwd=ROOT, capture_output=True, text=True)
+    assert (result.returncode, result.stdout, result.stderr) == (status, out, err)

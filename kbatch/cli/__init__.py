@@ -7,7 +7,6 @@ No traceback reaches a user: an unexpected error is reported in one line
 
 from __future__ import annotations
 
-import gc
 import importlib
 import os
 import sys
@@ -88,16 +87,9 @@ def cli() -> None:
     """
 
 
-
-def run() -> None:
-    """The ``kbatch`` program (its console script, ``python -m kbatch``): :func:`main` in a process of its own."""
-    # What is loaded by now lives as long as the process: the collector need not walk it again in every full
-    # collection of the run (~5% of a short one), and a forked part's pages stay shared with the parent.
-    gc.freeze()
-    main()
-
-
 def main(argv: list[str] | None = None) -> None:
+    """kbatch on ``argv`` (sys.argv's arguments when None), in the caller's process: ends in SystemExit with
+    the exit status.  The program itself is kbatch.__main__.run."""
     try:
         status = cli.main(args=argv, prog_name="kbatch", standalone_mode=False)
         sys.stdout.flush()   # what is still buffered may meet a closed pipe too
