@@ -21,7 +21,7 @@ def _directive(*_args, **_kwargs):
     return _unchanged
 
 
-boundscheck = wraparound = cdivision = locals = exceptval = _directive
+boundscheck = wraparound = initializedcheck = cdivision = locals = exceptval = _directive
 
 
 def cast(_type, value):

@@ -229,6 +229,7 @@ class RecordWalker:
     @cython.ccall
     @cython.boundscheck(False)
     @cython.wraparound(False)
+    @cython.initializedcheck(False)   # every column is bound from the start (RecordColumns.__init__)
     def fill(self, columns: RecordColumns) -> cython.Py_ssize_t:
         data: cython.const[cython.uchar][::1] = self._data
         end: cython.Py_ssize_t = self._end
@@ -394,29 +395,40 @@ class RecordWalker:
         columns.n_headers = h_done
         return n
 
-    # The helpers below never raise (a finding is data), so calls skip the exception check.
+    # The helpers below never raise (a finding is data), so calls skip the exception check.  Compiled, the
+    # common case of each (a varint of one byte, bytes that fit) is inlined into fill; the rest, and the
+    # words of a finding, are calls of their own, which keeps the inlined part small.
     @cython.cfunc
+    @cython.inline
     @cython.exceptval(check=False)
     @cython.boundscheck(False)
     @cython.wraparound(False)
+    @cython.initializedcheck(False)
     def _varint(self, pos: cython.Py_ssize_t, end: cython.Py_ssize_t, max_bytes: cython.int,
                 index: cython.Py_ssize_t, header: cython.longlong, name: str) -> cython.bint:
         """ByteUtils.readVarint (max_bytes 5) / readVarlong (10): a zig-zag varint into _value, _next."""
-        raw: cython.ulonglong = 0
-        shift: cython.int = 0
-        width: cython.int = 32 if max_bytes == 5 else 64
         byte: cython.ulonglong
-        start: cython.Py_ssize_t = pos
         if pos < end and self._data[pos] < 0x80:   # most varints in a record are one byte
             byte = self._data[pos]
             self._value = cython.cast(cython.longlong, byte >> 1) ^ -cython.cast(cython.longlong, byte & 1)
             self._next = pos + 1
             return True
-        while True:
-            if pos >= end:
-                self._fail("record-overrun", start, pos - start, index, header, name, "a complete varint",
-                           f"{pos - start} byte(s) then the end of the record")
-                return False
+        return self._long_varint(pos, end, max_bytes, index, header, name)
+
+    @cython.cfunc
+    @cython.exceptval(check=False)
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
+    @cython.initializedcheck(False)
+    def _long_varint(self, pos: cython.Py_ssize_t, end: cython.Py_ssize_t, max_bytes: cython.int,
+                     index: cython.Py_ssize_t, header: cython.longlong, name: str) -> cython.bint:
+        """_varint of more than one byte, or none: the bytes up to the first without a continuation bit."""
+        raw: cython.ulonglong = 0
+        shift: cython.int = 0
+        width: cython.int = 32 if max_bytes == 5 else 64
+        byte: cython.ulonglong
+        start: cython.Py_ssize_t = pos
+        while pos < end:
             byte = self._data[pos] & 0x7F
             if shift + 7 > width:   # Java's int (long) drops what the last byte shifts past bit 31 (63)
                 byte &= (1 << (width - shift)) - 1
@@ -431,8 +443,12 @@ class RecordWalker:
                 self._fail("varint-overflow", start, pos - start, index, header, name,
                            f"at most {max_bytes} varint bytes", f"a continuation bit on byte {max_bytes}")
                 return False
+        self._fail("record-overrun", start, pos - start, index, header, name, "a complete varint",
+                   f"{pos - start} byte(s) then the end of the record")
+        return False
 
     @cython.cfunc
+    @cython.inline
     @cython.exceptval(check=False)
     def _skip_bytes(self, length_pos: cython.Py_ssize_t, pos: cython.Py_ssize_t, end: cython.Py_ssize_t,
                     length: cython.longlong, index: cython.Py_ssize_t, header: cython.longlong,
@@ -442,11 +458,19 @@ class RecordWalker:
             self._next = pos
             return True
         if length > end - pos:
-            self._fail("record-overrun", length_pos, end - length_pos, index, header, name, f"{length} bytes",
-                       f"{end - pos} bytes left in the record")
-            return False
+            return self._overrun(length_pos, pos, end, length, index, header, name)
         self._next = pos + length
         return True
+
+    @cython.cfunc
+    @cython.exceptval(check=False)
+    def _overrun(self, length_pos: cython.Py_ssize_t, pos: cython.Py_ssize_t, end: cython.Py_ssize_t,
+                 length: cython.longlong, index: cython.Py_ssize_t, header: cython.longlong,
+                 name: str) -> cython.bint:
+        """_skip_bytes's finding: the bytes a length claims run past the record."""
+        self._fail("record-overrun", length_pos, end - length_pos, index, header, name, f"{length} bytes",
+                   f"{end - pos} bytes left in the record")
+        return False
 
     def _finding(self, code, pos, size, field, expected, actual):
         if len(self.findings) < MAX_HELD:
