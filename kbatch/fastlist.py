@@ -25,8 +25,8 @@ from .recordwalk import fields_json
 from .structs import BATCH_CRC_START
 from .summary import FileSummary
 
-# Lines joined into one write.  Not a window's at once: a line is ~900 bytes, an empty batch 61, so a 4 MiB
-# window of those held ~90 MiB of lines.
+# Lines joined into one write.  Not a window's at once: a line is ~900 bytes, an empty batch 61, so the
+# 2 MiB window (kbatch.reading.window.CHUNK) of those would hold ~30 MiB of lines.
 LINES_PER_WRITE = 64
 
 
