@@ -25,8 +25,8 @@ from __future__ import annotations
 from .checksums import CRC32C
 from .codecs import CodecError, Decompressor
 from .invariants import OffsetOrder
+from .reading.v2 import batch_in_view
 from .recordwalk import CleanBatches
-from .structs import BATCH_HEADER
 from .summary import FileSummary
 
 
@@ -50,9 +50,10 @@ class DeepRun:
         self.batches = CleanBatches()
 
     def walk(self, window, pos: int, stop: int) -> int:
-        """Walk the batches from ``pos`` (an entry start) that lie whole in the reader's window and start
-        before ``stop``; where the walk stopped (``pos`` itself when the entry there is the full reader's)."""
-        data, i, _ = window.view(pos, BATCH_HEADER.size)
+        """Walk the batches from ``pos`` (an entry start) that lie whole in the reader's window (slid to hold
+        the first: kbatch.reading.v2.batch_in_view) and start before ``stop``; where the walk stopped (``pos``
+        itself when the entry there is the full reader's)."""
+        data, i = batch_in_view(window, pos)
         base = pos - i   # the file position of data[0]
         batches, order = self.batches, self.order
         before = batches.batches, batches.records, batches.batch_bytes

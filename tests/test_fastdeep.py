@@ -139,14 +139,23 @@ def batches_past_two_windows() -> list[bytes]:
 
 
 def test_batches_across_windows_keep_the_offset_order():
-    """More than one window of the reader: the batch cut by a window's end is read, the run goes on."""
+    """More than one window of the reader: the window slides to hold the batch its end cuts, and the run
+    walks that one too."""
     batches = batches_past_two_windows()
     findings, walked = assert_same(b"".join(batches))
-    assert findings == [] and walked >= len(batches) - 4
+    assert findings == [] and walked == len(batches) - 1   # all but the first (no offset before it)
     late = len(batches) - 3   # past the first windows: an overlap there is still seen
     overlapping = batches[:late] + [set_field(batches[late], "base_offset", field(batches[late], "base_offset") - 1)]
     findings, _ = assert_same(b"".join(overlapping + batches[late + 1:]))
     assert [finding[0] for finding in findings] == ["offset-overlap", "offset-gap"]   # (its last offset moved)
+
+
+def test_a_batch_larger_than_a_window_is_the_full_readers():
+    """A batch past a chunk's size (the window does not slide for it: a size field of damage could claim a
+    gigabyte) is read by the full reader; the run takes the batches after it."""
+    batches = [v2_batch(0, 3), v2_batch(3, 1, value_size=CHUNK + 1000), v2_batch(4, 3), v2_batch(7, 3)]
+    findings, walked = assert_same(b"".join(batches))
+    assert findings == [] and walked == 2
 
 
 def test_a_range_of_a_file_walks_the_batches_starting_in_it():

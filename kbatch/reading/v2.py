@@ -18,10 +18,13 @@ from ..structs import (
     COMPRESSION_CODEC_MASK,
     CONTROL_FLAG_MASK,
     DELETE_HORIZON_FLAG_MASK,
+    HEADER_SIZE_UP_TO_MAGIC,
+    LOG_ENTRY_PREFIX,
     LOG_OVERHEAD,
     TIMESTAMP_TYPE_MASK,
     TRANSACTIONAL_FLAG_MASK,
 )
+from .window import CHUNK
 
 _CRC = CHECKSUMS[2]
 _unpack_header = BATCH_HEADER.unpack_from
@@ -66,15 +69,15 @@ def batch_fields(pos: int, size: int, header: tuple, computed_crc: int) -> tuple
 
 def framed_batches(window, pos: int, stop: int, max_entry_size: int):
     """The v2 batches from ``pos`` (an entry start) on that start before ``stop``, lie whole in the reader's
-    window and are framed as the reader wants them (kbatch.recordwalk.framed_v2_batch), as (file position,
-    view, i, end, header): the batch's bytes are ``view[i:end]``, ``header`` its BATCH_HEADER fields.  It ends
-    at the first entry that is not one.
+    window (slid to hold the first: :func:`batch_in_view`) and are framed as the reader wants them
+    (kbatch.recordwalk.framed_v2_batch), as (file position, view, i, end, header): the batch's bytes are
+    ``view[i:end]``, ``header`` its BATCH_HEADER fields.  It ends at the first entry that is not one.
 
     The listing's run over clean batches (kbatch.fastlist) takes these until one it leaves to the full
     reader; that one, and whatever ended this walk, the full reader reads.  (--deep's run,
     kbatch.recordwalk.CleanBatches, frames batches by the same rule in its compiled loop.)
     """
-    data, i, _ = window.view(pos, BATCH_HEADER.size)
+    data, i = batch_in_view(window, pos)
     base = pos - i                       # the file position of data[0]
     limit, last = len(data), stop - base
     with memoryview(data) as view:
@@ -85,6 +88,24 @@ def framed_batches(window, pos: int, stop: int, max_entry_size: int):
                 return   # not a v2 batch, a size that is damage, or one going on past the window
             yield base + i, view, i, end, header
             i = end
+
+
+def batch_in_view(window, pos: int) -> tuple[memoryview, int]:
+    """(data, i): the reader's window at ``pos`` (an entry start) as ``data[i:]``, slid to hold the whole entry
+    starting there when its size field says it fits a chunk.
+
+    The runs over clean batches (kbatch.fastdeep, kbatch.fastlist) take only what lies whole in the window;
+    without the slide, the batch its end cuts would go to the full reader once a chunk, an object made of
+    it and of every check.  A larger size (a broker's largest batches, or damage claiming a gigabyte) is the
+    full reader's as before.
+    """
+    data, i, available = window.view(pos, HEADER_SIZE_UP_TO_MAGIC)
+    if available == HEADER_SIZE_UP_TO_MAGIC:
+        size = LOG_OVERHEAD + LOG_ENTRY_PREFIX.unpack_from(data, i)[1]
+        if len(data) - i < size <= CHUNK:
+            data = None   # the window's buffer under this view can take the next read
+            data, i, _ = window.view(pos, size)
+    return data, i
 
 
 def load_records(batch: Batch, payload, decompressor: Decompressor, *, decode: bool = True,
