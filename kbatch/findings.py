@@ -57,7 +57,7 @@ CODES: dict[str, tuple[Severity, str]] = {
     "split-handover": (Severity.INFO, "a split range's walk did not end where the next range began"),
     "max-timestamp-mismatch": (Severity.ERROR, "maxTimestamp is not the largest record timestamp (CreateTime)"),
     "reserved-bits": (Severity.WARNING, "attribute bits Kafka reserves are set"),
-    "inconsistent-producer-fields": (Severity.WARNING, "producerId, producerEpoch and baseSequence disagree"),
+    "inconsistent-producer-fields": (Severity.WARNING, "a producerId with a negative baseSequence or epoch"),
     "transactional-without-producer": (Severity.ERROR, "a transactional batch without a producerId"),
     # The files beside a segment (kbatch.partition), each read on its own:
     "partial-entry": (Severity.ERROR, "an index ends inside an entry (its size is no multiple of the entry size)"),

@@ -88,7 +88,8 @@ def _producer_checks(batch: Batch) -> Iterator[Finding]:
         yield _header_finding(batch, problem, "producer_id", "a producerId for a transactional batch", NO_PRODUCER_ID)
     elif problem == "inconsistent-producer-fields":
         actual = f"producerId {batch.producer_id}, epoch {batch.producer_epoch}, baseSequence {batch.base_sequence}"
-        yield _header_finding(batch, problem, "producer_id", "all three set (idempotent) or all -1", actual)
+        yield _header_finding(batch, problem, "producer_id",
+                              "a baseSequence and epoch >= 0 with a producerId (LogValidator.validateBatch)", actual)
 
 
 def _record_finding(batch: Batch, pos: int, size: int, code: str, field: str, expected: str,
