@@ -156,3 +156,15 @@ def test_rolled_time_index_without_its_largest_timestamp(kbatch, tmp_path):
 
 def test_every_partition_code_is_known():
     assert PARTITION_CODES <= set(CODES)
+
+
+@pytest.mark.parametrize("start", [24, 26])
+def test_an_epoch_entry_must_lie_between_the_epochs_before_it_and_its_first_batch(kbatch, tmp_path, start):
+    """Epoch 2's first batch is offset 25 and epoch 0's last batch ends at 24, no gap between: only 25 fits.
+    (Where the cleaner removed batches, anything above the epoch before and up to the first batch left does:
+    tests/test_real_kafka.py holds a compacted partition of a real broker to that.)"""
+    copy = _copy(tmp_path)
+    (copy / "leader-epoch-checkpoint").write_text(f"0\n3\n0 0\n2 {start}\n5 53\n")
+    _, findings = _findings(kbatch, "--index-only", str(copy))
+    (mismatch,) = [f for f in findings if f["code"] == "epoch-mismatch"]
+    assert mismatch["actual"] == str(start) and "above 24" in mismatch["expected"] and "at most 25" in mismatch["expected"]

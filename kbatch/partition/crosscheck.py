@@ -124,7 +124,9 @@ class PartitionCheck:
         self.segments, self.snapshots, self.singles = partition_files(directory)
         self.decompressor = Decompressor(decompressed_limit) if decompressed_limit else Decompressor()
         self.producers: dict[int, ProducerState] = {}
-        self.epoch_starts: list[tuple[int, int, str, int]] = []   # (epoch, base offset, log path, pos)
+        # (epoch, base offset, log path, pos, the last offset of the batches of the epochs before it or None)
+        self.epoch_starts: list[tuple[int, int, str, int, int | None]] = []
+        self.epoch_last_offset: int | None = None                  # the last offset of a batch with an epoch
         self.walk_start: int | None = None                         # the first offset the walk saw
         self.exact = bool(self.segments) and self.segments[0].base == 0   # the whole history is here
         self.next_offset: int | None = None
@@ -337,7 +339,9 @@ class PartitionCheck:
         if batch.magic < 2 or batch.partition_leader_epoch is None or batch.partition_leader_epoch < 0:
             return
         if not self.epoch_starts or batch.partition_leader_epoch > self.epoch_starts[-1][0]:
-            self.epoch_starts.append((batch.partition_leader_epoch, batch.base_offset, segment.log, batch.pos))
+            self.epoch_starts.append((batch.partition_leader_epoch, batch.base_offset, segment.log, batch.pos,
+                                      self.epoch_last_offset))
+        self.epoch_last_offset = batch.last_offset
 
     def _epochs(self) -> Iterator[Located]:
         path = self.singles.get(kinds.LEADER_EPOCH_CHECKPOINT)
@@ -346,7 +350,7 @@ class PartitionCheck:
         entries, _, own = _read(path, kinds.LEADER_EPOCH_CHECKPOINT)
         yield from (Located(path, finding) for finding in own)
         checkpoint = {entry.fields["epoch"]: entry for entry in entries if entry.fields.get("epoch") is not None}
-        for number, (epoch, start, log, pos) in enumerate(self.epoch_starts):
+        for number, (epoch, start, log, pos, before) in enumerate(self.epoch_starts):
             entry = checkpoint.get(epoch)
             if entry is None:
                 if number == 0 and not self.exact and any(e < epoch for e in checkpoint):
@@ -356,12 +360,17 @@ class PartitionCheck:
                     f"an entry '{epoch} {start}' (the first batch of epoch {epoch}, {_where(log, pos)})", "none"))
                 continue
             found = entry.fields["start_offset"]
-            # After retention, the oldest entry starts at the log start offset, at or below the first batch.
-            first_kept = number == 0 and not self.exact and found is not None and found <= start
-            if found != start and not first_kept:
+            # The entry was written when the leader appended the epoch's first batch; the log cleaner may since
+            # have removed that batch (and the ones after it) but never touches the checkpoint, so the entry
+            # may lie anywhere after the epochs before it, up to the first batch left (LogCleaner keeps
+            # LeaderEpochFileCache as it is). After retention, the oldest entry starts at the log start offset.
+            if before is None and self.exact:
+                before = self.segments[0].base - 1
+            if found is None or found > start or (before is not None and found <= before):
+                low = "" if before is None else f"above {before} (the epochs before it) and "
                 yield Located(path, Finding(
                     "epoch-mismatch", entry.pos, entry.pos, entry.size, "start_offset",
-                    f"{start} (the first batch of epoch {epoch}, {_where(log, pos)})", str(found)))
+                    f"{low}at most {start} (the first batch of epoch {epoch} left, {_where(log, pos)})", str(found)))
 
 
 class _IndexCursor:
