@@ -275,3 +275,27 @@ def test_arbitrary_bytes_read_as_any_kind_never_raise_and_stay_in_the_file(kind,
             position = pos + size
         assert position == len(data)
     assert looks_like(data) in (None, *SIDECAR_KINDS)
+
+
+@pytest.mark.parametrize("content, kafka_lines", [
+    (b"", ["{path} is empty."]),                              # dumpIndex: index.entries() == 0
+    (bytes(8 * 4), ["offset: 400 position: 0"]),              # a preallocated index: its first slot, then stop
+], ids=["empty", "preallocated"])
+def test_dumplog_of_an_offset_index_with_no_entry_prints_what_kafka_prints(kbatch, tmp_path, content, kafka_lines):
+    """DumpLogSegments.dumpIndex (the 4.x Java tool): it stops at a zero slot only after the first."""
+    path = tmp_path / "00000000000000000400.index"
+    path.write_bytes(content)
+    out = kbatch("dump", "--format", "dumplog", str(path)).out.splitlines()
+    assert [line for line in out if not line.startswith("#")] == [f"Dumping {path}",
+                                                                 *(line.format(path=path) for line in kafka_lines)]
+
+
+def test_dumplog_of_a_producer_without_batch_metadata_has_no_trailing_space(tmp_path):
+    """DumpLogSegments.dumpProducerIdSnapshot prints ' firstSequence: ...' only with batch metadata."""
+    from kbatch.partition.sidecars import Entry
+    from kbatch.render.partition import dumplog_line
+
+    fields = {"producer_id": 7, "epoch": 3, "coordinator_epoch": 0, "current_txn_first_offset": -1,
+              "timestamp": 5, "last_offset": -1, "last_sequence": -1, "offset_delta": 0}
+    line = dumplog_line(Entry(kinds.PRODUCER_SNAPSHOT, 0, 0, 0, fields, []))
+    assert line == "producerId: 7 producerEpoch: 3 coordinatorEpoch: 0 currentTxnFirstOffset: OptionalLong.empty lastTimestamp: 5"
