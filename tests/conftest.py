@@ -79,6 +79,7 @@ def real_kafka(tmp_path_factory):
     broker.start()
     try:
         broker.run_workload()
+        _produce_with_kafka_python(broker.bootstrap)
         # The cleaner compacts the compacted topic's rolled segments and records it in its checkpoint.
         deadline = time.monotonic() + 60
         checkpoint = broker.log_dir / "cleaner-offset-checkpoint"
@@ -100,3 +101,17 @@ def real_kafka(tmp_path_factory):
     yield SimpleNamespace(broker=broker, live=live, stopped=broker.log_dir, transactions=transactions,
                           hanging=hanging)
     broker.stop()
+
+
+def _produce_with_kafka_python(bootstrap: str) -> None:
+    """A Python producer's batches as the broker stores them (topic "python", created on first use)."""
+    from kafka import KafkaProducer
+
+    producer = KafkaProducer(bootstrap_servers=bootstrap, compression_type="lz4", enable_idempotence=True,
+                             linger_ms=5)
+    for i in range(100):
+        producer.send("python", key=None if i % 5 == 0 else f"key-{i}".encode(), value=f"value {i}".encode(),
+                      headers=[("h", b"x")] if i % 2 else [])
+        if i % 25 == 24:
+            producer.flush()
+    producer.close()

@@ -5,8 +5,8 @@
 // producers (committed, aborted and a still-open transaction, so markers, .txnindex and producer snapshots
 // are the broker's own), rolled segments (so indexes are trimmed on roll), a compacted topic with
 // tombstones (the cleaner's gaps and cleaner-offset-checkpoint), consumer groups of the classic and the
-// KIP-848 protocol and a share group committing (so __consumer_offsets and __share_group_state are written
-// by the real coordinators), and __transaction_state.
+// KIP-848 protocol, a share group and a KIP-1071 streams group committing (so __consumer_offsets and
+// __share_group_state are written by the real coordinators), and __transaction_state.
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -23,7 +23,10 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.common.serialization.StringSerializer;
+import org.apache.kafka.streams.KafkaStreams;
+import org.apache.kafka.streams.StreamsBuilder;
 
 public class Workload {
     static String bootstrap;
@@ -53,6 +56,7 @@ public class Workload {
         consumerGroup("classic-group", "classic", "codec-gzip");
         consumerGroup("consumer-group", "consumer", "codec-zstd");
         shareGroup("share-group", "codec-lz4");
+        streamsGroup("streams-group", "codec-snappy");
         System.out.println("workload done");
     }
 
@@ -167,6 +171,34 @@ public class Workload {
                 seen += records.count();
                 consumer.commitSync();
             }
+        }
+    }
+
+    /** A Kafka Streams application of the streams group protocol: a stateless copy of a topic. */
+    static void streamsGroup(String group, String topic) throws Exception {
+        Properties props = new Properties();
+        props.put("bootstrap.servers", bootstrap);
+        props.put("application.id", group);
+        props.put("group.protocol", "streams");
+        props.put("auto.offset.reset", "earliest");
+        props.put("commit.interval.ms", "100");
+        props.put("default.key.serde", Serdes.String().getClass().getName());
+        props.put("default.value.serde", Serdes.String().getClass().getName());
+        StreamsBuilder builder = new StreamsBuilder();
+        builder.<String, String>stream(topic).filter((key, value) -> key != null).to(topic + "-copied");
+        try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap))) {
+            admin.createTopics(List.of(new NewTopic(topic + "-copied", 1, (short) 1))).all().get();
+        }
+        try (KafkaStreams streams = new KafkaStreams(builder.build(), props)) {
+            streams.start();
+            long deadline = System.currentTimeMillis() + 30000;
+            while (System.currentTimeMillis() < deadline) {
+                Thread.sleep(200);
+                var lag = streams.metrics().entrySet().stream()
+                    .filter(e -> e.getKey().name().equals("records-consumed-total")).findFirst();
+                if (lag.isPresent() && ((Number) lag.get().getValue().metricValue()).doubleValue() >= 200) break;
+            }
+            Thread.sleep(500);   // a last commit (commit.interval.ms)
         }
     }
 }
