@@ -87,6 +87,12 @@ def real_kafka(tmp_path_factory):
             if time.monotonic() > deadline:
                 raise RuntimeError(f"the log cleaner did not run:\n{broker.log_tail()}")
             time.sleep(0.2)
+        # Tiered storage copies the tiered topic's rolled segments out and records it.
+        remote_log = broker.log_dir / "__remote_log_metadata-0" / f"{0:020d}.log"
+        while not remote_log.exists() or remote_log.stat().st_size == 0:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"tiered storage copied no segment:\n{broker.log_tail()}")
+            time.sleep(0.2)
         live = home / "live"
         shutil.copytree(broker.log_dir, live)
         transactions = broker.java("org.apache.kafka.tools.TransactionsCommand", "--bootstrap-server",

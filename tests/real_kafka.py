@@ -31,7 +31,7 @@ class Unavailable(Exception):
 
 
 def missing_tools() -> str | None:
-    for tool in ("java", "mvn"):
+    for tool in ("java", "javac", "mvn"):
         if shutil.which(tool) is None:
             return f"{tool} is not on PATH (the real_kafka tests need Java 17 and Maven)"
     return None
@@ -97,6 +97,13 @@ log.retention.check.interval.ms=500
 log.initial.task.delay.ms=100
 metadata.log.max.record.bytes.between.snapshots=2000
 metadata.log.max.snapshot.interval.ms=1000
+remote.log.storage.system.enable=true
+remote.log.storage.manager.class.name=FolderRemoteStorage
+rsm.config.folder={remote_dir}
+remote.log.metadata.manager.listener.name=PLAINTEXT
+rlmm.config.remote.log.metadata.topic.replication.factor=1
+rlmm.config.remote.log.metadata.topic.num.partitions=1
+remote.log.manager.task.interval.ms=300
 """
 
 LOG4J2 = """\
@@ -130,7 +137,12 @@ class Broker:
         home.mkdir(parents=True, exist_ok=True)
         self.config = home / "server.properties"
         self.config.write_text(SERVER_PROPERTIES.format(port=self.port, controller_port=self.controller_port,
-                                                        log_dir=self.log_dir))
+                                                        log_dir=self.log_dir, remote_dir=home / "remote"))
+        # Tiered storage's remote store: a folder, through tests/kafka/FolderRemoteStorage.java.
+        self.classes = home / "classes"
+        if not (self.classes / "FolderRemoteStorage.class").exists():
+            subprocess.run(["javac", "-nowarn", "-cp", classpath(jars), "-d", str(self.classes),
+                            str(KAFKA_DIR / "FolderRemoteStorage.java")], check=True, capture_output=True, timeout=120)
         (home / "log4j2.yaml").write_text(LOG4J2.format(log_file=self.server_log))
 
     def java(self, main: str, *args: str, timeout: float = 120, check: bool = True) -> subprocess.CompletedProcess:
@@ -148,7 +160,7 @@ class Broker:
         out = open(self.home / "stdout.log", "ab")
         self.process = subprocess.Popen(
             ["java", "-Xmx768m", f"-Dlog4j2.configurationFile={self.home / 'log4j2.yaml'}",
-             "-cp", classpath(self.jars), "kafka.Kafka", str(self.config)],
+             "-cp", f"{classpath(self.jars)}{os.pathsep}{self.classes}", "kafka.Kafka", str(self.config)],
             stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
         self._wait_until_serving()
 

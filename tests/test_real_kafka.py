@@ -19,7 +19,8 @@ pytestmark = pytest.mark.real_kafka
 
 # The decoder option kafka-dump-log.sh needs for each internal topic (kbatch picks its decoder by the name).
 DECODERS = {"__consumer_offsets": "--offsets-decoder", "__transaction_state": "--transaction-log-decoder",
-            "__cluster_metadata": "--cluster-metadata-decoder", "__share_group_state": "--share-group-state-decoder"}
+            "__cluster_metadata": "--cluster-metadata-decoder", "__share_group_state": "--share-group-state-decoder",
+            "__remote_log_metadata": "--remote-log-metadata-decoder"}
 SIDE_FILES = ("*.log", "*.index", "*.timeindex", "*.txnindex", "*.snapshot", "*.checkpoint")
 
 

@@ -45,12 +45,18 @@ public class Workload {
             topics.add(new NewTopic("compacted", 1, (short) 1).configs(Map.of(
                 "cleanup.policy", "compact", "internal.segment.bytes", "16384", "segment.ms", "100",
                 "min.cleanable.dirty.ratio", "0.01", "min.compaction.lag.ms", "0", "delete.retention.ms", "0")));
+            // Tiered storage: rolled segments copied to the remote store (tests/kafka/FolderRemoteStorage.java)
+            // and deleted locally, their life recorded in __remote_log_metadata.
+            topics.add(new NewTopic("tiered", 1, (short) 1).configs(Map.of(
+                "remote.storage.enable", "true", "internal.segment.bytes", "16384",
+                "local.retention.ms", "1000", "index.interval.bytes", "512")));
             admin.createTopics(topics).all().get();
         }
         for (String codec : List.of("none", "gzip", "snappy", "lz4", "zstd")) {
             produce("codec-" + codec, codec, 200, 20);
         }
         produce("rolled", "none", 3000, 50);
+        produce("tiered", "lz4", 2000, 50);
         compacted();
         transactions();
         consumerGroup("classic-group", "classic", "codec-gzip");
