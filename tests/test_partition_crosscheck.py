@@ -23,7 +23,8 @@ BUILDER = _builder()
 # Every finding code about the files beside a segment, and where it is made to happen.
 PARTITION_CODES = {
     # read on their own: tests/test_partition_files.py
-    "partial-entry", "index-order", "offset-below-base", "unknown-version", "bad-checkpoint",
+    "partial-entry", "ignored-partial-entry", "index-order", "offset-below-base", "unknown-version", "bad-checkpoint",
+    "unexpected-key",
     # held against the log: here, by the builder's injections or the crafted copies below
     *(code for _, code, _ in BUILDER.INJECTIONS.values()),
     "txnindex-unmatched", "snapshot-missing-producer", "epoch-missing", "segment-overlap", "segment-gap",

@@ -11,6 +11,7 @@ in :mod:`kbatch.partition.crosscheck`.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Iterator
@@ -23,7 +24,7 @@ from ..structs import (
     CHECKPOINT_FIELDS,
     CHECKPOINT_VERSION,
     OFFSET_INDEX_ENTRY,
-    PARTITION_METADATA_LINE,
+    PARTITION_METADATA_SEPARATOR,
     PARTITION_METADATA_VERSION,
     PRODUCER_SNAPSHOT_CRC_START,
     PRODUCER_SNAPSHOT_ENTRY,
@@ -32,6 +33,7 @@ from ..structs import (
     TIME_INDEX_ENTRY,
     TOPIC_ID,
     WHITESPACE,
+    ZERO_TOPIC_ID,
 )
 from . import kinds
 
@@ -126,22 +128,25 @@ def _reads_cleanly_as(kind: str, data: bytes) -> bool:
 # -- fixed-size entries -----------------------------------------------------------------------------------
 
 
-def _slots(kind: str, data: bytes, entry_size: int) -> Iterator[int | Finding]:
+def _slots(kind: str, data: bytes, entry_size: int, preallocated: bool = True) -> Iterator[int | Finding]:
     """Each slot position up to the zero tail; then the zero tail and a partial entry as findings.
 
     A run of all-zero slots at the end is what a broker leaves preallocated in an active segment's index
     (AbstractIndex: the file is set to its maximum size and filled from the front).  No real entry is all
-    zero: an offset index entry at position 0 would need more than index.interval.bytes before it.
+    zero: an offset index entry at position 0 would need more than index.interval.bytes before it.  A file
+    Kafka only appends to (``preallocated`` False: the .txnindex) has no zero tail: its zeros are entries.
     """
     whole = len(data) - len(data) % entry_size
-    used = -(-_end_of_nonzero(data, whole) // entry_size) * entry_size
+    used = -(-_end_of_nonzero(data, whole) // entry_size) * entry_size if preallocated else whole
     yield from range(0, used, entry_size)
     if used < whole:
         yield Finding("zero-tail", used, used, whole - used, "tail",
                       f"{kinds.DESCRIPTIONS[kind]} entry or the end of the file",
                       f"{(whole - used) // entry_size} preallocated zero slots ({whole - used} bytes)")
     if whole < len(data):
-        yield Finding("partial-entry", whole, whole, len(data) - whole, "entry",
+        # TransactionIndex reads an entry only while a whole one is left; the index files must be whole.
+        code = "partial-entry" if preallocated else "ignored-partial-entry"
+        yield Finding(code, whole, whole, len(data) - whole, "entry",
                       f"whole {entry_size}-byte entries (the file size a multiple of {entry_size})",
                       f"{len(data) - whole} bytes left over")
 
@@ -220,7 +225,8 @@ def _time_index(data: bytes, base_offset: int | None) -> Iterator[Entry | Findin
 def _txn_index(data: bytes, base_offset: int | None) -> Iterator[Entry | Finding]:
     layout = ABORTED_TXN_ENTRY
     previous_last = None
-    for slot, pos in enumerate(_slots(kinds.TXN_INDEX, data, layout.size)):
+    # TransactionIndex only appends (openChannel positions at the end; nothing preallocates it).
+    for slot, pos in enumerate(_slots(kinds.TXN_INDEX, data, layout.size, preallocated=False)):
         if isinstance(pos, Finding):
             yield pos
             continue
@@ -228,9 +234,15 @@ def _txn_index(data: bytes, base_offset: int | None) -> Iterator[Entry | Finding
         entry = Entry(kinds.TXN_INDEX, slot, pos, layout.size,
                       {"version": version, "producer_id": producer_id, "first_offset": first_offset,
                        "last_offset": last_offset, "last_stable_offset": last_stable_offset})
-        if data[pos] != ABORTED_TXN_VERSION:   # AbortedTxn.version() reads the first byte only
+        if version != ABORTED_TXN_VERSION:
+            # TransactionIndex.iterable: an int16 version outside AbortedTxn's supported range (0..0) throws.
             entry.findings.append(Finding("unknown-version", pos, pos, 2, "version", str(ABORTED_TXN_VERSION),
                                           str(version)))
+        if base_offset is not None and last_offset < base_offset:
+            # TransactionIndex.sanityCheck: "Last offset of aborted transaction ... is less than start offset"
+            entry.findings.append(Finding("offset-below-base", pos, pos + layout.offsets["last_offset"], 8,
+                                          "last_offset", f"{base_offset} or more (the segment's base offset; "
+                                          "TransactionIndex.sanityCheck)", str(last_offset)))
         if first_offset > last_offset:
             entry.findings.append(Finding("index-order", pos, pos + layout.offsets["first_offset"], 8,
                                           "first_offset", f"at most {last_offset} (the lastOffset)",
@@ -295,79 +307,147 @@ def _producer_snapshot(data: bytes, base_offset: int | None) -> Iterator[Entry |
 
 
 def _lines(data: bytes) -> Iterator[tuple[int, bytes]]:
+    """Each line with its terminator, as BufferedReader.readLine splits them (at \\n, \\r or \\r\\n)."""
     pos = 0
     for line in bytes(data).splitlines(keepends=True):   # bytes of a map too (a text file is small)
         yield pos, line
         pos += len(line)
 
 
+def _text(line: bytes) -> bytes:
+    return line.rstrip(b"\r\n")
+
+
+# Integer.parseInt / Long.parseLong: an optional sign and ASCII digits, nothing else (no blank, no "_").
+_JAVA_INTEGER = re.compile(rb"^[+-]?[0-9]+$")
+_JAVA_BOUNDS = {32: (-(1 << 31), (1 << 31) - 1), 64: (-(1 << 63), (1 << 63) - 1)}
+
+
+def java_integer(text: bytes, bits: int) -> int | None:
+    """``text`` as Java's Integer.parseInt (bits 32) or Long.parseLong (64) reads it; None where Java throws.
+
+    Its digits are counted before they are converted, so a line of a million digits costs one scan, not a
+    conversion (and never Python's limit on the digits of an int)."""
+    if not _JAVA_INTEGER.match(text):
+        return None
+    sign, digits = (text[:1], text[1:]) if text[:1] in b"+-" else (b"", text)
+    digits = digits.lstrip(b"0") or b"0"
+    if len(digits) > 19:   # more than any long has
+        return None
+    value = -int(digits) if sign == b"-" else int(digits)
+    low, high = _JAVA_BOUNDS[bits]
+    return value if low <= value <= high else None
+
+
+def _java_split(text: bytes, separator: re.Pattern) -> list[bytes]:
+    """String.split: a leading separator leaves an empty first part, trailing empty parts are dropped."""
+    parts = separator.split(text)
+    while parts and parts[-1] == b"":
+        parts.pop()
+    return parts or [b""]
+
+
 def _bad(pos: int, line: bytes, field_name: str, expected: str) -> Finding:
-    shown = line.rstrip(b"\r\n").decode("utf-8", "backslashreplace")
+    shown = _shown(line)
     return Finding("bad-checkpoint", pos, pos, len(line), field_name, expected, repr(shown))
 
 
+def _shown(line: bytes, limit: int = 80) -> str:
+    text = _text(line)
+    shown = text[:limit].decode("utf-8", "backslashreplace")
+    return shown + f"... ({len(text)} bytes)" if len(text) > limit else shown
+
+
 def _checkpoint(kind: str, data: bytes) -> Iterator[Entry | Header | Finding]:
-    """CheckpointFile.CheckpointReadBuffer.read: a version line, a count line, then the entries."""
+    """CheckpointFile.CheckpointReadBuffer.read: a version line, a count line, then the entries.
+
+    A file that ends before its count line holds no entries: Kafka creates leader-epoch-checkpoint and
+    cleaner-offset-checkpoint empty (UnifiedLog, LogCleanerManager) and reads them as such."""
     fields = CHECKPOINT_FIELDS[kind]
-    lines = list(_lines(data))
+    lines = _lines(data)
     header = Header(kind, {"version": None, "entry_count": None})
-    if len(lines) < 2:
-        header.findings.append(Finding("truncated", 0, 0, len(data), "header",
-                                       "a version line and an entry count line", f"{len(lines)} lines"))
+    first = next(lines, None)
+    if first is None:
         yield header
         return
-    (version_pos, version_line), (count_pos, count_line) = lines[:2]
-    try:
-        header.fields["version"] = int(version_line)
-    except ValueError:
+    version_pos, version_line = first
+    header.fields["version"] = java_integer(_text(version_line), 32)
+    if header.fields["version"] is None:
         header.findings.append(_bad(version_pos, version_line, "version", str(CHECKPOINT_VERSION)))
-    if header.fields["version"] not in (None, CHECKPOINT_VERSION):
+    elif header.fields["version"] != CHECKPOINT_VERSION:
         header.findings.append(Finding("unknown-version", version_pos, version_pos, len(version_line), "version",
                                        str(CHECKPOINT_VERSION), str(header.fields["version"])))
-    try:
-        header.fields["entry_count"] = int(count_line)
-    except ValueError:
+    second = next(lines, None)
+    if second is None:
+        yield header
+        return
+    count_pos, count_line = second
+    header.fields["entry_count"] = java_integer(_text(count_line), 32)
+    if header.fields["entry_count"] is None:
         header.findings.append(_bad(count_pos, count_line, "entry_count", "an integer"))
     yield header
-    entries = lines[2:]
-    for slot, (pos, line) in enumerate(entries):
-        parts = WHITESPACE.split(line.decode("utf-8", "replace").strip())
+    found = 0
+    for slot, (pos, line) in enumerate(lines):
+        found += 1
+        # LeaderEpochCheckpointFile / OffsetCheckpointFile.Formatter.fromString: split on \s+ (ASCII).
+        parts = _java_split(_text(line), WHITESPACE)
         entry = Entry(kind, slot, pos, len(line), {name: None for name, _ in fields})
+        grammar = " ".join(name for name, _ in fields)
         if len(parts) != len(fields):
-            entry.findings.append(_bad(pos, line, "entry", " ".join(name for name, _ in fields)))
+            entry.findings.append(_bad(pos, line, "entry", f"{len(fields)} fields '{grammar}'"))
         else:
-            try:
-                entry.fields = {name: convert(part) for (name, convert), part in zip(fields, parts)}
-            except ValueError:
-                entry.findings.append(_bad(pos, line, "entry", " ".join(name for name, _ in fields)))
+            values = {name: part.decode("utf-8", "replace") if bits is None else java_integer(part, bits)
+                      for (name, bits), part in zip(fields, parts)}
+            if None in values.values():
+                entry.findings.append(_bad(pos, line, "entry", grammar))
+            else:
+                entry.fields = values
+                if kind == kinds.LEADER_EPOCH_CHECKPOINT and min(values.values()) < 0:
+                    # LeaderEpochFileCache.assign, on every entry it loads: "invalid partition leader epoch entry"
+                    entry.findings.append(_bad(pos, line, "entry", "an epoch and a start offset of 0 or more "
+                                                                   "(LeaderEpochFileCache.assign)"))
         yield entry
     expected = header.fields["entry_count"]
-    if expected is not None and expected != len(entries):
+    if expected is not None and expected != found:
         # CheckpointFile: "Expected N entries in checkpoint file ..., but found only M"
         yield Finding("bad-checkpoint", count_pos, count_pos, len(count_line), "entry_count",
-                      f"{len(entries)} (the entry lines that follow)", str(expected))
+                      f"{found} (the entry lines that follow)", str(expected))
 
 
 def _partition_metadata(data: bytes, base_offset: int | None) -> Iterator[Entry | Finding]:
-    """PartitionMetadataReadBuffer.read: ``version: 0`` then ``topic_id: <Uuid>``, as one entry."""
-    lines = list(_lines(data))
+    """PartitionMetadataReadBuffer.read: ``version: <v>`` then ``topic_id: <Uuid>``, as one entry.
+
+    Kafka splits each line at ``:\\s+`` and takes the second part, whatever the first says; it reads any
+    version of 0 or more (for downgrades), refuses the all-zero topic id, and reads no further line."""
+    lines = _lines(data)
     entry = Entry(kinds.PARTITION_METADATA, 0, 0, len(data), {"version": None, "topic_id": None})
-    for slot, (key, wanted) in enumerate((("version", str(PARTITION_METADATA_VERSION)),
-                                          ("topic_id", "a 22-character topic id"))):
-        if slot >= len(lines):
+    for key in ("version", "topic_id"):
+        found = next(lines, None)
+        if found is None:
             entry.findings.append(Finding("truncated", 0, len(data), 0, key, f"a line '{key}: ...'",
                                           "the end of the file"))
             break
-        pos, line = lines[slot]
-        match = PARTITION_METADATA_LINE.match(line.decode("utf-8", "replace").rstrip("\r\n"))
-        value = match["value"] if match and match["key"] == key else None
-        if value is None or (key == "version" and value != wanted) or (key == "topic_id" and not TOPIC_ID.match(value)):
-            entry.findings.append(_bad(pos, line, key, f"{key}: {wanted}"))
-        entry.fields[key] = int(value) if key == "version" and value is not None and value.isdigit() else value
-    rest = sum(len(line) for _, line in lines[2:])
-    if rest:
-        entry.findings.append(Finding("trailing-bytes", 0, lines[2][0], rest, "file",
-                                      "nothing after the topic_id line", f"{rest} bytes"))
+        pos, line = found
+        parts = _java_split(_text(line), PARTITION_METADATA_SEPARATOR)
+        value = parts[1] if len(parts) == 2 else None
+        if key == "version":
+            version = None if value is None else java_integer(value, 32)
+            entry.fields["version"] = version
+            if version is None or version < PARTITION_METADATA_VERSION:
+                entry.findings.append(_bad(pos, line, key, f"{key}: {PARTITION_METADATA_VERSION} or more"))
+                break   # Kafka reads no further
+        else:
+            topic_id = None if value is None else value.decode("ascii", "replace")
+            entry.fields["topic_id"] = topic_id
+            if topic_id is None or not TOPIC_ID.match(topic_id):
+                entry.findings.append(_bad(pos, line, key, f"{key}: a 22-character topic id"))
+            elif topic_id.rstrip("=") == ZERO_TOPIC_ID:
+                entry.findings.append(_bad(pos, line, key, f"{key}: a topic id other than {ZERO_TOPIC_ID} "
+                                                           "(Uuid.ZERO_UUID: Kafka takes the log dir offline)"))
+        if parts and parts[0].decode("utf-8", "replace") != key and value is not None:
+            # Kafka does not read the key; a writer other than PartitionMetadata.encode put this one.
+            entry.findings.append(Finding("unexpected-key", pos, pos, len(line), key, f"'{key}: ...'",
+                                          repr(_shown(line))))
     yield entry
 
 
