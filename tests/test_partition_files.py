@@ -221,8 +221,11 @@ def test_integers_in_text_are_bounded_before_conversion():
     assert [(f.code, f.field) for f in findings] == [("bad-checkpoint", "entry_count")]
     assert len(findings[0].actual) < 200   # the line is shown cut
     # leading zeros are read as Integer.parseInt reads them
-    entries, findings = _read(kinds.OFFSET_CHECKPOINT, b"0\n" + b"0" * 5000 + b"1\nt 0 5\n")
+    entries, findings = _read(kinds.OFFSET_CHECKPOINT, b"0\n" + b"0" * 500 + b"1\nt 0 5\n")
     assert findings == [] and entries[0].fields == {"topic": "t", "partition": 0, "offset": 5}
+    # ... up to LINE_LIMIT: past it a line Kafka may read is one no Kafka writes, a warning
+    entries, findings = _read(kinds.OFFSET_CHECKPOINT, b"0\n" + b"0" * 50_000 + b"1\nt 0 5\n")
+    assert [(f.code, f.is_damage, f.size) for f in findings] == [("line-too-long", False, 50_002)]
 
 
 @pytest.mark.parametrize("path", [SEGMENT_0.with_suffix(s) for s in (".index", ".timeindex", ".txnindex")]
