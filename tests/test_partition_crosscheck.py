@@ -157,3 +157,35 @@ def test_rolled_time_index_without_its_largest_timestamp(kbatch, tmp_path):
 
 def test_every_partition_code_is_known():
     assert PARTITION_CODES <= set(CODES)
+
+
+# -- every file the cross-checks read is checked on its own too, as dump checks it -------------------------
+
+
+def _log_directory(tmp_path):
+    log_dir = tmp_path / "logs"
+    shutil.copytree(CLEAN, log_dir / "orders-0")
+    # what a broker writes: cleaner-offset-checkpoint empty (LogCleanerManager), the others with a line a partition
+    (log_dir / "cleaner-offset-checkpoint").write_bytes(b"")
+    (log_dir / "recovery-point-offset-checkpoint").write_bytes(b"0\n1\norders 0 53\n")
+    return log_dir
+
+
+def test_a_healthy_log_directorys_checkpoints_verify(kbatch, tmp_path):
+    code, findings = _findings(kbatch, "--deep", str(_log_directory(tmp_path)))
+    assert code == 0 and {f["code"] for f in findings} == {"zero-tail"}
+
+
+@pytest.mark.parametrize("name, content, code", [
+    ("replication-offset-checkpoint", b"0\n2\norders 0 53\n", "bad-checkpoint"),
+    ("orders-0/partition.metadata", b"version: 0\ntopic_id: AAAAAAAAAAAAAAAAAAAAAA\n", "bad-checkpoint"),
+    ("orders-0/partition.metadata", b"version: " + b"9" * 5000 + b"\ntopic_id: x\n", "bad-checkpoint"),
+])
+def test_verify_crc_deep_flags_what_dump_flags(kbatch, tmp_path, name, content, code):
+    log_dir = _log_directory(tmp_path)
+    (log_dir / name).write_bytes(content)
+    status, findings = _findings(kbatch, "--deep", str(log_dir))
+    assert status == 1
+    assert [(f["file"], f["code"]) for f in findings if f["severity"] == "error"] == [(str(log_dir / name), code)]
+    dumped = kbatch("dump", "--format", "jsonl", str(log_dir / name))
+    assert dumped.code == 1 and code in dumped.out

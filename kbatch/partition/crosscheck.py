@@ -194,6 +194,9 @@ class PartitionCheck:
         for offset, path in pending_snapshots:
             yield from self._snapshot(offset, path)
         yield from self._epochs()
+        if kinds.PARTITION_METADATA in self.singles:   # read on its own: the log holds no topic id
+            path = self.singles[kinds.PARTITION_METADATA]
+            yield from (Located(path, finding) for finding in _read(path, kinds.PARTITION_METADATA)[2])
 
     # -- segments ---------------------------------------------------------------------------------------
 

@@ -39,8 +39,9 @@ _OFFSET_FILE = re.compile(r"^(?P<base>\d{20})\.(?P<suffix>log|index|timeindex|tx
                           r"(?:\.(?:deleted|cleaned|swap))?$")
 # Snapshots.filenameFromSnapshotId: <20-digit end offset>-<10-digit epoch>.checkpoint
 _KRAFT_SNAPSHOT = re.compile(r"^(?P<base>\d{20})-(?P<epoch>\d{10})\.checkpoint(?:\.deleted)?$")
-_OFFSET_CHECKPOINTS = {"recovery-point-offset-checkpoint", "replication-offset-checkpoint",
-                       "log-start-offset-checkpoint", "cleaner-offset-checkpoint"}
+# The checkpoints a log directory holds (LogManager, ReplicaManager, LogCleanerManager).
+OFFSET_CHECKPOINTS = frozenset({"recovery-point-offset-checkpoint", "replication-offset-checkpoint",
+                                "log-start-offset-checkpoint", "cleaner-offset-checkpoint"})
 
 
 def kind_of(path: str) -> str | None:
@@ -55,7 +56,7 @@ def kind_of(path: str) -> str | None:
         return LEADER_EPOCH_CHECKPOINT
     if name == "partition.metadata":
         return PARTITION_METADATA
-    if name in _OFFSET_CHECKPOINTS:
+    if name in OFFSET_CHECKPOINTS:
         return OFFSET_CHECKPOINT
     if name.endswith(".log"):
         return LOG
