@@ -199,3 +199,13 @@ PARTITION_METADATA_VERSION = 0
 PARTITION_METADATA_SEPARATOR = re.compile(b':[ \\t\\n\\x0b\\f\\r]+')
 TOPIC_ID = re.compile('^[A-Za-z0-9_-]{22}(==)?$')
 ZERO_TOPIC_ID = 'AAAAAAAAAAAAAAAAAAAAAA'
+QUORUM_STATE_VERSIONS = (0, 1)
+QUORUM_STATE_FIELDS = (
+    ('clusterId', 'string', (0,)),
+    ('leaderId', 'int32', (0, 1)),
+    ('leaderEpoch', 'int32', (0, 1)),
+    ('votedId', 'int32', (0, 1)),
+    ('votedDirectoryId', 'uuid', (1,)),
+    ('appliedOffset', 'int64', (0,)),
+    ('currentVoters', '[]Voter', (0,)),
+)

@@ -346,3 +346,37 @@ def test_arbitrary_bytes_read_as_any_kind_never_raise_and_stay_in_the_file(kind,
             position = pos + size
         assert position == len(data)
     assert looks_like(data) in (None, *SIDECAR_KINDS)
+
+
+# -- quorum-state (FileQuorumStateStore) --------------------------------------------------------------------
+
+# What the broker of KRaft mode writes in __cluster_metadata-0 (Kafka 4.4, data_version 0).
+QUORUM_STATE = (b'{"clusterId":"","leaderId":1,"leaderEpoch":1,"votedId":-1,"appliedOffset":0,'
+                b'"currentVoters":[{"voterId":1}],"data_version":0}')
+
+
+def test_quorum_state_as_the_broker_writes_it():
+    assert kinds.kind_of("/logs/__cluster_metadata-0/quorum-state") == kinds.QUORUM_STATE
+    entries, findings = _read(kinds.QUORUM_STATE, QUORUM_STATE)
+    assert findings == []
+    assert entries[0].fields == {"data_version": 0, "cluster_id": "", "leader_id": 1, "leader_epoch": 1,
+                                 "voted_id": -1, "applied_offset": 0, "current_voters": [{"voterId": 1}]}
+    # version 1 has votedDirectoryId and no clusterId, appliedOffset or currentVoters
+    entries, findings = _read(kinds.QUORUM_STATE, b'{"leaderId":1,"leaderEpoch":3,"votedId":1,'
+                                                  b'"votedDirectoryId":"98elA9eemfFQLkSfZGAaSA","data_version":1}')
+    assert findings == [] and entries[0].fields["voted_directory_id"] == "98elA9eemfFQLkSfZGAaSA"
+
+
+@pytest.mark.parametrize("data, code, field", [
+    (b"", "truncated", "line"),                                             # "File ended prematurely."
+    (b"[1]", "bad-quorum-state", "line"),                                   # "is not an object node"
+    (b'{"leaderId":1}', "bad-quorum-state", "data_version"),               # "does not have data_version field"
+    (QUORUM_STATE.replace(b'"data_version":0', b'"data_version":2'), "unknown-version", "data_version"),
+    (QUORUM_STATE.replace(b'"leaderEpoch":1,', b""), "bad-quorum-state", "leader_epoch"),   # mandatory in v0
+    (QUORUM_STATE.replace(b'"leaderId":1', b'"leaderId":2147483648'), "bad-quorum-state", "leader_id"),
+    (QUORUM_STATE.replace(b'"leaderId":1', b'"leaderId":"1"'), "bad-quorum-state", "leader_id"),
+    (QUORUM_STATE.replace(b'"leaderId":1', b'"leaderId":' + b"9" * 5000), "bad-quorum-state", "line"),
+])
+def test_quorum_state_kafka_cannot_read(data, code, field):
+    _, findings = _read(kinds.QUORUM_STATE, data)
+    assert [(f.code, f.field) for f in findings] == [(code, field)]

@@ -84,7 +84,7 @@ def partition_files(directory: str) -> tuple[list[SegmentFiles], dict[int, str],
             snapshots[base] = path
         elif kind in (kinds.OFFSET_INDEX, kinds.TIME_INDEX, kinds.TXN_INDEX) and base is not None:
             beside.append((base, kind, path))
-        elif kind in (kinds.LEADER_EPOCH_CHECKPOINT, kinds.PARTITION_METADATA):
+        elif kind in (kinds.LEADER_EPOCH_CHECKPOINT, kinds.PARTITION_METADATA, kinds.QUORUM_STATE):
             singles[kind] = path
     for base, kind, path in beside:
         if base in segments:
@@ -194,9 +194,10 @@ class PartitionCheck:
         for offset, path in pending_snapshots:
             yield from self._snapshot(offset, path)
         yield from self._epochs()
-        if kinds.PARTITION_METADATA in self.singles:   # read on its own: the log holds no topic id
-            path = self.singles[kinds.PARTITION_METADATA]
-            yield from (Located(path, finding) for finding in _read(path, kinds.PARTITION_METADATA)[2])
+        for kind in (kinds.PARTITION_METADATA, kinds.QUORUM_STATE):   # read on their own: the log says nothing of them
+            if kind in self.singles:
+                path = self.singles[kind]
+                yield from (Located(path, finding) for finding in _read(path, kind)[2])
 
     # -- segments ---------------------------------------------------------------------------------------
 

@@ -137,3 +137,24 @@ PARTITION_METADATA_VERSION = 0   # PartitionMetadataFile.CURRENT_VERSION: the le
 PARTITION_METADATA_SEPARATOR = re.compile(rb":[ \t\n\x0b\f\r]+")
 TOPIC_ID = re.compile(r"^[A-Za-z0-9_-]{22}(==)?$")
 ZERO_TOPIC_ID = "A" * 22   # Uuid.ZERO_UUID
+
+# ---------------------------------------------------------------------------
+# quorum-state, in __cluster_metadata-0 (FileQuorumStateStore.writeElectionStateToFile / readStateFromFile;
+# raft/src/main/resources/common/message/QuorumStateData.json, versions 0-1)
+#
+#   one line of JSON: QuorumStateDataJsonConverter.write plus "data_version"
+#
+# Each field is (JSON name, type, the versions that have it); a version's fields are mandatory (the
+# generated converter throws "unable to locate field ..., which is mandatory in version N").
+# ---------------------------------------------------------------------------
+
+QUORUM_STATE_VERSIONS = (0, 1)   # FileQuorumStateStore: LOWEST/HIGHEST_SUPPORTED_VERSION
+QUORUM_STATE_FIELDS = (
+    ("clusterId", "string", (0,)),
+    ("leaderId", "int32", (0, 1)),
+    ("leaderEpoch", "int32", (0, 1)),
+    ("votedId", "int32", (0, 1)),
+    ("votedDirectoryId", "uuid", (1,)),
+    ("appliedOffset", "int64", (0,)),
+    ("currentVoters", "[]Voter", (0,)),   # nullable; each {"voterId": int32}
+)

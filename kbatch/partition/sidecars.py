@@ -11,6 +11,7 @@ in :mod:`kbatch.partition.crosscheck`.
 
 from __future__ import annotations
 
+import json
 import mmap
 import re
 from collections import Counter
@@ -31,6 +32,8 @@ from ..structs import (
     PRODUCER_SNAPSHOT_ENTRY,
     PRODUCER_SNAPSHOT_HEADER,
     PRODUCER_SNAPSHOT_VERSION,
+    QUORUM_STATE_FIELDS,
+    QUORUM_STATE_VERSIONS,
     TIME_INDEX_ENTRY,
     TOPIC_ID,
     WHITESPACE,
@@ -153,12 +156,13 @@ def read_sidecar(kind: str, data, base_offset: int | None = None) -> Iterator[En
         kinds.TXN_INDEX: _txn_index,
         kinds.PRODUCER_SNAPSHOT: _producer_snapshot,
         kinds.PARTITION_METADATA: _partition_metadata,
+        kinds.QUORUM_STATE: _quorum_state,
     }
     return readers[kind](data, base_offset)
 
 
 SIDECAR_KINDS = (kinds.OFFSET_INDEX, kinds.TIME_INDEX, kinds.TXN_INDEX, kinds.PRODUCER_SNAPSHOT,
-                 kinds.LEADER_EPOCH_CHECKPOINT, kinds.OFFSET_CHECKPOINT, kinds.PARTITION_METADATA)
+                 kinds.LEADER_EPOCH_CHECKPOINT, kinds.OFFSET_CHECKPOINT, kinds.PARTITION_METADATA, kinds.QUORUM_STATE)
 
 # Timestamps a time index plausibly holds (2000..2100, ms): what tells one from an offset index by content.
 _PLAUSIBLE_MS = (946_684_800_000, 4_102_444_800_000)
@@ -186,6 +190,7 @@ _FIRST_BYTES = {
     kinds.LEADER_EPOCH_CHECKPOINT: f"{CHECKPOINT_VERSION}\n".encode(),
     kinds.OFFSET_CHECKPOINT: f"{CHECKPOINT_VERSION}\n".encode(),
     kinds.PARTITION_METADATA: b"version: ",
+    kinds.QUORUM_STATE: b"{",
 }
 
 
@@ -418,7 +423,7 @@ class Line:
     clipped: bool = False          # the line is longer than its text: not read past LINE_LIMIT
 
 
-def _lines(data: SideFile) -> Iterator[Line]:
+def _lines(data: SideFile, limit: int = LINE_LIMIT) -> Iterator[Line]:
     """Each line, as BufferedReader.readLine splits them (at \\n, \\r or \\r\\n), read a window at a time: a
     line of any length costs LINE_LIMIT bytes."""
     line: Line | None = None
@@ -435,7 +440,7 @@ def _lines(data: SideFile) -> Iterator[Line]:
             text = piece[at:match.start()]
             if line is None:
                 line = Line(pos + at, 0, b"")
-            _extend(line, text)
+            _extend(line, text, limit)
             line.size += len(match[0])
             if match.end() == len(piece) and match[0] == b"\r":
                 after_cr = True   # maybe \r\n across the pieces
@@ -446,7 +451,7 @@ def _lines(data: SideFile) -> Iterator[Line]:
         if at < len(piece):
             if line is None:
                 line = Line(pos + at, 0, b"")
-            _extend(line, piece[at:])
+            _extend(line, piece[at:], limit)
     if line is not None:
         yield line
 
@@ -454,9 +459,9 @@ def _lines(data: SideFile) -> Iterator[Line]:
 _TERMINATOR = re.compile(rb"\r\n|\r|\n")
 
 
-def _extend(line: Line, text: bytes) -> None:
+def _extend(line: Line, text: bytes, limit: int) -> None:
     line.size += len(text)
-    room = LINE_LIMIT - len(line.text)
+    room = limit - len(line.text)
     line.text += text[:max(room, 0)]
     line.clipped = line.clipped or len(text) > room
 
@@ -608,6 +613,88 @@ def _partition_metadata(data: SideFile, base_offset: int | None) -> Iterator[Ent
         if any(finding.is_damage for finding in findings):
             break   # Kafka reads no further
     yield entry
+
+
+# A quorum-state line holds the voters of version 0: a few bytes each; this is room for a hundred thousand.
+QUORUM_STATE_LINE_LIMIT = 1 << 20
+
+
+def _quorum_state(data: SideFile, base_offset: int | None) -> Iterator[Entry | Finding]:
+    """FileQuorumStateStore.readStateFromFile: the first line, a JSON object with ``data_version`` 0 or 1 and
+    the fields of QuorumStateData at that version, read by QuorumStateDataJsonConverter.read."""
+    lines = _lines(data, QUORUM_STATE_LINE_LIMIT)
+    line = next(lines, None)
+    entry = Entry(kinds.QUORUM_STATE, 0, 0, 0, {"data_version": None})
+    if line is None:
+        entry.findings.append(Finding("truncated", 0, 0, 0, "line", "a line of JSON",
+                                      "the end of the file (\"File ended prematurely\")"))
+        yield entry
+        return
+    entry.size = line.size
+
+    def bad(field_name: str, expected: str, found: str) -> None:
+        entry.findings.append(Finding("bad-quorum-state", line.pos, line.pos, line.size, field_name, expected,
+                                      found))
+
+    if line.clipped:
+        bad("line", f"a line of at most {QUORUM_STATE_LINE_LIMIT} bytes", f"{line.size} bytes")
+        yield entry
+        return
+    try:   # Jackson's ObjectMapper.readTree: strict JSON (no NaN), one value
+        state = json.loads(line.text.decode("utf-8"), parse_constant=_no_constant)
+    except (ValueError, UnicodeDecodeError, RecursionError) as error:
+        bad("line", "a JSON object", f"no JSON: {str(error)[:80]}")
+        yield entry
+        return
+    if not isinstance(state, dict):
+        bad("line", "a JSON object", type(state).__name__)
+        yield entry
+        return
+    version = state.get("data_version")
+    entry.fields["data_version"] = version
+    if version is None:
+        bad("data_version", "a data_version field", "none")
+    elif not _json_int(version, 16) or version not in QUORUM_STATE_VERSIONS:
+        entry.findings.append(Finding("unknown-version", line.pos, line.pos, line.size, "data_version",
+                                      " or ".join(map(str, QUORUM_STATE_VERSIONS)), repr(version)[:40]))
+    else:
+        for name, kind, versions in QUORUM_STATE_FIELDS:
+            if version not in versions:
+                continue
+            snake = re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+            value = state.get(name, _MISSING)
+            entry.fields[snake] = None if value is _MISSING else value
+            if value is _MISSING:
+                bad(snake, f"a field {name!r} (mandatory in version {version})", "none")
+            elif not _quorum_value_fits(kind, value):
+                bad(snake, f"{kind} ({name}, QuorumStateData.json)", repr(value)[:80])
+    yield entry
+
+
+_MISSING = object()
+
+
+def _no_constant(name: str):
+    raise ValueError(f"{name} is no JSON number")
+
+
+def _json_int(value, bits: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and -(1 << bits - 1) <= value < 1 << bits - 1
+
+
+def _quorum_value_fits(kind: str, value) -> bool:
+    """Whether QuorumStateDataJsonConverter.read takes ``value`` as ``kind`` (MessageUtil.jsonNodeToInt/Long)."""
+    if kind == "int32":
+        return _json_int(value, 32)
+    if kind == "int64":
+        return _json_int(value, 64)
+    if kind == "string":
+        return isinstance(value, str)
+    if kind == "uuid":   # Uuid.fromString: base64 of 16 bytes
+        return isinstance(value, str) and bool(TOPIC_ID.match(value))
+    # []Voter, nullable: each an object with an int32 voterId
+    return value is None or (isinstance(value, list) and all(
+        isinstance(voter, dict) and _json_int(voter.get("voterId"), 32) for voter in value))
 
 
 @dataclass
