@@ -61,6 +61,13 @@ CODES: dict[str, tuple[Severity, str]] = {
     "transactional-without-producer": (Severity.ERROR, "a transactional batch without a producerId"),
     # The files beside a segment (kbatch.partition), each read on its own:
     "partial-entry": (Severity.ERROR, "an index ends inside an entry (its size is no multiple of the entry size)"),
+    "ignored-partial-entry": (Severity.WARNING, "a .txnindex ends inside an entry: Kafka reads the whole entries "
+                                                "and ignores the rest"),
+    "unexpected-key": (Severity.WARNING, "a partition.metadata line's key is not the one Kafka writes (Kafka "
+                                         "does not read it)"),
+    "line-too-long": (Severity.WARNING, "a text line longer than any Kafka writes, read up to its first 4096 bytes"),
+    "too-large": (Severity.ERROR, "a file beside a segment larger than Kafka can read (more than 2^31-1 bytes)"),
+    "bad-quorum-state": (Severity.ERROR, "a quorum-state file FileQuorumStateStore cannot read"),
     "index-order": (Severity.ERROR, "index entries do not increase as Kafka appends them"),
     "offset-below-base": (Severity.ERROR, "an index entry's offset is below the segment's base offset"),
     "unknown-version": (Severity.ERROR, "a file's version is not one Kafka writes"),

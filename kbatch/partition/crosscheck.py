@@ -25,7 +25,7 @@ from ..findings import Finding
 from ..model import Batch
 from ..reader import ReadOptions, SegmentReader, load_records
 from . import kinds
-from .sidecars import Entry, Header, read_sidecar, read_whole
+from .sidecars import Entry, Header, read_sidecar
 
 NO_OFFSET = -1
 
@@ -84,7 +84,7 @@ def partition_files(directory: str) -> tuple[list[SegmentFiles], dict[int, str],
             snapshots[base] = path
         elif kind in (kinds.OFFSET_INDEX, kinds.TIME_INDEX, kinds.TXN_INDEX) and base is not None:
             beside.append((base, kind, path))
-        elif kind in (kinds.LEADER_EPOCH_CHECKPOINT, kinds.PARTITION_METADATA):
+        elif kind in (kinds.LEADER_EPOCH_CHECKPOINT, kinds.PARTITION_METADATA, kinds.QUORUM_STATE):
             singles[kind] = path
     for base, kind, path in beside:
         if base in segments:
@@ -92,12 +92,13 @@ def partition_files(directory: str) -> tuple[list[SegmentFiles], dict[int, str],
     return [segments[base] for base in sorted(segments)], snapshots, singles
 
 
-def _read(path: str, kind: str) -> tuple[list[Entry], list, list[Finding]]:
-    """A file beside a segment: its entries, its header (if any), and every finding of its own."""
-    with open(path, "rb") as stream:
-        data = read_whole(stream)
+def _read(path: str, kind: str, keep=None) -> tuple[list[Entry], list, list[Finding]]:
+    """A file beside a segment: its entries (those ``keep`` wants, when given), its header (if any), and every
+    finding of its own.  The file is read a window at a time; only the entries kept are held."""
     entries, headers, findings = [], [], []
-    for item in read_sidecar(kind, data, kinds.base_offset_of(path)):
+    with open(path, "rb") as stream:
+        items = list(_items(read_sidecar(kind, stream, kinds.base_offset_of(path)), keep))
+    for item in items:
         if isinstance(item, Entry):
             entries.append(item)
             findings += item.findings
@@ -107,6 +108,15 @@ def _read(path: str, kind: str) -> tuple[list[Entry], list, list[Finding]]:
         else:
             findings.append(item)
     return entries, headers, findings
+
+
+def _items(items, keep):
+    for item in items:
+        if isinstance(item, Entry) and keep is not None and not keep(item):
+            if item.findings:   # its findings are the file's, kept or not
+                yield from item.findings
+            continue
+        yield item
 
 
 def _where(path: str, pos: int) -> str:
@@ -186,6 +196,10 @@ class PartitionCheck:
         for offset, path in pending_snapshots:
             yield from self._snapshot(offset, path)
         yield from self._epochs()
+        for kind in (kinds.PARTITION_METADATA, kinds.QUORUM_STATE):   # read on their own: the log says nothing of them
+            if kind in self.singles:
+                path = self.singles[kind]
+                yield from (Located(path, finding) for finding in _read(path, kind)[2])
 
     # -- segments ---------------------------------------------------------------------------------------
 
@@ -275,7 +289,9 @@ class PartitionCheck:
         return min(others) if others else marker_offset + 1
 
     def _snapshot(self, offset: int, path: str) -> Iterator[Located]:
-        entries, headers, own = _read(path, kinds.PRODUCER_SNAPSHOT)
+        # Only the entries of the log's producers are compared: the others are not held.
+        entries, headers, own = _read(path, kinds.PRODUCER_SNAPSHOT,
+                                      keep=lambda entry: entry.fields["producer_id"] in self.producers)
         yield from (Located(path, finding) for finding in own)
         if any(finding.is_damage for finding in own) or self.walk_start is None or offset <= self.walk_start:
             return   # Kafka discards a corrupt snapshot; one before the log's first batch has nothing to hold
@@ -347,13 +363,23 @@ class PartitionCheck:
         path = self.singles.get(kinds.LEADER_EPOCH_CHECKPOINT)
         if path is None:
             return
-        entries, _, own = _read(path, kinds.LEADER_EPOCH_CHECKPOINT)
+        # Only the entries of the log's epochs are held, and the lowest epoch of all.
+        log_epochs = {epoch for epoch, *_ in self.epoch_starts}
+        lowest = []
+
+        def keep(entry: Entry) -> bool:
+            epoch = entry.fields["epoch"]
+            if epoch is not None and (not lowest or epoch < lowest[0]):
+                lowest[:] = [epoch]
+            return epoch in log_epochs
+
+        entries, _, own = _read(path, kinds.LEADER_EPOCH_CHECKPOINT, keep=keep)
         yield from (Located(path, finding) for finding in own)
-        checkpoint = {entry.fields["epoch"]: entry for entry in entries if entry.fields.get("epoch") is not None}
+        checkpoint = {entry.fields["epoch"]: entry for entry in entries}
         for number, (epoch, start, log, pos, before) in enumerate(self.epoch_starts):
             entry = checkpoint.get(epoch)
             if entry is None:
-                if number == 0 and not self.exact and any(e < epoch for e in checkpoint):
+                if number == 0 and not self.exact and lowest and lowest[0] < epoch:
                     continue   # the epoch began before the oldest segment kept; an older entry covers it
                 yield Located(path, Finding(
                     "epoch-missing", 0, 0, 0, "entries",

@@ -184,10 +184,11 @@ def _dumplog(out, path, kind, items, summary) -> None:
 
 
 def dump_file(path: str, stream, kind: str, sink):
-    """``kbatch dump`` of one file beside a segment: read it whole as ``kind`` and show it through ``sink``."""
-    from ..partition.sidecars import SidecarSummary, read_sidecar, read_whole
+    """``kbatch dump`` of one file beside a segment: read it as ``kind``, a window at a time, and show it
+    through ``sink``."""
+    from ..partition.sidecars import SideFile, SidecarSummary, read_sidecar
 
-    data = read_whole(stream)
+    data = SideFile(stream)
     summary = SidecarSummary(path, len(data), kind)
     render(sink, path, len(data), kind, read_sidecar(kind, data, kinds.base_offset_of(path)), summary)
     return summary
