@@ -70,6 +70,11 @@ class Difference:
     b: str | None
     a_pos: int | None = None
     b_pos: int | None = None
+    # a record field that differs: both values whole (a and b are cut for a table), and for bytes the
+    # first byte position where they differ
+    a_value: object | None = None
+    b_value: object | None = None
+    differs_at: int | None = None
 
 
 @dataclass
@@ -113,12 +118,26 @@ def first_different_byte(stream_a: BinaryIO, stream_b: BinaryIO, chunk: int = 1 
         position += len(a)
 
 
-def _shown(value) -> str | None:
+SHOWN_TEXT = 60     # characters of a value a table cell shows (bytes shown as hex: half as many)
+CONTEXT = 20        # ... of which before the first byte that differs
+
+
+def _shown(value, differs_at: int | None = None) -> str | None:
+    """A value for a table cell.  A long key or value is cut; when ``differs_at`` (the first byte where
+    the two sides differ) lies past what the cut would keep, the cell shows the bytes around it instead
+    of the prefix both sides share."""
     if isinstance(value, bytes):
         text = value.decode("utf-8", errors="replace")
-        if text.isprintable() and "\ufffd" not in text:
-            return repr(text) if len(text) <= 60 else repr(text[:60]) + f"… ({len(value)} bytes)"
-        return "0x" + value[:30].hex() + (f"… ({len(value)} bytes)" if len(value) > 30 else "")
+        printable = text.isprintable() and "\ufffd" not in text
+        room = SHOWN_TEXT if printable else SHOWN_TEXT // 2
+        if len(value) <= room or (printable and len(text) <= room):
+            return repr(text) if printable else "0x" + value.hex()
+        start = 0 if differs_at is None or differs_at < room - CONTEXT // 2 else differs_at - CONTEXT
+        window = value[start:start + room]
+        shown = repr(window.decode("utf-8", errors="ignore")) if printable else "0x" + window.hex()
+        where = f", differs from byte {differs_at}" if differs_at is not None else ""
+        return ("…" if start else "") + shown + ("…" if start + room < len(value) else "") + \
+            f" ({len(value)} bytes{where})"
     if isinstance(value, list):
         return "[" + ", ".join(f"{_shown(k)}={_shown(v)}" for k, v in value) + "]"
     return "null" if value is None else str(value)
@@ -350,7 +369,9 @@ def _diff_record(a, b, ignore: set[str]) -> Iterator[Difference]:
             continue
         value_a, value_b = getattr(record_a, name), getattr(record_b, name)
         if value_a != value_b:
-            yield Difference("record-changed", record_a.offset, name, _shown(value_a), _shown(value_b), pos_a, pos_b)
+            at = _first_difference(value_a, value_b)
+            yield Difference("record-changed", record_a.offset, name, _shown(value_a, at), _shown(value_b, at),
+                             pos_a, pos_b, _whole(value_a), _whole(value_b), at)
     if "headers" not in ignore and record_a.headers != record_b.headers:
         for index in range(max(len(record_a.headers), len(record_b.headers))):
             header_a = record_a.headers[index] if index < len(record_a.headers) else None
@@ -358,7 +379,26 @@ def _diff_record(a, b, ignore: set[str]) -> Iterator[Difference]:
             if header_a != header_b:
                 yield Difference("record-changed", record_a.offset, f"headers[{index}]",
                                  None if header_a is None else _shown([header_a]),
-                                 None if header_b is None else _shown([header_b]), pos_a, pos_b)
+                                 None if header_b is None else _shown([header_b]), pos_a, pos_b,
+                                 _whole_header(header_a), _whole_header(header_b))
+
+
+def _first_difference(a, b) -> int | None:
+    """The first byte position where two byte strings differ (the shorter's length when one is a prefix)."""
+    if not isinstance(a, bytes) or not isinstance(b, bytes):
+        return None
+    return next((index for index, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+
+
+def _whole(value):
+    """A record field whole, for JSON: bytes as {"utf8"|"hex": ...} (as dump writes them)."""
+    from .render.values import bytes_json
+
+    return bytes_json(value) if isinstance(value, bytes) else value
+
+
+def _whole_header(header) -> dict | None:
+    return None if header is None else {"key": _whole(header[0]), "value": _whole(header[1])}
 
 
 def _diff_records_only(a: _Side, b: _Side, summary: DiffSummary, ignore: set[str]) -> Iterator[Difference]:

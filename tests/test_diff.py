@@ -203,3 +203,34 @@ def test_a_record_changed_inside_a_span_batched_differently_is_found(kbatch, tmp
     assert lines[-1]["records"] == {"same": 99, "changed": 1, "only_a": 0, "only_b": 0}
     (changed,) = [line for line in lines if line.get("kind") == "record-changed"]
     assert changed["offset"] == 42 and changed["field"] == "value"
+
+
+@pytest.mark.parametrize("at", [61, 75, 199])
+def test_a_value_that_differs_past_what_a_cell_shows_is_shown_where_it_differs(kbatch, tmp_path, at):
+    """Values alike for their first ``at`` bytes: the table shows the bytes around the difference, not the
+    prefix both share; JSON carries both values whole."""
+    value_a = b"x" * at + b"AAAA" + b"y" * 100
+    value_b = b"x" * at + b"BBBB" + b"y" * 100
+    (tmp_path / "a.log").write_bytes(_batch(0, [(0, b"k", value_a, [])]))
+    (tmp_path / "b.log").write_bytes(_batch(0, [(0, b"k", value_b, [])]))
+    result = kbatch("diff", "--format", "jsonl", str(tmp_path / "a.log"), str(tmp_path / "b.log"))
+    (changed,) = [json.loads(line) for line in result.out.splitlines() if '"record-changed"' in line]
+    assert changed["a_value"] == {"utf8": value_a.decode()} and changed["b_value"] == {"utf8": value_b.decode()}
+    assert changed["differs_at"] == at
+    assert "AAAA" in changed["a"] and "BBBB" in changed["b"] and changed["a"] != changed["b"]
+    table = kbatch("diff", "--no-color", str(tmp_path / "a.log"), str(tmp_path / "b.log"))
+    flat = "".join(table.out.split())
+    assert "AAAA" in flat and "BBBB" in flat and f"differsfrombyte{at}" in flat
+
+
+def test_binary_values_that_differ_late_are_shown_where_they_differ(kbatch, tmp_path):
+    value_a = bytes(range(256)) * 2
+    value_b = bytearray(value_a)
+    value_b[300] ^= 0xFF
+    (tmp_path / "a.log").write_bytes(_batch(0, [(0, b"k", value_a, [])]))
+    (tmp_path / "b.log").write_bytes(_batch(0, [(0, b"k", bytes(value_b), [])]))
+    result = kbatch("diff", "--format", "jsonl", str(tmp_path / "a.log"), str(tmp_path / "b.log"))
+    (changed,) = [json.loads(line) for line in result.out.splitlines() if '"record-changed"' in line]
+    assert changed["a_value"] == {"hex": value_a.hex()} and changed["b_value"] == {"hex": bytes(value_b).hex()}
+    assert changed["differs_at"] == 300
+    assert value_a[300:301].hex() in changed["a"] and bytes(value_b)[300:301].hex() in changed["b"]
