@@ -193,10 +193,12 @@ class OffsetOrder:
         self.last_pos: int | None = None
         self.last_base: int | None = None
         self.jump: _Jump | None = None   # the batch just before, when it jumped up
+        self.damage: tuple[int, int] | None = None   # (pos, size) of a damaged range since the last batch
 
     def check(self, batch: Batch) -> list[Finding]:
         field = "base_offset" if batch.magic == 2 else "offset"
         jump, self.jump = self.jump, None
+        damage, self.damage = self.damage, None
         found = []
         if jump is not None and breaks_sequence(jump.before[1], jump.base_offset, jump.last_offset,
                                                 batch.base_offset):
@@ -213,9 +215,20 @@ class OffsetOrder:
         elif problem == "offset-gap":
             self.jump = _Jump(batch.pos, batch.magic, batch.base_offset, batch.last_offset,
                               (before_base if before_base is not None else before, before), before_pos)
+            missing = batch.base_offset - before - 1
+            if damage is None:
+                where = f"{missing} offsets absent"
+            else:   # the offsets may well be in the bytes that do not read: nobody can call them absent
+                where = (f"offsets {before + 1}..{batch.base_offset - 1} fall in the damaged range at pos "
+                         f"{damage[0]} ({damage[1]} bytes)")
             found.append(Finding(problem, batch.pos, batch.pos, 8, field, str(before + 1),
-                                 f"{batch.base_offset} ({batch.base_offset - before - 1} offsets absent)"))
+                                 f"{batch.base_offset} ({where})"))
         return found
+
+    def damaged_range(self, finding: Finding) -> None:
+        """A range of bytes that reads as no entry lies between the last batch and the next."""
+        if finding.owns_bytes and finding.is_damage and self.damage is None:
+            self.damage = (finding.pos, finding.size)
 
     def problem(self, base_offset: int) -> str | None:
         """What a batch starting at ``base_offset`` is after the batches so far: the finding's code, or None."""
@@ -228,10 +241,10 @@ class OffsetOrder:
 
     def continue_from(self, other: "OffsetOrder") -> None:
         """Take the state a walk over later batches (a part of the file) ended in."""
-        self.last_offset, self.last_pos, self.last_base, self.jump = \
-            other.last_offset, other.last_pos, other.last_base, other.jump
+        self.last_offset, self.last_pos, self.last_base, self.jump, self.damage = \
+            other.last_offset, other.last_pos, other.last_base, other.jump, other.damage
 
     def walked_past(self, last_offset: int | None, last_pos: int | None, last_base: int | None) -> None:
         """Batches walked elsewhere (kbatch.fastdeep) went on in order: no jump is pending any more."""
         self.last_offset, self.last_pos, self.last_base = last_offset, last_pos, last_base
-        self.jump = None
+        self.jump = self.damage = None

@@ -8,6 +8,7 @@ come out in file order.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from dataclasses import dataclass
 from typing import BinaryIO, Iterator
@@ -111,6 +112,7 @@ def verify_stream(stream: BinaryIO, summary: FileSummary, options: VerifyOptions
         for item in reader.walk(pos, pos + 1 if run is not None else stop):
             if isinstance(item, Finding):
                 summary.add_finding(item)
+                order.damaged_range(item)
                 yield item
                 continue
             if options.deep:
@@ -203,16 +205,21 @@ class _Found:
         """
         if self.first is None or order.last_offset is None:
             return True
-        if self.first.last_offset <= order.last_offset:
-            return False
-        return self.second_base is None or not breaks_sequence(order.last_offset, self.first.base_offset,
-                                                                self.first.last_offset, self.second_base)
+        whole = copy.copy(order)   # what a walk from the start holds after the part's first batch
+        whole.check(self.first)
+        if (whole.last_offset, whole.last_pos) != (self.first.last_offset, self.first.pos):
+            return False   # the first batch did not raise the order: the part's own walk assumed it did
+        jump = whole.jump
+        return jump is None or self.second_base is None or \
+            not breaks_sequence(jump.before[1], jump.base_offset, jump.last_offset, self.second_base)
 
     def replay(self, summary: FileSummary, order: OffsetOrder | None, on_batch) -> Iterator[Finding]:
         """The part's findings; with ``order`` (deep), its first batch checked against the batches before it."""
         summary.add_summary(self.summary)
         for item in self.items:
             if isinstance(item, Finding):
+                if order is not None:
+                    order.damaged_range(item)
                 yield item
                 continue
             batch, findings = item

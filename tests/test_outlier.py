@@ -97,3 +97,50 @@ def test_parts_say_what_one_walk_says(tmp_path_factory, monkeypatch, which, bit,
     path = tmp_path_factory.mktemp("outlier") / "00000000000000000000.log"
     path.write_bytes(_flip(data, positions[which], bit))
     assert _verify(path, jobs=jobs, deep=True) == _verify(path, jobs=1, deep=True)
+
+
+# -- offsets in a damaged range ------------------------------------------------------------------------
+
+
+def _v1_wrapper(first: int, count: int, flip_at: int, size_delta: int) -> bytes:
+    """A gzip v1 wrapper of offsets first..first+count-1 as a broker stores it, a bit flipped and its size
+    field off by ``size_delta``: bytes that read as no entry."""
+    import struct
+    import zlib
+
+    from kafka.record.legacy_records import LegacyRecordBatchBuilder
+
+    builder = LegacyRecordBatchBuilder(magic=1, compression_type=1, batch_size=1 << 20)
+    for index in range(count):
+        builder.append(index, timestamp=1_700_000_000_000 + index, key=b"k", value=b"wrapped-%d" % (first + index))
+    raw = bytearray(builder.build())
+    struct.pack_into(">q", raw, 0, first + count - 1)
+    struct.pack_into(">q", raw, 18, 1_700_000_000_000 + count - 1)
+    struct.pack_into(">I", raw, 12, zlib.crc32(bytes(raw[16:])))
+    raw[flip_at] ^= 0x10
+    struct.pack_into(">i", raw, 8, struct.unpack_from(">i", raw, 8)[0] + size_delta)
+    return bytes(raw)
+
+
+@pytest.mark.parametrize("flip_at, size_delta", [(40, 7), (30, -3), (50, 100), (25, 1)])
+def test_offsets_where_a_damaged_range_lies_are_not_called_absent(kbatch, tmp_path, flip_at, size_delta):
+    head = handmade.batch(0, [(b"k", b"v%d" % i) for i in range(8)])
+    path = tmp_path / "00000000000000000000.log"
+    path.write_bytes(head + _v1_wrapper(8, 3, flip_at, size_delta) + handmade.batch(11, [(b"k", b"after")]))
+    result = kbatch("verify-crc", "--deep", "--format", "jsonl", str(path))
+    (gap,) = [line for line in map(json.loads, result.out.splitlines()) if line.get("code") == "offset-gap"]
+    assert gap["actual"] == f"11 (offsets 8..10 fall in the damaged range at pos {len(head)} (121 bytes))"
+    assert "absent" not in gap["actual"]
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(where=st.integers(1, 18), jobs=st.integers(2, 5))
+def test_parts_say_what_one_walk_says_about_a_damaged_range(tmp_path_factory, monkeypatch, where, jobs):
+    monkeypatch.setattr(parts, "PART_MIN_SIZE", 64)
+    data, positions = _segment()
+    damaged = bytes(data[:positions[where]]) + _v1_wrapper(0, 3, 40, 7) + bytes(data[positions[where + 1]:])
+    path = tmp_path_factory.mktemp("range") / "00000000000000000000.log"
+    path.write_bytes(damaged)
+    whole = _verify(path, jobs=1, deep=True)
+    assert any("damaged range" in finding.actual for finding, _ in whole[0])
+    assert _verify(path, jobs=jobs, deep=True) == whole
