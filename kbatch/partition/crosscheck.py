@@ -22,6 +22,7 @@ from typing import Iterator
 
 from ..codecs import Decompressor
 from ..findings import Finding
+from ..markers import EndMarker, describe, end_marker
 from ..model import Batch
 from ..reader import ReadOptions, SegmentReader, load_records
 from . import kinds
@@ -33,7 +34,7 @@ NO_OFFSET = -1
 CROSS_CHECK_CODES = frozenset({
     "index-not-batch-start", "index-offset-mismatch", "index-zero-tail-rolled", "timeindex-mismatch",
     "timeindex-missing-max", "txnindex-missing", "txnindex-unmatched", "txnindex-mismatch", "snapshot-mismatch",
-    "snapshot-missing-producer", "epoch-mismatch", "epoch-missing", "segment-base-mismatch", "segment-overlap",
+    "snapshot-missing-producer", "marker-not-believed", "epoch-mismatch", "epoch-missing", "segment-base-mismatch", "segment-overlap",
     "segment-gap"})
 
 
@@ -141,6 +142,9 @@ class PartitionCheck:
         self.exact = bool(self.segments) and self.segments[0].base == 0   # the whole history is here
         self.next_offset: int | None = None
         self.log_findings: list[Located] = []
+        self.doubted_markers: set[int] = set()                     # offsets of the markers not believed
+        self.marker_findings: list[Located] = []
+        self._log = ""                                              # the segment being walked
         self.batches = self.records = self.bytes = 0                # what the walk read, for its summary
 
     # -- the walk ---------------------------------------------------------------------------------------
@@ -161,6 +165,7 @@ class PartitionCheck:
             first: Batch | None = None
             last_offset = None
             max_timestamp = (-1, -1)                     # (timestamp, offset): maxTimestampAndOffsetSoFar
+            self._log = segment.log
             with open(segment.log, "rb") as stream:
                 reader = SegmentReader(stream, ReadOptions())
                 for batch in reader:
@@ -184,6 +189,8 @@ class PartitionCheck:
                         yield from times.time_batch(batch, None)
                     self._epoch(segment, batch)
                     abort = self._producer(batch, reader)
+                    yield from self.marker_findings
+                    self.marker_findings.clear()
                     if abort is not None:
                         aborts.append((abort, batch))
                     last_offset = batch.last_offset
@@ -253,9 +260,21 @@ class PartitionCheck:
         if state.epoch != batch.producer_epoch:   # ProducerStateEntry.maybeUpdateProducerEpoch
             state.epoch, state.last_sequence, state.last_offset, state.offset_delta = batch.producer_epoch, -1, -1, 0
         if batch.is_control:
-            marker = self._marker(batch, reader)
-            if marker is None:
+            found = self._marker(batch, reader)
+            if found is None:
                 return None   # an empty control batch: its transaction was cleaned away
+            if not found.trusted:
+                # Not believed (kbatch.markers): the transaction it would end has no known outcome, so nothing
+                # about it (its .txnindex entry, the snapshot's coordinator epoch) can be held to the log.
+                self.doubted_markers.add(batch.base_offset)
+                self.marker_findings.append(Located(self._log, Finding(
+                    "marker-not-believed", batch.pos, batch.pos, batch.size, "control",
+                    "an ABORT or COMMIT marker that reads (CRC and record)", describe(found, batch))))
+                state.coordinator_epoch = None
+                state.current_txn_first_offset = NO_OFFSET
+                state.txn_first_known = False
+                return None
+            marker = found.marker
             completed = None
             if state.current_txn_first_offset != NO_OFFSET and marker.type == "ABORT":
                 completed = (batch.producer_id, state.current_txn_first_offset, batch.base_offset,
@@ -275,12 +294,10 @@ class PartitionCheck:
             state.txn_first_known = self.exact
         return None
 
-    def _marker(self, batch: Batch, reader: SegmentReader):
+    def _marker(self, batch: Batch, reader: SegmentReader) -> EndMarker | None:
         if batch.records is None:
             load_records(batch, reader.read_bytes(batch.payload_pos, batch.payload_size), self.decompressor)
-        if not batch.records or batch.records[0].control is None:
-            return None
-        return batch.records[0].control
+        return end_marker(batch)
 
     def _last_stable_offset(self, producer_id: int, marker_offset: int) -> int:
         """ProducerStateManager.lastStableOffset: the earliest other open transaction, else lastOffset + 1."""
@@ -343,6 +360,8 @@ class PartitionCheck:
                         "txnindex-mismatch", entry.pos, entry.pos, entry.size, name,
                         f"{value} (ABORT marker at {_where(segment.log, batch.pos)})", str(entry.fields[name])))
         for entry in by_last.values():
+            if entry.fields["last_offset"] in self.doubted_markers:
+                continue   # it names a marker not believed (reported at the marker): it may well be right
             yield Located(path, Finding(
                 "txnindex-unmatched", entry.pos, entry.pos, entry.size, "last_offset",
                 f"an ABORT marker at offset {entry.fields['last_offset']} in {os.path.basename(segment.log)}",
