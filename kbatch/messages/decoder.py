@@ -109,8 +109,13 @@ class MessageDecoder:
     """Reads one message version: ``decode(data)`` -> (fields, bytes used)."""
 
     def __init__(self, schema: M, version: int, name: str = ""):
-        self.schema, self.version, self.name = schema, version, name
-        self.flexible = in_range(version, version_range(schema.flexible))
+        # The generated read() checks no version of its own: a field's condition (VersionConditional) is
+        # left out where it covers every valid version, and bounds the rest within them, so a version outside
+        # the valid range reads as the nearest valid one (a coordinator key, always read at its record type,
+        # as its only version, 0).  Whether such a version may be read at all is the caller's rule.
+        low, high = schema.valid_range
+        self.schema, self.version, self.name = schema, min(max(version, low), high), name
+        self.flexible = in_range(self.version, version_range(schema.flexible))
 
     def decode(self, data: bytes, pos: int = 0, end: int | None = None, *,
                spans: list | None = None) -> tuple[dict, int]:

@@ -1,18 +1,62 @@
 """Write :mod:`kbatch.messages.schemas` from Apache Kafka's JSON message definitions (a development tool).
 
-    python -m kbatch.messages.make_table fixtures/kafka-messages > kbatch/messages/schemas.py
+    python -m kbatch.messages.make_table KAFKA_SOURCE [--commit REV]
 
-The definitions are copies of Kafka's own files (``fixtures/kafka-messages/SOURCES.txt`` says where each
-comes from); ``tests/test_messages.py`` checks that the table in the repository is what this writes.
+KAFKA_SOURCE is a Kafka checkout or a git directory (a bare mirror); REV (default: the checkout's files, or
+``trunk`` in a bare mirror) is the commit read.  The command copies every definition kbatch reads (the
+directories and files in :data:`DEFINITIONS`, plus the removed ones in :data:`HISTORY` at the commit that
+last had them) into ``fixtures/kafka-messages``, lists each with its commit and release in ``SOURCES.txt``,
+and writes ``kbatch/messages/schemas.py`` from those copies.  ``tests/test_messages_table.py`` checks that
+the table is what the copies say, and the copies what the mirror holds at their commits.
 Only facts the wire format needs are kept: names, types, versions, nullable and tagged versions, tags,
 defaults.  Documentation ("about") and Java-only hints (mapKey, entityType, zeroCopy) are dropped.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
+import subprocess
 import sys
 from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = ROOT / "fixtures" / "kafka-messages"
+TABLE = ROOT / "kbatch" / "messages" / "schemas.py"
+
+# What kbatch reads: every definition in these directories, and these single files.
+DEFINITIONS = (
+    "group-coordinator/src/main/resources/common/message/",        # __consumer_offsets
+    "share-coordinator/src/main/resources/common/message/",        # __share_group_state
+    "transaction-coordinator/src/main/resources/common/message/",  # __transaction_state
+    "metadata/src/main/resources/common/metadata/",                # __cluster_metadata
+    "storage/src/main/resources/message/RemoteLogSegmentMetadataRecord.json",   # __remote_log_metadata
+    "storage/src/main/resources/message/RemoteLogSegmentMetadataUpdateRecord.json",
+    "storage/src/main/resources/message/RemotePartitionDeleteMetadataRecord.json",
+    "storage/src/main/resources/message/RemoteLogSegmentMetadataSnapshotRecord.json",
+    "clients/src/main/resources/common/message/ConsumerProtocolAssignment.json",   # classic group members
+    "clients/src/main/resources/common/message/ConsumerProtocolSubscription.json",
+    "clients/src/main/resources/common/message/KRaftVersionRecord.json",           # KRaft control records
+    "clients/src/main/resources/common/message/LeaderChangeMessage.json",
+    "clients/src/main/resources/common/message/SnapshotFooterRecord.json",
+    "clients/src/main/resources/common/message/SnapshotHeaderRecord.json",
+    "clients/src/main/resources/common/message/VotersRecord.json",
+)
+
+# Definitions Kafka removed whose records logs still hold: (path, the last commit that had it, its release).
+HISTORY = (
+    # record type 9; removed by KAFKA-17747 (#19796, 2977cb17d0).  Written by 4.0 (its branch has the same
+    # layout as a "data" message of key version 9); this copy is the last trunk one, with the record type
+    ("group-coordinator/src/main/resources/common/message/ShareGroupPartitionMetadataKey.json",
+     "82ea9d0fcef966cd91b982a1d52038e01bf8c974", "4.1.0-SNAPSHOT (trunk; released in 4.0)"),
+    ("group-coordinator/src/main/resources/common/message/ShareGroupPartitionMetadataValue.json",
+     "82ea9d0fcef966cd91b982a1d52038e01bf8c974", "4.1.0-SNAPSHOT (trunk; released in 4.0)"),
+    # record type 18; removed by KAFKA-17747 (#19802, 425f028556) before 4.1 branched: trunk 4.1.0-SNAPSHOT
+    ("group-coordinator/src/main/resources/common/message/StreamsGroupPartitionMetadataKey.json",
+     "df93571f503033c6b21034a1c815f7b21da96959", "4.1.0-SNAPSHOT (trunk, never released)"),
+    ("group-coordinator/src/main/resources/common/message/StreamsGroupPartitionMetadataValue.json",
+     "df93571f503033c6b21034a1c815f7b21da96959", "4.1.0-SNAPSHOT (trunk, never released)"),
+)
 
 _INTEGER_TYPES = ("int8", "int16", "int32", "int64", "uint16", "uint32")
 
@@ -80,12 +124,16 @@ def _field(spec: dict, structs: dict[str, list], indent: str) -> str:
 
 
 def entry(spec: dict, source: str) -> str:
+    """One message of the table; ``source`` is its SOURCES.txt line: path, commit, release."""
+    path, commit, release = source.split(" ", 2)
     structs = {struct["name"]: struct["fields"] for struct in spec.get("commonStructs", [])}
     head = [repr(spec["type"]), repr(spec["validVersions"]), repr(spec.get("flexibleVersions", "none"))]
     if "apiKey" in spec:
         head.append(f"api_key={spec['apiKey']}")
+    head.append(f"module={path.split('/')[0]!r}")
     fields = "".join(f"\n        {_field(field, structs, '        ')}," for field in spec["fields"])
-    return f"    # {source}\n    {spec['name']!r}: M({', '.join(head)}, fields=({fields}\n    )),\n"
+    return (f"    # {path} @ {commit[:12]}, {release}\n"
+            f"    {spec['name']!r}: M({', '.join(head)}, fields=({fields}\n    )),\n")
 
 
 HEADER = '''"""Kafka's message schemas, as kbatch needs them to read internal topics and control records.
@@ -93,7 +141,7 @@ HEADER = '''"""Kafka's message schemas, as kbatch needs them to read internal to
 WRITTEN BY ``python -m kbatch.messages.make_table`` from Apache Kafka's JSON message definitions (the file
 above each entry; copies in ``fixtures/kafka-messages``).  Do not edit by hand.
 
-    M(kind, validVersions, flexibleVersions, fields, api_key)   one message
+    M(kind, validVersions, flexibleVersions, fields, api_key, module)   one message
     F(name, type, versions, nullable, tagged, tag, default, flexible, fields)   one field
 
 Versions are Kafka's strings ("0+", "1-3", "2", "none"); ``fields`` of a struct or struct array are given
@@ -102,18 +150,93 @@ inline (Kafka's commonStructs resolved).  :mod:`kbatch.messages.decoder` reads b
 
 from .spec import F, M
 
-SCHEMAS = {
+# The Kafka commit the current definitions come from (a removed one names its own above its entry).
+KAFKA_COMMIT = {commit!r}
+KAFKA_RELEASE = {release!r}
+
+SCHEMAS = {{
 '''
 
 
-def table(directory: Path) -> str:
-    sources = {Path(line).name: line for line in (directory / "SOURCES.txt").read_text().split()}
-    parts = [HEADER]
-    for name in sorted(sources):
-        parts.append(entry(load(directory / name), sources[name]))
+def sources(directory: Path) -> dict[str, str]:
+    """SOURCES.txt: definition file name -> "path commit release"; the first line is the current commit."""
+    lines = (directory / "SOURCES.txt").read_text().splitlines()
+    return {Path(line.split(" ", 1)[0]).name: line for line in lines[1:] if line.strip()}
+
+
+def current(directory: Path) -> tuple[str, str]:
+    """(commit, release) of the current definitions, from SOURCES.txt's first line."""
+    commit, release = (directory / "SOURCES.txt").read_text().splitlines()[0].split(" ", 1)
+    return commit, release
+
+
+def table(directory: Path = FIXTURES) -> str:
+    commit, release = current(directory)
+    parts = [HEADER.format(commit=commit, release=release)]
+    for name, source in sorted(sources(directory).items()):
+        parts.append(entry(load(directory / name), source))
     parts.append("}\n")
     return "".join(parts)
 
 
+class Kafka:
+    """A Kafka source: a checkout (files on disk) or, with a commit, any git directory read with git show."""
+
+    def __init__(self, source: Path, commit: str | None):
+        self.source = source
+        bare = not (source / "build.gradle").exists()
+        self.commit = self._git("rev-parse", f"{commit or ('trunk' if bare else 'HEAD')}^{{commit}}").strip()
+        self.on_disk = commit is None and not bare
+
+    def _git(self, *args: str) -> str:
+        return subprocess.run(["git", "-C", str(self.source), *args], check=True, capture_output=True,
+                              text=True).stdout
+
+    def read(self, path: str, commit: str | None = None) -> str:
+        if self.on_disk and commit is None:
+            return (self.source / path).read_text()
+        return self._git("show", f"{commit or self.commit}:{path}")
+
+    def listing(self, directory: str) -> list[str]:
+        if self.on_disk:
+            return sorted(f"{directory}{p.name}" for p in (self.source / directory).glob("*.json"))
+        names = self._git("ls-tree", "--name-only", f"{self.commit}:{directory}").split()
+        return sorted(f"{directory}{name}" for name in names if name.endswith(".json"))
+
+    def release(self) -> str:
+        """gradle.properties' version at the commit (Apache's numbering on trunk)."""
+        for line in self.read("gradle.properties").splitlines():
+            if line.startswith("version="):
+                return line.split("=", 1)[1]
+        return "unknown"
+
+
+def regenerate(kafka: Kafka, directory: Path = FIXTURES, out: Path = TABLE) -> None:
+    """Copy the definitions from ``kafka`` into ``directory``, list them in SOURCES.txt, write the table."""
+    paths = [p for entry_ in DEFINITIONS for p in (kafka.listing(entry_) if entry_.endswith("/") else [entry_])]
+    lines = [f"{kafka.commit} {kafka.release()}"]
+    for old in directory.glob("*.json"):
+        old.unlink()
+    for path in paths:
+        (directory / Path(path).name).write_text(kafka.read(path))
+        lines.append(f"{path} {kafka.commit} {kafka.release()}")
+    for path, commit, release in HISTORY:
+        if Path(path).name not in {Path(p).name for p in paths}:
+            (directory / Path(path).name).write_text(kafka.read(path, commit))
+            lines.append(f"{path} {commit} {release}")
+    (directory / "SOURCES.txt").write_text("\n".join(lines) + "\n")
+    out.write_text(table(directory))
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m kbatch.messages.make_table", description=__doc__.split("\n")[0])
+    parser.add_argument("kafka", type=Path, help="a Kafka checkout or git directory")
+    parser.add_argument("--commit", help="the commit to read (default: the checkout, or trunk in a bare mirror)")
+    args = parser.parse_args(argv)
+    kafka = Kafka(args.kafka, args.commit)
+    regenerate(kafka)
+    print(f"kbatch/messages/schemas.py: Kafka {kafka.commit} ({kafka.release()})")
+
+
 if __name__ == "__main__":
-    sys.stdout.write(table(Path(sys.argv[1] if len(sys.argv) > 1 else "fixtures/kafka-messages")))
+    main()

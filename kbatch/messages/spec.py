@@ -43,13 +43,16 @@ class F:
 
 @dataclass(frozen=True)
 class M:
-    """One message: "data" (coordinator records, control record values) or "metadata" (KRaft records)."""
+    """One message: its kind (Kafka's MessageSpecType: "coordinator-key", "coordinator-value", "metadata",
+    "data"), versions, fields, apiKey (a coordinator record's type, a metadata record's id) and the Kafka
+    module whose definition it is ("group-coordinator", "metadata", "storage", ...)."""
 
     kind: str
     valid: str
     flexible: str
     fields: tuple[F, ...]
     api_key: int | None = None
+    module: str = ""
 
     @property
     def valid_range(self) -> tuple[int, int]:

@@ -25,25 +25,29 @@ from .decoder import MessageDecoder, MessageError, _Reader
 from .schemas import SCHEMAS
 from .spec import in_range
 
-# GroupCoordinatorRecordSerde.apiMessageKeyFor/apiMessageValueFor: record type -> key and value message.
-GROUP_RECORD_TYPES = {
-    0: "OffsetCommit", 1: "OffsetCommit", 2: "GroupMetadata", 3: "ConsumerGroupMetadata",
-    4: "ConsumerGroupPartitionMetadata", 5: "ConsumerGroupMemberMetadata",
-    6: "ConsumerGroupTargetAssignmentMetadata", 7: "ConsumerGroupTargetAssignmentMember",
-    8: "ConsumerGroupCurrentMemberAssignment", 9: "ShareGroupPartitionMetadata", 10: "ShareGroupMemberMetadata",
-    11: "ShareGroupMetadata", 12: "ShareGroupTargetAssignmentMetadata", 13: "ShareGroupTargetAssignmentMember",
-    14: "ShareGroupCurrentMemberAssignment", 15: "ShareGroupStatePartitionMetadata",
-}
-# ShareCoordinatorRecordSerde: SHARE_SNAPSHOT_RECORD_KEY_VERSION 0, SHARE_UPDATE_RECORD_KEY_VERSION 1.
-SHARE_RECORD_TYPES = {0: "ShareSnapshot", 1: "ShareUpdate"}
-# TransactionLog.readTxnRecordKey: key version 0 is the only one (TransactionLogKey validVersions "0").
-TRANSACTION_RECORD_TYPES = {0: "TransactionLog"}
+
+def _record_types(module: str) -> dict[int, str]:
+    """A coordinator's record types: CoordinatorRecordType (generated from the "coordinator-key" definitions'
+    apiKeys) -> the name its key and value messages share ("OffsetCommit" for OffsetCommitKey/Value)."""
+    return {schema.api_key: name[:-len("Key")] for name, schema in SCHEMAS.items()
+            if schema.kind == "coordinator-key" and schema.module == module}
+
+
+# GroupCoordinatorRecordSerde: 0 LegacyOffsetCommit, 1 OffsetCommit, 2 GroupMetadata, 3.. the consumer, share
+# and streams group records (9 and 18, removed from trunk, kept as 4.0 and 4.1's trunk wrote them).
+GROUP_RECORD_TYPES = _record_types("group-coordinator")
+# ShareCoordinatorRecordSerde: 0 ShareSnapshot, 1 ShareUpdate.
+SHARE_RECORD_TYPES = _record_types("share-coordinator")
+# TransactionCoordinatorRecordSerde: 0 TransactionLog, the only one.
+TRANSACTION_RECORD_TYPES = _record_types("transaction-coordinator")
 
 # TransactionMetadata.scala, TransactionState.fromId.
 TRANSACTION_STATES = {0: "Empty", 1: "Ongoing", 2: "PrepareCommit", 3: "PrepareAbort", 4: "CompleteCommit",
                       5: "CompleteAbort", 6: "Dead", 7: "PrepareEpochFence"}
 
-METADATA_TYPES = {schema.api_key: name for name, schema in SCHEMAS.items() if schema.kind == "metadata"}
+# MetadataRecordType (the "metadata" definitions of Kafka's metadata module): apiKey -> record name.
+METADATA_TYPES = {schema.api_key: name for name, schema in SCHEMAS.items()
+                  if schema.kind == "metadata" and schema.module == "metadata"}
 
 _INT16 = struct.Struct(">h")
 
@@ -78,19 +82,34 @@ class Decoded:
 
 
 def _message(decoded: Decoded, part: str, name: str, version: int, data: bytes, start: int,
-             *, trailing: str = "internal-trailing-bytes", **extra) -> dict | None:
-    """Read message ``name`` at ``version`` from ``data[start:]``; None (and a problem) if it does not read."""
+             *, trailing: str = "internal-trailing-bytes", refused: str | None = None, key: bool = False,
+             **extra) -> dict | None:
+    """Read message ``name`` at ``version`` from ``data[start:]``; None (and a problem) if it does not read.
+
+    A coordinator key is read at its record type, which Kafka's generated reader takes for the version of a
+    key whose only version is 0 (MessageSpec requires it): the version-0 layout, no finding.  Any other
+    version outside the schema's is refused where Kafka's deserializer refuses it (``refused``: its message;
+    CoordinatorRecordSerde checks a value's version).  Where it does not (AbstractApiMessageSerde: metadata
+    records), a version above the newest is read as the newest, with a warning.
+    """
     schema = SCHEMAS[name]
     # CoordinatorRecordSerde.readMessage wraps what the message's reader throws; AbstractApiMessageSerde.read
     # (metadata) throws its own text.
     wrap = (lambda java: f"Failed to deserialize record with type {extra['apiKey']}") if "apiKey" in extra else \
         (lambda java: None if java is None else
          f"Could not read record with version {version} from {part}'s buffer due to: {java}.")
-    if not in_range(version, schema.valid_range):
+    low, high = schema.valid_range
+    if not key and (version < low or (version > high and refused is not None)):
         decoded.problems.append(Problem("unknown-record-version", part, 0, f"{part}.version",
                                         f"a version of {name} in {schema.valid}", str(version),
-                                        wrap(f"Can't read version {version} of {name}")))
+                                        refused or wrap(f"Can't read version {version} of {name}")))
         return None
+    if version > high and not key:
+        # The generated read() checks no outer version: each field's condition (VersionConditional) holds
+        # at a version above the newest as it does at the newest, so the record reads as the newest layout.
+        decoded.problems.append(Problem("record-version-above-schema", part, 0, f"{part}.version",
+                                        f"a version of {name} in {schema.valid}",
+                                        f"{version} (read as version {high}, the newest known)"))
     try:
         fields, end = MessageDecoder(schema, version, name).decode(data, start)
     except MessageError as error:
@@ -126,13 +145,15 @@ def _coordinator(decoded: Decoded, key: bytes | None, value: bytes | None, types
         known = f"a record type in {min(types)}..{max(types)}" if len(types) > 1 else f"record type {min(types)}"
         decoded.problems.append(Problem("unknown-record-version", "key", 0, "key.type", known, str(record_type)))
         return decoded
-    decoded.key = _message(decoded, "key", base + "Key", record_type, key, 2)
+    decoded.key = _message(decoded, "key", base + "Key", record_type, key, 2, key=True)
     if value is None:
         decoded.tombstone = True
         return decoded
     version = _version(decoded, "value", value)
     if version is not None:
-        decoded.value = _message(decoded, "value", base + "Value", version, value, 2)
+        # CoordinatorRecordSerde.deserialize refuses a value version outside the value message's range
+        decoded.value = _message(decoded, "value", base + "Value", version, value, 2, refused=(
+            f"Found an unknown record version {version} for {record_type} type"))
     if decoded.value is not None and base == "GroupMetadata":
         _consumer_protocol(decoded.value["data"])
     return decoded
@@ -259,7 +280,7 @@ def field_spans(decoder: str, key: bytes | None, value: bytes | None) -> dict[st
     record_type = _INT16.unpack_from(key)[0]
     base = types.get(record_type)
     label = Label(f"{record_type} ({base}Key)" if base else f"{record_type} (unknown)")
-    out["key"] = _message_spans([(0, 2, "type", label)], base and base + "Key", record_type, key)
+    out["key"] = _message_spans([(0, 2, "type", label)], base and base + "Key", 0, key)
     if base is not None and value is not None and len(value) >= 2:
         version = _INT16.unpack_from(value)[0]
         out["value"] = _message_spans([(0, 2, "version", version)], base + "Value", version, value)
@@ -286,7 +307,7 @@ def _metadata_spans(data: bytes) -> tuple[Spans, bool]:
 
 def _message_spans(spans: Spans, name: str | None, version: int, data: bytes, start: int = 2) -> tuple[Spans, bool]:
     """``spans`` followed by those of message ``name`` at ``version`` read from ``data[start:]``."""
-    if name is None or not in_range(version, SCHEMAS[name].valid_range):
+    if name is None or version < SCHEMAS[name].valid_range[0]:   # above the newest: read as the newest
         return spans, False
     try:
         _, end = MessageDecoder(SCHEMAS[name], version, name).decode(data, start, spans=spans)
