@@ -229,7 +229,10 @@ def test_every_finding_code_can_be_crafted():
                       "split-handover",            # not about bytes: tests/test_scan.py
                       "below-segment-base", "beyond-segment-range",   # a file name: tests/test_kafka_fidelity.py
                       "bad-internal-record", "unknown-record-version",  # tests/test_internal.py (fixtures
-                      "internal-trailing-bytes"}                        # under fixtures/internal/damaged)
+                      "internal-trailing-bytes",                        # under fixtures/internal/damaged)
+                      "record-version-above-schema",                    # tests/test_internal.py
+                      "offset-outlier",                                 # a batch among others: test_outlier.py
+                      "marker-not-believed", "control-not-end-marker"}  # tests/test_markers.py
     from .test_partition_crosscheck import PARTITION_CODES   # the files beside a segment: tests/test_partition_*
     assert set(CODES) == crafted | by_other_means | PARTITION_CODES
 

@@ -109,5 +109,15 @@ def dumplog_tokens(decoded, offset: int) -> str:
     key = _compact({"type": str(decoded.key["version"]), "data": _kafka_message_json(decoded.key)})
     if decoded.tombstone:
         return f" key: {key} payload: <DELETE>"
-    value = _compact({"version": str(decoded.value["version"]), "data": _kafka_message_json(decoded.value)})
+    data = _kafka_message_json(decoded.value)
+    if decoded.value["name"] == "TransactionLogValue" and "transactionStatus" in data:
+        # TransactionLogMessageParser.valueAsJson: the status by its name (TransactionState.fromId), its number
+        # where it names none.
+        data["transactionStatus"] = TRANSACTION_STATES.get(data["transactionStatus"], str(data["transactionStatus"]))
+    value = _compact({"version": str(decoded.value["version"]), "data": data})
     return f" key: {key} payload: {value}"
+
+
+# transaction-coordinator's TransactionState: id -> stateName (clients' admin.TransactionState.toString()).
+TRANSACTION_STATES = {0: "Empty", 1: "Ongoing", 2: "PrepareCommit", 3: "PrepareAbort", 4: "CompleteCommit",
+                      5: "CompleteAbort", 6: "Dead", 7: "PrepareEpochFence"}
