@@ -182,7 +182,7 @@ class _Listing:
         It ends early after a batch where ``enough()`` says so (asked at least every few MiB), or at --limit.
         """
         reader, run = self.reader, self._run()
-        while pos < stop:
+        while pos < min(stop, reader.size):   # (the reader's size shrinks if the file is cut while it is read)
             if run is not None:
                 walked = run.walk(reader.window, pos, stop)
                 if walked > pos:
@@ -195,6 +195,7 @@ class _Listing:
             if ended is not None:
                 return ended
             pos = reader.landed
+        self.show(reader.ending())   # the file cut while the fast pass read it
         return pos
 
     def _run(self):

@@ -10,7 +10,7 @@ import click
 from ..files import keep_copy, same_file, write_atomically
 from ..reader import open_input
 from ..render.values import counted
-from ..repair import plan_repairs, write_repaired
+from ..repair import InputCut, plan_repairs, write_repaired
 from .options import no_color_option, report_unreadable
 from .status import ExitStatus
 
@@ -74,6 +74,9 @@ def repair_length(path, output, apply, truncate_tail, in_place, backup, no_color
                 console.print("dry run: nothing written (--apply writes the plan)")
             return ExitStatus.FOUND if _damaged(plan) else ExitStatus.OK
         target = path if in_place else output
+        if any(action.kind == "file-cut" for action in plan.actions):
+            console.print(f"nothing written: {path} was cut while it was read")
+            return ExitStatus.FOUND
         if in_place and not plan.changes:
             console.print(f"nothing to change: {path} left as it is, no backup made")
             return ExitStatus.FOUND if _damaged(plan) else ExitStatus.OK
@@ -82,6 +85,9 @@ def repair_length(path, output, apply, truncate_tail, in_place, backup, no_color
                 kept = keep_copy(path, backup)
                 console.print(f"original kept as {kept}")
             written = write_atomically(target, write_repaired(stream, plan))
+        except InputCut as error:   # nothing written (write_atomically removes its temporary file)
+            console.print(f"nothing written: {path} was cut while it was copied: {error}")
+            return ExitStatus.FOUND
         except OSError as error:
             click.echo(f"kbatch: cannot write {target}: {error.strerror or error}", err=True)
             return ExitStatus.TROUBLE
