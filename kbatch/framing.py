@@ -104,7 +104,7 @@ def zero_tail(pos: int, input_size: int) -> Finding:
 def truncated_while_reading(opened_size: int, size: int) -> Finding:
     """The file ended at ``size`` while it was read, though it held ``opened_size`` bytes when opened."""
     return Finding("truncated-while-reading", size, size, 0, "file", f"{opened_size} bytes (its size when opened)",
-                   f"{size} bytes: the file was truncated while it was read; it ends here now")
+                   f"{size} bytes: the file was cut while it was read (a read at byte {size} found its end)")
 
 
 def short_header(pos: int, available: int) -> Finding:

@@ -18,7 +18,7 @@ class FileSummary:
     batch_bytes: int = 0
     findings: Counter = field(default_factory=Counter)
     errors: int = 0
-    size_now: int | None = None   # the file's size at the end, when it was cut while it was read
+    size_now: int | None = None   # where a read found the file's end, when it was cut while it was read
 
 
     def add_batch(self, batch: Batch) -> None:
@@ -52,4 +52,4 @@ class FileSummary:
         return {"file": self.path, "size": self.size, "batch_count": self.batches, "record_count": self.records,
                 "batch_bytes": self.batch_bytes, "findings": dict(sorted(self.findings.items())),
                 "errors": self.errors, "damaged": self.damaged,
-                **({"size_changed": {"opened": self.size, "now": self.size_now}} if self.size_now is not None else {})}
+                **({"size_changed": {"opened": self.size, "ended_at": self.size_now}} if self.size_now is not None else {})}

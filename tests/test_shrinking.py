@@ -65,7 +65,7 @@ def test_a_segment_cut_while_read_ends_there(kbatch, tmp_path, monkeypatch, args
     assert cut["pos"] == max(keep, 16 * 1024 - 970)   # where the short read was: the end from then on
     assert all(line["pos"] + line["size"] <= cut["pos"] for line in lines if line.get("type") == "batch")
     (summary,) = [line for line in lines if line.get("type") == "summary"]
-    assert summary["size_changed"] == {"opened": summary["size"], "now": cut["pos"]}
+    assert summary["size_changed"] == {"opened": summary["size"], "ended_at": cut["pos"]}
 
 
 @pytest.mark.parametrize("keep", [100_000, 100_003, 0])
@@ -154,5 +154,5 @@ def test_parts_past_the_new_end_report_nothing(tmp_path, monkeypatch, keep, deep
     cuts = [finding for finding in found if finding.code == "truncated-while-reading"]
     assert len(cuts) == 1 and summary.size_now == cuts[0].pos
     assert all(finding.pos <= cuts[0].pos for finding in found)
-    assert summary.as_dict()["size_changed"] == {"opened": size, "now": cuts[0].pos}
+    assert summary.as_dict()["size_changed"] == {"opened": size, "ended_at": cuts[0].pos}
     assert summary.batch_bytes <= cuts[0].pos
