@@ -156,3 +156,27 @@ def test_parts_past_the_new_end_report_nothing(tmp_path, monkeypatch, keep, deep
     assert all(finding.pos <= cuts[0].pos for finding in found)
     assert summary.as_dict()["size_changed"] == {"opened": size, "ended_at": cuts[0].pos}
     assert summary.batch_bytes <= cuts[0].pos
+
+
+@pytest.mark.parametrize("keep", [100_003, 200_000, 300_000, 0])
+def test_dump_in_parts_of_a_segment_cut_while_read_tells_it_once(kbatch, tmp_path, monkeypatch, keep):
+    monkeypatch.setattr(parts, "PART_MIN_SIZE", 64 * 1024)
+    monkeypatch.setattr(window, "CHUNK", 16 * 1024)
+    path = tmp_path / "00000000000000000000.log"
+    _segment(path)
+    fork = parts._fork
+
+    def cut_then_fork(part, *args):
+        if os.path.getsize(path) != keep:
+            os.truncate(path, keep)
+        return fork(part, *args)
+
+    monkeypatch.setattr(parts, "_fork", cut_then_fork)
+    result = kbatch("dump", "--format", "jsonl", "--jobs", "4", str(path))
+    assert result.code == 1 and result.err == ""
+    lines = _lines(result)
+    (cut,) = [line for line in lines if line.get("code") == "truncated-while-reading"]
+    (summary,) = [line for line in lines if line.get("type") == "summary"]
+    assert summary["findings"]["truncated-while-reading"] == 1
+    assert summary["size_changed"] == {"opened": summary["size"], "ended_at": cut["pos"]}
+    assert all(line["pos"] + line["size"] <= cut["pos"] for line in lines if line.get("type") == "batch")

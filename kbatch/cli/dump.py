@@ -219,6 +219,8 @@ class _Listing:
         shown = 0
         for item in items:
             if isinstance(item, Finding):
+                if item.code == "truncated-while-reading" and summary.size_now is not None:
+                    continue   # told once a file (a part's child may have told it)
                 summary.add_finding(item)
                 keep_raw = self.options.keep_body and item.owns_bytes
                 sink.region(item, self.reader.read_bytes(item.pos, item.size) if keep_raw else None)
