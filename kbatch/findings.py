@@ -25,6 +25,8 @@ CODES: dict[str, tuple[Severity, str]] = {
     "unknown-magic": (Severity.ERROR, "the magic byte is not 0, 1 or 2"),
     "proposed-format": (Severity.ERROR, "magic 3: the v3 format proposed for Kafka and never adopted; Kafka rejects it"),
     "resync": (Severity.ERROR, "bytes that are no log entry were skipped up to the next valid one"),
+    "truncated-while-reading": (Severity.ERROR, "the file was cut while it was read: it ends earlier than when "
+                                                "opened, and what was read there is all there is"),
     "zero-tail": (Severity.INFO, "the input ends in zero bytes, as a broker-preallocated segment does"),
     "unknown-codec": (Severity.ERROR, "the attributes name a compression codec Kafka does not have"),
     "decompress-failed": (Severity.ERROR, "the compressed records do not decompress"),

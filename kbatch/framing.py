@@ -101,6 +101,12 @@ def zero_tail(pos: int, input_size: int) -> Finding:
                    f"{input_size - pos} zero bytes")
 
 
+def truncated_while_reading(opened_size: int, size: int) -> Finding:
+    """The file ended at ``size`` while it was read, though it held ``opened_size`` bytes when opened."""
+    return Finding("truncated-while-reading", size, size, 0, "file", f"{opened_size} bytes (its size when opened)",
+                   f"{size} bytes: the file was cut while it was read (a read at byte {size} found its end)")
+
+
 def short_header(pos: int, available: int) -> Finding:
     """Fewer bytes than an entry header up to its magic byte, then the end of the input."""
     return Finding("truncated", pos, pos, available, "entry",

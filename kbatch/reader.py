@@ -41,13 +41,14 @@ from .framing import (
     frame_problem,
     short_header,
     starts_zero_run,
+    truncated_while_reading,
     zero_tail,
 )
 from .model import Batch
 from .reading.legacy import read_message
 from .reading.recovery import Recovery
 from .reading.v2 import load_records, read_batch
-from .reading.window import CHUNK, Window
+from .reading.window import CHUNK, EntryCut, Window
 from .structs import (
     BATCH_HEADER,
     HEADER_SIZE_UP_TO_MAGIC,
@@ -80,12 +81,17 @@ class SegmentReader:
                  decompressor: Decompressor | None = None, nested_magic: int | None = None):
         if size is None:
             size = stream.seek(0, os.SEEK_END)
-        self.size = size
         self.options = options
         self.window = Window(stream, size)
+        self._told_shrunk = False
         self.decompressor = decompressor or Decompressor(options.decompressed_limit)
         self._nested_magic = nested_magic   # set when walking the inner set of a wrapper message
         self.recovery = Recovery(self.window, options.max_entry_size, self._entry)
+
+    @property
+    def size(self) -> int:
+        """The input's size: as opened, or where it ended once a read came up short (cut while read)."""
+        return self.window.size
 
     # -- the walk ------------------------------------------------------------
 
@@ -97,11 +103,18 @@ class SegmentReader:
 
         ``start`` must be where an entry begins (0, or a position :meth:`next_entry_at_or_after` found).
         """
-        stop = self.size if stop is None else min(stop, self.size)
+        stop = self.size if stop is None else stop
         pos = start
-        while pos < stop:
+        while pos < min(stop, self.size):   # (the size shrinks if the file is cut while it is read)
             pos = yield from self._step(pos)
+        yield from self.ending()
         self.landed = pos
+
+    def ending(self) -> Iterator[Finding]:
+        """The finding that the input was cut while it was read (once), if it was."""
+        if self.window.shrunk and not self._told_shrunk:
+            self._told_shrunk = True
+            yield truncated_while_reading(self.window.opened_size, self.size)
 
     def next_entry_at_or_after(self, pos: int) -> int | None:
         """The first position at or after ``pos`` where an entry with a valid CRC begins."""
@@ -147,7 +160,11 @@ class SegmentReader:
         if problem is not None:
             return (yield from self._damaged(pos, problem, magic=magic, declared_size=size))
         end = pos + LOG_OVERHEAD + size
-        batch = self._entry(pos, end, magic, buf, i)
+        try:
+            batch = self._entry(pos, end, magic, buf, i)
+        except EntryCut:   # the file was cut inside the entry while it was read: it ends there now
+            return (yield from self._damaged(pos, frame_problem(pos, magic, size, self.options.max_entry_size,
+                                                                self.size)))
         if batch.crc_valid:
             yield batch
             return end
@@ -190,7 +207,9 @@ class SegmentReader:
     def _entry(self, pos: int, end: int, magic: int, buf: bytes = b"", i: int = 0) -> Batch:
         """The entry of the given magic whose bytes are [pos, end) (``buf[i:]`` when it holds them all)."""
         if i + end - pos > len(buf):
-            buf, i, _ = self.window.view(pos, end - pos)
+            buf, i, available = self.window.view(pos, end - pos)
+            if available < end - pos:
+                raise EntryCut(pos)
         entry = memoryview(buf)[i:i + end - pos]
         if magic == 2:
             batch = read_batch(pos, entry, self.decompressor, records=self.options.records,

@@ -91,6 +91,10 @@ def _batch_actions(batch: Batch) -> Iterator[Action]:
 
 
 def _region_actions(finding: Finding, size: int, truncate_tail: bool) -> Iterator[Action]:
+    if finding.code == "truncated-while-reading":   # nothing can be written from a file that is changing
+        yield Action("file-cut", finding.pos, "file", finding.expected, finding.actual,
+                     "the plan covers the bytes read before the cut; rerun on a copy that holds still", False)
+        return
     if not finding.owns_bytes:
         return
     at_tail = finding.pos + finding.size == size
@@ -124,12 +128,16 @@ def write_repaired(stream: BinaryIO, plan: RepairPlan) -> Iterator[bytes]:
     yield from _copy(stream, position, end)
 
 
+class InputCut(Exception):
+    """The input ended early while it was copied: it was cut after the plan was made."""
+
+
 def _copy(stream: BinaryIO, start: int, stop: int) -> Iterator[bytes]:
     stream.seek(start)
     while start < stop:
         chunk = stream.read(min(_COPY_CHUNK, stop - start))
         if not chunk:
-            return
+            raise InputCut(f"the input ended at byte {start} while it was copied (the plan read {stop})")
         start += len(chunk)
         yield chunk
 
@@ -197,6 +205,9 @@ def salvage(stream: BinaryIO, report: SalvageReport) -> Iterator[bytes]:
         if isinstance(item, Finding):
             if item.code == "zero-tail":
                 report.dropped_zero_tail = item.size
+            elif item.code == "truncated-while-reading":
+                report.skipped.append(Skipped(item.pos, 0, f"{item.code}: {item.actual} (it held {item.expected})",
+                                              "all after it, if any"))
             elif item.owns_bytes:
                 waiting.append((item.pos, item.size, f"{item.code}: {item.actual}", None))
             continue
@@ -218,6 +229,10 @@ def salvage(stream: BinaryIO, report: SalvageReport) -> Iterator[bytes]:
             continue
         settle(item.base_offset)
         data = bytearray(reader.read_bytes(item.pos, item.size))
+        if len(data) < item.size:   # cut while it was read, after its header: the reader tells where it ends
+            waiting.append((item.pos, len(data), "truncated: the file was cut inside this batch while it was read",
+                            f"{item.base_offset}–{item.last_offset} (its header)"))
+            continue
         if _length_finding(item) is not None:
             data[_SIZE_FIELD] = (item.size - LOG_OVERHEAD).to_bytes(4, "big", signed=True)
             report.lengths_fixed += 1

@@ -18,6 +18,8 @@ class FileSummary:
     batch_bytes: int = 0
     findings: Counter = field(default_factory=Counter)
     errors: int = 0
+    size_now: int | None = None   # where a read found the file's end, when it was cut while it was read
+
 
     def add_batch(self, batch: Batch) -> None:
         self.batches += 1
@@ -33,10 +35,14 @@ class FileSummary:
         self.batch_bytes += other.batch_bytes
         self.findings.update(other.findings)
         self.errors += other.errors
+        if other.size_now is not None and self.size_now is None:
+            self.size_now = other.size_now
 
     def add_finding(self, finding: Finding) -> None:
         self.findings[finding.code] += 1
         self.errors += finding.is_damage
+        if finding.code == "truncated-while-reading":
+            self.size_now = finding.pos   # where the file ends now
 
     @property
     def damaged(self) -> bool:
@@ -45,4 +51,5 @@ class FileSummary:
     def as_dict(self) -> dict:
         return {"file": self.path, "size": self.size, "batch_count": self.batches, "record_count": self.records,
                 "batch_bytes": self.batch_bytes, "findings": dict(sorted(self.findings.items())),
-                "errors": self.errors, "damaged": self.damaged}
+                "errors": self.errors, "damaged": self.damaged,
+                **({"size_changed": {"opened": self.size, "ended_at": self.size_now}} if self.size_now is not None else {})}

@@ -47,7 +47,7 @@ def verify_file(path: str, stream: BinaryIO, summary: FileSummary, options: Veri
         from .fastscan import fast_scan
 
         scan = fast_scan(path.removeprefix("file://"))
-        if scan.clean:
+        if scan.clean and scan.size == summary.size:   # (another size: the file changed; the reader tells how)
             summary.batches, summary.records = scan.entries, scan.records
             summary.batch_bytes = scan.size if scan.zero_tail_pos is None else scan.zero_tail_pos
             for finding in scan.findings():
@@ -100,7 +100,7 @@ def verify_stream(stream: BinaryIO, summary: FileSummary, options: VerifyOptions
 
         run = DeepRun(summary, order, segment_base, reader.options.max_entry_size, reader.decompressor)
     pos, stop = start, summary.size if stop is None else min(stop, summary.size)
-    while pos < stop:
+    while pos < min(stop, reader.size):   # (the reader's size shrinks if the file is cut while it is read)
         if run is not None:
             walked = run.walk(reader.window, pos, stop)
             if walked > pos:
@@ -111,6 +111,8 @@ def verify_stream(stream: BinaryIO, summary: FileSummary, options: VerifyOptions
         # The entry at pos (or the damaged range there) when the run goes on after it; else all of them.
         for item in reader.walk(pos, pos + 1 if run is not None else stop):
             if isinstance(item, Finding):
+                if item.code == "truncated-while-reading" and summary.size_now is not None:
+                    continue   # told once a file, whatever the parts or readers that noticed
                 summary.add_finding(item)
                 order.damaged_range(item)
                 yield item
@@ -131,6 +133,10 @@ def verify_stream(stream: BinaryIO, summary: FileSummary, options: VerifyOptions
                 progress(item.pos + item.size)
         item = None   # a batch holds a view of the reader's window: let it go before the run reads on
         pos = reader.landed
+    for item in reader.ending():   # the file cut while the fast pass read it
+        if summary.size_now is None:
+            summary.add_finding(item)
+            yield item
     if landed is not None:
         landed["pos"] = pos
 
@@ -215,9 +221,15 @@ class _Found:
 
     def replay(self, summary: FileSummary, order: OffsetOrder | None, on_batch) -> Iterator[Finding]:
         """The part's findings; with ``order`` (deep), its first batch checked against the batches before it."""
+        told = summary.size_now is not None   # the file's cut was reported already (once a file)
         summary.add_summary(self.summary)
+        if told and self.summary.size_now is not None:
+            summary.findings["truncated-while-reading"] -= 1
+            summary.errors -= 1
         for item in self.items:
             if isinstance(item, Finding):
+                if told and item.code == "truncated-while-reading":
+                    continue
                 if order is not None:
                     order.damaged_range(item)
                 yield item

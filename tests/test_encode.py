@@ -231,8 +231,9 @@ def test_every_finding_code_can_be_crafted():
                       "bad-internal-record", "unknown-record-version",  # tests/test_internal.py (fixtures
                       "internal-trailing-bytes",                        # under fixtures/internal/damaged)
                       "record-version-above-schema",                    # tests/test_internal.py
-                      "offset-outlier",                                 # a batch among others: test_outlier.py
-                      "marker-not-believed", "control-not-end-marker"}  # tests/test_markers.py
+                      "offset-outlier",            # three batches' offsets: tests/test_outlier.py
+                      "control-not-end-marker", "marker-not-believed",   # tests/test_markers.py
+                      "truncated-while-reading"}   # a file cut while read: tests/test_shrinking.py
     from .test_partition_crosscheck import PARTITION_CODES   # the files beside a segment: tests/test_partition_*
     assert set(CODES) == crafted | by_other_means | PARTITION_CODES
 

@@ -54,7 +54,7 @@ def test_a_flipped_base_offset_is_blamed_on_its_batch_alone(kbatch, tmp_path, wh
     assert f"the batch after it starts at {after}" in outlier["expected"]
 
 
-def test_the_issue_s_example(kbatch, tmp_path):
+def test_a_base_offset_far_out_is_named_with_the_sequence_it_breaks(kbatch, tmp_path):
     """The batch 1134..1141 at 263274: one error at it, none on the intact batches after it."""
     data, positions = _segment()
     damaged = bytearray(data)

@@ -278,3 +278,21 @@ def test_scanning_the_fixtures_flags_every_damaged_one(tmp_path, kbatch, spark):
     assert result.code == 1 and expected <= damaged
     assert "fixtures/damaged-zero-tail.log" not in damaged   # a preallocated tail is not damage
     assert report["segments"] == len(list(FIXTURES.rglob("*.log")))
+
+
+def test_a_last_marker_whose_crc_fails_leaves_its_transaction_of_unknown_outcome(tmp_path, kbatch, spark):
+    """The rule txn and the cross-checks follow (kbatch.markers): a marker whose CRC fails is not believed."""
+    import struct
+
+    from .handmade import batch, end_marker
+
+    data = batch(0, [(b"k", b"v")] * 3, transactional=True, producer_id=9001, producer_epoch=0, base_sequence=0)
+    marker = bytearray(batch(3, [end_marker("COMMIT", 5)], control=True, transactional=True, producer_id=9001,
+                             producer_epoch=0))
+    marker[17:21] = struct.pack(">I", 0)   # CRC 0, as a librdkafka mock broker writes its markers
+    directory = tmp_path / "orders-0"
+    directory.mkdir()
+    (directory / "00000000000000000000.log").write_bytes(data + bytes(marker))
+    result = kbatch("scan", str(directory), "--out", str(tmp_path / "scan"), "--format", "json")
+    (row,) = json.loads(result.out)["partitions"]
+    assert row["open_transactions"] == [] and row["unknown_outcome_transactions"] == [9001]

@@ -183,7 +183,7 @@ class _Listing:
         It ends early after a batch where ``enough()`` says so (asked at least every few MiB), or at --limit.
         """
         reader, run = self.reader, self._run()
-        while pos < stop:
+        while pos < min(stop, reader.size):   # (the reader's size shrinks if the file is cut while it is read)
             if run is not None:
                 walked = run.walk(reader.window, pos, stop)
                 if walked > pos:
@@ -196,6 +196,7 @@ class _Listing:
             if ended is not None:
                 return ended
             pos = reader.landed
+        self.show(reader.ending())   # the file cut while the fast pass read it
         return pos
 
     def _run(self):
@@ -219,6 +220,8 @@ class _Listing:
         shown = 0
         for item in items:
             if isinstance(item, Finding):
+                if item.code == "truncated-while-reading" and summary.size_now is not None:
+                    continue   # told once a file (a part's child may have told it)
                 summary.add_finding(item)
                 keep_raw = self.options.keep_body and item.owns_bytes
                 sink.region(item, self.reader.read_bytes(item.pos, item.size) if keep_raw else None)

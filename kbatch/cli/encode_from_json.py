@@ -9,7 +9,7 @@ import click
 
 from ..codecs import CodecError
 from ..encode import SpecError, check_payload_matches_records, encode_document, entries_of
-from ..files import write_atomically
+from ..files import write_output
 from .status import ExitStatus
 
 
@@ -76,12 +76,8 @@ def encode_from_json(spec, output, single_batch, hex_output, rederive):
         return ExitStatus.TROUBLE
     if hex_output:
         data = (data.hex() + "\n").encode("ascii")
-    if output == "-":
-        sys.stdout.buffer.write(data)
-        sys.stdout.flush()
-        return ExitStatus.OK
     try:
-        write_atomically(output, [data])
+        write_output(output, [data])
     except OSError as error:
         click.echo(f"kbatch: cannot write {output}: {error.strerror or error}", err=True)
         return ExitStatus.TROUBLE

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import click
 
 from ..codecs import DEFAULT_DECOMPRESSED_LIMIT
@@ -111,3 +113,15 @@ def for_each_input(paths, hex_input: bool, handle, status: ExitStatus = ExitStat
         elif summary.damaged and status is ExitStatus.OK:
             status = ExitStatus.FOUND
     return status
+
+
+def segment_output(output: str | None) -> None:
+    """``-o -`` writes the segment to stdout (the report then goes to stderr); refused on a terminal, where
+    binary bytes serve nobody."""
+    if output == "-" and sys.stdout.isatty():
+        raise click.UsageError("-o - writes the segment's bytes to stdout: redirect it to a file or a pipe")
+
+
+def report_stream(output: str | None):
+    """Where a command that writes a segment prints its report: stderr when the segment goes to stdout."""
+    return sys.stderr if output == "-" else sys.stdout

@@ -7,11 +7,11 @@ import sys
 
 import click
 
-from ..files import keep_copy, same_file, write_atomically
+from ..files import keep_copy, same_file, write_output
 from ..reader import open_input
 from ..render.values import counted
-from ..repair import plan_repairs, write_repaired
-from .options import no_color_option, report_unreadable
+from ..repair import InputCut, plan_repairs, write_repaired
+from .options import no_color_option, report_stream, report_unreadable, segment_output
 from .status import ExitStatus
 
 
@@ -23,7 +23,9 @@ Examples:
   kbatch repair-length segment.log --in-place --backup .orig --apply
 """)
 @click.argument("path", metavar="IN", type=click.Path(exists=True, dir_okay=False))
-@click.option("-o", "--output", metavar="OUT", type=click.Path(dir_okay=False), help="Where the repaired copy goes.")
+@click.option("-o", "--output", metavar="OUT", type=click.Path(dir_okay=False),
+              help="Where the repaired copy goes; - is stdout (the plan then goes to stderr, and the copy is not "
+                   "read back: pipe it to kbatch verify-crc -).")
 @click.option("--apply", is_flag=True, help="Write the plan (without it, only show it).")
 @click.option("--truncate-tail", is_flag=True,
               help="Also cut a partial batch, a zero-filled tail or trailing garbage at the end, as Kafka's log "
@@ -60,7 +62,9 @@ def repair_length(path, output, apply, truncate_tail, in_place, backup, no_color
         raise click.UsageError("OUT is IN: use --in-place --backup SUFFIX to replace the input")
     if in_place and not os.path.isfile(path):
         raise click.UsageError("--in-place needs a regular file (a pipe or device cannot be replaced)")
-    console = make_console(sys.stdout, no_color=no_color)
+    if apply:
+        segment_output(output)
+    console = make_console(report_stream(output), no_color=no_color)
     try:
         stream = open_input(path)
     except (OSError, ValueError) as error:
@@ -74,6 +78,9 @@ def repair_length(path, output, apply, truncate_tail, in_place, backup, no_color
                 console.print("dry run: nothing written (--apply writes the plan)")
             return ExitStatus.FOUND if _damaged(plan) else ExitStatus.OK
         target = path if in_place else output
+        if any(action.kind == "file-cut" for action in plan.actions):
+            console.print(f"nothing written: {path} was cut while it was read")
+            return ExitStatus.FOUND
         if in_place and not plan.changes:
             console.print(f"nothing to change: {path} left as it is, no backup made")
             return ExitStatus.FOUND if _damaged(plan) else ExitStatus.OK
@@ -81,16 +88,27 @@ def repair_length(path, output, apply, truncate_tail, in_place, backup, no_color
             if in_place:
                 kept = keep_copy(path, backup)
                 console.print(f"original kept as {kept}")
-            written = write_atomically(target, write_repaired(stream, plan))
+            written = write_output(target, write_repaired(stream, plan), like=path)
+        except InputCut as error:   # nothing written (write_atomically removes its temporary file)
+            console.print(f"nothing written: {path} was cut while it was copied: {error}")
+            return ExitStatus.FOUND
         except OSError as error:
             click.echo(f"kbatch: cannot write {target}: {error.strerror or error}", err=True)
             return ExitStatus.TROUBLE
-    console.print(f"wrote {target}: {counted(written, 'byte')}, {counted(len(plan.changes), 'change')}")
+    console.print(f"wrote {'stdout' if target == '-' else target}: {counted(written, 'byte')}, "
+                  f"{counted(len(plan.changes), 'change')}")
+    if target == "-":   # nothing to read back: what the plan leaves is what the copy holds
+        return ExitStatus.FOUND if _damaged_after(plan) else ExitStatus.OK
     return _verify_written(target, console)
 
 
 def _damaged(plan) -> bool:
     return any(action.damage for action in plan.actions)
+
+
+def _damaged_after(plan) -> bool:
+    """Whether damage the plan does not mend stays in the copy."""
+    return any(action.damage and not action.applied for action in plan.actions)
 
 
 def _verify_written(path: str, console) -> int:

@@ -6,11 +6,11 @@ import sys
 
 import click
 
-from ..files import same_file, write_atomically
+from ..files import same_file, write_output
 from ..reader import open_input
 from ..render.values import counted
 from ..repair import SalvageReport, salvage as salvage_batches
-from .options import no_color_option, report_unreadable
+from .options import no_color_option, report_stream, report_unreadable, segment_output
 from .status import ExitStatus
 
 
@@ -18,10 +18,12 @@ from .status import ExitStatus
 Examples:
   kbatch salvage 00000000000000000000.log -o salvaged.log
   kbatch salvage corrupt.log -o good.log && kbatch verify-crc good.log
+  kbatch salvage corrupt.log -o - | kbatch verify-crc --deep -
 """)
 @click.argument("path", metavar="IN", type=click.Path(exists=True, dir_okay=False))
 @click.option("-o", "--output", metavar="OUT", required=True, type=click.Path(dir_okay=False),
-              help="Where the intact batches go (written atomically; never IN).")
+              help="Where the intact batches go (written atomically; never IN); - is stdout (the report then "
+                   "goes to stderr).")
 @no_color_option
 def salvage(path, output, no_color):
     """Copy every batch (or message) whose CRC verifies, in order, to OUT, skipping damaged ranges, so the
@@ -40,7 +42,8 @@ def salvage(path, output, no_color):
 
     if same_file(path, output):
         raise click.UsageError("OUT is IN: salvage never writes over its input")
-    console = make_console(sys.stdout, no_color=no_color)
+    segment_output(output)
+    console = make_console(report_stream(output), no_color=no_color)
     report = SalvageReport(0)
     try:
         stream = open_input(path)
@@ -49,7 +52,7 @@ def salvage(path, output, no_color):
         return ExitStatus.TROUBLE
     with stream:
         try:
-            written = write_atomically(output, salvage_batches(stream, report))
+            written = write_output(output, salvage_batches(stream, report), like=path)
         except OSError as error:
             click.echo(f"kbatch: cannot write {output}: {error.strerror or error}", err=True)
             return ExitStatus.TROUBLE
@@ -61,6 +64,6 @@ def salvage(path, output, no_color):
     if report.dropped_zero_tail:
         notes.append(f"a zero tail of {counted(report.dropped_zero_tail, 'byte')} dropped")
     console.print(f"kept {counted(report.kept, 'batch')} ({counted(report.kept_records, 'record')}, {written} of "
-                  f"{counted(report.size, 'byte')}) in {output}; skipped {counted(len(report.skipped), 'damaged range')}"
+                  f"{counted(report.size, 'byte')}) in {'stdout' if output == '-' else output}; skipped {counted(len(report.skipped), 'damaged range')}"
                   + (f"; {', '.join(notes)}" if notes else ""))
     return ExitStatus.FOUND if report.skipped else ExitStatus.OK

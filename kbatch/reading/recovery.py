@@ -30,7 +30,7 @@ from ..structs import (
     MIN_ENTRY_SIZE,
     SIZE_OFFSET,
 )
-from .window import CHUNK, Window
+from .window import CHUNK, EntryCut, Window
 
 _INT32 = struct.Struct(">i")
 
@@ -60,9 +60,12 @@ class Recovery:
 
     def __init__(self, window: Window, max_entry_size: int, decode_entry: Callable[[int, int, int], Batch]):
         self.window = window
-        self.size = window.size
         self.max_entry_size = max_entry_size
         self.decode_entry = decode_entry
+
+    @property
+    def size(self) -> int:
+        return self.window.size   # (less than at the start once the file was cut while it is read)
 
     # -- where entries begin ---------------------------------------------------
 
@@ -144,6 +147,8 @@ class Recovery:
         """Where the run of zero bytes starting at ``pos`` ends."""
         while pos < self.size:
             buf, i, available = self.window.view(pos, CHUNK)
+            if not available:
+                break   # the file ended early (cut while it is read): the window's size says where
             zeros = _LEADING_ZEROS.match(buf, i, i + available).end() - i
             if zeros < available:
                 return pos + zeros
@@ -201,7 +206,10 @@ class Recovery:
         (stored_size,) = _INT32.unpack_from(buf, i + SIZE_OFFSET)
         if stored_size == true_size:
             return None
-        batch = self.decode_entry(pos, end, magic)
+        try:
+            batch = self.decode_entry(pos, end, magic)
+        except EntryCut:   # the file was cut while it was read: no end there to prove
+            return None
         if not batch.crc_valid:
             return None
         batch.findings.insert(0, Finding("bad-length", pos, pos + SIZE_OFFSET, 4, LENGTH_FIELD[magic],

@@ -30,6 +30,10 @@ def page_aligned_buffer(size: int) -> mmap.mmap:
     return mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | getattr(mmap, "MAP_POPULATE", 0))
 
 
+class EntryCut(Exception):
+    """The bytes of an entry framed whole ended early: the file was cut while it was read."""
+
+
 class Window:
     """A sliding view of a stream: reads in chunks, keeps the bytes still ahead of the reader.
 
@@ -39,7 +43,8 @@ class Window:
 
     def __init__(self, stream: BinaryIO, size: int):
         self.stream = stream
-        self.size = size            # bytes in the stream
+        self.size = size            # bytes in the stream (fewer once a read comes up short: :meth:`_ended`)
+        self.opened_size = size     # ... as it was when the reading began
         self.buf = b""              # the window's bytes: a memoryview into a buffer of BUFFERS
         self.base = 0               # stream position of buf[0]
         self._stream_pos = None
@@ -92,7 +97,19 @@ class Window:
                 break
             count += got
         self._stream_pos = pos + count
+        if count < wanted:
+            self._ended(pos + count)
         return target[:count].toreadonly()
+
+    @property
+    def shrunk(self) -> bool:
+        """Whether the stream ended before its size when opened: the file was truncated while it was read."""
+        return self.size < self.opened_size
+
+    def _ended(self, end: int) -> None:
+        """A read came up short at ``end``: the stream ends there now (a file cut while it is read), and every
+        walk over it stops there as at the end of the input."""
+        self.size = min(self.size, end)
 
     def _seek(self, pos: int) -> None:
         if self._stream_pos != pos:
@@ -105,6 +122,7 @@ class Window:
         while wanted > 0:
             part = self.stream.read(wanted)
             if not part:
+                self._ended(pos + sum(map(len, parts)))
                 break
             parts.append(part)
             wanted -= len(part)

@@ -8,7 +8,8 @@ from rich.text import Text
 from ..repair import RepairPlan, SalvageReport
 from .values import counted
 
-_KIND = {"fix-length": "fix length", "cut-tail": "cut tail", "crc-damage": "cannot help", "unproven": "left alone"}
+_KIND = {"fix-length": "fix length", "cut-tail": "cut tail", "crc-damage": "cannot help", "unproven": "left alone",
+         "file-cut": "cannot write"}
 
 
 def plan_table(path: str, plan: RepairPlan) -> Table:
