@@ -443,3 +443,19 @@ def test_a_renamed_partition_directory_says_what_it_is_and_reads_as_its_partitio
     result = kbatch("dump", "--format", "jsonl", str(renamed))
     assert result.code == 0
     assert result.err.count(f"renamed -{state}") == 1 and "read as partition orders-0" in result.err
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from([b"0", b"12 7", b" ", b"\n", b"\r", b"\r\n", b"x" * 9]), max_size=40),
+       st.integers(1, 12), st.integers(1, 20))
+def test_lines_are_split_as_readline_splits_them_whatever_the_pieces(parts, piece_size, limit):
+    from kbatch.partition.sidecars import SideFile, _lines
+
+    data = b"".join(parts)
+    lines = list(_lines(SideFile(data), limit, piece_size))
+    expected = data.splitlines(keepends=True)   # bytes split at \n, \r and \r\n, as BufferedReader.readLine
+    assert [(line.pos, line.size) for line in lines] == [
+        (sum(map(len, expected[:n])), len(text)) for n, text in enumerate(expected)]
+    for line, text in zip(lines, expected):
+        content = text.rstrip(b"\r\n")
+        assert line.text == content[:limit] and line.clipped == (len(content) > limit)

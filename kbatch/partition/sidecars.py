@@ -426,12 +426,12 @@ class Line:
     clipped: bool = False          # the line is longer than its text: not read past LINE_LIMIT
 
 
-def _lines(data: SideFile, limit: int = LINE_LIMIT) -> Iterator[Line]:
+def _lines(data: SideFile, limit: int = LINE_LIMIT, piece_size: int = CHUNK) -> Iterator[Line]:
     """Each line, as BufferedReader.readLine splits them (at \\n, \\r or \\r\\n), read a window at a time: a
     line of any length costs LINE_LIMIT bytes."""
     line: Line | None = None
     after_cr = False   # the last piece ended in \r: a \n opening the next belongs to that line
-    for pos, piece in data.pieces(0, len(data)):
+    for pos, piece in data.pieces(0, len(data), piece_size):
         at = 0
         if after_cr and piece[:1] == b"\n":
             line.size += 1
@@ -439,6 +439,25 @@ def _lines(data: SideFile, limit: int = LINE_LIMIT) -> Iterator[Line]:
         if after_cr:
             yield line
             line, after_cr = None, False
+        if b"\r" not in piece:   # the lines a JVM writes: split at once, the carried line first
+            *whole, rest = piece[at:].split(b"\n")
+            for text in whole:
+                if line is None:
+                    if len(text) <= limit:
+                        yield Line(pos + at, len(text) + 1, text)
+                        at += len(text) + 1
+                        continue
+                    line = Line(pos + at, 0, b"")
+                _extend(line, text, limit)
+                line.size += 1
+                at += len(text) + 1
+                yield line
+                line = None
+            if rest:
+                if line is None:
+                    line = Line(pos + at, 0, b"")
+                _extend(line, rest, limit)
+            continue
         for match in _TERMINATOR.finditer(piece, at):
             text = piece[at:match.start()]
             if line is None:
@@ -518,6 +537,14 @@ def _long_line(line: Line, field_name: str, findings: list[Finding]) -> list[Fin
                     "and numbers of at most 20)", f"{line.size} bytes: read up to {LINE_LIMIT}")]
 
 
+# An entry line as Kafka's formatters write it (epoch + " " + startOffset; topic + " " + partition + " " +
+# offset), its numbers at most 9 and 18 digits: what any parse gives for it, taken without the general one.
+_PLAIN_ENTRY = {
+    kinds.LEADER_EPOCH_CHECKPOINT: re.compile(rb"([0-9]{1,9}) ([0-9]{1,18})"),
+    kinds.OFFSET_CHECKPOINT: re.compile(rb"([^ \t\n\x0b\f\r]+) ([0-9]{1,9}) ([0-9]{1,18})"),
+}
+
+
 def _checkpoint(kind: str, data: SideFile) -> Iterator[Entry | Header | Finding]:
     """CheckpointFile.CheckpointReadBuffer.read: a version line, a count line, then the entries.
 
@@ -550,8 +577,15 @@ def _checkpoint(kind: str, data: SideFile) -> Iterator[Entry | Header | Finding]
     yield header
     found = 0
     grammar = " ".join(name for name, _ in fields)
+    plain = _PLAIN_ENTRY[kind]
     for slot, line in enumerate(lines):
         found += 1
+        match = plain.fullmatch(line.text)
+        if match:   # as Kafka writes it: numbers too short to overflow, no sign, one blank between
+            values = {name: value.decode("utf-8", "replace") if bits is None else int(value)
+                      for (name, bits), value in zip(fields, match.groups())}
+            yield Entry(kind, slot, line.pos, line.size, values)
+            continue
         # LeaderEpochCheckpointFile / OffsetCheckpointFile.Formatter.fromString: split on \s+ (ASCII).
         parts = _java_split(line.text, WHITESPACE)
         entry = Entry(kind, slot, line.pos, line.size, {name: None for name, _ in fields})
@@ -709,7 +743,7 @@ def _properties(data: SideFile) -> Iterator[tuple[Line, str, str]]:
     comments, a key ends at an unescaped '=', ':' or blank, a line ending in an odd number of '\\' goes on."""
     logical: list[Line] = []
     for line in _lines(data):
-        text = line.text.lstrip(b" \t\f") if not logical else line.text.lstrip(b" \t\f")
+        text = line.text.lstrip(b" \t\f")   # a continuation line's leading blanks go too
         if not logical and (not text or text[:1] in b"#!"):
             continue
         logical.append(Line(line.pos, line.size, text, line.clipped))
