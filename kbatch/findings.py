@@ -76,6 +76,7 @@ CODES: dict[str, tuple[Severity, str]] = {
     "line-too-long": (Severity.WARNING, "a text line longer than any Kafka writes, read up to its first 4096 bytes"),
     "too-large": (Severity.ERROR, "a file beside a segment larger than Kafka can read (more than 2^31-1 bytes)"),
     "bad-quorum-state": (Severity.ERROR, "a quorum-state file FileQuorumStateStore cannot read"),
+    "bad-meta-properties": (Severity.ERROR, "a meta.properties Kafka cannot load (MetaProperties.Builder)"),
     "index-order": (Severity.ERROR, "index entries do not increase as Kafka appends them"),
     "offset-below-base": (Severity.ERROR, "an index entry's offset is below the segment's base offset"),
     "unknown-version": (Severity.ERROR, "a file's version is not one Kafka writes"),

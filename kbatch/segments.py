@@ -20,7 +20,8 @@ _SEGMENT_NAME = re.compile(r"^(?P<base>\d+)\.log$")
 # Every file of a partition directory kbatch reads (``dump DIR``): a directory lists them as Kafka keeps
 # them, by offset, each segment's files together (kbatch.partition.kinds.listing_order).
 PARTITION_FILES = ("*.log", "*.index", "*.timeindex", "*.txnindex", "*.snapshot", "*.checkpoint",
-                   "leader-epoch-checkpoint", "partition.metadata", "*offset-checkpoint")
+                   "*.checkpoint.part", "leader-epoch-checkpoint", "partition.metadata", "*offset-checkpoint",
+                   "quorum-state", "meta.properties")
 
 
 @dataclass(frozen=True)
@@ -38,8 +39,11 @@ class Segment:
 
 
 def topic_partition(path: str) -> tuple[str | None, int | None]:
+    from .partition.kinds import renamed_partition
+
     directory = path.rstrip("/").rsplit("/", 2)[-2] if "/" in path.rstrip("/") else ""
-    match = _PARTITION_DIR.match(directory)
+    renamed = renamed_partition(directory)   # <topic>-<partition>.<id>-delete/-future/-stray: the same partition
+    match = _PARTITION_DIR.match(renamed[0] if renamed else directory)
     if not match:
         return None, None
     return match["topic"], int(match["partition"])

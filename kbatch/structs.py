@@ -209,3 +209,4 @@ QUORUM_STATE_FIELDS = (
     ('appliedOffset', 'int64', (0,)),
     ('currentVoters', '[]Voter', (0,)),
 )
+META_PROPERTIES_VERSIONS = (0, 1)

@@ -84,8 +84,8 @@ def test_a_count_line_of_fifty_million_digits_is_read_up_to_its_limit(tmp_path):
 
     def read():
         with open(path, "rb") as stream:
-            return [f.code for item in read_sidecar(kinds.OFFSET_CHECKPOINT, stream)
-                    for f in ([item] if not isinstance(item, (Entry,)) and not hasattr(item, "fields") else item.findings)]
+            return [finding.code for item in read_sidecar(kinds.OFFSET_CHECKPOINT, stream)
+                    for finding in (item.findings if hasattr(item, "findings") else [item])]
 
     codes, peak = _peak(read)
     assert codes == ["bad-checkpoint"]

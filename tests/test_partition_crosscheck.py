@@ -24,7 +24,7 @@ BUILDER = _builder()
 PARTITION_CODES = {
     # read on their own: tests/test_partition_files.py
     "partial-entry", "ignored-partial-entry", "index-order", "offset-below-base", "unknown-version", "bad-checkpoint",
-    "unexpected-key", "line-too-long", "too-large", "bad-quorum-state",
+    "unexpected-key", "line-too-long", "too-large", "bad-quorum-state", "bad-meta-properties",
     # held against the log: here, by the builder's injections or the crafted copies below
     *(code for _, code, _ in BUILDER.INJECTIONS.values()),
     "txnindex-unmatched", "snapshot-missing-producer", "epoch-missing", "segment-overlap", "segment-gap",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import shutil
 import struct
 import sys
 
@@ -404,3 +405,81 @@ def test_quorum_state_as_the_broker_writes_it():
 def test_quorum_state_kafka_cannot_read(data, code, field):
     _, findings = _read(kinds.QUORUM_STATE, data)
     assert [(f.code, f.field) for f in findings] == [(code, field)]
+
+
+# -- meta.properties (MetaProperties.Builder) ----------------------------------------------------------------
+
+# What the KRaft broker wrote in its log directory (Kafka 4.4).
+META_PROPERTIES = (b"#\n#Fri Nov 27 00:42:49 UTC 2026\nnode.id=1\ndirectory.id=98elA9eemfFQLkSfZGAaSA\nversion=1\n"
+                   b"cluster.id=X9YOM6ocTCSPCqLpL7vn3g\n")
+
+
+def test_meta_properties_as_the_broker_writes_it():
+    assert kinds.kind_of("/logs/meta.properties") == kinds.META_PROPERTIES
+    entries, findings = _read(kinds.META_PROPERTIES, META_PROPERTIES)
+    assert findings == []
+    assert entries[0].fields == {"version": 1, "node_id": 1, "cluster_id": "X9YOM6ocTCSPCqLpL7vn3g",
+                                 "directory_id": "98elA9eemfFQLkSfZGAaSA"}
+    # java.util.Properties: ':' or a blank separates too, a trailing '\' continues, version 0 when absent
+    entries, findings = _read(kinds.META_PROPERTIES, b"broker.id : 7\ncluster.id  ab\\\n   cd\n")
+    assert findings == [] and entries[0].fields == {"version": 0, "broker_id": 7, "cluster_id": "abcd",
+                                                    "directory_id": None}
+
+
+@pytest.mark.parametrize("data, field", [
+    (META_PROPERTIES.replace(b"version=1", b"version=2"), "version"),        # "Unknown meta.properties version"
+    (META_PROPERTIES.replace(b"node.id=1\n", b""), "node.id"),               # "Failed to find node.id"
+    (META_PROPERTIES.replace(b"node.id=1", b"node.id= 1x"), "node.id"),      # "as a base-10 number"
+    (META_PROPERTIES.replace(b"cluster.id=", b"#cluster.id="), "cluster.id"),  # "cluster.id was not found"
+    (META_PROPERTIES.replace(b"98elA9eemfFQLkSfZGAaSA", b"not-a-uuid"), "directory.id"),
+])
+def test_meta_properties_kafka_cannot_load(data, field):
+    _, findings = _read(kinds.META_PROPERTIES, data)
+    assert [(f.code, f.field) for f in findings] == [("bad-meta-properties", field)]
+
+
+# -- names Kafka gives while it writes, moves or deletes -----------------------------------------------------
+
+
+def test_a_partial_kraft_snapshot_is_read_as_the_snapshot_it_would_be(tmp_path, kbatch):
+    # Snapshots.PARTIAL_SUFFIX: <offset>-<epoch>.checkpoint.part while KafkaRaftLog writes it
+    source = next((PARTITION / "orders-0").glob("*.log"))
+    partial = tmp_path / "__cluster_metadata-0" / "00000000000000000053-0000000005.checkpoint.part"
+    partial.parent.mkdir()
+    partial.write_bytes(source.read_bytes())
+    assert kinds.kind_of(str(partial)) == kinds.KRAFT_CHECKPOINT and kinds.is_partial_snapshot(str(partial))
+    result = kbatch("dump", "--format", "jsonl", str(partial.parent))
+    assert result.code == 0 and "being written (.checkpoint.part), partial" in result.err
+    assert '"type": "batch"' in result.out or '"type":"batch"' in result.out
+
+
+@pytest.mark.parametrize("state", ["delete", "future", "stray"])
+def test_a_renamed_partition_directory_says_what_it_is_and_reads_as_its_partition(tmp_path, kbatch, state):
+    from kbatch.messages import decoder_for_path
+    from kbatch.segments import topic_partition
+
+    # LocalLog.logDeleteDirName / logFutureDirName / logStrayDirName: <topic>-<partition>.<uuid>-<state>
+    renamed = tmp_path / f"orders-0.a5e2e2a1f2ba4e2c8cd3b0e0b1c2d3e4-{state}"
+    shutil.copytree(PARTITION / "orders-0", renamed)
+    assert topic_partition(str(renamed / "00000000000000000000.log")) == ("orders", 0)
+    assert decoder_for_path(f"/logs/__consumer_offsets-3.abc-{state}/00000000000000000000.log") == \
+        decoder_for_path("/logs/__consumer_offsets-3/00000000000000000000.log") is not None
+    result = kbatch("dump", "--format", "jsonl", str(renamed))
+    assert result.code == 0
+    assert result.err.count(f"renamed -{state}") == 1 and "read as partition orders-0" in result.err
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from([b"0", b"12 7", b" ", b"\n", b"\r", b"\r\n", b"x" * 9]), max_size=40),
+       st.integers(1, 12), st.integers(1, 20))
+def test_lines_are_split_as_readline_splits_them_whatever_the_pieces(parts, piece_size, limit):
+    from kbatch.partition.sidecars import SideFile, _lines
+
+    data = b"".join(parts)
+    lines = list(_lines(SideFile(data), limit, piece_size))
+    expected = data.splitlines(keepends=True)   # bytes split at \n, \r and \r\n, as BufferedReader.readLine
+    assert [(line.pos, line.size) for line in lines] == [
+        (sum(map(len, expected[:n])), len(text)) for n, text in enumerate(expected)]
+    for line, text in zip(lines, expected):
+        content = text.rstrip(b"\r\n")
+        assert line.text == content[:limit] and line.clipped == (len(content) > limit)

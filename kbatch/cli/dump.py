@@ -11,7 +11,8 @@ import sys
 import click
 
 from ..findings import Finding
-from ..partition.kinds import BATCH_KINDS, KINDS, kind_of
+from ..partition.kinds import (BATCH_KINDS, KINDS, RENAMED_PARTITION_STATES, is_partial_snapshot, kind_of,
+                                renamed_partition)
 from ..partition.seek import Window, select, start_position
 from ..partition.sniff import NotALogSegment, looks_like_other_kind
 from ..messages import DECODERS, decoder_for_path
@@ -80,7 +81,10 @@ def dump(files, records, output_format, decode, decoder, full, limit, kind, offs
     The files beside a segment dump too, each on its own, by the kind their
     name says (--kind overrides): .index, .timeindex, .txnindex, .snapshot,
     leader-epoch-checkpoint, partition.metadata, the log directory's offset
-    checkpoints, and a KRaft snapshot (.checkpoint, read as record batches).
+    checkpoints and meta.properties, quorum-state, and a KRaft snapshot
+    (.checkpoint, read as record batches; .checkpoint.part, one being
+    written, too). A partition directory renamed -delete, -future or -stray
+    is said to be so and read as its partition.
     Each is read as Kafka reads it, a window at a time (bounded memory at any
     size). A directory dumps every such file in it, segment by segment.
 
@@ -111,7 +115,23 @@ def dump(files, records, output_format, decode, decoder, full, limit, kind, offs
 
         sink = DumplogSink(out, records=records, decode=decode)
 
+    noted: set[str] = set()
+
+    def note(path) -> None:
+        """Say once what a renamed partition directory is, and that a .checkpoint.part is a partial snapshot."""
+        directory = os.path.dirname(path)
+        renamed = renamed_partition(directory)
+        if renamed and directory not in noted:
+            noted.add(directory)
+            click.echo(f"kbatch: {directory}: {RENAMED_PARTITION_STATES[renamed[1]]}; read as partition "
+                       f"{renamed[0]}", err=True)
+        if is_partial_snapshot(path):
+            click.echo(f"kbatch: {path}: a KRaft snapshot being written (.checkpoint.part), partial: read as the "
+                       "snapshot it would be; Kafka deletes it at start-up (KafkaRaftLog.recoverSnapshots)", err=True)
+
     def dump_one(path, stream):
+        if not hex_input:
+            note(path)
         named = kind or (None if hex_input else kind_of(path))
         if named is not None and named not in BATCH_KINDS:
             from ..render.partition import dump_file as dump_sidecar

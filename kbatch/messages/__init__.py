@@ -21,7 +21,10 @@ def decoder_for_path(path: str) -> str | None:
     parts = _path_parts(path)
     if parts[-1:] == ["bootstrap.checkpoint"]:   # KRaft's bootstrap snapshot (BootstrapDirectory)
         return "metadata"
-    match = re.fullmatch(r"(.+)-(\d+)", parts[-2] if len(parts) > 1 else "")
+    directory = parts[-2] if len(parts) > 1 else ""
+    # A partition directory renamed <topic>-<partition>.<id>-delete/-future/-stray (LocalLog) holds the same.
+    directory = re.sub(r"^(\S+-\S+)\.\S+-(?:delete|future|stray)$", r"\1", directory)
+    match = re.fullmatch(r"(.+)-(\d+)", directory)
     return TOPIC_DECODERS.get(match.group(1)) if match else None
 
 

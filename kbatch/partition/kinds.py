@@ -15,10 +15,11 @@ PARTITION_METADATA = "partition-metadata"
 OFFSET_CHECKPOINT = "offset-checkpoint"
 KRAFT_CHECKPOINT = "kraft-checkpoint"
 QUORUM_STATE = "quorum-state"
+META_PROPERTIES = "meta-properties"
 
 # In the order `dump` lists a segment's files.
 KINDS = (LOG, OFFSET_INDEX, TIME_INDEX, TXN_INDEX, PRODUCER_SNAPSHOT, LEADER_EPOCH_CHECKPOINT, PARTITION_METADATA,
-         OFFSET_CHECKPOINT, KRAFT_CHECKPOINT, QUORUM_STATE)
+         OFFSET_CHECKPOINT, KRAFT_CHECKPOINT, QUORUM_STATE, META_PROPERTIES)
 
 DESCRIPTIONS = {
     LOG: "a log segment",
@@ -31,6 +32,7 @@ DESCRIPTIONS = {
     OFFSET_CHECKPOINT: "an offset checkpoint",
     KRAFT_CHECKPOINT: "a KRaft snapshot (.checkpoint)",
     QUORUM_STATE: "a KRaft quorum-state file",
+    META_PROPERTIES: "a log directory's meta.properties",
 }
 
 # Kinds whose bytes are record batches: the segment reader reads them.
@@ -39,8 +41,9 @@ BATCH_KINDS = frozenset({LOG, KRAFT_CHECKPOINT})
 # <20-digit offset>.<suffix>, optionally with the suffix Kafka adds while deleting, cleaning or swapping.
 _OFFSET_FILE = re.compile(r"^(?P<base>\d{20})\.(?P<suffix>log|index|timeindex|txnindex|snapshot)"
                           r"(?:\.(?:deleted|cleaned|swap))?$")
-# Snapshots.filenameFromSnapshotId: <20-digit end offset>-<10-digit epoch>.checkpoint
-_KRAFT_SNAPSHOT = re.compile(r"^(?P<base>\d{20})-(?P<epoch>\d{10})\.checkpoint(?:\.deleted)?$")
+# Snapshots.filenameFromSnapshotId: <20-digit end offset>-<10-digit epoch>.checkpoint; ".part" while it is
+# written (Snapshots.PARTIAL_SUFFIX, renamed when frozen), ".deleted" while it is deleted.
+_KRAFT_SNAPSHOT = re.compile(r"^(?P<base>\d{20})-(?P<epoch>\d{10})\.checkpoint(?P<state>\.part|\.deleted)?$")
 # The checkpoints a log directory holds (LogManager, ReplicaManager, LogCleanerManager).
 OFFSET_CHECKPOINTS = frozenset({"recovery-point-offset-checkpoint", "replication-offset-checkpoint",
                                 "log-start-offset-checkpoint", "cleaner-offset-checkpoint"})
@@ -60,11 +63,20 @@ def kind_of(path: str) -> str | None:
         return PARTITION_METADATA
     if name == "quorum-state":   # FileQuorumStateStore, in __cluster_metadata-0
         return QUORUM_STATE
+    if name == "meta.properties":   # MetaPropertiesEnsemble, one per log directory
+        return META_PROPERTIES
     if name in OFFSET_CHECKPOINTS:
         return OFFSET_CHECKPOINT
     if name.endswith(".log"):
         return LOG
     return None
+
+
+def is_partial_snapshot(path: str) -> bool:
+    """Whether a file is a KRaft snapshot still being written (or left so by a crash): Kafka never reads one,
+    it deletes it at start-up (Snapshots.deleteIfExists via KafkaMetadataLog)."""
+    match = _KRAFT_SNAPSHOT.match(os.path.basename(path.rstrip("/")))
+    return bool(match) and match["state"] == ".part"
 
 
 def base_offset_of(path: str) -> int | None:
@@ -85,3 +97,24 @@ def listing_order(path: str) -> tuple:
     if kind is not None:
         return (1, 0, KINDS.index(kind), name)
     return (2, 0, 0, name)
+
+
+# LocalLog.DELETE_DIR_PATTERN, FUTURE_DIR_PATTERN, STRAY_DIR_PATTERN: "<topic>-<partition>.<unique id><suffix>"
+# (LocalLog.logDeleteDirName, logFutureDirName, logStrayDirName; the suffixes are LogFileUtils'): a partition
+# directory Kafka renamed, holding the same files.
+_RENAMED_PARTITION = re.compile(r"^(?P<name>\S+-\S+)\.(?P<id>\S+)-(?P<state>delete|future|stray)$")
+RENAMED_PARTITION_STATES = {
+    "delete": "a partition directory renamed -delete: the partition was deleted (or its replica moved away) and "
+              "waits file.delete.delay.ms to be removed (LocalLog.logDeleteDirName)",
+    "future": "a partition directory renamed -future: the copy of a replica being moved to this log directory "
+              "(alter-replica-log-dirs), which replaces the current one once caught up (LocalLog.logFutureDirName)",
+    "stray": "a partition directory renamed -stray: a replica the cluster metadata no longer places on this "
+             "broker, kept until it is removed (LocalLog.logStrayDirName)",
+}
+
+
+def renamed_partition(directory: str) -> tuple[str, str] | None:
+    """(the partition directory name it had, its state: delete, future or stray) of a directory Kafka
+    renamed, or None."""
+    match = _RENAMED_PARTITION.match(os.path.basename(directory.rstrip("/")))
+    return (match["name"], match["state"]) if match else None

@@ -158,3 +158,12 @@ QUORUM_STATE_FIELDS = (
     ("appliedOffset", "int64", (0,)),
     ("currentVoters", "[]Voter", (0,)),   # nullable; each {"voterId": int32}
 )
+
+# ---------------------------------------------------------------------------
+# meta.properties, one per log directory (MetaProperties.Builder(Properties); PropertiesUtils.readPropertiesFile)
+#
+# java.util.Properties text: version (0 when absent), then in version 1 node.id (Integer.parseInt) and
+# cluster.id both required; in version 0 broker.id if present; directory.id, when present, a Uuid.
+# ---------------------------------------------------------------------------
+
+META_PROPERTIES_VERSIONS = (0, 1)   # MetaPropertiesVersion.fromNumber

@@ -31,6 +31,7 @@ from ..structs import (
     PRODUCER_SNAPSHOT_CRC_START,
     PRODUCER_SNAPSHOT_ENTRY,
     PRODUCER_SNAPSHOT_HEADER,
+    META_PROPERTIES_VERSIONS,
     PRODUCER_SNAPSHOT_VERSION,
     QUORUM_STATE_FIELDS,
     QUORUM_STATE_VERSIONS,
@@ -157,12 +158,14 @@ def read_sidecar(kind: str, data, base_offset: int | None = None) -> Iterator[En
         kinds.PRODUCER_SNAPSHOT: _producer_snapshot,
         kinds.PARTITION_METADATA: _partition_metadata,
         kinds.QUORUM_STATE: _quorum_state,
+        kinds.META_PROPERTIES: _meta_properties,
     }
     return readers[kind](data, base_offset)
 
 
 SIDECAR_KINDS = (kinds.OFFSET_INDEX, kinds.TIME_INDEX, kinds.TXN_INDEX, kinds.PRODUCER_SNAPSHOT,
-                 kinds.LEADER_EPOCH_CHECKPOINT, kinds.OFFSET_CHECKPOINT, kinds.PARTITION_METADATA, kinds.QUORUM_STATE)
+                 kinds.LEADER_EPOCH_CHECKPOINT, kinds.OFFSET_CHECKPOINT, kinds.PARTITION_METADATA, kinds.QUORUM_STATE,
+                 kinds.META_PROPERTIES)
 
 # Timestamps a time index plausibly holds (2000..2100, ms): what tells one from an offset index by content.
 _PLAUSIBLE_MS = (946_684_800_000, 4_102_444_800_000)
@@ -195,9 +198,9 @@ _FIRST_BYTES = {
 
 
 def _reads_cleanly_as(kind: str, data: bytes) -> bool:
-    """At least one entry and nothing but information; stops at the first finding that is more, so garbage
-    costs little to rule out. (A warning rules a kind out too: a partial .txnindex entry Kafka ignores must
-    not make a segment of other bytes look like one.)"""
+    """At least one entry and nothing but information (a warning, such as a .txnindex's partial entry, rules
+    a kind out too: a file of that kind as Kafka writes it has none); stops at the first, so garbage costs
+    little to rule out."""
     entries = 0
     for item in read_sidecar(kind, data):
         findings = [item] if isinstance(item, Finding) else getattr(item, "findings", [])
@@ -425,12 +428,12 @@ class Line:
     clipped: bool = False          # the line is longer than its text: not read past LINE_LIMIT
 
 
-def _lines(data: SideFile, limit: int = LINE_LIMIT) -> Iterator[Line]:
+def _lines(data: SideFile, limit: int = LINE_LIMIT, piece_size: int = CHUNK) -> Iterator[Line]:
     """Each line, as BufferedReader.readLine splits them (at \\n, \\r or \\r\\n), read a window at a time: a
     line of any length costs LINE_LIMIT bytes."""
     line: Line | None = None
     after_cr = False   # the last piece ended in \r: a \n opening the next belongs to that line
-    for pos, piece in data.pieces(0, len(data)):
+    for pos, piece in data.pieces(0, len(data), piece_size):
         at = 0
         if after_cr and piece[:1] == b"\n":
             line.size += 1
@@ -438,6 +441,25 @@ def _lines(data: SideFile, limit: int = LINE_LIMIT) -> Iterator[Line]:
         if after_cr:
             yield line
             line, after_cr = None, False
+        if b"\r" not in piece:   # the lines a JVM writes: split at once, the carried line first
+            *whole, rest = piece[at:].split(b"\n")
+            for text in whole:
+                if line is None:
+                    if len(text) <= limit:
+                        yield Line(pos + at, len(text) + 1, text)
+                        at += len(text) + 1
+                        continue
+                    line = Line(pos + at, 0, b"")
+                _extend(line, text, limit)
+                line.size += 1
+                at += len(text) + 1
+                yield line
+                line = None
+            if rest:
+                if line is None:
+                    line = Line(pos + at, 0, b"")
+                _extend(line, rest, limit)
+            continue
         for match in _TERMINATOR.finditer(piece, at):
             text = piece[at:match.start()]
             if line is None:
@@ -517,6 +539,14 @@ def _long_line(line: Line, field_name: str, findings: list[Finding]) -> list[Fin
                     "and numbers of at most 20)", f"{line.size} bytes: read up to {LINE_LIMIT}")]
 
 
+# An entry line as Kafka's formatters write it (epoch + " " + startOffset; topic + " " + partition + " " +
+# offset), its numbers at most 9 and 18 digits: what any parse gives for it, taken without the general one.
+_PLAIN_ENTRY = {
+    kinds.LEADER_EPOCH_CHECKPOINT: re.compile(rb"([0-9]{1,9}) ([0-9]{1,18})"),
+    kinds.OFFSET_CHECKPOINT: re.compile(rb"([^ \t\n\x0b\f\r]+) ([0-9]{1,9}) ([0-9]{1,18})"),
+}
+
+
 def _checkpoint(kind: str, data: SideFile) -> Iterator[Entry | Header | Finding]:
     """CheckpointFile.CheckpointReadBuffer.read: a version line, a count line, then the entries.
 
@@ -549,8 +579,15 @@ def _checkpoint(kind: str, data: SideFile) -> Iterator[Entry | Header | Finding]
     yield header
     found = 0
     grammar = " ".join(name for name, _ in fields)
+    plain = _PLAIN_ENTRY[kind]
     for slot, line in enumerate(lines):
         found += 1
+        match = plain.fullmatch(line.text)
+        if match:   # as Kafka writes it: numbers too short to overflow, no sign, one blank between
+            values = {name: value.decode("utf-8", "replace") if bits is None else int(value)
+                      for (name, bits), value in zip(fields, match.groups())}
+            yield Entry(kind, slot, line.pos, line.size, values)
+            continue
         # LeaderEpochCheckpointFile / OffsetCheckpointFile.Formatter.fromString: split on \s+ (ASCII).
         parts = _java_split(line.text, WHITESPACE)
         entry = Entry(kind, slot, line.pos, line.size, {name: None for name, _ in fields})
@@ -697,6 +734,99 @@ def _quorum_value_fits(kind: str, value) -> bool:
     # []Voter, nullable: each an object with an int32 voterId
     return value is None or (isinstance(value, list) and all(
         isinstance(voter, dict) and _json_int(voter.get("voterId"), 32) for voter in value))
+
+
+_PROPERTY_SEPARATOR = re.compile(rb"\\.|[=:]|[ \t\f]")   # an escaped character, or where the key ends
+_PROPERTY_ESCAPES = {b"t": b"\t", b"n": b"\n", b"r": b"\r", b"f": b"\f"}
+
+
+def _properties(data: SideFile) -> Iterator[tuple[Line, str, str]]:
+    """(first line, key, value) of each property, as java.util.Properties.load reads them: '#' and '!' open
+    comments, a key ends at an unescaped '=', ':' or blank, a line ending in an odd number of '\\' goes on."""
+    logical: list[Line] = []
+    for line in _lines(data):
+        text = line.text.lstrip(b" \t\f")   # a continuation line's leading blanks go too
+        if not logical and (not text or text[:1] in b"#!"):
+            continue
+        logical.append(Line(line.pos, line.size, text, line.clipped))
+        if (len(text) - len(text.rstrip(b"\\"))) % 2:   # continued on the next line
+            logical[-1].text = text[:-1]
+            continue
+        whole = b"".join(part.text for part in logical)
+        first = logical[0]
+        logical = []
+        key, value = _split_property(whole)
+        yield first, key, value
+    if logical:
+        key, value = _split_property(b"".join(part.text for part in logical))
+        yield logical[0], key, value
+
+
+def _split_property(text: bytes) -> tuple[str, str]:
+    end = 0
+    while True:
+        match = _PROPERTY_SEPARATOR.search(text, end)
+        if match is None or match[0][:1] != b"\\":
+            break
+        end = match.end()
+    if match is None:
+        return _unescape(text), ""
+    key, rest = text[:match.start()], text[match.start():].lstrip(b" \t\f")
+    if rest[:1] in (b"=", b":"):
+        rest = rest[1:].lstrip(b" \t\f")
+    return _unescape(key), _unescape(rest)
+
+
+def _unescape(text: bytes) -> str:
+    """Properties.loadConvert: \\uXXXX, \\t, \\n, \\r, \\f, and \\x for any other x (ISO 8859-1 text)."""
+    def one(match: re.Match) -> bytes:
+        char = match[0][1:]
+        if char[:1] == b"u":
+            try:
+                return chr(int(char[1:], 16)).encode("latin-1", "backslashreplace")
+            except ValueError:
+                return char
+        return _PROPERTY_ESCAPES.get(char, char)
+
+    return re.sub(rb"\\(u[0-9A-Fa-f]{4}|.)", one, text).decode("latin-1")
+
+
+def _meta_properties(data: SideFile, base_offset: int | None) -> Iterator[Entry | Finding]:
+    """MetaProperties.Builder(Properties).build(): the version, then what that version requires."""
+    entry = Entry(kinds.META_PROPERTIES, 0, 0, len(data), {"version": None})
+    found: dict[str, tuple[Line, str]] = {}
+    for line, key, value in _properties(data):
+        found[key] = (line, value)   # Properties: the last one wins
+        entry.findings += _long_line(line, key, [])
+
+    def bad(key: str, expected: str, actual: str) -> None:
+        line = found[key][0] if key in found else None
+        entry.findings.append(Finding("bad-meta-properties", line.pos if line else 0, line.pos if line else 0,
+                                      line.size if line else 0, key, expected, actual))
+
+    text = found.get("version", (None, "0"))[1].strip()   # MetaPropertiesVersion.fromNumberString trims
+    version = java_integer(text.encode("latin-1", "replace"), 32)
+    if version not in META_PROPERTIES_VERSIONS:
+        bad("version", " or ".join(map(str, META_PROPERTIES_VERSIONS)), repr(text[:80]))
+        yield entry
+        return
+    entry.fields["version"] = version
+    id_key = "broker.id" if version == 0 else "node.id"
+    for key in (id_key, "cluster.id", "directory.id"):
+        value = found.get(key, (None, None))[1]
+        entry.fields[key.replace(".", "_")] = value
+        if value is None:
+            if version == 1 and key != "directory.id":   # build(): "cluster.id was not found", "Failed to find node.id"
+                bad(key, f"a {key} (required in version 1)", "none")
+            continue
+        if key == id_key:   # PropertiesUtils.loadRequiredIntProp: Integer.parseInt, no trimming
+            number = java_integer(value.encode("latin-1", "replace"), 32)
+            entry.fields[key.replace(".", "_")] = number
+            if number is None:
+                bad(key, "a base-10 int", repr(value[:80]))
+        elif key == "directory.id" and not TOPIC_ID.match(value):   # Uuid.fromString
+            bad(key, "a Uuid (22 characters of URL-safe base64)", repr(value[:80]))
+    yield entry
 
 
 @dataclass

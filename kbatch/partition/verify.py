@@ -6,7 +6,7 @@ import os
 
 from ..summary import FileSummary
 from .crosscheck import PartitionCheck
-from .kinds import LOG, OFFSET_CHECKPOINT, OFFSET_CHECKPOINTS, kind_of
+from .kinds import LOG, OFFSET_CHECKPOINTS, kind_of
 
 
 def partition_directories(paths) -> list[str]:
@@ -43,7 +43,7 @@ def verify_partitions(paths, sink, *, index_only: bool, decompressed_limit: int)
         sink.file_done(summary)
         summaries.append(summary)
     for directory in log_directories(paths):
-        summary = FileSummary(directory.rstrip("/") + "/ (offset checkpoints)", 0)
+        summary = FileSummary(directory.rstrip("/") + "/ (log directory files)", 0)
         for path, finding in log_directory_findings(directory):
             summary.add_finding(finding)
             sink.finding(path, finding)
@@ -52,24 +52,29 @@ def verify_partitions(paths, sink, *, index_only: bool, decompressed_limit: int)
     return summaries
 
 
+LOG_DIRECTORY_FILES = OFFSET_CHECKPOINTS | {"meta.properties"}
+
+
 def log_directories(paths) -> list[str]:
-    """The log directories among the directory arguments: those holding an offset checkpoint (LogManager
-    writes them once per log directory).  A partition directory named alone does not bring its parent's."""
+    """The log directories among the directory arguments: those holding an offset checkpoint or meta.properties
+    (LogManager writes them once per log directory).  A partition directory named alone does not bring its
+    parent's."""
     candidates = dict.fromkeys(os.path.normpath(path) for path in paths if os.path.isdir(path))
     return [directory for directory in candidates
-            if any(os.path.isfile(os.path.join(directory, name)) for name in OFFSET_CHECKPOINTS)]
+            if any(os.path.isfile(os.path.join(directory, name)) for name in LOG_DIRECTORY_FILES)]
 
 
 def log_directory_findings(directory: str):
-    """(path, finding) for each finding of a log directory's offset checkpoints, each read on its own."""
+    """(path, finding) for each finding of a log directory's offset checkpoints and meta.properties, each read
+    on its own."""
     from .sidecars import Entry, Header, read_sidecar
 
-    for name in sorted(OFFSET_CHECKPOINTS):
+    for name in sorted(LOG_DIRECTORY_FILES):
         path = os.path.join(directory, name)
         if not os.path.isfile(path):
             continue
         with open(path, "rb") as stream:
-            for item in read_sidecar(OFFSET_CHECKPOINT, stream):
+            for item in read_sidecar(kind_of(name), stream):
                 for finding in item.findings if isinstance(item, (Entry, Header)) else [item]:
                     yield path, finding
 

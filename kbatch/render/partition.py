@@ -8,6 +8,8 @@ names in snake_case), or kafka-dump-log.sh's lines.
 
 from __future__ import annotations
 
+import json
+
 from rich.table import Table
 from rich.text import Text
 
@@ -57,13 +59,18 @@ def render(sink, path: str, size: int, kind: str, items, summary) -> None:
 # -- table ------------------------------------------------------------------------------------------------
 
 
+def _shown(value) -> str:
+    """A field's value as text: a list or object (quorum-state's voters) as the JSON it was read from."""
+    return json.dumps(value, separators=(",", ":")) if isinstance(value, (list, dict)) else str(value)
+
+
 def _cell(name: str, value) -> Text:
     if value is None:
         return Text("-", style="dim")
     if name in _TIMESTAMP_FIELDS and isinstance(value, int):
         iso = iso_timestamp(value)
         return Text(f"{value}\n{iso}" if iso else str(value))
-    return Text(str(value))
+    return Text(_shown(value))
 
 
 # Column headings short enough for the widest layout (a snapshot: ten columns) to fit 80 columns; the JSON
@@ -160,7 +167,7 @@ def dumplog_line(entry: Entry) -> str | None:
                      f"offsetDelta: {f['offset_delta']} timestamp: {f['timestamp']}")
         return line
     # Kafka's tool cannot dump checkpoints or partition.metadata: their lines as they are.
-    return " ".join(f"{name}: {value}" for name, value in f.items())
+    return " ".join(f"{name}: {_shown(value)}" for name, value in f.items())
 
 
 def _dumplog(out, path, kind, items, summary) -> None:
