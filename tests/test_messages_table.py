@@ -1,0 +1,150 @@
+"""The schema table against Kafka's definitions: no drift, and every message at every version reads back.
+
+The round trip writes each message with ``fixtures/make_internal_fixtures.py``'s writer (its own reading of
+Kafka's MessageDataGenerator, straight from the JSON definitions, no kbatch) and a value in every field,
+tagged ones included, then reads it with kbatch's decoder.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kbatch.messages import make_table, schemas
+from kbatch.messages.decoder import MessageDecoder, to_json
+from kbatch.messages.spec import version_range
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFINITIONS = ROOT / "fixtures" / "kafka-messages"
+MIRROR = Path("/work/.mirror/confluentinc+kafka/repo")
+
+
+def _fixture_writer():
+    spec = importlib.util.spec_from_file_location("make_internal_fixtures",
+                                                  ROOT / "fixtures" / "make_internal_fixtures.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.path.insert(0, str(ROOT / "fixtures"))
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(ROOT / "fixtures"))
+    return module
+
+
+FIX = _fixture_writer()
+
+
+def test_the_table_is_what_the_definitions_say():
+    assert (ROOT / "kbatch" / "messages" / "schemas.py").read_text() == make_table.table(DEFINITIONS)
+
+
+def test_the_table_names_the_commit_its_definitions_come_from():
+    commit, release = make_table.current(DEFINITIONS)
+    assert (schemas.KAFKA_COMMIT, schemas.KAFKA_RELEASE) == (commit, release)
+    assert commit in (ROOT / "README.md").read_text()
+
+
+@pytest.mark.skipif(not MIRROR.exists(), reason="no Kafka git mirror on this machine")
+def test_the_copies_are_kafkas_files_at_their_commits():
+    """Drift: each copy in fixtures/kafka-messages is, byte for byte, the file at the commit SOURCES.txt names."""
+    for name, line in make_table.sources(DEFINITIONS).items():
+        path, commit, _ = line.split(" ", 2)
+        kafka = subprocess.run(["git", "-C", str(MIRROR), "show", f"{commit}:{path}"], capture_output=True)
+        assert kafka.returncode == 0 and kafka.stdout == (DEFINITIONS / name).read_bytes(), name
+
+
+@pytest.mark.skipif(not MIRROR.exists(), reason="no Kafka git mirror on this machine")
+def test_regenerating_from_the_mirror_writes_the_same_table(tmp_path):
+    kafka = make_table.Kafka(MIRROR, schemas.KAFKA_COMMIT)
+    make_table.regenerate(kafka, tmp_path, tmp_path / "schemas.py")
+    assert (tmp_path / "schemas.py").read_text() == (ROOT / "kbatch" / "messages" / "schemas.py").read_text()
+
+
+def test_removed_record_types_keep_the_definition_they_were_written_with():
+    from kbatch.messages.topics import GROUP_RECORD_TYPES
+    assert GROUP_RECORD_TYPES[9] == "ShareGroupPartitionMetadata"
+    assert GROUP_RECORD_TYPES[18] == "StreamsGroupPartitionMetadata"
+    sources = make_table.sources(DEFINITIONS)
+    assert schemas.KAFKA_COMMIT not in sources["ShareGroupPartitionMetadataValue.json"]
+    assert "released in 4.0" in sources["ShareGroupPartitionMetadataValue.json"]
+
+
+_SAMPLES = {"int8": -7, "int16": -300, "int32": 123456, "int64": -(1 << 40), "uint16": 65000,
+            "uint32": 4000000000, "float64": 2.5, "bool": True, "string": "kafka\u00e9",
+            "bytes": b"\x00\xffraw", "uuid": "0a8hLp9fQyKg2T1S2cH2kQ"}
+
+
+def _sample(field: dict, writer, version: int):
+    """A value unlike the field's default, so that a tagged field is written and a misread shows."""
+    kind = field["type"]
+    element = kind[2:] if kind.startswith("[]") else kind
+    inner = writer.fields_of(field)
+    if inner:
+        one = {FIX.camel(sub["name"]): _sample(sub, writer, version) for sub in inner
+               if FIX._present(sub, version)}
+        return [one, one] if kind.startswith("[]") else one
+    if kind.startswith("[]"):
+        return [_SAMPLES[element], _SAMPLES[element]]
+    return _SAMPLES[kind]
+
+
+# the definition file of each message (ZkMigrationRecord.json defines ZkMigrationStateRecord)
+FILES = {make_table.load(path)["name"]: path.stem for path in DEFINITIONS.glob("*.json")}
+
+
+def _every_version():
+    for name, schema in sorted(schemas.SCHEMAS.items()):
+        low, high = version_range(schema.valid)
+        for version in range(low, high + 1):
+            yield pytest.param(name, version, id=f"{name}-v{version}")
+
+
+@pytest.mark.parametrize("name,version", list(_every_version()))
+def test_every_message_and_version_round_trips(name, version):
+    writer = FIX.Writer(FILES[name], version)
+    values = {FIX.camel(field["name"]): _sample(field, writer, version) for field in writer.spec["fields"]
+              if FIX._present(field, version)}
+    data = writer.message(values)
+    fields, end = MessageDecoder(schemas.SCHEMAS[name], version, name).decode(data)
+    assert end == len(data)
+    assert to_json(fields) == FIX.expected(FILES[name], version, values)["data"]
+
+
+# Values a Kafka 4.4.0 broker (KRaft, one node) wrote to __cluster_metadata-0, copied byte for byte.
+REGISTER_BROKER_V4 = bytes.fromhex(
+    "01000400000001000134aea154104bbbb2e75a0ecc67a4c2000000000000000b020a504c41494e544558540a3132372e302e302e"
+    "314a94000000080e73686172652e76657273696f6e0000000200116d657461646174612e76657273696f6e000700210021656c69"
+    "6769626c652e6c65616465722e7265706c696361732e76657273696f6e0000000100147472616e73616374696f6e2e7665727369"
+    "6f6e00000002001073747265616d732e76657273696f6e00000001000e67726f75702e76657273696f6e00000001000e6b726166"
+    "742e76657273696f6e000000010000010001001102f7c7a503d79e99f1502e449f64601a48")
+BROKER_CHANGE_V3 = bytes.fromhex("01110300000001000000000000000b01030101")
+
+
+def test_what_kafka_4_4_writes_to_the_cluster_metadata_reads():
+    from kbatch.messages.topics import decode_metadata
+    broker = decode_metadata(None, REGISTER_BROKER_V4)
+    assert broker.problems == []
+    assert (broker.value["name"], broker.value["version"]) == ("RegisterBrokerRecord", 4)
+    data = broker.value["data"]
+    assert data["brokerId"] == 1 and data["endPoints"][0]["name"] == "PLAINTEXT" and data["rack"] is None
+    assert {feature["name"] for feature in data["features"]} >= {"metadata.version", "share.version"}
+    assert data["logDirs"] == ["98elA9eemfFQLkSfZGAaSA"]   # meta.properties directory.id
+    change = decode_metadata(None, BROKER_CHANGE_V3)
+    assert change.problems == [] and change.value["name"] == "BrokerRegistrationChangeRecord"
+    assert change.value["version"] == 3 and change.value["data"]["brokerEpoch"] == 11
+
+
+def test_a_metadata_record_above_the_newest_version_reads_as_the_newest_with_a_warning():
+    """AbstractApiMessageSerde.read checks no version; the generated read() takes any version above the
+    newest as the newest (VersionConditional), so Kafka reads such a record: kbatch too, and says so."""
+    from kbatch.messages.topics import decode_metadata
+    newest = schemas.SCHEMAS["BrokerRegistrationChangeRecord"].valid_range[1]
+    above = BROKER_CHANGE_V3[:2] + bytes([newest + 5]) + BROKER_CHANGE_V3[3:]
+    decoded = decode_metadata(None, above)
+    assert [problem.code for problem in decoded.problems] == ["record-version-above-schema"]
+    assert decoded.value["version"] == newest + 5
+    assert decoded.value["data"] == decode_metadata(None, BROKER_CHANGE_V3).value["data"]
