@@ -148,3 +148,47 @@ def test_a_metadata_record_above_the_newest_version_reads_as_the_newest_with_a_w
     assert [problem.code for problem in decoded.problems] == ["record-version-above-schema"]
     assert decoded.value["version"] == newest + 5
     assert decoded.value["data"] == decode_metadata(None, BROKER_CHANGE_V3).value["data"]
+
+
+# BrokerRegistrationChangeRecord v0 as AbstractApiMessageSerde frames it: brokerId 1, brokerEpoch 11
+_CHANGE_V0 = bytes.fromhex("011100" "00000001" "000000000000000b")
+
+
+def test_a_tag_sent_before_its_field_exists_is_refused_as_kafka_refuses_it():
+    """MessageDataGenerator.generateClassReader: InControlledShutdown is tag 1 from version 1; at version 0
+    the generated reader throws "Tag 1 is not valid for version 0" (it is not an unknown tag)."""
+    from kbatch.messages.decoder import MessageError
+    from kbatch.messages.topics import decode_metadata
+    record = _CHANGE_V0 + bytes([1, 1, 1, 1])          # one tag: tag 1, size 1, value 1
+    decoded = decode_metadata(None, record)
+    assert [problem.code for problem in decoded.problems] == ["bad-internal-record"]
+    assert decoded.value is None and "inControlledShutdown" in decoded.problems[0].actual
+    with pytest.raises(MessageError) as refused:
+        MessageDecoder(schemas.SCHEMAS["BrokerRegistrationChangeRecord"], 0).decode(record, 3)
+    assert refused.value.java == "Tag 1 is not valid for version 0"
+
+
+def test_a_known_tags_size_that_disagrees_is_a_warning_and_kafka_reads_on_from_the_fields_end():
+    """The generated reader reads a known tag's field from the stream and ignores the size: Fenced (int8)
+    stated as 2 bytes reads 1, and the next tag follows it.  Kafka prints the record; so does dumplog."""
+    from kbatch.render.internal import dumplog_tokens
+    from kbatch.messages.topics import decode_metadata
+    record = _CHANGE_V0 + bytes([2, 0, 2, 1, 9, 1, 0x55])  # tag 0 "2 bytes" = 1 byte; then unknown tag 9
+    decoded = decode_metadata(None, record)
+    assert [problem.code for problem in decoded.problems] == ["tagged-field-size-mismatch"]
+    assert decoded.value["data"]["fenced"] == 1
+    assert decoded.value["data"]["_unknownTaggedFields"] == [{"tag": 9, "hex": "55"}]
+    decoded = decode_metadata(None, _CHANGE_V0 + bytes([1, 0, 2, 1]))
+    assert [problem.code for problem in decoded.problems] == ["tagged-field-size-mismatch"]
+    line = dumplog_tokens(decoded, 7)
+    assert "Error at" not in line and '"fenced":1' in line
+
+
+def test_a_tagged_field_count_past_2_to_the_31_at_the_end_reads_as_none():
+    """ByteUtils.readUnsignedVarint gives a Java int: 2^31 is negative and the generated loop
+    (_i < _numTaggedFields) never runs; Kafka reads the record, and nothing is left unread."""
+    from kbatch.messages.topics import decode_metadata
+    noop = schemas.SCHEMAS["NoOpRecord"].api_key
+    for count in (b"\x80\x80\x80\x80\x08", b"\xff\xff\xff\xff\x0f"):
+        decoded = decode_metadata(None, bytes([1, noop, 0]) + count)
+        assert decoded.problems == [] and decoded.value["data"] == {}

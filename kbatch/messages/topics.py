@@ -110,12 +110,16 @@ def _message(decoded: Decoded, part: str, name: str, version: int, data: bytes, 
         decoded.problems.append(Problem("record-version-above-schema", part, 0, f"{part}.version",
                                         f"a version of {name} in {schema.valid}",
                                         f"{version} (read as version {high}, the newest known)"))
+    reader = MessageDecoder(schema, version, name)
     try:
-        fields, end = MessageDecoder(schema, version, name).decode(data, start)
+        fields, end = reader.decode(data, start)
     except MessageError as error:
         decoded.problems.append(Problem("bad-internal-record", part, error.pos, f"{part}.{error.field}",
                                         error.expected, f"{error.actual} ({name} v{version})", wrap(error.java)))
         return None
+    for remark in reader.warnings:
+        decoded.problems.append(Problem("tagged-field-size-mismatch", part, remark.pos, f"{part}.{remark.field}",
+                                        remark.expected, f"{remark.actual} ({name} v{version})"))
     if end != len(data):
         garbage = f"Found {len(data) - end} byte(s) of garbage after {extra['apiKey']}" if "apiKey" in extra else None
         decoded.problems.append(Problem(trailing, part, end, part, f"{end} bytes ({name} v{version})",
