@@ -192,3 +192,50 @@ def test_a_tagged_field_count_past_2_to_the_31_at_the_end_reads_as_none():
     for count in (b"\x80\x80\x80\x80\x08", b"\xff\xff\xff\xff\x0f"):
         decoded = decode_metadata(None, bytes([1, noop, 0]) + count)
         assert decoded.problems == [] and decoded.value["data"] == {}
+
+
+def _metadata_segment(tmp_path, batches) -> str:
+    """A __cluster_metadata-0 segment of v2 batches (kafka-python's builder, as make_fixtures frames them)."""
+    import make_fixtures as mf
+    directory = tmp_path / "__cluster_metadata-0"
+    directory.mkdir()
+    data, offset = bytearray(), 0
+    for records, control in batches:
+        recs = [mf.R(offset + i, ts, key, value, headers) for i, (ts, key, value, headers) in enumerate(records)]
+        data += mf.v2_batch(offset, recs, control=control).raw
+        offset += len(records)
+    (directory / "00000000000000000000.log").write_bytes(bytes(data))
+    return str(directory / "00000000000000000000.log")
+
+
+def test_kraft_refuses_what_its_reader_refuses_in_the_cluster_metadata(tmp_path, kbatch):
+    """RecordsDecodingStrategy.readRecord/decodeDataRecord, ControlRecord.of: a key, a timestamp delta,
+    a header, a COMMIT marker: each a bad-kraft-record with Kafka's text; a record as KRaft writes it none."""
+    sys.path.insert(0, str(ROOT / "fixtures"))
+    try:
+        good = BROKER_CHANGE_V3
+        commit = (struct_pack(">hh", 0, 1), struct_pack(">hi", 0, 7))   # EndTransactionMarker: COMMIT
+        path = _metadata_segment(tmp_path, [
+            ([(1000, None, good, [])], False),                    # as KRaft writes it
+            ([(1000, b"k", good, [])], False),                    # a key
+            ([(1000, None, good, []), (1005, None, good, [])], False),   # timestampDelta 5
+            ([(1000, None, good, [("h", b"v")])], False),           # a header: the last byte is 'v'
+            ([(1000, *commit, [])], True),                        # a COMMIT marker
+        ])
+    finally:
+        sys.path.remove(str(ROOT / "fixtures"))
+    import json
+    result = kbatch("verify-crc", "--deep", "--format", "jsonl", path)
+    found = [json.loads(line) for line in result.out.splitlines()]
+    refused = [(f["field"], f["actual"]) for f in found if f.get("code") == "bad-kraft-record"]
+    assert result.code == 1 and len(refused) == 4, found
+    assert "Got key in the record when no key was expected" in refused[0][1]
+    assert refused[1][0] == "records[1].timestampDelta" and "Got timestamp delta of 5" in refused[1][1]
+    assert "Got numHeaders of 118" in refused[2][1]
+    assert "Unknown control record type COMMIT" in refused[3][1]
+    assert all(f["entry_pos"] != 0 for f in found if f.get("type") == "finding")   # the first batch is clean
+
+
+def struct_pack(fmt, *values):
+    import struct
+    return struct.pack(fmt, *values)
