@@ -86,6 +86,8 @@ CODES: dict[str, tuple[Severity, str]] = {
     "unknown-record-version": (Severity.WARNING, "a record type or version kbatch's schemas do not know"),
     "bad-kraft-record": (Severity.ERROR, "a __cluster_metadata record KRaft's reader refuses (a key, a timestamp "
                          "delta, headers, a control type it does not know)"),
+    "bad-snapshot": (Severity.ERROR, "a KRaft snapshot that does not start with a SNAPSHOT_HEADER control record"),
+    "snapshot-without-footer": (Severity.WARNING, "a KRaft snapshot whose last record is no SNAPSHOT_FOOTER"),
     "tagged-field-size-mismatch": (Severity.WARNING, "a known tagged field's stated size is not what it reads "
                                    "(Kafka reads on from the field's end and never checks)"),
     "record-version-above-schema": (Severity.WARNING, "a version above the newest schema's, read as the newest"),

@@ -239,3 +239,29 @@ def test_kraft_refuses_what_its_reader_refuses_in_the_cluster_metadata(tmp_path,
 def struct_pack(fmt, *values):
     import struct
     return struct.pack(fmt, *values)
+
+
+SNAPSHOT = ROOT / "fixtures" / "kraft" / "__cluster_metadata-0" / "00000000000000007269-0000000001.checkpoint"
+
+
+def _codes(result) -> list[str]:
+    import json
+    return [json.loads(line).get("code") for line in result.out.splitlines() if '"finding"' in line]
+
+
+def test_a_snapshot_kafka_wrote_reads_clean_and_one_cut_at_either_end_does_not(tmp_path, kbatch):
+    """RecordsSnapshotReader.nextBatch refuses a first batch that is no SNAPSHOT_HEADER control batch; the
+    footer RecordsSnapshotWriter.freeze appends is checked by no reader: its absence is a warning."""
+    clean = kbatch("verify-crc", "--deep", "--format", "jsonl", str(SNAPSHOT))
+    assert clean.code == 0 and _codes(clean) == []
+    data = SNAPSHOT.read_bytes()
+    directory = tmp_path / "__cluster_metadata-0"
+    directory.mkdir()
+    headless, footless = directory / "a.checkpoint", directory / "b.checkpoint"
+    headless.write_bytes(data[83:])             # the header batch is the first 83 bytes
+    footless.write_bytes(data[:-75])            # the footer batch the last 75
+    no_header = kbatch("verify-crc", "--deep", "--format", "jsonl", str(headless))
+    assert no_header.code == 1 and _codes(no_header) == ["bad-snapshot"]
+    assert "First batch is not a control batch" in no_header.out
+    no_footer = kbatch("verify-crc", "--deep", "--format", "jsonl", str(footless))
+    assert no_footer.code == 0 and _codes(no_footer) == ["snapshot-without-footer"]

@@ -56,3 +56,48 @@ def record_refusal(batch, record) -> tuple[str, str, str, str] | None:
         return ("headers", "no headers (the record's last byte 0)", f"{len(record.headers)} headers, last byte "
                 f"{count}", f"Got numHeaders of {count}, but this is invalid because it is not 0 as expected.")
     return None
+
+
+class SnapshotRules:
+    """A KRaft snapshot (``.checkpoint``) from its first batch to its last, fed one batch at a time.
+
+    RecordsSnapshotReader.nextBatch refuses a snapshot whose first batch is no control batch, or whose first
+    control record is no SNAPSHOT_HEADER.  The SNAPSHOT_FOOTER that RecordsSnapshotWriter.freeze appends
+    last is not checked by any reader: a snapshot without one is kbatch's remark (cut short?), a warning.
+    """
+
+    def __init__(self):
+        self.first, self.last = True, None
+
+    def batch(self, batch) -> list:
+        from ..invariants import _record_finding
+        found = []
+        if self.first:
+            self.first = False
+            records = batch.records or []
+            kind = records[0].control.type if records and records[0].control is not None else None
+            if not batch.is_control or not records:
+                found.append(_record_finding(batch, batch.pos, batch.size, "bad-snapshot", "batch",
+                                             "a control batch with a SNAPSHOT_HEADER first",
+                                             "a data batch (First batch is not a control batch with at least "
+                                             "one record)"))
+            elif kind != "SNAPSHOT_HEADER":
+                found.append(_record_finding(batch, records[0].pos, records[0].size, "bad-snapshot",
+                                             "records[0].key.type", "SNAPSHOT_HEADER",
+                                             f"{kind} (First control record is not a snapshot header ({kind}))"))
+        self.last = batch
+        return found
+
+    def end(self) -> list:
+        """At the end of the file: a warning when the last batch is no SNAPSHOT_FOOTER."""
+        from ..invariants import _record_finding
+        batch = self.last
+        records = (batch.records or []) if batch is not None else []
+        if batch is not None and batch.is_control and records and records[-1].control is not None \
+                and records[-1].control.type == "SNAPSHOT_FOOTER":
+            return []
+        if batch is None:
+            return []
+        return [_record_finding(batch, batch.pos, batch.size, "snapshot-without-footer", "batch",
+                                "a SNAPSHOT_FOOTER control record last (RecordsSnapshotWriter.freeze)",
+                                "none: the snapshot may be cut short")]
