@@ -265,3 +265,24 @@ def test_a_snapshot_kafka_wrote_reads_clean_and_one_cut_at_either_end_does_not(t
     assert "First batch is not a control batch" in no_header.out
     no_footer = kbatch("verify-crc", "--deep", "--format", "jsonl", str(footless))
     assert no_footer.code == 0 and _codes(no_footer) == ["snapshot-without-footer"]
+
+
+# A ConsumerGroupMemberMetadata record (type 5) a Kafka 4.4.0 broker wrote for a consumer of the new
+# protocol, and the tail of the line its kafka-dump-log.sh --offsets-decoder printed for it.
+MEMBER_KEY = bytes.fromhex("0005000c6d73672d6e657770726f746f001659634d623354776451693230766c4347586144353941")
+MEMBER_VALUE = bytes.fromhex("0000000011636f6e736f6c652d636f6e73756d65720b2f3132372e302e302e310203743101000493e0"
+                             "0001000100")
+MEMBER_LINE = (' key: {"type":"5","data":{"groupId":"msg-newproto","memberId":"YcMb3TwdQi20vlCGXaD59A"}} payload: '
+               '{"version":"0","data":{"instanceId":null,"rackId":null,"clientId":"console-consumer",'
+               '"clientHost":"/127.0.0.1","subscribedTopicNames":["t1"],"subscribedTopicRegex":"",'
+               '"rebalanceTimeoutMs":300000,"serverAssignor":null,"classicMemberMetadata":null}}')
+
+
+def test_a_new_protocol_member_prints_as_kafka_4_4_prints_it():
+    """ClassicMemberMetadata's "default": null is JSON null, which FieldSpec takes for no default (the
+    empty struct): the broker writes its null as a tag, and the JSON converter prints it."""
+    from kbatch.messages.topics import decode_offsets
+    from kbatch.render.internal import dumplog_tokens
+    decoded = decode_offsets(MEMBER_KEY, MEMBER_VALUE)
+    assert decoded.problems == []
+    assert dumplog_tokens(decoded, 0) == MEMBER_LINE
