@@ -286,3 +286,21 @@ def test_a_new_protocol_member_prints_as_kafka_4_4_prints_it():
     decoded = decode_offsets(MEMBER_KEY, MEMBER_VALUE)
     assert decoded.problems == []
     assert dumplog_tokens(decoded, 0) == MEMBER_LINE
+
+
+# A TransactionLogValue v1 (Ongoing) a Kafka 4.4.0 broker wrote, and what its --transaction-log-decoder printed.
+TXN_KEY = bytes.fromhex("000000086d73672d74782d31")
+TXN_VALUE = bytes.fromhex("0001000000000000000100000000ea600102037431020000000000000001a21ab36515000001a21ab36515"
+                          "0100080000000000000001")
+TXN_LINE = (' key: {"type":"0","data":{"transactionalId":"msg-tx-1"}} payload: {"version":"1","data":{"producerId":1,'
+            '"previousProducerId":1,"producerEpoch":0,"transactionTimeoutMs":60000,"transactionStatus":"Ongoing",'
+            '"transactionPartitions":[{"topic":"t1","partitionIds":[0]}],"transactionLastUpdateTimestampMs":'
+            '1795744294165,"transactionStartTimestampMs":1795744294165}}')
+
+
+def test_a_transaction_prints_its_state_by_name_as_kafka_4_4_does():
+    """DumpLogSegments.TransactionLogMessageParser.valueAsJson replaces the status id by its state name."""
+    from kbatch.messages.topics import decode_transactions
+    from kbatch.render.internal import dumplog_tokens
+    decoded = decode_transactions(TXN_KEY, TXN_VALUE)
+    assert decoded.problems == [] and dumplog_tokens(decoded, 1) == TXN_LINE

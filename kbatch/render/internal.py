@@ -109,5 +109,11 @@ def dumplog_tokens(decoded, offset: int) -> str:
     key = _compact({"type": str(decoded.key["version"]), "data": _kafka_message_json(decoded.key)})
     if decoded.tombstone:
         return f" key: {key} payload: <DELETE>"
-    value = _compact({"version": str(decoded.value["version"]), "data": _kafka_message_json(decoded.value)})
+    data = _kafka_message_json(decoded.value)
+    if decoded.decoder == "transactions":
+        # TransactionLogMessageParser.valueAsJson: the status by its state name, else its id as text
+        from ..messages.topics import TRANSACTION_STATES
+        status = data["transactionStatus"]
+        data["transactionStatus"] = TRANSACTION_STATES.get(status, str(status))
+    value = _compact({"version": str(decoded.value["version"]), "data": data})
     return f" key: {key} payload: {value}"
