@@ -1,8 +1,8 @@
 """Kafka's own dump format: the lines ``kafka-dump-log.sh`` prints.
 
-``--format dumplog`` reproduces DumpLogSegments
-(core/src/main/scala/kafka/tools/DumpLogSegments.scala: dumpLog,
-printBatchLevel; tools/.../DumpLogSegments.java since Kafka 4.x) field for
+``--format dumplog`` reproduces Kafka 4.4.0's DumpLogSegments
+(tools/src/main/java/org/apache/kafka/tools/DumpLogSegments.java: dumpLog,
+printBatchLevel; the Scala kafka.tools.DumpLogSegments before it) field for
 field, so scripts written against Kafka's tool keep working: without
 ``--records`` as ``--files F``, with ``--records`` as ``--deep-iteration
 --print-data-log``, including the "Non-consecutive offsets" report Kafka
