@@ -304,3 +304,29 @@ def test_a_transaction_prints_its_state_by_name_as_kafka_4_4_does():
     from kbatch.render.internal import dumplog_tokens
     decoded = decode_transactions(TXN_KEY, TXN_VALUE)
     assert decoded.problems == [] and dumplog_tokens(decoded, 1) == TXN_LINE
+
+
+def test_remote_log_metadata_reads_with_tiered_storages_records(tmp_path, kbatch):
+    """RemoteLogMetadataSerde: BytesApiMessageSerde's frame around storage's own MetadataRecordType, chosen
+    from the partition directory __remote_log_metadata-N; dumplog leaves the payload to Kafka's default."""
+    import json
+    sys.path.insert(0, str(ROOT / "fixtures"))
+    try:
+        import make_fixtures as mf
+        delete = {"topicIdPartition": {"id": "0a8hLp9fQyKg2T1S2cH2kQ", "name": "t", "partition": 3},
+                  "brokerId": 1, "eventTimestampMs": 1700000000000, "remotePartitionDeleteState": 1}
+        value = FIX.metadata("RemotePartitionDeleteMetadataRecord", 0, delete)
+        directory = tmp_path / "__remote_log_metadata-0"
+        directory.mkdir()
+        (directory / "00000000000000000000.log").write_bytes(
+            mf.v2_batch(0, [mf.R(0, 1700000000000, None, value)]).raw)
+    finally:
+        sys.path.remove(str(ROOT / "fixtures"))
+    segment = str(directory / "00000000000000000000.log")
+    result = kbatch("dump", "-r", "--format", "jsonl", segment)
+    record = json.loads(result.out.splitlines()[0])["records"][0]["decoded"]
+    assert result.code == 0 and record["decoder"] == "remote"
+    assert (record["value"]["name"], record["value"]["apiKey"]) == ("RemotePartitionDeleteMetadataRecord", 2)
+    assert record["value"]["data"] == FIX.expected("RemotePartitionDeleteMetadataRecord", 0, delete)["data"]
+    assert kbatch("verify-crc", "--deep", segment).code == 0
+    assert "payload: " in kbatch("dump", "-r", "--format", "dumplog", segment).out

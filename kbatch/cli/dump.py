@@ -47,7 +47,8 @@ Examples:
 @click.option("--decoder", type=click.Choice(("auto",) + DECODERS), default="auto", show_default=True,
               help="How records of Kafka's internal topics are read (with --records): auto picks it from the "
                    "partition directory (__consumer_offsets-N: offsets, __transaction_state-N: transactions, "
-                   "__cluster_metadata-N: metadata, __share_group_state-N: share); none shows bytes.")
+                   "__cluster_metadata-N: metadata, __share_group_state-N: share, __remote_log_metadata-N: "
+                   "remote); none shows bytes.")
 @click.option("--full", is_flag=True, help="Show keys and values whole instead of cut to the terminal.")
 @click.option("--limit", type=click.IntRange(min=0), metavar="N", help="Stop after N batches per file.")
 @click.option("--kind", type=click.Choice(KINDS), metavar="KIND",

@@ -101,7 +101,9 @@ def record_line(record: Record, batch: Batch, decode: str = "auto") -> str:
             name = "UNKNOWN" if marker.type.startswith("UNKNOWN") else marker.type
             line += f" controlType: {name}({marker.type_id})"
         return line
-    if record.decoded is not None:
+    # --remote-log-metadata-decoder prints Java's toString of the deserialized objects, which kbatch does
+    # not reproduce: __remote_log_metadata records print as Kafka's tool prints them without that decoder
+    if record.decoded is not None and record.decoded.decoder != "remote":
         return line + dumplog_tokens(record.decoded, record.offset)
     # DecoderMessageParser: a null key or value prints no token at all.
     if record.key is not None:
