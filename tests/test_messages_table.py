@@ -330,3 +330,19 @@ def test_remote_log_metadata_reads_with_tiered_storages_records(tmp_path, kbatch
     assert record["value"]["data"] == FIX.expected("RemotePartitionDeleteMetadataRecord", 0, delete)["data"]
     assert kbatch("verify-crc", "--deep", segment).code == 0
     assert "payload: " in kbatch("dump", "-r", "--format", "dumplog", segment).out
+
+
+@pytest.mark.parametrize("record_type,name,value", [
+    (9, "ShareGroupPartitionMetadata",     # as 4.0's GroupCoordinatorRecordHelpers wrote it
+     {"topics": [{"topicId": "0a8hLp9fQyKg2T1S2cH2kQ", "topicName": "t", "numPartitions": 2,
+                  "partitionMetadata": [{"partition": 0, "racks": ["r1"]}]}]}),
+    (18, "StreamsGroupPartitionMetadata",  # as trunk wrote it before 4.1 branched
+     {"topics": [{"topicId": "0a8hLp9fQyKg2T1S2cH2kQ", "topicName": "t", "numPartitions": 2}]}),
+])
+def test_a_removed_record_type_reads_with_the_definition_it_was_written_with(record_type, name, value):
+    from kbatch.messages.topics import decode_offsets
+    key = FIX.prefixed(name + "Key", record_type, {"groupId": "g"})
+    decoded = decode_offsets(key, FIX.prefixed(name + "Value", 0, value))
+    assert decoded.problems == []
+    assert (decoded.key["name"], decoded.key["data"]) == (name + "Key", {"groupId": "g"})
+    assert to_json(decoded.value["data"]) == FIX.expected(name + "Value", 0, value)["data"]
