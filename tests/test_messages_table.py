@@ -346,3 +346,19 @@ def test_a_removed_record_type_reads_with_the_definition_it_was_written_with(rec
     assert decoded.problems == []
     assert (decoded.key["name"], decoded.key["data"]) == (name + "Key", {"groupId": "g"})
     assert to_json(decoded.value["data"]) == FIX.expected(name + "Value", 0, value)["data"]
+
+
+# A ShareSnapshot record a Kafka 4.4.0 broker wrote to __share_group_state (int32 SnapshotEpoch, the
+# create and write timestamps: trunk's layout, not 4.0's), and what its --share-group-state-decoder printed.
+SHARE_KEY = bytes.fromhex("000000096d73672d7368617265e3fb28d4878641a7b48b525ca47cda4100000000")
+SHARE_VALUE = bytes.fromhex("0000000000000000000200000000ffffffffffffffff000001a21aba11bb000001a21aba11bb0100")
+SHARE_LINE = (' key: {"type":"0","data":{"groupId":"msg-share","topicId":"4_so1IeGQae0i1JcpHzaQQ","partition":0}} '
+              'payload: {"version":"0","data":{"snapshotEpoch":0,"stateEpoch":2,"leaderEpoch":0,"startOffset":-1,'
+              '"createTimestamp":1795744731579,"writeTimestamp":1795744731579,"stateBatches":[]}}')
+
+
+def test_a_share_snapshot_prints_as_kafka_4_4_prints_it():
+    from kbatch.messages.topics import decode_share
+    from kbatch.render.internal import dumplog_tokens
+    decoded = decode_share(SHARE_KEY, SHARE_VALUE)
+    assert decoded.problems == [] and dumplog_tokens(decoded, 0) == SHARE_LINE
