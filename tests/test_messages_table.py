@@ -362,3 +362,22 @@ def test_a_share_snapshot_prints_as_kafka_4_4_prints_it():
     from kbatch.render.internal import dumplog_tokens
     decoded = decode_share(SHARE_KEY, SHARE_VALUE)
     assert decoded.problems == [] and dumplog_tokens(decoded, 0) == SHARE_LINE
+
+
+def test_a_member_subscription_above_the_newest_version_reads_as_the_newest():
+    """DumpLogSegments.replaceField reads a "consumer" member's subscription with the generated reader at
+    its stored version, which it does not check: a newer client's version reads as the newest known."""
+    from kbatch.messages.topics import decode_offsets
+    newest = schemas.SCHEMAS["ConsumerProtocolSubscription"].valid_range[1]
+    sub = {"topics": ["orders"], "userData": None, "ownedPartitions": [], "generationId": 3, "rackId": None}
+    raw = FIX.prefixed("ConsumerProtocolSubscription", newest, sub)
+    above = struct_pack(">h", newest + 3) + raw[2:]
+    member = {"memberId": "m", "groupInstanceId": None, "clientId": "c", "clientHost": "/h",
+              "rebalanceTimeout": 1, "sessionTimeout": 1, "subscription": above, "assignment": b""}
+    group = {"protocolType": "consumer", "generation": 3, "protocol": "range", "leader": "m",
+             "currentStateTimestamp": 0, "members": [member]}
+    decoded = decode_offsets(FIX.prefixed("GroupMetadataKey", 2, {"group": "g"}),
+                             FIX.prefixed("GroupMetadataValue", 3, group))
+    assert decoded.problems == []
+    got = decoded.value["data"]["members"][0]["subscription"]
+    assert to_json(got) == FIX.expected("ConsumerProtocolSubscription", newest, sub)["data"]
