@@ -228,7 +228,9 @@ def test_every_finding_code_can_be_crafted():
                       "split-handover",            # not about bytes: tests/test_scan.py
                       "below-segment-base", "beyond-segment-range",   # a file name: tests/test_kafka_fidelity.py
                       "bad-internal-record", "unknown-record-version",  # tests/test_internal.py (fixtures
-                      "internal-trailing-bytes"}                        # under fixtures/internal/damaged)
+                      "internal-trailing-bytes",                        # under fixtures/internal/damaged)
+                      "bad-kraft-record", "bad-snapshot", "snapshot-without-footer",   # KRaft's rules, and a
+                      "record-version-above-schema", "tagged-field-size-mismatch"}     # message's: test_messages_table.py
     from .test_partition_crosscheck import PARTITION_CODES   # the files beside a segment: tests/test_partition_*
     assert set(CODES) == crafted | by_other_means | PARTITION_CODES
 
