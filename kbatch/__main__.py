@@ -7,6 +7,7 @@ collector and its own exit).
 """
 
 import gc
+import io
 import os
 import sys
 
@@ -21,10 +22,41 @@ def run() -> None:
 
     gc.freeze()
     gc.enable()
+    sys.stdout = _every_byte_or_broken_pipe(sys.stdout)
     try:
         main()
     except SystemExit as done:
         leave(done.code)
+
+
+class _WholeWrites(io.FileIO):
+    """Standard output whose every write is whole, or raises.
+
+    When the reader of a pipe goes away during a large write, the system returns the part it took, and
+    Python's buffered writer reports that short count without an error; the text layer above it drops the
+    rest unsaid.  A last large write cut short that way ended the run with status 0 and no complaint, as if
+    every byte had been read (``kbatch verify-crc ... | head && echo intact``).  Writing on after a short
+    write meets the closed pipe (EPIPE: BrokenPipeError), which kbatch.cli.main turns into status 141.
+    """
+
+    def write(self, data) -> int:
+        view = memoryview(data).cast("B")
+        done = 0
+        while done < len(view):
+            done += super().write(view[done:])
+        return done
+
+
+def _every_byte_or_broken_pipe(stream):
+    """``stream`` (sys.stdout) as it was, over :class:`_WholeWrites` of its file descriptor."""
+    try:
+        descriptor = stream.fileno()
+    except (AttributeError, OSError, ValueError):   # not a file (replaced by a caller): left as it is
+        return stream
+    stream.flush()
+    raw = _WholeWrites(descriptor, "w", closefd=False)
+    return io.TextIOWrapper(io.BufferedWriter(raw), encoding=stream.encoding, errors=stream.errors,
+                            line_buffering=stream.line_buffering, write_through=stream.write_through)
 
 
 def leave(status) -> None:

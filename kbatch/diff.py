@@ -3,8 +3,10 @@
 Two readers walk the inputs side by side and are merged by record offset, in
 constant memory and time linear in the inputs: batches holding the same
 offsets are compared header field by header field and record by record;
-batches on one side only are reported as such; damaged ranges are reported
-with their positions on their own side.  With ``records_only`` the records
+batches on one side only are reported as such; a span of offsets the two
+sides batch differently is one ``batching`` difference, its records compared
+by offset across the batches; damaged ranges are reported with their
+positions on their own side.  With ``records_only`` the records
 are merged across batches, so two encoders that batch or compress the same
 records differently compare equal.
 """
@@ -61,13 +63,18 @@ def resolve_ignore(names: list[str]) -> set[str]:
 
 @dataclass(frozen=True)
 class Difference:
-    kind: str               # batch-changed, batch-only-a/b, record-changed, record-only-a/b, damage-a/b
+    kind: str               # batch-changed, batch-only-a/b, batching, record-changed, record-only-a/b, damage-a/b
     offset: int | None      # the record offset (or a batch's base offset) it concerns
     field: str              # which field differs ("" for a whole batch or record)
     a: str | None           # A's value (None: A has nothing there)
     b: str | None
     a_pos: int | None = None
     b_pos: int | None = None
+    # a record field that differs: both values whole (a and b are cut for a table), and for bytes the
+    # first byte position where they differ
+    a_value: object | None = None
+    b_value: object | None = None
+    differs_at: int | None = None
 
 
 @dataclass
@@ -75,6 +82,8 @@ class DiffSummary:
     batches: dict = field(default_factory=lambda: {"same": 0, "changed": 0, "only_a": 0, "only_b": 0})
     records: dict = field(default_factory=lambda: {"same": 0, "changed": 0, "only_a": 0, "only_b": 0})
     damaged: dict = field(default_factory=lambda: {"a": 0, "b": 0})
+    # spans of offsets the two sides batch differently, and the batches each side holds them in
+    regrouped: dict = field(default_factory=lambda: {"spans": 0, "a": 0, "b": 0})
     first_different_byte: int | None = None
     size_a: int = 0
     size_b: int = 0
@@ -83,10 +92,11 @@ class DiffSummary:
     def same(self) -> bool:
         return not (self.batches["changed"] or self.batches["only_a"] or self.batches["only_b"]
                     or self.records["changed"] or self.records["only_a"] or self.records["only_b"]
-                    or self.damaged["a"] or self.damaged["b"])
+                    or self.damaged["a"] or self.damaged["b"] or self.regrouped["spans"])
 
     def as_dict(self) -> dict:
         return {"batches": dict(self.batches), "records": dict(self.records), "damaged": dict(self.damaged),
+                "regrouped": dict(self.regrouped),
                 "first_different_byte": self.first_different_byte, "size_a": self.size_a, "size_b": self.size_b,
                 "same": self.same}
 
@@ -108,12 +118,26 @@ def first_different_byte(stream_a: BinaryIO, stream_b: BinaryIO, chunk: int = 1 
         position += len(a)
 
 
-def _shown(value) -> str | None:
+SHOWN_TEXT = 60     # characters of a value a table cell shows (bytes shown as hex: half as many)
+CONTEXT = 20        # ... of which before the first byte that differs
+
+
+def _shown(value, differs_at: int | None = None) -> str | None:
+    """A value for a table cell.  A long key or value is cut; when ``differs_at`` (the first byte where
+    the two sides differ) lies past what the cut would keep, the cell shows the bytes around it instead
+    of the prefix both sides share."""
     if isinstance(value, bytes):
         text = value.decode("utf-8", errors="replace")
-        if text.isprintable() and "\ufffd" not in text:
-            return repr(text) if len(text) <= 60 else repr(text[:60]) + f"… ({len(value)} bytes)"
-        return "0x" + value[:30].hex() + (f"… ({len(value)} bytes)" if len(value) > 30 else "")
+        printable = text.isprintable() and "\ufffd" not in text
+        room = SHOWN_TEXT if printable else SHOWN_TEXT // 2
+        if len(value) <= room or (printable and len(text) <= room):
+            return repr(text) if printable else "0x" + value.hex()
+        start = 0 if differs_at is None or differs_at < room - CONTEXT // 2 else differs_at - CONTEXT
+        window = value[start:start + room]
+        shown = repr(window.decode("utf-8", errors="ignore")) if printable else "0x" + window.hex()
+        where = f", differs from byte {differs_at}" if differs_at is not None else ""
+        return ("…" if start else "") + shown + ("…" if start + room < len(value) else "") + \
+            f" ({len(value)} bytes{where})"
     if isinstance(value, list):
         return "[" + ", ".join(f"{_shown(k)}={_shown(v)}" for k, v in value) + "]"
     return "null" if value is None else str(value)
@@ -195,13 +219,58 @@ def diff_streams(stream_a: BinaryIO, stream_b: BinaryIO, summary: DiffSummary, *
             yield Difference("batch-only-b", batch_b.base_offset, "", None, _batch_label(batch_b), None, batch_b.pos)
             b.advance()
         else:
-            differences = list(_diff_batches(batch_a, batch_b, summary, ignore, decompressor))
-            summary.batches["changed" if differences else "same"] += 1
-            yield from differences
-            a.advance()
-            b.advance()
+            group_a, group_b = _overlapping(a, b)
+            if len(group_a) == len(group_b) == 1:   # one batch each side: the same batch, maybe altered
+                differences = list(_diff_batches(batch_a, batch_b, summary, ignore, decompressor))
+                summary.batches["changed" if differences else "same"] += 1
+                yield from differences
+            else:
+                yield from _diff_regrouped(group_a, group_b, summary, ignore, decompressor)
     yield from a.take_pending()
     yield from b.take_pending()
+
+
+def _overlapping(a: _Side, b: _Side) -> tuple[list[Batch], list[Batch]]:
+    """The batches of each side, from the current ones on, whose offsets overlap those of the other side's
+    (transitively): one span of offsets the two sides batch differently."""
+    group_a, group_b = [a.current], [b.current]
+    end = max(a.current.last_offset, b.current.last_offset)
+    a.advance()
+    b.advance()
+    grew = True
+    while grew:
+        grew = False
+        for side, group in ((a, group_a), (b, group_b)):
+            while side.current is not None and side.current.base_offset <= end:
+                group.append(side.current)
+                end = max(end, side.current.last_offset)
+                side.advance()
+                grew = True
+    return group_a, group_b
+
+
+def _diff_regrouped(group_a: list[Batch], group_b: list[Batch], summary: DiffSummary, ignore: set[str],
+                    decompressor: Decompressor) -> Iterator[Difference]:
+    """A span of offsets batched differently on the two sides: the batching is the one batch-level
+    difference (no header pairs up with another); the records are compared by offset across the batches."""
+    summary.regrouped["spans"] += 1
+    summary.regrouped["a"] += len(group_a)
+    summary.regrouped["b"] += len(group_b)
+    first = min(group_a[0].base_offset, group_b[0].base_offset)
+    yield Difference("batching", first, "", _span_label(group_a), _span_label(group_b), group_a[0].pos,
+                     group_b[0].pos)
+    for side, group in (("a", group_a), ("b", group_b)):
+        for batch in group:
+            yield from _load_records(side, batch, summary, decompressor)
+    yield from _merge_records(((record, batch) for batch in group_a for record in batch.records or []),
+                              ((record, batch) for batch in group_b for record in batch.records or []),
+                              summary, ignore)
+
+
+def _span_label(group: list[Batch]) -> str:
+    spans = ", ".join(f"{batch.base_offset}–{batch.last_offset}" for batch in group[:10])
+    more = f", … ({len(group) - 10} more)" if len(group) > 10 else ""
+    return f"{len(group)} batch{'es' if len(group) != 1 else ''}: offsets {spans}{more}"
 
 
 def _record_count(batch: Batch) -> int:
@@ -231,19 +300,24 @@ def _diff_batches(a: Batch, b: Batch, summary: DiffSummary, ignore: set[str],
         yield from _diff_headers(a, b, ignore)
         return
     for side, batch in (("a", a), ("b", b)):
-        if batch.records is None and batch.body is not None and batch.magic == 2:
-            known = len(batch.findings)
-            # Walked into columns and read back as a stream of records: a batch of millions holds no list.
-            load_records(batch, batch.body, decompressor, objects=False)
-            if batch.compressed and batch.record_data is not None:
-                batch.record_data = bytes(batch.record_data)   # the decompressor's buffer serves the other side next
-            stream_records(batch)
-            # What only the records show (a batch past --max-decompressed-bytes, a broken record) is damage.
-            yield from (_damage(side, finding, batch, summary) for finding in batch.findings[known:]
-                        if finding.is_damage)
+        yield from _load_records(side, batch, summary, decompressor)
     yield from _diff_headers(a, b, ignore)
     yield from _merge_records(((record, a) for record in a.records or []),
                               ((record, b) for record in b.records or []), summary, ignore)
+
+
+def _load_records(side: str, batch: Batch, summary: DiffSummary, decompressor: Decompressor) -> Iterator[Difference]:
+    """Decode a batch's records (kept as its body), yielding the damage only they show."""
+    if batch.records is None and batch.body is not None and batch.magic == 2:
+        known = len(batch.findings)
+        # Walked into columns and read back as a stream of records: a batch of millions holds no list.
+        load_records(batch, batch.body, decompressor, objects=False)
+        if batch.compressed and batch.record_data is not None:
+            batch.record_data = bytes(batch.record_data)   # the decompressor's buffer serves the next batch
+        stream_records(batch)
+        # What only the records show (a batch past --max-decompressed-bytes, a broken record) is damage.
+        yield from (_damage(side, finding, batch, summary) for finding in batch.findings[known:]
+                    if finding.is_damage)
 
 
 def _diff_headers(a: Batch, b: Batch, ignore: set[str]) -> Iterator[Difference]:
@@ -295,7 +369,9 @@ def _diff_record(a, b, ignore: set[str]) -> Iterator[Difference]:
             continue
         value_a, value_b = getattr(record_a, name), getattr(record_b, name)
         if value_a != value_b:
-            yield Difference("record-changed", record_a.offset, name, _shown(value_a), _shown(value_b), pos_a, pos_b)
+            at = _first_difference(value_a, value_b)
+            yield Difference("record-changed", record_a.offset, name, _shown(value_a, at), _shown(value_b, at),
+                             pos_a, pos_b, _whole(value_a), _whole(value_b), at)
     if "headers" not in ignore and record_a.headers != record_b.headers:
         for index in range(max(len(record_a.headers), len(record_b.headers))):
             header_a = record_a.headers[index] if index < len(record_a.headers) else None
@@ -303,7 +379,26 @@ def _diff_record(a, b, ignore: set[str]) -> Iterator[Difference]:
             if header_a != header_b:
                 yield Difference("record-changed", record_a.offset, f"headers[{index}]",
                                  None if header_a is None else _shown([header_a]),
-                                 None if header_b is None else _shown([header_b]), pos_a, pos_b)
+                                 None if header_b is None else _shown([header_b]), pos_a, pos_b,
+                                 _whole_header(header_a), _whole_header(header_b))
+
+
+def _first_difference(a, b) -> int | None:
+    """The first byte position where two byte strings differ (the shorter's length when one is a prefix)."""
+    if not isinstance(a, bytes) or not isinstance(b, bytes):
+        return None
+    return next((index for index, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+
+
+def _whole(value):
+    """A record field whole, for JSON: bytes as {"utf8"|"hex": ...} (as dump writes them)."""
+    from .render.values import bytes_json
+
+    return bytes_json(value) if isinstance(value, bytes) else value
+
+
+def _whole_header(header) -> dict | None:
+    return None if header is None else {"key": _whole(header[0]), "value": _whole(header[1])}
 
 
 def _diff_records_only(a: _Side, b: _Side, summary: DiffSummary, ignore: set[str]) -> Iterator[Difference]:

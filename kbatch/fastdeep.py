@@ -60,8 +60,12 @@ class DeepRun:
         batches.last_offset, batches.last_pos = order.last_offset, order.last_pos
         stopped = batches.walk(data, i, stop - base, base, self.max_entry_size, self.segment_base, self._inflate,
                                CRC32C)
-        order.last_offset, order.last_pos = batches.last_offset, batches.last_pos
         walked = batches.batches - before[0]
+        if walked:
+            # the last batch walked here: its base offset (for the offset-outlier rule's wording)
+            at = batches.last_pos - base
+            order.walked_past(batches.last_offset, batches.last_pos,
+                              int.from_bytes(data[at:at + 8], "big", signed=True))
         self.walked += walked
         self.summary.batches += walked
         self.summary.records += batches.records - before[1]

@@ -37,6 +37,10 @@ CODES: dict[str, tuple[Severity, str]] = {
     "message-trailing-bytes": (Severity.WARNING, "bytes after a v0/v1 message's value, which Kafka reads and ignores"),
     "empty-wrapper": (Severity.ERROR, "a compressed v0/v1 message holds no inner message"),
     "bad-control-record": (Severity.ERROR, "a control batch does not hold a well-formed control record"),
+    "marker-not-believed": (Severity.WARNING, "a transaction marker whose CRC fails or whose record does not read "
+                                              "as ABORT or COMMIT: the transaction it would end has no known outcome"),
+    "control-not-end-marker": (Severity.ERROR, "a producer's control batch holds a type other than ABORT or COMMIT, "
+                                               "on which a broker's producer-state rebuild fails"),
     "nested-compression": (Severity.ERROR, "a compressed message set holds another compressed message"),
     "inner-magic-mismatch": (Severity.WARNING, "an inner message's magic differs from its wrapper's"),
     "negative-length": (Severity.WARNING, "a key or value length below -1, which Kafka reads as null"),
@@ -52,15 +56,24 @@ CODES: dict[str, tuple[Severity, str]] = {
     "offset-overlap": (Severity.ERROR, "a batch starts at or below an offset an earlier batch holds"),
     "below-segment-base": (Severity.ERROR, "a batch's offset is below the base offset in its segment's file name"),
     "beyond-segment-range": (Severity.ERROR, "a batch's last offset is more than 2^31-1 past its segment's base"),
+    "offset-outlier": (Severity.ERROR, "a batch's baseOffset breaks the sequence the batches on both sides of it agree "
+                                       "on (baseOffset is outside the CRC)"),
     "offset-gap": (Severity.INFO, "offsets skip between batches (legal after compaction or aborted transactions)"),
     # Not about the bytes: a range of a file split for parallel reading did not end where the next began.
     "split-handover": (Severity.INFO, "a split range's walk did not end where the next range began"),
     "max-timestamp-mismatch": (Severity.ERROR, "maxTimestamp is not the largest record timestamp (CreateTime)"),
     "reserved-bits": (Severity.WARNING, "attribute bits Kafka reserves are set"),
-    "inconsistent-producer-fields": (Severity.WARNING, "producerId, producerEpoch and baseSequence disagree"),
+    "inconsistent-producer-fields": (Severity.WARNING, "a producerId with a negative baseSequence or epoch"),
     "transactional-without-producer": (Severity.ERROR, "a transactional batch without a producerId"),
     # The files beside a segment (kbatch.partition), each read on its own:
     "partial-entry": (Severity.ERROR, "an index ends inside an entry (its size is no multiple of the entry size)"),
+    "ignored-partial-entry": (Severity.WARNING, "a .txnindex ends inside an entry: Kafka reads the whole entries "
+                                                "and ignores the rest"),
+    "unexpected-key": (Severity.WARNING, "a partition.metadata line's key is not the one Kafka writes (Kafka "
+                                         "does not read it)"),
+    "line-too-long": (Severity.WARNING, "a text line longer than any Kafka writes, read up to its first 4096 bytes"),
+    "too-large": (Severity.ERROR, "a file beside a segment larger than Kafka can read (more than 2^31-1 bytes)"),
+    "bad-quorum-state": (Severity.ERROR, "a quorum-state file FileQuorumStateStore cannot read"),
     "index-order": (Severity.ERROR, "index entries do not increase as Kafka appends them"),
     "offset-below-base": (Severity.ERROR, "an index entry's offset is below the segment's base offset"),
     "unknown-version": (Severity.ERROR, "a file's version is not one Kafka writes"),

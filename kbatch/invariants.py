@@ -12,6 +12,7 @@ can be): the checks here word findings from them, and --deep's fast pass
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Iterator
 
 from .findings import MAX_HELD, Finding
@@ -88,7 +89,8 @@ def _producer_checks(batch: Batch) -> Iterator[Finding]:
         yield _header_finding(batch, problem, "producer_id", "a producerId for a transactional batch", NO_PRODUCER_ID)
     elif problem == "inconsistent-producer-fields":
         actual = f"producerId {batch.producer_id}, epoch {batch.producer_epoch}, baseSequence {batch.base_sequence}"
-        yield _header_finding(batch, problem, "producer_id", "all three set (idempotent) or all -1", actual)
+        yield _header_finding(batch, problem, "producer_id",
+                              "a baseSequence and epoch >= 0 with a producerId (LogValidator.validateBatch)", actual)
 
 
 def _record_finding(batch: Batch, pos: int, size: int, code: str, field: str, expected: str,
@@ -148,32 +150,102 @@ def segment_range_checks(batch: Batch, segment_base: int) -> list[Finding]:
     return []
 
 
+def breaks_sequence(before_last: int | None, base_offset: int, last_offset: int, next_base: int) -> bool:
+    """Whether a batch (``base_offset``..``last_offset``) is an outlier in the offsets its neighbours agree on:
+    it jumps up past the batch before it (whose last offset is ``before_last``), and the batch after it goes on
+    from that one, at or below the jumper's own last offset.  baseOffset is outside the CRC (DefaultRecordBatch
+    covers attributes onwards): one flipped bit there moves a whole intact batch, and the batches after it
+    would otherwise all be called overlapping."""
+    return before_last is not None and base_offset > before_last + 1 and before_last < next_base <= last_offset
+
+
+def outlier_finding(pos: int, magic: int, base_offset: int, before: tuple[int, int], next_base: int) -> Finding:
+    """The error about a batch whose baseOffset breaks the sequence (``before``: the base and last offset of
+    the batch before it; ``next_base``: the base offset of the one after)."""
+    field = "base_offset" if magic == 2 else "offset"
+    return Finding("offset-outlier", pos, pos, 8, field,
+                   f"{before[1] + 1} (after {before[0]}..{before[1]}; the batch after it starts at {next_base})",
+                   f"{base_offset}: baseOffset {base_offset} breaks the sequence {before[0]}..{before[1]} → "
+                   f"{before[1] + 1} (baseOffset lies outside the CRC)")
+
+
+@dataclass
+class _Jump:
+    """A batch that jumped up past the one before it: an outlier if the next batch goes on from before it."""
+
+    pos: int
+    magic: int
+    base_offset: int
+    last_offset: int
+    before: tuple[int, int]     # the base and last offset of the batch before it
+    before_pos: int
+
+
 class OffsetOrder:
-    """Across batches, offsets only go up: a gap is legal (compaction, aborted data), an overlap is not."""
+    """Across batches, offsets only go up: a gap is legal (compaction, aborted data), an overlap is not.
+
+    A batch that jumps up while the batch after it goes on from the one before it is the one to blame
+    (:func:`breaks_sequence`): the next batch reports it (an offset-outlier error at the jumper's position)
+    and the order goes on as if the jumper were not there.
+    """
 
     def __init__(self):
         self.last_offset: int | None = None
         self.last_pos: int | None = None
+        self.last_base: int | None = None
+        self.jump: _Jump | None = None   # the batch just before, when it jumped up
+        self.damage: tuple[int, int] | None = None   # (pos, size) of a damaged range since the last batch
 
     def check(self, batch: Batch) -> list[Finding]:
         field = "base_offset" if batch.magic == 2 else "offset"
-        before, before_pos = self.last_offset, self.last_pos
+        jump, self.jump = self.jump, None
+        damage, self.damage = self.damage, None
+        found = []
+        if jump is not None and breaks_sequence(jump.before[1], jump.base_offset, jump.last_offset,
+                                                batch.base_offset):
+            found.append(outlier_finding(jump.pos, jump.magic, jump.base_offset, jump.before, batch.base_offset))
+            self.last_base, self.last_offset = jump.before
+            self.last_pos = jump.before_pos
+        before, before_pos, before_base = self.last_offset, self.last_pos, self.last_base
         problem = self.problem(batch.base_offset)
-        self.take(batch.last_offset, batch.pos)
+        self.take(batch.last_offset, batch.pos, batch.base_offset)
         if problem == "offset-overlap":
-            return [Finding(problem, batch.pos, batch.pos, 8, field,
-                            f"more than {before} (the last offset of the batch at {before_pos})",
-                            str(batch.base_offset))]
-        if problem == "offset-gap":
-            return [Finding(problem, batch.pos, batch.pos, 8, field, str(before + 1),
-                            f"{batch.base_offset} ({batch.base_offset - before - 1} offsets absent)")]
-        return []
+            found.append(Finding(problem, batch.pos, batch.pos, 8, field,
+                                 f"more than {before} (the last offset of the batch at {before_pos})",
+                                 str(batch.base_offset)))
+        elif problem == "offset-gap":
+            self.jump = _Jump(batch.pos, batch.magic, batch.base_offset, batch.last_offset,
+                              (before_base if before_base is not None else before, before), before_pos)
+            missing = batch.base_offset - before - 1
+            if damage is None:
+                where = f"{missing} offsets absent"
+            else:   # the offsets may well be in the bytes that do not read: nobody can call them absent
+                where = (f"offsets {before + 1}..{batch.base_offset - 1} fall in the damaged range at pos "
+                         f"{damage[0]} ({damage[1]} bytes)")
+            found.append(Finding(problem, batch.pos, batch.pos, 8, field, str(before + 1),
+                                 f"{batch.base_offset} ({where})"))
+        return found
+
+    def damaged_range(self, finding: Finding) -> None:
+        """A range of bytes that reads as no entry lies between the last batch and the next."""
+        if finding.owns_bytes and finding.is_damage and self.damage is None:
+            self.damage = (finding.pos, finding.size)
 
     def problem(self, base_offset: int) -> str | None:
         """What a batch starting at ``base_offset`` is after the batches so far: the finding's code, or None."""
         return offset_order_problem(self.last_offset, base_offset)
 
-    def take(self, last_offset: int, pos: int) -> None:
+    def take(self, last_offset: int, pos: int, base_offset: int | None = None) -> None:
         """Go on past a batch (at ``pos``) whose last offset is ``last_offset``."""
         if self.last_offset is None or last_offset > self.last_offset:
-            self.last_offset, self.last_pos = last_offset, pos
+            self.last_offset, self.last_pos, self.last_base = last_offset, pos, base_offset
+
+    def continue_from(self, other: "OffsetOrder") -> None:
+        """Take the state a walk over later batches (a part of the file) ended in."""
+        self.last_offset, self.last_pos, self.last_base, self.jump, self.damage = \
+            other.last_offset, other.last_pos, other.last_base, other.jump, other.damage
+
+    def walked_past(self, last_offset: int | None, last_pos: int | None, last_base: int | None) -> None:
+        """Batches walked elsewhere (kbatch.fastdeep) went on in order: no jump is pending any more."""
+        self.last_offset, self.last_pos, self.last_base = last_offset, last_pos, last_base
+        self.jump = self.damage = None

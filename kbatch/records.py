@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .findings import MAX_HELD, Finding
+from .markers import END_TYPES
 from .model import NO_SEQUENCE, Batch, ControlMarker, Record, increment_sequence
 from .recordwalk import DEFAULT_CHUNK, RecordColumns, RecordWalker
 from .structs import CONTROL_KEY, CONTROL_TYPES, END_TXN_VALUE, RECORD_FIELD_ORDER
@@ -141,6 +142,14 @@ def walk_batch_records(batch: Batch, data, data_pos: int, finding_pos: int, find
             records[index].control = marker
         if problem:
             findings.append(finding("bad-control-record", pos, size, f"records[{index}]", *problem))
+        elif index == 0 and marker is not None and marker.type not in END_TYPES and batch.producer_id is not None \
+                and batch.producer_id >= 0:
+            # A producer's control batch is an end transaction marker to the broker's producer-state rebuild
+            # (ProducerAppendInfo.append -> EndTransactionMarker.deserialize), which throws on any other type.
+            findings.append(finding("control-not-end-marker", pos, size, f"records[{index}].type",
+                                    "ABORT or COMMIT (a control batch of a producer ends its transaction)",
+                                    f"{marker.type} (producer {batch.producer_id}: a broker rebuilding its "
+                                    "producer state fails on it)"))
     return findings
 
 

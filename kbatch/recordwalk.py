@@ -623,18 +623,19 @@ def v2_reserved_bits(attributes: cython.longlong) -> cython.longlong:
 @cython.ccall
 def producer_fields_problem(is_transactional: cython.bint, is_control: cython.bint, producer_id: cython.longlong,
                             producer_epoch: cython.longlong, base_sequence: cython.longlong):
-    """A batch is idempotent (producerId, epoch and sequence all set) or not (all -1); a transaction needs one.
+    """What Kafka would object to in a batch's producerId, producerEpoch and baseSequence: a code, or None.
 
-    The finding's code, or None.
+    Only producerId decides whether a batch is idempotent (RecordBatch.hasProducerId): with producerId -1
+    the broker ignores epoch and sequence, and writes such batches itself (the group and share coordinators'
+    CoordinatorRuntime builds every batch with producerId -1, epoch -1, baseSequence 0; some clients write
+    epoch 0, sequence 0), so they are no finding. With a producerId, LogValidator.validateBatch refuses a
+    negative baseSequence ("Invalid sequence number"), and InitProducerId never hands out a negative epoch.
     """
     if is_transactional and producer_id == _NO_PRODUCER_ID:
         return "transactional-without-producer"
-    if is_control:
+    if is_control or producer_id == _NO_PRODUCER_ID:
         return None  # markers are written by the coordinator: producer id and epoch set, no sequence
-    unset: cython.int = ((producer_id == _NO_PRODUCER_ID) + (producer_epoch == _NO_PRODUCER_EPOCH)
-                         + (base_sequence == _NO_SEQUENCE))
-    if 0 < unset < 3:
-        # Brokers accept it (only producerId -1 decides), and some clients write epoch 0, sequence 0.
+    if base_sequence < 0 or producer_epoch < 0:
         return "inconsistent-producer-fields"
     return None
 

@@ -23,6 +23,7 @@ from typing import BinaryIO, Iterator
 
 from .findings import Finding
 from .framing import CHECKSUMS
+from .invariants import breaks_sequence, outlier_finding
 from .model import Batch
 from .reader import ReadOptions, SegmentReader
 from .structs import LOG_OVERHEAD, LOG_ENTRY_PREFIX
@@ -155,16 +156,42 @@ class SalvageReport:
 
 
 def salvage(stream: BinaryIO, report: SalvageReport) -> Iterator[bytes]:
-    """Every entry whose CRC verifies, in order (a lying length corrected); what is skipped goes in ``report``."""
+    """Every entry whose CRC verifies, in order (a lying length corrected); what is skipped goes in ``report``.
+
+    A batch whose baseOffset breaks the sequence its neighbours agree on (invariants.breaks_sequence: the
+    field lies outside the CRC) is dropped too, so the copy verifies with ``--deep``: each kept batch waits
+    for the next one, which tells.
+    """
     reader = SegmentReader(stream, ReadOptions())
     report.size = reader.size
     last_kept: int | None = None
+    kept_before: tuple[int, int] | None = None   # base and last offset of the batch kept before the held one
+    held: tuple[Batch, bytes] | None = None      # the batch kept last, not yet written
     waiting: list[tuple[int, int, str, str | None]] = []   # skipped ranges, until the next kept offset is known
 
     def settle(next_base: int | None) -> None:
         for pos, size, reason, claimed in waiting:
             report.skipped.append(Skipped(pos, size, reason, claimed or _lost_offsets(last_kept, next_base)))
         waiting.clear()
+
+    def release(next_base: int | None) -> Iterator[bytes]:
+        """Write the held batch, unless the batch after it (at ``next_base``) shows its baseOffset wrong."""
+        nonlocal held, last_kept
+        if held is None:
+            return
+        batch, data = held
+        held = None
+        if next_base is not None and kept_before is not None and \
+                breaks_sequence(kept_before[1], batch.base_offset, batch.last_offset, next_base):
+            finding = outlier_finding(batch.pos, batch.magic, batch.base_offset, kept_before, next_base)
+            report.skipped.append(Skipped(batch.pos, batch.size, f"{finding.code}: {finding.actual}",
+                                          f"{kept_before[1] + 1}–{next_base - 1} (its records, whose true "
+                                          "offsets its header no longer says)"))
+            last_kept = kept_before[1]
+            return
+        report.kept += 1
+        report.kept_records += max(batch.count or 0, 0)
+        yield data
 
     for item in reader:
         if isinstance(item, Finding):
@@ -177,16 +204,28 @@ def salvage(stream: BinaryIO, report: SalvageReport) -> Iterator[bytes]:
             waiting.append((item.pos, item.size, f"crc-mismatch: stored {item.crc}, computed {item.computed_crc}",
                             f"{item.base_offset}–{item.last_offset} (its header, unverified)"))
             continue
+        if held is not None:
+            previous = (held[0].base_offset, held[0].last_offset)
+            yield from release(item.base_offset)
+            if last_kept == previous[1]:   # written, not dropped: it is the one before the next
+                kept_before = previous
+        if last_kept is not None and item.base_offset <= last_kept:
+            # offsets only go up: a batch at or below the last kept offset (a flipped baseOffset bit, most
+            # likely) would make the copy fail verify-crc --deep
+            waiting.append((item.pos, item.size, f"offset-overlap: baseOffset {item.base_offset} is not above "
+                            f"{last_kept}, the last offset kept", f"{item.base_offset}–{item.last_offset} "
+                            "(its header; the offsets are held by the batches kept)"))
+            continue
         settle(item.base_offset)
         data = bytearray(reader.read_bytes(item.pos, item.size))
         if _length_finding(item) is not None:
             data[_SIZE_FIELD] = (item.size - LOG_OVERHEAD).to_bytes(4, "big", signed=True)
             report.lengths_fixed += 1
-        report.kept += 1
-        report.kept_records += max(item.count or 0, 0)
+        held = (item, bytes(data))
         last_kept = item.last_offset
-        yield bytes(data)
+    yield from release(None)
     settle(None)
+    report.skipped.sort(key=lambda skipped: skipped.pos)
 
 
 def _lost_offsets(previous_last: int | None, next_base: int | None) -> str:

@@ -191,10 +191,21 @@ PRODUCER_SNAPSHOT_ENTRY = FixedLayout(
 PRODUCER_SNAPSHOT_CRC_START = 6
 CHECKPOINT_VERSION = 0
 CHECKPOINT_FIELDS = {
-    'leader-epoch-checkpoint': (('epoch', int), ('start_offset', int)),
-    'offset-checkpoint': (('topic', str), ('partition', int), ('offset', int)),
+    'leader-epoch-checkpoint': (('epoch', 32), ('start_offset', 64)),
+    'offset-checkpoint': (('topic', None), ('partition', 32), ('offset', 64)),
 }
-WHITESPACE = re.compile('\\s+')
+WHITESPACE = re.compile(b'[ \\t\\n\\x0b\\f\\r]+')
 PARTITION_METADATA_VERSION = 0
-PARTITION_METADATA_LINE = re.compile('^(?P<key>version|topic_id): (?P<value>.*)$')
-TOPIC_ID = re.compile('^[A-Za-z0-9_-]{22}$')
+PARTITION_METADATA_SEPARATOR = re.compile(b':[ \\t\\n\\x0b\\f\\r]+')
+TOPIC_ID = re.compile('^[A-Za-z0-9_-]{22}(==)?$')
+ZERO_TOPIC_ID = 'AAAAAAAAAAAAAAAAAAAAAA'
+QUORUM_STATE_VERSIONS = (0, 1)
+QUORUM_STATE_FIELDS = (
+    ('clusterId', 'string', (0,)),
+    ('leaderId', 'int32', (0, 1)),
+    ('leaderEpoch', 'int32', (0, 1)),
+    ('votedId', 'int32', (0, 1)),
+    ('votedDirectoryId', 'uuid', (1,)),
+    ('appliedOffset', 'int64', (0,)),
+    ('currentVoters', '[]Voter', (0,)),
+)

@@ -18,6 +18,7 @@ import os
 from dataclasses import dataclass, field
 
 from .findings import Finding
+from .markers import describe, end_marker
 from .messages.topics import decode_transactions
 from .model import Batch
 from .segments import topic_partition
@@ -38,8 +39,11 @@ class Transaction:
     records: int = 0
     batches: int = 0
     first_timestamp: int | None = None
-    outcome: str = "OPEN"         # COMMIT, ABORT, or OPEN
+    outcome: str = "OPEN"         # COMMIT, ABORT, OPEN, or UNKNOWN (its marker is not believed: kbatch.markers)
     marker_offset: int | None = None
+    marker_pos: int | None = None         # UNKNOWN: where the marker not believed is, why, and what it would say
+    marker_doubt: str | None = None
+    if_believed: str | None = None
     marker_epoch: int | None = None
     coordinator_epoch: int | None = None
     empty: bool = False
@@ -66,7 +70,8 @@ class Transaction:
             "first_offset": self.first_offset, "last_offset": self.last_offset, "records": self.records,
             "batches": self.batches, "first_timestamp": self.first_timestamp, "outcome": self.outcome,
             "empty": self.empty, "marker_offset": self.marker_offset, "marker_epoch": self.marker_epoch,
-            "coordinator_epoch": self.coordinator_epoch, "transactional_id": self.transactional_id,
+            "coordinator_epoch": self.coordinator_epoch, "marker_pos": self.marker_pos,
+            "marker_doubt": self.marker_doubt, "if_believed": self.if_believed, "transactional_id": self.transactional_id,
             "coordinator_state": self.coordinator_state, "hanging": self.hanging, "file": self.path,
             "last_stable_offset_held": self.outcome == "OPEN",
         }
@@ -115,18 +120,25 @@ class PartitionTransactions:
         txn.batches += 1
 
     def _marker(self, batch: Batch, path: str) -> None:
-        marker = batch.records[0].control if batch.records else None
-        if marker is None or marker.type not in ("COMMIT", "ABORT"):
-            return
+        found = end_marker(batch)
+        if found is None:
+            return   # an empty control batch: its transaction was cleaned away
+        # A marker not believed (kbatch.markers) still ends what it would end: the producer's next data opens
+        # a transaction of its own, never merged into this one, whose outcome is unknown.
         txn = self.open.pop(batch.producer_id, None)
         if txn is None:
             txn = Transaction(self.topic, self.partition, batch.producer_id, batch.producer_epoch,
                               batch.base_offset, batch.base_offset, empty=True, path=path)
             self.transactions.append(txn)
-        txn.outcome = marker.type
+        txn.outcome = found.outcome
         txn.marker_offset = batch.base_offset
         txn.marker_epoch = batch.producer_epoch
-        txn.coordinator_epoch = marker.coordinator_epoch
+        if found.trusted:
+            txn.coordinator_epoch = found.marker.coordinator_epoch
+        else:
+            txn.marker_pos = batch.pos
+            txn.marker_doubt = describe(found, batch)
+            txn.if_believed = found.if_believed
 
     @property
     def last_stable_offset(self) -> int | None:

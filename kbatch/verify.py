@@ -8,13 +8,14 @@ come out in file order.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from dataclasses import dataclass
 from typing import BinaryIO, Iterator
 
 from .codecs import DEFAULT_DECOMPRESSED_LIMIT
 from .findings import Finding
-from .invariants import OffsetOrder, batch_invariants, segment_range_checks
+from .invariants import OffsetOrder, batch_invariants, breaks_sequence, segment_range_checks
 from .messages import decoder_for_path
 from .parts import Parts, worth_parts
 from .segments import is_remote, segment_base_offset
@@ -119,6 +120,7 @@ def verify_stream(stream: BinaryIO, summary: FileSummary, options: VerifyOptions
         for item in reader.walk(pos, pos + 1 if run is not None else stop):
             if isinstance(item, Finding):
                 summary.add_finding(item)
+                order.damaged_range(item)
                 yield item
                 continue
             if options.deep:
@@ -204,22 +206,34 @@ class _Found:
     summary: FileSummary          # what the part's walk counted
     landed: int                   # where it ended
     first: object | None          # the part's first batch (its findings are in items)
-    last_offset: int | None       # the part's OffsetOrder at its end
-    last_pos: int | None
+    second_base: int | None       # the base offset of the part's second batch, if the full reader read it
+    order: OffsetOrder            # the part's OffsetOrder at its end
 
     def goes_on_from(self, order: OffsetOrder) -> bool:
         """Whether the part's own offset checks are the ones a walk from the start makes.
 
         The part's walk began with no offsets before it; after its first batch it holds what a whole
-        walk holds when that batch's last offset is above every offset before it (OffsetOrder.check).
+        walk holds when that batch's last offset is above every offset before it (OffsetOrder.check),
+        unless that batch jumps up and the second goes on from before it (an outlier: invariants.
+        breaks_sequence), which only a walk from the start can tell.
         """
-        return self.first is None or order.last_offset is None or self.first.last_offset > order.last_offset
+        if self.first is None or order.last_offset is None:
+            return True
+        whole = copy.copy(order)   # what a walk from the start holds after the part's first batch
+        whole.check(self.first)
+        if (whole.last_offset, whole.last_pos) != (self.first.last_offset, self.first.pos):
+            return False   # the first batch did not raise the order: the part's own walk assumed it did
+        jump = whole.jump
+        return jump is None or self.second_base is None or \
+            not breaks_sequence(jump.before[1], jump.base_offset, jump.last_offset, self.second_base)
 
     def replay(self, summary: FileSummary, order: OffsetOrder | None, on_batch) -> Iterator[Finding]:
         """The part's findings; with ``order`` (deep), its first batch checked against the batches before it."""
         summary.add_summary(self.summary)
         for item in self.items:
             if isinstance(item, Finding):
+                if order is not None:
+                    order.damaged_range(item)
                 yield item
                 continue
             batch, findings = item
@@ -234,8 +248,10 @@ class _Found:
             if on_batch is not None:
                 on_batch(batch)
             yield from findings
-        if order is not None and self.last_offset is not None:
-            order.last_offset, order.last_pos = self.last_offset, self.last_pos
+        if order is not None and self.summary.batches > 1:
+            # (a part of one batch: the check above left the order as a whole walk leaves it -- the part's
+            # own walk had no batch before it to call that one a jump from)
+            order.continue_from(self.order)
 
 
 def _verify_part(path: str, stream: BinaryIO, start: int, stop: int, size: int, options: VerifyOptions, decoder,
@@ -249,12 +265,14 @@ def _verify_part(path: str, stream: BinaryIO, start: int, stop: int, size: int, 
     order = OffsetOrder()
     items: list = []
     walked: dict = {}
-    first = None
+    first = second_base = None
     pending = 0   # findings of the batch just handed over that verify_stream is still to yield
 
     def keep(batch):
-        nonlocal first, pending
+        nonlocal first, pending, second_base
         pending = len(batch.findings)
+        if summary.batches == 2:   # (counted before on_batch) the second: it may show the first an outlier
+            second_base = batch.base_offset
         if batch.findings or first is None:
             # Only what the parent needs, and what pickles (not the record decoder's columns).
             kept = dataclasses.replace(batch, records=None, record_data=None, record_checks=None, body=None,
@@ -271,4 +289,4 @@ def _verify_part(path: str, stream: BinaryIO, start: int, stop: int, size: int, 
             pending -= 1   # one of the batch's own: kept with it
         else:
             items.append(finding)   # a damaged range between batches
-    return _Found(items, summary, walked["pos"], first, order.last_offset, order.last_pos)
+    return _Found(items, summary, walked["pos"], first, second_base, order)

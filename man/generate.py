@@ -33,6 +33,10 @@ Damage (or, for diff, a difference) found.
 .TP
 .B 2
 Usage error, unreadable input, or an internal error.
+.TP
+.B 141
+The reader of the output went away before the end (\\fB| head\\fR): kbatch stops quietly, with the status
+of any Unix filter killed by SIGPIPE (128 + 13); the run vouches for nothing.
 """
 
 

@@ -49,3 +49,75 @@ def kbatch(capsys, monkeypatch):
         return run_kbatch(list(args), capsys, monkeypatch, stdin)
 
     return run
+
+
+# -- a real Kafka broker (tests/real_kafka.py), for the tests marked real_kafka ----------------------------
+
+@pytest.fixture(scope="session")
+def real_kafka(tmp_path_factory):
+    """A KRaft broker of tests/kafka/pom.xml's Kafka, after tests/kafka/Workload.java has run against it.
+
+    Its log directory is copied while it runs (``live``), then it is stopped cleanly and its log directory
+    is ``stopped``; the broker object stays usable for Kafka's tools and to be started again. Without Java
+    or Maven the tests are skipped, except in CI (CI=true), where that is a failure.
+    """
+    import os
+    import shutil
+    import time
+    from types import SimpleNamespace
+
+    from .real_kafka import Broker, Unavailable, kafka_jars
+
+    try:
+        jars = kafka_jars()
+    except Unavailable as reason:
+        if os.environ.get("CI"):
+            pytest.fail(f"CI must run the real_kafka tests: {reason}")
+        pytest.skip(str(reason))
+    home = tmp_path_factory.mktemp("kafka")
+    broker = Broker(jars, home / "broker")
+    broker.start()
+    try:
+        broker.run_workload()
+        _produce_with_kafka_python(broker.bootstrap)
+        # The cleaner compacts the compacted topic's rolled segments and records it in its checkpoint.
+        deadline = time.monotonic() + 60
+        checkpoint = broker.log_dir / "cleaner-offset-checkpoint"
+        while "compacted 0" not in (checkpoint.read_text() if checkpoint.exists() else ""):
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the log cleaner did not run:\n{broker.log_tail()}")
+            time.sleep(0.2)
+        # Tiered storage copies the tiered topic's rolled segments out and records it.
+        remote_log = broker.log_dir / "__remote_log_metadata-0" / f"{0:020d}.log"
+        while not remote_log.exists() or remote_log.stat().st_size == 0:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"tiered storage copied no segment:\n{broker.log_tail()}")
+            time.sleep(0.2)
+        live = home / "live"
+        shutil.copytree(broker.log_dir, live)
+        transactions = broker.java("org.apache.kafka.tools.TransactionsCommand", "--bootstrap-server",
+                                   broker.bootstrap, "describe", "--transactional-id", "txn-b").stdout
+        hanging = broker.java("org.apache.kafka.tools.TransactionsCommand", "--bootstrap-server",
+                              broker.bootstrap, "find-hanging", "--broker-id", "1").stdout
+    except BaseException:
+        broker.stop()
+        print(broker.log_tail())
+        raise
+    broker.stop()
+    yield SimpleNamespace(broker=broker, live=live, stopped=broker.log_dir, transactions=transactions,
+                          hanging=hanging)
+    broker.stop()
+
+
+def _produce_with_kafka_python(bootstrap: str) -> None:
+    """A Python producer's batches as the broker stores them (topic "python", created on first use)."""
+    from kafka import KafkaProducer
+
+    producer = KafkaProducer(bootstrap_servers=bootstrap, compression_type="lz4", enable_idempotence=True,
+                             linger_ms=5)
+    for i in range(100):
+        producer.send("python", key=None if i % 5 == 0 else f"key-{i}".encode(), value=f"value {i}".encode(),
+                      headers=[("h", b"x")] if i % 2 else [])
+        if i % 25 == 24:
+            producer.flush()
+    producer.close()

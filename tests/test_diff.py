@@ -152,3 +152,85 @@ def test_each_side_keeps_half_the_records_of_a_wrapper_bomb(monkeypatch):
     summary = DiffSummary()
     differences = list(diff_streams(io.BytesIO(data), io.BytesIO(bytearray(data)), summary, records_only=True))
     assert differences == [] and summary.records["same"] == 100
+
+
+def _batched(sizes: list[int], codec: int = 0) -> bytes:
+    """Records 0..sum(sizes)-1 cut into batches of the given sizes."""
+    out, first = b"", 0
+    for size in sizes:
+        out += _batch(first, _records(first, size), codec=codec)
+        first += size
+    return out
+
+
+@pytest.mark.parametrize("sizes_a, sizes_b", [
+    ([10] * 10, [20, 5, 5] + [7] * 10),
+    ([100], [1] * 100),
+    ([3, 97], [50, 50]),
+    ([33, 33, 34], [10] * 10),
+])
+def test_records_batched_differently_are_compared_by_offset(kbatch, tmp_path, sizes_a, sizes_b):
+    """The same 100 records cut into other batches: no record is only on one side; the batching is the one
+    difference, reported as such."""
+    (tmp_path / "a.log").write_bytes(_batched(sizes_a))
+    (tmp_path / "b.log").write_bytes(_batched(sizes_b, codec=1))
+    result = kbatch("diff", "--format", "jsonl", str(tmp_path / "a.log"), str(tmp_path / "b.log"))
+    lines = [json.loads(line) for line in result.out.splitlines()]
+    summary = lines[-1]
+    assert summary["records"] == {"same": 100, "changed": 0, "only_a": 0, "only_b": 0}
+    assert summary["batches"]["only_a"] == summary["batches"]["only_b"] == 0
+    assert summary["regrouped"]["a"] + summary["batches"]["same"] + summary["batches"]["changed"] == len(sizes_a)
+    assert {line["kind"] for line in lines[:-1]} <= {"batching", "batch-changed"}
+    assert result.code == 1
+    table = kbatch("diff", str(tmp_path / "a.log"), str(tmp_path / "b.log"))
+    assert "only in A" in table.out and "records only" not in table.out and "batched differently" in table.out
+
+
+def test_a_record_changed_inside_a_span_batched_differently_is_found(kbatch, tmp_path):
+    (tmp_path / "a.log").write_bytes(_batched([10] * 10))
+    other = bytearray(_batched([25, 25, 50]))
+    other[other.index(b"value-42")] = ord("V")
+    start = 0
+    while True:   # walk to the batch that holds the change
+        length = int.from_bytes(other[start + 8:start + 12], "big")
+        if start + 12 + length > other.index(b"Value-42"):
+            break
+        start += 12 + length
+    (tmp_path / "b.log").write_bytes(bytes(other[:start]) + _with_crc(other[start:start + 12 + length])
+                                     + bytes(other[start + 12 + length:]))
+    result = kbatch("diff", "--format", "jsonl", str(tmp_path / "a.log"), str(tmp_path / "b.log"))
+    lines = [json.loads(line) for line in result.out.splitlines()]
+    assert lines[-1]["records"] == {"same": 99, "changed": 1, "only_a": 0, "only_b": 0}
+    (changed,) = [line for line in lines if line.get("kind") == "record-changed"]
+    assert changed["offset"] == 42 and changed["field"] == "value"
+
+
+@pytest.mark.parametrize("at", [61, 75, 199])
+def test_a_value_that_differs_past_what_a_cell_shows_is_shown_where_it_differs(kbatch, tmp_path, at):
+    """Values alike for their first ``at`` bytes: the table shows the bytes around the difference, not the
+    prefix both share; JSON carries both values whole."""
+    value_a = b"x" * at + b"AAAA" + b"y" * 100
+    value_b = b"x" * at + b"BBBB" + b"y" * 100
+    (tmp_path / "a.log").write_bytes(_batch(0, [(0, b"k", value_a, [])]))
+    (tmp_path / "b.log").write_bytes(_batch(0, [(0, b"k", value_b, [])]))
+    result = kbatch("diff", "--format", "jsonl", str(tmp_path / "a.log"), str(tmp_path / "b.log"))
+    (changed,) = [json.loads(line) for line in result.out.splitlines() if '"record-changed"' in line]
+    assert changed["a_value"] == {"utf8": value_a.decode()} and changed["b_value"] == {"utf8": value_b.decode()}
+    assert changed["differs_at"] == at
+    assert "AAAA" in changed["a"] and "BBBB" in changed["b"] and changed["a"] != changed["b"]
+    table = kbatch("diff", "--no-color", str(tmp_path / "a.log"), str(tmp_path / "b.log"))
+    flat = "".join(table.out.split())
+    assert "AAAA" in flat and "BBBB" in flat and f"differsfrombyte{at}" in flat
+
+
+def test_binary_values_that_differ_late_are_shown_where_they_differ(kbatch, tmp_path):
+    value_a = bytes(range(256)) * 2
+    value_b = bytearray(value_a)
+    value_b[300] ^= 0xFF
+    (tmp_path / "a.log").write_bytes(_batch(0, [(0, b"k", value_a, [])]))
+    (tmp_path / "b.log").write_bytes(_batch(0, [(0, b"k", bytes(value_b), [])]))
+    result = kbatch("diff", "--format", "jsonl", str(tmp_path / "a.log"), str(tmp_path / "b.log"))
+    (changed,) = [json.loads(line) for line in result.out.splitlines() if '"record-changed"' in line]
+    assert changed["a_value"] == {"hex": value_a.hex()} and changed["b_value"] == {"hex": bytes(value_b).hex()}
+    assert changed["differs_at"] == 300
+    assert value_a[300:301].hex() in changed["a"] and bytes(value_b)[300:301].hex() in changed["b"]

@@ -74,15 +74,16 @@ def test_sequences_wrap_like_javas():
 
 
 def test_non_consecutive_offsets_are_reported_as_kafka_does(kbatch):
-    """DumpLogSegments.scala dumpLog/main: each record offset not one past the previous, per file, on stderr,
-    under the file's absolute path, the pairs last first (the list is built with ::=)."""
+    """DumpLogSegments.dumpBatchRecords/main (the 4.x Java tool): each record offset not one past the previous
+    (the first against -1), per file, on stderr, under the file's absolute path, in the order of the previous
+    offset (a TreeMap)."""
     path = FIXTURES / "v2-empty-compacted.log"
     offsets = [record["offset"] for entry in sidecar(path)["expected"]["entries"] for record in entry["records"]]
-    pairs = [(a, b) for a, b in zip(offsets, offsets[1:]) if b != a + 1]
+    pairs = [(a, b) for a, b in zip([-1, *offsets], offsets) if b != a + 1]
     assert pairs   # compaction left holes
     result = kbatch("dump", "--format", "dumplog", "--records", "fixtures/v2-empty-compacted.log")
     assert result.err.splitlines() == [f"Non-consecutive offsets in {path}",
-                                       *(f"  {a} is followed by {b}" for a, b in reversed(pairs))]
+                                       *(f"  {a} is followed by {b}" for a, b in pairs)]
     # without --records (Kafka: without --deep-iteration) no record is read, so nothing is reported
     assert kbatch("dump", "--format", "dumplog", "fixtures/v2-empty-compacted.log").err == ""
     assert kbatch("dump", "--format", "dumplog", "--records", "fixtures/v2-none.log").err == ""

@@ -180,7 +180,8 @@ CRAFTED = [
     ("offset-gap", [_batch(), _batch(records=[dict(V, offset=9)])], 77, True),
     ("max-timestamp-mismatch", [_batch(max_timestamp=5)], 35, True),
     ("reserved-bits", [_batch(attributes=0x100)], 21, True),
-    ("inconsistent-producer-fields", [_batch(producer_epoch=0)], 43, True),
+    # LogValidator.validateBatch: "Invalid sequence number" for a batch with a producerId.
+    ("inconsistent-producer-fields", [_batch(producer_id=7, producer_epoch=0)], 43, True),
     ("transactional-without-producer", [_batch(is_transactional=True)], 43, True),
 ]
 

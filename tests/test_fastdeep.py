@@ -172,7 +172,9 @@ def test_a_range_of_a_file_walks_the_batches_starting_in_it():
 
 @pytest.mark.parametrize("change, code", [
     (("attributes", 0x80), "reserved-bits"),
-    (("producer_epoch", 0), "inconsistent-producer-fields"),
+    (("producer_id", 7), "inconsistent-producer-fields"),  # a producerId, baseSequence -1: LogValidator refuses it
+    (("base_sequence", 0), None),     # producerId -1, epoch -1, sequence 0: how CoordinatorRuntime builds batches
+    (("producer_epoch", 0), None),    # producerId -1 and epoch 0 (kafkajs): only producerId decides
     (("last_offset_delta", 1), "last-offset-delta-mismatch"),
     (("max_timestamp", 1), "max-timestamp-mismatch"),
     (("records_count", 99), "records-count-mismatch"),

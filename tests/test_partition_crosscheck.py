@@ -23,7 +23,8 @@ BUILDER = _builder()
 # Every finding code about the files beside a segment, and where it is made to happen.
 PARTITION_CODES = {
     # read on their own: tests/test_partition_files.py
-    "partial-entry", "index-order", "offset-below-base", "unknown-version", "bad-checkpoint",
+    "partial-entry", "ignored-partial-entry", "index-order", "offset-below-base", "unknown-version", "bad-checkpoint",
+    "unexpected-key", "line-too-long", "too-large", "bad-quorum-state",
     # held against the log: here, by the builder's injections or the crafted copies below
     *(code for _, code, _ in BUILDER.INJECTIONS.values()),
     "txnindex-unmatched", "snapshot-missing-producer", "epoch-missing", "segment-overlap", "segment-gap",
@@ -156,3 +157,47 @@ def test_rolled_time_index_without_its_largest_timestamp(kbatch, tmp_path):
 
 def test_every_partition_code_is_known():
     assert PARTITION_CODES <= set(CODES)
+
+
+@pytest.mark.parametrize("start", [24, 26])
+def test_an_epoch_entry_must_lie_between_the_epochs_before_it_and_its_first_batch(kbatch, tmp_path, start):
+    """Epoch 2's first batch is offset 25 and epoch 0's last batch ends at 24, no gap between: only 25 fits.
+    (Where the cleaner removed batches, anything above the epoch before and up to the first batch left does:
+    tests/test_real_kafka.py holds a compacted partition of a real broker to that.)"""
+    copy = _copy(tmp_path)
+    (copy / "leader-epoch-checkpoint").write_text(f"0\n3\n0 0\n2 {start}\n5 53\n")
+    _, findings = _findings(kbatch, "--index-only", str(copy))
+    (mismatch,) = [f for f in findings if f["code"] == "epoch-mismatch"]
+    assert mismatch["actual"] == str(start) and "above 24" in mismatch["expected"] and "at most 25" in mismatch["expected"]
+
+
+# -- every file the cross-checks read is checked on its own too, as dump checks it -------------------------
+
+
+def _log_directory(tmp_path):
+    log_dir = tmp_path / "logs"
+    shutil.copytree(CLEAN, log_dir / "orders-0")
+    # what a broker writes: cleaner-offset-checkpoint empty (LogCleanerManager), the others with a line a partition
+    (log_dir / "cleaner-offset-checkpoint").write_bytes(b"")
+    (log_dir / "recovery-point-offset-checkpoint").write_bytes(b"0\n1\norders 0 53\n")
+    return log_dir
+
+
+def test_a_healthy_log_directorys_checkpoints_verify(kbatch, tmp_path):
+    code, findings = _findings(kbatch, "--deep", str(_log_directory(tmp_path)))
+    assert code == 0 and {f["code"] for f in findings} == {"zero-tail"}
+
+
+@pytest.mark.parametrize("name, content, code", [
+    ("replication-offset-checkpoint", b"0\n2\norders 0 53\n", "bad-checkpoint"),
+    ("orders-0/partition.metadata", b"version: 0\ntopic_id: AAAAAAAAAAAAAAAAAAAAAA\n", "bad-checkpoint"),
+    ("orders-0/partition.metadata", b"version: " + b"9" * 5000 + b"\ntopic_id: x\n", "bad-checkpoint"),
+])
+def test_verify_crc_deep_flags_what_dump_flags(kbatch, tmp_path, name, content, code):
+    log_dir = _log_directory(tmp_path)
+    (log_dir / name).write_bytes(content)
+    status, findings = _findings(kbatch, "--deep", str(log_dir))
+    assert status == 1
+    assert [(f["file"], f["code"]) for f in findings if f["severity"] == "error"] == [(str(log_dir / name), code)]
+    dumped = kbatch("dump", "--format", "jsonl", str(log_dir / name))
+    assert dumped.code == 1 and code in dumped.out

@@ -139,10 +139,25 @@ def test_snapshot_crc_and_count():
     assert {f.code for f in findings} == {"crc-mismatch", "bad-length", "truncated"} and len(entries) == 2
 
 
-def test_txn_index_version_is_read_from_its_first_byte():
-    entry = struct.pack(">hqqqq", 0x0100, 7, 1, 2, 3)   # AbortedTxn.version(): buffer.get(0) == 1
-    _, findings = _read(kinds.TXN_INDEX, entry)
-    assert [f.code for f in findings] == ["unknown-version"]
+def test_txn_index_version_is_an_int16_of_version_0_only():
+    # TransactionIndex.iterable: buffer.getShort(), refused outside AbortedTxn's validVersions (0)
+    for version in (0x0100, 1, -1):
+        _, findings = _read(kinds.TXN_INDEX, struct.pack(">hqqqq", version, 7, 1, 2, 3))
+        assert [(f.code, f.actual) for f in findings] == [("unknown-version", str(version))]
+
+
+def test_txn_index_zeros_are_entries_not_a_preallocated_tail():
+    entry = struct.pack(">hqqqq", 0, 7, 100, 105, 106)
+    # TransactionIndex only appends: zeros at its end are an entry (producer 0, offsets 0..0)
+    entries, findings = _read(kinds.TXN_INDEX, entry + bytes(34), 0)
+    assert [e.fields["producer_id"] for e in entries] == [7, 0]
+    assert [f.code for f in findings] == ["index-order"]   # lastOffset 0 after 105
+    # ... which TransactionIndex.sanityCheck refuses in a segment based above its lastOffset
+    entries, findings = _read(kinds.TXN_INDEX, bytes(34), 100)
+    assert [(f.code, f.pos, f.field) for f in findings] == [("offset-below-base", 18, "last_offset")]
+    # a partial last entry is ignored by Kafka (hasNext: a whole entry left): a warning, not damage
+    entries, findings = _read(kinds.TXN_INDEX, entry + entry[:10], 100)
+    assert len(entries) == 1 and [(f.code, f.is_damage) for f in findings] == [("ignored-partial-entry", False)]
 
 
 def test_checkpoint_count_and_lines():
@@ -152,9 +167,65 @@ def test_checkpoint_count_and_lines():
     assert entries[0].fields == {"epoch": 0, "start_offset": 0}
 
 
+@pytest.mark.parametrize("kind", [kinds.LEADER_EPOCH_CHECKPOINT, kinds.OFFSET_CHECKPOINT])
+@pytest.mark.parametrize("data", [b"", b"0\n"])
+def test_a_checkpoint_without_a_count_line_holds_no_entries(kind, data):
+    # CheckpointReadBuffer.read returns no entries at the end of the file before the count line; Kafka
+    # creates leader-epoch-checkpoint (UnifiedLog) and cleaner-offset-checkpoint (LogCleanerManager) empty.
+    entries, findings = _read(kind, data)
+    assert entries == [] and findings == []
+
+
+def test_leader_epoch_checkpoint_lines_kafka_refuses():
+    # LeaderEpochFileCache.assign throws on a negative epoch or start offset, at load
+    _, findings = _read(kinds.LEADER_EPOCH_CHECKPOINT, b"0\n2\n-1 0\n3 -5\n")
+    assert [(f.code, f.pos) for f in findings] == [("bad-checkpoint", 4), ("bad-checkpoint", 9)]
+    # Formatter.fromString splits on \\s+ as String.split does: a leading blank makes three parts
+    entries, findings = _read(kinds.LEADER_EPOCH_CHECKPOINT, b"0\n1\n 1 0\n")
+    assert [(f.code, f.field) for f in findings] == [("bad-checkpoint", "entry")]
+    # ... and a trailing one is dropped; Integer.parseInt takes a sign, Python's blanks and "_" it does not
+    entries, findings = _read(kinds.LEADER_EPOCH_CHECKPOINT, b"+0\n1\n1 0 \n")
+    assert findings == [] and entries[0].fields == {"epoch": 1, "start_offset": 0}
+    _, findings = _read(kinds.LEADER_EPOCH_CHECKPOINT, b" 0\n1\n1 1_0\n")
+    assert [f.field for f in findings] == ["version", "entry"]
+    # an epoch past Integer.MAX_VALUE is no int
+    _, findings = _read(kinds.LEADER_EPOCH_CHECKPOINT, b"0\n1\n2147483648 0\n")
+    assert [f.field for f in findings] == ["entry"]
+
+
 def test_partition_metadata_topic_id():
     _, findings = _read(kinds.PARTITION_METADATA, b"version: 0\ntopic_id: not-a-uuid\n")
     assert [(f.code, f.pos, f.field) for f in findings] == [("bad-checkpoint", 11, "topic_id")]
+
+
+def test_partition_metadata_as_kafka_reads_it():
+    topic_id = b"kdyrYxk-RgK2tmo0Obxo6w"
+    # PartitionMetadataReadBuffer.read: any version >= 0 (downgrades), nothing read after the topic id line
+    entries, findings = _read(kinds.PARTITION_METADATA, b"version: 3\ntopic_id: " + topic_id + b"\nmore\n")
+    assert findings == [] and entries[0].fields == {"version": 3, "topic_id": topic_id.decode()}
+    # ... but not a negative version, nor Uuid.ZERO_UUID ("Invalid topic ID": the log dir goes offline)
+    _, findings = _read(kinds.PARTITION_METADATA, b"version: -1\ntopic_id: " + topic_id + b"\n")
+    assert [(f.code, f.field) for f in findings] == [("bad-checkpoint", "version")]
+    _, findings = _read(kinds.PARTITION_METADATA, b"version: 0\ntopic_id: AAAAAAAAAAAAAAAAAAAAAA\n")
+    assert [(f.code, f.field) for f in findings] == [("bad-checkpoint", "topic_id")]
+    # the key is not read by Kafka: another one is a warning of ours
+    _, findings = _read(kinds.PARTITION_METADATA, b"versio: 0\ntopic_id: " + topic_id + b"\n")
+    assert [(f.code, f.is_damage) for f in findings] == [("unexpected-key", False)]
+
+
+def test_integers_in_text_are_bounded_before_conversion():
+    # a 5,000-digit version is no int (Python's int() would raise past 4,300 digits)
+    entries, findings = _read(kinds.PARTITION_METADATA, b"version: " + b"9" * 5000 + b"\ntopic_id: x\n")
+    assert [(f.code, f.field) for f in findings] == [("bad-checkpoint", "version")]
+    entries, findings = _read(kinds.OFFSET_CHECKPOINT, b"0\n" + b"7" * 50_000 + b"\n")
+    assert [(f.code, f.field) for f in findings] == [("bad-checkpoint", "entry_count")]
+    assert len(findings[0].actual) < 200   # the line is shown cut
+    # leading zeros are read as Integer.parseInt reads them
+    entries, findings = _read(kinds.OFFSET_CHECKPOINT, b"0\n" + b"0" * 500 + b"1\nt 0 5\n")
+    assert findings == [] and entries[0].fields == {"topic": "t", "partition": 0, "offset": 5}
+    # ... up to LINE_LIMIT: past it a line Kafka may read is one no Kafka writes, a warning
+    entries, findings = _read(kinds.OFFSET_CHECKPOINT, b"0\n" + b"0" * 50_000 + b"1\nt 0 5\n")
+    assert [(f.code, f.is_damage, f.size) for f in findings] == [("line-too-long", False, 50_002)]
 
 
 @pytest.mark.parametrize("path", [SEGMENT_0.with_suffix(s) for s in (".index", ".timeindex", ".txnindex")]
@@ -266,7 +337,7 @@ def test_arbitrary_bytes_read_as_any_kind_never_raise_and_stay_in_the_file(kind,
             assert end <= item.pos and item.pos + item.size <= len(data)
             end = item.pos + item.size
             covered.append((item.pos, item.size))
-        elif not isinstance(item, Header) and item.code in ("zero-tail", "partial-entry"):
+        elif not isinstance(item, Header) and item.code in ("zero-tail", "partial-entry", "ignored-partial-entry"):
             covered.append((item.pos, item.size))
     if kind in (kinds.OFFSET_INDEX, kinds.TIME_INDEX, kinds.TXN_INDEX):
         position = 0
@@ -275,3 +346,61 @@ def test_arbitrary_bytes_read_as_any_kind_never_raise_and_stay_in_the_file(kind,
             position = pos + size
         assert position == len(data)
     assert looks_like(data) in (None, *SIDECAR_KINDS)
+
+
+@pytest.mark.parametrize("content, kafka_lines", [
+    (b"", ["{path} is empty."]),                              # dumpIndex: index.entries() == 0
+    (bytes(8 * 4), ["offset: 400 position: 0"]),              # a preallocated index: its first slot, then stop
+], ids=["empty", "preallocated"])
+def test_dumplog_of_an_offset_index_with_no_entry_prints_what_kafka_prints(kbatch, tmp_path, content, kafka_lines):
+    """DumpLogSegments.dumpIndex (the 4.x Java tool): it stops at a zero slot only after the first."""
+    path = tmp_path / "00000000000000000400.index"
+    path.write_bytes(content)
+    out = kbatch("dump", "--format", "dumplog", str(path)).out.splitlines()
+    assert [line for line in out if not line.startswith("#")] == [f"Dumping {path}",
+                                                                 *(line.format(path=path) for line in kafka_lines)]
+
+
+def test_dumplog_of_a_producer_without_batch_metadata_has_no_trailing_space(tmp_path):
+    """DumpLogSegments.dumpProducerIdSnapshot prints ' firstSequence: ...' only with batch metadata."""
+    from kbatch.partition.sidecars import Entry
+    from kbatch.render.partition import dumplog_line
+
+    fields = {"producer_id": 7, "epoch": 3, "coordinator_epoch": 0, "current_txn_first_offset": -1,
+              "timestamp": 5, "last_offset": -1, "last_sequence": -1, "offset_delta": 0}
+    line = dumplog_line(Entry(kinds.PRODUCER_SNAPSHOT, 0, 0, 0, fields, []))
+    assert line == "producerId: 7 producerEpoch: 3 coordinatorEpoch: 0 currentTxnFirstOffset: OptionalLong.empty lastTimestamp: 5"
+
+
+# -- quorum-state (FileQuorumStateStore) --------------------------------------------------------------------
+
+# What the broker of KRaft mode writes in __cluster_metadata-0 (Kafka 4.4, data_version 0).
+QUORUM_STATE = (b'{"clusterId":"","leaderId":1,"leaderEpoch":1,"votedId":-1,"appliedOffset":0,'
+                b'"currentVoters":[{"voterId":1}],"data_version":0}')
+
+
+def test_quorum_state_as_the_broker_writes_it():
+    assert kinds.kind_of("/logs/__cluster_metadata-0/quorum-state") == kinds.QUORUM_STATE
+    entries, findings = _read(kinds.QUORUM_STATE, QUORUM_STATE)
+    assert findings == []
+    assert entries[0].fields == {"data_version": 0, "cluster_id": "", "leader_id": 1, "leader_epoch": 1,
+                                 "voted_id": -1, "applied_offset": 0, "current_voters": [{"voterId": 1}]}
+    # version 1 has votedDirectoryId and no clusterId, appliedOffset or currentVoters
+    entries, findings = _read(kinds.QUORUM_STATE, b'{"leaderId":1,"leaderEpoch":3,"votedId":1,'
+                                                  b'"votedDirectoryId":"98elA9eemfFQLkSfZGAaSA","data_version":1}')
+    assert findings == [] and entries[0].fields["voted_directory_id"] == "98elA9eemfFQLkSfZGAaSA"
+
+
+@pytest.mark.parametrize("data, code, field", [
+    (b"", "truncated", "line"),                                             # "File ended prematurely."
+    (b"[1]", "bad-quorum-state", "line"),                                   # "is not an object node"
+    (b'{"leaderId":1}', "bad-quorum-state", "data_version"),               # "does not have data_version field"
+    (QUORUM_STATE.replace(b'"data_version":0', b'"data_version":2'), "unknown-version", "data_version"),
+    (QUORUM_STATE.replace(b'"leaderEpoch":1,', b""), "bad-quorum-state", "leader_epoch"),   # mandatory in v0
+    (QUORUM_STATE.replace(b'"leaderId":1', b'"leaderId":2147483648'), "bad-quorum-state", "leader_id"),
+    (QUORUM_STATE.replace(b'"leaderId":1', b'"leaderId":"1"'), "bad-quorum-state", "leader_id"),
+    (QUORUM_STATE.replace(b'"leaderId":1', b'"leaderId":' + b"9" * 5000), "bad-quorum-state", "line"),
+])
+def test_quorum_state_kafka_cannot_read(data, code, field):
+    _, findings = _read(kinds.QUORUM_STATE, data)
+    assert [(f.code, f.field) for f in findings] == [(code, field)]

@@ -65,13 +65,21 @@ def test_json_records_are_written_one_by_one_as_json_dumps_would(tmp_path, capsy
     assert list(first)[-2:] == ["records", "payload"] and empty["records"] == []
 
 
-def test_dumplog_holds_a_bounded_number_of_non_consecutive_pairs_and_says_so(bomb, capsys, monkeypatch):
-    monkeypatch.setattr(kbatch.render.dumplog, "MAX_HELD", 100)
+def test_dumplog_reports_a_repeated_pair_once_as_kafka_keeps_it(bomb, capsys, monkeypatch):
+    """2,500 records all at offset 0: Kafka's TreeMap keyed by the previous offset holds one pair."""
     result = run_kbatch(["dump", "--records", "--format", "dumplog", str(bomb)], capsys, monkeypatch)
-    pairs = [line for line in result.err.splitlines() if "is followed by" in line]
-    assert len(pairs) == 100
-    assert "(and 2399 more after the first 100: counted, not kept)" in result.err
+    assert [line for line in result.err.splitlines() if "is followed by" in line] == ["  0 is followed by 0"]
     assert result.out.count("| offset: 0 CreateTime") == 2500
+
+
+def test_dumplog_holds_a_bounded_number_of_non_consecutive_pairs_and_says_so(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(kbatch.render.dumplog, "MAX_HELD", 100)
+    path = tmp_path / "gaps.log"
+    path.write_bytes(b"".join(v2_batch(2 * n, [b"x"]) for n in range(150)))   # offsets 0, 2, 4, ...
+    result = run_kbatch(["dump", "--records", "--format", "dumplog", str(path)], capsys, monkeypatch)
+    pairs = [line for line in result.err.splitlines() if "is followed by" in line]
+    assert len(pairs) == 100 and pairs[0] == "  0 is followed by 2"
+    assert "(and 49 more after the first 100: counted, not kept)" in result.err
 
 
 def test_diff_reads_changed_batches_records_as_streams(tmp_path, capsys, monkeypatch):

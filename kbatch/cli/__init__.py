@@ -1,6 +1,7 @@
 """The ``kbatch`` command line: a Click group, one module per subcommand.
 
-Exit status, like diff(1): 0 clean, 1 damage found, 2 usage or I/O trouble.
+Exit status, like diff(1): 0 clean, 1 damage found, 2 usage or I/O trouble; 141 (128 + SIGPIPE, like any
+Unix filter) when the reader of the output went away before the end.
 No traceback reaches a user: an unexpected error is reported in one line
 (``KBATCH_DEBUG=1`` shows the traceback).
 """
@@ -34,10 +35,10 @@ SUBCOMMANDS = {
 
 
 class OutputClosed(Exception):
-    """The reader of our output went away (``| head``): not an error, and not something Click may handle.
+    """The reader of our output went away (``| head``): not something Click may handle.
 
     Click turns an EPIPE into exit status 1, which a caller reads as "damage found"; so a closed pipe is
-    carried past Click as this exception instead.
+    carried past Click as this exception instead, to end quietly with status 141.
     """
 
 
@@ -102,11 +103,12 @@ def main(argv: list[str] | None = None) -> None:
         click.echo("Aborted.", err=True)
         status = ExitStatus.TROUBLE
     except (OutputClosed, BrokenPipeError):
-        # The reader of our output went away (| head): not an error of ours.  Whatever is still buffered
+        # The reader of our output went away (| head): end quietly, as a filter killed by SIGPIPE does, with
+        # its status (not 0: the run was cut short, so it vouches for nothing).  Whatever is still buffered
         # goes to /dev/null, so the interpreter's last flush does not fail (exit 120) either.
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
-        status = ExitStatus.OK
+        status = ExitStatus.OUTPUT_CLOSED
     except Exception as error:  # noqa: BLE001 - the last line of defence: no traceback for users
         if os.environ.get("KBATCH_DEBUG"):
             raise

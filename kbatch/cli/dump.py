@@ -83,7 +83,8 @@ def dump(files, records, output_format, decode, decoder, full, limit, kind, offs
     name says (--kind overrides): .index, .timeindex, .txnindex, .snapshot,
     leader-epoch-checkpoint, partition.metadata, the log directory's offset
     checkpoints, and a KRaft snapshot (.checkpoint, read as record batches).
-    A directory dumps every such file in it, segment by segment.
+    Each is read as Kafka reads it, a window at a time (bounded memory at any
+    size). A directory dumps every such file in it, segment by segment.
 
     Exit status: 0 clean, 1 damage found, 2 usage or I/O error (and a file
     that is no log segment but looks like another kind).

@@ -29,7 +29,9 @@ def salvage(path, output, no_color):
 
     Offsets are preserved, never renumbered; a batch whose only fault is a
     lying length field is kept with the length corrected; a zero-filled
-    tail is dropped.
+    tail is dropped.  A batch whose baseOffset (outside the CRC) breaks the
+    sequence its neighbours agree on, or goes back below an offset kept, is
+    dropped and listed, so the copy verifies with verify-crc --deep.
 
     Exit status: 0 nothing had to be skipped, 1 something was skipped, 2 usage or I/O error.
     """

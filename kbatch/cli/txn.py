@@ -32,7 +32,8 @@ def txn(paths, output_format, decompressed_limit, no_color):
 
     Per producer id and epoch: first and last offset, records, batches, and
     how it ended (COMMIT or ABORT with the marker's offset and coordinator
-    epoch, or still OPEN); empty transactions (a marker with no data before
+    epoch, or still OPEN; UNKNOWN when its marker is not believed: its CRC
+    fails or its record is no ABORT or COMMIT); empty transactions (a marker with no data before
     it); the aborted ranges consumers skip; and the open transactions that
     hold back the last stable offset, with what kafka-transactions.sh needs
     to abort them.  Given __transaction_state partitions too, each

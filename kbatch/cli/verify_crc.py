@@ -50,6 +50,11 @@ def verify_crc(paths, deep, index_only, jobs, output_format, quiet, hex_input, d
     against the batches, .txnindex against the ABORT markers, producer
     snapshots against the producers' batches, leader-epoch-checkpoint against
     the batches' leader epochs, segment names against their first batches.
+    Each file the cross-checks read is also checked on its own, as dump
+    does: a partition's .index, .timeindex, .txnindex, .snapshot,
+    leader-epoch-checkpoint and partition.metadata, and a log directory's
+    recovery-point-offset-checkpoint, replication-offset-checkpoint,
+    log-start-offset-checkpoint and cleaner-offset-checkpoint.
 
     Exit status: 0 every check passed, 1 damage found, 2 usage or I/O error.
     """

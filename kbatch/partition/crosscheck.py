@@ -22,10 +22,11 @@ from typing import Iterator
 
 from ..codecs import Decompressor
 from ..findings import Finding
+from ..markers import EndMarker, describe, end_marker
 from ..model import Batch
 from ..reader import ReadOptions, SegmentReader, load_records
 from . import kinds
-from .sidecars import Entry, Header, read_sidecar, read_whole
+from .sidecars import Entry, Header, read_sidecar
 
 NO_OFFSET = -1
 
@@ -33,7 +34,7 @@ NO_OFFSET = -1
 CROSS_CHECK_CODES = frozenset({
     "index-not-batch-start", "index-offset-mismatch", "index-zero-tail-rolled", "timeindex-mismatch",
     "timeindex-missing-max", "txnindex-missing", "txnindex-unmatched", "txnindex-mismatch", "snapshot-mismatch",
-    "snapshot-missing-producer", "epoch-mismatch", "epoch-missing", "segment-base-mismatch", "segment-overlap",
+    "snapshot-missing-producer", "marker-not-believed", "epoch-mismatch", "epoch-missing", "segment-base-mismatch", "segment-overlap",
     "segment-gap"})
 
 
@@ -84,7 +85,7 @@ def partition_files(directory: str) -> tuple[list[SegmentFiles], dict[int, str],
             snapshots[base] = path
         elif kind in (kinds.OFFSET_INDEX, kinds.TIME_INDEX, kinds.TXN_INDEX) and base is not None:
             beside.append((base, kind, path))
-        elif kind in (kinds.LEADER_EPOCH_CHECKPOINT, kinds.PARTITION_METADATA):
+        elif kind in (kinds.LEADER_EPOCH_CHECKPOINT, kinds.PARTITION_METADATA, kinds.QUORUM_STATE):
             singles[kind] = path
     for base, kind, path in beside:
         if base in segments:
@@ -92,12 +93,13 @@ def partition_files(directory: str) -> tuple[list[SegmentFiles], dict[int, str],
     return [segments[base] for base in sorted(segments)], snapshots, singles
 
 
-def _read(path: str, kind: str) -> tuple[list[Entry], list, list[Finding]]:
-    """A file beside a segment: its entries, its header (if any), and every finding of its own."""
-    with open(path, "rb") as stream:
-        data = read_whole(stream)
+def _read(path: str, kind: str, keep=None) -> tuple[list[Entry], list, list[Finding]]:
+    """A file beside a segment: its entries (those ``keep`` wants, when given), its header (if any), and every
+    finding of its own.  The file is read a window at a time; only the entries kept are held."""
     entries, headers, findings = [], [], []
-    for item in read_sidecar(kind, data, kinds.base_offset_of(path)):
+    with open(path, "rb") as stream:
+        items = list(_items(read_sidecar(kind, stream, kinds.base_offset_of(path)), keep))
+    for item in items:
         if isinstance(item, Entry):
             entries.append(item)
             findings += item.findings
@@ -107,6 +109,15 @@ def _read(path: str, kind: str) -> tuple[list[Entry], list, list[Finding]]:
         else:
             findings.append(item)
     return entries, headers, findings
+
+
+def _items(items, keep):
+    for item in items:
+        if isinstance(item, Entry) and keep is not None and not keep(item):
+            if item.findings:   # its findings are the file's, kept or not
+                yield from item.findings
+            continue
+        yield item
 
 
 def _where(path: str, pos: int) -> str:
@@ -124,11 +135,16 @@ class PartitionCheck:
         self.segments, self.snapshots, self.singles = partition_files(directory)
         self.decompressor = Decompressor(decompressed_limit) if decompressed_limit else Decompressor()
         self.producers: dict[int, ProducerState] = {}
-        self.epoch_starts: list[tuple[int, int, str, int]] = []   # (epoch, base offset, log path, pos)
+        # (epoch, base offset, log path, pos, the last offset of the batches of the epochs before it or None)
+        self.epoch_starts: list[tuple[int, int, str, int, int | None]] = []
+        self.epoch_last_offset: int | None = None                  # the last offset of a batch with an epoch
         self.walk_start: int | None = None                         # the first offset the walk saw
         self.exact = bool(self.segments) and self.segments[0].base == 0   # the whole history is here
         self.next_offset: int | None = None
         self.log_findings: list[Located] = []
+        self.doubted_markers: set[int] = set()                     # offsets of the markers not believed
+        self.marker_findings: list[Located] = []
+        self._log = ""                                              # the segment being walked
         self.batches = self.records = self.bytes = 0                # what the walk read, for its summary
 
     # -- the walk ---------------------------------------------------------------------------------------
@@ -149,6 +165,7 @@ class PartitionCheck:
             first: Batch | None = None
             last_offset = None
             max_timestamp = (-1, -1)                     # (timestamp, offset): maxTimestampAndOffsetSoFar
+            self._log = segment.log
             with open(segment.log, "rb") as stream:
                 reader = SegmentReader(stream, ReadOptions())
                 for batch in reader:
@@ -172,6 +189,8 @@ class PartitionCheck:
                         yield from times.time_batch(batch, None)
                     self._epoch(segment, batch)
                     abort = self._producer(batch, reader)
+                    yield from self.marker_findings
+                    self.marker_findings.clear()
                     if abort is not None:
                         aborts.append((abort, batch))
                     last_offset = batch.last_offset
@@ -184,6 +203,10 @@ class PartitionCheck:
         for offset, path in pending_snapshots:
             yield from self._snapshot(offset, path)
         yield from self._epochs()
+        for kind in (kinds.PARTITION_METADATA, kinds.QUORUM_STATE):   # read on their own: the log says nothing of them
+            if kind in self.singles:
+                path = self.singles[kind]
+                yield from (Located(path, finding) for finding in _read(path, kind)[2])
 
     # -- segments ---------------------------------------------------------------------------------------
 
@@ -237,9 +260,21 @@ class PartitionCheck:
         if state.epoch != batch.producer_epoch:   # ProducerStateEntry.maybeUpdateProducerEpoch
             state.epoch, state.last_sequence, state.last_offset, state.offset_delta = batch.producer_epoch, -1, -1, 0
         if batch.is_control:
-            marker = self._marker(batch, reader)
-            if marker is None:
+            found = self._marker(batch, reader)
+            if found is None:
                 return None   # an empty control batch: its transaction was cleaned away
+            if not found.trusted:
+                # Not believed (kbatch.markers): the transaction it would end has no known outcome, so nothing
+                # about it (its .txnindex entry, the snapshot's coordinator epoch) can be held to the log.
+                self.doubted_markers.add(batch.base_offset)
+                self.marker_findings.append(Located(self._log, Finding(
+                    "marker-not-believed", batch.pos, batch.pos, batch.size, "control",
+                    "an ABORT or COMMIT marker that reads (CRC and record)", describe(found, batch))))
+                state.coordinator_epoch = None
+                state.current_txn_first_offset = NO_OFFSET
+                state.txn_first_known = False
+                return None
+            marker = found.marker
             completed = None
             if state.current_txn_first_offset != NO_OFFSET and marker.type == "ABORT":
                 completed = (batch.producer_id, state.current_txn_first_offset, batch.base_offset,
@@ -259,12 +294,10 @@ class PartitionCheck:
             state.txn_first_known = self.exact
         return None
 
-    def _marker(self, batch: Batch, reader: SegmentReader):
+    def _marker(self, batch: Batch, reader: SegmentReader) -> EndMarker | None:
         if batch.records is None:
             load_records(batch, reader.read_bytes(batch.payload_pos, batch.payload_size), self.decompressor)
-        if not batch.records or batch.records[0].control is None:
-            return None
-        return batch.records[0].control
+        return end_marker(batch)
 
     def _last_stable_offset(self, producer_id: int, marker_offset: int) -> int:
         """ProducerStateManager.lastStableOffset: the earliest other open transaction, else lastOffset + 1."""
@@ -273,7 +306,9 @@ class PartitionCheck:
         return min(others) if others else marker_offset + 1
 
     def _snapshot(self, offset: int, path: str) -> Iterator[Located]:
-        entries, headers, own = _read(path, kinds.PRODUCER_SNAPSHOT)
+        # Only the entries of the log's producers are compared: the others are not held.
+        entries, headers, own = _read(path, kinds.PRODUCER_SNAPSHOT,
+                                      keep=lambda entry: entry.fields["producer_id"] in self.producers)
         yield from (Located(path, finding) for finding in own)
         if any(finding.is_damage for finding in own) or self.walk_start is None or offset <= self.walk_start:
             return   # Kafka discards a corrupt snapshot; one before the log's first batch has nothing to hold
@@ -325,6 +360,8 @@ class PartitionCheck:
                         "txnindex-mismatch", entry.pos, entry.pos, entry.size, name,
                         f"{value} (ABORT marker at {_where(segment.log, batch.pos)})", str(entry.fields[name])))
         for entry in by_last.values():
+            if entry.fields["last_offset"] in self.doubted_markers:
+                continue   # it names a marker not believed (reported at the marker): it may well be right
             yield Located(path, Finding(
                 "txnindex-unmatched", entry.pos, entry.pos, entry.size, "last_offset",
                 f"an ABORT marker at offset {entry.fields['last_offset']} in {os.path.basename(segment.log)}",
@@ -337,31 +374,48 @@ class PartitionCheck:
         if batch.magic < 2 or batch.partition_leader_epoch is None or batch.partition_leader_epoch < 0:
             return
         if not self.epoch_starts or batch.partition_leader_epoch > self.epoch_starts[-1][0]:
-            self.epoch_starts.append((batch.partition_leader_epoch, batch.base_offset, segment.log, batch.pos))
+            self.epoch_starts.append((batch.partition_leader_epoch, batch.base_offset, segment.log, batch.pos,
+                                      self.epoch_last_offset))
+        self.epoch_last_offset = batch.last_offset
 
     def _epochs(self) -> Iterator[Located]:
         path = self.singles.get(kinds.LEADER_EPOCH_CHECKPOINT)
         if path is None:
             return
-        entries, _, own = _read(path, kinds.LEADER_EPOCH_CHECKPOINT)
+        # Only the entries of the log's epochs are held, and the lowest epoch of all.
+        log_epochs = {epoch for epoch, *_ in self.epoch_starts}
+        lowest = []
+
+        def keep(entry: Entry) -> bool:
+            epoch = entry.fields["epoch"]
+            if epoch is not None and (not lowest or epoch < lowest[0]):
+                lowest[:] = [epoch]
+            return epoch in log_epochs
+
+        entries, _, own = _read(path, kinds.LEADER_EPOCH_CHECKPOINT, keep=keep)
         yield from (Located(path, finding) for finding in own)
-        checkpoint = {entry.fields["epoch"]: entry for entry in entries if entry.fields.get("epoch") is not None}
-        for number, (epoch, start, log, pos) in enumerate(self.epoch_starts):
+        checkpoint = {entry.fields["epoch"]: entry for entry in entries}
+        for number, (epoch, start, log, pos, before) in enumerate(self.epoch_starts):
             entry = checkpoint.get(epoch)
             if entry is None:
-                if number == 0 and not self.exact and any(e < epoch for e in checkpoint):
+                if number == 0 and not self.exact and lowest and lowest[0] < epoch:
                     continue   # the epoch began before the oldest segment kept; an older entry covers it
                 yield Located(path, Finding(
                     "epoch-missing", 0, 0, 0, "entries",
                     f"an entry '{epoch} {start}' (the first batch of epoch {epoch}, {_where(log, pos)})", "none"))
                 continue
             found = entry.fields["start_offset"]
-            # After retention, the oldest entry starts at the log start offset, at or below the first batch.
-            first_kept = number == 0 and not self.exact and found is not None and found <= start
-            if found != start and not first_kept:
+            # The entry was written when the leader appended the epoch's first batch; the log cleaner may since
+            # have removed that batch (and the ones after it) but never touches the checkpoint, so the entry
+            # may lie anywhere after the epochs before it, up to the first batch left (LogCleaner keeps
+            # LeaderEpochFileCache as it is). After retention, the oldest entry starts at the log start offset.
+            if before is None and self.exact:
+                before = self.segments[0].base - 1
+            if found is None or found > start or (before is not None and found <= before):
+                low = "" if before is None else f"above {before} (the epochs before it) and "
                 yield Located(path, Finding(
                     "epoch-mismatch", entry.pos, entry.pos, entry.size, "start_offset",
-                    f"{start} (the first batch of epoch {epoch}, {_where(log, pos)})", str(found)))
+                    f"{low}at most {start} (the first batch of epoch {epoch} left, {_where(log, pos)})", str(found)))
 
 
 class _IndexCursor:

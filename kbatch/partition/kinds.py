@@ -14,10 +14,11 @@ LEADER_EPOCH_CHECKPOINT = "leader-epoch-checkpoint"
 PARTITION_METADATA = "partition-metadata"
 OFFSET_CHECKPOINT = "offset-checkpoint"
 KRAFT_CHECKPOINT = "kraft-checkpoint"
+QUORUM_STATE = "quorum-state"
 
 # In the order `dump` lists a segment's files.
 KINDS = (LOG, OFFSET_INDEX, TIME_INDEX, TXN_INDEX, PRODUCER_SNAPSHOT, LEADER_EPOCH_CHECKPOINT, PARTITION_METADATA,
-         OFFSET_CHECKPOINT, KRAFT_CHECKPOINT)
+         OFFSET_CHECKPOINT, KRAFT_CHECKPOINT, QUORUM_STATE)
 
 DESCRIPTIONS = {
     LOG: "a log segment",
@@ -29,6 +30,7 @@ DESCRIPTIONS = {
     PARTITION_METADATA: "a partition.metadata file",
     OFFSET_CHECKPOINT: "an offset checkpoint",
     KRAFT_CHECKPOINT: "a KRaft snapshot (.checkpoint)",
+    QUORUM_STATE: "a KRaft quorum-state file",
 }
 
 # Kinds whose bytes are record batches: the segment reader reads them.
@@ -39,8 +41,9 @@ _OFFSET_FILE = re.compile(r"^(?P<base>\d{20})\.(?P<suffix>log|index|timeindex|tx
                           r"(?:\.(?:deleted|cleaned|swap))?$")
 # Snapshots.filenameFromSnapshotId: <20-digit end offset>-<10-digit epoch>.checkpoint
 _KRAFT_SNAPSHOT = re.compile(r"^(?P<base>\d{20})-(?P<epoch>\d{10})\.checkpoint(?:\.deleted)?$")
-_OFFSET_CHECKPOINTS = {"recovery-point-offset-checkpoint", "replication-offset-checkpoint",
-                       "log-start-offset-checkpoint", "cleaner-offset-checkpoint"}
+# The checkpoints a log directory holds (LogManager, ReplicaManager, LogCleanerManager).
+OFFSET_CHECKPOINTS = frozenset({"recovery-point-offset-checkpoint", "replication-offset-checkpoint",
+                                "log-start-offset-checkpoint", "cleaner-offset-checkpoint"})
 
 
 def kind_of(path: str) -> str | None:
@@ -55,7 +58,9 @@ def kind_of(path: str) -> str | None:
         return LEADER_EPOCH_CHECKPOINT
     if name == "partition.metadata":
         return PARTITION_METADATA
-    if name in _OFFSET_CHECKPOINTS:
+    if name == "quorum-state":   # FileQuorumStateStore, in __cluster_metadata-0
+        return QUORUM_STATE
+    if name in OFFSET_CHECKPOINTS:
         return OFFSET_CHECKPOINT
     if name.endswith(".log"):
         return LOG

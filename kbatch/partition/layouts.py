@@ -51,8 +51,9 @@ TimeIndexEntry = Struct(
 # One entry per aborted transaction whose ABORT marker landed in this segment (LogSegment.updateTxnIndex),
 # appended in marker order, never preallocated.  lastStableOffset is the first offset of the earliest other
 # transaction still open when the marker was written, else lastOffset + 1
-# (ProducerStateManager.lastStableOffset).  Note: Kafka writes the version as an int16 but reads it back
-# as the one byte at position 0 (AbortedTxn.version(): buffer.get(VERSION_OFFSET)).
+# (ProducerStateManager.lastStableOffset).  The version is an int16 (MessageUtil.toVersionPrefixedByteBuffer of
+# the generated AbortedTxn, clients/.../message/AbortedTxn.json: validVersions 0), read back as one
+# (TransactionIndex.iterable: buffer.getShort()).
 # ---------------------------------------------------------------------------
 
 ABORTED_TXN_VERSION = 0   # AbortedTxn.CURRENT_VERSION
@@ -116,20 +117,44 @@ PRODUCER_SNAPSHOT_CRC_START = PRODUCER_SNAPSHOT_HEADER.offsets["producer_entries
 # ---------------------------------------------------------------------------
 
 CHECKPOINT_VERSION = 0
+# (name, bits): an int (32) or a long (64) as Integer.parseInt / Long.parseLong read it; None: a string.
 CHECKPOINT_FIELDS = {
-    "leader-epoch-checkpoint": (("epoch", int), ("start_offset", int)),
-    "offset-checkpoint": (("topic", str), ("partition", int), ("offset", int)),
+    "leader-epoch-checkpoint": (("epoch", 32), ("start_offset", 64)),
+    "offset-checkpoint": (("topic", None), ("partition", 32), ("offset", 64)),
 }
-WHITESPACE = re.compile(r"\s+")
+WHITESPACE = re.compile(rb"[ \t\n\x0b\f\r]+")   # Java's \s: ASCII whitespace only
 
 # ---------------------------------------------------------------------------
 # partition.metadata (PartitionMetadataFile.java, PartitionMetadata.encode)
 #
 #   version: 0\ntopic_id: <Uuid>
 #
-# The topic id is Uuid.toString(): 16 bytes, URL-safe base64 without padding (22 characters).
+# The topic id is Uuid.toString(): 16 bytes, URL-safe base64 without padding (22 characters; Uuid.fromString
+# takes the padded 24 too).  PartitionMetadataReadBuffer splits each line at ":\\s+".
 # ---------------------------------------------------------------------------
 
-PARTITION_METADATA_VERSION = 0
-PARTITION_METADATA_LINE = re.compile(r"^(?P<key>version|topic_id): (?P<value>.*)$")
-TOPIC_ID = re.compile(r"^[A-Za-z0-9_-]{22}$")
+PARTITION_METADATA_VERSION = 0   # PartitionMetadataFile.CURRENT_VERSION: the least version Kafka reads
+PARTITION_METADATA_SEPARATOR = re.compile(rb":[ \t\n\x0b\f\r]+")
+TOPIC_ID = re.compile(r"^[A-Za-z0-9_-]{22}(==)?$")
+ZERO_TOPIC_ID = "A" * 22   # Uuid.ZERO_UUID
+
+# ---------------------------------------------------------------------------
+# quorum-state, in __cluster_metadata-0 (FileQuorumStateStore.writeElectionStateToFile / readStateFromFile;
+# raft/src/main/resources/common/message/QuorumStateData.json, versions 0-1)
+#
+#   one line of JSON: QuorumStateDataJsonConverter.write plus "data_version"
+#
+# Each field is (JSON name, type, the versions that have it); a version's fields are mandatory (the
+# generated converter throws "unable to locate field ..., which is mandatory in version N").
+# ---------------------------------------------------------------------------
+
+QUORUM_STATE_VERSIONS = (0, 1)   # FileQuorumStateStore: LOWEST/HIGHEST_SUPPORTED_VERSION
+QUORUM_STATE_FIELDS = (
+    ("clusterId", "string", (0,)),
+    ("leaderId", "int32", (0, 1)),
+    ("leaderEpoch", "int32", (0, 1)),
+    ("votedId", "int32", (0, 1)),
+    ("votedDirectoryId", "uuid", (1,)),
+    ("appliedOffset", "int64", (0,)),
+    ("currentVoters", "[]Voter", (0,)),   # nullable; each {"voterId": int32}
+)

@@ -11,6 +11,9 @@ in :mod:`kbatch.partition.crosscheck`.
 
 from __future__ import annotations
 
+import json
+import mmap
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Iterator
@@ -23,16 +26,20 @@ from ..structs import (
     CHECKPOINT_FIELDS,
     CHECKPOINT_VERSION,
     OFFSET_INDEX_ENTRY,
-    PARTITION_METADATA_LINE,
+    PARTITION_METADATA_SEPARATOR,
     PARTITION_METADATA_VERSION,
     PRODUCER_SNAPSHOT_CRC_START,
     PRODUCER_SNAPSHOT_ENTRY,
     PRODUCER_SNAPSHOT_HEADER,
     PRODUCER_SNAPSHOT_VERSION,
+    QUORUM_STATE_FIELDS,
+    QUORUM_STATE_VERSIONS,
     TIME_INDEX_ENTRY,
     TOPIC_ID,
     WHITESPACE,
+    ZERO_TOPIC_ID,
 )
+from ..reading.window import CHUNK, Window
 from . import kinds
 
 MAX_SIDECAR_SIZE = 1 << 30   # an index is at most segment.index.bytes (10 MiB by default); read whole
@@ -63,8 +70,84 @@ class Header:
     findings: list[Finding] = field(default_factory=list)
 
 
-def read_sidecar(kind: str, data: bytes, base_offset: int | None = None) -> Iterator[Entry | Header | Finding]:
-    """Every entry (and the header, and every damaged range) of ``data`` read as ``kind``."""
+# Kafka opens a binary side file through an int-sized position or mapping: an index is mmapped whole
+# (AbstractIndex.createMappedBuffer: FileChannel.map takes at most Integer.MAX_VALUE bytes; segment.index.bytes
+# is an INT, LogConfig), TransactionIndex.iterable walks it with an int position, a snapshot is read into one
+# byte[] (ProducerStateManager.readSnapshot: Files.readAllBytes).  A larger file is none Kafka can read.
+MAX_BINARY_SIZE = (1 << 31) - 1
+_MAX_SIZE_SOURCE = {
+    kinds.OFFSET_INDEX: "segment.index.bytes is an INT; AbstractIndex maps the file whole",
+    kinds.TIME_INDEX: "segment.index.bytes is an INT; AbstractIndex maps the file whole",
+    kinds.TXN_INDEX: "TransactionIndex.iterable reads it at an int position",
+    kinds.PRODUCER_SNAPSHOT: "ProducerStateManager.readSnapshot reads it into one byte[]",
+}
+# The longest line kbatch reads of a text file: Kafka writes a topic name of at most 249 characters and
+# numbers of at most 20 (Topic.MAX_NAME_LENGTH, Long.MIN_VALUE); a longer line is read up to here.
+LINE_LIMIT = 4096
+
+
+class SideFile:
+    """The bytes of a file beside a segment, read a window at a time as a segment is
+    (:class:`kbatch.reading.window.Window`): memory stays a window's, whatever the file's size.
+
+    Made from the bytes themselves (a test, the sniff's map) or from a seekable stream.  A stream that
+    ends before the size it had when opened (the file shrank while read) gives fewer bytes: the readers
+    take that as the file ending there.
+    """
+
+    def __init__(self, data):
+        if isinstance(data, SideFile):
+            data = data.data if data.window is None else data.window.stream
+        if hasattr(data, "seek") and not isinstance(data, mmap.mmap):
+            self.window, self.data = Window(data, data.seek(0, 2)), None
+            self.size = self.window.size
+        else:
+            self.window, self.data = None, data
+            self.size = len(data)
+
+    def __len__(self) -> int:
+        return self.size
+
+    def read(self, pos: int, size: int) -> bytes:
+        """A copy of the bytes at ``pos``: ``size`` of them, fewer at the end (or where the file shrank)."""
+        if self.window is None:
+            return bytes(self.data[pos:pos + size])
+        return self.window.read_bytes(pos, size)
+
+    def pieces(self, start: int, stop: int, size: int = CHUNK) -> Iterator[tuple[int, bytes]]:
+        """The bytes in ``[start, stop)`` a piece at a time; a piece is a multiple of ``size`` unless it is the last."""
+        while start < stop:
+            piece = self.read(start, min(size, stop - start))
+            if not piece:
+                return
+            yield start, piece
+            if len(piece) < min(size, stop - start):
+                return   # the file ends here (it shrank while read)
+            start += len(piece)
+
+
+def _shrunk(kind: str, source: SideFile, pos: int) -> Finding:
+    return Finding("truncated", pos, pos, 0, "file", f"{source.size} bytes (the size when opened)",
+                   f"the end of the file at {pos}: it shrank while read")
+
+
+def _too_large(kind: str, source: SideFile) -> Finding | None:
+    if kind in _MAX_SIZE_SOURCE and source.size > MAX_BINARY_SIZE:
+        return Finding("too-large", 0, 0, source.size, "file",
+                       f"at most {MAX_BINARY_SIZE} bytes ({_MAX_SIZE_SOURCE[kind]})",
+                       f"{source.size} bytes: not read")
+    return None
+
+
+def read_sidecar(kind: str, data, base_offset: int | None = None) -> Iterator[Entry | Header | Finding]:
+    """Every entry (and the header, and every damaged range) of ``data`` read as ``kind``.
+
+    ``data`` is the file's bytes, a seekable stream of them, or a :class:`SideFile`; it is read a window at a
+    time, so a file of any size costs the same memory."""
+    data = SideFile(data)
+    too_large = _too_large(kind, data)
+    if too_large is not None:
+        return iter([too_large])
     if kind in (kinds.LEADER_EPOCH_CHECKPOINT, kinds.OFFSET_CHECKPOINT):
         return _checkpoint(kind, data)
     readers = {
@@ -73,19 +156,20 @@ def read_sidecar(kind: str, data: bytes, base_offset: int | None = None) -> Iter
         kinds.TXN_INDEX: _txn_index,
         kinds.PRODUCER_SNAPSHOT: _producer_snapshot,
         kinds.PARTITION_METADATA: _partition_metadata,
+        kinds.QUORUM_STATE: _quorum_state,
     }
     return readers[kind](data, base_offset)
 
 
 SIDECAR_KINDS = (kinds.OFFSET_INDEX, kinds.TIME_INDEX, kinds.TXN_INDEX, kinds.PRODUCER_SNAPSHOT,
-                 kinds.LEADER_EPOCH_CHECKPOINT, kinds.OFFSET_CHECKPOINT, kinds.PARTITION_METADATA)
+                 kinds.LEADER_EPOCH_CHECKPOINT, kinds.OFFSET_CHECKPOINT, kinds.PARTITION_METADATA, kinds.QUORUM_STATE)
 
 # Timestamps a time index plausibly holds (2000..2100, ms): what tells one from an offset index by content.
 _PLAUSIBLE_MS = (946_684_800_000, 4_102_444_800_000)
 
 
-def looks_like(data: bytes) -> str | None:
-    """The kind of file ``data`` reads cleanly as, with at least one entry; None when none fits.
+def looks_like(data) -> str | None:
+    """The kind of file ``data`` (bytes or a stream) reads cleanly as, with at least one entry; None when none fits.
 
     For a file that is no log segment: "not a log segment: looks like an offset index" says more than a
     list of damage.  The stricter kinds go first (a CRC or a grammar), the bare index layouts last.
@@ -94,7 +178,7 @@ def looks_like(data: bytes) -> str | None:
                  kinds.PARTITION_METADATA, kinds.TXN_INDEX, kinds.TIME_INDEX, kinds.OFFSET_INDEX):
         # What a kind's first bytes must be, checked before a whole-file step (a CRC, splitting lines): so
         # ruling a kind out reads only the first bytes of a large file, the rest only for a kind that fits.
-        if not bytes(data[:len(_FIRST_BYTES.get(kind, b""))]) == _FIRST_BYTES.get(kind, b""):
+        if not SideFile(data).read(0, len(_FIRST_BYTES.get(kind, b""))) == _FIRST_BYTES.get(kind, b""):
             continue
         if _reads_cleanly_as(kind, data):
             return kind
@@ -106,6 +190,7 @@ _FIRST_BYTES = {
     kinds.LEADER_EPOCH_CHECKPOINT: f"{CHECKPOINT_VERSION}\n".encode(),
     kinds.OFFSET_CHECKPOINT: f"{CHECKPOINT_VERSION}\n".encode(),
     kinds.PARTITION_METADATA: b"version: ",
+    kinds.QUORUM_STATE: b"{",
 }
 
 
@@ -126,31 +211,49 @@ def _reads_cleanly_as(kind: str, data: bytes) -> bool:
 # -- fixed-size entries -----------------------------------------------------------------------------------
 
 
-def _slots(kind: str, data: bytes, entry_size: int) -> Iterator[int | Finding]:
-    """Each slot position up to the zero tail; then the zero tail and a partial entry as findings.
+def _entries(kind: str, data: SideFile, layout, preallocated: bool = True) -> Iterator[tuple | Finding]:
+    """(slot, pos, values) for each entry up to the zero tail, read a window at a time; then the zero tail and
+    a partial entry as findings.
 
     A run of all-zero slots at the end is what a broker leaves preallocated in an active segment's index
     (AbstractIndex: the file is set to its maximum size and filled from the front).  No real entry is all
-    zero: an offset index entry at position 0 would need more than index.interval.bytes before it.
+    zero: an offset index entry at position 0 would need more than index.interval.bytes before it.  A file
+    Kafka only appends to (``preallocated`` False: the .txnindex) has no zero tail: its zeros are entries.
     """
+    entry_size = layout.size
     whole = len(data) - len(data) % entry_size
-    used = -(-_end_of_nonzero(data, whole) // entry_size) * entry_size
-    yield from range(0, used, entry_size)
+    used = -(-_end_of_nonzero(data, whole) // entry_size) * entry_size if preallocated else whole
+    slot, end = 0, 0
+    for pos, piece in data.pieces(0, used, CHUNK - CHUNK % entry_size):
+        for values in layout.codec.iter_unpack(memoryview(piece)[:len(piece) - len(piece) % entry_size]):
+            yield slot, pos, values
+            slot, pos = slot + 1, pos + entry_size
+        end = pos
+    if end < used:
+        yield _shrunk(kind, data, end)
+        return
     if used < whole:
         yield Finding("zero-tail", used, used, whole - used, "tail",
                       f"{kinds.DESCRIPTIONS[kind]} entry or the end of the file",
                       f"{(whole - used) // entry_size} preallocated zero slots ({whole - used} bytes)")
     if whole < len(data):
-        yield Finding("partial-entry", whole, whole, len(data) - whole, "entry",
+        # TransactionIndex reads an entry only while a whole one is left; the index files must be whole.
+        code = "partial-entry" if preallocated else "ignored-partial-entry"
+        yield Finding(code, whole, whole, len(data) - whole, "entry",
                       f"whole {entry_size}-byte entries (the file size a multiple of {entry_size})",
                       f"{len(data) - whole} bytes left over")
 
 
 def _end_of_nonzero(data, end: int, chunk: int = 1 << 16) -> int:
     """Where the run of zero bytes that ends at ``end`` starts: read from the end back, a chunk at a time."""
+    data = SideFile(data)
+    whole = end
     while end > 0:
         start = max(0, end - chunk)
-        kept = len(bytes(data[start:end]).rstrip(b"\x00"))
+        piece = data.read(start, end - start)
+        if len(piece) < end - start:
+            return whole   # the file shrank while read: no tail known, the forward read finds where it ends
+        kept = len(piece.rstrip(b"\x00"))
         if kept:
             return start + kept
         end = start
@@ -164,11 +267,11 @@ def _absolute(base_offset: int | None, relative: int) -> int | None:
 def _offset_index(data: bytes, base_offset: int | None) -> Iterator[Entry | Finding]:
     layout = OFFSET_INDEX_ENTRY
     previous = None
-    for slot, pos in enumerate(_slots(kinds.OFFSET_INDEX, data, layout.size)):
-        if isinstance(pos, Finding):
-            yield pos
+    for item in _entries(kinds.OFFSET_INDEX, data, layout):
+        if isinstance(item, Finding):
+            yield item
             continue
-        relative, position = layout.unpack_from(data, pos)
+        slot, pos, (relative, position) = item
         entry = Entry(kinds.OFFSET_INDEX, slot, pos, layout.size,
                       {"offset": _absolute(base_offset, relative), "relative_offset": relative, "position": position})
         where = pos + layout.offsets["relative_offset"]
@@ -192,11 +295,11 @@ def _offset_index(data: bytes, base_offset: int | None) -> Iterator[Entry | Find
 def _time_index(data: bytes, base_offset: int | None) -> Iterator[Entry | Finding]:
     layout = TIME_INDEX_ENTRY
     previous = None
-    for slot, pos in enumerate(_slots(kinds.TIME_INDEX, data, layout.size)):
-        if isinstance(pos, Finding):
-            yield pos
+    for item in _entries(kinds.TIME_INDEX, data, layout):
+        if isinstance(item, Finding):
+            yield item
             continue
-        timestamp, relative = layout.unpack_from(data, pos)
+        slot, pos, (timestamp, relative) = item
         entry = Entry(kinds.TIME_INDEX, slot, pos, layout.size,
                       {"timestamp": timestamp, "offset": _absolute(base_offset, relative),
                        "relative_offset": relative})
@@ -220,17 +323,24 @@ def _time_index(data: bytes, base_offset: int | None) -> Iterator[Entry | Findin
 def _txn_index(data: bytes, base_offset: int | None) -> Iterator[Entry | Finding]:
     layout = ABORTED_TXN_ENTRY
     previous_last = None
-    for slot, pos in enumerate(_slots(kinds.TXN_INDEX, data, layout.size)):
-        if isinstance(pos, Finding):
-            yield pos
+    # TransactionIndex only appends (openChannel positions at the end; nothing preallocates it).
+    for item in _entries(kinds.TXN_INDEX, data, layout, preallocated=False):
+        if isinstance(item, Finding):
+            yield item
             continue
-        version, producer_id, first_offset, last_offset, last_stable_offset = layout.unpack_from(data, pos)
+        slot, pos, (version, producer_id, first_offset, last_offset, last_stable_offset) = item
         entry = Entry(kinds.TXN_INDEX, slot, pos, layout.size,
                       {"version": version, "producer_id": producer_id, "first_offset": first_offset,
                        "last_offset": last_offset, "last_stable_offset": last_stable_offset})
-        if data[pos] != ABORTED_TXN_VERSION:   # AbortedTxn.version() reads the first byte only
+        if version != ABORTED_TXN_VERSION:
+            # TransactionIndex.iterable: an int16 version outside AbortedTxn's supported range (0..0) throws.
             entry.findings.append(Finding("unknown-version", pos, pos, 2, "version", str(ABORTED_TXN_VERSION),
                                           str(version)))
+        if base_offset is not None and last_offset < base_offset:
+            # TransactionIndex.sanityCheck: "Last offset of aborted transaction ... is less than start offset"
+            entry.findings.append(Finding("offset-below-base", pos, pos + layout.offsets["last_offset"], 8,
+                                          "last_offset", f"{base_offset} or more (the segment's base offset; "
+                                          "TransactionIndex.sanityCheck)", str(last_offset)))
         if first_offset > last_offset:
             entry.findings.append(Finding("index-order", pos, pos + layout.offsets["first_offset"], 8,
                                           "first_offset", f"at most {last_offset} (the lastOffset)",
@@ -251,14 +361,20 @@ def _txn_index(data: bytes, base_offset: int | None) -> Iterator[Entry | Finding
 # -- the producer state snapshot --------------------------------------------------------------------------
 
 
-def _producer_snapshot(data: bytes, base_offset: int | None) -> Iterator[Entry | Header | Finding]:
+def _producer_snapshot(data: SideFile, base_offset: int | None) -> Iterator[Entry | Header | Finding]:
     head = PRODUCER_SNAPSHOT_HEADER
-    if len(data) < head.size:
-        yield Finding("truncated", 0, 0, len(data), "header", f"a {head.size}-byte snapshot header",
-                      f"{len(data)} bytes")
+    first = data.read(0, head.size)
+    if len(first) < head.size:
+        yield Finding("truncated", 0, 0, len(first), "header", f"a {head.size}-byte snapshot header",
+                      f"{len(first)} bytes")
         return
-    version, crc, count = head.unpack_from(data)
-    computed = crc32c(memoryview(data)[PRODUCER_SNAPSHOT_CRC_START:])
+    version, crc, count = head.unpack_from(first)
+    computed, read_to = 0, PRODUCER_SNAPSHOT_CRC_START
+    for pos, piece in data.pieces(PRODUCER_SNAPSHOT_CRC_START, len(data)):
+        computed, read_to = crc32c(piece, computed), pos + len(piece)
+    if read_to < len(data):
+        yield _shrunk(kinds.PRODUCER_SNAPSHOT, data, read_to)
+        return
     header = Header(kinds.PRODUCER_SNAPSHOT, {"version": version, "crc": crc, "crc_computed": computed,
                                               "crc_valid": crc == computed, "producer_entries_count": count,
                                               "snapshot_offset": base_offset})
@@ -279,11 +395,14 @@ def _producer_snapshot(data: bytes, base_offset: int | None) -> Iterator[Entry |
         return   # ProducerStateManager.readSnapshot stops here: another version has another layout
     layout = PRODUCER_SNAPSHOT_ENTRY
     shown = min(max(count, 0), available)
-    for slot in range(shown):
-        pos = head.size + slot * layout.size
-        values = layout.unpack_from(data, pos)
-        yield Entry(kinds.PRODUCER_SNAPSHOT, slot, pos, layout.size, dict(zip(layout.names, values)))
-    end = head.size + shown * layout.size
+    end, slot = head.size + shown * layout.size, 0
+    for pos, piece in data.pieces(head.size, end, CHUNK - CHUNK % layout.size):
+        for values in layout.codec.iter_unpack(memoryview(piece)[:len(piece) - len(piece) % layout.size]):
+            yield Entry(kinds.PRODUCER_SNAPSHOT, slot, pos, layout.size, dict(zip(layout.names, values)))
+            slot, pos = slot + 1, pos + layout.size
+    if slot < shown:
+        yield _shrunk(kinds.PRODUCER_SNAPSHOT, data, head.size + slot * layout.size)
+        return
     if end < len(data):
         code = "truncated" if count > available else "trailing-bytes"
         yield Finding(code, end, end, len(data) - end, "producer_entries",
@@ -294,81 +413,288 @@ def _producer_snapshot(data: bytes, base_offset: int | None) -> Iterator[Entry |
 # -- text files -------------------------------------------------------------------------------------------
 
 
-def _lines(data: bytes) -> Iterator[tuple[int, bytes]]:
-    pos = 0
-    for line in bytes(data).splitlines(keepends=True):   # bytes of a map too (a text file is small)
-        yield pos, line
-        pos += len(line)
+@dataclass(slots=True)
+class Line:
+    """A line of a text file: where it starts, its size with its terminator, its text (at most LINE_LIMIT bytes)."""
+
+    pos: int
+    size: int
+    text: bytes
+    clipped: bool = False          # the line is longer than its text: not read past LINE_LIMIT
 
 
-def _bad(pos: int, line: bytes, field_name: str, expected: str) -> Finding:
-    shown = line.rstrip(b"\r\n").decode("utf-8", "backslashreplace")
-    return Finding("bad-checkpoint", pos, pos, len(line), field_name, expected, repr(shown))
+def _lines(data: SideFile, limit: int = LINE_LIMIT) -> Iterator[Line]:
+    """Each line, as BufferedReader.readLine splits them (at \\n, \\r or \\r\\n), read a window at a time: a
+    line of any length costs LINE_LIMIT bytes."""
+    line: Line | None = None
+    after_cr = False   # the last piece ended in \r: a \n opening the next belongs to that line
+    for pos, piece in data.pieces(0, len(data)):
+        at = 0
+        if after_cr and piece[:1] == b"\n":
+            line.size += 1
+            at = 1
+        if after_cr:
+            yield line
+            line, after_cr = None, False
+        for match in _TERMINATOR.finditer(piece, at):
+            text = piece[at:match.start()]
+            if line is None:
+                line = Line(pos + at, 0, b"")
+            _extend(line, text, limit)
+            line.size += len(match[0])
+            if match.end() == len(piece) and match[0] == b"\r":
+                after_cr = True   # maybe \r\n across the pieces
+            else:
+                yield line
+                line = None
+            at = match.end()
+        if at < len(piece):
+            if line is None:
+                line = Line(pos + at, 0, b"")
+            _extend(line, piece[at:], limit)
+    if line is not None:
+        yield line
 
 
-def _checkpoint(kind: str, data: bytes) -> Iterator[Entry | Header | Finding]:
-    """CheckpointFile.CheckpointReadBuffer.read: a version line, a count line, then the entries."""
+_TERMINATOR = re.compile(rb"\r\n|\r|\n")
+
+
+def _extend(line: Line, text: bytes, limit: int) -> None:
+    line.size += len(text)
+    room = limit - len(line.text)
+    line.text += text[:max(room, 0)]
+    line.clipped = line.clipped or len(text) > room
+
+
+# Integer.parseInt / Long.parseLong: an optional sign and ASCII digits, nothing else (no blank, no "_").
+_JAVA_INTEGER = re.compile(rb"^[+-]?[0-9]+$")
+_JAVA_BOUNDS = {32: (-(1 << 31), (1 << 31) - 1), 64: (-(1 << 63), (1 << 63) - 1)}
+
+
+def java_integer(text: bytes, bits: int) -> int | None:
+    """``text`` as Java's Integer.parseInt (bits 32) or Long.parseLong (64) reads it; None where Java throws.
+
+    Its digits are counted before they are converted, so a line of a million digits costs one scan, not a
+    conversion (and never Python's limit on the digits of an int)."""
+    if not _JAVA_INTEGER.match(text):
+        return None
+    sign, digits = (text[:1], text[1:]) if text[:1] in b"+-" else (b"", text)
+    digits = digits.lstrip(b"0") or b"0"
+    if len(digits) > 19:   # more than any long has
+        return None
+    value = -int(digits) if sign == b"-" else int(digits)
+    low, high = _JAVA_BOUNDS[bits]
+    return value if low <= value <= high else None
+
+
+def _java_split(text: bytes, separator: re.Pattern) -> list[bytes]:
+    """String.split: a leading separator leaves an empty first part, trailing empty parts are dropped."""
+    parts = separator.split(text)
+    while parts and parts[-1] == b"":
+        parts.pop()
+    return parts or [b""]
+
+
+def _bad(line: Line, field_name: str, expected: str) -> Finding:
+    return Finding("bad-checkpoint", line.pos, line.pos, line.size, field_name, expected, repr(_shown(line)))
+
+
+def _shown(line: Line, limit: int = 80) -> str:
+    shown = line.text[:limit].decode("utf-8", "backslashreplace")
+    return shown + f"... ({line.size} bytes)" if len(line.text) > limit or line.clipped else shown
+
+
+def _long_line(line: Line, field_name: str, findings: list[Finding]) -> list[Finding]:
+    """The findings of a line read up to LINE_LIMIT: kept when its first bytes already make it one Kafka
+    refuses; else one warning that the rest was not read (only zeros or blanks no Kafka writes could make
+    such a line readable)."""
+    if not line.clipped or any(finding.is_damage for finding in findings):
+        return findings
+    return [Finding("line-too-long", line.pos, line.pos, line.size, field_name,
+                    f"a line of at most {LINE_LIMIT} bytes (Kafka writes a topic name of at most 249 characters "
+                    "and numbers of at most 20)", f"{line.size} bytes: read up to {LINE_LIMIT}")]
+
+
+def _checkpoint(kind: str, data: SideFile) -> Iterator[Entry | Header | Finding]:
+    """CheckpointFile.CheckpointReadBuffer.read: a version line, a count line, then the entries.
+
+    A file that ends before its count line holds no entries: Kafka creates leader-epoch-checkpoint and
+    cleaner-offset-checkpoint empty (UnifiedLog, LogCleanerManager) and reads them as such."""
     fields = CHECKPOINT_FIELDS[kind]
-    lines = list(_lines(data))
+    lines = _lines(data)
     header = Header(kind, {"version": None, "entry_count": None})
-    if len(lines) < 2:
-        header.findings.append(Finding("truncated", 0, 0, len(data), "header",
-                                       "a version line and an entry count line", f"{len(lines)} lines"))
+    version_line = next(lines, None)
+    if version_line is None:
         yield header
         return
-    (version_pos, version_line), (count_pos, count_line) = lines[:2]
-    try:
-        header.fields["version"] = int(version_line)
-    except ValueError:
-        header.findings.append(_bad(version_pos, version_line, "version", str(CHECKPOINT_VERSION)))
-    if header.fields["version"] not in (None, CHECKPOINT_VERSION):
-        header.findings.append(Finding("unknown-version", version_pos, version_pos, len(version_line), "version",
-                                       str(CHECKPOINT_VERSION), str(header.fields["version"])))
-    try:
-        header.fields["entry_count"] = int(count_line)
-    except ValueError:
-        header.findings.append(_bad(count_pos, count_line, "entry_count", "an integer"))
+    version = java_integer(version_line.text, 32)
+    findings = []
+    if version is None:
+        findings.append(_bad(version_line, "version", str(CHECKPOINT_VERSION)))
+    elif version != CHECKPOINT_VERSION:
+        findings.append(Finding("unknown-version", version_line.pos, version_line.pos, version_line.size,
+                                "version", str(CHECKPOINT_VERSION), str(version)))
+    header.findings += _long_line(version_line, "version", findings)
+    header.fields["version"] = None if version_line.clipped else version
+    count_line = next(lines, None)
+    if count_line is None:
+        yield header
+        return
+    count = java_integer(count_line.text, 32)
+    header.findings += _long_line(count_line, "entry_count",
+                                  [_bad(count_line, "entry_count", "an integer")] if count is None else [])
+    header.fields["entry_count"] = expected = None if count_line.clipped else count
     yield header
-    entries = lines[2:]
-    for slot, (pos, line) in enumerate(entries):
-        parts = WHITESPACE.split(line.decode("utf-8", "replace").strip())
-        entry = Entry(kind, slot, pos, len(line), {name: None for name, _ in fields})
+    found = 0
+    grammar = " ".join(name for name, _ in fields)
+    for slot, line in enumerate(lines):
+        found += 1
+        # LeaderEpochCheckpointFile / OffsetCheckpointFile.Formatter.fromString: split on \s+ (ASCII).
+        parts = _java_split(line.text, WHITESPACE)
+        entry = Entry(kind, slot, line.pos, line.size, {name: None for name, _ in fields})
+        findings = []
         if len(parts) != len(fields):
-            entry.findings.append(_bad(pos, line, "entry", " ".join(name for name, _ in fields)))
+            findings.append(_bad(line, "entry", f"{len(fields)} fields '{grammar}'"))
         else:
-            try:
-                entry.fields = {name: convert(part) for (name, convert), part in zip(fields, parts)}
-            except ValueError:
-                entry.findings.append(_bad(pos, line, "entry", " ".join(name for name, _ in fields)))
+            values = {name: part.decode("utf-8", "replace") if bits is None else java_integer(part, bits)
+                      for (name, bits), part in zip(fields, parts)}
+            if None in values.values():
+                findings.append(_bad(line, "entry", grammar))
+            elif kind == kinds.LEADER_EPOCH_CHECKPOINT and min(values.values()) < 0:
+                # LeaderEpochFileCache.assign, on every entry it loads: "invalid partition leader epoch entry"
+                findings.append(_bad(line, "entry", "an epoch and a start offset of 0 or more "
+                                                    "(LeaderEpochFileCache.assign)"))
+            if not findings and not line.clipped:
+                entry.fields = values
+        entry.findings = _long_line(line, "entry", findings)
         yield entry
-    expected = header.fields["entry_count"]
-    if expected is not None and expected != len(entries):
+    if expected is not None and expected != found:
         # CheckpointFile: "Expected N entries in checkpoint file ..., but found only M"
-        yield Finding("bad-checkpoint", count_pos, count_pos, len(count_line), "entry_count",
-                      f"{len(entries)} (the entry lines that follow)", str(expected))
+        yield Finding("bad-checkpoint", count_line.pos, count_line.pos, count_line.size, "entry_count",
+                      f"{found} (the entry lines that follow)", str(expected))
 
 
-def _partition_metadata(data: bytes, base_offset: int | None) -> Iterator[Entry | Finding]:
-    """PartitionMetadataReadBuffer.read: ``version: 0`` then ``topic_id: <Uuid>``, as one entry."""
-    lines = list(_lines(data))
+def _partition_metadata(data: SideFile, base_offset: int | None) -> Iterator[Entry | Finding]:
+    """PartitionMetadataReadBuffer.read: ``version: <v>`` then ``topic_id: <Uuid>``, as one entry.
+
+    Kafka splits each line at ``:\\s+`` and takes the second part, whatever the first says; it reads any
+    version of 0 or more (for downgrades), refuses the all-zero topic id, and reads no further line."""
+    lines = _lines(data)
     entry = Entry(kinds.PARTITION_METADATA, 0, 0, len(data), {"version": None, "topic_id": None})
-    for slot, (key, wanted) in enumerate((("version", str(PARTITION_METADATA_VERSION)),
-                                          ("topic_id", "a 22-character topic id"))):
-        if slot >= len(lines):
+    for key in ("version", "topic_id"):
+        line = next(lines, None)
+        if line is None:
             entry.findings.append(Finding("truncated", 0, len(data), 0, key, f"a line '{key}: ...'",
                                           "the end of the file"))
             break
-        pos, line = lines[slot]
-        match = PARTITION_METADATA_LINE.match(line.decode("utf-8", "replace").rstrip("\r\n"))
-        value = match["value"] if match and match["key"] == key else None
-        if value is None or (key == "version" and value != wanted) or (key == "topic_id" and not TOPIC_ID.match(value)):
-            entry.findings.append(_bad(pos, line, key, f"{key}: {wanted}"))
-        entry.fields[key] = int(value) if key == "version" and value is not None and value.isdigit() else value
-    rest = sum(len(line) for _, line in lines[2:])
-    if rest:
-        entry.findings.append(Finding("trailing-bytes", 0, lines[2][0], rest, "file",
-                                      "nothing after the topic_id line", f"{rest} bytes"))
+        parts = _java_split(line.text, PARTITION_METADATA_SEPARATOR)
+        value = parts[1] if len(parts) == 2 else None
+        findings = []
+        if key == "version":
+            version = None if value is None else java_integer(value, 32)
+            if version is None or version < PARTITION_METADATA_VERSION:
+                findings.append(_bad(line, key, f"{key}: {PARTITION_METADATA_VERSION} or more"))
+            elif not line.clipped:
+                entry.fields["version"] = version
+        else:
+            topic_id = None if value is None else value.decode("ascii", "replace")
+            if topic_id is None or not TOPIC_ID.match(topic_id):
+                findings.append(_bad(line, key, f"{key}: a 22-character topic id"))
+            elif topic_id.rstrip("=") == ZERO_TOPIC_ID:
+                findings.append(_bad(line, key, f"{key}: a topic id other than {ZERO_TOPIC_ID} "
+                                                "(Uuid.ZERO_UUID: Kafka takes the log dir offline)"))
+            else:
+                entry.fields["topic_id"] = topic_id
+        if parts and parts[0].decode("utf-8", "replace") != key and value is not None:
+            # Kafka does not read the key; a writer other than PartitionMetadata.encode put this one.
+            findings.append(Finding("unexpected-key", line.pos, line.pos, line.size, key, f"'{key}: ...'",
+                                    repr(_shown(line))))
+        entry.findings += _long_line(line, key, findings)
+        if any(finding.is_damage for finding in findings):
+            break   # Kafka reads no further
     yield entry
+
+
+# A quorum-state line holds the voters of version 0: a few bytes each; this is room for a hundred thousand.
+QUORUM_STATE_LINE_LIMIT = 1 << 20
+
+
+def _quorum_state(data: SideFile, base_offset: int | None) -> Iterator[Entry | Finding]:
+    """FileQuorumStateStore.readStateFromFile: the first line, a JSON object with ``data_version`` 0 or 1 and
+    the fields of QuorumStateData at that version, read by QuorumStateDataJsonConverter.read."""
+    lines = _lines(data, QUORUM_STATE_LINE_LIMIT)
+    line = next(lines, None)
+    entry = Entry(kinds.QUORUM_STATE, 0, 0, 0, {"data_version": None})
+    if line is None:
+        entry.findings.append(Finding("truncated", 0, 0, 0, "line", "a line of JSON",
+                                      "the end of the file (\"File ended prematurely\")"))
+        yield entry
+        return
+    entry.size = line.size
+
+    def bad(field_name: str, expected: str, found: str) -> None:
+        entry.findings.append(Finding("bad-quorum-state", line.pos, line.pos, line.size, field_name, expected,
+                                      found))
+
+    if line.clipped:
+        bad("line", f"a line of at most {QUORUM_STATE_LINE_LIMIT} bytes", f"{line.size} bytes")
+        yield entry
+        return
+    try:   # Jackson's ObjectMapper.readTree: strict JSON (no NaN), one value
+        state = json.loads(line.text.decode("utf-8"), parse_constant=_no_constant)
+    except (ValueError, UnicodeDecodeError, RecursionError) as error:
+        bad("line", "a JSON object", f"no JSON: {str(error)[:80]}")
+        yield entry
+        return
+    if not isinstance(state, dict):
+        bad("line", "a JSON object", type(state).__name__)
+        yield entry
+        return
+    version = state.get("data_version")
+    entry.fields["data_version"] = version
+    if version is None:
+        bad("data_version", "a data_version field", "none")
+    elif not _json_int(version, 16) or version not in QUORUM_STATE_VERSIONS:
+        entry.findings.append(Finding("unknown-version", line.pos, line.pos, line.size, "data_version",
+                                      " or ".join(map(str, QUORUM_STATE_VERSIONS)), repr(version)[:40]))
+    else:
+        for name, kind, versions in QUORUM_STATE_FIELDS:
+            if version not in versions:
+                continue
+            snake = re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+            value = state.get(name, _MISSING)
+            entry.fields[snake] = None if value is _MISSING else value
+            if value is _MISSING:
+                bad(snake, f"a field {name!r} (mandatory in version {version})", "none")
+            elif not _quorum_value_fits(kind, value):
+                bad(snake, f"{kind} ({name}, QuorumStateData.json)", repr(value)[:80])
+    yield entry
+
+
+_MISSING = object()
+
+
+def _no_constant(name: str):
+    raise ValueError(f"{name} is no JSON number")
+
+
+def _json_int(value, bits: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and -(1 << bits - 1) <= value < 1 << bits - 1
+
+
+def _quorum_value_fits(kind: str, value) -> bool:
+    """Whether QuorumStateDataJsonConverter.read takes ``value`` as ``kind`` (MessageUtil.jsonNodeToInt/Long)."""
+    if kind == "int32":
+        return _json_int(value, 32)
+    if kind == "int64":
+        return _json_int(value, 64)
+    if kind == "string":
+        return isinstance(value, str)
+    if kind == "uuid":   # Uuid.fromString: base64 of 16 bytes
+        return isinstance(value, str) and bool(TOPIC_ID.match(value))
+    # []Voter, nullable: each an object with an int32 voterId
+    return value is None or (isinstance(value, list) and all(
+        isinstance(voter, dict) and _json_int(voter.get("voterId"), 32) for voter in value))
 
 
 @dataclass
@@ -399,7 +725,8 @@ class SidecarSummary:
 
 
 def read_whole(stream, limit: int = MAX_SIDECAR_SIZE) -> bytes:
-    """A sidecar's bytes (they are small: an index is at most segment.index.bytes)."""
+    """A sidecar's bytes whole, for a reader that needs them at once (the seek's binary search); the readers
+    above take the stream and read it a window at a time."""
     stream.seek(0)
     data = stream.read(limit + 1)
     if len(data) > limit:

@@ -6,7 +6,7 @@ import os
 
 from ..summary import FileSummary
 from .crosscheck import PartitionCheck
-from .kinds import LOG, kind_of
+from .kinds import LOG, OFFSET_CHECKPOINT, OFFSET_CHECKPOINTS, kind_of
 
 
 def partition_directories(paths) -> list[str]:
@@ -42,7 +42,36 @@ def verify_partitions(paths, sink, *, index_only: bool, decompressed_limit: int)
             summary.batches, summary.records, summary.size = check.batches, check.records, check.bytes
         sink.file_done(summary)
         summaries.append(summary)
+    for directory in log_directories(paths):
+        summary = FileSummary(directory.rstrip("/") + "/ (offset checkpoints)", 0)
+        for path, finding in log_directory_findings(directory):
+            summary.add_finding(finding)
+            sink.finding(path, finding)
+        sink.file_done(summary)
+        summaries.append(summary)
     return summaries
+
+
+def log_directories(paths) -> list[str]:
+    """The log directories among the directory arguments: those holding an offset checkpoint (LogManager
+    writes them once per log directory).  A partition directory named alone does not bring its parent's."""
+    candidates = dict.fromkeys(os.path.normpath(path) for path in paths if os.path.isdir(path))
+    return [directory for directory in candidates
+            if any(os.path.isfile(os.path.join(directory, name)) for name in OFFSET_CHECKPOINTS)]
+
+
+def log_directory_findings(directory: str):
+    """(path, finding) for each finding of a log directory's offset checkpoints, each read on its own."""
+    from .sidecars import Entry, Header, read_sidecar
+
+    for name in sorted(OFFSET_CHECKPOINTS):
+        path = os.path.join(directory, name)
+        if not os.path.isfile(path):
+            continue
+        with open(path, "rb") as stream:
+            for item in read_sidecar(OFFSET_CHECKPOINT, stream):
+                for finding in item.findings if isinstance(item, (Entry, Header)) else [item]:
+                    yield path, finding
 
 
 def directories_of(segment_paths) -> list[str]:

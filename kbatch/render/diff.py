@@ -48,6 +48,10 @@ def verdict(summary: DiffSummary) -> Text:
             if counts[key]:
                 plural = "es" if label == "batch" else "s"
                 parts.append(f"{counts[key]} {label}{plural if counts[key] != 1 else ''} {word}")
+    regrouped = summary.regrouped
+    if regrouped["spans"]:
+        parts.append(f"{regrouped['spans']} span{'s' if regrouped['spans'] != 1 else ''} of offsets batched "
+                     f"differently ({regrouped['a']} batches in A, {regrouped['b']} in B)")
     for side in ("a", "b"):
         if summary.damaged[side]:
             parts.append(f"{summary.damaged[side]} damaged in {side.upper()}")

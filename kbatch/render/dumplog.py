@@ -121,14 +121,14 @@ def trailing_line(invalid_bytes: int, path: str) -> str:
     return f"Found {invalid_bytes} invalid bytes at the end of {path.rsplit('/', 1)[-1]}"
 
 
-def non_consecutive_report(path: str, pairs: list[tuple[int, int]]) -> list[str]:
+def non_consecutive_report(path: str, pairs: dict[int, int]) -> list[str]:
     """DumpLogSegments.main's report of record offsets that do not follow each other by one.
 
-    Kafka keys it by the file's absolute path and prepends each pair to its list (``::=``), so the
-    pairs come out last first.
+    Kafka 4.x's Java tool (org.apache.kafka.tools.DumpLogSegments) keys it by the file's absolute path and
+    holds each file's pairs in a TreeMap from the previous offset, so they come out in that order.
     """
     lines = [f"Non-consecutive offsets in {path if path == '-' else os.path.abspath(path)}"]
-    lines += [f"  {first} is followed by {second}" for first, second in reversed(pairs)]
+    lines += [f"  {first} is followed by {pairs[first]}" for first in sorted(pairs)]
     return lines
 
 
@@ -138,13 +138,13 @@ class DumplogSink:
     def __init__(self, out, *, records: bool, decode: str = "auto", err=None):
         self.out, self.records, self.decode = out, records, decode
         self.err = err or sys.stderr
-        self.non_consecutive: dict[str, list[tuple[int, int]]] = {}
+        self.non_consecutive: dict[str, dict[int, int]] = {}
         self.not_kept: dict[str, int] = {}   # pairs past MAX_HELD, counted
 
     def begin(self, path: str, size: int) -> None:
         self.path = path
         self.last_end = 0
-        self.last_offset = -1   # dumpLog's `var lastOffset = -1L`, per file
+        self.last_offset = -1   # dumpLog's `lastOffset = new AtomicLong(-1L)`, per file
         for line in file_header(path):
             self.out.write(line + "\n")
 
@@ -154,10 +154,12 @@ class DumplogSink:
             self.out.write(finding_comment(finding) + "\n")
         if self.records:
             for record in batch.records or []:
-                if self.last_offset != -1 and record.offset != self.last_offset + 1:
-                    pairs = self.non_consecutive.setdefault(self.path, [])
+                # dumpBatchRecords: the first record too, against -1 (a segment not starting at 0, or a
+                # compacted one, reports "-1 is followed by N").
+                if record.offset != self.last_offset + 1:
+                    pairs = self.non_consecutive.setdefault(self.path, {})
                     if len(pairs) < MAX_HELD:   # held to the end: a record-count bomb must not hold millions
-                        pairs.append((self.last_offset, record.offset))
+                        pairs[self.last_offset] = record.offset
                     else:
                         self.not_kept[self.path] = self.not_kept.get(self.path, 0) + 1
                 self.last_offset = record.offset

@@ -127,7 +127,7 @@ def _table(console, path, size, kind, items, summary) -> None:
     console.print()
 
 
-# -- kafka-dump-log.sh's lines (DumpLogSegments.scala: dumpIndex, dumpTimeIndex, dumpTxnIndex,
+# -- kafka-dump-log.sh's lines (DumpLogSegments.java: dumpIndex, dumpTimeIndex, dumpTxnIndex,
 #    dumpProducerIdSnapshot); Kafka's tool stops an index at its zero tail, as we do ------------------------
 
 
@@ -153,9 +153,9 @@ def dumplog_line(entry: Entry) -> str | None:
         line = (f"producerId: {f['producer_id']} producerEpoch: {f['epoch']} "
                 f"coordinatorEpoch: {f['coordinator_epoch']} "
                 f"currentTxnFirstOffset: {_optional_long(f['current_txn_first_offset'])} "
-                f"lastTimestamp: {f['timestamp']} ")
+                f"lastTimestamp: {f['timestamp']}")
         if f["last_offset"] >= 0:   # ProducerStateManager.readSnapshot: batch metadata only with an offset
-            line += (f"firstSequence: {_decrement_sequence(f['last_sequence'], f['offset_delta'])} "
+            line += (f" firstSequence: {_decrement_sequence(f['last_sequence'], f['offset_delta'])} "
                      f"lastSequence: {f['last_sequence']} lastOffset: {f['last_offset']} "
                      f"offsetDelta: {f['offset_delta']} timestamp: {f['timestamp']}")
         return line
@@ -165,20 +165,30 @@ def dumplog_line(entry: Entry) -> str | None:
 
 def _dumplog(out, path, kind, items, summary) -> None:
     out.write(f"Dumping {path}\n")
+    entries = 0
     for item in items:
         summary.add(item)
         findings = item.findings if isinstance(item, (Entry, Header)) else [item]
         if isinstance(item, Entry):
+            entries += 1
             out.write(dumplog_line(item) + "\n")
+        elif entries == 0 and getattr(item, "code", None) == "zero-tail" and kind in (kinds.OFFSET_INDEX, kinds.TIME_INDEX):
+            # DumpLogSegments.dumpIndex/dumpTimeIndex stop at a zero slot only after the first: an index
+            # preallocated and still empty prints its first slot as an entry.
+            base = kinds.base_offset_of(path) or 0
+            out.write(f"offset: {base} position: 0\n" if kind == kinds.OFFSET_INDEX else f"timestamp: 0 offset: {base}\n")
         for finding in findings:
             out.write(finding_comment(finding) + "\n")
+    if kind == kinds.OFFSET_INDEX and entries == 0 and summary.size < 8:
+        out.write(f"{path} is empty.\n")   # DumpLogSegments.dumpIndex, for an index with no entries
 
 
 def dump_file(path: str, stream, kind: str, sink):
-    """``kbatch dump`` of one file beside a segment: read it whole as ``kind`` and show it through ``sink``."""
-    from ..partition.sidecars import SidecarSummary, read_sidecar, read_whole
+    """``kbatch dump`` of one file beside a segment: read it as ``kind``, a window at a time, and show it
+    through ``sink``."""
+    from ..partition.sidecars import SideFile, SidecarSummary, read_sidecar
 
-    data = read_whole(stream)
+    data = SideFile(stream)
     summary = SidecarSummary(path, len(data), kind)
     render(sink, path, len(data), kind, read_sidecar(kind, data, kinds.base_offset_of(path)), summary)
     return summary

@@ -86,7 +86,9 @@ def _corrupt(row: dict) -> Text:
 
 
 def _open_transactions(row: dict) -> str:
-    return ", ".join(str(p) for p in row["open_transactions"]) or "-"
+    # a producer whose last marker is not believed (its CRC fails): neither open nor known to be ended
+    unknown = [f"{producer} (outcome unknown)" for producer in row.get("unknown_outcome_transactions", [])]
+    return ", ".join([str(p) for p in row["open_transactions"]] + unknown) or "-"
 
 
 def _cross_checks(checks: dict | None) -> Text:

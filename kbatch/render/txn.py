@@ -11,7 +11,7 @@ from .jsonout import finding_dict
 from .table import finding_line
 from .values import iso_timestamp
 
-_OUTCOME_STYLE = {"COMMIT": "green", "ABORT": "yellow", "OPEN": "bold red"}
+_OUTCOME_STYLE = {"COMMIT": "green", "ABORT": "yellow", "OPEN": "bold red", "UNKNOWN": "bold red"}
 
 
 def _name(view) -> str:
@@ -23,6 +23,9 @@ def _counts(view) -> str:
     parts = [f"{sum(t.outcome == 'COMMIT' for t in txns)} committed",
              f"{sum(t.outcome == 'ABORT' for t in txns)} aborted", f"{sum(t.empty for t in txns)} empty",
              f"{sum(t.outcome == 'OPEN' for t in txns)} open"]
+    unknown = sum(t.outcome == "UNKNOWN" for t in txns)
+    if unknown:
+        parts.append(f"{unknown} of unknown outcome")
     return f"{len(txns)} transaction{'s' if len(txns) != 1 else ''} ({', '.join(parts)})"
 
 
@@ -110,6 +113,11 @@ def print_txn(console, views, coordinator, findings) -> None:
             ranges = ", ".join(f"{txn.first_offset}–{txn.marker_offset} (producer {txn.producer_id})"
                                for txn in aborted)
             console.print(Text(f"  aborted (consumers skip the producer's records): {ranges}"))
+        for txn in view.transactions:
+            if txn.outcome == "UNKNOWN":
+                console.print(Text(f"  producer {txn.producer_id}/{txn.producer_epoch} "
+                                   f"{'(empty)' if txn.empty else _offsets(txn)}: outcome unknown, "
+                                   f"{txn.marker_doubt}", style="bold red"))
         for line in _open_lines(view):
             console.print(line)
         if view.cross_checked:
@@ -138,6 +146,7 @@ def write_txn_jsonl(out, views, coordinator, findings) -> None:
                "committed": sum(t.outcome == "COMMIT" for t in view.transactions),
                "aborted": sum(t.outcome == "ABORT" for t in view.transactions),
                "empty": sum(t.empty for t in view.transactions), "open": len(view.open),
+               "unknown": sum(t.outcome == "UNKNOWN" for t in view.transactions),
                "last_stable_offset": view.last_stable_offset,
                "log_end_offset": None if view.last_offset is None else view.last_offset + 1,
                "cross_checked": view.cross_checked, "cross_check_findings": view.cross_check_findings})

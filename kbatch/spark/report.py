@@ -45,11 +45,18 @@ def partition_report(spark, batches, findings, sizes: dict[str, int], cross_chec
                  .groupBy("topic", "partition").agg(F.countDistinct("producer_id").alias("producers")).collect()}
     transactions = batches.where(F.col("is_transactional")).groupBy("topic", "partition", "producer_id").agg(
         F.max(F.when(~F.col("is_control"), F.col("last_offset"))).alias("last_data"),
-        F.max(F.when(F.col("is_control"), F.col("last_offset"))).alias("last_marker")).collect()
-    open_transactions = defaultdict(list)
+        # a marker whose CRC fails is never believed (kbatch.markers): it ends its transaction, outcome unknown
+        F.max(F.when(F.col("is_control") & F.col("crc_valid"), F.col("last_offset"))).alias("last_marker"),
+        F.max(F.when(F.col("is_control") & ~F.col("crc_valid"), F.col("last_offset"))).alias("last_doubted"),
+    ).collect()
+    open_transactions, unknown_transactions = defaultdict(list), defaultdict(list)
     for row in transactions:
-        if row.last_data is not None and (row.last_marker is None or row.last_marker < row.last_data):
+        ended = max((offset for offset in (row.last_marker, row.last_doubted) if offset is not None), default=None)
+        if row.last_data is not None and (ended is None or ended < row.last_data):
             open_transactions[(row.topic, row.partition)].append(row.producer_id)
+        elif row.last_doubted is not None and row.last_doubted == ended and \
+                (row.last_data is not None and row.last_data < row.last_doubted):
+            unknown_transactions[(row.topic, row.partition)].append(row.producer_id)
     damage = {row.file: row.errors for row in findings.where(
         (F.col("severity") == "error") & (F.col("code") != "split-handover"))
         .groupBy("file").agg(F.count("*").alias("errors")).collect()}
@@ -89,6 +96,8 @@ def partition_report(spark, batches, findings, sizes: dict[str, int], cross_chec
                                   default=None),
             "producers": producers.get((topic, partition), 0),
             "open_transactions": sorted(open_transactions.get((topic, partition), [])),
+            # their last transaction ends at a marker whose CRC fails: committed or aborted, nobody can say
+            "unknown_outcome_transactions": sorted(unknown_transactions.get((topic, partition), [])),
             "cross_checks": (dict(checks[(topic, partition)], findings=dict(sorted(
                 checks[(topic, partition)]["findings"].items()))) if (topic, partition) in checked else None),
         })

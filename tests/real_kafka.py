@@ -1,0 +1,205 @@
+"""A real Kafka for the tests: the jars of tests/kafka/pom.xml, a KRaft broker started on them, Kafka's tools.
+
+Everything kbatch is otherwise tested on was written by a client library's builder or by code of ours that
+imitates the broker, which agrees with our reading of Kafka by construction. Here Apache Kafka itself, from
+Maven Central, writes the log directories and its own DumpLogSegments reads them.
+
+The jars are copied once into a cache (KBATCH_KAFKA_CACHE, else ~/.cache/kbatch) by
+`mvn dependency:copy-dependencies`, in a folder named after the pom's hash, and run with plain `java -cp`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import time
+import uuid
+from pathlib import Path
+
+KAFKA_DIR = Path(__file__).resolve().parent / "kafka"
+POM = KAFKA_DIR / "pom.xml"
+KAFKA_VERSION = re.search(r"<kafka.version>([^<]+)</kafka.version>", POM.read_text()).group(1)
+
+
+class Unavailable(Exception):
+    """Java or Maven is missing, or the jars could not be had: the reason, for a skip (or CI's failure)."""
+
+
+def missing_tools() -> str | None:
+    for tool in ("java", "javac", "mvn"):
+        if shutil.which(tool) is None:
+            return f"{tool} is not on PATH (the real_kafka tests need Java 17 and Maven)"
+    return None
+
+
+def kafka_jars() -> Path:
+    """The folder of Kafka's jars, copied from Maven Central the first time."""
+    reason = missing_tools()
+    if reason:
+        raise Unavailable(reason)
+    cache = Path(os.environ.get("KBATCH_KAFKA_CACHE") or Path.home() / ".cache" / "kbatch")
+    folder = cache / f"kafka-{KAFKA_VERSION}-{hashlib.sha256(POM.read_bytes()).hexdigest()[:12]}"
+    if (folder / ".complete").exists():
+        return folder
+    partial = folder.with_name(folder.name + ".partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    result = subprocess.run(["mvn", "-q", "-B", "-f", str(POM), "dependency:copy-dependencies",
+                             f"-DoutputDirectory={partial}", "-DincludeScope=runtime"],
+                            capture_output=True, text=True, timeout=900)
+    if result.returncode != 0:
+        raise Unavailable(f"mvn could not copy Kafka {KAFKA_VERSION}'s jars: {result.stdout[-2000:]}{result.stderr[-2000:]}")
+    (partial / ".complete").touch()
+    shutil.rmtree(folder, ignore_errors=True)
+    partial.rename(folder)
+    return folder
+
+
+def classpath(jars: Path) -> str:
+    return str(jars / "*")
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+# A single KRaft node, broker and controller at once, on loopback. Internal topics get one replica and few
+# partitions (the tests read every file of the log directory), and the cleaner and the log roll run often
+# enough to act within a test session.
+SERVER_PROPERTIES = """\
+process.roles=broker,controller
+node.id=1
+controller.quorum.voters=1@127.0.0.1:{controller_port}
+listeners=PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{controller_port}
+advertised.listeners=PLAINTEXT://127.0.0.1:{port}
+controller.listener.names=CONTROLLER
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+inter.broker.listener.name=PLAINTEXT
+log.dirs={log_dir}
+num.partitions=1
+offsets.topic.num.partitions=3
+offsets.topic.replication.factor=1
+transaction.state.log.num.partitions=2
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+share.coordinator.state.topic.num.partitions=2
+share.coordinator.state.topic.replication.factor=1
+share.coordinator.state.topic.min.isr=1
+group.initial.rebalance.delay.ms=0
+log.cleaner.backoff.ms=200
+log.retention.check.interval.ms=500
+log.initial.task.delay.ms=100
+metadata.log.max.record.bytes.between.snapshots=2000
+metadata.log.max.snapshot.interval.ms=1000
+remote.log.storage.system.enable=true
+remote.log.storage.manager.class.name=FolderRemoteStorage
+rsm.config.folder={remote_dir}
+remote.log.metadata.manager.listener.name=PLAINTEXT
+rlmm.config.remote.log.metadata.topic.replication.factor=1
+rlmm.config.remote.log.metadata.topic.num.partitions=1
+remote.log.manager.task.interval.ms=300
+"""
+
+LOG4J2 = """\
+Configuration:
+  Appenders:
+    File:
+      name: file
+      fileName: "{log_file}"
+      PatternLayout:
+        pattern: "[%d] %p %m (%c)%n"
+  Loggers:
+    Root:
+      level: INFO
+      AppenderRef:
+        ref: file
+"""
+
+
+class Broker:
+    """A Kafka broker in a folder of its own: format, start, wait until it serves, stop cleanly."""
+
+    def __init__(self, jars: Path, home: Path):
+        self.jars = jars
+        self.home = home
+        self.log_dir = home / "logs"
+        self.port = free_port()
+        self.controller_port = free_port()
+        self.bootstrap = f"127.0.0.1:{self.port}"
+        self.server_log = home / "server.log"
+        self.process: subprocess.Popen | None = None
+        home.mkdir(parents=True, exist_ok=True)
+        self.config = home / "server.properties"
+        self.config.write_text(SERVER_PROPERTIES.format(port=self.port, controller_port=self.controller_port,
+                                                        log_dir=self.log_dir, remote_dir=home / "remote"))
+        # Tiered storage's remote store: a folder, through tests/kafka/FolderRemoteStorage.java.
+        self.classes = home / "classes"
+        if not (self.classes / "FolderRemoteStorage.class").exists():
+            subprocess.run(["javac", "-nowarn", "-cp", classpath(jars), "-d", str(self.classes),
+                            str(KAFKA_DIR / "FolderRemoteStorage.java")], check=True, capture_output=True, timeout=120)
+        (home / "log4j2.yaml").write_text(LOG4J2.format(log_file=self.server_log))
+
+    def java(self, main: str, *args: str, timeout: float = 120, check: bool = True) -> subprocess.CompletedProcess:
+        """Run one of Kafka's Java programs on the broker's jars."""
+        result = subprocess.run(["java", "-Xmx512m", "-cp", classpath(self.jars), main, *args],
+                                capture_output=True, text=True, timeout=timeout)
+        if check and result.returncode != 0:
+            raise RuntimeError(f"{main} {' '.join(args)} exited {result.returncode}:\n{result.stdout}\n{result.stderr}")
+        return result
+
+    def start(self) -> None:
+        if not (self.log_dir / "meta.properties").exists():
+            self.java("kafka.tools.StorageTool", "format", "-t", str(uuid.uuid4()).replace("-", "")[:22],
+                      "-c", str(self.config))
+        out = open(self.home / "stdout.log", "ab")
+        self.process = subprocess.Popen(
+            ["java", "-Xmx768m", f"-Dlog4j2.configurationFile={self.home / 'log4j2.yaml'}",
+             "-cp", f"{classpath(self.jars)}{os.pathsep}{self.classes}", "kafka.Kafka", str(self.config)],
+            stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        self._wait_until_serving()
+
+    def _wait_until_serving(self, timeout: float = 90) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"the broker exited with {self.process.returncode}:\n{self.log_tail()}")
+            if self.server_log.exists() and "Kafka Server started" in self.server_log.read_text(errors="replace"):
+                return
+            time.sleep(0.2)
+        raise RuntimeError(f"the broker did not start in {timeout} s:\n{self.log_tail()}")
+
+    def stop(self) -> None:
+        """A clean shutdown (SIGTERM): the broker trims the active segment's indexes and writes its checkpoints."""
+        if self.process is None or self.process.poll() is not None:
+            return
+        os.killpg(self.process.pid, signal.SIGTERM)
+        try:
+            self.process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait()
+
+    def log_tail(self, lines: int = 60) -> str:
+        text = self.server_log.read_text(errors="replace") if self.server_log.exists() else ""
+        stdout = self.home / "stdout.log"
+        text += stdout.read_text(errors="replace") if stdout.exists() else ""
+        return "\n".join(text.splitlines()[-lines:])
+
+    def run_workload(self) -> str:
+        """tests/kafka/Workload.java against this broker (the Java clients of the same release)."""
+        result = subprocess.run(["java", "-Xmx512m", "-cp", classpath(self.jars), str(KAFKA_DIR / "Workload.java"),
+                                 self.bootstrap], capture_output=True, text=True, timeout=300)
+        if result.returncode != 0 or "workload done" not in result.stdout:
+            raise RuntimeError(f"the workload failed ({result.returncode}):\n{result.stdout[-3000:]}\n"
+                               f"{result.stderr[-5000:]}\n{self.log_tail()}")
+        return result.stdout
+
+    def dump_log_segments(self, *args: str) -> str:
+        """Kafka's own kafka-dump-log.sh (DumpLogSegments) on files of this broker's log directory."""
+        return self.java("org.apache.kafka.tools.DumpLogSegments", *args, timeout=300).stdout
