@@ -231,7 +231,9 @@ def test_every_finding_code_can_be_crafted():
                       "bad-internal-record", "unknown-record-version",  # tests/test_internal.py (fixtures
                       "internal-trailing-bytes",                        # under fixtures/internal/damaged)
                       "bad-kraft-record", "bad-snapshot", "snapshot-without-footer",   # KRaft's rules, and a
-                      "record-version-above-schema", "tagged-field-size-mismatch"}     # message's: test_messages_table.py
+                      "record-version-above-schema", "tagged-field-size-mismatch",     # message's: test_messages_table.py
+                      "offset-outlier",                                 # a batch among others: test_outlier.py
+                      "marker-not-believed", "control-not-end-marker"}  # tests/test_markers.py
     from .test_partition_crosscheck import PARTITION_CODES   # the files beside a segment: tests/test_partition_*
     assert set(CODES) == crafted | by_other_means | PARTITION_CODES
 
