@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Iterator
 
 from ..checksums import crc32c
-from ..findings import Finding
+from ..findings import Finding, Severity
 from ..structs import (
     ABORTED_TXN_ENTRY,
     ABORTED_TXN_VERSION,
@@ -195,11 +195,13 @@ _FIRST_BYTES = {
 
 
 def _reads_cleanly_as(kind: str, data: bytes) -> bool:
-    """At least one entry and no damage; stops at the first damage, so garbage costs little to rule out."""
+    """At least one entry and nothing but information; stops at the first finding that is more, so garbage
+    costs little to rule out. (A warning rules a kind out too: a partial .txnindex entry Kafka ignores must
+    not make a segment of other bytes look like one.)"""
     entries = 0
     for item in read_sidecar(kind, data):
         findings = [item] if isinstance(item, Finding) else getattr(item, "findings", [])
-        if any(finding.is_damage for finding in findings):
+        if any(finding.severity is not Severity.INFO for finding in findings):
             return False
         if isinstance(item, Entry):
             if kind == kinds.TIME_INDEX and not _PLAUSIBLE_MS[0] <= item.fields["timestamp"] < _PLAUSIBLE_MS[1]:
