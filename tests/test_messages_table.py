@@ -381,3 +381,15 @@ def test_a_member_subscription_above_the_newest_version_reads_as_the_newest():
     assert decoded.problems == []
     got = decoded.value["data"]["members"][0]["subscription"]
     assert to_json(got) == FIX.expected("ConsumerProtocolSubscription", newest, sub)["data"]
+
+
+@pytest.mark.parametrize("part", ["a", "b"])
+def test_remote_log_metadata_dumplog_is_what_kafka_4_4_printed(part, kbatch):
+    """RemoteMetadataLogMessageParser: the toString of what RemoteLogMetadataSerde builds, or the message of
+    what its constructors throw; compared with the output of Kafka 4.4.0's tool kept beside the segment."""
+    folder = ROOT / "fixtures" / "remote" / part
+    segment = "fixtures/remote/" + part + "/__remote_log_metadata-0/00000000000000000000.log"
+    kafka = (folder / "kafka-dump-log.txt").read_text().splitlines()
+    ours = [line for line in kbatch("dump", "--format", "dumplog", "--records", segment).out.splitlines()
+            if not line.startswith("#")]   # kbatch's own comments on damage
+    assert ours == kafka

@@ -23,7 +23,7 @@ import sys
 
 from ..findings import MAX_HELD, Finding
 from ..model import Batch, Record
-from .internal import control_dumplog_tokens, dumplog_tokens
+from .internal import control_dumplog_tokens, dumplog_tokens, remote_dumplog_tokens
 from .values import bytes_text, finding_text
 
 KAFKA_DECODER_MODES = ("auto", "utf8")   # --decode values meaning Kafka's own StringDecoder
@@ -101,9 +101,9 @@ def record_line(record: Record, batch: Batch, decode: str = "auto") -> str:
             name = "UNKNOWN" if marker.type.startswith("UNKNOWN") else marker.type
             line += f" controlType: {name}({marker.type_id})"
         return line
-    # --remote-log-metadata-decoder prints Java's toString of the deserialized objects, which kbatch does
-    # not reproduce: __remote_log_metadata records print as Kafka's tool prints them without that decoder
-    if record.decoded is not None and record.decoded.decoder != "remote":
+    if record.decoded is not None:
+        if record.decoded.decoder == "remote":
+            return line + remote_dumplog_tokens(record.decoded, record.offset)
         return line + dumplog_tokens(record.decoded, record.offset)
     # DecoderMessageParser: a null key or value prints no token at all.
     if record.key is not None:
