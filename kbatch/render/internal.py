@@ -2,7 +2,7 @@
 
 The table shows ``Name vN {json}``; ``--format dumplog`` prints what Kafka 4.x's kafka-dump-log.sh prints
 with its decoders (--offsets-decoder, --transaction-log-decoder, --cluster-metadata-decoder,
---share-group-state-decoder), so scripts reading its output keep working.
+--share-group-state-decoder, --remote-log-metadata-decoder), so scripts reading its output keep working.
 """
 
 from __future__ import annotations
