@@ -262,11 +262,17 @@ def _internal_fields(spans: list[Span], chunk: bytes, base: int, inner: bool, de
 
 def _message_value(path: str, value) -> str:
     """A message field's value for the legend: strings quoted (and cut), the decoder's own labels as they are."""
+    from .messages.decoder import to_json
     from .messages.topics import Label
     if isinstance(value, Label) or (isinstance(value, str) and "_tag[" in path):
         return value
     if isinstance(value, str):
         return repr(value) if len(value) <= 40 else repr(value[:40]) + f"… ({len(value)} characters)"
+    if isinstance(value, (bytes, bytearray)) and "(unknown)" not in path:
+        # a bytes field as Kafka's JSON converters print it (MessageUtil / Jackson BinaryNode: base64);
+        # a tag the schema does not know is kbatch's own find, kept in hex as _unknownTaggedFields has it
+        text = to_json(bytes(value))
+        return text if len(text) <= 44 else text[:44] + f"… ({len(value)} bytes)"
     return _shown(value)
 
 

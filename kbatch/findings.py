@@ -100,6 +100,12 @@ CODES: dict[str, tuple[Severity, str]] = {
     # Internal topics (__consumer_offsets, __transaction_state, __cluster_metadata) read with Kafka's schemas:
     "bad-internal-record": (Severity.ERROR, "an internal topic's key or value does not read with Kafka's schema"),
     "unknown-record-version": (Severity.WARNING, "a record type or version kbatch's schemas do not know"),
+    "bad-kraft-record": (Severity.ERROR, "a __cluster_metadata record KRaft's reader refuses (a key, a timestamp "
+                         "delta, headers, a control type it does not know)"),
+    "bad-snapshot": (Severity.ERROR, "a KRaft snapshot that does not start with a SNAPSHOT_HEADER control record"),
+    "snapshot-without-footer": (Severity.WARNING, "a KRaft snapshot whose last record is no SNAPSHOT_FOOTER"),
+    "tagged-field-size-mismatch": (Severity.WARNING, "a known tagged field's stated size is not what it reads "
+                                   "(Kafka reads on from the field's end and never checks)"),
     "record-version-above-schema": (Severity.WARNING, "a version above the newest schema's, read as the newest"),
     "internal-trailing-bytes": (Severity.WARNING, "bytes after a coordinator record's message, which Kafka ignores"),
 }

@@ -62,14 +62,18 @@ def verify_file(path: str, stream: BinaryIO, summary: FileSummary, options: Veri
                                    landed=landed, on_batch=on_batch, decoder=decoder,
                                    segment_base=segment_base_offset(path))
         return
+    # a KRaft snapshot (its own rules: kbatch.messages.kraft.SnapshotRules), read from its start
+    snapshot = decoder == "metadata" and path.endswith(".checkpoint") and start == 0
     yield from verify_stream(stream, summary, options, progress=progress, start=start, stop=stop, landed=landed,
-                             on_batch=on_batch, decoder=decoder, segment_base=segment_base_offset(path))
+                             on_batch=on_batch, decoder=decoder, segment_base=segment_base_offset(path),
+                             snapshot=snapshot)
 
 
 def verify_stream(stream: BinaryIO, summary: FileSummary, options: VerifyOptions = VerifyOptions(),
                   *, progress=None, start: int = 0, stop: int | None = None,
                   landed: dict | None = None, on_batch=None, decoder: str | None = None,
-                  segment_base: int | None = None, order: OffsetOrder | None = None) -> Iterator[Finding]:
+                  segment_base: int | None = None, order: OffsetOrder | None = None,
+                  snapshot: bool = False) -> Iterator[Finding]:
     """Every finding of one input, in file order; ``summary`` counts batches, records and findings.
 
     Without ``deep`` the reader checks framing and every CRC (each inner
@@ -92,6 +96,10 @@ def verify_stream(stream: BinaryIO, summary: FileSummary, options: VerifyOptions
     reader = SegmentReader(stream, ReadOptions(records=options.deep, record_objects=objects,
                                                decompressed_limit=options.decompressed_limit), size=summary.size)
     order = OffsetOrder() if order is None else order
+    snapshot_rules = None
+    if snapshot and options.deep and objects:
+        from .messages.kraft import SnapshotRules
+        snapshot_rules = SnapshotRules()
     # --deep walks the data batches it has nothing to say about without an object each (kbatch.fastdeep);
     # every other entry is the full reader's, one at a time.
     run = None
@@ -120,6 +128,8 @@ def verify_stream(stream: BinaryIO, summary: FileSummary, options: VerifyOptions
             if options.deep:
                 if objects:
                     decode_batch(item, decoder)
+                if snapshot_rules is not None:
+                    item.findings += snapshot_rules.batch(item)
                 item.findings += batch_invariants(item)
                 if segment_base is not None:
                     item.findings += segment_range_checks(item, segment_base)
@@ -137,6 +147,10 @@ def verify_stream(stream: BinaryIO, summary: FileSummary, options: VerifyOptions
         if summary.size_now is None:
             summary.add_finding(item)
             yield item
+    if snapshot_rules is not None and pos >= summary.size:
+        for finding in snapshot_rules.end():
+            summary.add_finding(finding)
+            yield finding
     if landed is not None:
         landed["pos"] = pos
 

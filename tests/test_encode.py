@@ -230,7 +230,8 @@ def test_every_finding_code_can_be_crafted():
                       "below-segment-base", "beyond-segment-range",   # a file name: tests/test_kafka_fidelity.py
                       "bad-internal-record", "unknown-record-version",  # tests/test_internal.py (fixtures
                       "internal-trailing-bytes",                        # under fixtures/internal/damaged)
-                      "record-version-above-schema",                    # tests/test_internal.py
+                      "bad-kraft-record", "bad-snapshot", "snapshot-without-footer",   # KRaft's rules, and a
+                      "record-version-above-schema", "tagged-field-size-mismatch",     # message's: test_messages_table.py
                       "offset-outlier",            # three batches' offsets: tests/test_outlier.py
                       "control-not-end-marker", "marker-not-believed",   # tests/test_markers.py
                       "truncated-while-reading"}   # a file cut while read: tests/test_shrinking.py

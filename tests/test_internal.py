@@ -296,6 +296,18 @@ def test_hexdump_shows_an_offset_commits_fields(kbatch):
         assert any(f"batch[0].{field}" in line and value in line for line in result.out.splitlines()), field
 
 
+def test_hexdump_shows_bytes_and_uuids_as_kafkas_json_prints_them(kbatch):
+    """A bytes field in base64 (Kafka's JSON converters), a uuid as Uuid.toString: as dump's JSON has them."""
+    path = "fixtures/internal/__consumer_offsets-12/00000000000000000000.log"
+    shown = kbatch("hexdump-annotate", "--no-color", "--batch", "1", path).out
+    line = next(line for line in shown.splitlines() if "members[0].subscription " in line)
+    assert "  AAEAAAACAAZvcmRlcnMACHBheW1lbnRz" in line and "0x0001" not in line
+    share = "fixtures/internal/__share_group_state-0/00000000000000000000.log"
+    line = next(line for line in kbatch("hexdump-annotate", "--no-color", share).out.splitlines()
+                if "records[0].key.topicId" in line)
+    assert "0a8hLp9fQyKg2T1S2cH2kQ" in line
+
+
 def test_hexdump_of_a_value_cut_short_keeps_the_rest_raw(kbatch):
     result = kbatch("hexdump-annotate", "--no-color", "fixtures/internal/damaged/__consumer_offsets-0/"
                     "00000000000000000000.log")

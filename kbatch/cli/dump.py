@@ -41,13 +41,15 @@ Examples:
 @files_argument
 @click.option("--records", "-r", is_flag=True, help="Decode and show the records of every batch (and check them).")
 @click.option("--format", "output_format", type=click.Choice(FORMATS), default="table", show_default=True,
-              help="table for people, jsonl/json for programs, dumplog for kafka-dump-log.sh's lines "
-                   "(keys and payloads as Kafka's StringDecoder shows them, unless --decode hex|base64|json).")
+              help="table for people, jsonl/json for programs, dumplog for the lines of Kafka 4.4.0's "
+                   "kafka-dump-log.sh (org.apache.kafka.tools.DumpLogSegments; keys and payloads as its "
+                   "StringDecoder shows them, unless --decode hex|base64|json).")
 @decode_option
 @click.option("--decoder", type=click.Choice(("auto",) + DECODERS), default="auto", show_default=True,
               help="How records of Kafka's internal topics are read (with --records): auto picks it from the "
                    "partition directory (__consumer_offsets-N: offsets, __transaction_state-N: transactions, "
-                   "__cluster_metadata-N: metadata, __share_group_state-N: share); none shows bytes.")
+                   "__cluster_metadata-N: metadata, __share_group_state-N: share, __remote_log_metadata-N: "
+                   "remote); none shows bytes.")
 @click.option("--full", is_flag=True, help="Show keys and values whole instead of cut to the terminal.")
 @click.option("--limit", type=click.IntRange(min=0), metavar="N", help="Stop after N batches per file.")
 @click.option("--kind", type=click.Choice(KINDS), metavar="KIND",

@@ -9,11 +9,12 @@ from __future__ import annotations
 import os
 import re
 
-DECODERS = ("offsets", "transactions", "metadata", "share", "none")
+DECODERS = ("offsets", "transactions", "metadata", "share", "remote", "none")
 
 # The partition directory a segment sits in names its topic: <topic>-<partition>.
 TOPIC_DECODERS = {"__consumer_offsets": "offsets", "__transaction_state": "transactions",
-                  "__cluster_metadata": "metadata", "__share_group_state": "share"}
+                  "__cluster_metadata": "metadata", "__share_group_state": "share",
+                  "__remote_log_metadata": "remote"}
 
 
 def decoder_for_path(path: str) -> str | None:

@@ -10,7 +10,10 @@ MessageDataGenerator.java, generateClassReader and generateVariableLengthReader)
   left are errors ("non-nullable field X was serialized as null", ...);
 * a nullable struct starts with an int8 (negative: null), or in a tagged field an unsigned varint;
 * every struct in a flexible version ends with its tagged fields: a count, then tag, size and data each;
-  a tag the schema does not know is kept as raw bytes (Kafka keeps it as an unknown tagged field).
+  a tag the schema does not know is kept as raw bytes (Kafka keeps it as an unknown tagged field), the tag
+  of a field tagged only in other versions is refused ("Tag N is not valid for version V"), and a known
+  tag's field is read from the stream, its size unchecked (a size that disagrees is a warning here);
+* a version outside the valid range reads as the nearest valid one (the generated code has no check).
 
 The result is a dict keyed by the names Kafka's JSON converters use (camelCase), in schema order.  Bytes
 stay ``bytes`` (:func:`to_json` writes them as Kafka's JSON does, in base64), UUIDs are text as
@@ -61,6 +64,12 @@ def default_value(field: F):
         return 0.0 if field.type == "float64" else 0
     return {"bool": False, "string": "", "bytes": b"", "uuid": ZERO_UUID, "records": None}.get(
         field.type, None if not field.fields else {sub.json_name: default_value(sub) for sub in field.fields})
+
+
+def _tagged_somewhere(field: F) -> bool:
+    """Whether the field is tagged in some version it exists in (FieldSpec: versions ∩ taggedVersions)."""
+    versions, tagged = version_range(field.versions), version_range(field.tagged)
+    return tagged is not None and max(versions[0], tagged[0]) <= min(versions[1], tagged[1])
 
 
 class _Reader:
@@ -115,6 +124,8 @@ class MessageDecoder:
         # as its only version, 0).  Whether such a version may be read at all is the caller's rule.
         low, high = schema.valid_range
         self.schema, self.version, self.name = schema, min(max(version, low), high), name
+        self.requested = version   # the version the reader was called with, as Kafka's messages name it
+        self.warnings: list[MessageError] = []   # what Kafka reads without complaint but kbatch remarks on
         self.flexible = in_range(self.version, version_range(schema.flexible))
 
     def decode(self, data: bytes, pos: int = 0, end: int | None = None, *,
@@ -128,12 +139,13 @@ class MessageDecoder:
     def _flexible(self, field: F) -> bool:
         return in_range(self.version, version_range(field.flexible)) if field.flexible else self.flexible
 
-    def _plan(self, fields: tuple[F, ...]) -> tuple[list[tuple[F, bool]], dict[int, F]]:
-        """The fields of this version in order (tagged or not), and the tagged ones by tag; worked out once."""
+    def _plan(self, fields: tuple[F, ...]) -> tuple[list[tuple[F, bool]], dict[int, F], dict[int, F]]:
+        """The fields of this version in order (tagged or not), the tagged ones by tag, and the tags of fields
+        tagged only in other versions (the generated reader refuses those); worked out once."""
         key = (id(fields), self.version)
         plan = _PLANS.get(key)
         if plan is None or plan[0] is not fields:   # the plan holds its fields, so the id is never reused
-            order, tagged = [], {}
+            order, tagged, refused = [], {}, {}
             for field in fields:
                 # a field absent from this version is not part of it (Kafka's JSON leaves it out too)
                 if in_range(self.version, version_range(field.versions)):
@@ -141,12 +153,17 @@ class MessageDecoder:
                     order.append((field, is_tagged))
                     if is_tagged:
                         tagged[field.tag] = field
-            plan = _PLANS[key] = (fields, order, tagged)
-        return plan[1], plan[2]
+                        continue
+                # MessageDataGenerator.generateClassReader: every field with tagged versions has its case in
+                # the tag switch; outside them it throws "Tag N is not valid for version V"
+                if field.tag is not None and _tagged_somewhere(field):
+                    refused[field.tag] = field
+            plan = _PLANS[key] = (fields, order, tagged, refused)
+        return plan[1], plan[2], plan[3]
 
     def _struct(self, reader: _Reader, fields: tuple[F, ...], path: str) -> dict:
         out: dict = {}
-        order, tagged = self._plan(fields)
+        order, tagged, refused = self._plan(fields)
         for field, is_tagged in order:
             if is_tagged:
                 out[field.json_name] = default_value(field)
@@ -156,11 +173,13 @@ class MessageDecoder:
                 if reader.spans is not None and not field.fields and not field.type.startswith("[]"):
                     reader.spans.append((start, reader.pos, path + field.json_name, value))
         if self.flexible:
-            self._tagged_fields(reader, tagged, out, path)
+            self._tagged_fields(reader, tagged, refused, out, path)
         return out
 
-    def _tagged_fields(self, reader: _Reader, tagged: dict[int, F], out: dict, path: str) -> None:
+    def _tagged_fields(self, reader: _Reader, tagged: dict[int, F], refused: dict[int, F], out: dict,
+                       path: str) -> None:
         spans, start = reader.spans, reader.pos
+        # a count past 2^31 - 1 is a negative Java int: the generated loop (_i < _numTaggedFields) never runs
         count = reader.unsigned_varint(f"{path}_numTaggedFields")
         if spans is not None:
             spans.append((start, reader.pos, f"{path}_numTaggedFields", count))
@@ -168,30 +187,35 @@ class MessageDecoder:
             head = reader.pos
             tag = reader.unsigned_varint(f"{path}_tag")
             size = reader.unsigned_varint(f"{path}_tag[{tag}].size")
-            if size < 0:
-                raise MessageError(reader.pos, f"{path}_tag[{tag}].size", "a size >= 0", str(size))
             start = reader.pos
             field = tagged.get(tag)
+            if tag in refused:
+                raise MessageError(head, f"{path}_tag[{tag}]", f"a tag of version {self.requested}",
+                                   f"tag {tag} ({refused[tag].json_name}, tagged in versions "
+                                   f"{refused[tag].tagged} only)",
+                                   f"Tag {tag} is not valid for version {self.requested}")
             if spans is not None:
                 spans.append((head, start, f"{path}_tag[{tag}]", f"tag {tag}, {size} bytes"
                               + ("" if field is None else f": {field.json_name}")))   # (a description)
             if field is None:
-                raw = reader.take(size, f"{path}_tag[{tag}]", array=True)   # Readable.readUnknownTaggedField
+                # Readable.readUnknownTaggedField: readArray(size); new byte[size] refuses a negative size
+                # (NegativeArraySizeException, whose message is the size)
+                if size < 0:
+                    raise MessageError(start, f"{path}_tag[{tag}].size", "a size >= 0", str(size), str(size))
+                raw = reader.take(size, f"{path}_tag[{tag}]", array=True)
                 out.setdefault("_unknownTaggedFields", []).append({"tag": tag, "hex": bytes(raw).hex()})
                 if spans is not None:
                     spans.append((start, reader.pos, f"{path}_tag[{tag}] (unknown)", bytes(raw)))
                 continue
-            window = _Reader(reader.data, start, start + size, spans)
-            if start + size > reader.end:
-                raise MessageError(start, f"{path}{field.json_name}", f"{size} bytes (the tag's size)",
-                                   f"{reader.end - start} bytes left")
-            out[field.json_name] = value = self._field(window, field, f"{path}{field.json_name}", tagged=True)
+            # The generated reader reads a known tag's field from the stream and never looks at its size:
+            # the next tag follows the field's own bytes.  A size that disagrees is worth a warning only.
+            out[field.json_name] = value = self._field(reader, field, f"{path}{field.json_name}", tagged=True)
             if spans is not None and not field.fields and not field.type.startswith("[]"):
-                spans.append((start, window.pos, f"{path}{field.json_name}", value))
-            if window.pos != start + size:
-                raise MessageError(start, f"{path}{field.json_name}", f"{size} bytes (the tag's size)",
-                                   f"{window.pos - start} bytes used by the field")
-            reader.pos = start + size
+                spans.append((start, reader.pos, f"{path}{field.json_name}", value))
+            if reader.pos != start + size:
+                self.warnings.append(MessageError(start, f"{path}{field.json_name}",
+                                                  f"{size} bytes (the tag's size)",
+                                                  f"{reader.pos - start} bytes read by the field"))
 
     def _nullable(self, field: F) -> bool:
         return in_range(self.version, version_range(field.nullable))

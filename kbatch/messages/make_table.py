@@ -112,7 +112,9 @@ def _field(spec: dict, structs: dict[str, list], indent: str) -> str:
             args.append(f"{name}={spec[key]!r}")
     if "tag" in spec:
         args.append(f"tag={int(spec['tag'])}")
-    if "default" in spec:
+    # FieldSpec: a JSON null default is no default at all (the type's own: an empty struct, not null); only
+    # the string "null" is null
+    if spec.get("default") is not None:
         args.append(f"default={_default(field_type, spec['default'])!r}")
     element = field_type[2:] if field_type.startswith("[]") else field_type
     subfields = spec.get("fields") or structs.get(element)

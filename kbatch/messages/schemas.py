@@ -79,12 +79,12 @@ SCHEMAS = {
         F('AssignedPartitions', '[]TopicPartitions', '0+', fields=(
             F('TopicId', 'uuid', '0+'),
             F('Partitions', '[]int32', '0+'),
-            F('AssignmentEpochs', '[]int32', '0+', nullable='0+', tagged='0+', tag=0, default=None),
+            F('AssignmentEpochs', '[]int32', '0+', nullable='0+', tagged='0+', tag=0),
         )),
         F('PartitionsPendingRevocation', '[]TopicPartitions', '0+', fields=(
             F('TopicId', 'uuid', '0+'),
             F('Partitions', '[]int32', '0+'),
-            F('AssignmentEpochs', '[]int32', '0+', nullable='0+', tagged='0+', tag=0, default=None),
+            F('AssignmentEpochs', '[]int32', '0+', nullable='0+', tagged='0+', tag=0),
         )),
     )),
     # group-coordinator/src/main/resources/common/message/ConsumerGroupMemberMetadataKey.json @ d79bd502ec7f, 4.5.0-SNAPSHOT
@@ -102,7 +102,7 @@ SCHEMAS = {
         F('SubscribedTopicRegex', 'string', '0+', nullable='0+'),
         F('RebalanceTimeoutMs', 'int32', '0+', default=-1),
         F('ServerAssignor', 'string', '0+', nullable='0+'),
-        F('ClassicMemberMetadata', 'ClassicMemberMetadata', '0+', nullable='0+', tagged='0+', tag=0, default=None, fields=(
+        F('ClassicMemberMetadata', 'ClassicMemberMetadata', '0+', nullable='0+', tagged='0+', tag=0, fields=(
             F('SessionTimeoutMs', 'int32', '0+'),
             F('SupportedProtocols', '[]ClassicProtocol', '0+', fields=(
                 F('Name', 'string', '0+'),
@@ -596,32 +596,32 @@ SCHEMAS = {
         F('ActiveTasks', '[]TaskIds', '0+', fields=(
             F('SubtopologyId', 'string', '0+'),
             F('Partitions', '[]int32', '0+'),
-            F('AssignmentEpochs', '[]int32', '0+', nullable='0+', tagged='0+', tag=0, default=None),
+            F('AssignmentEpochs', '[]int32', '0+', nullable='0+', tagged='0+', tag=0),
         )),
         F('StandbyTasks', '[]TaskIds', '0+', fields=(
             F('SubtopologyId', 'string', '0+'),
             F('Partitions', '[]int32', '0+'),
-            F('AssignmentEpochs', '[]int32', '0+', nullable='0+', tagged='0+', tag=0, default=None),
+            F('AssignmentEpochs', '[]int32', '0+', nullable='0+', tagged='0+', tag=0),
         )),
         F('WarmupTasks', '[]TaskIds', '0+', fields=(
             F('SubtopologyId', 'string', '0+'),
             F('Partitions', '[]int32', '0+'),
-            F('AssignmentEpochs', '[]int32', '0+', nullable='0+', tagged='0+', tag=0, default=None),
+            F('AssignmentEpochs', '[]int32', '0+', nullable='0+', tagged='0+', tag=0),
         )),
         F('ActiveTasksPendingRevocation', '[]TaskIds', '0+', fields=(
             F('SubtopologyId', 'string', '0+'),
             F('Partitions', '[]int32', '0+'),
-            F('AssignmentEpochs', '[]int32', '0+', nullable='0+', tagged='0+', tag=0, default=None),
+            F('AssignmentEpochs', '[]int32', '0+', nullable='0+', tagged='0+', tag=0),
         )),
         F('StandbyTasksPendingRevocation', '[]TaskIds', '0+', fields=(
             F('SubtopologyId', 'string', '0+'),
             F('Partitions', '[]int32', '0+'),
-            F('AssignmentEpochs', '[]int32', '0+', nullable='0+', tagged='0+', tag=0, default=None),
+            F('AssignmentEpochs', '[]int32', '0+', nullable='0+', tagged='0+', tag=0),
         )),
         F('WarmupTasksPendingRevocation', '[]TaskIds', '0+', fields=(
             F('SubtopologyId', 'string', '0+'),
             F('Partitions', '[]int32', '0+'),
-            F('AssignmentEpochs', '[]int32', '0+', nullable='0+', tagged='0+', tag=0, default=None),
+            F('AssignmentEpochs', '[]int32', '0+', nullable='0+', tagged='0+', tag=0),
         )),
     )),
     # group-coordinator/src/main/resources/common/message/StreamsGroupMemberMetadataKey.json @ d79bd502ec7f, 4.5.0-SNAPSHOT
@@ -656,7 +656,7 @@ SCHEMAS = {
         F('Epoch', 'int32', '0+'),
         F('MetadataHash', 'int64', '0+'),
         F('ValidatedTopologyEpoch', 'int32', '0+', tagged='0+', tag=0, default=-1),
-        F('LastAssignmentConfigs', '[]LastAssignmentConfig', '0+', nullable='0+', tagged='0+', tag=1, default=None, fields=(
+        F('LastAssignmentConfigs', '[]LastAssignmentConfig', '0+', nullable='0+', tagged='0+', tag=1, fields=(
             F('Key', 'string', '0+'),
             F('Value', 'string', '0+'),
         )),

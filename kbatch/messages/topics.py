@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 
 from .decoder import MessageDecoder, MessageError, _Reader
 from .schemas import SCHEMAS
-from .spec import in_range
 
 
 def _record_types(module: str) -> dict[int, str]:
@@ -48,6 +47,9 @@ TRANSACTION_STATES = {0: "Empty", 1: "Ongoing", 2: "PrepareCommit", 3: "PrepareA
 # MetadataRecordType (the "metadata" definitions of Kafka's metadata module): apiKey -> record name.
 METADATA_TYPES = {schema.api_key: name for name, schema in SCHEMAS.items()
                   if schema.kind == "metadata" and schema.module == "metadata"}
+# Tiered storage's own MetadataRecordType (storage/src/main/resources/message: the "metadata" definitions).
+REMOTE_TYPES = {schema.api_key: name for name, schema in SCHEMAS.items()
+                if schema.kind == "metadata" and schema.module == "storage"}
 
 _INT16 = struct.Struct(">h")
 
@@ -110,12 +112,16 @@ def _message(decoded: Decoded, part: str, name: str, version: int, data: bytes, 
         decoded.problems.append(Problem("record-version-above-schema", part, 0, f"{part}.version",
                                         f"a version of {name} in {schema.valid}",
                                         f"{version} (read as version {high}, the newest known)"))
+    reader = MessageDecoder(schema, version, name)
     try:
-        fields, end = MessageDecoder(schema, version, name).decode(data, start)
+        fields, end = reader.decode(data, start)
     except MessageError as error:
         decoded.problems.append(Problem("bad-internal-record", part, error.pos, f"{part}.{error.field}",
                                         error.expected, f"{error.actual} ({name} v{version})", wrap(error.java)))
         return None
+    for remark in reader.warnings:
+        decoded.problems.append(Problem("tagged-field-size-mismatch", part, remark.pos, f"{part}.{remark.field}",
+                                        remark.expected, f"{remark.actual} ({name} v{version})"))
     if end != len(data):
         garbage = f"Found {len(data) - end} byte(s) of garbage after {extra['apiKey']}" if "apiKey" in extra else None
         decoded.problems.append(Problem(trailing, part, end, part, f"{end} bytes ({name} v{version})",
@@ -172,7 +178,9 @@ def _consumer_protocol(group: dict) -> None:
                 continue
             version = _INT16.unpack_from(raw)[0]
             schema = SCHEMAS[message]
-            if not in_range(version, schema.valid_range):
+            # DumpLogSegments.replaceField calls the generated reader at the stored version, which checks none:
+            # a version above the newest reads as the newest (MessageDecoder); a negative one is left as bytes
+            if version < schema.valid_range[0]:
                 continue
             try:
                 member[field_name], _ = MessageDecoder(schema, version, message).decode(raw, 2)
@@ -201,8 +209,19 @@ def decode_transactions(key: bytes | None, value: bytes | None) -> Decoded:
 
 
 def decode_metadata(key: bytes | None, value: bytes | None) -> Decoded:
+    """AbstractApiMessageSerde.read (MetadataRecordSerde): frame version 1, apiKey, version, the record,
+    nothing after it."""
+    return _api_message(Decoded("metadata"), value, METADATA_TYPES)
+
+
+def decode_remote(key: bytes | None, value: bytes | None) -> Decoded:
+    """__remote_log_metadata: RemoteLogMetadataSerde.deserialize, the same frame (BytesApiMessageSerde) around
+    tiered storage's records (storage's MetadataRecordType); the key is not read (Kafka writes none)."""
+    return _api_message(Decoded("remote"), value, REMOTE_TYPES)
+
+
+def _api_message(decoded: Decoded, value: bytes | None, types: dict[int, str]) -> Decoded:
     """AbstractApiMessageSerde.read: frame version 1, apiKey, version, the record, nothing after it."""
-    decoded = Decoded("metadata")
     if value is None:
         decoded.problems.append(Problem("bad-internal-record", "value", 0, "value", "a metadata record", "null"))
         return decoded
@@ -223,9 +242,9 @@ def decode_metadata(key: bytes | None, value: bytes | None) -> Decoded:
         decoded.problems.append(Problem("bad-internal-record", "value", error.pos, error.field, error.expected,
                                         error.actual, error.java))
         return decoded
-    name = METADATA_TYPES.get(api_key)
+    name = types.get(api_key)
     if name is None:
-        known = f"a metadata record type ({min(METADATA_TYPES)}..{max(METADATA_TYPES)})"
+        known = f"a metadata record type ({min(types)}..{max(types)})"
         decoded.problems.append(Problem("unknown-record-version", "value", 0, "value.apiKey", known, str(api_key),
                                         "org.apache.kafka.common.errors.UnsupportedVersionException: "
                                         f"Unknown metadata id {api_key}"))
@@ -250,7 +269,7 @@ def _frame_number(reader: _Reader, field: str, entity: str) -> int:
 
 
 _DECODE = {"offsets": decode_offsets, "transactions": decode_transactions, "metadata": decode_metadata,
-           "share": decode_share}
+           "share": decode_share, "remote": decode_remote}
 
 
 def decode(decoder: str, key: bytes | None, value: bytes | None) -> Decoded:
@@ -270,8 +289,9 @@ def field_spans(decoder: str, key: bytes | None, value: bytes | None) -> dict[st
     "value", the spans (start, end, field, value) inside those bytes -- the frame's own fields first (record
     type or version; a metadata record's frame version, apiKey and version), then the message's -- and
     whether they read to the end.  Where reading fails the spans stop (hexdump-annotate shows the rest raw)."""
-    if decoder == "metadata":
-        return {"key": ([], not key), "value": _metadata_spans(value or b"")}
+    if decoder in ("metadata", "remote"):
+        types = METADATA_TYPES if decoder == "metadata" else REMOTE_TYPES
+        return {"key": ([], not key), "value": _metadata_spans(value or b"", types)}
     types = {"offsets": GROUP_RECORD_TYPES, "share": SHARE_RECORD_TYPES,
              "transactions": TRANSACTION_RECORD_TYPES}[decoder]
     out = {"key": ([], not key), "value": ([], not value)}
@@ -287,7 +307,7 @@ def field_spans(decoder: str, key: bytes | None, value: bytes | None) -> dict[st
     return out
 
 
-def _metadata_spans(data: bytes) -> tuple[Spans, bool]:
+def _metadata_spans(data: bytes, types: dict[int, str]) -> tuple[Spans, bool]:
     spans: Spans = []
     reader = _Reader(data, 0, len(data))
     numbers = []
@@ -298,7 +318,7 @@ def _metadata_spans(data: bytes) -> tuple[Spans, bool]:
             spans.append((start, reader.pos, name, numbers[-1]))
     except MessageError:
         return spans, False
-    name = METADATA_TYPES.get(numbers[1])
+    name = types.get(numbers[1])
     if numbers[0] != 1 or name is None:
         return spans, False
     spans[1] = (*spans[1][:3], Label(f"{numbers[1]} ({name})"))

@@ -1,8 +1,8 @@
 """Kafka's own dump format: the lines ``kafka-dump-log.sh`` prints.
 
-``--format dumplog`` reproduces DumpLogSegments
-(core/src/main/scala/kafka/tools/DumpLogSegments.scala: dumpLog,
-printBatchLevel; tools/.../DumpLogSegments.java since Kafka 4.x) field for
+``--format dumplog`` reproduces Kafka 4.4.0's DumpLogSegments
+(tools/src/main/java/org/apache/kafka/tools/DumpLogSegments.java: dumpLog,
+printBatchLevel; the Scala kafka.tools.DumpLogSegments before it) field for
 field, so scripts written against Kafka's tool keep working: without
 ``--records`` as ``--files F``, with ``--records`` as ``--deep-iteration
 --print-data-log``, including the "Non-consecutive offsets" report Kafka
@@ -23,7 +23,7 @@ import sys
 
 from ..findings import MAX_HELD, Finding
 from ..model import Batch, Record
-from .internal import control_dumplog_tokens, dumplog_tokens
+from .internal import control_dumplog_tokens, dumplog_tokens, remote_dumplog_tokens
 from .values import bytes_text, finding_text
 
 KAFKA_DECODER_MODES = ("auto", "utf8")   # --decode values meaning Kafka's own StringDecoder
@@ -102,6 +102,8 @@ def record_line(record: Record, batch: Batch, decode: str = "auto") -> str:
             line += f" controlType: {name}({marker.type_id})"
         return line
     if record.decoded is not None:
+        if record.decoded.decoder == "remote":
+            return line + remote_dumplog_tokens(record.decoded, record.offset)
         return line + dumplog_tokens(record.decoded, record.offset)
     # DecoderMessageParser: a null key or value prints no token at all.
     if record.key is not None:

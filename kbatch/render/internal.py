@@ -2,7 +2,7 @@
 
 The table shows ``Name vN {json}``; ``--format dumplog`` prints what Kafka 4.x's kafka-dump-log.sh prints
 with its decoders (--offsets-decoder, --transaction-log-decoder, --cluster-metadata-decoder,
---share-group-state-decoder), so scripts reading its output keep working.
+--share-group-state-decoder, --remote-log-metadata-decoder), so scripts reading its output keep working.
 """
 
 from __future__ import annotations
@@ -110,14 +110,90 @@ def dumplog_tokens(decoded, offset: int) -> str:
     if decoded.tombstone:
         return f" key: {key} payload: <DELETE>"
     data = _kafka_message_json(decoded.value)
-    if decoded.value["name"] == "TransactionLogValue" and "transactionStatus" in data:
-        # TransactionLogMessageParser.valueAsJson: the status by its name (TransactionState.fromId), its number
-        # where it names none.
-        data["transactionStatus"] = TRANSACTION_STATES.get(data["transactionStatus"], str(data["transactionStatus"]))
+    if decoded.decoder == "transactions":
+        # TransactionLogMessageParser.valueAsJson: the status by its state name, else its id as text
+        from ..messages.topics import TRANSACTION_STATES
+        status = data["transactionStatus"]
+        data["transactionStatus"] = TRANSACTION_STATES.get(status, str(status))
     value = _compact({"version": str(decoded.value["version"]), "data": data})
     return f" key: {key} payload: {value}"
 
 
-# transaction-coordinator's TransactionState: id -> stateName (clients' admin.TransactionState.toString()).
-TRANSACTION_STATES = {0: "Empty", 1: "Ongoing", 2: "PrepareCommit", 3: "PrepareAbort", 4: "CompleteCommit",
-                      5: "CompleteAbort", 6: "Dead", 7: "PrepareEpochFence"}
+# storage/api's RemoteLogSegmentState and RemotePartitionDeleteState: id -> the enum's name.
+_SEGMENT_STATES = {0: "COPY_SEGMENT_STARTED", 1: "COPY_SEGMENT_FINISHED", 2: "DELETE_SEGMENT_STARTED",
+                   3: "DELETE_SEGMENT_FINISHED"}
+_PARTITION_DELETE_STATES = {0: "DELETE_PARTITION_MARKED", 1: "DELETE_PARTITION_STARTED", 2: "DELETE_PARTITION_FINISHED"}
+
+
+class _Refused(Exception):
+    """What a constructor of tiered storage's objects throws (the message of its NullPointerException)."""
+
+
+def remote_dumplog_tokens(decoded, offset: int) -> str:
+    """The ' payload: …' kafka-dump-log.sh --remote-log-metadata-decoder prints (RemoteMetadataLogMessageParser):
+    RemoteLogMetadataSerde.deserialize(value).toString(), no key; what throws, "Error at offset N, skipping."."""
+    if decoded.value is None or any(problem.code == "bad-internal-record" for problem in decoded.problems):
+        return f" payload: Error at offset {offset}, skipping.{_error(decoded)}"
+    try:
+        return " payload: " + _remote_text(decoded.value["name"], decoded.value["data"])
+    except _Refused as refusal:
+        return f" payload: Error at offset {offset}, skipping. {refusal}"
+
+
+def _remote_text(name: str, data: dict) -> str:
+    """The toString of the object RemoteLogMetadataSerde builds from the record (storage/api's classes, via the
+    *Transform.fromApiMessageAndVersion of storage's serialization package)."""
+    if name == "RemotePartitionDeleteMetadataRecord":
+        state = _PARTITION_DELETE_STATES.get(data["remotePartitionDeleteState"])
+        if state is None:
+            raise _Refused("null")   # Objects.requireNonNull(state), no message
+        return (f"RemotePartitionDeleteMetadata{{topicPartition={_topic_id_partition(data['topicIdPartition'])}, "
+                f"state={state}, eventTimestampMs={data['eventTimestampMs']}, brokerId={data['brokerId']}}}")
+    if name == "RemoteLogSegmentMetadataRecord":
+        # RemoteLogSegmentMetadata's constructor (before the update that carries the state) checks these
+        start, end = data["startOffset"], data["endOffset"]
+        if start < 0:
+            raise _Refused(f"Unexpected start offset = {start}. StartOffset for a remote segment cannot be negative")
+        if end < start:
+            raise _Refused(f"Unexpected end offset = {end}. EndOffset for a remote segment cannot be less than "
+                           f"startOffset = {start}")
+        _epochs_given(data)
+    state = _SEGMENT_STATES.get(data["remoteLogSegmentState"])
+    if state is None:
+        raise _Refused("state can not be null")   # RemoteLogSegmentMetadataUpdate/Snapshot's requireNonNull
+    if name == "RemoteLogSegmentMetadataSnapshotRecord":
+        _epochs_given(data)
+    custom = "Optional.empty" if data["customMetadata"] is None else \
+        f"Optional[CustomMetadata{{{len(data['customMetadata'])} bytes}}]"
+    if name == "RemoteLogSegmentMetadataUpdateRecord":
+        return (f"RemoteLogSegmentMetadataUpdate{{remoteLogSegmentId={_segment_id(data['remoteLogSegmentId'])}, "
+                f"customMetadata={custom}, state={state}, eventTimestampMs={data['eventTimestampMs']}, "
+                f"brokerId={data['brokerId']}}}")
+    # a HashMap put in record order (a repeated epoch keeps its last offset), printed as a TreeMap
+    epochs = {entry["leaderEpoch"]: entry["offset"] for entry in data["segmentLeaderEpochs"]}
+    epochs_text = "{" + ", ".join(f"{epoch}={epochs[epoch]}" for epoch in sorted(epochs)) + "}"
+    txn = "true" if data["txnIndexEmpty"] else "false"
+    if name == "RemoteLogSegmentMetadataSnapshotRecord":
+        return (f"RemoteLogSegmentMetadataSnapshot{{segmentId={data['segmentId']}, startOffset={data['startOffset']}, "
+                f"endOffset={data['endOffset']}, maxTimestampMs={data['maxTimestampMs']}, "
+                f"segmentLeaderEpochs={epochs_text}, segmentSizeInBytes={data['segmentSizeInBytes']}, "
+                f"customMetadata={custom}, state={state}, txnIdxEmpty={txn}}}")
+    return (f"RemoteLogSegmentMetadata{{remoteLogSegmentId={_segment_id(data['remoteLogSegmentId'])}, "
+            f"startOffset={data['startOffset']}, endOffset={data['endOffset']}, brokerId={data['brokerId']}, "
+            f"maxTimestampMs={data['maxTimestampMs']}, eventTimestampMs={data['eventTimestampMs']}, "
+            f"segmentLeaderEpochs={epochs_text}, segmentSizeInBytes={data['segmentSizeInBytes']}, "
+            f"customMetadata={custom}, state={state}, txnIdxEmpty={txn}}}")
+
+
+def _epochs_given(data: dict) -> None:
+    if not data["segmentLeaderEpochs"]:
+        raise _Refused("segmentLeaderEpochs can not be null or empty")
+
+
+def _topic_id_partition(entry: dict) -> str:
+    """TopicIdPartition.toString: topicId:topic-partition."""
+    return f"{entry['id']}:{entry['name']}-{entry['partition']}"
+
+
+def _segment_id(entry: dict) -> str:
+    return f"RemoteLogSegmentId{{topicIdPartition={_topic_id_partition(entry['topicIdPartition'])}, id={entry['id']}}}"
