@@ -201,3 +201,25 @@ def test_verify_crc_deep_flags_what_dump_flags(kbatch, tmp_path, name, content, 
     assert [(f["file"], f["code"]) for f in findings if f["severity"] == "error"] == [(str(log_dir / name), code)]
     dumped = kbatch("dump", "--format", "jsonl", str(log_dir / name))
     assert dumped.code == 1 and code in dumped.out
+
+
+@pytest.mark.parametrize("log_start, epochs, mismatch", [
+    ("orders 0 30", "2 30\n5 53", False),     # DeleteRecords to 30: truncateFromStart moved epoch 2 up to it
+    ("orders 0 30", "2 31\n5 53", False),     # ... or past it, where the checkpoint lags (written once a minute)
+    ("orders 0 30", "2 60\n5 53", True),      # ... but never past the next epoch's first batch
+    ("orders 0 30", "0 0\n2 25\n5 53", True),  # ... and dropped epoch 0, whose successor starts below it
+    (None, "2 30\n5 53", False),              # no log-start-offset-checkpoint beside it: the log cannot tell
+])
+def test_epochs_below_the_log_start_offset(kbatch, tmp_path, log_start, epochs, mismatch):
+    """LeaderEpochFileCache.truncateFromStart(logStartOffset) after DeleteRecords (the share coordinator prunes
+    __share_group_state so): the records below the log start offset stay in the first segment, the checkpoint's
+    first entry starts at the log start offset, and the epochs before it are gone."""
+    partition = tmp_path / "logs" / "orders-0"
+    shutil.copytree(CLEAN, partition)
+    if log_start:
+        (partition.parent / "log-start-offset-checkpoint").write_text(f"0\n1\n{log_start}\n")
+    lines = epochs.splitlines()
+    (partition / "leader-epoch-checkpoint").write_text(f"0\n{len(lines)}\n{epochs}\n")
+    _, findings = _findings(kbatch, "--index-only", str(partition))
+    codes = [f["code"] for f in findings if f["code"].startswith("epoch-")]
+    assert codes == (["epoch-mismatch"] if mismatch else [])

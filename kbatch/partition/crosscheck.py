@@ -25,6 +25,7 @@ from ..findings import Finding
 from ..markers import EndMarker, describe, end_marker
 from ..model import Batch
 from ..reader import ReadOptions, SegmentReader, load_records
+from ..segments import topic_partition
 from . import kinds
 from .sidecars import Entry, Header, read_sidecar
 
@@ -378,6 +379,20 @@ class PartitionCheck:
                                       self.epoch_last_offset))
         self.epoch_last_offset = batch.last_offset
 
+    def _log_start_offset(self) -> int | None:
+        """The partition's log start offset as its log directory's log-start-offset-checkpoint last recorded it
+        (Kafka writes an entry only where it lies above the first segment's base offset, LogManager
+        .checkpointLogStartOffsetsInDir), or None: it may have moved on since, never back."""
+        path = os.path.join(os.path.dirname(os.path.abspath(self.directory.rstrip("/"))), "log-start-offset-checkpoint")
+        topic, partition = topic_partition(os.path.join(self.directory, "x"))
+        if topic is None or not os.path.isfile(path):
+            return None
+        entries, _, _ = _read(path, kinds.OFFSET_CHECKPOINT)
+        for entry in entries:
+            if entry.fields.get("topic") == topic and entry.fields.get("partition") == partition:
+                return entry.fields.get("offset")
+        return None
+
     def _epochs(self) -> Iterator[Located]:
         path = self.singles.get(kinds.LEADER_EPOCH_CHECKPOINT)
         if path is None:
@@ -395,11 +410,29 @@ class PartitionCheck:
         entries, _, own = _read(path, kinds.LEADER_EPOCH_CHECKPOINT, keep=keep)
         yield from (Located(path, finding) for finding in own)
         checkpoint = {entry.fields["epoch"]: entry for entry in entries}
-        for number, (epoch, start, log, pos, before) in enumerate(self.epoch_starts):
+        starts, log_start = self.epoch_starts, self._log_start_offset()
+        if log_start is not None:
+            starts = _after_log_start(starts, log_start)
+        for number, (epoch, start, log, pos, before) in enumerate(starts):
             entry = checkpoint.get(epoch)
+            if lowest and epoch <= lowest[0]:
+                # The log start offset may lie above what log-start-offset-checkpoint says (the broker writes it
+                # once a minute), or that file may not be beside the partition: records below it may still be
+                # in the first segment while the checkpoint was truncated from the start at it (see
+                # _after_log_start). So the lowest entry may start anywhere up to the next epoch's first batch,
+                # and the epochs below it have no entry (the last epoch: up to the log end offset).
+                if number + 1 < len(starts):
+                    following, start, following_log, following_pos, _ = starts[number + 1]
+                    bound = f"the first batch of epoch {following}, {_where(following_log, following_pos)}"
+                else:
+                    start, bound = self.epoch_last_offset + 1, "the log end offset"
+            else:
+                bound = f"the first batch of epoch {epoch} left, {_where(log, pos)}"
             if entry is None:
                 if number == 0 and not self.exact and lowest and lowest[0] < epoch:
                     continue   # the epoch began before the oldest segment kept; an older entry covers it
+                if lowest and epoch < lowest[0]:
+                    continue   # below the log start offset, perhaps (above)
                 yield Located(path, Finding(
                     "epoch-missing", 0, 0, 0, "entries",
                     f"an entry '{epoch} {start}' (the first batch of epoch {epoch}, {_where(log, pos)})", "none"))
@@ -415,7 +448,19 @@ class PartitionCheck:
                 low = "" if before is None else f"above {before} (the epochs before it) and "
                 yield Located(path, Finding(
                     "epoch-mismatch", entry.pos, entry.pos, entry.size, "start_offset",
-                    f"{low}at most {start} (the first batch of epoch {epoch} left, {_where(log, pos)})", str(found)))
+                    f"{low}at most {start} ({bound})", str(found)))
+
+
+def _after_log_start(starts: list[tuple], log_start: int) -> list[tuple]:
+    """The epochs as LeaderEpochFileCache.truncateFromStart(logStartOffset) leaves them once DeleteRecords or
+    retention moved the log start offset past batches still in the first segment: every epoch whose successor
+    starts at or below it goes, and the last of those starts at the log start offset itself."""
+    kept = [entry for number, entry in enumerate(starts)
+            if number + 1 == len(starts) or starts[number + 1][1] > log_start]
+    if kept and kept[0][1] < log_start:
+        epoch, _, log, pos, _ = kept[0]
+        kept[0] = (epoch, log_start, log, pos, log_start - 1)
+    return kept
 
 
 class _IndexCursor:

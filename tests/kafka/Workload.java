@@ -56,6 +56,12 @@ public class Workload {
             produce("codec-" + codec, codec, 200, 20);
         }
         produce("rolled", "none", 3000, 50);
+        try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap))) {
+            // DeleteRecords: the log start offset moves inside a segment, whose batches below it stay, and
+            // the leader epoch checkpoint is truncated from the start at it.
+            admin.deleteRecords(Map.of(new org.apache.kafka.common.TopicPartition("rolled", 0),
+                org.apache.kafka.clients.admin.RecordsToDelete.beforeOffset(450))).all().get();
+        }
         produce("tiered", "lz4", 2000, 50);
         compacted();
         transactions();
