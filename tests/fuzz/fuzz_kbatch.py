@@ -173,7 +173,7 @@ def partition(data: bytes) -> None:
     assert sniffed is None or sniffed in SIDECAR_KINDS, sniffed
 
 
-INTERNAL_DECODERS = ("offsets", "transactions", "metadata", "share")
+INTERNAL_DECODERS = ("offsets", "transactions", "metadata", "share", "remote")
 CONTROL_TYPES = tuple(KRAFT_CONTROL_MESSAGES)
 
 
