@@ -17,7 +17,7 @@ PROGRESS_ABOVE = 64 * 1024 * 1024   # show a progress bar for inputs larger than
 @click.command(epilog="""\b
 Examples:
   kbatch verify-crc 00000000000000000000.log
-  kbatch verify-crc --deep '/var/kafka-logs/*/*.log'
+  kbatch verify-crc --deep /var/kafka-logs
   kbatch verify-crc --format jsonl segment.log | jq -r 'select(.type == "finding") | .code'
   kbatch verify-crc --quiet segment.log && echo intact
 """)
@@ -46,10 +46,13 @@ def verify_crc(paths, deep, index_only, jobs, output_format, quiet, hex_input, d
     directory (its *.log files, recursively); - reads stdin.
 
     With --deep (or --index-only), a partition directory (or each one under a
-    log directory) is also cross-checked: .index and .timeindex entries
+    log directory, or one all of whose segments are named) is also
+    cross-checked: .index and .timeindex entries
     against the batches, .txnindex against the ABORT markers, producer
     snapshots against the producers' batches, leader-epoch-checkpoint against
     the batches' leader epochs, segment names against their first batches.
+    When no partition can be, it says so; --index-only then has nothing to
+    do (exit 2).
 
     Exit status: 0 every check passed, 1 damage found, 2 usage or I/O error.
     """
@@ -72,11 +75,20 @@ def verify_crc(paths, deep, index_only, jobs, output_format, quiet, hex_input, d
                             stream_is_file=not hex_input and os.path.isfile(path),   # a named pipe is spooled
                             show_progress=show_progress)
 
+    partitions = []
+    if (deep or index_only) and not hex_input:
+        from ..partition.verify import complete_and_partial_partitions
+
+        partitions, partial = complete_and_partial_partitions(paths)
+        if not partitions and index_only:
+            raise click.UsageError("--index-only cross-checks whole partitions: " + _why_none(paths, partial))
+        if not partitions and not quiet:
+            click.echo("kbatch: note: no partition cross-checked: " + _why_none(paths, partial), err=True)
     if index_only:
         _, status = expand_inputs(paths)   # the logs are read by the cross-checks; report paths naming none
     else:
         status = for_each_input(paths, hex_input, verify_one, status, sink=sink)
-    if (deep or index_only) and any(os.path.isdir(path) for path in paths):   # partition directories
+    if partitions:
         from ..partition.verify import verify_partitions
 
         checked = verify_partitions(paths, sink, index_only=index_only, decompressed_limit=decompressed_limit)
@@ -84,6 +96,16 @@ def verify_crc(paths, deep, index_only, jobs, output_format, quiet, hex_input, d
             status = ExitStatus.FOUND
     sink.close()
     return status
+
+
+def _why_none(paths, partial) -> str:
+    """Why no partition can be cross-checked: the directories only some of whose segments are named."""
+    if not partial:
+        return f"{' '.join(paths)} names no partition directory and no segment in one"
+    shown = "; ".join(f"{directory}: {named} of its {total} segments" for directory, named, total in partial[:3])
+    more = f" (and {len(partial) - 3} more directories)" if len(partial) > 3 else ""
+    return (f"the segments named are not all of their directory's ({shown}{more}); name the partition directory "
+            "(or all its segments) to cross-check it")
 
 
 def _verify_file(path, stream, sink, *, deep: bool, decompressed_limit: int, jobs: int | None,
