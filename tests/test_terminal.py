@@ -277,7 +277,7 @@ def _verify_summary_both_ways(rows, width: int) -> tuple[str, str | None]:
             sink.unreadable(*row)
         else:
             sink.file_done(row)
-    console.print(sink.table())
+    console.print(sink.table(width))
     lines = sink.plain_lines(width)   # on a terminal without colour too, at its width
     return console.file.getvalue(), None if lines is None else "".join(line + "\n" for line in lines)
 
