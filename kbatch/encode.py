@@ -216,7 +216,7 @@ def encode_entry(entry, path: str, *, rederive: bool = False) -> bytes:
         return b""
     magic = _int(entry, "magic", path, 2, low=0, high=3)
     if rederive:
-        entry = _without_derivable(entry)
+        entry = _without_derivable(entry, path)
     if magic == 3:   # the v3 proposal Kafka never adopted (kbatch.proposed)
         from .proposed import encode_v3_batch
         data = encode_v3_batch(entry, path)
@@ -238,8 +238,11 @@ def _raw(entry: dict, path: str) -> bytes:
 _DERIVABLE = {"crc", "batch_length", "last_offset_delta", "max_timestamp", "count", "attributes"}
 
 
-def _without_derivable(entry: dict) -> dict:
-    """--rederive: drop what can be derived, so edited records get a consistent batch."""
+def _without_derivable(entry: dict, path: str) -> dict:
+    """--rederive: drop what can be derived, so edited records get a consistent batch (records absent or
+    null: there are none to derive from, and only what the payload gives, its CRC and length, is derived)."""
+    if _list(entry, "records", path) is None:
+        return {key: value for key, value in entry.items() if key not in ("crc", "batch_length")}
     out = {key: value for key, value in entry.items() if key not in _DERIVABLE}
     if "records" in entry:
         out.pop("payload", None)
