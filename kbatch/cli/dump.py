@@ -32,7 +32,7 @@ Examples:
   kbatch dump 00000000000000000000.log
   kbatch dump --records --offset-range 100:200 segment.log
   kbatch dump --records --since 2024-05-01T12:00Z --until 2024-05-01T12:05Z segment.log
-  kbatch dump --format jsonl segment.log | jq 'select(.crc_valid | not)'
+  kbatch dump --format jsonl segment.log | jq 'select(.type == "batch" and (.crc_valid | not))'
   kbatch dump --format dumplog --records segment.log   # as kafka-dump-log.sh --deep-iteration --print-data-log
   xxd -p capture.bin | kbatch dump --hex -                 # hex, as pasted from a capture
   kbatch dump -r /var/lib/kafka/__consumer_offsets-12/00000000000000000000.log
