@@ -302,8 +302,14 @@ def _lines(data: bytes) -> Iterator[tuple[int, bytes]]:
 
 
 def _bad(pos: int, line: bytes, field_name: str, expected: str) -> Finding:
-    shown = line.rstrip(b"\r\n").decode("utf-8", "backslashreplace")
-    return Finding("bad-checkpoint", pos, pos, len(line), field_name, expected, repr(shown))
+    """The line as kbatch shows bytes (kbatch.render.values.bytes_text): quoted text where it is printable
+    UTF-8, else hex, each escaped once (the UTF-8 decoder's backslashes under repr's were "\\xe3…\x7f")."""
+    from ..render.values import bytes_text
+
+    line_text = line.rstrip(b"\r\n")
+    shown = bytes_text(line_text, limit=64)
+    return Finding("bad-checkpoint", pos, pos, len(line), field_name, expected,
+                   repr(shown) if not shown.startswith("0x") else shown)
 
 
 def _checkpoint(kind: str, data: bytes) -> Iterator[Entry | Header | Finding]:
