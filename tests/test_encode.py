@@ -373,3 +373,39 @@ def test_rederive_of_a_batch_with_records_null_keeps_its_payload(kbatch, tmp_pat
     result = kbatch("encode-from-json", "--rederive", str(spec), "-o", str(tmp_path / "out.log"))
     assert (result.code, result.err) == (0, "")
     assert (tmp_path / "out.log").read_bytes() == (ROOT / "fixtures/v2-gzip.log").read_bytes()
+
+
+INTERNAL_SEGMENTS = sorted(str(path.relative_to(ROOT)) for path in (ROOT / "fixtures" / "internal").rglob("*")
+                           if path.suffix in (".log", ".checkpoint"))
+
+
+@pytest.mark.parametrize("segment", INTERNAL_SEGMENTS)
+def test_a_dump_of_an_internal_topic_encodes_back_byte_for_byte(kbatch, tmp_path, segment):
+    """Its records' `decoded` view was refused as an unknown key (unnamed); it is a view of key and value."""
+    spec = tmp_path / "spec.json"
+    spec.write_text(kbatch("dump", "-r", "--format", "json", segment).out)
+    assert '"decoded"' in spec.read_text() or "/__" not in segment
+    result = kbatch("encode-from-json", str(spec), "-o", str(tmp_path / "out.log"))
+    assert (result.code, result.err) == (0, "")
+    assert (tmp_path / "out.log").read_bytes() == (ROOT / segment).read_bytes()
+
+
+def test_an_edit_of_the_decoded_view_is_refused_naming_the_field(kbatch, tmp_path):
+    segment = "fixtures/internal/__consumer_offsets-12/00000000000000000000.log"
+    document = json.loads(kbatch("dump", "-r", "--format", "json", segment).out)
+    document["files"][0]["entries"][0]["records"][0]["decoded"]["value"]["data"]["offset"] = 1
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps(document))
+    result = kbatch("encode-from-json", str(spec), "-o", str(tmp_path / "out.log"))
+    assert result.code == 2 and not (tmp_path / "out.log").exists()
+    assert "files[0].entries[0].records[0].decoded.value.data.offset: expected 1200, what the key and value " \
+           "bytes hold" in result.err and "got 1" in result.err
+
+
+def test_an_unknown_key_is_named(kbatch, tmp_path):
+    document = json.loads(kbatch("dump", "--format", "json", "fixtures/v2-none.log").out)
+    document["files"][0]["entries"][0]["colour"] = "blue"
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps(document))
+    result = kbatch("encode-from-json", str(spec), "-o", str(tmp_path / "out.log"))
+    assert result.code == 2 and 'got <the unknown key "colour">' in result.err
