@@ -152,3 +152,15 @@ def test_each_side_keeps_half_the_records_of_a_wrapper_bomb(monkeypatch):
     summary = DiffSummary()
     differences = list(diff_streams(io.BytesIO(data), io.BytesIO(bytearray(data)), summary, records_only=True))
     assert differences == [] and summary.records["same"] == 100
+
+
+@pytest.mark.parametrize("columns", [80, 100, 120])
+def test_the_what_column_never_breaks_a_word(kbatch, monkeypatch, columns):
+    """At 80 columns `batch-changed` read `batch-chan` / `ged` on two lines."""
+    monkeypatch.setenv("COLUMNS", str(columns))
+    out = kbatch("diff", "fixtures/internal/__consumer_offsets-12/00000000000000000000.log",
+                 "fixtures/internal/damaged/__consumer_offsets-0/00000000000000000000.log").out
+    cells = {line.split("│")[2].strip() for line in out.splitlines() if line.startswith("│")}
+    assert cells - {""} <= {"batch-changed", "batch-only-a", "batch-only-b", "record-changed", "record-only-a",
+                            "record-only-b", "damage-a", "damage-b"} and "batch-changed" in cells
+    assert max(map(len, out.splitlines())) <= columns
