@@ -12,7 +12,7 @@ from rich.text import Text
 
 from ..findings import Finding
 from ..model import Batch
-from .internal import control_text, key_text, value_text
+from .internal import control_text, key_compact, value_text
 from .plain import box_rule, lines_width, plain_table_lines, row_lines
 from .user import user_bytes_text
 from .values import bytes_text, counted, finding_text, iso_timestamp
@@ -369,7 +369,7 @@ def records_table(batch: Batch, decode: str, full: bool, records=None, show_head
             value = Text(value_text(record.decoded, limit), style="cyan")
         else:
             value = _bytes_cell(record.value, decode, limit, shown)
-        key = key_text(record.decoded, limit) if record.decoded is not None else None
+        key = key_compact(record.decoded, limit) if record.decoded is not None else None
         key = Text(key, style="cyan") if key is not None else _bytes_cell(record.key, decode, limit, shown)
         headers = Text()
         for index, (name, val) in enumerate(record.headers):
