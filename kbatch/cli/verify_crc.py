@@ -51,8 +51,8 @@ def verify_crc(paths, deep, index_only, jobs, output_format, quiet, hex_input, d
     against the batches, .txnindex against the ABORT markers, producer
     snapshots against the producers' batches, leader-epoch-checkpoint against
     the batches' leader epochs, segment names against their first batches.
-    When no partition can be, it says so; --index-only then has nothing to
-    do (exit 2).
+    When only some segments of a partition are named, none can be, and it
+    says so; --index-only with no partition to check is a usage error.
 
     Exit status: 0 every check passed, 1 damage found, 2 usage or I/O error.
     """
@@ -82,7 +82,7 @@ def verify_crc(paths, deep, index_only, jobs, output_format, quiet, hex_input, d
         partitions, partial = complete_and_partial_partitions(paths)
         if not partitions and index_only:
             raise click.UsageError("--index-only cross-checks whole partitions: " + _why_none(paths, partial))
-        if not partitions and not quiet:
+        if not partitions and partial and not quiet:   # segments of a partition named, and not all of them
             click.echo("kbatch: note: no partition cross-checked: " + _why_none(paths, partial), err=True)
     if index_only:
         _, status = expand_inputs(paths)   # the logs are read by the cross-checks; report paths naming none

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 
 from ..summary import FileSummary
 from .crosscheck import PartitionCheck
@@ -37,7 +38,9 @@ def complete_and_partial_partitions(paths) -> tuple[list[str], list[tuple[str, i
                 named.setdefault(os.path.dirname(segment) or ".", set()).add(os.path.basename(segment))
     partial = []
     for directory, names in named.items():
-        if directory in found:
+        # Kafka names a partition's directory TOPIC-N (UnifiedLog.parseTopicPartitionName): a scratch
+        # directory holding one segment is no partition to hold indexes against.
+        if directory in found or not re.fullmatch(r".+-\d+", os.path.basename(os.path.abspath(directory))):
             continue
         in_it = {name for name in os.listdir(directory)
                  if kind_of(name) == LOG and os.path.isfile(os.path.join(directory, name))}

@@ -153,7 +153,7 @@ def fitted_paths(rows: list[list[str]], width: int) -> list[str]:
     """The file column of the summary's ``rows`` cut to leave the other columns their widest cell in
     ``width`` (a border and a space either side of each cell) by :func:`_middle_cut`, so the segments of
     one partition still read apart: Rich would cut them at the end, where they differ."""
-    from rich.cells import cell_len
+    from .plain import line_width as cell_len   # without Rich: a summary off a terminal never loads it
 
     others = [max((cell_len(line) for row in rows for line in row[column].split("\n")), default=0)
               for column in range(1, len(rows[0]))] if rows else []
