@@ -54,7 +54,11 @@ _BATCH_FIELDS = {"magic", "base_offset", "stored_offset", "batch_length", "parti
                  "timestamp_type", "is_transactional", "is_control", "last_offset_delta", "base_timestamp",
                  "max_timestamp", "delete_horizon_ms", "producer_id", "producer_epoch", "base_sequence", "count",
                  "records", "payload", "truncate_to", "snappy_framing", "lz4_kafka3160", "frame"}
-_RECORD_OUTPUT_ONLY = {"pos", "inner_pos", "size", "sequence", "crc_valid", "timestamp_iso"}
+# "decoded": an internal topic's key and value as its schema reads them (dump --records), and
+# "schema_registry": the Schema Registry framing of a value, are views of the bytes "key" and "value" give;
+# encoding takes the bytes (check_decoded_matches_bytes holds the first view to them).
+_RECORD_OUTPUT_ONLY = {"pos", "inner_pos", "size", "sequence", "crc_valid", "timestamp_iso", "decoded",
+                       "schema_registry"}
 _RECORD_FIELDS = {"offset", "timestamp", "key", "value", "headers", "attributes", "crc", "control", "offset_delta",
                   "timestamp_delta", "length", "key_length", "value_length", "headers_count", "magic"}
 _REGION_OUTPUT_ONLY = {"type", "code", "severity", "entry_pos", "pos", "size", "inner_pos", "field", "expected",
@@ -125,7 +129,8 @@ def _check_keys(spec: dict, allowed: set[str], ignored: set[str], path: str) -> 
         raise SpecError(path, "an object", spec)
     for key in spec:
         if key not in allowed and key not in ignored:
-            raise SpecError(f"{path}.{key}", f"one of {', '.join(sorted(allowed))}", "<an unknown key>")
+            raise SpecError(f"{path}.{key}", f"one of {', '.join(sorted(allowed))}",
+                            f"<the unknown key {_show(key)}>")
 
 
 class _SmallVarints(dict):
@@ -216,7 +221,7 @@ def encode_entry(entry, path: str, *, rederive: bool = False) -> bytes:
         return b""
     magic = _int(entry, "magic", path, 2, low=0, high=3)
     if rederive:
-        entry = _without_derivable(entry)
+        entry = _without_derivable(entry, path)
     if magic == 3:   # the v3 proposal Kafka never adopted (kbatch.proposed)
         from .proposed import encode_v3_batch
         data = encode_v3_batch(entry, path)
@@ -238,8 +243,11 @@ def _raw(entry: dict, path: str) -> bytes:
 _DERIVABLE = {"crc", "batch_length", "last_offset_delta", "max_timestamp", "count", "attributes"}
 
 
-def _without_derivable(entry: dict) -> dict:
-    """--rederive: drop what can be derived, so edited records get a consistent batch."""
+def _without_derivable(entry: dict, path: str) -> dict:
+    """--rederive: drop what can be derived, so edited records get a consistent batch (records absent or
+    null: there are none to derive from, and only what the payload gives, its CRC and length, is derived)."""
+    if _list(entry, "records", path) is None:
+        return {key: value for key, value in entry.items() if key not in ("crc", "batch_length")}
     out = {key: value for key, value in entry.items() if key not in _DERIVABLE}
     if "records" in entry:
         out.pop("payload", None)
@@ -567,6 +575,45 @@ def check_payload_matches_records(entry: dict, path: str) -> None:
     if decoded != given:
         raise SpecError(f"{path}.records", "the records the payload holds (remove payload to encode edited "
                         "records, or use --rederive)", "<records that differ from the payload>")
+
+
+def check_decoded_matches_bytes(document, entries: list, path: str) -> None:
+    """Each record's ``decoded`` (an internal topic's key and value as dump shows them) must be what its
+    key and value bytes hold, read by the decoder the dumped file's name calls for: else an edit of the
+    view would be lost without a word.  Without a file name there is no decoder to ask, and it is ignored."""
+    import json
+
+    from .messages import decoder_for_path
+
+    files = document.get("files") if isinstance(document, dict) else None
+    name = files[0].get("file") if isinstance(files, list) and files and isinstance(files[0], dict) else None
+    decoder = decoder_for_path(name) if isinstance(name, str) else None
+    if decoder is None:
+        return
+    from .messages.topics import decode
+
+    for index, entry in enumerate(entries):
+        records = entry.get("records") if isinstance(entry, dict) else None
+        for number, record in enumerate(records if isinstance(records, list) else []):
+            if not isinstance(record, dict) or "decoded" not in record:
+                continue
+            record_path = f"{path}[{index}].records[{number}]"
+            key, value = _key_value(record, record_path)
+            held = json.loads(json.dumps(decode(decoder, key, value).as_dict(), ensure_ascii=False))
+            _same_view(held, record["decoded"], f"{record_path}.decoded")
+
+
+def _same_view(held, given, path: str) -> None:
+    """SpecError at the first field where ``given`` differs from what the bytes hold (``held``)."""
+    if isinstance(held, dict) and isinstance(given, dict):
+        for key in list(held) + [key for key in given if key not in held]:
+            _same_view(held.get(key), given.get(key), f"{path}.{key}")
+    elif isinstance(held, list) and isinstance(given, list) and len(held) == len(given):
+        for index, (one, other) in enumerate(zip(held, given)):
+            _same_view(one, other, f"{path}[{index}]")
+    elif held != given:
+        raise SpecError(path, f"{_show(held)}, what the key and value bytes hold (decoded is a view of them: "
+                              "edit key and value)", given)
 
 
 __all__ = ["SpecError", "encode_document", "encode_entry", "entries_of", "spec_bytes", "CodecError"]

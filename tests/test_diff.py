@@ -234,3 +234,15 @@ def test_binary_values_that_differ_late_are_shown_where_they_differ(kbatch, tmp_
     assert changed["a_value"] == {"hex": value_a.hex()} and changed["b_value"] == {"hex": bytes(value_b).hex()}
     assert changed["differs_at"] == 300
     assert value_a[300:301].hex() in changed["a"] and bytes(value_b)[300:301].hex() in changed["b"]
+
+
+@pytest.mark.parametrize("columns", [80, 100, 120])
+def test_the_what_column_never_breaks_a_word(kbatch, monkeypatch, columns):
+    """At 80 columns `batch-changed` read `batch-chan` / `ged` on two lines."""
+    monkeypatch.setenv("COLUMNS", str(columns))
+    out = kbatch("diff", "fixtures/internal/__consumer_offsets-12/00000000000000000000.log",
+                 "fixtures/internal/damaged/__consumer_offsets-0/00000000000000000000.log").out
+    cells = {line.split("│")[2].strip() for line in out.splitlines() if line.startswith("│")}
+    assert cells - {""} <= {"batch-changed", "batch-only-a", "batch-only-b", "record-changed", "record-only-a",
+                            "record-only-b", "damage-a", "damage-b"} and "batch-changed" in cells
+    assert max(map(len, out.splitlines())) <= columns

@@ -137,3 +137,19 @@ def test_shell_completion_works_as_the_readme_says():
     words = subprocess.run(kbatch, env={**os.environ, "_KBATCH_COMPLETE": "bash_complete", "COMP_WORDS": "kbatch ve",
                                         "COMP_CWORD": "1"}, capture_output=True, text=True)
     assert words.stdout.split() == ["plain,verify-crc"]
+
+
+def test_jq_examples_on_crc_valid_select_batches_only():
+    """`select(.crc_valid | not)` matched every finding and summary line too (they have no crc_valid)."""
+    texts = [_readme_code()] + [command.epilog or "" for command in commands().values()]
+    filters = [line for text in texts for line in text.splitlines() if "crc_valid" in line and "jq" in line]
+    assert filters and all('.type == "batch"' in line for line in filters), filters
+
+
+def test_the_py_files_recipe_ships_a_pure_wheel():
+    """A plain `pip wheel` builds the compiled record walker for its own platform (not py3-none-any), and
+    Python imports no compiled module from a --py-files zip: the recipe builds the pure wheel."""
+    code = _readme_code()
+    wheel = next(line for line in code.splitlines() if line.lstrip().startswith(("pip wheel", "KBATCH_PURE")))
+    assert wheel.startswith("KBATCH_PURE_PYTHON=1 pip wheel") and "py3-none-any" in wheel
+    assert "platform" in (ROOT / "README.md").read_text().split("--py-files")[1][:1500]

@@ -326,3 +326,92 @@ def test_the_small_varint_table_is_the_declarations_encoding():
     for value in (-(1 << 13) - 1, 1 << 13, 2**31 - 1, -(2**31)):
         assert _varint_bytes(value) == Varint.build(value)
     assert len(_SMALL_VARINTS) == 1 << 14 and set(_SMALL_VARINTS) == set(range(-(1 << 13), 1 << 13))
+
+
+# Wrong values of every JSON type, and values of the right type that cannot be what the field holds.
+_WRONG = [None, "x", [], {}, 1.5, True, -1, 2**70, {"hex": "zz"}, [None], [1], [{}], {"utf8": 1}]
+
+
+def _every_field(value, path=()):
+    """The path of every value in a dump's JSON (the first two items of each list)."""
+    yield path
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from _every_field(item, path + (key,))
+    elif isinstance(value, list):
+        for index, item in enumerate(value[:2]):
+            yield from _every_field(item, path + (index,))
+
+
+@pytest.mark.parametrize("name", ["v2-none", "v2-txn-commit", "v1-none", "v0-none"])
+def test_every_field_of_a_dump_is_type_checked_with_its_json_path(kbatch, name):
+    """A wrong value anywhere in a dump (`"records": null` under --rederive was a TypeError) is a SpecError
+    naming its JSON path, or bytes: never another exception."""
+    import copy
+
+    from kbatch.encode import SpecError, check_payload_matches_records, encode_document, entries_of
+
+    document = json.loads(kbatch("dump", "-r", "--format", "json", f"fixtures/{name}.log").out)
+    for path in list(_every_field(document))[1:]:
+        for wrong in _WRONG:
+            edited = copy.deepcopy(document)
+            parent = edited
+            for step in path[:-1]:
+                parent = parent[step]
+            parent[path[-1]] = wrong
+            for rederive in (False, True):
+                try:
+                    if not rederive:
+                        entries, at = entries_of(edited, single_batch=False, require_version=True)
+                        for index, entry in enumerate(entries):
+                            check_payload_matches_records(entry, f"{at}[{index}]")
+                    encode_document(edited, single_batch=False, rederive=rederive, require_version=True)
+                except SpecError as error:   # where: a JSON path from the document's top
+                    assert str(error).startswith(("files", "kbatch_json_version", "(document)")), (path, wrong)
+
+
+def test_rederive_of_a_batch_with_records_null_keeps_its_payload(kbatch, tmp_path):
+    document = json.loads(kbatch("dump", "--format", "json", "fixtures/v2-gzip.log").out)
+    for entry in document["files"][0]["entries"]:
+        entry["records"] = None
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps(document))
+    result = kbatch("encode-from-json", "--rederive", str(spec), "-o", str(tmp_path / "out.log"))
+    assert (result.code, result.err) == (0, "")
+    assert (tmp_path / "out.log").read_bytes() == (ROOT / "fixtures/v2-gzip.log").read_bytes()
+
+
+INTERNAL_SEGMENTS = sorted(str(path.relative_to(ROOT)) for path in (ROOT / "fixtures" / "internal").rglob("*")
+                           if path.suffix in (".log", ".checkpoint"))
+
+
+@pytest.mark.parametrize("segment", INTERNAL_SEGMENTS)
+def test_a_dump_of_an_internal_topic_encodes_back_byte_for_byte(kbatch, tmp_path, segment):
+    """Its records' `decoded` view was refused as an unknown key (unnamed); it is a view of key and value."""
+    spec = tmp_path / "spec.json"
+    spec.write_text(kbatch("dump", "-r", "--format", "json", segment).out)
+    assert '"decoded"' in spec.read_text() or "/__" not in segment
+    result = kbatch("encode-from-json", str(spec), "-o", str(tmp_path / "out.log"))
+    assert (result.code, result.err) == (0, "")
+    assert (tmp_path / "out.log").read_bytes() == (ROOT / segment).read_bytes()
+
+
+def test_an_edit_of_the_decoded_view_is_refused_naming_the_field(kbatch, tmp_path):
+    segment = "fixtures/internal/__consumer_offsets-12/00000000000000000000.log"
+    document = json.loads(kbatch("dump", "-r", "--format", "json", segment).out)
+    document["files"][0]["entries"][0]["records"][0]["decoded"]["value"]["data"]["offset"] = 1
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps(document))
+    result = kbatch("encode-from-json", str(spec), "-o", str(tmp_path / "out.log"))
+    assert result.code == 2 and not (tmp_path / "out.log").exists()
+    assert "files[0].entries[0].records[0].decoded.value.data.offset: expected 1200, what the key and value " \
+           "bytes hold" in result.err and "got 1" in result.err
+
+
+def test_an_unknown_key_is_named(kbatch, tmp_path):
+    document = json.loads(kbatch("dump", "--format", "json", "fixtures/v2-none.log").out)
+    document["files"][0]["entries"][0]["colour"] = "blue"
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps(document))
+    result = kbatch("encode-from-json", str(spec), "-o", str(tmp_path / "out.log"))
+    assert result.code == 2 and 'got <the unknown key "colour">' in result.err

@@ -198,3 +198,19 @@ def test_offset_with_an_index_that_lies_says_so_and_reads_from_the_start(tmp_pat
     assert "does not point at a batch holding it; reading" in result.err
     assert result.out == kbatch("hexdump-annotate", "--offset", "52", "--no-color", str(segment)).out.replace(
         str(segment), str(copy))
+
+
+@pytest.mark.parametrize("columns", [80, 100, 120])
+def test_the_legend_keeps_room_for_values_and_the_bytes_column_gives_way_first(kbatch, monkeypatch, columns):
+    """At 80 and 100 columns the value column got 1-7 cells (a CRC one digit a line): the bytes, a copy of
+    the dump above, narrow and then go before a value is folded."""
+    monkeypatch.setenv("COLUMNS", str(columns))
+    out = kbatch("hexdump-annotate", "fixtures/v2-none.log").out
+    legend = out[out.index(" #  field"):].splitlines()
+    assert max(map(len, legend)) <= columns
+    rows = {line.split()[1]: line for line in legend[1:] if line.split() and line.split()[0].isdigit()}
+    assert rows["batch[0].crc"].rstrip().endswith("  1018378712")
+    assert rows["batch[0].attributes"].rstrip().endswith("  0 (none, CreateTime)")
+    assert ("bytes" in legend[0]) == (columns >= 100)
+    if columns == 100:   # narrowed at a byte, what is cut said
+        assert "  00 00 01 8b …  " in rows["batch[0].base_timestamp"]

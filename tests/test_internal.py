@@ -313,3 +313,11 @@ def test_hexdump_of_a_value_cut_short_keeps_the_rest_raw(kbatch):
                     "00000000000000000000.log")
     assert "Traceback" not in result.out + result.err
     assert "records[0].value.metadata" in result.out and "records[0].value (unparsed)" in result.out
+
+
+@pytest.mark.parametrize("columns", [80, 100, 120])
+def test_the_table_shows_an_offset_commit_key_as_group_topic_partition(kbatch, monkeypatch, columns):
+    """The key cell read `OffsetCommitKey v1 {"group":"billing","topic":"o…`, never the topic and partition."""
+    monkeypatch.setenv("COLUMNS", str(columns))
+    out = kbatch("dump", "-r", "fixtures/internal/__consumer_offsets-12/00000000000000000000.log").out
+    assert "billing/orders/0" in out and "audit/orders/0" in out and '{"group"' not in out

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import shutil
 import struct
+from pathlib import Path
 
 import crc32c
 import pytest
@@ -61,6 +62,37 @@ def test_the_clean_partition_verifies_with_no_error(kbatch, mode):
 def test_a_log_directory_checks_each_partition(kbatch):
     code, findings = _findings(kbatch, "--index-only", str(PARTITION))
     assert code == 0 and {f["file"].rsplit("/", 2)[-2] for f in findings} == {"orders-0"}
+
+
+@pytest.mark.parametrize("mode", ["--deep", "--index-only"])
+@pytest.mark.parametrize("form", ["glob", "every segment named"])
+def test_a_partition_whose_every_segment_is_named_is_cross_checked_as_its_directory(kbatch, broken, mode, form):
+    """`verify-crc --deep '/var/kafka-logs/*/*.log'` cross-checks every partition, as the directory would."""
+    injected = broken["index-entry-into-batch"]
+    directory = injected["directory"]
+    named = [f"{directory}/*.log"] if form == "glob" else sorted(str(path) for path in
+                                                                  Path(directory).glob("*.log"))
+    assert _findings(kbatch, mode, *named) == _findings(kbatch, mode, directory)
+    code, findings = _findings(kbatch, mode, *named)
+    assert code == 1 and (injected["file"], injected["finding"]) in {
+        (f["file"].rsplit("/", 1)[-1], f["code"]) for f in findings}
+
+
+def test_some_segments_of_a_partition_are_not_cross_checked_and_it_is_said(kbatch):
+    one = str(sorted(CLEAN.glob("*.log"))[0])
+    result = kbatch("verify-crc", "--deep", one)
+    assert result.code == 0
+    assert "no partition cross-checked" in result.err and f"{CLEAN}: 1 of its 3 segments" in result.err
+    assert "(cross-checks)" not in result.out
+    assert kbatch("verify-crc", "--deep", "--quiet", one).err == ""
+
+
+@pytest.mark.parametrize("named", [["{one}"], ["fixtures/partition/orders-0/0000000000000000002*.log"]])
+def test_index_only_with_no_partition_to_check_is_a_usage_error(kbatch, named):
+    one = str(sorted(CLEAN.glob("*.log"))[0])
+    result = kbatch("verify-crc", "--index-only", *(arg.format(one=one) for arg in named))
+    assert result.code == 2 and result.out == ""
+    assert "--index-only cross-checks whole partitions" in result.err and "1 of its 3 segments" in result.err
 
 
 @pytest.mark.parametrize("mode", ["--deep", "--index-only"])

@@ -122,3 +122,24 @@ def test_damage_inside_the_range_is_still_reported(kbatch, tmp_path):
     result = kbatch("dump", "--format", "jsonl", "--offset-range", "40:40", str(segment))
     assert result.code == 1 and "crc-mismatch" in result.out
     assert kbatch("dump", "--offset-range", "45:45", str(segment)).code == 0   # skipped at its header
+
+
+@pytest.mark.parametrize("columns", [80, 100, 120])
+def test_a_selection_shows_only_what_it_selects_and_says_what_it_stepped_over(kbatch, monkeypatch, columns):
+    """`dump -r --offset-range 30:30 DIR`: the one batch holding offset 30, not every index and snapshot in
+    full nor "0 batches, 0 records, 2223 bytes; clean" (which reads as empty) for the other segments."""
+    monkeypatch.setenv("COLUMNS", str(columns))
+    directory = str(CLEAN.relative_to(ROOT))
+    result = kbatch("dump", "-r", "--offset-range", "30:30", directory)
+    assert result.code == 0
+    shown = [line.split(" (")[0] for line in result.out.splitlines() if line.startswith(directory + "/")
+             and line.endswith(" bytes)")]
+    assert shown == [f"{directory}/00000000000000000027.log"]
+    assert "0 batches" not in result.out and "index" not in result.out and "snapshot" not in result.out
+    assert result.out.rstrip().endswith("Stepped over, outside offsets 30–30: 2 segments, 12 files beside segments.")
+    assert "1 batch selected (2 records) of 2219 bytes" in " ".join(result.out.split())
+    assert max(map(len, result.out.splitlines())) <= columns
+    # A file named is shown as asked; without a selection a directory shows every file, as before.
+    index = f"{directory}/00000000000000000027.index"
+    assert "4 entries" in " ".join(kbatch("dump", "--offset-range", "30:30", index).out.split())
+    assert "Stepped over" not in kbatch("dump", directory).out

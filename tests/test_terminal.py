@@ -277,7 +277,7 @@ def _verify_summary_both_ways(rows, width: int) -> tuple[str, str | None]:
             sink.unreadable(*row)
         else:
             sink.file_done(row)
-    console.print(sink.table())
+    console.print(sink.table(width))
     lines = sink.plain_lines(width)   # on a terminal without colour too, at its width
     return console.file.getvalue(), None if lines is None else "".join(line + "\n" for line in lines)
 
@@ -364,3 +364,34 @@ def _summary(path: str, batches: int, records: int, size: int, codes: list[str])
     for code in codes:
         summary.add_finding(Finding(code, 0, 0, 1, "entry", "x", "y"))
     return summary
+
+
+@pytest.mark.parametrize("no_color", ["1", ""])
+def test_no_color_writes_no_escape_at_all_on_a_terminal(monkeypatch, no_color):
+    """NO_COLOR (set and not empty) is --no-color: Rich alone dropped the colours but wrote bold."""
+    import io
+
+    from rich.text import Text
+
+    from kbatch.render.console import make_console
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    monkeypatch.setenv("NO_COLOR", no_color)
+    monkeypatch.setenv("TERM", "xterm-256color")
+    stream = Terminal()
+    make_console(stream).print(Text("title", style="bold underline"), Text("damaged", style="bold red"))
+    assert ("\x1b" in stream.getvalue()) == (not no_color)
+
+
+def test_a_forced_kind_shows_bytes_that_are_no_text_once_escaped_as_hex(kbatch, tmp_path):
+    """`dump --kind offset-checkpoint` of random bytes showed "'\\\\xe3…\\x7f…'": two escapings mixed."""
+    import random
+
+    noise = tmp_path / "noise.bin"
+    noise.write_bytes(random.Random(7).randbytes(300))
+    out = kbatch("dump", "--kind", "offset-checkpoint", str(noise)).out
+    assert "\\\\" not in out and "\\x" not in out
+    assert "version: expected 0, found 0x" in " ".join(out.split())

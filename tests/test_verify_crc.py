@@ -130,3 +130,22 @@ def test_every_finding_names_its_batchs_offsets(path, kbatch):
         assert f"{finding['code']} at pos {finding['pos']} ({offsets})" in table
     if "crc" in path.name or "bitflip" in path.name or "compacted" in path.name:
         assert any(finding["base_offset"] is not None for finding in findings)
+
+
+@pytest.mark.parametrize("columns", [80, 100, 120])
+def test_the_summary_cuts_a_long_path_keeping_what_tells_the_segments_apart(kbatch, monkeypatch, columns):
+    """Cut at the end, every segment of a partition read `fixtures/logdir/orders-…`: a path is cut from the
+    left (or, with no room for its partition, in the leading zeros of its name), keeping the file name."""
+    monkeypatch.setenv("COLUMNS", str(columns))
+    out = kbatch("verify-crc", "fixtures/logdir").out
+    table = out[out.index("┏"):].splitlines()
+    assert max(map(len, table)) <= columns
+    cells = [line.split("│")[1].strip() for line in table if line.startswith("│")][:-1]   # the total's row last
+    assert len(cells) == 10 and len(set(cells)) == 10
+    import glob
+    import re
+
+    paths = sorted(glob.glob("fixtures/logdir/*/*.log"))
+    for cell in cells:   # each cell is one path with parts left out, and still names its segment's offset
+        pattern = ".*".join(map(re.escape, cell.split("…")))
+        assert [path for path in paths if re.fullmatch(pattern, path)] and re.search(r"/…?\d+\.log$", cell)

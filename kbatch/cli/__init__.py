@@ -77,7 +77,7 @@ def commands() -> dict[str, click.Command]:
 Examples:
   kbatch dump 00000000000000000000.log
   kbatch dump --records --format jsonl segment.log | jq .
-  kbatch verify-crc --deep /var/kafka-logs/*/*.log
+  kbatch verify-crc --deep /var/kafka-logs
 """)
 @click.version_option(__version__, prog_name="kbatch")
 def cli() -> None:

@@ -33,7 +33,7 @@ Examples:
   kbatch dump 00000000000000000000.log
   kbatch dump --records --offset-range 100:200 segment.log
   kbatch dump --records --since 2024-05-01T12:00Z --until 2024-05-01T12:05Z segment.log
-  kbatch dump --format jsonl segment.log | jq 'select(.crc_valid | not)'
+  kbatch dump --format jsonl segment.log | jq 'select(.type == "batch" and (.crc_valid | not))'
   kbatch dump --format dumplog --records segment.log   # as kafka-dump-log.sh --deep-iteration --print-data-log
   xxd -p capture.bin | kbatch dump --hex -                 # hex, as pasted from a capture
   kbatch dump -r /var/lib/kafka/__consumer_offsets-12/00000000000000000000.log
@@ -101,11 +101,13 @@ def dump(files, records, output_format, decode, decoder, full, limit, kind, offs
                           keep_body=output_format == "json", record_objects=False)
     # Each format's renderer is imported when it is asked for: JSON Lines never load Rich.
     out = sys.stdout
+    window = Window(*(offset_range or (None, None)), since, until)
     if output_format == "table":
         from ..render.console import make_console
         from ..render.table import TableSink
 
-        sink = TableSink(make_console(out, no_color=no_color), records=records, decode=decode, full=full)
+        sink = TableSink(make_console(out, no_color=no_color), records=records, decode=decode, full=full,
+                         selection=str(window) if window.selects else "")
     elif output_format == "jsonl":
         sink = JsonlSink(out, records=records, decode=decode)
     elif output_format == "json":
@@ -131,11 +133,17 @@ def dump(files, records, output_format, decode, decoder, full, limit, kind, offs
             click.echo(f"kbatch: {path}: a KRaft snapshot being written (.checkpoint.part), partial: read as the "
                        "snapshot it would be; Kafka deletes it at start-up (KafkaRaftLog.recoverSnapshots)", err=True)
 
+    named_files = set(files)
+    beside_stepped_over = []
+
     def dump_one(path, stream):
         if not hex_input:
             note(path)
         named = kind or (None if hex_input else kind_of(path))
         if named is not None and named not in BATCH_KINDS:
+            if window.selects and path not in named_files:   # a selection selects records: none in here
+                beside_stepped_over.append(path)
+                return FileSummary(path, 0)
             from ..render.partition import dump_file as dump_sidecar
 
             return dump_sidecar(path, stream, named, sink)
@@ -145,7 +153,6 @@ def dump(files, records, output_format, decode, decoder, full, limit, kind, offs
                 outcome = NotALogSegment(path, other)
                 click.echo(outcome.message, err=True)
                 return outcome
-        window = Window(*(offset_range or (None, None)), since, until)
         columns = isinstance(sink, JsonlSink) and sink.from_columns and not window.selects
         # Lines stand alone in JSON Lines: a large file's parts can be listed at once and put end to end.
         in_parts = (isinstance(sink, JsonlSink) and sink.writes_utf8 and limit is None and not window.selects
@@ -157,6 +164,11 @@ def dump(files, records, output_format, decode, decoder, full, limit, kind, offs
     status = for_each_input(files, hex_input, dump_one, pattern=PARTITION_FILES, sink=sink)
     if output_format in ("json", "dumplog"):   # their documents end after the last file
         sink.close()
+    if output_format == "table":
+        sink.stepped_over(len(beside_stepped_over))
+    elif beside_stepped_over:
+        click.echo(f"kbatch: note: stepped over {len(beside_stepped_over)} files beside the segments, outside "
+                   f"{window} (they hold no records)", err=True)
     return status
 
 

@@ -8,7 +8,8 @@ import sys
 import click
 
 from ..codecs import CodecError
-from ..encode import SpecError, check_payload_matches_records, encode_document, entries_of
+from ..encode import (SpecError, check_decoded_matches_bytes, check_payload_matches_records, encode_document,
+                      entries_of)
 from ..files import write_output
 from .status import ExitStatus
 
@@ -60,8 +61,10 @@ def encode_from_json(spec, output, single_batch, hex_output, rederive):
         click.echo(f"kbatch: {spec}: the JSON nests too deeply (a kbatch document is a few levels deep)", err=True)
         return ExitStatus.TROUBLE
     try:
+        entries, path = entries_of(document, single_batch=single_batch, require_version=True)
+        if not single_batch:
+            check_decoded_matches_bytes(document, entries, path)
         if not rederive:
-            entries, path = entries_of(document, single_batch=single_batch, require_version=True)
             for index, entry in enumerate(entries):
                 check_payload_matches_records(entry, path if single_batch else f"{path}[{index}]")
         data = encode_document(document, single_batch=single_batch, rederive=rederive, require_version=True)

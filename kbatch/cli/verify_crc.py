@@ -17,7 +17,7 @@ PROGRESS_ABOVE = 64 * 1024 * 1024   # show a progress bar for inputs larger than
 @click.command(epilog="""\b
 Examples:
   kbatch verify-crc 00000000000000000000.log
-  kbatch verify-crc --deep '/var/kafka-logs/*/*.log'
+  kbatch verify-crc --deep /var/kafka-logs
   kbatch verify-crc --format jsonl segment.log | jq -r 'select(.type == "finding") | .code'
   kbatch verify-crc --quiet segment.log && echo intact
 """)
@@ -46,7 +46,8 @@ def verify_crc(paths, deep, index_only, jobs, output_format, quiet, hex_input, d
     directory (its *.log files, recursively); - reads stdin.
 
     With --deep (or --index-only), a partition directory (or each one under a
-    log directory) is also cross-checked: .index and .timeindex entries
+    log directory, or one all of whose segments are named) is also
+    cross-checked: .index and .timeindex entries
     against the batches, .txnindex against the ABORT markers, producer
     snapshots against the producers' batches, leader-epoch-checkpoint against
     the batches' leader epochs, segment names against their first batches.
@@ -56,6 +57,8 @@ def verify_crc(paths, deep, index_only, jobs, output_format, quiet, hex_input, d
     directory's recovery-point-offset-checkpoint,
     replication-offset-checkpoint, log-start-offset-checkpoint,
     cleaner-offset-checkpoint and meta.properties.
+    When only some segments of a partition are named, none can be, and it
+    says so; --index-only with no partition to check is a usage error.
 
     Exit status: 0 every check passed, 1 damage found, 2 usage or I/O error.
     """
@@ -78,11 +81,20 @@ def verify_crc(paths, deep, index_only, jobs, output_format, quiet, hex_input, d
                             stream_is_file=not hex_input and os.path.isfile(path),   # a named pipe is spooled
                             show_progress=show_progress)
 
+    partitions = []
+    if (deep or index_only) and not hex_input:
+        from ..partition.verify import complete_and_partial_partitions
+
+        partitions, partial = complete_and_partial_partitions(paths)
+        if not partitions and index_only:
+            raise click.UsageError("--index-only cross-checks whole partitions: " + _why_none(paths, partial))
+        if not partitions and partial and not quiet:   # segments of a partition named, and not all of them
+            click.echo("kbatch: note: no partition cross-checked: " + _why_none(paths, partial), err=True)
     if index_only:
         _, status = expand_inputs(paths)   # the logs are read by the cross-checks; report paths naming none
     else:
         status = for_each_input(paths, hex_input, verify_one, status, sink=sink)
-    if (deep or index_only) and any(os.path.isdir(path) for path in paths):   # partition directories
+    if partitions:
         from ..partition.verify import verify_partitions
 
         checked = verify_partitions(paths, sink, index_only=index_only, decompressed_limit=decompressed_limit)
@@ -90,6 +102,16 @@ def verify_crc(paths, deep, index_only, jobs, output_format, quiet, hex_input, d
             status = ExitStatus.FOUND
     sink.close()
     return status
+
+
+def _why_none(paths, partial) -> str:
+    """Why no partition can be cross-checked: the directories only some of whose segments are named."""
+    if not partial:
+        return f"{' '.join(paths)} names no partition directory and no segment in one"
+    shown = "; ".join(f"{directory}: {named} of its {total} segments" for directory, named, total in partial[:3])
+    more = f" (and {len(partial) - 3} more directories)" if len(partial) > 3 else ""
+    return (f"the segments named are not all of their directory's ({shown}{more}); name the partition directory "
+            "(or all its segments) to cross-check it")
 
 
 def _verify_file(path, stream, sink, *, deep: bool, decompressed_limit: int, jobs: int | None,

@@ -54,6 +54,19 @@ class Window:
     def selects(self) -> bool:
         return any(bound is not None for bound in (self.low, self.high, self.since, self.until))
 
+    def __str__(self) -> str:
+        """The selection in words, as a user gave it: "offsets 1500–1500", "records stamped from ... on"."""
+        from ..render.values import iso_timestamp
+
+        said = []
+        if self.low is not None or self.high is not None:
+            said.append(f"offsets {'' if self.low is None else self.low}–{'' if self.high is None else self.high}")
+        if self.since is not None or self.until is not None:
+            said.append("stamped " + " ".join(
+                part for part in (self.since is not None and f"from {iso_timestamp(self.since)}",
+                                  self.until is not None and f"until {iso_timestamp(self.until)}") if part))
+        return ", ".join(said)
+
 
 @dataclass(frozen=True)
 class Header:

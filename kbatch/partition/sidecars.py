@@ -520,12 +520,17 @@ def _java_split(text: bytes, separator: re.Pattern) -> list[bytes]:
 
 
 def _bad(line: Line, field_name: str, expected: str) -> Finding:
-    return Finding("bad-checkpoint", line.pos, line.pos, line.size, field_name, expected, repr(_shown(line)))
+    return Finding("bad-checkpoint", line.pos, line.pos, line.size, field_name, expected, _shown(line))
 
 
-def _shown(line: Line, limit: int = 80) -> str:
-    shown = line.text[:limit].decode("utf-8", "backslashreplace")
-    return shown + f"... ({line.size} bytes)" if len(line.text) > limit or line.clipped else shown
+def _shown(line: Line, limit: int = 64) -> str:
+    """The line as kbatch shows bytes (kbatch.render.values.bytes_text): quoted text where it is printable
+    UTF-8, else hex, each escaped once (the UTF-8 decoder's backslashes under repr's were "\\xe3…\x7f")."""
+    from ..render.values import bytes_text
+
+    text = bytes_text(line.text.rstrip(b"\r\n"), limit=limit)
+    shown = text if text.startswith("0x") else repr(text)
+    return shown + f" ({line.size} bytes)" if len(line.text) > limit or line.clipped else shown
 
 
 def _long_line(line: Line, field_name: str, findings: list[Finding]) -> list[Finding]:
@@ -647,7 +652,7 @@ def _partition_metadata(data: SideFile, base_offset: int | None) -> Iterator[Ent
         if parts and parts[0].decode("utf-8", "replace") != key and value is not None:
             # Kafka does not read the key; a writer other than PartitionMetadata.encode put this one.
             findings.append(Finding("unexpected-key", line.pos, line.pos, line.size, key, f"'{key}: ...'",
-                                    repr(_shown(line))))
+                                    _shown(line)))
         entry.findings += _long_line(line, key, findings)
         if any(finding.is_damage for finding in findings):
             break   # Kafka reads no further

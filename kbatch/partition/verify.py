@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 
 from ..summary import FileSummary
 from .crosscheck import PartitionCheck
@@ -10,16 +11,44 @@ from .kinds import LOG, OFFSET_CHECKPOINTS, kind_of
 
 
 def partition_directories(paths) -> list[str]:
-    """The partition directories the directory arguments name: each that holds segments, at any depth,
-    found by the one walk every command uses (:func:`kbatch.segments.expand_paths`), in its order."""
+    """The partition directories the arguments name: each that holds segments, at any depth, under a
+    directory argument, found by the one walk every command uses (:func:`kbatch.segments.expand_paths`), in
+    its order; and each directory all of whose segments the file (and glob) arguments name, as if the
+    directory were given (``'/var/kafka-logs/*/*.log'`` names every partition)."""
+    return complete_and_partial_partitions(paths)[0]
+
+
+def complete_and_partial_partitions(paths) -> tuple[list[str], list[tuple[str, int, int]]]:
+    """:func:`partition_directories`, and the directories only some of whose segments the arguments name:
+    (directory, segments named, segments in it) each, which a cross-check cannot take (an index or a
+    snapshot is held against the whole partition's log)."""
     from ..segments import expand_paths
 
     found: dict[str, None] = {}
+    named: dict[str, set[str]] = {}
     for path in paths:
+        if path == "-" or "://" in path:
+            continue
+        segments, _ = expand_paths([path])
         if os.path.isdir(path):
-            segments, _ = expand_paths([path])
             found.update((os.path.dirname(segment), None) for segment in segments)
-    return list(found)
+            continue
+        for segment in segments:
+            if os.path.isfile(segment) and kind_of(segment) == LOG:
+                named.setdefault(os.path.dirname(segment) or ".", set()).add(os.path.basename(segment))
+    partial = []
+    for directory, names in named.items():
+        # Kafka names a partition's directory TOPIC-N (UnifiedLog.parseTopicPartitionName): a scratch
+        # directory holding one segment is no partition to hold indexes against.
+        if directory in found or not re.fullmatch(r".+-\d+", os.path.basename(os.path.abspath(directory))):
+            continue
+        in_it = {name for name in os.listdir(directory)
+                 if kind_of(name) == LOG and os.path.isfile(os.path.join(directory, name))}
+        if in_it <= names:
+            found[directory] = None
+        else:
+            partial.append((directory, len(names & in_it), len(in_it)))
+    return list(found), partial
 
 
 def verify_partitions(paths, sink, *, index_only: bool, decompressed_limit: int) -> list[FileSummary]:

@@ -25,6 +25,9 @@ class _Console(Console):
 def make_console(stream=None, *, no_color: bool = False) -> Console:
     stream = stream or sys.stdout
     terminal = stream.isatty()
+    # NO_COLOR (https://no-color.org), when set and not empty, is --no-color: Rich alone would drop the
+    # colours but still write bold, italic and underline.
+    no_color = no_color or bool(os.environ.get("NO_COLOR"))
     width = None if terminal or os.environ.get("COLUMNS") else PIPE_WIDTH
     # No markup: kbatch styles with Text, and a str it prints (a file name, a transactional id) is shown as
     # it is, where Rich would read "[bold]" in it as a style and drop it.

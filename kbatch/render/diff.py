@@ -26,7 +26,8 @@ def summary_table(summary: DiffSummary, records_only: bool) -> Table:
 def details_table(differences: list[Difference]) -> Table:
     table = Table(header_style="bold", show_lines=False)
     for name in ("offset", "what", "field", "A", "B", "pos A", "pos B"):
-        table.add_column(name, overflow="fold")
+        # A kind (batch-changed) is one word: never broken (the other columns fold).
+        table.add_column(name, overflow="fold", no_wrap=name == "what")
     for difference in differences:
         style = "red" if difference.kind.startswith("damage") else None
         table.add_row("-" if difference.offset is None else str(difference.offset), difference.kind,

@@ -166,12 +166,14 @@ def legend_lines(console, spans: list[Span], data, base: int):
     for row in rows():
         for column, cell in enumerate(row):
             widths[column] = max(widths[column], max(cell_len(text) for text, _ in cell))
-    widths[-1] = max(1, min(widths[-1], console.width - sum(widths[:-1]) - 2 * (len(widths) - 1)))
+    shown = _legend_columns_shown(widths, console.width)
     for row in rows():
+        row[_BYTES] = [(_cut_hex(text, widths[_BYTES]), style) for text, style in row[_BYTES]]
         row[-1] = [folded for text, style in row[-1] for folded in _folded_value(console, text, style, widths[-1])]
-        for line_number in range(max(len(cell) for cell in row)):
+        for line_number in range(max(len(row[column]) for column in shown)):
             parts, styles, at = [], [], 0
-            for column, ((_, justify), cell) in enumerate(zip(_LEGEND_COLUMNS, row)):
+            for column in shown:
+                (_, justify), cell = _LEGEND_COLUMNS[column], row[column]
                 text, style = cell[line_number] if line_number < len(cell) else ("", None)
                 pad = " " * (widths[column] - cell_len(text))
                 start = at + 2 * bool(column) + len(pad) * (justify == "right")
@@ -180,6 +182,38 @@ def legend_lines(console, spans: list[Span], data, base: int):
                 if style and text:
                     styles.append(StyleSpan(start, start + len(text), style))
             yield Text("".join(parts), spans=styles)
+
+
+_BYTES = 4            # the legend's bytes column: a copy of what the dump above shows, so it gives way first
+VALUE_ROOM = 24       # the room a value keeps before the bytes column gives way (a CRC, a timestamp, a codec)
+
+
+def _legend_columns_shown(widths: list[int], room: int) -> list[int]:
+    """The legend's columns that fit ``room`` cells, ``widths`` set to fit (the value's last).
+
+    The value is what a reader comes for, so it keeps VALUE_ROOM (or its widest, if less): the bytes column
+    narrows first (fewer bytes, then "…"), then goes; what is left of the room is the value's.
+    """
+    columns = list(range(len(widths)))
+
+    def left() -> int:
+        return room - sum(widths[column] for column in columns[:-1]) - 2 * (len(columns) - 1)
+
+    wanted = min(widths[-1], VALUE_ROOM)
+    if left() < wanted:
+        widths[_BYTES] -= min(wanted - left(), widths[_BYTES] - len(_LEGEND_COLUMNS[_BYTES][0]))
+    if left() < wanted:
+        columns.remove(_BYTES)
+    widths[-1] = max(1, min(widths[-1], left()))
+    return columns
+
+
+def _cut_hex(text: str, width: int) -> str:
+    """Hex bytes ("00 01 02") cut to ``width`` cells at a byte, with "…" for the rest."""
+    if cell_len(text) <= width:
+        return text
+    whole = max(0, (width - 1) // 3)   # n bytes and " …" take 3n + 1 cells
+    return " ".join(text.split(" ")[:whole] + ["…"])
 
 
 def _folded_value(console, text: str, style: str | None, width: int) -> list[tuple[str, str | None]]:

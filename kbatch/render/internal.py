@@ -1,8 +1,9 @@
 """How a record of an internal topic reads: its key and value as Kafka's schemas name them.
 
-The table shows ``Name vN {json}``; ``--format dumplog`` prints what Kafka 4.x's kafka-dump-log.sh prints
-with its decoders (--offsets-decoder, --transaction-log-decoder, --cluster-metadata-decoder,
---share-group-state-decoder, --remote-log-metadata-decoder), so scripts reading its output keep working.
+The table shows a key as its fields joined by "/" (``billing/orders/0``) and a value as ``Name vN {json}``;
+``--format dumplog`` prints what Kafka 4.x's kafka-dump-log.sh prints with its decoders (--offsets-decoder,
+--transaction-log-decoder, --cluster-metadata-decoder, --share-group-state-decoder,
+--remote-log-metadata-decoder), so scripts reading its output keep working.
 """
 
 from __future__ import annotations
@@ -29,6 +30,19 @@ def key_text(decoded, limit: int | None = None) -> str | None:
         return None
     key = decoded.key
     return _cut(f"{key['name']} v{key['version']} {_compact(to_json(key['data']))}", limit)
+
+
+def key_compact(decoded, limit: int | None = None) -> str | None:
+    """The key cell of the records table: its fields' values joined by "/" (``billing-audit-42/orders/3``
+    for an offset commit: group/topic/partition), what tells one key from another in a narrow column (the
+    value's name says which kind of key it is); compact JSON where a field is not a plain value."""
+    if decoded.key is None:
+        return None
+    data = to_json(decoded.key["data"])
+    if isinstance(data, dict) and data and all(isinstance(value, (str, int)) and not isinstance(value, bool)
+                                               for value in data.values()):
+        return _cut("/".join(str(value) for value in data.values()), limit)
+    return key_text(decoded, limit)
 
 
 def value_text(decoded, limit: int | None = None) -> str | None:

@@ -12,7 +12,7 @@ from rich.text import Text
 
 from ..findings import Finding
 from ..model import Batch
-from .internal import control_text, key_text, value_text
+from .internal import control_text, key_compact, value_text
 from .plain import box_rule, lines_width, plain_table_lines, row_lines
 from .user import user_bytes_text
 from .values import bytes_text, counted, finding_text, iso_timestamp
@@ -369,7 +369,7 @@ def records_table(batch: Batch, decode: str, full: bool, records=None, show_head
             value = Text(value_text(record.decoded, limit), style="cyan")
         else:
             value = _bytes_cell(record.value, decode, limit, shown)
-        key = key_text(record.decoded, limit) if record.decoded is not None else None
+        key = key_compact(record.decoded, limit) if record.decoded is not None else None
         key = Text(key, style="cyan") if key is not None else _bytes_cell(record.key, decode, limit, shown)
         headers = Text()
         for index, (name, val) in enumerate(record.headers):
@@ -421,8 +421,12 @@ class TableSink:
 
     ROWS_PER_TABLE = 1000   # print in slices so a huge segment never sits in memory as one table
 
-    def __init__(self, console, *, records: bool, decode: str, full: bool):
+    def __init__(self, console, *, records: bool, decode: str, full: bool, selection: str = ""):
         self.console, self.records, self.decode, self.full = console, records, decode, full
+        # With a selection (--offset-range, --since, --until: its words), only what it selects is shown: a
+        # segment without a batch in it is stepped over, and counted for the line that says so at the end.
+        self.selection = selection
+        self.segments_stepped_over = 0
 
     def begin(self, path: str, size: int) -> None:
         self.title = f"{path} ({counted(size, 'byte')})"
@@ -430,8 +434,15 @@ class TableSink:
         self.streamed: StreamedBatchTable | None = None
         self.pos_width = len(str(size))   # no entry starts past the file's end
         self.details: list[Finding] = []
-        if self.records:
+        self.titled = False
+        if self.records and not self.selection:
+            self._title()
+
+    def _title(self) -> None:
+        """With --records, the file's name above its batches (under a selection, once one is shown)."""
+        if self.records and not self.titled:
             self.console.print(Text(self.title, style="bold underline"))
+            self.titled = True
 
     def _add_row(self, row: tuple[dict[str, Text | str], str | None]) -> None:
         """Up to ROWS_PER_TABLE rows are held and printed as one Rich table; a longer table is streamed."""
@@ -469,6 +480,7 @@ class TableSink:
 
     def batch(self, batch: Batch) -> None:
         if self.records:
+            self._title()
             self.console.print(batch_heading(batch))
             for finding in batch.findings:
                 self.console.print(finding_line(finding))
@@ -489,6 +501,7 @@ class TableSink:
 
     def region(self, finding: Finding, raw: bytes | None = None) -> None:
         if self.records:
+            self._title()
             self.console.print(finding_line(finding))
             return
         self._add_row(region_cells(finding))
@@ -499,14 +512,30 @@ class TableSink:
         self.console.print()
 
     def end(self, summary) -> None:
+        if self.selection and not summary.batches and not summary.findings:
+            self.segments_stepped_over += 1   # nothing selected in it: "0 batches" would read as empty
+            return
         if not self.records:
             self._flush()
             for finding in self.details:
                 self.console.print(finding_line(finding))
         verdict = Text("damaged", style="bold red") if summary.damaged else Text("clean", style="green")
         findings = ", ".join(f"{count} {code}" for code, count in sorted(summary.findings.items()))
+        counts = f"{counted(summary.batches, 'batch')}, {counted(summary.records, 'record')}, "
+        if self.selection:   # the records of the batches shown, not only those the selection keeps
+            counts = f"{counted(summary.batches, 'batch')} selected ({counted(summary.records, 'record')}) of "
         self.console.print(Text.assemble(
-            f"{summary.path}: {counted(summary.batches, 'batch')}, {counted(summary.records, 'record')}, "
-            f"{counted(summary.size, 'byte')}; ",
+            f"{summary.path}: {counts}{counted(summary.size, 'byte')}; ",
             verdict, f" ({findings})" if findings else ""))
         self.console.print()
+
+    def stepped_over(self, beside: int) -> None:
+        """The last line under a selection: what was stepped over, so that what is shown is not taken for
+        all there is (``beside``: the files beside the segments a directory brought, which hold no records)."""
+        parts = []
+        if self.segments_stepped_over:
+            parts.append(counted(self.segments_stepped_over, "segment"))
+        if beside:
+            parts.append(f"{counted(beside, 'file')} beside segments")
+        if self.selection and parts:
+            self.console.print(f"Stepped over, outside {self.selection}: {', '.join(parts)}.")

@@ -88,23 +88,31 @@ class VerifyTableSink(_BatchOffsets):
         else:
             lines = None
         if lines is None:
-            self.console.print(self.table())
+            self.console.print(self.table(self.console.width))
         else:
             self.stream.write("\n".join(lines) + "\n")
 
     def plain_lines(self, width: int) -> list[str] | None:
         """The summary's lines as Rich draws them without colour at ``width`` columns, written from its
         cells (kbatch.render.plain.bordered_lines); None where Rich must draw them."""
-        rows = [row for row, _ in self.cells()]
+        rows = [row for row, _ in self.cells(width)]
         section_ends = [False] * len(rows)
         if len(self.rows) > 1:
             section_ends[-2] = True   # the rule above the total
         return bordered_lines("verify-crc", [name for name, _ in self.COLUMNS],
                               [justify == "right" for _, justify in self.COLUMNS], rows, section_ends, width)
 
-    def cells(self) -> list[tuple[list[str], str]]:
+    def cells(self, width: int | None = None) -> list[tuple[list[str], str]]:
         """The summary's rows as text, each with its verdict's style: a row per file (or unreadable path), in
-        input order, and under many a total (the last row, after a rule)."""
+        input order, and under many a total (the last row, after a rule); the paths cut to fit ``width``
+        (:func:`fitted_paths`)."""
+        rows = self._cells()
+        if width is not None:
+            for row, path in zip(rows, fitted_paths([row for row, _ in rows], width)):
+                row[0][0] = path
+        return rows
+
+    def _cells(self) -> list[tuple[list[str], str]]:
         rows = []
         for summary in self.rows:
             if isinstance(summary, tuple):
@@ -125,7 +133,7 @@ class VerifyTableSink(_BatchOffsets):
                           ", ".join(parts) or "ok"], "bold red" if parts else "green"))
         return rows
 
-    def table(self):
+    def table(self, width: int | None = None):
         """The summary as a Rich table (:meth:`cells`, the verdicts styled)."""
         from rich.table import Table
         from rich.text import Text
@@ -133,12 +141,44 @@ class VerifyTableSink(_BatchOffsets):
         table = Table(title="verify-crc", title_justify="left", header_style="bold")
         for name, justify in self.COLUMNS:
             table.add_column(name, justify=justify)
-        cells = self.cells()
+        cells = self.cells(width)
         for number, (row, style) in enumerate(cells, 1):
             if number == len(cells) and len(self.rows) > 1:
                 table.add_section()
             table.add_row(*row[:-1], Text(row[-1], style=style))
         return table
+
+
+def fitted_paths(rows: list[list[str]], width: int) -> list[str]:
+    """The file column of the summary's ``rows`` cut to leave the other columns their widest cell in
+    ``width`` (a border and a space either side of each cell) by :func:`_middle_cut`, so the segments of
+    one partition still read apart: Rich would cut them at the end, where they differ."""
+    from .plain import line_width as cell_len   # without Rich: a summary off a terminal never loads it
+
+    others = [max((cell_len(line) for row in rows for line in row[column].split("\n")), default=0)
+              for column in range(1, len(rows[0]))] if rows else []
+    headers = [name for name, _ in VerifyTableSink.COLUMNS]
+    room = width - (len(headers) + 1) - 2 * len(headers) - sum(max(cell, cell_len(header))
+                                                               for cell, header in zip(others, headers[1:]))
+    room = max(room, len(headers[0]))
+    return [row[0] if cell_len(row[0]) <= room else _middle_cut(row[0], room) for row in rows]
+
+
+def _middle_cut(path: str, room: int) -> str:
+    """``path`` in ``room`` cells, "…" for what is left out: cut from the left, keeping the file name and the
+    directories nearest it (a partition's); where that leaves no room for the partition directory, the
+    leading zeros of a segment's name give way first (``orders-0/…27.log``)."""
+    def left_cut(text: str) -> str:
+        return text if len(text) <= room else "…" + text[len(text) - (room - 1):]
+
+    directory, _, name = path.rpartition("/")
+    parent = directory.rpartition("/")[2]
+    significant = name.lstrip("0")
+    if len(parent) + 1 + len(name) + 1 <= room or not parent or significant == name:
+        return left_cut(path)
+    if significant.startswith("."):   # offset 0
+        significant = "0" + significant
+    return left_cut(f"{directory}/…{significant}")
 
 
 def _json_line(value: dict) -> str:
