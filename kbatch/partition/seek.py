@@ -34,7 +34,6 @@ from ..structs import (
     TIME_INDEX_ENTRY,
 )
 from . import kinds
-from .sidecars import read_whole
 
 _HEADER_BYTES = BATCH_HEADER.size   # the longest fixed header: enough for every magic
 _V2 = {name: index for index, name in enumerate(BATCH_HEADER.names)}
@@ -154,22 +153,35 @@ def _sibling(log_path: str, suffix: str) -> str | None:
 
 
 class _Slots:
-    """An index's slots up to its zero tail, read in place: Kafka binary-searches the mapped file the same way
-    (AbstractIndex.largestLowerBoundSlotFor), and a 10 MiB index is never turned into a million objects."""
+    """An index's slots up to its zero tail, read in place a slot at a time: Kafka binary-searches the mapped
+    file the same way (AbstractIndex.largestLowerBoundSlotFor), so a preallocated or sparse index of any size
+    costs a few dozen reads, never its bytes in memory."""
 
     def __init__(self, path: str, layout, key: str):
-        with open(path, "rb") as stream:
-            self.data = read_whole(stream)
+        self.stream = open(path, "rb")   # closed with the object (start_position holds it briefly)
+        size = os.fstat(self.stream.fileno()).st_size
         self.layout, self.key_index = layout, layout.names.index(key)
-        used = len(self.data[:len(self.data) - len(self.data) % layout.size].rstrip(b"\x00"))
-        self.count = -(-used // layout.size)
+        slots = size // layout.size
+        # Offsets in an index only grow, so no slot but the first can be all zeros: the zero tail a broker
+        # preallocates starts at the first such slot, found by halving.
+        low, high = 1, slots
+        while low < high:
+            middle = (low + high) // 2
+            if self._raw(middle).count(0) == layout.size:
+                high = middle
+            else:
+                low = middle + 1
+        self.count = min(low, slots)
         self.base = kinds.base_offset_of(path) or 0
 
+    def _raw(self, slot: int) -> bytes:
+        return os.pread(self.stream.fileno(), self.layout.size, slot * self.layout.size)
+
     def fields(self, slot: int) -> dict:
-        return dict(zip(self.layout.names, self.layout.unpack_from(self.data, slot * self.layout.size)))
+        return dict(zip(self.layout.names, self.layout.unpack_from(self._raw(slot))))
 
     def _key(self, slot: int) -> int:
-        return self.layout.unpack_from(self.data, slot * self.layout.size)[self.key_index]
+        return self.layout.unpack_from(self._raw(slot))[self.key_index]
 
     def largest_at_or_below(self, target: int, strictly: bool = False) -> dict | None:
         """The last slot whose key is at (or, ``strictly``, below) ``target``; keys are taken as sorted."""
