@@ -243,6 +243,6 @@ def test_the_what_column_never_breaks_a_word(kbatch, monkeypatch, columns):
     out = kbatch("diff", "fixtures/internal/__consumer_offsets-12/00000000000000000000.log",
                  "fixtures/internal/damaged/__consumer_offsets-0/00000000000000000000.log").out
     cells = {line.split("│")[2].strip() for line in out.splitlines() if line.startswith("│")}
-    assert cells - {""} <= {"batch-changed", "batch-only-a", "batch-only-b", "record-changed", "record-only-a",
-                            "record-only-b", "damage-a", "damage-b"} and "batch-changed" in cells
+    assert cells - {""} <= {"batching", "batch-changed", "batch-only-a", "batch-only-b", "record-changed",
+                            "record-only-a", "record-only-b", "damage-a", "damage-b"} and "batch-changed" in cells
     assert max(map(len, out.splitlines())) <= columns

@@ -81,6 +81,8 @@ def encode_from_json(spec, output, single_batch, hex_output, rederive):
         data = (data.hex() + "\n").encode("ascii")
     try:
         write_output(output, [data])
+    except BrokenPipeError:
+        raise   # stdout's reader went away: the program ends with 141 (kbatch.__main__)
     except OSError as error:
         click.echo(f"kbatch: cannot write {output}: {error.strerror or error}", err=True)
         return ExitStatus.TROUBLE

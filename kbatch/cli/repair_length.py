@@ -92,6 +92,8 @@ def repair_length(path, output, apply, truncate_tail, in_place, backup, no_color
         except InputCut as error:   # nothing written (write_atomically removes its temporary file)
             console.print(f"nothing written: {path} was cut while it was copied: {error}")
             return ExitStatus.FOUND
+        except BrokenPipeError:
+            raise   # stdout's reader went away: the program ends with 141 (kbatch.__main__)
         except OSError as error:
             click.echo(f"kbatch: cannot write {target}: {error.strerror or error}", err=True)
             return ExitStatus.TROUBLE

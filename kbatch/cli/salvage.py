@@ -53,6 +53,8 @@ def salvage(path, output, no_color):
     with stream:
         try:
             written = write_output(output, salvage_batches(stream, report), like=path)
+        except BrokenPipeError:
+            raise   # stdout's reader went away: the program ends with 141 (kbatch.__main__)
         except OSError as error:
             click.echo(f"kbatch: cannot write {output}: {error.strerror or error}", err=True)
             return ExitStatus.TROUBLE

@@ -11,7 +11,6 @@ in :mod:`kbatch.partition.crosscheck`.
 
 from __future__ import annotations
 
-import json
 import mmap
 import re
 from collections import Counter
@@ -684,6 +683,8 @@ def _quorum_state(data: SideFile, base_offset: int | None) -> Iterator[Entry | F
         bad("line", f"a line of at most {QUORUM_STATE_LINE_LIMIT} bytes", f"{line.size} bytes")
         yield entry
         return
+    import json   # here, not at start-up: verify-crc --deep of a segment loads this module
+
     try:   # Jackson's ObjectMapper.readTree: strict JSON (no NaN), one value
         state = json.loads(line.text.decode("utf-8"), parse_constant=_no_constant)
     except (ValueError, UnicodeDecodeError, RecursionError) as error:
