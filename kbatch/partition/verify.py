@@ -6,7 +6,6 @@ import os
 import re
 
 from ..summary import FileSummary
-from .crosscheck import PartitionCheck
 from .kinds import LOG, OFFSET_CHECKPOINTS, kind_of
 
 
@@ -57,6 +56,8 @@ def verify_partitions(paths, sink, *, index_only: bool, decompressed_limit: int)
     With ``index_only`` the damage the walk meets in the logs is reported too (the logs themselves are
     not verified record by record); otherwise the caller has verified them already.
     """
+    from .crosscheck import PartitionCheck   # here: naming a lone segment must not load the cross-checks
+
     summaries = []
     for directory in partition_directories(paths):
         check = PartitionCheck(directory, decompressed_limit=decompressed_limit, segments_verified=not index_only)
@@ -127,6 +128,8 @@ def cross_check_rows(directory: str) -> list[tuple]:
     # the batch it lies in) are null.
     names = [column.split()[0] for column in FINDING_SCHEMA.split(", ")][3:]
     rows = []
+    from .crosscheck import PartitionCheck
+
     for located in PartitionCheck(directory, segments_verified=True).run():   # scan --deep verifies the segments
         row = finding_dict(located.finding)
         rows.append((located.path, *topic_partition(located.path), *(row.get(name) for name in names)))
