@@ -15,7 +15,7 @@ _spec = importlib.util.spec_from_file_location("fuzz_kbatch", ROOT / "tests" / "
 fuzz = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(fuzz)
 
-BYTE_TARGETS = [name for name in fuzz.TARGETS if name != "encode-json"]
+BYTE_TARGETS = [name for name in fuzz.TARGETS if name != "encode-json" and not name.startswith("side-")]
 REGRESSIONS = sorted((ROOT / "tests" / "fuzz" / "regressions").glob("*--*"))
 
 
@@ -67,3 +67,12 @@ def test_the_partition_target_checks_entries_lie_in_the_file(monkeypatch):
     monkeypatch.setattr(fuzz, "read_sidecar", lambda kind, body, base: iter([Entry(kind, 0, 0, len(body) + 1, {})]))
     with pytest.raises(AssertionError):
         fuzz.partition(b"\x00" + b"\x01" * 8)
+
+
+def test_a_side_file_target_reads_only_its_kind(monkeypatch):
+    """side-KIND hands the partition target its kind whatever the first byte says, and keeps the top bit."""
+    seen = []
+    monkeypatch.setattr(fuzz, "read_sidecar", lambda kind, body, base: seen.append((kind, body, base)) or iter(()))
+    fuzz.TARGETS["side-snapshot"](b"\x00abc")
+    fuzz.TARGETS["side-snapshot"](b"\x85abc")
+    assert seen == [("snapshot", b"abc", 1 << 40), ("snapshot", b"abc", None)]

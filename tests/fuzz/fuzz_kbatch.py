@@ -15,7 +15,8 @@ kind of damage).
 Targets: reader, verify-deep, repair, salvage, hexdump, encode-json, partition
 (the files beside a segment) and internal (internal topics' keys and values,
 KRaft control values).  The last two take their choice of kind or decoder from
-the first byte, so one corpus covers them all.  Each execution is kept cheap: a 1 MiB decompression cap (a bomb is found as well at
+the first byte, so one corpus covers them all; side-KIND (side-index,
+side-snapshot, ...) holds the partition target to one kind of side file.  Each execution is kept cheap: a 1 MiB decompression cap (a bomb is found as well at
 1 MiB as at 256 MiB) and inputs of at most 64 KiB.
 """
 
@@ -212,8 +213,20 @@ def _in_order(spans, size: int) -> None:
         position = end
 
 
+def side_file_kind(kind: str):
+    """The partition target held to one kind of side file, so that each kind gets a run of its own."""
+    number = SIDECAR_KINDS.index(kind)
+
+    def target(data: bytes) -> None:
+        if data:
+            top = data[0] & 0x80   # still picks the base offset; the byte's remainder picks the kind
+            partition(bytes([top + (number - top) % len(SIDECAR_KINDS)]) + data[1:])
+    return target
+
+
 TARGETS = {"reader": reader, "verify-deep": verify_deep, "repair": repair, "salvage": salvage_target,
-           "hexdump": hexdump, "encode-json": encode_json, "partition": partition, "internal": internal}
+           "hexdump": hexdump, "encode-json": encode_json, "partition": partition, "internal": internal,
+           **{f"side-{kind}": side_file_kind(kind) for kind in SIDECAR_KINDS}}
 
 
 def seed_corpus(directory: str) -> None:
