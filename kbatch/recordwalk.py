@@ -38,7 +38,7 @@ except ImportError:  # not compiled and no Cython installed: the same code as pl
     from . import _cython_shim as cython
 
 if cython.compiled:
-    from cython.cimports.libc.string import memcpy
+    from cython.cimports.libc.string import memchr, memcmp, memcpy
 
 from .findings import MAX_HELD
 from .structs import (
@@ -750,6 +750,206 @@ _CRC_START = cython.declare(cython.Py_ssize_t, BATCH_CRC_START)
 _LOG_OVERHEAD = cython.declare(cython.Py_ssize_t, LOG_OVERHEAD)
 
 
+# -- grep's match (kbatch grep) -------------------------------------------------------------------------
+#
+# What ``kbatch grep`` looks for, asked of a record's key, value and header bytes where they lie: the one
+# test, run by CleanBatches on the columns of the batches it walks (no object per record) and by
+# kbatch.grep on the records of the batches it reads in full.  kbatch.grep.Query builds it.
+
+@cython.final
+@cython.cclass
+class RecordMatch:
+    """A pattern -- a literal (ASCII case folded or not) or a compiled bytes regular expression; neither:
+    any record -- looked for in a record's key and/or value (never in a null one); the literals its value
+    must hold (``--field``'s prefilter: kbatch.grep decides those records, ``undecided``); the headers it must
+    carry (name bytes, and a RecordMatch of the value or None); the producer id of its batch (-2: any); and
+    whether the match is inverted (``-v``, kbatch.grep applies it).
+
+    :meth:`record` is the test on one record's bytes; :meth:`any_row` asks it of every row of a walk's
+    columns and says whether a row may be selected: a batch worth reading in full.
+    """
+
+    _literal: bytes
+    _literal_on: cython.bint
+    _fold: cython.bint
+    _search: object             # a compiled bytes pattern's search, or None ...
+    _required: list             # ... and the bytes every match of it holds (each of them)
+    _buffer_hit: cython.bint    # whether the batch's records hold them at all (begin)
+    _in_key: cython.bint
+    _in_value: cython.bint
+    _headers: list
+    _value_literals: list
+    undecided = cython.declare(cython.bint, visibility="readonly")
+    invert = cython.declare(cython.bint, visibility="readonly")
+    producer_id = cython.declare(cython.longlong, visibility="readonly")
+
+    def __init__(self, literal=None, regex=None, *, required=(), fold=False, in_key=True, in_value=True,
+                 headers=(), value_literals=(), undecided=False, invert=False, producer_id=-2):
+        self._literal_on = literal is not None
+        self._literal = bytes(literal.lower() if fold else literal) if literal is not None else b""
+        self._fold = fold
+        self._search = regex.search if regex is not None else None
+        self._required = [bytes(each.lower() if fold else each) for each in required]
+        self._buffer_hit = True
+        self._in_key, self._in_value = in_key, in_value
+        self._headers = [(bytes(name), test) for name, test in headers]
+        self._value_literals = [bytes(each) for each in value_literals]
+        self.undecided, self.invert, self.producer_id = undecided, invert, producer_id
+
+    @cython.ccall
+    def wants_producer(self, producer_id: cython.longlong) -> cython.bint:
+        return self.producer_id == -2 or producer_id == self.producer_id
+
+    @cython.ccall
+    def begin(self, source, first: cython.Py_ssize_t, last: cython.Py_ssize_t) -> cython.bint:
+        """Before the rows of a batch whose records are ``source[first:last]``: the literal, or the bytes every
+        match of the regular expression holds, are looked for in them all at once (a key or value is a piece
+        of them), and where they are not found no row is asked.  Whether a row may match."""
+        data: cython.const[cython.uchar][::1] = source
+        needle: bytes
+        self._buffer_hit = True
+        for needle in [self._literal] if self._literal_on else self._required:
+            if not _holds(data, first, last - first, needle, self._fold):
+                self._buffer_hit = False
+                break
+        return self._buffer_hit
+
+    @cython.ccall
+    def record(self, key, value, headers) -> cython.bint:
+        """Whether one record (key and value bytes or None; headers [(key, value or None)]) matches, before
+        inversion and before kbatch.grep's field test."""
+        self._buffer_hit = True
+        key_data: cython.const[cython.uchar][::1] = key if key is not None else b""
+        value_data: cython.const[cython.uchar][::1] = value if value is not None else b""
+        if not self._key_value(key_data, key, 0, -1 if key is None else len(key),
+                               value_data, value, 0, -1 if value is None else len(value)):
+            return False
+        for name, test in self._headers:
+            for header_key, header_value in headers:
+                name_data: cython.const[cython.uchar][::1] = header_key
+                header_data: cython.const[cython.uchar][::1] = header_value if header_value is not None else b""
+                if self._header_is(name, test, name_data, 0, len(header_key), header_data, header_value, 0,
+                                   -1 if header_value is None else len(header_value)):
+                    break
+            else:
+                return False
+        return True
+
+    @cython.ccall
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
+    @cython.initializedcheck(False)
+    def any_row(self, columns: RecordColumns, source) -> cython.bint:
+        """Whether a record held in ``columns`` (walked in ``source``) may be selected: it matches, or (-v)
+        it does not; undecided ones (--field) may be either."""
+        data: cython.const[cython.uchar][::1] = source
+        row: cython.Py_ssize_t
+        h: cython.Py_ssize_t
+        found: cython.bint
+        for row in range(columns.n):
+            found = self._key_value(data, source, columns._key_pos[row], columns._key_length[row],
+                                    data, source, columns._value_pos[row], columns._value_length[row])
+            if found:
+                for name, test in self._headers:
+                    found = False
+                    for h in range(columns._first_header[row], columns._first_header[row] + columns._headers_count[row]):
+                        if self._header_is(name, test, data, columns._h_key_pos[h], columns._h_key_length[h], data,
+                                           source, columns._h_value_pos[h], columns._h_value_length[h]):
+                            found = True
+                            break
+                    if not found:
+                        break
+            if (found and not self.invert) or (self.invert and (not found or self.undecided)):
+                return True
+        return False
+
+    @cython.cfunc
+    def _key_value(self, key_data: cython.const[cython.uchar][::1], key_source, key_pos: cython.Py_ssize_t,
+                   key_length: cython.Py_ssize_t, value_data: cython.const[cython.uchar][::1], value_source,
+                   value_pos: cython.Py_ssize_t, value_length: cython.Py_ssize_t) -> cython.bint:
+        """The pattern in the key or the value (as asked), and every literal in the value."""
+        literal: bytes
+        if self._literal_on or self._search is not None:
+            if not ((self._in_key and self._text(key_data, key_source, key_pos, key_length))
+                    or (self._in_value and self._text(value_data, value_source, value_pos, value_length))):
+                return False
+        for literal in self._value_literals:
+            if value_length < 0 or not _holds(value_data, value_pos, value_length, literal, False):
+                return False
+        return True
+
+    @cython.cfunc
+    def _text(self, data: cython.const[cython.uchar][::1], source, pos: cython.Py_ssize_t,
+              length: cython.Py_ssize_t) -> cython.bint:
+        """The pattern in one key or value (``source``: the object ``data`` views, which a regex reads)."""
+        needle: bytes
+        if length < 0 or not self._buffer_hit:
+            return False
+        if self._literal_on:
+            return _holds(data, pos, length, self._literal, self._fold)
+        for needle in self._required:
+            if not _holds(data, pos, length, needle, self._fold):
+                return False
+        return self._search(memoryview(source)[pos:pos + length]) is not None
+
+    @cython.cfunc
+    def _header_is(self, name: bytes, test, key_data: cython.const[cython.uchar][::1], key_pos: cython.Py_ssize_t,
+                   key_length: cython.Py_ssize_t, value_data: cython.const[cython.uchar][::1], value_source,
+                   value_pos: cython.Py_ssize_t, value_length: cython.Py_ssize_t) -> cython.bint:
+        """Whether a header (its key and value where they lie) is named ``name`` and its value passes ``test``."""
+        value_test: RecordMatch
+        if key_length != len(name) or not _holds(key_data, key_pos, key_length, name, False):
+            return False
+        if test is None:
+            return True
+        value_test = test
+        return value_test._key_value(key_data, None, 0, -1, value_data, value_source, value_pos, value_length)
+
+
+@cython.cfunc
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def _holds(data: cython.const[cython.uchar][::1], pos: cython.Py_ssize_t, length: cython.Py_ssize_t,
+           literal: bytes, fold: cython.bint) -> cython.bint:
+    """Whether ``data[pos:pos+length]`` holds ``literal`` (``fold``: ASCII letters of either case, the
+    literal given in lower case)."""
+    m: cython.Py_ssize_t = len(literal)
+    if m == 0:
+        return True
+    if not cython.compiled:
+        piece = bytes(data[pos:pos + length])
+        return literal in (piece.lower() if fold else piece)
+    needle: cython.const[cython.uchar][::1] = literal
+    i: cython.Py_ssize_t
+    k: cython.Py_ssize_t
+    c: cython.uchar
+    at: cython.p_const_uchar
+    last: cython.Py_ssize_t = pos + length - m   # the last place a match may start
+    if length < m:
+        return False
+    if not fold:   # memchr to each place the first byte is, memcmp there
+        i = pos
+        while i <= last:
+            at = cython.cast(cython.p_const_uchar, memchr(cython.address(data[i]), needle[0], last - i + 1))
+            if at == cython.NULL:
+                return False
+            i = at - cython.address(data[0])
+            if memcmp(cython.address(data[i]), cython.address(needle[0]), m) == 0:
+                return True
+            i += 1
+        return False
+    for i in range(pos, last + 1):
+        for k in range(m):
+            c = data[i + k]
+            if fold and 65 <= c <= 90:
+                c += 32
+            if c != needle[k]:
+                break
+        else:
+            return True
+    return False
+
+
 @cython.final
 @cython.cclass
 class CleanBatches:
@@ -774,12 +974,15 @@ class CleanBatches:
     batch_bytes = cython.declare(cython.longlong, visibility="readonly")
     last_offset = cython.declare(object, visibility="public")
     last_pos = cython.declare(object, visibility="public")
+    # kbatch grep: a batch in which a record may be selected is not taken (the full reader reads it)
+    match = cython.declare(RecordMatch, visibility="public")
 
-    def __init__(self, chunk: cython.Py_ssize_t = 1024):
+    def __init__(self, chunk: cython.Py_ssize_t = 1024, match: RecordMatch = None):
         self.walker = RecordWalker(b"", 0, 0, 0)
         self.columns = RecordColumns(chunk)   # a batch of more records fills them more than once
         self.batches = self.records = self.batch_bytes = 0
         self.last_offset = self.last_pos = None
+        self.match = match
 
     def walk(self, data, i: cython.Py_ssize_t, stop: cython.Py_ssize_t, base: cython.longlong,
              max_entry_size: cython.longlong, segment_base, inflate, checksum) -> cython.Py_ssize_t:
@@ -796,6 +999,9 @@ class CleanBatches:
         view = memoryview(data)
         walker: RecordWalker = self.walker
         columns: RecordColumns = self.columns
+        match: RecordMatch = self.match
+        look: cython.bint
+        selected: cython.bint
         last_offset = self.last_offset
         end: cython.Py_ssize_t
         first: cython.Py_ssize_t
@@ -843,13 +1049,21 @@ class CleanBatches:
                 records, first, last = data, i + _HEADER_SIZE, end
             base_timestamp = _FIELD_BASE_TIMESTAMP.read(buf, i)
             walker.reset(records, count, base_offset, base_timestamp, first, last)
-            while walker.fill(columns) and not walker.done:
-                pass
+            look = match is not None and match.wants_producer(_FIELD_PRODUCER_ID.read(buf, i)) and (
+                match.begin(records, first, last) or match.invert)
+            selected = False
+            while walker.fill(columns):
+                if look and not selected:
+                    selected = match.any_row(columns, records)
+                if walker.done:
+                    break
             if walker.findings or walker.order_breaks or walker.decoded != count:
                 break
             if count and (last_offset_delta_short(base_offset, last_offset_delta, walker.last_offset)
                           or max_timestamp_differs(not attributes & _TIMESTAMP_TYPE_MASK,
                                                    _FIELD_MAX_TIMESTAMP.read(buf, i), walker.max_timestamp)):
+                break
+            if selected:
                 break
             if batch_last_offset > last_offset:   # (a negative lastOffsetDelta leaves the order where it was)
                 last_offset, self.last_pos = batch_last_offset, base + i

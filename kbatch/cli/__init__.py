@@ -24,6 +24,7 @@ SUBCOMMANDS = {
     "diff": ("kbatch.cli.diff", "Where two segments (or batches) differ, field by field"),
     "dump": ("kbatch.cli.dump", "Every batch (and record) of segments, and their damage"),
     "encode-from-json": ("kbatch.cli.encode_from_json", "Write Kafka log bytes of any magic from JSON"),
+    "grep": ("kbatch.cli.grep", "The records that match a pattern, as grep shows lines"),
     "hexdump-annotate": ("kbatch.cli.hexdump_annotate", "Show a batch's bytes, each marked with its field"),
     "repair-length": ("kbatch.cli.repair_length", "Find length fields that lie; write a mended copy"),
     "salvage": ("kbatch.cli.salvage", "Copy every batch whose CRC verifies to a new file"),

@@ -13,7 +13,7 @@ import click
 from ..findings import Finding
 from ..partition.kinds import (BATCH_KINDS, KINDS, RENAMED_PARTITION_STATES, is_partial_snapshot, kind_of,
                                 renamed_partition)
-from ..partition.seek import Window, select, start_position
+from ..partition.seek import Window, keep_selected, select, start_position
 from ..partition.sniff import NotALogSegment, looks_like_other_kind
 from ..messages import DECODERS, decoder_for_path
 from ..parts import Parts, usable_cpus, worth_parts
@@ -262,7 +262,7 @@ class _Listing:
                 continue
             if not self.columns:
                 stream_records(item)
-            if selects and not _select(item, window):
+            if selects and not keep_selected(item, window):
                 continue
             if limit is not None and shown >= limit:
                 return item.pos
@@ -345,30 +345,3 @@ def _copy_out(spill, out) -> None:
     size, sent = os.fstat(spill.fileno()).st_size, 0
     while sent < size:
         sent += os.sendfile(target, spill.fileno(), sent, size - sent)
-
-
-def _select(batch, window: Window) -> bool:
-    """Keep a batch that may hold records of the window; keep only those of its records.
-
-    By time, a batch is kept when its maxTimestamp is at or after --since and its first record's
-    timestamp at or before --until; with --records, only the records stamped inside the window (none of
-    magic 0, which has no timestamps).
-    """
-    low, high, since, until = window.low, window.high, window.since, window.until
-    if (low is not None and batch.last_offset < low) or (high is not None and batch.base_offset > high):
-        return False
-    timed = since is not None or until is not None
-    if timed:
-        first = batch.max_timestamp if batch.timestamp_type == "LogAppendTime" else batch.base_timestamp
-        if batch.max_timestamp is None or (since is not None and batch.max_timestamp < since) or \
-                (until is not None and batch.records is None and first > until):
-            return False
-    if batch.records is not None:
-        batch.records = [record for record in batch.records
-                         if (low is None or record.offset >= low) and (high is None or record.offset <= high)
-                         and (not timed or (record.timestamp is not None
-                                            and (since is None or record.timestamp >= since)
-                                            and (until is None or record.timestamp <= until)))]
-        if timed and not batch.records:
-            return False
-    return True

@@ -1,0 +1,303 @@
+"""``kbatch grep``: the records of segments that match, as grep(1) shows lines."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+
+import click
+
+from ..findings import Finding
+from ..grep import WHERE, Found, Note, Query, Search, parse_field
+from ..messages import DECODERS, decoder_for_path
+from ..partition.seek import Window
+from ..render.values import bytes_text, finding_text
+from ..visibility import ISOLATIONS, UNKNOWN
+from .options import (decode_option, decompressed_limit_option, expand_inputs, parse_offset_range, parse_time,
+                      report_unreadable)
+from .status import ExitStatus
+
+MATCH, NONE, TROUBLE = 0, 1, 2   # grep's exit status: a record selected, none, an error
+
+
+@click.command(epilog="""\b
+Examples:
+  kbatch grep order-42 /var/lib/kafka/orders-0
+  kbatch grep --key '^order-4[0-9]$' segment.log
+  kbatch grep --field customer.id=42 --format jsonl /var/lib/kafka/orders-*
+  kbatch grep --header traceparent=00-4bf92f3577b3 orders-0
+  kbatch grep -c --isolation read_committed '' orders-0       # records a read_committed consumer is given
+  kbatch grep --field key.data.group=billing /var/lib/kafka/__consumer_offsets-*
+""")
+@click.argument("args", nargs=-1, required=True, metavar="PATTERN PATH...")
+@click.option("-e", "--regexp", "pattern_option", metavar="PATTERN",
+              help="The pattern (one starting with -); then every argument is a PATH.")
+@click.option("--key", "in_key", is_flag=True, help="Look for PATTERN in keys only.")
+@click.option("--value", "in_value", is_flag=True, help="Look for PATTERN in values only (default: either).")
+@click.option("-F", "--fixed", is_flag=True, help="PATTERN is literal text, not a regular expression.")
+@click.option("--bytes", "hex_bytes", metavar="HEX",
+              help="Look for these bytes (hex), in place of PATTERN; then every argument is a PATH.")
+@click.option("--header", "headers", multiple=True, metavar="NAME[=PATTERN]",
+              help="Only records carrying a header NAME (whose value matches PATTERN). Repeatable; with it "
+                   "PATTERN may be left out.")
+@click.option("--field", "fields", multiple=True, metavar="PATH=VALUE",
+              help="Only records whose value, read as JSON, has VALUE at PATH (dots between names and list "
+                   "indexes: customer.id=42); for an internal topic, its decoded record as dump --format jsonl "
+                   "shows it under decoded (value.data.offset=1200). Repeatable; with it PATTERN may be left out.")
+@click.option("--producer-id", type=int, metavar="ID", help="Only records of this producer's batches.")
+@click.option("--offset-range", callback=parse_offset_range, metavar="A:B",
+              help="Only records at offsets A..B (inclusive); batches outside are stepped over at their headers, "
+                   "from where the .index says.")
+@click.option("--since", callback=parse_time, metavar="TIME", help="Only records stamped at or after TIME.")
+@click.option("--until", callback=parse_time, metavar="TIME", help="Only records stamped at or before TIME.")
+@click.option("-v", "--invert-match", "invert", is_flag=True,
+              help="Select the records that do not match (PATTERN, --header, --field).")
+@click.option("-i", "--ignore-case", is_flag=True, help="ASCII letters of either case match.")
+@click.option("--isolation", type=click.Choice(ISOLATIONS), default="read_uncommitted", show_default=True,
+              help="What a consumer of this isolation is given: read_committed leaves out the records of aborted "
+                   "transactions and those at or past the last stable offset.")
+@click.option("-H", "--with-filename", is_flag=True, help="Print the file name with each match.")
+@click.option("--no-filename", is_flag=True, help="Never print file names.")
+@click.option("-c", "--count", is_flag=True, help="Print how many records match in each file.")
+@click.option("-l", "--files-with-matches", is_flag=True, help="Print only the names of files with a match.")
+@click.option("-m", "--max-count", type=click.IntRange(min=0), metavar="N", help="Stop a file after N matches.")
+@click.option("-C", "--context", type=click.IntRange(min=0), default=0, metavar="N",
+              help="Show N records before and after each match.")
+@click.option("--format", "output_format", type=click.Choice(["text", "jsonl"]), default="text", show_default=True,
+              help="text: FILE:OFFSET:KEY<tab>VALUE lines; jsonl: each match as dump --records --format jsonl "
+                   "writes a record, with its file and batch.")
+@click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True,
+              help="Colour file names, offsets and matches (auto: on a terminal, unless NO_COLOR is set).")
+@click.option("--decoder", type=click.Choice(("auto",) + DECODERS), default="auto", show_default=True,
+              help="How records of Kafka's internal topics are read, for --field (as dump's --decoder).")
+@decode_option
+@click.option("--strict", is_flag=True, help="Damage met on the way makes the exit status 2.")
+@click.option("--spark", is_flag=True, help="Run the search as a Spark job (the kbatch data source).")
+@click.option("--master", metavar="URL", help="With --spark: the Spark master [default: local[*]].")
+@decompressed_limit_option
+def grep(args, pattern_option, in_key, in_value, fixed, hex_bytes, headers, fields, producer_id, offset_range, since,
+         until, invert, ignore_case, isolation, with_filename, no_filename, count, files_with_matches, max_count,
+         context, output_format, color, decoder, decode, strict, spark, master, decompressed_limit):
+    """Print the records of segments that match PATTERN, as grep prints lines.
+
+    PATTERN is a regular expression (Python's) on the bytes of a record's
+    key or value read as UTF-8 (-F: literal text; --bytes: literal bytes).
+    PATHs are segments, partition directories and log directories, as for
+    the other commands. Each match prints as FILE:OFFSET:KEY<tab>VALUE (the
+    file name when more than one file is searched, or -H); --format jsonl
+    writes each as dump --records --format jsonl writes a record, with its
+    file and its batch. Control records are never data: they never match.
+
+    The search runs inside the compiled record walk: a batch with no match
+    is walked on its bytes without an object per record; a batch with one
+    is read in full and its records tested one by one with the same test,
+    so grep gives the records dump --records gives.
+
+    With --isolation read_committed, records are those a read_committed
+    consumer is given: not those of aborted transactions, nor those at or
+    past the last stable offset (an open transaction holds it). Every
+    segment of the partition directory is read first for the outcomes. A
+    transaction whose marker is damaged has an unknown outcome: its records
+    are shown, marked so, and stderr says why.
+
+    Damage met on the way is reported on stderr as a finding.
+
+    Exit status, as grep: 0 a record selected, 1 none, 2 an error (with
+    --strict, damage too).
+    """
+    if pattern_option is not None or hex_bytes is not None or ((headers or fields) and not _looks_like_pattern(args)):
+        pattern, paths = pattern_option, list(args)
+    else:
+        pattern, paths = args[0], list(args[1:])
+    if not paths:
+        raise click.UsageError("no PATH given (PATTERN PATH...)")
+    literal = None
+    try:
+        if hex_bytes is not None:
+            literal = bytes.fromhex(hex_bytes)
+        elif fixed and pattern is not None:
+            literal = pattern.encode()
+        query = Query(pattern=None if literal is not None else pattern, literal=literal,
+                      where="key" if in_key and not in_value else "value" if in_value and not in_key else "either",
+                      headers=tuple(_header(text) for text in headers), fields=tuple(parse_field(f) for f in fields),
+                      ignore_case=ignore_case, invert=invert, producer_id=producer_id)
+        query.match()   # a pattern that is no regular expression is a usage error, before any file is read
+    except ValueError as error:
+        raise click.UsageError(str(error)) from None
+    window = Window(*(offset_range or (None, None)), since, until)
+    if spark:
+        from ..spark.grep import spark_grep
+
+        return spark_grep(query, paths, window, isolation, master)
+    files, status = expand_inputs(paths)
+    show_names = with_filename or (not no_filename and (len(files) > 1 or any(os.path.isdir(p) for p in paths)))
+    out = Output(sys.stdout, output_format, show_names, _colour(color), decode, query)
+    matched = damaged = False
+    views: dict[str, object] = {}
+    for path in files:
+        from ..reader import open_input
+
+        committed = None
+        if isolation == "read_committed":
+            committed = _committed(path, views, decompressed_limit)
+            damaged |= committed.damaged
+            committed = committed.view
+        try:
+            stream = open_input(path)
+        except (OSError, ValueError) as error:
+            report_unreadable(path, error)
+            status = ExitStatus.TROUBLE
+            continue
+        internal = decoder_for_path(path) if decoder == "auto" else decoder
+        search = Search(query, decoder=internal, window=window if window.selects else None, committed=committed,
+                        every_record=context > 0, decompressed_limit=decompressed_limit)
+        with stream:
+            found, hurt = out.file(path, search.run(path, stream), max_count, context, count, files_with_matches)
+        matched |= found > 0
+        damaged |= hurt
+    if status is ExitStatus.TROUBLE or (strict and damaged):
+        return TROUBLE
+    return MATCH if matched else NONE
+
+
+def _looks_like_pattern(args) -> bool:
+    """With --header or --field, whether the first argument is still a PATTERN: it names no file."""
+    return len(args) > 1 and not os.path.exists(args[0])
+
+
+def _header(text: str) -> tuple[str, str | None]:
+    name, equals, pattern = text.partition("=")
+    return name, (pattern if equals else None)
+
+
+def _colour(choice: str) -> bool:
+    if choice == "auto":
+        return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+    return choice == "always"
+
+
+class _Committed:
+    def __init__(self, view, damaged: bool):
+        self.view, self.damaged = view, damaged
+
+
+def _committed(path: str, views: dict, decompressed_limit: int) -> _Committed:
+    """The read_committed view of the partition of ``path`` (read once a partition), its findings told."""
+    from ..visibility import committed_view, partition_of
+
+    key = partition_of(path)
+    if key not in views:
+        view, findings = committed_view(path, decompressed_limit)
+        for where, finding in findings:
+            click.echo(f"kbatch: {where}: {finding_text(finding)}", err=True)
+        for txn in view.transactions.transactions:
+            if txn.outcome == "UNKNOWN" and not txn.empty:
+                click.echo(f"kbatch: {txn.path}: producer {txn.producer_id}'s transaction from offset "
+                           f"{txn.first_offset} has an unknown outcome, and so what read_committed gives of its "
+                           f"records: {txn.marker_doubt}", err=True)
+        views[key] = _Committed(view, any(finding.is_damage for _, finding in findings))
+    return views[key]
+
+
+class Output:
+    """What grep prints, file by file."""
+
+    def __init__(self, out, output_format: str, show_names: bool, colour: bool, decode: str, query: Query):
+        self.out, self.format, self.show_names, self.colour, self.decode = out, output_format, show_names, colour, decode
+        self.highlight = None
+        if colour and query.pattern is not None and not query.invert:
+            try:
+                self.highlight = re.compile(query.pattern, re.IGNORECASE if query.ignore_case else 0)
+            except re.error:
+                self.highlight = None
+        elif colour and query.literal is not None and not query.invert:
+            text = query.literal.decode("utf-8", "replace")
+            self.highlight = re.compile(re.escape(text), re.IGNORECASE if query.ignore_case else 0)
+        self.groups = 0
+
+    def file(self, path: str, items, max_count, context: int, count: bool, names_only: bool) -> tuple[int, bool]:
+        """Show what the search of one file hands out; (records selected, whether damage was met)."""
+        matched, damaged = 0, False
+        before: list[Found] = []      # the last records before a match, not shown yet (--context)
+        after = 0                     # records still to show after the last match
+        index, last_shown = 0, None   # which record of the file this is; which was shown last
+        for item in items:
+            if isinstance(item, Note):
+                click.echo(f"kbatch: {path}: {item.text}", err=True)
+                continue
+            if isinstance(item, Finding):
+                click.echo(f"kbatch: {path}: {finding_text(item)}", err=True)
+                damaged |= item.is_damage
+                continue
+            index += 1
+            if not item.selected:
+                if after:
+                    self._line(path, item, "-")
+                    last_shown, after = index, after - 1
+                elif context:
+                    before = (before + [item])[-context:]
+                continue
+            if max_count is not None and matched >= max_count:
+                break
+            matched += 1
+            if names_only:
+                break
+            if count:
+                continue
+            if context:
+                first = index - len(before)
+                if self.groups and last_shown is not None and first > last_shown + 1:
+                    self.out.write("--\n")
+                for shown in before:
+                    self._line(path, shown, "-")
+                before = []
+                self.groups += 1
+            self._line(path, item, ":")
+            last_shown, after = index, context
+        if count:
+            self.out.write(f"{self._name(path) + ':' if self.show_names else ''}{matched}\n")
+        elif names_only and matched:
+            self.out.write(self._name(path) + "\n")
+        return matched, damaged
+
+    def _name(self, path: str) -> str:
+        return click.style(path, fg="magenta") if self.colour else path
+
+    def _line(self, path: str, found: Found, separator: str) -> None:
+        if self.format == "jsonl":
+            self.out.write(json.dumps(match_dict(path, found, self.decode)) + "\n")
+            return
+        record = found.record
+        sep = click.style(separator, fg="cyan") if self.colour else separator
+        offset = click.style(str(record.offset), fg="green") if self.colour else str(record.offset)
+        head = f"{self._name(path)}{sep}" if self.show_names else ""
+        key, value = _one_line(bytes_text(record.key, self.decode)), _one_line(bytes_text(record.value, self.decode))
+        if self.highlight is not None and separator == ":":
+            key, value = self._marked(key), self._marked(value)
+        unknown = "\t(read_committed: unknown outcome)" if found.seen is not None and found.seen.state == UNKNOWN \
+            else ""
+        self.out.write(f"{head}{offset}{sep}{key}\t{value}{unknown}\n")
+
+    def _marked(self, text: str) -> str:
+        return self.highlight.sub(lambda m: click.style(m.group(0), fg="red", bold=True) if m.group(0) else "", text)
+
+
+def _one_line(text: str) -> str:
+    """A key or value on one line: tabs and line ends escaped."""
+    return text.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r") \
+        if any(char in text for char in "\t\n\r") else text
+
+
+def match_dict(path: str, found: Found, decode: str) -> dict:
+    """A selected record as ``dump --records --format jsonl`` writes it, with its file and batch."""
+    from ..render.jsonout import record_dict
+
+    batch = found.batch
+    out = {"type": "record", "file": path, "batch_pos": batch.pos, "batch_base_offset": batch.base_offset,
+           "batch_last_offset": batch.last_offset, "producer_id": batch.producer_id, "match": found.selected}
+    out.update(record_dict(found.record, batch, decode))
+    if found.seen is not None:
+        out["visible_to_read_committed"] = found.seen.visible
+    return out

@@ -1,0 +1,246 @@
+"""``kbatch grep``: the records ``dump --records`` gives, filtered; as grep shows them; pinned by snapshots."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+
+import pytest
+
+from kbatch.grep import Query, Search
+
+from .helpers import FIXTURES, ROOT, fixture_id, fixture_paths, use_pure_decoder
+
+# every segment we ship: the flat fixtures, the vectors, and the segments of the partition directories
+SEGMENTS = fixture_paths() + sorted(set(FIXTURES.glob("*/**/*.log")) - set(fixture_paths()))
+
+
+def _rel(path) -> str:
+    return path.relative_to(ROOT).as_posix()
+
+
+def _bytes(shown: dict | None) -> bytes | None:
+    if shown is None:
+        return None
+    (kind, text), = shown.items()
+    return bytes.fromhex(text) if kind == "hex" else text.encode()
+
+
+def _dumped(kbatch, path: str, extra=()) -> list[tuple[dict, dict]]:
+    """(batch, record) of every data record ``dump --records --format jsonl`` lists, bytes in hex."""
+    result = kbatch("dump", "--records", "--format", "jsonl", "--decode", "hex", *extra, path)
+    out = []
+    for line in result.out.splitlines():
+        entry = json.loads(line)
+        if entry.get("type") == "batch" and not entry["is_control"]:
+            out += [(entry, record) for record in entry["records"] or [] if record["control"] is None]
+    return out
+
+
+def _where(record: dict) -> tuple:
+    return record["offset"], record["pos"], record["inner_pos"]
+
+
+# (grep's arguments, the same selection written plainly on dump's bytes)
+def _search(pattern: bytes, flags=0, key=True, value=True):
+    regex = re.compile(pattern, flags)
+
+    def test(batch, record):
+        return any(data is not None and regex.search(data) for data in
+                   ([_bytes(record["key"])] if key else []) + ([_bytes(record["value"])] if value else []))
+    return test
+
+
+def _header(name: bytes, pattern: bytes | None = None):
+    def test(batch, record):
+        return any(_bytes(header["key"]) == name and (pattern is None or (
+            header["value"] is not None and re.search(pattern, _bytes(header["value"]))))
+            for header in record["headers"])
+    return test
+
+
+QUERIES = {
+    "anything": ([""], lambda batch, record: record["key"] is not None or record["value"] is not None),
+    "order": (["order"], _search(b"order")),
+    "key-anchored": (["--key", "^order-[0-9]+$"], _search(rb"^order-[0-9]+$", value=False)),
+    "value-ignore-case": (["--value", "-i", "CREATED"], _search(b"created", re.IGNORECASE, key=False)),
+    "inverted": (["-v", "e"], lambda batch, record: not _search(b"e")(batch, record)),
+    "fixed": (["-F", "a.b"], _search(re.escape(b"a.b"))),
+    "bytes": (["--bytes", "00"], _search(b"\x00")),
+    "regex-with-literals": (["[0-9]+ kafka"], _search(rb"[0-9]+ kafka")),
+    "header": (["--header", "trace"], _header(b"trace")),
+    "header-value": (["--header", "x=^1$"], _header(b"x", rb"^1$")),
+    "producer": (["--producer-id", "4010", ""], lambda batch, record: batch["producer_id"] == 4010 and (
+        record["key"] is not None or record["value"] is not None)),
+}
+
+
+@pytest.mark.parametrize("query", QUERIES)
+@pytest.mark.parametrize("path", SEGMENTS, ids=fixture_id)
+def test_grep_gives_the_records_dump_gives_filtered(path, query, kbatch):
+    args, selects = QUERIES[query]
+    expected = [_where(record) for batch, record in _dumped(kbatch, _rel(path), ["--decoder", "none"])
+                if selects(batch, record)]
+    result = kbatch("grep", "--format", "jsonl", "--decoder", "none", *args, _rel(path))
+    found = [json.loads(line) for line in result.out.splitlines()]
+    assert [_where(record) for record in found] == expected
+    assert result.code in ((0 if expected else 1), 2) and (result.code != 2 or "--strict" in args)
+    assert "Traceback" not in result.err
+
+
+@pytest.mark.parametrize("path", SEGMENTS, ids=fixture_id)
+def test_a_match_is_the_record_dump_writes_with_its_batch(path, kbatch):
+    dumped = {_where(record): (batch, record) for batch, record in _dumped(kbatch, _rel(path), ["--decoder", "none"])}
+    result = kbatch("grep", "--format", "jsonl", "--decode", "hex", "--decoder", "none", "", _rel(path))
+    for line in result.out.splitlines():
+        match = json.loads(line)
+        batch, record = dumped[_where(match)]
+        assert {key: match[key] for key in record} == record
+        assert (match["file"], match["batch_pos"], match["batch_base_offset"], match["batch_last_offset"],
+                match["match"]) == (_rel(path), batch["pos"], batch["base_offset"], batch["last_offset"], True)
+
+
+def test_field_reads_json_values(kbatch):
+    path = "fixtures/internal/registry/payments-1/00000000000000000000.log"
+    values = [(record["offset"], _bytes(record["value"])) for _, record in _dumped(kbatch, path)]
+    wanted = []
+    for offset, value in values:
+        try:
+            document = json.loads(value)
+        except (TypeError, ValueError):
+            continue
+        if isinstance(document, dict):
+            wanted.append((offset, document))
+    assert wanted, "the fixture holds a plain JSON value"
+    offset, document = wanted[0]
+    name, leaf = next(iter(document.items()))
+    result = kbatch("grep", "--format", "jsonl", "--field", f"{name}={leaf if isinstance(leaf, str) else json.dumps(leaf)}",
+                    path)
+    assert [json.loads(line)["offset"] for line in result.out.splitlines()] == \
+        [offset for offset, doc in wanted if doc.get(name) == leaf]
+    assert kbatch("grep", "--field", f"{name}=no such value", path).code == 1
+
+
+def test_field_reads_an_internal_topics_decoded_records(kbatch):
+    path = "fixtures/internal/__consumer_offsets-12/00000000000000000000.log"
+    result = kbatch("grep", "--format", "jsonl", "--field", "key.data.group=billing", path)
+    found = [json.loads(line) for line in result.out.splitlines()]
+    assert found and all(match["decoded"]["key"]["data"]["group"] == "billing" for match in found)
+    every = [json.loads(line) for line in kbatch("grep", "--format", "jsonl", "", path).out.splitlines()]
+    assert len(found) == sum(1 for match in every if (match.get("decoded") or {}).get("key")
+                             and match["decoded"]["key"]["data"].get("group") == "billing")
+
+
+def _search_file(path, query: Query, every_record: bool = False):
+    with open(path, "rb") as stream:
+        search = Search(query, every_record=every_record)
+        found = [item for item in search.run(str(path), stream) if hasattr(item, "selected")]
+    return search, found
+
+
+def test_batches_with_no_match_are_walked_without_objects(tmp_path):
+    """The compiled walk takes the batches with nothing to show; the full reader the one with the match."""
+    from .handmade import batch
+
+    path = tmp_path / "00000000000000000000.log"
+    path.write_bytes(b"".join(batch(10 * n, [(b"key-%d-%d" % (n, i), b"value") for i in range(10)]) for n in range(6)))
+    search, found = _search_file(path, Query(pattern="key-4-7", where="key"))
+    assert [item.record.offset for item in found] == [47]
+    assert search.walked == 5   # all but the batch holding the match
+
+
+@pytest.mark.parametrize("query", ["order", "^order-[0-9]$", "e", "kafka"])
+@pytest.mark.parametrize("path", SEGMENTS, ids=fixture_id)
+def test_the_walk_and_the_full_reader_select_alike(path, query):
+    """Every record asked by the full reader (every_record) gives what the compiled walk lets through."""
+    for invert in (False, True):
+        fast = _search_file(path, Query(pattern=query, invert=invert))[1]
+        full = [item for item in _search_file(path, Query(pattern=query, invert=invert), every_record=True)[1]
+                if item.selected]
+        assert [(item.batch.pos, item.record.offset) for item in fast] == \
+            [(item.batch.pos, item.record.offset) for item in full]
+
+
+@pytest.mark.parametrize("query", ["order", "^order-[0-9]$", "e"])
+def test_the_pure_walk_selects_as_the_compiled(query, monkeypatch):
+    import kbatch.grep
+    import kbatch.recordwalk
+
+    from .helpers import pure_recordwalk
+
+    compiled = {path: [(item.batch.pos, item.record.offset) for item in _search_file(path, Query(pattern=query))[1]]
+                for path in SEGMENTS}
+    use_pure_decoder(monkeypatch)
+    pure = pure_recordwalk()
+    monkeypatch.setattr(kbatch.grep, "RecordMatch", pure.RecordMatch)
+    monkeypatch.setattr(kbatch.grep, "CleanBatches", pure.CleanBatches)
+    for path in SEGMENTS:
+        assert [(item.batch.pos, item.record.offset) for item in _search_file(path, Query(pattern=query))[1]] \
+            == compiled[path], path
+
+
+# -- as grep shows lines ------------------------------------------------------------------------------------
+
+def test_lines_are_file_offset_key_and_value(kbatch):
+    result = kbatch("grep", "order-3", "fixtures/v2-txn-abort.log", "fixtures/v2-txn-commit.log")
+    assert result.out.splitlines() == ["fixtures/v2-txn-abort.log:1003:order-3\tcreated",
+                                       "fixtures/v2-txn-commit.log:903:order-3\tcreated"]
+    assert result.code == 0
+    one = kbatch("grep", "order-3", "fixtures/v2-txn-abort.log")
+    assert one.out == "1003:order-3\tcreated\n"
+    assert kbatch("grep", "-H", "order-3", "fixtures/v2-txn-abort.log").out.startswith("fixtures/v2-txn-abort.log:")
+    assert kbatch("grep", "--no-filename", "order-3", "fixtures/v2-txn-abort.log", "fixtures/v2-txn-commit.log").out \
+        == "1003:order-3\tcreated\n903:order-3\tcreated\n"
+
+
+def test_count_files_and_max_count(kbatch):
+    assert kbatch("grep", "-c", "order", "fixtures/v2-txn-abort.log").out == "4\n"
+    assert kbatch("grep", "-l", "order-3", "fixtures/v2-txn-abort.log", "fixtures/v2-none.log").out == \
+        "fixtures/v2-txn-abort.log\n"
+    assert len(kbatch("grep", "-m", "2", "order", "fixtures/v2-txn-abort.log").out.splitlines()) == 2
+
+
+def test_context_shows_the_records_around_a_match(kbatch):
+    result = kbatch("grep", "-C", "1", "other", "fixtures/v2-txn-abort.log")
+    assert result.out.splitlines() == ["1003-order-3\tcreated", "1004:other\tnon-transactional, interleaved",
+                                       "1006-after\tafter the marker"]   # the ABORT marker (1005) is no data
+
+
+def test_exit_status_is_greps(kbatch):
+    assert kbatch("grep", "order", "fixtures/v2-txn-abort.log").code == 0
+    assert kbatch("grep", "no such thing", "fixtures/v2-txn-abort.log").code == 1
+    assert kbatch("grep", "order", "fixtures/no-such-file.log").code == 2
+    assert kbatch("grep", "(", "fixtures/v2-txn-abort.log").code == 2
+
+
+def test_damage_is_a_finding_on_stderr_and_with_strict_an_error(kbatch):
+    result = kbatch("grep", "", "fixtures/damaged-crc-field.log")
+    assert result.code == 0 and "crc-mismatch at pos 2356" in result.err
+    assert kbatch("grep", "--strict", "", "fixtures/damaged-crc-field.log").code == 2
+
+
+def test_colour_marks_the_match(kbatch):
+    result = kbatch("grep", "--color", "always", "rder-3", "fixtures/v2-txn-abort.log")
+    assert "\x1b[" in result.out and "rder-3" in result.out
+    assert "\x1b[" not in kbatch("grep", "rder-3", "fixtures/v2-txn-abort.log").out
+
+
+def test_offset_range_and_time_select_as_dump_does(kbatch):
+    path = "fixtures/partition/orders-0/00000000000000000000.log"
+    for extra in (["--offset-range", "5:12"], ["--since", "1700000000005", "--until", "1700000000011"]):
+        expected = [_where(record) for _, record in _dumped(kbatch, path, extra)]
+        result = kbatch("grep", "--format", "jsonl", *extra, "", path)
+        assert [_where(json.loads(line)) for line in result.out.splitlines()] == expected
+
+
+# -- snapshots -------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("path", fixture_paths(), ids=fixture_id)
+def test_grep_snapshot(path, kbatch, text_snapshot):
+    shown = []
+    for args in (["-H", "e"], ["-c", "--key", "order"], ["-v", "--format", "jsonl", "a"]):
+        result = kbatch("grep", *args, _rel(path))
+        shown.append(f"$ kbatch grep {' '.join(args)} {_rel(path)}\n{result.out}"
+                     f"{'[stderr]' + chr(10) + result.err if result.err else ''}(exit {result.code})\n")
+    assert "\n".join(shown) == text_snapshot
