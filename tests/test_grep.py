@@ -244,3 +244,83 @@ def test_grep_snapshot(path, kbatch, text_snapshot):
         shown.append(f"$ kbatch grep {' '.join(args)} {_rel(path)}\n{result.out}"
                      f"{'[stderr]' + chr(10) + result.err if result.err else ''}(exit {result.code})\n")
     assert "\n".join(shown) == text_snapshot
+
+
+# -- what a read_committed consumer is given -------------------------------------------------------------------
+
+def _transactional_partition(directory) -> dict:
+    """A partition of committed, aborted, open and damaged-marker transactions, between plain records; what a
+    read_committed consumer is given of each offset (True, False, None: unknown)."""
+    from .handmade import batch, end_marker
+
+    def txn(offset, pid, keys):
+        return batch(offset, [(key, b"v-" + key) for key in keys], transactional=True, producer_id=pid,
+                     producer_epoch=0, base_sequence=0)
+
+    def marker(offset, pid, kind):
+        return batch(offset, [end_marker(kind, 7)], control=True, transactional=True, producer_id=pid,
+                     producer_epoch=0)
+
+    damaged = bytearray(marker(9, 300, "COMMIT"))
+    damaged[-1] ^= 0xFF   # its CRC fails: a broker's recovery drops it, and the outcome is unknown
+    entries = [txn(0, 100, [b"committed-0", b"committed-1"]), batch(2, [(b"plain-2", b"v")]),
+               txn(3, 200, [b"aborted-3", b"aborted-4"]), marker(5, 100, "COMMIT"), marker(6, 200, "ABORT"),
+               txn(7, 300, [b"unknown-7", b"unknown-8"]), bytes(damaged), batch(10, [(b"plain-10", b"v")]),
+               txn(11, 400, [b"open-11", b"open-12"]), batch(13, [(b"plain-13", b"v")])]
+    partition = directory / "orders-0"
+    partition.mkdir()
+    (partition / "00000000000000000000.log").write_bytes(b"".join(entries))
+    return {0: True, 1: True, 2: True, 3: False, 4: False, 7: None, 8: None, 10: True, 11: False, 12: False,
+            13: False}
+
+
+def test_read_committed_leaves_out_aborted_and_open_transactions_and_says_what_is_unknown(kbatch, tmp_path):
+    seen = _transactional_partition(tmp_path)
+    path = str(tmp_path / "orders-0" / "00000000000000000000.log")
+    every = kbatch("grep", "--format", "jsonl", "", path)
+    assert [json.loads(line)["offset"] for line in every.out.splitlines()] == sorted(seen)   # no marker is data
+    committed = kbatch("grep", "--format", "jsonl", "--isolation", "read_committed", "", path)
+    found = [json.loads(line) for line in committed.out.splitlines()]
+    assert [(match["offset"], match["visible_to_read_committed"]) for match in found] == \
+        [(offset, visible) for offset, visible in seen.items() if visible is not False]
+    assert "producer 300's transaction from offset 7 has an unknown outcome" in committed.err
+    assert "its CRC fails" in committed.err
+    text = kbatch("grep", "--isolation", "read_committed", "unknown-7", path)
+    assert text.out == "7:unknown-7\tv-unknown-7\t(read_committed: unknown outcome)\n"
+    # the whole directory, and its segment named alone, read the same partition
+    assert kbatch("grep", "-c", "--no-filename", "--isolation", "read_committed", "", str(tmp_path / "orders-0")).out \
+        == f"{sum(visible is not False for visible in seen.values())}\n"
+
+
+def test_dump_read_committed_lists_what_grep_finds(kbatch, tmp_path):
+    seen = _transactional_partition(tmp_path)
+    path = str(tmp_path / "orders-0" / "00000000000000000000.log")
+    dumped = _dumped(kbatch, path, ["--isolation", "read_committed"])
+    assert [record["offset"] for _, record in dumped] == [offset for offset, visible in seen.items()
+                                                          if visible is not False]
+    for args, selects in QUERIES.values():
+        expected = [_where(record) for batch, record in dumped if selects(batch, record)]
+        result = kbatch("grep", "--format", "jsonl", "--isolation", "read_committed", *args, path)
+        assert [_where(json.loads(line)) for line in result.out.splitlines()] == expected, args
+
+
+@pytest.mark.parametrize("path", sorted(FIXTURES.glob("*/**/*.log")), ids=fixture_id)
+def test_read_committed_grep_is_read_committed_dump_filtered(path, kbatch):
+    dumped = _dumped(kbatch, _rel(path), ["--isolation", "read_committed", "--decoder", "none"])
+    for query in ("anything", "order", "inverted"):
+        args, selects = QUERIES[query]
+        expected = [_where(record) for batch, record in dumped if selects(batch, record)]
+        result = kbatch("grep", "--format", "jsonl", "--decoder", "none", "--isolation", "read_committed", *args,
+                        _rel(path))
+        assert [_where(json.loads(line)) for line in result.out.splitlines()] == expected
+
+
+def test_the_txn_fixture_read_committed(kbatch):
+    """fixtures/internal/txn/payments-0: 5002 aborts, 5004 and 5005 are open (the last stable offset is 9)."""
+    path = "fixtures/internal/txn/payments-0"
+    every = [json.loads(line) for line in kbatch("grep", "--format", "jsonl", "", path).out.splitlines()]
+    committed = [json.loads(line) for line in kbatch("grep", "--format", "jsonl", "--isolation", "read_committed",
+                                                     "", path).out.splitlines()]
+    assert all(match["offset"] < 9 and match["producer_id"] != 5002 for match in committed)
+    assert {match["offset"] for match in every if match["offset"] < 9 and match["producer_id"] != 5002} == \
+        {match["offset"] for match in committed}

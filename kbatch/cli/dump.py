@@ -22,8 +22,8 @@ from ..records import stream_records
 from ..segments import PARTITION_FILES
 from ..render.jsonout import JsonlSink
 from ..summary import FileSummary
-from .options import (decode_option, decompressed_limit_option, files_argument, for_each_input, hex_option,
-                      no_color_option, parse_offset_range, parse_time)
+from .options import (CommittedViews, decode_option, decompressed_limit_option, files_argument, for_each_input,
+                      hex_option, isolation_option, no_color_option, parse_offset_range, parse_time)
 
 FORMATS = ("table", "jsonl", "json", "dumplog")
 
@@ -65,11 +65,12 @@ Examples:
               help="With --format jsonl: processes to list a large file (64 MiB or more) with, a part each, at "
                    "once (up to 1 GiB of each part's lines wait in a temporary file). "
                    "[default: the CPUs kbatch may use]")
+@isolation_option
 @hex_option
 @decompressed_limit_option
 @no_color_option
 def dump(files, records, output_format, decode, decoder, full, limit, kind, offset_range, since, until, jobs,
-         hex_input, decompressed_limit, no_color):
+         isolation, hex_input, decompressed_limit, no_color):
     """List the batches of Kafka log segments (v0, v1 and v2, any codec), with their damage.
 
     One row per batch: position, offsets, count, magic, codec, size, CRC
@@ -90,9 +91,17 @@ def dump(files, records, output_format, decode, decoder, full, limit, kind, offs
     Each is read as Kafka reads it, a window at a time (bounded memory at any
     size). A directory dumps every such file in it, segment by segment.
 
+    With --records --isolation read_committed, only what a read_committed
+    consumer is given is listed: no control batches, no batches of aborted
+    transactions, none at or past the last stable offset (every segment of
+    the partition directory is read first for the transactions' outcomes).
+
     Exit status: 0 clean, 1 damage found, 2 usage or I/O error (and a file
     that is no log segment but looks like another kind).
     """
+    if isolation == "read_committed" and not records:
+        raise click.UsageError("--isolation read_committed selects records: give --records too")
+    views = CommittedViews(decompressed_limit) if isolation == "read_committed" else None
     # The json document carries what encode-from-json needs to rebuild the input byte for byte.
     # The records of a v2 batch are walked into columns, never held as a list of objects: jsonl writes
     # them straight from the columns; the other formats (and a selection by offset or time) read them as
@@ -153,12 +162,14 @@ def dump(files, records, output_format, decode, decoder, full, limit, kind, offs
                 outcome = NotALogSegment(path, other)
                 click.echo(outcome.message, err=True)
                 return outcome
-        columns = isinstance(sink, JsonlSink) and sink.from_columns and not window.selects
+        committed = views.of(path) if views is not None else None
+        selects = window.selects or committed is not None
+        columns = isinstance(sink, JsonlSink) and sink.from_columns and not selects
         # Lines stand alone in JSON Lines: a large file's parts can be listed at once and put end to end.
-        in_parts = (isinstance(sink, JsonlSink) and sink.writes_utf8 and limit is None and not window.selects
+        in_parts = (isinstance(sink, JsonlSink) and sink.writes_utf8 and limit is None and not selects
                     and not hex_input and path != "-" and input_kind(path) == "file")
         return _dump_file(path, stream, options, sink, limit, window, decoder, columns,
-                          jobs=(jobs or usable_cpus()) if in_parts else 1)
+                          jobs=(jobs or usable_cpus()) if in_parts else 1, committed=committed)
 
     # A directory dumps every file Kafka keeps in it, each segment's together, segments by base offset.
     status = for_each_input(files, hex_input, dump_one, pattern=PARTITION_FILES, sink=sink)
@@ -173,7 +184,7 @@ def dump(files, records, output_format, decode, decoder, full, limit, kind, offs
 
 
 def _dump_file(path, stream, options, sink, limit, window: Window, decoder="auto", columns=False,
-               jobs: int = 1) -> FileSummary:
+               jobs: int = 1, committed=None) -> FileSummary:
     internal = decoder_for_path(path) if decoder == "auto" else decoder
     if internal not in (None, "none"):   # an internal topic's records are read into objects by its decoder
         options = dataclasses.replace(options, record_objects=True)
@@ -187,7 +198,7 @@ def _dump_file(path, stream, options, sink, limit, window: Window, decoder="auto
             click.echo(start.note, err=True)
         selected = select(reader, stream, start.pos, window)
     sink.begin(path, reader.size)
-    listing = _Listing(reader, summary, sink, options, internal, columns, window, limit)
+    listing = _Listing(reader, summary, sink, options, internal, columns, window, limit, committed)
     if worth_parts(reader.size, jobs):
         _list_in_parts(path, listing, jobs)
     elif selected is not None:
@@ -210,6 +221,7 @@ class _Listing:
     columns: bool
     window: Window
     limit: int | None
+    committed: object = None    # kbatch.visibility.CommittedView: only what read_committed gives is listed
 
     def list_from(self, pos: int, stop: int, enough=None) -> int:
         """List the entries that start in [pos, stop) (``pos`` is an entry's start); where the walk ended.
@@ -263,6 +275,11 @@ class _Listing:
             if not self.columns:
                 stream_records(item)
             if selects and not keep_selected(item, window):
+                continue
+            if self.committed is not None and self.committed.batch(item).visible is False:
+                for finding in item.findings:   # a batch left out is not listed; its damage still is
+                    summary.add_finding(finding)
+                    sink.region(finding, None)
                 continue
             if limit is not None and shown >= limit:
                 return item.pos

@@ -14,9 +14,9 @@ from ..grep import WHERE, Found, Note, Query, Search, parse_field
 from ..messages import DECODERS, decoder_for_path
 from ..partition.seek import Window
 from ..render.values import bytes_text, finding_text
-from ..visibility import ISOLATIONS, UNKNOWN
-from .options import (decode_option, decompressed_limit_option, expand_inputs, parse_offset_range, parse_time,
-                      report_unreadable)
+from ..visibility import UNKNOWN
+from .options import (CommittedViews, decode_option, decompressed_limit_option, expand_inputs, isolation_option,
+                      parse_offset_range, parse_time, report_unreadable)
 from .status import ExitStatus
 
 MATCH, NONE, TROUBLE = 0, 1, 2   # grep's exit status: a record selected, none, an error
@@ -55,9 +55,7 @@ Examples:
 @click.option("-v", "--invert-match", "invert", is_flag=True,
               help="Select the records that do not match (PATTERN, --header, --field).")
 @click.option("-i", "--ignore-case", is_flag=True, help="ASCII letters of either case match.")
-@click.option("--isolation", type=click.Choice(ISOLATIONS), default="read_uncommitted", show_default=True,
-              help="What a consumer of this isolation is given: read_committed leaves out the records of aborted "
-                   "transactions and those at or past the last stable offset.")
+@isolation_option
 @click.option("-H", "--with-filename", is_flag=True, help="Print the file name with each match.")
 @click.option("--no-filename", is_flag=True, help="Never print file names.")
 @click.option("-c", "--count", is_flag=True, help="Print how many records match in each file.")
@@ -135,15 +133,11 @@ def grep(args, pattern_option, in_key, in_value, fixed, hex_bytes, headers, fiel
     show_names = with_filename or (not no_filename and (len(files) > 1 or any(os.path.isdir(p) for p in paths)))
     out = Output(sys.stdout, output_format, show_names, _colour(color), decode, query)
     matched = damaged = False
-    views: dict[str, object] = {}
+    views = CommittedViews(decompressed_limit) if isolation == "read_committed" else None
     for path in files:
         from ..reader import open_input
 
-        committed = None
-        if isolation == "read_committed":
-            committed = _committed(path, views, decompressed_limit)
-            damaged |= committed.damaged
-            committed = committed.view
+        committed = views.of(path) if views is not None else None
         try:
             stream = open_input(path)
         except (OSError, ValueError) as error:
@@ -157,6 +151,7 @@ def grep(args, pattern_option, in_key, in_value, fixed, hex_bytes, headers, fiel
             found, hurt = out.file(path, search.run(path, stream), max_count, context, count, files_with_matches)
         matched |= found > 0
         damaged |= hurt
+    damaged |= views is not None and views.damaged
     if status is ExitStatus.TROUBLE or (strict and damaged):
         return TROUBLE
     return MATCH if matched else NONE
@@ -176,29 +171,6 @@ def _colour(choice: str) -> bool:
     if choice == "auto":
         return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
     return choice == "always"
-
-
-class _Committed:
-    def __init__(self, view, damaged: bool):
-        self.view, self.damaged = view, damaged
-
-
-def _committed(path: str, views: dict, decompressed_limit: int) -> _Committed:
-    """The read_committed view of the partition of ``path`` (read once a partition), its findings told."""
-    from ..visibility import committed_view, partition_of
-
-    key = partition_of(path)
-    if key not in views:
-        view, findings = committed_view(path, decompressed_limit)
-        for where, finding in findings:
-            click.echo(f"kbatch: {where}: {finding_text(finding)}", err=True)
-        for txn in view.transactions.transactions:
-            if txn.outcome == "UNKNOWN" and not txn.empty:
-                click.echo(f"kbatch: {txn.path}: producer {txn.producer_id}'s transaction from offset "
-                           f"{txn.first_offset} has an unknown outcome, and so what read_committed gives of its "
-                           f"records: {txn.marker_doubt}", err=True)
-        views[key] = _Committed(view, any(finding.is_damage for _, finding in findings))
-    return views[key]
 
 
 class Output:

@@ -28,6 +28,41 @@ decode_option = click.option("--decode", type=click.Choice(DECODE_MODES), defaul
 
 no_color_option = click.option("--no-color", is_flag=True, help="No colour even on a terminal (NO_COLOR too).")
 
+isolation_option = click.option(
+    "--isolation", type=click.Choice(("read_uncommitted", "read_committed")), default="read_uncommitted",
+    show_default=True, help="The records a consumer of this isolation is given (with records): read_committed leaves "
+                            "out those of aborted transactions and those at or past the last stable offset, read "
+                            "from every segment of the partition directory.")
+
+
+class CommittedViews:
+    """The read_committed view of each partition a command reads (kbatch.visibility), made once a partition;
+    what making it met is told on stderr: damage, .txnindex files that disagree with the log, and each
+    transaction whose outcome is unknown."""
+
+    def __init__(self, decompressed_limit: int | None = None):
+        self.decompressed_limit = decompressed_limit
+        self.views: dict[str, object] = {}
+        self.damaged = False
+
+    def of(self, path: str):
+        from ..render.values import finding_text
+        from ..visibility import committed_view, partition_of
+
+        key = partition_of(path)
+        if key not in self.views:
+            view, findings = committed_view(path, self.decompressed_limit)
+            for where, finding in findings:
+                click.echo(f"kbatch: {where}: {finding_text(finding)}", err=True)
+                self.damaged |= finding.is_damage
+            for txn in view.transactions.transactions:
+                if txn.outcome == "UNKNOWN" and not txn.empty:
+                    click.echo(f"kbatch: {txn.path}: producer {txn.producer_id}'s transaction from offset "
+                               f"{txn.first_offset} has an unknown outcome, and so whether read_committed gives its "
+                               f"records: {txn.marker_doubt}", err=True)
+            self.views[key] = view
+        return self.views[key]
+
 
 def parse_offset_range(ctx, param, value: str | None) -> tuple[int | None, int | None] | None:
     """``A:B``, ``A:`` or ``:B`` (inclusive record offsets)."""
