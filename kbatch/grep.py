@@ -19,6 +19,7 @@ from typing import BinaryIO, Iterator
 
 from .findings import Finding
 from .model import Batch, Record
+from .records import RecordStream, chunk_records, record_chunks
 from .recordwalk import CleanBatches, RecordMatch
 
 try:   # Python 3.11+: the regular expression parser
@@ -163,9 +164,11 @@ class Search:
     every_record: bool = False            # hand out every record (--context), not only the selected
     decompressed_limit: int | None = None
     walked: int = field(default=0)        # batches the compiled walk took without an object
+    landed: int = field(default=0)        # where the last run's walk ended
 
-    def run(self, path: str, stream: BinaryIO) -> Iterator[Found | Finding | Note]:
-        """The records of the segment the search shows, and every finding met, in file order."""
+    def run(self, path: str, stream: BinaryIO, start: int = 0, stop: int | None = None) -> Iterator[Found | Finding | Note]:
+        """The records of the segment the search shows, and every finding met, in file order: of the entries
+        starting in [start, stop) (``start`` an entry's start; kbatch.parts), ``self.landed`` where it ended."""
         from .reader import ReadOptions, SegmentReader
 
         internal = self.decoder not in (None, "none")
@@ -184,17 +187,17 @@ class Search:
             yield from self._entries(select(reader, stream, start.pos, self.window), match, internal)
             return
         run = None if self.every_record or internal else _QuietRun(match, reader)
-        pos = 0
-        while pos < reader.size:
+        pos, stop = start, reader.size if stop is None else stop
+        while pos < min(stop, reader.size):
             if run is not None:
-                walked = run.walk(reader.window, pos, reader.size)
+                walked = run.walk(reader.window, pos, stop)
                 if walked > pos:
                     self.walked += run.taken
                     pos = walked
                     continue
-            yield from self._entries(reader.walk(pos, pos + 1 if run is not None else reader.size), match,
-                                     internal)
+            yield from self._entries(reader.walk(pos, pos + 1 if run is not None else stop), match, internal)
             pos = reader.landed
+        self.landed = pos
         yield from reader.ending()
 
     def _entries(self, items, match: RecordMatch, internal: bool) -> Iterator[Found | Finding]:
@@ -220,10 +223,22 @@ class Search:
             seen = self.committed.batch(item) if self.committed is not None else None
             if seen is not None and seen.visible is False:
                 continue
-            for record in item.records or ():
+            for record in self._records(item, match):
                 selected = self.query.selects(match, item, record)
                 if selected or self.every_record:
                     yield Found(item, record, selected, seen)
+
+
+    def _records(self, batch: Batch, match: RecordMatch):
+        """The records of a batch to ask: of a v2 batch walked without objects, only those the match lets
+        through its columns become objects (unless every record is shown)."""
+        if isinstance(batch.records, RecordStream) and not self.every_record:
+            for columns in record_chunks(batch):
+                rows = match.rows(columns, batch.record_data)
+                if rows:
+                    yield from chunk_records(columns, batch, set(rows))
+            return
+        yield from batch.records or ()
 
 
 class _QuietRun:

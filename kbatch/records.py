@@ -168,9 +168,9 @@ def record_chunks(batch: Batch, chunk: int = DEFAULT_CHUNK):
         yield columns
 
 
-def chunk_records(columns: RecordColumns, batch: Batch) -> list[Record]:
-    """The rows of a chunk from :func:`record_chunks` as Record objects."""
-    return _records(columns, batch, batch.record_data, 0 if batch.compressed else batch.payload_pos)
+def chunk_records(columns: RecordColumns, batch: Batch, rows=None) -> list[Record]:
+    """The rows of a chunk from :func:`record_chunks` (those in ``rows``, if given) as Record objects."""
+    return _records(columns, batch, batch.record_data, 0 if batch.compressed else batch.payload_pos, rows)
 
 
 class RecordStream:
@@ -225,8 +225,9 @@ def _controls(columns: RecordColumns, data) -> list:
     return out
 
 
-def _records(columns: RecordColumns, batch: Batch, data, shift: int) -> list[Record]:
-    """The rows of ``columns`` as Record objects (positions shifted by ``shift``: file positions)."""
+def _records(columns: RecordColumns, batch: Batch, data, shift: int, rows=None) -> list[Record]:
+    """The rows of ``columns`` (those in ``rows``, if given) as Record objects (positions shifted by ``shift``:
+    file positions)."""
     header = columns.headers
     h_key_pos, h_key_length = header["key_pos"], header["key_length"]
     h_value_pos, h_value_length = header["value_pos"], header["value_length"]
@@ -239,6 +240,8 @@ def _records(columns: RecordColumns, batch: Batch, data, shift: int) -> list[Rec
             columns.column("offset_delta"), columns.column("key_pos"), columns.column("key_length"),
             columns.column("value_pos"), columns.column("value_length"), columns.column("headers_count"),
             columns.column("first_header"), columns.column("offset"), columns.column("timestamp"))):
+        if rows is not None and row not in rows:
+            continue
         headers = [(bytes(data[h_key_pos[h]:h_key_pos[h] + h_key_length[h]]),
                     None if h_value_length[h] < 0 else bytes(data[h_value_pos[h]:h_value_pos[h] + h_value_length[h]]))
                    for h in range(first, first + headers_count)] if headers_count else []

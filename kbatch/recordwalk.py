@@ -836,32 +836,44 @@ class RecordMatch:
         return True
 
     @cython.ccall
-    @cython.boundscheck(False)
-    @cython.wraparound(False)
-    @cython.initializedcheck(False)
     def any_row(self, columns: RecordColumns, source) -> cython.bint:
         """Whether a record held in ``columns`` (walked in ``source``) may be selected: it matches, or (-v)
         it does not; undecided ones (--field) may be either."""
         data: cython.const[cython.uchar][::1] = source
         row: cython.Py_ssize_t
-        h: cython.Py_ssize_t
-        found: cython.bint
         for row in range(columns.n):
-            found = self._key_value(data, source, columns._key_pos[row], columns._key_length[row],
-                                    data, source, columns._value_pos[row], columns._value_length[row])
-            if found:
-                for name, test in self._headers:
-                    found = False
-                    for h in range(columns._first_header[row], columns._first_header[row] + columns._headers_count[row]):
-                        if self._header_is(name, test, data, columns._h_key_pos[h], columns._h_key_length[h], data,
-                                           source, columns._h_value_pos[h], columns._h_value_length[h]):
-                            found = True
-                            break
-                    if not found:
-                        break
-            if (found and not self.invert) or (self.invert and (not found or self.undecided)):
+            if self._candidate(columns, data, source, row):
                 return True
         return False
+
+    @cython.ccall
+    def rows(self, columns: RecordColumns, source) -> list:
+        """The rows of ``columns`` that may be selected (as any_row asks), for a batch read in full."""
+        data: cython.const[cython.uchar][::1] = source
+        row: cython.Py_ssize_t
+        self._buffer_hit = True
+        return [row for row in range(columns.n) if self._candidate(columns, data, source, row)]
+
+    @cython.cfunc
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
+    @cython.initializedcheck(False)
+    def _candidate(self, columns: RecordColumns, data: cython.const[cython.uchar][::1], source,
+                   row: cython.Py_ssize_t) -> cython.bint:
+        h: cython.Py_ssize_t
+        found: cython.bint = self._key_value(data, source, columns._key_pos[row], columns._key_length[row],
+                                             data, source, columns._value_pos[row], columns._value_length[row])
+        if found:
+            for name, test in self._headers:
+                found = False
+                for h in range(columns._first_header[row], columns._first_header[row] + columns._headers_count[row]):
+                    if self._header_is(name, test, data, columns._h_key_pos[h], columns._h_key_length[h], data,
+                                       source, columns._h_value_pos[h], columns._h_value_length[h]):
+                        found = True
+                        break
+                if not found:
+                    break
+        return (found and not self.invert) or (self.invert and (not found or self.undecided))
 
     @cython.cfunc
     def _key_value(self, key_data: cython.const[cython.uchar][::1], key_source, key_pos: cython.Py_ssize_t,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import io
 import json
 import os
 import re
@@ -13,6 +15,8 @@ from ..findings import Finding
 from ..grep import WHERE, Found, Note, Query, Search, parse_field
 from ..messages import DECODERS, decoder_for_path
 from ..partition.seek import Window
+from ..parts import Parts, usable_cpus, worth_parts
+from ..reader import input_kind
 from ..render.values import bytes_text, finding_text
 from ..visibility import UNKNOWN
 from .options import (CommittedViews, decode_option, decompressed_limit_option, expand_inputs, isolation_option,
@@ -74,10 +78,13 @@ Examples:
 @click.option("--strict", is_flag=True, help="Damage met on the way makes the exit status 2.")
 @click.option("--spark", is_flag=True, help="Run the search as a Spark job (the kbatch data source).")
 @click.option("--master", metavar="URL", help="With --spark: the Spark master [default: local[*]].")
+@click.option("--jobs", "-j", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Processes to search a large file (64 MiB or more) with, a part each, at once (their lines wait "
+                   "in a temporary file). [default: the CPUs kbatch may use]")
 @decompressed_limit_option
 def grep(args, pattern_option, in_key, in_value, fixed, hex_bytes, headers, fields, producer_id, offset_range, since,
          until, invert, ignore_case, isolation, with_filename, no_filename, count, files_with_matches, max_count,
-         context, output_format, color, decoder, decode, strict, spark, master, decompressed_limit):
+         context, output_format, color, decoder, decode, strict, spark, master, jobs, decompressed_limit):
     """Print the records of segments that match PATTERN, as grep prints lines.
 
     PATTERN is a regular expression (Python's) on the bytes of a record's
@@ -132,6 +139,8 @@ def grep(args, pattern_option, in_key, in_value, fixed, hex_bytes, headers, fiel
     files, status = expand_inputs(paths)
     show_names = with_filename or (not no_filename and (len(files) > 1 or any(os.path.isdir(p) for p in paths)))
     out = Output(sys.stdout, output_format, show_names, _colour(color), decode, query)
+    # A large file is searched in parts at once (kbatch.parts) when its lines are all there is to print.
+    in_parts = not (count or files_with_matches or max_count is not None or context)
     matched = damaged = False
     views = CommittedViews(decompressed_limit) if isolation == "read_committed" else None
     for path in files:
@@ -148,13 +157,55 @@ def grep(args, pattern_option, in_key, in_value, fixed, hex_bytes, headers, fiel
         search = Search(query, decoder=internal, window=window if window.selects else None, committed=committed,
                         every_record=context > 0, decompressed_limit=decompressed_limit)
         with stream:
-            found, hurt = out.file(path, search.run(path, stream), max_count, context, count, files_with_matches)
+            if in_parts and not search.window and path != "-" and input_kind(path) == "file" \
+                    and worth_parts(os.fstat(stream.fileno()).st_size, jobs or usable_cpus()):
+                found, hurt = _in_parts(path, stream, search, out, jobs or usable_cpus())
+            else:
+                found, hurt = out.file(path, search.run(path, stream), max_count, context, count, files_with_matches)
         matched |= found > 0
         damaged |= hurt
     damaged |= views is not None and views.damaged
     if status is ExitStatus.TROUBLE or (strict and damaged):
         return TROUBLE
     return MATCH if matched else NONE
+
+
+@dataclasses.dataclass
+class _Part:
+    """What a child searching a part hands back; its lines are in its spill file."""
+
+    landed: int
+    matched: int
+    damaged: bool
+
+
+def _in_parts(path: str, stream, search: Search, out: Output, jobs: int) -> tuple[int, bool]:
+    """The lines of a large local file, its parts searched at once by forked processes (kbatch.parts), each
+    writing its lines to a temporary file, copied out in file order."""
+    from .dump import _copy_out
+
+    size = os.fstat(stream.fileno()).st_size
+    errors = getattr(out.out, "errors", None) or "strict"
+
+    def work(child_stream, start, stop, spill):
+        text = io.TextIOWrapper(spill, encoding="utf-8", errors=errors)
+        mine = dataclasses.replace(out, out=text)
+        matched, damaged = mine.file(path, search.run(path, child_stream, start, stop), None, 0, False, False)
+        text.flush()
+        text.detach()
+        return _Part(search.landed, matched, damaged)
+
+    pos, matched, damaged = 0, 0, False
+    with Parts(path, size, jobs, work, spill=True) as parts:
+        for part in parts:
+            got = part.result(pos)
+            if got is not None:
+                _copy_out(part.spill, out.out)
+                matched, damaged, pos = matched + got.matched, damaged or got.damaged, got.landed
+            if pos < part.stop:   # searched here, on from where the walk ended
+                found, hurt = out.file(path, search.run(path, stream, pos, part.stop), None, 0, False, False)
+                matched, damaged, pos = matched + found, damaged or hurt, search.landed
+    return matched, damaged
 
 
 def _looks_like_pattern(args) -> bool:
@@ -173,21 +224,28 @@ def _colour(choice: str) -> bool:
     return choice == "always"
 
 
+@dataclasses.dataclass
 class Output:
     """What grep prints, file by file."""
 
-    def __init__(self, out, output_format: str, show_names: bool, colour: bool, decode: str, query: Query):
-        self.out, self.format, self.show_names, self.colour, self.decode = out, output_format, show_names, colour, decode
-        self.highlight = None
-        if colour and query.pattern is not None and not query.invert:
-            try:
-                self.highlight = re.compile(query.pattern, re.IGNORECASE if query.ignore_case else 0)
-            except re.error:
-                self.highlight = None
-        elif colour and query.literal is not None and not query.invert:
-            text = query.literal.decode("utf-8", "replace")
-            self.highlight = re.compile(re.escape(text), re.IGNORECASE if query.ignore_case else 0)
-        self.groups = 0
+    out: object
+    format: str
+    show_names: bool
+    colour: bool
+    decode: str
+    query: Query
+    groups: int = 0   # groups of context lines shown
+    highlight: object = dataclasses.field(init=False, default=None)   # the pattern as marked in colour
+
+    def __post_init__(self):
+        query = self.query
+        if not self.colour or query.invert or (query.pattern is None and query.literal is None):
+            return
+        text = query.pattern if query.pattern is not None else re.escape(query.literal.decode("utf-8", "replace"))
+        try:
+            self.highlight = re.compile(text, re.IGNORECASE if query.ignore_case else 0)
+        except re.error:
+            self.highlight = None
 
     def file(self, path: str, items, max_count, context: int, count: bool, names_only: bool) -> tuple[int, bool]:
         """Show what the search of one file hands out; (records selected, whether damage was met)."""
@@ -246,14 +304,17 @@ class Output:
         offset = click.style(str(record.offset), fg="green") if self.colour else str(record.offset)
         head = f"{self._name(path)}{sep}" if self.show_names else ""
         key, value = _one_line(bytes_text(record.key, self.decode)), _one_line(bytes_text(record.value, self.decode))
-        if self.highlight is not None and separator == ":":
-            key, value = self._marked(key), self._marked(value)
+        highlight = self.highlight
+        if highlight is not None and separator == ":":
+            key, value = _marked(highlight, key), _marked(highlight, value)
         unknown = "\t(read_committed: unknown outcome)" if found.seen is not None and found.seen.state == UNKNOWN \
             else ""
         self.out.write(f"{head}{offset}{sep}{key}\t{value}{unknown}\n")
 
-    def _marked(self, text: str) -> str:
-        return self.highlight.sub(lambda m: click.style(m.group(0), fg="red", bold=True) if m.group(0) else "", text)
+
+
+def _marked(highlight, text: str) -> str:
+    return highlight.sub(lambda m: click.style(m.group(0), fg="red", bold=True) if m.group(0) else "", text)
 
 
 def _one_line(text: str) -> str:
