@@ -324,3 +324,20 @@ def test_the_txn_fixture_read_committed(kbatch):
     assert all(match["offset"] < 9 and match["producer_id"] != 5002 for match in committed)
     assert {match["offset"] for match in every if match["offset"] < 9 and match["producer_id"] != 5002} == \
         {match["offset"] for match in committed}
+
+
+@pytest.mark.parametrize("path", fixture_paths(), ids=fixture_id)
+def test_a_file_searched_in_parts_prints_what_one_walk_prints(path, kbatch, monkeypatch):
+    from kbatch import parts
+
+    monkeypatch.setattr(parts, "PART_MIN_SIZE", 64)
+    forks = []
+    fork = parts._fork
+    monkeypatch.setattr(parts, "_fork", lambda part, *args: forks.append(part.cut) or fork(part, *args))
+    for args in (["e"], ["-v", "--format", "jsonl", "a"]):
+        before = len(forks)
+        whole = kbatch("grep", "-j", "1", *args, _rel(path))
+        assert len(forks) == before
+        cut = kbatch("grep", "-j", "3", *args, _rel(path))
+        assert (cut.out, cut.code) == (whole.out, whole.code)
+    assert forks or path.stat().st_size < 2 * 64
