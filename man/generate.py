@@ -39,6 +39,22 @@ The reader of the output went away before the end (\\fB| head\\fR): kbatch stops
 of any Unix filter killed by SIGPIPE (128 + 13); the run vouches for nothing.
 """
 
+# grep's status is grep(1)'s: whether a record was selected, not whether damage was found.
+GREP_EXIT_STATUS = """.SH EXIT STATUS
+.TP
+.B 0
+A record was selected.
+.TP
+.B 1
+No record was selected.
+.TP
+.B 2
+Usage error, unreadable input, or an internal error (with \\fB--strict\\fR, damage found too).
+.TP
+.B 141
+The reader of the output went away before the end (\\fB| head\\fR).
+"""
+
 
 def _roff(text: str) -> str:
     """Escape text for roff: backslashes, and lines starting with a dot or quote."""
@@ -98,7 +114,7 @@ def page(name: str, command: click.Command, parent: click.Context | None = None)
         # the section heading says "EXAMPLES" already: drop the help text's own "Examples:" line
         epilog = re.sub(r"^(\s*\x08?\n?)\s*Examples:\n", r"\1", inspect.cleandoc(command.epilog))
         out += [".SH EXAMPLES", _paragraphs(textwrap.dedent(epilog))]
-    out.append(EXIT_STATUS.rstrip("\n"))
+    out.append((GREP_EXIT_STATUS if name == "grep" and parent else EXIT_STATUS).rstrip("\n"))
     see_also = ["kbatch(1)"] if parent else [f"kbatch-{sub}(1)" for sub in sorted(commands())]
     out += [".SH SEE ALSO", ", ".join(f"\\fB{ref.split('(')[0]}\\fR({ref.split('(')[1]}" for ref in see_also)]
     return "\n".join(out) + "\n"
