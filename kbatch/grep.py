@@ -162,6 +162,7 @@ class Search:
     window: object = None                 # kbatch.partition.seek.Window selecting offsets or times
     committed: object = None              # kbatch.visibility.CommittedView: read_committed
     every_record: bool = False            # hand out every record (--context), not only the selected
+    controls: bool = False                # ask control records too (the Spark records table holds them)
     decompressed_limit: int | None = None
     walked: int = field(default=0)        # batches the compiled walk took without an object
     landed: int = field(default=0)        # where the last run's walk ended
@@ -210,7 +211,7 @@ class Search:
                 yield item
                 continue
             yield from item.findings
-            if item.is_control:
+            if item.is_control and not self.controls:
                 continue   # control records are never data (CompletedFetch: "not returned to the user")
             stream_records(item)
             if self.window is not None and self.window.selects:

@@ -100,7 +100,7 @@ def committed_view(path: str, decompressed_limit: int | None = None) -> tuple[Co
     and where the .txnindex files disagree with the log)."""
     import glob
 
-    from .reader import ReadOptions, SegmentReader, open_input
+    from .reader import ReadOptions, SegmentReader, load_records, open_input
     from .segments import topic_partition
     from .txn import cross_check
 
@@ -110,17 +110,22 @@ def committed_view(path: str, decompressed_limit: int | None = None) -> tuple[Co
     topic, partition = topic_partition(path)
     view = PartitionTransactions(topic if topic is not None else path, partition, directory=key)
     findings: list[tuple[str, Finding]] = []
-    options = ReadOptions(records=True, record_objects=False) if decompressed_limit is None else \
-        ReadOptions(records=True, record_objects=False, decompressed_limit=decompressed_limit)
+    # Transactions are told by batch headers and by the records of control batches: only those are decoded.
+    options = ReadOptions() if decompressed_limit is None else ReadOptions(decompressed_limit=decompressed_limit)
     for log in logs:
         try:
             stream = open_input(log)
         except (OSError, ValueError):
             continue   # the search reports it, if it reads it
         with stream:
-            for item in SegmentReader(stream, options):
-                if not isinstance(item, Finding):
-                    view.add_batch(item, log)
+            reader = SegmentReader(stream, options)
+            for item in reader:
+                if isinstance(item, Finding):
+                    continue
+                if item.is_control and item.magic >= 2 and item.records is None:
+                    load_records(item, reader.read_bytes(item.payload_pos, item.payload_size), reader.decompressor,
+                                 objects=False)
+                view.add_batch(item, log)
     if key != path:
         findings += cross_check(view, decompressed_limit)
     return CommittedView(view), findings

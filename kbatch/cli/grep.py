@@ -132,18 +132,50 @@ def grep(args, pattern_option, in_key, in_value, fixed, hex_bytes, headers, fiel
     except ValueError as error:
         raise click.UsageError(str(error)) from None
     window = Window(*(offset_range or (None, None)), since, until)
+    files, status = expand_inputs(paths)
+    show_names = with_filename or (not no_filename and (len(files) > 1 or any(os.path.isdir(p) for p in paths)))
+    job = GrepJob(query, Output(sys.stdout, output_format, show_names, _colour(color), decode, query),
+                  window if window.selects else None, isolation, decoder, context, max_count, count,
+                  files_with_matches, decompressed_limit, jobs or usable_cpus())
     if spark:
         from ..spark.grep import spark_grep
 
-        return spark_grep(query, paths, window, isolation, master)
-    files, status = expand_inputs(paths)
-    show_names = with_filename or (not no_filename and (len(files) > 1 or any(os.path.isdir(p) for p in paths)))
-    out = Output(sys.stdout, output_format, show_names, _colour(color), decode, query)
-    # A large file is searched in parts at once (kbatch.parts) when its lines are all there is to print.
-    in_parts = not (count or files_with_matches or max_count is not None or context)
-    matched = damaged = False
-    views = CommittedViews(decompressed_limit) if isolation == "read_committed" else None
-    for path in files:
+        matched, damaged, trouble = spark_grep(job, files, master)
+    else:
+        matched, damaged, trouble = job.run(files)
+    if trouble or status is ExitStatus.TROUBLE or (strict and damaged):
+        return TROUBLE
+    return MATCH if matched else NONE
+
+
+@dataclasses.dataclass
+class GrepJob:
+    """One grep over files, as the command line asked it (the same here and in a Spark task)."""
+
+    query: Query
+    out: "Output"
+    window: Window | None
+    isolation: str
+    decoder: str
+    context: int
+    max_count: int | None
+    count: bool
+    names_only: bool
+    decompressed_limit: int
+    jobs: int
+
+    def run(self, files: list[str]) -> tuple[bool, bool, bool]:
+        """Search every file: (a record selected, damage met, an input unreadable)."""
+        matched = damaged = trouble = False
+        views = CommittedViews(self.decompressed_limit) if self.isolation == "read_committed" else None
+        for path in files:
+            found, hurt, unreadable = self.one(path, views)
+            matched, damaged, trouble = matched or found > 0, damaged or hurt, trouble or unreadable
+        damaged |= views is not None and views.damaged
+        return matched, damaged, trouble
+
+    def one(self, path: str, views: CommittedViews | None, shown: str | None = None) -> tuple[int, bool, bool]:
+        """Search one file (named ``shown`` in the lines, if given): (records selected, damage met, unreadable)."""
         from ..reader import open_input
 
         committed = views.of(path) if views is not None else None
@@ -151,23 +183,20 @@ def grep(args, pattern_option, in_key, in_value, fixed, hex_bytes, headers, fiel
             stream = open_input(path)
         except (OSError, ValueError) as error:
             report_unreadable(path, error)
-            status = ExitStatus.TROUBLE
-            continue
-        internal = decoder_for_path(path) if decoder == "auto" else decoder
-        search = Search(query, decoder=internal, window=window if window.selects else None, committed=committed,
-                        every_record=context > 0, decompressed_limit=decompressed_limit)
+            return 0, False, True
+        internal = decoder_for_path(path) if self.decoder == "auto" else self.decoder
+        search = Search(self.query, decoder=internal, window=self.window, committed=committed,
+                        every_record=self.context > 0, decompressed_limit=self.decompressed_limit)
+        # A large file is searched in parts at once (kbatch.parts) when its lines are all there is to print.
+        lines_only = not (self.count or self.names_only or self.max_count is not None or self.context)
         with stream:
-            if in_parts and not search.window and path != "-" and input_kind(path) == "file" \
-                    and worth_parts(os.fstat(stream.fileno()).st_size, jobs or usable_cpus()):
-                found, hurt = _in_parts(path, stream, search, out, jobs or usable_cpus())
+            if lines_only and not search.window and path != "-" and input_kind(path) == "file" \
+                    and worth_parts(os.fstat(stream.fileno()).st_size, self.jobs):
+                found, hurt = _in_parts(path, stream, search, self.out, self.jobs)
             else:
-                found, hurt = out.file(path, search.run(path, stream), max_count, context, count, files_with_matches)
-        matched |= found > 0
-        damaged |= hurt
-    damaged |= views is not None and views.damaged
-    if status is ExitStatus.TROUBLE or (strict and damaged):
-        return TROUBLE
-    return MATCH if matched else NONE
+                found, hurt = self.out.file(shown or path, search.run(path, stream), self.max_count, self.context,
+                                            self.count, self.names_only)
+        return found, hurt, False
 
 
 @dataclasses.dataclass

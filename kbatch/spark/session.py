@@ -62,6 +62,9 @@ def spark_session(master: str | None = None, *, quiet: bool = True, log_path: st
 def _register(session):
     from .source import KbatchDataSource
 
+    # The records level applies filters itself (KbatchReader.pushFilters): Spark hands them over only when
+    # this is on, and refuses to read a source that takes filters when it is off.
+    session.conf.set("spark.sql.python.filterPushdown.enabled", "true")
     session.dataSource.register(KbatchDataSource)
     return session
 

@@ -54,7 +54,8 @@ RECORD_SCHEMA = (
     # KRaft control records' fields, internal topics' keys and values (JSON as dump's jsonl writes them),
     # and the schema-registry ids of user records
     "control_data STRING, decoder STRING, decoded_key STRING, decoded_value STRING, key_schema_id INT, "
-    "value_schema_id INT")
+    # what a read_committed consumer is given (kbatch.visibility; null: its transaction's outcome is unknown)
+    "value_schema_id INT, visible_to_read_committed BOOLEAN")
 FINDING_SCHEMA = (
     "file STRING, topic STRING, partition INT, code STRING, severity STRING, entry_pos LONG, pos LONG, size LONG, "
     "inner_pos LONG, field STRING, expected STRING, actual STRING, base_offset LONG, last_offset LONG")
@@ -88,7 +89,12 @@ class KbatchDataSource(DataSource):
         return SCHEMAS[_level(self.options)]
 
     def reader(self, schema) -> "KbatchReader":
-        return KbatchReader(self.options, schema)
+        # Spark refuses to read a source whose reader takes filters unless
+        # spark.sql.python.filterPushdown.enabled is on (kbatch's own sessions turn it on): .option("pushFilters",
+        # "false") reads without.
+        if self.options.get("pushfilters", self.options.get("pushFilters", "true")).lower() == "false":
+            return KbatchReader(self.options, schema)
+        return FilteringKbatchReader(self.options, schema)
 
 
 def _level(options) -> str:
@@ -130,13 +136,15 @@ class KbatchReader(DataSourceReader):
         # decompress v2 batches to measure decompressed_size (for compression ratios); costs CPU
         self.inflate = options.get("decompress", "false").lower() == "true"
         self.decompressed_limit = _int_option(options, "maxDecompressedBytes", 256 * _MIB)
+        self.pushed = PushedFilters()   # the records level's filters Spark left to the source (pushFilters)
 
     # -- planning, on the driver -----------------------------------------------
 
     def partitions(self) -> list[SegmentPartition]:
         from ..segments import list_segments
 
-        segments = list_segments(_paths(self.options), self.options.get("pattern", "*.log"))
+        segments = [segment for segment in list_segments(_paths(self.options), self.options.get("pattern", "*.log"))
+                    if self.pushed.wants_file(segment.path)]
         split_bytes = _int_option(self.options, "splitBytes", 0)
         ranges = []
         for segment in segments:
@@ -163,6 +171,15 @@ class KbatchReader(DataSourceReader):
         rows = {"batches": batch_rows, "findings": finding_rows}[self.level]
         for file_range in partition.ranges:
             yield from in_arrow_batches(rows(file_range, self), schema)
+
+
+class FilteringKbatchReader(KbatchReader):
+    def pushFilters(self, filters):
+        """Keep the filters the records level applies itself as it reads (equality, IN, StartsWith and Contains
+        on key, value, topic and partition; ranges on offset and timestamp); hand back the rest, Spark's."""
+        for each in filters:
+            if self.level != "records" or not self.pushed.take(each):
+                yield each
 
 
 def pack(ranges: list[FileRange], max_partition_bytes: int, open_cost: int, min_partitions: int) -> list:
@@ -284,7 +301,7 @@ class ColumnarRecords:
         self.chunks = []          # per chunk: its rows, its header rows, where its bytes start, its batch's fields
         self.rows = 0
 
-    def add(self, columns, batch) -> None:
+    def add(self, columns, batch, visible: bool | None = None) -> None:
         n = columns.n
         pos, size = columns.records["pos"], columns.records["size"]
         start, stop = pos[0], pos[n - 1] + size[n - 1]
@@ -298,7 +315,7 @@ class ColumnarRecords:
         self.chunks.append((n, columns.n_headers, shift, batch.pos, batch.base_offset, batch.codec,
                             batch.timestamp_type, batch.timestamp_type == "LogAppendTime", batch.max_timestamp,
                             -1 if batch.base_sequence is None else batch.base_sequence, batch.producer_id,
-                            batch.is_transactional))
+                            batch.is_transactional, visible))
         self.rows += n
 
     def flush(self):
@@ -306,7 +323,7 @@ class ColumnarRecords:
         import pyarrow as pa
 
         (counts, header_counts, shifts, batch_pos, base_offset, codec, timestamp_type, log_append_time,
-         max_timestamp, base_sequence, producer_id, transactional) = zip(*self.chunks)
+         max_timestamp, base_sequence, producer_id, transactional, visible) = zip(*self.chunks)
         n = self.rows
         column = {name: np.frombuffer(values, dtype=np.int64) for name, values in self.records.items()}
         header = {name: np.frombuffer(values, dtype=np.int64) for name, values in self.headers.items()}
@@ -349,6 +366,7 @@ class ColumnarRecords:
             "headers": pa.ListArray.from_arrays(pa.array(list_offsets), header_structs, type=headers_type),
             "sequence": pa.array(sequence), "producer_id": per_chunk(producer_id, pa.int64()),
             "is_transactional": per_chunk(transactional, pa.bool_()), "is_control": constant(False, pa.bool_()),
+            "visible_to_read_committed": per_chunk(visible, pa.bool_()),
         }
         self._reset()
         # Control records, decoded internal records and schema-registry ids are never columnar: null.
@@ -427,13 +445,19 @@ def record_batches(file_range: FileRange, source: KbatchReader, schema):
 
     topic, partition = topic_partition(file_range.path)
     internal = decoder_for_path(file_range.path)
+    committed = committed_view_of(file_range.path, source.decompressed_limit)
+    if source.pushed.selects:
+        yield from in_arrow_batches(pushed_record_rows(file_range, source, topic, partition, internal, committed),
+                                    schema)
+        return
     columnar = ColumnarRecords(schema, file_range.path, topic, partition)
     rows = []
 
     def as_rows(batch, records):
         # Rows stay in file order: what the columns gathered goes first.
         yield from [columnar.flush()] if columnar.rows else []
-        rows.extend(record_rows(file_range.path, topic, partition, batch, records, internal))
+        rows.extend(record_rows(file_range.path, topic, partition, batch, records, internal,
+                                visible_to_read_committed(committed, batch)))
 
     options = ReadOptions(records=True, record_objects=False, decompressed_limit=source.decompressed_limit)
     stream, _, items = _walk(file_range, options)
@@ -453,7 +477,7 @@ def record_batches(file_range: FileRange, source: KbatchReader, schema):
                     rows.clear()
                 if columnar.rows + columns.n > ARROW_ROWS or len(columnar.data) >= ARROW_RECORD_BYTES:
                     yield columnar.flush()
-                columnar.add(columns, batch)
+                columnar.add(columns, batch, visible_to_read_committed(committed, batch))
             if len(rows) >= ARROW_ROWS:
                 yield from in_arrow_batches(rows, schema)
                 rows.clear()
@@ -462,8 +486,9 @@ def record_batches(file_range: FileRange, source: KbatchReader, schema):
     yield from in_arrow_batches(rows, schema)
 
 
-def record_rows(path: str, topic, partition, batch, records, internal: str | None) -> list[tuple]:
-    """Record objects as rows of RECORD_SCHEMA."""
+def record_rows(path: str, topic, partition, batch, records, internal: str | None,
+                visible: bool | None = None) -> list[tuple]:
+    """Record objects as rows of RECORD_SCHEMA (``visible``: the batch's visible_to_read_committed)."""
     from ..messages.decoder import to_json
     from ..messages.topics import decode
     from ..render.user import schema_ids
@@ -487,8 +512,153 @@ def record_rows(path: str, topic, partition, batch, records, internal: str | Non
                      control.coordinator_epoch if control else None,
                      as_json(control.data) if control else None, internal if decoded else None,
                      as_json(decoded.key) if decoded else None, as_json(decoded.value) if decoded else None,
-                     ids["key"] if ids else None, ids["value"] if ids else None))
+                     ids["key"] if ids else None, ids["value"] if ids else None, visible))
     return rows
+
+
+# -- what a read_committed consumer is given (the visible_to_read_committed column) -----------------
+
+_VIEWS: dict = {}   # per executor process: a partition's view, made once (every segment of it is read)
+
+
+def committed_view_of(path: str, decompressed_limit: int):
+    """The read_committed view of the partition a local segment is in (kbatch.visibility); None for a remote
+    one (its partition directory is not listed: the column is null)."""
+    from ..segments import is_remote
+    from ..visibility import committed_view, partition_of
+
+    if is_remote(path):
+        return None
+    key = partition_of(path)
+    if key not in _VIEWS:
+        _VIEWS[key] = committed_view(path, decompressed_limit)[0]
+    return _VIEWS[key]
+
+
+def visible_to_read_committed(view, batch) -> bool | None:
+    if view is None:
+        return None
+    return view.batch(batch).visible
+
+
+# -- filters Spark pushes to the records level --------------------------------------------------------
+
+
+class PushedFilters:
+    """The filters of a records read that the source applies as it reads (pyspark.sql.datasource's Filter
+    classes, handed to DataSourceReader.pushFilters): on topic and partition, a file is not read at all; on
+    key and value, the test runs in the compiled record walk (kbatch.grep), so a batch with no record that may
+    pass is never made into rows; on offset and timestamp, ranges.  Each filter kept is applied exactly on
+    the rows read, so the result is the one Spark would compute."""
+
+    COLUMNS = ("key", "value", "topic", "partition", "offset", "timestamp")
+
+    def __init__(self):
+        self.kept = []   # the filters taken, as Spark gave them (what a test or a user can look at)
+
+    @property
+    def selects(self) -> bool:
+        return any(self._column(each) in ("key", "value", "offset", "timestamp") for each in self.kept)
+
+    def take(self, each) -> bool:
+        """Keep ``each`` if the source can apply it."""
+        from pyspark.sql import datasource as ds
+
+        column = self._column(each)
+        if column not in self.COLUMNS:
+            return False
+        kinds = {"key": (ds.EqualTo, ds.In, ds.StringStartsWith, ds.StringContains),
+                 "value": (ds.EqualTo, ds.In, ds.StringStartsWith, ds.StringContains),
+                 "topic": (ds.EqualTo, ds.In, ds.StringStartsWith, ds.StringContains),
+                 "partition": (ds.EqualTo, ds.In),
+                 "offset": (ds.EqualTo, ds.In, ds.GreaterThan, ds.GreaterThanOrEqual, ds.LessThan,
+                            ds.LessThanOrEqual),
+                 "timestamp": (ds.EqualTo, ds.In, ds.GreaterThan, ds.GreaterThanOrEqual, ds.LessThan,
+                               ds.LessThanOrEqual)}[column]
+        if not isinstance(each, kinds):
+            return False
+        self.kept.append(each)
+        return True
+
+    @staticmethod
+    def _column(each) -> str | None:
+        attribute = getattr(each, "attribute", None)
+        return attribute[0] if attribute and len(attribute) == 1 else None
+
+    def wants_file(self, path: str) -> bool:
+        """Whether a segment's topic and partition may pass (else its file is not read)."""
+        from ..segments import topic_partition
+
+        topic, partition = topic_partition(path)
+        return all(_holds(each, {"topic": topic, "partition": partition}[column])
+                   for each in self.kept if (column := self._column(each)) in ("topic", "partition"))
+
+    def keeps(self, batch, record) -> bool:
+        """Whether a record passes every filter kept on key, value, offset and timestamp."""
+        fields = {"key": record.key, "value": record.value, "offset": record.offset, "timestamp": record.timestamp}
+        return all(_holds(each, fields[column]) for each in self.kept
+                   if (column := self._column(each)) in fields)
+
+    def query(self):
+        """The grep query the compiled walk asks (kbatch.grep.Query): the literal one key or value filter
+        holds -- bytes every row that passes it holds -- or None (every record is asked)."""
+        from pyspark.sql import datasource as ds
+
+        from ..grep import Query
+
+        for each in self.kept:
+            column = self._column(each)
+            if column in ("key", "value") and isinstance(each, (ds.EqualTo, ds.StringStartsWith,
+                                                                 ds.StringContains)):
+                literal = _as_bytes(each.value)
+                if literal is not None:
+                    return Query(literal=literal, where=column)
+        return Query()
+
+
+def _as_bytes(value) -> bytes | None:
+    if isinstance(value, (bytes, bytearray)):
+        return bytes(value)
+    if isinstance(value, str):
+        return value.encode()
+    return None
+
+
+def _holds(each, value) -> bool:
+    """Spark's answer for one filter on one value (null never passes)."""
+    from pyspark.sql import datasource as ds
+
+    if value is None:
+        return False
+    if isinstance(value, (bytes, bytearray)) or isinstance(each, (ds.StringStartsWith, ds.StringContains)):
+        value = bytes(value) if isinstance(value, (bytes, bytearray)) else str(value).encode()
+        wanted = [_as_bytes(v) for v in (each.value if isinstance(each, ds.In) else [each.value])]
+        if isinstance(each, ds.StringStartsWith):
+            return value.startswith(wanted[0])
+        if isinstance(each, ds.StringContains):
+            return wanted[0] in value
+        return value in wanted
+    if isinstance(each, ds.In):
+        return value in each.value
+    return {ds.EqualTo: value == each.value, ds.GreaterThan: value > each.value,
+            ds.GreaterThanOrEqual: value >= each.value, ds.LessThan: value < each.value,
+            ds.LessThanOrEqual: value <= each.value}[type(each)]
+
+
+def pushed_record_rows(file_range: FileRange, source: KbatchReader, topic, partition, internal, committed):
+    """The rows of the records that pass the pushed filters: batches with no record that may are walked by the
+    compiled loop without objects (kbatch.grep.Search), and only passing records become rows."""
+    from ..grep import Found, Search
+    from ..segments import open_segment
+
+    pushed = source.pushed
+    search = Search(pushed.query(), decoder=internal, decompressed_limit=source.decompressed_limit,
+                    controls=True)
+    with open_segment(file_range.path) as stream:
+        for item in search.run(file_range.path, stream, file_range.start, file_range.stop):
+            if isinstance(item, Found) and pushed.keeps(item.batch, item.record):
+                yield from record_rows(file_range.path, topic, partition, item.batch, [item.record], internal,
+                                       visible_to_read_committed(committed, item.batch))
 
 
 def finding_rows(file_range: FileRange, source: KbatchReader):
