@@ -141,8 +141,10 @@ def test_records_from_the_decoders_columns_are_the_rows_of_record_objects(spark,
         with open(path, "rb") as stream:
             batches = [item for item in SegmentReader(stream, ReadOptions(records=True)) if isinstance(item, Batch)]
         topic, partition = topic_partition(str(path))
+        committed = source.committed_view_of(str(path), reader.decompressed_limit)
         expected = [row for batch in batches for row in record_rows(
-            str(path), topic, partition, batch, batch.records or [], decoder_for_path(str(path)))]
+            str(path), topic, partition, batch, batch.records or [], decoder_for_path(str(path)),
+            source.visible_to_read_committed(committed, batch))]
         assert [tuple(row.values()) for row in got] == [
             row[:12] + ([{"key": key, "value": value} for key, value in row[12]],) + row[13:] for row in expected
         ], path.name

@@ -117,3 +117,16 @@ def test_grep_on_spark_prints_what_grep_prints(spark, kbatch, args):
     there = kbatch("grep", "--spark", "--master", "local[2]", *args, "fixtures/logdir")
     assert (there.out, there.code) == (here.out, here.code)
     assert here.out
+
+
+def test_only_the_records_level_takes_filters():
+    """Spark refuses a reader that takes filters when pushdown is off: the other levels take none, and
+    pushFilters false reads records without."""
+    from kbatch.spark.source import FilteringKbatchReader, KbatchDataSource, KbatchReader
+
+    def reader(**options):
+        return type(KbatchDataSource(options).reader(None))
+
+    assert reader(level="batches") is reader(level="findings") is reader(level="records", pushFilters="false") \
+        is KbatchReader
+    assert reader(level="records") is FilteringKbatchReader

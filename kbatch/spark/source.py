@@ -89,10 +89,11 @@ class KbatchDataSource(DataSource):
         return SCHEMAS[_level(self.options)]
 
     def reader(self, schema) -> "KbatchReader":
-        # Spark refuses to read a source whose reader takes filters unless
+        # Only the records level takes filters.  Spark refuses to read a source whose reader takes them unless
         # spark.sql.python.filterPushdown.enabled is on (kbatch's own sessions turn it on): .option("pushFilters",
         # "false") reads without.
-        if self.options.get("pushfilters", self.options.get("pushFilters", "true")).lower() == "false":
+        pushes = self.options.get("pushfilters", self.options.get("pushFilters", "true")).lower() != "false"
+        if _level(self.options) != "records" or not pushes:
             return KbatchReader(self.options, schema)
         return FilteringKbatchReader(self.options, schema)
 
@@ -174,11 +175,13 @@ class KbatchReader(DataSourceReader):
 
 
 class FilteringKbatchReader(KbatchReader):
+    """The records level's reader: it takes the filters it can apply (kept in ``self.pushed``)."""
+
     def pushFilters(self, filters):
         """Keep the filters the records level applies itself as it reads (equality, IN, StartsWith and Contains
         on key, value, topic and partition; ranges on offset and timestamp); hand back the rest, Spark's."""
         for each in filters:
-            if self.level != "records" or not self.pushed.take(each):
+            if not self.pushed.take(each):
                 yield each
 
 
