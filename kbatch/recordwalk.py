@@ -863,7 +863,7 @@ class RecordMatch:
         h: cython.Py_ssize_t
         found: cython.bint = self._key_value(data, source, columns._key_pos[row], columns._key_length[row],
                                              data, source, columns._value_pos[row], columns._value_length[row])
-        if found:
+        if found and self._headers:
             for name, test in self._headers:
                 found = False
                 for h in range(columns._first_header[row], columns._first_header[row] + columns._headers_count[row]):
@@ -885,9 +885,10 @@ class RecordMatch:
             if not ((self._in_key and self._text(key_data, key_source, key_pos, key_length))
                     or (self._in_value and self._text(value_data, value_source, value_pos, value_length))):
                 return False
-        for literal in self._value_literals:
-            if value_length < 0 or not _holds(value_data, value_pos, value_length, literal, False):
-                return False
+        if self._value_literals:
+            for literal in self._value_literals:
+                if value_length < 0 or not _holds(value_data, value_pos, value_length, literal, False):
+                    return False
         return True
 
     @cython.cfunc
@@ -899,9 +900,10 @@ class RecordMatch:
             return False
         if self._literal_on:
             return _holds(data, pos, length, self._literal, self._fold)
-        for needle in self._required:
-            if not _holds(data, pos, length, needle, self._fold):
-                return False
+        if self._required:
+            for needle in self._required:
+                if not _holds(data, pos, length, needle, self._fold):
+                    return False
         return self._search(memoryview(source)[pos:pos + length]) is not None
 
     @cython.cfunc
@@ -916,6 +918,14 @@ class RecordMatch:
             return True
         value_test = test
         return value_test._key_value(key_data, None, 0, -1, value_data, value_source, value_pos, value_length)
+
+
+# How common a byte is in keys and values (text, JSON): the least common byte of a literal is the one looked
+# for first.  Lower-case letters by their frequency in English, JSON's punctuation and the space above them.
+_COMMON_TEXT = b' "e:,taoinsrhldcumfpgwybvkxjqz0123456789'
+_BYTE_COMMONNESS = cython.declare(cython.uchar[256], [0] * 256)
+for _rank, _byte in enumerate(_COMMON_TEXT):
+    _BYTE_COMMONNESS[_byte] = len(_COMMON_TEXT) + 1 - _rank
 
 
 @cython.cfunc
@@ -939,13 +949,18 @@ def _holds(data: cython.const[cython.uchar][::1], pos: cython.Py_ssize_t, length
     last: cython.Py_ssize_t = pos + length - m   # the last place a match may start
     if length < m:
         return False
-    if not fold:   # memchr to each place the first byte is, memcmp there
-        i = pos
+    anchor: cython.Py_ssize_t = 0
+    if not fold:   # memchr to each place the needle's least common byte is, memcmp the needle around it
+        for k in range(1, m):
+            if _BYTE_COMMONNESS[needle[k]] < _BYTE_COMMONNESS[needle[anchor]]:
+                anchor = k
+        i = pos   # where a match would start
         while i <= last:
-            at = cython.cast(cython.p_const_uchar, memchr(cython.address(data[i]), needle[0], last - i + 1))
+            at = cython.cast(cython.p_const_uchar, memchr(cython.address(data[i + anchor]), needle[anchor],
+                                                          last - i + 1))
             if at == cython.NULL:
                 return False
-            i = at - cython.address(data[0])
+            i = (at - cython.address(data[0])) - anchor
             if memcmp(cython.address(data[i]), cython.address(needle[0]), m) == 0:
                 return True
             i += 1
