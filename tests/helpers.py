@@ -7,9 +7,10 @@ import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 
-from kbatch.findings import Finding
-from kbatch.reader import ReadOptions, SegmentReader
+from kbatch.format.findings import Finding
+from kbatch.reading.reader import ReadOptions, SegmentReader
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
@@ -59,51 +60,84 @@ def run_kbatch(args: list[str], capsys, monkeypatch, stdin: bytes | None = None)
     return Result(code, out, err)
 
 
-def pure_recordwalk():
-    """kbatch/recordwalk.py run as plain Python, beside the compiled module the package imports.
+KERNELS = ("recordwalk", "batchrules", "match", "cleanruns", "jsonl")   # in the order they import each other
+_PURE_KERNELS = None
 
-    Loaded from the .py file itself under another name, so one test run exercises both builds of the
-    same source.  ``import cython`` is made to fail while it loads, so it runs on kbatch's own stand-in
-    for Cython's pure-Python names, as it does where Cython is not installed (a user's machine, CI).
+
+def kernels_namespace(modules) -> SimpleNamespace:
+    """Every name of the kernel modules in one namespace (the kernels define no name twice); the modules
+    themselves by their short names in ``modules`` (to patch a module's global)."""
+    names, by_name = {}, {}
+    for module in modules:
+        names.update({name: value for name, value in vars(module).items() if not name.startswith("__")})
+        by_name[module.__name__.rpartition("_")[2] if "_pure_" in module.__name__ else module.__name__.rpartition(".")[2]] = module
+    return SimpleNamespace(**names, modules=by_name)
+
+
+def compiled_kernels() -> SimpleNamespace:
+    """The kernel modules the package imports (compiled where the install built them), as one namespace."""
+    import importlib
+
+    return kernels_namespace(importlib.import_module(f"kbatch.kernels.{name}") for name in KERNELS)
+
+
+def pure_recordwalk() -> SimpleNamespace:
+    """kbatch/kernels/*.py run as plain Python, beside the compiled modules the package imports, as one namespace.
+
+    Each is loaded from its .py file under another name, so one test run exercises both builds of the same
+    source; while they load, ``import cython`` fails (so they run on kbatch's own stand-in for Cython's
+    pure-Python names, as where Cython is not installed) and each sees its plain-Python siblings, not the
+    compiled ones.
     """
     import importlib.util
 
     import kbatch
 
-    name = "kbatch._recordwalk_pure"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(kbatch.__file__).parent / "recordwalk.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
+    global _PURE_KERNELS
+    if _PURE_KERNELS is None:
+        siblings = {f"kbatch.kernels.{name}": sys.modules.get(f"kbatch.kernels.{name}") for name in KERNELS}
         cython = sys.modules.get("cython")
         sys.modules["cython"] = None  # makes ``import cython`` raise ImportError
+        modules = []
         try:
-            spec.loader.exec_module(module)
+            for name in KERNELS:
+                path = Path(kbatch.__file__).parent / "kernels" / f"{name}.py"
+                spec = importlib.util.spec_from_file_location(f"kbatch._kernels_pure_{name}", path)
+                module = importlib.util.module_from_spec(spec)
+                sys.modules[f"kbatch.kernels.{name}"] = module   # what the next kernel imports while it loads
+                spec.loader.exec_module(module)
+                assert module.cython.__name__ == "kbatch.kernels._cython_shim", module.cython
+                modules.append(module)
         finally:
+            for name, module in siblings.items():
+                if module is None:
+                    sys.modules.pop(name, None)
+                else:
+                    sys.modules[name] = module
             if cython is None:
                 del sys.modules["cython"]
             else:
                 sys.modules["cython"] = cython
-        assert module.cython.__name__ == "kbatch._cython_shim", module.cython
-    return sys.modules[name]
+        _PURE_KERNELS = kernels_namespace(modules)
+    return _PURE_KERNELS
 
 
 def use_pure_decoder(monkeypatch) -> None:
     """From here on kbatch decodes records with the plain-Python twin of its compiled decoder."""
-    import kbatch.fastdeep
-    import kbatch.fastlist
-    import kbatch.records
-    import kbatch.render.jsonout
+    import kbatch.walk.deep
+    import kbatch.walk.listing
+    import kbatch.reading.records
+    import kbatch.output.jsonout
 
     pure = pure_recordwalk()
-    monkeypatch.setattr(kbatch.fastdeep, "CleanBatches", pure.CleanBatches)
-    monkeypatch.setattr(kbatch.records, "RecordWalker", pure.RecordWalker)
-    monkeypatch.setattr(kbatch.records, "RecordColumns", pure.RecordColumns)
-    monkeypatch.setattr(kbatch.records, "_COLUMNS", {})
-    monkeypatch.setattr(kbatch.render.jsonout, "records_json", pure.records_json)
-    monkeypatch.setattr(kbatch.render.jsonout, "batch_json", pure.batch_json)
-    monkeypatch.setattr(kbatch.fastlist, "fields_json", pure.fields_json)
-    monkeypatch.setattr(kbatch.render.jsonout, "any_key_or_value_starts_with_zero",
+    monkeypatch.setattr(kbatch.walk.deep, "CleanBatches", pure.CleanBatches)
+    monkeypatch.setattr(kbatch.reading.records, "RecordWalker", pure.RecordWalker)
+    monkeypatch.setattr(kbatch.reading.records, "RecordColumns", pure.RecordColumns)
+    monkeypatch.setattr(kbatch.reading.records, "_COLUMNS", {})
+    monkeypatch.setattr(kbatch.output.jsonout, "records_json", pure.records_json)
+    monkeypatch.setattr(kbatch.output.jsonout, "batch_json", pure.batch_json)
+    monkeypatch.setattr(kbatch.walk.listing, "fields_json", pure.fields_json)
+    monkeypatch.setattr(kbatch.output.jsonout, "any_key_or_value_starts_with_zero",
                         pure.any_key_or_value_starts_with_zero)
 
 

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from kbatch.grep import Query, Search
+from kbatch.ops.grep import Query, Search
 
 from .helpers import FIXTURES, ROOT, fixture_id, fixture_paths, use_pure_decoder
 
@@ -115,8 +115,8 @@ def test_field_reads_json_values(kbatch):
     assert wanted, "the fixture holds a plain JSON value"
     offset, document = wanted[0]
     name, leaf = next(iter(document.items()))
-    result = kbatch("grep", "--format", "jsonl", "--field", f"{name}={leaf if isinstance(leaf, str) else json.dumps(leaf)}",
-                    path)
+    wanted_text = leaf if isinstance(leaf, str) else json.dumps(leaf)
+    result = kbatch("grep", "--format", "jsonl", "--field", f"{name}={wanted_text}", path)
     assert [json.loads(line)["offset"] for line in result.out.splitlines()] == \
         [offset for offset, doc in wanted if doc.get(name) == leaf]
     assert kbatch("grep", "--field", f"{name}=no such value", path).code == 1
@@ -164,8 +164,7 @@ def test_the_walk_and_the_full_reader_select_alike(path, query):
 
 @pytest.mark.parametrize("query", ["order", "^order-[0-9]$", "e"])
 def test_the_pure_walk_selects_as_the_compiled(query, monkeypatch):
-    import kbatch.grep
-    import kbatch.recordwalk
+    import kbatch.ops.grep
 
     from .helpers import pure_recordwalk
 
@@ -173,8 +172,8 @@ def test_the_pure_walk_selects_as_the_compiled(query, monkeypatch):
                 for path in SEGMENTS}
     use_pure_decoder(monkeypatch)
     pure = pure_recordwalk()
-    monkeypatch.setattr(kbatch.grep, "RecordMatch", pure.RecordMatch)
-    monkeypatch.setattr(kbatch.grep, "CleanBatches", pure.CleanBatches)
+    monkeypatch.setattr(kbatch.ops.grep, "RecordMatch", pure.RecordMatch)
+    monkeypatch.setattr(kbatch.ops.grep, "CleanBatches", pure.CleanBatches)
     for path in SEGMENTS:
         assert [(item.batch.pos, item.record.offset) for item in _search_file(path, Query(pattern=query))[1]] \
             == compiled[path], path
@@ -328,7 +327,7 @@ def test_the_txn_fixture_read_committed(kbatch):
 
 @pytest.mark.parametrize("path", fixture_paths(), ids=fixture_id)
 def test_a_file_searched_in_parts_prints_what_one_walk_prints(path, kbatch, monkeypatch):
-    from kbatch import parts
+    from kbatch.walk import parts
 
     monkeypatch.setattr(parts, "PART_MIN_SIZE", 64)
     forks = []

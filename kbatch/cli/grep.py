@@ -11,17 +11,17 @@ import sys
 
 import click
 
-from ..findings import Finding
-from ..grep import WHERE, Found, Note, Query, Search, parse_field
-from ..messages import DECODERS, decoder_for_path
-from ..partition.seek import Window
-from ..parts import Parts, usable_cpus, worth_parts
-from ..reader import input_kind
-from ..render.values import bytes_text, finding_text
-from ..visibility import UNKNOWN
-from .options import (CommittedViews, decode_option, decompressed_limit_option, expand_inputs, isolation_option,
-                      parse_offset_range, parse_time, report_unreadable)
-from .status import ExitStatus
+from kbatch.format.findings import Finding
+from kbatch.ops.grep import Found, Note, Query, Search, parse_field
+from kbatch.messages import DECODERS, decoder_for_path
+from kbatch.partition.seek import Window
+from kbatch.walk.parts import Parts, usable_cpus, worth_parts
+from kbatch.reading.reader import input_kind
+from kbatch.output.values import bytes_text, finding_text
+from kbatch.ops.visibility import UNKNOWN
+from kbatch.cli.options import (CommittedViews, decode_option, decompressed_limit_option, expand_inputs,
+                                isolation_option, parse_offset_range, parse_time, report_unreadable)
+from kbatch.cli.status import ExitStatus
 
 MATCH, NONE, TROUBLE = 0, 1, 2   # grep's exit status: a record selected, none, an error
 
@@ -138,7 +138,7 @@ def grep(args, pattern_option, in_key, in_value, fixed, hex_bytes, headers, fiel
                   window if window.selects else None, isolation, decoder, context, max_count, count,
                   files_with_matches, decompressed_limit, jobs or usable_cpus())
     if spark:
-        from ..spark.grep import spark_grep
+        from kbatch.spark.grep import spark_grep
 
         matched, damaged, trouble = spark_grep(job, files, master)
     else:
@@ -176,7 +176,7 @@ class GrepJob:
 
     def one(self, path: str, views: CommittedViews | None, shown: str | None = None) -> tuple[int, bool, bool]:
         """Search one file (named ``shown`` in the lines, if given): (records selected, damage met, unreadable)."""
-        from ..reader import open_input
+        from kbatch.reading.reader import open_input
 
         committed = views.of(path) if views is not None else None
         try:
@@ -187,7 +187,7 @@ class GrepJob:
         internal = decoder_for_path(path) if self.decoder == "auto" else self.decoder
         search = Search(self.query, decoder=internal, window=self.window, committed=committed,
                         every_record=self.context > 0, decompressed_limit=self.decompressed_limit)
-        # A large file is searched in parts at once (kbatch.parts) when its lines are all there is to print.
+        # A large file is searched in parts at once (kbatch.walk.parts) when its lines are all there is to print.
         lines_only = not (self.count or self.names_only or self.max_count is not None or self.context)
         with stream:
             if lines_only and not search.window and path != "-" and input_kind(path) == "file" \
@@ -209,9 +209,9 @@ class _Part:
 
 
 def _in_parts(path: str, stream, search: Search, out: Output, jobs: int) -> tuple[int, bool]:
-    """The lines of a large local file, its parts searched at once by forked processes (kbatch.parts), each
+    """The lines of a large local file, its parts searched at once by forked processes (kbatch.walk.parts), each
     writing its lines to a temporary file, copied out in file order."""
-    from .dump import _copy_out
+    from kbatch.cli.dump import _copy_out
 
     size = os.fstat(stream.fileno()).st_size
     errors = getattr(out.out, "errors", None) or "strict"
@@ -354,7 +354,7 @@ def _one_line(text: str) -> str:
 
 def match_dict(path: str, found: Found, decode: str) -> dict:
     """A selected record as ``dump --records --format jsonl`` writes it, with its file and batch."""
-    from ..render.jsonout import record_dict
+    from kbatch.output.jsonout import record_dict
 
     batch = found.batch
     out = {"type": "record", "file": path, "batch_pos": batch.pos, "batch_base_offset": batch.base_offset,

@@ -16,7 +16,7 @@ import sys
 
 def spark_grep(job, files: list[str], master: str | None) -> tuple[bool, bool, bool]:
     """Run ``job`` over ``files`` on Spark: (a record selected, damage met, an input unreadable)."""
-    from .session import spark_session
+    from kbatch.spark.session import spark_session
 
     spark = spark_session(master, quiet=True, log_path=os.devnull)   # Spark's chatter is not grep's stderr
     # Executors have working directories of their own: they get absolute paths, the lines the ones given.
@@ -35,7 +35,7 @@ def spark_grep(job, files: list[str], master: str | None) -> tuple[bool, bool, b
 
 def _search(job, index: int, shown: str, path: str):
     """One file searched in a task: (index, its lines, its stderr, matched, damaged, unreadable)."""
-    from ..cli.options import CommittedViews
+    from kbatch.cli.options import CommittedViews
 
     out, err = io.StringIO(), io.StringIO()
     mine = dataclasses.replace(job, out=dataclasses.replace(job.out, out=out))

@@ -60,7 +60,7 @@ def spark_session(master: str | None = None, *, quiet: bool = True, log_path: st
 
 
 def _register(session):
-    from .source import KbatchDataSource
+    from kbatch.spark.source import KbatchDataSource
 
     # The records level applies filters itself (KbatchReader.pushFilters): Spark hands them over only when
     # this is on, and refuses to read a source that takes filters when it is off.

@@ -54,7 +54,7 @@ RECORD_SCHEMA = (
     # KRaft control records' fields, internal topics' keys and values (JSON as dump's jsonl writes them),
     # and the schema-registry ids of user records
     "control_data STRING, decoder STRING, decoded_key STRING, decoded_value STRING, key_schema_id INT, "
-    # what a read_committed consumer is given (kbatch.visibility; null: its transaction's outcome is unknown)
+    # what a read_committed consumer is given (kbatch.ops.visibility; null: its transaction's outcome is unknown)
     "value_schema_id INT, visible_to_read_committed BOOLEAN")
 FINDING_SCHEMA = (
     "file STRING, topic STRING, partition INT, code STRING, severity STRING, entry_pos LONG, pos LONG, size LONG, "
@@ -106,7 +106,7 @@ def _level(options) -> str:
 
 
 def _paths(options) -> list[str]:
-    from ..segments import is_remote
+    from kbatch.files.inputs import is_remote
 
     if "paths" in options:
         value = options["paths"]
@@ -142,7 +142,7 @@ class KbatchReader(DataSourceReader):
     # -- planning, on the driver -----------------------------------------------
 
     def partitions(self) -> list[SegmentPartition]:
-        from ..segments import list_segments
+        from kbatch.files.inputs import list_segments
 
         segments = [segment for segment in list_segments(_paths(self.options), self.options.get("pattern", "*.log"))
                     if self.pushed.wants_file(segment.path)]
@@ -211,8 +211,8 @@ def pack(ranges: list[FileRange], max_partition_bytes: int, open_cost: int, min_
 
 def split_segment(path: str, size: int, split_bytes: int) -> list[FileRange]:
     """Cut a segment into ranges that each start where an entry with a valid CRC begins."""
-    from ..reader import SegmentReader
-    from ..segments import open_segment
+    from kbatch.reading.reader import SegmentReader
+    from kbatch.files.inputs import open_segment
 
     starts = [0]
     index = _index_positions(path)
@@ -237,7 +237,7 @@ def _index_positions(path: str) -> list[int]:
     """The positions an offset index (``.index`` beside the segment: relativeOffset int32, position int32) holds."""
     if not path.endswith(".log"):
         return []
-    from ..segments import is_remote, open_segment
+    from kbatch.files.inputs import is_remote, open_segment
 
     index_path = path[:-len(".log")] + ".index"
     if not is_remote(index_path) and not os.path.exists(index_path):
@@ -282,7 +282,7 @@ class ColumnarRecords:
     """The records of v2 batches gathered from the decoder's columns, and made an Arrow batch of
     RECORD_SCHEMA by whole columns (numpy, Arrow's take): no Python object per record.
 
-    :meth:`add` copies a chunk's columns (kbatch.recordwalk.RecordColumns, reused by the decoder) and
+    :meth:`add` copies a chunk's columns (kbatch.kernels.recordwalk.RecordColumns, reused by the decoder) and
     the bytes its records span; :meth:`flush` turns what was gathered into one record batch.
     """
 
@@ -296,7 +296,7 @@ class ColumnarRecords:
     def _reset(self) -> None:
         from array import array
 
-        from ..recordwalk import HEADER_COLUMNS
+        from kbatch.kernels.recordwalk import HEADER_COLUMNS
 
         self.records = {name: array("q") for name in self.RECORD_FIELDS}
         self.headers = {name: array("q") for name in HEADER_COLUMNS}
@@ -403,8 +403,8 @@ def binary_spans(data, pos, length):
 
 
 def _walk(file_range: FileRange, reader_options):
-    from ..reader import SegmentReader
-    from ..segments import open_segment
+    from kbatch.reading.reader import SegmentReader
+    from kbatch.files.inputs import open_segment
 
     stream = open_segment(file_range.path)
     reader = SegmentReader(stream, reader_options, size=file_range.file_size)
@@ -412,10 +412,10 @@ def _walk(file_range: FileRange, reader_options):
 
 
 def batch_rows(file_range: FileRange, source: KbatchReader):
-    from ..reader import ReadOptions
-    from ..render.jsonout import batch_dict
-    from ..model import Batch
-    from ..segments import topic_partition
+    from kbatch.reading.reader import ReadOptions
+    from kbatch.output.jsonout import batch_dict
+    from kbatch.reading.model import Batch
+    from kbatch.files.inputs import topic_partition
 
     topic, partition = topic_partition(file_range.path)
     names = [column.split()[0] for column in BATCH_SCHEMA.split(", ")]
@@ -439,12 +439,12 @@ def record_batches(file_range: FileRange, source: KbatchReader, schema):
     an internal topic's records (decoded with Kafka's schemas) and chunks holding a key or value in the
     schema registry's framing (their ids read from the bytes), as ``dump --format jsonl`` does.
     """
-    from ..model import Batch
-    from ..reader import ReadOptions
-    from ..records import chunk_records, record_chunks
-    from ..recordwalk import any_key_or_value_starts_with_zero
-    from ..segments import topic_partition
-    from ..messages import decoder_for_path
+    from kbatch.reading.model import Batch
+    from kbatch.reading.reader import ReadOptions
+    from kbatch.reading.records import chunk_records, record_chunks
+    from kbatch.kernels.jsonl import any_key_or_value_starts_with_zero
+    from kbatch.files.inputs import topic_partition
+    from kbatch.messages import decoder_for_path
 
     topic, partition = topic_partition(file_range.path)
     internal = decoder_for_path(file_range.path)
@@ -492,9 +492,9 @@ def record_batches(file_range: FileRange, source: KbatchReader, schema):
 def record_rows(path: str, topic, partition, batch, records, internal: str | None,
                 visible: bool | None = None) -> list[tuple]:
     """Record objects as rows of RECORD_SCHEMA (``visible``: the batch's visible_to_read_committed)."""
-    from ..messages.decoder import to_json
-    from ..messages.topics import decode
-    from ..render.user import schema_ids
+    from kbatch.messages.decoder import to_json
+    from kbatch.messages.topics import decode
+    from kbatch.messages.registry import schema_ids
 
     def as_json(value):
         return None if value is None else json.dumps(to_json(value), ensure_ascii=False)
@@ -525,10 +525,10 @@ _VIEWS: dict = {}   # per executor process: a partition's view, made once (every
 
 
 def committed_view_of(path: str, decompressed_limit: int):
-    """The read_committed view of the partition a local segment is in (kbatch.visibility); None for a remote
+    """The read_committed view of the partition a local segment is in (kbatch.ops.visibility); None for a remote
     one (its partition directory is not listed: the column is null)."""
-    from ..segments import is_remote
-    from ..visibility import committed_view, partition_of
+    from kbatch.files.inputs import is_remote
+    from kbatch.ops.visibility import committed_view, partition_of
 
     if is_remote(path):
         return None
@@ -550,7 +550,7 @@ def visible_to_read_committed(view, batch) -> bool | None:
 class PushedFilters:
     """The filters of a records read that the source applies as it reads (pyspark.sql.datasource's Filter
     classes, handed to DataSourceReader.pushFilters): on topic and partition, a file is not read at all; on
-    key and value, the test runs in the compiled record walk (kbatch.grep), so a batch with no record that may
+    key and value, the test runs in the compiled record walk (kbatch.ops.grep), so a batch with no record that may
     pass is never made into rows; on offset and timestamp, ranges.  Each filter kept is applied exactly on
     the rows read, so the result is the one Spark would compute."""
 
@@ -590,7 +590,7 @@ class PushedFilters:
 
     def wants_file(self, path: str) -> bool:
         """Whether a segment's topic and partition may pass (else its file is not read)."""
-        from ..segments import topic_partition
+        from kbatch.files.inputs import topic_partition
 
         topic, partition = topic_partition(path)
         return all(_holds(each, {"topic": topic, "partition": partition}[column])
@@ -603,11 +603,11 @@ class PushedFilters:
                    if (column := self._column(each)) in fields)
 
     def query(self):
-        """The grep query the compiled walk asks (kbatch.grep.Query): the literal one key or value filter
+        """The grep query the compiled walk asks (kbatch.ops.grep.Query): the literal one key or value filter
         holds -- bytes every row that passes it holds -- or None (every record is asked)."""
         from pyspark.sql import datasource as ds
 
-        from ..grep import Query
+        from kbatch.ops.grep import Query
 
         for each in self.kept:
             column = self._column(each)
@@ -650,9 +650,9 @@ def _holds(each, value) -> bool:
 
 def pushed_record_rows(file_range: FileRange, source: KbatchReader, topic, partition, internal, committed):
     """The rows of the records that pass the pushed filters: batches with no record that may are walked by the
-    compiled loop without objects (kbatch.grep.Search), and only passing records become rows."""
-    from ..grep import Found, Search
-    from ..segments import open_segment
+    compiled loop without objects (kbatch.ops.grep.Search), and only passing records become rows."""
+    from kbatch.ops.grep import Found, Search
+    from kbatch.files.inputs import open_segment
 
     pushed = source.pushed
     search = Search(pushed.query(), decoder=internal, decompressed_limit=source.decompressed_limit,
@@ -666,12 +666,12 @@ def pushed_record_rows(file_range: FileRange, source: KbatchReader, topic, parti
 
 def finding_rows(file_range: FileRange, source: KbatchReader):
     """verify-crc's findings for the range (the same library call), and the split's hand-over."""
-    from ..findings import Finding
-    from ..render.jsonout import finding_dict
-    from ..render.verify import finding_offsets
-    from ..segments import open_segment, topic_partition
-    from ..summary import FileSummary
-    from ..verify import VerifyOptions, verify_file
+    from kbatch.format.findings import Finding
+    from kbatch.output.jsonout import finding_dict
+    from kbatch.output.jsonout import finding_offsets
+    from kbatch.files.inputs import open_segment, topic_partition
+    from kbatch.reading.summary import FileSummary
+    from kbatch.ops.verify import VerifyOptions, verify_file
 
     topic, partition = topic_partition(file_range.path)
     names = [column.split()[0] for column in FINDING_SCHEMA.split(", ")][3:]

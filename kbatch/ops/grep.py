@@ -1,0 +1,281 @@
+"""Finding records: what ``kbatch grep`` looks for (:class:`Query`) and the search of one segment (:class:`Search`).
+
+A pattern is a regular expression (Python's ``re``) on the bytes of a key or value, read as UTF-8: a
+non-ASCII character of the pattern matches its UTF-8 bytes, ``-i`` folds ASCII letters.  A pattern without
+special characters is a literal, looked for byte by byte.  The test itself --
+kbatch.kernels.match.RecordMatch -- runs in the compiled walk over the batches the search has nothing to show of
+(kbatch.kernels.cleanruns.CleanBatches: no object per record; every batch's records inflated once); a batch where a
+record may be selected, and every entry that walk does not take (v0/v1, control batches, damage), is read by
+the full reader and its records asked one by one with the same test.  So the search gives the records
+``dump --records`` gives, the same ones whichever path read them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import BinaryIO, Iterator
+
+from kbatch.format.findings import Finding
+from kbatch.reading.model import Batch, Record
+from kbatch.reading.records import RecordStream, chunk_records, record_chunks
+from kbatch.kernels.cleanruns import CleanBatches
+from kbatch.kernels.match import RecordMatch
+
+try:   # Python 3.11+: the regular expression parser
+    from re import _parser as _re_parser
+    from re import _constants as _re_constants
+except ImportError:  # pragma: no cover - Python 3.10
+    import sre_constants as _re_constants
+    import sre_parse as _re_parser
+
+
+
+@dataclass(frozen=True)
+class Query:
+    """What a record must hold to be selected.
+
+    ``pattern`` (a regular expression) or ``literal`` (bytes) is looked for in the key, the value or either
+    (``where``); every ``headers`` entry (name, value pattern or None) must be carried; every ``fields`` entry
+    (path, value) must hold in the value read as JSON, or in an internal topic's decoded record (``decoded``:
+    its key and value as ``dump --format jsonl`` shows them under "decoded").  ``invert`` selects the records
+    that do not match; ``producer_id`` only the records of that producer's batches (never inverted).
+    """
+
+    pattern: str | None = None
+    literal: bytes | None = None
+    where: str = "either"
+    headers: tuple = ()
+    fields: tuple = ()
+    ignore_case: bool = False
+    invert: bool = False
+    producer_id: int | None = None
+
+    def match(self, decoded: bool = False) -> RecordMatch:
+        """The compiled test of this query (``decoded``: records of an internal topic, whose fields are the
+        decoder's, not the value's text)."""
+        literals = () if decoded else tuple(value.encode() for _, value in self.fields)
+        return RecordMatch(**_text_test(self.pattern, self.literal, self.ignore_case),
+                           in_key=self.where != "value", in_value=self.where != "key",
+                           headers=tuple((name.encode(), None if pattern is None else RecordMatch(
+                               **_text_test(pattern, None, self.ignore_case), in_key=False))
+                               for name, pattern in self.headers),
+                           value_literals=literals, undecided=bool(self.fields), invert=self.invert,
+                           producer_id=-2 if self.producer_id is None else self.producer_id)
+
+    def selects(self, match: RecordMatch, batch: Batch, record: Record) -> bool:
+        """Whether ``record`` of ``batch`` is selected (``match``: this query's :meth:`match`)."""
+        if self.producer_id is not None and batch.producer_id != self.producer_id:
+            return False
+        found = match.record(record.key, record.value, record.headers) and all(
+            _field_holds(record, path, value) for path, value in self.fields)
+        return found != self.invert
+
+
+def _text_test(pattern: str | None, literal: bytes | None, ignore_case: bool) -> dict:
+    """RecordMatch's arguments for a pattern: a literal where it is one, else the regular expression and the
+    bytes every match of it holds."""
+    if literal is None and pattern is not None:
+        source = pattern.encode()
+        try:
+            parsed = _re_parser.parse(source, re.IGNORECASE if ignore_case else 0)
+        except re.error as error:
+            raise ValueError(f"not a regular expression: {pattern!r}: {error}") from None
+        fold = bool(parsed.state.flags & re.IGNORECASE)   # -i, or (?i) in the pattern (bytes: ASCII letters)
+        if all(op is _re_constants.LITERAL for op, _ in parsed):
+            return {"literal": bytes(code for _, code in parsed), "fold": fold}
+        return {"regex": re.compile(source, re.IGNORECASE if ignore_case else 0), "required": _required(parsed),
+                "fold": fold}
+    return {"literal": literal, "fold": ignore_case}
+
+
+def _required(parsed) -> tuple[bytes, ...]:
+    """The runs of literal bytes in a parsed pattern's top-level sequence, longest first: every match holds
+    each of them."""
+    runs, run = [], bytearray()
+    for op, arg in list(parsed) + [(None, None)]:
+        if op is _re_constants.LITERAL:
+            run.append(arg)
+        elif run:
+            runs.append(bytes(run))
+            run = bytearray()
+    return tuple(sorted(runs, key=len, reverse=True))
+
+
+def parse_field(text: str) -> tuple[str, str]:
+    """``--field PATH=VALUE``."""
+    path, equals, value = text.partition("=")
+    if not equals or not path:
+        raise ValueError(f"--field takes PATH=VALUE (e.g. customer.id=42), not {text!r}")
+    return path, value
+
+
+def _field_holds(record: Record, path: str, wanted: str) -> bool:
+    """Whether the field at ``path`` (names and list indexes joined by dots) of the record's value as JSON
+    (or its decoded internal record) is ``wanted``: a string equal to it, or any other JSON value written so."""
+    if record.decoded is not None:
+        node = record.decoded.as_dict()
+    else:
+        if record.value is None:
+            return False
+        try:
+            node = json.loads(record.value)
+        except ValueError:
+            return False
+    for step in path.split("."):
+        if isinstance(node, dict) and step in node:
+            node = node[step]
+        elif isinstance(node, list) and step.lstrip("-").isdigit() and -len(node) <= int(step) < len(node):
+            node = node[int(step)]
+        else:
+            return False
+    return node == wanted if isinstance(node, str) else json.dumps(node) == wanted
+
+
+# -- the search of one segment ----------------------------------------------------------------------------
+
+
+@dataclass
+class Found:
+    """A record the search shows: selected (a match), or around one (``--context``)."""
+
+    batch: Batch
+    record: Record
+    selected: bool
+    seen: object = None   # kbatch.ops.visibility.Seen with --isolation read_committed
+
+
+@dataclass(frozen=True)
+class Note:
+    """Something the search says about how it read (stderr), not about the bytes."""
+
+    text: str
+
+
+@dataclass
+class Search:
+    """One segment searched: what to look for, and how."""
+
+    query: Query
+    decoder: str | None = None            # an internal topic's decoder (kbatch.messages), or None
+    window: object = None                 # kbatch.partition.seek.Window selecting offsets or times
+    committed: object = None              # kbatch.ops.visibility.CommittedView: read_committed
+    every_record: bool = False            # hand out every record (--context), not only the selected
+    controls: bool = False                # ask control records too (the Spark records table holds them)
+    decompressed_limit: int | None = None
+    walked: int = field(default=0)        # batches the compiled walk took without an object
+    landed: int = field(default=0)        # where the last run's walk ended
+
+    def run(self, path: str, stream: BinaryIO, start: int = 0,
+            stop: int | None = None) -> Iterator[Found | Finding | Note]:
+        """The records of the segment the search shows, and every finding met, in file order: of the entries
+        starting in [start, stop) (``start`` an entry's start; kbatch.walk.parts), ``self.landed`` where it ended."""
+        from kbatch.reading.reader import ReadOptions, SegmentReader
+
+        internal = self.decoder not in (None, "none")
+        options = ReadOptions(records=True, record_objects=internal)
+        if self.decompressed_limit is not None:
+            options = ReadOptions(records=True, record_objects=internal, decompressed_limit=self.decompressed_limit)
+        reader = SegmentReader(stream, options)
+        match = self.query.match(decoded=internal)
+        selects = self.window is not None and self.window.selects
+        if selects:
+            from kbatch.partition.seek import select, start_position
+
+            start = start_position(path, reader, stream, self.window)
+            if start.note:
+                yield Note(start.note)
+            yield from self._entries(select(reader, stream, start.pos, self.window), match, internal)
+            return
+        run = None if self.every_record or internal else _QuietRun(match, reader)
+        pos, stop = start, reader.size if stop is None else stop
+        while pos < min(stop, reader.size):
+            if run is not None:
+                walked = run.walk(reader.window, pos, stop)
+                if walked > pos:
+                    self.walked += run.taken
+                    pos = walked
+                    continue
+            yield from self._entries(reader.walk(pos, pos + 1 if run is not None else stop), match, internal)
+            pos = reader.landed
+        self.landed = pos
+        yield from reader.ending()
+
+    def _entries(self, items, match: RecordMatch, internal: bool) -> Iterator[Found | Finding]:
+        from kbatch.reading.records import stream_records
+
+        if internal:
+            from kbatch.reading.internal import decode_batch
+        for item in items:
+            if isinstance(item, Finding):
+                yield item
+                continue
+            yield from item.findings
+            if item.is_control and not self.controls:
+                continue   # control records are never data (CompletedFetch: "not returned to the user")
+            stream_records(item)
+            if self.window is not None and self.window.selects:
+                from kbatch.partition.seek import keep_selected
+
+                if not keep_selected(item, self.window):
+                    continue
+            if internal:
+                decode_batch(item, self.decoder)
+            seen = self.committed.batch(item) if self.committed is not None else None
+            if seen is not None and seen.visible is False:
+                continue
+            for record in self._records(item, match):
+                selected = self.query.selects(match, item, record)
+                if selected or self.every_record:
+                    yield Found(item, record, selected, seen)
+
+
+    def _records(self, batch: Batch, match: RecordMatch):
+        """The records of a batch to ask: of a v2 batch walked without objects, only those the match lets
+        through its columns become objects (unless every record is shown)."""
+        if isinstance(batch.records, RecordStream) and not self.every_record:
+            for columns in record_chunks(batch):
+                rows = match.rows(columns, batch.record_data)
+                if rows:
+                    yield from chunk_records(columns, batch, set(rows))
+            return
+        yield from batch.records or ()
+
+
+class _QuietRun:
+    """The v2 data batches where no record is selected, walked by the compiled loop without an object each
+    (kbatch.kernels.cleanruns.CleanBatches with the query's RecordMatch): it stops at the first it does not take
+    -- one where a record may be selected, or one with anything to report -- which the full reader reads."""
+
+    def __init__(self, match: RecordMatch, reader):
+        self.batches = CleanBatches(match=match)
+        self.max_entry_size = reader.options.max_entry_size
+        self.decompressor = reader.decompressor
+        self.taken = 0
+
+    def walk(self, window, pos: int, stop: int) -> int:
+        from kbatch.format.checksums import CRC32C
+        from kbatch.reading.v2 import batch_in_view
+
+        data, i = batch_in_view(window, pos)
+        base = pos - i
+        batches = self.batches
+        before = batches.batches
+        if i + 8 > len(data):
+            return pos
+        # Offsets in order are not the search's business: the walk takes batches whose offsets run on from
+        # the first (a gap or an overlap ends it, and the full reader reads that batch).
+        batches.last_offset = int.from_bytes(data[i:i + 8], "big", signed=True) - 1
+        batches.last_pos = None
+        stopped = batches.walk(data, i, stop - base, base, self.max_entry_size, None, self._inflate, CRC32C)
+        self.taken = batches.batches - before
+        return base + stopped
+
+    def _inflate(self, codec_id: int, payload):
+        from kbatch.format.codecs import CodecError
+
+        try:
+            return self.decompressor.decompress_view(codec_id, payload, 2)
+        except CodecError:
+            return None

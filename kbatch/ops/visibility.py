@@ -1,0 +1,131 @@
+"""What a consumer is given: the records a ``read_committed`` consumer sees, from the log's transactions.
+
+A ``read_uncommitted`` consumer is given every data record.  A ``read_committed`` one is given less:
+
+* nothing at or past the partition's last stable offset (LSO): the broker reads a fetch of isolation
+  TXN_COMMITTED only up to it (UnifiedLog.read: ``case TXN_COMMITTED -> fetchLastStableOffsetMetadata()``),
+  and the LSO is the first offset of the earliest transaction still open;
+* no batch of an aborted transaction: the broker sends the aborted transactions of the range it read
+  (LocalLog.addAbortedTransactions -> LogSegment.collectAbortedTxns, from the .txnindex), and the consumer
+  skips a transactional batch of a producer whose aborted transaction began at or before the batch's last
+  offset, until that producer's ABORT marker (CompletedFetch.nextFetchedRecord:
+  consumeAbortedTransactionsUpTo, isBatchAborted, containsAbortMarker);
+* never a control record (CompletedFetch.nextFetchedRecord: "control records are not returned to the user"),
+  whatever the isolation.
+
+How each transaction ended is kbatch.ops.txn's (the one rule, its markers believed as kbatch.reading.markers says): a
+transaction whose marker is not believed (damaged, or no ABORT or COMMIT) has an UNKNOWN outcome, and so has
+the visibility of its records: kbatch says so rather than guess.  The broker takes the aborted ranges from the
+.txnindex where this module takes them from the markers; where the two disagree kbatch.ops.txn.cross_check
+reports it.
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+from dataclasses import dataclass
+
+from kbatch.format.findings import Finding
+from kbatch.reading.model import Batch
+from kbatch.ops.txn import PartitionTransactions, Transaction
+
+VISIBLE = "visible"
+ABORTED = "aborted"          # its transaction was aborted
+NOT_YET = "not-yet"          # at or past the last stable offset: an open transaction holds it back
+UNKNOWN = "unknown"          # its transaction's marker is not believed
+CONTROL = "control"          # a control batch: never data
+
+
+@dataclass(frozen=True)
+class Seen:
+    """What a read_committed consumer makes of a batch, and the transaction that decides it (if any)."""
+
+    state: str
+    transaction: Transaction | None = None
+
+    @property
+    def visible(self) -> bool | None:
+        """True or False; None where the outcome is unknown."""
+        return None if self.state == UNKNOWN else self.state == VISIBLE
+
+
+class CommittedView:
+    """The read_committed visibility of the batches of one partition, from its transactions (kbatch.ops.txn)."""
+
+    def __init__(self, transactions: PartitionTransactions):
+        self.transactions = transactions
+        self.last_stable_offset = transactions.last_stable_offset
+        # Each producer's transactions by first offset (a producer has one open at a time: they never overlap).
+        self._by_producer: dict[int, tuple[list[int], list[Transaction]]] = {}
+        for txn in sorted((txn for txn in transactions.transactions if not txn.empty), key=lambda t: t.first_offset):
+            firsts, txns = self._by_producer.setdefault(txn.producer_id, ([], []))
+            firsts.append(txn.first_offset)
+            txns.append(txn)
+
+    def batch(self, batch: Batch) -> Seen:
+        if batch.is_control:
+            return Seen(CONTROL)
+        if self.last_stable_offset is not None and batch.base_offset is not None \
+                and batch.base_offset >= self.last_stable_offset:
+            return Seen(NOT_YET, self._transaction_of(batch))
+        if not batch.is_transactional:
+            return Seen(VISIBLE)
+        txn = self._transaction_of(batch)
+        if txn is None:   # (the pre-pass read every batch the search reads: only a batch read differently)
+            return Seen(UNKNOWN)
+        return Seen({"COMMIT": VISIBLE, "ABORT": ABORTED, "OPEN": NOT_YET}.get(txn.outcome, UNKNOWN), txn)
+
+    def _transaction_of(self, batch: Batch) -> Transaction | None:
+        if not batch.is_transactional or batch.producer_id is None:
+            return None
+        firsts, txns = self._by_producer.get(batch.producer_id, ((), ()))
+        at = bisect.bisect_right(firsts, batch.base_offset) - 1
+        if at >= 0 and txns[at].first_offset <= batch.base_offset <= txns[at].last_offset:
+            return txns[at]
+        return None
+
+
+def partition_of(path: str) -> str:
+    """The key a segment's partition goes by: its directory when that is a partition directory (TOPIC-N; two
+    log dirs may each hold one), else the file itself."""
+    from kbatch.files.inputs import topic_partition
+
+    return os.path.dirname(path) if topic_partition(path)[0] is not None else path
+
+
+def committed_view(path: str, decompressed_limit: int | None = None) -> tuple[CommittedView, list[tuple[str, Finding]]]:
+    """The read_committed view of the partition ``path`` is a segment of: every segment of its directory read
+    (a transaction's marker may lie in a later segment than its data), and the findings met doing it (damage,
+    and where the .txnindex files disagree with the log)."""
+    import glob
+
+    from kbatch.reading.reader import ReadOptions, SegmentReader, load_records, open_input
+    from kbatch.files.inputs import topic_partition
+    from kbatch.ops.txn import cross_check
+
+    key = partition_of(path)
+    # segments are named by their zero-padded base offset: by name is by offset
+    logs = sorted(glob.glob(os.path.join(glob.escape(key), "*.log"))) if key != path else [path]
+    topic, partition = topic_partition(path)
+    view = PartitionTransactions(topic if topic is not None else path, partition, directory=key)
+    findings: list[tuple[str, Finding]] = []
+    # Transactions are told by batch headers and by the records of control batches: only those are decoded.
+    options = ReadOptions() if decompressed_limit is None else ReadOptions(decompressed_limit=decompressed_limit)
+    for log in logs:
+        try:
+            stream = open_input(log)
+        except (OSError, ValueError):
+            continue   # the search reports it, if it reads it
+        with stream:
+            reader = SegmentReader(stream, options)
+            for item in reader:
+                if isinstance(item, Finding):
+                    continue
+                if item.is_control and item.magic >= 2 and item.records is None:
+                    load_records(item, reader.read_bytes(item.payload_pos, item.payload_size), reader.decompressor,
+                                 objects=False)
+                view.add_batch(item, log)
+    if key != path:
+        findings += cross_check(view, decompressed_limit)
+    return CommittedView(view), findings
