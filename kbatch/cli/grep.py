@@ -18,7 +18,6 @@ from kbatch.partition.seek import Window
 from kbatch.walk.parts import Parts, usable_cpus, worth_parts
 from kbatch.reading.reader import input_kind
 from kbatch.output.values import bytes_text, finding_text
-from kbatch.ops.visibility import UNKNOWN
 from kbatch.cli.options import (CommittedViews, decode_option, decompressed_limit_option, expand_inputs,
                                 isolation_option, parse_offset_range, parse_time, report_unreadable)
 from kbatch.cli.status import ExitStatus
@@ -336,7 +335,7 @@ class Output:
         highlight = self.highlight
         if highlight is not None and separator == ":":
             key, value = _marked(highlight, key), _marked(highlight, value)
-        unknown = "\t(read_committed: unknown outcome)" if found.seen is not None and found.seen.state == UNKNOWN \
+        unknown = "\t(read_committed: unknown outcome)" if found.seen is not None and found.seen.visible is None \
             else ""
         self.out.write(f"{head}{offset}{sep}{key}\t{value}{unknown}\n")
 
