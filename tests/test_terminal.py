@@ -395,3 +395,34 @@ def test_a_forced_kind_shows_bytes_that_are_no_text_once_escaped_as_hex(kbatch, 
     out = kbatch("dump", "--kind", "offset-checkpoint", str(noise)).out
     assert "\\\\" not in out and "\\x" not in out
     assert "version: expected 0, found 0x" in " ".join(out.split())
+
+
+_ISO = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
+
+
+def assert_iso_times_whole(out: str, context) -> None:
+    """Every ISO time in ``out`` is on one line: no line holds its start or its end alone."""
+    whole = len(_ISO.findall(out))
+    assert len(re.findall(r"\d{4}-\d\d-\d\dT", out)) == whole, context
+    assert len(re.findall(r"T\d\d:\d\d:\d\d\.\d{3}Z", out)) == whole, context
+
+
+def _record_segments() -> list[str]:
+    internal = sorted((FIXTURES / "internal").glob("**/*.log"))
+    return [path.relative_to(ROOT).as_posix() for path in fixture_paths() + internal]
+
+
+@pytest.mark.parametrize("width", [80, 100, 120])
+def test_dump_records_never_splits_an_iso_time(width, kbatch, monkeypatch):
+    """`dump -r` at 80 columns showed "2023-11-14T22:13:20." over "000Z": a narrow timestamp column was
+    folded like any other.  Every record's ISO time is shown, each on one line (a value's own text may
+    hold one too: that is the record's, and folds as its value)."""
+    from collections import Counter
+
+    monkeypatch.setenv("COLUMNS", str(width))
+    for path in _record_segments():
+        out = kbatch("dump", "-r", path).out
+        times = Counter(record["timestamp_iso"] for line in kbatch("dump", "-r", "--format", "jsonl", path).out.splitlines()
+                        for record in json.loads(line).get("records") or [] if record["timestamp_iso"])
+        for iso, records in times.items():
+            assert out.count(iso) >= records, (path, width, iso)

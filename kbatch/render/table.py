@@ -346,19 +346,49 @@ def _stacked(batch: Batch) -> str:
     return f"{batch.base_offset}\n–{batch.last_offset}"
 
 
-def records_frame(show_header: bool = True) -> Table:
-    """The records table with no rows: its columns, and how Rich lays them out (what plain_table_lines models)."""
+_RECORD_COLUMNS = ("offset", "timestamp", "key", "value", "headers")
+
+
+def records_frame(show_header: bool = True, whole: tuple[str, ...] = ()) -> Table:
+    """The records table with no rows: its columns, and how Rich lays them out (what plain_table_lines models).
+    The columns named in ``whole`` are never wrapped (Rich narrows the others to make room)."""
     table = Table(header_style="bold", expand=False, box=None, padding=(0, 1), pad_edge=False,
                   show_header=show_header)
-    for name in ("offset", "timestamp", "key", "value", "headers"):
-        table.add_column(name, overflow="fold")
+    for name in _RECORD_COLUMNS:
+        table.add_column(name, overflow="fold", no_wrap=name in whole)
     return table
 
 
-def records_table(batch: Batch, decode: str, full: bool, records=None, show_header: bool = True) -> Table:
-    """The records of ``batch`` (or the slice ``records`` of them) as a table."""
+def _records_layout(rows: list[list[Text | str]], width: int | None) -> tuple[bool, tuple[str, ...]]:
+    """Whether the timestamps stack (the epoch milliseconds above the ISO time) and the columns kept whole,
+    for a records table ``width`` columns wide (inside dump's four spaces; None: as Rich lays it out).
+
+    Where every cell fits on its line, nothing changes.  Where not, Rich would narrow the widest columns
+    first and cut an ISO time anywhere; so the timestamp stacks and is kept whole (an ISO time is never
+    split), as is the offset, and the key where it takes at most half the room left (a decoded key reads
+    as group/topic/partition): the value gets the width left, wrapped between its words and fields."""
+    if width is None:
+        return False, ()
+    room = width - 4 - 2 * (len(_RECORD_COLUMNS) - 1)
+
+    def natural(column: int) -> int:
+        return max([cell_len(_RECORD_COLUMNS[column])] +
+                   [cell_len(line) for row in rows for line in _plain(row[column]).split("\n")])
+
+    widths = [natural(column) for column in range(len(_RECORD_COLUMNS))]
+    if sum(widths) <= room:
+        return False, ()
+    timestamp = max([cell_len("timestamp")] + [cell_len(part) for row in rows for part in _plain(row[1]).split(" ")])
+    left = room - widths[0] - timestamp
+    return True, ("offset", "timestamp", "key") if widths[2] <= left // 2 else ("offset", "timestamp")
+
+
+def records_table(batch: Batch, decode: str, full: bool, records=None, show_header: bool = True,
+                  width: int | None = None) -> Table:
+    """The records of ``batch`` (or the slice ``records`` of them) as a table, laid out for a terminal
+    ``width`` columns wide (None: left to Rich)."""
     limit = None if full else VALUE_WIDTH
-    table = records_frame(show_header)
+    rows = []
     for record in batch.records or [] if records is None else records:
         # an internal topic's bytes that did not read are shown as bytes; a user topic's get its framing named
         shown = bytes_text if record.decoded is not None or record.control is not None else user_bytes_text
@@ -377,7 +407,13 @@ def records_table(batch: Batch, decode: str, full: bool, records=None, show_head
                                               _bytes_cell(val, decode, limit)))
         timestamp = "-" if record.timestamp is None else \
             f"{record.timestamp} {iso_timestamp(record.timestamp)}".rstrip()
-        table.add_row(str(record.offset), timestamp, key, value, headers)
+        rows.append([str(record.offset), timestamp, key, value, headers])
+    stacked, whole = _records_layout(rows, width)
+    table = records_frame(show_header, whole)
+    for row in rows:
+        if stacked:
+            row[1] = row[1].replace(" ", "\n")
+        table.add_row(*row)
     return table
 
 
@@ -488,7 +524,7 @@ class TableSink:
             records, first = iter(batch.records or []), True
             plain = self._plain
             while chunk := list(islice(records, self.ROWS_PER_TABLE)):
-                table = records_table(batch, self.decode, self.full, chunk, first)
+                table = records_table(batch, self.decode, self.full, chunk, first, self.console.width)
                 lines = plain_table_lines(table, self.console) if plain else None
                 if lines is not None:
                     self.console.file.write("".join(f"{line}\n" for line in lines))
