@@ -426,3 +426,36 @@ def test_dump_records_never_splits_an_iso_time(width, kbatch, monkeypatch):
                         for record in json.loads(line).get("records") or [] if record["timestamp_iso"])
         for iso, records in times.items():
             assert out.count(iso) >= records, (path, width, iso)
+
+
+def _value_cells(out: str) -> tuple[list[str], list[int]]:
+    """The value cells of `dump -r`'s records tables in ``out`` (each row on one line: a wide terminal) and
+    the value column's width in each table."""
+    cells, widths, columns = [], [], None
+    for line in out.splitlines():
+        if re.match(r"    offset  timestamp ", line):
+            columns = line.index(" value ") + 1, line.index(" headers")
+            widths.append(columns[1] - columns[0] - 1)
+        elif columns and re.match(r"    \d", line):
+            cells.append(line[columns[0]:columns[1]].strip())
+        elif not line.startswith("    "):
+            columns = None
+    return cells, widths
+
+
+@pytest.mark.parametrize("width", [80, 100, 120])
+def test_dump_records_wraps_an_internal_value_between_its_fields(width, kbatch, monkeypatch):
+    """At 100 columns `{"version":0,"voters":[{"voterId"` ended a line and `:1,"voterDirectoryId"…` began the
+    next: the JSON of a decoded value had no space to wrap at.  Each field (up to its comma) that fits the
+    value column is shown whole on a line."""
+    for path in sorted((FIXTURES / "internal").glob("**/__*/*.log")):
+        monkeypatch.setenv("COLUMNS", "1000")
+        values, _ = _value_cells(kbatch("dump", "-r", str(path)).out)
+        monkeypatch.setenv("COLUMNS", str(width))
+        out = kbatch("dump", "-r", str(path)).out
+        _, widths = _value_cells(out)
+        fields = {field for value in values for field in re.findall(r"[^\s,]+,?", value)}
+        assert fields and widths
+        for field in fields:
+            if len(field) <= min(widths):
+                assert field in out, (path.name, width, field)
