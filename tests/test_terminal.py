@@ -459,3 +459,21 @@ def test_dump_records_wraps_an_internal_value_between_its_fields(width, kbatch, 
         for field in fields:
             if len(field) <= min(widths):
                 assert field in out, (path.name, width, field)
+
+
+@pytest.mark.parametrize("width", [80, 100, 120])
+def test_the_files_beside_a_segment_never_split_an_iso_time(width, kbatch, monkeypatch):
+    """A producer snapshot's table at 80 columns folded "2023-11-14T22:13:" over "44.000Z".  An entry's ISO
+    time is whole under its timestamp, or (where the table has no room for it) left out, and said so."""
+    from kbatch.render.values import iso_timestamp
+
+    monkeypatch.setenv("COLUMNS", str(width))
+    for path in sorted((FIXTURES / "partition" / "orders-0").glob("*[0-9].*")):
+        out = kbatch("dump", str(path)).out
+        assert_iso_times_whole(out, (path.name, width))
+        entries = [json.loads(line) for line in kbatch("dump", "--format", "jsonl", str(path)).out.splitlines()]
+        times = [iso_timestamp(entry["timestamp"]) for entry in entries
+                 if entry.get("type") == "entry" and isinstance(entry.get("timestamp"), int)]
+        shown = all(iso in out for iso in times)
+        assert shown or f"(the timestamps' ISO times do not fit {width} columns)" in out, (path.name, width)
+        assert shown or width < 100, (path.name, width)   # these tables have room for them at 100
