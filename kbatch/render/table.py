@@ -370,15 +370,11 @@ def _records_layout(rows: list[list[Text | str]], width: int | None) -> tuple[bo
     if width is None:
         return False, ()
     room = width - 4 - 2 * (len(_RECORD_COLUMNS) - 1)
-
-    def natural(column: int) -> int:
-        return max([cell_len(_RECORD_COLUMNS[column])] +
-                   [cell_len(line) for row in rows for line in _plain(row[column]).split("\n")])
-
-    widths = [natural(column) for column in range(len(_RECORD_COLUMNS))]
+    widths = [max([len(name)] + [_cell_width(row[column]) for row in rows])
+              for column, name in enumerate(_RECORD_COLUMNS)]
     if sum(widths) <= room:
         return False, ()
-    timestamp = max([cell_len("timestamp")] + [cell_len(part) for row in rows for part in _plain(row[1]).split(" ")])
+    timestamp = max([len("timestamp")] + [lines_width(row[1].split(" ")) for row in rows])
     left = room - widths[0] - timestamp
     return True, ("offset", "timestamp", "key") if widths[2] <= left // 2 else ("offset", "timestamp")
 
