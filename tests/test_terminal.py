@@ -221,22 +221,24 @@ def _records_both_ways(table, width: int) -> tuple[str, str | None]:
     return rich.file.getvalue(), None if lines is None else "".join(line + "\n" for line in lines)
 
 
-@pytest.mark.parametrize("width", [24, 66, 120, 200])
+@pytest.mark.parametrize("width", [24, 66, 80, 100, 120, 200])
 def test_the_records_table_written_from_its_cells_is_what_rich_draws(width):
     """dump --records off a terminal writes each records table from its cells: the text Rich draws."""
     from kbatch.reader import ReadOptions, SegmentReader
     from kbatch.render.table import records_table
 
     written = 0
-    for path in fixture_paths():
+    for path in fixture_paths() + sorted((FIXTURES / "internal").glob("**/*.log")):
         with open(path, "rb") as stream:
             batches = [batch for batch in SegmentReader(stream, ReadOptions(records=True))
                        if getattr(batch, "records", None)]
         for batch in batches[:4]:   # the first few batches of each: every kind of record there is
-            for full in (False, True):
-                rich, plain = _records_both_ways(records_table(batch, "auto", full, batch.records[:12]), width)
+            for full, laid_out in ((False, None), (True, None), (False, width), (True, width)):
+                # as Rich lays it out, and as dump lays it out for the terminal (timestamps stacked, kept whole)
+                table = records_table(batch, "auto", full, batch.records[:12], True, laid_out)
+                rich, plain = _records_both_ways(table, width)
                 if plain is not None:
-                    assert plain == rich, (path.name, batch.pos, full)
+                    assert plain == rich, (path.name, batch.pos, full, laid_out)
                     written += 1
     assert written > 100   # the cells' way is the common one, not an exception
 
@@ -246,14 +248,16 @@ _CELL_TEXT = st.text(alphabet=st.sampled_from("ab cdefxyz0123 -=…界\u0301\n")
 
 @settings(max_examples=300, deadline=None)
 @given(rows=st.lists(st.lists(_CELL_TEXT, min_size=5, max_size=5), min_size=1, max_size=6),
-       width=st.integers(min_value=12, max_value=220), header=st.booleans())
-def test_any_records_table_written_from_its_cells_is_what_rich_draws(rows, width, header):
-    """Words, spaces, long words, wide and zero-width characters, lines: wrapped and folded as Rich does."""
+       width=st.integers(min_value=12, max_value=220), header=st.booleans(),
+       whole=st.lists(st.sampled_from(["offset", "timestamp", "key"]), unique=True))
+def test_any_records_table_written_from_its_cells_is_what_rich_draws(rows, width, header, whole):
+    """Words, spaces, long words, wide and zero-width characters, lines: wrapped and folded as Rich does,
+    and the columns kept whole never wrapped."""
     from rich.text import Text
 
     from kbatch.render.table import records_frame
 
-    table = records_frame(header)
+    table = records_frame(header, tuple(whole))
     for row in rows:
         table.add_row(row[0], *(Text(cell) for cell in row[1:]))
     rich, plain = _records_both_ways(table, width)
