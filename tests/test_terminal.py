@@ -437,9 +437,9 @@ def _value_cells(out: str) -> tuple[list[str], list[int]]:
     the value column's width in each table."""
     cells, widths, columns = [], [], None
     for line in out.splitlines():
-        if re.match(r"    offset  timestamp ", line):
-            columns = line.index(" value ") + 1, line.index(" headers")
-            widths.append(columns[1] - columns[0] - 1)
+        if re.match(r"    offset  timestamp ", line):   # headers: not there where no record has any
+            columns = line.index(" value") + 1, line.index(" headers") if " headers" in line else len(line)
+            widths.append(columns[1] - columns[0] - (columns[1] < len(line)))
         elif columns and re.match(r"    \d", line):
             cells.append(line[columns[0]:columns[1]].strip())
         elif not line.startswith("    "):
@@ -481,3 +481,14 @@ def test_the_files_beside_a_segment_never_split_an_iso_time(width, kbatch, monke
         shown = all(iso in out for iso in times)
         assert shown or f"(the timestamps' ISO times do not fit {width} columns)" in out, (path.name, width)
         assert shown or width < 100, (path.name, width)   # these tables have room for them at 100
+
+
+@pytest.mark.parametrize("width", [80, 100, 120])
+def test_dump_records_gives_the_value_the_room_of_headers_no_record_has(width, kbatch, monkeypatch):
+    """At 80 columns an empty headers column kept nine of them while the value's name was folded
+    ("OffsetCommitVal" over "ue v1"): where a records table does not fit, headers no record has take no room."""
+    monkeypatch.setenv("COLUMNS", str(width))
+    out = kbatch("dump", "-r", "fixtures/internal/__consumer_offsets-12/00000000000000000000.log").out
+    assert "OffsetCommitValue v1" in out and "GroupMetadataValue v3" in out, width
+    with_headers = kbatch("dump", "-r", "fixtures/v2-headers.log").out
+    assert all(" headers" in line for line in with_headers.splitlines() if line.startswith("    offset  "))
