@@ -469,7 +469,7 @@ def test_dump_records_wraps_an_internal_value_between_its_fields(width, kbatch, 
 def test_the_files_beside_a_segment_never_split_an_iso_time(width, kbatch, monkeypatch):
     """A producer snapshot's table at 80 columns folded "2023-11-14T22:13:" over "44.000Z".  An entry's ISO
     time is whole under its timestamp, or (where the table has no room for it) left out, and said so."""
-    from kbatch.render.values import iso_timestamp
+    from kbatch.output.values import iso_timestamp
 
     monkeypatch.setenv("COLUMNS", str(width))
     for path in sorted((FIXTURES / "partition" / "orders-0").glob("*[0-9].*")):
