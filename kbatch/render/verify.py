@@ -12,6 +12,11 @@ from .plain import bordered_lines, plain_width
 from .values import counted, finding_text
 
 
+def finding_marker(finding: Finding) -> str:
+    """What opens a finding's line: ✗ for damage, • for the rest, and its severity."""
+    return f"{'✗' if finding.is_damage else '•'} {finding.severity.value} "
+
+
 def finding_offsets(finding: Finding, batch) -> dict:
     """The base and last offset of the batch a finding belongs to (null for a damaged range between batches)."""
     inside = batch is not None and batch.pos == finding.entry_pos
@@ -59,7 +64,7 @@ class VerifyTableSink(_BatchOffsets):
         return self._console
 
     def finding(self, path: str, finding: Finding) -> None:
-        marker = f"{'✗' if finding.is_damage else '•'} {finding.severity.value} "
+        marker = finding_marker(finding)
         text = finding_text(finding, self.batch_of(finding))
         if self.width is not None or not self.console.is_terminal:
             # One line per finding, unstyled and unwrapped, for grep: a crafted batch can have 100,000 of them.
