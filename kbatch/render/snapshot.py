@@ -123,6 +123,12 @@ KAFKA_NAMES = {next(iter(names)): alias for alias, names in ALIASES.items()
 # What a batch's CRC covers (v2: attributes to the end; v0/v1: magic to the end): everything but these.
 _OUTSIDE_CRC = {"base_offset", "partition_leader_epoch", "batch_length", "size", "crc"}
 _SIZES = ("size", "batch_length")
+MAX_RUNS = 10                    # runs of differing bytes named, at most
+MAX_RUNS_INPUT = 16 * 1024 * 1024   # inputs larger than this name only their first differing byte
+
+
+def _span_text(start: int, end: int) -> str:
+    return f"byte {start}" if end == start + 1 else f"bytes {start}–{end - 1}"
 
 
 def reads_as_kafka(data: bytes) -> bool:
@@ -152,6 +158,7 @@ def explain(old: bytes, new: bytes, old_name: str = "the snapshot", new_name: st
              if not summary.same else f"the same batches and records in other bytes ({sides})",
              f"first differing byte: {summary.first_different_byte} (sizes {len(old)} → {len(new)})"]
     layout = _Layout(old)
+    lines += layout.differing_fields(old, new, summary.first_different_byte)
     by_batch: dict[int, list[Difference]] = {}
     others: list[Difference] = []
     for difference in differences:
@@ -169,9 +176,47 @@ class _Layout:
     """The batches of the old bytes by base offset (headers only), to tell which batch holds a record."""
 
     def __init__(self, data: bytes):
-        self.batches = [item for item in SegmentReader(io.BytesIO(data), ReadOptions())
+        self.batches = [item for item in SegmentReader(io.BytesIO(data), ReadOptions(records=True))
                         if not isinstance(item, Finding)]
         self.bases = [batch.base_offset for batch in self.batches]
+        self.starts = [batch.pos for batch in self.batches]
+
+    def differing_fields(self, old: bytes, new: bytes, first: int) -> list[str]:
+        """Where the bytes differ, each run of differing bytes named by the field of the old bytes it lies in
+        (hexdump-annotate's names); when the sizes differ, positions shift after the first change, so only
+        the first and the last differing byte are named."""
+        if len(old) == len(new) and len(old) <= MAX_RUNS_INPUT:
+            runs, start = [], None
+            for pos, (a, b) in enumerate(zip(old, new)):
+                if a != b and start is None:
+                    start = pos
+                elif a == b and start is not None:
+                    runs.append((start, pos))
+                    start = None
+            if start is not None:
+                runs.append((start, len(old)))
+        else:   # the first differing byte, and the last (counted from the end: what follows it is the same)
+            same_tail = next((k for k, (a, b) in enumerate(zip(reversed(old), reversed(new))) if a != b),
+                             min(len(old), len(new)))
+            last = len(old) - same_tail - 1
+            runs = [(first, first + 1)] + ([(last, last + 1)] if first < last < len(old) else [])
+        shown = [f"{_span_text(start, end)} {', '.join(self.fields_in(old, start, end)) or 'outside any batch'}"
+                 for start, end in runs[:MAX_RUNS]]
+        more = f"; … ({len(runs) - MAX_RUNS} more runs)" if len(runs) > MAX_RUNS else ""
+        return [f"differing bytes (fields as {'the old bytes lay them out' if len(old) != len(new) else 'laid out'}): "
+                + "; ".join(shown) + more]
+
+    def fields_in(self, data: bytes, start: int, end: int) -> list[str]:
+        """The fields of the batch holding ``start`` that overlap [start, end) (kbatch.annotate's spans)."""
+        from ..annotate import entry_spans
+
+        index = bisect_right(self.starts, start) - 1
+        if index < 0 or start >= self.starts[index] + self.batches[index].size:
+            return []
+        batch = self.batches[index]
+        spans = entry_spans(batch, data[batch.pos:batch.pos + batch.size], index)
+        return [span.path for span in spans if not span.inner and span.start < end and start < span.end
+                and span.end > span.start]
 
     def batch_of(self, offset: int | None) -> int | None:
         index = bisect_right(self.bases, offset) - 1 if offset is not None else -1

@@ -1,0 +1,210 @@
+"""kbatch in its users' tests: the pytest plugin (kafka_snapshot, field-level asserts) run in a test project
+of its own, and kbatch.testing's helpers."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from importlib.metadata import entry_points
+
+import pytest
+
+from kbatch.render.snapshot import EXTENSION, describe, snapshot_bytes
+from kbatch.testing import KafkaBytesError, assert_valid
+
+from .helpers import FIXTURES, ROOT, fixture_id, fixture_paths
+
+pytest_plugins = ["pytester"]
+
+# The test project: an encoder's batch (kafka-python's builder, as a client library's test would make it),
+# snapshotted; each case changes one thing when changes.json asks.
+ENCODER_TESTS = '''
+import json
+import pathlib
+
+import pytest
+from kafka.record.default_records import DefaultRecordBatchBuilder
+
+HERE = pathlib.Path(__file__).parent
+
+
+def encode(change=None):
+    """Five records, an idempotent producer's batch, given offset 1000 as a broker would."""
+    builder = DefaultRecordBatchBuilder(magic=2, compression_type=0, is_transactional=False,
+                                        producer_id=1001 if change == "producer" else 1000, producer_epoch=0,
+                                        base_sequence=0, batch_size=1 << 20)
+    for delta in range(5):
+        changed = delta == 3
+        builder.append(delta, timestamp=1700000000000 + delta + (changed and change == "timestamp"),
+                       key=b"k-%d" % delta, value=b"v-4" if changed and change == "value" else b"v-%d" % delta,
+                       headers=[("h", b"abd" if changed and change == "header" else b"abc")])
+    data = bytearray(builder.build())
+    data[0:8] = (1000).to_bytes(8, "big")   # baseOffset: outside the CRC, set by the broker
+    return bytes(data)
+
+
+@pytest.mark.parametrize("case", ["value", "timestamp", "header", "producer"])
+def test_encoded(case, kafka_snapshot):
+    changes = json.loads((HERE / "changes.json").read_text())
+    data = encode(case if case in changes else None)
+    (HERE / f"encoded-{case}.bin").write_bytes(data)
+    assert data == kafka_snapshot
+'''
+
+COMPARISONS = '''
+from test_encoder import encode
+
+
+def test_two_record_sets():
+    assert encode() == encode("value")
+
+
+def test_bytes_that_are_no_kafka_bytes():
+    assert b"\\x00\\x00\\x00\\x00 some bytes" == b"\\x00\\x00\\x00\\x00 some bytez"
+'''
+
+CASES = ("value", "timestamp", "header", "producer")
+
+
+def _plugin_args() -> list[str]:
+    """-p for the plugin where no installed kbatch registers it (an editable install of another checkout)."""
+    registered = any(point.value == "kbatch.pytest_plugin" for point in entry_points(group="pytest11"))
+    return [] if registered else ["-p", "kbatch.pytest_plugin"]
+
+
+@pytest.fixture
+def project(pytester, monkeypatch):
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))   # this checkout's kbatch, as if installed
+    pytester.makepyfile(test_encoder=ENCODER_TESTS, test_comparisons=COMPARISONS)
+    (pytester.path / "changes.json").write_text("{}")
+
+    def run(*args: str):
+        return pytester.runpytest_subprocess(*_plugin_args(), "-p", "no:cacheprovider",
+                                             "-W", "ignore::DeprecationWarning", *args)
+
+    return run
+
+
+def _sections(output: str) -> dict[str, str]:
+    """Each failed test's report, by test name."""
+    parts = output.split("\n_")
+    return {part.split(" ", 2)[1]: part for part in parts[1:] if part.startswith("_") and " " in part}
+
+
+def test_a_snapshot_names_fields_holds_the_bytes_and_says_which_field_changed(project, pytester):
+    written = project("--snapshot-update", "test_encoder.py")
+    written.assert_outcomes(passed=4)
+    directory = pytester.path / "__snapshots__" / "test_encoder"
+    for case in CASES:
+        text = (directory / f"test_encoded[{case}]{EXTENSION}").read_text()
+        assert text.startswith("kbatch snapshot 1\n156 bytes: 1 batch, 5 records; clean")
+        for line in ("batch at byte 0: offsets 1000–1004", "  producer_id: 1000", "  record offset 1003 at byte",
+                     '    value: "v-3"', '    header "h": "abc"', "    timestamp: 1700000000003 ("):
+            assert line in text, line
+        assert snapshot_bytes(text) == (pytester.path / f"encoded-{case}.bin").read_bytes()
+
+    (pytester.path / "changes.json").write_text(json.dumps(dict.fromkeys(CASES, True)))
+    failed = project()
+    failed.assert_outcomes(failed=6)
+    sections = _sections(failed.stdout.str())
+    expected = {
+        "value": "record offset 1003 (offsetDelta 3) at byte 118: value 'v-3' → 'v-4'",
+        "timestamp": "record offset 1003 (offsetDelta 3) at byte 118: timestamp (timestampDelta) "
+                     "1700000000003 → 1700000000004",
+        "header": "record offset 1003 (offsetDelta 3) at byte 118: headers[0] ['h'='abc'] → ['h'='abd']",
+        "producer": "producer_id (producerId): 1000 → 1001",
+    }
+    for case, line in expected.items():
+        report = sections[f"test_encoded[{case}]"]
+        assert line in report, report
+        assert "as a consequence: crc " in report and "(it covers the fields that changed)" in report
+        assert "A = the snapshot, B = now" in report
+        assert "--snapshot-update accepts" in report
+    # and the bytes that differ, named by the field they hold (hexdump-annotate's names)
+    fields = {"value": "batch[0].records[3].value", "timestamp": "batch[0].records[3].timestamp_delta",
+              "header": "batch[0].records[3].headers[0].value", "producer": "batch[0].producer_id"}
+    for case, field in fields.items():
+        differing = next(line for line in sections[f"test_encoded[{case}]"].splitlines() if "differing bytes" in line)
+        assert "bytes 17–20 batch[0].crc; " in differing and field in differing, differing
+    # two record sets compared by a plain assert: kbatch diff's fields
+    two = sections["test_two_record_sets"]
+    assert "Kafka bytes differ (A = left, B = right)" in two and "value 'v-3' → 'v-4'" in two
+    # bytes that are no Kafka bytes: pytest's own message, untouched
+    plain = sections["test_bytes_that_are_no_kafka_bytes"]
+    assert "assert b'\\x00\\x00\\x00\\x00 some bytes' == b'\\x00\\x00\\x00\\x00 some bytez'" in plain
+    assert "Kafka" not in plain and "kbatch" not in plain
+
+    project("--snapshot-update", "test_encoder.py").assert_outcomes(passed=4)
+    project("test_encoder.py").assert_outcomes(passed=4)
+    text = (directory / f"test_encoded[producer]{EXTENSION}").read_text()
+    assert "  producer_id: 1001" in text
+    assert snapshot_bytes(text) == (pytester.path / "encoded-producer.bin").read_bytes()
+
+
+def test_the_plugin_loads_nothing_until_used():
+    """Every pytest run of a project with kbatch installed imports the plugin: it must cost nothing."""
+    code = ("import sys; import kbatch.pytest_plugin; "
+            "print(sorted(name for name in sys.modules if name.startswith('kbatch')))")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert result.stdout.strip() == "['kbatch', 'kbatch.pytest_plugin']"
+
+
+def test_pyproject_registers_the_plugin():
+    import tomllib
+
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["entry-points"]["pytest11"]
+    assert declared == {"kbatch": "kbatch.pytest_plugin"}
+
+
+@pytest.mark.parametrize("path", fixture_paths(), ids=fixture_id)
+def test_a_snapshot_gives_back_its_bytes(path):
+    data = path.read_bytes()
+    assert snapshot_bytes(describe(data)) == data
+
+
+def test_a_snapshot_whose_hex_was_edited_is_refused():
+    text = describe((FIXTURES / "v2-none.log").read_bytes())
+    with pytest.raises(ValueError, match="hex line 2"):
+        snapshot_bytes(text.replace("\n00000020  ", "\n00000020  zz", 1))
+    with pytest.raises(ValueError, match="not a kbatch snapshot"):
+        snapshot_bytes("hello")
+
+
+def test_assert_valid_raises_with_verify_crcs_findings(kbatch):
+    data = (FIXTURES / "damaged-crc-field.log").read_bytes()
+    with pytest.raises(KafkaBytesError) as raised:
+        assert_valid(data)
+    table = kbatch("verify-crc", "--deep", "fixtures/damaged-crc-field.log").out
+    lines = str(raised.value).splitlines()[1:]
+    assert lines and all(f"fixtures/damaged-crc-field.log: {line}" in table for line in lines)
+    assert raised.value.findings and lines[0].startswith("✗ error crc-mismatch at pos")
+
+
+def test_assert_valid_passes_clean_bytes_and_returns_the_notes():
+    assert assert_valid((FIXTURES / "v2-headers.log").read_bytes()) == []
+    zero_tail = assert_valid((FIXTURES / "damaged-zero-tail.log").read_bytes())
+    assert [finding.code for finding in zero_tail] == ["zero-tail"]
+
+
+def test_assert_valid_deep_checks_what_only_the_records_show():
+    """A CRC that covers a lie (maxTimestamp): verify-crc passes it, --deep does not."""
+    from kbatch.checksums import crc32c
+
+    batch = bytearray((FIXTURES / "v2-none.log").read_bytes())
+    size = 12 + int.from_bytes(batch[8:12], "big")
+    batch = batch[:size]
+    batch[35:43] = (1).to_bytes(8, "big")
+    batch[17:21] = crc32c(bytes(batch[21:])).to_bytes(4, "big")
+    assert assert_valid(bytes(batch), deep=False) == []
+    with pytest.raises(KafkaBytesError, match="max-timestamp-mismatch"):
+        assert_valid(bytes(batch))
+
+
+def test_describe_refuses_what_is_not_bytes():
+    from kbatch.testing import describe as describe_data
+
+    with pytest.raises(TypeError, match="Kafka bytes expected"):
+        describe_data("text")
+    assert describe_data(bytearray((FIXTURES / "v2-none.log").read_bytes())) == \
+        describe((FIXTURES / "v2-none.log").read_bytes())
