@@ -208,3 +208,25 @@ def test_describe_refuses_what_is_not_bytes():
         describe_data("text")
     assert describe_data(bytearray((FIXTURES / "v2-none.log").read_bytes())) == \
         describe((FIXTURES / "v2-none.log").read_bytes())
+
+
+def test_the_readmes_ci_example_runs_and_fails_as_it_shows(project, pytester):
+    """README's "In your CI": its pytest example writes its snapshot, and the failure it shows is the one a
+    changed timestampDelta gives, line for line."""
+    import re
+
+    section = (ROOT / "README.md").read_text().split("## In your CI", 1)[1].split("\n## ", 1)[0]
+    shown = re.search(r"```\n(Kafka bytes differ.*?)```", section, re.S).group(1).splitlines()
+    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    tests = pytester.path / "tests"
+    tests.mkdir()
+    (tests / "test_encoder.py").write_text(code)
+    project("--snapshot-update", "tests").assert_outcomes(passed=1)
+    assert (tests / "__snapshots__" / "test_encoder" /
+            f"test_the_encoder_writes_what_it_wrote_before{EXTENSION}").exists()
+    (tests / "test_encoder.py").write_text(code.replace("timestamp=1700000000000 + delta,",
+                                                        "timestamp=1700000000000 + delta + (delta == 3),"))
+    failed = project("tests")
+    failed.assert_outcomes(failed=1)
+    said = [line[1:].strip() for line in failed.stdout.lines if line.startswith("E ")]
+    assert [line.strip() for line in shown] == said[1:1 + len(shown)], said
