@@ -21,7 +21,7 @@ Examples:
   kbatch verify-crc --format jsonl segment.log | jq -r 'select(.type == "finding") | .code'
   kbatch verify-crc --quiet segment.log && echo intact
   kbatch verify-crc --deep --format junit testdata/*.bin > kbatch-junit.xml
-  kbatch verify-crc --deep --format github testdata/   # in a GitHub Actions step
+  kbatch verify-crc --deep --format github testdata/*.bin   # in a GitHub Actions step
 """)
 @click.argument("paths", nargs=-1, required=True, metavar="FILE...")
 @click.option("--deep", is_flag=True,
