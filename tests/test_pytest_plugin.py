@@ -230,3 +230,9 @@ def test_the_readmes_ci_example_runs_and_fails_as_it_shows(project, pytester):
     failed.assert_outcomes(failed=1)
     said = [line[1:].strip() for line in failed.stdout.lines if line.startswith("E ")]
     assert [line.strip() for line in shown] == said[1:1 + len(shown)], said
+
+
+def test_without_syrupy_the_fixture_says_what_is_missing(project):
+    result = project("-p", "no:syrupy", "test_encoder.py")
+    result.assert_outcomes(errors=4)
+    result.stdout.fnmatch_lines(["*kafka_snapshot keeps its snapshots with syrupy, which is not installed*"])

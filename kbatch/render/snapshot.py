@@ -22,7 +22,8 @@ from ..findings import Finding
 from ..model import Batch
 from ..reader import ReadOptions, SegmentReader, parse_hex
 from .jsonout import batch_dict, record_dict
-from .values import counted, finding_text, iso_timestamp, offsets_text
+from .values import counted, finding_text, offsets_text
+from .verify import finding_marker
 
 FORMAT_LINE = "kbatch snapshot 1"      # the first line: what the file is, and the version of its layout
 HEX_HEADING = "bytes (hex), the first column their position; these are compared, the text above is for review:"
@@ -44,7 +45,7 @@ def describe(data: bytes) -> str:
         lines.append("")
         if isinstance(item, Finding):   # a damaged range between batches
             damaged += item.is_damage
-            lines.append(f"range: {item.severity.value} {finding_text(item)}")
+            lines.append(finding_marker(item) + finding_text(item))
             continue
         batches += 1
         records += len(item.records or ())
@@ -61,7 +62,7 @@ def _batch_lines(batch: Batch) -> list[str]:
     lines = [f"batch at byte {batch.pos}: {offsets_text(batch.base_offset, batch.last_offset)}"]
     lines += [f"  {name}: {_value(name, value, fields)}" for name, value in fields.items()
               if name not in _BATCH_SKIP and not name.endswith("_iso") and value is not None]
-    lines += [f"  {finding.severity.value}: {finding_text(finding, batch)}" for finding in batch.findings]
+    lines += [f"  {finding_marker(finding)}{finding_text(finding, batch)}" for finding in batch.findings]
     for record in batch.records or ():
         fields = record_dict(record, batch, "auto")
         at = f"byte {record.pos}" if not batch.compressed else f"byte {record.pos} of the decompressed records"
