@@ -236,3 +236,48 @@ def test_without_syrupy_the_fixture_says_what_is_missing(project):
     result = project("-p", "no:syrupy", "test_encoder.py")
     result.assert_outcomes(errors=4)
     result.stdout.fnmatch_lines(["*kafka_snapshot keeps its snapshots with syrupy, which is not installed*"])
+
+
+def _batch(value: bytes = b"v-3", codec: int = 0) -> bytes:
+    from kafka.record.default_records import DefaultRecordBatchBuilder
+
+    builder = DefaultRecordBatchBuilder(magic=2, compression_type=codec, is_transactional=False, producer_id=-1,
+                                        producer_epoch=-1, base_sequence=-1, batch_size=1 << 20)
+    for delta in range(5):
+        builder.append(delta, timestamp=1700000000000 + delta, key=None, value=value if delta == 3 else b"v" * 40,
+                       headers=[])
+    return bytes(builder.build())
+
+
+def test_explain_a_longer_value_changes_the_lengths_as_a_consequence():
+    from kbatch.testing import explain
+
+    lines = explain(_batch(), _batch(value=b"v-33"))
+    assert "  record offset 3 (offsetDelta 3) at byte 202: value 'v-3' → 'v-33'" in lines, lines
+    (consequence,) = [line for line in lines if "as a consequence" in line]
+    assert "crc " in consequence and "size 259 → 260, batch_length (batchLength) 247 → 248 (a field's length changed)" \
+        in consequence
+    assert lines[2] == ("differing bytes (fields as the old bytes lay them out): byte 11 batch[0].batch_length; "
+                        "byte 209 batch[0].records[3].value")
+
+
+def test_explain_a_compressed_batch_names_its_records_by_offset():
+    from kbatch.testing import explain
+
+    lines = explain(_batch(codec=1), _batch(value=b"v-4", codec=1))
+    assert any(line.startswith("  record offset 3 (offsetDelta 3) (in the gzip records from byte 61): value")
+               for line in lines), lines
+
+
+def test_explain_names_a_field_diff_does_not_compare():
+    """lastOffsetDelta is not one of diff's fields; the differing bytes still name it."""
+    from kbatch.checksums import crc32c
+    from kbatch.testing import explain
+
+    old = _batch()
+    new = bytearray(old)
+    new[26] += 1
+    new[17:21] = crc32c(bytes(new[21:])).to_bytes(4, "big")
+    lines = explain(old, bytes(new))
+    assert "bytes 17–20 batch[0].crc; byte 26 batch[0].last_offset_delta" in lines[2]
+    assert explain(old, old) == []

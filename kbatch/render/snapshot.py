@@ -249,7 +249,8 @@ def _batch_explained(batch: Batch | None, differences: list[Difference]) -> list
     crc = [d for d in differences if d.kind == "batch-changed" and d.field == "crc"]
     for difference in own:
         if difference.kind == "record-changed":
-            position = f" at byte {difference.a_pos}" if difference.a_pos is not None else ""
+            position = "" if difference.a_pos is None else f" at byte {difference.a_pos}" \
+                if batch is None or not batch.compressed else f" (in the {batch.codec} records from byte {difference.a_pos})"
             delta = f" (offsetDelta {difference.offset - batch.base_offset})" if magic == 2 else ""
             lines.append(f"  record offset {difference.offset}{delta}{position}: {_name(difference.field, magic)} "
                          f"{_change(difference)}")
