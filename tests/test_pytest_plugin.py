@@ -257,7 +257,7 @@ def test_explain_a_longer_value_changes_the_lengths_as_a_consequence():
     (consequence,) = [line for line in lines if "as a consequence" in line]
     assert "crc " in consequence and "size 259 → 260, batch_length (batchLength) 247 → 248 (a field's length changed)" \
         in consequence
-    assert lines[2] == ("differing bytes (fields as the old bytes lay them out): byte 11 batch[0].batch_length; "
+    assert lines[2] == ("the first and the last differing byte (positions and fields in A): byte 11 batch[0].batch_length; "
                         "byte 209 batch[0].records[3].value")
 
 

@@ -174,9 +174,10 @@ def explain(old: bytes, new: bytes, old_name: str = "the snapshot", new_name: st
 
 
 class _Layout:
-    """The batches of the old bytes by base offset (headers only), to tell which batch holds a record."""
+    """The batches of the old bytes (A), by base offset: which batch holds a record, and which field a byte."""
 
     def __init__(self, data: bytes):
+        # (records read: kbatch.annotate names their fields)
         self.batches = [item for item in SegmentReader(io.BytesIO(data), ReadOptions(records=True))
                         if not isinstance(item, Finding)]
         self.bases = [batch.base_offset for batch in self.batches]
@@ -204,8 +205,9 @@ class _Layout:
         shown = [f"{_span_text(start, end)} {', '.join(self.fields_in(old, start, end)) or 'outside any batch'}"
                  for start, end in runs[:MAX_RUNS]]
         more = f"; … ({len(runs) - MAX_RUNS} more runs)" if len(runs) > MAX_RUNS else ""
-        return [f"differing bytes (fields as {'the old bytes lay them out' if len(old) != len(new) else 'laid out'}): "
-                + "; ".join(shown) + more]
+        which = "differing bytes" if len(old) == len(new) else \
+            "the first and the last differing byte (positions and fields in A)"
+        return [f"{which}: " + "; ".join(shown) + more]
 
     def fields_in(self, data: bytes, start: int, end: int) -> list[str]:
         """The fields of the batch holding ``start`` that overlap [start, end) (kbatch.annotate's spans)."""
@@ -237,7 +239,21 @@ def _name(field: str, magic: int | None) -> str:
 
 
 def _change(difference: Difference) -> str:
-    return f"{difference.a if difference.a is not None else 'none'} → {difference.b if difference.b is not None else 'none'}"
+    a, b = (value if value is not None else "none" for value in (difference.a, difference.b))
+    return f"{a} → {b}"
+
+
+def _record_place(difference: Difference, batch: Batch | None) -> str:
+    """Which record: its offset (and offsetDelta in a v2 batch), and where it starts in A (inside a
+    compressed batch: where the compressed records start)."""
+    place = f"record offset {difference.offset}"
+    if batch is not None and batch.magic == 2:
+        place += f" (offsetDelta {difference.offset - batch.base_offset})"
+    if difference.a_pos is None:
+        return place
+    if batch is not None and batch.compressed:
+        return place + f" (in the {batch.codec} records from byte {difference.a_pos})"
+    return place + f" at byte {difference.a_pos}"
 
 
 def _batch_explained(batch: Batch | None, differences: list[Difference]) -> list[str]:
@@ -249,10 +265,7 @@ def _batch_explained(batch: Batch | None, differences: list[Difference]) -> list
     crc = [d for d in differences if d.kind == "batch-changed" and d.field == "crc"]
     for difference in own:
         if difference.kind == "record-changed":
-            position = "" if difference.a_pos is None else f" at byte {difference.a_pos}" \
-                if batch is None or not batch.compressed else f" (in the {batch.codec} records from byte {difference.a_pos})"
-            delta = f" (offsetDelta {difference.offset - batch.base_offset})" if magic == 2 else ""
-            lines.append(f"  record offset {difference.offset}{delta}{position}: {_name(difference.field, magic)} "
+            lines.append(f"  {_record_place(difference, batch)}: {_name(difference.field, magic)} "
                          f"{_change(difference)}")
         else:
             lines.append(f"  {_name(difference.field, magic)}: {_change(difference)}")
