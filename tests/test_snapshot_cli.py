@@ -158,3 +158,32 @@ def test_the_text_does_not_depend_on_the_terminal(kbatch, tmp_path, monkeypatch)
     monkeypatch.setenv("TERM", "xterm-256color")
     kbatch("snapshot", "write", str(golden))
     assert (tmp_path / f"a.log{EXTENSION}").read_text() == plain and "\x1b" not in plain
+
+
+SMALL_FIXTURES = [path for path in fixture_paths() if path.stat().st_size <= 8192]
+
+
+@pytest.mark.parametrize("path", SMALL_FIXTURES[::4], ids=fixture_id)
+def test_any_change_of_bytes_is_explained_without_a_crash(path):
+    """Bad input never crashes kbatch: bytes changed anywhere (a field, a length, a CRC, a varint) are told
+    field by field or as damage, and a snapshot of the damaged bytes still gives them back."""
+    from hypothesis import HealthCheck, given, settings, strategies as st
+
+    from kbatch.render.snapshot import explain
+
+    original = path.read_bytes()
+
+    @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(st.lists(st.tuples(st.integers(0, len(original) - 1), st.integers(0, 255)), min_size=1, max_size=3),
+           st.integers(0, 16))
+    def check(changes, cut):
+        changed = bytearray(original)
+        for position, value in changes:
+            changed[position] = value
+        changed = bytes(changed[:len(changed) - cut])
+        lines = explain(original, changed)
+        assert all(isinstance(line, str) and "\n" not in line for line in lines)
+        assert (lines == []) == (changed == original)
+        assert snapshot_bytes(describe(changed)) == changed
+
+    check()
