@@ -19,7 +19,7 @@ import re
 from ..findings import Finding, Severity
 from ..summary import FileSummary
 from .values import counted, finding_text
-from .verify import _BatchOffsets, finding_marker
+from .verify import BatchOffsets, finding_marker
 
 SUITE = "kbatch verify-crc"
 
@@ -31,7 +31,7 @@ def _total(summaries: list[FileSummary], unreadable: int) -> str:
             f"{counted(sum(s.records for s in summaries), 'record')}: {', '.join(parts) or 'ok'}")
 
 
-class JunitSink(_BatchOffsets):
+class JunitSink(BatchOffsets):
     """The run as one JUnit XML document, written when it ends (its totals head it)."""
 
     def __init__(self, out):
@@ -131,7 +131,7 @@ def workflow_command(command: str, message: str, **properties: str) -> str:
     return f"::{command}{' ' + shown if shown else ''}::{escape_data(message)}"
 
 
-class GithubSink(_BatchOffsets):
+class GithubSink(BatchOffsets):
     """A workflow command per finding as it is found (GitHub shows each as an annotation on its file), and
     a notice with the run's totals."""
 

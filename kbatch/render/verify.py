@@ -23,7 +23,7 @@ def finding_offsets(finding: Finding, batch) -> dict:
     return {"base_offset": batch.base_offset if inside else None, "last_offset": batch.last_offset if inside else None}
 
 
-class _BatchOffsets:
+class BatchOffsets:
     """Remembers the batch being verified, so each of its findings carries the batch's offsets."""
 
     current = None
@@ -37,7 +37,7 @@ class _BatchOffsets:
         return batch if batch is not None and batch.pos == finding.entry_pos else None
 
 
-class VerifyTableSink(_BatchOffsets):
+class VerifyTableSink(BatchOffsets):
     """A line per finding as it is found, then the summary: a row per file (and a total under many).
 
     Off a terminal (a pipe, a file) both are plain text at a fixed width, written without Rich: Rich's
@@ -192,7 +192,7 @@ def _json_line(value: dict) -> str:
     return json.dumps(value, ensure_ascii=False) + "\n"
 
 
-class VerifyJsonlSink(_BatchOffsets):
+class VerifyJsonlSink(BatchOffsets):
     """One finding per line (with its batch's base_offset and last_offset, null between batches), then one
     summary line per file."""
 
