@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from ..findings import Finding, Severity
+from ..findings import CODES, Finding, Severity
 from ..summary import FileSummary
 from .values import counted, finding_text
 from .verify import BatchOffsets, finding_marker
@@ -54,11 +54,9 @@ class JunitSink(BatchOffsets):
         self.cases.append((path, None, [], reason))
 
     def close(self) -> None:
-        from xml.sax.saxutils import quoteattr
+        from xml.sax.saxutils import escape, quoteattr
 
         def text(value: str) -> str:
-            from xml.sax.saxutils import escape
-
             return escape(_xml_chars(value))
 
         def attr(value) -> str:
@@ -82,7 +80,7 @@ class JunitSink(BatchOffsets):
             if summary.damaged:
                 codes = ", ".join(f"{count} {code}" for code, count in sorted(summary.findings.items()))
                 out += [case + ">",
-                        f"      <failure type={attr(_worst_code(summary))} message={attr(f'damaged: {codes}')}>"
+                        f"      <failure type={attr(_failure_type(summary))} message={attr(f'damaged: {codes}')}>"
                         + text("\n".join([said] + lines)) + "</failure>",
                         "    </testcase>"]
             elif lines:
@@ -94,10 +92,8 @@ class JunitSink(BatchOffsets):
         self.out.write("\n".join(out) + "\n")
 
 
-def _worst_code(summary: FileSummary) -> str:
+def _failure_type(summary: FileSummary) -> str:
     """The failure's type: the code of the damage found most often (kbatch's finding codes)."""
-    from ..findings import CODES
-
     damage = [(count, code) for code, count in summary.findings.items() if CODES[code][0] is Severity.ERROR]
     return max(damage)[1] if damage else "damaged"
 
