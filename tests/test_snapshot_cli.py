@@ -187,3 +187,22 @@ def test_any_change_of_bytes_is_explained_without_a_crash(path):
         assert snapshot_bytes(describe(changed)) == changed
 
     check()
+
+
+def test_the_bytes_come_back_without_kbatch_as_the_readme_says(kbatch, tmp_path):
+    """README: sed '1,/^bytes (hex)/d' FILE.kbatch-snapshot | cut -c11- | xxd -r -p > FILE."""
+    import re
+    import subprocess
+
+    from .helpers import ROOT
+
+    command = re.search(r"`(sed '1,/\^bytes \(hex\)/d' FILE\.kbatch-snapshot \| cut -c11- \| xxd -r -p > FILE)`",
+                        (ROOT / "README.md").read_text()).group(1)
+    if shutil.which("xxd") is None:
+        pytest.skip("no xxd here")
+    golden = tmp_path / "a.log"
+    shutil.copy(FIXTURES / "v2-txn-commit.log", golden)
+    kbatch("snapshot", "write", str(golden))
+    subprocess.run(["bash", "-c", command.replace("FILE.kbatch-snapshot", "a.log.kbatch-snapshot")
+                    .replace("> FILE", "> back.log")], cwd=tmp_path, check=True)
+    assert (tmp_path / "back.log").read_bytes() == golden.read_bytes()
