@@ -189,7 +189,7 @@ def test_assert_valid_passes_clean_bytes_and_returns_the_notes():
 
 def test_assert_valid_deep_checks_what_only_the_records_show():
     """A CRC that covers a lie (maxTimestamp): verify-crc passes it, --deep does not."""
-    from kbatch.checksums import crc32c
+    from kbatch.format.checksums import crc32c
 
     batch = bytearray((FIXTURES / "v2-none.log").read_bytes())
     size = 12 + int.from_bytes(batch[8:12], "big")
@@ -271,7 +271,7 @@ def test_explain_a_compressed_batch_names_its_records_by_offset():
 
 def test_explain_names_a_field_diff_does_not_compare():
     """lastOffsetDelta is not one of diff's fields; the differing bytes still name it."""
-    from kbatch.checksums import crc32c
+    from kbatch.format.checksums import crc32c
     from kbatch.testing import explain
 
     old = _batch()

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from .options import report_unreadable
-from .status import ExitStatus
+from kbatch.cli.options import report_unreadable
+from kbatch.cli.status import ExitStatus
 
 
 @click.command(epilog="""\b
@@ -48,7 +48,7 @@ def snapshot(action, paths, hex_input, quiet):
 
 
 def _read(path: str, hex_input: bool) -> bytes | None:
-    from ..reader import open_input
+    from kbatch.reading.reader import open_input
 
     try:
         with open_input(path, hex_text=hex_input) as stream:
@@ -59,8 +59,8 @@ def _read(path: str, hex_input: bool) -> bytes | None:
 
 
 def _write(path: str, hex_input: bool, quiet: bool) -> ExitStatus:
-    from ..files import write_atomically
-    from ..render.snapshot import EXTENSION, describe
+    from kbatch.files.outputs import write_atomically
+    from kbatch.render.snapshot import EXTENSION, describe
 
     data = _read(path, hex_input)
     if data is None:
@@ -77,7 +77,7 @@ def _write(path: str, hex_input: bool, quiet: bool) -> ExitStatus:
 
 
 def _check(path: str, hex_input: bool, quiet: bool) -> ExitStatus:
-    from ..render.snapshot import EXTENSION, describe, explain, snapshot_bytes
+    from kbatch.render.snapshot import EXTENSION, describe, explain, snapshot_bytes
 
     golden = path + EXTENSION
     try:

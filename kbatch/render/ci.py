@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import re
 
-from ..findings import CODES, Finding, Severity
-from ..summary import FileSummary
-from .values import counted, finding_text
-from .verify import BatchOffsets, finding_marker
+from kbatch.format.findings import CODES, Finding, Severity
+from kbatch.reading.summary import FileSummary
+from kbatch.output.values import counted, finding_text
+from kbatch.render.verify import BatchOffsets, finding_marker
 
 SUITE = "kbatch verify-crc"
 

@@ -6,7 +6,7 @@ dump writes them), findings in verify-crc's words, then the exact bytes in hex. 
 the bytes are what a check compares, and all a snapshot needs to rebuild its input.  It does not depend on
 the terminal's width or colours, nor on anything but the bytes.
 
-Where two inputs differ, :func:`explain` says it in the terms of kbatch diff (kbatch.diff): which field
+Where two inputs differ, :func:`explain` says it in the terms of kbatch diff (kbatch.ops.diff): which field
 of which batch or record (by offset, with its byte position) changed and how, apart from the fields that
 changed only because another did (the CRC, and the sizes).
 """
@@ -17,13 +17,13 @@ import io
 import json
 from bisect import bisect_right
 
-from ..diff import ALIASES, Difference, DiffSummary, diff_streams
-from ..findings import Finding
-from ..model import Batch
-from ..reader import ReadOptions, SegmentReader, parse_hex
-from .jsonout import batch_dict, record_dict
-from .values import counted, finding_text, offsets_text
-from .verify import finding_marker
+from kbatch.ops.diff import ALIASES, Difference, DiffSummary, diff_streams
+from kbatch.format.findings import Finding
+from kbatch.reading.model import Batch
+from kbatch.reading.reader import ReadOptions, SegmentReader, parse_hex
+from kbatch.output.jsonout import batch_dict, record_dict
+from kbatch.output.values import counted, finding_text, offsets_text
+from kbatch.render.verify import finding_marker
 
 FORMAT_LINE = "kbatch snapshot 1"      # the first line: what the file is, and the version of its layout
 HEX_HEADING = "bytes (hex), the first column their position; these are compared, the text above is for review:"
@@ -152,7 +152,7 @@ def explain(old: bytes, new: bytes, old_name: str = "the snapshot", new_name: st
     differences = list(diff_streams(io.BytesIO(old), io.BytesIO(new), summary))
     if summary.first_different_byte is None:
         return []
-    from .diff import verdict   # (Rich: loaded only where bytes differ)
+    from kbatch.render.diff import verdict   # (Rich: loaded only where bytes differ)
 
     sides = f"A = {old_name}, B = {new_name}"
     lines = [f"Kafka bytes differ ({sides}): {verdict(summary).plain.removeprefix('different: ')}"
@@ -177,7 +177,7 @@ class _Layout:
     """The batches of the old bytes (A), by base offset: which batch holds a record, and which field a byte."""
 
     def __init__(self, data: bytes):
-        # (records read: kbatch.annotate names their fields)
+        # (records read: kbatch.ops.annotate names their fields)
         self.batches = [item for item in SegmentReader(io.BytesIO(data), ReadOptions(records=True))
                         if not isinstance(item, Finding)]
         self.bases = [batch.base_offset for batch in self.batches]
@@ -210,8 +210,8 @@ class _Layout:
         return [f"{which}: " + "; ".join(shown) + more]
 
     def fields_in(self, data: bytes, start: int, end: int) -> list[str]:
-        """The fields of the batch holding ``start`` that overlap [start, end) (kbatch.annotate's spans)."""
-        from ..annotate import entry_spans
+        """The fields of the batch holding ``start`` that overlap [start, end) (kbatch.ops.annotate's spans)."""
+        from kbatch.ops.annotate import entry_spans
 
         index = bisect_right(self.starts, start) - 1
         if index < 0 or start >= self.starts[index] + self.batches[index].size:

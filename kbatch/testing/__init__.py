@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import io
 
-from ..findings import Finding
-from ..render.snapshot import describe as _describe
-from ..render.snapshot import explain, reads_as_kafka, snapshot_bytes
+from kbatch.format.findings import Finding
+from kbatch.render.snapshot import describe as _describe
+from kbatch.render.snapshot import explain, reads_as_kafka, snapshot_bytes
 
 # (KafkaSnapshotExtension is not in it: a star import must not need syrupy)
 __all__ = ["KafkaBytesError", "assert_valid", "describe", "explain", "reads_as_kafka", "snapshot_bytes"]
@@ -54,10 +54,10 @@ def assert_valid(data, deep: bool = True) -> list[Finding]:
     """Raise :class:`KafkaBytesError` when ``data`` holds damage: its findings, worded as
     ``kbatch verify-crc --deep`` words them (without ``deep``, framing and CRCs only).  Returns every
     finding (warnings and notes too) when there is no damage."""
-    from ..render.values import finding_text
-    from ..render.verify import finding_marker
-    from ..summary import FileSummary
-    from ..verify import VerifyOptions, verify_stream
+    from kbatch.output.values import finding_text
+    from kbatch.render.verify import finding_marker
+    from kbatch.reading.summary import FileSummary
+    from kbatch.ops.verify import VerifyOptions, verify_stream
 
     data = as_bytes(data)
     summary = FileSummary("<bytes>", len(data))
@@ -74,7 +74,7 @@ def assert_valid(data, deep: bool = True) -> list[Finding]:
 
 def __getattr__(name: str):
     if name == "KafkaSnapshotExtension":   # imports syrupy
-        from .extension import KafkaSnapshotExtension
+        from kbatch.testing.extension import KafkaSnapshotExtension
 
         return KafkaSnapshotExtension
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
