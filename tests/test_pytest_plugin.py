@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from importlib.metadata import entry_points
 
 import pytest
 
@@ -68,9 +67,9 @@ CASES = ("value", "timestamp", "header", "producer")
 
 
 def _plugin_args() -> list[str]:
-    """-p for the plugin where no installed kbatch registers it (an editable install of another checkout)."""
-    registered = any(point.value == "kbatch.pytest_plugin" for point in entry_points(group="pytest11"))
-    return [] if registered else ["-p", "kbatch.pytest_plugin"]
+    """The plugin by its module's name, which is also its entry point's: the same plugin whether or not an
+    installed kbatch registers it (this checkout's, through PYTHONPATH)."""
+    return ["-p", "kbatch.pytest_plugin"]
 
 
 @pytest.fixture
@@ -154,7 +153,30 @@ def test_pyproject_registers_the_plugin():
     import tomllib
 
     declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["entry-points"]["pytest11"]
-    assert declared == {"kbatch": "kbatch.pytest_plugin"}
+    assert declared == {"kbatch.pytest_plugin": "kbatch.pytest_plugin"}
+
+
+@pytest.mark.parametrize("named", [False, True], ids=["entry point", "entry point and -p"])
+def test_the_entry_point_alone_turns_the_plugin_on(pytester, monkeypatch, named):
+    """Installed, kbatch's entry point (as pyproject.toml declares it) is all a project needs; naming the plugin
+    with -p as well is no error."""
+    import tomllib
+
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["entry-points"]["pytest11"]
+    site = pytester.path / "site"
+    info = site / "kbatch_installed-0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: kbatch-installed\nVersion: 0\n")
+    (info / "entry_points.txt").write_text(
+        "[pytest11]\n" + "".join(f"{name} = {module}\n" for name, module in declared.items()))
+    monkeypatch.setenv("PYTHONPATH", f"{ROOT}:{site}")
+    pytester.makepyfile(test_encoder=ENCODER_TESTS, test_comparisons=COMPARISONS)
+    (pytester.path / "changes.json").write_text("{}")
+    args = ["-p", "kbatch.pytest_plugin"] if named else []
+    result = pytester.runpytest_subprocess(*args, "-p", "no:cacheprovider", "-W", "ignore::DeprecationWarning",
+                                           "--snapshot-update", "test_encoder.py", "--trace-config")
+    result.assert_outcomes(passed=4)
+    assert any("kbatch/pytest_plugin.py" in line and "kbatch.pytest_plugin" in line for line in result.outlines)
 
 
 @pytest.mark.parametrize("path", fixture_paths(), ids=fixture_id)
