@@ -28,6 +28,7 @@ SUBCOMMANDS = {
     "repair-length": ("kbatch.cli.repair_length", "Find length fields that lie; write a mended copy"),
     "salvage": ("kbatch.cli.salvage", "Copy every batch whose CRC verifies to a new file"),
     "scan": ("kbatch.cli.scan", "Sweep many segments on Spark into Parquet tables"),
+    "snapshot": ("kbatch.cli.snapshot", "Keep a reviewable golden text of Kafka bytes; check against it"),
     "stats": ("kbatch.cli.stats", "Where a segment's bytes go; what other layouts cost"),
     "txn": ("kbatch.cli.txn", "Every transaction of every producer, from the log"),
     "verify-crc": ("kbatch.cli.verify_crc", "Check every CRC (with --deep, every record and index too)"),
