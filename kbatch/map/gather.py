@@ -273,6 +273,8 @@ class MapGatherer:
             segment = self._segment(path, f"{ident}s{n}", ident, txns, epochs)
             if segment is not None:
                 segments.append(segment)
+        if not segments:
+            return   # none could be read (each was reported)
         checkpoint_epochs = []
         if is_directory:
             checkpoint_epochs = self._checkpoint_epochs(key, ident)
