@@ -209,3 +209,14 @@ def test_log_directory_in_a_browser(headless_browser, kbatch, tmp_path):
         assert f'<a href="#p{number}">{name}</a>' in dom and f'id="p{number}"' in dom
         assert found["counts"][f"p{number}"][f"p{number}_batch_marks"] > 0
     _screenshot(headless_browser, page, tmp_path / "logdir.png")
+
+
+def test_a_binned_segment_in_a_browser(headless_browser, kbatch, tmp_path, monkeypatch):
+    """Past MAX_BLOCKS batches a segment is drawn as bins, which the page draws like batches."""
+    from kbatch.map import gather
+
+    monkeypatch.setattr(gather, "MAX_BLOCKS", 4)
+    page = _page(kbatch, tmp_path, "partition")
+    assert "00000000000000000000.log (12 batches in 4 bins of 556 bytes)" in page.read_text()
+    found = _look(headless_browser, page)
+    assert found["counts"]["p0"]["p0_bin_marks"] > 3 and "p0_batch_marks" not in found["counts"]["p0"]

@@ -33,7 +33,7 @@ from .gather import COLOR_CHOICES
 # as the schema, or Vega-Lite says so on the console).
 VEGA_LITE_MAJOR = 6
 VEGA_LITE_SCHEMA = f"https://vega.github.io/schema/vega-lite/v{VEGA_LITE_MAJOR}.json"
-WIDTH = 700
+WIDTH = 640
 ROW_HEIGHT = 22
 
 # Fixed colours where the values are known, so that a colour means the same thing on every map.
@@ -47,6 +47,7 @@ COLOUR_SCALES = {
              "range": ["#9ecae1", "#a1d99b", "#fd8d3c", "#756bb1"]},
     "damage": {"domain": ["intact", "damaged"], "range": [INTACT, DAMAGED]},
 }
+CONFIG = {"view": {"stroke": None}, "legend": {"labelLimit": 240}}
 OUTCOMES = {"domain": ["COMMIT", "ABORT", "OPEN", "UNKNOWN"], "range": ["#31a354", "#d62728", "#3182bd", "#969696"]}
 
 # The fields a batch block's tooltip shows: dump --format jsonl's names.
@@ -118,7 +119,8 @@ def byte_map(partition: dict, choice: str) -> dict:
         {"name": f"{pid}_batch", "data": {"values": batches}, **block, "params": [
             {"name": f"zoom_{partition['id']}", "select": {"type": "interval", "encodings": ["x"]}, "bind": "scales"}],
          "encoding": {**block["encoding"], "tooltip": _tooltip(BATCH_TOOLTIP)}},
-        {"name": f"{pid}_bin", "data": {"values": bins}, **block,
+        # (a bin is a pixel or less wide: an outline would hide it)
+        {"name": f"{pid}_bin", "data": {"values": bins}, **block, "mark": {"type": "rect"},
          "encoding": {**block["encoding"], "tooltip": _tooltip(BIN_TOOLTIP)}},
         {"name": f"{pid}_region", "data": {"values": regions},
          "mark": {"type": "rect", "stroke": "black", "strokeWidth": 0.5, "opacity": 0.9},
@@ -220,7 +222,7 @@ def partition_chart(partition: dict, choice: str) -> dict:
     focus = {"name": f"focus_{partition['id']}", "value": None}
     return {"$schema": VEGA_LITE_SCHEMA, "title": partition["name"], "params": [focus], "vconcat": charts,
             "resolve": {"scale": {"x": "independent", "y": "independent", "color": "independent"}},
-            "config": {"view": {"stroke": None}}}
+            "config": CONFIG}
 
 
 def directory_chart(model: dict) -> dict:
@@ -250,7 +252,7 @@ def svg(model: dict, choice: str) -> str:
         charts.insert(0, directory_chart(model))
     for chart in charts:
         chart.pop("$schema", None)
-    spec = {"$schema": VEGA_LITE_SCHEMA, "vconcat": charts, "config": {"view": {"stroke": None}},
+    spec = {"$schema": VEGA_LITE_SCHEMA, "vconcat": charts, "config": CONFIG,
             "resolve": {"scale": {"x": "independent", "y": "independent", "color": "independent"}},
             "title": {"text": "kbatch map", "subtitle": _summary(model)}}
     return vl_convert.vegalite_to_svg(_static(spec), vl_version=_vega_lite_version())
@@ -326,8 +328,9 @@ def _partition_section(partition: dict) -> str:
     segments = ", ".join(html.escape(segment["name"]) for segment in partition["segments"][:8])
     more = f" and {partition['segment_count'] - 8} more" if partition["segment_count"] > 8 else ""
     left = f"; {partition['transactions_left_off']} more transactions not drawn" if partition["transactions_left_off"] else ""
-    binned = [segment["name"] for segment in partition["segments"] if segment["binned"]]
-    bins = (f"; drawn as bins of bytes (more than {len(segment['blocks'])} batches): " + ", ".join(binned)) if binned else ""
+    binned = [f"{segment['name']} ({segment['batches']} batches in {len(segment['blocks'])} bins of "
+              f"{segment['bin_bytes']} bytes)" for segment in partition["segments"] if segment["binned"]]
+    bins = f"; drawn as bins of bytes: {', '.join(binned)}" if binned else ""
     return (f'<section class="partition" id="{partition["id"]}"><h2>{html.escape(partition["name"])}</h2>'
             f'<p class="meta">{html.escape(partition["path"])}: {partition["size"]} bytes, {partition["segment_count"]} '
             f'segment(s) ({segments}{more}), {partition["batches"]} batches, offsets {partition["first_offset"]}..'
@@ -376,7 +379,8 @@ body { font: 13px/1.4 system-ui, sans-serif; margin: 0; display: flex; color: #2
 main { flex: 1; padding: 8px 16px; min-width: 0; }
 aside { width: 250px; max-height: 100vh; overflow: auto; position: sticky; top: 0; padding: 8px;
         border-right: 1px solid #ddd; background: #fafafa; }
-aside ol { padding-left: 20px; } aside li { margin-bottom: 6px; } aside a { text-decoration: none; color: #222; }
+aside ol { padding-left: 20px; } aside li { margin-bottom: 6px; }
+aside a { text-decoration: none; color: #222; word-break: break-all; }
 aside li.error b { color: #d62728; } aside li.warning b { color: #e6550d; } aside li.info b { color: #636363; }
 .detail { color: #666; font-size: 11px; word-break: break-word; }
 h1 { font-size: 17px; margin: 4px 0; } h2 { font-size: 15px; margin: 14px 0 2px; }

@@ -161,7 +161,11 @@ class SegmentMap:
         if stamp is not None:
             self.min_ts = stamp if self.min_ts is None else min(self.min_ts, stamp)
             self.max_ts = stamp if self.max_ts is None else max(self.max_ts, stamp)
-        self.bins.setdefault(batch.pos // self.bin_bytes, _Bin()).add(batch, said)
+        number = batch.pos // self.bin_bytes
+        found = self.bins.get(number)
+        if found is None:
+            found = self.bins[number] = _Bin()
+        found.add(batch, said)
         if self.detail is not None:
             if len(self.detail) >= MAX_BLOCKS:
                 self.detail = None   # more than a screen shows: the bins stand for them
