@@ -220,3 +220,25 @@ def test_a_binned_segment_in_a_browser(headless_browser, kbatch, tmp_path, monke
     assert "00000000000000000000.log (12 batches in 4 bins of 556 bytes)" in page.read_text()
     found = _look(headless_browser, page)
     assert found["counts"]["p0"]["p0_bin_marks"] > 3 and "p0_batch_marks" not in found["counts"]["p0"]
+
+
+def test_every_fixture_draws_without_a_console_message(headless_browser, kbatch, tmp_path):
+    """Every shipped segment on one page (damaged, legacy without timestamps, empty compacted, internal topics,
+    KRaft), and a partition of an empty segment and random bytes beside a random index and checkpoint."""
+    import random
+
+    strange = tmp_path / "strange-0"
+    strange.mkdir()
+    noise = random.Random(35)
+    (strange / "00000000000000000000.log").write_bytes(b"")
+    (strange / "00000000000000000100.log").write_bytes(noise.randbytes(5000))
+    (strange / "00000000000000000100.index").write_bytes(noise.randbytes(800))
+    (strange / "00000000000000000100.timeindex").write_bytes(noise.randbytes(1200))
+    (strange / "leader-epoch-checkpoint").write_bytes(noise.randbytes(100))
+    _needs_vl_convert()
+    page = tmp_path / "every.html"
+    result = kbatch("map", "fixtures", str(strange), "-o", str(page))
+    assert result.code == 1 and "Traceback" not in result.err
+    found = _look(headless_browser, page)
+    model = json.loads(kbatch("map", "--format", "json", "-o", "-", "fixtures", str(strange)).out)
+    assert set(found["counts"]) == {partition["id"] for partition in model["partitions"]} | {"directory"}

@@ -88,6 +88,8 @@ def map(paths, output, output_format, color_by, decompressed_limit):   # noqa: A
 
     try:
         written = write_output(output, [text.encode("utf-8")], like=files[0])
+    except BrokenPipeError:
+        raise   # the reader of stdout went away: status 141, as for every command
     except OSError as error:
         click.echo(f"kbatch map: cannot write {output}: {error.strerror or error}", err=True)
         return ExitStatus.TROUBLE

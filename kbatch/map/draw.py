@@ -178,13 +178,17 @@ def timeline(partition: dict) -> dict:
         {"name": f"{pid}_checkpoint_epoch", "data": {"values": checkpoint},
          "mark": {"type": "rule", "strokeDash": [4, 3], "color": "black"},
          "encoding": {"x": x, "tooltip": _tooltip(("epoch", "start_offset"))}},
+    ]
+    if not points:   # magic 0 only (no timestamps), or no batch at all: the offsets alone
+        return {"title": "timeline (no timestamps)", "width": WIDTH, "height": 40, "layer": layers,
+                "resolve": {"scale": {"color": "independent"}}}
+    layers.append(
         {"name": f"{pid}_point", "data": {"values": points}, "mark": {"type": "circle", "size": 16, "opacity": 0.8},
          "params": [{"name": f"zoom_time_{partition['id']}", "select": {"type": "interval"}, "bind": "scales"}],
          "encoding": {"x": x, "y": {"field": "timestamp", "type": "temporal", "title": "largest timestamp"},
                       "color": {"field": "segment", "type": "nominal", "title": "segment",
                                 "scale": {"scheme": "dark2"}},
-                      "tooltip": _tooltip(("segment", "first_offset", "offset", "max_timestamp_iso", "batches"))}},
-    ]
+                      "tooltip": _tooltip(("segment", "first_offset", "offset", "max_timestamp_iso", "batches"))}})
     return {"title": "timeline", "width": WIDTH, "height": 220, "layer": layers,
             "resolve": {"scale": {"color": "independent"}}}
 

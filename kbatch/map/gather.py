@@ -25,7 +25,7 @@ from ..model import Batch
 from ..partition import kinds
 from ..partition.crosscheck import CROSS_CHECK_CODES, PartitionCheck
 from ..partition.sidecars import Entry, read_sidecar
-from ..reader import ReadOptions, SegmentReader, load_records
+from ..reader import ReadOptions, SegmentReader, load_records, open_input
 from ..render.jsonout import batch_dict
 from ..segments import topic_partition
 from ..txn import PartitionTransactions
@@ -305,9 +305,9 @@ class MapGatherer:
     def _segment(self, path: str, ident: str, partition: str, txns: PartitionTransactions,
                  epochs: list[dict]) -> SegmentMap | None:
         try:
-            stream = open(path, "rb", buffering=0)
-        except OSError as error:
-            self.unreadable.append((path, error.strerror or str(error)))
+            stream = open_input(path)   # a file, or stdin and pipes spooled; a device refused
+        except (OSError, ValueError) as error:
+            self.unreadable.append((path, getattr(error, "strerror", None) or str(error)))
             return None
         with stream:
             reader = SegmentReader(stream, ReadOptions())
