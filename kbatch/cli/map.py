@@ -19,8 +19,8 @@ INSTALL_HINT = "pip install 'kbatch[map]'"
 Examples:
   kbatch map /var/lib/kafka/orders-0 -o orders-0.html
   kbatch map damaged.log -o damaged.html --color-by damage
-  kbatch map /var/lib/kafka -o logdir.html
-  kbatch map --format svg fixtures/partition -o partition.svg
+  kbatch map /var/kafka-logs -o logdir.html
+  kbatch map --format svg /var/lib/kafka/orders-0 -o orders-0.svg
   kbatch map --format json segment.log -o - | jq '.partitions[].segments[].regions'
 """)
 @click.argument("paths", nargs=-1, required=True, metavar="FILE|DIR...")
