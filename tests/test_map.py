@@ -242,3 +242,19 @@ def test_every_fixture_draws_without_a_console_message(headless_browser, kbatch,
     found = _look(headless_browser, page)
     model = json.loads(kbatch("map", "--format", "json", "-o", "-", "fixtures", str(strange)).out)
     assert set(found["counts"]) == {partition["id"] for partition in model["partitions"]} | {"directory"}
+
+
+def test_what_is_wrong_with_a_timeindex_past_the_log_is_still_reported(tmp_path):
+    """Entries past the log's last offset stand at no batch; a partial entry after them is still a finding."""
+    import struct
+
+    from kbatch.map.gather import gather
+
+    log = tmp_path / "00000000000000000000.log"
+    shutil.copyfile(FIXTURES / "partition" / "orders-0" / "00000000000000000000.log", log)
+    entries = b"".join(struct.pack(">qi", 1700000100000 + n, 1000 + n) for n in range(3))   # offsets 1000..1002
+    (tmp_path / "00000000000000000000.timeindex").write_bytes(entries + b"\x00\x01\x02\x03\x04")
+    model = gather([str(log)]).model()
+    segment, = model["partitions"][0]["segments"]
+    assert segment["timeindex"] == [] and segment["timeindex_entries"] == 0
+    assert "partial-entry" in [finding["code"] for finding in model["findings"]]

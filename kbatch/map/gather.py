@@ -235,6 +235,12 @@ class _TimeTicks:
             self.ticks.add(batch.pos, timestamp=self.pending.fields["timestamp"], offset=offset)
             self.pending = None
 
+    def finish(self) -> None:
+        """Read the rest of the file (entries past the log's last offset have no batch to stand at; what is
+        wrong with the file is still reported)."""
+        for _ in self.entries:
+            pass
+
 
 class MapGatherer:
     """Reads the inputs into the model: :meth:`add_partition` per partition (or lone segment), then
@@ -248,12 +254,13 @@ class MapGatherer:
         self.findings_left_off: Counter = Counter()
         self.errors = 0
         self.unreadable: list[tuple[str, str]] = []
-        self._partition_errors: dict[str, int] = {}   # damage the cross-checks found, by partition
+        self._partition_errors: dict[str, int] = {}   # damage found, by partition
 
     # -- findings ---------------------------------------------------------------------------------------
 
     def _finding(self, finding: Finding, path: str, partition: str, segment: str | None) -> None:
         self.errors += finding.is_damage
+        self._partition_errors[partition] = self._partition_errors.get(partition, 0) + finding.is_damage
         if len(self.findings) >= MAX_FINDINGS:
             self.findings_left_off[finding.code] += 1
             return
@@ -293,7 +300,7 @@ class MapGatherer:
             "topic": topic, "partition": number, "size": sum(segment.size for segment in segments),
             "segment_count": len(segments), "batches": sum(segment.batches for segment in segments),
             "records": sum(segment.records for segment in segments),
-            "errors": sum(segment.errors for segment in segments) + self._partition_errors.get(ident, 0),
+            "errors": self._partition_errors.get(ident, 0),
             "first_offset": min(offsets, default=None), "last_offset": max(offsets, default=None),
             "min_ts": min(stamps, default=None), "max_ts": max(stamps, default=None),
             "segments": dicts, "boundaries": _boundaries(dicts), "epochs": epochs,
@@ -334,6 +341,8 @@ class MapGatherer:
                         # its marker says how its transaction ended (as kbatch txn reads it)
                         load_records(item, reader.read_bytes(item.payload_pos, item.payload_size), self.decompressor)
                     txns.add_batch(item, path)
+                if times is not None:
+                    times.finish()
             finally:
                 if times is not None:
                     times.entries.close()
@@ -389,12 +398,10 @@ class MapGatherer:
         if {os.path.normpath(files.log) for files in partition_files(directory)[0]} != named:
             return
         by_path = {os.path.normpath(segment.path): segment.id for segment in segments}
-        before = self.errors
         for located in PartitionCheck(directory, decompressed_limit=self.decompressed_limit).run():
             if located.finding.code not in CROSS_CHECK_CODES and kinds.kind_of(located.path) in READ_HERE:
                 continue   # a finding of the file on its own: reported as this map read it
             self._finding(located.finding, located.path, partition, by_path.get(os.path.normpath(located.path)))
-        self._partition_errors[partition] = self.errors - before
 
     # -- the model --------------------------------------------------------------------------------------
 
