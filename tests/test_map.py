@@ -258,3 +258,18 @@ def test_what_is_wrong_with_a_timeindex_past_the_log_is_still_reported(tmp_path)
     segment, = model["partitions"][0]["segments"]
     assert segment["timeindex"] == [] and segment["timeindex_entries"] == 0
     assert "partial-entry" in [finding["code"] for finding in model["findings"]]
+
+
+def test_many_segments_share_the_blocks_of_a_page(monkeypatch):
+    from kbatch.map import gather
+
+    monkeypatch.setattr(gather, "PAGE_BLOCKS", 12)
+    monkeypatch.setattr(gather, "MIN_BLOCKS", 2)
+    model = gather.gather([str(path.relative_to(ROOT)) for path in sorted((FIXTURES / "logdir").rglob("*.log"))]
+                          ).model()
+    assert model["blocks_per_segment"] == 2   # 12 among 10 segments, and no fewer than 2
+    segments = [segment for partition in model["partitions"] for segment in partition["segments"]]
+    assert len(segments) == 10
+    assert all(len(segment["blocks"]) <= 2 and len(segment["index"]) <= 2 for segment in segments)
+    assert sum(block["batches"] for segment in segments for block in segment["blocks"]) == \
+        sum(segment["batches"] for segment in segments)

@@ -6,7 +6,8 @@ Everything is read by kbatch's own readers (:class:`~kbatch.reader.SegmentReader
 pass per file, in the constant memory kbatch keeps everywhere.  What is kept is bounded by what a screen
 shows: a segment of up to :data:`MAX_BLOCKS` batches keeps each one (with the fields of ``dump --format
 jsonl``); a larger one keeps :data:`MAX_BLOCKS` bins of its bytes instead, each with what its batches add up
-to.  Index entries are kept the same way, as ticks or as counts per bin.
+to.  A map of many segments shares :data:`PAGE_BLOCKS` among them, so that a log directory's page stays as
+light as one segment's.  Index entries are kept the same way, as ticks or as counts per bin.
 
 The model is plain data (dicts, lists, strings and numbers): :mod:`kbatch.map.draw` draws it, a test can
 pin it as JSON.
@@ -32,7 +33,8 @@ from ..txn import PartitionTransactions
 
 MODEL_VERSION = 1
 MAX_BLOCKS = 1500          # batches drawn one by one; a segment of more is drawn as this many bins of its bytes
-MAX_TICKS = 1500           # index entries drawn one by one per index; more are counted per bin
+PAGE_BLOCKS = 60_000       # ... shared among the segments of one map, past 40 of them
+MIN_BLOCKS = 16            # ... down to this many per segment
 MAX_REGIONS = 1000         # damaged ranges kept per segment (the rest counted)
 MAX_FINDINGS = 1000        # findings listed beside the picture (the rest counted by code)
 MAX_TRANSACTIONS = 5000    # transaction spans kept per partition (the rest counted)
@@ -113,8 +115,9 @@ class _Ticks:
     """An index's entries as ticks at file positions of the segment: each while they are few, else counts per
     bin (``bin_bytes`` wide)."""
 
-    def __init__(self, bin_bytes: int):
+    def __init__(self, bin_bytes: int, most: int):
         self.bin_bytes = bin_bytes
+        self.most = most
         self.each: list[dict] | None = []
         self.per_bin: Counter = Counter()
         self.count = 0
@@ -124,7 +127,7 @@ class _Ticks:
         self.per_bin[pos // self.bin_bytes] += 1
         if self.each is not None:
             self.each.append({"pos": pos, **fields})
-            if len(self.each) > MAX_TICKS:
+            if len(self.each) > self.most:
                 self.each = None
 
     def as_list(self) -> list[dict]:
@@ -136,11 +139,12 @@ class _Ticks:
 class SegmentMap:
     """One segment, read once: its blocks, damaged ranges, index ticks, epochs and findings."""
 
-    def __init__(self, path: str, ident: str, size: int):
+    def __init__(self, path: str, ident: str, size: int, blocks: int = MAX_BLOCKS):
         self.path = path
         self.id = ident
         self.size = size
-        self.bin_bytes = max(1, -(-size // MAX_BLOCKS))
+        self.most = blocks
+        self.bin_bytes = max(1, -(-size // blocks))
         self.detail: list[dict] | None = []
         self.bins: dict[int, _Bin] = {}
         self.regions: list[dict] = []
@@ -148,8 +152,8 @@ class SegmentMap:
         self.batches = self.records = 0
         self.errors = 0
         self.first_offset = self.last_offset = self.min_ts = self.max_ts = None
-        self.index = _Ticks(self.bin_bytes)
-        self.timeindex = _Ticks(self.bin_bytes)
+        self.index = _Ticks(self.bin_bytes, blocks)
+        self.timeindex = _Ticks(self.bin_bytes, blocks)
 
     def add_batch(self, batch: Batch) -> None:
         said = categories(batch)
@@ -167,7 +171,7 @@ class SegmentMap:
             found = self.bins[number] = _Bin()
         found.add(batch, said)
         if self.detail is not None:
-            if len(self.detail) >= MAX_BLOCKS:
+            if len(self.detail) >= self.most:
                 self.detail = None   # more than a screen shows: the bins stand for them
                 return
             fields = batch_dict(batch)
@@ -246,8 +250,9 @@ class MapGatherer:
     """Reads the inputs into the model: :meth:`add_partition` per partition (or lone segment), then
     :meth:`model`."""
 
-    def __init__(self, decompressed_limit: int | None = None):
+    def __init__(self, decompressed_limit: int | None = None, blocks: int = MAX_BLOCKS):
         self.decompressed_limit = decompressed_limit
+        self.blocks = blocks   # per segment
         self.decompressor = Decompressor(decompressed_limit) if decompressed_limit else Decompressor()
         self.partitions: list[dict] = []
         self.findings: list[dict] = []
@@ -318,7 +323,7 @@ class MapGatherer:
             return None
         with stream:
             reader = SegmentReader(stream, ReadOptions())
-            segment = SegmentMap(path, ident, reader.size)
+            segment = SegmentMap(path, ident, reader.size, self.blocks)
             base = os.path.splitext(path)[0]
             self._offset_ticks(base + ".index", segment, partition)
             times = self._time_ticks(base + ".timeindex", segment, partition)
@@ -407,7 +412,7 @@ class MapGatherer:
 
     def model(self) -> dict:
         return {"kbatch_map": MODEL_VERSION, "color_choices": list(COLOR_CHOICES),
-                "max_blocks": MAX_BLOCKS, "partitions": self.partitions, "findings": self.findings,
+                "blocks_per_segment": self.blocks, "partitions": self.partitions, "findings": self.findings,
                 "findings_left_off": dict(sorted(self.findings_left_off.items())), "errors": self.errors,
                 "unreadable": [{"file": path, "reason": reason} for path, reason in self.unreadable]}
 
@@ -459,9 +464,14 @@ def group_partitions(files: list[str]) -> list[tuple[str, list[str]]]:
     return [(key, sorted(logs, key=kinds.listing_order)) for key, logs in groups.items()]
 
 
+def blocks_per_segment(segments: int) -> int:
+    """The blocks each of so many segments is drawn with: MAX_BLOCKS, or its share of PAGE_BLOCKS."""
+    return min(MAX_BLOCKS, max(MIN_BLOCKS, PAGE_BLOCKS // max(1, segments)))
+
+
 def gather(files: list[str], decompressed_limit: int | None = None) -> MapGatherer:
     """Read the segment files (``*.log``) into a map's model."""
-    gatherer = MapGatherer(decompressed_limit)
+    gatherer = MapGatherer(decompressed_limit, blocks_per_segment(len(files)))
     for key, logs in group_partitions(files):
         gatherer.add_partition(key, logs)
     return gatherer
