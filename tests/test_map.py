@@ -73,6 +73,26 @@ def test_model_holds_what_the_readers_say(kbatch):
     assert {t["outcome"] for t in told} == {"COMMIT", "ABORT", "OPEN"}
 
 
+def test_a_blocks_command_opens_it(kbatch):
+    """What a click copies: dump of a batch's offsets lists that batch; hexdump-annotate of a damaged range's
+    position shows that range."""
+    import shlex
+
+    model = json.loads(kbatch("map", "--format", "json", "-o", "-", *MAPS["partition"], *MAPS["damaged"]).out)
+    segments = [segment for partition in model["partitions"] for segment in partition["segments"]]
+    for segment in segments:
+        for block in segment["blocks"]:
+            program, *args = shlex.split(block["command"])
+            assert program == "kbatch" and args[:2] == ["dump", "--records"]
+            listed = [line for line in _jsonl(kbatch, *args, "--format", "jsonl") if line["type"] == "batch"]
+            assert block["pos"] in [line["pos"] for line in listed]
+        for region in segment["regions"]:
+            program, *args = shlex.split(region["command"])
+            shown = kbatch(*args)
+            assert f"{segment['path']}: damaged range at {region['pos']}, {region['end'] - region['pos']} bytes" \
+                in shown.out
+
+
 def test_a_segment_of_more_batches_than_a_screen_shows_is_binned(tmp_path, kbatch, monkeypatch):
     from kbatch.map import gather
 
