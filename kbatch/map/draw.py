@@ -112,15 +112,17 @@ def byte_map(partition: dict, choice: str) -> dict:
     x = {"field": "pos", "type": "quantitative", "title": "file position (bytes)",
          "scale": {"domain": [0, size], "nice": False, "zero": True}}
     y = {"field": "row", "type": "nominal", "title": None, "sort": _rows(partition)}
+    # An outline tells batches apart while each is a few pixels wide; narrower, it would hide them.
+    most = max((len(segment["blocks"]) for segment in partition["segments"]), default=0)
+    outline = {"stroke": "white", "strokeWidth": 0.3} if most <= WIDTH // 4 else {}
     block = {"transform": [{"calculate": f"datum.cat['{choice}']", "as": "colour"}],
-             "mark": {"type": "rect", "stroke": "white", "strokeWidth": 0.3},
+             "mark": {"type": "rect", **outline},
              "encoding": {"x": x, "x2": {"field": "end"}, "y": y, "color": _colour(choice)}}
     layers = [
         {"name": f"{pid}_batch", "data": {"values": batches}, **block, "params": [
             {"name": f"zoom_{partition['id']}", "select": {"type": "interval", "encodings": ["x"]}, "bind": "scales"}],
          "encoding": {**block["encoding"], "tooltip": _tooltip(BATCH_TOOLTIP)}},
-        # (a bin is a pixel or less wide: an outline would hide it)
-        {"name": f"{pid}_bin", "data": {"values": bins}, **block, "mark": {"type": "rect"},
+        {"name": f"{pid}_bin", "data": {"values": bins}, **block,
          "encoding": {**block["encoding"], "tooltip": _tooltip(BIN_TOOLTIP)}},
         {"name": f"{pid}_region", "data": {"values": regions},
          "mark": {"type": "rect", "stroke": "black", "strokeWidth": 0.5, "opacity": 0.9},
@@ -295,8 +297,8 @@ def _summary(model: dict) -> str:
     segments = sum(partition["segment_count"] for partition in partitions)
     found = len(model["findings"]) + sum(model["findings_left_off"].values())
     return (f"{len(partitions)} partition(s), {segments} segment(s), "
-            f"{sum(partition['size'] for partition in partitions)} bytes; {model['errors']} damaged, "
-            f"{found} finding(s)")
+            f"{sum(partition['size'] for partition in partitions)} bytes; {found} finding(s), "
+            f"{model['errors']} of them damage")
 
 
 # -- HTML ------------------------------------------------------------------------------------------------
