@@ -54,17 +54,17 @@ def _which() -> str | None:
 class Browser:
     path: str
 
-    def _run(self, page: Path, *extra: str) -> subprocess.CompletedProcess:
+    def _run(self, page: Path, *extra: str, fragment: str = "") -> subprocess.CompletedProcess:
         command = [self.path, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
                    "--no-first-run", "--enable-logging=stderr", "--v=0",
                    # nothing may be fetched from the network: a name that resolves nowhere fails loudly
                    "--host-resolver-rules=MAP * ~NOTFOUND", "--virtual-time-budget=20000",
-                   *extra, page.resolve().as_uri()]
+                   *extra, page.resolve().as_uri() + (f"#{fragment}" if fragment else "")]
         return subprocess.run(command, capture_output=True, text=True, timeout=180)
 
-    def dom(self, page: Path) -> tuple[str, list[str]]:
-        """The page's DOM after its scripts ran, and every console message it logged."""
-        result = self._run(page, "--dump-dom")
+    def dom(self, page: Path, fragment: str = "") -> tuple[str, list[str]]:
+        """The page's DOM after its scripts ran (at ``page#fragment``), and every console message it logged."""
+        result = self._run(page, "--dump-dom", fragment=fragment)
         return result.stdout, console_messages(result.stderr)
 
     def screenshot(self, page: Path, out: Path, size=(1280, 1000)) -> list[str]:

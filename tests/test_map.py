@@ -153,8 +153,8 @@ def _x(value: float, low: float, high: float) -> float:
     return (value - low) / (high - low) * WIDTH
 
 
-def _look(browser, page: Path) -> dict:
-    dom, console = browser.dom(page)
+def _look(browser, page: Path, fragment: str = "") -> dict:
+    dom, console = browser.dom(page, fragment)
     assert console == []
     from .browser import drawn
 
@@ -293,3 +293,25 @@ def test_many_segments_share_the_blocks_of_a_page(monkeypatch):
     assert all(len(segment["blocks"]) <= 2 and len(segment["index"]) <= 2 for segment in segments)
     assert sum(block["batches"] for segment in segments for block in segment["blocks"]) == \
         sum(segment["batches"] for segment in segments)
+
+
+def test_colour_by_kind_in_a_browser(headless_browser, kbatch, tmp_path):
+    """The page's colouring switched (here from its address): each batch of the partition drawn in its kind's
+    colour, as dump's flags say."""
+    from kbatch.map.draw import COLOUR_SCALES
+
+    page = _page(kbatch, tmp_path, "partition")   # written coloured by codec
+    found = _look(headless_browser, page, "colour=kind")
+    scale = COLOUR_SCALES["kind"]
+    colour = dict(zip(scale["domain"], scale["range"]))
+    logs = sorted((FIXTURES / "partition" / "orders-0").glob("*.log"))
+    batches = {(f"p0s{number}", line["pos"]): line for number, path in enumerate(logs)
+               for line in _jsonl(kbatch, "dump", "--format", "jsonl", str(path.relative_to(ROOT)))
+               if line["type"] == "batch"}
+    drawn = {(mark["segment"], mark["pos"]): mark["fill"] for mark in found["charts"]["p0"]
+             if mark["mark"] == "p0_batch_marks"}
+    assert drawn.keys() == batches.keys()
+    kinds = {key: "control" if line["is_control"] else "transactional" if line["is_transactional"]
+             else "idempotent" if line["producer_id"] >= 0 else "plain" for key, line in batches.items()}
+    assert drawn == {key: colour[kind] for key, kind in kinds.items()}
+    assert {"control", "transactional"} <= set(kinds.values())

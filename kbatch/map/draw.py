@@ -466,7 +466,7 @@ SCRIPT = r"""
     if (!scene) return out;
     if (scene.marktype && scene.name) {
       for (const item of scene.items || []) {
-        if (item.datum) out.push({mark: scene.name, datum: item.datum, x: item.x, width: item.width});
+        if (item.datum) out.push({mark: scene.name, datum: item.datum, x: item.x, width: item.width, fill: item.fill});
       }
     }
     for (const item of scene.items || []) marks(item, out);
@@ -479,10 +479,10 @@ SCRIPT = r"""
       const found = marks(view.scenegraph().root, []);
       drawn.counts[id] = {};
       for (const m of found) drawn.counts[id][m.mark] = (drawn.counts[id][m.mark] || 0) + 1;
-      drawn.charts[id] = found.filter(m => /_(region|txn)_marks$/.test(m.mark)).map(m => ({
-        mark: m.mark, x: m.x, width: m.width, pos: m.datum.pos, end: m.datum.end,
+      drawn.charts[id] = found.filter(m => /_(region|txn|batch)_marks$/.test(m.mark)).slice(0, 5000).map(m => ({
+        mark: m.mark, x: m.x, width: m.width, fill: m.fill, pos: m.datum.pos, end: m.datum.end,
         first_offset: m.datum.first_offset, end_offset: m.datum.end_offset, outcome: m.datum.outcome,
-        code: m.datum.code}));
+        code: m.datum.code, segment: m.datum.segment}));
     }
     drawn.resources = performance.getEntriesByType("resource").map(r => r.name);
     const out = document.createElement("pre");
@@ -506,6 +506,10 @@ SCRIPT = r"""
       }
     });
   }
-  drawAll(data.choice).then(report, e => { errors.push(String(e)); report(); });
+  // The colouring may be named in the address (map.html#colour=damage), to link to a view.
+  const asked = new URLSearchParams(location.hash.slice(1)).get("colour");
+  const choice = asked in data.colours ? asked : data.choice;
+  document.getElementById("colour-by").value = choice;
+  drawAll(choice).then(report, e => { errors.push(String(e)); report(); });
 })();
 """
