@@ -30,7 +30,7 @@ def find_or_install() -> str:
         return found
     if hasattr(os, "geteuid") and os.geteuid() == 0 and shutil.which("apt-get"):
         environment = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-        install = ["apt-get", "install", "-y", "-q", "--no-install-recommends", "chromium"]
+        install = ["apt-get", "install", "-y", "-q", "chromium"]
         result = subprocess.run(install, capture_output=True, text=True, env=environment, timeout=900)
         if result.returncode != 0:   # a fresh image has no package lists yet
             subprocess.run(["apt-get", "update", "-q"], capture_output=True, env=environment, timeout=900)
