@@ -28,7 +28,7 @@ import zlib
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from kbatch.encode import encode_document  # noqa: E402
+from kbatch.ops.encode import encode_document  # noqa: E402
 
 COMMANDS = [["dump"], ["dump", "--records", "--format", "jsonl"], ["verify-crc"], ["verify-crc", "--deep"],
             ["repair-length"], ["salvage", "-o", "{tmp}/salvaged.log"], ["hexdump-annotate", "--decompressed"],

@@ -123,7 +123,7 @@ def bench_file(kbatch: list[str], path: str, repeat: int) -> list[dict]:
                                               os.path.join(scratch, name.split()[0])],
                      os.path.join(scratch, name.split()[0]))
                     for name, module in PEERS.items()]
-        # By default kbatch reads a large file in parts, a process per CPU (kbatch/parts.py); --jobs 1: one walk.
+        # By default kbatch reads a large file in parts, a process per CPU (kbatch/walk/parts.py); --jobs 1: one walk.
         for name, args in [("kbatch verify-crc", ["verify-crc"]),
                            ("kbatch verify-crc --deep", ["verify-crc", "--deep"]),
                            ("kbatch verify-crc --deep --jobs 1", ["verify-crc", "--deep", "--jobs", "1"]),

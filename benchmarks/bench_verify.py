@@ -3,10 +3,10 @@
 
 Measures, on a large v2 segment already in the page cache:
 
-* in-process: ``kbatch.fastscan.fast_scan(FILE)``, with one thread and with two;
+* in-process: ``kbatch.walk.crc.fast_scan(FILE)``, with one thread and with two;
 * whole processes under ``/usr/bin/time -v``: ``cat FILE > /dev/null`` (reading
   the file at all), a one-line Python CRC-32C of the whole file read into memory
-  (the CRC alone), ``python -m kbatch.fastscan FILE`` (the stand-in for
+  (the CRC alone), ``python -m kbatch.walk.crc FILE`` (the stand-in for
   ``kbatch verify-crc``) and ``kbatch verify-crc FILE`` once that command exists.
 
 Wall time is the best of ``--repeat`` runs, timed around the process; peak RSS
@@ -41,7 +41,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 
-from kbatch.fastscan import fast_scan
+from kbatch.walk.crc import fast_scan
 
 DEFAULT_FILE = os.path.join(HERE, "data", "00000000000000000000.log")
 CRC_ONE_CALL = 'import crc32c,sys; crc32c.crc32c(open(sys.argv[1],"rb").read())'
@@ -165,9 +165,9 @@ def main(argv: list[str] | None = None) -> dict:
     commands = {
         "cat FILE > /dev/null": ["cat", args.file],
         "python: crc32c(read whole file)": [python, "-c", CRC_ONE_CALL, args.file],
-        "python -m kbatch.fastscan FILE": [python, "-m", "kbatch.fastscan", args.file],
-        "python -m kbatch.fastscan --threads 1 FILE": [python, "-m", "kbatch.fastscan", args.file, "--threads", "1"],
-        "python -c 'import kbatch.fastscan' (start-up)": [python, "-c", "import kbatch.fastscan"],
+        "python -m kbatch.walk.crc FILE": [python, "-m", "kbatch.walk.crc", args.file],
+        "python -m kbatch.walk.crc --threads 1 FILE": [python, "-m", "kbatch.walk.crc", args.file, "--threads", "1"],
+        "python -c 'import kbatch.walk.crc' (start-up)": [python, "-c", "import kbatch.walk.crc"],
     }
     if has_verify_crc():
         commands["kbatch verify-crc FILE"] = [os.path.join(os.path.dirname(python), "kbatch"), "verify-crc",

@@ -139,9 +139,9 @@ def hexdump_svg(path: Path = MAN_DIR / "hexdump-annotate.svg") -> None:
 
     from rich.console import Console
 
-    from kbatch.annotate import entry_spans
-    from kbatch.findings import Finding
-    from kbatch.reader import ReadOptions, SegmentReader
+    from kbatch.ops.annotate import entry_spans
+    from kbatch.format.findings import Finding
+    from kbatch.reading.reader import ReadOptions, SegmentReader
     from kbatch.render.hexdump import render
 
     data = (MAN_DIR.parent / "fixtures" / "v2-txn-commit.log").read_bytes()

@@ -8,8 +8,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from kbatch.findings import Finding
-from kbatch.reader import ReadOptions, SegmentReader
+from kbatch.format.findings import Finding
+from kbatch.reading.reader import ReadOptions, SegmentReader
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
@@ -60,7 +60,7 @@ def run_kbatch(args: list[str], capsys, monkeypatch, stdin: bytes | None = None)
 
 
 def pure_recordwalk():
-    """kbatch/recordwalk.py run as plain Python, beside the compiled module the package imports.
+    """kbatch/kernels/recordwalk.py run as plain Python, beside the compiled module the package imports.
 
     Loaded from the .py file itself under another name, so one test run exercises both builds of the
     same source.  ``import cython`` is made to fail while it loads, so it runs on kbatch's own stand-in
@@ -72,7 +72,7 @@ def pure_recordwalk():
 
     name = "kbatch._recordwalk_pure"
     if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(kbatch.__file__).parent / "recordwalk.py")
+        spec = importlib.util.spec_from_file_location(name, Path(kbatch.__file__).parent / "kernels" / "recordwalk.py")
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
         cython = sys.modules.get("cython")
@@ -84,26 +84,26 @@ def pure_recordwalk():
                 del sys.modules["cython"]
             else:
                 sys.modules["cython"] = cython
-        assert module.cython.__name__ == "kbatch._cython_shim", module.cython
+        assert module.cython.__name__ == "kbatch.kernels._cython_shim", module.cython
     return sys.modules[name]
 
 
 def use_pure_decoder(monkeypatch) -> None:
     """From here on kbatch decodes records with the plain-Python twin of its compiled decoder."""
-    import kbatch.fastdeep
-    import kbatch.fastlist
-    import kbatch.records
-    import kbatch.render.jsonout
+    import kbatch.walk.deep
+    import kbatch.walk.listing
+    import kbatch.reading.records
+    import kbatch.output.jsonout
 
     pure = pure_recordwalk()
-    monkeypatch.setattr(kbatch.fastdeep, "CleanBatches", pure.CleanBatches)
-    monkeypatch.setattr(kbatch.records, "RecordWalker", pure.RecordWalker)
-    monkeypatch.setattr(kbatch.records, "RecordColumns", pure.RecordColumns)
-    monkeypatch.setattr(kbatch.records, "_COLUMNS", {})
-    monkeypatch.setattr(kbatch.render.jsonout, "records_json", pure.records_json)
-    monkeypatch.setattr(kbatch.render.jsonout, "batch_json", pure.batch_json)
-    monkeypatch.setattr(kbatch.fastlist, "fields_json", pure.fields_json)
-    monkeypatch.setattr(kbatch.render.jsonout, "any_key_or_value_starts_with_zero",
+    monkeypatch.setattr(kbatch.walk.deep, "CleanBatches", pure.CleanBatches)
+    monkeypatch.setattr(kbatch.reading.records, "RecordWalker", pure.RecordWalker)
+    monkeypatch.setattr(kbatch.reading.records, "RecordColumns", pure.RecordColumns)
+    monkeypatch.setattr(kbatch.reading.records, "_COLUMNS", {})
+    monkeypatch.setattr(kbatch.output.jsonout, "records_json", pure.records_json)
+    monkeypatch.setattr(kbatch.output.jsonout, "batch_json", pure.batch_json)
+    monkeypatch.setattr(kbatch.walk.listing, "fields_json", pure.fields_json)
+    monkeypatch.setattr(kbatch.output.jsonout, "any_key_or_value_starts_with_zero",
                         pure.any_key_or_value_starts_with_zero)
 
 

@@ -8,7 +8,7 @@ import sys
 import crc32c as package
 from hypothesis import given, strategies as st
 
-from kbatch.checksums import CRC32C, crc32c
+from kbatch.format.checksums import CRC32C, crc32c
 
 
 def test_crc32c_check_value():
@@ -24,7 +24,7 @@ def test_crc32c_is_the_packages_and_goes_on_from_a_running_value(first, second):
 
 def test_loading_it_leaves_the_package_and_its_version_lookup_alone():
     """The package's __init__ (importlib.metadata for its version) is what costs start-up time."""
-    code = ("import sys, kbatch.checksums; "
-            "print('crc32c' in sys.modules, 'importlib.metadata' in sys.modules, kbatch.checksums.CRC32C(b'a'))")
+    code = ("import sys, kbatch.format.checksums; "
+            "print('crc32c' in sys.modules, 'importlib.metadata' in sys.modules, kbatch.format.checksums.CRC32C(b'a'))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["False", "False", str(package.crc32c(b"a"))]

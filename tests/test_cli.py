@@ -124,7 +124,7 @@ LOADS = [
     # Off a terminal (here a pipe) verify-crc's summary is written without Rich.
     (["verify-crc", "--deep", "fixtures/internal/__transaction_state-3/00000000000000000000.log"],
      {"kbatch.messages.schemas"}, {"rich"}),
-    (["--help"], set(), {"construct", "kbatch.reader", *(f"kbatch.cli.{name}" for name in ("diff", "dump", "scan"))}),
+    (["--help"], set(), {"construct", "kbatch.reading.reader", *(f"kbatch.cli.{name}" for name in ("diff", "dump", "scan"))}),
     # A segment without compressed batches needs no codec; a summary needs no JSON.
     (["verify-crc", "--deep", "fixtures/v2-uncompressed.log"], set(), {"cramjam", "json", "base64"}),
     (["verify-crc", "--deep", "fixtures/v2-gzip.log"], {"cramjam"}, {"json", "base64"}),

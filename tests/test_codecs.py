@@ -8,7 +8,7 @@ import cramjam
 import pytest
 from kafka import codec as kafka_codec
 
-from kbatch.codecs import CODEC_IDS, FRAME_DEFAULTS, CodecError, Decompressor, compress, frame_options, xxh32
+from kbatch.format.codecs import CODEC_IDS, FRAME_DEFAULTS, CodecError, Decompressor, compress, frame_options, xxh32
 
 PAYLOAD = random.Random(0).randbytes(3000) + b"kafka " * 20000
 

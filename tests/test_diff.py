@@ -8,7 +8,7 @@ import shutil
 import pytest
 from kafka.record.default_records import DefaultRecordBatchBuilder
 
-from kbatch.checksums import crc32c
+from kbatch.format.checksums import crc32c
 
 from .helpers import FIXTURES
 
@@ -119,7 +119,7 @@ def test_hex_blobs(kbatch, tmp_path):
 
 @pytest.mark.parametrize("records_only", [False, True])
 def test_max_decompressed_bytes_caps_diff_and_the_capped_batch_is_damage(kbatch, tmp_path, monkeypatch, records_only):
-    from kbatch.encode import encode_document
+    from kbatch.ops.encode import encode_document
 
     for name, byte in (("a.log", "00"), ("b.log", "01")):
         (tmp_path / name).write_bytes(encode_document({"entries": [{"codec": "gzip", "records": [
@@ -142,12 +142,12 @@ def test_each_side_keeps_half_the_records_of_a_wrapper_bomb(monkeypatch):
     """Two wrapper bombs side by side hold no more records than one command reading one of them."""
     import io
 
-    import kbatch.diff
-    from kbatch.diff import DiffSummary, diff_streams
+    import kbatch.ops.diff
+    from kbatch.ops.diff import DiffSummary, diff_streams
 
     from .test_reader import _wrapper_bomb
 
-    monkeypatch.setattr(kbatch.diff, "MAX_HELD", 200)
+    monkeypatch.setattr(kbatch.ops.diff, "MAX_HELD", 200)
     data = _wrapper_bomb(1000)
     summary = DiffSummary()
     differences = list(diff_streams(io.BytesIO(data), io.BytesIO(bytearray(data)), summary, records_only=True))

@@ -93,7 +93,7 @@ def test_every_option_has_help():
 
 
 def test_readme_json_example_encodes():
-    from kbatch.encode import encode_document
+    from kbatch.ops.encode import encode_document
 
     (example,) = re.findall(r"```json\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
     import json

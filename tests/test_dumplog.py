@@ -13,7 +13,7 @@ import struct
 import crc32c
 import pytest
 
-from kbatch.model import increment_sequence
+from kbatch.reading.model import increment_sequence
 
 from .helpers import FIXTURES, sidecar
 

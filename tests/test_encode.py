@@ -10,11 +10,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 from kafka.record.memory_records import MemoryRecords
 
-from kbatch.encode import SpecError, encode_document
-from kbatch.findings import CODES
-from kbatch.reader import ReadOptions
-from kbatch.summary import FileSummary
-from kbatch.verify import VerifyOptions, verify_stream
+from kbatch.ops.encode import SpecError, encode_document
+from kbatch.format.findings import CODES
+from kbatch.reading.reader import ReadOptions
+from kbatch.reading.summary import FileSummary
+from kbatch.ops.verify import VerifyOptions, verify_stream
 
 from .helpers import ROOT, fixture_id, fixture_paths, read_all
 
@@ -102,8 +102,8 @@ def _entries(draw):
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_entries())
 def test_random_specs_encode_dump_and_reencode_to_the_same_bytes(spec):
-    from kbatch.reader import SegmentReader
-    from kbatch.render.jsonout import batch_dict
+    from kbatch.reading.reader import SegmentReader
+    from kbatch.output.jsonout import batch_dict
 
     data = encode_document(spec)
     batches = list(SegmentReader(io.BytesIO(data), ReadOptions(records=True, keep_body=True)))
@@ -316,8 +316,8 @@ def test_output_replaces_atomically_and_leaves_no_temporary_files(kbatch, tmp_pa
 
 def test_the_small_varint_table_is_the_declarations_encoding():
     """The encoder looks small varints up; each entry is what the Varint declaration builds and parses back."""
-    from kbatch.encode import _SMALL_VARINTS, _varint_bytes
-    from kbatch.layouts import Varint, Varlong
+    from kbatch.ops.encode import _SMALL_VARINTS, _varint_bytes
+    from kbatch.format.layouts import Varint, Varlong
 
     for value in range(-(1 << 13), 1 << 13):
         data = _varint_bytes(value)
@@ -349,7 +349,7 @@ def test_every_field_of_a_dump_is_type_checked_with_its_json_path(kbatch, name):
     naming its JSON path, or bytes: never another exception."""
     import copy
 
-    from kbatch.encode import SpecError, check_payload_matches_records, encode_document, entries_of
+    from kbatch.ops.encode import SpecError, check_payload_matches_records, encode_document, entries_of
 
     document = json.loads(kbatch("dump", "-r", "--format", "json", f"fixtures/{name}.log").out)
     for path in list(_every_field(document))[1:]:

@@ -1,10 +1,10 @@
 """verify-crc --deep says the same with its fast run over data batches as with the full reader alone.
 
-:class:`kbatch.fastdeep.DeepRun` walks the v2 data batches without an object each and hands every other
+:class:`kbatch.walk.deep.DeepRun` walks the v2 data batches without an object each and hands every other
 entry, and every batch that breaks a rule, to the full reader.  The oracle is verify_stream with the run
 taken out: the same findings in the same order, the same counts, on every fixture, every rule, damage
 and random header changes.  And the run must take the plain batches (or it would be an empty promise).
-Every test runs twice: with the compiled loop (kbatch.recordwalk.CleanBatches) and with its plain-Python
+Every test runs twice: with the compiled loop (kbatch.kernels.recordwalk.CleanBatches) and with its plain-Python
 twin.  The batches are built by kafka-python's builder (an encoder that is not ours).
 """
 
@@ -20,15 +20,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from kafka.record.default_records import DefaultRecordBatchBuilder
 
-import kbatch.fastdeep
-import kbatch.parts
-from kbatch.checksums import crc32c
-from kbatch.fastdeep import DeepRun
-from kbatch.layouts import BATCH_CRC_START, BATCH_HEADER
+import kbatch.walk.deep
+import kbatch.walk.parts
+from kbatch.format.checksums import crc32c
+from kbatch.walk.deep import DeepRun
+from kbatch.format.layouts import BATCH_CRC_START, BATCH_HEADER
 from kbatch.reading.window import CHUNK
-from kbatch.segments import segment_base_offset
-from kbatch.summary import FileSummary
-from kbatch.verify import VerifyOptions, verify_file, verify_stream
+from kbatch.files.inputs import segment_base_offset
+from kbatch.reading.summary import FileSummary
+from kbatch.ops.verify import VerifyOptions, verify_file, verify_stream
 
 from .helpers import FIXTURES, fixture_id, fixture_paths, use_pure_decoder
 
@@ -93,7 +93,7 @@ def verify(data: bytes, name: str = "00000000000000000000.log", *, fast: bool = 
         return runs[-1]
 
     summary = FileSummary(name, len(data))
-    with mock.patch.object(kbatch.fastdeep, "DeepRun", make_run):
+    with mock.patch.object(kbatch.walk.deep, "DeepRun", make_run):
         findings = [(finding.code, finding.pos, finding.size, finding.field, finding.expected, finding.actual,
                      finding.inner_pos)
                     for finding in verify_stream(io.BytesIO(data), summary, VerifyOptions(deep=True),
@@ -213,7 +213,7 @@ def test_a_compressed_batch_that_inflates_past_the_limit_goes_to_the_full_reader
     options = VerifyOptions(deep=True, decompressed_limit=18_000)   # the third batch's ~20 KB, not the others'
     found = []
     for fast in (True, False):
-        with mock.patch.object(kbatch.fastdeep, "DeepRun", DeepRun if fast else NoRun):
+        with mock.patch.object(kbatch.walk.deep, "DeepRun", DeepRun if fast else NoRun):
             found.append([finding.code for finding in verify_stream(io.BytesIO(data), FileSummary("x", len(data)),
                                                                     options)])
     assert found[0] == found[1] == ["decompress-too-large"]
@@ -294,7 +294,7 @@ def test_the_fixtures_plain_batches_are_walked():
 
 def test_a_large_file_read_in_parts_says_the_same(tmp_path: Path, monkeypatch):
     """verify_in_parts: each child's part starts with a full-reader batch, checked where the parts meet."""
-    monkeypatch.setattr(kbatch.parts, "PART_MIN_SIZE", 1 << 20)
+    monkeypatch.setattr(kbatch.walk.parts, "PART_MIN_SIZE", 1 << 20)
     batches, offset = [], 0
     while sum(map(len, batches)) < 3 << 20:
         batches.append(v2_batch(offset, 40, value_size=900))

@@ -1,6 +1,6 @@
 """``dump --format jsonl`` lists the same with its run over clean batches as with the full reader alone.
 
-:class:`kbatch.fastlist.ListRun` writes the line of every v2 batch whose CRC verifies and whose line is its
+:class:`kbatch.walk.listing.ListRun` writes the line of every v2 batch whose CRC verifies and whose line is its
 header, without a Batch object, and hands every other entry to the full reader.  The oracle is the listing
 with the run taken out: the same bytes, line for line, summary included, on every fixture, damage and
 random header changes.  And the run must take the clean batches (or it would be an empty promise).
@@ -19,8 +19,8 @@ import pytest
 from hypothesis import given, settings
 
 import kbatch.cli.dump
-import kbatch.fastlist
-from kbatch.recordwalk import is_compiled
+import kbatch.walk.listing
+from kbatch.kernels.recordwalk import is_compiled
 
 from .helpers import FIXTURES, fixture_id, fixture_paths
 from .test_fastdeep import (batches_past_two_windows, changed_segment, field, random_segments, segment, set_field,
@@ -33,7 +33,7 @@ def listing(data: bytes, *args: str, fast: bool = True, name: str = "00000000000
     """(dump --format jsonl's output, its exit code, batches the run listed) of ``data`` as a file."""
     runs = []
 
-    class Counted(kbatch.fastlist.ListRun):
+    class Counted(kbatch.walk.listing.ListRun):
         def __init__(self, *init):
             super().__init__(*init)
             runs.append(self)
@@ -44,7 +44,7 @@ def listing(data: bytes, *args: str, fast: bool = True, name: str = "00000000000
     with tempfile.TemporaryDirectory() as folder, pytest.MonkeyPatch.context() as patch:
         path = Path(folder) / name
         path.write_bytes(data)
-        patch.setattr(kbatch.fastlist, "ListRun", Counted)
+        patch.setattr(kbatch.walk.listing, "ListRun", Counted)
         out, code = _run(["dump", "--format", "jsonl", *args, str(path)], patch)
     return out.replace(str(path), "FILE"), code, sum(run.listed for run in runs)
 
@@ -107,14 +107,14 @@ def test_batches_across_windows_are_all_listed():
 def test_a_window_of_empty_batches_is_written_a_few_lines_at_a_time():
     """A line is ~15 times an empty batch's 61 bytes: a window's lines at once would hold ~60 MiB."""
     from kbatch.reading.window import Window
-    from kbatch.summary import FileSummary
+    from kbatch.reading.summary import FileSummary
 
     empty = v2_batch(0, 0)
     data = b"".join(set_field(empty, "base_offset", offset) for offset in range(1000))
     writes, summary = [], FileSummary("x.log", len(data))
-    run = kbatch.fastlist.ListRun(summary, b'{"file": "x.log", ', writes.append, 1 << 20)
+    run = kbatch.walk.listing.ListRun(summary, b'{"file": "x.log", ', writes.append, 1 << 20)
     assert run.walk(Window(io.BytesIO(data), len(data)), 0, len(data)) == len(data)
-    assert max(write.count(b"\n") for write in writes) == kbatch.fastlist.LINES_PER_WRITE < 1000
+    assert max(write.count(b"\n") for write in writes) == kbatch.walk.listing.LINES_PER_WRITE < 1000
     assert b"".join(writes).count(b"\n") == summary.batches == run.listed == 1000
     assert [json.loads(line)["base_offset"] for line in b"".join(writes).splitlines()] == list(range(1000))
 

@@ -22,17 +22,17 @@ from hypothesis import strategies as st
 from kafka.record.default_records import DefaultRecordBatchBuilder
 from kafka.record.legacy_records import LegacyRecordBatchBuilder
 
-from kbatch import fastscan
-from kbatch.fastscan import FastScan, fast_scan
-from kbatch.findings import Severity
-from kbatch.layouts import (
+from kbatch.walk import crc as fastscan
+from kbatch.walk.crc import FastScan, fast_scan
+from kbatch.format.findings import Severity
+from kbatch.format.layouts import (
     BATCH_CRC_START,
     BATCH_HEADER,
     LEGACY_CODEC_MASK,
     MESSAGE_CRC_START,
     MESSAGE_V1_HEADER,
 )
-from kbatch.reader import DEFAULT_MAX_ENTRY_SIZE
+from kbatch.reading.reader import DEFAULT_MAX_ENTRY_SIZE
 
 from .helpers import fixture_id, fixture_paths, read_all
 
@@ -372,11 +372,11 @@ def test_a_file_that_shrinks_while_read_is_not_clean(tmp_path: Path, monkeypatch
 def test_the_command_line_prints_one_line(tmp_path: Path):
     path = tmp_path / "segment.log"
     path.write_bytes(SEGMENT)
-    done = subprocess.run([sys.executable, "-m", "kbatch.fastscan", str(path)], capture_output=True, text=True, check=False)
+    done = subprocess.run([sys.executable, "-m", "kbatch.walk.crc", str(path)], capture_output=True, text=True, check=False)
     assert done.returncode == 0 and done.stderr == ""
     assert done.stdout.count("\n") == 1 and "clean=True" in done.stdout and "entries=3" in done.stdout
     path.write_bytes(SEGMENT[:-1])
-    done = subprocess.run([sys.executable, "-m", "kbatch.fastscan", str(path)], capture_output=True, text=True, check=False)
+    done = subprocess.run([sys.executable, "-m", "kbatch.walk.crc", str(path)], capture_output=True, text=True, check=False)
     assert done.returncode == 1 and "clean=False" in done.stdout
 
 

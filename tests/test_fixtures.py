@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from kbatch.findings import Finding, Severity
+from kbatch.format.findings import Finding, Severity
 
 from .helpers import FIXTURES, fixture_id, read_all, sidecar
 
@@ -126,8 +126,8 @@ def _stored_inner_offsets(batch, data: bytes) -> list[int]:
     """The offsets a wrapper's inner messages carry as stored (v1: relative), read from its inflated value."""
     import io
 
-    from kbatch.codecs import Decompressor
-    from kbatch.reader import ReadOptions, SegmentReader
+    from kbatch.format.codecs import Decompressor
+    from kbatch.reading.reader import ReadOptions, SegmentReader
 
     value = data[batch.payload_pos:batch.payload_pos + batch.payload_size]
     inner = Decompressor().decompress(batch.attributes & 0x07, value, batch.magic)

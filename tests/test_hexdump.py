@@ -6,10 +6,10 @@ import io
 
 import pytest
 
-from kbatch.annotate import decompressed_spans, entry_spans
-from kbatch.codecs import Decompressor
-from kbatch.findings import Finding
-from kbatch.reader import ReadOptions, SegmentReader
+from kbatch.ops.annotate import decompressed_spans, entry_spans
+from kbatch.format.codecs import Decompressor
+from kbatch.format.findings import Finding
+from kbatch.reading.reader import ReadOptions, SegmentReader
 
 from .helpers import FIXTURES, fixture_id, fixture_paths
 
@@ -109,14 +109,14 @@ def test_a_file_whose_only_entry_is_damaged_is_annotated(kbatch, tmp_path):
 
 
 def _big_batch(records: int) -> bytes:
-    from kbatch.encode import encode_document
+    from kbatch.ops.encode import encode_document
 
     return encode_document({"entries": [{"records": [{"key": None, "value": {"hex": "%04x" % (n % 65536)}}
                                                       for n in range(records)]}]})
 
 
 def test_a_huge_batch_shows_max_bytes_and_says_what_it_left_out(kbatch, tmp_path, monkeypatch):
-    import kbatch.annotate as annotate
+    import kbatch.ops.annotate as annotate
 
     path = tmp_path / "big.log"
     data = _big_batch(20_000)
@@ -151,7 +151,7 @@ def test_max_bytes_zero_shows_every_byte_and_the_long_legend_lines_up(kbatch, tm
 
 
 def test_decompressed_records_are_cut_to_max_bytes_too(kbatch, tmp_path):
-    from kbatch.encode import encode_document
+    from kbatch.ops.encode import encode_document
 
     path = tmp_path / "gzip.log"
     path.write_bytes(encode_document({"entries": [{"codec": "gzip", "records": [

@@ -17,7 +17,7 @@ import sys
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from kbatch.findings import Finding
+from kbatch.format.findings import Finding
 from kbatch.messages import make_table
 from kbatch.messages.decoder import MessageDecoder, MessageError, to_json
 from kbatch.messages.schemas import SCHEMAS
@@ -266,8 +266,8 @@ def _internal_logs(root):
     _internal_logs(INTERNAL / "__transaction_state-3") + _internal_logs(INTERNAL / "__cluster_metadata-0")
     + _internal_logs(INTERNAL / "__share_group_state-0")), ids=lambda path: path.parent.name)
 def test_hexdump_spans_cover_every_key_and_value_byte_with_message_fields(path):
-    from kbatch.annotate import entry_spans
-    from kbatch.reader import ReadOptions, SegmentReader
+    from kbatch.ops.annotate import entry_spans
+    from kbatch.reading.reader import ReadOptions, SegmentReader
 
     data = path.read_bytes()
     decoder = decoder_for_path(str(path))

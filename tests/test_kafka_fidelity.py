@@ -16,12 +16,12 @@ import crc32c
 import pytest
 from kafka.record.default_records import DefaultRecordBatchBuilder
 
-from kbatch.annotate import entry_spans
-from kbatch.fastscan import fast_scan
-from kbatch.findings import Severity
-from kbatch.reader import ReadOptions, SegmentReader
-from kbatch.summary import FileSummary
-from kbatch.verify import VerifyOptions, verify_file
+from kbatch.ops.annotate import entry_spans
+from kbatch.walk.crc import fast_scan
+from kbatch.format.findings import Severity
+from kbatch.reading.reader import ReadOptions, SegmentReader
+from kbatch.reading.summary import FileSummary
+from kbatch.ops.verify import VerifyOptions, verify_file
 
 from .helpers import FIXTURES, read_all
 
@@ -132,7 +132,7 @@ def test_a_negative_records_count_is_damage_for_the_fast_pass_and_the_reader(tmp
 
 
 def test_the_fast_pass_checks_the_count_of_a_batch_larger_than_its_buffer(tmp_path, monkeypatch):
-    from kbatch import fastscan
+    from kbatch.walk import crc as fastscan
 
     monkeypatch.setattr(fastscan, "SMALL_FILE_SIZE", 0)
     monkeypatch.setattr(fastscan, "CHUNK", 256)

@@ -7,8 +7,8 @@ import struct
 import pytest
 from construct import StreamError
 
-from kbatch import layouts
-from kbatch.checksums import crc32, crc32c
+from kbatch.format import layouts
+from kbatch.format.checksums import crc32, crc32c
 
 
 def test_v2_header_offsets_are_kafkas():
@@ -148,28 +148,28 @@ def test_field_spans_stop_at_the_damage_and_keep_what_came_before():
 
 
 def test_structs_is_what_the_declarations_derive():
-    """kbatch/structs.py (what a run reads entries with, no construct loaded) is the declarations' own
-    derivation, written out: regenerate it with `python -m kbatch.layouts` after changing a declaration."""
+    """kbatch/format/structs.py (what a run reads entries with, no construct loaded) is the declarations' own
+    derivation, written out: regenerate it with `python -m kbatch.format.layouts` after changing a declaration."""
     from pathlib import Path
 
-    from kbatch import structs
+    from kbatch.format import structs
 
     text = Path(structs.__file__).read_text()
-    assert text.endswith("\n" + layouts.structs_block()), "kbatch/structs.py is stale: run python -m kbatch.layouts"
+    assert text.endswith("\n" + layouts.structs_block()), "kbatch/format/structs.py is stale: run python -m kbatch.format.layouts"
     for name, value in layouts.derived_values().items():
         assert getattr(structs, name) == value, name
     assert structs.ENTRY_HEADERS[2] is structs.BATCH_HEADER
 
 
 def test_a_run_that_reads_entries_loads_no_construct():
-    """The reader, --deep and the listing take every layout from kbatch.structs: construct (and the
+    """The reader, --deep and the listing take every layout from kbatch.format.structs: construct (and the
     declarations) load only where a declaration is walked (hexdump-annotate, encode, stats)."""
     import subprocess
     import sys
 
-    code = ("import sys, kbatch.cli.verify_crc, kbatch.cli.dump, kbatch.reader, kbatch.verify, kbatch.fastdeep, "
-            "kbatch.fastlist, kbatch.fastscan, kbatch.partition.verify; "
+    code = ("import sys, kbatch.cli.verify_crc, kbatch.cli.dump, kbatch.reading.reader, kbatch.ops.verify, kbatch.walk.deep, "
+            "kbatch.walk.listing, kbatch.walk.crc, kbatch.partition.verify; "
             "print(sorted(name for name in sys.modules if name.split('.')[0] == 'construct' "
-            "or name in ('kbatch.layouts', 'kbatch.partition.layouts')))")
+            "or name in ('kbatch.format.layouts', 'kbatch.partition.layouts')))")
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert loaded.strip() == "[]"

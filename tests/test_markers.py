@@ -1,4 +1,4 @@
-"""A transaction marker that is not believed: its CRC fails, or its record is no ABORT or COMMIT (kbatch.markers).
+"""A transaction marker that is not believed: its CRC fails, or its record is no ABORT or COMMIT (kbatch.reading.markers).
 
 ``txn``, the partition cross-checks and ``scan`` all hold to the one rule: such a marker ends the transaction
 it would end with an unknown outcome, says what it would be if believed, and is never taken as COMMIT or

@@ -1,6 +1,6 @@
 """A batch whose baseOffset (outside the CRC) is off while its neighbours agree: blamed alone (offset-outlier).
 
-The rule lives in kbatch.invariants (breaks_sequence, OffsetOrder); --deep's fast pass, the full reader, the
+The rule lives in kbatch.reading.invariants (breaks_sequence, OffsetOrder); --deep's fast pass, the full reader, the
 parts of a parallel run and salvage all follow it, so they say the same.
 """
 
@@ -11,7 +11,7 @@ import json
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-import kbatch.parts as parts
+import kbatch.walk.parts as parts
 
 from . import handmade
 from .test_fastdeep import assert_same, decoder  # noqa: F401  (compiled and pure record walkers)

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-import kbatch.files as files
+import kbatch.files.outputs as files
 
 from .helpers import FIXTURES, ROOT
 
@@ -82,7 +82,7 @@ def test_the_in_place_backup_keeps_the_originals_mode(kbatch, tmp_path):
 _WRITER = """
 import sys, time
 sys.path.insert(0, {root!r})
-from kbatch.files import write_atomically
+from kbatch.files.outputs import write_atomically
 def chunks():
     yield b"x" * 65536
     open({ready!r}, "w").close()

@@ -15,7 +15,7 @@ import tracemalloc
 
 import crc32c
 
-from kbatch.partition import kinds
+from kbatch.files import kinds
 from kbatch.partition.crosscheck import PartitionCheck
 from kbatch.partition.sidecars import MAX_BINARY_SIZE, Entry, read_sidecar
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import crc32c
 import pytest
 
-from kbatch.findings import CODES
+from kbatch.format.findings import CODES
 
 from .test_partition_files import PARTITION, _builder
 

@@ -15,7 +15,7 @@ import sys
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from kbatch.partition import kinds
+from kbatch.files import kinds
 from kbatch.partition.layouts import (
     ABORTED_TXN_ENTRY,
     OFFSET_INDEX_ENTRY,
@@ -456,7 +456,7 @@ def test_a_partial_kraft_snapshot_is_read_as_the_snapshot_it_would_be(tmp_path, 
 @pytest.mark.parametrize("state", ["delete", "future", "stray"])
 def test_a_renamed_partition_directory_says_what_it_is_and_reads_as_its_partition(tmp_path, kbatch, state):
     from kbatch.messages import decoder_for_path
-    from kbatch.segments import topic_partition
+    from kbatch.files.inputs import topic_partition
 
     # LocalLog.logDeleteDirName / logFutureDirName / logStrayDirName: <topic>-<partition>.<uuid>-<state>
     renamed = tmp_path / f"orders-0.a5e2e2a1f2ba4e2c8cd3b0e0b1c2d3e4-{state}"

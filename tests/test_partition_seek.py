@@ -11,10 +11,10 @@ import shutil
 
 import pytest
 
-from kbatch import reader as kbatch_reader
+from kbatch.reading import reader as kbatch_reader
 from kbatch.reading import v2 as v2_batches
 from kbatch.partition.seek import Window, start_position
-from kbatch.reader import SegmentReader
+from kbatch.reading.reader import SegmentReader
 
 from .test_partition_files import PARTITION, ROOT
 

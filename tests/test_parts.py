@@ -8,10 +8,10 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-import kbatch.parts as parts
-import kbatch.verify as verify
-from kbatch.reader import SegmentReader
-from kbatch.summary import FileSummary
+import kbatch.walk.parts as parts
+import kbatch.ops.verify as verify
+from kbatch.reading.reader import SegmentReader
+from kbatch.reading.summary import FileSummary
 
 from . import handmade
 from .helpers import fixture_id, fixture_paths, run_kbatch
@@ -214,7 +214,7 @@ def test_parts_write_to_a_file_and_a_pipe_as_one_process_does(tmp_path):
 
     entries = [handmade.batch(offset, [(b"k%d" % offset, b"v" * 90)] * 3) for offset in range(0, 3000, 3)]
     path = _segment(tmp_path, entries)
-    small = "import sys, kbatch.parts; kbatch.parts.PART_MIN_SIZE = 4096; from kbatch.cli import main; main()"
+    small = "import sys, kbatch.walk.parts; kbatch.walk.parts.PART_MIN_SIZE = 4096; from kbatch.cli import main; main()"
     buffered = {name: value for name, value in os.environ.items() if name != "PYTHONUNBUFFERED"}   # as usual
     outputs = []
     for jobs in ("1", "3"):
@@ -239,7 +239,7 @@ def test_an_output_that_is_not_utf8_gets_the_same_lines_in_its_own_encoding(tmp_
 
     entries = [handmade.batch(offset, [(b"k%d" % offset, "v\u00e9".encode() * 40)] * 3) for offset in range(0, 3000, 3)]
     path = _segment(tmp_path, entries)
-    small = "import sys, kbatch.parts; kbatch.parts.PART_MIN_SIZE = 4096; from kbatch.cli import main; main()"
+    small = "import sys, kbatch.walk.parts; kbatch.walk.parts.PART_MIN_SIZE = 4096; from kbatch.cli import main; main()"
     texts = []
     for name, jobs in (("utf-8", "1"), (encoding, "1"), (encoding, "3")):
         run = subprocess.run([sys.executable, "-c", small, "dump", "--format", "jsonl", "-r", "-j", jobs, str(path)],

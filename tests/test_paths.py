@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from kbatch.segments import PARTITION_FILES, expand_paths, list_segments
+from kbatch.files.inputs import PARTITION_FILES, expand_paths, list_segments
 
 from .helpers import FIXTURES
 

@@ -8,14 +8,14 @@ from collections import defaultdict
 
 import pytest
 
-from kbatch.annotate import decompressed_spans, entry_spans
-from kbatch.codecs import Decompressor
-from kbatch.encode import encode_document
-from kbatch.findings import Finding
-from kbatch.layouts import BATCH_V3_FIXED, IGNORE_MESSAGE_ATTRIBUTES_MASK, RecordBatchV3Header
-from kbatch.reader import ReadOptions, SegmentReader
-from kbatch.stats import SegmentStats, collect
-from kbatch.whatif import WhatIf
+from kbatch.ops.annotate import decompressed_spans, entry_spans
+from kbatch.format.codecs import Decompressor
+from kbatch.ops.encode import encode_document
+from kbatch.format.findings import Finding
+from kbatch.format.layouts import BATCH_V3_FIXED, IGNORE_MESSAGE_ATTRIBUTES_MASK, RecordBatchV3Header
+from kbatch.reading.reader import ReadOptions, SegmentReader
+from kbatch.ops.stats import SegmentStats, collect
+from kbatch.ops.reencode import WhatIf
 
 from .helpers import fixture_id, fixture_paths, read_all
 

@@ -7,7 +7,7 @@ from hypothesis import given, settings, strategies as st
 from kafka.record.default_records import DefaultRecordBatchBuilder
 from kafka.record.legacy_records import LegacyRecordBatchBuilder
 
-from kbatch.findings import CODES
+from kbatch.format.findings import CODES
 
 from .helpers import read_all
 
@@ -257,7 +257,7 @@ def test_resync_finds_the_first_entry_whose_crc_verifies(garbage, cuts, start, n
     the position a check of every position would: in garbage, between real batches, with fake headers."""
     import io
 
-    from kbatch.reader import SegmentReader
+    from kbatch.reading.reader import SegmentReader
 
     data = bytearray(garbage)
     for cut in sorted(cuts, reverse=True):   # real batches spliced in, and headers that only look like one
@@ -270,7 +270,7 @@ def test_resync_finds_the_first_entry_whose_crc_verifies(garbage, cuts, start, n
 def test_span_crcs_from_prefixes_equal_the_crc_of_the_span():
     import os
 
-    from kbatch.checksums import SpanCrc, crc32, crc32c
+    from kbatch.format.checksums import SpanCrc, crc32, crc32c
 
     data = os.urandom(200_000)
     for function in (crc32, crc32c):
@@ -284,7 +284,7 @@ def test_resync_across_many_steps_of_its_crc_pass():
     import io
     import random
 
-    from kbatch.reader import SegmentReader
+    from kbatch.reading.reader import SegmentReader
 
     noise = random.Random(7)
     garbage = bytearray(noise.randbytes(300_000))
@@ -305,7 +305,7 @@ def _wrapper_bomb(messages: int, magic: int = 1) -> bytes:
     import struct
     import zlib
 
-    from kbatch.encode import encode_document
+    from kbatch.ops.encode import encode_document
 
     body = bytes([magic, 0]) + (struct.pack(">q", 1_700_000_000_000) if magic else b"") + b"\xff\xff\xff\xff" * 2
     crc = zlib.crc32(body)
@@ -347,7 +347,7 @@ def _mismatched_wrapper(messages: int) -> bytes:
     import struct
     import zlib
 
-    from kbatch.encode import encode_document
+    from kbatch.ops.encode import encode_document
 
     body = bytes([0, 0]) + b"\xff\xff\xff\xff" * 2
     crc = zlib.crc32(body)
@@ -362,7 +362,7 @@ def _record_count_bomb(records: int, key_length: int = -1) -> bytes:
     """One gzip v2 batch of ``records`` minimal 7-byte records, all with offsetDelta 0 (a true count)."""
     import gzip
 
-    from kbatch.encode import encode_document
+    from kbatch.ops.encode import encode_document
 
     # length 6 (zigzag 12), attributes, timestampDelta 0, offsetDelta 0, key length (null), value null, 0 headers
     record = bytes([12, 0, 0, 0, (-2 * key_length - 1) & 0xFF, 1, 0])
@@ -375,18 +375,18 @@ def _record_count_bomb(records: int, key_length: int = -1) -> bytes:
 def test_a_record_count_bomb_keeps_a_bounded_number_of_findings_and_says_so(build, tmp_path, capsys, monkeypatch):
     import json
 
-    import kbatch.invariants
-    import kbatch.records
-    import kbatch.recordwalk
+    import kbatch.reading.invariants
+    import kbatch.reading.records
+    import kbatch.kernels.recordwalk
 
     from .helpers import pure_recordwalk, run_kbatch, use_pure_decoder
 
     if build == "pure":
         use_pure_decoder(monkeypatch)
-    walk_module = pure_recordwalk() if build == "pure" else kbatch.recordwalk
+    walk_module = pure_recordwalk() if build == "pure" else kbatch.kernels.recordwalk
     monkeypatch.setattr(walk_module, "MAX_HELD", 100)
-    monkeypatch.setattr(kbatch.records, "MAX_HELD", 100)
-    monkeypatch.setattr(kbatch.invariants, "MAX_HELD", 100)
+    monkeypatch.setattr(kbatch.reading.records, "MAX_HELD", 100)
+    monkeypatch.setattr(kbatch.reading.invariants, "MAX_HELD", 100)
     path = tmp_path / "bomb.log"
     path.write_bytes(_record_count_bomb(3000, key_length=-2))
     result = run_kbatch(["verify-crc", "--deep", "--format", "jsonl", str(path)], capsys, monkeypatch)
@@ -408,7 +408,7 @@ def test_a_wrapper_bomb_is_written_record_by_record_as_one_json_would_write_it(t
     from click.testing import CliRunner
 
     from kbatch.cli import cli
-    from kbatch.render.jsonout import batch_dict
+    from kbatch.output.jsonout import batch_dict
 
     path = tmp_path / "bomb.log"
     path.write_bytes(_wrapper_bomb(3000))
@@ -427,7 +427,7 @@ def test_a_wrapper_bomb_is_written_record_by_record_as_one_json_would_write_it(t
 
 def test_a_wrapper_hands_back_its_inflated_pages_once_read():
     """The inner set is read from the decompressor's buffer, which is released right after (not at the next batch)."""
-    from kbatch.codecs import Decompressor
+    from kbatch.format.codecs import Decompressor
 
     released = []
 
@@ -438,7 +438,7 @@ def test_a_wrapper_hands_back_its_inflated_pages_once_read():
 
     import io
 
-    from kbatch.reader import ReadOptions, SegmentReader
+    from kbatch.reading.reader import ReadOptions, SegmentReader
 
     reader = SegmentReader(io.BytesIO(_wrapper_bomb(10)), ReadOptions(records=True), decompressor=Watching())
     (batch,) = list(reader)
@@ -451,11 +451,11 @@ def test_a_record_count_bomb_is_dumped_in_bounded_memory(output_format, tmp_path
     and dumplog) from Record objects made a chunk at a time (tests/test_record_stream.py)."""
     import json
 
-    import kbatch.records
+    import kbatch.reading.records
 
     from .helpers import run_kbatch
 
-    monkeypatch.setattr(kbatch.records, "MAX_HELD", 100)
+    monkeypatch.setattr(kbatch.reading.records, "MAX_HELD", 100)
     path = tmp_path / "bomb.log"
     path.write_bytes(_record_count_bomb(3000))
     result = run_kbatch(["dump", "--records", "--format", output_format, str(path)], capsys, monkeypatch)
@@ -473,8 +473,8 @@ def test_a_record_count_bomb_is_dumped_in_bounded_memory(output_format, tmp_path
 def test_every_finding_of_a_deep_verify_lies_in_the_input(position, patch):
     import io
 
-    from kbatch.summary import FileSummary
-    from kbatch.verify import VerifyOptions, verify_stream
+    from kbatch.reading.summary import FileSummary
+    from kbatch.ops.verify import VerifyOptions, verify_stream
 
     data = SEGMENT[:position] + patch + SEGMENT[position + len(patch):]
     for finding in verify_stream(io.BytesIO(data), FileSummary("x", len(data)), VerifyOptions(deep=True)):

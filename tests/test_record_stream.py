@@ -13,7 +13,7 @@ import pytest
 
 import kbatch.render.dumplog
 import kbatch.render.table
-from kbatch.records import RecordStream
+from kbatch.reading.records import RecordStream
 
 from .helpers import run_kbatch
 from .test_reader import _record_count_bomb, v2_batch
@@ -29,7 +29,7 @@ def bomb(tmp_path):
 @pytest.mark.parametrize("output_format", ["table", "json", "dumplog"])
 def test_records_reach_the_sink_as_a_stream_not_a_list(output_format, bomb, capsys, monkeypatch):
     from kbatch.render.dumplog import DumplogSink
-    from kbatch.render.jsonout import JsonSink
+    from kbatch.output.jsonout import JsonSink
     from kbatch.render.table import TableSink
 
     sink = {"table": TableSink, "json": JsonSink, "dumplog": DumplogSink}[output_format]
@@ -83,16 +83,16 @@ def test_dumplog_holds_a_bounded_number_of_non_consecutive_pairs_and_says_so(tmp
 
 
 def test_diff_reads_changed_batches_records_as_streams(tmp_path, capsys, monkeypatch):
-    import kbatch.diff
+    import kbatch.ops.diff
 
     seen = []
-    original = kbatch.diff._diff_headers
+    original = kbatch.ops.diff._diff_headers
 
     def diff_headers(a, b, ignore):
         seen.append((type(a.records), type(b.records)))
         return original(a, b, ignore)
 
-    monkeypatch.setattr(kbatch.diff, "_diff_headers", diff_headers)
+    monkeypatch.setattr(kbatch.ops.diff, "_diff_headers", diff_headers)
     a, b = tmp_path / "a.log", tmp_path / "b.log"
     a.write_bytes(v2_batch(0, [b"one", b"two", b"three"], codec=1))
     b.write_bytes(v2_batch(0, [b"one", b"TWO", b"three"], codec=1))
@@ -106,7 +106,7 @@ def _walked(data: bytes):
     """The batch at the start of ``data``, read with its records walked into columns (no objects)."""
     import io
 
-    from kbatch.reader import ReadOptions, SegmentReader
+    from kbatch.reading.reader import ReadOptions, SegmentReader
 
     reader = SegmentReader(io.BytesIO(data), ReadOptions(records=True, record_objects=False))
     return next(item for item in reader)
@@ -114,16 +114,16 @@ def _walked(data: bytes):
 
 def test_a_batch_walked_in_one_fill_is_read_again_from_its_columns_until_a_walk_fills_them(monkeypatch):
     """record_chunks need not walk a batch's bytes twice, and never hands out another batch's records."""
-    import kbatch.records
-    from kbatch.records import record_chunks
+    import kbatch.reading.records
+    from kbatch.reading.records import record_chunks
 
     def offsets(batch):
         return [list(columns.column("offset")) for columns in record_chunks(batch)]
 
     first = _walked(v2_batch(0, [b"v%d" % i for i in range(3)]))
     walks = []
-    walker = kbatch.records.RecordWalker
-    monkeypatch.setattr(kbatch.records, "RecordWalker", lambda *args: walks.append(args) or walker(*args))
+    walker = kbatch.reading.records.RecordWalker
+    monkeypatch.setattr(kbatch.reading.records, "RecordWalker", lambda *args: walks.append(args) or walker(*args))
     assert offsets(first) == [[0, 1, 2]] and walks == []          # its own walk's columns
     second = _walked(v2_batch(10, [b"v"] * 2))                      # fills the same columns
     assert offsets(first) == [[0, 1, 2]] and len(walks) == 2      # walked again: they hold the second's now

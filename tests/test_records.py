@@ -8,9 +8,9 @@ import pytest
 from construct import Container, ListContainer, StreamError
 from hypothesis import HealthCheck, example, given, settings, strategies as st
 
-from kbatch import layouts
-from kbatch.codecs import Decompressor
-from kbatch.records import FIELD_ORDER, RecordError, decode_record
+from kbatch.format import layouts
+from kbatch.format.codecs import Decompressor
+from kbatch.reading.records import FIELD_ORDER, RecordError, decode_record
 
 from .helpers import fixture_paths, read_all, use_pure_decoder
 

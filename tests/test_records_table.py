@@ -47,7 +47,7 @@ def _listing(table) -> set[str]:
 
 def test_the_records_table_reads_back_as_sparks_own_writer_writes_it(spark, tmp_path):  # noqa: F811
     inputs = [str(FIXTURES / "logdir"), *map(str, sorted(FIXTURES.glob("*.log"))), str(FIXTURES / "internal")]
-    from kbatch.segments import list_segments
+    from kbatch.files.inputs import list_segments
 
     segments = [segment.path for segment in list_segments(inputs, "*.log")]
     written, ours, sparks = _ours_and_sparks(spark, tmp_path, segments)

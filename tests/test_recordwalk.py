@@ -1,7 +1,7 @@
 """The compiled record decoder and the same source run as plain Python give the same answers.
 
-kbatch/recordwalk.py is compiled by Cython at install (where a C compiler is found) and imported as
-``kbatch.recordwalk``; :func:`tests.helpers.pure_recordwalk` loads the .py file as plain Python.
+kbatch/kernels/recordwalk.py is compiled by Cython at install (where a C compiler is found) and imported as
+``kbatch.kernels.recordwalk``; :func:`tests.helpers.pure_recordwalk` loads the .py file as plain Python.
 Every shipped segment, random records built by the construct declaration, and random damage to them
 must walk into the same columns, findings and checks both ways, in any chunk size.
 """
@@ -13,12 +13,12 @@ import os
 import pytest
 from hypothesis import given, settings, strategies as st
 
-import kbatch.findings
-import kbatch.records
-import kbatch.recordwalk as compiled
-import kbatch.render.jsonout
-from kbatch import layouts
-from kbatch.codecs import CodecError, Decompressor
+import kbatch.format.findings
+import kbatch.reading.records
+import kbatch.kernels.recordwalk as compiled
+import kbatch.output.jsonout
+from kbatch.format import layouts
+from kbatch.format.codecs import CodecError, Decompressor
 
 from .helpers import fixture_id, fixture_paths, pure_recordwalk, read_all, run_kbatch, use_pure_decoder
 
@@ -29,7 +29,7 @@ def test_the_installed_decoder_is_the_compiled_one():
     """The README's install builds the extension; without it this suite would test the pure twin twice."""
     if os.environ.get("KBATCH_PURE_PYTHON"):
         pytest.skip("KBATCH_PURE_PYTHON: installed without the compiled decoder on purpose")
-    assert compiled.is_compiled(), "kbatch.recordwalk is not compiled: did the install build the extension?"
+    assert compiled.is_compiled(), "kbatch.kernels.recordwalk is not compiled: did the install build the extension?"
     assert not pure.is_compiled()
     assert compiled.RECORD_COLUMNS == pure.RECORD_COLUMNS
 
@@ -173,7 +173,7 @@ _OFFSET = st.one_of(_LONG, st.integers(-2**65, 2**65), st.sampled_from([-1, 0, 1
        last=st.one_of(st.none(), _OFFSET), batch_length=st.integers(-2**31, 2**31 - 1), magic=st.integers(-128, 127))
 def test_compiled_and_pure_ask_a_batchs_rules_alike(attributes, flags, producer, offsets, timestamps, create_time,
                                                     last, batch_length, magic):
-    """The rules of a v2 batch (kbatch.invariants words findings from them, --deep's fast pass asks them):
+    """The rules of a v2 batch (kbatch.reading.invariants words findings from them, --deep's fast pass asks them):
     compiled with C types where a value is one of the header's, they answer as in Python; an offset that
     passes Java's long (a last offset counted exactly) stays a Python int."""
     asked = [lambda module: module.v2_reserved_bits(attributes),
@@ -193,7 +193,7 @@ def test_compiled_and_pure_ask_a_batchs_rules_alike(attributes, flags, producer,
 def test_a_header_field_read_where_it_lies_is_what_the_declarations_struct_unpacks(data, start):
     """CleanBatches reads a batch's header fields from the buffer (HeaderField), compiled and pure: every
     field of the declaration, signed or not, is the value its struct unpacks."""
-    from kbatch.layouts import BATCH_HEADER
+    from kbatch.format.layouts import BATCH_HEADER
 
     unpacked = dict(zip(BATCH_HEADER.names, BATCH_HEADER.unpack_from(data, start)))
     for module in (compiled, pure):
@@ -241,7 +241,7 @@ def test_every_command_prints_the_same_with_the_pure_decoder(args, capsys, monke
 def test_jsonl_records_from_the_columns_are_what_record_dict_gives(decode, capsys, monkeypatch):
     """dump --records --format jsonl writes v2 records from the columns; the Record-object path is the
     reference (record_dict + json.dumps), compiled and pure alike."""
-    import kbatch.render.jsonout as jsonout
+    import kbatch.output.jsonout as jsonout
 
     args = ["dump", "--records", "--format", "jsonl", "--decode", decode] + [str(path) for path in fixture_paths()]
     from_columns = run_kbatch(args, capsys, monkeypatch)
@@ -286,8 +286,8 @@ _timestamp_delta = st.one_of(
 def test_records_json_is_json_dumps_of_record_dict(records, decode, base_sequence, compressed, log_append_time):
     import json
 
-    from kbatch.model import Batch
-    from kbatch.render.jsonout import records_json_text
+    from kbatch.reading.model import Batch
+    from kbatch.output.jsonout import records_json_text
 
     data = b"".join(_record_bytes(spec) for spec in records)
     batch = Batch(pos=0, size=0, magic=2, length_field=0, offset_field=7, base_offset=7, last_offset=7,
@@ -295,19 +295,19 @@ def test_records_json_is_json_dumps_of_record_dict(records, decode, base_sequenc
                   codec="gzip" if compressed else "none", crc=0, computed_crc=0,
                   timestamp_type="LogAppendTime" if log_append_time else "CreateTime",
                   base_timestamp=1_000, max_timestamp=5_000, base_sequence=base_sequence, payload_pos=61)
-    kbatch.records.walk_batch_records(batch, data, 61, 61, len(data))
-    expected = ", ".join(json.dumps(kbatch.render.jsonout.record_dict(record, batch, decode), ensure_ascii=False)
+    kbatch.reading.records.walk_batch_records(batch, data, 61, 61, len(data))
+    expected = ", ".join(json.dumps(kbatch.output.jsonout.record_dict(record, batch, decode), ensure_ascii=False)
                          for record in batch.records)
-    kbatch.records.walk_batch_records(batch, data, 61, 61, len(data), objects=False)
+    kbatch.reading.records.walk_batch_records(batch, data, 61, 61, len(data), objects=False)
     assert records_json_text(batch, decode) == expected
     with pytest.MonkeyPatch.context() as patch:   # and the plain-Python twin writes the same
         use_pure_decoder(patch)
-        kbatch.records.walk_batch_records(batch, data, 61, 61, len(data), objects=False)
-        assert kbatch.render.jsonout.records_json_text(batch, decode) == expected
+        kbatch.reading.records.walk_batch_records(batch, data, 61, 61, len(data), objects=False)
+        assert kbatch.output.jsonout.records_json_text(batch, decode) == expected
 
 
 def test_the_json_writer_and_the_python_side_show_timestamps_to_the_same_last_millisecond():
-    from kbatch.render.values import ISO_MAX_MS, iso_timestamp
+    from kbatch.output.values import ISO_MAX_MS, iso_timestamp
 
     assert pure._ISO_MAX_MS == ISO_MAX_MS
     assert iso_timestamp(ISO_MAX_MS) == "9999-12-31T23:59:59.999Z" and iso_timestamp(ISO_MAX_MS + 1) == ""
@@ -318,7 +318,7 @@ def test_the_json_writer_and_the_python_side_show_timestamps_to_the_same_last_mi
 def _batch_line_reference(batch, path: str) -> str:
     import json
 
-    return json.dumps({"file": path, **kbatch.render.jsonout.batch_dict(batch)}, ensure_ascii=False)
+    return json.dumps({"file": path, **kbatch.output.jsonout.batch_dict(batch)}, ensure_ascii=False)
 
 
 def _head(path: str) -> bytes:
@@ -328,7 +328,7 @@ def _head(path: str) -> bytes:
 
 
 def test_batch_json_writes_batch_dicts_keys_in_its_order():
-    assert kbatch.render.jsonout._batch_json_matches_batch_dict()
+    assert kbatch.output.jsonout._batch_json_matches_batch_dict()
     assert compiled.BATCH_JSON_KEYS == pure.BATCH_JSON_KEYS
 
 
@@ -365,7 +365,7 @@ def test_batch_json_is_json_dumps_of_batch_dict_on_random_headers(numbers, offse
                                                                   codec, path):
     """Any values a header can give (and an offset sum past 64 bits): the same bytes as json.dumps, or
     None compiled where json.dumps must write them."""
-    from kbatch.model import Batch
+    from kbatch.reading.model import Batch
 
     base_offset, delta = offsets
     batch = Batch(pos=numbers[0] or 0, size=numbers[1] or 0, magic=magic, length_field=numbers[2] or 0,
@@ -386,7 +386,7 @@ def test_batch_json_is_json_dumps_of_batch_dict_on_random_headers(numbers, offse
     assert line is None or line.decode() == expected
     plain_name = codec in ("none", "gzip", "zstd", "unknown(7)")
     assert (line is not None) == (plain_name and -(2**63) <= base_offset + delta < 2**63)
-    batch.findings.append(kbatch.findings.Finding("reserved-bits", 0, 0, 1, "attributes", "0", "1"))
+    batch.findings.append(kbatch.format.findings.Finding("reserved-bits", 0, 0, 1, "attributes", "0", "1"))
     assert compiled.batch_json(batch, _head(path)) is None and pure.batch_json(batch, _head(path)) is None
 
 
@@ -395,9 +395,9 @@ def test_batch_json_is_json_dumps_of_batch_dict_on_random_headers(numbers, offse
                           for size in layouts.BATCH_HEADER.sizes.values())),
        pos=st.integers(0, 2**40), size=st.integers(61, 2**31), computed_crc=st.integers(0, 2**32 - 1))
 def test_a_v2_headers_fields_give_the_line_of_the_batch_read_from_it(header, pos, size, computed_crc):
-    """kbatch.fastlist writes a clean batch's line from its header's fields (batch_fields) without a Batch:
+    """kbatch.walk.listing writes a clean batch's line from its header's fields (batch_fields) without a Batch:
     the same bytes as batch_json of the Batch read_batch makes of them, compiled and plain Python alike."""
-    from kbatch.model import Batch
+    from kbatch.reading.model import Batch
     from kbatch.reading.v2 import batch_fields
 
     fields = batch_fields(pos, size, header, computed_crc)
@@ -413,7 +413,7 @@ def test_the_listing_is_the_same_with_json_dumps_and_with_the_pure_writer(capsys
     written = run_kbatch(args, capsys, monkeypatch)
     use_pure_decoder(monkeypatch)
     with_pure = run_kbatch(args, capsys, monkeypatch)
-    monkeypatch.setattr(kbatch.render.jsonout, "_batch_json_matches_batch_dict", lambda: False)
+    monkeypatch.setattr(kbatch.output.jsonout, "_batch_json_matches_batch_dict", lambda: False)
     with_json_dumps = run_kbatch(args, capsys, monkeypatch)
     assert written == with_pure == with_json_dumps
     assert written.out.count('"type": "batch"') > 100

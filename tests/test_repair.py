@@ -8,7 +8,7 @@ import os
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from kbatch.repair import SalvageReport, plan_repairs, salvage, write_repaired
+from kbatch.ops.repair import SalvageReport, plan_repairs, salvage, write_repaired
 
 from .helpers import FIXTURES, fixture_id, read_all, sidecar
 from .test_reader import v2_batch

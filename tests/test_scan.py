@@ -118,16 +118,16 @@ def test_records_table_carries_what_dump_decodes(spark, kbatch):
 def test_records_from_the_decoders_columns_are_the_rows_of_record_objects(spark, monkeypatch):
     """The records level builds Arrow arrays from the decoder's columns; the rows must be those of Record
     objects, on every input, with batches cut into many small chunks and Arrow batches of a few rows."""
-    import kbatch.records
-    from kbatch.model import Batch
-    from kbatch.reader import ReadOptions, SegmentReader
+    import kbatch.reading.records
+    from kbatch.reading.model import Batch
+    from kbatch.reading.reader import ReadOptions, SegmentReader
     from kbatch.messages import decoder_for_path
-    from kbatch.segments import topic_partition
+    from kbatch.files.inputs import topic_partition
     from kbatch.spark import source
     from kbatch.spark.source import FileRange, KbatchReader, SegmentPartition, record_rows
 
-    chunks = kbatch.records.record_chunks
-    monkeypatch.setattr(kbatch.records, "record_chunks", lambda batch, chunk: chunks(batch, chunk=3))
+    chunks = kbatch.reading.records.record_chunks
+    monkeypatch.setattr(kbatch.reading.records, "record_chunks", lambda batch, chunk: chunks(batch, chunk=3))
     monkeypatch.setattr(source, "ARROW_ROWS", 5)
     columnar = []
     monkeypatch.setattr(source.ColumnarRecords, "flush", lambda self, flush=source.ColumnarRecords.flush:
@@ -151,8 +151,8 @@ def test_records_from_the_decoders_columns_are_the_rows_of_record_objects(spark,
 
 def test_the_records_table_holds_every_record_of_a_batch_past_what_objects_hold(spark, tmp_path):
     """Record objects stop at MAX_HELD a batch; the columns hold every record (and sequences wrap as Kafka's do)."""
-    from kbatch.findings import MAX_HELD
-    from kbatch.model import increment_sequence
+    from kbatch.format.findings import MAX_HELD
+    from kbatch.reading.model import increment_sequence
     from kbatch.spark import source
     from kbatch.spark.source import FileRange, KbatchReader, SegmentPartition
 
@@ -215,7 +215,7 @@ def test_camel_case_options_take_effect_under_spark(spark):
 
 
 def test_split_ranges_start_where_entries_start():
-    from kbatch.reader import SegmentReader
+    from kbatch.reading.reader import SegmentReader
     from kbatch.spark.source import split_segment
 
     path = FIXTURES / "vectors" / "kafkajs_fetch_v4_mixed_magic1_magic2.bin"
@@ -281,7 +281,7 @@ def test_scanning_the_fixtures_flags_every_damaged_one(tmp_path, kbatch, spark):
 
 
 def test_a_last_marker_whose_crc_fails_leaves_its_transaction_of_unknown_outcome(tmp_path, kbatch, spark):
-    """The rule txn and the cross-checks follow (kbatch.markers): a marker whose CRC fails is not believed."""
+    """The rule txn and the cross-checks follow (kbatch.reading.markers): a marker whose CRC fails is not believed."""
     import struct
 
     from .handmade import batch, end_marker

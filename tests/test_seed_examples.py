@@ -15,7 +15,7 @@ import re
 from kafka.record.default_records import DefaultRecordBatchBuilder
 from kafka.record.legacy_records import LegacyRecordBatchBuilder
 
-from kbatch.layouts import BATCH_HEADER
+from kbatch.format.layouts import BATCH_HEADER
 
 from .helpers import ROOT
 

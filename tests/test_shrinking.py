@@ -12,7 +12,7 @@ from contextlib import contextmanager
 
 import pytest
 
-import kbatch.parts as parts
+import kbatch.walk.parts as parts
 import kbatch.reading.window as window
 
 from . import handmade
@@ -94,7 +94,7 @@ def test_repair_length_of_a_segment_cut_while_read_writes_nothing(kbatch, tmp_pa
 
 def test_repair_length_of_a_segment_cut_while_copied_writes_nothing(kbatch, tmp_path, monkeypatch):
     """Cut after the plan was made, while the copy is written."""
-    import kbatch.repair as repair
+    import kbatch.ops.repair as repair
 
     path = tmp_path / "00000000000000000000.log"
     positions = _segment(path)
@@ -122,8 +122,8 @@ def test_repair_length_of_a_segment_cut_while_copied_writes_nothing(kbatch, tmp_
 @pytest.mark.parametrize("deep", [True, False])
 def test_parts_past_the_new_end_report_nothing(tmp_path, monkeypatch, keep, deep):
     """verify-crc in parts (forked children) of a file cut after the parts were planned."""
-    import kbatch.verify as verify
-    from kbatch.summary import FileSummary
+    import kbatch.ops.verify as verify
+    from kbatch.reading.summary import FileSummary
 
     monkeypatch.setattr(parts, "PART_MIN_SIZE", 64 * 1024)
     path = tmp_path / "00000000000000000000.log"
@@ -138,7 +138,7 @@ def test_parts_past_the_new_end_report_nothing(tmp_path, monkeypatch, keep, deep
 
     monkeypatch.setattr(parts, "_fork", cut_then_fork)
     if not deep:   # the fast CRC pass reads first: the file is cut while it runs
-        import kbatch.fastscan as fastscan
+        import kbatch.walk.crc as fastscan
 
         scan = fastscan.fast_scan
 

@@ -7,10 +7,10 @@ import json
 
 import pytest
 
-import kbatch.records as kbatch_records
-from kbatch.encode import encode_document
-from kbatch.reader import ReadOptions
-from kbatch.stats import SegmentStats, collect, varint_size
+import kbatch.reading.records as kbatch_records
+from kbatch.ops.encode import encode_document
+from kbatch.reading.reader import ReadOptions
+from kbatch.ops.stats import SegmentStats, collect, varint_size
 
 from .helpers import FIXTURES, ROOT, fixture_id, fixture_paths, read_all, use_pure_decoder
 

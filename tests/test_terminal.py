@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from rich.cells import cell_len
 
-from kbatch.render.values import counted
+from kbatch.output.values import counted
 
 from .helpers import FIXTURES, ROOT, fixture_paths
 
@@ -158,8 +158,8 @@ def _table_both_ways(data: bytes, width: int) -> tuple[str, str]:
 
     from rich.console import Console
 
-    from kbatch.findings import Finding
-    from kbatch.reader import ReadOptions, SegmentReader
+    from kbatch.format.findings import Finding
+    from kbatch.reading.reader import ReadOptions, SegmentReader
     from kbatch.render.table import BatchTable, StreamedBatchTable
 
     table = BatchTable("t", width)
@@ -224,7 +224,7 @@ def _records_both_ways(table, width: int) -> tuple[str, str | None]:
 @pytest.mark.parametrize("width", [24, 66, 120, 200])
 def test_the_records_table_written_from_its_cells_is_what_rich_draws(width):
     """dump --records off a terminal writes each records table from its cells: the text Rich draws."""
-    from kbatch.reader import ReadOptions, SegmentReader
+    from kbatch.reading.reader import ReadOptions, SegmentReader
     from kbatch.render.table import records_table
 
     written = 0
@@ -287,8 +287,8 @@ def test_verify_crc_of_the_fixtures_writes_the_summary_rich_draws():
     import io
 
     from kbatch.render.console import make_console
-    from kbatch.summary import FileSummary
-    from kbatch.verify import verify_file
+    from kbatch.reading.summary import FileSummary
+    from kbatch.ops.verify import verify_file
 
     rows = []
     for path in fixture_paths():
@@ -356,8 +356,8 @@ def test_any_verify_summary_written_from_its_cells_is_what_rich_draws(rows, widt
 
 
 def _summary(path: str, batches: int, records: int, size: int, codes: list[str]):
-    from kbatch.findings import Finding
-    from kbatch.summary import FileSummary
+    from kbatch.format.findings import Finding
+    from kbatch.reading.summary import FileSummary
 
     summary = FileSummary(path, size)
     summary.batches, summary.records = batches, records

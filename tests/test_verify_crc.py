@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from kbatch.findings import Severity
-from kbatch.summary import FileSummary
-from kbatch.verify import VerifyOptions, verify_stream
+from kbatch.format.findings import Severity
+from kbatch.reading.summary import FileSummary
+from kbatch.ops.verify import VerifyOptions, verify_stream
 
 from .helpers import FIXTURES, ROOT, fixture_id, fixture_paths, sidecar
 from .test_reader import v2_batch
@@ -79,7 +79,7 @@ def test_deep_checks_offsets_across_batches():
 def test_deep_checks_header_fields_against_records():
     batch = bytearray(v2_batch(0, [b"a", b"b", b"c"]))
     batch[35:43] = (1).to_bytes(8, "big")                    # maxTimestamp: wrong
-    from kbatch.checksums import crc32c
+    from kbatch.format.checksums import crc32c
     batch[17:21] = crc32c(bytes(batch[21:])).to_bytes(4, "big")   # a CRC that covers the lie
     codes = [f.code for f in _verify(bytes(batch), deep=True)[0]]
     assert codes == ["max-timestamp-mismatch"]

@@ -9,8 +9,8 @@ from collections import defaultdict
 import pytest
 from kafka.record.memory_records import MemoryRecords
 
-from kbatch.stats import SegmentStats, collect
-from kbatch.whatif import WhatIf
+from kbatch.ops.stats import SegmentStats, collect
+from kbatch.ops.reencode import WhatIf
 
 from .helpers import ROOT, fixture_id, fixture_paths, read_all
 
@@ -180,8 +180,8 @@ def test_write_layouts_refuses_two_inputs_of_one_name(kbatch, tmp_path):
 def test_v0_v1_messages_written_from_records_are_what_a_spec_of_each_writes(path):
     """--what-if writes a v0/v1 message per record straight from the Record (encode.legacy_message); the
     same record as an encode-from-json spec gives the same bytes."""
-    from kbatch.encode import encode_entry
-    from kbatch.whatif import _legacy_messages
+    from kbatch.ops.encode import encode_entry
+    from kbatch.ops.reencode import _legacy_messages
 
     batches, _ = read_all(path.read_bytes(), records=True)
     for batch in batches:

@@ -14,8 +14,8 @@ import sys
 
 import click
 
-from .. import __version__
-from .status import ExitStatus
+from kbatch import __version__
+from kbatch.cli.status import ExitStatus
 
 # Subcommand -> (module defining it, the line `kbatch --help` lists it by).  Modules load when their command
 # runs, so `kbatch verify-crc` does not pay for importing Rich tables or codecs it never uses, and the list

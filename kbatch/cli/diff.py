@@ -7,11 +7,11 @@ import tempfile
 
 import click
 
-from ..diff import DiffSummary, Difference, diff_streams, resolve_ignore
-from ..reader import open_input
-from ..render.values import counted
-from .options import decompressed_limit_option, hex_option, no_color_option, report_unreadable
-from .status import ExitStatus
+from kbatch.ops.diff import DiffSummary, Difference, diff_streams, resolve_ignore
+from kbatch.reading.reader import open_input
+from kbatch.output.values import counted
+from kbatch.cli.options import decompressed_limit_option, hex_option, no_color_option, report_unreadable
+from kbatch.cli.status import ExitStatus
 
 
 @click.command(epilog="""\b
@@ -63,7 +63,7 @@ def diff(path_a, path_b, ignore_names, records_only, output_format, hex_input, d
         differences = diff_streams(stream_a, stream_b, summary, ignore=ignore, records_only=records_only,
                                    decompressed_limit=decompressed_limit)
         if output_format == "jsonl":
-            from ..render.diff import jsonl_difference, jsonl_summary
+            from kbatch.render.diff import jsonl_difference, jsonl_summary
             for difference in differences:
                 sys.stdout.write(jsonl_difference(difference) + "\n")
             sys.stdout.write(jsonl_summary(summary, path_a, path_b) + "\n")
@@ -76,8 +76,8 @@ def _table(differences, summary: DiffSummary, path_a: str, path_b: str, records_
     """Summary first: the differences are spooled to a temporary file (constant memory) while counting."""
     import json
 
-    from ..render.console import make_console
-    from ..render.diff import details_table, summary_table, verdict
+    from kbatch.render.console import make_console
+    from kbatch.render.diff import details_table, summary_table, verdict
 
     console = make_console(sys.stdout, no_color=no_color)
     with tempfile.TemporaryFile("w+", encoding="utf-8") as spool:

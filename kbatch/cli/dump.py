@@ -10,19 +10,19 @@ import sys
 
 import click
 
-from ..findings import Finding
-from ..partition.kinds import (BATCH_KINDS, KINDS, RENAMED_PARTITION_STATES, is_partial_snapshot, kind_of,
+from kbatch.format.findings import Finding
+from kbatch.files.kinds import (BATCH_KINDS, KINDS, RENAMED_PARTITION_STATES, is_partial_snapshot, kind_of,
                                 renamed_partition)
-from ..partition.seek import Window, select, start_position
-from ..partition.sniff import NotALogSegment, looks_like_other_kind
-from ..messages import DECODERS, decoder_for_path
-from ..parts import Parts, usable_cpus, worth_parts
-from ..reader import ReadOptions, SegmentReader, input_kind
-from ..records import stream_records
-from ..segments import PARTITION_FILES
-from ..render.jsonout import JsonlSink
-from ..summary import FileSummary
-from .options import (decode_option, decompressed_limit_option, files_argument, for_each_input, hex_option,
+from kbatch.partition.seek import Window, select, start_position
+from kbatch.partition.sniff import NotALogSegment, looks_like_other_kind
+from kbatch.messages import DECODERS, decoder_for_path
+from kbatch.walk.parts import Parts, usable_cpus, worth_parts
+from kbatch.reading.reader import ReadOptions, SegmentReader, input_kind
+from kbatch.reading.records import stream_records
+from kbatch.files.inputs import PARTITION_FILES
+from kbatch.output.jsonout import JsonlSink
+from kbatch.reading.summary import FileSummary
+from kbatch.cli.options import (decode_option, decompressed_limit_option, files_argument, for_each_input, hex_option,
                       no_color_option, parse_offset_range, parse_time)
 
 FORMATS = ("table", "jsonl", "json", "dumplog")
@@ -103,19 +103,19 @@ def dump(files, records, output_format, decode, decoder, full, limit, kind, offs
     out = sys.stdout
     window = Window(*(offset_range or (None, None)), since, until)
     if output_format == "table":
-        from ..render.console import make_console
-        from ..render.table import TableSink
+        from kbatch.render.console import make_console
+        from kbatch.render.table import TableSink
 
         sink = TableSink(make_console(out, no_color=no_color), records=records, decode=decode, full=full,
                          selection=str(window) if window.selects else "")
     elif output_format == "jsonl":
         sink = JsonlSink(out, records=records, decode=decode)
     elif output_format == "json":
-        from ..render.jsonout import JsonSink
+        from kbatch.output.jsonout import JsonSink
 
         sink = JsonSink(out, records=records, decode=decode)
     else:
-        from ..render.dumplog import DumplogSink
+        from kbatch.render.dumplog import DumplogSink
 
         sink = DumplogSink(out, records=records, decode=decode)
 
@@ -144,7 +144,7 @@ def dump(files, records, output_format, decode, decoder, full, limit, kind, offs
             if window.selects and path not in named_files:   # a selection selects records: none in here
                 beside_stepped_over.append(path)
                 return FileSummary(path, 0)
-            from ..render.partition import dump_file as dump_sidecar
+            from kbatch.render.partition import dump_file as dump_sidecar
 
             return dump_sidecar(path, stream, named, sink)
         if kind is None:
@@ -234,13 +234,13 @@ class _Listing:
         return pos
 
     def _run(self):
-        """The listing's walk over the batches it lists as they are (kbatch.fastlist), where that is its
+        """The listing's walk over the batches it lists as they are (kbatch.walk.listing), where that is its
         output: JSON Lines of every batch, without records, written by the compiled writer; else None."""
         sink, options = self.sink, self.options
         if not (isinstance(sink, JsonlSink) and sink.compiled_lines and not sink.records and self.limit is None
                 and not self.window.selects and not options.keep_body and not options.inflate):
             return None
-        from ..fastlist import ListRun
+        from kbatch.walk.listing import ListRun
 
         return ListRun(self.summary, sink.head, sink.lines, options.max_entry_size)
 
@@ -250,7 +250,7 @@ class _Listing:
         selects, window, limit, sink, summary = self.window.selects, self.window, self.limit, self.sink, self.summary
         internal = self.internal not in (None, "none")
         if internal:   # the schemas load only for an internal topic's records
-            from ..messages.apply import decode_batch
+            from kbatch.reading.internal import decode_batch
         shown = 0
         for item in items:
             if isinstance(item, Finding):
@@ -302,7 +302,7 @@ class _Listed:
 
 
 def _list_in_parts(path: str, listing: _Listing, jobs: int) -> None:
-    """JSON Lines of a large local file, its parts listed at once by forked processes (kbatch.parts): each
+    """JSON Lines of a large local file, its parts listed at once by forked processes (kbatch.walk.parts): each
     child writes its part's lines to a temporary file (up to spill_limit), copied out in file order."""
     out = listing.sink.out
     limit = spill_limit(jobs - 1)

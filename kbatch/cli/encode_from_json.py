@@ -7,11 +7,11 @@ import sys
 
 import click
 
-from ..codecs import CodecError
-from ..encode import (SpecError, check_decoded_matches_bytes, check_payload_matches_records, encode_document,
+from kbatch.format.codecs import CodecError
+from kbatch.ops.encode import (SpecError, check_decoded_matches_bytes, check_payload_matches_records, encode_document,
                       entries_of)
-from ..files import write_output
-from .status import ExitStatus
+from kbatch.files.outputs import write_output
+from kbatch.cli.status import ExitStatus
 
 
 @click.command(epilog="""\b

@@ -8,13 +8,13 @@ import sys
 
 import click
 
-from ..annotate import Span, decompressed_spans, entry_spans
-from ..codecs import CodecError
-from ..findings import MAX_HELD, Finding
-from ..reader import ReadOptions, SegmentReader, open_input
-from ..render.values import counted
-from .options import decompressed_limit_option, hex_option, no_color_option, report_unreadable
-from .status import ExitStatus
+from kbatch.ops.annotate import Span, decompressed_spans, entry_spans
+from kbatch.format.codecs import CodecError
+from kbatch.format.findings import MAX_HELD, Finding
+from kbatch.reading.reader import ReadOptions, SegmentReader, open_input
+from kbatch.output.values import counted
+from kbatch.cli.options import decompressed_limit_option, hex_option, no_color_option, report_unreadable
+from kbatch.cli.status import ExitStatus
 
 
 DEFAULT_MAX_BYTES = 64 * 1024   # 4096 rows of 16: more than anyone reads, little enough to print in a moment
@@ -73,10 +73,10 @@ def hexdump_annotate(file, batch_index, record_offset, position, byte_range, wid
 
     Exit status: 0 the shown bytes are intact, 1 they hold damage, 2 usage or I/O error.
     """
-    from ..render.console import make_console
-    from ..render.hexdump import render
-    from ..render.table import finding_line
-    from ..messages import decoder_for_path
+    from kbatch.render.console import make_console
+    from kbatch.render.hexdump import render
+    from kbatch.render.table import finding_line
+    from kbatch.messages import decoder_for_path
 
     internal = decoder_for_path(file)   # an internal topic: keys and values split into their messages' fields
 
@@ -164,7 +164,7 @@ def _start_for_offset(file, reader, stream, record_offset: int) -> tuple[int, in
     index, batches whose CRC verifies and whose last offset is below the target are stepped over at their
     header.  Anything else (damage, a header that does not chain) is left to the reader's walk.
     """
-    from ..partition.seek import Window, peek, start_position
+    from kbatch.partition.seek import Window, peek, start_position
 
     limit = reader.options.max_entry_size
     found = start_position(file, reader, stream, Window(low=record_offset, high=record_offset))

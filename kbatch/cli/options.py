@@ -6,9 +6,9 @@ import sys
 
 import click
 
-from ..codecs import DEFAULT_DECOMPRESSED_LIMIT
-from ..render.values import DECODE_MODES
-from .status import ExitStatus
+from kbatch.format.codecs import DEFAULT_DECOMPRESSED_LIMIT
+from kbatch.output.values import DECODE_MODES
+from kbatch.cli.status import ExitStatus
 
 # Files, directories (their *.log files, recursively) and globs: see expand_inputs.
 files_argument = click.argument("files", nargs=-1, required=True, metavar="FILE...",
@@ -75,9 +75,9 @@ def report_unreadable(path: str, error: Exception) -> None:
 
 
 def expand_inputs(paths, pattern="*.log") -> tuple[list[str], ExitStatus]:
-    """The files the command-line paths name (kbatch.segments.expand_paths: the same rules for every
+    """The files the command-line paths name (kbatch.files.inputs.expand_paths: the same rules for every
     command); a path that names none is reported and makes the status TROUBLE."""
-    from ..segments import expand_paths
+    from kbatch.files.inputs import expand_paths
 
     files, missing = expand_paths(paths, pattern)
     for pattern in missing:
@@ -93,7 +93,7 @@ def for_each_input(paths, hex_input: bool, handle, status: ExitStatus = ExitStat
     An unreadable input is reported (on stderr, and to ``sink.unreadable(path, reason)`` so the output
     has it too) and makes the status TROUBLE; the others are still handled.
     """
-    from ..reader import open_input
+    from kbatch.reading.reader import open_input
 
     files, expanded = expand_inputs(paths, pattern)
     status = max(status, expanded)   # TROUBLE outranks FOUND outranks OK

@@ -7,12 +7,12 @@ import sys
 
 import click
 
-from ..files import keep_copy, same_file, write_output
-from ..reader import open_input
-from ..render.values import counted
-from ..repair import InputCut, plan_repairs, write_repaired
-from .options import no_color_option, report_stream, report_unreadable, segment_output
-from .status import ExitStatus
+from kbatch.files.outputs import keep_copy, same_file, write_output
+from kbatch.reading.reader import open_input
+from kbatch.output.values import counted
+from kbatch.ops.repair import InputCut, plan_repairs, write_repaired
+from kbatch.cli.options import no_color_option, report_stream, report_unreadable, segment_output
+from kbatch.cli.status import ExitStatus
 
 
 @click.command(epilog="""\b
@@ -47,8 +47,8 @@ def repair_length(path, output, apply, truncate_tail, in_place, backup, no_color
     Exit status: 0 nothing to repair or the repaired copy verifies, 1 damage
     remains, 2 usage or I/O error.
     """
-    from ..render.console import make_console
-    from ..render.repair import plan_table
+    from kbatch.render.console import make_console
+    from kbatch.render.repair import plan_table
 
     if in_place and not backup:
         raise click.UsageError("--in-place needs --backup SUFFIX: the original is kept beside it")
@@ -115,9 +115,9 @@ def _damaged_after(plan) -> bool:
 
 def _verify_written(path: str, console) -> int:
     """Re-read what was written and say whether every entry now verifies."""
-    from ..summary import FileSummary
-    from ..verify import verify_stream
-    from ..render.values import finding_text
+    from kbatch.reading.summary import FileSummary
+    from kbatch.ops.verify import verify_stream
+    from kbatch.output.values import finding_text
 
     summary = FileSummary(path, os.path.getsize(path))
     with open_input(path) as stream:

@@ -6,12 +6,12 @@ import sys
 
 import click
 
-from ..files import same_file, write_output
-from ..reader import open_input
-from ..render.values import counted
-from ..repair import SalvageReport, salvage as salvage_batches
-from .options import no_color_option, report_stream, report_unreadable, segment_output
-from .status import ExitStatus
+from kbatch.files.outputs import same_file, write_output
+from kbatch.reading.reader import open_input
+from kbatch.output.values import counted
+from kbatch.ops.repair import SalvageReport, salvage as salvage_batches
+from kbatch.cli.options import no_color_option, report_stream, report_unreadable, segment_output
+from kbatch.cli.status import ExitStatus
 
 
 @click.command(epilog="""\b
@@ -37,8 +37,8 @@ def salvage(path, output, no_color):
 
     Exit status: 0 nothing had to be skipped, 1 something was skipped, 2 usage or I/O error.
     """
-    from ..render.console import make_console
-    from ..render.repair import salvage_table
+    from kbatch.render.console import make_console
+    from kbatch.render.repair import salvage_table
 
     if same_file(path, output):
         raise click.UsageError("OUT is IN: salvage never writes over its input")

@@ -8,7 +8,7 @@ import sys
 
 import click
 
-from .status import ExitStatus
+from kbatch.cli.status import ExitStatus
 
 
 @click.command(epilog="""\b
@@ -45,11 +45,11 @@ def scan(paths, out_dir, records, deep, master, split_bytes, pattern, output_for
     Exit status: 0 no damage, 1 damage found, 2 usage or I/O error.
     """
     try:
-        from ..spark.scan import run_scan
+        from kbatch.spark.scan import run_scan
     except ImportError as error:
         click.echo(f"kbatch: scan needs PySpark: pip install 'kbatch[spark]' ({error})", err=True)
         return ExitStatus.TROUBLE
-    from ..segments import list_segments
+    from kbatch.files.inputs import list_segments
 
     segments = list_segments(list(paths), pattern)
     if not segments:
@@ -64,7 +64,7 @@ def scan(paths, out_dir, records, deep, master, split_bytes, pattern, output_for
         result = run_scan(segments, out_dir, records=records, deep=deep, master=master, split_bytes=split_bytes,
                           quiet=not verbose, progress=progress)
     except Exception as error:
-        from ..spark.scan import spark_error_line
+        from kbatch.spark.scan import spark_error_line
 
         line = spark_error_line(error)
         if line is None:
@@ -74,7 +74,7 @@ def scan(paths, out_dir, records, deep, master, split_bytes, pattern, output_for
     if output_format == "json":
         sys.stdout.write(json.dumps(result, indent=1, ensure_ascii=False) + "\n")
     else:
-        from ..render.console import make_console
-        from ..render.scan import render_report
+        from kbatch.render.console import make_console
+        from kbatch.render.scan import render_report
         render_report(make_console(sys.stdout, no_color=no_color), result)
     return ExitStatus.FOUND if result["damaged_segments"] or result["failed_cross_checks"] else ExitStatus.OK

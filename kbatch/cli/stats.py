@@ -8,9 +8,9 @@ import tempfile
 
 import click
 
-from ..reader import ReadOptions
-from .options import decompressed_limit_option, expand_inputs, hex_option, no_color_option, report_unreadable
-from .status import ExitStatus
+from kbatch.reading.reader import ReadOptions
+from kbatch.cli.options import decompressed_limit_option, expand_inputs, hex_option, no_color_option, report_unreadable
+from kbatch.cli.status import ExitStatus
 
 
 @click.command(epilog="""\b
@@ -46,8 +46,8 @@ def stats(paths, output_format, what_if, recompress, layouts_dir, hex_input, dec
 
     Exit status: 0 clean, 1 damage found, 2 usage or I/O error.
     """
-    from ..reader import open_input
-    from ..stats import SegmentStats, collect
+    from kbatch.reading.reader import open_input
+    from kbatch.ops.stats import SegmentStats, collect
     files, status = expand_inputs(paths)
     options = ReadOptions(records=True, record_objects=False, decompressed_limit=decompressed_limit)
     accounting = SegmentStats()
@@ -56,7 +56,7 @@ def stats(paths, output_format, what_if, recompress, layouts_dir, hex_input, dec
     outputs = _layout_outputs(files, layouts_dir) if layouts_dir else {}
     encoder = None
     if what_if:
-        from ..whatif import WhatIf
+        from kbatch.ops.reencode import WhatIf
         encoder = WhatIf(recompress=recompress)
     for path in files:
         try:
@@ -78,11 +78,11 @@ def stats(paths, output_format, what_if, recompress, layouts_dir, hex_input, dec
     if encoder is not None:
         report["what_if"] = encoder.as_dict()
     if output_format == "json":
-        from ..render.stats import write_stats_json
+        from kbatch.render.stats import write_stats_json
         write_stats_json(sys.stdout, report)
     else:
-        from ..render.console import make_console
-        from ..render.stats import print_stats
+        from kbatch.render.console import make_console
+        from kbatch.render.stats import print_stats
         print_stats(make_console(sys.stdout, no_color=no_color), report)
     if accounting.damaged and status is ExitStatus.OK:
         status = ExitStatus.FOUND
@@ -91,8 +91,8 @@ def stats(paths, output_format, what_if, recompress, layouts_dir, hex_input, dec
 
 def _layout_outputs(files: list[str], directory: str) -> dict[str, dict[str, str]]:
     """input -> layout -> the file --write-layouts writes it to; refused when two inputs would share one."""
-    from ..files import same_file
-    from ..whatif import LAYOUTS
+    from kbatch.files.outputs import same_file
+    from kbatch.ops.reencode import LAYOUTS
 
     outputs, taken = {}, {}
     for path in files:
@@ -124,7 +124,7 @@ class _LayoutFiles:
         return self
 
     def __exit__(self, kind, error, trace) -> None:
-        from ..files import write_atomically
+        from kbatch.files.outputs import write_atomically
 
         try:
             if kind is None:

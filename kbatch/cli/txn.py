@@ -7,13 +7,13 @@ import sys
 
 import click
 
-from ..reader import ReadOptions, SegmentReader, open_input
-from ..findings import Finding
-from ..segments import topic_partition
-from ..summary import FileSummary
-from ..txn import CoordinatorView, PartitionTransactions, cross_check, is_transaction_state, join
-from .options import decompressed_limit_option, expand_inputs, no_color_option, report_unreadable
-from .status import ExitStatus
+from kbatch.reading.reader import ReadOptions, SegmentReader, open_input
+from kbatch.format.findings import Finding
+from kbatch.files.inputs import topic_partition
+from kbatch.reading.summary import FileSummary
+from kbatch.ops.txn import CoordinatorView, PartitionTransactions, cross_check, is_transaction_state, join
+from kbatch.cli.options import decompressed_limit_option, expand_inputs, no_color_option, report_unreadable
+from kbatch.cli.status import ExitStatus
 
 
 @click.command(epilog="""\b
@@ -91,11 +91,11 @@ def txn(paths, output_format, decompressed_limit, no_color):
         if any(finding.is_damage for _, finding in disagreements) and status is ExitStatus.OK:
             status = ExitStatus.FOUND
     if output_format == "jsonl":
-        from ..render.txn import write_txn_jsonl
+        from kbatch.render.txn import write_txn_jsonl
         write_txn_jsonl(sys.stdout, views, coordinator if saw_coordinator else None, findings)
     else:
-        from ..render.console import make_console
-        from ..render.txn import print_txn
+        from kbatch.render.console import make_console
+        from kbatch.render.txn import print_txn
         print_txn(make_console(sys.stdout, no_color=no_color), views, coordinator if saw_coordinator else None,
                   findings)
     return status

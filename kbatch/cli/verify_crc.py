@@ -7,9 +7,9 @@ import sys
 
 import click
 
-from ..summary import FileSummary
-from .options import decompressed_limit_option, expand_inputs, for_each_input, hex_option, no_color_option
-from .status import ExitStatus
+from kbatch.reading.summary import FileSummary
+from kbatch.cli.options import decompressed_limit_option, expand_inputs, for_each_input, hex_option, no_color_option
+from kbatch.cli.status import ExitStatus
 
 PROGRESS_ABOVE = 64 * 1024 * 1024   # show a progress bar for inputs larger than this (on a terminal)
 
@@ -65,13 +65,13 @@ def verify_crc(paths, deep, index_only, jobs, output_format, quiet, hex_input, d
     # What runs is imported when it runs: a clean file on the fast pass never loads the full reader,
     # and --quiet, jsonl output or a summary off a terminal never loads Rich.
     if quiet:
-        from ..render.verify import QuietSink
+        from kbatch.render.verify import QuietSink
         sink = QuietSink()
     elif output_format == "jsonl":
-        from ..render.verify import VerifyJsonlSink
+        from kbatch.render.verify import VerifyJsonlSink
         sink = VerifyJsonlSink(sys.stdout)
     else:
-        from ..render.verify import VerifyTableSink
+        from kbatch.render.verify import VerifyTableSink
         sink = VerifyTableSink(sys.stdout, no_color=no_color)
     status = ExitStatus.OK
     show_progress = not quiet and sys.stderr.isatty()
@@ -83,7 +83,7 @@ def verify_crc(paths, deep, index_only, jobs, output_format, quiet, hex_input, d
 
     partitions = []
     if (deep or index_only) and not hex_input:
-        from ..partition.verify import complete_and_partial_partitions
+        from kbatch.partition.verify import complete_and_partial_partitions
 
         partitions, partial = complete_and_partial_partitions(paths)
         if not partitions and index_only:
@@ -95,7 +95,7 @@ def verify_crc(paths, deep, index_only, jobs, output_format, quiet, hex_input, d
     else:
         status = for_each_input(paths, hex_input, verify_one, status, sink=sink)
     if partitions:
-        from ..partition.verify import verify_partitions
+        from kbatch.partition.verify import verify_partitions
 
         checked = verify_partitions(paths, sink, index_only=index_only, decompressed_limit=decompressed_limit)
         if any(summary.damaged for summary in checked) and status is ExitStatus.OK:
@@ -116,8 +116,8 @@ def _why_none(paths, partial) -> str:
 
 def _verify_file(path, stream, sink, *, deep: bool, decompressed_limit: int, jobs: int | None,
                  stream_is_file: bool, show_progress: bool) -> FileSummary:
-    from ..parts import usable_cpus
-    from ..verify import VerifyOptions, verify_file
+    from kbatch.walk.parts import usable_cpus
+    from kbatch.ops.verify import VerifyOptions, verify_file
 
     size = stream.seek(0, os.SEEK_END)
     stream.seek(0)
@@ -126,7 +126,7 @@ def _verify_file(path, stream, sink, *, deep: bool, decompressed_limit: int, job
     if show_progress and size > PROGRESS_ABOVE:
         from rich.progress import Progress
 
-        from ..render.console import error_console
+        from kbatch.render.console import error_console
 
         with Progress(console=error_console(), transient=True) as progress:
             task = progress.add_task(f"verifying {path}", total=size)

@@ -3,13 +3,13 @@
 ControlRecordUtils.deserialize* read each value at the type's current version, 0, whatever the record's
 own ``Version`` field says (LEADER_CHANGE_CURRENT_VERSION, SNAPSHOT_HEADER_CURRENT_VERSION, ...); bytes
 after the message are not looked at.  COMMIT and ABORT values are EndTransactionMarker's, read in
-:func:`kbatch.records.decode_control`.
+:func:`kbatch.reading.records.decode_control`.
 """
 
 from __future__ import annotations
 
-from .decoder import MessageDecoder, MessageError
-from .schemas import SCHEMAS
+from kbatch.messages.decoder import MessageDecoder, MessageError
+from kbatch.messages.schemas import SCHEMAS
 
 KRAFT_CONTROL_MESSAGES = {"LEADER_CHANGE": "LeaderChangeMessage", "SNAPSHOT_HEADER": "SnapshotHeaderRecord",
                           "SNAPSHOT_FOOTER": "SnapshotFooterRecord", "KRAFT_VERSION": "KRaftVersionRecord",

@@ -25,7 +25,7 @@ from __future__ import annotations
 import base64
 import struct
 
-from .spec import F, M, in_range, version_range
+from kbatch.messages.spec import F, M, in_range, version_range
 
 ZERO_UUID = "AAAAAAAAAAAAAAAAAAAAAA"   # Uuid.ZERO_UUID.toString()
 

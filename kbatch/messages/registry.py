@@ -37,3 +37,11 @@ def payload_json(payload: bytes):
     except (ValueError, UnicodeDecodeError):
         return None
     return parsed if isinstance(parsed, (dict, list)) else None
+
+
+def schema_ids(key: bytes | None, value: bytes | None) -> dict | None:
+    """{"key": id | None, "value": id | None} when the key or the value carries the framing, else None."""
+    key_frame, value_frame = registry_frame(key), registry_frame(value)
+    if key_frame is None and value_frame is None:
+        return None
+    return {"key": key_frame[0] if key_frame else None, "value": value_frame[0] if value_frame else None}

@@ -10,7 +10,7 @@ Versions are Kafka's strings ("0+", "1-3", "2", "none"); ``fields`` of a struct 
 inline (Kafka's commonStructs resolved).  :mod:`kbatch.messages.decoder` reads bytes with this table.
 """
 
-from .spec import F, M
+from kbatch.messages.spec import F, M
 
 # The Kafka commit the current definitions come from (a removed one names its own above its entry).
 KAFKA_COMMIT = 'd79bd502ec7fa49335afa422f442af80ed0ab8f6'

@@ -21,8 +21,8 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass, field
 
-from .decoder import MessageDecoder, MessageError, _Reader
-from .schemas import SCHEMAS
+from kbatch.messages.decoder import MessageDecoder, MessageError, _Reader
+from kbatch.messages.schemas import SCHEMAS
 
 
 def _record_types(module: str) -> dict[int, str]:
@@ -78,7 +78,7 @@ class Decoded:
     problems: list[Problem] = field(default_factory=list)
 
     def as_dict(self) -> dict:
-        from .decoder import to_json
+        from kbatch.messages.decoder import to_json
         return {"decoder": self.decoder, "key": to_json(self.key), "value": to_json(self.value),
                 "tombstone": self.tombstone}
 

@@ -20,14 +20,14 @@ import os
 from dataclasses import dataclass, field
 from typing import Iterator
 
-from ..codecs import Decompressor
-from ..findings import Finding
-from ..markers import EndMarker, describe, end_marker
-from ..model import Batch
-from ..reader import ReadOptions, SegmentReader, load_records
-from ..segments import topic_partition
-from . import kinds
-from .sidecars import Entry, Header, read_sidecar
+from kbatch.format.codecs import Decompressor
+from kbatch.format.findings import Finding
+from kbatch.reading.markers import EndMarker, describe, end_marker
+from kbatch.reading.model import Batch
+from kbatch.reading.reader import ReadOptions, SegmentReader, load_records
+from kbatch.files.inputs import topic_partition
+from kbatch.files import kinds
+from kbatch.partition.sidecars import Entry, Header, read_sidecar
 
 NO_OFFSET = -1
 
@@ -265,7 +265,7 @@ class PartitionCheck:
             if found is None:
                 return None   # an empty control batch: its transaction was cleaned away
             if not found.trusted:
-                # Not believed (kbatch.markers): the transaction it would end has no known outcome, so nothing
+                # Not believed (kbatch.reading.markers): the transaction it would end has no known outcome, so nothing
                 # about it (its .txnindex entry, the snapshot's coordinator epoch) can be held to the log.
                 self.doubted_markers.add(batch.base_offset)
                 self.marker_findings.append(Located(self._log, Finding(

@@ -1,7 +1,7 @@
-"""The layouts of the files beside a segment, declared once (as :mod:`kbatch.layouts` does for batches).
+"""The layouts of the files beside a segment, declared once (as :mod:`kbatch.format.layouts` does for batches).
 
 Binary files are construct Structs, turned into ``struct`` codecs by
-:func:`kbatch.layouts.fixed_layout` for the readers.  Field names are
+:func:`kbatch.format.layouts.fixed_layout` for the readers.  Field names are
 snake_case of Kafka's own; each doc holds the camelCase name of the Kafka
 source it comes from.  The two text files (checkpoints and
 ``partition.metadata``) are line grammars, declared here too.
@@ -13,7 +13,7 @@ import re
 
 from construct import Int16sb, Int32sb, Int32ub, Int64sb, Struct
 
-from ..layouts import fixed_layout
+from kbatch.format.layouts import fixed_layout
 
 # ---------------------------------------------------------------------------
 # Offset index, <base>.index (OffsetIndex.java: ENTRY_SIZE = 8)

@@ -10,7 +10,7 @@ Two things make ``dump --offset-range`` / ``--since`` fast on a large segment:
 * a batch outside the range is skipped at its header (its size says where
   the next begins), neither checked nor decoded.
 
-Headers are read with the declarations of :mod:`kbatch.layouts`.
+Headers are read with the declarations of :mod:`kbatch.format.layouts`.
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ import os
 from dataclasses import dataclass
 from typing import BinaryIO, Iterator
 
-from ..findings import Finding
-from ..model import Batch
-from ..structs import (
+from kbatch.format.findings import Finding
+from kbatch.reading.model import Batch
+from kbatch.format.structs import (
     BATCH_HEADER,
     LEGACY_CODEC_MASK,
     LOG_ENTRY_PREFIX,
@@ -33,7 +33,7 @@ from ..structs import (
     OFFSET_INDEX_ENTRY,
     TIME_INDEX_ENTRY,
 )
-from . import kinds
+from kbatch.files import kinds
 
 _HEADER_BYTES = BATCH_HEADER.size   # the longest fixed header: enough for every magic
 _V2 = {name: index for index, name in enumerate(BATCH_HEADER.names)}
@@ -55,7 +55,7 @@ class Window:
 
     def __str__(self) -> str:
         """The selection in words, as a user gave it: "offsets 1500–1500", "records stamped from ... on"."""
-        from ..render.values import iso_timestamp
+        from kbatch.output.values import iso_timestamp
 
         said = []
         if self.low is not None or self.high is not None:

@@ -1,8 +1,8 @@
 """Reading each file beside a segment on its own: its entries in file order, and what is wrong with them.
 
-Like :class:`kbatch.reader.SegmentReader` for a ``.log``, :func:`read_sidecar`
+Like :class:`kbatch.reading.reader.SegmentReader` for a ``.log``, :func:`read_sidecar`
 yields, in file order, an :class:`Entry` per entry of the file and a
-:class:`~kbatch.findings.Finding` for each range that is no entry (a
+:class:`~kbatch.format.findings.Finding` for each range that is no entry (a
 preallocated zero tail, a partial entry at the end).  It never raises on bad
 bytes.  Offsets are absolute when the file name carries the segment's base
 offset (``relative_offset`` is kept too).  What needs the ``.log`` to judge is
@@ -17,9 +17,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Iterator
 
-from ..checksums import crc32c
-from ..findings import Finding, Severity
-from ..structs import (
+from kbatch.format.checksums import crc32c
+from kbatch.format.findings import Finding, Severity
+from kbatch.format.structs import (
     ABORTED_TXN_ENTRY,
     ABORTED_TXN_VERSION,
     CHECKPOINT_FIELDS,
@@ -39,8 +39,8 @@ from ..structs import (
     WHITESPACE,
     ZERO_TOPIC_ID,
 )
-from ..reading.window import CHUNK, Window
-from . import kinds
+from kbatch.reading.window import CHUNK, Window
+from kbatch.files import kinds
 
 MAX_SIDECAR_SIZE = 1 << 30   # an index is at most segment.index.bytes (10 MiB by default); read whole
 
@@ -523,9 +523,9 @@ def _bad(line: Line, field_name: str, expected: str) -> Finding:
 
 
 def _shown(line: Line, limit: int = 64) -> str:
-    """The line as kbatch shows bytes (kbatch.render.values.bytes_text): quoted text where it is printable
+    """The line as kbatch shows bytes (kbatch.output.values.bytes_text): quoted text where it is printable
     UTF-8, else hex, each escaped once (the UTF-8 decoder's backslashes under repr's were "\\xe3…\x7f")."""
-    from ..render.values import bytes_text
+    from kbatch.output.values import bytes_text
 
     text = bytes_text(line.text.rstrip(b"\r\n"), limit=limit)
     shown = text if text.startswith("0x") else repr(text)
@@ -837,7 +837,7 @@ def _meta_properties(data: SideFile, base_offset: int | None) -> Iterator[Entry 
 
 @dataclass
 class SidecarSummary:
-    """What one file beside a segment adds up to (the counterpart of :class:`kbatch.summary.FileSummary`)."""
+    """What one file beside a segment adds up to (the counterpart of :class:`kbatch.reading.summary.FileSummary`)."""
 
     path: str
     size: int

@@ -6,15 +6,15 @@ import io
 import mmap
 from dataclasses import dataclass
 
-from . import kinds
-from .sidecars import looks_like
+from kbatch.files import kinds
+from kbatch.partition.sidecars import looks_like
 
 SNIFF_LIMIT = 64 * 1024 * 1024   # a file beside a segment is smaller; a larger one is read as a segment
 
 
 def looks_like_other_kind(stream) -> str | None:
     """The kind a stream reads cleanly as when no log entry verifies at its start; None otherwise."""
-    from ..reader import SegmentReader
+    from kbatch.reading.reader import SegmentReader
 
     size = stream.seek(0, 2)
     if size == 0 or size > SNIFF_LIMIT or SegmentReader(stream, size=size).entry_verifies_at(0):

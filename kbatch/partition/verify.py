@@ -5,13 +5,13 @@ from __future__ import annotations
 import os
 import re
 
-from ..summary import FileSummary
-from .kinds import LOG, OFFSET_CHECKPOINTS, kind_of
+from kbatch.reading.summary import FileSummary
+from kbatch.files.kinds import LOG, OFFSET_CHECKPOINTS, kind_of
 
 
 def partition_directories(paths) -> list[str]:
     """The partition directories the arguments name: each that holds segments, at any depth, under a
-    directory argument, found by the one walk every command uses (:func:`kbatch.segments.expand_paths`), in
+    directory argument, found by the one walk every command uses (:func:`kbatch.files.inputs.expand_paths`), in
     its order; and each directory all of whose segments the file (and glob) arguments name, as if the
     directory were given (``'/var/kafka-logs/*/*.log'`` names every partition)."""
     return complete_and_partial_partitions(paths)[0]
@@ -21,7 +21,7 @@ def complete_and_partial_partitions(paths) -> tuple[list[str], list[tuple[str, i
     """:func:`partition_directories`, and the directories only some of whose segments the arguments name:
     (directory, segments named, segments in it) each, which a cross-check cannot take (an index or a
     snapshot is held against the whole partition's log)."""
-    from ..segments import expand_paths
+    from kbatch.files.inputs import expand_paths
 
     found: dict[str, None] = {}
     named: dict[str, set[str]] = {}
@@ -56,7 +56,7 @@ def verify_partitions(paths, sink, *, index_only: bool, decompressed_limit: int)
     With ``index_only`` the damage the walk meets in the logs is reported too (the logs themselves are
     not verified record by record); otherwise the caller has verified them already.
     """
-    from .crosscheck import PartitionCheck   # here: naming a lone segment must not load the cross-checks
+    from kbatch.partition.crosscheck import PartitionCheck   # here: naming a lone segment must not load the cross-checks
 
     summaries = []
     for directory in partition_directories(paths):
@@ -97,7 +97,7 @@ def log_directories(paths) -> list[str]:
 def log_directory_findings(directory: str):
     """(path, finding) for each finding of a log directory's offset checkpoints and meta.properties, each read
     on its own."""
-    from .sidecars import Entry, Header, read_sidecar
+    from kbatch.partition.sidecars import Entry, Header, read_sidecar
 
     for name in sorted(LOG_DIRECTORY_FILES):
         path = os.path.join(directory, name)
@@ -113,24 +113,3 @@ def directories_of(segment_paths) -> list[str]:
     """The partition directories local segments lie in (remote ones are not cross-checked)."""
     return sorted({os.path.dirname(path) or "." for path in segment_paths
                    if "://" not in path and kind_of(path) == LOG})
-
-
-def cross_check_rows(directory: str) -> list[tuple]:
-    """The cross-check findings of one partition directory as rows of scan's findings table.
-
-    Runs on a Spark worker: one task per partition directory.
-    """
-    from ..render.jsonout import finding_dict
-    from ..segments import topic_partition
-    from ..spark.source import FINDING_SCHEMA
-
-    # The table's columns after file, topic and partition; those a finding does not have (the offsets of
-    # the batch it lies in) are null.
-    names = [column.split()[0] for column in FINDING_SCHEMA.split(", ")][3:]
-    rows = []
-    from .crosscheck import PartitionCheck
-
-    for located in PartitionCheck(directory, segments_verified=True).run():   # scan --deep verifies the segments
-        row = finding_dict(located.finding)
-        rows.append((located.path, *topic_partition(located.path), *(row.get(name) for name in names)))
-    return rows

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from typing import Callable, Iterable
 
-from ..codecs import CodecError, Decompressor, codec_name
-from ..findings import MAX_HELD, Finding
-from ..framing import CHECKSUMS, crc_mismatch, legacy_key_value, read_length
-from ..model import NO_TIMESTAMP_TYPE, TIMESTAMP_TYPES, Batch, Record
-from ..structs import LEGACY_CODEC_MASK, LEGACY_TIMESTAMP_TYPE_MASK, MESSAGE_V0_HEADER, MESSAGE_V1_HEADER
+from kbatch.format.codecs import CodecError, Decompressor, codec_name
+from kbatch.format.findings import MAX_HELD, Finding
+from kbatch.format.framing import CHECKSUMS, crc_mismatch, legacy_key_value, read_length
+from kbatch.reading.model import NO_TIMESTAMP_TYPE, TIMESTAMP_TYPES, Batch, Record
+from kbatch.format.structs import LEGACY_CODEC_MASK, LEGACY_TIMESTAMP_TYPE_MASK, MESSAGE_V0_HEADER, MESSAGE_V1_HEADER
 
 # Reads an inner message set: (its decompressed bytes, the wrapper's magic) -> its entries and findings.
 InnerReader = Callable[[bytes, int], Iterable[Batch | Finding]]

@@ -16,11 +16,11 @@ import re
 import struct
 from typing import Callable
 
-from ..checksums import SpanCrc, crc32, crc32c
-from ..findings import Finding
-from ..framing import CHECKSUMS, LENGTH_FIELD
-from ..model import Batch
-from ..structs import (
+from kbatch.format.checksums import SpanCrc, crc32, crc32c
+from kbatch.format.findings import Finding
+from kbatch.format.framing import CHECKSUMS, LENGTH_FIELD
+from kbatch.reading.model import Batch
+from kbatch.format.structs import (
     BATCH_HEADER,
     HEADER_SIZE_UP_TO_MAGIC,
     LOG_ENTRY_PREFIX,
@@ -30,7 +30,7 @@ from ..structs import (
     MIN_ENTRY_SIZE,
     SIZE_OFFSET,
 )
-from .window import CHUNK, EntryCut, Window
+from kbatch.reading.window import CHUNK, EntryCut, Window
 
 _INT32 = struct.Struct(">i")
 

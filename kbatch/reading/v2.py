@@ -1,19 +1,19 @@
 """A v2 record batch: its header, and its records (DefaultRecordBatch.java).
 
 The header is unpacked with the struct derived from
-:data:`kbatch.layouts.RecordBatchHeader`; the records are decoded by
-:mod:`kbatch.records` (inflated first when compressed).
+:data:`kbatch.format.layouts.RecordBatchHeader`; the records are decoded by
+:mod:`kbatch.reading.records` (inflated first when compressed).
 """
 
 from __future__ import annotations
 
-from ..codecs import CodecError, Decompressor, codec_name
-from ..findings import Finding
-from ..framing import CHECKSUMS, crc_mismatch, records_count_problem
-from ..model import TIMESTAMP_TYPES, Batch
-from ..records import walk_batch_records
-from ..recordwalk import framed_v2_batch
-from ..structs import (
+from kbatch.format.codecs import CodecError, Decompressor, codec_name
+from kbatch.format.findings import Finding
+from kbatch.format.framing import CHECKSUMS, crc_mismatch, records_count_problem
+from kbatch.reading.model import TIMESTAMP_TYPES, Batch
+from kbatch.reading.records import walk_batch_records
+from kbatch.kernels.recordwalk import framed_v2_batch
+from kbatch.format.structs import (
     BATCH_HEADER,
     COMPRESSION_CODEC_MASK,
     CONTROL_FLAG_MASK,
@@ -24,7 +24,7 @@ from ..structs import (
     TIMESTAMP_TYPE_MASK,
     TRANSACTIONAL_FLAG_MASK,
 )
-from .window import CHUNK
+from kbatch.reading.window import CHUNK
 
 _CRC = CHECKSUMS[2]
 _unpack_header = BATCH_HEADER.unpack_from
@@ -54,7 +54,7 @@ def batch_fields(pos: int, size: int, header: tuple, computed_crc: int) -> tuple
     ``pos`` whose header is ``header`` (BATCH_HEADER.unpack_from) and whose bytes give ``computed_crc``.
 
     What read_batch makes a Batch of, and what ``dump --format jsonl`` writes a clean batch's line from
-    without one (kbatch.fastlist).
+    without one (kbatch.walk.listing).
     """
     (base_offset, batch_length, leader_epoch, _, crc, attributes, last_offset_delta, base_timestamp,
      max_timestamp, producer_id, producer_epoch, base_sequence, records_count) = header
@@ -70,12 +70,12 @@ def batch_fields(pos: int, size: int, header: tuple, computed_crc: int) -> tuple
 def framed_batches(window, pos: int, stop: int, max_entry_size: int):
     """The v2 batches from ``pos`` (an entry start) on that start before ``stop``, lie whole in the reader's
     window (slid to hold the first: :func:`batch_in_view`) and are framed as the reader wants them
-    (kbatch.recordwalk.framed_v2_batch), as (file position, view, i, end, header): the batch's bytes are
+    (kbatch.kernels.recordwalk.framed_v2_batch), as (file position, view, i, end, header): the batch's bytes are
     ``view[i:end]``, ``header`` its BATCH_HEADER fields.  It ends at the first entry that is not one.
 
-    The listing's run over clean batches (kbatch.fastlist) takes these until one it leaves to the full
+    The listing's run over clean batches (kbatch.walk.listing) takes these until one it leaves to the full
     reader; that one, and whatever ended this walk, the full reader reads.  (--deep's run,
-    kbatch.recordwalk.CleanBatches, frames batches by the same rule in its compiled loop.)
+    kbatch.kernels.recordwalk.CleanBatches, frames batches by the same rule in its compiled loop.)
     """
     data, i = batch_in_view(window, pos)
     base = pos - i                       # the file position of data[0]
@@ -94,7 +94,7 @@ def batch_in_view(window, pos: int) -> tuple[memoryview, int]:
     """(data, i): the reader's window at ``pos`` (an entry start) as ``data[i:]``, slid to hold the whole entry
     starting there when its size field says it fits a chunk.
 
-    The runs over clean batches (kbatch.fastdeep, kbatch.fastlist) take only what lies whole in the window;
+    The runs over clean batches (kbatch.walk.deep, kbatch.walk.listing) take only what lies whole in the window;
     without the slide, the batch its end cuts would go to the full reader once a chunk, an object made of
     it and of every check.  A larger size (a broker's largest batches, or damage claiming a gigabyte) is the
     full reader's as before.

@@ -12,7 +12,7 @@ import sys
 
 from rich.console import Console
 
-from .plain import PIPE_WIDTH
+from kbatch.render.plain import PIPE_WIDTH
 
 
 class _Console(Console):

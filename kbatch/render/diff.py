@@ -8,7 +8,7 @@ from dataclasses import asdict
 from rich.table import Table
 from rich.text import Text
 
-from ..diff import Difference, DiffSummary
+from kbatch.ops.diff import Difference, DiffSummary
 
 
 def summary_table(summary: DiffSummary, records_only: bool) -> Table:

@@ -21,10 +21,10 @@ import os
 import re
 import sys
 
-from ..findings import MAX_HELD, Finding
-from ..model import Batch, Record
-from .internal import control_dumplog_tokens, dumplog_tokens, remote_dumplog_tokens
-from .values import bytes_text, finding_text
+from kbatch.format.findings import MAX_HELD, Finding
+from kbatch.reading.model import Batch, Record
+from kbatch.render.internal import control_dumplog_tokens, dumplog_tokens, remote_dumplog_tokens
+from kbatch.output.values import bytes_text, finding_text
 
 KAFKA_DECODER_MODES = ("auto", "utf8")   # --decode values meaning Kafka's own StringDecoder
 

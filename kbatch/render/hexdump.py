@@ -10,8 +10,8 @@ from rich.cells import cell_len
 from rich.control import strip_control_codes
 from rich.text import Span as StyleSpan, Text
 
-from ..annotate import Span
-from .values import finding_text
+from kbatch.ops.annotate import Span
+from kbatch.output.values import finding_text
 
 PALETTE = ("cyan", "magenta", "green", "yellow", "blue", "bright_cyan", "bright_magenta", "bright_green",
            "bright_yellow", "bright_blue")

@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 import re
 
-from ..messages.decoder import kafka_json, to_json
-from ..messages.schemas import SCHEMAS
+from kbatch.messages.decoder import kafka_json, to_json
+from kbatch.messages.schemas import SCHEMAS
 
 
 def _compact(value) -> str:
@@ -83,7 +83,7 @@ def control_dumplog_tokens(marker) -> str | None:
     version its own Version field names; None for types Kafka prints otherwise."""
     if marker.data is None or marker.type not in _CONTROL_TOKENS:
         return None
-    from ..messages.control import KRAFT_CONTROL_MESSAGES
+    from kbatch.messages.control import KRAFT_CONTROL_MESSAGES
     schema = SCHEMAS[KRAFT_CONTROL_MESSAGES[marker.type]]
     version = marker.data.get("version", 0)
     return f" {_CONTROL_TOKENS[marker.type]} {_compact(kafka_json(schema, version, marker.data))}"
@@ -126,7 +126,7 @@ def dumplog_tokens(decoded, offset: int) -> str:
     data = _kafka_message_json(decoded.value)
     if decoded.decoder == "transactions":
         # TransactionLogMessageParser.valueAsJson: the status by its state name, else its id as text
-        from ..messages.topics import TRANSACTION_STATES
+        from kbatch.messages.topics import TRANSACTION_STATES
         status = data["transactionStatus"]
         data["transactionStatus"] = TRANSACTION_STATES.get(status, str(status))
     value = _compact({"version": str(decoded.value["version"]), "data": data})

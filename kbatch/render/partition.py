@@ -13,13 +13,13 @@ import json
 from rich.table import Table
 from rich.text import Text
 
-from ..findings import Finding
-from ..partition import kinds
-from ..partition.sidecars import Entry, Header
-from .dumplog import DumplogSink, finding_comment
-from .jsonout import JsonlSink, JsonSink, finding_dict, region_dict
-from .table import TableSink, _codes, finding_line
-from .values import iso_timestamp
+from kbatch.format.findings import Finding
+from kbatch.files import kinds
+from kbatch.partition.sidecars import Entry, Header
+from kbatch.render.dumplog import DumplogSink, finding_comment
+from kbatch.output.jsonout import JsonlSink, JsonSink, finding_dict, region_dict
+from kbatch.render.table import TableSink, _codes, finding_line
+from kbatch.output.values import iso_timestamp
 
 _TIMESTAMP_FIELDS = {"timestamp"}
 
@@ -193,7 +193,7 @@ def _dumplog(out, path, kind, items, summary) -> None:
 def dump_file(path: str, stream, kind: str, sink):
     """``kbatch dump`` of one file beside a segment: read it as ``kind``, a window at a time, and show it
     through ``sink``."""
-    from ..partition.sidecars import SideFile, SidecarSummary, read_sidecar
+    from kbatch.partition.sidecars import SideFile, SidecarSummary, read_sidecar
 
     data = SideFile(stream)
     summary = SidecarSummary(path, len(data), kind)

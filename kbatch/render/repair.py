@@ -5,8 +5,8 @@ from __future__ import annotations
 from rich.table import Table
 from rich.text import Text
 
-from ..repair import RepairPlan, SalvageReport
-from .values import counted
+from kbatch.ops.repair import RepairPlan, SalvageReport
+from kbatch.output.values import counted
 
 _KIND = {"fix-length": "fix length", "cut-tail": "cut tail", "crc-damage": "cannot help", "unproven": "left alone",
          "file-cut": "cannot write"}

@@ -6,7 +6,7 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
-from .values import iso_timestamp
+from kbatch.output.values import iso_timestamp
 
 
 def render_report(console, result: dict) -> None:

@@ -10,12 +10,12 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from ..findings import Finding
-from ..model import Batch
-from .internal import control_text, key_compact, value_text
-from .plain import box_rule, lines_width, plain_table_lines, row_lines
-from .user import user_bytes_text
-from .values import bytes_text, counted, finding_text, iso_timestamp
+from kbatch.format.findings import Finding
+from kbatch.reading.model import Batch
+from kbatch.render.internal import control_text, key_compact, value_text
+from kbatch.render.plain import box_rule, lines_width, plain_table_lines, row_lines
+from kbatch.render.user_topic import user_bytes_text
+from kbatch.output.values import bytes_text, counted, finding_text, iso_timestamp
 
 VALUE_WIDTH = 48   # characters of a key or value shown unless --full
 

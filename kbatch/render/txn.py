@@ -7,9 +7,9 @@ import json
 from rich.table import Table
 from rich.text import Text
 
-from .jsonout import finding_dict
-from .table import finding_line
-from .values import iso_timestamp
+from kbatch.output.jsonout import finding_dict
+from kbatch.render.table import finding_line
+from kbatch.output.values import iso_timestamp
 
 _OUTCOME_STYLE = {"COMMIT": "green", "ABORT": "yellow", "OPEN": "bold red", "UNKNOWN": "bold red"}
 

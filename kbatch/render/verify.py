@@ -6,16 +6,10 @@ Lines and a summary off a terminal never pay for it.
 
 from __future__ import annotations
 
-from ..findings import Finding
-from ..summary import FileSummary
-from .plain import bordered_lines, plain_width
-from .values import counted, finding_text
-
-
-def finding_offsets(finding: Finding, batch) -> dict:
-    """The base and last offset of the batch a finding belongs to (null for a damaged range between batches)."""
-    inside = batch is not None and batch.pos == finding.entry_pos
-    return {"base_offset": batch.base_offset if inside else None, "last_offset": batch.last_offset if inside else None}
+from kbatch.format.findings import Finding
+from kbatch.reading.summary import FileSummary
+from kbatch.render.plain import bordered_lines, plain_width
+from kbatch.output.values import counted, finding_text
 
 
 class _BatchOffsets:
@@ -53,7 +47,7 @@ class VerifyTableSink(_BatchOffsets):
     def console(self):
         """kbatch's Rich console for the stream (kbatch.render.console), made when first asked for."""
         if self._console is None:
-            from .console import make_console
+            from kbatch.render.console import make_console
 
             self._console = make_console(self.stream, no_color=self.no_color)
         return self._console
@@ -153,7 +147,7 @@ def fitted_paths(rows: list[list[str]], width: int) -> list[str]:
     """The file column of the summary's ``rows`` cut to leave the other columns their widest cell in
     ``width`` (a border and a space either side of each cell) by :func:`_middle_cut`, so the segments of
     one partition still read apart: Rich would cut them at the end, where they differ."""
-    from .plain import line_width as cell_len   # without Rich: a summary off a terminal never loads it
+    from kbatch.render.plain import line_width as cell_len   # without Rich: a summary off a terminal never loads it
 
     others = [max((cell_len(line) for row in rows for line in row[column].split("\n")), default=0)
               for column in range(1, len(rows[0]))] if rows else []
@@ -192,12 +186,12 @@ class VerifyJsonlSink(_BatchOffsets):
     summary line per file."""
 
     def __init__(self, out):
-        from .jsonout import finding_dict   # here: the table's run never loads the JSON writers
+        from kbatch.output.jsonout import finding_dict, finding_offsets   # here: the table's run never loads the JSON writers
 
-        self.out, self.finding_dict = out, finding_dict
+        self.out, self.finding_dict, self.finding_offsets = out, finding_dict, finding_offsets
 
     def finding(self, path: str, finding: Finding) -> None:
-        offsets = finding_offsets(finding, self.current)
+        offsets = self.finding_offsets(finding, self.current)
         self.out.write(_json_line({"file": path, "type": "finding", **self.finding_dict(finding), **offsets}))
 
     def file_done(self, summary: FileSummary) -> None:

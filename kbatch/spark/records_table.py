@@ -18,7 +18,7 @@ from __future__ import annotations
 import uuid
 from functools import partial
 
-from ..segments import file_system
+from kbatch.files.inputs import file_system
 
 # Arrow data a task holds per topic before it writes it as one row group (Spark's: 128 MiB of encoded data).
 ROW_GROUP_BYTES = 64 * 1024 * 1024
@@ -87,8 +87,8 @@ def _write_partition(partition, index: int, out: str, job: str, schema) -> list[
     import pyarrow.parquet as pq
     from pyspark.sql.pandas.types import to_arrow_schema
 
-    from ..segments import topic_partition
-    from .source import KbatchReader, record_batches
+    from kbatch.files.inputs import topic_partition
+    from kbatch.spark.source import KbatchReader, record_batches
 
     filesystem, root = file_system(out)
     arrow_schema = to_arrow_schema(schema, timezone="UTC")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections import defaultdict
 
-from ..segments import segment_base_offset, topic_partition
+from kbatch.files.inputs import segment_base_offset, topic_partition
 
 
 def partition_report(spark, batches, findings, sizes: dict[str, int], cross_checked=()) -> list[dict]:
@@ -17,7 +17,7 @@ def partition_report(spark, batches, findings, sizes: dict[str, int], cross_chec
     """
     from pyspark.sql import functions as F
 
-    from ..partition.crosscheck import CROSS_CHECK_CODES
+    from kbatch.partition.crosscheck import CROSS_CHECK_CODES
 
     beside = F.col("code").isin(sorted(CROSS_CHECK_CODES)) | ~F.col("file").isin(sorted(sizes))
     checks = defaultdict(lambda: {"errors": 0, "warnings": 0, "findings": {}})
@@ -45,7 +45,7 @@ def partition_report(spark, batches, findings, sizes: dict[str, int], cross_chec
                  .groupBy("topic", "partition").agg(F.countDistinct("producer_id").alias("producers")).collect()}
     transactions = batches.where(F.col("is_transactional")).groupBy("topic", "partition", "producer_id").agg(
         F.max(F.when(~F.col("is_control"), F.col("last_offset"))).alias("last_data"),
-        # a marker whose CRC fails is never believed (kbatch.markers): it ends its transaction, outcome unknown
+        # a marker whose CRC fails is never believed (kbatch.reading.markers): it ends its transaction, outcome unknown
         F.max(F.when(F.col("is_control") & F.col("crc_valid"), F.col("last_offset"))).alias("last_marker"),
         F.max(F.when(F.col("is_control") & ~F.col("crc_valid"), F.col("last_offset"))).alias("last_doubted"),
     ).collect()
@@ -117,3 +117,22 @@ def _between_segments(segments) -> tuple[list[dict], list[dict]]:
             overlaps.append({"after": previous.file, "before": current.file, "from": current.first_offset,
                              "to": previous.last_offset})
     return gaps, overlaps
+
+
+def cross_check_rows(directory: str) -> list[tuple]:
+    """The cross-check findings of one partition directory as rows of scan's findings table.
+
+    Runs on a Spark worker: one task per partition directory.
+    """
+    from kbatch.output.jsonout import finding_dict
+    from kbatch.partition.crosscheck import PartitionCheck
+    from kbatch.spark.source import FINDING_SCHEMA
+
+    # The table's columns after file, topic and partition; those a finding does not have (the offsets of
+    # the batch it lies in) are null.
+    names = [column.split()[0] for column in FINDING_SCHEMA.split(", ")][3:]
+    rows = []
+    for located in PartitionCheck(directory, segments_verified=True).run():   # scan --deep verifies the segments
+        row = finding_dict(located.finding)
+        rows.append((located.path, *topic_partition(located.path), *(row.get(name) for name in names)))
+    return rows

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 import os
 
-from ..segments import Segment, is_remote
-from .records_table import write_records_table
-from .report import partition_report
-from .session import spark_session
-from .source import BATCH_SCHEMA, FINDING_SCHEMA, RECORD_SCHEMA, KbatchReader
+from kbatch.files.inputs import Segment, is_remote
+from kbatch.spark.records_table import write_records_table
+from kbatch.spark.report import partition_report
+from kbatch.spark.session import spark_session
+from kbatch.spark.source import BATCH_SCHEMA, FINDING_SCHEMA, RECORD_SCHEMA, KbatchReader
 
 
 def run_scan(segments: list[Segment], out_dir: str, *, records: bool = False, deep: bool = False,
@@ -35,7 +35,7 @@ def run_scan(segments: list[Segment], out_dir: str, *, records: bool = False, de
     cross_checked = []
     if deep:
         # The files beside the segments held against them (as verify-crc --deep does): a task per partition.
-        from ..partition.verify import directories_of
+        from kbatch.partition.verify import directories_of
 
         # Absolute, as the segments are: an executor's working directory is not the user's.
         cross_checked = directories_of(_absolute(segment.path) for segment in segments)
@@ -125,8 +125,8 @@ def _cross_check_batches(directories: list[str], schema, batches):
     """On an executor: for each directory index in ``batches``, its cross-check rows as Arrow batches."""
     from pyspark.sql.pandas.types import to_arrow_schema
 
-    from ..partition.verify import cross_check_rows
-    from .source import in_arrow_batches
+    from kbatch.spark.report import cross_check_rows
+    from kbatch.spark.source import in_arrow_batches
 
     arrow_schema = to_arrow_schema(schema, timezone="UTC")
     for batch in batches:

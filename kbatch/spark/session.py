@@ -60,7 +60,7 @@ def spark_session(master: str | None = None, *, quiet: bool = True, log_path: st
 
 
 def _register(session):
-    from .source import KbatchDataSource
+    from kbatch.spark.source import KbatchDataSource
 
     session.dataSource.register(KbatchDataSource)
     return session

@@ -99,7 +99,7 @@ def _level(options) -> str:
 
 
 def _paths(options) -> list[str]:
-    from ..segments import is_remote
+    from kbatch.files.inputs import is_remote
 
     if "paths" in options:
         value = options["paths"]
@@ -134,7 +134,7 @@ class KbatchReader(DataSourceReader):
     # -- planning, on the driver -----------------------------------------------
 
     def partitions(self) -> list[SegmentPartition]:
-        from ..segments import list_segments
+        from kbatch.files.inputs import list_segments
 
         segments = list_segments(_paths(self.options), self.options.get("pattern", "*.log"))
         split_bytes = _int_option(self.options, "splitBytes", 0)
@@ -191,8 +191,8 @@ def pack(ranges: list[FileRange], max_partition_bytes: int, open_cost: int, min_
 
 def split_segment(path: str, size: int, split_bytes: int) -> list[FileRange]:
     """Cut a segment into ranges that each start where an entry with a valid CRC begins."""
-    from ..reader import SegmentReader
-    from ..segments import open_segment
+    from kbatch.reading.reader import SegmentReader
+    from kbatch.files.inputs import open_segment
 
     starts = [0]
     index = _index_positions(path)
@@ -217,7 +217,7 @@ def _index_positions(path: str) -> list[int]:
     """The positions an offset index (``.index`` beside the segment: relativeOffset int32, position int32) holds."""
     if not path.endswith(".log"):
         return []
-    from ..segments import is_remote, open_segment
+    from kbatch.files.inputs import is_remote, open_segment
 
     index_path = path[:-len(".log")] + ".index"
     if not is_remote(index_path) and not os.path.exists(index_path):
@@ -262,7 +262,7 @@ class ColumnarRecords:
     """The records of v2 batches gathered from the decoder's columns, and made an Arrow batch of
     RECORD_SCHEMA by whole columns (numpy, Arrow's take): no Python object per record.
 
-    :meth:`add` copies a chunk's columns (kbatch.recordwalk.RecordColumns, reused by the decoder) and
+    :meth:`add` copies a chunk's columns (kbatch.kernels.recordwalk.RecordColumns, reused by the decoder) and
     the bytes its records span; :meth:`flush` turns what was gathered into one record batch.
     """
 
@@ -276,7 +276,7 @@ class ColumnarRecords:
     def _reset(self) -> None:
         from array import array
 
-        from ..recordwalk import HEADER_COLUMNS
+        from kbatch.kernels.recordwalk import HEADER_COLUMNS
 
         self.records = {name: array("q") for name in self.RECORD_FIELDS}
         self.headers = {name: array("q") for name in HEADER_COLUMNS}
@@ -382,8 +382,8 @@ def binary_spans(data, pos, length):
 
 
 def _walk(file_range: FileRange, reader_options):
-    from ..reader import SegmentReader
-    from ..segments import open_segment
+    from kbatch.reading.reader import SegmentReader
+    from kbatch.files.inputs import open_segment
 
     stream = open_segment(file_range.path)
     reader = SegmentReader(stream, reader_options, size=file_range.file_size)
@@ -391,10 +391,10 @@ def _walk(file_range: FileRange, reader_options):
 
 
 def batch_rows(file_range: FileRange, source: KbatchReader):
-    from ..reader import ReadOptions
-    from ..render.jsonout import batch_dict
-    from ..model import Batch
-    from ..segments import topic_partition
+    from kbatch.reading.reader import ReadOptions
+    from kbatch.output.jsonout import batch_dict
+    from kbatch.reading.model import Batch
+    from kbatch.files.inputs import topic_partition
 
     topic, partition = topic_partition(file_range.path)
     names = [column.split()[0] for column in BATCH_SCHEMA.split(", ")]
@@ -418,12 +418,12 @@ def record_batches(file_range: FileRange, source: KbatchReader, schema):
     an internal topic's records (decoded with Kafka's schemas) and chunks holding a key or value in the
     schema registry's framing (their ids read from the bytes), as ``dump --format jsonl`` does.
     """
-    from ..model import Batch
-    from ..reader import ReadOptions
-    from ..records import chunk_records, record_chunks
-    from ..recordwalk import any_key_or_value_starts_with_zero
-    from ..segments import topic_partition
-    from ..messages import decoder_for_path
+    from kbatch.reading.model import Batch
+    from kbatch.reading.reader import ReadOptions
+    from kbatch.reading.records import chunk_records, record_chunks
+    from kbatch.kernels.recordwalk import any_key_or_value_starts_with_zero
+    from kbatch.files.inputs import topic_partition
+    from kbatch.messages import decoder_for_path
 
     topic, partition = topic_partition(file_range.path)
     internal = decoder_for_path(file_range.path)
@@ -464,9 +464,9 @@ def record_batches(file_range: FileRange, source: KbatchReader, schema):
 
 def record_rows(path: str, topic, partition, batch, records, internal: str | None) -> list[tuple]:
     """Record objects as rows of RECORD_SCHEMA."""
-    from ..messages.decoder import to_json
-    from ..messages.topics import decode
-    from ..render.user import schema_ids
+    from kbatch.messages.decoder import to_json
+    from kbatch.messages.topics import decode
+    from kbatch.messages.registry import schema_ids
 
     def as_json(value):
         return None if value is None else json.dumps(to_json(value), ensure_ascii=False)
@@ -493,12 +493,12 @@ def record_rows(path: str, topic, partition, batch, records, internal: str | Non
 
 def finding_rows(file_range: FileRange, source: KbatchReader):
     """verify-crc's findings for the range (the same library call), and the split's hand-over."""
-    from ..findings import Finding
-    from ..render.jsonout import finding_dict
-    from ..render.verify import finding_offsets
-    from ..segments import open_segment, topic_partition
-    from ..summary import FileSummary
-    from ..verify import VerifyOptions, verify_file
+    from kbatch.format.findings import Finding
+    from kbatch.output.jsonout import finding_dict
+    from kbatch.output.jsonout import finding_offsets
+    from kbatch.files.inputs import open_segment, topic_partition
+    from kbatch.reading.summary import FileSummary
+    from kbatch.ops.verify import VerifyOptions, verify_file
 
     topic, partition = topic_partition(file_range.path)
     names = [column.split()[0] for column in FINDING_SCHEMA.split(", ")][3:]

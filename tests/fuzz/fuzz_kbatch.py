@@ -36,14 +36,14 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 class _PlainRecordWalker(importlib.abc.MetaPathFinder):
-    """Imports kbatch/recordwalk.py as Python, not its compiled build: compiled code is not instrumented,
+    """Imports kbatch/kernels/recordwalk.py as Python, not its compiled build: compiled code is not instrumented,
     and the record walk is where a batch's bytes become records.  ``tests/test_recordwalk.py`` holds the
     two builds to the same columns, so what the fuzzer finds in one holds for both."""
 
     def find_spec(self, name, path=None, target=None):
-        if name != "kbatch.recordwalk":
+        if name != "kbatch.kernels.recordwalk":
             return None
-        source = str(ROOT / "kbatch" / "recordwalk.py")
+        source = str(ROOT / "kbatch" / "kernels" / "recordwalk.py")
         return importlib.util.spec_from_loader(name, importlib.machinery.SourceFileLoader(name, source))
 
 
@@ -52,18 +52,18 @@ if __name__ == "__main__":  # fuzzing, not the test suite that imports the targe
     sys.modules["cython"] = None  # ``import cython`` fails: the walker runs on kbatch's stand-in, as without Cython
 
 with atheris.instrument_imports(include=["kbatch"]):
-    from kbatch.annotate import Span, decompressed_spans, entry_spans
-    from kbatch.codecs import CodecError, Decompressor
-    from kbatch.encode import SpecError, encode_document
-    from kbatch.findings import Finding
+    from kbatch.ops.annotate import Span, decompressed_spans, entry_spans
+    from kbatch.format.codecs import CodecError, Decompressor
+    from kbatch.ops.encode import SpecError, encode_document
+    from kbatch.format.findings import Finding
     from kbatch.messages.control import KRAFT_CONTROL_MESSAGES, decode_kraft_control, kraft_control_spans
     from kbatch.messages.topics import decode as decode_internal
     from kbatch.messages.topics import field_spans
     from kbatch.partition.sidecars import SIDECAR_KINDS, Entry, Header, looks_like, read_sidecar
-    from kbatch.reader import ReadOptions, SegmentReader
-    from kbatch.repair import SalvageReport, plan_repairs, salvage, write_repaired
-    from kbatch.summary import FileSummary
-    from kbatch.verify import VerifyOptions, verify_stream
+    from kbatch.reading.reader import ReadOptions, SegmentReader
+    from kbatch.ops.repair import SalvageReport, plan_repairs, salvage, write_repaired
+    from kbatch.reading.summary import FileSummary
+    from kbatch.ops.verify import VerifyOptions, verify_stream
 
 LIMIT = 1 << 20          # decompression cap per batch: cheap executions, bombs still caught
 MAX_INPUT = 64 * 1024
@@ -253,7 +253,7 @@ def seed_corpus(directory: str) -> None:
 
 def partition_seeds():
     """(name, input) for every file beside a segment among the fixtures, as the partition target reads it."""
-    from kbatch.partition.kinds import kind_of
+    from kbatch.files.kinds import kind_of
 
     for path in sorted((ROOT / "fixtures").rglob("*")):
         kind = kind_of(path.name)

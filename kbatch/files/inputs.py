@@ -1,0 +1,148 @@
+"""Finding segments: local paths, globs, directories, and remote object stores.
+
+A broker keeps each partition in a directory named ``<topic>-<partition>``
+holding segments named by their base offset (``00000000000000001234.log``);
+the topic and partition of a segment come from there.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import glob
+import os
+import re
+from dataclasses import dataclass
+from typing import BinaryIO
+
+_PARTITION_DIR = re.compile(r"^(?P<topic>.+)-(?P<partition>\d+)$")
+_SEGMENT_NAME = re.compile(r"^(?P<base>\d+)\.log$")
+
+# Every file of a partition directory kbatch reads (``dump DIR``): a directory lists them as Kafka keeps
+# them, by offset, each segment's files together (kbatch.files.kinds.listing_order).
+PARTITION_FILES = ("*.log", "*.index", "*.timeindex", "*.txnindex", "*.snapshot", "*.checkpoint",
+                   "*.checkpoint.part", "leader-epoch-checkpoint", "partition.metadata", "*offset-checkpoint",
+                   "quorum-state", "meta.properties")
+
+
+@dataclass(frozen=True)
+class Segment:
+    path: str
+    size: int
+
+    @property
+    def topic(self) -> str | None:
+        return topic_partition(self.path)[0]
+
+    @property
+    def partition(self) -> int | None:
+        return topic_partition(self.path)[1]
+
+
+def topic_partition(path: str) -> tuple[str | None, int | None]:
+    from kbatch.files.kinds import renamed_partition
+
+    directory = path.rstrip("/").rsplit("/", 2)[-2] if "/" in path.rstrip("/") else ""
+    renamed = renamed_partition(directory)   # <topic>-<partition>.<id>-delete/-future/-stray: the same partition
+    match = _PARTITION_DIR.match(renamed[0] if renamed else directory)
+    if not match:
+        return None, None
+    return match["topic"], int(match["partition"])
+
+
+def segment_base_offset(path: str) -> int | None:
+    match = _SEGMENT_NAME.match(path.rsplit("/", 1)[-1])
+    return int(match["base"]) if match else None
+
+
+def is_remote(path: str) -> bool:
+    return "://" in path and not path.startswith("file://")
+
+
+def expand_paths(paths, pattern: str | tuple[str, ...] = "*.log") -> tuple[list[str], list[str]]:
+    """The files that command-line paths name, in the order given; and each path that names none.
+
+    Every command that takes files reads its arguments this way: a file as it
+    is (and ``-``, stdin); a directory as its files matching ``pattern``,
+    searched recursively; a glob (quoted, for more files than a shell takes)
+    as what it matches, a directory among them searched likewise.  Within one
+    argument the files come sorted.  A path that does not exist is kept, for
+    the command to report as unreadable when it opens it.
+    """
+    files, missing = [], []
+    for path in paths:
+        path = path.removeprefix("file://")
+        if path == "-" or os.path.isfile(path):
+            files.append(path)
+            continue
+        if os.path.isdir(path):
+            found = _search(path, pattern)
+            if not found:
+                missing.append(f"{path} (no {pattern if isinstance(pattern, str) else pattern[0]} files in it)")
+        elif glob.has_magic(path):
+            found = [file for match in sorted(glob.glob(path, recursive=True))
+                     for file in ([match] if os.path.isfile(match) else _search(match, pattern))]
+            if not found:
+                missing.append(path)
+        else:
+            found = [path]   # reported as unreadable when opened
+        files += found
+    return files, missing
+
+
+def _search(directory: str, pattern: str | tuple[str, ...]) -> list[str]:
+    """The files under ``directory`` (recursively) whose names match ``pattern`` (or one of them), sorted."""
+    patterns = (pattern,) if isinstance(pattern, str) else pattern
+    found = [os.path.join(root, name) for root, _, names in os.walk(directory)
+             for name in names if any(fnmatch.fnmatch(name, one) for one in patterns)]
+    if pattern == PARTITION_FILES:
+        from kbatch.files.kinds import listing_order
+
+        return sorted(found, key=lambda path: (os.path.dirname(path), listing_order(path)))
+    return sorted(found)
+
+
+def list_segments(paths: list[str], pattern: str = "*.log") -> list[Segment]:
+    """Every segment the paths name (see :func:`expand_paths`), and remote object-store URIs; sorted, once each."""
+    found: dict[str, int] = {}
+    local = []
+    for path in paths:
+        if is_remote(path):
+            found.update(_remote(path, pattern))
+        else:
+            local.append(path)
+    for path in expand_paths(local, pattern)[0]:
+        if os.path.isfile(path):
+            found[path] = os.path.getsize(path)
+    return [Segment(path, size) for path, size in sorted(found.items())]
+
+
+def _remote(uri: str, pattern: str) -> dict[str, int]:
+    from pyarrow import fs
+
+    filesystem, root = fs.FileSystem.from_uri(uri)
+    scheme = uri.split("://", 1)[0]
+    info = filesystem.get_file_info(root)
+    if info.type == fs.FileType.File:
+        return {uri: info.size}
+    out = {}
+    for entry in filesystem.get_file_info(fs.FileSelector(root, recursive=True)):
+        if entry.type == fs.FileType.File and fnmatch.fnmatch(entry.base_name, pattern):
+            out[f"{scheme}://{entry.path}"] = entry.size
+    return out
+
+
+def open_segment(path: str) -> BinaryIO:
+    """A seekable binary stream: a local file, or a remote object through pyarrow's file systems."""
+    if is_remote(path):
+        filesystem, location = file_system(path)
+        return filesystem.open_input_file(location)
+    return open(path.removeprefix("file://"), "rb", buffering=0)
+
+
+def file_system(path: str):
+    """The pyarrow file system a path or URI is on, and the path on it (for what kbatch writes on Spark's executors)."""
+    from pyarrow import fs
+
+    if is_remote(path):
+        return fs.FileSystem.from_uri(path)
+    return fs.LocalFileSystem(), path.removeprefix("file://")

@@ -1,0 +1,252 @@
+"""Mending damaged segments without losing a byte of the original.
+
+Two tools, both planned from one pass of the reader:
+
+* :func:`plan_repairs` (``kbatch repair-length``): every length field that
+  lies, with the value a CRC proves, and the tail actions Kafka's own log
+  recovery would take (cut a partial batch, a zero-filled tail, trailing
+  garbage).  A length no CRC proves is reported and left alone; a batch
+  whose CRC fails at its own length is damaged inside, which no length
+  repair mends.  :func:`write_repaired` then streams a copy with exactly
+  the planned changes.
+* :func:`salvage` (``kbatch salvage``): copy every entry whose CRC
+  verifies, in order, skipping damaged ranges; offsets are never renumbered.
+
+Neither ever writes to its input: output goes to a new file, atomically
+(:func:`kbatch.files.outputs.write_atomically`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import BinaryIO, Iterator
+
+from kbatch.format.findings import Finding
+from kbatch.format.framing import CHECKSUMS
+from kbatch.reading.invariants import breaks_sequence, outlier_finding
+from kbatch.reading.model import Batch
+from kbatch.reading.reader import ReadOptions, SegmentReader
+from kbatch.format.structs import LOG_OVERHEAD, LOG_ENTRY_PREFIX
+
+_COPY_CHUNK = 4 * 1024 * 1024
+_SIZE_FIELD = slice(LOG_ENTRY_PREFIX.offsets["size"], LOG_ENTRY_PREFIX.offsets["size"] + 4)
+
+
+@dataclass(frozen=True)
+class Action:
+    kind: str          # fix-length, cut-tail, crc-damage, unproven
+    pos: int           # where the change (or the problem) is
+    field: str
+    old: str
+    new: str
+    evidence: str
+    applied: bool      # will the write make this change?
+    size: int = 0      # fix-length: bytes of the field; cut-tail: bytes cut
+    damage: bool = True   # False for what is no damage (a preallocated zero tail)
+
+
+@dataclass
+class RepairPlan:
+    size: int
+    actions: list[Action] = field(default_factory=list)
+
+    @property
+    def changes(self) -> list[Action]:
+        return [action for action in self.actions if action.applied]
+
+    @property
+    def cut_at(self) -> int | None:
+        cuts = [action.pos for action in self.changes if action.kind == "cut-tail"]
+        return min(cuts) if cuts else None
+
+
+def plan_repairs(stream: BinaryIO, *, truncate_tail: bool = False) -> RepairPlan:
+    reader = SegmentReader(stream, ReadOptions())
+    plan = RepairPlan(reader.size)
+    for item in reader:
+        if isinstance(item, Finding):
+            plan.actions += _region_actions(item, reader.size, truncate_tail)
+        else:
+            plan.actions += _batch_actions(item)
+    return plan
+
+
+def _length_finding(batch: Batch) -> Finding | None:
+    return next((finding for finding in batch.findings
+                 if finding.code == "bad-length" and finding.field in ("batch_length", "size")
+                 and finding.pos == batch.pos + _SIZE_FIELD.start), None)
+
+
+def _batch_actions(batch: Batch) -> Iterator[Action]:
+    finding = _length_finding(batch)
+    if finding is not None and batch.crc_valid:
+        true_length = batch.size - LOG_OVERHEAD
+        checksum = CHECKSUMS[batch.magic].name
+        yield Action("fix-length", finding.pos, finding.field, finding.actual, str(true_length),
+                     f"{checksum} {batch.crc} verifies over exactly these {batch.size} bytes", True, 4)
+    elif not batch.crc_valid:
+        yield Action("crc-damage", batch.pos, "crc", str(batch.crc), "-",
+                     f"the CRC fails at the batch's own length ({batch.computed_crc} computed): its bytes are "
+                     "damaged, which no length repair mends", False)
+
+
+def _region_actions(finding: Finding, size: int, truncate_tail: bool) -> Iterator[Action]:
+    if finding.code == "truncated-while-reading":   # nothing can be written from a file that is changing
+        yield Action("file-cut", finding.pos, "file", finding.expected, finding.actual,
+                     "the plan covers the bytes read before the cut; rerun on a copy that holds still", False)
+        return
+    if not finding.owns_bytes:
+        return
+    at_tail = finding.pos + finding.size == size
+    if finding.code == "zero-tail":
+        yield Action("cut-tail", finding.pos, "tail", f"{finding.size} zero bytes", "cut",
+                     "a preallocated segment's unused end (not data)", truncate_tail, finding.size, damage=False)
+    elif finding.code == "truncated":
+        yield Action("cut-tail", finding.pos, "entry", f"{finding.size} bytes of a partial entry", "cut",
+                     f"{finding.expected}; {finding.actual} (Kafka's log recovery cuts it)", truncate_tail,
+                     finding.size)
+    elif at_tail:
+        yield Action("cut-tail", finding.pos, "tail", f"{finding.size} bytes that are no entry", "cut",
+                     "trailing garbage: no entry with a valid CRC follows", truncate_tail, finding.size)
+    else:
+        yield Action("unproven", finding.pos, "entry", f"{finding.size} bytes", "-",
+                     "no length makes a CRC verify here; left alone (kbatch salvage skips them)", False,
+                     finding.size)
+
+
+def write_repaired(stream: BinaryIO, plan: RepairPlan) -> Iterator[bytes]:
+    """The input's bytes with the planned length fields patched and the tail cut, in chunks."""
+    end = plan.cut_at if plan.cut_at is not None else plan.size
+    patches = sorted((action.pos, int(action.new)) for action in plan.changes if action.kind == "fix-length")
+    position = 0
+    for patch_pos, value in patches:
+        if patch_pos + 4 > end:
+            break
+        yield from _copy(stream, position, patch_pos)
+        yield value.to_bytes(4, "big", signed=True)
+        position = patch_pos + 4
+    yield from _copy(stream, position, end)
+
+
+class InputCut(Exception):
+    """The input ended early while it was copied: it was cut after the plan was made."""
+
+
+def _copy(stream: BinaryIO, start: int, stop: int) -> Iterator[bytes]:
+    stream.seek(start)
+    while start < stop:
+        chunk = stream.read(min(_COPY_CHUNK, stop - start))
+        if not chunk:
+            raise InputCut(f"the input ended at byte {start} while it was copied (the plan read {stop})")
+        start += len(chunk)
+        yield chunk
+
+
+# -- salvage ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Skipped:
+    pos: int
+    size: int
+    reason: str
+    offsets: str        # the offsets lost, as far as the neighbours tell
+
+
+@dataclass
+class SalvageReport:
+    size: int
+    kept: int = 0
+    kept_records: int = 0
+    lengths_fixed: int = 0
+    skipped: list[Skipped] = field(default_factory=list)
+    dropped_zero_tail: int = 0
+
+
+def salvage(stream: BinaryIO, report: SalvageReport) -> Iterator[bytes]:
+    """Every entry whose CRC verifies, in order (a lying length corrected); what is skipped goes in ``report``.
+
+    A batch whose baseOffset breaks the sequence its neighbours agree on (invariants.breaks_sequence: the
+    field lies outside the CRC) is dropped too, so the copy verifies with ``--deep``: each kept batch waits
+    for the next one, which tells.
+    """
+    reader = SegmentReader(stream, ReadOptions())
+    report.size = reader.size
+    last_kept: int | None = None
+    kept_before: tuple[int, int] | None = None   # base and last offset of the batch kept before the held one
+    held: tuple[Batch, bytes] | None = None      # the batch kept last, not yet written
+    waiting: list[tuple[int, int, str, str | None]] = []   # skipped ranges, until the next kept offset is known
+
+    def settle(next_base: int | None) -> None:
+        for pos, size, reason, claimed in waiting:
+            report.skipped.append(Skipped(pos, size, reason, claimed or _lost_offsets(last_kept, next_base)))
+        waiting.clear()
+
+    def release(next_base: int | None) -> Iterator[bytes]:
+        """Write the held batch, unless the batch after it (at ``next_base``) shows its baseOffset wrong."""
+        nonlocal held, last_kept
+        if held is None:
+            return
+        batch, data = held
+        held = None
+        if next_base is not None and kept_before is not None and \
+                breaks_sequence(kept_before[1], batch.base_offset, batch.last_offset, next_base):
+            finding = outlier_finding(batch.pos, batch.magic, batch.base_offset, kept_before, next_base)
+            report.skipped.append(Skipped(batch.pos, batch.size, f"{finding.code}: {finding.actual}",
+                                          f"{kept_before[1] + 1}–{next_base - 1} (its records, whose true "
+                                          "offsets its header no longer says)"))
+            last_kept = kept_before[1]
+            return
+        report.kept += 1
+        report.kept_records += max(batch.count or 0, 0)
+        yield data
+
+    for item in reader:
+        if isinstance(item, Finding):
+            if item.code == "zero-tail":
+                report.dropped_zero_tail = item.size
+            elif item.code == "truncated-while-reading":
+                report.skipped.append(Skipped(item.pos, 0, f"{item.code}: {item.actual} (it held {item.expected})",
+                                              "all after it, if any"))
+            elif item.owns_bytes:
+                waiting.append((item.pos, item.size, f"{item.code}: {item.actual}", None))
+            continue
+        if not item.crc_valid:
+            waiting.append((item.pos, item.size, f"crc-mismatch: stored {item.crc}, computed {item.computed_crc}",
+                            f"{item.base_offset}–{item.last_offset} (its header, unverified)"))
+            continue
+        if held is not None:
+            previous = (held[0].base_offset, held[0].last_offset)
+            yield from release(item.base_offset)
+            if last_kept == previous[1]:   # written, not dropped: it is the one before the next
+                kept_before = previous
+        if last_kept is not None and item.base_offset <= last_kept:
+            # offsets only go up: a batch at or below the last kept offset (a flipped baseOffset bit, most
+            # likely) would make the copy fail verify-crc --deep
+            waiting.append((item.pos, item.size, f"offset-overlap: baseOffset {item.base_offset} is not above "
+                            f"{last_kept}, the last offset kept", f"{item.base_offset}–{item.last_offset} "
+                            "(its header; the offsets are held by the batches kept)"))
+            continue
+        settle(item.base_offset)
+        data = bytearray(reader.read_bytes(item.pos, item.size))
+        if len(data) < item.size:   # cut while it was read, after its header: the reader tells where it ends
+            waiting.append((item.pos, len(data), "truncated: the file was cut inside this batch while it was read",
+                            f"{item.base_offset}–{item.last_offset} (its header)"))
+            continue
+        if _length_finding(item) is not None:
+            data[_SIZE_FIELD] = (item.size - LOG_OVERHEAD).to_bytes(4, "big", signed=True)
+            report.lengths_fixed += 1
+        held = (item, bytes(data))
+        last_kept = item.last_offset
+    yield from release(None)
+    settle(None)
+    report.skipped.sort(key=lambda skipped: skipped.pos)
+
+
+def _lost_offsets(previous_last: int | None, next_base: int | None) -> str:
+    """The offsets between the kept batches around a skipped range."""
+    low = None if previous_last is None else previous_last + 1
+    high = None if next_base is None else next_base - 1
+    if low is not None and high is not None and high < low:
+        return "none"
+    return f"{'?' if low is None else low}–{'?' if high is None else high}"

@@ -1,0 +1,523 @@
+"""Where a segment's bytes go: every byte of a file counted under the field it belongs to.
+
+:class:`SegmentStats` takes what the reader yields (batches and damaged
+ranges) and adds each byte to one category, so the categories of a file add up
+to its size exactly.  Compressed records cannot be split by field where they
+lie, so they count as ``compressed_records`` in the file, and their inflated
+bytes are counted field by field in a second account, ``inflated``, which adds
+up to the bytes the batches inflate to.
+
+A v2 batch's records are read as the record decoder's columns
+(:mod:`kbatch.kernels.recordwalk`), never as Record objects: the key, value and header
+bytes are the lengths the decoder found, and each varint field's size follows
+from its value (ByteUtils.sizeOfVarint).  Those sizes are checked, chunk by
+chunk, against the bytes the decoder's positions leave for the varints; a
+record whose varints are not the shortest encoding (legal to read, but not
+what Kafka writes) fails that check and is measured field by field with the
+layout declaration instead (:func:`kbatch.format.layouts.field_spans`).  v0/v1
+messages and magic-3 records are read as objects, their sizes from their values.
+
+Everything kept is a counter or a small table, so memory stays flat whatever
+the file size.  This module is the library: it imports neither click nor rich.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+
+from kbatch.format.codecs import XERIAL_MAGIC, CodecError, Decompressor, frame_options
+from kbatch.format.findings import Finding
+from kbatch.format.layouts import Record as RecordLayout, field_spans
+from kbatch.reading.model import Batch, Record
+from kbatch.reading.reader import ReadOptions, SegmentReader
+from kbatch.reading.records import record_chunks
+from kbatch.format.structs import (
+    BATCH_HEADER,
+    COMPRESSION_CODEC_MASK,
+    IGNORE_MESSAGE_ATTRIBUTES_MASK,
+    LOG_OVERHEAD,
+    MESSAGE_V0_HEADER,
+    MESSAGE_V1_HEADER,
+    PROPOSED_V3_MAGIC,
+)
+
+# (key, label): the order a report lists them in.  Record fields of v0/v1 messages and v2 records share
+# the categories they have in common (key length, value length, attributes, timestamp).
+CATEGORIES = (
+    ("entry_framing", "entry framing (offset, size)"),
+    ("batch_header", "batch header"),
+    ("record_length", "record length"),
+    ("record_crc", "message crc (v0/v1)"),
+    ("record_magic", "message magic (v0/v1)"),
+    ("record_attributes", "record attributes"),
+    ("record_timestamp", "timestamp (v1) or delta"),
+    ("record_offset_delta", "offset delta"),
+    ("key_length", "key length"),
+    ("value_length", "value length"),
+    ("headers_count", "header count"),
+    ("header_key_length", "header key lengths"),
+    ("header_value_length", "header value lengths"),
+    ("keys", "keys"),
+    ("values", "values"),
+    ("header_keys", "header keys"),
+    ("header_values", "header values"),
+    ("compressed_records", "compressed records"),
+    ("control_batches", "control batches"),
+    ("damaged", "damaged bytes"),
+    ("zero_tail", "zero tail (preallocated)"),
+)
+CATEGORY_LABELS = dict(CATEGORIES)
+# The per-record overhead: what a record costs beyond its key, value and header bytes.
+RECORD_OVERHEAD = ("record_length", "record_crc", "record_magic", "record_attributes", "record_timestamp",
+                   "record_offset_delta", "key_length", "value_length", "headers_count", "header_key_length",
+                   "header_value_length")
+PAYLOAD = ("keys", "values", "header_keys", "header_values")
+
+# A v2 record's declared fields -> categories (field_spans paths end in these names).
+_V2_FIELD_CATEGORY = {
+    "length": "record_length", "attributes": "record_attributes", "timestamp_delta": "record_timestamp",
+    "offset_delta": "record_offset_delta", "key_length": "key_length", "key": "keys",
+    "value_length": "value_length", "value": "values", "headers_count": "headers_count",
+}
+_V2_HEADER_FIELD_CATEGORY = {"key_length": "header_key_length", "key": "header_keys",
+                             "value_length": "header_value_length", "value": "header_values"}
+
+
+def varint_size(value: int, bits: int = 32) -> int:
+    """Bytes of the shortest zig-zag varint for ``value`` (ByteUtils.sizeOfVarint / sizeOfVarlong)."""
+    raw = ((value << 1) ^ (value >> (bits - 1))) & ((1 << bits) - 1)
+    return max(1, (raw.bit_length() + 6) // 7)
+
+
+def bucket(value: int) -> int:
+    """The power-of-two bucket of a count or size: k holds 2**(k-1) .. 2**k - 1 (0 holds 0)."""
+    return max(value, 0).bit_length()
+
+
+def bucket_label(k: int) -> str:
+    if k == 0:
+        return "0"
+    low, high = 1 << (k - 1), (1 << k) - 1
+    return str(low) if low == high else f"{low}-{high}"
+
+
+@dataclass
+class Tally:
+    """Batches, records and bytes of one group (a magic, a producer, a codec)."""
+
+    batches: int = 0
+    records: int = 0
+    bytes: int = 0
+    stored_records_bytes: int = 0     # codecs: the compressed records as stored
+    inflated_records_bytes: int = 0   # codecs: what they inflate to
+
+    def as_dict(self) -> dict:
+        return {key: value for key, value in vars(self).items()}
+
+
+@dataclass
+class FileTotal:
+    path: str
+    size: int
+    accounted: int = 0    # what the categories add up to for this file (equal to size, always)
+    before: int = 0       # the total before this file began
+
+
+@dataclass
+class SegmentStats:
+    """The byte accounting of one or more files (see the module doc)."""
+
+    stored: Counter = field(default_factory=Counter)      # category -> bytes in the files
+    inflated: Counter = field(default_factory=Counter)    # category -> bytes inside compressed batches
+    files: list[FileTotal] = field(default_factory=list)
+    batches: int = 0
+    records: int = 0                  # data records (control records are counted with control batches)
+    control_batches: int = 0
+    damaged_ranges: int = 0
+    findings: Counter = field(default_factory=Counter)
+    errors: int = 0
+    records_per_batch: Counter = field(default_factory=Counter)   # bucket -> batches
+    batch_sizes: Counter = field(default_factory=Counter)          # bucket -> batches
+    by_magic: dict = field(default_factory=lambda: defaultdict(Tally))
+    by_codec: dict = field(default_factory=lambda: defaultdict(Tally))
+    by_producer: dict = field(default_factory=lambda: defaultdict(Tally))
+    # records measured through the layout declaration because their varints were not the shortest
+    records_measured_by_layout: int = 0
+
+    # -- what the reader yields ----------------------------------------------
+
+    def begin_file(self, path: str, size: int) -> None:
+        self.files.append(FileTotal(path, size, before=self.total_bytes))
+
+    def add_region(self, finding: Finding) -> None:
+        """A finding from the reader; one that owns bytes (skipped, truncated, zero) is counted."""
+        self._finding(finding)
+        if not finding.owns_bytes:
+            return
+        if finding.code == "zero-tail":
+            self._count("zero_tail", finding.size)
+        else:
+            self.damaged_ranges += 1
+            self._count("damaged", finding.size)
+
+    def add_batch(self, batch: Batch, record_bytes=None) -> None:
+        """One log entry.  ``record_bytes(batch)`` returns the bytes its records were decoded from (the
+        inflated ones when compressed): asked only for a record that must be measured through the layout."""
+        for finding in batch.findings:
+            self._finding(finding)
+        self.batches += 1
+        records = [] if batch.is_control else (batch.records or [])
+        count = 0 if batch.is_control else _record_count(batch)
+        self.records += count
+        self.records_per_batch[bucket(count)] += 1
+        self.batch_sizes[bucket(batch.size)] += 1
+        for group in (self.by_magic[batch.magic],
+                      self.by_producer["none" if batch.producer_id in (None, -1) else batch.producer_id]):
+            group.batches += 1
+            group.records += count
+            group.bytes += batch.size
+        if batch.is_control:
+            self.control_batches += 1
+            self._count("control_batches", batch.size)
+            return
+        if batch.magic >= 2:
+            self._v2(batch, records, record_bytes)
+        else:
+            self._legacy(batch, records)
+
+    # -- one entry -------------------------------------------------------------
+
+    def _v2(self, batch: Batch, records: list[Record], record_bytes) -> None:
+        """A v2 batch, or one of the magic-3 proposal (whose header ends in varints)."""
+        header = BATCH_HEADER.size if batch.magic == 2 else batch.payload_pos - batch.pos
+        if batch.magic > 2 and batch.last_offset_delta is None:   # its header's varints did not read
+            header = batch.size
+        self._count("entry_framing", LOG_OVERHEAD)
+        self._count("batch_header", header - LOG_OVERHEAD)
+        payload = batch.size - header
+        account = self.stored
+        if batch.compressed:
+            self._count("compressed_records", payload)
+            self._codec(batch, payload, batch.decompressed_size)
+            if batch.decompressed_size is None:
+                return   # did not inflate: nothing to split
+            account, payload = self.inflated, batch.decompressed_size
+        if batch.records is None and batch.record_data is not None:   # walked into columns, no objects
+            account["damaged"] += payload - self._v2_columns(batch, account)
+            return
+        used = 0
+        for record in records:
+            sizes = v2_record_sizes(record, batch)
+            if sizes is None:
+                sizes = self._measured_by_layout(batch, record, record_bytes)
+            for category, size in sizes.items():
+                account[category] += size
+            used += record.size
+        account["damaged"] += payload - used
+
+    def _v2_columns(self, batch: Batch, account: Counter) -> int:
+        """A v2 batch's records, chunk by chunk from the decoder's columns, into ``account``: the bytes
+        they take."""
+        used = 0
+        for columns in record_chunks(batch):
+            sizes, outliers = column_sizes(columns)
+            for category, size in sizes.items():
+                account[category] += size
+            for row in outliers:   # a varint longer than it need be: read off the declaration
+                record = Record(offset=columns.records["offset"][row], timestamp=0, key=None, value=None, headers=[],
+                                pos=columns.records["pos"][row] + _records_start(batch),
+                                size=columns.records["size"][row])
+                for category, size in self._measured_by_layout(batch, record, lambda _: batch.record_data).items():
+                    account[category] += size
+            used += sum(columns.column("size"))
+        return used
+
+    def _legacy(self, batch: Batch, records: list[Record]) -> None:
+        header = MESSAGE_V1_HEADER if batch.magic == 1 else MESSAGE_V0_HEADER
+        if not batch.compressed:
+            if records:
+                self._account_legacy_record(self.stored, records[0], batch.magic)
+            else:   # key and value lengths did not fit: the bytes after the header are damage
+                self._count("entry_framing", LOG_OVERHEAD)
+                self._count("batch_header", header.size - LOG_OVERHEAD)
+                self._count("damaged", batch.size - header.size)
+            return
+        # A wrapper: its own header, key and value lengths (and a key, normally null), then the value.
+        self._count("entry_framing", LOG_OVERHEAD)
+        self._count("compressed_records", batch.payload_size)
+        self._count("batch_header", batch.size - LOG_OVERHEAD - batch.payload_size)
+        self._codec(batch, batch.payload_size, batch.decompressed_size)
+        if batch.decompressed_size is None:
+            return
+        used = 0
+        for record in records:
+            self._account_legacy_record(self.inflated, record, record.magic)
+            used += record.size
+        self.inflated["damaged"] += batch.decompressed_size - used
+
+    @staticmethod
+    def _account_legacy_record(account: Counter, record: Record, magic: int):
+        """A v0/v1 message holding one record: offset+size, crc, magic, attributes, [timestamp], key, value."""
+        key = len(record.key) if record.key is not None else 0
+        value = len(record.value) if record.value is not None else 0
+        sizes = {"entry_framing": LOG_OVERHEAD, "record_crc": 4, "record_magic": 1,
+                 "record_attributes": 1, "record_timestamp": 8 if magic == 1 else 0, "key_length": 4, "keys": key,
+                 "value_length": 4, "values": value}
+        for category, size in sizes.items():
+            if size:
+                account[category] += size
+        # What the fields do not explain (never, for a message the reader accepted) is damage.
+        rest = record.size - sum(sizes.values())
+        if rest:
+            account["damaged"] += rest
+
+    def _measured_by_layout(self, batch: Batch, record: Record, record_bytes) -> dict[str, int]:
+        """A record's field sizes read off the layout declaration (its varints are not the shortest)."""
+        self.records_measured_by_layout += 1
+        data = record_bytes(batch) if record_bytes is not None else None
+        if data is None:
+            return {"damaged": record.size}
+        declaration = RecordLayout
+        if batch.magic == PROPOSED_V3_MAGIC:
+            from kbatch.reading.v3 import record_declaration
+            declaration = record_declaration(batch.attributes)
+        spans, error = field_spans(declaration, data[record.pos - _records_start(batch):][:record.size])
+        sizes: Counter = Counter()
+        for span in spans:
+            *parents, name = span.path.split(".")
+            table = _V2_HEADER_FIELD_CATEGORY if parents and parents[-1].startswith("headers[") \
+                else _V2_FIELD_CATEGORY
+            sizes[table[name]] += span.end - span.start
+        rest = record.size - sum(sizes.values())
+        if rest:
+            sizes["damaged"] += rest
+        return dict(sizes)
+
+    # -- bookkeeping -------------------------------------------------------------
+
+    def _count(self, category: str, size: int) -> None:
+        self.stored[category] += size
+
+    def _codec(self, batch: Batch, stored: int, inflated: int | None) -> None:
+        tally = self.by_codec[batch.codec]
+        tally.batches += 1
+        tally.records += _record_count(batch)
+        tally.bytes += batch.size
+        tally.stored_records_bytes += stored
+        tally.inflated_records_bytes += inflated or 0
+
+    def _finding(self, finding: Finding) -> None:
+        self.findings[finding.code] += 1
+        self.errors += finding.is_damage
+
+    def end_file(self) -> None:
+        current = self.files[-1]
+        current.accounted = self.total_bytes - current.before
+
+    # -- what it adds up to ----------------------------------------------------
+
+    @property
+    def damaged(self) -> bool:
+        return self.errors > 0
+
+    @property
+    def total_bytes(self) -> int:
+        return sum(self.stored.values())
+
+    @property
+    def record_overhead(self) -> int:
+        return sum(self.stored[key] + self.inflated[key] for key in RECORD_OVERHEAD)
+
+    def as_dict(self) -> dict:
+        total = self.total_bytes
+        inflated_total = sum(self.inflated.values())
+        records = self.records
+
+        def rows(account: Counter, whole: int) -> list[dict]:
+            return [{"category": key, "label": label, "bytes": account[key],
+                     "per_record": round(account[key] / records, 3) if records else None,
+                     "share": round(account[key] / whole, 6) if whole else 0.0}
+                    for key, label in CATEGORIES if account[key]]
+
+        return {
+            "files": [{"file": entry.path, "size": entry.size, "accounted": entry.accounted}
+                      for entry in self.files],
+            "total_bytes": total,
+            "batch_count": self.batches,
+            "record_count": records,
+            "control_batch_count": self.control_batches,
+            "stored": rows(self.stored, total),
+            "inflated": rows(self.inflated, inflated_total),
+            "inflated_bytes": inflated_total,
+            "record_overhead": {"bytes": self.record_overhead,
+                                "per_record": round(self.record_overhead / records, 3) if records else None},
+            "records_per_batch": [{"bucket": bucket_label(k), "batches": n}
+                                  for k, n in sorted(self.records_per_batch.items())],
+            "batch_sizes": [{"bucket": bucket_label(k), "batches": n} for k, n in sorted(self.batch_sizes.items())],
+            "by_magic": [{"magic": magic, **tally.as_dict()} for magic, tally in sorted(self.by_magic.items())],
+            "by_codec": [{"codec": codec, **tally.as_dict(),
+                          "ratio": round(tally.inflated_records_bytes / tally.stored_records_bytes, 3)
+                          if tally.stored_records_bytes else None}
+                         for codec, tally in sorted(self.by_codec.items())],
+            "by_producer": [{"producer_id": producer, **tally.as_dict()}
+                            for producer, tally in sorted(self.by_producer.items(), key=lambda item: str(item[0]))],
+            "records_measured_by_layout": self.records_measured_by_layout,
+            "findings": dict(sorted(self.findings.items())),
+            "damaged": self.damaged,
+        }
+
+
+def _record_count(batch: Batch) -> int:
+    """Records that decoded: objects, or rows of the decoder's columns (``record_checks.decoded``)."""
+    if batch.records is None and batch.record_checks is not None:
+        return batch.record_checks.decoded
+    return len(batch.records or [])
+
+
+def _varint_bytes(column, bits: int = 32) -> int:
+    """The bytes of the shortest varints for every value in a column (each distinct value sized once)."""
+    return sum(varint_size(value, bits) * times for value, times in Counter(column).items())
+
+
+def _payload_bytes(column) -> int:
+    """The bytes of the keys (or values) whose lengths are in a column: a negative length is null."""
+    return sum(length * times for length, times in Counter(column).items() if length > 0)
+
+
+# The column whose values a varint category's sizes come from (the record length aside).
+_VARINT_COLUMNS = (("record_timestamp", "timestamp_delta", 64), ("record_offset_delta", "offset_delta", 32),
+                   ("key_length", "key_length", 32), ("value_length", "value_length", 32),
+                   ("headers_count", "headers_count", 32))
+_HEADER_VARINT_COLUMNS = (("header_key_length", "key_length"), ("header_value_length", "value_length"))
+
+
+def column_sizes(columns) -> tuple[dict[str, int], list[int]]:
+    """The records of a chunk of the decoder's columns by category, and the rows left out of that.
+
+    Every varint is taken to be the shortest for its value; the decoder's
+    positions say how many bytes the varints of a record really take (its size
+    less its attributes byte, keys, values and header bytes).  A varint is never
+    shorter than the shortest, so where the two agree for the chunk they agree
+    for each varint.  Where they do not, the rows at fault are returned (to be
+    measured through the declaration) and left out of the sizes.
+    """
+    n = columns.n
+    size, length = columns.column("size"), columns.column("length")
+    header = {name: columns.header_column(name) for name in ("key_length", "value_length")}
+    sizes = {"record_length": _varint_bytes(length), "record_attributes": n}
+    for category, name, bits in _VARINT_COLUMNS:
+        sizes[category] = _varint_bytes(columns.column(name), bits)
+    for category, name in _HEADER_VARINT_COLUMNS:
+        sizes[category] = _varint_bytes(header[name])
+    sizes.update(keys=_payload_bytes(columns.column("key_length")),
+                 values=_payload_bytes(columns.column("value_length")),
+                 header_keys=_payload_bytes(header["key_length"]),
+                 header_values=_payload_bytes(header["value_length"]))
+    if sum(sizes.values()) == sum(size):
+        return {category: total for category, total in sizes.items() if total}, []
+    return _sizes_by_row(columns)
+
+
+def _sizes_by_row(columns) -> tuple[dict[str, int], list[int]]:
+    """:func:`column_sizes` record by record: for a chunk holding a record with an over-long varint."""
+    column, header = columns.records, columns.headers
+    sizes: Counter = Counter()
+    outliers = []
+    for row in range(columns.n):
+        first, count = column["first_header"][row], column["headers_count"][row]
+        record = Counter(record_attributes=1)
+        for category, name, bits in _VARINT_COLUMNS:
+            record[category] += varint_size(column[name][row], bits)
+        for name, category in (("key_length", "keys"), ("value_length", "values")):
+            record[category] += max(column[name][row], 0)
+        for h in range(first, first + count):
+            for name, category in (("key_length", "header_keys"), ("value_length", "header_values")):
+                record[f"header_{name}"] += varint_size(header[name][h])
+                record[category] += max(header[name][h], 0)
+        body = sum(record.values())
+        if column["length"][row] != body or column["size"][row] != varint_size(body) + body:
+            outliers.append(row)
+            continue
+        record["record_length"] = varint_size(body)
+        sizes.update(record)
+    return {category: total for category, total in sizes.items() if total}, outliers
+
+
+def _records_start(batch: Batch) -> int:
+    """Where record positions count from in the bytes ``record_bytes`` returns."""
+    return 0 if batch.compressed else batch.payload_pos
+
+
+def v2_record_sizes(record: Record, batch: Batch) -> dict[str, int] | None:
+    """A v2 record's bytes by category, from its values; None when they do not add up to its size.
+
+    Under LogAppendTime the record's timestamp is the batch's, so the stored
+    timestamp delta is not known from the values: its size is what the record
+    leaves for it (one size fits, since a varint's size grows with what it counts).
+    """
+    key = len(record.key) if record.key is not None else 0
+    value = len(record.value) if record.value is not None else 0
+    without_attributes = batch.magic == PROPOSED_V3_MAGIC and batch.attributes & IGNORE_MESSAGE_ATTRIBUTES_MASK
+    sizes = {
+        "record_attributes": 0 if without_attributes else 1,
+        "record_offset_delta": varint_size(record.offset - batch.base_offset),
+        "key_length": varint_size(-1 if record.key is None else key),
+        "keys": key,
+        "value_length": varint_size(-1 if record.value is None else value),
+        "values": value,
+        "headers_count": varint_size(len(record.headers)),
+        "header_key_length": 0, "header_keys": 0, "header_value_length": 0, "header_values": 0,
+    }
+    for header_key, header_value in record.headers:
+        sizes["header_key_length"] += varint_size(len(header_key))
+        sizes["header_keys"] += len(header_key)
+        sizes["header_value_length"] += varint_size(-1 if header_value is None else len(header_value))
+        sizes["header_values"] += len(header_value) if header_value is not None else 0
+    known = sum(sizes.values())
+    if batch.timestamp_type == "LogAppendTime":
+        candidates = range(1, 11)
+    else:
+        candidates = (varint_size(record.timestamp - batch.base_timestamp, 64),)
+    for timestamp_size in candidates:
+        body = known + timestamp_size
+        if varint_size(body) + body == record.size:
+            sizes["record_timestamp"] = timestamp_size
+            sizes["record_length"] = varint_size(body)
+            return {category: size for category, size in sizes.items() if size}
+    return None
+
+
+def collect(stats: SegmentStats, path: str, stream,
+            options: ReadOptions = ReadOptions(records=True, record_objects=False), what_if=None) -> None:
+    """Read one file into ``stats`` (and, when given, into a :class:`kbatch.ops.reencode.WhatIf`: it re-encodes
+    Record objects, so with it records are read into objects)."""
+    if what_if is not None and not options.record_objects:
+        options = dataclasses.replace(options, record_objects=True)
+    reader = SegmentReader(stream, options)
+    decompressor = Decompressor(options.decompressed_limit)
+
+    def record_bytes(batch: Batch) -> bytes | None:
+        payload = reader.read_bytes(batch.payload_pos, batch.payload_size)
+        if not batch.compressed:
+            return payload
+        try:
+            return decompressor.decompress(batch.attributes & COMPRESSION_CODEC_MASK, payload, batch.magic)
+        except CodecError:
+            return None
+
+    stats.begin_file(path, reader.size)
+    for item in reader:
+        if isinstance(item, Finding):
+            stats.add_region(item)
+            if what_if is not None and item.owns_bytes:
+                what_if.add_region(item.size)
+            continue
+        stats.add_batch(item, record_bytes)
+        if what_if is not None:
+            head = reader.read_bytes(item.payload_pos, min(item.payload_size, 16)) if item.compressed else b""
+            raw = item.codec == "snappy" and head[:len(XERIAL_MAGIC)] != XERIAL_MAGIC
+            frame = frame_options(item.attributes & COMPRESSION_CODEC_MASK, head, item.decompressed_size or 0)
+            what_if.add_batch(item, record_bytes, snappy_framing="raw" if raw else "xerial", frame=frame)
+    stats.end_file()

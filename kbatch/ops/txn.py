@@ -1,0 +1,245 @@
+"""Transaction forensics from the log itself: every transaction a partition holds, and how it ended.
+
+A partition's view (ProducerStateManager, as a broker rebuilds it when it loads a log): a producer's first
+transactional data batch opens a transaction; the control batch (COMMIT or ABORT) of the same producer
+closes it.  A marker with nothing open before it is an empty transaction (nothing was written, or the data
+is gone: compaction, retention).  A transaction never closed holds the partition's last stable offset at
+its first offset: consumers reading committed data stop there.  Aborted transactions are the ranges the
+.txnindex lists and consumers skip.
+
+The coordinator's view comes from ``__transaction_state`` (the last value written for each transactional
+id: its producer id and epoch, state and partitions).  Joining the two names the transactional id of an
+open transaction and shows a hanging one: open in the partition while the coordinator has completed it.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from kbatch.format.findings import Finding
+from kbatch.reading.markers import describe, end_marker
+from kbatch.messages.topics import decode_transactions
+from kbatch.reading.model import Batch
+from kbatch.files.inputs import topic_partition
+
+
+# TransactionState: the coordinator still owes the partitions their markers in these
+OPEN_STATES = ("Ongoing", "PrepareCommit", "PrepareAbort", "PrepareEpochFence")
+
+
+@dataclass
+class Transaction:
+    topic: str | None
+    partition: int | None
+    producer_id: int
+    producer_epoch: int
+    first_offset: int
+    last_offset: int              # the last data offset (the marker's own offset is marker_offset)
+    records: int = 0
+    batches: int = 0
+    first_timestamp: int | None = None
+    outcome: str = "OPEN"         # COMMIT, ABORT, OPEN, or UNKNOWN (its marker is not believed: kbatch.reading.markers)
+    marker_offset: int | None = None
+    marker_pos: int | None = None         # UNKNOWN: where the marker not believed is, why, and what it would say
+    marker_doubt: str | None = None
+    if_believed: str | None = None
+    marker_epoch: int | None = None
+    coordinator_epoch: int | None = None
+    empty: bool = False
+    path: str = ""
+    # from __transaction_state, when given
+    transactional_id: str | None = None
+    coordinator_state: str | None = None
+    coordinator_partitions: list[str] | None = None
+
+    @property
+    def hanging(self) -> bool:
+        """Open here, though the coordinator has no open transaction of this producer on this partition
+        (it completed it, or moved on): nothing will ever write its marker (KAFKA-12671's symptom)."""
+        if self.outcome != "OPEN" or self.coordinator_state is None:
+            return False
+        if self.coordinator_state not in OPEN_STATES:
+            return True
+        return f"{self.topic}-{self.partition}" not in (self.coordinator_partitions or [])
+
+    def as_dict(self) -> dict:
+        return {
+            "type": "transaction", "topic": self.topic, "partition": self.partition,
+            "producer_id": self.producer_id, "producer_epoch": self.producer_epoch,
+            "first_offset": self.first_offset, "last_offset": self.last_offset, "records": self.records,
+            "batches": self.batches, "first_timestamp": self.first_timestamp, "outcome": self.outcome,
+            "empty": self.empty, "marker_offset": self.marker_offset, "marker_epoch": self.marker_epoch,
+            "coordinator_epoch": self.coordinator_epoch, "marker_pos": self.marker_pos,
+            "marker_doubt": self.marker_doubt, "if_believed": self.if_believed, "transactional_id": self.transactional_id,
+            "coordinator_state": self.coordinator_state, "hanging": self.hanging, "file": self.path,
+            "last_stable_offset_held": self.outcome == "OPEN",
+        }
+
+
+@dataclass
+class PartitionTransactions:
+    """What one data partition's log says about its transactions."""
+
+    topic: str | None
+    partition: int | None
+    transactions: list[Transaction] = field(default_factory=list)
+    open: dict[int, Transaction] = field(default_factory=dict)     # by producer id
+    findings: list[tuple[str, Finding]] = field(default_factory=list)
+    last_offset: int | None = None
+    directory: str | None = None   # the partition directory its segments were found in
+    cross_checked: list[str] = field(default_factory=list)   # its .txnindex and .snapshot files held to the log
+    cross_check_findings: int = 0                            # ... and where they disagree or do not read
+    logs: set[str] = field(default_factory=set)              # the segments read
+
+    def add_batch(self, batch: Batch, path: str) -> None:
+        self.logs.add(path)
+        if batch.magic < 2 or batch.producer_id is None or batch.producer_id < 0:
+            self._seen(batch)
+            return
+        if batch.is_control:
+            self._marker(batch, path)
+        elif batch.is_transactional:
+            self._data(batch, path)
+        self._seen(batch)
+
+    def _seen(self, batch: Batch) -> None:
+        if self.last_offset is None or batch.last_offset > self.last_offset:
+            self.last_offset = batch.last_offset
+
+    def _data(self, batch: Batch, path: str) -> None:
+        txn = self.open.get(batch.producer_id)
+        if txn is None:
+            txn = Transaction(self.topic, self.partition, batch.producer_id, batch.producer_epoch,
+                              batch.base_offset, batch.last_offset, first_timestamp=batch.base_timestamp,
+                              path=path)
+            self.open[batch.producer_id] = txn
+            self.transactions.append(txn)
+        txn.last_offset = batch.last_offset
+        txn.records += max(batch.count or 0, 0)
+        txn.batches += 1
+
+    def _marker(self, batch: Batch, path: str) -> None:
+        found = end_marker(batch)
+        if found is None:
+            return   # an empty control batch: its transaction was cleaned away
+        # A marker not believed (kbatch.reading.markers) still ends what it would end: the producer's next data opens
+        # a transaction of its own, never merged into this one, whose outcome is unknown.
+        txn = self.open.pop(batch.producer_id, None)
+        if txn is None:
+            txn = Transaction(self.topic, self.partition, batch.producer_id, batch.producer_epoch,
+                              batch.base_offset, batch.base_offset, empty=True, path=path)
+            self.transactions.append(txn)
+        txn.outcome = found.outcome
+        txn.marker_offset = batch.base_offset
+        txn.marker_epoch = batch.producer_epoch
+        if found.trusted:
+            txn.coordinator_epoch = found.marker.coordinator_epoch
+        else:
+            txn.marker_pos = batch.pos
+            txn.marker_doubt = describe(found, batch)
+            txn.if_believed = found.if_believed
+
+    @property
+    def last_stable_offset(self) -> int | None:
+        """LSO: the first offset of the earliest open transaction (None: nothing holds it back)."""
+        return min((txn.first_offset for txn in self.open.values()), default=None)
+
+
+@dataclass
+class CoordinatorState:
+    transactional_id: str
+    producer_id: int
+    producer_epoch: int
+    state: str
+    partitions: list[str]
+    timeout_ms: int
+    start_timestamp: int
+    last_update_timestamp: int
+    offset: int
+
+    def as_dict(self) -> dict:
+        return {"type": "coordinator", "transactional_id": self.transactional_id,
+                "producer_id": self.producer_id, "producer_epoch": self.producer_epoch, "state": self.state,
+                "partitions": self.partitions, "timeout_ms": self.timeout_ms,
+                "start_timestamp": self.start_timestamp, "last_update_timestamp": self.last_update_timestamp,
+                "offset": self.offset}
+
+
+class CoordinatorView:
+    """The last state of every transactional id in __transaction_state partitions (tombstones remove it)."""
+
+    def __init__(self):
+        self.ids: dict[str, CoordinatorState] = {}
+
+    def add_batch(self, batch: Batch) -> None:
+        if batch.is_control:
+            return
+        for record in batch.records or []:
+            decoded = decode_transactions(record.key, record.value)
+            if decoded.key is None:
+                continue
+            tid = decoded.key["data"]["transactionalId"]
+            if decoded.tombstone:
+                self.ids.pop(tid, None)
+                continue
+            if decoded.value is None:
+                continue
+            data = decoded.value["data"]
+            partitions = [f"{topic['topic']}-{partition}" for topic in data["transactionPartitions"] or []
+                          for partition in topic["partitionIds"]]
+            self.ids[tid] = CoordinatorState(tid, data["producerId"], data["producerEpoch"],
+                                             decoded.value["state"], partitions, data["transactionTimeoutMs"],
+                                             data["transactionStartTimestampMs"],
+                                             data["transactionLastUpdateTimestampMs"], record.offset)
+
+    def by_producer(self) -> dict[int, CoordinatorState]:
+        return {state.producer_id: state for state in self.ids.values()}
+
+
+# What the partition's own files say about its transactions, held against the log (kbatch.partition.crosscheck).
+TXN_CROSS_CHECK_CODES = frozenset({"txnindex-missing", "txnindex-unmatched", "txnindex-mismatch",
+                                   "snapshot-mismatch", "snapshot-missing-producer"})
+
+
+def cross_check(view: PartitionTransactions, decompressed_limit: int | None = None) -> list[tuple[str, Finding]]:
+    """The partition's .txnindex files (aborted transactions, TransactionIndex) and producer .snapshot files
+    (ProducerStateManager) held against its log, by the partition cross-checks: (path, finding) where they
+    disagree or do not read.  Only for a partition whose every segment was read (the check walks them all);
+    ``view.cross_checked`` names the files it held."""
+    from kbatch.files import kinds
+    from kbatch.partition.crosscheck import PartitionCheck, partition_files
+
+    directory = view.directory
+    if directory is None or not os.path.isdir(directory):
+        return []
+    segments, snapshots, _ = partition_files(directory)
+    if not segments or {os.path.normpath(segment.log) for segment in segments} \
+            != {os.path.normpath(path) for path in view.logs}:
+        return []
+    view.cross_checked = sorted([segment.others[kinds.TXN_INDEX] for segment in segments
+                                 if kinds.TXN_INDEX in segment.others] + list(snapshots.values()))
+    if not view.cross_checked:
+        return []
+    own = {kinds.TXN_INDEX, kinds.PRODUCER_SNAPSHOT}
+    found = [(located.path, located.finding)
+             for located in PartitionCheck(directory, decompressed_limit=decompressed_limit).run()
+             if located.finding.code in TXN_CROSS_CHECK_CODES or kinds.kind_of(located.path) in own]
+    view.cross_check_findings = len(found)
+    return found
+
+
+def is_transaction_state(path: str) -> bool:
+    return topic_partition(path)[0] == "__transaction_state"
+
+
+def join(partitions: list[PartitionTransactions], coordinator: CoordinatorView) -> None:
+    """Name each transaction's transactional id and the coordinator's state for its producer."""
+    by_producer = coordinator.by_producer()
+    for partition in partitions:
+        for txn in partition.transactions:
+            state = by_producer.get(txn.producer_id)
+            if state is not None:
+                txn.transactional_id = state.transactional_id
+                txn.coordinator_state = state.state
+                txn.coordinator_partitions = state.partitions

@@ -1,0 +1,304 @@
+"""Verifying a segment: every checksum, and with ``deep`` every invariant Kafka relies on.
+
+The library side of ``kbatch verify-crc`` (and of scan's findings): the fast
+CRC pass where it can answer, else the one reader over the file with the
+cross-batch and record-level checks of :mod:`kbatch.reading.invariants`.  Findings
+come out in file order.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from dataclasses import dataclass
+from typing import BinaryIO, Iterator
+
+from kbatch.format.codecs import DEFAULT_DECOMPRESSED_LIMIT
+from kbatch.format.findings import Finding
+from kbatch.reading.invariants import OffsetOrder, batch_invariants, breaks_sequence, segment_range_checks
+from kbatch.messages import decoder_for_path
+from kbatch.walk.parts import Parts, worth_parts
+from kbatch.files.inputs import is_remote, segment_base_offset
+from kbatch.reading.summary import FileSummary
+
+
+@dataclass(frozen=True)
+class VerifyOptions:
+    deep: bool = False
+    decompressed_limit: int = DEFAULT_DECOMPRESSED_LIMIT
+    jobs: int = 1    # processes a large local file is read by, a part each (verify_in_parts)
+
+
+def verify_file(path: str, stream: BinaryIO, summary: FileSummary, options: VerifyOptions = VerifyOptions(),
+                *, stream_is_file: bool = True, progress=None, start: int = 0, stop: int | None = None,
+                landed: dict | None = None, on_batch=None) -> Iterator[Finding]:
+    """Every finding of the file at ``path`` (its bytes: ``stream``): the fast pass first, then the reader.
+
+    The fast CRC pass (:mod:`kbatch.walk.crc`) can answer for a whole local
+    file checked without ``deep``: when it calls the file clean, its counts
+    and its zero tail are all there is to say, and the full reader never
+    runs.  Otherwise -- or for stdin, pasted hex (``stream_is_file`` False), a
+    remote object, a range of a file, ``deep`` -- :func:`verify_stream` reads
+    the stream for the exact findings.  The arguments are verify_stream's.
+    """
+    whole = start == 0 and (stop is None or stop >= summary.size)
+    local = stream_is_file and path != "-" and not is_remote(path)
+    if not options.deep and whole and local:
+        from kbatch.walk.crc import fast_scan
+
+        scan = fast_scan(path.removeprefix("file://"))
+        if scan.clean and scan.size == summary.size:   # (another size: the file changed; the reader tells how)
+            summary.batches, summary.records = scan.entries, scan.records
+            summary.batch_bytes = scan.size if scan.zero_tail_pos is None else scan.zero_tail_pos
+            for finding in scan.findings():
+                summary.add_finding(finding)
+                yield finding
+            if landed is not None:
+                landed["pos"] = scan.size
+            return
+    decoder = decoder_for_path(path) if options.deep else None
+    if whole and local and worth_parts(summary.size, options.jobs):
+        yield from verify_in_parts(path.removeprefix("file://"), stream, summary, options, progress=progress,
+                                   landed=landed, on_batch=on_batch, decoder=decoder,
+                                   segment_base=segment_base_offset(path))
+        return
+    # a KRaft snapshot (its own rules: kbatch.reading.kraft.SnapshotRules), read from its start
+    snapshot = decoder == "metadata" and path.endswith(".checkpoint") and start == 0
+    yield from verify_stream(stream, summary, options, progress=progress, start=start, stop=stop, landed=landed,
+                             on_batch=on_batch, decoder=decoder, segment_base=segment_base_offset(path),
+                             snapshot=snapshot)
+
+
+def verify_stream(stream: BinaryIO, summary: FileSummary, options: VerifyOptions = VerifyOptions(),
+                  *, progress=None, start: int = 0, stop: int | None = None,
+                  landed: dict | None = None, on_batch=None, decoder: str | None = None,
+                  segment_base: int | None = None, order: OffsetOrder | None = None,
+                  snapshot: bool = False) -> Iterator[Finding]:
+    """Every finding of one input, in file order; ``summary`` counts batches, records and findings.
+
+    Without ``deep`` the reader checks framing and every CRC (each inner
+    message of a v0/v1 wrapper too); ``deep`` also decodes every record and
+    checks the invariants.  ``progress(pos)`` is called as the walk advances.
+    ``start``/``stop`` verify only the entries starting in that range (a
+    split of a large file); ``landed["pos"]`` then says where the walk ended.
+    ``on_batch(batch)`` is called with each batch before its findings.  With ``deep``, the records of an
+    internal topic (``decoder``: kbatch.messages.topics) are read with Kafka's schemas too, and every
+    batch is held against ``segment_base``, the base offset the segment's file name says.  ``order`` carries
+    the cross-batch offset check on from the entries before ``start``.
+    """
+    from kbatch.reading.reader import ReadOptions, SegmentReader
+
+    # Records become objects only for an internal topic's decoder (control records always do): the
+    # invariants read what the record decoder kept as it walked, so memory does not grow with a batch.
+    objects = decoder not in (None, "none")
+    if objects:
+        from kbatch.reading.internal import decode_batch
+    reader = SegmentReader(stream, ReadOptions(records=options.deep, record_objects=objects,
+                                               decompressed_limit=options.decompressed_limit), size=summary.size)
+    order = OffsetOrder() if order is None else order
+    snapshot_rules = None
+    if snapshot and options.deep and objects:
+        from kbatch.reading.kraft import SnapshotRules
+        snapshot_rules = SnapshotRules()
+    # --deep walks the data batches it has nothing to say about without an object each (kbatch.walk.deep);
+    # every other entry is the full reader's, one at a time.
+    run = None
+    if options.deep and not objects:
+        from kbatch.walk.deep import DeepRun
+
+        run = DeepRun(summary, order, segment_base, reader.options.max_entry_size, reader.decompressor)
+    pos, stop = start, summary.size if stop is None else min(stop, summary.size)
+    while pos < min(stop, reader.size):   # (the reader's size shrinks if the file is cut while it is read)
+        if run is not None:
+            walked = run.walk(reader.window, pos, stop)
+            if walked > pos:
+                pos = walked
+                if progress is not None:
+                    progress(pos)
+                continue
+        # The entry at pos (or the damaged range there) when the run goes on after it; else all of them.
+        for item in reader.walk(pos, pos + 1 if run is not None else stop):
+            if isinstance(item, Finding):
+                if item.code == "truncated-while-reading" and summary.size_now is not None:
+                    continue   # told once a file, whatever the parts or readers that noticed
+                summary.add_finding(item)
+                order.damaged_range(item)
+                yield item
+                continue
+            if options.deep:
+                if objects:
+                    decode_batch(item, decoder)
+                if snapshot_rules is not None:
+                    item.findings += snapshot_rules.batch(item)
+                item.findings += batch_invariants(item)
+                if segment_base is not None:
+                    item.findings += segment_range_checks(item, segment_base)
+                item.findings += order.check(item)   # last: the one check across batches (where parts meet, too)
+                item.findings.sort(key=in_file_order)
+            summary.add_batch(item)
+            if on_batch is not None:
+                on_batch(item)
+            yield from item.findings
+            if progress is not None:
+                progress(item.pos + item.size)
+        item = None   # a batch holds a view of the reader's window: let it go before the run reads on
+        pos = reader.landed
+    for item in reader.ending():   # the file cut while the fast pass read it
+        if summary.size_now is None:
+            summary.add_finding(item)
+            yield item
+    if snapshot_rules is not None and pos >= summary.size:
+        for finding in snapshot_rules.end():
+            summary.add_finding(finding)
+            yield finding
+    if landed is not None:
+        landed["pos"] = pos
+
+
+def in_file_order(finding: Finding) -> tuple[int, int]:
+    """How a batch's findings are sorted: by position (inside compressed records, by the position there)."""
+    return finding.pos, finding.inner_pos or 0
+
+
+# ---------------------------------------------------------------------------
+# A large file in parts, a process each (kbatch.walk.parts)
+# ---------------------------------------------------------------------------
+
+MAX_PART_FINDINGS = 10_000   # a part with more is read again by the parent (they would sit in memory)
+
+
+def verify_in_parts(path: str, stream: BinaryIO, summary: FileSummary, options: VerifyOptions, *, progress=None,
+                    landed: dict | None = None, on_batch=None, decoder: str | None = None,
+                    segment_base: int | None = None) -> Iterator[Finding]:
+    """verify_stream's findings for a whole local file, its parts read at once by ``options.jobs`` processes.
+
+    Each child sends back its findings with the batches they belong to, its
+    counts, and where its walk ended.  Besides the hand-over, a part's results
+    stand only where its first batch goes on from the offsets before it (the
+    one check across batches, which the parent makes where parts meet).  What
+    comes out, and in what order, is verify_stream's over the whole file; only
+    ``on_batch`` is not called for a child's batches with nothing to report.
+    """
+    serial = dataclasses.replace(options, jobs=1)
+    order = OffsetOrder()
+    pos = 0
+
+    def work(part_stream, start, stop, _spill):
+        return _verify_part(path, part_stream, start, stop, summary.size, serial, decoder, segment_base)
+
+    with Parts(path, summary.size, options.jobs, work) as parts:
+        for part in parts:
+            found = part.result(pos)
+            if found is not None and (not options.deep or found.goes_on_from(order)):
+                yield from found.replay(summary, order if options.deep else None, on_batch)
+                pos = found.landed
+                if progress is not None:
+                    progress(pos)
+            if pos < part.stop:   # read here, on from where the walk ended
+                walked = {}
+                yield from verify_stream(stream, summary, serial, progress=progress, start=pos, stop=part.stop,
+                                         landed=walked, on_batch=on_batch, decoder=decoder,
+                                         segment_base=segment_base, order=order)
+                pos = walked["pos"]
+    if landed is not None:
+        landed["pos"] = pos
+
+
+@dataclass
+class _Found:
+    """What a child found in its part: findings in file order, and what the parent needs to go on."""
+
+    items: list                   # a Finding (a damaged range), or (batch, its findings)
+    summary: FileSummary          # what the part's walk counted
+    landed: int                   # where it ended
+    first: object | None          # the part's first batch (its findings are in items)
+    second_base: int | None       # the base offset of the part's second batch, if the full reader read it
+    order: OffsetOrder            # the part's OffsetOrder at its end
+
+    def goes_on_from(self, order: OffsetOrder) -> bool:
+        """Whether the part's own offset checks are the ones a walk from the start makes.
+
+        The part's walk began with no offsets before it; after its first batch it holds what a whole
+        walk holds when that batch's last offset is above every offset before it (OffsetOrder.check),
+        unless that batch jumps up and the second goes on from before it (an outlier: invariants.
+        breaks_sequence), which only a walk from the start can tell.
+        """
+        if self.first is None or order.last_offset is None:
+            return True
+        whole = copy.copy(order)   # what a walk from the start holds after the part's first batch
+        whole.check(self.first)
+        if (whole.last_offset, whole.last_pos) != (self.first.last_offset, self.first.pos):
+            return False   # the first batch did not raise the order: the part's own walk assumed it did
+        jump = whole.jump
+        return jump is None or self.second_base is None or \
+            not breaks_sequence(jump.before[1], jump.base_offset, jump.last_offset, self.second_base)
+
+    def replay(self, summary: FileSummary, order: OffsetOrder | None, on_batch) -> Iterator[Finding]:
+        """The part's findings; with ``order`` (deep), its first batch checked against the batches before it."""
+        told = summary.size_now is not None   # the file's cut was reported already (once a file)
+        summary.add_summary(self.summary)
+        if told and self.summary.size_now is not None:
+            summary.findings["truncated-while-reading"] -= 1
+            summary.errors -= 1
+        for item in self.items:
+            if isinstance(item, Finding):
+                if told and item.code == "truncated-while-reading":
+                    continue
+                if order is not None:
+                    order.damaged_range(item)
+                yield item
+                continue
+            batch, findings = item
+            if batch is self.first and order is not None:
+                across = order.check(batch)   # verify_stream's last check of a batch, so it sorts the same
+                for finding in across:
+                    summary.add_finding(finding)
+                findings = sorted(findings + across, key=in_file_order)
+                batch.findings = findings
+                if not findings:
+                    continue
+            if on_batch is not None:
+                on_batch(batch)
+            yield from findings
+        if order is not None and self.summary.batches > 1:
+            # (a part of one batch: the check above left the order as a whole walk leaves it -- the part's
+            # own walk had no batch before it to call that one a jump from)
+            order.continue_from(self.order)
+
+
+def _verify_part(path: str, stream: BinaryIO, start: int, stop: int, size: int, options: VerifyOptions, decoder,
+                 segment_base) -> _Found | None:
+    """A child's part: verify_stream over [start, stop), kept for the parent.
+
+    Only the batches with findings are kept (and the first, for the check across batches); None when the
+    part holds more than MAX_PART_FINDINGS findings.
+    """
+    summary = FileSummary(path, size)
+    order = OffsetOrder()
+    items: list = []
+    walked: dict = {}
+    first = second_base = None
+    pending = 0   # findings of the batch just handed over that verify_stream is still to yield
+
+    def keep(batch):
+        nonlocal first, pending, second_base
+        pending = len(batch.findings)
+        if summary.batches == 2:   # (counted before on_batch) the second: it may show the first an outlier
+            second_base = batch.base_offset
+        if batch.findings or first is None:
+            # Only what the parent needs, and what pickles (not the record decoder's columns).
+            kept = dataclasses.replace(batch, records=None, record_data=None, record_checks=None, body=None,
+                                       walked_columns=None, findings=[])
+            first = kept if first is None else first
+            items.append((kept, list(batch.findings)))
+
+    for count, finding in enumerate(verify_stream(stream, summary, options, start=start, stop=stop, landed=walked,
+                                                  on_batch=keep, decoder=decoder, segment_base=segment_base,
+                                                  order=order)):
+        if count >= MAX_PART_FINDINGS:
+            return None
+        if pending:
+            pending -= 1   # one of the batch's own: kept with it
+        else:
+            items.append(finding)   # a damaged range between batches
+    return _Found(items, summary, walked["pos"], first, second_base, order)

@@ -1,0 +1,331 @@
+"""The JSON form of batches, records and findings (``--format jsonl`` and ``json``).
+
+Field names are stable and documented in README.md ("JSON output").  Every
+entry carries every key, null where its magic has no such field, so a jq
+filter works on mixed segments.  Bytes are explicit objects: {"utf8": ...},
+{"hex": ...} or {"base64": ...}, or null.
+"""
+
+from __future__ import annotations
+
+import codecs
+import json
+from types import SimpleNamespace
+
+from kbatch.format.findings import Finding
+from kbatch.reading.model import Batch, Record
+from kbatch.messages.registry import schema_ids
+from kbatch.kernels.recordwalk import (BATCH_JSON_KEYS, JSON_HEX, JSON_OTHER, JSON_TEXT, any_key_or_value_starts_with_zero,
+                          batch_json, is_compiled, records_json)
+from kbatch.output.values import bytes_json, iso_timestamp
+
+JSON_FORMAT_VERSION = 1
+
+
+def finding_dict(finding: Finding) -> dict:
+    return {
+        "code": finding.code, "severity": finding.severity.value, "entry_pos": finding.entry_pos,
+        "pos": finding.pos, "size": finding.size, "inner_pos": finding.inner_pos, "field": finding.field,
+        "expected": finding.expected, "actual": finding.actual,
+    }
+
+
+def finding_offsets(finding: Finding, batch) -> dict:
+    """The base and last offset of the batch a finding belongs to (null for a damaged range between batches)."""
+    inside = batch is not None and batch.pos == finding.entry_pos
+    return {"base_offset": batch.base_offset if inside else None, "last_offset": batch.last_offset if inside else None}
+
+
+def record_dict(record: Record, batch: Batch, decode: str) -> dict:
+    out = {
+        "offset": record.offset,
+        "timestamp": record.timestamp,
+        "timestamp_iso": iso_timestamp(record.timestamp) or None,
+        "key": bytes_json(record.key, decode),
+        "value": bytes_json(record.value, decode),
+        "headers": [{"key": bytes_json(key, decode), "value": bytes_json(value, decode)}
+                    for key, value in record.headers],
+        "pos": None if batch.compressed else record.pos,
+        "inner_pos": record.pos if batch.compressed else None,
+        "size": record.size,
+        "attributes": record.attributes,
+        "sequence": record.sequence if batch.magic >= 2 else None,
+        "crc": record.crc,
+        "crc_valid": record.crc_valid,
+        "control": None,
+    }
+    if record.control is not None:
+        from kbatch.messages.decoder import to_json
+
+        marker = record.control
+        out["control"] = {"key_version": marker.key_version, "type": marker.type, "type_id": marker.type_id,
+                          "value_version": marker.value_version, "coordinator_epoch": marker.coordinator_epoch,
+                          "data": to_json(marker.data)}
+    if record.decoded is not None:   # only records of an internal topic carry it
+        out["decoded"] = record.decoded.as_dict()
+    elif record.control is None:
+        ids = schema_ids(record.key, record.value)
+        if ids is not None:          # only records in the schema-registry wire format carry it
+            out["schema_registry"] = ids
+    return out
+
+
+def batch_dict(batch: Batch, decode: str = "auto", with_records: bool = False) -> dict:
+    out = {
+        "type": "batch",
+        "pos": batch.pos,
+        "size": batch.size,
+        "magic": batch.magic,
+        "base_offset": batch.base_offset,
+        "last_offset": batch.last_offset,
+        "stored_offset": batch.offset_field,
+        "count": batch.count,
+        "batch_length": batch.length_field,
+        "partition_leader_epoch": batch.partition_leader_epoch,
+        "crc": batch.crc,
+        "crc_computed": batch.computed_crc,
+        "crc_valid": batch.crc_valid,
+        "attributes": batch.attributes,
+        "codec": batch.codec,
+        "timestamp_type": batch.timestamp_type,
+        "is_transactional": batch.is_transactional,
+        "is_control": batch.is_control,
+        "last_offset_delta": batch.last_offset_delta,
+        "base_timestamp": batch.base_timestamp,
+        "base_timestamp_iso": iso_timestamp(batch.base_timestamp) or None,
+        "max_timestamp": batch.max_timestamp,
+        "max_timestamp_iso": iso_timestamp(batch.max_timestamp) or None,
+        "delete_horizon_ms": batch.delete_horizon_ms,
+        "producer_id": batch.producer_id,
+        "producer_epoch": batch.producer_epoch,
+        "base_sequence": batch.base_sequence,
+        "last_sequence": batch.last_sequence if batch.magic >= 2 else None,
+        "payload_pos": batch.payload_pos,
+        "payload_size": batch.payload_size,
+        "decompressed_size": batch.decompressed_size,
+        "findings": [finding_dict(finding) for finding in batch.findings],
+    }
+    if with_records:
+        out["records"] = [record_dict(record, batch, decode) for record in (batch.records or [])]
+    if batch.body is not None:
+        out["payload"] = bytes_json(batch.body, "base64")
+    return out
+
+
+def write_batch_with_records(out, head: dict, batch: Batch, decode: str) -> None:
+    """``json.dumps`` of ``head`` with ``batch_dict``'s "records" added, byte for byte, written record by
+    record: a wrapper's 100,000 records never sit in memory as dicts or as one string."""
+    head = dict(head)
+    payload = head.pop("payload", None)   # batch_dict puts it after the records
+    text = json.dumps(head, ensure_ascii=False)
+    out.write(f'{text[:-1]}, "records": [')
+    _write_records(out, (json.dumps(record_dict(record, batch, decode), ensure_ascii=False)
+                         for record in batch.records or ()))
+    out.write("]" + ("" if payload is None else f', "payload": {json.dumps(payload, ensure_ascii=False)}') + "}")
+
+
+def region_dict(finding: Finding, raw: bytes | None = None) -> dict:
+    """A damaged range that belongs to no batch, in file order between batches (with its bytes, for json)."""
+    out = {"type": "finding", **finding_dict(finding)}
+    if raw is not None:
+        out["raw"] = bytes_json(raw, "base64")
+    return out
+
+
+# The keys records_json writes, in its order: record_dict's own (checked when a sink is made).
+RECORD_JSON_KEYS = ("offset", "timestamp", "timestamp_iso", "key", "value", "headers", "pos", "inner_pos", "size", "attributes",
+                    "sequence", "crc", "crc_valid", "control")
+_RECORD_JSON_MODES = {"hex": JSON_HEX, "base64": JSON_OTHER}   # the text modes: JSON_TEXT
+
+
+def records_json_parts(batch: Batch, decode: str):
+    """``batch_dict(..., with_records=True)["records"]``'s items as json.dumps writes them, in UTF-8, from the
+    columns, a chunk of records at a time (to be joined by ", "): no dict per record, and never the whole
+    batch's text at once, however many records it holds.
+
+    For a v2 batch read without Record objects (``batch.record_data``).
+    """
+    from kbatch.reading.records import record_chunks
+
+    def other(data: bytes) -> bytes:
+        return json.dumps(bytes_json(data, decode), ensure_ascii=False).encode()
+
+    shift = 0 if batch.compressed else batch.payload_pos
+    base_sequence = batch.base_sequence if batch.base_sequence is not None else -1
+    mode = _RECORD_JSON_MODES.get(decode, JSON_TEXT)
+    data = batch.record_data
+    for columns in record_chunks(batch):
+        if any_key_or_value_starts_with_zero(columns, data):
+            # record_dict adds "schema_registry" for such records: written the slow way, from objects.
+            from kbatch.reading.records import chunk_records
+
+            yield ", ".join(json.dumps(record_dict(record, batch, decode), ensure_ascii=False)
+                            for record in chunk_records(columns, batch)).encode()
+            continue
+        yield records_json(columns, data, shift, batch.compressed, base_sequence,
+                           batch.timestamp_type == "LogAppendTime", batch.max_timestamp, mode, other)
+
+
+def records_json_text(batch: Batch, decode: str) -> str:
+    """All of :func:`records_json_parts` as one string (for a caller that holds a batch's records anyway)."""
+    return ", ".join(str(part, "utf-8") for part in records_json_parts(batch, decode) if part)
+
+
+def _write_records(out, parts, separator=", ") -> None:
+    """The items of a "records" array, chunk by chunk as they are made (str, or bytes with a bytes separator)."""
+    first = True
+    for part in parts:
+        if part:
+            out.write(part if first else separator + part)
+            first = False
+
+
+def _records_json_matches_record_dict() -> bool:
+    sample = Record(offset=0, timestamp=0, key=None, value=None, headers=[], pos=0, size=0)
+    return tuple(record_dict(sample, _SAMPLE_BATCH, "auto")) == RECORD_JSON_KEYS
+
+
+def _batch_json_matches_batch_dict() -> bool:
+    return tuple(batch_dict(_SAMPLE_BATCH)) == BATCH_JSON_KEYS
+
+
+_SAMPLE_BATCH = Batch(0, 0, 2, 0, 0, 0, 0, 0, 0, "none", 0, 0, "CreateTime", 0, 0)
+
+
+def utf8_buffer(out):
+    """Where a text stream's bytes go when it writes UTF-8 (its binary buffer), else None."""
+    buffer, encoding = getattr(out, "buffer", None), getattr(out, "encoding", None)
+    try:
+        return buffer if buffer is not None and encoding and codecs.lookup(encoding).name == "utf-8" else None
+    except LookupError:
+        return None
+
+
+class JsonlSink:
+    """One JSON object per line: a batch, a damaged range, or a file's summary.
+
+    The compiled writer makes UTF-8: where the output writes UTF-8 too (``writes_utf8``), every line goes to
+    its bytes (never to its text layer, so nothing waits there out of order) and a batch's records are never
+    made a str.  Only then are a large file's parts listed at once and put end to end: an encoding such as
+    UTF-16 would open each part with its byte order mark.
+    """
+
+    def __init__(self, out, *, records: bool, decode: str):
+        self.out, self.records, self.decode = out, records, decode
+        self._writer = SimpleNamespace(write=self._emit)   # for the writers that take a stream
+        # Batches read without Record objects have their records written from the decoder's columns.
+        self.from_columns = records and _records_json_matches_record_dict()
+        # A batch's own fields are written by the compiled writer (json.dumps of a dict is most of a listing's
+        # time); interpreted, json.dumps is the faster of the two.
+        self.compiled_lines = is_compiled() and _batch_json_matches_batch_dict()
+
+    @property
+    def out(self):
+        return self._out
+
+    @out.setter
+    def out(self, stream) -> None:
+        self._out, self._bytes = stream, utf8_buffer(stream)
+        if self._bytes is not None:
+            stream.flush()   # what its text layer holds goes first
+
+    @property
+    def writes_utf8(self) -> bool:
+        return self._bytes is not None
+
+    def _emit(self, piece) -> None:
+        """A str, or UTF-8 bytes (the compiled writer's), to the output."""
+        if self._bytes is None:
+            self._out.write(piece if isinstance(piece, str) else str(piece, "utf-8", "surrogateescape"))
+        else:
+            self._bytes.write(piece.encode("utf-8", "surrogateescape") if isinstance(piece, str) else piece)
+
+    def begin(self, path: str, size: int) -> None:
+        self.path = path
+        # A path's bytes that are not UTF-8 (a str's surrogates) are written as they are, as in every other line.
+        self.head = f'{{"file": {json.dumps(path, ensure_ascii=False)}, '.encode("utf-8", "surrogateescape")
+
+    def _write(self, obj: dict) -> None:
+        self._emit(json.dumps({"file": self.path, **obj}, ensure_ascii=False) + "\n")
+
+    def _batch_line(self, batch: Batch):
+        """The batch's line without its records (str, or UTF-8 bytes): json.dumps of
+        {"file": ..., **batch_dict(batch)}."""
+        line = batch_json(batch, self.head) if self.compiled_lines else None
+        if line is not None:
+            return line
+        return json.dumps({"file": self.path, **batch_dict(batch, self.decode)}, ensure_ascii=False)
+
+    def batch(self, batch: Batch) -> None:
+        if self.records and batch.records is None and batch.record_data is not None:
+            line = self._batch_line(batch)
+            self._emit(line[:-1])
+            self._emit(b', "records": [')
+            _write_records(self._writer, records_json_parts(batch, self.decode), b", ")
+            self._emit(b"]}\n")
+            return
+        if self.records:
+            write_batch_with_records(self._writer, {"file": self.path, **batch_dict(batch, self.decode)}, batch,
+                                     self.decode)
+            self._emit(b"\n")
+            return
+        self._emit(self._batch_line(batch))
+        self._emit(b"\n")
+
+    def lines(self, data: bytes) -> None:
+        """Whole lines, UTF-8 (kbatch.walk.listing's batches)."""
+        self._emit(data)
+
+    def region(self, finding: Finding, raw: bytes | None = None) -> None:
+        self._write(region_dict(finding))
+
+    def end(self, summary) -> None:
+        self._write({"type": "summary", **summary.as_dict()})
+
+    def unreadable(self, path: str, reason: str) -> None:
+        self.path = path
+        self._write({"type": "error", "error": f"cannot read: {reason}"})
+
+
+class JsonSink:
+    """One JSON document for all files, written as it goes (a 1 GiB segment never sits in memory)."""
+
+    def __init__(self, out, *, records: bool, decode: str):
+        self.out, self.records, self.decode = out, records, decode
+        self.out.write(f'{{"kbatch_json_version": {JSON_FORMAT_VERSION}, "files": [')
+        self.files = 0
+
+    def begin(self, path: str, size: int) -> None:
+        self.out.write("," if self.files else "")
+        self.out.write(f"\n{{\"file\": {json.dumps(path, ensure_ascii=False)}, \"size\": {size}, \"entries\": [")
+        self.files += 1
+        self.entries = 0
+
+    def _entry(self, obj: dict) -> None:
+        self.out.write(",\n" if self.entries else "\n")
+        self.out.write(json.dumps(obj, ensure_ascii=False))
+        self.entries += 1
+
+    def batch(self, batch: Batch) -> None:
+        if not self.records:
+            self._entry(batch_dict(batch, self.decode))
+            return
+        # The records are written one by one as they are read, so a batch of millions never sits in memory.
+        self.out.write(",\n" if self.entries else "\n")
+        self.entries += 1
+        write_batch_with_records(self.out, batch_dict(batch, self.decode), batch, self.decode)
+
+    def region(self, finding: Finding, raw: bytes | None = None) -> None:
+        self._entry(region_dict(finding, raw))
+
+    def end(self, summary) -> None:
+        self.out.write(f"\n], \"summary\": {json.dumps(summary.as_dict(), ensure_ascii=False)}}}")
+
+    def unreadable(self, path: str, reason: str) -> None:
+        """A file that could not be read: in the document with its ``error`` and no entries."""
+        self.out.write("," if self.files else "")
+        self.out.write(f"\n{json.dumps({'file': path, 'error': f'cannot read: {reason}', 'entries': []})}")
+        self.files += 1
+
+    def close(self) -> None:
+        self.out.write("\n]}\n")

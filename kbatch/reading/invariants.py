@@ -1,0 +1,251 @@
+"""The invariants a careful reader relies on beyond framing and checksums (``verify-crc --deep``).
+
+Each check is one function over decoded batches and yields findings with the
+position of the field concerned.  The rules are Kafka's: DefaultRecordBatch
+(lastOffsetDelta, maxTimestamp, producer fields, attributes),
+AbstractLegacyRecordBatch (wrapper timestamps), and the log's own order
+(Log.analyzeAndValidateRecords: offsets only go up).  A v2 batch's rules are
+written once, on plain values, in :mod:`kbatch.kernels.recordwalk` (compiled where it
+can be): the checks here word findings from them, and --deep's fast pass
+(kbatch.walk.deep) asks them of batches it makes no object of.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator
+
+from kbatch.format.findings import MAX_HELD, Finding
+from kbatch.reading.model import Batch
+from kbatch.kernels.recordwalk import (
+    MAX_RELATIVE_OFFSET,
+    NO_PRODUCER_ID,
+    last_offset_delta_short,
+    max_timestamp_differs,
+    offset_order_problem,
+    producer_fields_problem,
+    segment_range_problem,
+    v2_reserved_bits,
+)
+from kbatch.format.structs import BATCH_HEADER, LEGACY_CODEC_MASK, LEGACY_TIMESTAMP_TYPE_MASK, MESSAGE_V1_HEADER
+
+LEGACY_DEFINED_ATTRIBUTES = {0: LEGACY_CODEC_MASK, 1: LEGACY_CODEC_MASK | LEGACY_TIMESTAMP_TYPE_MASK}
+
+
+def _header_finding(batch: Batch, code: str, field: str, expected, actual) -> Finding:
+    layout = BATCH_HEADER if batch.magic == 2 else MESSAGE_V1_HEADER
+    return Finding(code, batch.pos, batch.pos + layout.offsets[field], layout.sizes[field], field,
+                   str(expected), str(actual))
+
+
+def batch_invariants(batch: Batch) -> list[Finding]:
+    """Everything that can be checked inside one batch whose records were decoded."""
+    if batch.magic == 2:
+        return list(_v2_checks(batch))
+    if batch.magic in LEGACY_DEFINED_ATTRIBUTES:
+        return list(_legacy_checks(batch))
+    return []   # magic 3, the proposed layout (kbatch/reading/v3.py): Kafka defines no rules for it to check
+
+
+def _v2_checks(batch: Batch) -> Iterator[Finding]:
+    if v2_reserved_bits(batch.attributes):
+        yield _header_finding(batch, "reserved-bits", "attributes", "bits 7-15 clear",
+                              f"0x{batch.attributes & 0xFFFF:04x}")
+    yield from _producer_checks(batch)
+    # What the record decoder kept while it walked (kbatch.reading.records.RecordChecks): no object per record.
+    checks = batch.record_checks
+    if checks is None or not checks.decoded or checks.decoded != batch.count:
+        return  # an empty batch keeps its original header fields; a short one is reported already
+    if last_offset_delta_short(batch.base_offset, batch.last_offset_delta, checks.last_offset):
+        yield _header_finding(batch, "last-offset-delta-mismatch", "last_offset_delta",
+                              f"at least {checks.last_offset - batch.base_offset} (the last record's offsetDelta)",
+                              batch.last_offset_delta)
+    for index, pos, size, previous, offset in checks.order_breaks:
+        yield _record_finding(batch, pos, size, "offset-delta-order", f"records[{index}].offsetDelta",
+                              f"more than {previous}", str(offset))
+    if checks.breaks_not_kept:
+        yield _record_finding(batch, checks.order_breaks[-1][1], 0, "not-all-kept", "records",
+                              f"at most {MAX_HELD} offset-delta-order findings kept per batch",
+                              f"{checks.breaks_not_kept} more; checked and counted, not listed")
+    if max_timestamp_differs(batch.timestamp_type == "CreateTime", batch.max_timestamp, checks.max_timestamp):
+        yield _header_finding(batch, "max-timestamp-mismatch", "max_timestamp",
+                              f"{checks.max_timestamp} (the largest record timestamp)", batch.max_timestamp)
+    # A transaction marker batch holds exactly one record (EndTransactionMarker); KRaft writes several
+    # control records in one batch (the bootstrap KRAFT_VERSION + KRAFT_VOTERS, a snapshot's header and footer
+    # batches: raft's RecordsIterator/ControlRecord), which is valid.  (A control batch's records are always
+    # read into objects: kbatch.reading.records.walk_batch_records.)
+    records = batch.records or []
+    markers = [record for record in records if record.control is not None
+               and record.control.type in ("ABORT", "COMMIT")]
+    if batch.is_control and markers and len(records) != 1:
+        yield _header_finding(batch, "bad-control-record", "records_count",
+                              "1 control record (a transaction marker stands alone)", len(records))
+
+
+def _producer_checks(batch: Batch) -> Iterator[Finding]:
+    problem = producer_fields_problem(batch.is_transactional, batch.is_control, batch.producer_id,
+                                      batch.producer_epoch, batch.base_sequence)
+    if problem == "transactional-without-producer":
+        yield _header_finding(batch, problem, "producer_id", "a producerId for a transactional batch", NO_PRODUCER_ID)
+    elif problem == "inconsistent-producer-fields":
+        actual = f"producerId {batch.producer_id}, epoch {batch.producer_epoch}, baseSequence {batch.base_sequence}"
+        yield _header_finding(batch, problem, "producer_id",
+                              "a baseSequence and epoch >= 0 with a producerId (LogValidator.validateBatch)", actual)
+
+
+def _record_finding(batch: Batch, pos: int, size: int, code: str, field: str, expected: str,
+                    actual: str) -> Finding:
+    """A finding about the record at ``pos`` (Record.pos: in the file, or inside the decompressed records)."""
+    if batch.compressed:
+        return Finding(code, batch.pos, batch.payload_pos, batch.payload_size, field, expected, actual, pos)
+    return Finding(code, batch.pos, pos, size, field, expected, actual)
+
+
+def _increasing(batch: Batch, offsets: list[int], field: str) -> Iterator[Finding]:
+    for index in range(1, len(offsets)):
+        if offsets[index] <= offsets[index - 1]:
+            record = batch.records[index]
+            yield _record_finding(batch, record.pos, record.size, "offset-delta-order", f"records[{index}].{field}",
+                                  f"more than {offsets[index - 1]}", str(offsets[index]))
+
+
+def _legacy_checks(batch: Batch) -> Iterator[Finding]:
+    defined = LEGACY_DEFINED_ATTRIBUTES[batch.magic]
+    if batch.attributes & ~defined & 0xFF:
+        yield _header_finding(batch, "reserved-bits", "attributes", f"only bits 0x{defined:02x}",
+                              f"0x{batch.attributes & 0xFF:02x}")
+    records = batch.records or []
+    if batch.codec == "none" or not records:
+        return
+    yield from _increasing(batch, [record.offset for record in records], "offset")
+    if batch.magic == 1 and batch.timestamp_type == "CreateTime":
+        largest = max(record.timestamp for record in records)
+        if largest != batch.max_timestamp:
+            yield _header_finding(batch, "max-timestamp-mismatch", "timestamp",
+                                  f"{largest} (the largest inner timestamp)", batch.max_timestamp)
+
+
+def segment_range_checks(batch: Batch, segment_base: int) -> list[Finding]:
+    """A batch's offsets against the base offset in its segment's file name (``00000000000000001234.log``).
+
+    Kafka names a segment by the offset of its first batch and keeps every
+    offset in it relative to that name: LogSegment.recover calls
+    ensureOffsetInRange(batch.lastOffset()), which needs 0 <= lastOffset - base
+    <= Integer.MAX_VALUE (AbstractIndex.toRelative).  A batch starting below
+    the name is no batch Kafka appended to this segment.  The offset checked
+    is the entry's own offset field: a v2 batch's baseOffset, a v0/v1
+    message's offset (for a compressed wrapper, its last inner offset, which
+    is what the broker rolled and recovered by).
+    """
+    field = "base_offset" if batch.magic == 2 else "offset"
+    problem = segment_range_problem(batch.offset_field, batch.last_offset, segment_base)
+    if problem == "below-segment-base":
+        return [Finding(problem, batch.pos, batch.pos, 8, field,
+                        f"{segment_base} or more (the base offset in the segment's file name)",
+                        str(batch.offset_field))]
+    if problem == "beyond-segment-range":
+        return [Finding(problem, batch.pos, batch.pos, 8, field,
+                        f"a last offset at most {segment_base + MAX_RELATIVE_OFFSET} (the file name's base + 2^31-1)",
+                        str(batch.last_offset))]
+    return []
+
+
+def breaks_sequence(before_last: int | None, base_offset: int, last_offset: int, next_base: int) -> bool:
+    """Whether a batch (``base_offset``..``last_offset``) is an outlier in the offsets its neighbours agree on:
+    it jumps up past the batch before it (whose last offset is ``before_last``), and the batch after it goes on
+    from that one, at or below the jumper's own last offset.  baseOffset is outside the CRC (DefaultRecordBatch
+    covers attributes onwards): one flipped bit there moves a whole intact batch, and the batches after it
+    would otherwise all be called overlapping."""
+    return before_last is not None and base_offset > before_last + 1 and before_last < next_base <= last_offset
+
+
+def outlier_finding(pos: int, magic: int, base_offset: int, before: tuple[int, int], next_base: int) -> Finding:
+    """The error about a batch whose baseOffset breaks the sequence (``before``: the base and last offset of
+    the batch before it; ``next_base``: the base offset of the one after)."""
+    field = "base_offset" if magic == 2 else "offset"
+    return Finding("offset-outlier", pos, pos, 8, field,
+                   f"{before[1] + 1} (after {before[0]}..{before[1]}; the batch after it starts at {next_base})",
+                   f"{base_offset}: baseOffset {base_offset} breaks the sequence {before[0]}..{before[1]} → "
+                   f"{before[1] + 1} (baseOffset lies outside the CRC)")
+
+
+@dataclass
+class _Jump:
+    """A batch that jumped up past the one before it: an outlier if the next batch goes on from before it."""
+
+    pos: int
+    magic: int
+    base_offset: int
+    last_offset: int
+    before: tuple[int, int]     # the base and last offset of the batch before it
+    before_pos: int
+
+
+class OffsetOrder:
+    """Across batches, offsets only go up: a gap is legal (compaction, aborted data), an overlap is not.
+
+    A batch that jumps up while the batch after it goes on from the one before it is the one to blame
+    (:func:`breaks_sequence`): the next batch reports it (an offset-outlier error at the jumper's position)
+    and the order goes on as if the jumper were not there.
+    """
+
+    def __init__(self):
+        self.last_offset: int | None = None
+        self.last_pos: int | None = None
+        self.last_base: int | None = None
+        self.jump: _Jump | None = None   # the batch just before, when it jumped up
+        self.damage: tuple[int, int] | None = None   # (pos, size) of a damaged range since the last batch
+
+    def check(self, batch: Batch) -> list[Finding]:
+        field = "base_offset" if batch.magic == 2 else "offset"
+        jump, self.jump = self.jump, None
+        damage, self.damage = self.damage, None
+        found = []
+        if jump is not None and breaks_sequence(jump.before[1], jump.base_offset, jump.last_offset,
+                                                batch.base_offset):
+            found.append(outlier_finding(jump.pos, jump.magic, jump.base_offset, jump.before, batch.base_offset))
+            self.last_base, self.last_offset = jump.before
+            self.last_pos = jump.before_pos
+        before, before_pos, before_base = self.last_offset, self.last_pos, self.last_base
+        problem = self.problem(batch.base_offset)
+        self.take(batch.last_offset, batch.pos, batch.base_offset)
+        if problem == "offset-overlap":
+            found.append(Finding(problem, batch.pos, batch.pos, 8, field,
+                                 f"more than {before} (the last offset of the batch at {before_pos})",
+                                 str(batch.base_offset)))
+        elif problem == "offset-gap":
+            self.jump = _Jump(batch.pos, batch.magic, batch.base_offset, batch.last_offset,
+                              (before_base if before_base is not None else before, before), before_pos)
+            missing = batch.base_offset - before - 1
+            if damage is None:
+                where = f"{missing} offsets absent"
+            else:   # the offsets may well be in the bytes that do not read: nobody can call them absent
+                where = (f"offsets {before + 1}..{batch.base_offset - 1} fall in the damaged range at pos "
+                         f"{damage[0]} ({damage[1]} bytes)")
+            found.append(Finding(problem, batch.pos, batch.pos, 8, field, str(before + 1),
+                                 f"{batch.base_offset} ({where})"))
+        return found
+
+    def damaged_range(self, finding: Finding) -> None:
+        """A range of bytes that reads as no entry lies between the last batch and the next."""
+        if finding.owns_bytes and finding.is_damage and self.damage is None:
+            self.damage = (finding.pos, finding.size)
+
+    def problem(self, base_offset: int) -> str | None:
+        """What a batch starting at ``base_offset`` is after the batches so far: the finding's code, or None."""
+        return offset_order_problem(self.last_offset, base_offset)
+
+    def take(self, last_offset: int, pos: int, base_offset: int | None = None) -> None:
+        """Go on past a batch (at ``pos``) whose last offset is ``last_offset``."""
+        if self.last_offset is None or last_offset > self.last_offset:
+            self.last_offset, self.last_pos, self.last_base = last_offset, pos, base_offset
+
+    def continue_from(self, other: "OffsetOrder") -> None:
+        """Take the state a walk over later batches (a part of the file) ended in."""
+        self.last_offset, self.last_pos, self.last_base, self.jump, self.damage = \
+            other.last_offset, other.last_pos, other.last_base, other.jump, other.damage
+
+    def walked_past(self, last_offset: int | None, last_pos: int | None, last_base: int | None) -> None:
+        """Batches walked elsewhere (kbatch.walk.deep) went on in order: no jump is pending any more."""
+        self.last_offset, self.last_pos, self.last_base = last_offset, last_pos, last_base
+        self.jump = self.damage = None

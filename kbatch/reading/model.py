@@ -1,0 +1,108 @@
+"""What the reader hands out: batches and records, decoded, with their positions.
+
+One :class:`Batch` stands for one log entry of a segment, whatever its magic:
+a v2 record batch, or a v0/v1 message (an uncompressed message holds one
+record; a compressed "wrapper" message holds its inner messages as records).
+Fields that a magic does not have are ``None``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kbatch.format.findings import Finding
+from kbatch.kernels.recordwalk import NO_SEQUENCE, increment_sequence, last_sequence   # the sequence rules, compiled: used from here
+
+TIMESTAMP_TYPES = ("CreateTime", "LogAppendTime")
+NO_TIMESTAMP_TYPE = "NoTimestampType"  # magic 0 (TimestampType.NO_TIMESTAMP_TYPE)
+
+
+@dataclass(slots=True)
+class ControlMarker:
+    """The decoded key and value of a control record."""
+
+    key_version: int
+    type_id: int
+    type: str                       # ABORT, COMMIT, ... or UNKNOWN(n)
+    value_version: int | None = None
+    coordinator_epoch: int | None = None
+    data: dict | None = None        # KRaft types: the value's fields (LeaderChangeMessage, VotersRecord, ...)
+
+
+@dataclass(slots=True)
+class Record:
+    offset: int
+    timestamp: int | None           # effective: LogAppendTime already applied; None for magic 0
+    key: bytes | None
+    value: bytes | None
+    headers: list[tuple[bytes, bytes | None]]
+    pos: int                        # where the record starts (see Batch.compressed)
+    size: int
+    attributes: int = 0
+    sequence: int = NO_SEQUENCE     # v2: baseSequence + offsetDelta
+    # v0/v1 only: every message carries its own checksum
+    magic: int | None = None
+    crc: int | None = None
+    crc_valid: bool | None = None
+    control: ControlMarker | None = None
+    decoded: object | None = None   # an internal topic's key and value read with Kafka's schemas (messages.topics)
+
+
+@dataclass(slots=True)
+class Batch:
+    pos: int                        # file position of the entry's first byte
+    size: int                       # bytes in the file, including the 12-byte offset+size prefix
+    magic: int
+    length_field: int               # batchLength / message size as stored (may lie: see findings)
+    offset_field: int               # baseOffset / message offset as stored (a v1 wrapper's is its last record's)
+    base_offset: int
+    last_offset: int
+    count: int | None               # v2: recordsCount; v0/v1: messages held
+    attributes: int
+    codec: str
+    crc: int
+    computed_crc: int
+    timestamp_type: str
+    base_timestamp: int | None      # v2: baseTimestamp; v1: the message timestamp
+    max_timestamp: int | None       # v2: maxTimestamp; v1: the message timestamp
+    partition_leader_epoch: int | None = None
+    last_offset_delta: int | None = None
+    producer_id: int | None = None
+    producer_epoch: int | None = None
+    base_sequence: int | None = None
+    is_transactional: bool = False
+    is_control: bool = False
+    delete_horizon_ms: int | None = None
+    payload_pos: int = 0            # where the records (or a wrapper's value) start in the file
+    payload_size: int = 0           # their size in the file (compressed, when compressed)
+    decompressed_size: int | None = None
+    records: list[Record] | None = None
+    # v2, once its records were walked: what verify-crc --deep compares with the header (records.RecordChecks)
+    record_checks: object | None = None
+    # v2 records walked without Record objects (ReadOptions.record_objects False): their bytes, decompressed,
+    # for an output that reads them from the decoder's columns (records.record_chunks)
+    record_data: bytes | memoryview | None = None
+    # (the columns, their fill count) when one fill walked them all: read again while no walk filled them since
+    walked_columns: tuple | None = None
+    findings: list[Finding] = field(default_factory=list)
+    # The bytes after the fixed header as stored (v2: the records, compressed as they are; v0/v1: key
+    # length to the end), kept only when ReadOptions.keep_body asks: what encode-from-json rebuilds from.
+    body: bytes | None = None
+
+    @property
+    def crc_valid(self) -> bool:
+        return self.crc == self.computed_crc
+
+    @property
+    def compressed(self) -> bool:
+        """True when record positions are inside the decompressed bytes, not the file."""
+        return self.codec != "none"
+
+    @property
+    def last_sequence(self) -> int:
+        """DefaultRecordBatch.lastSequence: only -1 means 'no sequence'; it counts lastOffsetDelta on."""
+        return last_sequence(self.base_sequence, self.last_offset_delta)
+
+    @property
+    def is_damaged(self) -> bool:
+        return any(finding.is_damage for finding in self.findings)

@@ -1,0 +1,80 @@
+"""``verify-crc --deep`` without an object per batch, for the batches it has nothing to say about.
+
+The full reader makes a Batch object of every entry, walks its records into a
+RecordChecks and words every check as a finding: about 30 µs a batch in
+Python, whatever the batch says.  Most batches say nothing.
+:class:`DeepRun` hands the v2 data batches (any codec; a control batch is the
+full reader's) lying whole in the reader's window to
+:class:`kbatch.kernels.recordwalk.CleanBatches`, one compiled loop: each header's
+fields read by the declaration's offsets and formats, every rule --deep
+applies asked on plain values (the functions the full path words its findings
+from), its CRC, its records inflated by the reader's decompressor and walked
+in place by the one record decoder.
+
+It only ever accepts: at a batch that breaks a rule, or an entry it does not
+walk (a v0/v1 entry, a control batch, damage, a codec error), it stops, and
+:func:`kbatch.ops.verify.verify_stream` reads that one entry with the full
+reader, which reports exactly, then hands back.  So the output is the full
+reader's whatever the run takes (tests/test_fastdeep.py holds the two to the
+same findings and counts on every fixture, every rule and random damage,
+compiled and pure); only the time differs.
+"""
+
+from __future__ import annotations
+
+from kbatch.format.checksums import CRC32C
+from kbatch.format.codecs import CodecError, Decompressor
+from kbatch.reading.invariants import OffsetOrder
+from kbatch.reading.v2 import batch_in_view
+from kbatch.kernels.recordwalk import CleanBatches
+from kbatch.reading.summary import FileSummary
+
+
+class DeepRun:
+    """Walks the v2 data batches of one input that --deep has nothing to say about, counting them in
+    ``summary`` and moving ``order`` on.
+
+    ``order`` is the walk's OffsetOrder, shared with the full reader's batches; ``segment_base`` the base
+    offset the segment's file name says (None: not named so); ``max_entry_size`` the reader's, and
+    ``decompressor`` the reader's too (its limit, its buffer).
+    """
+
+    def __init__(self, summary: FileSummary, order: OffsetOrder, segment_base: int | None, max_entry_size: int,
+                 decompressor: Decompressor):
+        self.summary = summary
+        self.order = order
+        self.segment_base = segment_base
+        self.max_entry_size = max_entry_size
+        self.decompressor = decompressor
+        self.walked = 0   # batches walked here (the rest went to the full reader)
+        self.batches = CleanBatches()
+
+    def walk(self, window, pos: int, stop: int) -> int:
+        """Walk the batches from ``pos`` (an entry start) that lie whole in the reader's window (slid to hold
+        the first: kbatch.reading.v2.batch_in_view) and start before ``stop``; where the walk stopped (``pos``
+        itself when the entry there is the full reader's)."""
+        data, i = batch_in_view(window, pos)
+        base = pos - i   # the file position of data[0]
+        batches, order = self.batches, self.order
+        before = batches.batches, batches.records, batches.batch_bytes
+        batches.last_offset, batches.last_pos = order.last_offset, order.last_pos
+        stopped = batches.walk(data, i, stop - base, base, self.max_entry_size, self.segment_base, self._inflate,
+                               CRC32C)
+        walked = batches.batches - before[0]
+        if walked:
+            # the last batch walked here: its base offset (for the offset-outlier rule's wording)
+            at = batches.last_pos - base
+            order.walked_past(batches.last_offset, batches.last_pos,
+                              int.from_bytes(data[at:at + 8], "big", signed=True))
+        self.walked += walked
+        self.summary.batches += walked
+        self.summary.records += batches.records - before[1]
+        self.summary.batch_bytes += batches.batch_bytes - before[2]
+        return base + stopped
+
+    def _inflate(self, codec_id: int, payload):
+        """A compressed batch's records, as kbatch.reading.v2.load_records inflates them (None: they do not)."""
+        try:
+            return self.decompressor.decompress_view(codec_id, payload, 2)
+        except CodecError:
+            return None

@@ -1,0 +1,82 @@
+"""``dump --format jsonl``'s listing without an object per batch, for the batches it lists as they are.
+
+The full reader makes a Batch of every entry, and the listing writes its line
+from it: about 25 µs a batch in Python, most of it the walk's machinery and the
+object, not the batch.  Nearly every batch of a listing is a v2 batch whose CRC
+verifies and whose line says nothing but its header.  :class:`ListRun` walks
+those lying whole in the reader's window: each header unpacked with the struct
+derived from the declaration, its CRC checked, its fields made by
+:func:`kbatch.reading.v2.batch_fields` (what the full reader makes its Batch
+of) and its line written by the compiled writer
+(:func:`kbatch.kernels.recordwalk.fields_json`, batch_json's own).
+
+It only ever accepts: at an entry that is not such a batch (another magic, a
+size that is damage, a CRC that fails, a negative count, a line the writer
+leaves to json.dumps) it stops, and the full reader lists that one entry, then
+hands back.  tests/test_fastlist.py holds the output to the full reader's on
+every fixture, damage and random headers.
+"""
+
+from __future__ import annotations
+
+from kbatch.format.checksums import CRC32C
+from kbatch.reading.v2 import batch_fields, framed_batches
+from kbatch.kernels.recordwalk import fields_json
+from kbatch.format.structs import BATCH_CRC_START
+from kbatch.reading.summary import FileSummary
+
+# Lines joined into one write.  Not a window's at once: a line is ~900 bytes, an empty batch 61, so the
+# 2 MiB window (kbatch.reading.window.CHUNK) of those would hold ~30 MiB of lines.
+LINES_PER_WRITE = 64
+
+
+class ListRun:
+    """Lists the v2 batches the full reader would hand out clean, counting them in ``summary``.
+
+    ``head`` opens every line (JsonlSink.head), ``write(lines)`` takes a run's lines (UTF-8 bytes, each
+    ending in a newline), ``max_entry_size`` is the reader's.
+    """
+
+    def __init__(self, summary: FileSummary, head: bytes, write, max_entry_size: int):
+        self.summary = summary
+        self.head = head
+        self.write = write
+        self.max_entry_size = max_entry_size
+        self.listed = 0   # batches listed here (the rest went to the full reader)
+
+    def walk(self, window, pos: int, stop: int) -> int:
+        """List the batches from ``pos`` (an entry start) that lie whole in the reader's window and start
+        before ``stop``; where the walk stopped (``pos`` itself when the entry there is the full reader's)."""
+        head, lines = self.head, []
+        listed = records = batch_bytes = 0
+        for batch_pos, view, i, end, header in framed_batches(window, pos, stop, self.max_entry_size):
+            count, crc = header[12], header[4]
+            # kbatch.reading.reader after the frame: the CRC, then read_batch's own finding.
+            if count < 0:
+                break
+            computed = CRC32C(view[i + BATCH_CRC_START:end])
+            if computed != crc:
+                break
+            line = fields_json(batch_fields(batch_pos, end - i, header, computed), head)
+            if line is None:
+                break
+            lines.append(line)
+            if len(lines) == LINES_PER_WRITE:
+                self._write(lines)
+            listed += 1
+            records += count
+            batch_bytes += end - i
+            pos = batch_pos + end - i
+        self._write(lines)
+        self.summary.batches += listed
+        self.summary.records += records
+        self.summary.batch_bytes += batch_bytes
+        self.listed += listed
+        return pos
+
+    def _write(self, lines: list) -> None:
+        """Write the lines (and empty the list)."""
+        if lines:
+            lines.append(b"")
+            self.write(b"\n".join(lines))
+            lines.clear()
