@@ -7,9 +7,9 @@ import sys
 
 import click
 
-from ..map.gather import COLOR_CHOICES, gather
-from .options import decompressed_limit_option, expand_inputs
-from .status import ExitStatus
+from kbatch.cli.options import decompressed_limit_option, expand_inputs
+from kbatch.cli.status import ExitStatus
+from kbatch.map.gather import COLOR_CHOICES, gather
 
 FORMATS = ("html", "svg", "json")
 INSTALL_HINT = "pip install 'kbatch[map]'"
@@ -82,10 +82,10 @@ def map(paths, output, output_format, color_by, decompressed_limit):   # noqa: A
     if output_format == "json":
         text = json.dumps(model, indent=1) + "\n"
     else:
-        from ..map.draw import html_page, svg
+        from kbatch.map.draw import html_page, svg
 
         text = html_page(model, color_by) if output_format == "html" else svg(model, color_by)
-    from ..files import write_output
+    from kbatch.files.outputs import write_output
 
     try:
         written = write_output(output, [text.encode("utf-8")], like=files[0])

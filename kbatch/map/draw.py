@@ -26,8 +26,8 @@ import functools
 import html
 import json
 
-from ..render.values import iso_timestamp
-from .gather import COLOR_CHOICES
+from kbatch.output.values import iso_timestamp
+from kbatch.map.gather import COLOR_CHOICES
 
 # The specs are Vega-Lite 6; the page and the picture use the newest 6.x vl-convert carries (the same version
 # as the schema, or Vega-Lite says so on the console).

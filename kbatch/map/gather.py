@@ -1,7 +1,7 @@
 """What a map shows, read from the log: a compact model of segments, partitions and a log directory.
 
-Everything is read by kbatch's own readers (:class:`~kbatch.reader.SegmentReader` for a segment,
-:func:`~kbatch.partition.sidecars.read_sidecar` for the files beside it, :mod:`kbatch.txn` for transactions,
+Everything is read by kbatch's own readers (:class:`~kbatch.reading.reader.SegmentReader` for a segment,
+:func:`~kbatch.partition.sidecars.read_sidecar` for the files beside it, :mod:`kbatch.ops.txn` for transactions,
 :class:`~kbatch.partition.crosscheck.PartitionCheck` for what a partition's files say against its log) in one
 pass per file, in the constant memory kbatch keeps everywhere.  What is kept is bounded by what a screen
 shows: a segment of up to :data:`MAX_BLOCKS` batches keeps each one (with the fields of ``dump --format
@@ -20,16 +20,16 @@ import shlex
 from collections import Counter
 from dataclasses import dataclass, field
 
-from ..codecs import Decompressor
-from ..findings import Finding
-from ..model import Batch
-from ..partition import kinds
-from ..partition.crosscheck import CROSS_CHECK_CODES, PartitionCheck
-from ..partition.sidecars import Entry, read_sidecar
-from ..reader import ReadOptions, SegmentReader, load_records, open_input
-from ..render.jsonout import batch_dict
-from ..segments import topic_partition
-from ..txn import PartitionTransactions
+from kbatch.files import kinds
+from kbatch.files.inputs import topic_partition
+from kbatch.format.codecs import Decompressor
+from kbatch.format.findings import Finding
+from kbatch.ops.txn import PartitionTransactions
+from kbatch.output.jsonout import batch_dict
+from kbatch.partition.crosscheck import CROSS_CHECK_CODES, PartitionCheck
+from kbatch.partition.sidecars import Entry, read_sidecar
+from kbatch.reading.model import Batch
+from kbatch.reading.reader import ReadOptions, SegmentReader, load_records, open_input
 
 MODEL_VERSION = 1
 MAX_BLOCKS = 1500          # batches drawn one by one; a segment of more is drawn as this many bins of its bytes
@@ -397,7 +397,7 @@ class MapGatherer:
     def _cross_check(self, directory: str, partition: str, segments: list[SegmentMap], logs: list[str]) -> None:
         """What the partition's files say against its log, when every segment of it was read (kbatch.partition
         .crosscheck: indexes, .txnindex, snapshots, leader epochs, segment boundaries)."""
-        from ..partition.crosscheck import partition_files
+        from kbatch.partition.crosscheck import partition_files
 
         named = {os.path.normpath(path) for path in logs}
         if {os.path.normpath(files.log) for files in partition_files(directory)[0]} != named:
