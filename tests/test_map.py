@@ -255,12 +255,18 @@ def test_every_fixture_draws_without_a_console_message(headless_browser, kbatch,
     (strange / "00000000000000000100.index").write_bytes(noise.randbytes(800))
     (strange / "00000000000000000100.timeindex").write_bytes(noise.randbytes(1200))
     (strange / "leader-epoch-checkpoint").write_bytes(noise.randbytes(100))
+    # a lone segment whose path would end a script, or open a comment, if the page let it
+    odd = tmp_path / "<" / "script><!--<script>.log"
+    odd.parent.mkdir()
+    shutil.copyfile(FIXTURES / "damaged-garbage-between.log", odd)
+    assert "</script><!--<script>" in str(odd)
     _needs_vl_convert()
     page = tmp_path / "every.html"
-    result = kbatch("map", "fixtures", str(strange), "-o", str(page))
+    result = kbatch("map", "fixtures", str(strange), str(odd), "-o", str(page))
     assert result.code == 1 and "Traceback" not in result.err
     found = _look(headless_browser, page)
-    model = json.loads(kbatch("map", "--format", "json", "-o", "-", "fixtures", str(strange)).out)
+    model = json.loads(kbatch("map", "--format", "json", "-o", "-", "fixtures", str(strange),
+                              str(odd)).out)
     assert set(found["counts"]) == {partition["id"] for partition in model["partitions"]} | {"directory"}
 
 

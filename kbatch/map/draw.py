@@ -304,8 +304,9 @@ def _summary(model: dict) -> str:
 # -- HTML ------------------------------------------------------------------------------------------------
 
 def _script_json(value) -> str:
-    """JSON to sit inside a <script> element: no '</' that would end it early."""
-    return json.dumps(value, separators=(",", ":")).replace("</", "<\\/")
+    """JSON to sit inside a <script> element: no '<' at all, so no name of a file ('</script>', '<!--') can end
+    it early or change how the page reads it (JSON reads \\u003c as '<')."""
+    return json.dumps(value, separators=(",", ":")).replace("<", "\\u003c")
 
 
 def html_page(model: dict, choice: str) -> str:
