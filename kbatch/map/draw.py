@@ -171,7 +171,7 @@ def timeline(partition: dict) -> dict:
                       "color": {"field": "epoch", "type": "ordinal", "title": "leader epoch",
                                 "scale": {"scheme": "category10"}},
                       "tooltip": _tooltip(("epoch", "first_offset", "last_offset"))}},
-        {"name": f"{pid}_boundary", "data": {"values": boundaries}, "mark": {"type": "rect", "opacity": 0.5},
+        {"name": f"{pid}_boundary", "data": {"values": boundaries}, "mark": {"type": "rect", "opacity": 0.35},
          "encoding": {"x": x, "x2": {"field": "end"},
                       "color": {"condition": {"test": "datum.kind === 'overlap'", "value": DAMAGED}, "value": "#bdbdbd"},
                       "tooltip": _tooltip(("kind", "from", "to", "before", "after"))}},
