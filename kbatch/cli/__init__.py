@@ -25,6 +25,7 @@ SUBCOMMANDS = {
     "dump": ("kbatch.cli.dump", "Every batch (and record) of segments, and their damage"),
     "encode-from-json": ("kbatch.cli.encode_from_json", "Write Kafka log bytes of any magic from JSON"),
     "hexdump-annotate": ("kbatch.cli.hexdump_annotate", "Show a batch's bytes, each marked with its field"),
+    "map": ("kbatch.cli.map", "Draw segments, partitions and a log directory as one page"),
     "repair-length": ("kbatch.cli.repair_length", "Find length fields that lie; write a mended copy"),
     "salvage": ("kbatch.cli.salvage", "Copy every batch whose CRC verifies to a new file"),
     "scan": ("kbatch.cli.scan", "Sweep many segments on Spark into Parquet tables"),
