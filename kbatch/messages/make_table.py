@@ -1,4 +1,4 @@
-"""Write the table :mod:`kbatch.messages.schemas` reads from Apache Kafka's JSON message definitions (a development tool).
+"""Write the schema table from Apache Kafka's JSON message definitions (a development tool).
 
     python -m kbatch.messages.make_table KAFKA_SOURCE [--commit REV]
 
@@ -6,8 +6,9 @@ KAFKA_SOURCE is a Kafka checkout or a git directory (a bare mirror); REV (defaul
 ``trunk`` in a bare mirror) is the commit read.  The command copies every definition kbatch reads (the
 directories and files in :data:`DEFINITIONS`, plus the removed ones in :data:`HISTORY` at the commit that
 last had them) into ``fixtures/kafka-messages``, lists each with its commit and release in ``SOURCES.txt``,
-and writes the table, ``kbatch/messages/schemas.json``, from those copies.  ``tests/test_messages_table.py`` checks that
-the table is what the copies say, and the copies what the mirror holds at their commits.
+and writes the table, ``kbatch/messages/schemas.json`` (the data :mod:`kbatch.messages.schemas` reads), from
+those copies.  ``tests/test_messages_table.py`` checks that the table is what the copies say, and the copies
+what the mirror holds at their commits.
 Only facts the wire format needs are kept: names, types, versions, nullable and tagged versions, tags,
 defaults.  Documentation ("about") and Java-only hints (mapKey, entityType, zeroCopy) are dropped.
 """
