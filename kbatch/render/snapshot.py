@@ -36,6 +36,14 @@ _BATCH_SKIP = {"type", "pos", "base_offset", "last_offset", "findings", "payload
 _RECORD_SKIP = {"offset", "headers", "pos", "inner_pos"}
 
 
+def as_bytes(data) -> bytes:
+    """``data`` (bytes, bytearray, memoryview or anything with the buffer protocol) as bytes."""
+    try:
+        return bytes(memoryview(data))
+    except TypeError:
+        raise TypeError(f"Kafka bytes expected (bytes, bytearray, memoryview), got {type(data).__name__}") from None
+
+
 def describe(data: bytes) -> str:
     """The snapshot text of ``data``: the batches, their records and findings, then the bytes."""
     data = bytes(data)

@@ -22,7 +22,7 @@ import io
 
 from kbatch.format.findings import Finding
 from kbatch.render.snapshot import describe as _describe
-from kbatch.render.snapshot import explain, reads_as_kafka, snapshot_bytes
+from kbatch.render.snapshot import as_bytes, explain, reads_as_kafka, snapshot_bytes
 
 # (KafkaSnapshotExtension is not in it: a star import must not need syrupy)
 __all__ = ["KafkaBytesError", "assert_valid", "describe", "explain", "reads_as_kafka", "snapshot_bytes"]
@@ -34,14 +34,6 @@ class KafkaBytesError(AssertionError):
     def __init__(self, message: str, findings: list[Finding]):
         super().__init__(message)
         self.findings = findings
-
-
-def as_bytes(data) -> bytes:
-    """``data`` (bytes, bytearray, memoryview or anything with the buffer protocol) as bytes."""
-    try:
-        return bytes(memoryview(data))
-    except TypeError:
-        raise TypeError(f"Kafka bytes expected (bytes, bytearray, memoryview), got {type(data).__name__}") from None
 
 
 def describe(data) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 
-from kbatch.render.snapshot import EXTENSION, describe, explain, snapshot_bytes
+from kbatch.render.snapshot import EXTENSION, as_bytes, describe, explain, snapshot_bytes
 
 
 class KafkaSnapshotExtension(SingleFileSnapshotExtension):
@@ -18,8 +18,6 @@ class KafkaSnapshotExtension(SingleFileSnapshotExtension):
     file_extension = EXTENSION.lstrip(".")
 
     def serialize(self, data, **_options) -> str:
-        from kbatch.testing import as_bytes
-
         return describe(as_bytes(data))
 
     def matches(self, *, serialized_data, snapshot_data) -> bool:
