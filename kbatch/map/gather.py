@@ -73,6 +73,22 @@ def _timestamp(batch: Batch) -> int | None:
     return stamp if stamp is not None and stamp >= 0 else None
 
 
+def _count_in(totals, batch: Batch) -> int | None:
+    """Count ``batch`` in ``totals`` (a bin or a segment: its batches, records, offset and timestamp range);
+    the batch's timestamp."""
+    totals.batches += 1
+    totals.records += max(batch.count or 0, 0)
+    totals.first_offset = batch.base_offset if totals.first_offset is None else min(totals.first_offset,
+                                                                                     batch.base_offset)
+    totals.last_offset = batch.last_offset if totals.last_offset is None else max(totals.last_offset,
+                                                                                  batch.last_offset)
+    stamp = _timestamp(batch)
+    if stamp is not None:
+        totals.min_ts = stamp if totals.min_ts is None else min(totals.min_ts, stamp)
+        totals.max_ts = stamp if totals.max_ts is None else max(totals.max_ts, stamp)
+    return stamp
+
+
 def dump_command(path: str, first: int, last: int) -> str:
     return f"kbatch dump --records --offset-range {first}:{last} {shlex.quote(path)}"
 
@@ -97,15 +113,8 @@ class _Bin:
     shares: dict[str, Counter] = field(default_factory=lambda: {choice: Counter() for choice in COLOR_CHOICES})
 
     def add(self, batch: Batch, said: dict[str, str]) -> None:
-        self.batches += 1
-        self.records += max(batch.count or 0, 0)
+        _count_in(self, batch)
         self.bytes += batch.size
-        self.first_offset = batch.base_offset if self.first_offset is None else min(self.first_offset, batch.base_offset)
-        self.last_offset = batch.last_offset if self.last_offset is None else max(self.last_offset, batch.last_offset)
-        stamp = _timestamp(batch)
-        if stamp is not None:
-            self.min_ts = stamp if self.min_ts is None else min(self.min_ts, stamp)
-            self.max_ts = stamp if self.max_ts is None else max(self.max_ts, stamp)
         self.damaged += said["damage"] == "damaged"
         for choice, value in said.items():
             self.shares[choice][value] += batch.size
@@ -157,14 +166,7 @@ class SegmentMap:
 
     def add_batch(self, batch: Batch) -> None:
         said = categories(batch)
-        self.batches += 1
-        self.records += max(batch.count or 0, 0)
-        self.first_offset = batch.base_offset if self.first_offset is None else min(self.first_offset, batch.base_offset)
-        self.last_offset = batch.last_offset if self.last_offset is None else max(self.last_offset, batch.last_offset)
-        stamp = _timestamp(batch)
-        if stamp is not None:
-            self.min_ts = stamp if self.min_ts is None else min(self.min_ts, stamp)
-            self.max_ts = stamp if self.max_ts is None else max(self.max_ts, stamp)
+        stamp = _count_in(self, batch)
         number = batch.pos // self.bin_bytes
         found = self.bins.get(number)
         if found is None:
