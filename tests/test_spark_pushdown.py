@@ -9,7 +9,7 @@ import shutil
 
 import pytest
 
-from .helpers import FIXTURES, ROOT
+from .helpers import FIXTURES
 
 pytest.importorskip("pyspark")
 if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
