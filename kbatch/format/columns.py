@@ -30,7 +30,7 @@ class Column:
     nullable: bool        # may be null (JSON) or NULL (Spark) in what kbatch writes
     read: str             # a Python expression giving the value (see HELPERS)
     doc: str
-    optional: bool = False            # the key is left out where the value is null (never in Spark)
+    optional: bool = False            # the key is left out where the value is null (so never null)
     spark: bool = True                # a column of the Spark table that holds these rows
     schema: dict | None = field(default=None, hash=False)   # the JSON Schema, where TYPES' is not enough
 
@@ -113,10 +113,10 @@ BATCH = (
            schema={"type": "array", "items": {"$ref": "#/$defs/finding"}}),
     Column("records", "array", True,
            "[record_dict(record, batch, decode) for record in (batch.records or [])] if with_records else None",
-           "with --records: its records (keys below)", optional=True, spark=False,
+           "its records (keys below), with --records only", optional=True, spark=False,
            schema={"type": "array", "items": {"$ref": "#/$defs/record"}}),
     Column("payload", "bytes", True, 'None if batch.body is None else bytes_json(batch.body, "base64")',
-           "--format json: the bytes after the fixed header as stored (what encode-from-json copies)",
+           "the bytes after the fixed header as stored (what encode-from-json copies), in --format json only",
            optional=True, spark=False, schema={"$ref": "#/$defs/bytes"}),
 )
 
@@ -154,12 +154,13 @@ RECORD = (
                    "coordinator_epoch": {"type": ["integer", "null"]}, "data": {"type": ["object", "null"]}},
                "required": ["type"], "additionalProperties": False}]}),
     Column("decoded", "object", True, "None if record.decoded is None else record.decoded.as_dict()",
-           "an internal topic's key and value read with Kafka's schemas (dump --records)", optional=True,
+           "a record of an internal topic (only there): its key and value read with Kafka's schemas", optional=True,
            schema={"type": "object",
                    "description": "an internal topic's key and value read with Kafka's schemas (dump --records)"}),
     Column("schema_registry", "object", True,
            "schema_ids(record.key, record.value) if record.decoded is None and record.control is None else None",
-           "the schema ids of a key and value in the schema-registry wire format", optional=True,
+           "a record whose key or value is in the schema-registry wire format (only there): their schema ids",
+           optional=True,
            schema={"type": "object",
                    "description": "the schema ids of a key and value in the schema-registry wire format",
                    "properties": {"key": {"type": ["integer", "null"]}, "value": {"type": ["integer", "null"]}},

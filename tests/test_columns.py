@@ -1,0 +1,127 @@
+"""The output's columns come from one declaration (kbatch/format/columns.py): what is made from it is held to it."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kbatch.format import columns
+from kbatch.output import docs, jsonout
+from tests.helpers import fixture_paths, pure_recordwalk, read_all
+
+ROOT = Path(__file__).resolve().parent.parent
+_STALE = "is stale: run python -m kbatch.output.docs"
+
+
+def test_the_json_schema_file_is_what_the_columns_give():
+    assert docs.SCHEMA_PATH.read_text() == docs.json_schema_text(), f"{docs.SCHEMA_PATH.name} {_STALE}"
+
+
+def test_readmes_lists_of_keys_are_what_the_columns_give():
+    text = docs.README_PATH.read_text()
+    assert text == docs.readme_text(text), f"README.md's lists of keys {_STALE}"
+
+
+def test_readme_lists_every_key_once():
+    text = docs.README_PATH.read_text()
+    for name, table in docs.README_TABLES.items():
+        block = text.split(docs._markers(name)[0])[1].split(docs._markers(name)[1])[0]
+        assert re.findall(r"^\| `(\w+)` \|", block, re.M) == list(columns.names(table))
+
+
+def test_the_dicts_have_the_declared_keys_in_order():
+    batches, _ = read_all((ROOT / "fixtures" / "v2-none.log").read_bytes(), records=True)
+    batch = batches[0]
+    assert tuple(jsonout.batch_dict(batch)) == columns.always_written(columns.BATCH)
+    assert tuple(jsonout.batch_dict(batch, with_records=True))[-1] == "records"
+    assert tuple(jsonout.record_dict(batch.records[0], batch, "auto")) == columns.always_written(columns.RECORD)
+    finding = jsonout.Finding("crc-mismatch", 0, 0, 1, "crc", "1", "2")
+    assert tuple(jsonout.finding_dict(finding)) == columns.names(columns.FINDING)
+    assert tuple(jsonout.finding_offsets(finding, batch)) == columns.names(columns.FINDING_OFFSETS)
+
+
+@pytest.mark.parametrize("module", ["compiled", "pure"])
+def test_the_compiled_writer_writes_the_declared_keys(module):
+    """The JSON Lines writer of kbatch.kernels writes keys it lists itself: they must be the declaration's
+    (jsonout also checks the batch keys when it makes a sink, and writes with json.dumps where they differ)."""
+    import kbatch.kernels.recordwalk as compiled
+
+    writer = compiled if module == "compiled" else pure_recordwalk()
+    assert writer.BATCH_JSON_KEYS == columns.always_written(columns.BATCH), \
+        "the compiled writer's batch keys differ from kbatch/format/columns.py: teach kbatch.kernels the column"
+    # The record's keys are in its parts, in order, up to the end of the object.
+    record_parts = b"".join(writer._JSON_FIELDS[:writer._JSON_FIELDS.index(b"{\"key\": ")])
+    keys = re.findall(rb'"(\w+)": ', record_parts)
+    timestamp_iso = writer._JSON_FIELDS[19]   # written after the timestamp
+    assert timestamp_iso == b', "timestamp_iso": '
+    keys.insert(keys.index(b"timestamp") + 1, b"timestamp_iso")
+    assert tuple(key.decode() for key in keys) == columns.always_written(columns.RECORD)
+
+
+def test_the_spark_schemas_are_the_declared_columns():
+    from kbatch.spark import source
+
+    for level, table in columns.SPARK_TABLES.items():
+        declared = source.SCHEMAS[level]
+        assert [column.split()[0] for column in re.split(r", (?![^<]*>)", declared)] == list(columns.names(table))
+    assert "payload_size LONG" in source.BATCH_SCHEMA and "findings" not in source.BATCH_SCHEMA
+
+
+def test_a_record_row_has_every_column_of_the_records_table():
+    from kbatch.spark.source import record_rows
+
+    path = ROOT / "fixtures" / "v1-none.log"
+    batches, _ = read_all(path.read_bytes(), records=True)
+    rows = record_rows(str(path), None, None, batches[0], batches[0].records, None)
+    assert rows and all(len(row) == len(columns.SPARK_RECORDS) for row in rows)
+
+
+# A column added to the declaration, in a process of its own (every table below is made at import).
+_ADD_A_COLUMN = r"""
+import json, sys, types
+from pathlib import Path
+import kbatch.format
+path = Path(kbatch.format.__file__).parent / "columns.py"
+text = path.read_text()
+anchor = '    Column("findings", "array", False,'
+assert anchor in text
+text = text.replace(anchor, '    Column("added", "int32", True, "batch.pos + 1", "a column added by a test"),\n' + anchor)
+module = types.ModuleType("kbatch.format.columns")
+module.__file__ = str(path)
+sys.modules["kbatch.format.columns"] = module
+exec(compile(text, str(path), "exec"), module.__dict__)
+kbatch.format.columns = module
+
+from kbatch.output import docs, jsonout
+from kbatch.reading.reader import SegmentReader
+from kbatch.spark import source
+batch = next(iter(SegmentReader(open(sys.argv[1], "rb"))))
+print(json.dumps({
+    "batch_dict": list(jsonout.batch_dict(batch)),
+    "value": jsonout.batch_dict(batch)["added"] == batch.pos + 1,
+    "spark": source.BATCH_SCHEMA,
+    "schema": docs.json_schema()["$defs"]["batch"]["properties"].get("added"),
+    "schema_file_current": docs.SCHEMA_PATH.read_text() == docs.json_schema_text(),
+    "readme_current": docs.README_PATH.read_text() == docs.readme_text(docs.README_PATH.read_text()),
+    "sink_compiled": jsonout.JsonlSink(sys.stdout, records=False, decode="auto").compiled_lines,
+}))
+"""
+
+
+def test_a_column_added_to_the_declaration_reaches_every_output():
+    """One line in kbatch/format/columns.py: batch_dict has it, the Spark table and the JSON Schema have it,
+    the committed schema and README are then stale (the drift tests above say what to run), and the
+    compiled writer, which does not know it, is not used."""
+    run = subprocess.run([sys.executable, "-c", _ADD_A_COLUMN, str(ROOT / "fixtures" / "v2-none.log")],
+                         capture_output=True, text=True, cwd=ROOT, check=True)
+    got = json.loads(run.stdout.splitlines()[-1])
+    assert got["batch_dict"][-2:] == ["added", "findings"] and got["value"]
+    assert "decompressed_size LONG, added INT, finding_count INT" in got["spark"]
+    assert got["schema"] == {"type": ["integer", "null"], "description": "a column added by a test"}
+    assert not got["schema_file_current"] and not got["readme_current"]
+    assert got["sink_compiled"] is False
