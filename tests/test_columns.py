@@ -48,19 +48,18 @@ def test_the_dicts_have_the_declared_keys_in_order():
 @pytest.mark.parametrize("module", ["compiled", "pure"])
 def test_the_compiled_writer_writes_the_declared_keys(module):
     """The JSON Lines writer of kbatch.kernels writes keys it lists itself: they must be the declaration's
-    (jsonout also checks the batch keys when it makes a sink, and writes with json.dumps where they differ)."""
-    import kbatch.kernels.recordwalk as compiled
+    (jsonout checks them too when it makes a sink, and writes with json.dumps where they differ)."""
+    import kbatch.kernels.jsonl as compiled
 
     writer = compiled if module == "compiled" else pure_recordwalk()
-    assert writer.BATCH_JSON_KEYS == columns.always_written(columns.BATCH), \
-        "the compiled writer's batch keys differ from kbatch/format/columns.py: teach kbatch.kernels the column"
-    # The record's keys are in its parts, in order, up to the end of the object.
-    record_parts = b"".join(writer._JSON_FIELDS[:writer._JSON_FIELDS.index(b"{\"key\": ")])
-    keys = re.findall(rb'"(\w+)": ', record_parts)
-    timestamp_iso = writer._JSON_FIELDS[19]   # written after the timestamp
-    assert timestamp_iso == b', "timestamp_iso": '
-    keys.insert(keys.index(b"timestamp") + 1, b"timestamp_iso")
-    assert tuple(key.decode() for key in keys) == columns.always_written(columns.RECORD)
+    stale = "the JSON Lines writer (kbatch/kernels/jsonl.py) differs from kbatch/format/columns.py: teach it the column"
+    assert writer.BATCH_JSON_KEYS == columns.always_written(columns.BATCH), stale
+    assert writer.RECORD_JSON_KEYS == columns.always_written(columns.RECORD), stale
+    # Its pieces of JSON spell the record's keys (in the order records_json writes them: tests/test_recordwalk.py)
+    record_parts = b"".join(writer._JSON_FIELDS[:-len(writer.BATCH_JSON_KEYS)])
+    keys = {key.decode() for key in re.findall(rb'"(\w+)": ', record_parts)} - {"hex", "utf8"}   # (bytes' own)
+    assert keys == set(writer.RECORD_JSON_KEYS)
+    assert writer._JSON_FIELDS[-len(writer.BATCH_JSON_KEYS)] == b'"type": '
 
 
 def test_the_spark_schemas_are_the_declared_columns():

@@ -57,7 +57,7 @@ class ListRun:
             computed = CRC32C(view[i + BATCH_CRC_START:end])
             if computed != crc:
                 break
-            line = fields_json(tuple(batch_fields(batch_pos, end - i, header, computed).values()), head)
+            line = fields_json(batch_fields(batch_pos, end - i, header, computed), head)
             if line is None:
                 break
             lines.append(line)
