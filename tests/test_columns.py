@@ -1,4 +1,4 @@
-"""The output's columns come from one declaration (kbatch/format/columns.py): what is made from it is held to it."""
+"""The output's columns come from one declaration (kbatch/output/columns.py): what is made from it is held to it."""
 
 from __future__ import annotations
 
@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from kbatch.format import columns
-from kbatch.output import docs, jsonout
+from kbatch.output import columns, docs, jsonout
 from tests.helpers import fixture_paths, pure_recordwalk, read_all
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -52,7 +51,7 @@ def test_the_compiled_writer_writes_the_declared_keys(module):
     import kbatch.kernels.jsonl as compiled
 
     writer = compiled if module == "compiled" else pure_recordwalk()
-    stale = "the JSON Lines writer (kbatch/kernels/jsonl.py) differs from kbatch/format/columns.py: teach it the column"
+    stale = "the JSON Lines writer (kbatch/kernels/jsonl.py) differs from kbatch/output/columns.py: teach it the column"
     assert writer.BATCH_JSON_KEYS == columns.always_written(columns.BATCH), stale
     assert writer.RECORD_JSON_KEYS == columns.always_written(columns.RECORD), stale
     # Its pieces of JSON spell the record's keys (in the order records_json writes them: tests/test_recordwalk.py)
@@ -84,17 +83,17 @@ def test_a_record_row_has_every_column_of_the_records_table():
 _ADD_A_COLUMN = r"""
 import json, sys, types
 from pathlib import Path
-import kbatch.format
-path = Path(kbatch.format.__file__).parent / "columns.py"
+import kbatch.output
+path = Path(kbatch.output.__file__).parent / "columns.py"
 text = path.read_text()
 anchor = '    Column("findings", "array", False,'
 assert anchor in text
 text = text.replace(anchor, '    Column("added", "int32", True, "batch.pos + 1", "a column added by a test"),\n' + anchor)
-module = types.ModuleType("kbatch.format.columns")
+module = types.ModuleType("kbatch.output.columns")
 module.__file__ = str(path)
-sys.modules["kbatch.format.columns"] = module
+sys.modules["kbatch.output.columns"] = module
 exec(compile(text, str(path), "exec"), module.__dict__)
-kbatch.format.columns = module
+kbatch.output.columns = module
 
 from kbatch.output import docs, jsonout
 from kbatch.reading.reader import SegmentReader
@@ -113,7 +112,7 @@ print(json.dumps({
 
 
 def test_a_column_added_to_the_declaration_reaches_every_output():
-    """One line in kbatch/format/columns.py: batch_dict has it, the Spark table and the JSON Schema have it,
+    """One line in kbatch/output/columns.py: batch_dict has it, the Spark table and the JSON Schema have it,
     the committed schema and README are then stale (the drift tests above say what to run), and the
     compiled writer, which does not know it, is not used."""
     run = subprocess.run([sys.executable, "-c", _ADD_A_COLUMN, str(ROOT / "fixtures" / "v2-none.log")],

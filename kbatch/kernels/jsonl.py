@@ -30,7 +30,7 @@ from kbatch.kernels.batchrules import last_sequence
 # tests/test_recordwalk.py holds this to json.dumps(record_dict(...)) on every fixture and random records.
 
 # The keys this writer gives a record (records_json) and a batch's line (batch_json), in the order it writes
-# them.  They are the columns declared in kbatch.format.columns (RECORD and BATCH, the optional ones left
+# them.  They are the columns declared in kbatch.output.columns (RECORD and BATCH, the optional ones left
 # out): kbatch.output.jsonout uses this writer only while they are, and tests/test_columns.py fails when
 # they are not (a column added there must be taught to this writer too).
 RECORD_JSON_KEYS = ("offset", "timestamp", "timestamp_iso", "key", "value", "headers", "pos", "inner_pos", "size",

@@ -1,4 +1,4 @@
-"""What is written out from the columns' declaration (:mod:`kbatch.format.columns`): the JSON Schema of
+"""What is written out from the columns' declaration (:mod:`kbatch.output.columns`): the JSON Schema of
 ``--format json`` (``kbatch/schema/kbatch-json-v1.schema.json``, which encode-from-json reads too) and
 README's lists of keys.  ``python -m kbatch.output.docs`` rewrites both; tests/test_columns.py fails when
 either differs from what the declaration gives.
@@ -10,7 +10,7 @@ import json
 import re
 from pathlib import Path
 
-from kbatch.format import columns
+from kbatch.output import columns
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schema" / "kbatch-json-v1.schema.json"
@@ -127,7 +127,7 @@ def readme_table(columns_) -> str:
 
 
 def _markers(name: str) -> tuple[str, str]:
-    return (f"<!-- {name} keys: generated from kbatch/format/columns.py by python -m kbatch.output.docs -->\n",
+    return (f"<!-- {name} keys: generated from kbatch/output/columns.py by python -m kbatch.output.docs -->\n",
             f"<!-- end of {name} keys -->\n")
 
 

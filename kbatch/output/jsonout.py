@@ -12,7 +12,7 @@ import codecs
 import json
 from types import SimpleNamespace
 
-from kbatch.format import columns
+from kbatch.output import columns
 from kbatch.format.findings import Finding
 from kbatch.reading.model import Batch, Record
 from kbatch.messages.registry import schema_ids
@@ -33,7 +33,7 @@ def control_dict(marker) -> dict:
             "data": to_json(marker.data)}
 
 
-# The JSON form of each kind of row, made from its columns (kbatch.format.columns: what each key is and how it
+# The JSON form of each kind of row, made from its columns (kbatch.output.columns: what each key is and how it
 # is read).  Every key is present, null where an entry has no such field, except the optional ones.
 _NAMESPACE = {"iso_timestamp": iso_timestamp, "bytes_json": bytes_json, "schema_ids": schema_ids,
               "control_dict": control_dict}

@@ -126,7 +126,7 @@ def cross_check_rows(directory: str) -> list[tuple]:
     """
     from kbatch.output.jsonout import finding_dict
     from kbatch.partition.crosscheck import PartitionCheck
-    from kbatch.format import columns
+    from kbatch.output import columns
 
     # The table's columns after file, topic and partition; those a finding does not have (the offsets of
     # the batch it lies in) are null.

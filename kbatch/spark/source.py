@@ -36,11 +36,11 @@ from dataclasses import dataclass
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
-from kbatch.format import columns
+from kbatch.output import columns
 
 LEVELS = ("batches", "records", "findings")
 
-# Each level's columns as Spark DDL, from their declaration (kbatch.format.columns: types and meanings).
+# Each level's columns as Spark DDL, from their declaration (kbatch.output.columns: types and meanings).
 BATCH_SCHEMA = columns.spark_ddl(columns.SPARK_BATCHES)
 RECORD_SCHEMA = columns.spark_ddl(columns.SPARK_RECORDS)
 FINDING_SCHEMA = columns.spark_ddl(columns.SPARK_FINDINGS)

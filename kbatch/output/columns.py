@@ -7,15 +7,18 @@ Everything else is made from these tables:
 
 * :func:`kbatch.output.jsonout.batch_dict`, ``record_dict``, ``finding_dict`` and ``finding_offsets``,
   compiled from the expressions (:func:`dict_function`);
-* the keys of the compiled JSON Lines writer (``BATCH_JSON_KEYS`` in :mod:`kbatch.kernels`), and where its
-  batch keys begin among its parts;
 * the Spark schemas of :mod:`kbatch.spark.source` (:func:`spark_ddl`) and the column names its rows and
   :func:`kbatch.spark.report.cross_check_rows` are made in;
 * ``kbatch/schema/kbatch-json-v1.schema.json`` and README's lists of keys ("JSON output"), written out by
   ``python -m kbatch.output.docs`` (tests/test_columns.py fails when either is stale).
 
-This is a plain declaration, importing nothing.  It lives in :mod:`kbatch.format`, below the kernels,
-because the compiled writer in :mod:`kbatch.kernels` writes these keys and may import nothing above it.
+Checked against it: the compiled JSON Lines writer (:mod:`kbatch.kernels.jsonl`), which writes a batch's
+and a record's keys in compiled code and so lists them itself, beside the code that writes each value
+(``BATCH_JSON_KEYS``, ``RECORD_JSON_KEYS``).  jsonout uses it only while those are the keys declared here,
+and tests/test_columns.py fails where they are not.  (The kernels sit below this package and import nothing
+from it.)
+
+This is a plain declaration, importing nothing.
 """
 
 from __future__ import annotations
@@ -263,7 +266,7 @@ def dict_function(name: str, parameters: str, columns, namespace: dict):
             lines += [f"    value = {column.read}", "    if value is not None:", f"        out[{column.name!r}] = value"]
     lines.append("    return out")
     source = "\n".join(lines)
-    exec(compile(source, f"<kbatch.format.columns: {name}>", "exec"), namespace)   # noqa: S102 - our own text
+    exec(compile(source, f"<kbatch.output.columns: {name}>", "exec"), namespace)   # noqa: S102 - our own text
     function = namespace[name]
-    function.__doc__ = f"The columns of kbatch.format.columns as a dict:\n\n{source}"
+    function.__doc__ = f"The columns of kbatch.output.columns as a dict:\n\n{source}"
     return function
