@@ -123,3 +123,23 @@ def test_a_column_added_to_the_declaration_reaches_every_output():
     assert got["schema"] == {"type": ["integer", "null"], "description": "a column added by a test"}
     assert not got["schema_file_current"] and not got["readme_current"]
     assert got["sink_compiled"] is False
+
+
+def test_a_v2_header_gives_a_batch_by_name():
+    """reading.v2.batch_fields gives the fields the compiled line writer takes (LINE_FIELDS, Batch's names, in
+    the writer's order): read_batch makes its Batch by those names."""
+    import dataclasses
+
+    from kbatch.kernels.jsonl import LINE_FIELDS
+    from kbatch.reading.model import Batch
+    from kbatch.reading.v2 import batch_fields, batch_of
+
+    assert set(LINE_FIELDS) <= {field.name for field in dataclasses.fields(Batch)}
+    header = (100, 49 + 12, 7, 2, 1234, 0x0001 | 0x0010, 3, 1_000, 2_000, 42, 5, 9, 4)
+    fields = batch_fields(10, 200, header, 1234)
+    assert len(fields) == len(LINE_FIELDS)
+    batch = batch_of(fields)
+    assert (batch.pos, batch.size, batch.base_offset, batch.last_offset, batch.length_field) == (10, 200, 100, 103, 61)
+    assert (batch.partition_leader_epoch, batch.crc, batch.computed_crc, batch.codec) == (7, 1234, 1234, "gzip")
+    assert (batch.is_transactional, batch.producer_id, batch.producer_epoch, batch.base_sequence) == (True, 42, 5, 9)
+    assert (batch.count, batch.base_timestamp, batch.max_timestamp, batch.payload_pos) == (4, 1_000, 2_000, 71)

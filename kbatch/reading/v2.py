@@ -13,6 +13,7 @@ from kbatch.format.framing import CHECKSUMS, crc_mismatch, records_count_problem
 from kbatch.reading.model import TIMESTAMP_TYPES, Batch
 from kbatch.reading.records import walk_batch_records
 from kbatch.kernels.batchrules import framed_v2_batch
+from kbatch.kernels.jsonl import LINE_FIELDS
 from kbatch.format.structs import (
     BATCH_HEADER,
     COMPRESSION_CODEC_MASK,
@@ -38,7 +39,7 @@ def read_batch(pos: int, entry: memoryview, decompressor: Decompressor, *, recor
     decompresses them (for Batch.decompressed_size).
     """
     header = BATCH_HEADER.unpack_from(entry)
-    batch = Batch(**batch_fields(pos, len(entry), header, _CRC.compute(entry)))
+    batch = batch_of(batch_fields(pos, len(entry), header, _CRC.compute(entry)))
     if not batch.crc_valid:
         batch.findings.append(crc_mismatch(pos, pos + len(entry), 2, batch.computed_crc, batch.crc))
     count_problem = records_count_problem(pos, batch.count)
@@ -49,27 +50,27 @@ def read_batch(pos: int, entry: memoryview, decompressor: Decompressor, *, recor
     return batch
 
 
-def batch_fields(pos: int, size: int, header: tuple, computed_crc: int) -> dict:
-    """A Batch's fields by name, up to decompressed_size (None), for the v2 batch of ``size`` bytes at ``pos``
-    whose header is ``header`` (BATCH_HEADER.unpack_from) and whose bytes give ``computed_crc``.
+def batch_fields(pos: int, size: int, header: tuple, computed_crc: int) -> tuple:
+    """A Batch's fields named in LINE_FIELDS, in its order, for the v2 batch of ``size`` bytes at ``pos`` whose
+    header is ``header`` (BATCH_HEADER.unpack_from) and whose bytes give ``computed_crc``.
 
-    What read_batch makes a Batch of, and what ``dump --format jsonl`` writes a clean batch's line from
-    without one (kbatch.walk.listing).
+    What read_batch makes a Batch of (by those names), and what ``dump --format jsonl`` writes a clean batch's
+    line from without one (kbatch.walk.listing: kbatch.kernels.jsonl.fields_json takes them in this order).
     """
     (base_offset, batch_length, leader_epoch, _, crc, attributes, last_offset_delta, base_timestamp,
      max_timestamp, producer_id, producer_epoch, base_sequence, records_count) = header
-    return {"pos": pos, "size": size, "magic": 2, "length_field": batch_length, "offset_field": base_offset,
-            "base_offset": base_offset, "last_offset": base_offset + last_offset_delta, "count": records_count,
-            "attributes": attributes, "codec": codec_name(attributes & COMPRESSION_CODEC_MASK), "crc": crc,
-            "computed_crc": computed_crc, "timestamp_type": TIMESTAMP_TYPES[bool(attributes & TIMESTAMP_TYPE_MASK)],
-            "base_timestamp": base_timestamp, "max_timestamp": max_timestamp, "partition_leader_epoch": leader_epoch,
-            "last_offset_delta": last_offset_delta, "producer_id": producer_id, "producer_epoch": producer_epoch,
-            "base_sequence": base_sequence, "is_transactional": bool(attributes & TRANSACTIONAL_FLAG_MASK),
-            "is_control": bool(attributes & CONTROL_FLAG_MASK),
-            # DefaultRecordBatch.deleteHorizonMs
-            "delete_horizon_ms": base_timestamp if attributes & DELETE_HORIZON_FLAG_MASK else None,
-            "payload_pos": pos + BATCH_HEADER.size, "payload_size": size - BATCH_HEADER.size,
-            "decompressed_size": None}
+    return (pos, size, 2, batch_length, base_offset, base_offset, base_offset + last_offset_delta, records_count,
+            attributes, codec_name(attributes & COMPRESSION_CODEC_MASK), crc, computed_crc,
+            TIMESTAMP_TYPES[bool(attributes & TIMESTAMP_TYPE_MASK)], base_timestamp, max_timestamp, leader_epoch,
+            last_offset_delta, producer_id, producer_epoch, base_sequence,
+            bool(attributes & TRANSACTIONAL_FLAG_MASK), bool(attributes & CONTROL_FLAG_MASK),
+            base_timestamp if attributes & DELETE_HORIZON_FLAG_MASK else None,   # DefaultRecordBatch.deleteHorizonMs
+            pos + BATCH_HEADER.size, size - BATCH_HEADER.size, None)
+
+
+def batch_of(fields: tuple) -> Batch:
+    """The Batch whose fields are ``fields`` (batch_fields'), made by their names."""
+    return Batch(**dict(zip(LINE_FIELDS, fields)))
 
 
 def framed_batches(window, pos: int, stop: int, max_entry_size: int):
