@@ -23,19 +23,24 @@ This is a plain declaration, importing nothing.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 
-
-@dataclass(frozen=True)
 class Column:
-    name: str
-    type: str             # one of TYPES
-    nullable: bool        # may be null (JSON) or NULL (Spark) in what kbatch writes
-    read: str             # a Python expression giving the value (see HELPERS)
-    doc: str
-    optional: bool = False            # the key is left out where the value is null (so never null)
-    spark: bool = True                # a column of the Spark table that holds these rows
-    schema: dict | None = field(default=None, hash=False)   # the JSON Schema, where TYPES' is not enough
+    """One key (or table column): ``name``, ``type`` (one of TYPES), ``nullable`` (may be null in what kbatch
+    writes), ``read`` (a Python expression giving its value: see HELPERS), ``doc``; ``optional``: the key is
+    left out where the value is null (so it is never null); ``spark``: a column of the Spark table that holds
+    these rows; ``schema``: its JSON Schema, where TYPES' is not enough.
+
+    (A plain class, not a dataclass: a run that writes JSON makes a hundred of these at start-up.)"""
+
+    __slots__ = ("name", "type", "nullable", "read", "doc", "optional", "spark", "schema")
+
+    def __init__(self, name: str, type: str, nullable: bool, read: str, doc: str, *, optional: bool = False,
+                 spark: bool = True, schema: dict | None = None):
+        self.name, self.type, self.nullable, self.read, self.doc = name, type, nullable, read, doc
+        self.optional, self.spark, self.schema = optional, spark, schema
+
+    def __repr__(self) -> str:
+        return f"Column({self.name!r}, {self.type!r})"
 
 
 # type -> (JSON Schema type, Spark SQL type)
