@@ -16,8 +16,8 @@ from kbatch.output import columns
 from kbatch.format.findings import Finding
 from kbatch.reading.model import Batch, Record
 from kbatch.messages.registry import schema_ids
-from kbatch.kernels.jsonl import (BATCH_JSON_KEYS, RECORD_JSON_KEYS, JSON_HEX, JSON_OTHER, JSON_TEXT, any_key_or_value_starts_with_zero,
-                                  batch_json, records_json)
+from kbatch.kernels.jsonl import (BATCH_JSON_KEYS, JSON_HEX, JSON_OTHER, JSON_TEXT, RECORD_JSON_KEYS,
+                                  any_key_or_value_starts_with_zero, batch_json, records_json)
 from kbatch.kernels.recordwalk import is_compiled
 from kbatch.output.values import bytes_json, iso_timestamp
 
