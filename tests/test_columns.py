@@ -14,16 +14,16 @@ from kbatch.output import columns, docs, jsonout
 from tests.helpers import fixture_paths, pure_recordwalk, read_all
 
 ROOT = Path(__file__).resolve().parent.parent
-_STALE = "is stale: run python -m kbatch.output.docs"
+_STALE = "stale: run python -m kbatch.output.docs"
 
 
 def test_the_json_schema_file_is_what_the_columns_give():
-    assert docs.SCHEMA_PATH.read_text() == docs.json_schema_text(), f"{docs.SCHEMA_PATH.name} {_STALE}"
+    assert docs.SCHEMA_PATH.read_text() == docs.json_schema_text(), f"{docs.SCHEMA_PATH.name} is {_STALE}"
 
 
 def test_readmes_lists_of_keys_are_what_the_columns_give():
     text = docs.README_PATH.read_text()
-    assert text == docs.readme_text(text), f"README.md's lists of keys {_STALE}"
+    assert text == docs.readme_text(text), f"README.md's lists of keys are {_STALE}"
 
 
 def test_readme_lists_every_key_once():
