@@ -398,15 +398,14 @@ def test_batch_json_is_json_dumps_of_batch_dict_on_random_headers(numbers, offse
 def test_a_v2_headers_fields_give_the_line_of_the_batch_read_from_it(header, pos, size, computed_crc):
     """kbatch.walk.listing writes a clean batch's line from its header's fields (batch_fields) without a Batch:
     the same bytes as batch_json of the Batch read_batch makes of them, compiled and plain Python alike."""
-    from kbatch.reading.model import Batch
-    from kbatch.reading.v2 import batch_fields
+    from kbatch.reading.v2 import batch_fields, batch_of
 
     fields = batch_fields(pos, size, header, computed_crc)
-    expected = compiled.batch_json(Batch(*fields), _head("x.log"))
+    expected = compiled.batch_json(batch_of(fields), _head("x.log"))
     assert compiled.fields_json(fields, _head("x.log")) == expected
     line = pure.fields_json(fields, _head("x.log"))
     assert line == expected or expected is None   # (plain Python writes any integer, as json.dumps does)
-    assert line.decode() == _batch_line_reference(Batch(*fields), "x.log")
+    assert line.decode() == _batch_line_reference(batch_of(fields), "x.log")
 
 
 def test_the_listing_is_the_same_with_json_dumps_and_with_the_pure_writer(capsys, monkeypatch):

@@ -29,19 +29,29 @@ from kbatch.kernels.batchrules import last_sequence
 # every other value is handed to ``other`` (jsonout's own rule), so how bytes read as JSON stays there.
 # tests/test_recordwalk.py holds this to json.dumps(record_dict(...)) on every fixture and random records.
 
-_JSON_FIELDS = (b'{"offset": ', b', "timestamp": ', b', "key": ', b', "value": ', b', "headers": [',
-                b'], "pos": ', b', "inner_pos": ', b', "size": ', b', "attributes": ', b', "sequence": ',
-                b', "crc": null, "crc_valid": null, "control": null}', b'{"key": ', b', "value": ', b'}',
-                b', ', b'null', b'{"hex": "', b'{"utf8": "', b'"}', b', "timestamp_iso": ',
-                b'true', b'false', b'"')
-# The keys of a batch's line (batch_json), in kbatch.output.jsonout.batch_dict's order: jsonout checks them.
+# The keys this writer gives a record (records_json) and a batch's line (batch_json), in the order it writes
+# them.  They are the columns declared in kbatch.output.columns (RECORD and BATCH, the optional ones left
+# out): kbatch.output.jsonout uses this writer only while they are, and tests/test_columns.py fails when
+# they are not (a column added there must be taught to this writer too).
+RECORD_JSON_KEYS = ("offset", "timestamp", "timestamp_iso", "key", "value", "headers", "pos", "inner_pos", "size",
+                    "attributes", "sequence", "crc", "crc_valid", "control")
 BATCH_JSON_KEYS = ("type", "pos", "size", "magic", "base_offset", "last_offset", "stored_offset", "count",
                    "batch_length", "partition_leader_epoch", "crc", "crc_computed", "crc_valid", "attributes",
                    "codec", "timestamp_type", "is_transactional", "is_control", "last_offset_delta",
                    "base_timestamp", "base_timestamp_iso", "max_timestamp", "max_timestamp_iso",
                    "delete_horizon_ms", "producer_id", "producer_epoch", "base_sequence", "last_sequence",
                    "payload_pos", "payload_size", "decompressed_size", "findings")
+# The pieces of JSON the writer copies (the record's keys spelt out, in RECORD_JSON_KEYS' order; a v2 record
+# has no crc, crc_valid or control of its own: those close the object as nulls) ...
+_JSON_FIELDS = (b'{"offset": ', b', "timestamp": ', b', "key": ', b', "value": ', b', "headers": [',
+                b'], "pos": ', b', "inner_pos": ', b', "size": ', b', "attributes": ', b', "sequence": ',
+                b', "crc": null, "crc_valid": null, "control": null}', b'{"key": ', b', "value": ', b'}',
+                b', ', b'null', b'{"hex": "', b'{"utf8": "', b'"}', b', "timestamp_iso": ',
+                b'true', b'false', b'"')
+# ... and then a batch's keys: BATCH_JSON_KEYS[i] is part _BATCH_KEY + i.
+_BATCH_KEY = cython.declare(cython.int, len(_JSON_FIELDS))
 _JSON_FIELDS += tuple(f'{", " if index else ""}"{key}": '.encode() for index, key in enumerate(BATCH_JSON_KEYS))
+_PARTS = cython.declare(cython.int, len(_JSON_FIELDS))   # how many parts there are
 _JSON_PARTS = b"".join(_JSON_FIELDS)
 _JSON_AT = tuple(sum(len(part) for part in _JSON_FIELDS[:index]) for index in range(len(_JSON_FIELDS)))
 # Which of _JSON_FIELDS (C constants when compiled: a Python global would be looked up on every use).
@@ -68,9 +78,8 @@ _TIMESTAMP_ISO = cython.declare(cython.int, 19)
 _TRUE = cython.declare(cython.int, 20)
 _FALSE = cython.declare(cython.int, 21)
 _QUOTE = cython.declare(cython.int, 22)
-_BATCH_KEY = cython.declare(cython.int, 23)   # BATCH_JSON_KEYS[i] is part _BATCH_KEY + i
-_PARTS = cython.declare(cython.int, 55)       # how many parts there are (the writer's arrays are that long)
-assert len(_JSON_FIELDS) == _PARTS and _JSON_FIELDS[_BATCH_KEY] == b'"type": '
+# The writer's tables of parts are C arrays, whose length must be a constant: room for this many.
+assert _PARTS <= 64, "kbatch.kernels.jsonl: more than 64 parts of JSON; make _JsonWriter's arrays longer"
 JSON_OTHER = 0   # records_json's modes (Python values: callers pass them)
 JSON_HEX = 1
 JSON_TEXT = 2
@@ -139,10 +148,11 @@ class _JsonWriter:
     parts: cython.const[cython.uchar][::1]
     hex_digits: cython.const[cython.uchar][::1]
     digit_pairs: cython.const[cython.uchar][::1]
-    at_parts: cython.Py_ssize_t[55]
-    len_parts: cython.Py_ssize_t[55]
+    at_parts: cython.Py_ssize_t[64]   # where each part of _JSON_FIELDS is in _JSON_PARTS (room for _PARTS)
+    len_parts: cython.Py_ssize_t[64]
     day: cython.longlong            # the day whose date iso() wrote last, and where in ``out``
     day_at: cython.Py_ssize_t
+    keys: cython.int                # how many of a batch line's keys were written (key)
 
     def __init__(self, size: cython.Py_ssize_t, buffer: bytearray):
         self.out = buffer
@@ -154,6 +164,7 @@ class _JsonWriter:
         self.digit_pairs = _DIGIT_PAIRS
         self.day = -1
         self.day_at = 0
+        self.keys = 0
         i: cython.Py_ssize_t
         if cython.compiled:
             for i in range(len(_JSON_FIELDS)):
@@ -166,9 +177,17 @@ class _JsonWriter:
     @cython.cfunc
     @cython.exceptval(check=False)
     def rewind(self) -> cython.void:
-        """Write from the start again: what was written is forgotten, the last date too."""
+        """Write from the start again: what was written is forgotten, the last date and key too."""
         self.at = 0
         self.day = -1
+        self.keys = 0
+
+    @cython.cfunc
+    @cython.exceptval(check=False)
+    def key(self) -> cython.void:
+        """A batch line's next key (BATCH_JSON_KEYS[self.keys]), with what goes before it."""
+        self.part(_BATCH_KEY + self.keys)
+        self.keys += 1
 
     # The buffers are used as attributes, never copied into local memoryviews: each such copy takes
     # and gives back a reference (atomically), which costs more than most of these writes.
@@ -485,70 +504,101 @@ def batch_json(batch, head: bytes):
     """
     if batch.findings or batch.body is not None:
         return None
-    return fields_json((batch.pos, batch.size, batch.magic, batch.length_field, batch.offset_field,
-                        batch.base_offset, batch.last_offset, batch.count, batch.attributes, batch.codec, batch.crc,
-                        batch.computed_crc, batch.timestamp_type, batch.base_timestamp, batch.max_timestamp,
-                        batch.partition_leader_epoch, batch.last_offset_delta, batch.producer_id,
-                        batch.producer_epoch, batch.base_sequence, batch.is_transactional, batch.is_control,
-                        batch.delete_horizon_ms, batch.payload_pos, batch.payload_size, batch.decompressed_size),
-                       head)
+    return _batch_line(head, pos=batch.pos, size=batch.size, magic=batch.magic, length_field=batch.length_field,
+                       offset_field=batch.offset_field, base_offset=batch.base_offset,
+                       last_offset=batch.last_offset, count=batch.count, attributes=batch.attributes,
+                       codec=batch.codec, crc=batch.crc, computed_crc=batch.computed_crc,
+                       timestamp_type=batch.timestamp_type, base_timestamp=batch.base_timestamp,
+                       max_timestamp=batch.max_timestamp, partition_leader_epoch=batch.partition_leader_epoch,
+                       last_offset_delta=batch.last_offset_delta, producer_id=batch.producer_id,
+                       producer_epoch=batch.producer_epoch, base_sequence=batch.base_sequence,
+                       is_transactional=batch.is_transactional, is_control=batch.is_control,
+                       delete_horizon_ms=batch.delete_horizon_ms, payload_pos=batch.payload_pos,
+                       payload_size=batch.payload_size, decompressed_size=batch.decompressed_size)
+
+
+# The fields of a batch fields_json takes, in its order: kbatch.reading.model.Batch's names (what
+# kbatch.reading.v2.batch_fields gives for a v2 header, and read_batch makes a Batch of by these names).
+# A tuple, not a dict: the listing makes one a batch, and a dict of 26 keys cost it a tenth of its time.
+LINE_FIELDS = ("pos", "size", "magic", "length_field", "offset_field", "base_offset", "last_offset", "count",
+               "attributes", "codec", "crc", "computed_crc", "timestamp_type", "base_timestamp", "max_timestamp",
+               "partition_leader_epoch", "last_offset_delta", "producer_id", "producer_epoch", "base_sequence",
+               "is_transactional", "is_control", "delete_horizon_ms", "payload_pos", "payload_size",
+               "decompressed_size")
 
 
 def fields_json(fields: tuple, head: bytes):
-    """batch_json of a batch with no findings and no payload whose fields are ``fields``: kbatch.reading.model.Batch's,
-    in its order, up to decompressed_size (as kbatch.reading.v2.batch_fields gives them for a v2 header)."""
-    (pos, size, magic, length_field, offset_field, base_offset, last_offset, count, attributes, codec_name, crc,
-     computed_crc, timestamp_type_name, base_timestamp, max_timestamp, partition_leader_epoch, last_offset_delta,
+    """batch_json of a batch with no findings and no payload whose fields are ``fields`` (LINE_FIELDS)."""
+    (pos, size, magic, length_field, offset_field, base_offset, last_offset, count, attributes, codec, crc,
+     computed_crc, timestamp_type, base_timestamp, max_timestamp, partition_leader_epoch, last_offset_delta,
      producer_id, producer_epoch, base_sequence, is_transactional, is_control, delete_horizon_ms, payload_pos,
-     payload_size, decompressed_size) = fields
-    codec = _plain_name(codec_name)
-    timestamp_type = _plain_name(timestamp_type_name)
-    if codec is None or timestamp_type is None:
+     payload_size, decompressed_size) = fields   # LINE_FIELDS
+    return _batch_line(head, pos=pos, size=size, magic=magic, length_field=length_field,
+                       offset_field=offset_field, base_offset=base_offset, last_offset=last_offset, count=count,
+                       attributes=attributes, codec=codec, crc=crc, computed_crc=computed_crc,
+                       timestamp_type=timestamp_type, base_timestamp=base_timestamp, max_timestamp=max_timestamp,
+                       partition_leader_epoch=partition_leader_epoch, last_offset_delta=last_offset_delta,
+                       producer_id=producer_id, producer_epoch=producer_epoch, base_sequence=base_sequence,
+                       is_transactional=is_transactional, is_control=is_control,
+                       delete_horizon_ms=delete_horizon_ms, payload_pos=payload_pos, payload_size=payload_size,
+                       decompressed_size=decompressed_size)
+
+
+@cython.cfunc
+def _batch_line(head: bytes, pos, size, magic, length_field, offset_field, base_offset, last_offset, count,
+                attributes, codec, crc, computed_crc, timestamp_type, base_timestamp, max_timestamp,
+                partition_leader_epoch, last_offset_delta, producer_id, producer_epoch, base_sequence,
+                is_transactional: cython.bint, is_control: cython.bint, delete_horizon_ms, payload_pos,
+                payload_size, decompressed_size):
+    """The line of batch_json: each key of BATCH_JSON_KEYS in turn, with its value."""
+    plain_codec = _plain_name(codec)
+    plain_timestamp_type = _plain_name(timestamp_type)
+    if plain_codec is None or plain_timestamp_type is None:
         return None
     global _line
-    size_bound: cython.Py_ssize_t = len(head) + len(codec) + len(timestamp_type) + 2048   # 32 keys, 24 numbers
+    size_bound: cython.Py_ssize_t = len(head) + len(plain_codec) + len(plain_timestamp_type) + 2048   # 32 keys, 24 numbers
     if _line is None or _line.capacity < size_bound:
         _line = _JsonWriter(size_bound, bytearray(size_bound))
     out: _JsonWriter = _line
     out.rewind()
     out.raw(head)
-    try:
-        out.part(_BATCH_KEY)
-        out.raw(b'"batch"')
-        _number(out, 1, pos)
-        _number(out, 2, size)
-        _number(out, 3, magic)
-        _number(out, 4, base_offset)
-        _number(out, 5, last_offset)
-        _number(out, 6, offset_field)
-        _number(out, 7, count)
-        _number(out, 8, length_field)
-        _number(out, 9, partition_leader_epoch)
-        _number(out, 10, crc)
-        _number(out, 11, computed_crc)
-        _flag(out, 12, crc == computed_crc)
-        _number(out, 13, attributes)
-        _name(out, 14, codec)
-        _name(out, 15, timestamp_type)
-        _flag(out, 16, is_transactional)
-        _flag(out, 17, is_control)
-        _number(out, 18, last_offset_delta)
-        _number(out, 19, base_timestamp)
-        _number(out, 20, base_timestamp, True)
-        _number(out, 21, max_timestamp)
-        _number(out, 22, max_timestamp, True)
-        _number(out, 23, delete_horizon_ms)
-        _number(out, 24, producer_id)
-        _number(out, 25, producer_epoch)
-        _number(out, 26, base_sequence)
-        _number(out, 27, last_sequence(base_sequence, last_offset_delta) if magic >= 2 else None)
-        _number(out, 28, payload_pos)
-        _number(out, 29, payload_size)
-        _number(out, 30, decompressed_size)
+    try:   # in BATCH_JSON_KEYS' order, each writing the next key
+        _name(out, b"batch")                   # type
+        _number(out, pos)
+        _number(out, size)
+        _number(out, magic)
+        _number(out, base_offset)
+        _number(out, last_offset)
+        _number(out, offset_field)             # stored_offset
+        _number(out, count)
+        _number(out, length_field)             # batch_length
+        _number(out, partition_leader_epoch)
+        _number(out, crc)
+        _number(out, computed_crc)             # crc_computed
+        _flag(out, crc == computed_crc)        # crc_valid
+        _number(out, attributes)
+        _name(out, plain_codec)
+        _name(out, plain_timestamp_type)
+        _flag(out, is_transactional)
+        _flag(out, is_control)
+        _number(out, last_offset_delta)
+        _number(out, base_timestamp)
+        _number(out, base_timestamp, True)     # base_timestamp_iso
+        _number(out, max_timestamp)
+        _number(out, max_timestamp, True)      # max_timestamp_iso
+        _number(out, delete_horizon_ms)
+        _number(out, producer_id)
+        _number(out, producer_epoch)
+        _number(out, base_sequence)
+        _number(out, last_sequence(base_sequence, last_offset_delta) if magic >= 2 else None)   # last_sequence
+        _number(out, payload_pos)
+        _number(out, payload_size)
+        _number(out, decompressed_size)
     except OverflowError:   # compiled only: plain Python writes any integer, as json.dumps does
         return None
-    out.part(_BATCH_KEY + 31)
+    out.key()                                  # findings (none: batch_json writes no batch with any)
     out.raw(b"[]}")
+    assert out.keys == len(BATCH_JSON_KEYS), "kbatch.kernels.jsonl: a batch line's keys and values disagree"
     return bytes(memoryview(out.data)[:out.at])
 
 
@@ -569,10 +619,10 @@ def _plain_name(name):
 
 @cython.cfunc
 @cython.exceptval(-1)
-def _number(out: _JsonWriter, key: cython.int, value, as_date: cython.bint = False) -> cython.int:
-    """Key ``key`` of BATCH_JSON_KEYS with an integer (``as_date``: milliseconds as values.iso_timestamp
+def _number(out: _JsonWriter, value, as_date: cython.bint = False) -> cython.int:
+    """The next key of BATCH_JSON_KEYS with an integer (``as_date``: milliseconds as values.iso_timestamp
     shows them, as batch_dict has it) or null.  OverflowError past 64 bits, compiled."""
-    out.part(_BATCH_KEY + key)
+    out.key()
     if value is None:
         out.part(_NULL)
     elif as_date:
@@ -584,15 +634,17 @@ def _number(out: _JsonWriter, key: cython.int, value, as_date: cython.bint = Fal
 
 @cython.cfunc
 @cython.exceptval(check=False)
-def _flag(out: _JsonWriter, key: cython.int, value: cython.bint) -> cython.void:
-    out.part(_BATCH_KEY + key)
+def _flag(out: _JsonWriter, value: cython.bint) -> cython.void:
+    """The next key with true or false."""
+    out.key()
     out.part(_TRUE if value else _FALSE)
 
 
 @cython.cfunc
 @cython.exceptval(check=False)
-def _name(out: _JsonWriter, key: cython.int, name: bytes) -> cython.void:
-    out.part(_BATCH_KEY + key)
+def _name(out: _JsonWriter, name: bytes) -> cython.void:
+    """The next key with a string whose JSON is ``name`` between quotes (_plain_name's)."""
+    out.key()
     out.part(_QUOTE)
     out.raw(name)
     out.part(_QUOTE)

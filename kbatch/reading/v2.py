@@ -7,12 +7,15 @@ The header is unpacked with the struct derived from
 
 from __future__ import annotations
 
+import dataclasses
+
 from kbatch.format.codecs import CodecError, Decompressor, codec_name
 from kbatch.format.findings import Finding
 from kbatch.format.framing import CHECKSUMS, crc_mismatch, records_count_problem
 from kbatch.reading.model import TIMESTAMP_TYPES, Batch
 from kbatch.reading.records import walk_batch_records
 from kbatch.kernels.batchrules import framed_v2_batch
+from kbatch.kernels.jsonl import LINE_FIELDS
 from kbatch.format.structs import (
     BATCH_HEADER,
     COMPRESSION_CODEC_MASK,
@@ -38,7 +41,7 @@ def read_batch(pos: int, entry: memoryview, decompressor: Decompressor, *, recor
     decompresses them (for Batch.decompressed_size).
     """
     header = BATCH_HEADER.unpack_from(entry)
-    batch = Batch(*batch_fields(pos, len(entry), header, _CRC.compute(entry)))
+    batch = batch_of(batch_fields(pos, len(entry), header, _CRC.compute(entry)))
     if not batch.crc_valid:
         batch.findings.append(crc_mismatch(pos, pos + len(entry), 2, batch.computed_crc, batch.crc))
     count_problem = records_count_problem(pos, batch.count)
@@ -50,11 +53,11 @@ def read_batch(pos: int, entry: memoryview, decompressor: Decompressor, *, recor
 
 
 def batch_fields(pos: int, size: int, header: tuple, computed_crc: int) -> tuple:
-    """A Batch's fields, in its order up to decompressed_size (None), for the v2 batch of ``size`` bytes at
-    ``pos`` whose header is ``header`` (BATCH_HEADER.unpack_from) and whose bytes give ``computed_crc``.
+    """A Batch's fields named in LINE_FIELDS, in its order, for the v2 batch of ``size`` bytes at ``pos`` whose
+    header is ``header`` (BATCH_HEADER.unpack_from) and whose bytes give ``computed_crc``.
 
-    What read_batch makes a Batch of, and what ``dump --format jsonl`` writes a clean batch's line from
-    without one (kbatch.walk.listing).
+    What read_batch makes a Batch of (by those names), and what ``dump --format jsonl`` writes a clean batch's
+    line from without one (kbatch.walk.listing: kbatch.kernels.jsonl.fields_json takes them in this order).
     """
     (base_offset, batch_length, leader_epoch, _, crc, attributes, last_offset_delta, base_timestamp,
      max_timestamp, producer_id, producer_epoch, base_sequence, records_count) = header
@@ -65,6 +68,18 @@ def batch_fields(pos: int, size: int, header: tuple, computed_crc: int) -> tuple
             bool(attributes & TRANSACTIONAL_FLAG_MASK), bool(attributes & CONTROL_FLAG_MASK),
             base_timestamp if attributes & DELETE_HORIZON_FLAG_MASK else None,   # DefaultRecordBatch.deleteHorizonMs
             pos + BATCH_HEADER.size, size - BATCH_HEADER.size, None)
+
+
+def batch_of(fields: tuple) -> Batch:
+    """The Batch whose fields are ``fields`` (batch_fields', named by LINE_FIELDS)."""
+    return Batch(*fields)
+
+
+# batch_of hands the fields over in order: LINE_FIELDS must name Batch's first fields, in Batch's order
+# (checked here, once: made by keyword, a Batch cost dump --records 5% more CPU; positionally, unchecked,
+# a field moved in Batch would silently fill the wrong attributes).
+assert LINE_FIELDS == tuple(field.name for field in dataclasses.fields(Batch))[:len(LINE_FIELDS)], \
+    "kbatch.kernels.jsonl.LINE_FIELDS is not kbatch.reading.model.Batch's order"
 
 
 def framed_batches(window, pos: int, stop: int, max_entry_size: int):

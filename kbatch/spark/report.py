@@ -126,11 +126,11 @@ def cross_check_rows(directory: str) -> list[tuple]:
     """
     from kbatch.output.jsonout import finding_dict
     from kbatch.partition.crosscheck import PartitionCheck
-    from kbatch.spark.source import FINDING_SCHEMA
+    from kbatch.output import columns
 
     # The table's columns after file, topic and partition; those a finding does not have (the offsets of
     # the batch it lies in) are null.
-    names = [column.split()[0] for column in FINDING_SCHEMA.split(", ")][3:]
+    names = columns.names(columns.FINDING + columns.FINDING_OFFSETS)
     rows = []
     for located in PartitionCheck(directory, segments_verified=True).run():   # scan --deep verifies the segments
         row = finding_dict(located.finding)

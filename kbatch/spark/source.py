@@ -36,29 +36,14 @@ from dataclasses import dataclass
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
+from kbatch.output import columns
+
 LEVELS = ("batches", "records", "findings")
 
-BATCH_SCHEMA = (
-    "file STRING, topic STRING, partition INT, pos LONG, size LONG, magic INT, base_offset LONG, last_offset LONG, "
-    "stored_offset LONG, count INT, batch_length INT, partition_leader_epoch INT, crc LONG, crc_computed LONG, "
-    "crc_valid BOOLEAN, attributes INT, codec STRING, timestamp_type STRING, is_transactional BOOLEAN, "
-    "is_control BOOLEAN, last_offset_delta INT, base_timestamp LONG, base_timestamp_iso STRING, max_timestamp LONG, "
-    "max_timestamp_iso STRING, delete_horizon_ms LONG, "
-    "producer_id LONG, producer_epoch INT, base_sequence INT, last_sequence INT, payload_pos LONG, "
-    "payload_size LONG, decompressed_size LONG, finding_count INT, damaged BOOLEAN")
-RECORD_SCHEMA = (
-    "file STRING, topic STRING, partition INT, batch_pos LONG, batch_base_offset LONG, magic INT, codec STRING, "
-    "offset LONG, timestamp LONG, timestamp_type STRING, key BINARY, value BINARY, "
-    "headers ARRAY<STRUCT<key: BINARY, value: BINARY>>, sequence INT, producer_id LONG, "
-    "is_transactional BOOLEAN, is_control BOOLEAN, control_type STRING, coordinator_epoch INT, "
-    # KRaft control records' fields, internal topics' keys and values (JSON as dump's jsonl writes them),
-    # and the schema-registry ids of user records
-    "control_data STRING, decoder STRING, decoded_key STRING, decoded_value STRING, key_schema_id INT, "
-    # what a read_committed consumer is given (kbatch.ops.visibility; null: its transaction's outcome is unknown)
-    "value_schema_id INT, visible_to_read_committed BOOLEAN")
-FINDING_SCHEMA = (
-    "file STRING, topic STRING, partition INT, code STRING, severity STRING, entry_pos LONG, pos LONG, size LONG, "
-    "inner_pos LONG, field STRING, expected STRING, actual STRING, base_offset LONG, last_offset LONG")
+# Each level's columns as Spark DDL, from their declaration (kbatch.output.columns: types and meanings).
+BATCH_SCHEMA = columns.spark_ddl(columns.SPARK_BATCHES)
+RECORD_SCHEMA = columns.spark_ddl(columns.SPARK_RECORDS)
+FINDING_SCHEMA = columns.spark_ddl(columns.SPARK_FINDINGS)
 SCHEMAS = {"batches": BATCH_SCHEMA, "records": RECORD_SCHEMA, "findings": FINDING_SCHEMA}
 
 _MIB = 1024 * 1024
@@ -418,7 +403,7 @@ def batch_rows(file_range: FileRange, source: KbatchReader):
     from kbatch.files.inputs import topic_partition
 
     topic, partition = topic_partition(file_range.path)
-    names = [column.split()[0] for column in BATCH_SCHEMA.split(", ")]
+    names = columns.names(columns.SPARK_BATCHES)
     options = ReadOptions(decompressed_limit=source.decompressed_limit, inflate=source.inflate)
     stream, _, items = _walk(file_range, options)
     with stream:
@@ -674,7 +659,7 @@ def finding_rows(file_range: FileRange, source: KbatchReader):
     from kbatch.ops.verify import VerifyOptions, verify_file
 
     topic, partition = topic_partition(file_range.path)
-    names = [column.split()[0] for column in FINDING_SCHEMA.split(", ")][3:]
+    names = columns.names(columns.FINDING + columns.FINDING_OFFSETS)   # after file, topic, partition
     options = VerifyOptions(deep=source.deep, decompressed_limit=source.decompressed_limit)
     landed = {}
     batch = {}   # the batch being verified: its findings carry its offsets

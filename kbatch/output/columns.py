@@ -1,0 +1,280 @@
+"""The columns of kbatch's output, declared once: every key of a batch, a record and a finding as
+``--format json``/``jsonl`` writes it, and every column of the Spark tables ``kbatch scan`` writes.
+
+Each :class:`Column` says its name, its type, whether it may be null, how it is read (a Python expression
+over ``batch``, ``record`` or ``finding``, and the helpers :data:`HELPERS` names) and what it means.
+Everything else is made from these tables:
+
+* :func:`kbatch.output.jsonout.batch_dict`, ``record_dict``, ``finding_dict`` and ``finding_offsets``,
+  compiled from the expressions (:func:`dict_function`);
+* the Spark schemas of :mod:`kbatch.spark.source` (:func:`spark_ddl`) and the column names its rows and
+  :func:`kbatch.spark.report.cross_check_rows` are made in;
+* ``kbatch/schema/kbatch-json-v1.schema.json`` and README's lists of keys ("JSON output"), written out by
+  ``python -m kbatch.output.docs`` (tests/test_columns.py fails when either is stale).
+
+Checked against it: the compiled JSON Lines writer (:mod:`kbatch.kernels.jsonl`), which writes a batch's
+and a record's keys in compiled code and so lists them itself, beside the code that writes each value
+(``BATCH_JSON_KEYS``, ``RECORD_JSON_KEYS``).  jsonout uses it only while those are the keys declared here,
+and tests/test_columns.py fails where they are not.  (The kernels sit below this package and import nothing
+from it.)
+
+This is a plain declaration, importing nothing.
+"""
+
+from __future__ import annotations
+
+
+class Column:
+    """One key (or table column): ``name``, ``type`` (one of TYPES), ``nullable`` (may be null in what kbatch
+    writes), ``read`` (a Python expression giving its value: see HELPERS), ``doc``; ``optional``: the key is
+    left out where the value is null (so it is never null); ``spark``: a column of the Spark table that holds
+    these rows; ``schema``: its JSON Schema, where TYPES' is not enough.
+
+    (A plain class, not a dataclass: a run that writes JSON makes a hundred of these at start-up.)"""
+
+    __slots__ = ("name", "type", "nullable", "read", "doc", "optional", "spark", "schema")
+
+    def __init__(self, name: str, type: str, nullable: bool, read: str, doc: str, *, optional: bool = False,
+                 spark: bool = True, schema: dict | None = None):
+        self.name, self.type, self.nullable, self.read, self.doc = name, type, nullable, read, doc
+        self.optional, self.spark, self.schema = optional, spark, schema
+
+    def __repr__(self) -> str:
+        return f"Column({self.name!r}, {self.type!r})"
+
+
+# type -> (JSON Schema type, Spark SQL type)
+TYPES = {
+    "int32": ("integer", "INT"),
+    "int64": ("integer", "LONG"),
+    "bool": ("boolean", "BOOLEAN"),
+    "string": ("string", "STRING"),
+    "iso": ("string", "STRING"),                     # epoch milliseconds as ISO-8601 UTC
+    "bytes": (None, "BINARY"),                       # JSON: {"utf8"|"hex"|"base64": ...} (#/$defs/bytes)
+    "headers": ("array", "ARRAY<STRUCT<key: BINARY, value: BINARY>>"),
+    "object": ("object", None),
+    "array": ("array", None),
+}
+
+# The names the ``read`` expressions use besides batch, record, finding, decode and with_records
+# (kbatch.output.jsonout binds them).
+HELPERS = ("iso_timestamp", "bytes_json", "schema_ids", "control_dict", "finding_dict", "record_dict")
+
+_ISO_NOTE = "the timestamp to its left as ISO-8601 UTC with milliseconds (output only; null for -1 or none)"
+_BYTES_OR_NULL = {"oneOf": [{"type": "null"}, {"$ref": "#/$defs/bytes"}]}
+
+
+def _iso(name: str, of: str) -> Column:
+    return Column(name, "iso", True, f"iso_timestamp({of}) or None", _ISO_NOTE)
+
+
+# -- a batch: one log entry (a v2 record batch or a v0/v1 message), kbatch.output.jsonout.batch_dict -------
+
+BATCH = (
+    Column("type", "string", False, '"batch"', "always \"batch\" (a jsonl line's kind)", spark=False,
+           schema={"const": "batch"}),
+    Column("pos", "int64", False, "batch.pos", "file position of the entry's first byte"),
+    Column("size", "int64", False, "batch.size", "bytes in the file, the 12-byte offset and size prefix included"),
+    Column("magic", "int32", False, "batch.magic", "0, 1 or 2 (3: the v3 proposal)",
+           schema={"description": "3: the v3 proposal Kafka never adopted (kbatch writes and reads it to measure it)",
+                   "enum": [0, 1, 2, 3]}),
+    Column("base_offset", "int64", False, "batch.base_offset", "the first record's offset"),
+    Column("last_offset", "int64", False, "batch.last_offset", "the last record's offset"),
+    Column("stored_offset", "int64", False, "batch.offset_field",
+           "the offset field as stored (a v1 wrapper's is its last record's)"),
+    Column("count", "int32", True, "batch.count", "v2: recordsCount; v0/v1: the messages held"),
+    Column("batch_length", "int32", False, "batch.length_field",
+           "batchLength (v0/v1: the message size) as stored, which may lie"),
+    Column("partition_leader_epoch", "int32", True, "batch.partition_leader_epoch", "v2: partitionLeaderEpoch"),
+    Column("crc", "int64", False, "batch.crc", "the CRC as stored"),
+    Column("crc_computed", "int64", False, "batch.computed_crc",
+           "the CRC of the bytes (v2: CRC-32C of attributes..end; v0/v1: CRC-32 of magic..end)"),
+    Column("crc_valid", "bool", False, "batch.crc_valid", "whether the two agree"),
+    Column("attributes", "int32", False, "batch.attributes", "the attributes as stored"),
+    Column("codec", "string", False, "batch.codec", "none, gzip, snappy, lz4, zstd or unknown(N)",
+           schema={"anyOf": [{"enum": ["none", "gzip", "snappy", "lz4", "zstd"]},
+                             {"type": "string", "pattern": "^unknown\\(\\d+\\)$"}]}),
+    Column("timestamp_type", "string", False, "batch.timestamp_type", "CreateTime, LogAppendTime or NoTimestampType",
+           schema={"enum": ["CreateTime", "LogAppendTime", "NoTimestampType"]}),
+    Column("is_transactional", "bool", False, "batch.is_transactional", "the transactional flag"),
+    Column("is_control", "bool", False, "batch.is_control", "the control flag"),
+    Column("last_offset_delta", "int32", True, "batch.last_offset_delta", "v2: lastOffsetDelta"),
+    Column("base_timestamp", "int64", True, "batch.base_timestamp",
+           "v2: baseTimestamp; v1: the message timestamp (epoch milliseconds)"),
+    _iso("base_timestamp_iso", "batch.base_timestamp"),
+    Column("max_timestamp", "int64", True, "batch.max_timestamp", "v2: maxTimestamp; v1: the message timestamp"),
+    _iso("max_timestamp_iso", "batch.max_timestamp"),
+    Column("delete_horizon_ms", "int64", True, "batch.delete_horizon_ms",
+           "v2 with the delete-horizon flag: baseTimestamp, when compaction may drop tombstones"),
+    Column("producer_id", "int64", True, "batch.producer_id", "v2: producerId (-1: none)"),
+    Column("producer_epoch", "int32", True, "batch.producer_epoch", "v2: producerEpoch"),
+    Column("base_sequence", "int32", True, "batch.base_sequence", "v2: baseSequence (-1: none)"),
+    Column("last_sequence", "int32", True, "batch.last_sequence if batch.magic >= 2 else None",
+           "v2: baseSequence + lastOffsetDelta, as Kafka counts it on"),
+    Column("payload_pos", "int64", False, "batch.payload_pos",
+           "where the records (a wrapper's value) start in the file"),
+    Column("payload_size", "int64", False, "batch.payload_size", "their size in the file (compressed, when compressed)"),
+    Column("decompressed_size", "int64", True, "batch.decompressed_size",
+           "their size decompressed, when they were decompressed"),
+    Column("findings", "array", False, "[finding_dict(finding) for finding in batch.findings]",
+           "what is wrong with the entry (keys below)", spark=False,
+           schema={"type": "array", "items": {"$ref": "#/$defs/finding"}}),
+    Column("records", "array", True,
+           "[record_dict(record, batch, decode) for record in (batch.records or [])] if with_records else None",
+           "its records (keys below), with --records only", optional=True, spark=False,
+           schema={"type": "array", "items": {"$ref": "#/$defs/record"}}),
+    Column("payload", "bytes", True, 'None if batch.body is None else bytes_json(batch.body, "base64")',
+           "the bytes after the fixed header as stored (what encode-from-json copies), in --format json only",
+           optional=True, spark=False, schema={"$ref": "#/$defs/bytes"}),
+)
+
+# -- a record, kbatch.output.jsonout.record_dict -------------------------------------------------------
+
+RECORD = (
+    Column("offset", "int64", False, "record.offset", "its offset"),
+    Column("timestamp", "int64", True, "record.timestamp", "effective: LogAppendTime applied; null for magic 0"),
+    _iso("timestamp_iso", "record.timestamp"),
+    Column("key", "bytes", True, "bytes_json(record.key, decode)", "the key", schema=_BYTES_OR_NULL),
+    Column("value", "bytes", True, "bytes_json(record.value, decode)", "the value", schema=_BYTES_OR_NULL),
+    Column("headers", "headers", False,
+           '[{"key": bytes_json(key, decode), "value": bytes_json(value, decode)} for key, value in record.headers]',
+           'its headers, [{"key", "value"}]',
+           schema={"type": "array", "items": {
+               "type": "object", "properties": {"key": {"$ref": "#/$defs/bytes"}, "value": _BYTES_OR_NULL},
+               "required": ["key"], "additionalProperties": False}}),
+    Column("pos", "int64", True, "None if batch.compressed else record.pos",
+           "file position of the record (null when compressed)"),
+    Column("inner_pos", "int64", True, "record.pos if batch.compressed else None",
+           "position in the decompressed bytes (compressed only)"),
+    Column("size", "int64", False, "record.size", "its bytes"),
+    Column("attributes", "int32", False, "record.attributes", "its attributes"),
+    Column("sequence", "int32", True, "record.sequence if batch.magic >= 2 else None",
+           "v2: baseSequence + offsetDelta (-1: none)"),
+    Column("crc", "int64", True, "record.crc", "v0/v1: the message's own CRC"),
+    Column("crc_valid", "bool", True, "record.crc_valid", "v0/v1: whether it verifies"),
+    Column("control", "object", True, "None if record.control is None else control_dict(record.control)",
+           "a control record: type, type_id, key_version, value_version, coordinator_epoch, data (the fields "
+           "of a KRaft control record)",
+           schema={"oneOf": [{"type": "null"}, {
+               "type": "object", "properties": {
+                   "type": {"type": "string"}, "type_id": {"type": ["integer", "null"]},
+                   "key_version": {"type": ["integer", "null"]}, "value_version": {"type": ["integer", "null"]},
+                   "coordinator_epoch": {"type": ["integer", "null"]}, "data": {"type": ["object", "null"]}},
+               "required": ["type"], "additionalProperties": False}]}),
+    Column("decoded", "object", True, "None if record.decoded is None else record.decoded.as_dict()",
+           "a record of an internal topic (only there): its key and value read with Kafka's schemas", optional=True,
+           schema={"type": "object",
+                   "description": "an internal topic's key and value read with Kafka's schemas (dump --records)"}),
+    Column("schema_registry", "object", True,
+           "schema_ids(record.key, record.value) if record.decoded is None and record.control is None else None",
+           "a record whose key or value is in the schema-registry wire format (only there): their schema ids",
+           optional=True,
+           schema={"type": "object",
+                   "description": "the schema ids of a key and value in the schema-registry wire format",
+                   "properties": {"key": {"type": ["integer", "null"]}, "value": {"type": ["integer", "null"]}},
+                   "required": ["key", "value"], "additionalProperties": False}),
+)
+
+# -- a finding, kbatch.output.jsonout.finding_dict ------------------------------------------------------
+
+_SEVERITIES = {"enum": ["error", "warning", "info"]}
+
+FINDING = (
+    Column("code", "string", False, "finding.code", "a stable code (README: Findings)"),
+    Column("severity", "string", False, "finding.severity.value", "error, warning or info", schema=_SEVERITIES),
+    Column("entry_pos", "int64", False, "finding.entry_pos", "file position of the log entry it belongs to"),
+    Column("pos", "int64", False, "finding.pos", "file position of the bytes concerned"),
+    Column("size", "int64", False, "finding.size", "how many bytes"),
+    Column("inner_pos", "int64", True, "finding.inner_pos", "inside a compressed batch: the position in the "
+           "decompressed bytes"),
+    Column("field", "string", False, "finding.field", "the field (batch_length, records[3].key_length, ...)"),
+    Column("expected", "string", False, "finding.expected", "what was expected"),
+    Column("actual", "string", False, "finding.actual", "what was found"),
+)
+
+# The batch a finding lies in (kbatch.output.jsonout.finding_offsets): null for a range between batches.
+_INSIDE = "batch is not None and batch.pos == finding.entry_pos"
+FINDING_OFFSETS = (
+    Column("base_offset", "int64", True, f"batch.base_offset if {_INSIDE} else None",
+           "the base offset of the batch it lies in"),
+    Column("last_offset", "int64", True, f"batch.last_offset if {_INSIDE} else None",
+           "the last offset of the batch it lies in"),
+)
+
+# -- the Spark tables (kbatch.spark.source): each row says where it comes from --------------------------
+
+LOCATION = (
+    Column("file", "string", False, "path", "the segment's path"),
+    Column("topic", "string", True, "topic", "from its <topic>-<partition> directory"),
+    Column("partition", "int32", True, "partition", "from its <topic>-<partition> directory"),
+)
+
+SPARK_BATCHES = LOCATION + tuple(column for column in BATCH if column.spark) + (
+    Column("finding_count", "int32", False, "len(batch.findings)", "how many findings the batch has"),
+    Column("damaged", "bool", False, "batch.is_damaged", "whether one of them is damage"),
+)
+
+SPARK_FINDINGS = LOCATION + FINDING + FINDING_OFFSETS
+
+# One row per record, with what it needs of its batch (kbatch.spark.source.record_rows and ColumnarRecords).
+SPARK_RECORDS = LOCATION + (
+    Column("batch_pos", "int64", False, "batch.pos", "its batch's pos"),
+    Column("batch_base_offset", "int64", False, "batch.base_offset", "its batch's base_offset"),
+    Column("magic", "int32", False, "batch.magic", "its batch's magic"),
+    Column("codec", "string", False, "batch.codec", "its batch's codec"),
+    Column("offset", "int64", False, "record.offset", "its offset"),
+    Column("timestamp", "int64", True, "record.timestamp", "effective: LogAppendTime applied"),
+    Column("timestamp_type", "string", False, "batch.timestamp_type", "its batch's timestamp_type"),
+    Column("key", "bytes", True, "record.key", "the key's bytes"),
+    Column("value", "bytes", True, "record.value", "the value's bytes"),
+    Column("headers", "headers", False, "record.headers", "its headers, as structs of key and value bytes"),
+    Column("sequence", "int32", True, "record.sequence if batch.magic >= 2 else None", "v2: its sequence"),
+    Column("producer_id", "int64", True, "batch.producer_id", "its batch's producer_id"),
+    Column("is_transactional", "bool", False, "batch.is_transactional", "its batch's transactional flag"),
+    Column("is_control", "bool", False, "batch.is_control", "its batch's control flag"),
+    Column("control_type", "string", True, "control.type", "a control record's type (ABORT, COMMIT, ...)"),
+    Column("coordinator_epoch", "int32", True, "control.coordinator_epoch", "a transaction marker's coordinator epoch"),
+    Column("control_data", "string", True, "control.data", "the fields of a KRaft control record, as JSON text"),
+    Column("decoder", "string", True, "internal", "an internal topic's decoder (offsets, transactions, ...)"),
+    Column("decoded_key", "string", True, "decoded.key", "its key read with Kafka's schemas, as JSON text"),
+    Column("decoded_value", "string", True, "decoded.value", "its value read with Kafka's schemas, as JSON text"),
+    Column("key_schema_id", "int32", True, 'ids["key"]', "the schema-registry id of a framed key"),
+    Column("value_schema_id", "int32", True, 'ids["value"]', "the schema-registry id of a framed value"),
+    Column("visible_to_read_committed", "bool", True, "visible",
+           "whether a read_committed consumer is given the record (kbatch.ops.visibility); null where its "
+           "transaction's outcome is unknown"),
+)
+
+SPARK_TABLES = {"batches": SPARK_BATCHES, "records": SPARK_RECORDS, "findings": SPARK_FINDINGS}
+
+
+def names(columns) -> tuple[str, ...]:
+    return tuple(column.name for column in columns)
+
+
+def always_written(columns) -> tuple[str, ...]:
+    """The keys every object of these columns has, in order (the optional ones left out)."""
+    return tuple(column.name for column in columns if not column.optional)
+
+
+def spark_ddl(columns) -> str:
+    """A Spark table's schema as DDL text (every column nullable: Spark holds each Arrow batch a task
+    makes to exactly this schema, as it has always been)."""
+    return ", ".join(f"{column.name} {TYPES[column.type][1]}" for column in columns)
+
+
+def dict_function(name: str, parameters: str, columns, namespace: dict):
+    """A function ``name(parameters)`` returning the dict of ``columns``, each key the value of its ``read``
+    expression (in ``namespace``), an optional one only where that is not None.  Compiled once, as a dict
+    display: as fast as one written out by hand."""
+    fixed = ", ".join(f"{column.name!r}: {column.read}" for column in columns if not column.optional)
+    lines = [f"def {name}({parameters}):", f"    out = {{{fixed}}}"]
+    for column in columns:
+        if column.optional:
+            lines += [f"    value = {column.read}", "    if value is not None:", f"        out[{column.name!r}] = value"]
+    lines.append("    return out")
+    source = "\n".join(lines)
+    exec(compile(source, f"<kbatch.output.columns: {name}>", "exec"), namespace)   # noqa: S102 - our own text
+    function = namespace[name]
+    function.__doc__ = f"The columns of kbatch.output.columns as a dict:\n\n{source}"
+    return function

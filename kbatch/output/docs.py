@@ -1,0 +1,156 @@
+"""What is written out from the columns' declaration (:mod:`kbatch.output.columns`): the JSON Schema of
+``--format json`` (``kbatch/schema/kbatch-json-v1.schema.json``, which encode-from-json reads too) and
+README's lists of keys.  ``python -m kbatch.output.docs`` rewrites both; tests/test_columns.py fails when
+either differs from what the declaration gives.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from kbatch.output import columns
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schema" / "kbatch-json-v1.schema.json"
+README_PATH = ROOT / "README.md"
+
+# What encode-from-json reads besides dump's output (kbatch.ops.encode): never written by kbatch.
+_VARINT = {"description": "an integer, or {\"hex\": ...}: the exact bytes to write (e.g. an over-long varint)",
+           "oneOf": [{"type": ["integer", "null"]}, {"$ref": "#/$defs/bytes"}]}
+ENCODE_ONLY_RECORD = {"magic": {"type": ["integer", "null"]},
+                      **{name: _VARINT for name in ("offset_delta", "timestamp_delta", "length", "key_length",
+                                                    "value_length", "headers_count")}}
+ENCODE_ONLY_BATCH = {
+    "truncate_to": {"type": "integer", "minimum": 0},
+    "snappy_framing": {"enum": ["xerial", "raw"]},
+    "lz4_kafka3160": {"type": "boolean"},
+    "frame": {"type": "object",
+              "description": "lz4 or zstd frame options other than Kafka's producer writes (lz4: FLG 0x60, BD 0x40; "
+                             "zstd: no content size)",
+              "properties": {"block_size": {"enum": [65536, 262144, 1048576, 4194304]},
+                             "independent_blocks": {"type": "boolean"}, "block_checksum": {"type": "boolean"},
+                             "content_size": {"type": "boolean"}, "content_checksum": {"type": "boolean"},
+                             "single_segment": {"type": "boolean"},
+                             "window_descriptor": {"type": ["integer", "null"], "minimum": 0, "maximum": 255}},
+              "additionalProperties": False},
+}
+
+
+def _property(column: columns.Column, derived: bool) -> dict:
+    """A column's JSON Schema.  ``derived``: an entry's fields, which encode-from-json derives where they are
+    absent or null, so null is allowed in every one of them."""
+    if column.schema is not None:
+        out = dict(column.schema)
+    else:
+        json_type = columns.TYPES[column.type][0]
+        out = {"type": [json_type, "null"] if derived or column.nullable else json_type}
+    out.setdefault("description", column.doc)
+    return out
+
+
+def _object(properties: dict, description: str | None = None, required=None) -> dict:
+    out = {"type": "object"}
+    if description:
+        out["description"] = description
+    out["properties"] = properties
+    if required:
+        out["required"] = list(required)
+    out["additionalProperties"] = False
+    return out
+
+
+def json_schema() -> dict:
+    """kbatch-json-v1.schema.json: the document ``--format json`` writes, each entry's keys from the columns."""
+    file_ = columns.LOCATION[0]
+    finding = {column.name: _property(column, derived=False) for column in columns.FINDING}
+    record = {column.name: _property(column, derived=True) for column in columns.RECORD if not column.optional}
+    record |= ENCODE_ONLY_RECORD
+    record |= {column.name: _property(column, derived=True) for column in columns.RECORD if column.optional}
+    batch_type, *batch_columns = columns.BATCH
+    batch = {batch_type.name: _property(batch_type, derived=True), file_.name: {"type": "string"}}
+    batch |= {column.name: _property(column, derived=True) for column in batch_columns}
+    batch |= ENCODE_ONLY_BATCH
+    entry_ref = {"$ref": "#/$defs/entry"}
+    document = _object({
+        "kbatch_json_version": {"const": 1},
+        "entries": {"type": "array", "items": entry_ref},
+        "files": {"type": "array", "items": _object({
+            "file": {"type": "string"}, "size": {"type": "integer"},
+            "entries": {"type": "array", "items": entry_ref}, "summary": {"type": "object"},
+            "error": {"type": "string", "description": "why the file could not be read (its entries are then empty)"},
+        }, required=["entries"])},
+    }, "a document", required=["kbatch_json_version"])
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "https://kbatch.invalid/schema/kbatch-json-v1.schema.json",
+        "title": "kbatch JSON, version 1",
+        "description": "What `kbatch dump --format json` writes and `kbatch encode-from-json` reads. A field that "
+                       "is present is written as given; an absent (or null) one is derived.",
+        "oneOf": [document, {"$ref": "#/$defs/entry", "description": "one entry (encode-from-json --batch)"}],
+        "$defs": {
+            "bytes": {"oneOf": [_object({mode: {"type": "string", **extra}}, required=[mode])
+                                for mode, extra in (("utf8", {}), ("hex", {"pattern": "^([0-9a-fA-F]{2})*$"}),
+                                                    ("base64", {}))]},
+            "finding": _object(finding, required=columns.names(c for c in columns.FINDING if not c.nullable)),
+            "record": _object(record, "a record: what dump writes; encode derives what is absent"),
+            "batch": _object(batch, "a v2 record batch or a v0/v1 message"),
+            "raw": _object({"raw": {"$ref": "#/$defs/bytes"},
+                            **{name: {} for name in ("type", file_.name, *columns.names(columns.FINDING))}},
+                           "raw bytes written as they are (a damaged range in a dump)", required=["raw"]),
+            "finding_entry": _object({"type": {"const": "finding"}, file_.name: {"type": "string"}, **finding},
+                                     "a finding between entries without bytes of its own", required=["type", "code"]),
+            "entry": {"oneOf": [{"$ref": "#/$defs/raw"}, {"$ref": "#/$defs/finding_entry"},
+                                {"$ref": "#/$defs/batch"}]},
+        },
+    }
+
+
+def json_schema_text() -> str:
+    return json.dumps(json_schema(), indent=1, ensure_ascii=False) + "\n"
+
+
+# -- README ---------------------------------------------------------------------------------------------
+
+_TYPE_WORDS = {"int32": "integer", "int64": "integer", "bool": "boolean", "string": "string", "iso": "string",
+               "bytes": "bytes", "headers": "array", "object": "object", "array": "array"}
+README_TABLES = {"batch": columns.BATCH, "record": columns.RECORD, "finding": columns.FINDING}
+
+
+def readme_table(columns_) -> str:
+    rows = ["| key | type | meaning |", "| --- | --- | --- |"]
+    for column in columns_:
+        kind = _TYPE_WORDS[column.type] + (" or null" if column.nullable and not column.optional else "")
+        rows.append(f"| `{column.name}` | {kind} | {column.doc.replace('|', '&#124;')} |")
+    return "\n".join(rows) + "\n"
+
+
+def _markers(name: str) -> tuple[str, str]:
+    return (f"<!-- {name} keys: generated from kbatch/output/columns.py by python -m kbatch.output.docs -->\n",
+            f"<!-- end of {name} keys -->\n")
+
+
+def readme_text(text: str) -> str:
+    """README.md's text with each generated list of keys (between its markers) made afresh."""
+    for name, columns_ in README_TABLES.items():
+        begin, end = _markers(name)
+        pattern = re.compile(re.escape(begin) + ".*?" + re.escape(end), re.S)
+        if not pattern.search(text):
+            raise ValueError(f"README.md has no {begin.strip()} ... {end.strip()} block")
+        text = pattern.sub(lambda _: begin + readme_table(columns_) + end, text)
+    return text
+
+
+def write() -> list[str]:
+    """Rewrite what is stale; the paths rewritten."""
+    rewritten = []
+    for path, text in ((SCHEMA_PATH, json_schema_text()), (README_PATH, readme_text(README_PATH.read_text()))):
+        if path.read_text() != text:
+            path.write_text(text)
+            rewritten.append(str(path.relative_to(ROOT)))
+    return rewritten
+
+
+if __name__ == "__main__":
+    print("rewritten: " + ", ".join(rewritten) if (rewritten := write()) else "the schema and README are current")

@@ -1,0 +1,145 @@
+"""The output's columns come from one declaration (kbatch/output/columns.py): what is made from it is held to it."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kbatch.output import columns, docs, jsonout
+from tests.helpers import fixture_paths, pure_recordwalk, read_all
+
+ROOT = Path(__file__).resolve().parent.parent
+_STALE = "stale: run python -m kbatch.output.docs"
+
+
+def test_the_json_schema_file_is_what_the_columns_give():
+    assert docs.SCHEMA_PATH.read_text() == docs.json_schema_text(), f"{docs.SCHEMA_PATH.name} is {_STALE}"
+
+
+def test_readmes_lists_of_keys_are_what_the_columns_give():
+    text = docs.README_PATH.read_text()
+    assert text == docs.readme_text(text), f"README.md's lists of keys are {_STALE}"
+
+
+def test_readme_lists_every_key_once():
+    text = docs.README_PATH.read_text()
+    for name, table in docs.README_TABLES.items():
+        block = text.split(docs._markers(name)[0])[1].split(docs._markers(name)[1])[0]
+        assert re.findall(r"^\| `(\w+)` \|", block, re.M) == list(columns.names(table))
+
+
+def test_the_dicts_have_the_declared_keys_in_order():
+    batches, _ = read_all((ROOT / "fixtures" / "v2-none.log").read_bytes(), records=True)
+    batch = batches[0]
+    assert tuple(jsonout.batch_dict(batch)) == columns.always_written(columns.BATCH)
+    assert tuple(jsonout.batch_dict(batch, with_records=True))[-1] == "records"
+    assert tuple(jsonout.record_dict(batch.records[0], batch, "auto")) == columns.always_written(columns.RECORD)
+    finding = jsonout.Finding("crc-mismatch", 0, 0, 1, "crc", "1", "2")
+    assert tuple(jsonout.finding_dict(finding)) == columns.names(columns.FINDING)
+    assert tuple(jsonout.finding_offsets(finding, batch)) == columns.names(columns.FINDING_OFFSETS)
+
+
+@pytest.mark.parametrize("module", ["compiled", "pure"])
+def test_the_compiled_writer_writes_the_declared_keys(module):
+    """The JSON Lines writer of kbatch.kernels writes keys it lists itself: they must be the declaration's
+    (jsonout checks them too when it makes a sink, and writes with json.dumps where they differ)."""
+    import kbatch.kernels.jsonl as compiled
+
+    writer = compiled if module == "compiled" else pure_recordwalk()
+    stale = "the JSON Lines writer (kbatch/kernels/jsonl.py) differs from kbatch/output/columns.py: teach it the column"
+    assert writer.BATCH_JSON_KEYS == columns.always_written(columns.BATCH), stale
+    assert writer.RECORD_JSON_KEYS == columns.always_written(columns.RECORD), stale
+    # Its pieces of JSON spell the record's keys (in the order records_json writes them: tests/test_recordwalk.py)
+    record_parts = b"".join(writer._JSON_FIELDS[:-len(writer.BATCH_JSON_KEYS)])
+    keys = {key.decode() for key in re.findall(rb'"(\w+)": ', record_parts)} - {"hex", "utf8"}   # (bytes' own)
+    assert keys == set(writer.RECORD_JSON_KEYS)
+    assert writer._JSON_FIELDS[-len(writer.BATCH_JSON_KEYS)] == b'"type": '
+
+
+def test_the_spark_schemas_are_the_declared_columns():
+    from kbatch.spark import source
+
+    for level, table in columns.SPARK_TABLES.items():
+        declared = source.SCHEMAS[level]
+        assert [column.split()[0] for column in re.split(r", (?![^<]*>)", declared)] == list(columns.names(table))
+    assert "payload_size LONG" in source.BATCH_SCHEMA and "findings" not in source.BATCH_SCHEMA
+
+
+def test_a_record_row_has_every_column_of_the_records_table():
+    from kbatch.spark.source import record_rows
+
+    path = ROOT / "fixtures" / "v1-none.log"
+    batches, _ = read_all(path.read_bytes(), records=True)
+    rows = record_rows(str(path), None, None, batches[0], batches[0].records, None)
+    assert rows and all(len(row) == len(columns.SPARK_RECORDS) for row in rows)
+
+
+# A column added to the declaration, in a process of its own (every table below is made at import).
+_ADD_A_COLUMN = r"""
+import json, sys, types
+from pathlib import Path
+import kbatch.output
+path = Path(kbatch.output.__file__).parent / "columns.py"
+text = path.read_text()
+anchor = '    Column("findings", "array", False,'
+assert anchor in text
+text = text.replace(anchor, '    Column("added", "int32", True, "batch.pos + 1", "a column added by a test"),\n' + anchor)
+module = types.ModuleType("kbatch.output.columns")
+module.__file__ = str(path)
+sys.modules["kbatch.output.columns"] = module
+exec(compile(text, str(path), "exec"), module.__dict__)
+kbatch.output.columns = module
+
+from kbatch.output import docs, jsonout
+from kbatch.reading.reader import SegmentReader
+from kbatch.spark import source
+batch = next(iter(SegmentReader(open(sys.argv[1], "rb"))))
+print(json.dumps({
+    "batch_dict": list(jsonout.batch_dict(batch)),
+    "value": jsonout.batch_dict(batch)["added"] == batch.pos + 1,
+    "spark": source.BATCH_SCHEMA,
+    "schema": docs.json_schema()["$defs"]["batch"]["properties"].get("added"),
+    "schema_file_current": docs.SCHEMA_PATH.read_text() == docs.json_schema_text(),
+    "readme_current": docs.README_PATH.read_text() == docs.readme_text(docs.README_PATH.read_text()),
+    "sink_compiled": jsonout.JsonlSink(sys.stdout, records=False, decode="auto").compiled_lines,
+}))
+"""
+
+
+def test_a_column_added_to_the_declaration_reaches_every_output():
+    """One line in kbatch/output/columns.py: batch_dict has it, the Spark table and the JSON Schema have it,
+    the committed schema and README are then stale (the drift tests above say what to run), and the
+    compiled writer, which does not know it, is not used."""
+    run = subprocess.run([sys.executable, "-c", _ADD_A_COLUMN, str(ROOT / "fixtures" / "v2-none.log")],
+                         capture_output=True, text=True, cwd=ROOT, check=True)
+    got = json.loads(run.stdout.splitlines()[-1])
+    assert got["batch_dict"][-2:] == ["added", "findings"] and got["value"]
+    assert "decompressed_size LONG, added INT, finding_count INT" in got["spark"]
+    assert got["schema"] == {"type": ["integer", "null"], "description": "a column added by a test"}
+    assert not got["schema_file_current"] and not got["readme_current"]
+    assert got["sink_compiled"] is False
+
+
+def test_a_v2_header_gives_a_batch_by_name():
+    """reading.v2.batch_fields gives the fields the compiled line writer takes (LINE_FIELDS, Batch's names, in
+    the writer's order): read_batch makes its Batch by those names."""
+    import dataclasses
+
+    from kbatch.kernels.jsonl import LINE_FIELDS
+    from kbatch.reading.model import Batch
+    from kbatch.reading.v2 import batch_fields, batch_of
+
+    assert set(LINE_FIELDS) <= {field.name for field in dataclasses.fields(Batch)}
+    header = (100, 49 + 12, 7, 2, 1234, 0x0001 | 0x0010, 3, 1_000, 2_000, 42, 5, 9, 4)
+    fields = batch_fields(10, 200, header, 1234)
+    assert len(fields) == len(LINE_FIELDS)
+    batch = batch_of(fields)
+    assert (batch.pos, batch.size, batch.base_offset, batch.last_offset, batch.length_field) == (10, 200, 100, 103, 61)
+    assert (batch.partition_leader_epoch, batch.crc, batch.computed_crc, batch.codec) == (7, 1234, 1234, "gzip")
+    assert (batch.is_transactional, batch.producer_id, batch.producer_epoch, batch.base_sequence) == (True, 42, 5, 9)
+    assert (batch.count, batch.base_timestamp, batch.max_timestamp, batch.payload_pos) == (4, 1_000, 2_000, 71)
