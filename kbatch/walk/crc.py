@@ -14,7 +14,7 @@ can judge?  ::
 
 It checks what :class:`kbatch.reading.reader.SegmentReader` checks of a file it
 reports nothing on, and nothing more: the magic byte, the size field against
-``MIN_ENTRY_SIZE`` and the maximum entry size, the entries tiling the file,
+the bounds of kbatch.format.framing (magic, least and most size), the entries tiling the file,
 every CRC, and for an uncompressed v0/v1 message that its key and value fill
 it exactly with lengths of at least -1.  A compressed v0/v1 wrapper is never
 clean here: the CRCs of the messages inside it need decompressing, which is
@@ -54,23 +54,22 @@ import sys
 import threading
 from dataclasses import dataclass
 
-from kbatch.format.checksums import CRC32C as _crc32c
-
 from kbatch.format.framing import (
     CHECKSUMS,
     DEFAULT_MAX_ENTRY_SIZE as MAX_ENTRY_SIZE,
     LENGTH_SIZE,
+    crc_mismatch,
     frame_problem,
     legacy_key_value,
     read_length,
     reason,
     records_count_problem,
     short_header,
+    size_bounds,
     starts_zero_run,
 )
 from kbatch.reading.window import page_aligned_buffer
 from kbatch.format.structs import (
-    BATCH_CRC_START,
     BATCH_HEADER,
     HEADER_SIZE_UP_TO_MAGIC,
     LEGACY_CODEC_MASK,
@@ -334,9 +333,9 @@ class _Walk:
             if i == limit:
                 return limit
         unpack = _BATCH.unpack_from
-        crc32c = _crc32c
-        header_size, overhead, crc_start = _BATCH.size, LOG_OVERHEAD, BATCH_CRC_START
-        min_size, max_size = MIN_ENTRY_SIZE[2], self.max_entry_size
+        crc32c, crc_start = CHECKSUMS[2].function, CHECKSUMS[2].start   # framing's CRC and bounds for v2
+        header_size, overhead = _BATCH.size, LOG_OVERHEAD
+        min_size, max_size = size_bounds(2, self.max_entry_size)
         last_header = limit - header_size
         entries = records = 0
         try:
@@ -347,8 +346,9 @@ class _Walk:
                     if magic == 2 and min_size <= batch_length <= max_size:
                         end = i + overhead + batch_length
                         if end <= limit:
-                            if crc32c(view[i + crc_start:end]) != stored:
-                                raise _Problem(f"crc mismatch at {base + i}")
+                            computed = crc32c(view[i + crc_start:end])
+                            if computed != stored:
+                                raise _Problem.of(crc_mismatch(base + i, base + end, 2, computed, stored))
                             if count < 0:
                                 raise _Problem.of(records_count_problem(base + i, count))
                             entries += 1
@@ -398,8 +398,9 @@ class _Walk:
             self.running = [pos, total, total - available, function(view[i + crc_start:limit]), function, stored,
                             magic, count if magic == 2 else attributes]
             return limit
-        if function(view[i + crc_start:i + total]) != stored:
-            raise _Problem(f"crc mismatch at {pos}")
+        computed = function(view[i + crc_start:i + total])
+        if computed != stored:
+            raise _Problem.of(crc_mismatch(pos, pos + total, magic, computed, stored))
         if magic < 2:
             self._legacy_checks(pos, total, magic, attributes, lambda at, size: data[at - base:at - base + size])
         else:
@@ -441,7 +442,7 @@ class _Walk:
             return limit
         self.running = None
         if value & 0xFFFFFFFF != stored:
-            raise _Problem(f"crc mismatch at {pos}")
+            raise _Problem.of(crc_mismatch(pos, pos + total, magic, value & 0xFFFFFFFF, stored))
         if magic < 2:
             self._legacy_checks(pos, total, magic, last_field, self._pread)
         else:

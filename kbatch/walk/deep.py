@@ -22,8 +22,8 @@ compiled and pure); only the time differs.
 
 from __future__ import annotations
 
-from kbatch.format.checksums import CRC32C
 from kbatch.format.codecs import CodecError, Decompressor
+from kbatch.format.framing import CHECKSUMS, size_bounds
 from kbatch.reading.invariants import OffsetOrder
 from kbatch.reading.v2 import batch_in_view
 from kbatch.kernels.recordwalk import CleanBatches
@@ -58,8 +58,9 @@ class DeepRun:
         batches, order = self.batches, self.order
         before = batches.batches, batches.records, batches.batch_bytes
         batches.last_offset, batches.last_pos = order.last_offset, order.last_pos
-        stopped = batches.walk(data, i, stop - base, base, self.max_entry_size, self.segment_base, self._inflate,
-                               CRC32C)
+        least, most = size_bounds(2, self.max_entry_size)   # framing's rules, handed to the compiled loop
+        stopped = batches.walk(data, i, stop - base, base, least, most, self.segment_base, self._inflate,
+                               CHECKSUMS[2])
         walked = batches.batches - before[0]
         if walked:
             # the last batch walked here: its base offset (for the offset-outlier rule's wording)
