@@ -13,8 +13,8 @@ in place by the one record decoder.
 
 It only ever accepts: at a batch that breaks a rule, or an entry it does not
 walk (a v0/v1 entry, a control batch, damage, a codec error), it stops, and
-:func:`kbatch.ops.verify.verify_stream` reads that one entry with the full
-reader, which reports exactly, then hands back.  So the output is the full
+the full reader reads that one entry and reports exactly, then hands back (a
+use of :class:`kbatch.walk.engine.Walk`, in :func:`kbatch.ops.verify.verify_stream`).  So the output is the full
 reader's whatever the run takes (tests/test_fastdeep.py holds the two to the
 same findings and counts on every fixture, every rule and random damage,
 compiled and pure); only the time differs.

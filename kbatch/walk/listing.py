@@ -10,10 +10,10 @@ derived from the declaration, its CRC checked, its fields made by
 of) and its line written by the compiled writer
 (:func:`kbatch.kernels.recordwalk.fields_json`, batch_json's own).
 
-It only ever accepts: at an entry that is not such a batch (another magic, a
-size that is damage, a CRC that fails, a negative count, a line the writer
-leaves to json.dumps) it stops, and the full reader lists that one entry, then
-hands back.  tests/test_fastlist.py holds the output to the full reader's on
+It only ever accepts: at an entry that is not such a batch (one
+:func:`kbatch.walk.engine.clean_v2_batches` does not hand out, or a line the
+writer leaves to json.dumps) it stops, and the full reader lists that one
+entry, then hands back (a use of :class:`kbatch.walk.engine.Walk`).  tests/test_fastlist.py holds the output to the full reader's on
 every fixture, damage and random headers.
 """
 
