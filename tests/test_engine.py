@@ -107,3 +107,63 @@ def test_the_crc_run_over_random_damage_and_ranges_says_what_the_full_reader_say
         stop = rng.choice([None, len(DATA) // 2])
         assert verify(bytes(damaged), CrcRun, start=start, stop=stop)[:2] == \
             verify(bytes(damaged), NoRun, start=start, stop=stop)[:2]
+
+
+def _findings_and_counts(walk) -> tuple:
+    summary, findings = walk()
+    return ([finding.as_dict() for finding in findings],
+            (summary.batches, summary.records, summary.batch_bytes, summary.errors, dict(summary.findings)))
+
+
+def _verify_file(path, jobs=1):
+    summary = FileSummary(str(path), path.stat().st_size)
+    with open(path, "rb", buffering=0) as stream:
+        return summary, list(kbatch.ops.verify.verify_file(str(path), stream, summary, VerifyOptions(jobs=jobs)))
+
+
+def _from_the_start(path):
+    summary = FileSummary(str(path), path.stat().st_size)
+    with open(path, "rb", buffering=0) as stream:
+        return summary, list(verify_stream(stream, summary, VerifyOptions()))
+
+
+def test_the_whole_file_pass_hands_over_where_it_stopped(tmp_path, monkeypatch):
+    """verify-crc's CRC pass over a whole file stops at the first entry it cannot take; the engine goes on
+    from there, and what comes out is what one walk from the start says."""
+    damaged = bytearray(DATA)
+    damaged[sum(map(len, BATCHES[:3])) + 30] ^= 0xFF   # the fourth batch
+    path = tmp_path / "00000000000000000000.log"
+    path.write_bytes(bytes(damaged))
+    starts = []
+    items = engine.Walk.items
+    monkeypatch.setattr(engine.Walk, "items", lambda walk, start, *args: starts.append(start) or
+                        items(walk, start, *args))
+    assert _findings_and_counts(lambda: _verify_file(path)) == _findings_and_counts(lambda: _from_the_start(path))
+    assert starts[0] == sum(map(len, BATCHES[:3]))
+
+
+@pytest.mark.parametrize("path", fixture_paths(), ids=fixture_id)
+def test_the_hand_over_says_what_one_walk_says_on_every_fixture(path, tmp_path):
+    rng = random.Random(path.name)
+    data = path.read_bytes()
+    for attempt in range(4):
+        damaged = bytearray(data)
+        if attempt and damaged:
+            for _ in range(attempt):
+                damaged[rng.randrange(len(damaged))] = rng.randrange(256)
+        copy = tmp_path / f"{attempt}-{path.name}"
+        copy.write_bytes(bytes(damaged))
+        assert _findings_and_counts(lambda: _verify_file(copy)) == \
+            _findings_and_counts(lambda: _from_the_start(copy)), attempt
+
+
+def test_the_hand_over_in_parts_says_what_one_walk_says(tmp_path, monkeypatch):
+    import kbatch.walk.parts as parts
+
+    monkeypatch.setattr(parts, "PART_MIN_SIZE", 64)
+    damaged = bytearray(DATA)
+    damaged[len(BATCHES[0]) + 30] ^= 0xFF
+    path = tmp_path / "00000000000000000000.log"
+    path.write_bytes(bytes(damaged))
+    assert _findings_and_counts(lambda: _verify_file(path, jobs=3)) == \
+        _findings_and_counts(lambda: _from_the_start(path))

@@ -37,12 +37,15 @@ def verify_file(path: str, stream: BinaryIO, summary: FileSummary, options: Veri
     The fast CRC pass (:mod:`kbatch.walk.crc`) can answer for a whole local
     file checked without ``deep``: when it calls the file clean, its counts
     and its zero tail are all there is to say, and the full reader never
-    runs.  Otherwise -- or for stdin, pasted hex (``stream_is_file`` False), a
-    remote object, a range of a file, ``deep`` -- :func:`verify_stream` reads
-    the stream for the exact findings.  The arguments are verify_stream's.
+    runs.  When it is not, the entries it verified are counted and the walk
+    goes on from the first it left (``FastScan.stopped_at``).  Otherwise -- or
+    for stdin, pasted hex (``stream_is_file`` False), a remote object, a range
+    of a file, ``deep`` -- :func:`verify_stream` reads the stream for the
+    exact findings.  The arguments are verify_stream's.
     """
     whole = start == 0 and (stop is None or stop >= summary.size)
     local = stream_is_file and path != "-" and not is_remote(path)
+    walk_from = start
     if not options.deep and whole and local:
         from kbatch.walk.crc import fast_scan
 
@@ -56,15 +59,19 @@ def verify_file(path: str, stream: BinaryIO, summary: FileSummary, options: Veri
             if landed is not None:
                 landed["pos"] = scan.size
             return
+        if scan.stopped_at is not None and scan.size == summary.size:
+            # Every entry before it verified, with nothing to report: counted, and the walk goes on from there.
+            summary.batches, summary.records, summary.batch_bytes = scan.entries, scan.records, scan.stopped_at
+            walk_from = scan.stopped_at
     decoder = decoder_for_path(path) if options.deep else None
-    if whole and local and worth_parts(summary.size, options.jobs):
+    if whole and local and worth_parts(summary.size - walk_from, options.jobs):
         yield from verify_in_parts(path.removeprefix("file://"), stream, summary, options, progress=progress,
                                    landed=landed, on_batch=on_batch, decoder=decoder,
-                                   segment_base=segment_base_offset(path))
+                                   segment_base=segment_base_offset(path), start=walk_from)
         return
     # a KRaft snapshot (its own rules: kbatch.reading.kraft.SnapshotRules), read from its start
     snapshot = decoder == "metadata" and path.endswith(".checkpoint") and start == 0
-    yield from verify_stream(stream, summary, options, progress=progress, start=start, stop=stop, landed=landed,
+    yield from verify_stream(stream, summary, options, progress=progress, start=walk_from, stop=stop, landed=landed,
                              on_batch=on_batch, decoder=decoder, segment_base=segment_base_offset(path),
                              snapshot=snapshot)
 
@@ -167,8 +174,9 @@ MAX_PART_FINDINGS = 10_000   # a part with more is read again by the parent (the
 
 def verify_in_parts(path: str, stream: BinaryIO, summary: FileSummary, options: VerifyOptions, *, progress=None,
                     landed: dict | None = None, on_batch=None, decoder: str | None = None,
-                    segment_base: int | None = None) -> Iterator[Finding]:
-    """verify_stream's findings for a whole local file, its parts read at once by ``options.jobs`` processes.
+                    segment_base: int | None = None, start: int = 0) -> Iterator[Finding]:
+    """verify_stream's findings for a local file from ``start`` (an entry start, 0 unless the fast pass
+    verified the entries before it) to its end, its parts read at once by ``options.jobs`` processes.
 
     Each child sends back its findings with the batches they belong to, its
     counts, and where its walk ended.  Besides the hand-over, a part's results
@@ -197,7 +205,7 @@ def verify_in_parts(path: str, stream: BinaryIO, summary: FileSummary, options: 
                                  on_batch=on_batch, decoder=decoder, segment_base=segment_base, order=order)
         return walked["pos"]
 
-    pos = yield from walk_in_parts(path, summary.size, options.jobs, work, take, walk_here)
+    pos = yield from walk_in_parts(path, summary.size, options.jobs, work, take, walk_here, start=start)
     if landed is not None:
         landed["pos"] = pos
 

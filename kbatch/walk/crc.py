@@ -19,7 +19,10 @@ every CRC, and for an uncompressed v0/v1 message that its key and value fill
 it exactly with lengths of at least -1.  A compressed v0/v1 wrapper is never
 clean here: the CRCs of the messages inside it need decompressing, which is
 the full reader's job.  When ``clean`` is False, ``reason`` says what was off
-first, and ``entries``/``records`` count the entries verified before it.
+first, ``entries``/``records`` count the entries verified before it, and
+``stopped_at`` says where that entry lies: the walk engine
+(:mod:`kbatch.walk.engine`, with the CRC run and the full reader) goes on from
+there (:func:`kbatch.ops.verify.verify_file`).
 
 How it reads: :data:`CHUNK` bytes at a time into a few reused buffers, each
 with :data:`RESERVE` bytes of room in front where the unfinished entry at the
@@ -97,6 +100,9 @@ class FastScan:
     clean: bool                 # every entry framed exactly to EOF (or to a zero tail), every CRC verified
     zero_tail_pos: int | None   # where an all-zero tail starts (a preallocated segment; not damage)
     reason: str | None          # when not clean: the first thing that was off
+    # When not clean: where the entry lies that the full reader must read (every entry before it verified,
+    # and counted in entries/records), so a walk goes on from there; None: from the start (the file changed).
+    stopped_at: int | None = None
 
     def findings(self) -> list:
         """For a clean scan, the findings the full reader would report: at most the zero tail (information)."""
@@ -251,16 +257,18 @@ class _Chunks:
 
 
 class _Problem(Exception):
-    """The first thing that is off; ends the walk."""
+    """The first thing that is off; ends the walk.  ``at``: the entry the full reader goes on from (None:
+    the file changed while it was read, the full reader starts over)."""
 
-    def __init__(self, reason: str):
+    def __init__(self, reason: str, at: int | None = None):
         super().__init__(reason)
         self.reason = reason
+        self.at = at
 
     @classmethod
     def of(cls, finding) -> _Problem:
         """The first finding the full reader would report (kbatch.format.framing says what it is)."""
-        return cls(reason(finding))
+        return cls(reason(finding), finding.entry_pos)
 
 
 class _Walk:
@@ -414,7 +422,7 @@ class _Walk:
         ``read(file_pos, size)`` gives the bytes at a file position.  Counts the message's record.
         """
         if attributes & LEGACY_CODEC_MASK:
-            raise _Problem(f"compressed v0/v1 wrapper at {pos} (inner CRCs need the full reader)")
+            raise _Problem(f"compressed v0/v1 wrapper at {pos} (inner CRCs need the full reader)", pos)
         _, findings = legacy_key_value(pos, total, magic, lambda at: read_length(read(pos + at, LENGTH_SIZE), 0))
         if findings:
             raise _Problem.of(findings[0])
@@ -460,7 +468,8 @@ class _Walk:
             piece = min(step, limit - i)
             if not self._zeros.startswith(view[i:i + piece]):
                 nonzero = base + i + next(n for n, byte in enumerate(view[i:i + piece]) if byte)
-                raise _Problem(f"zero bytes from {self.zeros_from} up to {nonzero} are no entry and no zero tail")
+                raise _Problem(f"zero bytes from {self.zeros_from} up to {nonzero} are no entry and no zero tail",
+                               self.zeros_from)
             i += piece
         if at_end:
             self.zero_tail_pos = self.zeros_from
@@ -483,7 +492,7 @@ def fast_scan(path: str, *, threads: int = 2, max_entry_size: int = MAX_ENTRY_SI
             return FastScan(path, 0, 0, 0, False, None, "not a regular file (the full reader reads streams)")
         size = info.st_size
         walk = _Walk(fd, size, max_entry_size)
-        reason = None
+        reason = stopped_at = None
         try:
             if size <= SMALL_FILE_SIZE:
                 data = os.pread(fd, size, 0)
@@ -497,11 +506,11 @@ def fast_scan(path: str, *, threads: int = 2, max_entry_size: int = MAX_ENTRY_SI
                 finally:
                     chunks.close()
         except _Problem as problem:
-            reason = problem.reason
+            reason, stopped_at = problem.reason, problem.at
     finally:
         os.close(fd)
     return FastScan(path=path, size=size, entries=walk.entries, records=walk.records, clean=reason is None,
-                    zero_tail_pos=walk.zero_tail_pos if reason is None else None, reason=reason)
+                    zero_tail_pos=walk.zero_tail_pos if reason is None else None, reason=reason, stopped_at=stopped_at)
 
 
 if __name__ == "__main__":

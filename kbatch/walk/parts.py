@@ -55,7 +55,7 @@ def usable_cpus() -> int:
 
 
 def worth_parts(size: int, jobs: int) -> bool:
-    """Whether a local file of ``size`` bytes is read in parts with ``jobs`` processes."""
+    """Whether ``size`` bytes of a local file are read in parts with ``jobs`` processes."""
     return jobs > 1 and size >= 2 * PART_MIN_SIZE and hasattr(os, "fork")
 
 
@@ -120,14 +120,15 @@ class Part:
 
 
 class Parts:
-    """The parts of a file, the children reading all but the first already started (see the module)."""
+    """The parts of a file from ``start`` (an entry start) on, the children reading all but the first already
+    started (see the module)."""
 
-    def __init__(self, path: str, size: int, jobs: int, work, *, spill: bool = False):
+    def __init__(self, path: str, size: int, jobs: int, work, *, spill: bool = False, start: int = 0):
         if spill:
             import tempfile   # here, not at the top: only a run whose children spill output loads it
 
-        count = max(1, min(jobs, size // PART_MIN_SIZE))
-        cuts = [size * part // count for part in range(count)] + [size]
+        count = max(1, min(jobs, (size - start) // PART_MIN_SIZE))
+        cuts = [start + (size - start) * part // count for part in range(count)] + [size]
         self.parts = [Part(cut, stop) for cut, stop in zip(cuts, cuts[1:])]
         try:
             for part in self.parts[1:]:
@@ -174,11 +175,11 @@ def _fork(part: Part, path: str, size: int, work) -> None:
     part.pid, part.pipe = pid, pipe
 
 
-def walk_in_parts(path: str, size: int, jobs: int, work, take, walk_here, *, spill: bool = False):
-    """The walk over a whole local file in parts (see the module); yields what ``take`` and ``walk_here``
-    yield, returns where the walk ended."""
-    pos = 0
-    with Parts(path, size, jobs, work, spill=spill) as parts:
+def walk_in_parts(path: str, size: int, jobs: int, work, take, walk_here, *, spill: bool = False, start: int = 0):
+    """The walk over a local file from ``start`` (an entry start) to its end, in parts (see the module); yields
+    what ``take`` and ``walk_here`` yield, returns where the walk ended."""
+    pos = start
+    with Parts(path, size, jobs, work, spill=spill, start=start) as parts:
         for part in parts:   # in file order; the children are already at work
             found = part.result(pos)
             if found is not None:
