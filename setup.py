@@ -1,4 +1,4 @@
-"""The optional compiled record decoder: kbatch/kernels/recordwalk.py built by Cython (pure-Python mode).
+"""The optional compiled kernels: kbatch/kernels/*.py built by Cython (pure-Python mode).
 
 Everything else about the package is in pyproject.toml.  Where there is no C compiler, or the build
 fails for any reason, kbatch installs without the extension and the same module runs as plain
@@ -12,7 +12,9 @@ import sys
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
-COMPILED_MODULES = ["kbatch.kernels.recordwalk"]
+# The record walker first: the others take its C-level declarations (recordwalk.pxd, batchrules.pxd).
+COMPILED_MODULES = ["kbatch.kernels.recordwalk", "kbatch.kernels.batchrules", "kbatch.kernels.cleanruns",
+                    "kbatch.kernels.jsonl"]
 
 
 class OptionalBuildExt(build_ext):

@@ -383,7 +383,7 @@ def test_a_record_count_bomb_keeps_a_bounded_number_of_findings_and_says_so(buil
 
     if build == "pure":
         use_pure_decoder(monkeypatch)
-    walk_module = pure_recordwalk() if build == "pure" else kbatch.kernels.recordwalk
+    walk_module = pure_recordwalk().modules["recordwalk"] if build == "pure" else kbatch.kernels.recordwalk
     monkeypatch.setattr(walk_module, "MAX_HELD", 100)
     monkeypatch.setattr(kbatch.reading.records, "MAX_HELD", 100)
     monkeypatch.setattr(kbatch.reading.invariants, "MAX_HELD", 100)

@@ -1,7 +1,8 @@
 """The compiled record decoder and the same source run as plain Python give the same answers.
 
-kbatch/kernels/recordwalk.py is compiled by Cython at install (where a C compiler is found) and imported as
-``kbatch.kernels.recordwalk``; :func:`tests.helpers.pure_recordwalk` loads the .py file as plain Python.
+kbatch/kernels/*.py are compiled by Cython at install (where a C compiler is found) and imported as
+``kbatch.kernels.*``; :func:`tests.helpers.pure_recordwalk` loads the .py files as plain Python.
+
 Every shipped segment, random records built by the construct declaration, and random damage to them
 must walk into the same columns, findings and checks both ways, in any chunk size.
 """
@@ -15,15 +16,15 @@ from hypothesis import given, settings, strategies as st
 
 import kbatch.format.findings
 import kbatch.reading.records
-import kbatch.kernels.recordwalk as compiled
 import kbatch.output.jsonout
 from kbatch.format import layouts
 from kbatch.format.codecs import CodecError, Decompressor
 from kbatch.format.framing import size_bounds
 
-from .helpers import fixture_id, fixture_paths, pure_recordwalk, read_all, run_kbatch, use_pure_decoder
+from .helpers import compiled_kernels, fixture_id, fixture_paths, pure_recordwalk, read_all, run_kbatch, use_pure_decoder
 
 pure = pure_recordwalk()
+compiled = compiled_kernels()
 
 
 def test_the_installed_decoder_is_the_compiled_one():

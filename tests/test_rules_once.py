@@ -30,7 +30,7 @@ from kbatch.walk.crc import fast_scan
 from kbatch.walk.deep import DeepRun
 from kbatch.walk.listing import ListRun
 
-from .helpers import pure_recordwalk
+from .helpers import compiled_kernels, pure_recordwalk
 from .test_fastdeep import field, segment
 
 KBATCH = pathlib.Path(kbatch.__file__).parent
@@ -87,12 +87,12 @@ def test_every_run_honours_a_least_size_changed_in_framing(tmp_path, monkeypatch
 
 @given(magic=st.integers(-128, 127), size=st.integers(-2**31, 2**31 - 1), most=st.integers(0, 2**31 - 1))
 def test_the_compiled_frame_check_is_framings(magic, size, most):
-    """The compiled loop's check of a v2 batch's frame (kernels.recordwalk.framed_v2_batch) takes its bounds
+    """The compiled loop's check of a v2 batch's frame (kernels.batchrules.framed_v2_batch) takes its bounds
     from framing and answers as framing.framed does for a v2 batch, compiled and pure."""
-    import kbatch.kernels.recordwalk as compiled
+
 
     expected = magic == 2 and framing.framed(0, 2, size, most, 2**40)
-    for module in (compiled, pure_recordwalk()):
+    for module in (compiled_kernels(), pure_recordwalk()):
         assert module.framed_v2_batch(magic, size, *framing.size_bounds(2, most)) == expected
 
 

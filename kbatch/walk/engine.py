@@ -39,7 +39,7 @@ from typing import Iterator, Protocol
 from kbatch.format.findings import Finding
 from kbatch.format.framing import CHECKSUMS, size_bounds
 from kbatch.format.structs import BATCH_HEADER, LOG_OVERHEAD
-from kbatch.kernels.recordwalk import framed_v2_batch
+from kbatch.kernels.batchrules import framed_v2_batch
 from kbatch.reading.model import Batch
 from kbatch.reading.v2 import batch_in_view
 

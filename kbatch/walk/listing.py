@@ -8,7 +8,7 @@ those lying whole in the reader's window: each header unpacked with the struct
 derived from the declaration, its CRC checked, its fields made by
 :func:`kbatch.reading.v2.batch_fields` (what the full reader makes its Batch
 of) and its line written by the compiled writer
-(:func:`kbatch.kernels.recordwalk.fields_json`, batch_json's own).
+(:func:`kbatch.kernels.jsonl.fields_json`, batch_json's own).
 
 It only ever accepts: at an entry that is not such a batch (one
 :func:`kbatch.walk.engine.clean_v2_batches` does not hand out, or a line the
@@ -19,7 +19,7 @@ every fixture, damage and random headers.
 
 from __future__ import annotations
 
-from kbatch.kernels.recordwalk import fields_json
+from kbatch.kernels.jsonl import fields_json
 from kbatch.reading.v2 import batch_fields
 from kbatch.walk.engine import clean_v2_batches
 from kbatch.format.structs import BATCH_HEADER
