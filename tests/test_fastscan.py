@@ -126,7 +126,7 @@ def test_every_byte_flip_is_caught_except_in_the_fields_outside_the_crc(tmp_path
             else:
                 assert not scan.clean, f"flip {mask:#x} at {index} (byte {within} of a batch) passed"
             if within >= BATCH_CRC_START:
-                assert scan.reason == f"crc mismatch at {entry}"
+                assert scan.reason.startswith(f"crc-mismatch at {entry}: crc ")   # the reader's finding
             assert_agrees(scan, bytes(damaged))
 
 
@@ -300,7 +300,7 @@ def test_the_first_mismatch_is_reported_whatever_chunk_it_is_in(tmp_path: Path, 
         damaged[MANY_POSITIONS[-1] + 70] ^= 0x10                 # a later mismatch must not win
     with small_chunks():
         scan = scan_bytes(tmp_path, bytes(damaged), threads=threads)
-    assert not scan.clean and scan.reason == f"crc mismatch at {MANY_POSITIONS[which]}"
+    assert not scan.clean and scan.reason.startswith(f"crc-mismatch at {MANY_POSITIONS[which]}: crc ")
     assert scan.entries == which
 
 
@@ -314,7 +314,7 @@ def test_a_flip_in_an_entry_larger_than_a_chunk(tmp_path: Path, threads: int):
                 damaged = bytearray(entry)
                 damaged[where] ^= 0x01
                 scan = scan_bytes(tmp_path, SEGMENT + bytes(damaged) + SEGMENT, threads=threads)
-                assert scan.reason == f"crc mismatch at {len(SEGMENT)}", where
+                assert scan.reason.startswith(f"crc-mismatch at {len(SEGMENT)}: crc "), where
 
 
 def test_a_large_v1_message_must_still_be_filled_by_its_key_and_value(tmp_path: Path):
@@ -334,7 +334,7 @@ def test_a_batch_larger_than_the_default_chunk(tmp_path: Path):
     damaged = bytearray(big)
     damaged[fastscan.CHUNK + 100] ^= 0x01
     scan = scan_bytes(tmp_path, SEGMENT + bytes(damaged))
-    assert scan.reason == f"crc mismatch at {len(SEGMENT)}"
+    assert scan.reason.startswith(f"crc-mismatch at {len(SEGMENT)}: crc ")
 
 
 def test_the_read_ahead_thread_on_a_large_file(tmp_path: Path):
@@ -348,7 +348,7 @@ def test_the_read_ahead_thread_on_a_large_file(tmp_path: Path):
     data[where + 100] ^= 0x40
     path.write_bytes(data)
     for threads in (1, 2):
-        assert fast_scan(str(path), threads=threads).reason == f"crc mismatch at {where}"
+        assert fast_scan(str(path), threads=threads).reason.startswith(f"crc-mismatch at {where}: crc ")
 
 
 @pytest.mark.parametrize("threads", [1, 2])

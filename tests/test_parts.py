@@ -165,9 +165,7 @@ def test_dump_jsonl_lists_every_fixture_the_same_in_parts(args, capsys, monkeypa
 
 @pytest.mark.parametrize("args", [[], ["-r"]], ids=["listing", "records"])
 def test_a_child_lists_up_to_its_spill_limit_and_the_parent_the_rest(args, capsys, monkeypatch, small_parts):
-    import kbatch.cli.dump
-
-    monkeypatch.setattr(kbatch.cli.dump, "MAX_SPILL", 1)   # every child stops after its first batch (or run)
+    monkeypatch.setattr(parts, "MAX_SPILL", 1)   # every child stops after its first batch (or run)
     paths = [str(path) for path in fixture_paths()]
     one = run_kbatch(["dump", "--format", "jsonl", *args, "-j", "1", *paths], capsys, monkeypatch)
     assert run_kbatch(["dump", "--format", "jsonl", *args, "-j", "4", *paths], capsys, monkeypatch) == one
@@ -177,14 +175,12 @@ def test_a_child_lists_up_to_its_spill_limit_and_the_parent_the_rest(args, capsy
 def test_the_children_hold_at_most_a_quarter_of_the_free_temporary_space(capsys, monkeypatch, small_parts):
     import collections
 
-    import kbatch.cli.dump
-
     usage = collections.namedtuple("usage", "total used free")
-    monkeypatch.setattr(kbatch.cli.dump.shutil, "disk_usage", lambda path: usage(10**12, 0, 4 * 3 * 1000))
-    assert kbatch.cli.dump.spill_limit(3) == 1000 and kbatch.cli.dump.spill_limit(1) == 3000
-    monkeypatch.setattr(kbatch.cli.dump.shutil, "disk_usage", lambda path: usage(10**12, 0, 10**15))
-    assert kbatch.cli.dump.spill_limit(3) == kbatch.cli.dump.MAX_SPILL
-    monkeypatch.setattr(kbatch.cli.dump.shutil, "disk_usage", lambda path: usage(10**12, 0, 0))
+    monkeypatch.setattr(parts.shutil, "disk_usage", lambda path: usage(10**12, 0, 4 * 3 * 1000))
+    assert parts.spill_limit(3) == 1000 and parts.spill_limit(1) == 3000
+    monkeypatch.setattr(parts.shutil, "disk_usage", lambda path: usage(10**12, 0, 10**15))
+    assert parts.spill_limit(3) == parts.MAX_SPILL
+    monkeypatch.setattr(parts.shutil, "disk_usage", lambda path: usage(10**12, 0, 0))
     paths = [str(path) for path in fixture_paths()]   # no room: every child stops after its first batch
     one = run_kbatch(["dump", "--format", "jsonl", "-r", "-j", "1", *paths], capsys, monkeypatch)
     assert run_kbatch(["dump", "--format", "jsonl", "-r", "-j", "4", *paths], capsys, monkeypatch) == one

@@ -19,6 +19,7 @@ import kbatch.reading.records
 import kbatch.output.jsonout
 from kbatch.format import layouts
 from kbatch.format.codecs import CodecError, Decompressor
+from kbatch.format.framing import size_bounds
 
 from .helpers import compiled_kernels, fixture_id, fixture_paths, pure_recordwalk, read_all, run_kbatch, use_pure_decoder
 
@@ -183,7 +184,7 @@ def test_compiled_and_pure_ask_a_batchs_rules_alike(attributes, flags, producer,
              lambda module: module.max_timestamp_differs(create_time, *timestamps),
              lambda module: module.segment_range_problem(*offsets),
              lambda module: module.offset_order_problem(last, offsets[0]),
-             lambda module: module.framed_v2_batch(magic, batch_length, 1 << 20)]
+             lambda module: module.framed_v2_batch(magic, batch_length, *size_bounds(2, 1 << 20))]
     for ask in asked:
         assert ask(compiled) == ask(pure)
 

@@ -3,22 +3,19 @@
 from __future__ import annotations
 
 import dataclasses
-import io
 import os
-import shutil
 import sys
 
 import click
 
-from kbatch.format.findings import Finding
 from kbatch.files.kinds import (BATCH_KINDS, KINDS, RENAMED_PARTITION_STATES, is_partial_snapshot, kind_of,
                                 renamed_partition)
-from kbatch.partition.seek import Window, keep_selected, select, start_position
+from kbatch.partition.seek import Window, select, start_position
 from kbatch.partition.sniff import NotALogSegment, looks_like_other_kind
 from kbatch.messages import DECODERS, decoder_for_path
-from kbatch.walk.parts import Parts, usable_cpus, worth_parts
+from kbatch.ops.listing import Listing, list_in_parts
+from kbatch.walk.parts import usable_cpus, worth_parts
 from kbatch.reading.reader import ReadOptions, SegmentReader, input_kind
-from kbatch.reading.records import stream_records
 from kbatch.files.inputs import PARTITION_FILES
 from kbatch.output.jsonout import JsonlSink
 from kbatch.reading.summary import FileSummary
@@ -199,167 +196,12 @@ def _dump_file(path, stream, options, sink, limit, window: Window, decoder="auto
             click.echo(start.note, err=True)
         selected = select(reader, stream, start.pos, window)
     sink.begin(path, reader.size)
-    listing = _Listing(reader, summary, sink, options, internal, columns, window, limit, committed)
+    listing = Listing(reader, summary, sink, options, internal, columns, window, limit, committed)
     if worth_parts(reader.size, jobs):
-        _list_in_parts(path, listing, jobs)
+        list_in_parts(path, listing, jobs)
     elif selected is not None:
         listing.show(selected)
     else:
         listing.list_from(0, reader.size)
     sink.end(summary)
     return summary
-
-
-@dataclasses.dataclass
-class _Listing:
-    """What dump does with each entry the reader hands out."""
-
-    reader: SegmentReader
-    summary: FileSummary
-    sink: object
-    options: ReadOptions
-    internal: str | None
-    columns: bool
-    window: Window
-    limit: int | None
-    committed: object = None    # kbatch.ops.visibility.CommittedView: only what read_committed gives is listed
-
-    def list_from(self, pos: int, stop: int, enough=None) -> int:
-        """List the entries that start in [pos, stop) (``pos`` is an entry's start); where the walk ended.
-
-        It ends early after a batch where ``enough()`` says so (asked at least every few MiB), or at --limit.
-        """
-        reader, run = self.reader, self._run()
-        while pos < min(stop, reader.size):   # (the reader's size shrinks if the file is cut while it is read)
-            if run is not None:
-                walked = run.walk(reader.window, pos, stop)
-                if walked > pos:
-                    pos = walked
-                    if enough is not None and enough():
-                        return pos
-                    continue
-            # The entry at pos (or the damaged range there) when the run goes on after it; else all of them.
-            ended = self.show(reader.walk(pos, pos + 1 if run is not None else stop), enough)
-            if ended is not None:
-                return ended
-            pos = reader.landed
-        self.show(reader.ending())   # the file cut while the fast pass read it
-        return pos
-
-    def _run(self):
-        """The listing's walk over the batches it lists as they are (kbatch.walk.listing), where that is its
-        output: JSON Lines of every batch, without records, written by the compiled writer; else None."""
-        sink, options = self.sink, self.options
-        if not (isinstance(sink, JsonlSink) and sink.compiled_lines and not sink.records and self.limit is None
-                and not self.window.selects and not options.keep_body and not options.inflate):
-            return None
-        from kbatch.walk.listing import ListRun
-
-        return ListRun(self.summary, sink.head, sink.lines, options.max_entry_size)
-
-    def show(self, items, enough=None) -> int | None:
-        """Show every entry of ``items``; None, or where the showing stopped early (at --limit, or after a
-        batch where ``enough()`` says so)."""
-        selects, window, limit, sink, summary = self.window.selects, self.window, self.limit, self.sink, self.summary
-        internal = self.internal not in (None, "none")
-        if internal:   # the schemas load only for an internal topic's records
-            from kbatch.reading.internal import decode_batch
-        shown = 0
-        for item in items:
-            if isinstance(item, Finding):
-                if item.code == "truncated-while-reading" and summary.size_now is not None:
-                    continue   # told once a file (a part's child may have told it)
-                summary.add_finding(item)
-                keep_raw = self.options.keep_body and item.owns_bytes
-                sink.region(item, self.reader.read_bytes(item.pos, item.size) if keep_raw else None)
-                continue
-            if not self.columns:
-                stream_records(item)
-            if selects and not keep_selected(item, window):
-                continue
-            if self.committed is not None and self.committed.batch(item).visible is False:
-                for finding in item.findings:   # a batch left out is not listed; its damage still is
-                    summary.add_finding(finding)
-                    sink.region(finding, None)
-                continue
-            if limit is not None and shown >= limit:
-                return item.pos
-            if internal:
-                decode_batch(item, self.internal)
-            summary.add_batch(item)
-            sink.batch(item)
-            shown += 1
-            if enough is not None and enough():
-                return item.pos + item.size   # where the walk goes on after this batch
-        return None
-
-
-# A child lists its part up to this much JSON, the parent lists the rest.  Past it the parent lists what is
-# left while the child sits idle, so it is large: half of 256 MiB of 100-byte records is ~450 MB of lines.
-MAX_SPILL = 1024 * 1024 * 1024
-
-
-def spill_limit(children: int) -> int:
-    """How much JSON each child may hold in its temporary file: MAX_SPILL, and all of them together never
-    more than a quarter of the free space where they are written."""
-    import tempfile
-
-    try:
-        free = shutil.disk_usage(tempfile.gettempdir()).free
-    except OSError:
-        return MAX_SPILL
-    return min(MAX_SPILL, free // (4 * max(1, children)))
-
-
-@dataclasses.dataclass
-class _Listed:
-    """A child's part: its lines are in its spill file."""
-
-    landed: int
-    summary: FileSummary
-
-
-def _list_in_parts(path: str, listing: _Listing, jobs: int) -> None:
-    """JSON Lines of a large local file, its parts listed at once by forked processes (kbatch.walk.parts): each
-    child writes its part's lines to a temporary file (up to spill_limit), copied out in file order."""
-    out = listing.sink.out
-    limit = spill_limit(jobs - 1)
-    errors = getattr(out, "errors", None) or "strict"
-
-    def work(stream, start, stop, spill):
-        reader = SegmentReader(stream, listing.options, size=listing.reader.size)
-        summary = FileSummary(path, reader.size)
-        text = io.TextIOWrapper(spill, encoding="utf-8", errors=errors)   # as the output (JsonlSink.writes_utf8)
-        listing.sink.out = text   # this process's copy of the sink
-        # Up to the spill limit; the parent lists the rest of the part.
-        ended = dataclasses.replace(listing, reader=reader, summary=summary).list_from(
-            start, stop, lambda: spill.tell() >= limit)
-        text.flush()
-        text.detach()
-        return _Listed(ended, summary)
-
-    pos = 0
-    with Parts(path, listing.reader.size, jobs, work, spill=True) as parts:
-        for part in parts:
-            listed = part.result(pos)
-            if listed is not None:
-                _copy_out(part.spill, out)
-                listing.summary.add_summary(listed.summary)
-                pos = listed.landed
-            if pos < part.stop:   # read here, on from where the walk ended
-                pos = listing.list_from(pos, part.stop)
-
-
-def _copy_out(spill, out) -> None:
-    """A part's lines, from its spill file to the output's bytes (both UTF-8): by the kernel where the output
-    is a file or a pipe."""
-    spill.seek(0)
-    out.flush()
-    try:
-        target = out.buffer.fileno()
-    except (OSError, ValueError):   # a buffer without a file descriptor (tests' capture)
-        shutil.copyfileobj(spill, out.buffer, 1024 * 1024)
-        return
-    size, sent = os.fstat(spill.fileno()).st_size, 0
-    while sent < size:
-        sent += os.sendfile(target, spill.fileno(), sent, size - sent)

@@ -15,7 +15,7 @@ from kbatch.format.findings import Finding
 from kbatch.ops.grep import Found, Note, Query, Search, parse_field
 from kbatch.messages import DECODERS, decoder_for_path
 from kbatch.partition.seek import Window
-from kbatch.walk.parts import Parts, usable_cpus, worth_parts
+from kbatch.walk.parts import copy_out, usable_cpus, walk_in_parts, worth_parts
 from kbatch.reading.reader import input_kind
 from kbatch.output.values import bytes_text, finding_text
 from kbatch.cli.options import (CommittedViews, decode_option, decompressed_limit_option, expand_inputs,
@@ -210,10 +210,10 @@ class _Part:
 def _in_parts(path: str, stream, search: Search, out: Output, jobs: int) -> tuple[int, bool]:
     """The lines of a large local file, its parts searched at once by forked processes (kbatch.walk.parts), each
     writing its lines to a temporary file, copied out in file order."""
-    from kbatch.cli.dump import _copy_out
 
     size = os.fstat(stream.fileno()).st_size
     errors = getattr(out.out, "errors", None) or "strict"
+    totals = {"matched": 0, "damaged": False}
 
     def work(child_stream, start, stop, spill):
         text = io.TextIOWrapper(spill, encoding="utf-8", errors=errors)
@@ -223,17 +223,23 @@ def _in_parts(path: str, stream, search: Search, out: Output, jobs: int) -> tupl
         text.detach()
         return _Part(search.landed, matched, damaged)
 
-    pos, matched, damaged = 0, 0, False
-    with Parts(path, size, jobs, work, spill=True) as parts:
-        for part in parts:
-            got = part.result(pos)
-            if got is not None:
-                _copy_out(part.spill, out.out)
-                matched, damaged, pos = matched + got.matched, damaged or got.damaged, got.landed
-            if pos < part.stop:   # searched here, on from where the walk ended
-                found, hurt = out.file(path, search.run(path, stream, pos, part.stop), None, 0, False, False)
-                matched, damaged, pos = matched + found, damaged or hurt, search.landed
-    return matched, damaged
+    def take(part, got):
+        copy_out(part.spill, out.out)
+        totals["matched"] += got.matched
+        totals["damaged"] = totals["damaged"] or got.damaged
+        return got.landed
+        yield   # (a step of walk_in_parts: the lines went to the output)
+
+    def walk_here(pos, stop):   # searched here, on from where the walk ended
+        found, hurt = out.file(path, search.run(path, stream, pos, stop), None, 0, False, False)
+        totals["matched"] += found
+        totals["damaged"] = totals["damaged"] or hurt
+        return search.landed
+        yield   # (likewise)
+
+    for _ in walk_in_parts(path, size, jobs, work, take, walk_here, spill=True):
+        pass
+    return totals["matched"], totals["damaged"]
 
 
 def _looks_like_pattern(args) -> bool:

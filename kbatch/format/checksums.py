@@ -59,7 +59,7 @@ def crc32c(data, value: int = 0) -> int:
 # uses to test thousands of candidate entries, each claiming megabytes, in one pass over the bytes.
 
 # The reflected polynomials: CRC-32 (zlib's) and CRC-32C (Castagnoli).
-_POLYNOMIALS = {crc32: 0xEDB88320, crc32c: 0x82F63B78}
+_POLYNOMIALS = {crc32: 0xEDB88320, crc32c: 0x82F63B78, CRC32C: 0x82F63B78}
 
 
 def _multiply(a: int, b: int, polynomial: int) -> int:

@@ -4,10 +4,18 @@ Kafka frames a log the same way for every magic (FileLogInputStream,
 ByteBufferLogInputStream): an int64 offset, an int32 size, and the magic byte
 at position 16.  The rules below decide whether the bytes at a position are an
 entry Kafka would read, and say what is wrong when they are not.  Each is
-written once and answers with the :class:`~kbatch.format.findings.Finding` the full
-reader reports; the fast CRC pass (:mod:`kbatch.walk.crc`) asks the same
-functions and calls a file unclean at the first finding, with its text as the
-reason.  So the two cannot disagree about what a clean file is.
+written here once and answers with the :class:`~kbatch.format.findings.Finding`
+the full reader reports:
+
+* the bounds of an entry (a magic Kafka reads, :func:`size_bounds`, :func:`fits`):
+  :func:`framed` and :func:`frame_problem`;
+* which CRC an entry of each magic carries, over which bytes: :data:`CHECKSUMS`.
+
+Every fast run (:mod:`kbatch.walk`: the CRC pass, ``--deep``'s, the listing's,
+the compiled loop through the bounds they hand it) and the reader's recovery
+(:mod:`kbatch.reading.recovery`) ask these; none writes a bound or picks a
+CRC of its own.  The fast runs stop at the first finding, with its text as the
+reason, so they cannot disagree with the reader about what a clean entry is.
 
 This module imports only the layouts, the checksums and the findings.
 """
@@ -18,7 +26,7 @@ import struct
 from dataclasses import dataclass
 from typing import Callable
 
-from kbatch.format.checksums import crc32, crc32c
+from kbatch.format.checksums import CRC32C, crc32
 from kbatch.format.findings import Finding
 from kbatch.format.structs import (
     BATCH_CRC_START,
@@ -31,7 +39,9 @@ from kbatch.format.structs import (
     MESSAGE_CRC_START,
     MESSAGE_V0_HEADER,
     MIN_ENTRY_SIZE,
+    PROPOSED_V3_MAGIC,
     SIZE_OFFSET,
+    V3_MIN_ENTRY_SIZE,
 )
 
 # The largest size field taken as real (ReadOptions.max_entry_size): a larger one is damage, not a
@@ -69,11 +79,12 @@ class Checksum:
 _CRC = MESSAGE_V0_HEADER.field("crc")
 assert _CRC.format == BATCH_HEADER.field("crc").format
 
-# DefaultRecordBatch.computeChecksum: CRC-32C over attributes..end.
-# LegacyRecord.computeChecksum: CRC-32 (IEEE) over magic..end.
+# DefaultRecordBatch.computeChecksum: CRC-32C over attributes..end (the C function itself: the fast runs
+# call it once a batch).  LegacyRecord.computeChecksum: CRC-32 (IEEE) over magic..end.  The v3 proposal
+# keeps v2's CRC where v2 has it (kbatch.format.layouts.RecordBatchV3Header).
 _LEGACY_CRC = Checksum("CRC-32", crc32, MESSAGE_CRC_START, MESSAGE_V0_HEADER.offsets["crc"])
-CHECKSUMS = {0: _LEGACY_CRC, 1: _LEGACY_CRC,
-             2: Checksum("CRC-32C", crc32c, BATCH_CRC_START, BATCH_HEADER.offsets["crc"])}
+_BATCH_CRC = Checksum("CRC-32C", CRC32C, BATCH_CRC_START, BATCH_HEADER.offsets["crc"])
+CHECKSUMS = {0: _LEGACY_CRC, 1: _LEGACY_CRC, 2: _BATCH_CRC, PROPOSED_V3_MAGIC: _BATCH_CRC}
 
 
 def crc_mismatch(pos: int, end: int, magic: int, computed: int, stored: int) -> Finding:
@@ -114,20 +125,50 @@ def short_header(pos: int, available: int) -> Finding:
                    f"{available} bytes, then the end of the input")
 
 
-def frame_problem(pos: int, magic: int, size: int, max_entry_size: int, input_size: int) -> Finding | None:
-    """What is wrong with an entry's magic byte and size field, or None: it fits in the input.
+def size_bounds(magic: int, max_entry_size: int) -> tuple[int, int]:
+    """The size fields an entry of ``magic`` (0, 1, 2, or the proposed 3) may have: (least, most).
 
     Kafka reads magic 0, 1 and 2 (RecordBatch.CURRENT_MAGIC_VALUE = 2); an entry
     is at least its fixed header and two null key/value lengths for v0/v1
     (LegacyRecord.RECORD_OVERHEAD_V0/V1), or a batch with no records for v2
-    (DefaultRecordBatch.RECORD_BATCH_OVERHEAD).
+    (DefaultRecordBatch.RECORD_BATCH_OVERHEAD).  The most is the reader's
+    ``max_entry_size``: a larger size field is damage, not a reason to read a
+    gigabyte.  A run that checks entries in a loop takes these bounds once and
+    compares each size field with them.
     """
+    least = V3_MIN_ENTRY_SIZE if magic == PROPOSED_V3_MAGIC else MIN_ENTRY_SIZE[magic]
+    return least, max_entry_size
+
+
+def fits(pos: int, size: int, input_size: int) -> bool:
+    """Does the entry at ``pos`` whose size field says ``size`` end inside the input?"""
+    return pos + LOG_OVERHEAD + size <= input_size
+
+
+def framed(pos: int, magic: int, size: int, max_entry_size: int, input_size: int) -> bool:
+    """Is the entry at ``pos`` one Kafka frames: a magic it reads, a size inside :func:`size_bounds`, and
+    all of it in the input?  (:func:`frame_problem` says what is wrong when not.)"""
+    if magic not in MIN_ENTRY_SIZE:
+        return False
+    least, most = size_bounds(magic, max_entry_size)
+    return least <= size <= most and fits(pos, size, input_size)
+
+
+def framed_proposed_v3(pos: int, size: int, max_entry_size: int, input_size: int) -> bool:
+    """Is the entry at ``pos`` (magic 3) framed as the v3 proposal's?  The bounds of :func:`size_bounds`."""
+    least, most = size_bounds(PROPOSED_V3_MAGIC, max_entry_size)
+    return least <= size <= most and fits(pos, size, input_size)
+
+
+def frame_problem(pos: int, magic: int, size: int, max_entry_size: int, input_size: int) -> Finding | None:
+    """What is wrong with an entry's magic byte and size field, or None: :func:`framed` holds."""
     if magic not in MIN_ENTRY_SIZE:
         return Finding("unknown-magic", pos, pos + MAGIC_OFFSET, 1, "magic", "0, 1 or 2", str(magic))
-    if not MIN_ENTRY_SIZE[magic] <= size <= max_entry_size:
+    least, most = size_bounds(magic, max_entry_size)
+    if not least <= size <= most:
         return Finding("bad-length", pos, pos + SIZE_OFFSET, 4, LENGTH_FIELD[magic],
-                       f"{MIN_ENTRY_SIZE[magic]}..{max_entry_size} for magic {magic}", str(size))
-    if pos + LOG_OVERHEAD + size > input_size:
+                       f"{least}..{most} for magic {magic}", str(size))
+    if not fits(pos, size, input_size):
         return Finding("truncated", pos, pos, input_size - pos, "entry",
                        f"{LOG_OVERHEAD + size} bytes (size field {size})",
                        f"{input_size - pos} bytes, then the end of the input")

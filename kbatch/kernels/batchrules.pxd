@@ -9,4 +9,4 @@ cpdef bint max_timestamp_differs(bint create_time, long long header_max_timestam
                                  long long records_max_timestamp) noexcept
 cpdef segment_range_problem(offset_field, last_offset, segment_base)
 cpdef offset_order_problem(last_offset, base_offset)
-cpdef bint framed_v2_batch(long long magic, long long batch_length, long long max_entry_size) noexcept
+cpdef bint framed_v2_batch(long long magic, long long batch_length, long long least, long long most) noexcept

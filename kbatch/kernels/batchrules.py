@@ -15,7 +15,6 @@ except ImportError:  # not compiled and no Cython installed: the same code as pl
 from kbatch.format.structs import (
     COMPRESSION_CODEC_MASK,
     CONTROL_FLAG_MASK,
-    MIN_ENTRY_SIZE,
     TIMESTAMP_TYPE_MASK,
     TRANSACTIONAL_FLAG_MASK,
 )
@@ -62,7 +61,6 @@ _V2_DEFINED_ATTRIBUTES = cython.declare(cython.longlong, V2_DEFINED_ATTRIBUTES)
 _NO_PRODUCER_ID = cython.declare(cython.longlong, NO_PRODUCER_ID)
 _NO_PRODUCER_EPOCH = cython.declare(cython.longlong, NO_PRODUCER_EPOCH)
 _NO_SEQUENCE = cython.declare(cython.longlong, NO_SEQUENCE)
-_MIN_V2_ENTRY_SIZE = cython.declare(cython.longlong, MIN_ENTRY_SIZE[2])
 _CODEC_MASK = cython.declare(cython.longlong, COMPRESSION_CODEC_MASK)
 _TIMESTAMP_TYPE_MASK = cython.declare(cython.longlong, TIMESTAMP_TYPE_MASK)
 _TRANSACTIONAL_MASK = cython.declare(cython.longlong, TRANSACTIONAL_FLAG_MASK)
@@ -144,8 +142,9 @@ def offset_order_problem(last_offset, base_offset):
 
 @cython.ccall
 @cython.exceptval(check=False)
-def framed_v2_batch(magic: cython.longlong, batch_length: cython.longlong,
-                    max_entry_size: cython.longlong) -> cython.bint:
+def framed_v2_batch(magic: cython.longlong, batch_length: cython.longlong, least: cython.longlong,
+                    most: cython.longlong) -> cython.bint:
     """A v2 batch framed as the full reader wants it, for a run that takes batches the reader need not read:
-    magic 2 and a batch length kbatch.format.framing accepts (a smaller one is damage, a larger one past the limit)."""
-    return magic == 2 and _MIN_V2_ENTRY_SIZE <= batch_length <= max_entry_size
+    magic 2 and a batch length within kbatch.format.framing.size_bounds(2, ...), which the caller hands in as
+    ``least`` and ``most`` (no bound is written here)."""
+    return magic == 2 and least <= batch_length <= most

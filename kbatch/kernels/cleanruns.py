@@ -30,7 +30,6 @@ else:
     from kbatch.kernels.recordwalk import RecordColumns, RecordWalker
 
 from kbatch.format.structs import (
-    BATCH_CRC_START,
     BATCH_HEADER,
     COMPRESSION_CODEC_MASK,
     CONTROL_FLAG_MASK,
@@ -101,7 +100,6 @@ _FIELD_PRODUCER_EPOCH = cython.declare(HeaderField, HeaderField(BATCH_HEADER, "p
 _FIELD_BASE_SEQUENCE = cython.declare(HeaderField, HeaderField(BATCH_HEADER, "base_sequence"))
 _FIELD_RECORDS_COUNT = cython.declare(HeaderField, HeaderField(BATCH_HEADER, "records_count"))
 _HEADER_SIZE = cython.declare(cython.Py_ssize_t, BATCH_HEADER.size)
-_CRC_START = cython.declare(cython.Py_ssize_t, BATCH_CRC_START)
 _LOG_OVERHEAD = cython.declare(cython.Py_ssize_t, LOG_OVERHEAD)
 
 
@@ -140,14 +138,15 @@ class CleanBatches:
         self.match = match
 
     def walk(self, data, i: cython.Py_ssize_t, stop: cython.Py_ssize_t, base: cython.longlong,
-             max_entry_size: cython.longlong, segment_base, inflate, checksum) -> cython.Py_ssize_t:
+             least: cython.longlong, most: cython.longlong, segment_base, inflate, checksum) -> cython.Py_ssize_t:
         """Take the batches in ``data`` from index ``i`` (an entry start) on that start before index ``stop``
         and lie whole in it; the index where the walk stopped (``i`` itself when the entry there is the full
         reader's, and always with no offset before it: the first batch of a walk is the full reader's).
 
-        ``base`` is the file position of ``data[0]``; ``segment_base`` the base offset the segment's file name
+        ``base`` is the file position of ``data[0]``; ``least`` and ``most`` the bounds of a v2 batch's size
+        field (kbatch.format.framing.size_bounds); ``segment_base`` the base offset the segment's file name
         says (None: not named so); ``inflate(codec_id, records)`` a compressed batch's records inflated (None:
-        they do not inflate); ``checksum`` CRC-32C.
+        they do not inflate); ``checksum`` a v2 batch's (kbatch.format.framing.CHECKSUMS[2]).
         """
         limit: cython.Py_ssize_t = len(data)
         buf: cython.const[cython.uchar][::1] = data
@@ -167,12 +166,14 @@ class CleanBatches:
         codec_id: cython.longlong
         base_offset: cython.longlong
         base_timestamp: cython.longlong
+        crc = checksum.function
+        crc_start: cython.Py_ssize_t = checksum.start
         if last_offset is None:
             return i
         while i < stop and i + _HEADER_SIZE <= limit:
             batch_length = _FIELD_BATCH_LENGTH.read(buf, i)
             end = i + _LOG_OVERHEAD + batch_length
-            if not framed_v2_batch(_FIELD_MAGIC.read(buf, i), batch_length, max_entry_size) or end > limit:
+            if not framed_v2_batch(_FIELD_MAGIC.read(buf, i), batch_length, least, most) or end > limit:
                 break
             # What the header alone says first: a batch refused after its CRC and records would have them
             # read again by the full reader.
@@ -192,7 +193,7 @@ class CleanBatches:
                 break
             if offset_order_problem(last_offset, base_offset) is not None:
                 break
-            if checksum(view[i + _CRC_START:end]) != _FIELD_CRC.read(buf, i):
+            if crc(view[i + crc_start:end]) != _FIELD_CRC.read(buf, i):
                 break
             codec_id = attributes & _CODEC_MASK
             if codec_id:   # as kbatch.reading.v2.load_records inflates them

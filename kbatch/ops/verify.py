@@ -17,7 +17,7 @@ from kbatch.format.codecs import DEFAULT_DECOMPRESSED_LIMIT
 from kbatch.format.findings import Finding
 from kbatch.reading.invariants import OffsetOrder, batch_invariants, breaks_sequence, segment_range_checks
 from kbatch.messages import decoder_for_path
-from kbatch.walk.parts import Parts, worth_parts
+from kbatch.walk.parts import walk_in_parts, worth_parts
 from kbatch.files.inputs import is_remote, segment_base_offset
 from kbatch.reading.summary import FileSummary
 
@@ -37,12 +37,15 @@ def verify_file(path: str, stream: BinaryIO, summary: FileSummary, options: Veri
     The fast CRC pass (:mod:`kbatch.walk.crc`) can answer for a whole local
     file checked without ``deep``: when it calls the file clean, its counts
     and its zero tail are all there is to say, and the full reader never
-    runs.  Otherwise -- or for stdin, pasted hex (``stream_is_file`` False), a
-    remote object, a range of a file, ``deep`` -- :func:`verify_stream` reads
-    the stream for the exact findings.  The arguments are verify_stream's.
+    runs.  When it is not, the entries it verified are counted and the walk
+    goes on from the first it left (``FastScan.stopped_at``).  Otherwise -- or
+    for stdin, pasted hex (``stream_is_file`` False), a remote object, a range
+    of a file, ``deep`` -- :func:`verify_stream` reads the stream for the
+    exact findings.  The arguments are verify_stream's.
     """
     whole = start == 0 and (stop is None or stop >= summary.size)
     local = stream_is_file and path != "-" and not is_remote(path)
+    walk_from = start
     if not options.deep and whole and local:
         from kbatch.walk.crc import fast_scan
 
@@ -56,15 +59,19 @@ def verify_file(path: str, stream: BinaryIO, summary: FileSummary, options: Veri
             if landed is not None:
                 landed["pos"] = scan.size
             return
+        if scan.stopped_at is not None and scan.size == summary.size:
+            # Every entry before it verified, with nothing to report: counted, and the walk goes on from there.
+            summary.batches, summary.records, summary.batch_bytes = scan.entries, scan.records, scan.stopped_at
+            walk_from = scan.stopped_at
     decoder = decoder_for_path(path) if options.deep else None
-    if whole and local and worth_parts(summary.size, options.jobs):
+    if whole and local and worth_parts(summary.size - walk_from, options.jobs):
         yield from verify_in_parts(path.removeprefix("file://"), stream, summary, options, progress=progress,
                                    landed=landed, on_batch=on_batch, decoder=decoder,
-                                   segment_base=segment_base_offset(path))
+                                   segment_base=segment_base_offset(path), start=walk_from)
         return
     # a KRaft snapshot (its own rules: kbatch.reading.kraft.SnapshotRules), read from its start
     snapshot = decoder == "metadata" and path.endswith(".checkpoint") and start == 0
-    yield from verify_stream(stream, summary, options, progress=progress, start=start, stop=stop, landed=landed,
+    yield from verify_stream(stream, summary, options, progress=progress, start=walk_from, stop=stop, landed=landed,
                              on_batch=on_batch, decoder=decoder, segment_base=segment_base_offset(path),
                              snapshot=snapshot)
 
@@ -86,7 +93,9 @@ def verify_stream(stream: BinaryIO, summary: FileSummary, options: VerifyOptions
     batch is held against ``segment_base``, the base offset the segment's file name says.  ``order`` carries
     the cross-batch offset check on from the entries before ``start``.
     """
-    from kbatch.reading.reader import ReadOptions, SegmentReader
+    from kbatch.reading.reader import ReadOptions, SegmentReader   # (here: a clean file's fast pass needs none)
+    from kbatch.walk.crcrun import CrcRun   # (looked up here: tests swap it)
+    from kbatch.walk.engine import Walk
 
     # Records become objects only for an internal topic's decoder (control records always do): the
     # invariants read what the record decoder kept as it walked, so memory does not grow with a batch.
@@ -100,53 +109,49 @@ def verify_stream(stream: BinaryIO, summary: FileSummary, options: VerifyOptions
     if snapshot and options.deep and objects:
         from kbatch.reading.kraft import SnapshotRules
         snapshot_rules = SnapshotRules()
-    # --deep walks the data batches it has nothing to say about without an object each (kbatch.walk.deep);
-    # every other entry is the full reader's, one at a time.
+    # The run over the entries with nothing to say (kbatch.walk.engine): --deep's walks the data batches in
+    # its compiled loop (kbatch.walk.deep), the CRC run the v2 batches whose CRC holds (kbatch.walk.crcrun);
+    # every other entry is the full reader's, one at a time.  (An internal topic's records are objects: no run.)
     run = None
-    if options.deep and not objects:
-        from kbatch.walk.deep import DeepRun
+    if not options.deep:
+        run = CrcRun(summary, reader.options.max_entry_size)
+    elif not objects:
+        from kbatch.walk.deep import DeepRun   # (looked up here: tests swap it)
 
         run = DeepRun(summary, order, segment_base, reader.options.max_entry_size, reader.decompressor)
-    pos, stop = start, summary.size if stop is None else min(stop, summary.size)
-    while pos < min(stop, reader.size):   # (the reader's size shrinks if the file is cut while it is read)
-        if run is not None:
-            walked = run.walk(reader.window, pos, stop)
-            if walked > pos:
-                pos = walked
-                if progress is not None:
-                    progress(pos)
-                continue
-        # The entry at pos (or the damaged range there) when the run goes on after it; else all of them.
-        for item in reader.walk(pos, pos + 1 if run is not None else stop):
-            if isinstance(item, Finding):
-                if item.code == "truncated-while-reading" and summary.size_now is not None:
-                    continue   # told once a file, whatever the parts or readers that noticed
-                summary.add_finding(item)
-                order.damaged_range(item)
-                yield item
-                continue
-            if options.deep:
-                if objects:
-                    decode_batch(item, decoder)
-                if snapshot_rules is not None:
-                    item.findings += snapshot_rules.batch(item)
-                item.findings += batch_invariants(item)
-                if segment_base is not None:
-                    item.findings += segment_range_checks(item, segment_base)
-                item.findings += order.check(item)   # last: the one check across batches (where parts meet, too)
-                item.findings.sort(key=in_file_order)
-            summary.add_batch(item)
-            if on_batch is not None:
-                on_batch(item)
-            yield from item.findings
-            if progress is not None:
-                progress(item.pos + item.size)
-        item = None   # a batch holds a view of the reader's window: let it go before the run reads on
-        pos = reader.landed
-    for item in reader.ending():   # the file cut while the fast pass read it
-        if summary.size_now is None:
+    stop = summary.size if stop is None else min(stop, summary.size)
+    walk = Walk(reader, run)
+
+    def ran(pos):   # the run went on to pos
+        if progress is not None:
+            progress(pos)
+
+    for item in walk.items(start, stop, ran):
+        if isinstance(item, Finding):
+            if item.code == "truncated-while-reading" and summary.size_now is not None:
+                continue   # told once a file, whatever the parts or readers that noticed
             summary.add_finding(item)
+            order.damaged_range(item)
             yield item
+            continue
+        if options.deep:
+            if objects:
+                decode_batch(item, decoder)
+            if snapshot_rules is not None:
+                item.findings += snapshot_rules.batch(item)
+            item.findings += batch_invariants(item)
+            if segment_base is not None:
+                item.findings += segment_range_checks(item, segment_base)
+            item.findings += order.check(item)   # last: the one check across batches (where parts meet, too)
+            item.findings.sort(key=in_file_order)
+        summary.add_batch(item)
+        if on_batch is not None:
+            on_batch(item)
+        yield from item.findings
+        if progress is not None:
+            progress(item.pos + item.size)
+        item = None   # a batch holds a view of the reader's window: let it go before the run reads on
+    pos = walk.landed
     if snapshot_rules is not None and pos >= summary.size:
         for finding in snapshot_rules.end():
             summary.add_finding(finding)
@@ -169,8 +174,9 @@ MAX_PART_FINDINGS = 10_000   # a part with more is read again by the parent (the
 
 def verify_in_parts(path: str, stream: BinaryIO, summary: FileSummary, options: VerifyOptions, *, progress=None,
                     landed: dict | None = None, on_batch=None, decoder: str | None = None,
-                    segment_base: int | None = None) -> Iterator[Finding]:
-    """verify_stream's findings for a whole local file, its parts read at once by ``options.jobs`` processes.
+                    segment_base: int | None = None, start: int = 0) -> Iterator[Finding]:
+    """verify_stream's findings for a local file from ``start`` (an entry start, 0 unless the fast pass
+    verified the entries before it) to its end, its parts read at once by ``options.jobs`` processes.
 
     Each child sends back its findings with the batches they belong to, its
     counts, and where its walk ended.  Besides the hand-over, a part's results
@@ -181,25 +187,25 @@ def verify_in_parts(path: str, stream: BinaryIO, summary: FileSummary, options: 
     """
     serial = dataclasses.replace(options, jobs=1)
     order = OffsetOrder()
-    pos = 0
 
     def work(part_stream, start, stop, _spill):
         return _verify_part(path, part_stream, start, stop, summary.size, serial, decoder, segment_base)
 
-    with Parts(path, summary.size, options.jobs, work) as parts:
-        for part in parts:
-            found = part.result(pos)
-            if found is not None and (not options.deep or found.goes_on_from(order)):
-                yield from found.replay(summary, order if options.deep else None, on_batch)
-                pos = found.landed
-                if progress is not None:
-                    progress(pos)
-            if pos < part.stop:   # read here, on from where the walk ended
-                walked = {}
-                yield from verify_stream(stream, summary, serial, progress=progress, start=pos, stop=part.stop,
-                                         landed=walked, on_batch=on_batch, decoder=decoder,
-                                         segment_base=segment_base, order=order)
-                pos = walked["pos"]
+    def take(_part, found):
+        if options.deep and not found.goes_on_from(order):
+            return None
+        yield from found.replay(summary, order if options.deep else None, on_batch)
+        if progress is not None:
+            progress(found.landed)
+        return found.landed
+
+    def walk_here(pos, stop):
+        walked = {}
+        yield from verify_stream(stream, summary, serial, progress=progress, start=pos, stop=stop, landed=walked,
+                                 on_batch=on_batch, decoder=decoder, segment_base=segment_base, order=order)
+        return walked["pos"]
+
+    pos = yield from walk_in_parts(path, summary.size, options.jobs, work, take, walk_here, start=start)
     if landed is not None:
         landed["pos"] = pos
 

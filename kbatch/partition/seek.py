@@ -21,6 +21,7 @@ from typing import BinaryIO, Iterator
 
 from kbatch.format.findings import Finding
 from kbatch.reading.model import Batch
+from kbatch.reading.recovery import resync_candidate
 from kbatch.format.structs import (
     BATCH_HEADER,
     LEGACY_CODEC_MASK,
@@ -29,7 +30,6 @@ from kbatch.format.structs import (
     MAGIC_OFFSET,
     MESSAGE_V0_HEADER,
     MESSAGE_V1_HEADER,
-    MIN_ENTRY_SIZE,
     OFFSET_INDEX_ENTRY,
     TIME_INDEX_ENTRY,
 )
@@ -86,11 +86,9 @@ def peek(stream: BinaryIO, pos: int, size: int, max_entry_size: int) -> Header |
         return None
     offset, length = LOG_ENTRY_PREFIX.unpack_from(raw)
     magic = raw[MAGIC_OFFSET]
-    if magic not in MIN_ENTRY_SIZE or not MIN_ENTRY_SIZE[magic] <= length <= max_entry_size or offset < 0:
+    if not resync_candidate(pos, offset, magic, length, max_entry_size, size):   # framing's rule, offset >= 0
         return None
     end = pos + LOG_OVERHEAD + length
-    if end > size:
-        return None
     if magic == 2:
         if len(raw) < BATCH_HEADER.size:
             return None

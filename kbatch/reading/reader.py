@@ -39,6 +39,7 @@ from kbatch.format.framing import (
     LENGTH_FIELD,
     crc_mismatch,
     frame_problem,
+    framed_proposed_v3,
     short_header,
     starts_zero_run,
     truncated_while_reading,
@@ -57,7 +58,6 @@ from kbatch.format.structs import (
     MAGIC_OFFSET,
     PROPOSED_V3_MAGIC,
     SIZE_OFFSET,
-    V3_MIN_ENTRY_SIZE,
 )
 
 __all__ = ["DEFAULT_MAX_ENTRY_SIZE", "ReadOptions", "SegmentReader", "load_records", "open_input", "parse_hex"]
@@ -153,7 +153,7 @@ class SegmentReader:
         if not whole_header:
             yield short_header(pos, available)
             return self.size
-        if magic == PROPOSED_V3_MAGIC and V3_MIN_ENTRY_SIZE <= size <= self.size - pos - LOG_OVERHEAD:
+        if magic == PROPOSED_V3_MAGIC and framed_proposed_v3(pos, size, self.options.max_entry_size, self.size):
             yield self._proposed_v3(pos, pos + LOG_OVERHEAD + size)
             return pos + LOG_OVERHEAD + size
         problem = frame_problem(pos, magic, size, self.options.max_entry_size, self.size)

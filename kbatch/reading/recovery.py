@@ -7,6 +7,10 @@ intact with only its length lying: :meth:`Recovery.recover_length` tries the
 ends where another entry plausibly starts, and the end of the input, and
 hands back the entry if its CRC verifies at one of them (``bad-length``,
 which is what repair-length builds on).
+
+What an entry is comes from :mod:`kbatch.format.framing` (:func:`~kbatch.format.framing.framed`, the
+CRC per magic).  Looking for one among other bytes adds one condition of its own, on top:
+:func:`resync_candidate`.
 """
 
 from __future__ import annotations
@@ -16,9 +20,9 @@ import re
 import struct
 from typing import Callable
 
-from kbatch.format.checksums import SpanCrc, crc32, crc32c
+from kbatch.format.checksums import SpanCrc
 from kbatch.format.findings import Finding
-from kbatch.format.framing import CHECKSUMS, LENGTH_FIELD
+from kbatch.format.framing import CHECKSUMS, LENGTH_FIELD, framed, size_bounds
 from kbatch.reading.model import Batch
 from kbatch.format.structs import (
     BATCH_HEADER,
@@ -35,7 +39,23 @@ from kbatch.reading.window import CHUNK, EntryCut, Window
 _INT32 = struct.Struct(">i")
 
 _LEADING_ZEROS = re.compile(b"\x00*")
-_SPAN_CRCS = {function: SpanCrc(function) for function in (crc32, crc32c)}
+# The CRC functions of the magics an entry found among other bytes may have (framing's choice).
+_CRC_FUNCTIONS = tuple({CHECKSUMS[magic].function: None for magic in MIN_ENTRY_SIZE})
+_SPAN_CRCS = {function: SpanCrc(function) for function in _CRC_FUNCTIONS}
+
+
+def resync_candidate(pos: int, offset: int, magic: int, size: int, max_size: int, input_size: int) -> bool:
+    """Might an entry start at ``pos`` (its offset field ``offset``), found among bytes that are none?
+
+    The one frame rule (:func:`kbatch.format.framing.framed`), and one condition on top: the offset field
+    is not negative.  A broker assigns offsets counting up from the log's start offset, which is never
+    below 0 (LogValidator.validateMessagesAndAssignOffsets takes the offsetCounter from the log end offset;
+    UnifiedLog.truncateTo refuses "a negative offset"), so an entry it wrote never holds one: bytes that
+    do are no entry, whatever their CRC says.  The reader walking entries one after another does not ask
+    this (the offset is no frame field: Kafka's FileLogInputStream reads it without a check); only a
+    search for where entries begin does.
+    """
+    return offset >= 0 and framed(pos, magic, size, max_size, input_size)
 
 
 @functools.lru_cache(maxsize=None)
@@ -77,18 +97,18 @@ class Recovery:
         if not any(buf[i:i + HEADER_SIZE_UP_TO_MAGIC]):
             return zeros_too
         offset, size = LOG_ENTRY_PREFIX.unpack_from(buf, i)
-        magic = buf[i + MAGIC_OFFSET]
-        return (magic in MIN_ENTRY_SIZE and offset >= 0
-                and MIN_ENTRY_SIZE[magic] <= size and pos + LOG_OVERHEAD + size <= self.size)
+        # No maximum here: a size field that fits the input marks where bytes may stop being the entry
+        # before (recover_length's candidate ends); verified_entry_at asks the reader's maximum.
+        return resync_candidate(pos, offset, buf[i + MAGIC_OFFSET], size, self.size, self.size)
 
     def verified_entry_at(self, pos: int) -> bool:
         """Does an entry whose CRC verifies start at ``pos``?"""
         if not self.plausible_entry_at(pos, zeros_too=False):
             return False
         buf, i, _ = self.window.view(pos, HEADER_SIZE_UP_TO_MAGIC)
-        _, size = LOG_ENTRY_PREFIX.unpack_from(buf, i)
+        offset, size = LOG_ENTRY_PREFIX.unpack_from(buf, i)
         checksum = CHECKSUMS[buf[i + MAGIC_OFFSET]]
-        if size > self.max_entry_size:
+        if not resync_candidate(pos, offset, buf[i + MAGIC_OFFSET], size, self.max_entry_size, self.size):
             return False
         end = pos + LOG_OVERHEAD + size
         buf, i, _ = self.window.view(pos, end - pos)
@@ -120,7 +140,7 @@ class Recovery:
         offset and size fields checked behind it; Python sees only the few positions that pass.
         """
         largest = min(max_size, self.size - start - LOG_OVERHEAD)
-        if largest < min(MIN_ENTRY_SIZE.values()):
+        if largest < min(size_bounds(magic, max_size)[0] for magic in MIN_ENTRY_SIZE):
             return
         patterns = [_candidate_pattern(magic, largest >> 24) for magic in MIN_ENTRY_SIZE]
         chunk_pos = start
@@ -137,8 +157,7 @@ class Recovery:
                     if candidate < chunk_pos or candidate >= chunk_stop:
                         continue
                     offset, size = LOG_ENTRY_PREFIX.unpack_from(buf, index)
-                    if (offset >= 0 and MIN_ENTRY_SIZE[buf[index + MAGIC_OFFSET]] <= size <= max_size
-                            and candidate + LOG_OVERHEAD + size <= self.size):
+                    if resync_candidate(candidate, offset, buf[index + MAGIC_OFFSET], size, max_size, self.size):
                         found.append(candidate)
             yield from sorted(found)
             chunk_pos = chunk_stop
@@ -173,8 +192,9 @@ class Recovery:
             return None   # not even a whole header: nothing to prove a length with
         checksum = CHECKSUMS[magic]
         stored, covered_from = checksum.stored(buf, i), pos + checksum.start
-        first_end = pos + LOG_OVERHEAD + MIN_ENTRY_SIZE[magic]
-        limit = min(limit, pos + LOG_OVERHEAD + self.max_entry_size)
+        least, most = size_bounds(magic, self.max_entry_size)
+        first_end = pos + LOG_OVERHEAD + least
+        limit = min(limit, pos + LOG_OVERHEAD + most)
         running, covered_to = 0, covered_from
         for end in self._candidate_ends(first_end, limit):
             running = checksum.function(self.window.read_bytes(covered_to, end - covered_to), running)
@@ -201,7 +221,7 @@ class Recovery:
             return None
         magic = buf[i + MAGIC_OFFSET]
         true_size = end - pos - LOG_OVERHEAD
-        if magic not in MIN_ENTRY_SIZE or not MIN_ENTRY_SIZE[magic] <= true_size <= self.max_entry_size:
+        if not framed(pos, magic, true_size, self.max_entry_size, self.size):
             return None
         (stored_size,) = _INT32.unpack_from(buf, i + SIZE_OFFSET)
         if stored_size == true_size:
@@ -232,8 +252,8 @@ class _PrefixCrcs:
         self.window = window
         self.base = base
         self.passed = base                     # the pass has covered [base, passed)
-        self.running = {crc32: 0, crc32c: 0}
-        self.steps = {crc32: [0], crc32c: [0]}   # the CRC to base + n * STEP
+        self.running = {function: 0 for function in _CRC_FUNCTIONS}
+        self.steps = {function: [0] for function in _CRC_FUNCTIONS}   # the CRC to base + n * STEP
 
     def span(self, function, start: int, end: int) -> int:
         """The CRC of the bytes ``[start, end)`` (``start`` >= base)."""
@@ -259,7 +279,7 @@ class _PrefixCrcs:
             view = memoryview(piece)
             for offset in range(0, len(piece), self.STEP):   # pieces start on a step: the pass stays aligned
                 part = view[offset:offset + self.STEP]
-                for function in (crc32, crc32c):
+                for function in _CRC_FUNCTIONS:
                     self.running[function] = function(part, self.running[function])
                     if len(part) == self.STEP:
                         self.steps[function].append(self.running[function])

@@ -14,7 +14,6 @@ from kbatch.format.findings import Finding
 from kbatch.format.framing import CHECKSUMS, crc_mismatch, records_count_problem
 from kbatch.reading.model import TIMESTAMP_TYPES, Batch
 from kbatch.reading.records import walk_batch_records
-from kbatch.kernels.batchrules import framed_v2_batch
 from kbatch.kernels.jsonl import LINE_FIELDS
 from kbatch.format.structs import (
     BATCH_HEADER,
@@ -82,34 +81,11 @@ assert LINE_FIELDS == tuple(field.name for field in dataclasses.fields(Batch))[:
     "kbatch.kernels.jsonl.LINE_FIELDS is not kbatch.reading.model.Batch's order"
 
 
-def framed_batches(window, pos: int, stop: int, max_entry_size: int):
-    """The v2 batches from ``pos`` (an entry start) on that start before ``stop``, lie whole in the reader's
-    window (slid to hold the first: :func:`batch_in_view`) and are framed as the reader wants them
-    (kbatch.kernels.batchrules.framed_v2_batch), as (file position, view, i, end, header): the batch's bytes are
-    ``view[i:end]``, ``header`` its BATCH_HEADER fields.  It ends at the first entry that is not one.
-
-    The listing's run over clean batches (kbatch.walk.listing) takes these until one it leaves to the full
-    reader; that one, and whatever ended this walk, the full reader reads.  (--deep's run,
-    kbatch.kernels.cleanruns.CleanBatches, frames batches by the same rule in its compiled loop.)
-    """
-    data, i = batch_in_view(window, pos)
-    base = pos - i                       # the file position of data[0]
-    limit, last = len(data), stop - base
-    with memoryview(data) as view:
-        while i < last and i + BATCH_HEADER.size <= limit:
-            header = _unpack_header(data, i)
-            end = i + LOG_OVERHEAD + header[1]
-            if not framed_v2_batch(header[3], header[1], max_entry_size) or end > limit:
-                return   # not a v2 batch, a size that is damage, or one going on past the window
-            yield base + i, view, i, end, header
-            i = end
-
-
 def batch_in_view(window, pos: int) -> tuple[memoryview, int]:
     """(data, i): the reader's window at ``pos`` (an entry start) as ``data[i:]``, slid to hold the whole entry
     starting there when its size field says it fits a chunk.
 
-    The runs over clean batches (kbatch.walk.deep, kbatch.walk.listing) take only what lies whole in the window;
+    The runs over clean batches (kbatch.walk.engine) take only what lies whole in the window;
     without the slide, the batch its end cuts would go to the full reader once a chunk, an object made of
     it and of every check.  A larger size (a broker's largest batches, or damage claiming a gigabyte) is the
     full reader's as before.

@@ -18,14 +18,13 @@ import io
 
 from construct import ConstructError
 
-from kbatch.format.checksums import crc32c
 from kbatch.format.codecs import CodecError, Decompressor, codec_name
 from kbatch.format.findings import Finding
+from kbatch.format.framing import CHECKSUMS, crc_mismatch
 from kbatch.format.layouts import Record as RecordLayout, RecordBatchV3Tail, RecordV3, field_spans
 from kbatch.reading.records import decode_control
 from kbatch.reading.model import NO_SEQUENCE, TIMESTAMP_TYPES, Batch, Record, increment_sequence
 from kbatch.format.structs import (
-    BATCH_CRC_START,
     BATCH_V3_FIXED,
     COMPRESSION_CODEC_MASK,
     CONTROL_FLAG_MASK,
@@ -53,7 +52,7 @@ def read_v3_batch(pos: int, entry, decompressor: Decompressor, *, records: bool,
     batch = Batch(
         pos=pos, size=len(entry), magic=PROPOSED_V3_MAGIC, length_field=batch_length, offset_field=base_offset,
         base_offset=base_offset, last_offset=base_offset, count=records_count, attributes=attributes,
-        codec=codec_name(codec_id), crc=crc, computed_crc=crc32c(entry[BATCH_CRC_START:]),
+        codec=codec_name(codec_id), crc=crc, computed_crc=CHECKSUMS[PROPOSED_V3_MAGIC].compute(entry),
         timestamp_type=TIMESTAMP_TYPES[bool(attributes & TIMESTAMP_TYPE_MASK)],
         base_timestamp=None, max_timestamp=None, partition_leader_epoch=leader_epoch,
         producer_id=producer_id, producer_epoch=producer_epoch, base_sequence=base_sequence,
@@ -63,8 +62,7 @@ def read_v3_batch(pos: int, entry, decompressor: Decompressor, *, records: bool,
                                   "0, 1 or 2 (a format Kafka reads)",
                                   "3: the v3 proposal Kafka never adopted"))
     if not batch.crc_valid:
-        batch.findings.append(Finding("crc-mismatch", pos, pos + BATCH_CRC_START, len(entry) - BATCH_CRC_START, "crc",
-                                      f"{batch.computed_crc} (computed)", f"{crc} (stored)"))
+        batch.findings.append(crc_mismatch(pos, pos + len(entry), PROPOSED_V3_MAGIC, batch.computed_crc, crc))
     fixed = BATCH_V3_FIXED.size
     spans, error = field_spans(RecordBatchV3Tail, bytes(entry[fixed:fixed + _TAIL_MAX]), base=pos + fixed)
     if error is not None:

@@ -14,12 +14,15 @@ can judge?  ::
 
 It checks what :class:`kbatch.reading.reader.SegmentReader` checks of a file it
 reports nothing on, and nothing more: the magic byte, the size field against
-``MIN_ENTRY_SIZE`` and the maximum entry size, the entries tiling the file,
+the bounds of kbatch.format.framing (magic, least and most size), the entries tiling the file,
 every CRC, and for an uncompressed v0/v1 message that its key and value fill
 it exactly with lengths of at least -1.  A compressed v0/v1 wrapper is never
 clean here: the CRCs of the messages inside it need decompressing, which is
 the full reader's job.  When ``clean`` is False, ``reason`` says what was off
-first, and ``entries``/``records`` count the entries verified before it.
+first, ``entries``/``records`` count the entries verified before it, and
+``stopped_at`` says where that entry lies: the walk engine
+(:mod:`kbatch.walk.engine`, with the CRC run and the full reader) goes on from
+there (:func:`kbatch.ops.verify.verify_file`).
 
 How it reads: :data:`CHUNK` bytes at a time into a few reused buffers, each
 with :data:`RESERVE` bytes of room in front where the unfinished entry at the
@@ -54,23 +57,22 @@ import sys
 import threading
 from dataclasses import dataclass
 
-from kbatch.format.checksums import CRC32C as _crc32c
-
 from kbatch.format.framing import (
     CHECKSUMS,
     DEFAULT_MAX_ENTRY_SIZE as MAX_ENTRY_SIZE,
     LENGTH_SIZE,
+    crc_mismatch,
     frame_problem,
     legacy_key_value,
     read_length,
     reason,
     records_count_problem,
     short_header,
+    size_bounds,
     starts_zero_run,
 )
 from kbatch.reading.window import page_aligned_buffer
 from kbatch.format.structs import (
-    BATCH_CRC_START,
     BATCH_HEADER,
     HEADER_SIZE_UP_TO_MAGIC,
     LEGACY_CODEC_MASK,
@@ -98,6 +100,9 @@ class FastScan:
     clean: bool                 # every entry framed exactly to EOF (or to a zero tail), every CRC verified
     zero_tail_pos: int | None   # where an all-zero tail starts (a preallocated segment; not damage)
     reason: str | None          # when not clean: the first thing that was off
+    # When not clean: where the entry lies that the full reader must read (every entry before it verified,
+    # and counted in entries/records), so a walk goes on from there; None: from the start (the file changed).
+    stopped_at: int | None = None
 
     def findings(self) -> list:
         """For a clean scan, the findings the full reader would report: at most the zero tail (information)."""
@@ -252,16 +257,18 @@ class _Chunks:
 
 
 class _Problem(Exception):
-    """The first thing that is off; ends the walk."""
+    """The first thing that is off; ends the walk.  ``at``: the entry the full reader goes on from (None:
+    the file changed while it was read, the full reader starts over)."""
 
-    def __init__(self, reason: str):
+    def __init__(self, reason: str, at: int | None = None):
         super().__init__(reason)
         self.reason = reason
+        self.at = at
 
     @classmethod
     def of(cls, finding) -> _Problem:
         """The first finding the full reader would report (kbatch.format.framing says what it is)."""
-        return cls(reason(finding))
+        return cls(reason(finding), finding.entry_pos)
 
 
 class _Walk:
@@ -334,9 +341,9 @@ class _Walk:
             if i == limit:
                 return limit
         unpack = _BATCH.unpack_from
-        crc32c = _crc32c
-        header_size, overhead, crc_start = _BATCH.size, LOG_OVERHEAD, BATCH_CRC_START
-        min_size, max_size = MIN_ENTRY_SIZE[2], self.max_entry_size
+        crc32c, crc_start = CHECKSUMS[2].function, CHECKSUMS[2].start   # framing's CRC and bounds for v2
+        header_size, overhead = _BATCH.size, LOG_OVERHEAD
+        min_size, max_size = size_bounds(2, self.max_entry_size)
         last_header = limit - header_size
         entries = records = 0
         try:
@@ -347,8 +354,9 @@ class _Walk:
                     if magic == 2 and min_size <= batch_length <= max_size:
                         end = i + overhead + batch_length
                         if end <= limit:
-                            if crc32c(view[i + crc_start:end]) != stored:
-                                raise _Problem(f"crc mismatch at {base + i}")
+                            computed = crc32c(view[i + crc_start:end])
+                            if computed != stored:
+                                raise _Problem.of(crc_mismatch(base + i, base + end, 2, computed, stored))
                             if count < 0:
                                 raise _Problem.of(records_count_problem(base + i, count))
                             entries += 1
@@ -398,8 +406,9 @@ class _Walk:
             self.running = [pos, total, total - available, function(view[i + crc_start:limit]), function, stored,
                             magic, count if magic == 2 else attributes]
             return limit
-        if function(view[i + crc_start:i + total]) != stored:
-            raise _Problem(f"crc mismatch at {pos}")
+        computed = function(view[i + crc_start:i + total])
+        if computed != stored:
+            raise _Problem.of(crc_mismatch(pos, pos + total, magic, computed, stored))
         if magic < 2:
             self._legacy_checks(pos, total, magic, attributes, lambda at, size: data[at - base:at - base + size])
         else:
@@ -413,7 +422,7 @@ class _Walk:
         ``read(file_pos, size)`` gives the bytes at a file position.  Counts the message's record.
         """
         if attributes & LEGACY_CODEC_MASK:
-            raise _Problem(f"compressed v0/v1 wrapper at {pos} (inner CRCs need the full reader)")
+            raise _Problem(f"compressed v0/v1 wrapper at {pos} (inner CRCs need the full reader)", pos)
         _, findings = legacy_key_value(pos, total, magic, lambda at: read_length(read(pos + at, LENGTH_SIZE), 0))
         if findings:
             raise _Problem.of(findings[0])
@@ -441,7 +450,7 @@ class _Walk:
             return limit
         self.running = None
         if value & 0xFFFFFFFF != stored:
-            raise _Problem(f"crc mismatch at {pos}")
+            raise _Problem.of(crc_mismatch(pos, pos + total, magic, value & 0xFFFFFFFF, stored))
         if magic < 2:
             self._legacy_checks(pos, total, magic, last_field, self._pread)
         else:
@@ -459,7 +468,8 @@ class _Walk:
             piece = min(step, limit - i)
             if not self._zeros.startswith(view[i:i + piece]):
                 nonzero = base + i + next(n for n, byte in enumerate(view[i:i + piece]) if byte)
-                raise _Problem(f"zero bytes from {self.zeros_from} up to {nonzero} are no entry and no zero tail")
+                raise _Problem(f"zero bytes from {self.zeros_from} up to {nonzero} are no entry and no zero tail",
+                               self.zeros_from)
             i += piece
         if at_end:
             self.zero_tail_pos = self.zeros_from
@@ -482,7 +492,7 @@ def fast_scan(path: str, *, threads: int = 2, max_entry_size: int = MAX_ENTRY_SI
             return FastScan(path, 0, 0, 0, False, None, "not a regular file (the full reader reads streams)")
         size = info.st_size
         walk = _Walk(fd, size, max_entry_size)
-        reason = None
+        reason = stopped_at = None
         try:
             if size <= SMALL_FILE_SIZE:
                 data = os.pread(fd, size, 0)
@@ -496,11 +506,11 @@ def fast_scan(path: str, *, threads: int = 2, max_entry_size: int = MAX_ENTRY_SI
                 finally:
                     chunks.close()
         except _Problem as problem:
-            reason = problem.reason
+            reason, stopped_at = problem.reason, problem.at
     finally:
         os.close(fd)
     return FastScan(path=path, size=size, entries=walk.entries, records=walk.records, clean=reason is None,
-                    zero_tail_pos=walk.zero_tail_pos if reason is None else None, reason=reason)
+                    zero_tail_pos=walk.zero_tail_pos if reason is None else None, reason=reason, stopped_at=stopped_at)
 
 
 if __name__ == "__main__":

@@ -13,8 +13,8 @@ in place by the one record decoder.
 
 It only ever accepts: at a batch that breaks a rule, or an entry it does not
 walk (a v0/v1 entry, a control batch, damage, a codec error), it stops, and
-:func:`kbatch.ops.verify.verify_stream` reads that one entry with the full
-reader, which reports exactly, then hands back.  So the output is the full
+the full reader reads that one entry and reports exactly, then hands back (a
+use of :class:`kbatch.walk.engine.Walk`, in :func:`kbatch.ops.verify.verify_stream`).  So the output is the full
 reader's whatever the run takes (tests/test_fastdeep.py holds the two to the
 same findings and counts on every fixture, every rule and random damage,
 compiled and pure); only the time differs.
@@ -22,8 +22,8 @@ compiled and pure); only the time differs.
 
 from __future__ import annotations
 
-from kbatch.format.checksums import CRC32C
 from kbatch.format.codecs import CodecError, Decompressor
+from kbatch.format.framing import CHECKSUMS, size_bounds
 from kbatch.kernels import cleanruns
 from kbatch.kernels.cleanruns import CleanBatches
 from kbatch.reading import invariants
@@ -70,8 +70,9 @@ class DeepRun:
         batches, order = self.batches, self.order
         before = batches.batches, batches.records, batches.batch_bytes
         batches.last_offset, batches.last_pos = order.last_offset, order.last_pos
-        stopped = batches.walk(data, i, stop - base, base, self.max_entry_size, self.segment_base, self._inflate,
-                               CRC32C)
+        least, most = size_bounds(2, self.max_entry_size)   # framing's rules, handed to the compiled loop
+        stopped = batches.walk(data, i, stop - base, base, least, most, self.segment_base, self._inflate,
+                               CHECKSUMS[2])
         walked = batches.batches - before[0]
         if walked:
             # the last batch walked here: its base offset (for the offset-outlier rule's wording)

@@ -10,20 +10,22 @@ derived from the declaration, its CRC checked, its fields made by
 of) and its line written by the compiled writer
 (:func:`kbatch.kernels.jsonl.fields_json`, batch_json's own).
 
-It only ever accepts: at an entry that is not such a batch (another magic, a
-size that is damage, a CRC that fails, a negative count, a line the writer
-leaves to json.dumps) it stops, and the full reader lists that one entry, then
-hands back.  tests/test_fastlist.py holds the output to the full reader's on
+It only ever accepts: at an entry that is not such a batch (one
+:func:`kbatch.walk.engine.clean_v2_batches` does not hand out, or a line the
+writer leaves to json.dumps) it stops, and the full reader lists that one
+entry, then hands back (a use of :class:`kbatch.walk.engine.Walk`).  tests/test_fastlist.py holds the output to the full reader's on
 every fixture, damage and random headers.
 """
 
 from __future__ import annotations
 
-from kbatch.format.checksums import CRC32C
-from kbatch.reading.v2 import batch_fields, framed_batches
 from kbatch.kernels.jsonl import fields_json
-from kbatch.format.structs import BATCH_CRC_START
+from kbatch.reading.v2 import batch_fields
+from kbatch.walk.engine import clean_v2_batches
+from kbatch.format.structs import BATCH_HEADER
 from kbatch.reading.summary import FileSummary
+
+_RECORDS_COUNT = BATCH_HEADER.names.index("records_count")
 
 # Lines joined into one write.  Not a window's at once: a line is ~900 bytes, an empty batch 61, so the
 # 2 MiB window (kbatch.reading.window.CHUNK) of those would hold ~30 MiB of lines.
@@ -49,14 +51,7 @@ class ListRun:
         before ``stop``; where the walk stopped (``pos`` itself when the entry there is the full reader's)."""
         head, lines = self.head, []
         listed = records = batch_bytes = 0
-        for batch_pos, view, i, end, header in framed_batches(window, pos, stop, self.max_entry_size):
-            count, crc = header[12], header[4]
-            # kbatch.reading.reader after the frame: the CRC, then read_batch's own finding.
-            if count < 0:
-                break
-            computed = CRC32C(view[i + BATCH_CRC_START:end])
-            if computed != crc:
-                break
+        for batch_pos, view, i, end, header, computed in clean_v2_batches(window, pos, stop, self.max_entry_size):
             line = fields_json(batch_fields(batch_pos, end - i, header, computed), head)
             if line is None:
                 break
@@ -64,7 +59,7 @@ class ListRun:
             if len(lines) == LINES_PER_WRITE:
                 self._write(lines)
             listed += 1
-            records += count
+            records += header[_RECORDS_COUNT]
             batch_bytes += end - i
             pos = batch_pos + end - i
         self._write(lines)

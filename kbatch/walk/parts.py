@@ -8,29 +8,30 @@ walk of the part before it ended.  A cut only gives a guess of where a part
 starts (the first entry past the cut whose CRC verifies); bytes inside a
 record can look like an entry, so the guess is checked at the hand-over, and
 a part whose start was wrong is read by the parent, on from where the walk
-ended.  ::
+ended.  :func:`walk_in_parts` is that walk, the one for every command that
+reads a file in parts (verify-crc: kbatch.ops.verify; dump --format jsonl:
+kbatch.ops.listing)::
 
-    with Parts(path, size, jobs, work) as parts:
-        pos = 0
-        for part in parts:                 # in file order; the children are already at work
-            found = part.result(pos)       # the child's, if its walk began at pos; else None
-            if found is not None:
-                pos = take(found)          # found.landed: where the child's walk ended
-            if pos < part.stop:            # no child, or what a child left of its part
-                pos = walk_here(pos, part.stop)
+    landed = yield from walk_in_parts(path, size, jobs, work, take, walk_here)
 
 ``work(stream, start, stop, spill)`` runs in the child: it walks the entries
 starting in [start, stop) of its own handle on the file and returns what the
 parent needs, picklable, with ``landed`` (where its walk ended) -- or None to
 give up, and the parent reads the part.  Bulk output goes to ``spill``, a
-temporary file the parent reads afterwards.  The first part has no child:
-the parent reads it while the others are read.  kbatch's output is the same
-whatever the number of parts; only the time differs.
+temporary file the parent reads afterwards (up to :func:`spill_limit` bytes).
+In the parent, ``take(part, found)`` takes a child's result (where its walk
+began where the walk stands) and returns where the walk goes on, or None to
+read the part itself; ``walk_here(pos, stop)`` reads [pos, stop) itself and
+returns where it ended.  Both are generators: what they yield, the walk
+yields.  The first part has no child: the parent reads it while the others
+are read.  kbatch's output is the same whatever the number of parts; only the
+time differs.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 from dataclasses import dataclass
 
 PART_MIN_SIZE = 32 * 1024 * 1024   # no part is smaller: a fork and the search for a part's start cost ms
@@ -38,6 +39,12 @@ PART_START_SEARCH = 16 * 1024 * 1024   # how far past its cut a part's first ent
 # Bytes inside records can look like an entry header claiming megabytes; proving one false costs a CRC of
 # what it claims.  Entries this size or smaller are tried first.
 USUAL_ENTRY_SIZE = 1024 * 1024
+
+
+# A child writes its bulk output up to this much, the parent the rest of its part.  Past it the parent reads
+# what is left while the child sits idle, so it is large: half of 256 MiB of 100-byte records is ~450 MB of
+# JSON lines.
+MAX_SPILL = 1024 * 1024 * 1024
 
 
 def usable_cpus() -> int:
@@ -48,7 +55,7 @@ def usable_cpus() -> int:
 
 
 def worth_parts(size: int, jobs: int) -> bool:
-    """Whether a local file of ``size`` bytes is read in parts with ``jobs`` processes."""
+    """Whether ``size`` bytes of a local file are read in parts with ``jobs`` processes."""
     return jobs > 1 and size >= 2 * PART_MIN_SIZE and hasattr(os, "fork")
 
 
@@ -113,14 +120,15 @@ class Part:
 
 
 class Parts:
-    """The parts of a file, the children reading all but the first already started (see the module)."""
+    """The parts of a file from ``start`` (an entry start) on, the children reading all but the first already
+    started (see the module)."""
 
-    def __init__(self, path: str, size: int, jobs: int, work, *, spill: bool = False):
+    def __init__(self, path: str, size: int, jobs: int, work, *, spill: bool = False, start: int = 0):
         if spill:
             import tempfile   # here, not at the top: only a run whose children spill output loads it
 
-        count = max(1, min(jobs, size // PART_MIN_SIZE))
-        cuts = [size * part // count for part in range(count)] + [size]
+        count = max(1, min(jobs, (size - start) // PART_MIN_SIZE))
+        cuts = [start + (size - start) * part // count for part in range(count)] + [size]
         self.parts = [Part(cut, stop) for cut, stop in zip(cuts, cuts[1:])]
         try:
             for part in self.parts[1:]:
@@ -165,3 +173,45 @@ def _fork(part: Part, path: str, size: int, work) -> None:
             os._exit(status)
     os.close(child_end)
     part.pid, part.pipe = pid, pipe
+
+
+def walk_in_parts(path: str, size: int, jobs: int, work, take, walk_here, *, spill: bool = False, start: int = 0):
+    """The walk over a local file from ``start`` (an entry start) to its end, in parts (see the module); yields
+    what ``take`` and ``walk_here`` yield, returns where the walk ended."""
+    pos = start
+    with Parts(path, size, jobs, work, spill=spill, start=start) as parts:
+        for part in parts:   # in file order; the children are already at work
+            found = part.result(pos)
+            if found is not None:
+                landed = yield from take(part, found)
+                pos = pos if landed is None else landed
+            if pos < part.stop:   # no child, or what a child left of its part: read here, on from pos
+                pos = yield from walk_here(pos, part.stop)
+    return pos
+
+
+def spill_limit(children: int) -> int:
+    """How much each child may write to its spill file: MAX_SPILL, and all of them together never more than
+    a quarter of the free space where they are written."""
+    import tempfile
+
+    try:
+        free = shutil.disk_usage(tempfile.gettempdir()).free
+    except OSError:
+        return MAX_SPILL
+    return min(MAX_SPILL, free // (4 * max(1, children)))
+
+
+def copy_out(spill, out) -> None:
+    """A part's spilled output to ``out``'s bytes (a text stream; both UTF-8): by the kernel where the output
+    is a file or a pipe."""
+    spill.seek(0)
+    out.flush()
+    try:
+        target = out.buffer.fileno()
+    except (OSError, ValueError):   # a buffer without a file descriptor (tests' capture)
+        shutil.copyfileobj(spill, out.buffer, 1024 * 1024)
+        return
+    size, sent = os.fstat(spill.fileno()).st_size, 0
+    while sent < size:
+        sent += os.sendfile(target, spill.fileno(), sent, size - sent)

@@ -1,0 +1,135 @@
+"""Listing a segment's entries into a sink, whole or in parts: the library side of ``kbatch dump``.
+
+:class:`Listing` hands every entry the reader reads to a sink (kbatch.output,
+kbatch.render) and counts it; its walk is the engine's (kbatch.walk.engine),
+with the listing's run (kbatch.walk.listing.ListRun) where the output is JSON
+Lines the compiled writer writes.  :func:`list_in_parts` lists a large local
+file's parts at once (kbatch.walk.parts.walk_in_parts).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+
+from kbatch.format.findings import Finding
+from kbatch.partition.seek import Window, keep_selected
+from kbatch.reading.reader import ReadOptions, SegmentReader
+from kbatch.reading.records import stream_records
+from kbatch.reading.summary import FileSummary
+from kbatch.walk.engine import Walk
+from kbatch.walk.parts import copy_out, spill_limit, walk_in_parts
+
+
+@dataclasses.dataclass
+class Listing:
+    """What dump does with each entry the reader hands out: each shown to ``sink``, counted in ``summary``."""
+
+    reader: SegmentReader
+    summary: FileSummary
+    sink: object
+    options: ReadOptions
+    internal: str | None
+    columns: bool
+    window: Window
+    limit: int | None
+    committed: object = None    # kbatch.ops.visibility.CommittedView: only what read_committed gives is listed
+
+    def list_from(self, pos: int, stop: int, enough=None) -> int:
+        """List the entries that start in [pos, stop) (``pos`` is an entry's start); where the walk ended.
+
+        It ends early after a batch where ``enough()`` says so (asked at least every few MiB), or at --limit.
+        """
+        walk = Walk(self.reader, self._run())
+        ended = self.show(walk.items(pos, stop, None if enough is None else lambda _: enough()), enough)
+        return walk.landed if ended is None else ended
+
+    def _run(self):
+        """The listing's walk over the batches it lists as they are (kbatch.walk.listing), where that is its
+        output: JSON Lines of every batch, without records, written by the compiled writer; else None."""
+        sink, options = self.sink, self.options
+        if not (getattr(sink, "compiled_lines", False) and not sink.records and self.limit is None
+                and not self.window.selects and not options.keep_body and not options.inflate):
+            return None
+        from kbatch.walk.listing import ListRun   # (looked up here: tests swap it)
+
+        return ListRun(self.summary, sink.head, sink.lines, options.max_entry_size)
+
+    def show(self, items, enough=None) -> int | None:
+        """Show every entry of ``items``; None, or where the showing stopped early (at --limit, or after a
+        batch where ``enough()`` says so)."""
+        selects, window, limit, sink, summary = self.window.selects, self.window, self.limit, self.sink, self.summary
+        internal = self.internal not in (None, "none")
+        if internal:   # the schemas load only for an internal topic's records
+            from kbatch.reading.internal import decode_batch
+        shown = 0
+        for item in items:
+            if isinstance(item, Finding):
+                if item.code == "truncated-while-reading" and summary.size_now is not None:
+                    continue   # told once a file (a part's child may have told it)
+                summary.add_finding(item)
+                keep_raw = self.options.keep_body and item.owns_bytes
+                sink.region(item, self.reader.read_bytes(item.pos, item.size) if keep_raw else None)
+                continue
+            if not self.columns:
+                stream_records(item)
+            if selects and not keep_selected(item, window):
+                continue
+            if self.committed is not None and self.committed.batch(item).visible is False:
+                for finding in item.findings:   # a batch left out is not listed; its damage still is
+                    summary.add_finding(finding)
+                    sink.region(finding, None)
+                continue
+            if limit is not None and shown >= limit:
+                return item.pos
+            if internal:
+                decode_batch(item, self.internal)
+            summary.add_batch(item)
+            sink.batch(item)
+            shown += 1
+            # a batch holds a view of the reader's window: let it go before the walk reads on
+            end, item = item.pos + item.size, None
+            if enough is not None and enough():
+                return end   # where the walk goes on after this batch
+        return None
+
+
+@dataclasses.dataclass
+class _Listed:
+    """A child's part: its lines are in its spill file."""
+
+    landed: int
+    summary: FileSummary
+
+
+def list_in_parts(path: str, listing: Listing, jobs: int) -> None:
+    """JSON Lines of a large local file, its parts listed at once by forked processes (kbatch.walk.parts): each
+    child writes its part's lines to a temporary file (up to spill_limit), copied out in file order."""
+    out = listing.sink.out
+    limit = spill_limit(jobs - 1)
+    errors = getattr(out, "errors", None) or "strict"
+
+    def work(stream, start, stop, spill):
+        reader = SegmentReader(stream, listing.options, size=listing.reader.size)
+        summary = FileSummary(path, reader.size)
+        text = io.TextIOWrapper(spill, encoding="utf-8", errors=errors)   # as the output (JsonlSink.writes_utf8)
+        listing.sink.out = text   # this process's copy of the sink
+        # Up to the spill limit; the parent lists the rest of the part.
+        ended = dataclasses.replace(listing, reader=reader, summary=summary).list_from(
+            start, stop, lambda: spill.tell() >= limit)
+        text.flush()
+        text.detach()
+        return _Listed(ended, summary)
+
+    def take(part, listed):
+        copy_out(part.spill, out)
+        listing.summary.add_summary(listed.summary)
+        return listed.landed
+        yield   # (a step of walk_in_parts: the lines went to the output, nothing to hand up)
+
+    def walk_here(pos, stop):
+        return listing.list_from(pos, stop)
+        yield   # (likewise)
+
+    for _ in walk_in_parts(path, listing.reader.size, jobs, work, take, walk_here, spill=True):
+        pass

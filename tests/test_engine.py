@@ -1,0 +1,169 @@
+"""The one walk engine (kbatch.walk.engine): the CRC, deep and listing runs are three uses of it.
+
+Each command's walk goes through :class:`kbatch.walk.engine.Walk` with its own run, and the CRC run
+(``verify-crc`` over what the whole-file pass leaves: a damaged file, a range, a stream) says exactly what
+the full reader alone says.
+"""
+
+from __future__ import annotations
+
+import io
+import random
+
+import pytest
+
+import kbatch.walk.crcrun
+import kbatch.walk.engine as engine
+from kbatch.ops.verify import VerifyOptions, verify_stream
+from kbatch.reading.summary import FileSummary
+from kbatch.walk.crcrun import CrcRun
+from kbatch.walk.deep import DeepRun
+from kbatch.walk.listing import ListRun
+
+from .helpers import fixture_id, fixture_paths, run_kbatch
+from .test_fastdeep import segment
+
+BATCHES = segment(6)
+DATA = b"".join(BATCHES)
+
+
+@pytest.fixture
+def walks(monkeypatch):
+    """Every Walk that runs, as (its run's class, batches it took)."""
+    seen = []
+    items = engine.Walk.items
+
+    def counted(walk, start, stop, after_run=None):
+        yield from items(walk, start, stop, after_run)
+        seen.append(type(walk.run))
+
+    monkeypatch.setattr(engine.Walk, "items", counted)
+    return seen
+
+
+def test_each_command_walks_with_its_run_through_the_one_engine(tmp_path, capsys, monkeypatch, walks):
+    damaged = bytearray(DATA)
+    damaged[len(BATCHES[0]) + 30] ^= 0xFF   # the second batch's CRC fails: the whole-file pass hands over
+    path = tmp_path / "00000000000000000000.log"
+    path.write_bytes(bytes(damaged))
+    for args, run in ((["verify-crc"], CrcRun), (["verify-crc", "--deep"], DeepRun),
+                      (["dump", "--format", "jsonl"], ListRun)):
+        walks.clear()
+        run_kbatch([*args, "--jobs", "1", str(path)], capsys, monkeypatch)
+        assert walks == [run], args
+
+
+class NoRun(CrcRun):
+    """The full reader alone: a run that never takes a batch."""
+
+    def walk(self, window, pos, stop):
+        return pos
+
+
+def verify(data: bytes, run, **ranges):
+    """(findings, counts, batches the run took) of verify_stream without --deep, with ``run``."""
+    runs = []
+
+    def make_run(*args):
+        runs.append(run(*args))
+        return runs[-1]
+
+    summary = FileSummary("00000000000000000000.log", len(data))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(kbatch.walk.crcrun, "CrcRun", make_run)
+        findings = [finding.as_dict() for finding in verify_stream(io.BytesIO(data), summary, VerifyOptions(),
+                                                                   **ranges)]
+    return findings, (summary.batches, summary.records, summary.batch_bytes, summary.errors), runs[0].taken
+
+
+@pytest.mark.parametrize("path", fixture_paths(), ids=fixture_id)
+def test_the_crc_run_says_what_the_full_reader_says_on_every_fixture(path):
+    data = path.read_bytes()
+    assert verify(data, CrcRun)[:2] == verify(data, NoRun)[:2]
+
+
+def test_the_crc_run_takes_the_fixtures_clean_v2_batches():
+    assert sum(verify(path.read_bytes(), CrcRun)[2] for path in fixture_paths() if "v2" in path.name) > 0
+
+
+def test_the_crc_run_takes_the_clean_batches_and_hands_over_the_damaged_one():
+    damaged = bytearray(DATA)
+    damaged[len(BATCHES[0]) + 30] ^= 0xFF
+    findings, counts, taken = verify(bytes(damaged), CrcRun)
+    assert (findings, counts) == verify(bytes(damaged), NoRun)[:2]
+    assert [finding["code"] for finding in findings] == ["crc-mismatch"]
+    assert taken == len(BATCHES) - 1   # every batch but the damaged one, which the full reader read
+
+
+def test_the_crc_run_over_random_damage_and_ranges_says_what_the_full_reader_says():
+    rng = random.Random(33)
+    for _ in range(60):
+        damaged = bytearray(DATA)
+        for _ in range(rng.randint(1, 3)):
+            damaged[rng.randrange(len(damaged))] = rng.randrange(256)
+        if rng.random() < 0.3:
+            damaged = damaged[:rng.randrange(len(damaged))]
+        start = 0 if rng.random() < 0.5 else len(BATCHES[0])
+        stop = rng.choice([None, len(DATA) // 2])
+        assert verify(bytes(damaged), CrcRun, start=start, stop=stop)[:2] == \
+            verify(bytes(damaged), NoRun, start=start, stop=stop)[:2]
+
+
+def _findings_and_counts(walk) -> tuple:
+    summary, findings = walk()
+    return ([finding.as_dict() for finding in findings],
+            (summary.batches, summary.records, summary.batch_bytes, summary.errors, dict(summary.findings)))
+
+
+def _verify_file(path, jobs=1):
+    summary = FileSummary(str(path), path.stat().st_size)
+    with open(path, "rb", buffering=0) as stream:
+        return summary, list(kbatch.ops.verify.verify_file(str(path), stream, summary, VerifyOptions(jobs=jobs)))
+
+
+def _from_the_start(path):
+    summary = FileSummary(str(path), path.stat().st_size)
+    with open(path, "rb", buffering=0) as stream:
+        return summary, list(verify_stream(stream, summary, VerifyOptions()))
+
+
+def test_the_whole_file_pass_hands_over_where_it_stopped(tmp_path, monkeypatch):
+    """verify-crc's CRC pass over a whole file stops at the first entry it cannot take; the engine goes on
+    from there, and what comes out is what one walk from the start says."""
+    damaged = bytearray(DATA)
+    damaged[sum(map(len, BATCHES[:3])) + 30] ^= 0xFF   # the fourth batch
+    path = tmp_path / "00000000000000000000.log"
+    path.write_bytes(bytes(damaged))
+    starts = []
+    items = engine.Walk.items
+    monkeypatch.setattr(engine.Walk, "items", lambda walk, start, *args: starts.append(start) or
+                        items(walk, start, *args))
+    assert _findings_and_counts(lambda: _verify_file(path)) == _findings_and_counts(lambda: _from_the_start(path))
+    assert starts[0] == sum(map(len, BATCHES[:3]))
+
+
+@pytest.mark.parametrize("path", fixture_paths(), ids=fixture_id)
+def test_the_hand_over_says_what_one_walk_says_on_every_fixture(path, tmp_path):
+    rng = random.Random(path.name)
+    data = path.read_bytes()
+    for attempt in range(4):
+        damaged = bytearray(data)
+        if attempt and damaged:
+            for _ in range(attempt):
+                damaged[rng.randrange(len(damaged))] = rng.randrange(256)
+        copy = tmp_path / f"{attempt}-{path.name}"
+        copy.write_bytes(bytes(damaged))
+        assert _findings_and_counts(lambda: _verify_file(copy)) == \
+            _findings_and_counts(lambda: _from_the_start(copy)), attempt
+
+
+def test_the_hand_over_in_parts_says_what_one_walk_says(tmp_path, monkeypatch):
+    import kbatch.walk.parts as parts
+
+    monkeypatch.setattr(parts, "PART_MIN_SIZE", 64)
+    damaged = bytearray(DATA)
+    damaged[len(BATCHES[0]) + 30] ^= 0xFF
+    path = tmp_path / "00000000000000000000.log"
+    path.write_bytes(bytes(damaged))
+    assert _findings_and_counts(lambda: _verify_file(path, jobs=3)) == \
+        _findings_and_counts(lambda: _from_the_start(path))
