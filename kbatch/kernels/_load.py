@@ -144,8 +144,12 @@ class KernelFinder:
             module = module_from_spec(spec)
             spec.loader.exec_module(module)
         except ImportError as error:
+            sys.modules.pop(name, None)
             why = f"its compiled build does not load ({error}); rebuild: {REBUILD}"
         else:
+            # A Cython module puts itself in sys.modules as it runs: out again, so the import takes the spec
+            # returned here (Python's import prefers a module already there to the finder's answer).
+            sys.modules.pop(name, None)
             built_from = getattr(module, DIGEST_NAME, None)
             if built_from == source_digest(directory, stem):
                 _BUILDS[stem] = Build(True)
