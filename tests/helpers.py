@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import importlib.util
 import io
 import json
+import os
+import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,19 +63,18 @@ def run_kbatch(args: list[str], capsys, monkeypatch, stdin: bytes | None = None)
 
 
 def pure_recordwalk():
-    """kbatch/kernels/recordwalk.py run as plain Python, beside the compiled module the package imports.
+    """kbatch/kernels/recordwalk.py run as plain Python, beside the build the package imports.
 
     Loaded from the .py file itself under another name, so one test run exercises both builds of the
     same source.  ``import cython`` is made to fail while it loads, so it runs on kbatch's own stand-in
     for Cython's pure-Python names, as it does where Cython is not installed (a user's machine, CI).
     """
-    import importlib.util
-
-    import kbatch
+    import kbatch.kernels
+    from kbatch.kernels._load import source_spec
 
     name = "kbatch._recordwalk_pure"
     if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, Path(kbatch.__file__).parent / "kernels" / "recordwalk.py")
+        spec = source_spec(name, str(Path(kbatch.kernels.__file__).parent / "recordwalk.py"))
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
         cython = sys.modules.get("cython")
@@ -88,23 +90,16 @@ def pure_recordwalk():
     return sys.modules[name]
 
 
-def use_pure_decoder(monkeypatch) -> None:
-    """From here on kbatch decodes records with the plain-Python twin of its compiled decoder."""
-    import kbatch.walk.deep
-    import kbatch.walk.listing
-    import kbatch.reading.records
-    import kbatch.output.jsonout
+def pure_python_env() -> dict:
+    """The environment of a process in which every kernel runs as plain Python (kbatch.kernels._load)."""
+    return {**os.environ, "KBATCH_PURE_PYTHON": "1"}
 
-    pure = pure_recordwalk()
-    monkeypatch.setattr(kbatch.walk.deep, "CleanBatches", pure.CleanBatches)
-    monkeypatch.setattr(kbatch.reading.records, "RecordWalker", pure.RecordWalker)
-    monkeypatch.setattr(kbatch.reading.records, "RecordColumns", pure.RecordColumns)
-    monkeypatch.setattr(kbatch.reading.records, "_COLUMNS", {})
-    monkeypatch.setattr(kbatch.output.jsonout, "records_json", pure.records_json)
-    monkeypatch.setattr(kbatch.output.jsonout, "batch_json", pure.batch_json)
-    monkeypatch.setattr(kbatch.walk.listing, "fields_json", pure.fields_json)
-    monkeypatch.setattr(kbatch.output.jsonout, "any_key_or_value_starts_with_zero",
-                        pure.any_key_or_value_starts_with_zero)
+
+def run_kbatch_pure(args: list[str]) -> Result:
+    """kbatch on ``args`` in a process of its own, every kernel as plain Python: the pure build's answer."""
+    done = subprocess.run([sys.executable, "-m", "kbatch", *args], cwd=ROOT, env=pure_python_env(),
+                          capture_output=True, text=True)
+    return Result(done.returncode, done.stdout, done.stderr)
 
 
 def free_port() -> int:
