@@ -6,9 +6,9 @@ Python: slower, never different (tests/test_recordwalk.py proves both agree).  W
 written beside the kernels (kbatch/kernels/NOT-COMPILED.txt), and ``kbatch --version`` says it: pip shows
 no build output unless asked (``pip install -v``).  KBATCH_PURE_PYTHON=1 skips the build.
 
-Each kernel is compiled from a copy of its source with one line added, the digest of that source
-(kbatch/kernels/_load.py): at import, a compiled kernel whose digest is not its source's is stale, and the
-source runs instead.
+Each kernel is compiled from a copy of its source (under build/kernel-sources) with the digest of that
+source added (kbatch/kernels/_load.py): at import, a compiled kernel whose digest is not its source's is
+stale, and the sources run instead.
 """
 
 import importlib.util
@@ -20,9 +20,11 @@ from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
 KERNELS = os.path.join("kbatch", "kernels")
-# Every module of kbatch/kernels but its private helpers (_load, _cython_shim) is a kernel, compiled.
-COMPILED_MODULES = [f"kbatch.kernels.{name}" for name in
-                    sorted(name[:-3] for name in os.listdir(KERNELS) if name.endswith(".py") and not name.startswith("_"))]
+# Every module of kbatch/kernels but its private helpers (_load, _cython_shim) is a kernel (a test holds this
+# list to them).  The record walker first: the others take its C-level declarations (recordwalk.pxd,
+# batchrules.pxd).
+COMPILED_MODULES = ["kbatch.kernels.recordwalk", "kbatch.kernels.batchrules", "kbatch.kernels.cleanruns",
+                    "kbatch.kernels.jsonl"]
 # Where the sources, each with its digest added, are compiled from.
 STAMPED = os.path.join("build", "kernel-sources")
 
@@ -71,8 +73,12 @@ def _stamped_sources() -> list[str]:
         stem = module.rpartition(".")[2]
         with open(os.path.join(KERNELS, f"{stem}.py"), encoding="utf-8") as source:
             text = source.read()
-        text += (f"\n{load.DIGEST_NAME} = {load.source_digest(KERNELS, stem)!r}"
-                 "   # added by setup.py: the digest of the source compiled\n")
+        # The digest as a C string (kept in the built file as it is, where _load finds it without loading
+        # the module), and a function that returns it (so the compiler keeps the string).
+        mark = load.MARK + load.source_digest(KERNELS, stem).encode() + b";"
+        text += ("\n\n# Added by setup.py: the digest of the source this module was compiled from.\n"
+                 f"_source_digest_mark = cython.declare(cython.p_const_char, {mark!r})\n\n\n"
+                 "def _source_digest() -> bytes:\n    return _source_digest_mark\n")
         stamped = os.path.join(package, f"{stem}.py")
         if not os.path.exists(stamped) or open(stamped, encoding="utf-8").read() != text:
             with open(stamped, "w", encoding="utf-8") as out:   # (unchanged, Cython need not translate again)

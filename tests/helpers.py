@@ -10,6 +10,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 
 from kbatch.format.findings import Finding
 from kbatch.reading.reader import ReadOptions, SegmentReader
@@ -62,32 +63,66 @@ def run_kbatch(args: list[str], capsys, monkeypatch, stdin: bytes | None = None)
     return Result(code, out, err)
 
 
-def pure_recordwalk():
-    """kbatch/kernels/recordwalk.py run as plain Python, beside the build the package imports.
+KERNELS = ("recordwalk", "batchrules", "cleanruns", "jsonl")   # in the order they import each other
+_PURE_KERNELS = None
 
-    Loaded from the .py file itself under another name, so one test run exercises both builds of the
-    same source.  ``import cython`` is made to fail while it loads, so it runs on kbatch's own stand-in
-    for Cython's pure-Python names, as it does where Cython is not installed (a user's machine, CI).
+
+def kernels_namespace(modules) -> SimpleNamespace:
+    """Every name of the kernel modules in one namespace (the kernels define no name twice); the modules
+    themselves by their short names in ``modules`` (to patch a module's global)."""
+    names, by_name = {}, {}
+    for module in modules:
+        names.update({name: value for name, value in vars(module).items() if not name.startswith("__")})
+        by_name[module.__name__.rpartition("_")[2] if "_pure_" in module.__name__ else module.__name__.rpartition(".")[2]] = module
+    return SimpleNamespace(**names, modules=by_name)
+
+
+def compiled_kernels() -> SimpleNamespace:
+    """The kernel modules the package imports (compiled where the install built them), as one namespace."""
+    import importlib
+
+    return kernels_namespace(importlib.import_module(f"kbatch.kernels.{name}") for name in KERNELS)
+
+
+def pure_recordwalk() -> SimpleNamespace:
+    """kbatch/kernels/*.py run as plain Python, beside the compiled modules the package imports, as one namespace.
+
+    Each is loaded from its .py file under another name, so one test run exercises both builds of the same
+    source; while they load, ``import cython`` fails (so they run on kbatch's own stand-in for Cython's
+    pure-Python names, as where Cython is not installed) and each sees its plain-Python siblings, not the
+    compiled ones.
     """
-    import kbatch.kernels
-    from kbatch.kernels._load import source_spec
+    import importlib.util
 
-    name = "kbatch._recordwalk_pure"
-    if name not in sys.modules:
-        spec = source_spec(name, str(Path(kbatch.kernels.__file__).parent / "recordwalk.py"))
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
+    import kbatch
+
+    global _PURE_KERNELS
+    if _PURE_KERNELS is None:
+        siblings = {f"kbatch.kernels.{name}": sys.modules.get(f"kbatch.kernels.{name}") for name in KERNELS}
         cython = sys.modules.get("cython")
         sys.modules["cython"] = None  # makes ``import cython`` raise ImportError
+        modules = []
         try:
-            spec.loader.exec_module(module)
+            for name in KERNELS:
+                path = Path(kbatch.__file__).parent / "kernels" / f"{name}.py"
+                spec = importlib.util.spec_from_file_location(f"kbatch._kernels_pure_{name}", path)
+                module = importlib.util.module_from_spec(spec)
+                sys.modules[f"kbatch.kernels.{name}"] = module   # what the next kernel imports while it loads
+                spec.loader.exec_module(module)
+                assert module.cython.__name__ == "kbatch.kernels._cython_shim", module.cython
+                modules.append(module)
         finally:
+            for name, module in siblings.items():
+                if module is None:
+                    sys.modules.pop(name, None)
+                else:
+                    sys.modules[name] = module
             if cython is None:
                 del sys.modules["cython"]
             else:
                 sys.modules["cython"] = cython
-        assert module.cython.__name__ == "kbatch.kernels._cython_shim", module.cython
-    return sys.modules[name]
+        _PURE_KERNELS = kernels_namespace(modules)
+    return _PURE_KERNELS
 
 
 def pure_python_env() -> dict:

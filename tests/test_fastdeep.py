@@ -4,7 +4,7 @@
 entry, and every batch that breaks a rule, to the full reader.  The oracle is verify_stream with the run
 taken out: the same findings in the same order, the same counts, on every fixture, every rule, damage
 and random header changes.  And the run must take the plain batches (or it would be an empty promise).
-Every test runs twice: with the compiled loop (kbatch.kernels.recordwalk.CleanBatches) and with its plain-Python
+Every test runs twice: with the compiled loop (kbatch.kernels.cleanruns.CleanBatches) and with its plain-Python
 twin.  The batches are built by kafka-python's builder (an encoder that is not ours).
 """
 
@@ -108,6 +108,27 @@ def test_a_plain_segment_is_walked_but_its_first_batch():
     assert findings == [] and walked == 4   # the first batch of a walk is always the full reader's
     _, counts, _ = verify(b"".join(segment(5)))
     assert (counts["batch_count"], counts["record_count"]) == (5, 3 + 4 + 5 + 6 + 7)
+
+
+def test_a_rule_added_to_the_full_reader_alone_stops_the_fast_run(monkeypatch):
+    """Which rules a v2 batch is held to is written once (kbatch.reading.invariants.V2_BATCH_RULES): a new
+    rule the compiled loop does not check turns the run off, so the full reader meets every batch that
+    breaks it, rather than the run taking those batches unseen."""
+    import kbatch.reading.invariants as invariants
+    from kbatch.format.findings import Finding
+
+    def _odd_base_offset(batch):   # a made-up rule
+        if batch.base_offset % 2:
+            yield Finding("reserved-bits", batch.pos, batch.pos, 8, "base_offset", "even", str(batch.base_offset))
+
+    data = b"".join(segment(5))   # base offsets 0, 3, 7, 12, 18
+    assert verify(data)[2] == 4
+    monkeypatch.setattr(invariants, "V2_BATCH_RULES", invariants.V2_BATCH_RULES + (_odd_base_offset,))
+    findings, counts, walked = verify(data)
+    assert walked == 0
+    assert [(finding[0], finding[3], finding[5]) for finding in findings] == [("reserved-bits", "base_offset", "3"),
+                                                                            ("reserved-bits", "base_offset", "7")]
+    assert counts["batch_count"] == 5
 
 
 def test_a_zero_tail_is_left_to_the_full_reader():

@@ -1,7 +1,8 @@
 """The compiled record decoder and the same source run as plain Python give the same answers.
 
-kbatch/kernels/recordwalk.py is compiled by Cython at install (where a C compiler is found) and imported as
-``kbatch.kernels.recordwalk``; :func:`tests.helpers.pure_recordwalk` loads the .py file as plain Python.
+kbatch/kernels/*.py are compiled by Cython at install (where a C compiler is found) and imported as
+``kbatch.kernels.*``; :func:`tests.helpers.pure_recordwalk` loads the .py files as plain Python.
+
 Every shipped segment, random records built by the construct declaration, and random damage to them
 must walk into the same columns, findings and checks both ways, in any chunk size.
 """
@@ -16,17 +17,17 @@ from hypothesis import given, settings, strategies as st
 
 import kbatch.format.findings
 import kbatch.reading.records
-import kbatch.kernels.recordwalk as compiled
 import kbatch.output.jsonout
 from kbatch.format import layouts
 from kbatch.format.codecs import Decompressor
 
 from kbatch.kernels._load import pure_python_wanted
 
-from .helpers import (ROOT, fixture_id, fixture_paths, pure_python_env, pure_recordwalk, read_all, run_kbatch,
-                      run_kbatch_pure)
+from .helpers import (ROOT, compiled_kernels, fixture_id, fixture_paths, pure_python_env, pure_recordwalk, read_all,
+                      run_kbatch, run_kbatch_pure)
 
 pure = pure_recordwalk()
+compiled = compiled_kernels()
 
 
 def test_the_installed_decoder_is_the_compiled_one():

@@ -1,12 +1,14 @@
 """What is compiled where it can be (Cython's pure-Python mode: the same source runs as Python without it).
 
-* :mod:`.recordwalk` -- a v2 batch's records walked into columns, the batch rules on plain values, the
-  clean runs of ``verify-crc --deep``, and the JSON Lines writer.
+* :mod:`.recordwalk` -- a v2 batch's records walked into columns;
+* :mod:`.batchrules` -- the rules of a v2 batch on plain values, and the sequence arithmetic;
+* :mod:`.cleanruns` -- the clean runs of ``verify-crc --deep``;
+* :mod:`.jsonl` -- the JSON Lines writer.
 
 A kernel is imported as any module (``from kbatch.kernels.recordwalk import RecordWalker``); the finder
-installed here (:mod:`._load`) decides which build: the compiled one when it was built from the source
-beside it, else that source as plain Python (and ``KBATCH_PURE_PYTHON=1`` asks for the source).
-``kbatch --version`` says which runs, and why.
+installed here (:mod:`._load`) decides which build, for all of them at once: the compiled ones when each
+was built from the source beside it, else the sources as plain Python (``KBATCH_PURE_PYTHON=1`` asks for
+the sources).  ``kbatch --version`` says which runs, and why.
 """
 
 import sys

@@ -2,12 +2,13 @@
 
 Python prefers an extension module to the ``.py`` of the same name, whatever their age: after an edit to a
 kernel's source, an editable install or an in-place build would go on running the old compiled module and
-say nothing.  So setup.py compiles into each kernel the digest of the source it was built from
-(:data:`DIGEST_NAME`), and :class:`KernelFinder`, which kbatch/kernels/__init__.py puts in front of Python's
-own finders, compares it with the source's digest on import: a stale build is not used (the source is
-loaded instead) and kbatch says so once per process, on stderr.  Every import of a kernel goes through it,
-however written (``import kbatch.kernels.X``, ``from kbatch.kernels.X import ...``), since the package's
-``__init__`` runs first.
+say nothing.  So setup.py compiles into each kernel the digest of the source it was built from (after
+:data:`MARK`), and :class:`KernelFinder`, which kbatch/kernels/__init__.py puts in front of Python's own
+finders, compares it with the source's digest at the first import of a kernel, before any is loaded: where
+one is stale, no compiled build is used (the sources are loaded instead: they run compiled all or none) and
+kbatch says so once per process, on stderr.  Every import of a kernel goes through it, however written
+(``import kbatch.kernels.X``, ``from kbatch.kernels.X import ...``), since the package's ``__init__`` runs
+first.
 
 ``KBATCH_PURE_PYTHON=1`` in the environment selects the source (plain Python) for every kernel: at build
 time setup.py then compiles nothing, at run time the finder loads no compiled build.  :func:`builds` says
@@ -19,17 +20,21 @@ compiles in.
 
 from __future__ import annotations
 
+import mmap
 import os
 import sys
 import zlib
-from importlib.machinery import EXTENSION_SUFFIXES, ExtensionFileLoader, ModuleSpec, SourceFileLoader
-from importlib.util import module_from_spec, spec_from_file_location
+from importlib.machinery import EXTENSION_SUFFIXES, ModuleSpec, SourceFileLoader
+from importlib.util import spec_from_file_location
 
-# The module-level name under which a compiled kernel carries the digest of its source.
-DIGEST_NAME = "__source_digest__"
+# How a compiled kernel carries the digest of its source: setup.py compiles ``MARK + digest + b";"`` in as a C
+# string, which lies in the built file as it is (Cython packs Python string constants; a C string it leaves):
+# found there by a byte search, so the digest is checked before the build is loaded.
+MARK = b"kbatch-source-digest:"
 # Written by setup.py beside the kernels when it could not compile them (and why); read by builds().
 NOT_COMPILED_NOTE = "NOT-COMPILED.txt"
 REBUILD = "python setup.py build_ext --inplace"
+ALL_OR_NONE = "the others with them: the kernels run compiled all or none"
 
 
 def pure_python_wanted() -> bool:
@@ -70,17 +75,8 @@ class Build:
         return "compiled" if self.compiled else f"pure Python ({self.why})"
 
 
-# kernel stem -> its Build, for every kernel imported in this process
+# kernel stem -> its Build: decided for every kernel at once, at the first import of one
 _BUILDS: dict[str, Build] = {}
-_warned = False
-
-
-def _say_once(message: str) -> None:
-    """A warning on stderr, once per process (a forked part inherits the flag, so a run says it once)."""
-    global _warned
-    if not _warned:
-        _warned = True
-        print(f"kbatch: {message}", file=sys.stderr)
 
 
 def _compiled_file(directory: str, stem: str) -> str | None:
@@ -99,65 +95,66 @@ def _not_compiled_why(directory: str) -> str:
         return "not compiled at install"
 
 
+def built_from(path: str) -> str | None:
+    """The digest of the source a compiled kernel was built from (None: built without one)."""
+    with open(path, "rb") as built, mmap.mmap(built.fileno(), 0, access=mmap.ACCESS_READ) as data:
+        start = data.find(MARK)
+        if start < 0:
+            return None
+        start += len(MARK)
+        end = data.find(b";", start, start + 64)
+        return data[start:end].decode("ascii", "replace") if end > 0 else None
+
+
+def _decide(directory: str) -> dict[str, Build]:
+    """Which build every kernel runs.  All compiled or none: a compiled kernel takes the C declarations of
+    the compiled ones it imports (kbatch/kernels/*.pxd), so one that cannot run compiled makes them all
+    run as Python."""
+    names = kernel_names(directory)
+    if pure_python_wanted():
+        return {stem: Build(False, "KBATCH_PURE_PYTHON is set") for stem in names}
+    whys, stale = {}, False
+    for stem in names:
+        compiled = _compiled_file(directory, stem)
+        if compiled is None:
+            whys[stem] = _not_compiled_why(directory)
+            continue
+        digest = built_from(compiled)
+        if digest != source_digest(directory, stem):
+            stale = True
+            whys[stem] = (f"{os.path.basename(compiled)} was built from another {stem}.py than the one beside it, "
+                          f"edited since; rebuild: {REBUILD}" if digest else
+                          f"{os.path.basename(compiled)} carries no digest of its source; rebuild: {REBUILD}")
+    if not whys:
+        return {stem: Build(True) for stem in names}
+    if stale:
+        first = next(iter(whys))
+        print(f"kbatch: the kernels run as pure Python, slower: {first}: {whys[first]}", file=sys.stderr)
+    return {stem: Build(False, whys.get(stem) or ALL_OR_NONE) for stem in names}
+
+
 def source_spec(name: str, path: str) -> ModuleSpec:
     """The spec that loads a kernel's ``.py`` as plain Python (through the bytecode cache, as any module)."""
     return spec_from_file_location(name, path, loader=SourceFileLoader(name, path))
 
 
-class _Loaded:
-    """A loader handing over a module already executed (the compiled kernel, loaded to read its digest)."""
-
-    def __init__(self, module):
-        self.module = module
-
-    def create_module(self, spec):
-        return self.module
-
-    def exec_module(self, module) -> None:
-        pass
-
-
 class KernelFinder:
-    """Finds ``kbatch.kernels.NAME`` (NAME not starting with ``_``): the compiled build when its digest is
-    the source's, else the source; leaves every other import to Python's own finders."""
+    """Finds ``kbatch.kernels.NAME`` (NAME not starting with ``_``): leaves it to Python's own finders (which
+    take the compiled build where there is one) when every kernel runs compiled, else finds its source."""
 
     package = __name__.rpartition(".")[0]
 
     @classmethod
     def find_spec(cls, name: str, path=None, target=None):
         package, _, stem = name.rpartition(".")
-        if package != cls.package or stem.startswith("_") or not path:
+        if package != cls.package or stem.startswith("_") or not path or not os.path.isdir(path[0]):
+            return None   # (not a kernel, or in a zip, as on Spark's --py-files: no compiled module there)
+        if not _BUILDS:
+            _BUILDS.update(_decide(path[0]))   # once per process: a forked part inherits it, so says it once
+        build = _BUILDS.get(stem)
+        source = os.path.join(path[0], f"{stem}.py")
+        if build is None or build.compiled or not os.path.isfile(source):
             return None
-        directory = path[0]
-        source = os.path.join(directory, f"{stem}.py")
-        compiled = _compiled_file(directory, stem)
-        if compiled is None or not os.path.isfile(source):
-            # Not compiled (or compiled with no source to check it against, or in a zip): Python's own
-            # finders load what is there.
-            _BUILDS[stem] = Build(True) if compiled else Build(False, _not_compiled_why(directory))
-            return None
-        if pure_python_wanted():
-            _BUILDS[stem] = Build(False, "KBATCH_PURE_PYTHON is set")
-            return source_spec(name, source)
-        spec = ModuleSpec(name, ExtensionFileLoader(name, compiled), origin=compiled)
-        try:
-            module = module_from_spec(spec)
-            spec.loader.exec_module(module)
-        except ImportError as error:
-            sys.modules.pop(name, None)
-            why = f"its compiled build does not load ({error}); rebuild: {REBUILD}"
-        else:
-            # A Cython module puts itself in sys.modules as it runs: out again, so the import takes the spec
-            # returned here (Python's import prefers a module already there to the finder's answer).
-            sys.modules.pop(name, None)
-            built_from = getattr(module, DIGEST_NAME, None)
-            if built_from == source_digest(directory, stem):
-                _BUILDS[stem] = Build(True)
-                return ModuleSpec(name, _Loaded(module), origin=compiled)
-            why = (f"{os.path.basename(compiled)} was built from another {stem}.py than the one beside it, "
-                   f"edited since; rebuild: {REBUILD}")
-        _BUILDS[stem] = Build(False, why)
-        _say_once(f"kbatch.kernels.{stem} runs as pure Python, slower: {why}")
         return source_spec(name, source)
 
 
@@ -170,22 +167,22 @@ def kernel_names(directory: str) -> list[str]:
 
 
 def builds() -> dict[str, Build]:
-    """Which build of every kernel runs in this process (importing the kernels not imported yet)."""
-    import importlib
-
-    names = kernel_names(os.path.dirname(__file__))
-    for stem in names:
-        importlib.import_module(f"{KernelFinder.package}.{stem}")
-    return {stem: _BUILDS.get(stem, Build(False, "not compiled")) for stem in names}
+    """Which build every kernel runs in this process."""
+    directory = os.path.dirname(__file__)
+    if not os.path.isdir(directory):
+        return {"kernels": Build(False, "loaded from a zip archive, where Python loads no compiled module")}
+    if not _BUILDS:
+        _BUILDS.update(_decide(directory))
+    return dict(_BUILDS)
 
 
 def describe() -> str:
-    """What ``kbatch --version`` says of the kernels: "compiled", or "pure Python" and why, kernel by kernel."""
+    """What ``kbatch --version`` says of the kernels: "compiled", or "pure Python" and why."""
     every = builds()
-    if all(build.compiled for build in every.values()):
+    if every and all(build.compiled for build in every.values()):
         return "compiled"
-    whys = "; ".join(f"{stem}: {build!r}" for stem, build in every.items())
-    if not any(build.compiled for build in every.values()):
-        whys = "; ".join(f"{stem}: {build.why}" for stem, build in every.items())
-        return f"pure Python ({whys})"
-    return f"partly compiled ({whys})"
+    own = {stem: build.why for stem, build in every.items() if build.why != ALL_OR_NONE}
+    if len(own) == len(every) and len(set(own.values())) == 1:
+        return f"pure Python ({next(iter(own.values()))})"
+    whys = [f"{stem}: {why}" for stem, why in own.items()]
+    return f"pure Python ({'; '.join(whys + ([ALL_OR_NONE] if len(own) < len(every) else []))})"

@@ -15,8 +15,9 @@ from types import SimpleNamespace
 from kbatch.format.findings import Finding
 from kbatch.reading.model import Batch, Record
 from kbatch.messages.registry import schema_ids
-from kbatch.kernels.recordwalk import (BATCH_JSON_KEYS, JSON_HEX, JSON_OTHER, JSON_TEXT, any_key_or_value_starts_with_zero,
-                          batch_json, is_compiled, records_json)
+from kbatch.kernels.jsonl import (BATCH_JSON_KEYS, JSON_HEX, JSON_OTHER, JSON_TEXT, any_key_or_value_starts_with_zero,
+                                  batch_json, records_json)
+from kbatch.kernels.recordwalk import is_compiled
 from kbatch.output.values import bytes_json, iso_timestamp
 
 JSON_FORMAT_VERSION = 1

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from kbatch.format.findings import Finding
-from kbatch.kernels.recordwalk import NO_SEQUENCE, increment_sequence, last_sequence   # the sequence rules, compiled: used from here
+from kbatch.kernels.batchrules import NO_SEQUENCE, increment_sequence, last_sequence   # the sequence rules, compiled: used from here
 
 TIMESTAMP_TYPES = ("CreateTime", "LogAppendTime")
 NO_TIMESTAMP_TYPE = "NoTimestampType"  # magic 0 (TimestampType.NO_TIMESTAMP_TYPE)

@@ -12,7 +12,7 @@ from kbatch.format.findings import Finding
 from kbatch.format.framing import CHECKSUMS, crc_mismatch, records_count_problem
 from kbatch.reading.model import TIMESTAMP_TYPES, Batch
 from kbatch.reading.records import walk_batch_records
-from kbatch.kernels.recordwalk import framed_v2_batch
+from kbatch.kernels.batchrules import framed_v2_batch
 from kbatch.format.structs import (
     BATCH_HEADER,
     COMPRESSION_CODEC_MASK,
@@ -70,12 +70,12 @@ def batch_fields(pos: int, size: int, header: tuple, computed_crc: int) -> tuple
 def framed_batches(window, pos: int, stop: int, max_entry_size: int):
     """The v2 batches from ``pos`` (an entry start) on that start before ``stop``, lie whole in the reader's
     window (slid to hold the first: :func:`batch_in_view`) and are framed as the reader wants them
-    (kbatch.kernels.recordwalk.framed_v2_batch), as (file position, view, i, end, header): the batch's bytes are
+    (kbatch.kernels.batchrules.framed_v2_batch), as (file position, view, i, end, header): the batch's bytes are
     ``view[i:end]``, ``header`` its BATCH_HEADER fields.  It ends at the first entry that is not one.
 
     The listing's run over clean batches (kbatch.walk.listing) takes these until one it leaves to the full
     reader; that one, and whatever ended this walk, the full reader reads.  (--deep's run,
-    kbatch.kernels.recordwalk.CleanBatches, frames batches by the same rule in its compiled loop.)
+    kbatch.kernels.cleanruns.CleanBatches, frames batches by the same rule in its compiled loop.)
     """
     data, i = batch_in_view(window, pos)
     base = pos - i                       # the file position of data[0]

@@ -421,7 +421,7 @@ def record_batches(file_range: FileRange, source: KbatchReader, schema):
     from kbatch.reading.model import Batch
     from kbatch.reading.reader import ReadOptions
     from kbatch.reading.records import chunk_records, record_chunks
-    from kbatch.kernels.recordwalk import any_key_or_value_starts_with_zero
+    from kbatch.kernels.jsonl import any_key_or_value_starts_with_zero
     from kbatch.files.inputs import topic_partition
     from kbatch.messages import decoder_for_path
 

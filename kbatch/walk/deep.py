@@ -5,7 +5,7 @@ RecordChecks and words every check as a finding: about 30 µs a batch in
 Python, whatever the batch says.  Most batches say nothing.
 :class:`DeepRun` hands the v2 data batches (any codec; a control batch is the
 full reader's) lying whole in the reader's window to
-:class:`kbatch.kernels.recordwalk.CleanBatches`, one compiled loop: each header's
+:class:`kbatch.kernels.cleanruns.CleanBatches`, one compiled loop: each header's
 fields read by the declaration's offsets and formats, every rule --deep
 applies asked on plain values (the functions the full path words its findings
 from), its CRC, its records inflated by the reader's decompressor and walked
@@ -24,10 +24,18 @@ from __future__ import annotations
 
 from kbatch.format.checksums import CRC32C
 from kbatch.format.codecs import CodecError, Decompressor
+from kbatch.kernels import cleanruns
+from kbatch.kernels.cleanruns import CleanBatches
+from kbatch.reading import invariants
 from kbatch.reading.invariants import OffsetOrder
 from kbatch.reading.v2 import batch_in_view
-from kbatch.kernels.recordwalk import CleanBatches
 from kbatch.reading.summary import FileSummary
+
+
+def checks_every_rule() -> bool:
+    """Whether the compiled loop checks every rule the full reader holds a v2 batch to: a rule it does not know
+    would otherwise pass unseen in every batch it takes."""
+    return {rule.__name__ for rule in invariants.V2_BATCH_RULES} <= cleanruns.RULES
 
 
 class DeepRun:
@@ -48,11 +56,15 @@ class DeepRun:
         self.decompressor = decompressor
         self.walked = 0   # batches walked here (the rest went to the full reader)
         self.batches = CleanBatches()
+        self.takes_batches = checks_every_rule()
+
 
     def walk(self, window, pos: int, stop: int) -> int:
         """Walk the batches from ``pos`` (an entry start) that lie whole in the reader's window (slid to hold
         the first: kbatch.reading.v2.batch_in_view) and start before ``stop``; where the walk stopped (``pos``
         itself when the entry there is the full reader's)."""
+        if not self.takes_batches:
+            return pos
         data, i = batch_in_view(window, pos)
         base = pos - i   # the file position of data[0]
         batches, order = self.batches, self.order

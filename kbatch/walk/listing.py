@@ -8,7 +8,7 @@ those lying whole in the reader's window: each header unpacked with the struct
 derived from the declaration, its CRC checked, its fields made by
 :func:`kbatch.reading.v2.batch_fields` (what the full reader makes its Batch
 of) and its line written by the compiled writer
-(:func:`kbatch.kernels.recordwalk.fields_json`, batch_json's own).
+(:func:`kbatch.kernels.jsonl.fields_json`, batch_json's own).
 
 It only ever accepts: at an entry that is not such a batch (another magic, a
 size that is damage, a CRC that fails, a negative count, a line the writer
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from kbatch.format.checksums import CRC32C
 from kbatch.reading.v2 import batch_fields, framed_batches
-from kbatch.kernels.recordwalk import fields_json
+from kbatch.kernels.jsonl import fields_json
 from kbatch.format.structs import BATCH_CRC_START
 from kbatch.reading.summary import FileSummary
 

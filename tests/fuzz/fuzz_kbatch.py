@@ -35,20 +35,20 @@ import atheris
 ROOT = Path(__file__).resolve().parents[2]
 
 
-class _PlainRecordWalker(importlib.abc.MetaPathFinder):
-    """Imports kbatch/kernels/recordwalk.py as Python, not its compiled build: compiled code is not instrumented,
+class _PlainKernels(importlib.abc.MetaPathFinder):
+    """Imports kbatch/kernels/*.py as Python, not their compiled builds: compiled code is not instrumented,
     and the record walk is where a batch's bytes become records.  ``tests/test_recordwalk.py`` holds the
     two builds to the same columns, so what the fuzzer finds in one holds for both."""
 
     def find_spec(self, name, path=None, target=None):
-        if name != "kbatch.kernels.recordwalk":
+        if not name.startswith("kbatch.kernels.") or name == "kbatch.kernels._cython_shim":
             return None
-        source = str(ROOT / "kbatch" / "kernels" / "recordwalk.py")
-        return importlib.util.spec_from_loader(name, importlib.machinery.SourceFileLoader(name, source))
+        source = ROOT / "kbatch" / "kernels" / (name.rpartition(".")[2] + ".py")
+        return importlib.util.spec_from_loader(name, importlib.machinery.SourceFileLoader(name, str(source)))
 
 
 if __name__ == "__main__":  # fuzzing, not the test suite that imports the targets
-    sys.meta_path.insert(0, _PlainRecordWalker())
+    sys.meta_path.insert(0, _PlainKernels())
     sys.modules["cython"] = None  # ``import cython`` fails: the walker runs on kbatch's stand-in, as without Cython
 
 with atheris.instrument_imports(include=["kbatch"]):

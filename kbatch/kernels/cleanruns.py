@@ -1,0 +1,214 @@
+"""``verify-crc --deep``'s fast pass: the v2 data batches it has nothing to say about, walked in one compiled
+loop without an object per batch (used by kbatch.walk.deep).
+
+Compiled by Cython where it can be; plain Python otherwise (tests/test_fastdeep.py holds both to the full
+reader).
+"""
+
+from __future__ import annotations
+
+import struct
+
+try:
+    import cython
+except ImportError:  # not compiled and no Cython installed: the same code as plain Python
+    from kbatch.kernels import _cython_shim as cython
+
+if cython.compiled:
+    from cython.cimports.kbatch.kernels.batchrules import (framed_v2_batch, last_offset_delta_short,
+                                                           max_timestamp_differs, offset_order_problem,
+                                                           producer_fields_problem, segment_range_problem,
+                                                           v2_reserved_bits)
+    from cython.cimports.kbatch.kernels.recordwalk import RecordColumns, RecordWalker
+else:
+    from kbatch.kernels.batchrules import (framed_v2_batch, last_offset_delta_short, max_timestamp_differs,
+                                           offset_order_problem, producer_fields_problem, segment_range_problem,
+                                           v2_reserved_bits)
+    from kbatch.kernels.recordwalk import RecordColumns, RecordWalker
+
+from kbatch.format.structs import (
+    BATCH_CRC_START,
+    BATCH_HEADER,
+    COMPRESSION_CODEC_MASK,
+    CONTROL_FLAG_MASK,
+    LOG_OVERHEAD,
+    TIMESTAMP_TYPE_MASK,
+    TRANSACTIONAL_FLAG_MASK,
+)
+
+# The rules of kbatch.reading.invariants.V2_BATCH_RULES that CleanBatches.walk checks (each by the function of
+# kbatch.kernels.batchrules the full reader words it from): kbatch.walk.deep runs no fast pass unless every
+# rule the full reader holds a v2 batch to is here.  _control_records holds for every batch taken: a control
+# batch is always the full reader's.
+RULES = frozenset({"_reserved_bits", "_producer_checks", "_last_offset_delta", "_offset_delta_order",
+                   "_max_timestamp", "_control_records"})
+
+_CODEC_MASK = cython.declare(cython.longlong, COMPRESSION_CODEC_MASK)
+_TIMESTAMP_TYPE_MASK = cython.declare(cython.longlong, TIMESTAMP_TYPE_MASK)
+_TRANSACTIONAL_MASK = cython.declare(cython.longlong, TRANSACTIONAL_FLAG_MASK)
+_CONTROL_MASK = cython.declare(cython.longlong, CONTROL_FLAG_MASK)
+_ALL_ONES = cython.declare(cython.ulonglong, 2**64 - 1)
+
+
+@cython.final
+@cython.cclass
+class HeaderField:
+    """One integer field of a fixed-size layout (kbatch.format.structs), read where it lies in a buffer: big-endian,
+    signed or not as the declaration's struct format says.  Compiled, reading a header's fields this way
+    spares the tuple of Python ints unpack_from makes of all of them."""
+
+    at = cython.declare(cython.Py_ssize_t, visibility="readonly")   # its offset in the layout
+    size = cython.declare(cython.int, visibility="readonly")
+    signed = cython.declare(cython.bint, visibility="readonly")
+    _unpack_from = cython.declare(object)   # the field's own struct, for plain Python
+
+    def __init__(self, layout, name: str):
+        self.at, self.size = layout.offsets[name], layout.sizes[name]
+        field_format = dict(layout.fields)[name]
+        self.signed = field_format.islower()   # struct: "q", "l", "h", "b" signed; "L" not
+        self._unpack_from = struct.Struct(">" + field_format).unpack_from
+
+    @cython.ccall
+    @cython.exceptval(check=False)
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
+    def read(self, data: cython.const[cython.uchar][::1], start: cython.Py_ssize_t) -> cython.longlong:
+        """The field of the layout lying at ``data[start:]`` (the caller has checked the layout fits)."""
+        if not cython.compiled:   # the same number, as plain Python reads it fastest (no slice of data)
+            return self._unpack_from(data, start + self.at)[0]
+        value: cython.ulonglong = 0
+        k: cython.int
+        for k in range(self.size):
+            value = (value << 8) | data[start + self.at + k]
+        if self.signed and value >> (8 * self.size - 1):   # the sign bit set: -(the complement) - 1
+            return -cython.cast(cython.longlong, ~value & (_ALL_ONES >> (64 - 8 * self.size))) - 1
+        return cython.cast(cython.longlong, value)
+
+
+_FIELD_BASE_OFFSET = cython.declare(HeaderField, HeaderField(BATCH_HEADER, "base_offset"))
+_FIELD_BATCH_LENGTH = cython.declare(HeaderField, HeaderField(BATCH_HEADER, "batch_length"))
+_FIELD_MAGIC = cython.declare(HeaderField, HeaderField(BATCH_HEADER, "magic"))
+_FIELD_CRC = cython.declare(HeaderField, HeaderField(BATCH_HEADER, "crc"))
+_FIELD_ATTRIBUTES = cython.declare(HeaderField, HeaderField(BATCH_HEADER, "attributes"))
+_FIELD_LAST_OFFSET_DELTA = cython.declare(HeaderField, HeaderField(BATCH_HEADER, "last_offset_delta"))
+_FIELD_BASE_TIMESTAMP = cython.declare(HeaderField, HeaderField(BATCH_HEADER, "base_timestamp"))
+_FIELD_MAX_TIMESTAMP = cython.declare(HeaderField, HeaderField(BATCH_HEADER, "max_timestamp"))
+_FIELD_PRODUCER_ID = cython.declare(HeaderField, HeaderField(BATCH_HEADER, "producer_id"))
+_FIELD_PRODUCER_EPOCH = cython.declare(HeaderField, HeaderField(BATCH_HEADER, "producer_epoch"))
+_FIELD_BASE_SEQUENCE = cython.declare(HeaderField, HeaderField(BATCH_HEADER, "base_sequence"))
+_FIELD_RECORDS_COUNT = cython.declare(HeaderField, HeaderField(BATCH_HEADER, "records_count"))
+_HEADER_SIZE = cython.declare(cython.Py_ssize_t, BATCH_HEADER.size)
+_CRC_START = cython.declare(cython.Py_ssize_t, BATCH_CRC_START)
+_LOG_OVERHEAD = cython.declare(cython.Py_ssize_t, LOG_OVERHEAD)
+
+
+@cython.final
+@cython.cclass
+class CleanBatches:
+    """``verify-crc --deep``'s fast pass (kbatch.walk.deep): the v2 data batches it has nothing to say about,
+    walked in one loop without an object per batch.
+
+    :meth:`walk` goes over the batches lying whole in a buffer and stops at the first it does not take --
+    not a v2 data batch framed as the reader wants it, or one that breaks a rule -- which the full reader
+    then reads, and reports on exactly.  A batch is taken when: its header (each field read where it lies, by
+    the declaration's offsets and formats: HeaderField) says nothing the rules above object to, against the
+    offset order so far; its CRC holds; its records, inflated by ``inflate`` where compressed, walk whole with
+    no finding (one RecordWalker, reset for each); and its header's lastOffsetDelta and maxTimestamp agree
+    with them.  ``batches``, ``records`` and
+    ``batch_bytes`` count what was taken; ``last_offset`` and ``last_pos`` are the offset order
+    (kbatch.reading.invariants.OffsetOrder) after it, set by the caller before a walk.
+    """
+
+    walker: RecordWalker
+    columns: RecordColumns
+    batches = cython.declare(cython.longlong, visibility="readonly")
+    records = cython.declare(cython.longlong, visibility="readonly")
+    batch_bytes = cython.declare(cython.longlong, visibility="readonly")
+    last_offset = cython.declare(object, visibility="public")
+    last_pos = cython.declare(object, visibility="public")
+
+    def __init__(self, chunk: cython.Py_ssize_t = 1024):
+        self.walker = RecordWalker(b"", 0, 0, 0)
+        self.columns = RecordColumns(chunk)   # a batch of more records fills them more than once
+        self.batches = self.records = self.batch_bytes = 0
+        self.last_offset = self.last_pos = None
+
+    def walk(self, data, i: cython.Py_ssize_t, stop: cython.Py_ssize_t, base: cython.longlong,
+             max_entry_size: cython.longlong, segment_base, inflate, checksum) -> cython.Py_ssize_t:
+        """Take the batches in ``data`` from index ``i`` (an entry start) on that start before index ``stop``
+        and lie whole in it; the index where the walk stopped (``i`` itself when the entry there is the full
+        reader's, and always with no offset before it: the first batch of a walk is the full reader's).
+
+        ``base`` is the file position of ``data[0]``; ``segment_base`` the base offset the segment's file name
+        says (None: not named so); ``inflate(codec_id, records)`` a compressed batch's records inflated (None:
+        they do not inflate); ``checksum`` CRC-32C.
+        """
+        limit: cython.Py_ssize_t = len(data)
+        buf: cython.const[cython.uchar][::1] = data
+        view = memoryview(data)
+        walker: RecordWalker = self.walker
+        columns: RecordColumns = self.columns
+        last_offset = self.last_offset
+        end: cython.Py_ssize_t
+        first: cython.Py_ssize_t
+        last: cython.Py_ssize_t
+        batch_length: cython.longlong
+        attributes: cython.longlong
+        count: cython.longlong
+        codec_id: cython.longlong
+        base_offset: cython.longlong
+        base_timestamp: cython.longlong
+        if last_offset is None:
+            return i
+        while i < stop and i + _HEADER_SIZE <= limit:
+            batch_length = _FIELD_BATCH_LENGTH.read(buf, i)
+            end = i + _LOG_OVERHEAD + batch_length
+            if not framed_v2_batch(_FIELD_MAGIC.read(buf, i), batch_length, max_entry_size) or end > limit:
+                break
+            # What the header alone says first: a batch refused after its CRC and records would have them
+            # read again by the full reader.
+            count = _FIELD_RECORDS_COUNT.read(buf, i)
+            attributes = _FIELD_ATTRIBUTES.read(buf, i)
+            if count < 0 or attributes & _CONTROL_MASK or v2_reserved_bits(attributes):
+                break
+            if producer_fields_problem(attributes & _TRANSACTIONAL_MASK != 0, False,
+                                       _FIELD_PRODUCER_ID.read(buf, i), _FIELD_PRODUCER_EPOCH.read(buf, i),
+                                       _FIELD_BASE_SEQUENCE.read(buf, i)) is not None:
+                break
+            base_offset = _FIELD_BASE_OFFSET.read(buf, i)
+            last_offset_delta: object = _FIELD_LAST_OFFSET_DELTA.read(buf, i)   # the offset rules count exactly
+            batch_last_offset = base_offset + last_offset_delta
+            if segment_base is not None and segment_range_problem(base_offset, batch_last_offset,
+                                                                  segment_base) is not None:
+                break
+            if offset_order_problem(last_offset, base_offset) is not None:
+                break
+            if checksum(view[i + _CRC_START:end]) != _FIELD_CRC.read(buf, i):
+                break
+            codec_id = attributes & _CODEC_MASK
+            if codec_id:   # as kbatch.reading.v2.load_records inflates them
+                records = inflate(codec_id, view[i + _HEADER_SIZE:end])
+                if records is None:
+                    break
+                first, last = 0, len(records)
+            else:   # walked where they lie: the walker keeps its hold on data from batch to batch
+                records, first, last = data, i + _HEADER_SIZE, end
+            base_timestamp = _FIELD_BASE_TIMESTAMP.read(buf, i)
+            walker.reset(records, count, base_offset, base_timestamp, first, last)
+            while walker.fill(columns) and not walker.done:
+                pass
+            if walker.findings or walker.order_breaks or walker.decoded != count:
+                break
+            if count and (last_offset_delta_short(base_offset, last_offset_delta, walker.last_offset)
+                          or max_timestamp_differs(not attributes & _TIMESTAMP_TYPE_MASK,
+                                                   _FIELD_MAX_TIMESTAMP.read(buf, i), walker.max_timestamp)):
+                break
+            if batch_last_offset > last_offset:   # (a negative lastOffsetDelta leaves the order where it was)
+                last_offset, self.last_pos = batch_last_offset, base + i
+            self.batches += 1
+            self.records += count
+            self.batch_bytes += end - i
+            i = end
+        self.last_offset = last_offset
+        walker.reset(b"", 0, 0, 0)   # lets go of data: the reader's window reuses its buffer once nothing holds it
+        return i

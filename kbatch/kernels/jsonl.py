@@ -1,0 +1,643 @@
+"""``dump --format jsonl`` at the decoder's speed: the JSON of records and batches, written without a dict.
+
+Compiled by Cython where it can be; plain Python otherwise (tests/test_recordwalk.py holds both to
+json.dumps of kbatch.output.jsonout's dicts).
+"""
+
+from __future__ import annotations
+
+try:
+    import cython
+except ImportError:  # not compiled and no Cython installed: the same code as plain Python
+    from kbatch.kernels import _cython_shim as cython
+
+if cython.compiled:
+    from cython.cimports.libc.string import memcpy
+    from cython.cimports.kbatch.kernels.batchrules import increment_sequence
+    from cython.cimports.kbatch.kernels.recordwalk import RecordColumns
+else:
+    from kbatch.kernels.batchrules import increment_sequence
+    from kbatch.kernels.recordwalk import RecordColumns
+from kbatch.kernels.batchrules import last_sequence
+
+# -- JSON Lines at the decoder's speed ------------------------------------------------------------
+#
+# What the records of one chunk look like in ``dump --format jsonl``: exactly what json.dumps (default
+# separators, ensure_ascii=False) writes for kbatch.output.jsonout.record_dict of each record, without a
+# dict per record.  Keys and values are written here only in the two cases whose JSON is plain: hex
+# (``--decode hex``) and printable ASCII under the text modes ({"utf8": ...}, escaping only " and \);
+# every other value is handed to ``other`` (jsonout's own rule), so how bytes read as JSON stays there.
+# tests/test_recordwalk.py holds this to json.dumps(record_dict(...)) on every fixture and random records.
+
+_JSON_FIELDS = (b'{"offset": ', b', "timestamp": ', b', "key": ', b', "value": ', b', "headers": [',
+                b'], "pos": ', b', "inner_pos": ', b', "size": ', b', "attributes": ', b', "sequence": ',
+                b', "crc": null, "crc_valid": null, "control": null}', b'{"key": ', b', "value": ', b'}',
+                b', ', b'null', b'{"hex": "', b'{"utf8": "', b'"}', b', "timestamp_iso": ',
+                b'true', b'false', b'"')
+# The keys of a batch's line (batch_json), in kbatch.output.jsonout.batch_dict's order: jsonout checks them.
+BATCH_JSON_KEYS = ("type", "pos", "size", "magic", "base_offset", "last_offset", "stored_offset", "count",
+                   "batch_length", "partition_leader_epoch", "crc", "crc_computed", "crc_valid", "attributes",
+                   "codec", "timestamp_type", "is_transactional", "is_control", "last_offset_delta",
+                   "base_timestamp", "base_timestamp_iso", "max_timestamp", "max_timestamp_iso",
+                   "delete_horizon_ms", "producer_id", "producer_epoch", "base_sequence", "last_sequence",
+                   "payload_pos", "payload_size", "decompressed_size", "findings")
+_JSON_FIELDS += tuple(f'{", " if index else ""}"{key}": '.encode() for index, key in enumerate(BATCH_JSON_KEYS))
+_JSON_PARTS = b"".join(_JSON_FIELDS)
+_JSON_AT = tuple(sum(len(part) for part in _JSON_FIELDS[:index]) for index in range(len(_JSON_FIELDS)))
+# Which of _JSON_FIELDS (C constants when compiled: a Python global would be looked up on every use).
+_OFFSET = cython.declare(cython.int, 0)
+_TIMESTAMP = cython.declare(cython.int, 1)
+_KEY = cython.declare(cython.int, 2)
+_VALUE = cython.declare(cython.int, 3)
+_HEADERS = cython.declare(cython.int, 4)
+_POS = cython.declare(cython.int, 5)
+_INNER_POS = cython.declare(cython.int, 6)
+_SIZE = cython.declare(cython.int, 7)
+_ATTRIBUTES = cython.declare(cython.int, 8)
+_SEQUENCE = cython.declare(cython.int, 9)
+_END = cython.declare(cython.int, 10)
+_HEADER_KEY = cython.declare(cython.int, 11)
+_HEADER_VALUE = cython.declare(cython.int, 12)
+_HEADER_END = cython.declare(cython.int, 13)
+_COMMA = cython.declare(cython.int, 14)
+_NULL = cython.declare(cython.int, 15)
+_HEX = cython.declare(cython.int, 16)
+_UTF8 = cython.declare(cython.int, 17)
+_QUOTE_END = cython.declare(cython.int, 18)
+_TIMESTAMP_ISO = cython.declare(cython.int, 19)
+_TRUE = cython.declare(cython.int, 20)
+_FALSE = cython.declare(cython.int, 21)
+_QUOTE = cython.declare(cython.int, 22)
+_BATCH_KEY = cython.declare(cython.int, 23)   # BATCH_JSON_KEYS[i] is part _BATCH_KEY + i
+_PARTS = cython.declare(cython.int, 55)       # how many parts there are (the writer's arrays are that long)
+assert len(_JSON_FIELDS) == _PARTS and _JSON_FIELDS[_BATCH_KEY] == b'"type": '
+JSON_OTHER = 0   # records_json's modes (Python values: callers pass them)
+JSON_HEX = 1
+JSON_TEXT = 2
+# The last millisecond with a four-digit year (9999-12-31T23:59:59.999Z): kbatch.output.values.ISO_MAX_MS.
+_ISO_MAX_MS = cython.declare(cython.longlong, 253402300799999)
+_HEX_DIGITS = b"0123456789abcdef"
+_DIGIT_PAIRS = b"".join(b"%02d" % number for number in range(100))   # "00" "01" ... "99"
+_NOT_TEXT = cython.declare(cython.int, 0)   # what _plain_text finds
+_TEXT = cython.declare(cython.int, 1)
+_ESCAPED_TEXT = cython.declare(cython.int, 2)
+# Eight bytes at a time (compiled): a word's bytes each hold 0x01 (0x20, ...), and bit 7 of each byte.
+_ONES = cython.declare(cython.ulonglong, 0x0101010101010101)
+_HIGH_BITS = cython.declare(cython.ulonglong, 0x8080808080808080)
+
+
+@cython.cfunc
+@cython.inline
+@cython.exceptval(check=False)
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def _plain_text(data: cython.const[cython.uchar][::1], pos: cython.Py_ssize_t,
+                length: cython.Py_ssize_t) -> cython.int:
+    """Whether the bytes are printable ASCII, whose JSON under the text modes is {"utf8": "..."}:
+    _NOT_TEXT, _TEXT (copied as they are) or _ESCAPED_TEXT (holding a " or a \\).
+
+    Compiled, eight bytes are looked at in one go (most of a record's JSON time went to this loop) with
+    the bit tricks that tell whether a word holds a byte below n, above n, or equal to n (Sean Anderson's
+    "Bit Twiddling Hacks": hasless, hasmore, haszero; exact about whether, not about which byte).
+    """
+    i: cython.Py_ssize_t = pos
+    end: cython.Py_ssize_t = pos + length
+    kind: cython.int = _TEXT
+    byte: cython.uchar
+    word: cython.ulonglong
+    quote: cython.ulonglong
+    backslash: cython.ulonglong
+    if cython.compiled:
+        while i + 8 <= end:
+            memcpy(cython.address(word), cython.address(data[i]), 8)
+            # a byte < 0x20, a byte > 0x7E
+            if (((word - 0x20 * _ONES) & ~word) | (word + _ONES) | word) & _HIGH_BITS:
+                return _NOT_TEXT
+            quote = word ^ (0x22 * _ONES)
+            backslash = word ^ (0x5C * _ONES)
+            if (((quote - _ONES) & ~quote) | ((backslash - _ONES) & ~backslash)) & _HIGH_BITS:
+                kind = _ESCAPED_TEXT
+            i += 8
+    for i in range(i, end):
+        byte = data[i]
+        if byte < 0x20 or byte > 0x7E:
+            return _NOT_TEXT
+        if byte == 0x22 or byte == 0x5C:
+            kind = _ESCAPED_TEXT
+    return kind
+
+
+@cython.final
+@cython.cclass
+class _JsonWriter:
+    """Bytes written into a buffer sized beforehand."""
+
+    out: cython.uchar[::1]
+    data: object                  # the bytearray ``out`` views
+    capacity: cython.Py_ssize_t
+    at: cython.Py_ssize_t
+    parts: cython.const[cython.uchar][::1]
+    hex_digits: cython.const[cython.uchar][::1]
+    digit_pairs: cython.const[cython.uchar][::1]
+    at_parts: cython.Py_ssize_t[55]
+    len_parts: cython.Py_ssize_t[55]
+    day: cython.longlong            # the day whose date iso() wrote last, and where in ``out``
+    day_at: cython.Py_ssize_t
+
+    def __init__(self, size: cython.Py_ssize_t, buffer: bytearray):
+        self.out = buffer
+        self.data = buffer
+        self.capacity = size
+        self.at = 0
+        self.parts = _JSON_PARTS
+        self.hex_digits = _HEX_DIGITS
+        self.digit_pairs = _DIGIT_PAIRS
+        self.day = -1
+        self.day_at = 0
+        i: cython.Py_ssize_t
+        if cython.compiled:
+            for i in range(len(_JSON_FIELDS)):
+                self.at_parts[i] = _JSON_AT[i]
+                self.len_parts[i] = len(_JSON_FIELDS[i])
+        else:
+            self.at_parts = list(_JSON_AT)
+            self.len_parts = [len(part) for part in _JSON_FIELDS]
+
+    @cython.cfunc
+    @cython.exceptval(check=False)
+    def rewind(self) -> cython.void:
+        """Write from the start again: what was written is forgotten, the last date too."""
+        self.at = 0
+        self.day = -1
+
+    # The buffers are used as attributes, never copied into local memoryviews: each such copy takes
+    # and gives back a reference (atomically), which costs more than most of these writes.
+    @cython.cfunc
+    @cython.exceptval(check=False)
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
+    def part(self, which: cython.int) -> cython.void:
+        self.copy(self.parts, self.at_parts[which], self.len_parts[which])
+
+    @cython.cfunc
+    @cython.exceptval(check=False)
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
+    @cython.cdivision(True)
+    def integer(self, value: cython.longlong) -> cython.void:
+        at: cython.Py_ssize_t = self.at
+        count: cython.Py_ssize_t = 1
+        magnitude: cython.ulonglong
+        limit: cython.ulonglong = 10
+        if value < 0:
+            self.out[at] = 0x2D   # -
+            at += 1
+            magnitude = cython.cast(cython.ulonglong, -(value + 1)) + 1
+        else:
+            magnitude = value
+        while count < 20 and magnitude >= limit:   # how many digits (an unsigned long long has at most 20)
+            count += 1
+            limit *= 10
+        self.at = at + count
+        self.pairs_back(magnitude, at + count)
+
+    @cython.cfunc
+    @cython.exceptval(check=False)
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
+    @cython.cdivision(True)
+    def pairs_back(self, value: cython.ulonglong, end: cython.Py_ssize_t) -> cython.void:
+        """The decimal digits of ``value`` ending just before ``end``, written from the last, two at a time."""
+        pair: cython.Py_ssize_t
+        while value >= 100:
+            pair = 2 * (value % 100)
+            value //= 100
+            end -= 2
+            self.out[end] = self.digit_pairs[pair]
+            self.out[end + 1] = self.digit_pairs[pair + 1]
+        if value >= 10:
+            pair = 2 * value
+            self.out[end - 2] = self.digit_pairs[pair]
+            self.out[end - 1] = self.digit_pairs[pair + 1]
+        else:
+            self.out[end - 1] = 0x30 + value
+
+    @cython.cfunc
+    @cython.exceptval(check=False)
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
+    @cython.cdivision(True)
+    def digits(self, value: cython.longlong, width: cython.int) -> cython.void:
+        """``value`` (not negative, fewer than ``width`` + 1 digits) in exactly ``width`` digits, zero-padded."""
+        i: cython.Py_ssize_t
+        for i in range(self.at, self.at + width):
+            self.out[i] = 0x30
+        self.pairs_back(value, self.at + width)
+        self.at += width
+
+    @cython.cfunc
+    @cython.exceptval(check=False)
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
+    @cython.cdivision(True)
+    def iso(self, ms: cython.longlong) -> cython.void:
+        """values.iso_timestamp(ms) as a JSON string ("2023-11-14T22:13:20.000Z"), or null outside its range.
+
+        The date from the day number: Howard Hinnant's civil_from_days (days since 1970-01-01, not negative).
+        The records of a batch are mostly of one day: its date is copied from where it was last written.
+        """
+        if ms < 0 or ms > _ISO_MAX_MS:
+            self.part(_NULL)
+            return
+        days: cython.longlong = ms // 86400000
+        of_day: cython.longlong = ms % 86400000
+        i: cython.Py_ssize_t
+        self.out[self.at] = 0x22     # "
+        self.at += 1
+        if days == self.day:
+            for i in range(10):
+                self.out[self.at + i] = self.out[self.day_at + i]
+            self.at += 10
+        else:
+            self.day, self.day_at = days, self.at
+            self.date(days)
+        self.out[self.at] = 0x54     # T
+        self.at += 1
+        self.digits(of_day // 3600000, 2)
+        self.out[self.at] = 0x3A     # :
+        self.at += 1
+        self.digits(of_day // 60000 % 60, 2)
+        self.out[self.at] = 0x3A
+        self.at += 1
+        self.digits(of_day // 1000 % 60, 2)
+        self.out[self.at] = 0x2E     # .
+        self.at += 1
+        self.digits(of_day % 1000, 3)
+        self.out[self.at] = 0x5A     # Z
+        self.out[self.at + 1] = 0x22
+        self.at += 2
+
+    @cython.cfunc
+    @cython.exceptval(check=False)
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
+    @cython.cdivision(True)
+    def date(self, days: cython.longlong) -> cython.void:
+        """YYYY-MM-DD of a day number (days since 1970-01-01, not negative)."""
+        z: cython.longlong = days + 719468
+        era: cython.longlong = z // 146097
+        doe: cython.longlong = z - era * 146097
+        yoe: cython.longlong = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
+        doy: cython.longlong = doe - (365 * yoe + yoe // 4 - yoe // 100)
+        mp: cython.longlong = (5 * doy + 2) // 153
+        day: cython.longlong = doy - (153 * mp + 2) // 5 + 1
+        month: cython.longlong = mp + 3 if mp < 10 else mp - 9
+        year: cython.longlong = yoe + era * 400 + (1 if month <= 2 else 0)
+        self.digits(year, 4)
+        self.out[self.at] = 0x2D     # -
+        self.at += 1
+        self.digits(month, 2)
+        self.out[self.at] = 0x2D
+        self.at += 1
+        self.digits(day, 2)
+
+    @cython.cfunc
+    @cython.exceptval(check=False)
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
+    def text(self, data: cython.const[cython.uchar][::1], pos: cython.Py_ssize_t,
+             length: cython.Py_ssize_t) -> cython.void:
+        """Printable ASCII as a JSON string's body: only " and \\ are escaped."""
+        at: cython.Py_ssize_t = self.at
+        i: cython.Py_ssize_t
+        byte: cython.uchar
+        for i in range(pos, pos + length):
+            byte = data[i]
+            if byte == 0x22 or byte == 0x5C:
+                self.out[at] = 0x5C
+                at += 1
+            self.out[at] = byte
+            at += 1
+        self.at = at
+
+    @cython.cfunc
+    @cython.exceptval(check=False)
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
+    def hex(self, data: cython.const[cython.uchar][::1], pos: cython.Py_ssize_t,
+            length: cython.Py_ssize_t) -> cython.void:
+        at: cython.Py_ssize_t = self.at
+        i: cython.Py_ssize_t
+        for i in range(pos, pos + length):
+            self.out[at] = self.hex_digits[data[i] >> 4]
+            self.out[at + 1] = self.hex_digits[data[i] & 15]
+            at += 2
+        self.at = at
+
+    @cython.cfunc
+    @cython.exceptval(check=False)
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
+    def raw(self, data: cython.const[cython.uchar][::1]) -> cython.void:
+        self.copy(data, 0, len(data))
+
+    @cython.cfunc
+    @cython.exceptval(check=False)
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
+    def copy(self, data: cython.const[cython.uchar][::1], pos: cython.Py_ssize_t,
+             length: cython.Py_ssize_t) -> cython.void:
+        """Bytes as they are (a JSON string's body that needs no escape, or JSON made elsewhere)."""
+        at: cython.Py_ssize_t = self.at
+        if length > 0:
+            if cython.compiled:
+                memcpy(cython.address(self.out[at]), cython.address(data[pos]), length)
+            else:
+                self.out[at:at + length] = data[pos:pos + length]
+        self.at = at + length
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def records_json(columns: RecordColumns, data, shift: cython.longlong, compressed: cython.bint,
+                 base_sequence: cython.longlong, log_append_time: cython.bint, max_timestamp: cython.longlong,
+                 mode: cython.int, other):
+    """The records held in ``columns`` as JSON objects joined by ", " (UTF-8, a memoryview of its own buffer).
+
+    ``data`` is what was walked; ``shift`` turns positions into file positions (uncompressed batches);
+    ``mode`` is JSON_HEX, JSON_TEXT (printable ASCII written here) or JSON_OTHER; ``other(bytes)``
+    gives the UTF-8 JSON of a key or value not written here.
+    """
+    hex_mode: cython.bint = mode == JSON_HEX
+    text_mode: cython.bint = mode == JSON_TEXT
+    view: cython.const[cython.uchar][::1] = data
+    row: cython.Py_ssize_t
+    h: cython.Py_ssize_t
+    field: cython.int
+    pos: cython.Py_ssize_t
+    length: cython.Py_ssize_t
+    size: cython.Py_ssize_t = 0
+    timestamp: cython.longlong
+    # First pass: the JSON of every value not written here, what _plain_text finds in each key and value
+    # (in field order: the second pass reads it back rather than looking at the bytes again), and a bound
+    # on the size of the rest.
+    others = []
+    text_kinds = bytearray(2 * (columns.n + columns.n_headers))
+    kinds: cython.uchar[::1] = text_kinds
+    k: cython.Py_ssize_t = 0
+    for row in range(columns.n):
+        size += 448   # the fixed keys, seven integers and a timestamp_iso
+        for field in range(2 + 2 * columns._headers_count[row]):
+            pos = _span_pos(columns, row, field)
+            length = _span_length(columns, row, field)
+            k += 1
+            if length < 0:
+                continue
+            if text_mode:
+                kinds[k - 1] = _plain_text(view, pos, length)
+            if hex_mode or kinds[k - 1] != _NOT_TEXT:
+                size += 2 * length + 16
+            else:
+                encoded = other(bytes(view[pos:pos + length]))
+                others.append(encoded)
+                size += len(encoded) + 16
+    buffer = bytearray(size)
+    out: _JsonWriter = _JsonWriter(size, buffer)
+    next_other: cython.Py_ssize_t = 0
+    k = 0
+    for row in range(columns.n):
+        if row:
+            out.part(_COMMA)
+        out.part(_OFFSET)
+        out.integer(columns._offset[row])
+        out.part(_TIMESTAMP)
+        timestamp = max_timestamp if log_append_time else columns._timestamp[row]
+        out.integer(timestamp)
+        out.part(_TIMESTAMP_ISO)
+        out.iso(timestamp)
+        for field in range(2 + 2 * columns._headers_count[row]):
+            if field < 2:
+                out.part(_KEY if field == 0 else _VALUE)
+            elif field % 2 == 0:
+                if field == 2:
+                    out.part(_HEADERS)
+                else:
+                    out.part(_COMMA)
+                out.part(_HEADER_KEY)
+            else:
+                out.part(_HEADER_VALUE)
+            pos = _span_pos(columns, row, field)
+            length = _span_length(columns, row, field)
+            k += 1
+            if length < 0:
+                out.part(_NULL)
+            elif hex_mode:
+                out.part(_HEX)
+                out.hex(view, pos, length)
+                out.part(_QUOTE_END)
+            elif kinds[k - 1] != _NOT_TEXT:
+                out.part(_UTF8)
+                if kinds[k - 1] == _TEXT:
+                    out.copy(view, pos, length)
+                else:
+                    out.text(view, pos, length)
+                out.part(_QUOTE_END)
+            else:
+                out.raw(others[next_other])
+                next_other += 1
+            if field >= 2 and field % 2 == 1:
+                out.part(_HEADER_END)
+        if columns._headers_count[row] == 0:
+            out.part(_HEADERS)
+        out.part(_POS)
+        if compressed:
+            out.part(_NULL)
+        else:
+            out.integer(columns._pos[row] + shift)
+        out.part(_INNER_POS)
+        if compressed:
+            out.integer(columns._pos[row])
+        else:
+            out.part(_NULL)
+        out.part(_SIZE)
+        out.integer(columns._size[row])
+        out.part(_ATTRIBUTES)
+        out.integer(columns._attributes[row])
+        out.part(_SEQUENCE)
+        out.integer(increment_sequence(base_sequence, columns._offset_delta[row]) if base_sequence >= 0 else -1)
+        out.part(_END)
+    return memoryview(buffer)[:out.at]
+
+
+# -- A batch's line -----------------------------------------------------------------------------------
+#
+# ``dump --format jsonl`` lists a batch a line: json.dumps of kbatch.output.jsonout.batch_dict's items.  A
+# batch with no findings and no payload (nearly every one) holds only integers, booleans, nulls and two
+# short names there, whose JSON is plain: written here without the dict.  tests/test_recordwalk.py holds
+# this to json.dumps(batch_dict(...)) on every fixture and on random headers.
+
+def batch_json(batch, head: bytes):
+    """``head`` (the object's opening, ``b'{'`` or ``b'{"file": "...", '``), then batch_dict(batch)'s items
+    as json.dumps writes them (default separators), and ``}``: UTF-8 bytes.
+
+    None where jsonout must write the line itself: a batch with findings or a payload, a name that is not
+    plain ASCII, or an integer past 64 bits (only an offset field plus a delta can be).
+    """
+    if batch.findings or batch.body is not None:
+        return None
+    return fields_json((batch.pos, batch.size, batch.magic, batch.length_field, batch.offset_field,
+                        batch.base_offset, batch.last_offset, batch.count, batch.attributes, batch.codec, batch.crc,
+                        batch.computed_crc, batch.timestamp_type, batch.base_timestamp, batch.max_timestamp,
+                        batch.partition_leader_epoch, batch.last_offset_delta, batch.producer_id,
+                        batch.producer_epoch, batch.base_sequence, batch.is_transactional, batch.is_control,
+                        batch.delete_horizon_ms, batch.payload_pos, batch.payload_size, batch.decompressed_size),
+                       head)
+
+
+def fields_json(fields: tuple, head: bytes):
+    """batch_json of a batch with no findings and no payload whose fields are ``fields``: kbatch.reading.model.Batch's,
+    in its order, up to decompressed_size (as kbatch.reading.v2.batch_fields gives them for a v2 header)."""
+    (pos, size, magic, length_field, offset_field, base_offset, last_offset, count, attributes, codec_name, crc,
+     computed_crc, timestamp_type_name, base_timestamp, max_timestamp, partition_leader_epoch, last_offset_delta,
+     producer_id, producer_epoch, base_sequence, is_transactional, is_control, delete_horizon_ms, payload_pos,
+     payload_size, decompressed_size) = fields
+    codec = _plain_name(codec_name)
+    timestamp_type = _plain_name(timestamp_type_name)
+    if codec is None or timestamp_type is None:
+        return None
+    global _line
+    size_bound: cython.Py_ssize_t = len(head) + len(codec) + len(timestamp_type) + 2048   # 32 keys, 24 numbers
+    if _line is None or _line.capacity < size_bound:
+        _line = _JsonWriter(size_bound, bytearray(size_bound))
+    out: _JsonWriter = _line
+    out.rewind()
+    out.raw(head)
+    try:
+        out.part(_BATCH_KEY)
+        out.raw(b'"batch"')
+        _number(out, 1, pos)
+        _number(out, 2, size)
+        _number(out, 3, magic)
+        _number(out, 4, base_offset)
+        _number(out, 5, last_offset)
+        _number(out, 6, offset_field)
+        _number(out, 7, count)
+        _number(out, 8, length_field)
+        _number(out, 9, partition_leader_epoch)
+        _number(out, 10, crc)
+        _number(out, 11, computed_crc)
+        _flag(out, 12, crc == computed_crc)
+        _number(out, 13, attributes)
+        _name(out, 14, codec)
+        _name(out, 15, timestamp_type)
+        _flag(out, 16, is_transactional)
+        _flag(out, 17, is_control)
+        _number(out, 18, last_offset_delta)
+        _number(out, 19, base_timestamp)
+        _number(out, 20, base_timestamp, True)
+        _number(out, 21, max_timestamp)
+        _number(out, 22, max_timestamp, True)
+        _number(out, 23, delete_horizon_ms)
+        _number(out, 24, producer_id)
+        _number(out, 25, producer_epoch)
+        _number(out, 26, base_sequence)
+        _number(out, 27, last_sequence(base_sequence, last_offset_delta) if magic >= 2 else None)
+        _number(out, 28, payload_pos)
+        _number(out, 29, payload_size)
+        _number(out, 30, decompressed_size)
+    except OverflowError:   # compiled only: plain Python writes any integer, as json.dumps does
+        return None
+    out.part(_BATCH_KEY + 31)
+    out.raw(b"[]}")
+    return bytes(memoryview(out.data)[:out.at])
+
+
+_line = cython.declare(_JsonWriter, None)   # the writer batch_json reuses line after line (making one costs more)
+_plain_names = {}     # name -> _plain_name(name), for the few names batches have
+
+
+def _plain_name(name):
+    """A name's UTF-8 when its JSON string is the name between quotes (printable ASCII, no " or \\), else None."""
+    plain = _plain_names.get(name, False)
+    if plain is False:
+        plain = name.encode() if name.isascii() and name.isprintable() and '"' not in name and "\\" not in name \
+            else None
+        if len(_plain_names) < 64:
+            _plain_names[name] = plain
+    return plain
+
+
+@cython.cfunc
+@cython.exceptval(-1)
+def _number(out: _JsonWriter, key: cython.int, value, as_date: cython.bint = False) -> cython.int:
+    """Key ``key`` of BATCH_JSON_KEYS with an integer (``as_date``: milliseconds as values.iso_timestamp
+    shows them, as batch_dict has it) or null.  OverflowError past 64 bits, compiled."""
+    out.part(_BATCH_KEY + key)
+    if value is None:
+        out.part(_NULL)
+    elif as_date:
+        out.iso(value)
+    else:
+        out.integer(value)
+    return 0
+
+
+@cython.cfunc
+@cython.exceptval(check=False)
+def _flag(out: _JsonWriter, key: cython.int, value: cython.bint) -> cython.void:
+    out.part(_BATCH_KEY + key)
+    out.part(_TRUE if value else _FALSE)
+
+
+@cython.cfunc
+@cython.exceptval(check=False)
+def _name(out: _JsonWriter, key: cython.int, name: bytes) -> cython.void:
+    out.part(_BATCH_KEY + key)
+    out.part(_QUOTE)
+    out.raw(name)
+    out.part(_QUOTE)
+
+
+@cython.cfunc
+@cython.inline
+@cython.cdivision(True)
+@cython.exceptval(check=False)
+def _span_pos(columns: RecordColumns, row: cython.Py_ssize_t, field: cython.int) -> cython.Py_ssize_t:
+    """Where a record's key (field 0), value (1), or header key/value (2, 3, 4, 5, ...) starts."""
+    if field == 0:
+        return columns._key_pos[row]
+    if field == 1:
+        return columns._value_pos[row]
+    if field % 2 == 0:
+        return columns._h_key_pos[columns._first_header[row] + (field - 2) // 2]
+    return columns._h_value_pos[columns._first_header[row] + (field - 2) // 2]
+
+
+@cython.cfunc
+@cython.inline
+@cython.cdivision(True)
+@cython.exceptval(check=False)
+def _span_length(columns: RecordColumns, row: cython.Py_ssize_t, field: cython.int) -> cython.Py_ssize_t:
+    """The stored length of the same field (negative: null)."""
+    if field == 0:
+        return columns._key_length[row]
+    if field == 1:
+        return columns._value_length[row]
+    if field % 2 == 0:
+        return columns._h_key_length[columns._first_header[row] + (field - 2) // 2]
+    return columns._h_value_length[columns._first_header[row] + (field - 2) // 2]
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def any_key_or_value_starts_with_zero(columns: RecordColumns, data) -> cython.bint:
+    """Whether the key or value of a record held in ``columns`` starts with a zero byte: the schema
+    registry's magic byte (kbatch.render.user_topic.registry_frame says whether the rest of its framing holds)."""
+    view: cython.const[cython.uchar][::1] = data
+    row: cython.Py_ssize_t
+    for row in range(columns.n):
+        if columns._key_length[row] > 0 and view[columns._key_pos[row]] == 0:
+            return True
+        if columns._value_length[row] > 0 and view[columns._value_pos[row]] == 0:
+            return True
+    return False
