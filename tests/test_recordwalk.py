@@ -34,7 +34,9 @@ def test_the_installed_decoder_is_the_compiled_one():
     """The README's install builds the extension; without it this suite would test the pure twin twice."""
     if pure_python_wanted():
         pytest.skip("KBATCH_PURE_PYTHON: installed without the compiled decoder on purpose")
-    assert compiled.is_compiled(), "kbatch.kernels.recordwalk is not compiled: did the install build the extension?"
+    from kbatch.kernels._load import describe
+
+    assert compiled.is_compiled(), f"the kernels run as {describe()}: did the install build them?"
     assert not pure.is_compiled()
     assert compiled.RECORD_COLUMNS == pure.RECORD_COLUMNS
 
