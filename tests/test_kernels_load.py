@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 from importlib.machinery import EXTENSION_SUFFIXES
+from pathlib import Path
 
 import pytest
 
@@ -108,3 +109,18 @@ def test_a_kernel_not_compiled_at_install_says_why(tmp_path):
     (copy / "kbatch" / "kernels" / NOT_COMPILED_NOTE).write_text("not compiled at install: no Cython\n")
     done = _kbatch(["--version"], copy, _unswitched())
     assert done.stdout.endswith("kernels: pure Python (not compiled at install: no Cython)\n") and done.stderr == ""
+
+
+def test_every_file_a_kernel_is_checked_against_is_installed():
+    """The digest covers a kernel's .py and the package's .pxd files: an install without the .pxd files would
+    take every compiled kernel for a stale one."""
+    import fnmatch
+    import tomllib
+
+    from kbatch.kernels._load import source_files
+
+    data = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["kbatch"]
+    for name in NAMES:
+        for path in source_files(str(KERNELS), name):
+            relative = str(Path(path).relative_to(ROOT / "kbatch"))
+            assert relative.endswith(".py") or any(fnmatch.fnmatch(relative, pattern) for pattern in data), relative
