@@ -456,7 +456,7 @@ def test_the_listing_is_the_same_with_json_dumps_and_with_the_pure_build(capsys,
 
 # Tests of the reader that run on the build loaded: run again here on the pure build, in a process of its
 # own (KBATCH_PURE_PYTHON=1: kbatch.kernels._load then loads every kernel from its source).
-PURE_RUN = ["tests/test_records.py", "tests/test_fastdeep.py",
+PURE_RUN = ["tests/test_records.py", "tests/test_fastdeep.py", "tests/test_outlier.py",
             "tests/test_stats.py::test_columns_and_record_objects_give_the_same_accounting",
             "tests/test_reader.py::test_a_record_count_bomb_keeps_a_bounded_number_of_findings_and_says_so",
             "tests/test_recordwalk.py::test_records_json_is_json_dumps_of_record_dict"]
