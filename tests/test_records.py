@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import io
 
-import pytest
 from construct import Container, ListContainer, StreamError
 from hypothesis import HealthCheck, example, given, settings, strategies as st
 
