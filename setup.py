@@ -88,7 +88,7 @@ def _stamped_sources() -> list[str]:
 
 
 def _extensions() -> list[Extension]:
-    if os.environ.get("KBATCH_PURE_PYTHON", "") not in ("", "0"):
+    if _loader().pure_python_wanted():
         _not_compiled("KBATCH_PURE_PYTHON was set")
         return []
     try:
