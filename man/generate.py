@@ -29,7 +29,7 @@ EXIT_STATUS = """.SH EXIT STATUS
 Clean: nothing found.
 .TP
 .B 1
-Damage (or, for diff, a difference) found.
+Damage (or, for diff and snapshot check, a difference) found.
 .TP
 .B 2
 Usage error, unreadable input, or an internal error.

@@ -131,3 +131,21 @@ def _produce_with_kafka_python(bootstrap: str) -> None:
         if i % 25 == 24:
             producer.flush()
     producer.close()
+
+
+# -- a real headless browser (tests/browser.py), for the pages kbatch map writes ----------------------------
+
+@pytest.fixture(scope="session")
+def headless_browser():
+    """Debian's chromium, installed by apt-get when it is missing and we are root (README's test command sets
+    nothing else up). Without it the tests are skipped, except in CI (CI=true), where that is a failure."""
+    import os
+
+    from .browser import Browser, Unavailable, find_or_install
+
+    try:
+        return Browser(find_or_install())
+    except Unavailable as reason:
+        if os.environ.get("CI"):
+            pytest.fail(f"CI must run the browser tests: {reason}")
+        pytest.skip(str(reason))

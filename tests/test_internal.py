@@ -49,7 +49,7 @@ def _records(result) -> list[dict]:
 
 def test_the_schema_table_is_what_kafkas_definitions_say():
     written = make_table.table(FIXTURES / "kafka-messages")
-    assert (ROOT / "kbatch" / "messages" / "schemas.py").read_text() == written
+    assert (ROOT / "kbatch" / "messages" / "schemas.json").read_text() == written
 
 
 def test_the_fixtures_are_what_their_script_writes():

@@ -39,7 +39,7 @@ FIX = _fixture_writer()
 
 
 def test_the_table_is_what_the_definitions_say():
-    assert (ROOT / "kbatch" / "messages" / "schemas.py").read_text() == make_table.table(DEFINITIONS)
+    assert (ROOT / "kbatch" / "messages" / "schemas.json").read_text() == make_table.table(DEFINITIONS)
 
 
 def test_the_table_names_the_commit_its_definitions_come_from():
@@ -60,8 +60,8 @@ def test_the_copies_are_kafkas_files_at_their_commits():
 @pytest.mark.skipif(not MIRROR.exists(), reason="no Kafka git mirror on this machine")
 def test_regenerating_from_the_mirror_writes_the_same_table(tmp_path):
     kafka = make_table.Kafka(MIRROR, schemas.KAFKA_COMMIT)
-    make_table.regenerate(kafka, tmp_path, tmp_path / "schemas.py")
-    assert (tmp_path / "schemas.py").read_text() == (ROOT / "kbatch" / "messages" / "schemas.py").read_text()
+    make_table.regenerate(kafka, tmp_path, tmp_path / "schemas.json")
+    assert (tmp_path / "schemas.json").read_text() == (ROOT / "kbatch" / "messages" / "schemas.json").read_text()
 
 
 def test_removed_record_types_keep_the_definition_they_were_written_with():

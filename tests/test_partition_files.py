@@ -316,7 +316,7 @@ def test_the_sniff_names_every_fixture_file_from_a_map_of_it_as_from_its_bytes(p
 @settings(max_examples=200, deadline=None)
 @given(st.binary(max_size=300), st.integers(1, 40), st.integers(0, 300))
 def test_the_zero_tail_is_found_reading_back_a_chunk_at_a_time(data, chunk, end):
-    from kbatch.partition.sidecars import _end_of_nonzero
+    from kbatch.partition.indexes import _end_of_nonzero
 
     end = min(end, len(data))
     assert _end_of_nonzero(data, end, chunk) == len(data[:end].rstrip(b"\x00"))
@@ -473,7 +473,8 @@ def test_a_renamed_partition_directory_says_what_it_is_and_reads_as_its_partitio
 @given(st.lists(st.sampled_from([b"0", b"12 7", b" ", b"\n", b"\r", b"\r\n", b"x" * 9]), max_size=40),
        st.integers(1, 12), st.integers(1, 20))
 def test_lines_are_split_as_readline_splits_them_whatever_the_pieces(parts, piece_size, limit):
-    from kbatch.partition.sidecars import SideFile, _lines
+    from kbatch.partition.sidefile import SideFile
+    from kbatch.partition.textfiles import _lines
 
     data = b"".join(parts)
     lines = list(_lines(SideFile(data), limit, piece_size))

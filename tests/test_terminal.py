@@ -221,22 +221,24 @@ def _records_both_ways(table, width: int) -> tuple[str, str | None]:
     return rich.file.getvalue(), None if lines is None else "".join(line + "\n" for line in lines)
 
 
-@pytest.mark.parametrize("width", [24, 66, 120, 200])
+@pytest.mark.parametrize("width", [24, 66, 80, 100, 120, 200])
 def test_the_records_table_written_from_its_cells_is_what_rich_draws(width):
     """dump --records off a terminal writes each records table from its cells: the text Rich draws."""
     from kbatch.reading.reader import ReadOptions, SegmentReader
     from kbatch.render.table import records_table
 
     written = 0
-    for path in fixture_paths():
+    for path in fixture_paths() + sorted((FIXTURES / "internal").glob("**/*.log")):
         with open(path, "rb") as stream:
             batches = [batch for batch in SegmentReader(stream, ReadOptions(records=True))
                        if getattr(batch, "records", None)]
         for batch in batches[:4]:   # the first few batches of each: every kind of record there is
-            for full in (False, True):
-                rich, plain = _records_both_ways(records_table(batch, "auto", full, batch.records[:12]), width)
+            for full, laid_out in ((False, None), (True, None), (False, width), (True, width)):
+                # as Rich lays it out, and as dump lays it out for the terminal (timestamps stacked, kept whole)
+                table = records_table(batch, "auto", full, batch.records[:12], True, laid_out)
+                rich, plain = _records_both_ways(table, width)
                 if plain is not None:
-                    assert plain == rich, (path.name, batch.pos, full)
+                    assert plain == rich, (path.name, batch.pos, full, laid_out)
                     written += 1
     assert written > 100   # the cells' way is the common one, not an exception
 
@@ -246,14 +248,16 @@ _CELL_TEXT = st.text(alphabet=st.sampled_from("ab cdefxyz0123 -=…界\u0301\n")
 
 @settings(max_examples=300, deadline=None)
 @given(rows=st.lists(st.lists(_CELL_TEXT, min_size=5, max_size=5), min_size=1, max_size=6),
-       width=st.integers(min_value=12, max_value=220), header=st.booleans())
-def test_any_records_table_written_from_its_cells_is_what_rich_draws(rows, width, header):
-    """Words, spaces, long words, wide and zero-width characters, lines: wrapped and folded as Rich does."""
+       width=st.integers(min_value=12, max_value=220), header=st.booleans(),
+       whole=st.lists(st.sampled_from(["offset", "timestamp", "key"]), unique=True))
+def test_any_records_table_written_from_its_cells_is_what_rich_draws(rows, width, header, whole):
+    """Words, spaces, long words, wide and zero-width characters, lines: wrapped and folded as Rich does,
+    and the columns kept whole never wrapped."""
     from rich.text import Text
 
     from kbatch.render.table import records_frame
 
-    table = records_frame(header)
+    table = records_frame(header, tuple(whole))
     for row in rows:
         table.add_row(row[0], *(Text(cell) for cell in row[1:]))
     rich, plain = _records_both_ways(table, width)
@@ -395,3 +399,96 @@ def test_a_forced_kind_shows_bytes_that_are_no_text_once_escaped_as_hex(kbatch, 
     out = kbatch("dump", "--kind", "offset-checkpoint", str(noise)).out
     assert "\\\\" not in out and "\\x" not in out
     assert "version: expected 0, found 0x" in " ".join(out.split())
+
+
+_ISO = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
+
+
+def assert_iso_times_whole(out: str, context) -> None:
+    """Every ISO time in ``out`` is on one line: no line holds its start or its end alone."""
+    whole = len(_ISO.findall(out))
+    assert len(re.findall(r"\d{4}-\d\d-\d\dT", out)) == whole, context
+    assert len(re.findall(r"T\d\d:\d\d:\d\d\.\d{3}Z", out)) == whole, context
+
+
+def _record_segments() -> list[str]:
+    internal = sorted((FIXTURES / "internal").glob("**/*.log"))
+    return [path.relative_to(ROOT).as_posix() for path in fixture_paths() + internal]
+
+
+@pytest.mark.parametrize("width", [80, 100, 120])
+def test_dump_records_never_splits_an_iso_time(width, kbatch, monkeypatch):
+    """`dump -r` at 80 columns showed "2023-11-14T22:13:20." over "000Z": a narrow timestamp column was
+    folded like any other.  Every record's ISO time is shown, each on one line (a value's own text may
+    hold one too: that is the record's, and folds as its value)."""
+    from collections import Counter
+
+    monkeypatch.setenv("COLUMNS", str(width))
+    for path in _record_segments():
+        out = kbatch("dump", "-r", path).out
+        times = Counter(record["timestamp_iso"] for line in kbatch("dump", "-r", "--format", "jsonl", path).out.splitlines()
+                        for record in json.loads(line).get("records") or [] if record["timestamp_iso"])
+        for iso, records in times.items():
+            assert out.count(iso) >= records, (path, width, iso)
+
+
+def _value_cells(out: str) -> tuple[list[str], list[int]]:
+    """The value cells of `dump -r`'s records tables in ``out`` (each row on one line: a wide terminal) and
+    the value column's width in each table."""
+    cells, widths, columns = [], [], None
+    for line in out.splitlines():
+        if re.match(r"    offset  timestamp ", line):   # headers: not there where no record has any
+            columns = line.index(" value") + 1, line.index(" headers") if " headers" in line else len(line)
+            widths.append(columns[1] - columns[0] - (columns[1] < len(line)))
+        elif columns and re.match(r"    \d", line):
+            cells.append(line[columns[0]:columns[1]].strip())
+        elif not line.startswith("    "):
+            columns = None
+    return cells, widths
+
+
+@pytest.mark.parametrize("width", [80, 100, 120])
+def test_dump_records_wraps_an_internal_value_between_its_fields(width, kbatch, monkeypatch):
+    """At 100 columns `{"version":0,"voters":[{"voterId"` ended a line and `:1,"voterDirectoryId"…` began the
+    next: the JSON of a decoded value had no space to wrap at.  Each field (up to its comma) that fits the
+    value column is shown whole on a line."""
+    for path in sorted((FIXTURES / "internal").glob("**/__*/*.log")):
+        monkeypatch.setenv("COLUMNS", "1000")
+        values, _ = _value_cells(kbatch("dump", "-r", str(path)).out)
+        monkeypatch.setenv("COLUMNS", str(width))
+        out = kbatch("dump", "-r", str(path)).out
+        _, widths = _value_cells(out)
+        fields = {field for value in values for field in re.findall(r"[^\s,]+,?", value)}
+        assert fields and widths
+        for field in fields:
+            if len(field) <= min(widths):
+                assert field in out, (path.name, width, field)
+
+
+@pytest.mark.parametrize("width", [80, 100, 120])
+def test_the_files_beside_a_segment_never_split_an_iso_time(width, kbatch, monkeypatch):
+    """A producer snapshot's table at 80 columns folded "2023-11-14T22:13:" over "44.000Z".  An entry's ISO
+    time is whole under its timestamp, or (where the table has no room for it) left out, and said so."""
+    from kbatch.output.values import iso_timestamp
+
+    monkeypatch.setenv("COLUMNS", str(width))
+    for path in sorted((FIXTURES / "partition" / "orders-0").glob("*[0-9].*")):
+        out = kbatch("dump", str(path)).out
+        assert_iso_times_whole(out, (path.name, width))
+        entries = [json.loads(line) for line in kbatch("dump", "--format", "jsonl", str(path)).out.splitlines()]
+        times = [iso_timestamp(entry["timestamp"]) for entry in entries
+                 if entry.get("type") == "entry" and isinstance(entry.get("timestamp"), int)]
+        shown = all(iso in out for iso in times)
+        assert shown or f"(the timestamps' ISO times do not fit {width} columns)" in out, (path.name, width)
+        assert shown or width < 100, (path.name, width)   # these tables have room for them at 100
+
+
+@pytest.mark.parametrize("width", [80, 100, 120])
+def test_dump_records_gives_the_value_the_room_of_headers_no_record_has(width, kbatch, monkeypatch):
+    """At 80 columns an empty headers column kept nine of them while the value's name was folded
+    ("OffsetCommitVal" over "ue v1"): where a records table does not fit, headers no record has take no room."""
+    monkeypatch.setenv("COLUMNS", str(width))
+    out = kbatch("dump", "-r", "fixtures/internal/__consumer_offsets-12/00000000000000000000.log").out
+    assert "OffsetCommitValue v1" in out and "GroupMetadataValue v3" in out, width
+    with_headers = kbatch("dump", "-r", "fixtures/v2-headers.log").out
+    assert all(" headers" in line for line in with_headers.splitlines() if line.startswith("    offset  "))

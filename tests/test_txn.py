@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from .helpers import FIXTURES, ROOT
 
 TXN = FIXTURES / "internal" / "txn"
@@ -118,3 +120,28 @@ def test_a_partition_read_in_part_is_not_cross_checked(kbatch):
     result = kbatch("txn", "--format", "jsonl", _rel(PARTITION / "00000000000000000027.log"))
     (partition,) = [line for line in _lines(result) if line["type"] == "partition"]
     assert partition["cross_checked"] == [] and result.code == 0
+
+
+@pytest.mark.parametrize("width", [80, 100, 120])
+def test_the_coordinator_table_never_splits_an_iso_time(width):
+    """Long transactional ids and many partitions narrowed every column alike, "last update" too: its ISO
+    time was folded over two lines.  It is kept whole; the ids and partitions wrap."""
+    import io
+    from types import SimpleNamespace
+
+    from rich.console import Console
+
+    from kbatch.render.txn import _coordinator_table
+
+    from .test_terminal import assert_iso_times_whole
+
+    ids = {f"checkout-service-{n}-transactional-producer-{n}": SimpleNamespace(
+        transactional_id=f"checkout-service-{n}-transactional-producer-{n}", producer_id=4000 + n, producer_epoch=n,
+        state="Ongoing", partitions=[f"payments-{p}" for p in range(12)], timeout_ms=60000,
+        last_update_timestamp=1700000000000 + n) for n in range(3)}
+    console = Console(width=width, file=io.StringIO(), color_system=None)
+    console.print(_coordinator_table(SimpleNamespace(ids=ids)))
+    out = console.file.getvalue()
+    assert_iso_times_whole(out, width)
+    assert all(f"2023-11-14T22:13:20.00{n}Z" in out for n in range(3))
+    assert all(len(line) <= width for line in out.splitlines())

@@ -20,6 +20,8 @@ Examples:
   kbatch verify-crc --deep /var/kafka-logs
   kbatch verify-crc --format jsonl segment.log | jq -r 'select(.type == "finding") | .code'
   kbatch verify-crc --quiet segment.log && echo intact
+  kbatch verify-crc --deep --format junit testdata/*.bin > kbatch-junit.xml
+  kbatch verify-crc --deep --format github testdata/*.bin   # in a GitHub Actions step
 """)
 @click.argument("paths", nargs=-1, required=True, metavar="FILE...")
 @click.option("--deep", is_flag=True,
@@ -31,8 +33,11 @@ Examples:
 @click.option("--jobs", "-j", type=click.IntRange(min=1), default=None, metavar="N",
               help="Processes to read a large file (64 MiB or more) with, a part each, at once. "
                    "[default: the CPUs kbatch may use]")
-@click.option("--format", "output_format", type=click.Choice(["table", "jsonl"]), default="table",
-              show_default=True, help="table for people (a line per finding and a summary), jsonl for programs.")
+@click.option("--format", "output_format", type=click.Choice(["table", "jsonl", "junit", "github"]), default="table",
+              show_default=True,
+              help="table for people (a line per finding and a summary), jsonl for programs, junit for CI test "
+                   "reports (JUnit XML: a testcase per file, a failure per damaged one), github for GitHub "
+                   "Actions (a ::error, ::warning or ::notice annotation per finding).")
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing; only the exit status tells.")
 @hex_option
 @decompressed_limit_option
@@ -70,6 +75,12 @@ def verify_crc(paths, deep, index_only, jobs, output_format, quiet, hex_input, d
     elif output_format == "jsonl":
         from kbatch.render.verify import VerifyJsonlSink
         sink = VerifyJsonlSink(sys.stdout)
+    elif output_format == "junit":
+        from kbatch.render.ci import JunitSink
+        sink = JunitSink(sys.stdout)
+    elif output_format == "github":
+        from kbatch.render.ci import GithubSink
+        sink = GithubSink(sys.stdout)
     else:
         from kbatch.render.verify import VerifyTableSink
         sink = VerifyTableSink(sys.stdout, no_color=no_color)

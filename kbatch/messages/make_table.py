@@ -1,4 +1,4 @@
-"""Write :mod:`kbatch.messages.schemas` from Apache Kafka's JSON message definitions (a development tool).
+"""Write the schema table from Apache Kafka's JSON message definitions (a development tool).
 
     python -m kbatch.messages.make_table KAFKA_SOURCE [--commit REV]
 
@@ -6,8 +6,9 @@ KAFKA_SOURCE is a Kafka checkout or a git directory (a bare mirror); REV (defaul
 ``trunk`` in a bare mirror) is the commit read.  The command copies every definition kbatch reads (the
 directories and files in :data:`DEFINITIONS`, plus the removed ones in :data:`HISTORY` at the commit that
 last had them) into ``fixtures/kafka-messages``, lists each with its commit and release in ``SOURCES.txt``,
-and writes ``kbatch/messages/schemas.py`` from those copies.  ``tests/test_messages_table.py`` checks that
-the table is what the copies say, and the copies what the mirror holds at their commits.
+and writes the table, ``kbatch/messages/schemas.json`` (the data :mod:`kbatch.messages.schemas` reads), from
+those copies.  ``tests/test_messages_table.py`` checks that the table is what the copies say, and the copies
+what the mirror holds at their commits.
 Only facts the wire format needs are kept: names, types, versions, nullable and tagged versions, tags,
 defaults.  Documentation ("about") and Java-only hints (mapKey, entityType, zeroCopy) are dropped.
 """
@@ -22,7 +23,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "fixtures" / "kafka-messages"
-TABLE = ROOT / "kbatch" / "messages" / "schemas.py"
+TABLE = ROOT / "kbatch" / "messages" / "schemas.json"
 
 # What kbatch reads: every definition in these directories, and these single files.
 DEFINITIONS = (
@@ -102,62 +103,45 @@ def _default(field_type: str, default):
     return default
 
 
-def _field(spec: dict, structs: dict[str, list], indent: str) -> str:
+def _field(spec: dict, structs: dict[str, list]) -> dict:
+    """One field as the keywords of :class:`kbatch.messages.spec.F`; those it leaves out take F's defaults."""
     field_type = spec["type"]
     # FieldSpec: a field without "versions" has its taggedVersions as versions
-    args = [repr(spec["name"]), repr(field_type), repr(spec.get("versions") or spec["taggedVersions"])]
+    field = {"name": spec["name"], "type": field_type, "versions": spec.get("versions") or spec["taggedVersions"]}
     for key, name in (("nullableVersions", "nullable"), ("taggedVersions", "tagged"),
                       ("flexibleVersions", "flexible")):
         if key in spec:
-            args.append(f"{name}={spec[key]!r}")
+            field[name] = spec[key]
     if "tag" in spec:
-        args.append(f"tag={int(spec['tag'])}")
+        field["tag"] = int(spec["tag"])
     # FieldSpec: a JSON null default is no default at all (the type's own: an empty struct, not null); only
     # the string "null" is null
     if spec.get("default") is not None:
-        args.append(f"default={_default(field_type, spec['default'])!r}")
+        field["default"] = _default(field_type, spec["default"])
     element = field_type[2:] if field_type.startswith("[]") else field_type
     subfields = spec.get("fields") or structs.get(element)
     if subfields:
-        inner = indent + "    "
-        args.append("fields=(" + "".join(f"\n{inner}{_field(sub, structs, inner)}," for sub in subfields)
-                    + f"\n{indent})")
-    return f"F({', '.join(args)})"
+        field["fields"] = [_field(sub, structs) for sub in subfields]
+    return field
 
 
-def entry(spec: dict, source: str) -> str:
-    """One message of the table; ``source`` is its SOURCES.txt line: path, commit, release."""
+def entry(spec: dict, source: str) -> dict:
+    """One message of the table as the keywords of :class:`kbatch.messages.spec.M`, and where it comes from
+    (``source``, its SOURCES.txt line: path, commit, release)."""
     path, commit, release = source.split(" ", 2)
     structs = {struct["name"]: struct["fields"] for struct in spec.get("commonStructs", [])}
-    head = [repr(spec["type"]), repr(spec["validVersions"]), repr(spec.get("flexibleVersions", "none"))]
+    message = {"source": f"{path} @ {commit[:12]}, {release}", "kind": spec["type"],
+               "valid": spec["validVersions"], "flexible": spec.get("flexibleVersions", "none")}
     if "apiKey" in spec:
-        head.append(f"api_key={spec['apiKey']}")
-    head.append(f"module={path.split('/')[0]!r}")
-    fields = "".join(f"\n        {_field(field, structs, '        ')}," for field in spec["fields"])
-    return (f"    # {path} @ {commit[:12]}, {release}\n"
-            f"    {spec['name']!r}: M({', '.join(head)}, fields=({fields}\n    )),\n")
+        message["api_key"] = spec["apiKey"]
+    message["module"] = path.split("/")[0]
+    message["fields"] = [_field(field, structs) for field in spec["fields"]]
+    return message
 
 
-HEADER = '''"""Kafka's message schemas, as kbatch needs them to read internal topics and control records.
-
-WRITTEN BY ``python -m kbatch.messages.make_table`` from Apache Kafka's JSON message definitions (the file
-above each entry; copies in ``fixtures/kafka-messages``).  Do not edit by hand.
-
-    M(kind, validVersions, flexibleVersions, fields, api_key, module)   one message
-    F(name, type, versions, nullable, tagged, tag, default, flexible, fields)   one field
-
-Versions are Kafka's strings ("0+", "1-3", "2", "none"); ``fields`` of a struct or struct array are given
-inline (Kafka's commonStructs resolved).  :mod:`kbatch.messages.decoder` reads bytes with this table.
-"""
-
-from kbatch.messages.spec import F, M
-
-# The Kafka commit the current definitions come from (a removed one names its own above its entry).
-KAFKA_COMMIT = {commit!r}
-KAFKA_RELEASE = {release!r}
-
-SCHEMAS = {{
-'''
+NOTE = ("WRITTEN BY python -m kbatch.messages.make_table from Apache Kafka's JSON message definitions (each "
+        "message's source; copies in fixtures/kafka-messages). Do not edit by hand. kbatch/messages/schemas.py "
+        "reads it.")
 
 
 def sources(directory: Path) -> dict[str, str]:
@@ -173,12 +157,16 @@ def current(directory: Path) -> tuple[str, str]:
 
 
 def table(directory: Path = FIXTURES) -> str:
+    """The table as JSON text: the current commit and release, then every message by name (in the order of
+    its definition file's name)."""
     commit, release = current(directory)
-    parts = [HEADER.format(commit=commit, release=release)]
+    schemas = {}
     for name, source in sorted(sources(directory).items()):
-        parts.append(entry(load(directory / name), source))
-    parts.append("}\n")
-    return "".join(parts)
+        spec = load(directory / name)
+        schemas[spec["name"]] = entry(spec, source)
+    text = json.dumps({"note": NOTE, "kafka_commit": commit, "kafka_release": release, "schemas": schemas},
+                      indent=1, ensure_ascii=False)
+    return text + "\n"
 
 
 class Kafka:
@@ -237,7 +225,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     kafka = Kafka(args.kafka, args.commit)
     regenerate(kafka)
-    print(f"kbatch/messages/schemas.py: Kafka {kafka.commit} ({kafka.release()})")
+    print(f"kbatch/messages/schemas.json: Kafka {kafka.commit} ({kafka.release()})")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """How a record of an internal topic reads: its key and value as Kafka's schemas name them.
 
-The table shows a key as its fields joined by "/" (``billing/orders/0``) and a value as ``Name vN {json}``;
+The table shows a key as its fields joined by "/" (``billing/orders/0``) and a value as ``Name vN {json}``
+(a space after each field, where a narrow column may wrap it);
 ``--format dumplog`` prints what Kafka 4.x's kafka-dump-log.sh prints with its decoders (--offsets-decoder,
 --transaction-log-decoder, --cluster-metadata-decoder, --share-group-state-decoder,
 --remote-log-metadata-decoder), so scripts reading its output keep working.
@@ -20,6 +21,12 @@ def _compact(value) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
+def _wrappable(value) -> str:
+    """The table's JSON: compact, but a space after each field's comma, so that a narrow column wraps a
+    value between its fields (a terminal breaks lines at spaces), not inside a name or a number."""
+    return json.dumps(value, ensure_ascii=False, separators=(", ", ":"))
+
+
 def _cut(text: str, limit: int | None) -> str:
     return text if limit is None or len(text) <= limit else f"{text[:limit]}…"
 
@@ -29,7 +36,7 @@ def key_text(decoded, limit: int | None = None) -> str | None:
     if decoded.key is None:
         return None
     key = decoded.key
-    return _cut(f"{key['name']} v{key['version']} {_compact(to_json(key['data']))}", limit)
+    return _cut(f"{key['name']} v{key['version']} {_wrappable(to_json(key['data']))}", limit)
 
 
 def key_compact(decoded, limit: int | None = None) -> str | None:
@@ -52,7 +59,7 @@ def value_text(decoded, limit: int | None = None) -> str | None:
         return None
     value = decoded.value
     state = f" {value['state']}" if "state" in value else ""
-    return _cut(f"{value['name']} v{value['version']}{state} {_compact(to_json(value['data']))}", limit)
+    return _cut(f"{value['name']} v{value['version']}{state} {_wrappable(to_json(value['data']))}", limit)
 
 
 def _kafka_message_json(part: dict) -> dict:
@@ -74,7 +81,7 @@ def control_text(marker) -> str:
     if marker.coordinator_epoch is not None:
         return f"{marker.type} coordinatorEpoch={marker.coordinator_epoch}"
     if marker.data is not None:
-        return f"{marker.type} {_compact(to_json(marker.data))}"
+        return f"{marker.type} {_wrappable(to_json(marker.data))}"
     return marker.type
 
 

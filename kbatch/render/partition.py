@@ -64,12 +64,16 @@ def _shown(value) -> str:
     return json.dumps(value, separators=(",", ":")) if isinstance(value, (list, dict)) else str(value)
 
 
-def _cell(name: str, value) -> Text:
+def _iso(name: str, value) -> str:
+    """A timestamp field's ISO time ("" for any other field, and for no timestamp)."""
+    return iso_timestamp(value) if name in _TIMESTAMP_FIELDS and isinstance(value, int) else ""
+
+
+def _cell(name: str, value, with_iso: bool) -> Text:
     if value is None:
         return Text("-", style="dim")
-    if name in _TIMESTAMP_FIELDS and isinstance(value, int):
-        iso = iso_timestamp(value)
-        return Text(f"{value}\n{iso}" if iso else str(value))
+    if with_iso and _iso(name, value):
+        return Text(f"{value}\n{_iso(name, value)}")
     return Text(_shown(value))
 
 
@@ -78,28 +82,37 @@ def _cell(name: str, value) -> Text:
 _HEADINGS = {"relative_offset": "relative", "producer_id": "producer", "last_sequence": "last seq",
              "offset_delta": "delta", "coordinator_epoch": "coord epoch", "current_txn_first_offset": "txn first",
              "first_offset": "first offset", "last_offset": "last offset", "last_stable_offset": "LSO"}
+_ISO_WIDTH = len("2023-11-14T22:13:52.000Z")
 
 
-def _entries_table(entries: list[Entry]) -> Table:
-    """One row per entry.  A number is never cut: each column is at least as wide as its widest figure and
-    its heading's longest word, so a narrow terminal folds the timestamps' ISO line first."""
+def _entries_table(entries: list[Entry], width: int) -> tuple[Table, bool]:
+    """One row per entry, for a terminal ``width`` columns wide; and whether ISO times were left out.  A number is never cut: each column is as wide as its widest figure and its heading's longest
+    word.  A timestamp has its ISO time under it where the table has room for it whole, else none: an ISO
+    time is never split across lines."""
     names = list(entries[0].fields)
-    table = Table(header_style="bold underline", expand=False, box=None, padding=(0, 1), pad_edge=False)
-    for heading, values in (("slot", [entry.slot for entry in entries]), ("pos", [entry.pos for entry in entries]),
-                            *((_HEADINGS.get(name, name.replace("_", " ")), [entry.fields.get(name) for entry in entries])
-                              for name in names)):
-        width = max([len(str(value)) for value in values] + [len(word) for word in heading.split()])
-        widest = len("2023-11-14T22:13:52.000Z") if heading in _TIMESTAMP_FIELDS else width   # room for the ISO line
-        table.add_column(heading, justify="right", min_width=width, max_width=widest, overflow="fold")
+    columns = [("slot", [entry.slot for entry in entries]), ("pos", [entry.pos for entry in entries]),
+               *((_HEADINGS.get(name, name.replace("_", " ")), [entry.fields.get(name) for entry in entries])
+                 for name in names)]
+    widths = [max([len(str(value)) for value in values] + [len(word) for word in heading.split()])
+              for heading, values in columns]
     with_findings = any(entry.findings for entry in entries)
+    findings_width = max((len(f.code) for entry in entries for f in entry.findings), default=0)
+    iso_widths = [max(column_width, _ISO_WIDTH) if heading in _TIMESTAMP_FIELDS else column_width
+                  for (heading, _), column_width in zip(columns, widths)] + ([findings_width] if with_findings else [])
+    iso_fits = sum(iso_widths) + 2 * (len(iso_widths) - 1) <= width
+    table = Table(header_style="bold underline", expand=False, box=None, padding=(0, 1), pad_edge=False)
+    for (heading, _), column_width in zip(columns, widths):
+        widest = max(column_width, _ISO_WIDTH) if iso_fits and heading in _TIMESTAMP_FIELDS else column_width
+        table.add_column(heading, justify="right", min_width=column_width, max_width=widest, overflow="fold")
     if with_findings:
-        table.add_column("findings", min_width=max(len(f.code) for entry in entries for f in entry.findings))
+        table.add_column("findings", min_width=findings_width)
     for entry in entries:
-        cells = [str(entry.slot), str(entry.pos), *(_cell(name, entry.fields.get(name)) for name in names)]
+        cells = [str(entry.slot), str(entry.pos), *(_cell(name, entry.fields.get(name), iso_fits) for name in names)]
         if with_findings:
             cells.append(_codes(entry.findings))
         table.add_row(*cells, style="on grey11" if entry.is_damaged else None)
-    return table
+    left_out = not iso_fits and any(_iso(name, value) for entry in entries for name, value in entry.fields.items())
+    return table, left_out
 
 
 def _plain(value) -> str:
@@ -124,7 +137,10 @@ def _table(console, path, size, kind, items, summary) -> None:
         else:
             details.append(item)
     if entries:
-        console.print(_entries_table(entries))
+        table, iso_left_out = _entries_table(entries, console.width)
+        console.print(table)
+        if iso_left_out:
+            console.print(Text(f"(the timestamps' ISO times do not fit {console.width} columns)", style="dim"))
     for finding in details:
         console.print(finding_line(finding))
     verdict = Text("damaged", style="bold red") if summary.damaged else Text("clean", style="green")

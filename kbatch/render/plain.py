@@ -153,13 +153,17 @@ def plain_table_lines(table: Table, console) -> list[str] | None:
     natural = [min(max((line_width(line) for row in texts for line in row[index]), default=0), available - pad) + pad
                for index, pad in enumerate(padding)]
     proxy = Table(box=None, padding=(0, 1), pad_edge=False, show_header=False, expand=False)
-    for _ in columns:
-        proxy.add_column(overflow="fold")
+    for column in columns:
+        proxy.add_column(overflow="fold", no_wrap=column.no_wrap)
     proxy.add_row(*("x" * (width - pad) for width, pad in zip(natural, padding)))
     widths = [width - pad for width, pad in
               zip(proxy._calculate_column_widths(console, console.options.update_width(available)), padding)]
     if min(widths) < 1:
         return None
+    for row in texts:
+        for column, width, lines in zip(columns, widths, row):
+            if column.no_wrap and lines_width(lines) > width:
+                return None   # a column kept whole that Rich had to narrow anyway: Rich crops it, not modelled
     out = []
     for number, row in enumerate(texts):
         cells = [[folded for line in lines for folded in _fold(line, width, console)]

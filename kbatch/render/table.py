@@ -346,19 +346,59 @@ def _stacked(batch: Batch) -> str:
     return f"{batch.base_offset}\n–{batch.last_offset}"
 
 
-def records_frame(show_header: bool = True) -> Table:
-    """The records table with no rows: its columns, and how Rich lays them out (what plain_table_lines models)."""
+_RECORD_COLUMNS = ("offset", "timestamp", "key", "value", "headers")
+
+
+def records_frame(show_header: bool = True, whole: tuple[str, ...] = (),
+                  columns: tuple[str, ...] = _RECORD_COLUMNS) -> Table:
+    """The records table with no rows: its columns, and how Rich lays them out (what plain_table_lines models).
+    The columns named in ``whole`` are never wrapped (Rich narrows the others to make room)."""
     table = Table(header_style="bold", expand=False, box=None, padding=(0, 1), pad_edge=False,
                   show_header=show_header)
-    for name in ("offset", "timestamp", "key", "value", "headers"):
-        table.add_column(name, overflow="fold")
+    for name in columns:
+        table.add_column(name, overflow="fold", no_wrap=name in whole)
     return table
 
 
-def records_table(batch: Batch, decode: str, full: bool, records=None, show_header: bool = True) -> Table:
-    """The records of ``batch`` (or the slice ``records`` of them) as a table."""
+@dataclass
+class _RecordsLayout:
+    columns: tuple[str, ...] = _RECORD_COLUMNS
+    stacked: bool = False           # each timestamp as its epoch milliseconds above its ISO time
+    whole: tuple[str, ...] = ()     # the columns never wrapped
+
+
+def _records_layout(rows: list[list[Text | str]], width: int | None) -> _RecordsLayout:
+    """How a records table is laid out for a terminal ``width`` columns wide (inside dump's four spaces;
+    None: as Rich lays it out).
+
+    Where every cell fits on its line, nothing changes.  Where not, Rich would narrow the widest columns
+    first and cut an ISO time anywhere; so the timestamp stacks and is kept whole (an ISO time is never
+    split), as is the offset, and the key where it takes at most half the room left (a decoded key reads
+    as group/topic/partition); headers, where no record has any, take no room; the value gets the width
+    left, wrapped between its words and fields."""
+    if width is None:
+        return _RecordsLayout()
+    widths = [max([len(name)] + [_cell_width(row[column]) for row in rows])
+              for column, name in enumerate(_RECORD_COLUMNS)]
+
+    def room(columns: tuple[str, ...]) -> int:
+        return width - 4 - 2 * (len(columns) - 1)
+
+    if sum(widths) <= room(_RECORD_COLUMNS):
+        return _RecordsLayout()
+    columns = _RECORD_COLUMNS if any(_plain(row[4]) for row in rows) else _RECORD_COLUMNS[:4]
+    timestamp = max([len("timestamp")] + [lines_width(row[1].split(" ")) for row in rows])
+    left = room(columns) - widths[0] - timestamp - (widths[4] if len(columns) == 5 else 0)
+    whole = ("offset", "timestamp", "key") if widths[2] <= left // 2 else ("offset", "timestamp")
+    return _RecordsLayout(columns, stacked=True, whole=whole)
+
+
+def records_table(batch: Batch, decode: str, full: bool, records=None, show_header: bool = True,
+                  width: int | None = None) -> Table:
+    """The records of ``batch`` (or the slice ``records`` of them) as a table, laid out for a terminal
+    ``width`` columns wide (None: left to Rich)."""
     limit = None if full else VALUE_WIDTH
-    table = records_frame(show_header)
+    rows = []
     for record in batch.records or [] if records is None else records:
         # an internal topic's bytes that did not read are shown as bytes; a user topic's get its framing named
         shown = bytes_text if record.decoded is not None or record.control is not None else user_bytes_text
@@ -377,7 +417,13 @@ def records_table(batch: Batch, decode: str, full: bool, records=None, show_head
                                               _bytes_cell(val, decode, limit)))
         timestamp = "-" if record.timestamp is None else \
             f"{record.timestamp} {iso_timestamp(record.timestamp)}".rstrip()
-        table.add_row(str(record.offset), timestamp, key, value, headers)
+        rows.append([str(record.offset), timestamp, key, value, headers])
+    layout = _records_layout(rows, width)
+    table = records_frame(show_header, layout.whole, layout.columns)
+    for row in rows:
+        if layout.stacked:
+            row[1] = row[1].replace(" ", "\n")
+        table.add_row(*row[:len(layout.columns)])
     return table
 
 
@@ -488,7 +534,7 @@ class TableSink:
             records, first = iter(batch.records or []), True
             plain = self._plain
             while chunk := list(islice(records, self.ROWS_PER_TABLE)):
-                table = records_table(batch, self.decode, self.full, chunk, first)
+                table = records_table(batch, self.decode, self.full, chunk, first, self.console.width)
                 lines = plain_table_lines(table, self.console) if plain else None
                 if lines is not None:
                     self.console.file.write("".join(f"{line}\n" for line in lines))

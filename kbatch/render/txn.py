@@ -88,7 +88,8 @@ def _coordinator_table(coordinator) -> Table:
                   title_justify="left", header_style="bold", expand=False, box=None, padding=(0, 1, 0, 0),
                   pad_edge=False)
     for name in ("txn id", "producer", "state", "partitions", "timeout ms", "last update"):
-        table.add_column(name, no_wrap=name in ("producer", "state"), overflow="fold")
+        # whole: a producer, a state, an ISO time (never split across lines); the ids and partitions wrap
+        table.add_column(name, no_wrap=name in ("producer", "state", "last update"), overflow="fold")
     for state in sorted(coordinator.ids.values(), key=lambda s: s.transactional_id):
         table.add_row(state.transactional_id, f"{state.producer_id}/{state.producer_epoch}", state.state,
                       ", ".join(state.partitions) or "-", str(state.timeout_ms),

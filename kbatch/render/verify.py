@@ -12,7 +12,12 @@ from kbatch.render.plain import bordered_lines, plain_width
 from kbatch.output.values import counted, finding_text
 
 
-class _BatchOffsets:
+def finding_marker(finding: Finding) -> str:
+    """What opens a finding's line: ✗ for damage, • for the rest, and its severity."""
+    return f"{'✗' if finding.is_damage else '•'} {finding.severity.value} "
+
+
+class BatchOffsets:
     """Remembers the batch being verified, so each of its findings carries the batch's offsets."""
 
     current = None
@@ -26,7 +31,7 @@ class _BatchOffsets:
         return batch if batch is not None and batch.pos == finding.entry_pos else None
 
 
-class VerifyTableSink(_BatchOffsets):
+class VerifyTableSink(BatchOffsets):
     """A line per finding as it is found, then the summary: a row per file (and a total under many).
 
     Off a terminal (a pipe, a file) both are plain text at a fixed width, written without Rich: Rich's
@@ -53,7 +58,7 @@ class VerifyTableSink(_BatchOffsets):
         return self._console
 
     def finding(self, path: str, finding: Finding) -> None:
-        marker = f"{'✗' if finding.is_damage else '•'} {finding.severity.value} "
+        marker = finding_marker(finding)
         text = finding_text(finding, self.batch_of(finding))
         if self.width is not None or not self.console.is_terminal:
             # One line per finding, unstyled and unwrapped, for grep: a crafted batch can have 100,000 of them.
@@ -181,7 +186,7 @@ def _json_line(value: dict) -> str:
     return json.dumps(value, ensure_ascii=False) + "\n"
 
 
-class VerifyJsonlSink(_BatchOffsets):
+class VerifyJsonlSink(BatchOffsets):
     """One finding per line (with its batch's base_offset and last_offset, null between batches), then one
     summary line per file."""
 

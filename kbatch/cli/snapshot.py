@@ -1,0 +1,110 @@
+"""``kbatch snapshot``: reviewable golden files of Kafka bytes, for a project in any language."""
+
+from __future__ import annotations
+
+import click
+
+from kbatch.cli.options import report_unreadable
+from kbatch.cli.status import ExitStatus
+
+
+@click.command(epilog="""\b
+Examples:
+  kbatch snapshot write testdata/produce-v9.bin testdata/fetch-v12.bin
+  kbatch snapshot check testdata/*.bin
+  git diff testdata/produce-v9.bin.kbatch-snapshot      # review what an encoder change did
+""")
+@click.argument("action", type=click.Choice(["write", "check"]), metavar="write|check")
+@click.argument("paths", nargs=-1, required=True, metavar="FILE...", type=click.Path(dir_okay=False))
+@click.option("--hex", "hex_input", is_flag=True,
+              help="Each FILE is hex text (as a test keeps a capture), not the bytes themselves.")
+@click.option("--quiet", "-q", is_flag=True, help="Print nothing; only the exit status tells.")
+def snapshot(action, paths, hex_input, quiet):
+    """Keep a golden text of Kafka bytes beside each FILE (FILE.kbatch-snapshot), and check FILE against it.
+
+    The text holds every batch and record with its fields (as dump
+    --records names them), the findings in verify-crc's words, then the
+    exact bytes in hex: reviewable in a pull request, and enough to rebuild
+    FILE.  It does not depend on the terminal.  FILE is a segment, a record
+    set, one batch, or the records of a produce or fetch request, as a test
+    keeps them.
+
+    write writes (or rewrites) FILE.kbatch-snapshot, atomically.  check
+    compares FILE's bytes with the snapshot's; where they differ it says
+    which field of which batch and record (by offset) changed, at which
+    byte, and which fields changed only as a consequence (the CRC, the
+    lengths), as kbatch diff does.
+
+    Exit status: write 0 when every snapshot was written; check 0 when
+    every FILE matches its snapshot, 1 when one differs; 2 usage or I/O
+    error (a missing or unreadable snapshot too).
+    """
+    if "-" in paths:
+        raise click.UsageError("a snapshot lies beside its file: name the file (- has no place to put one)")
+    status = ExitStatus.OK
+    for path in paths:
+        status = max(status, (_write if action == "write" else _check)(path, hex_input, quiet))
+    return status
+
+
+def _read(path: str, hex_input: bool) -> bytes | None:
+    from kbatch.reading.reader import open_input
+
+    try:
+        with open_input(path, hex_text=hex_input) as stream:
+            return stream.read()
+    except (OSError, ValueError) as error:
+        report_unreadable(path, error)
+        return None
+
+
+def _write(path: str, hex_input: bool, quiet: bool) -> ExitStatus:
+    from kbatch.files.outputs import write_atomically
+    from kbatch.render.snapshot import EXTENSION, describe
+
+    data = _read(path, hex_input)
+    if data is None:
+        return ExitStatus.TROUBLE
+    text = describe(data)
+    try:
+        write_atomically(path + EXTENSION, [text.encode("utf-8")], like=path)
+    except OSError as error:
+        click.echo(f"kbatch: cannot write {path + EXTENSION}: {error.strerror or error}", err=True)
+        return ExitStatus.TROUBLE
+    if not quiet:
+        click.echo(f"wrote {path + EXTENSION}: {text.splitlines()[1]}")
+    return ExitStatus.OK
+
+
+def _check(path: str, hex_input: bool, quiet: bool) -> ExitStatus:
+    from kbatch.render.snapshot import EXTENSION, describe, explain, snapshot_bytes
+
+    golden = path + EXTENSION
+    try:
+        with open(golden, encoding="utf-8") as stream:
+            text = stream.read()
+    except FileNotFoundError:
+        click.echo(f"kbatch: {path} has no snapshot ({golden}): kbatch snapshot write {path} makes one", err=True)
+        return ExitStatus.TROUBLE
+    except (OSError, UnicodeDecodeError) as error:
+        report_unreadable(golden, error)
+        return ExitStatus.TROUBLE
+    try:
+        kept = snapshot_bytes(text)
+    except ValueError as error:
+        click.echo(f"kbatch: {golden}: {error}", err=True)
+        return ExitStatus.TROUBLE
+    data = _read(path, hex_input)
+    if data is None:
+        return ExitStatus.TROUBLE
+    if data == kept:
+        if not quiet:
+            stale = "" if describe(data) == text else \
+                " (its text is an older kbatch's: kbatch snapshot write refreshes it)"
+            click.echo(f"{path}: matches {golden}{stale}")
+        return ExitStatus.OK
+    if not quiet:
+        click.echo(f"{path}: differs from {golden}")
+        for line in explain(kept, data, "the snapshot", path):
+            click.echo(f"  {line}")
+    return ExitStatus.FOUND

@@ -1,0 +1,323 @@
+"""kbatch map: the model it draws (pinned), the page it writes (self-contained), and what a real browser draws
+of it: no script error, not blank, the damaged ranges and the transactions where the data puts them."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from .helpers import FIXTURES, ROOT, sidecar
+
+MAPS = {
+    "partition": ["fixtures/partition"],
+    "damaged": ["fixtures/damaged-garbage-between.log", "fixtures/damaged-zero-tail.log"],
+    "logdir": ["fixtures/logdir"],
+}
+DAMAGED_RED = (0xd6, 0x27, 0x28)   # kbatch.map.draw.DAMAGED
+COMMIT_GREEN = (0x31, 0xa3, 0x54)  # kbatch.map.draw.OUTCOMES' COMMIT
+
+
+def _needs_vl_convert():
+    try:
+        import vl_convert  # noqa: F401
+    except ImportError:
+        if os.environ.get("CI"):
+            pytest.fail("CI must run the map tests: vl-convert-python (the map extra, in dev) is not installed")
+        pytest.skip("vl-convert-python (pip install 'kbatch[map]') is not installed")
+
+
+def _jsonl(kbatch, *args) -> list[dict]:
+    result = kbatch(*args)
+    return [json.loads(line) for line in result.out.splitlines()]
+
+
+def _page(kbatch, tmp_path: Path, name: str, *options: str) -> Path:
+    _needs_vl_convert()
+    out = tmp_path / f"{name}.html"
+    result = kbatch("map", *MAPS[name], "-o", str(out), *options)
+    assert result.code in (0, 1), result.err
+    return out
+
+
+# -- the model ----------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", MAPS)
+def test_map_model_snapshot(name, kbatch, json_snapshot):
+    result = kbatch("map", "--format", "json", "-o", "-", *MAPS[name])
+    assert result.out == json_snapshot
+
+
+def test_model_holds_what_the_readers_say(kbatch):
+    """Blocks are the batches dump lists, regions the damaged ranges it reports, spans the transactions txn
+    finds (with their outcomes)."""
+    model = json.loads(kbatch("map", "--format", "json", "-o", "-", *MAPS["damaged"]).out)
+    for partition, path in zip(model["partitions"], MAPS["damaged"]):
+        lines = _jsonl(kbatch, "dump", "--format", "jsonl", path)
+        segment, = partition["segments"]
+        assert [(block["pos"], block["end"]) for block in segment["blocks"]] == \
+            [(line["pos"], line["pos"] + line["size"]) for line in lines if line["type"] == "batch"]
+        expected = sidecar(ROOT / path)["expected"]["findings"]
+        assert [(region["code"], region["pos"]) for region in segment["regions"]] == \
+            [(finding["code"], finding["entry_pos"]) for finding in expected]
+    model = json.loads(kbatch("map", "--format", "json", "-o", "-", *MAPS["partition"]).out)
+    spans = [(t["producer_id"], t["first_offset"], t["outcome"]) for t in model["partitions"][0]["transactions"]]
+    told = [line for line in _jsonl(kbatch, "txn", "--format", "jsonl", "fixtures/partition/orders-0")
+            if line["type"] == "transaction"]
+    assert spans == [(t["producer_id"], t["first_offset"], t["outcome"]) for t in told]
+    assert {t["outcome"] for t in told} == {"COMMIT", "ABORT", "OPEN"}
+
+
+def test_a_blocks_command_opens_it(kbatch):
+    """What a click copies: dump of a batch's offsets lists that batch; hexdump-annotate of a damaged range's
+    position shows that range."""
+    import shlex
+
+    model = json.loads(kbatch("map", "--format", "json", "-o", "-", *MAPS["partition"], *MAPS["damaged"]).out)
+    segments = [segment for partition in model["partitions"] for segment in partition["segments"]]
+    for segment in segments:
+        for block in segment["blocks"]:
+            program, *args = shlex.split(block["command"])
+            assert program == "kbatch" and args[:2] == ["dump", "--records"]
+            listed = [line for line in _jsonl(kbatch, *args, "--format", "jsonl") if line["type"] == "batch"]
+            assert block["pos"] in [line["pos"] for line in listed]
+        for region in segment["regions"]:
+            program, *args = shlex.split(region["command"])
+            shown = kbatch(*args)
+            assert f"{segment['path']}: damaged range at {region['pos']}, {region['end'] - region['pos']} bytes" \
+                in shown.out
+
+
+def test_a_segment_of_more_batches_than_a_screen_shows_is_binned(tmp_path, kbatch, monkeypatch):
+    from kbatch.map import gather
+
+    monkeypatch.setattr(gather, "MAX_BLOCKS", 4)
+    model = gather.gather(["fixtures/partition/orders-0/00000000000000000000.log"]).model()
+    segment, = model["partitions"][0]["segments"]
+    assert segment["binned"] and segment["batches"] == 12
+    assert len(segment["blocks"]) <= 4
+    assert sum(block["batches"] for block in segment["blocks"]) == 12
+    assert segment["blocks"][0]["first_offset"] == 0 and segment["blocks"][-1]["last_offset"] == 26
+
+
+# -- the command --------------------------------------------------------------------------------------------
+
+def test_exit_status(tmp_path, kbatch):
+    _needs_vl_convert()
+    assert kbatch("map", *MAPS["partition"], "-o", str(tmp_path / "a.html")).code == 0
+    assert kbatch("map", *MAPS["damaged"], "-o", str(tmp_path / "b.html")).code == 1
+    missing = kbatch("map", "fixtures/no-such.log", "-o", str(tmp_path / "c.html"))
+    assert missing.code == 2 and "cannot read fixtures/no-such.log" in missing.err
+    assert not (tmp_path / "c.html").exists()
+
+
+def test_without_the_extra_it_says_what_to_install(tmp_path, kbatch, monkeypatch):
+    monkeypatch.setitem(sys.modules, "vl_convert", None)   # import vl_convert fails, as where it is not installed
+    result = kbatch("map", *MAPS["partition"], "-o", str(tmp_path / "map.html"))
+    assert result.code == 2
+    assert "pip install 'kbatch[map]'" in result.err and "Traceback" not in result.err
+    assert not (tmp_path / "map.html").exists()
+    # the model needs no drawing library
+    assert kbatch("map", "--format", "json", *MAPS["partition"], "-o", str(tmp_path / "map.json")).code == 0
+
+
+def test_page_references_nothing_outside_itself(tmp_path, kbatch):
+    page = _page(kbatch, tmp_path, "logdir").read_text()
+    assert not re.search(r"""\b(?:src|href)\s*=\s*["']?\s*(?:https?:)?//""", page, re.I)
+    assert not re.search(r"<link\b|@import|url\(\s*['\"]?(?:https?:)?//", page, re.I)
+    assert page.count("<script") == 3   # the bundled Vega-Lite, the model, the page's own script: all inline
+    assert "<script src" not in page
+
+
+def test_svg_is_a_static_picture(tmp_path, kbatch):
+    _needs_vl_convert()
+    out = tmp_path / "map.svg"
+    assert kbatch("map", "--format", "svg", *MAPS["damaged"], "-o", str(out)).code == 1
+    picture = out.read_text()
+    assert picture.startswith("<svg") and "damaged-garbage-between.log" in picture
+    assert not re.search(r"""\bhref\s*=\s*["']https?:""", picture)
+    assert "#d62728" in picture.lower()   # the damaged range
+
+
+# -- in a real browser --------------------------------------------------------------------------------------
+
+def _x(value: float, low: float, high: float) -> float:
+    """Where a linear x scale over [low, high] puts a value in a chart of kbatch.map.draw.WIDTH pixels."""
+    from kbatch.map.draw import WIDTH
+
+    return (value - low) / (high - low) * WIDTH
+
+
+def _look(browser, page: Path, fragment: str = "") -> dict:
+    dom, console = browser.dom(page, fragment)
+    assert console == []
+    from .browser import drawn
+
+    found = drawn(dom)
+    assert found["errors"] == []
+    assert found["resources"] == []   # nothing fetched: every script and style is in the page
+    assert 'data-state="drawn"' in dom
+    return found
+
+
+def _screenshot(browser, page: Path, out: Path) -> dict[tuple, int]:
+    from .browser import colours
+
+    assert browser.screenshot(page, out) == []
+    seen = colours(out)
+    background = max(seen.values())
+    assert len(seen) > 20 and background < 0.9 * sum(seen.values()), "the screenshot is (nearly) blank"
+    return seen
+
+
+def test_partition_in_a_browser(headless_browser, kbatch, tmp_path):
+    page = _page(kbatch, tmp_path, "partition")
+    found = _look(headless_browser, page)
+    batches = [line for path in sorted((FIXTURES / "partition" / "orders-0").glob("*.log"))
+               for line in _jsonl(kbatch, "dump", "--format", "jsonl", str(path.relative_to(ROOT)))
+               if line["type"] == "batch"]
+    assert found["counts"]["p0"]["p0_batch_marks"] == len(batches)
+    low, high = min(b["base_offset"] for b in batches), max(b["last_offset"] for b in batches) + 1
+    spans = [mark for mark in found["charts"]["p0"] if mark["mark"] == "p0_txn_marks"]
+    told = [line for line in _jsonl(kbatch, "txn", "--format", "jsonl", "fixtures/partition/orders-0")
+            if line["type"] == "transaction"]
+    assert len(spans) == len(told)
+    for txn in told:
+        span, = [s for s in spans if s["first_offset"] == txn["first_offset"] and s["outcome"] == txn["outcome"]]
+        end = (txn["marker_offset"] if txn["marker_offset"] is not None else txn["last_offset"]) + 1
+        assert span["x"] == pytest.approx(_x(txn["first_offset"], low, high), abs=1)
+        assert span["x"] + span["width"] == pytest.approx(_x(end, low, high), abs=1)
+    shot = tmp_path / "partition.png"
+    seen = _screenshot(headless_browser, page, shot)
+    assert COMMIT_GREEN in seen   # the committed transaction's span
+    keep = os.environ.get("KBATCH_MAP_SCREENSHOT")   # README's picture: KBATCH_MAP_SCREENSHOT=man/map.png
+    if keep:
+        shutil.copyfile(shot, keep)
+
+
+def test_damaged_segments_in_a_browser(headless_browser, kbatch, tmp_path):
+    page = _page(kbatch, tmp_path, "damaged")
+    found = _look(headless_browser, page)
+    for number, path in enumerate(MAPS["damaged"]):
+        ranges = [line for line in _jsonl(kbatch, "dump", "--format", "jsonl", path)
+                  if line["type"] == "finding" and line["code"] in ("resync", "zero-tail")]
+        expected, = sidecar(ROOT / path)["expected"]["findings"]
+        damaged, = ranges
+        assert damaged["pos"] == expected["entry_pos"]
+        size = os.path.getsize(ROOT / path)
+        drawn, = [mark for mark in found["charts"][f"p{number}"] if mark["mark"] == f"p{number}_region_marks"]
+        assert drawn["pos"] == damaged["pos"] and drawn["code"] == expected["code"]
+        assert drawn["x"] == pytest.approx(_x(damaged["pos"], 0, size), abs=1)
+        assert drawn["x"] + drawn["width"] == pytest.approx(_x(damaged["pos"] + damaged["size"], 0, size), abs=1)
+    seen = _screenshot(headless_browser, page, tmp_path / "damaged.png")
+    assert DAMAGED_RED in seen   # the damaged range
+
+
+def test_log_directory_in_a_browser(headless_browser, kbatch, tmp_path):
+    page = _page(kbatch, tmp_path, "logdir")
+    found = _look(headless_browser, page)
+    partitions = sorted(path.name for path in (FIXTURES / "logdir").iterdir())
+    assert found["counts"]["directory"] == {"partition_marks": len(partitions)} or \
+        sum(found["counts"]["directory"].values()) == len(partitions)
+    dom = page.read_text()
+    for number, name in enumerate(partitions):
+        assert f'<a href="#p{number}">{name}</a>' in dom and f'id="p{number}"' in dom
+        assert found["counts"][f"p{number}"][f"p{number}_batch_marks"] > 0
+    _screenshot(headless_browser, page, tmp_path / "logdir.png")
+
+
+def test_a_binned_segment_in_a_browser(headless_browser, kbatch, tmp_path, monkeypatch):
+    """Past MAX_BLOCKS batches a segment is drawn as bins, which the page draws like batches."""
+    from kbatch.map import gather
+
+    monkeypatch.setattr(gather, "MAX_BLOCKS", 4)
+    page = _page(kbatch, tmp_path, "partition")
+    assert "00000000000000000000.log (12 batches in 4 bins of 556 bytes)" in page.read_text()
+    found = _look(headless_browser, page)
+    assert found["counts"]["p0"]["p0_bin_marks"] > 3 and "p0_batch_marks" not in found["counts"]["p0"]
+
+
+def test_every_fixture_draws_without_a_console_message(headless_browser, kbatch, tmp_path):
+    """Every shipped segment on one page (damaged, legacy without timestamps, empty compacted, internal topics,
+    KRaft), and a partition of an empty segment and random bytes beside a random index and checkpoint."""
+    import random
+
+    strange = tmp_path / "strange-0"
+    strange.mkdir()
+    noise = random.Random(35)
+    (strange / "00000000000000000000.log").write_bytes(b"")
+    (strange / "00000000000000000100.log").write_bytes(noise.randbytes(5000))
+    (strange / "00000000000000000100.index").write_bytes(noise.randbytes(800))
+    (strange / "00000000000000000100.timeindex").write_bytes(noise.randbytes(1200))
+    (strange / "leader-epoch-checkpoint").write_bytes(noise.randbytes(100))
+    # a lone segment whose path would end a script, or open a comment, if the page let it
+    odd = tmp_path / "<" / "script><!--<script>.log"
+    odd.parent.mkdir()
+    shutil.copyfile(FIXTURES / "damaged-garbage-between.log", odd)
+    assert "</script><!--<script>" in str(odd)
+    _needs_vl_convert()
+    page = tmp_path / "every.html"
+    result = kbatch("map", "fixtures", str(strange), str(odd), "-o", str(page))
+    assert result.code == 1 and "Traceback" not in result.err
+    found = _look(headless_browser, page)
+    model = json.loads(kbatch("map", "--format", "json", "-o", "-", "fixtures", str(strange),
+                              str(odd)).out)
+    assert set(found["counts"]) == {partition["id"] for partition in model["partitions"]} | {"directory"}
+
+
+def test_what_is_wrong_with_a_timeindex_past_the_log_is_still_reported(tmp_path):
+    """Entries past the log's last offset stand at no batch; a partial entry after them is still a finding."""
+    import struct
+
+    from kbatch.map.gather import gather
+
+    log = tmp_path / "00000000000000000000.log"
+    shutil.copyfile(FIXTURES / "partition" / "orders-0" / "00000000000000000000.log", log)
+    entries = b"".join(struct.pack(">qi", 1700000100000 + n, 1000 + n) for n in range(3))   # offsets 1000..1002
+    (tmp_path / "00000000000000000000.timeindex").write_bytes(entries + b"\x00\x01\x02\x03\x04")
+    model = gather([str(log)]).model()
+    segment, = model["partitions"][0]["segments"]
+    assert segment["timeindex"] == [] and segment["timeindex_entries"] == 0
+    assert "partial-entry" in [finding["code"] for finding in model["findings"]]
+
+
+def test_many_segments_share_the_blocks_of_a_page(monkeypatch):
+    from kbatch.map import gather
+
+    monkeypatch.setattr(gather, "PAGE_BLOCKS", 12)
+    monkeypatch.setattr(gather, "MIN_BLOCKS", 2)
+    model = gather.gather([str(path.relative_to(ROOT)) for path in sorted((FIXTURES / "logdir").rglob("*.log"))]
+                          ).model()
+    assert model["blocks_per_segment"] == 2   # 12 among 10 segments, and no fewer than 2
+    segments = [segment for partition in model["partitions"] for segment in partition["segments"]]
+    assert len(segments) == 10
+    assert all(len(segment["blocks"]) <= 2 and len(segment["index"]) <= 2 for segment in segments)
+    assert sum(block["batches"] for segment in segments for block in segment["blocks"]) == \
+        sum(segment["batches"] for segment in segments)
+
+
+def test_colour_by_kind_in_a_browser(headless_browser, kbatch, tmp_path):
+    """The page's colouring switched (here from its address): each batch of the partition drawn in its kind's
+    colour, as dump's flags say."""
+    from kbatch.map.draw import COLOUR_SCALES
+
+    page = _page(kbatch, tmp_path, "partition")   # written coloured by codec
+    found = _look(headless_browser, page, "colour=kind")
+    scale = COLOUR_SCALES["kind"]
+    colour = dict(zip(scale["domain"], scale["range"]))
+    logs = sorted((FIXTURES / "partition" / "orders-0").glob("*.log"))
+    batches = {(f"p0s{number}", line["pos"]): line for number, path in enumerate(logs)
+               for line in _jsonl(kbatch, "dump", "--format", "jsonl", str(path.relative_to(ROOT)))
+               if line["type"] == "batch"}
+    drawn = {(mark["segment"], mark["pos"]): mark["fill"] for mark in found["charts"]["p0"]
+             if mark["mark"] == "p0_batch_marks"}
+    assert drawn.keys() == batches.keys()
+    kinds = {key: "control" if line["is_control"] else "transactional" if line["is_transactional"]
+             else "idempotent" if line["producer_id"] >= 0 else "plain" for key, line in batches.items()}
+    assert drawn == {key: colour[kind] for key, kind in kinds.items()}
+    assert {"control", "transactional"} <= set(kinds.values())
