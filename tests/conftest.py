@@ -2,8 +2,18 @@
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
+
+
+from kbatch.kernels._load import pure_python_wanted
+
+if pure_python_wanted():
+    # KBATCH_PURE_PYTHON=1 pytest ...: every kernel loads as plain Python, and on kbatch's own stand-in for
+    # Cython's names, as where Cython is not installed.
+    sys.modules["cython"] = None
 
 
 class TextSnapshot(SingleFileSnapshotExtension):

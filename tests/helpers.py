@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import importlib.util
 import io
 import json
+import os
+import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -122,23 +125,16 @@ def pure_recordwalk() -> SimpleNamespace:
     return _PURE_KERNELS
 
 
-def use_pure_decoder(monkeypatch) -> None:
-    """From here on kbatch decodes records with the plain-Python twin of its compiled decoder."""
-    import kbatch.walk.deep
-    import kbatch.walk.listing
-    import kbatch.reading.records
-    import kbatch.output.jsonout
+def pure_python_env() -> dict:
+    """The environment of a process in which every kernel runs as plain Python (kbatch.kernels._load)."""
+    return {**os.environ, "KBATCH_PURE_PYTHON": "1"}
 
-    pure = pure_recordwalk()
-    monkeypatch.setattr(kbatch.walk.deep, "CleanBatches", pure.CleanBatches)
-    monkeypatch.setattr(kbatch.reading.records, "RecordWalker", pure.RecordWalker)
-    monkeypatch.setattr(kbatch.reading.records, "RecordColumns", pure.RecordColumns)
-    monkeypatch.setattr(kbatch.reading.records, "_COLUMNS", {})
-    monkeypatch.setattr(kbatch.output.jsonout, "records_json", pure.records_json)
-    monkeypatch.setattr(kbatch.output.jsonout, "batch_json", pure.batch_json)
-    monkeypatch.setattr(kbatch.walk.listing, "fields_json", pure.fields_json)
-    monkeypatch.setattr(kbatch.output.jsonout, "any_key_or_value_starts_with_zero",
-                        pure.any_key_or_value_starts_with_zero)
+
+def run_kbatch_pure(args: list[str]) -> Result:
+    """kbatch on ``args`` in a process of its own, every kernel as plain Python: the pure build's answer."""
+    done = subprocess.run([sys.executable, "-m", "kbatch", *args], cwd=ROOT, env=pure_python_env(),
+                          capture_output=True, text=True)
+    return Result(done.returncode, done.stdout, done.stderr)
 
 
 def free_port() -> int:

@@ -188,8 +188,18 @@ def test_garbage_never_crashes_the_decoder(name, version, data):
 @given(decoder=st.sampled_from(["offsets", "transactions", "metadata", "share"]),
        key=st.one_of(st.none(), st.binary(max_size=30)), value=st.one_of(st.none(), st.binary(max_size=60)))
 def test_garbage_records_are_problems_never_exceptions(decoder, key, value):
+    """Each part a record of the topic has (a metadata record's key is not read) is read (a tombstone's value
+    is null), or not: a part with a problem is one not read, and the first part not read has one (a value is
+    not read when its key was not)."""
     decoded = decode(decoder, key, value)
-    assert decoded.problems or decoded.key is not None or decoded.value is not None or decoded.tombstone
+    parts = ("value",) if decoder == "metadata" else ("key", "value")
+    unread = [part for part in parts if getattr(decoded, part) is None and not (part == "value" and decoded.tombstone)]
+    with_problems = {problem.part for problem in decoded.problems}
+    assert with_problems <= set(unread), decoded
+    assert (unread[0] in with_problems) if unread else not with_problems, decoded
+    for problem in decoded.problems:
+        data = key if problem.part == "key" else value
+        assert 0 <= problem.pos <= len(data or b""), problem
 
 
 @pytest.mark.parametrize("fmt", ["table", "dumplog"])

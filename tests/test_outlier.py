@@ -1,7 +1,8 @@
 """A batch whose baseOffset (outside the CRC) is off while its neighbours agree: blamed alone (offset-outlier).
 
 The rule lives in kbatch.reading.invariants (breaks_sequence, OffsetOrder); --deep's fast pass, the full reader, the
-parts of a parallel run and salvage all follow it, so they say the same.
+parts of a parallel run and salvage all follow it, so they say the same (with the pure build too:
+tests/test_recordwalk.py runs this file again with KBATCH_PURE_PYTHON=1).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 import kbatch.walk.parts as parts
 
 from . import handmade
-from .test_fastdeep import assert_same, decoder  # noqa: F401  (compiled and pure record walkers)
+from .test_fastdeep import assert_same
 from .test_parts import _verify
 
 

@@ -1,10 +1,10 @@
-"""The record decoder is held to the construct declaration, compiled and as plain Python alike."""
+"""The record decoder is held to the construct declaration, compiled and as plain Python alike (the pure build:
+tests/test_recordwalk.py runs this file again with KBATCH_PURE_PYTHON=1)."""
 
 from __future__ import annotations
 
 import io
 
-import pytest
 from construct import Container, ListContainer, StreamError
 from hypothesis import HealthCheck, example, given, settings, strategies as st
 
@@ -12,15 +12,8 @@ from kbatch.format import layouts
 from kbatch.format.codecs import Decompressor
 from kbatch.reading.records import FIELD_ORDER, RecordError, decode_record
 
-from .helpers import fixture_paths, read_all, use_pure_decoder
+from .helpers import fixture_paths, read_all
 
-
-@pytest.fixture(autouse=True, params=["compiled", "pure"])
-def decoder(request, monkeypatch):
-    """Every test here runs with the installed (compiled) decoder and with its source as plain Python."""
-    if request.param == "pure":
-        use_pure_decoder(monkeypatch)
-    return request.param
 
 _bytes_or_null = st.one_of(st.none(), st.binary(max_size=40))
 _headers = st.lists(st.tuples(st.binary(max_size=10), _bytes_or_null), max_size=4)

@@ -9,7 +9,8 @@ must walk into the same columns, findings and checks both ways, in any chunk siz
 
 from __future__ import annotations
 
-import os
+import subprocess
+import sys
 
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -18,10 +19,13 @@ import kbatch.format.findings
 import kbatch.reading.records
 import kbatch.output.jsonout
 from kbatch.format import layouts
-from kbatch.format.codecs import CodecError, Decompressor
+from kbatch.format.codecs import Decompressor
 from kbatch.format.framing import size_bounds
 
-from .helpers import compiled_kernels, fixture_id, fixture_paths, pure_recordwalk, read_all, run_kbatch, use_pure_decoder
+from kbatch.kernels._load import pure_python_wanted
+
+from .helpers import (ROOT, compiled_kernels, fixture_id, fixture_paths, pure_python_env, pure_recordwalk, read_all,
+                      run_kbatch, run_kbatch_pure)
 
 pure = pure_recordwalk()
 compiled = compiled_kernels()
@@ -29,9 +33,11 @@ compiled = compiled_kernels()
 
 def test_the_installed_decoder_is_the_compiled_one():
     """The README's install builds the extension; without it this suite would test the pure twin twice."""
-    if os.environ.get("KBATCH_PURE_PYTHON"):
+    if pure_python_wanted():
         pytest.skip("KBATCH_PURE_PYTHON: installed without the compiled decoder on purpose")
-    assert compiled.is_compiled(), "kbatch.kernels.recordwalk is not compiled: did the install build the extension?"
+    from kbatch.kernels._load import describe
+
+    assert compiled.is_compiled(), f"the kernels run as {describe()}: did the install build them?"
     assert not pure.is_compiled()
     assert compiled.RECORD_COLUMNS == pure.RECORD_COLUMNS
 
@@ -104,19 +110,50 @@ def _v2_record_bytes(path) -> list[tuple[bytes, object]]:
         if batch.magic != 2:
             continue
         payload = data[batch.payload_pos:batch.payload_pos + batch.payload_size]
-        try:
-            payload = decompressor.decompress(batch.attributes & 7, payload, 2)
-        except CodecError:
-            continue
-        out.append((payload, batch))
+        out.append((decompressor.decompress(batch.attributes & 7, payload, 2), batch))   # every one decompresses
     return out
+
+
+def _records_read_independently(data: bytes, batch) -> tuple[list[tuple], bool]:
+    """The records kafka-python's reader (another implementation of DefaultRecord.readFrom) reads from a
+    batch, as (offset, key, value, headers), up to the first it refuses; and whether it read them all."""
+    from kafka.errors import CorruptRecordError
+    from kafka.record.default_records import DefaultRecordBatch
+
+    records = []
+    try:
+        for record in DefaultRecordBatch(data[batch.pos:batch.pos + batch.size]):
+            records.append((record.offset, record.key, record.value,
+                            [(key.encode(), value) for key, value in record.headers]))
+    except CorruptRecordError:
+        return records, False
+    return records, True
+
+
+def _records_walked(result: dict, payload: bytes) -> list[tuple]:
+    rows, headers = result["rows"], result["headers"]
+
+    def part(pos, length):
+        return None if length < 0 else bytes(payload[pos:pos + length])
+
+    return [(rows["offset"][row], part(rows["key_pos"][row], rows["key_length"][row]),
+             part(rows["value_pos"][row], rows["value_length"][row]),
+             [(part(headers["key_pos"][index], headers["key_length"][index]),
+               part(headers["value_pos"][index], headers["value_length"][index]))
+              for index in range(rows["first_header"][row], rows["first_header"][row] + rows["headers_count"][row])])
+            for row in range(result["decoded"])]
 
 
 @pytest.mark.parametrize("path", fixture_paths(), ids=fixture_id)
 def test_compiled_and_pure_walk_every_shipped_batch_alike(path):
+    """... and walk each into the records another reader reads from it; a batch that reader refuses is one
+    with findings, walked as far as it reads."""
+    data = path.read_bytes()
     for payload, batch in _v2_record_bytes(path):
         result = _agree(payload, batch.count, batch.base_offset, batch.base_timestamp)
-        assert result["decoded"] == batch.count or result["findings"]
+        records, whole = _records_read_independently(data, batch)
+        assert _records_walked(result, payload) == records
+        assert (result["decoded"], not result["findings"]) == ((batch.count, True) if whole else (len(records), False))
 
 
 _bytes_or_null = st.one_of(st.none(), st.binary(max_size=30))
@@ -233,8 +270,7 @@ def test_a_huge_records_count_allocates_nothing_for_records_that_are_not_there()
 def test_every_command_prints_the_same_with_the_pure_decoder(args, capsys, monkeypatch):
     paths = [str(path) for path in fixture_paths()]
     with_compiled = run_kbatch(args + paths, capsys, monkeypatch)
-    use_pure_decoder(monkeypatch)
-    with_pure = run_kbatch(args + paths, capsys, monkeypatch)
+    with_pure = run_kbatch_pure(args + paths)
     assert with_pure == with_compiled
     assert with_compiled.out.count("\n") > 50
 
@@ -247,8 +283,7 @@ def test_jsonl_records_from_the_columns_are_what_record_dict_gives(decode, capsy
 
     args = ["dump", "--records", "--format", "jsonl", "--decode", decode] + [str(path) for path in fixture_paths()]
     from_columns = run_kbatch(args, capsys, monkeypatch)
-    use_pure_decoder(monkeypatch)
-    from_pure_columns = run_kbatch(args, capsys, monkeypatch)
+    from_pure_columns = run_kbatch_pure(args)
     monkeypatch.setattr(jsonout, "_records_json_matches_record_dict", lambda: False)
     from_objects = run_kbatch(args, capsys, monkeypatch)
     assert from_columns == from_objects == from_pure_columns
@@ -301,11 +336,7 @@ def test_records_json_is_json_dumps_of_record_dict(records, decode, base_sequenc
     expected = ", ".join(json.dumps(kbatch.output.jsonout.record_dict(record, batch, decode), ensure_ascii=False)
                          for record in batch.records)
     kbatch.reading.records.walk_batch_records(batch, data, 61, 61, len(data), objects=False)
-    assert records_json_text(batch, decode) == expected
-    with pytest.MonkeyPatch.context() as patch:   # and the plain-Python twin writes the same
-        use_pure_decoder(patch)
-        kbatch.reading.records.walk_batch_records(batch, data, 61, 61, len(data), objects=False)
-        assert kbatch.output.jsonout.records_json_text(batch, decode) == expected
+    assert records_json_text(batch, decode) == expected   # (the pure build's too: PURE_RUN below)
 
 
 def test_the_json_writer_and_the_python_side_show_timestamps_to_the_same_last_millisecond():
@@ -382,12 +413,12 @@ def test_batch_json_is_json_dumps_of_batch_dict_on_random_headers(numbers, offse
                   is_transactional=flags[2], is_control=flags[1] and flags[2],
                   delete_horizon_ms=numbers[10], payload_pos=numbers[0] or 0, payload_size=numbers[1] or 0,
                   decompressed_size=numbers[10])
-    expected = _batch_line_reference(batch, path)
-    assert pure.batch_json(batch, _head(path)) in (None, expected.encode())
-    line = compiled.batch_json(batch, _head(path))
-    assert line is None or line.decode() == expected
-    plain_name = codec in ("none", "gzip", "zstd", "unknown(7)")
-    assert (line is not None) == (plain_name and -(2**63) <= base_offset + delta < 2**63)
+    expected = _batch_line_reference(batch, path).encode()
+    plain_name = codec in ("none", "gzip", "zstd", "unknown(7)")   # the others json.dumps escapes
+    # Plain Python writes any integer, as json.dumps does; compiled, an offset past 64 bits is left to it.
+    assert pure.batch_json(batch, _head(path)) == (expected if plain_name else None)
+    in_64_bits = -(2**63) <= base_offset + delta < 2**63
+    assert compiled.batch_json(batch, _head(path)) == (expected if plain_name and in_64_bits else None)
     batch.findings.append(kbatch.format.findings.Finding("reserved-bits", 0, 0, 1, "attributes", "0", "1"))
     assert compiled.batch_json(batch, _head(path)) is None and pure.batch_json(batch, _head(path)) is None
 
@@ -402,19 +433,39 @@ def test_a_v2_headers_fields_give_the_line_of_the_batch_read_from_it(header, pos
     from kbatch.reading.v2 import batch_fields, batch_of
 
     fields = batch_fields(pos, size, header, computed_crc)
-    expected = compiled.batch_json(batch_of(fields), _head("x.log"))
-    assert compiled.fields_json(fields, _head("x.log")) == expected
-    line = pure.fields_json(fields, _head("x.log"))
-    assert line == expected or expected is None   # (plain Python writes any integer, as json.dumps does)
-    assert line.decode() == _batch_line_reference(batch_of(fields), "x.log")
+    batch = batch_of(fields)
+    expected = _batch_line_reference(batch, "x.log").encode()
+    assert pure.fields_json(fields, _head("x.log")) == expected
+    # Compiled, a last offset past 64 bits (baseOffset + lastOffsetDelta) is left to json.dumps.
+    in_64_bits = -(2**63) <= batch.last_offset < 2**63
+    assert compiled.fields_json(fields, _head("x.log")) == compiled.batch_json(batch, _head("x.log")) \
+        == (expected if in_64_bits else None)
 
 
-def test_the_listing_is_the_same_with_json_dumps_and_with_the_pure_writer(capsys, monkeypatch):
+def test_the_listing_is_the_same_with_json_dumps_and_with_the_pure_build(capsys, monkeypatch):
     args = ["dump", "--format", "jsonl"] + [str(path) for path in fixture_paths()]
     written = run_kbatch(args, capsys, monkeypatch)
-    use_pure_decoder(monkeypatch)
-    with_pure = run_kbatch(args, capsys, monkeypatch)
+    with_pure = run_kbatch_pure(args)
     monkeypatch.setattr(kbatch.output.jsonout, "_batch_json_matches_batch_dict", lambda: False)
     with_json_dumps = run_kbatch(args, capsys, monkeypatch)
     assert written == with_pure == with_json_dumps
     assert written.out.count('"type": "batch"') > 100
+
+
+# -- the pure build of the whole library --------------------------------------------------------------
+
+# Tests of the reader that run on the build loaded: run again here on the pure build, in a process of its
+# own (KBATCH_PURE_PYTHON=1: kbatch.kernels._load then loads every kernel from its source).
+PURE_RUN = ["tests/test_records.py", "tests/test_fastdeep.py", "tests/test_outlier.py",
+            "tests/test_stats.py::test_columns_and_record_objects_give_the_same_accounting",
+            "tests/test_reader.py::test_a_record_count_bomb_keeps_a_bounded_number_of_findings_and_says_so",
+            "tests/test_recordwalk.py::test_records_json_is_json_dumps_of_record_dict"]
+
+
+def test_the_reader_tests_pass_on_the_pure_build():
+    if pure_python_wanted():
+        pytest.skip("this run is on the pure build already")
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *PURE_RUN], cwd=ROOT,
+                          env=pure_python_env(), capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout[-4000:]
+    assert " passed" in done.stdout.splitlines()[-1] and "skipped" not in done.stdout.splitlines()[-1]

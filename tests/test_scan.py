@@ -177,14 +177,32 @@ def test_the_records_table_holds_every_record_of_a_batch_past_what_objects_hold(
     assert batches[-1].column("value").to_pylist()[-1] == b"v" and batches[-1].column("key").null_count
 
 
-@pytest.mark.parametrize("split_bytes", [300, 4096, 20000])
-def test_a_split_segment_gives_exactly_the_rows_of_an_unsplit_one(spark, split_bytes):
-    inputs = [FIXTURES / "vectors" / "kafkajs_fetch_v4_mixed_magic1_magic2.bin",
-              FIXTURES / "logdir" / "orders-0" / "00000000000000000000.log",   # splits at its .index positions
-              FIXTURES / "damaged-garbage-between.log", FIXTURES / "damaged-bad-length.log"]
-    for level in ("batches", "findings", "records"):
-        whole = _load(spark, level, inputs)
-        split = _load(spark, level, inputs, splitBytes=split_bytes, maxPartitionBytes=split_bytes)
+SPLIT_INPUTS = [FIXTURES / "vectors" / "kafkajs_fetch_v4_mixed_magic1_magic2.bin",
+                FIXTURES / "logdir" / "orders-0" / "00000000000000000000.log",   # splits at its .index positions
+                FIXTURES / "damaged-garbage-between.log", FIXTURES / "damaged-bad-length.log"]
+
+
+@pytest.fixture(scope="module")
+def unsplit_rows(spark):
+    """The rows of SPLIT_INPUTS read whole, by level: read once for every cut compared with them."""
+    return {level: _load(spark, level, SPLIT_INPUTS) for level in ("batches", "findings", "records")}
+
+
+# Cut every 300 bytes (a range for nearly every entry), the ranges go to a few tasks, packed as Spark packs
+# files (a task reads its ranges one by one, each as it would alone: a task each, ~170 of them, cost most of
+# the suite's time); cut every 4096 or 20000 bytes, each range is a task of its own.
+@pytest.mark.parametrize("split_bytes, task_bytes", [(300, None), (4096, 4096), (20000, 20000)],
+                         ids=["300-packed", "4096", "20000"])
+def test_a_split_segment_gives_exactly_the_rows_of_an_unsplit_one(spark, unsplit_rows, split_bytes, task_bytes):
+    from kbatch.spark.source import KbatchReader
+
+    inputs = SPLIT_INPUTS
+    cut = {"splitBytes": split_bytes, **({"maxPartitionBytes": task_bytes} if task_bytes else {})}
+    tasks = KbatchReader({"level": "batches", "paths": json.dumps([str(p) for p in inputs]), **cut}, None).partitions()
+    ranges = sum(len(task.ranges) for task in tasks)
+    assert ranges > len(inputs) and (len(tasks) < ranges / 10 if task_bytes is None else len(tasks) == ranges)
+    for level, whole in unsplit_rows.items():
+        split = _load(spark, level, inputs, **cut)
         handovers = [row for row in split if row.get("code") == "split-handover"]
         key = lambda row: json.dumps(row, sort_keys=True, default=str)
         assert sorted(map(key, [row for row in split if row.get("code") != "split-handover"])) == \

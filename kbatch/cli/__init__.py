@@ -69,6 +69,16 @@ class LazyGroup(click.Group):
             formatter.write_dl([(name, SUBCOMMANDS[name][1]) for name in self.list_commands(ctx)])
 
 
+def _show_version(ctx: click.Context, _param, wanted: bool) -> None:
+    """``kbatch --version``: the version, and which build of the kernels runs (kbatch.kernels._load)."""
+    if not wanted or ctx.resilient_parsing:
+        return
+    from kbatch.kernels._load import describe
+
+    click.echo(f"kbatch, version {__version__}\nkernels: {describe()}")
+    ctx.exit()
+
+
 def commands() -> dict[str, click.Command]:
     """Every subcommand by name (loads them all: for docs and tests, not for a run)."""
     ctx = click.Context(cli)
@@ -82,7 +92,8 @@ Examples:
   kbatch dump --records --format jsonl segment.log | jq .
   kbatch verify-crc --deep /var/kafka-logs
 """)
-@click.version_option(__version__, prog_name="kbatch")
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_show_version,
+              help="Show the version, and whether the kernels run compiled or as pure Python (and why); exit.")
 def cli() -> None:
     """Forensic inspector for Apache Kafka log segments and record batches.
 
