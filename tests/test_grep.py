@@ -9,7 +9,7 @@ import pytest
 
 from kbatch.ops.grep import Query, Search
 
-from .helpers import FIXTURES, ROOT, fixture_id, fixture_paths, use_pure_decoder
+from .helpers import FIXTURES, ROOT, fixture_id, fixture_paths
 
 # every segment we ship: the flat fixtures, the vectors, and the segments of the partition directories
 SEGMENTS = fixture_paths() + sorted(set(FIXTURES.glob("*/**/*.log")) - set(fixture_paths()))
@@ -162,20 +162,14 @@ def test_the_walk_and_the_full_reader_select_alike(path, query):
 
 
 @pytest.mark.parametrize("query", ["order", "^order-[0-9]$", "e"])
-def test_the_pure_walk_selects_as_the_compiled(query, monkeypatch):
-    import kbatch.ops.grep
+def test_the_pure_build_selects_as_the_compiled(query, kbatch):
+    """The same search with every kernel as plain Python (KBATCH_PURE_PYTHON, in a process of its own)."""
+    from .helpers import run_kbatch_pure
 
-    from .helpers import pure_recordwalk
-
-    compiled = {path: [(item.batch.pos, item.record.offset) for item in _search_file(path, Query(pattern=query))[1]]
-                for path in SEGMENTS}
-    use_pure_decoder(monkeypatch)
-    pure = pure_recordwalk()
-    monkeypatch.setattr(kbatch.ops.grep, "RecordMatch", pure.RecordMatch)
-    monkeypatch.setattr(kbatch.ops.grep, "CleanBatches", pure.CleanBatches)
-    for path in SEGMENTS:
-        assert [(item.batch.pos, item.record.offset) for item in _search_file(path, Query(pattern=query))[1]] \
-            == compiled[path], path
+    args = ["grep", "--format", "jsonl", query, *map(str, SEGMENTS)]
+    compiled = kbatch(*args)
+    pure = run_kbatch_pure(args)
+    assert compiled.out and (pure.code, pure.out) == (compiled.code, compiled.out)
 
 
 # -- as grep shows lines ------------------------------------------------------------------------------------

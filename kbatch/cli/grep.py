@@ -137,7 +137,7 @@ def grep(args, pattern_option, in_key, in_value, fixed, hex_bytes, headers, fiel
                   window if window.selects else None, isolation, decoder, context, max_count, count,
                   files_with_matches, decompressed_limit, jobs or usable_cpus())
     if spark:
-        from kbatch.spark.grep import spark_grep
+        from kbatch.cli.grep_spark import spark_grep
 
         matched, damaged, trouble = spark_grep(job, files, master)
     else:

@@ -255,7 +255,7 @@ class _QuietRun:
         self.taken = 0
 
     def walk(self, window, pos: int, stop: int) -> int:
-        from kbatch.format.checksums import CRC32C
+        from kbatch.format.framing import CHECKSUMS, size_bounds
         from kbatch.reading.v2 import batch_in_view
 
         data, i = batch_in_view(window, pos)
@@ -268,7 +268,8 @@ class _QuietRun:
         # the first (a gap or an overlap ends it, and the full reader reads that batch).
         batches.last_offset = int.from_bytes(data[i:i + 8], "big", signed=True) - 1
         batches.last_pos = None
-        stopped = batches.walk(data, i, stop - base, base, self.max_entry_size, None, self._inflate, CRC32C)
+        least, most = size_bounds(2, self.max_entry_size)   # framing's rules, handed to the compiled loop
+        stopped = batches.walk(data, i, stop - base, base, least, most, None, self._inflate, CHECKSUMS[2])
         self.taken = batches.batches - before
         return base + stopped
 
