@@ -73,11 +73,14 @@ def _entries(kbatch, path: str) -> list[dict]:
 def _row_is_whole(lines: list[str], entry: dict) -> bool:
     """Some row shows the entry's position and, for a batch, its offsets, each in full (offsets may stack:
     the base offset on the row, "–last" under it)."""
+    pos = str(entry["pos"])
     if entry["type"] == "finding":
-        return any(re.search(rf"(^|[│ ]){entry['pos']} [│ ]", line) for line in lines)
+        return any(re.search(rf"(^|[│ ]){pos} [│ ]", line) for line in lines if pos in line)
     base, last = entry["base_offset"], entry["last_offset"]
     offsets = str(base) if base == last else f"{base}–{last}"
     for index, line in enumerate(lines[:-1]):
+        if pos not in line:   # (the regular expressions only on the lines that can hold the row)
+            continue
         if re.search(rf"(^|[│ ]){entry['pos']} [│ ]+{re.escape(offsets)}( |$)", line):
             return True
         if base != last and re.search(rf"(^|[│ ]){entry['pos']} [│ ]+{base}( |$)", line) \

@@ -123,7 +123,7 @@ def _producer_checks(batch: Batch) -> Iterator[Finding]:
 
 # Every rule a v2 batch is held to inside itself, once.  verify-crc --deep's fast pass
 # (kbatch.kernels.cleanruns.CleanBatches) takes a batch without the full reader only while it checks each of
-# these by name (CleanBatches.RULES): a rule added here alone turns the fast pass off (kbatch.walk.deep).
+# these by name (kbatch.kernels.cleanruns.RULES): a rule added here alone turns the fast pass off (kbatch.walk.deep).
 V2_BATCH_RULES = (_reserved_bits, _producer_checks, _last_offset_delta, _offset_delta_order, _max_timestamp,
                   _control_records)
 

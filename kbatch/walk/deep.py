@@ -58,7 +58,6 @@ class DeepRun:
         self.batches = CleanBatches()
         self.takes_batches = checks_every_rule()
 
-
     def walk(self, window, pos: int, stop: int) -> int:
         """Walk the batches from ``pos`` (an entry start) that lie whole in the reader's window (slid to hold
         the first: kbatch.reading.v2.batch_in_view) and start before ``stop``; where the walk stopped (``pos``
