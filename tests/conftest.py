@@ -149,3 +149,14 @@ def headless_browser():
         if os.environ.get("CI"):
             pytest.fail(f"CI must run the browser tests: {reason}")
         pytest.skip(str(reason))
+
+
+@pytest.fixture(scope="session")
+def spark(tmp_path_factory):
+    """One local Spark session for every test that reads through the kbatch data source."""
+    from kbatch.spark.session import spark_session
+
+    log = tmp_path_factory.mktemp("spark") / "spark.log"
+    session = spark_session("local[2]", log_path=str(log))
+    yield session
+    session.stop()

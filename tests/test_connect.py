@@ -23,7 +23,6 @@ from pathlib import Path
 import pytest
 
 from .helpers import ROOT, free_port
-from .test_scan import spark  # noqa: F401  (the local Spark session the scan tests share)
 
 pyspark = pytest.importorskip("pyspark")
 pytest.importorskip("grpc", reason="Spark Connect's client needs pyspark[connect]")
@@ -85,7 +84,7 @@ def _rows(out: Path, level: str) -> list:
 
 
 @pytest.mark.connect
-def test_scan_through_spark_connect_gives_local_modes_tables(remote, tmp_path, kbatch, spark):  # noqa: F811
+def test_scan_through_spark_connect_gives_local_modes_tables(remote, tmp_path, kbatch, spark):
     through = _scan_through(remote, tmp_path / "connect")
     assert through.returncode == 1, through.stderr[-3000:]   # fixtures/logdir holds a damaged segment
     assert f"Spark Connect at {remote}" in through.stderr

@@ -6,10 +6,9 @@ import json
 import shutil
 
 from .test_partition_crosscheck import BUILDER, CLEAN
-from .test_scan import spark  # noqa: F401  (the Spark session the scan tests share)
 
 
-def test_scan_deep_reports_cross_checks_per_partition(tmp_path, kbatch, spark):  # noqa: F811
+def test_scan_deep_reports_cross_checks_per_partition(tmp_path, kbatch, spark):
     logs = tmp_path / "logs"
     shutil.copytree(CLEAN, logs / "orders-0")
     shutil.copytree(CLEAN, logs / "payments-0")
@@ -31,7 +30,7 @@ def test_scan_deep_reports_cross_checks_per_partition(tmp_path, kbatch, spark): 
     assert "1 txnindex-missing" in table.out and "payments-0: its indexes" in table.out
 
 
-def test_scan_without_deep_does_not_cross_check(tmp_path, kbatch, spark):  # noqa: F811
+def test_scan_without_deep_does_not_cross_check(tmp_path, kbatch, spark):
     result = kbatch("scan", str(CLEAN), "--out", str(tmp_path / "scan"), "--format", "json")
     report = json.loads(result.out)
     assert result.code == 0 and report["failed_cross_checks"] == []

@@ -15,12 +15,11 @@ import shutil
 import pytest
 
 from .helpers import FIXTURES
-from .test_scan import spark  # noqa: F401  (the local Spark session the scan tests share)
 
 pq = pytest.importorskip("pyarrow.parquet")
 
 
-def _ours_and_sparks(spark, tmp_path, paths: list[str], split_bytes: int = 0):  # noqa: F811
+def _ours_and_sparks(spark, tmp_path, paths: list[str], split_bytes: int = 0):
     from kbatch.spark.records_table import write_records_table
     from kbatch.spark.scan import _record_partitions
     from kbatch.spark.source import RECORD_SCHEMA
@@ -34,7 +33,7 @@ def _ours_and_sparks(spark, tmp_path, paths: list[str], split_bytes: int = 0):  
     return written, ours, sparks
 
 
-def _rows(spark, table) -> list[str]:  # noqa: F811
+def _rows(spark, table) -> list[str]:
     return sorted(json.dumps(row.asDict(recursive=True), sort_keys=True, default=repr)
                   for row in spark.read.parquet(str(table)).collect())
 
@@ -45,7 +44,7 @@ def _listing(table) -> set[str]:
             if not path.name.startswith(".")}
 
 
-def test_the_records_table_reads_back_as_sparks_own_writer_writes_it(spark, tmp_path):  # noqa: F811
+def test_the_records_table_reads_back_as_sparks_own_writer_writes_it(spark, tmp_path):
     inputs = [str(FIXTURES / "logdir"), *map(str, sorted(FIXTURES.glob("*.log"))), str(FIXTURES / "internal")]
     from kbatch.files.inputs import list_segments
 
@@ -60,7 +59,7 @@ def test_the_records_table_reads_back_as_sparks_own_writer_writes_it(spark, tmp_
     assert not (ours / "_temporary").exists()
 
 
-def test_topic_names_are_escaped_as_spark_escapes_them(spark, tmp_path):  # noqa: F811
+def test_topic_names_are_escaped_as_spark_escapes_them(spark, tmp_path):
     segments = []
     for topic in ["we:ird=top#ic%", "a b{c}[d]^'e'", "ctl\x01x"]:
         directory = tmp_path / "logs" / f"{topic}-0"
@@ -72,7 +71,7 @@ def test_topic_names_are_escaped_as_spark_escapes_them(spark, tmp_path):  # noqa
     assert _rows(spark, ours) == _rows(spark, sparks)
 
 
-def test_a_split_file_and_a_table_with_no_rows(spark, tmp_path):  # noqa: F811
+def test_a_split_file_and_a_table_with_no_rows(spark, tmp_path):
     segment = str(FIXTURES / "logdir" / "orders-0" / "00000000000000000000.log")
     written, ours, sparks = _ours_and_sparks(spark, tmp_path / "split", [segment], split_bytes=300)
     assert written > 0 and len(list(ours.rglob("part-*.parquet"))) > 1   # a file per task
@@ -83,7 +82,7 @@ def test_a_split_file_and_a_table_with_no_rows(spark, tmp_path):  # noqa: F811
     assert written == 0 and _listing(ours) == _listing(sparks) == {"_SUCCESS"}
 
 
-def test_a_task_holds_its_records_in_row_groups_of_bounded_size(spark, tmp_path, monkeypatch):  # noqa: F811
+def test_a_task_holds_its_records_in_row_groups_of_bounded_size(spark, tmp_path, monkeypatch):
     from kbatch.spark import records_table, source
     from kbatch.spark.source import RECORD_SCHEMA, FileRange, KbatchReader, SegmentPartition, record_batches
 
@@ -124,7 +123,7 @@ def test_only_the_counted_attempts_files_are_moved_into_place(tmp_path):
     assert sorted(path.name for path in tmp_path.iterdir()) == ["_SUCCESS", "topic=t"]
 
 
-def test_a_scan_cut_into_ranges_writes_the_tables_of_a_scan_that_is_not(tmp_path, kbatch, spark):  # noqa: F811
+def test_a_scan_cut_into_ranges_writes_the_tables_of_a_scan_that_is_not(tmp_path, kbatch, spark):
     """With --split-bytes every table, records included, is the unsplit scan's. A record whose value holds
     a whole batch fools the cut (the range starts inside the outer batch) but not the hand-over: that
     file is read again whole, and its ranges' rows are dropped."""

@@ -18,14 +18,6 @@ if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
 INPUTS = sorted(FIXTURES.glob("*.log")) + sorted((FIXTURES / "vectors").glob("*.bin"))
 
 
-@pytest.fixture(scope="session")
-def spark(tmp_path_factory):
-    from kbatch.spark.session import spark_session
-
-    log = tmp_path_factory.mktemp("spark") / "spark.log"
-    session = spark_session("local[2]", log_path=str(log))
-    yield session
-    session.stop()
 
 
 def _load(spark, level: str, paths, **options):

@@ -20,14 +20,6 @@ from pyspark.sql import datasource as ds  # noqa: E402
 LOGDIR = FIXTURES / "logdir"
 
 
-@pytest.fixture(scope="module")
-def spark(tmp_path_factory):
-    from kbatch.spark.session import spark_session
-
-    log = tmp_path_factory.mktemp("spark") / "spark.log"
-    session = spark_session("local[2]", log_path=str(log))
-    yield session
-    session.stop()
 
 
 def _reader(spark, paths, pushdown: bool = True):

@@ -22,6 +22,7 @@ from kbatch.reading.model import Batch, Record
 from kbatch.reading.records import RecordStream, chunk_records, record_chunks
 from kbatch.kernels.cleanruns import CleanBatches
 from kbatch.kernels.match import RecordMatch
+from kbatch.walk.deep import inflater
 
 try:   # Python 3.11+: the regular expression parser
     from re import _parser as _re_parser
@@ -251,7 +252,7 @@ class _QuietRun:
     def __init__(self, match: RecordMatch, reader):
         self.batches = CleanBatches(match=match)
         self.max_entry_size = reader.options.max_entry_size
-        self.decompressor = reader.decompressor
+        self.inflate = inflater(reader.decompressor)
         self.taken = 0
 
     def walk(self, window, pos: int, stop: int) -> int:
@@ -269,14 +270,7 @@ class _QuietRun:
         batches.last_offset = int.from_bytes(data[i:i + 8], "big", signed=True) - 1
         batches.last_pos = None
         least, most = size_bounds(2, self.max_entry_size)   # framing's rules, handed to the compiled loop
-        stopped = batches.walk(data, i, stop - base, base, least, most, None, self._inflate, CHECKSUMS[2])
+        stopped = batches.walk(data, i, stop - base, base, least, most, None, self.inflate, CHECKSUMS[2])
         self.taken = batches.batches - before
         return base + stopped
 
-    def _inflate(self, codec_id: int, payload):
-        from kbatch.format.codecs import CodecError
-
-        try:
-            return self.decompressor.decompress_view(codec_id, payload, 2)
-        except CodecError:
-            return None

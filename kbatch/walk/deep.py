@@ -54,6 +54,7 @@ class DeepRun:
         self.segment_base = segment_base
         self.max_entry_size = max_entry_size
         self.decompressor = decompressor
+        self.inflate = inflater(decompressor)
         self.walked = 0   # batches walked here (the rest went to the full reader)
         self.batches = CleanBatches()
         self.takes_batches = checks_every_rule()
@@ -70,7 +71,7 @@ class DeepRun:
         before = batches.batches, batches.records, batches.batch_bytes
         batches.last_offset, batches.last_pos = order.last_offset, order.last_pos
         least, most = size_bounds(2, self.max_entry_size)   # framing's rules, handed to the compiled loop
-        stopped = batches.walk(data, i, stop - base, base, least, most, self.segment_base, self._inflate,
+        stopped = batches.walk(data, i, stop - base, base, least, most, self.segment_base, self.inflate,
                                CHECKSUMS[2])
         walked = batches.batches - before[0]
         if walked:
@@ -84,9 +85,13 @@ class DeepRun:
         self.summary.batch_bytes += batches.batch_bytes - before[2]
         return base + stopped
 
-    def _inflate(self, codec_id: int, payload):
-        """A compressed batch's records, as kbatch.reading.v2.load_records inflates them (None: they do not)."""
+
+def inflater(decompressor: Decompressor):
+    """What the compiled loop inflates a compressed batch's records with: as kbatch.reading.v2.load_records
+    inflates them, None where they do not inflate (that batch is then the full reader's)."""
+    def inflate(codec_id: int, payload):
         try:
-            return self.decompressor.decompress_view(codec_id, payload, 2)
+            return decompressor.decompress_view(codec_id, payload, 2)
         except CodecError:
             return None
+    return inflate
