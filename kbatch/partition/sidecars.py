@@ -22,9 +22,7 @@ from kbatch.partition import indexes, snapshots, textfiles
 from kbatch.partition.sidefile import Entry, Header, SideFile
 
 __all__ = ["Entry", "Header", "SideFile", "SidecarSummary", "SIDECAR_KINDS", "MAX_BINARY_SIZE", "looks_like",
-           "read_sidecar", "read_whole"]
-
-MAX_SIDECAR_SIZE = 1 << 30   # an index is at most segment.index.bytes (10 MiB by default); read whole
+           "read_sidecar"]
 
 
 # Kafka opens a binary side file through an int-sized position or mapping: an index is mmapped whole
@@ -146,13 +144,3 @@ class SidecarSummary:
     def as_dict(self) -> dict:
         return {"file": self.path, "size": self.size, "kind": self.kind, "entry_count": self.entries,
                 "findings": dict(sorted(self.findings.items())), "errors": self.errors, "damaged": self.damaged}
-
-
-def read_whole(stream, limit: int = MAX_SIDECAR_SIZE) -> bytes:
-    """A sidecar's bytes whole, for a reader that needs them at once (the seek's binary search); the readers
-    (read_sidecar) take the stream and read it a window at a time."""
-    stream.seek(0)
-    data = stream.read(limit + 1)
-    if len(data) > limit:
-        raise ValueError(f"larger than {limit} bytes: too large for a file beside a segment")
-    return data
