@@ -12,6 +12,7 @@ their whole-process time::
     python benchmarks/bench_records.py                   # 256 MiB each: 100 B records, 1 KiB records, mixed codecs
     python benchmarks/bench_records.py --size 64M --repeat 3 --files 100B
     python benchmarks/bench_records.py --json results.json
+    python benchmarks/bench_records.py --baseline OLD/kbatch # another build's rows beside these, round by round
 
 Needs aiokafka (``pip install aiokafka``): a benchmark peer only, never a dependency of kbatch.
 """
@@ -115,9 +116,14 @@ def warm_start(kbatch: list[str]) -> None:
         subprocess.run([*kbatch, *args], stdout=subprocess.DEVNULL, env=USER_ENVIRONMENT, check=True)
 
 
-def bench_file(kbatch: list[str], path: str, repeat: int) -> list[dict]:
+def bench_file(kbatch: list[str], path: str, repeat: int, baseline: list[str] | None = None) -> list[dict]:
+    """Every command on ``path``; with a ``baseline`` kbatch, its run of each kbatch command beside ours."""
     warm(path)
     warm_start(kbatch)
+    builds = [("", kbatch)]
+    if baseline:
+        warm_start(baseline)
+        builds.append((" [baseline]", baseline))
     with tempfile.TemporaryDirectory() as scratch:
         commands = [(f"{name} full decode", [sys.executable, "-c", PEER.format(module=module), path,
                                               os.path.join(scratch, name.split()[0])],
@@ -133,7 +139,8 @@ def bench_file(kbatch: list[str], path: str, repeat: int) -> list[dict]:
                            ("kbatch dump --records --format jsonl --jobs 1",
                             ["dump", "--records", "--format", "jsonl", "--jobs", "1"]),
                            ("kbatch --help", ["--help"])]:
-            commands.append((name, [*kbatch, *args] + ([] if args == ["--help"] else [path]), None))
+            for label, build in builds:
+                commands.append((name + label, [*build, *args] + ([] if args == ["--help"] else [path]), None))
         return bench(commands, repeat, path)
 
 
@@ -160,13 +167,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--size", default="256M", help="segment size (default 256M)")
     parser.add_argument("--repeat", type=int, default=5, help="runs per command (default 5; medians shown)")
     parser.add_argument("--files", default=",".join(FILES), help=f"which of {', '.join(FILES)} (comma-separated)")
+    parser.add_argument("--baseline", metavar="KBATCH",
+                        help="another kbatch executable (an older build) whose rows run beside each kbatch row")
     args = parse_common(parser, argv)
     kbatch = find_kbatch(args.kbatch)
     print(f"kbatch {kbatch_version()}; {args.repeat} runs each, page cache warmed before each", file=sys.stderr)
     everything = {}
     for name in args.files.split(","):
         path = make_file(name, parse_size(args.size), args.quiet)
-        results = bench_file(kbatch, path, args.repeat)
+        results = bench_file(kbatch, path, args.repeat, args.baseline and [args.baseline])
         everything[name] = results
         print(report(path, results) + "\n")
     if args.json:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 import pytest
@@ -9,6 +10,11 @@ from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 
 
 from kbatch.kernels._load import pure_python_wanted
+
+# What the tests pin is written to a pipe, at a pipe's width: a COLUMNS or LINES from the shell that runs
+# them (or the 80x24 that pytest-xdist's workers are given) would wrap it.  Tests of a width set their own.
+for _name in ("COLUMNS", "LINES"):
+    os.environ.pop(_name, None)
 
 if pure_python_wanted():
     # KBATCH_PURE_PYTHON=1 pytest ...: every kernel loads as plain Python, and on kbatch's own stand-in for
@@ -160,3 +166,18 @@ def spark(tmp_path_factory):
     session = spark_session("local[2]", log_path=str(log))
     yield session
     session.stop()
+
+
+# -- two workers (pytest-xdist, --dist loadgroup in pyproject.toml) ----------------------------------------
+# A test that starts a service of its own shares the worker of every other test of that service: one broker,
+# one Spark session, one browser install a run, as without workers.  The rest is spread by load.
+_SERVICE_GROUPS = {"real_kafka": "kafka", "spark": "spark", "remote": "spark", "cluster": "spark-cluster",
+                   "headless_browser": "browser"}
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items):
+    for item in items:
+        groups = {_SERVICE_GROUPS[name] for name in item.fixturenames if name in _SERVICE_GROUPS}
+        if groups:
+            item.add_marker(pytest.mark.xdist_group(min(groups)))

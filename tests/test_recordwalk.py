@@ -465,7 +465,7 @@ PURE_RUN = ["tests/test_records.py", "tests/test_fastdeep.py", "tests/test_outli
 def test_the_reader_tests_pass_on_the_pure_build():
     if pure_python_wanted():
         pytest.skip("this run is on the pure build already")
-    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *PURE_RUN], cwd=ROOT,
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "0", *PURE_RUN], cwd=ROOT,
                           env=pure_python_env(), capture_output=True, text=True)
     assert done.returncode == 0, done.stdout[-4000:]
     assert " passed" in done.stdout.splitlines()[-1] and "skipped" not in done.stdout.splitlines()[-1]
