@@ -149,6 +149,20 @@ def test_batches_with_no_match_are_walked_without_objects(tmp_path):
     assert search.walked == 5   # all but the batch holding the match
 
 
+def test_a_key_is_searched_up_to_its_end_not_into_the_bytes_after_it(tmp_path):
+    """A key ending "order-4" whose value is 25 bytes long is followed in the batch by the byte "2" (the value's
+    length, a zigzag varint): "order-42" lies across the two, which the batch-wide screen sees and the test of
+    each key must not -- the batch holds no match, so the compiled walk takes it."""
+    from .handmade import batch
+
+    path = tmp_path / "00000000000000000000.log"
+    keys = [b"k-%d:" % i + b"x" * i + b"order-4" for i in range(70)]
+    path.write_bytes(batch(0, [(key, b"v" * 25) for key in keys]))
+    assert path.read_bytes().count(b"order-42") == len(keys)
+    search, found = _search_file(path, Query(pattern="order-42", where="key"))
+    assert (found, search.walked) == ([], 1)
+
+
 @pytest.mark.parametrize("query", ["order", "^order-[0-9]$", "e", "kafka"])
 @pytest.mark.parametrize("path", SEGMENTS, ids=fixture_id)
 def test_the_walk_and_the_full_reader_select_alike(path, query):
@@ -170,6 +184,25 @@ def test_the_pure_build_selects_as_the_compiled(query, kbatch):
     compiled = kbatch(*args)
     pure = run_kbatch_pure(args)
     assert compiled.out and (pure.code, pure.out) == (compiled.code, compiled.out)
+
+
+@pytest.mark.parametrize("needle", [b"order-42", b"x", b"-4", b"\x00\xff", b"ordered items, pending"])
+def test_a_literal_is_found_where_python_finds_it(needle):
+    """The literal search (a block of places screened at once, then memcmp) against ``in``: the needle at every
+    place of keys up to three blocks long and past them, and near misses (a byte of it changed) everywhere."""
+    from kbatch.kernels.match import RecordMatch
+
+    match = RecordMatch(literal=needle)
+    filler = b"user-4021:order-4 order-2 " * 10
+    for length in range(len(needle), 200, 7):
+        for at in range(length - len(needle) + 1):
+            for changed in range(-1, len(needle)):
+                sought = bytearray(needle)
+                if changed >= 0:
+                    sought[changed] ^= 0x01
+                key = filler[:at] + bytes(sought) + filler[at + len(needle):length]
+                assert match.record(key, None, []) == (needle in key), (key, needle)
+                assert match.record(key[:-1], None, []) == (needle in key[:-1]), (key, needle)
 
 
 # -- as grep shows lines ------------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ except ImportError:  # not compiled and no Cython installed: the same code as pl
     from kbatch.kernels import _cython_shim as cython
 
 if cython.compiled:
-    from cython.cimports.libc.string import memchr, memcmp
+    from cython.cimports.libc.string import memcmp
     from cython.cimports.kbatch.kernels.recordwalk import RecordColumns
 else:
     from kbatch.kernels.recordwalk import RecordColumns
@@ -181,6 +181,11 @@ for _rank, _byte in enumerate(_COMMON_TEXT):
     _BYTE_COMMONNESS[_byte] = len(_COMMON_TEXT) + 1 - _rank
 
 
+# Places a match may start, screened as one block: the screen's loop has no branch, so the C compiler runs it
+# on vector registers (many places a step), and a block is looked at place by place only where it passed.
+_BLOCK = cython.declare(cython.Py_ssize_t, 64)
+
+
 @cython.cfunc
 @cython.boundscheck(False)
 @cython.wraparound(False)
@@ -198,26 +203,11 @@ def _holds(data: cython.const[cython.uchar][::1], pos: cython.Py_ssize_t, length
     i: cython.Py_ssize_t
     k: cython.Py_ssize_t
     c: cython.uchar
-    at: cython.p_const_uchar
     last: cython.Py_ssize_t = pos + length - m   # the last place a match may start
     if length < m:
         return False
-    anchor: cython.Py_ssize_t = 0
-    if not fold:   # memchr to each place the needle's least common byte is, memcmp the needle around it
-        for k in range(1, m):
-            if _BYTE_COMMONNESS[needle[k]] < _BYTE_COMMONNESS[needle[anchor]]:
-                anchor = k
-        i = pos   # where a match would start
-        while i <= last:
-            at = cython.cast(cython.p_const_uchar, memchr(cython.address(data[i + anchor]), needle[anchor],
-                                                          last - i + 1))
-            if at == cython.NULL:
-                return False
-            i = (at - cython.address(data[0])) - anchor
-            if memcmp(cython.address(data[i]), cython.address(needle[0]), m) == 0:
-                return True
-            i += 1
-        return False
+    if not fold:
+        return _holds_exactly(cython.address(data[0]), pos, last, cython.address(needle[0]), m)
     for i in range(pos, last + 1):
         for k in range(m):
             c = data[i + k]
@@ -226,5 +216,43 @@ def _holds(data: cython.const[cython.uchar][::1], pos: cython.Py_ssize_t, length
             if c != needle[k]:
                 break
         else:
+            return True
+    return False
+
+
+@cython.cfunc
+@cython.exceptval(check=False)
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def _holds_exactly(data: cython.p_const_uchar, pos: cython.Py_ssize_t, last: cython.Py_ssize_t,
+                   needle: cython.p_const_uchar, m: cython.Py_ssize_t) -> cython.bint:
+    """Whether a match of ``needle`` (``m`` bytes) starts in ``data`` at a place in [pos, last]: a place passes
+    the screen when two bytes of the needle are where they would be -- its least common (by _BYTE_COMMONNESS)
+    and the end of it farther from that one (bytes apart are less often found together than neighbours, as in
+    "-4" of "user-4..." for "order-42") -- and memcmp then compares the whole needle there."""
+    a: cython.Py_ssize_t = 0
+    k: cython.Py_ssize_t
+    i: cython.Py_ssize_t
+    for k in range(1, m):
+        if _BYTE_COMMONNESS[needle[k]] < _BYTE_COMMONNESS[needle[a]]:
+            a = k
+    b: cython.Py_ssize_t = 0 if a >= m - 1 - a else m - 1   # (a itself in a needle of one byte)
+    at_a: cython.p_const_uchar = data + a
+    at_b: cython.p_const_uchar = data + b
+    byte_a: cython.uchar = needle[a]
+    byte_b: cython.uchar = needle[b]
+    passed: cython.uchar
+    i = pos
+    while i + _BLOCK <= last + 1:
+        passed = 0
+        for k in range(i, i + _BLOCK):
+            passed |= (at_a[k] == byte_a) & (at_b[k] == byte_b)
+        if passed:
+            for k in range(i, i + _BLOCK):
+                if at_a[k] == byte_a and at_b[k] == byte_b and memcmp(data + k, needle, m) == 0:
+                    return True
+        i += _BLOCK
+    for k in range(i, last + 1):
+        if at_a[k] == byte_a and at_b[k] == byte_b and memcmp(data + k, needle, m) == 0:
             return True
     return False

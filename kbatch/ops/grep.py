@@ -23,6 +23,7 @@ from kbatch.reading.records import RecordStream, chunk_records, record_chunks
 from kbatch.kernels.cleanruns import CleanBatches
 from kbatch.kernels.match import RecordMatch
 from kbatch.walk.deep import inflater
+from kbatch.walk.engine import Walk
 
 try:   # Python 3.11+: the regular expression parser
     from re import _parser as _re_parser
@@ -190,18 +191,15 @@ class Search:
             yield from self._entries(select(reader, stream, start.pos, self.window), match, internal)
             return
         run = None if self.every_record or internal else _QuietRun(match, reader)
-        pos, stop = start, reader.size if stop is None else stop
-        while pos < min(stop, reader.size):
-            if run is not None:
-                walked = run.walk(reader.window, pos, stop)
-                if walked > pos:
-                    self.walked += run.taken
-                    pos = walked
-                    continue
-            yield from self._entries(reader.walk(pos, pos + 1 if run is not None else stop), match, internal)
-            pos = reader.landed
-        self.landed = pos
-        yield from reader.ending()
+        walk = Walk(reader, run)
+
+        def count_taken(pos: int) -> bool:   # the batches the run took without an object, counted
+            self.walked += run.taken
+            return False   # (the walk goes on)
+
+        yield from self._entries(walk.items(start, reader.size if stop is None else stop, after_run=count_taken),
+                                 match, internal)
+        self.landed = walk.landed
 
     def _entries(self, items, match: RecordMatch, internal: bool) -> Iterator[Found | Finding]:
         from kbatch.reading.records import stream_records

@@ -24,6 +24,8 @@ to hand off:
 * the listing run (:class:`kbatch.walk.listing.ListRun`, ``dump --format
   jsonl``): a v2 batch whose CRC holds and whose line the compiled writer
   writes.
+* grep's quiet run (``kbatch.ops.grep._QuietRun``, ``grep``): the deep run's
+  batches in which no record is selected.
 
 The CRC run and the listing run take the batches :func:`clean_v2_batches`
 hands out; the deep run's compiled loop frames them by the same bounds
