@@ -47,7 +47,6 @@ from kbatch.format.framing import (
 )
 from kbatch.reading.model import Batch
 from kbatch.reading.legacy import read_message
-from kbatch.reading.readahead import read_ahead_of
 from kbatch.reading.recovery import Recovery
 from kbatch.reading.v2 import load_records, read_batch
 from kbatch.reading.window import CHUNK, EntryCut, Window
@@ -84,7 +83,12 @@ class SegmentReader:
         if size is None:
             size = stream.seek(0, os.SEEK_END)
         self.options = options
-        self.window = Window(stream, size, read_ahead_of(stream, size) if read_ahead else None)
+        ahead = None
+        if read_ahead:
+            from kbatch.reading.readahead import read_ahead_of   # (here: only a whole local file reads ahead)
+
+            ahead = read_ahead_of(stream, size)
+        self.window = Window(stream, size, ahead)
         self._told_shrunk = False
         self.decompressor = decompressor or Decompressor(options.decompressed_limit)
         self._nested_magic = nested_magic   # set when walking the inner set of a wrapper message
