@@ -143,6 +143,7 @@ class ReadAhead:
         item = self.filled.get()
         self.in_flight -= 1
         if isinstance(item, BaseException):
+            self.ended = True   # the thread stopped: the window reads on itself
             raise item
         return item
 
