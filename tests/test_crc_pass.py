@@ -331,3 +331,26 @@ def test_a_mangled_segment_agrees_with_the_reader_whatever_the_chunks(tmp_path: 
     data = MIXED[:position] + patch + MIXED[position + (0 if insert else len(patch)):]
     with read_ahead(*chunking):
         assert_agrees(tmp_path, data)
+
+
+def test_a_read_that_fails_on_the_thread_is_raised_and_ends_the_read_ahead(tmp_path: Path, monkeypatch):
+    """The walking thread gets the error; asked again, the read-ahead leaves the bytes to the window's own read
+    rather than wait for a chunk its stopped thread never reads."""
+    path = tmp_path / "segment.log"
+    path.write_bytes(MANY)
+
+    def failing(fd, buffers, offset):
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(readahead.os, "preadv", failing)
+    with read_ahead(), open(path, "rb", buffering=0) as stream:
+        ahead = readahead.ReadAhead(stream.fileno(), len(MANY))
+        with pytest.raises(OSError, match="Input/output"):
+            ahead.bytes_at(0, 100)
+        answers = []
+        asking = threading.Thread(target=lambda: answers.append(ahead.bytes_at(0, 100)), daemon=True)
+        asking.start()
+        asking.join(timeout=10)
+        assert answers == [None]
+        ahead.close()
+    assert no_read_ahead_left()
