@@ -3,11 +3,13 @@
 
 Measures, on a large v2 segment already in the page cache:
 
-* in-process: ``kbatch.walk.crc.fast_scan(FILE)``, with one thread and with two;
+* in-process: ``kbatch.ops.verify.verify_stream`` over FILE, its window read
+  ahead on a second thread (verify-crc's pass over a whole local file) and on
+  the calling thread alone;
 * whole processes under ``/usr/bin/time -v``: ``cat FILE > /dev/null`` (reading
   the file at all), a one-line Python CRC-32C of the whole file read into memory
-  (the CRC alone), ``python -m kbatch.walk.crc FILE`` (the stand-in for
-  ``kbatch verify-crc``) and ``kbatch verify-crc FILE`` once that command exists.
+  (the CRC alone), ``python -m kbatch verify-crc --jobs 1 FILE`` and
+  ``kbatch verify-crc FILE`` when the command is installed.
 
 Wall time is the best of ``--repeat`` runs, timed around the process; peak RSS
 is the largest "Maximum resident set size" that ``/usr/bin/time -v`` reports
@@ -41,7 +43,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 
-from kbatch.walk.crc import fast_scan
+from kbatch.ops.verify import VerifyOptions, verify_stream
+from kbatch.reading.summary import FileSummary
 
 DEFAULT_FILE = os.path.join(HERE, "data", "00000000000000000000.log")
 CRC_ONE_CALL = 'import crc32c,sys; crc32c.crc32c(open(sys.argv[1],"rb").read())'
@@ -117,22 +120,30 @@ def _own_seconds() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def in_process(path: str, threads: int, repeat: int, quiet_limit: float) -> dict:
-    """Best and median time of fast_scan in this process; disturbed runs are redone as in whole_process."""
-    times, scan, disturbed = [], None, 0
+def _verify(path: str, read_ahead: bool) -> FileSummary:
+    summary = FileSummary(path, os.path.getsize(path))
+    with open(path, "rb", buffering=0) as stream:
+        for _ in verify_stream(stream, summary, VerifyOptions(), read_ahead=read_ahead):
+            pass
+    return summary
+
+
+def in_process(path: str, read_ahead: bool, repeat: int, quiet_limit: float) -> dict:
+    """Best and median time of verify-crc's walk in this process; disturbed runs are redone as in whole_process."""
+    times, summary, disturbed = [], None, 0
     while len(times) < repeat and len(times) + disturbed < 4 * repeat:
         busy, own = _busy_seconds(), _own_seconds()
         started = time.perf_counter()
-        scan = fast_scan(path, threads=threads)
+        summary = _verify(path, read_ahead)
         elapsed = time.perf_counter() - started
         if (_busy_seconds() - busy) - (_own_seconds() - own) > quiet_limit and \
                 len(times) + disturbed < 4 * repeat - 1:
             disturbed += 1
             continue
         times.append(elapsed)
-    assert scan is not None and scan.clean, scan
+    assert summary is not None and not summary.findings, summary
     return {"best_s": round(min(times), 4), "median_s": round(sorted(times)[len(times) // 2], 4),
-            "entries": scan.entries, "records": scan.records, "disturbed": disturbed}
+            "entries": summary.batches, "records": summary.records, "disturbed": disturbed}
 
 
 def has_verify_crc() -> bool:
@@ -159,15 +170,14 @@ def main(argv: list[str] | None = None) -> dict:
     python = sys.executable
     results: dict = {"file": args.file, "bytes": size, "repeat": args.repeat, "cpus": os.cpu_count(),
                      "in_process": {}, "whole_process": {}}
-    for threads in (1, 2):
-        results["in_process"][f"fast_scan threads={threads}"] = in_process(args.file, threads, args.repeat,
-                                                                          args.quiet_limit)
+    for read_ahead in (False, True):
+        results["in_process"][f"verify_stream read_ahead={read_ahead}"] = in_process(args.file, read_ahead,
+                                                                                     args.repeat, args.quiet_limit)
     commands = {
         "cat FILE > /dev/null": ["cat", args.file],
         "python: crc32c(read whole file)": [python, "-c", CRC_ONE_CALL, args.file],
-        "python -m kbatch.walk.crc FILE": [python, "-m", "kbatch.walk.crc", args.file],
-        "python -m kbatch.walk.crc --threads 1 FILE": [python, "-m", "kbatch.walk.crc", args.file, "--threads", "1"],
-        "python -c 'import kbatch.walk.crc' (start-up)": [python, "-c", "import kbatch.walk.crc"],
+        "python -m kbatch verify-crc --jobs 1 FILE": [python, "-m", "kbatch", "verify-crc", "--jobs", "1", args.file],
+        "python -c 'import kbatch.ops.verify' (start-up)": [python, "-c", "import kbatch.ops.verify"],
     }
     if has_verify_crc():
         commands["kbatch verify-crc FILE"] = [os.path.join(os.path.dirname(python), "kbatch"), "verify-crc",
@@ -178,7 +188,7 @@ def main(argv: list[str] | None = None) -> dict:
     if args.json:
         print(json.dumps(results, indent=2))
         return results
-    print(f"{args.file}: {size / 2**30:.2f} GiB, {results['in_process']['fast_scan threads=1']['entries']} "
+    print(f"{args.file}: {size / 2**30:.2f} GiB, {results['in_process']['verify_stream read_ahead=False']['entries']} "
           f"entries; best of {args.repeat}, page cache warm, {os.cpu_count()} CPUs")
     print("in-process")
     for label, row in results["in_process"].items():

@@ -126,20 +126,32 @@ def test_a_column_added_to_the_declaration_reaches_every_output():
 
 
 def test_a_v2_header_gives_a_batch_by_name():
-    """reading.v2.batch_fields gives the fields the compiled line writer takes (LINE_FIELDS, Batch's names, in
-    the writer's order): read_batch makes its Batch by those names."""
+    """reading.v2.batch_fields gives a batch's header fields (model.HEADER_FIELDS: the fields Batch takes before
+    its keyword-only ones), each from the header field its name says."""
     import dataclasses
 
-    from kbatch.kernels.jsonl import LINE_FIELDS
-    from kbatch.reading.model import Batch
-    from kbatch.reading.v2 import batch_fields, batch_of
+    from kbatch.reading.model import HEADER_FIELDS, Batch
+    from kbatch.reading.v2 import V2_HEADER_FIELDS, batch_fields, batch_of
 
-    assert set(LINE_FIELDS) <= {field.name for field in dataclasses.fields(Batch)}
+    names = [each.name for each in dataclasses.fields(Batch)]
+    assert HEADER_FIELDS == tuple(names[:names.index("records")]) and set(V2_HEADER_FIELDS) == set(HEADER_FIELDS)
     header = (100, 49 + 12, 7, 2, 1234, 0x0001 | 0x0010, 3, 1_000, 2_000, 42, 5, 9, 4)
     fields = batch_fields(10, 200, header, 1234)
-    assert len(fields) == len(LINE_FIELDS)
+    assert len(fields) == len(HEADER_FIELDS)
     batch = batch_of(fields)
     assert (batch.pos, batch.size, batch.base_offset, batch.last_offset, batch.length_field) == (10, 200, 100, 103, 61)
     assert (batch.partition_leader_epoch, batch.crc, batch.computed_crc, batch.codec) == (7, 1234, 1234, "gzip")
     assert (batch.is_transactional, batch.producer_id, batch.producer_epoch, batch.base_sequence) == (True, 42, 5, 9)
     assert (batch.count, batch.base_timestamp, batch.max_timestamp, batch.payload_pos) == (4, 1_000, 2_000, 71)
+
+
+def test_a_header_field_without_its_value_is_refused():
+    """batch_fields is written from V2_HEADER_FIELDS: a header field it does not give (or one Batch does not
+    have) stops the import, not a batch read with a field left out."""
+    from kbatch.reading.v2 import V2_HEADER_FIELDS, _fields_function
+
+    missing = {name: value for name, value in V2_HEADER_FIELDS.items() if name != "codec"}
+    with pytest.raises(AssertionError, match="codec"):
+        _fields_function(missing)
+    with pytest.raises(AssertionError, match="extra"):
+        _fields_function({**V2_HEADER_FIELDS, "extra": "1"})

@@ -127,19 +127,25 @@ def _from_the_start(path):
         return summary, list(verify_stream(stream, summary, VerifyOptions()))
 
 
-def test_the_whole_file_pass_hands_over_where_it_stopped(tmp_path, monkeypatch):
-    """verify-crc's CRC pass over a whole file stops at the first entry it cannot take; the engine goes on
-    from there, and what comes out is what one walk from the start says."""
+def test_the_whole_file_pass_hands_the_rest_to_parts_past_damage(tmp_path, monkeypatch):
+    """verify-crc's walk over a whole file goes on in its own process up to damage, then hands the rest to
+    parts from where the CRC run went on past it; what comes out is what one walk from the start says."""
+    import kbatch.reading.window as window
+    import kbatch.walk.parts as parts
+
+    monkeypatch.setattr(parts, "PART_MIN_SIZE", 64)
+    monkeypatch.setattr(window, "CHUNK", 600)   # a window of two or three batches: the run goes on a few at a time
     damaged = bytearray(DATA)
-    damaged[sum(map(len, BATCHES[:3])) + 30] ^= 0xFF   # the fourth batch
+    damaged[len(BATCHES[0]) + 30] ^= 0xFF   # the second batch
     path = tmp_path / "00000000000000000000.log"
     path.write_bytes(bytes(damaged))
     starts = []
-    items = engine.Walk.items
-    monkeypatch.setattr(engine.Walk, "items", lambda walk, start, *args: starts.append(start) or
-                        items(walk, start, *args))
-    assert _findings_and_counts(lambda: _verify_file(path)) == _findings_and_counts(lambda: _from_the_start(path))
-    assert starts[0] == sum(map(len, BATCHES[:3]))
+    in_parts = kbatch.ops.verify.verify_in_parts
+    monkeypatch.setattr(kbatch.ops.verify, "verify_in_parts",
+                        lambda *args, **options: starts.append(options["start"]) or in_parts(*args, **options))
+    assert _findings_and_counts(lambda: _verify_file(path, jobs=3)) == \
+        _findings_and_counts(lambda: _from_the_start(path))
+    assert starts == [sum(map(len, BATCHES[:3]))]   # the run took the third batch (all the window held): parts
 
 
 @pytest.mark.parametrize("path", fixture_paths(), ids=fixture_id)

@@ -17,11 +17,13 @@ import pytest
 from kafka.record.default_records import DefaultRecordBatchBuilder
 
 from kbatch.ops.annotate import entry_spans
-from kbatch.walk.crc import fast_scan
 from kbatch.format.findings import Severity
 from kbatch.reading.reader import ReadOptions, SegmentReader
 from kbatch.reading.summary import FileSummary
 from kbatch.ops.verify import VerifyOptions, verify_file
+from kbatch.reading.reader import DEFAULT_MAX_ENTRY_SIZE
+from kbatch.reading.window import Window
+from kbatch.walk.crcrun import CrcRun
 
 from .helpers import FIXTURES, read_all
 
@@ -56,7 +58,7 @@ def fix_v2_crc(data: bytearray) -> bytes:
 
 
 def verified(path, **options) -> tuple[FileSummary, list]:
-    """verify-crc's library call on a file: the fast pass where it answers, else the reader."""
+    """verify-crc's library call on a file: the CRC run and the reader, in one walk."""
     with open(path, "rb") as stream:
         summary = FileSummary(str(path), path.stat().st_size)
         findings = list(verify_file(str(path), stream, summary, VerifyOptions(**options)))
@@ -100,13 +102,13 @@ def test_bytes_after_a_legacy_value_are_a_warning_and_the_message_is_read(tmp_pa
     assert [(record.key, record.value) for record in batches[0].records] == [(b"key", b"value")]
     path = tmp_path / "segment.log"
     path.write_bytes(message)
-    summary, _ = verified(path)
+    summary, found = verified(path)
     assert not summary.damaged                          # verify-crc exits 0: Kafka reads it
-    scan = fast_scan(str(path))                         # but it is not clean: the reader has a warning to give
-    assert not scan.clean and scan.reason.startswith("message-trailing-bytes at 0: value 2 more bytes")
+    assert [(finding.code, finding.entry_pos, finding.actual) for finding in found] == \
+        [("message-trailing-bytes", 0, "2 more bytes (Kafka ignores them)")]   # but the reader warns
 
 
-# -- 5. a negative recordsCount: the fast pass and the reader give one answer ----------------------------------
+# -- 5. a negative recordsCount: the CRC run and the reader give one answer ----------------------------------
 
 
 def _negative_count_segment() -> bytes:
@@ -115,13 +117,13 @@ def _negative_count_segment() -> bytes:
     return fix_v2_crc(batch) + fix_v2_crc(v2_batch(2, [b"c"]))
 
 
-def test_a_negative_records_count_is_damage_for_the_fast_pass_and_the_reader(tmp_path):
+def test_a_negative_records_count_is_damage_for_the_crc_run_and_the_reader(tmp_path):
     # DefaultRecordBatch.RecordIterator: "Found invalid record count " + numRecords (InvalidRecordException)
     data = _negative_count_segment()
     path = tmp_path / "segment.log"
     path.write_bytes(data)
-    scan = fast_scan(str(path))
-    assert not scan.clean and scan.reason.startswith("records-count-mismatch at 0: records_count -1")
+    summary = FileSummary(str(path), len(data))
+    assert CrcRun(summary, DEFAULT_MAX_ENTRY_SIZE).walk(Window(io.BytesIO(data), len(data)), 0, len(data)) == 0
     summary, findings = verified(path)
     assert summary.damaged and summary.records == 1 and summary.batches == 2
     assert [(finding.code, finding.pos, finding.actual) for finding in findings] == \
@@ -131,18 +133,20 @@ def test_a_negative_records_count_is_damage_for_the_fast_pass_and_the_reader(tmp
     assert [finding.code for finding in decoded].count("records-count-mismatch") == 1
 
 
-def test_the_fast_pass_checks_the_count_of_a_batch_larger_than_its_buffer(tmp_path, monkeypatch):
-    from kbatch.walk import crc as fastscan
+def test_the_count_of_a_batch_larger_than_the_read_ahead_room_is_checked(tmp_path, monkeypatch):
+    """A batch cut by a chunk's end and longer than the room in front of the next: the window reads it itself."""
+    from kbatch.reading import readahead, window
 
-    monkeypatch.setattr(fastscan, "SMALL_FILE_SIZE", 0)
-    monkeypatch.setattr(fastscan, "CHUNK", 256)
-    monkeypatch.setattr(fastscan, "RESERVE", 128)
+    monkeypatch.setattr(readahead, "MIN_SIZE", 0)
+    monkeypatch.setattr(readahead, "CHUNK", 256)
+    monkeypatch.setattr(readahead, "RESERVE", 128)
+    monkeypatch.setattr(window, "CHUNK", 256)
     batch = v2_batch(0, [b"x" * 1000])
     struct.pack_into(">i", batch, 57, -5)
     path = tmp_path / "segment.log"
-    path.write_bytes(fix_v2_crc(batch))
-    scan = fastscan.fast_scan(str(path))
-    assert not scan.clean and scan.reason.startswith("records-count-mismatch at 0")
+    path.write_bytes(fix_v2_crc(v2_batch(0, [b"a"])) + fix_v2_crc(batch))
+    summary, findings = verified(path)
+    assert [(finding.code, finding.actual) for finding in findings] == [("records-count-mismatch", "-5")]
 
 
 # -- 6. one name for the size field ---------------------------------------------------------------------------

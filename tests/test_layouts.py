@@ -168,7 +168,7 @@ def test_a_run_that_reads_entries_loads_no_construct():
     import sys
 
     code = ("import sys, kbatch.cli.verify_crc, kbatch.cli.dump, kbatch.reading.reader, kbatch.ops.verify, kbatch.walk.deep, "
-            "kbatch.walk.listing, kbatch.walk.crc, kbatch.partition.verify; "
+            "kbatch.walk.listing, kbatch.walk.crcrun, kbatch.reading.readahead, kbatch.partition.verify; "
             "print(sorted(name for name in sys.modules if name.split('.')[0] == 'construct' "
             "or name in ('kbatch.format.layouts', 'kbatch.partition.layouts')))")
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

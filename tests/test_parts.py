@@ -119,6 +119,12 @@ def test_a_part_that_fails_or_finds_too_much_is_read_by_the_parent(monkeypatch, 
 
 
 def test_verify_crc_jobs_prints_the_same(capsys, monkeypatch, small_parts):
+    import kbatch.reading.window as window
+
+    # Without --deep, the rest of a file goes to parts once the CRC run goes on past damage: a window of a
+    # batch or two lets it go on before the end of a small fixture, and parts of 32 bytes take a short rest.
+    monkeypatch.setattr(window, "CHUNK", 300)
+    monkeypatch.setattr(parts, "PART_MIN_SIZE", 32)
     paths = [str(path) for path in fixture_paths()]
     for args in (["--deep", "--format", "jsonl"], ["--deep"], []):
         forked = len(small_parts)
@@ -174,13 +180,14 @@ def test_a_child_lists_up_to_its_spill_limit_and_the_parent_the_rest(args, capsy
 
 def test_the_children_hold_at_most_a_quarter_of_the_free_temporary_space(capsys, monkeypatch, small_parts):
     import collections
+    import shutil   # (kbatch.walk.parts loads it where it asks: the module's attribute is what it finds)
 
     usage = collections.namedtuple("usage", "total used free")
-    monkeypatch.setattr(parts.shutil, "disk_usage", lambda path: usage(10**12, 0, 4 * 3 * 1000))
+    monkeypatch.setattr(shutil, "disk_usage", lambda path: usage(10**12, 0, 4 * 3 * 1000))
     assert parts.spill_limit(3) == 1000 and parts.spill_limit(1) == 3000
-    monkeypatch.setattr(parts.shutil, "disk_usage", lambda path: usage(10**12, 0, 10**15))
+    monkeypatch.setattr(shutil, "disk_usage", lambda path: usage(10**12, 0, 10**15))
     assert parts.spill_limit(3) == parts.MAX_SPILL
-    monkeypatch.setattr(parts.shutil, "disk_usage", lambda path: usage(10**12, 0, 0))
+    monkeypatch.setattr(shutil, "disk_usage", lambda path: usage(10**12, 0, 0))
     paths = [str(path) for path in fixture_paths()]   # no room: every child stops after its first batch
     one = run_kbatch(["dump", "--format", "jsonl", "-r", "-j", "1", *paths], capsys, monkeypatch)
     assert run_kbatch(["dump", "--format", "jsonl", "-r", "-j", "4", *paths], capsys, monkeypatch) == one

@@ -1,7 +1,7 @@
 """Each frame rule is written once, in kbatch.format.framing, and every run over a segment honours it.
 
 The bounds of an entry (a magic Kafka reads, least size <= size <= the reader's maximum, all of it in the
-input) and the CRC each magic carries are kbatch.format.framing's.  The fast CRC pass, --deep's run (its
+input) and the CRC each magic carries are kbatch.format.framing's.  The CRC run, --deep's run (its
 compiled loop too), the listing's run, the reader, its recovery (resync) and the seek by index all ask
 framing: change a rule there and every one of them follows.
 """
@@ -26,7 +26,7 @@ from kbatch.reading.model import Batch
 from kbatch.reading.reader import ReadOptions, SegmentReader
 from kbatch.reading.summary import FileSummary
 from kbatch.reading.window import Window
-from kbatch.walk.crc import fast_scan
+from kbatch.walk.crcrun import CrcRun
 from kbatch.walk.deep import DeepRun
 from kbatch.walk.listing import ListRun
 
@@ -52,7 +52,7 @@ def what_each_run_takes(tmp_path, max_entry_size: int = framing.DEFAULT_MAX_ENTR
     deep = DeepRun(summary, order, 0, max_entry_size, Decompressor(DEFAULT_DECOMPRESSED_LIMIT))
     reader = SegmentReader(io.BytesIO(DATA), ReadOptions(max_entry_size=max_entry_size))
     return {
-        "crc pass": fast_scan(str(path), max_entry_size=max_entry_size).clean,
+        "crc run": CrcRun(summary, max_entry_size).walk(window, 0, len(DATA)) > 0,
         "deep run": deep.walk(window, len(BATCHES[0]), len(DATA)) > len(BATCHES[0]),
         "listing run": ListRun(summary, b"{", lambda lines: None, max_entry_size).walk(window, 0, len(DATA)) > 0,
         "reader": isinstance(next(iter(reader.walk())), Batch),

@@ -1,4 +1,4 @@
-"""What makes bytes a log entry: the acceptance rules the reader and the fast pass share.
+"""What makes bytes a log entry: the acceptance rules the reader and the fast runs share.
 
 Kafka frames a log the same way for every magic (FileLogInputStream,
 ByteBufferLogInputStream): an int64 offset, an int32 size, and the magic byte
@@ -11,11 +11,11 @@ the full reader reports:
   :func:`framed` and :func:`frame_problem`;
 * which CRC an entry of each magic carries, over which bytes: :data:`CHECKSUMS`.
 
-Every fast run (:mod:`kbatch.walk`: the CRC pass, ``--deep``'s, the listing's,
+Every fast run (:mod:`kbatch.walk`: the CRC run, ``--deep``'s, the listing's,
 the compiled loop through the bounds they hand it) and the reader's recovery
 (:mod:`kbatch.reading.recovery`) ask these; none writes a bound or picks a
-CRC of its own.  The fast runs stop at the first finding, with its text as the
-reason, so they cannot disagree with the reader about what a clean entry is.
+CRC of its own.  A fast run stops at an entry it does not take and the full
+reader reports on it, so they cannot disagree about what a clean entry is.
 
 This module imports only the layouts, the checksums and the findings.
 """
@@ -240,8 +240,3 @@ def records_count_problem(pos: int, count: int) -> Finding | None:
         return None
     return Finding("records-count-mismatch", pos, pos + _RECORDS_COUNT_AT, BATCH_HEADER.sizes["records_count"],
                    "records_count", "a count >= 0", str(count))
-
-
-def reason(finding: Finding) -> str:
-    """A finding as one line: why the fast pass hands a file to the full reader."""
-    return f"{finding.code} at {finding.entry_pos}: {finding.field} {finding.actual}, expected {finding.expected}"

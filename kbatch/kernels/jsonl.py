@@ -517,22 +517,15 @@ def batch_json(batch, head: bytes):
                        payload_size=batch.payload_size, decompressed_size=batch.decompressed_size)
 
 
-# The fields of a batch fields_json takes, in its order: kbatch.reading.model.Batch's names (what
-# kbatch.reading.v2.batch_fields gives for a v2 header, and read_batch makes a Batch of by these names).
-# A tuple, not a dict: the listing makes one a batch, and a dict of 26 keys cost it a tenth of its time.
-LINE_FIELDS = ("pos", "size", "magic", "length_field", "offset_field", "base_offset", "last_offset", "count",
-               "attributes", "codec", "crc", "computed_crc", "timestamp_type", "base_timestamp", "max_timestamp",
-               "partition_leader_epoch", "last_offset_delta", "producer_id", "producer_epoch", "base_sequence",
-               "is_transactional", "is_control", "delete_horizon_ms", "payload_pos", "payload_size",
-               "decompressed_size")
-
-
 def fields_json(fields: tuple, head: bytes):
-    """batch_json of a batch with no findings and no payload whose fields are ``fields`` (LINE_FIELDS)."""
+    """batch_json of a batch with no findings and no payload whose header fields are ``fields``: a tuple, in the
+    order kbatch.reading.model.HEADER_FIELDS names them (kbatch.reading.v2.batch_fields makes it; a dict of
+    26 keys a batch cost the listing a tenth of its time).  tests/test_recordwalk.py holds the unpacking below
+    to that order (its line the same as batch_json's of the Batch made of those fields)."""
     (pos, size, magic, length_field, offset_field, base_offset, last_offset, count, attributes, codec, crc,
      computed_crc, timestamp_type, base_timestamp, max_timestamp, partition_leader_epoch, last_offset_delta,
      producer_id, producer_epoch, base_sequence, is_transactional, is_control, delete_horizon_ms, payload_pos,
-     payload_size, decompressed_size) = fields   # LINE_FIELDS
+     payload_size, decompressed_size) = fields   # HEADER_FIELDS
     return _batch_line(head, pos=pos, size=size, magic=magic, length_field=length_field,
                        offset_field=offset_field, base_offset=base_offset, last_offset=last_offset, count=count,
                        attributes=attributes, codec=codec, crc=crc, computed_crc=computed_crc,

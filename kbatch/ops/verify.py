@@ -1,9 +1,10 @@
 """Verifying a segment: every checksum, and with ``deep`` every invariant Kafka relies on.
 
-The library side of ``kbatch verify-crc`` (and of scan's findings): the fast
-CRC pass where it can answer, else the one reader over the file with the
-cross-batch and record-level checks of :mod:`kbatch.reading.invariants`.  Findings
-come out in file order.
+The library side of ``kbatch verify-crc`` (and of scan's findings): one walk
+over the file (:mod:`kbatch.walk.engine`), a fast run over the entries with
+nothing to say and the full reader for the others, with ``deep`` the
+cross-batch and record-level checks of :mod:`kbatch.reading.invariants`.
+Findings come out in file order.
 """
 
 from __future__ import annotations
@@ -32,38 +33,29 @@ class VerifyOptions:
 def verify_file(path: str, stream: BinaryIO, summary: FileSummary, options: VerifyOptions = VerifyOptions(),
                 *, stream_is_file: bool = True, progress=None, start: int = 0, stop: int | None = None,
                 landed: dict | None = None, on_batch=None) -> Iterator[Finding]:
-    """Every finding of the file at ``path`` (its bytes: ``stream``): the fast pass first, then the reader.
+    """Every finding of the file at ``path`` (its bytes: ``stream``), in file order.
 
-    The fast CRC pass (:mod:`kbatch.walk.crc`) can answer for a whole local
-    file checked without ``deep``: when it calls the file clean, its counts
-    and its zero tail are all there is to say, and the full reader never
-    runs.  When it is not, the entries it verified are counted and the walk
-    goes on from the first it left (``FastScan.stopped_at``).  Otherwise -- or
-    for stdin, pasted hex (``stream_is_file`` False), a remote object, a range
-    of a file, ``deep`` -- :func:`verify_stream` reads the stream for the
-    exact findings.  The arguments are verify_stream's.
+    A whole local file checked without ``deep`` is walked in this process first (:func:`verify_stream`, its
+    window read ahead on a second thread: the CRC pass): nearly every entry is the CRC run's, and a file with
+    nothing to say is read once, by it.  Past damage, the rest of the file goes to parts when it is worth them
+    (:func:`verify_in_parts`).  Otherwise -- stdin, pasted hex (``stream_is_file`` False), a remote object, a
+    range of a file -- :func:`verify_stream` reads the stream; with ``deep``, a large local file is read in
+    parts from the start.  The arguments are verify_stream's.
     """
     whole = start == 0 and (stop is None or stop >= summary.size)
     local = stream_is_file and path != "-" and not is_remote(path)
     walk_from = start
-    if not options.deep and whole and local:
-        from kbatch.walk.crc import fast_scan
-
-        scan = fast_scan(path.removeprefix("file://"))
-        if scan.clean and scan.size == summary.size:   # (another size: the file changed; the reader tells how)
-            summary.batches, summary.records = scan.entries, scan.records
-            summary.batch_bytes = scan.size if scan.zero_tail_pos is None else scan.zero_tail_pos
-            for finding in scan.findings():
-                summary.add_finding(finding)
-                yield finding
-            if landed is not None:
-                landed["pos"] = scan.size
-            return
-        if scan.stopped_at is not None and scan.size == summary.size:
-            # Every entry before it verified, with nothing to report: counted, and the walk goes on from there.
-            summary.batches, summary.records, summary.batch_bytes = scan.entries, scan.records, scan.stopped_at
-            walk_from = scan.stopped_at
     decoder = decoder_for_path(path) if options.deep else None
+    if not options.deep and whole and local:
+        walked: dict = {}
+        yield from verify_stream(stream, summary, options, progress=progress, landed=walked, on_batch=on_batch,
+                                 read_ahead=True,
+                                 parts_from=lambda pos: worth_parts(summary.size - pos, options.jobs))
+        if "parts_from" not in walked:
+            if landed is not None:
+                landed["pos"] = walked["pos"]
+            return
+        walk_from = walked["pos"]
     if whole and local and worth_parts(summary.size - walk_from, options.jobs):
         yield from verify_in_parts(path.removeprefix("file://"), stream, summary, options, progress=progress,
                                    landed=landed, on_batch=on_batch, decoder=decoder,
@@ -80,7 +72,7 @@ def verify_stream(stream: BinaryIO, summary: FileSummary, options: VerifyOptions
                   *, progress=None, start: int = 0, stop: int | None = None,
                   landed: dict | None = None, on_batch=None, decoder: str | None = None,
                   segment_base: int | None = None, order: OffsetOrder | None = None,
-                  snapshot: bool = False) -> Iterator[Finding]:
+                  snapshot: bool = False, read_ahead: bool = False, parts_from=None) -> Iterator[Finding]:
     """Every finding of one input, in file order; ``summary`` counts batches, records and findings.
 
     Without ``deep`` the reader checks framing and every CRC (each inner
@@ -91,9 +83,12 @@ def verify_stream(stream: BinaryIO, summary: FileSummary, options: VerifyOptions
     ``on_batch(batch)`` is called with each batch before its findings.  With ``deep``, the records of an
     internal topic (``decoder``: kbatch.messages.topics) are read with Kafka's schemas too, and every
     batch is held against ``segment_base``, the base offset the segment's file name says.  ``order`` carries
-    the cross-batch offset check on from the entries before ``start``.
+    the cross-batch offset check on from the entries before ``start``.  ``read_ahead`` reads the stream (a
+    local file) ahead of the walk on a second thread.  ``parts_from(pos)``, once the walk met damage, is asked
+    each time the run went on to ``pos`` whether the rest is read in parts: then the walk ends there, and
+    ``landed`` says so (``landed["parts_from"]``).
     """
-    from kbatch.reading.reader import ReadOptions, SegmentReader   # (here: a clean file's fast pass needs none)
+    from kbatch.reading.reader import ReadOptions, SegmentReader
     from kbatch.walk.crcrun import CrcRun   # (looked up here: tests swap it)
     from kbatch.walk.engine import Walk
 
@@ -103,7 +98,8 @@ def verify_stream(stream: BinaryIO, summary: FileSummary, options: VerifyOptions
     if objects:
         from kbatch.reading.internal import decode_batch
     reader = SegmentReader(stream, ReadOptions(records=options.deep, record_objects=objects,
-                                               decompressed_limit=options.decompressed_limit), size=summary.size)
+                                               decompressed_limit=options.decompressed_limit), size=summary.size,
+                           read_ahead=read_ahead)
     order = OffsetOrder() if order is None else order
     snapshot_rules = None
     if snapshot and options.deep and objects:
@@ -122,35 +118,43 @@ def verify_stream(stream: BinaryIO, summary: FileSummary, options: VerifyOptions
     stop = summary.size if stop is None else min(stop, summary.size)
     walk = Walk(reader, run)
 
-    def ran(pos):   # the run went on to pos
+    def ran(pos):   # the run went on to pos: the walk ends there when the rest goes to parts
         if progress is not None:
             progress(pos)
+        if parts_from is not None and summary.damaged and parts_from(pos):
+            if landed is not None:
+                landed["parts_from"] = pos
+            return True
+        return False
 
-    for item in walk.items(start, stop, ran):
-        if isinstance(item, Finding):
-            if item.code == "truncated-while-reading" and summary.size_now is not None:
-                continue   # told once a file, whatever the parts or readers that noticed
-            summary.add_finding(item)
-            order.damaged_range(item)
-            yield item
-            continue
-        if options.deep:
-            if objects:
-                decode_batch(item, decoder)
-            if snapshot_rules is not None:
-                item.findings += snapshot_rules.batch(item)
-            item.findings += batch_invariants(item)
-            if segment_base is not None:
-                item.findings += segment_range_checks(item, segment_base)
-            item.findings += order.check(item)   # last: the one check across batches (where parts meet, too)
-            item.findings.sort(key=in_file_order)
-        summary.add_batch(item)
-        if on_batch is not None:
-            on_batch(item)
-        yield from item.findings
-        if progress is not None:
-            progress(item.pos + item.size)
-        item = None   # a batch holds a view of the reader's window: let it go before the run reads on
+    try:
+        for item in walk.items(start, stop, ran):
+            if isinstance(item, Finding):
+                if item.code == "truncated-while-reading" and summary.size_now is not None:
+                    continue   # told once a file, whatever the parts or readers that noticed
+                summary.add_finding(item)
+                order.damaged_range(item)
+                yield item
+                continue
+            if options.deep:
+                if objects:
+                    decode_batch(item, decoder)
+                if snapshot_rules is not None:
+                    item.findings += snapshot_rules.batch(item)
+                item.findings += batch_invariants(item)
+                if segment_base is not None:
+                    item.findings += segment_range_checks(item, segment_base)
+                item.findings += order.check(item)   # last: the one check across batches (where parts meet, too)
+                item.findings.sort(key=in_file_order)
+            summary.add_batch(item)
+            if on_batch is not None:
+                on_batch(item)
+            yield from item.findings
+            if progress is not None:
+                progress(item.pos + item.size)
+            item = None   # a batch holds a view of the reader's window: let it go before the run reads on
+    finally:
+        reader.close()   # (a read-ahead thread stops: the rest may go to forked parts)
     pos = walk.landed
     if snapshot_rules is not None and pos >= summary.size:
         for finding in snapshot_rules.end():
@@ -175,8 +179,8 @@ MAX_PART_FINDINGS = 10_000   # a part with more is read again by the parent (the
 def verify_in_parts(path: str, stream: BinaryIO, summary: FileSummary, options: VerifyOptions, *, progress=None,
                     landed: dict | None = None, on_batch=None, decoder: str | None = None,
                     segment_base: int | None = None, start: int = 0) -> Iterator[Finding]:
-    """verify_stream's findings for a local file from ``start`` (an entry start, 0 unless the fast pass
-    verified the entries before it) to its end, its parts read at once by ``options.jobs`` processes.
+    """verify_stream's findings for a local file from ``start`` (an entry start, 0 unless verify_stream walked
+    the entries before it) to its end, its parts read at once by ``options.jobs`` processes.
 
     Each child sends back its findings with the batches they belong to, its
     counts, and where its walk ended.  Besides the hand-over, a part's results

@@ -4,6 +4,7 @@ batch's records), :mod:`.invariants` (what --deep checks), :mod:`.markers` (whic
 transaction), :mod:`.summary` (what a pass adds up to).  The reader's own parts, one unit each:
 
 * :mod:`.window` -- the bytes around the reader's position, in reused page-aligned buffers;
+* :mod:`.readahead` -- a large local file read a chunk ahead of the window, on a second thread;
 * :mod:`.v2` -- a v2 record batch: its header, its records (DefaultRecordBatch);
 * :mod:`.legacy` -- a v0/v1 message, and the inner message set of a compressed
   wrapper (LegacyRecord, AbstractLegacyRecordBatch);
@@ -12,5 +13,5 @@ transaction), :mod:`.summary` (what a pass adds up to).  The reader's own parts,
 * :mod:`.v3` -- a magic-3 batch of the v3 proposal Kafka never adopted.
 
 The rules that decide what an entry is are in :mod:`kbatch.format.framing`, shared
-with the fast CRC pass.
+with the fast runs of :mod:`kbatch.walk`.
 """

@@ -8,7 +8,7 @@ Fields that a magic does not have are ``None``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field, fields
 
 from kbatch.format.findings import Finding
 from kbatch.kernels.batchrules import NO_SEQUENCE, increment_sequence, last_sequence   # the sequence rules, compiled: used from here
@@ -76,6 +76,9 @@ class Batch:
     payload_pos: int = 0            # where the records (or a wrapper's value) start in the file
     payload_size: int = 0           # their size in the file (compressed, when compressed)
     decompressed_size: int | None = None
+    # The fields above are a batch's header fields (HEADER_FIELDS), what its fixed header and its place in the
+    # file give; those below are filled in as it is read, and only ever named.
+    _: KW_ONLY
     records: list[Record] | None = None
     # v2, once its records were walked: what verify-crc --deep compares with the header (records.RecordChecks)
     record_checks: object | None = None
@@ -106,3 +109,9 @@ class Batch:
     @property
     def is_damaged(self) -> bool:
         return any(finding.is_damage for finding in self.findings)
+
+
+# A batch's header fields, in the order Batch takes them (its parameters before the keyword-only ones): what
+# kbatch.reading.v2.batch_fields gives for a v2 header, each by its name, and what the compiled line writer
+# (kbatch.kernels.jsonl.fields_json) writes a clean batch's line from without a Batch.
+HEADER_FIELDS = tuple(each.name for each in fields(Batch) if not each.kw_only)

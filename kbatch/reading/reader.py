@@ -15,7 +15,7 @@ next valid entry suggests: if the CRC verifies there, the entry is intact and
 only its length lies (``bad-length``), which is what repair-length builds on.
 
 The walk is here; what an entry is comes from :mod:`kbatch.format.framing` (the rules
-the fast CRC pass shares), and the parts live in :mod:`kbatch.reading`: v2
+the fast runs share), and the parts live in :mod:`kbatch.reading`: v2
 batches, v0/v1 messages and wrappers, resync and length recovery.
 
 This module is the library: it imports neither click nor rich.
@@ -78,15 +78,25 @@ class SegmentReader:
     """Yields every log entry (as a Batch) and every damaged range (as a Finding)."""
 
     def __init__(self, stream: BinaryIO, options: ReadOptions = ReadOptions(), *, size: int | None = None,
-                 decompressor: Decompressor | None = None, nested_magic: int | None = None):
+                 decompressor: Decompressor | None = None, nested_magic: int | None = None,
+                 read_ahead: bool = False):
         if size is None:
             size = stream.seek(0, os.SEEK_END)
         self.options = options
-        self.window = Window(stream, size)
+        ahead = None
+        if read_ahead:
+            from kbatch.reading.readahead import read_ahead_of   # (here: only a whole local file reads ahead)
+
+            ahead = read_ahead_of(stream, size)
+        self.window = Window(stream, size, ahead)
         self._told_shrunk = False
         self.decompressor = decompressor or Decompressor(options.decompressed_limit)
         self._nested_magic = nested_magic   # set when walking the inner set of a wrapper message
         self.recovery = Recovery(self.window, options.max_entry_size, self._entry)
+
+    def close(self) -> None:
+        """Stop reading ahead, if it does (``read_ahead``); the reader still reads, on the calling thread."""
+        self.window.close()
 
     @property
     def size(self) -> int:

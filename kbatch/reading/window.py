@@ -41,13 +41,14 @@ class Window:
     written again only once no view of them is left.
     """
 
-    def __init__(self, stream: BinaryIO, size: int):
+    def __init__(self, stream: BinaryIO, size: int, ahead=None):
         self.stream = stream
         self.size = size            # bytes in the stream (fewer once a read comes up short: :meth:`_ended`)
         self.opened_size = size     # ... as it was when the reading began
         self.buf = b""              # the window's bytes: a memoryview into a buffer of BUFFERS
         self.base = 0               # stream position of buf[0]
         self._stream_pos = None
+        self.ahead = ahead          # a kbatch.reading.readahead.ReadAhead: the stream read ahead on a thread
 
     def view(self, pos: int, size: int) -> tuple[memoryview, int, int]:
         """(buffer, index, available): buffer[index:index+available] are the bytes at ``pos``."""
@@ -59,6 +60,11 @@ class Window:
         # joining them to the next chunk copied all of it a second time.  The window lets go of its own
         # view first, so that the buffer under it can take the read.
         self.buf = b""
+        if self.ahead is not None:
+            ahead = self.ahead.bytes_at(pos, size)
+            if ahead is not None:
+                self.buf, self.base = ahead, pos
+                return self.buf, 0, size
         self.buf, self.base = self._read_into_buffer(pos, max(size, CHUNK)), pos
         return self.buf, 0, min(size, len(self.buf))
 
@@ -100,6 +106,12 @@ class Window:
         if count < wanted:
             self._ended(pos + count)
         return target[:count].toreadonly()
+
+    def close(self) -> None:
+        """Stop reading ahead (the buffers it read into go to the next file's)."""
+        if self.ahead is not None:
+            self.ahead.close()
+            self.ahead = None
 
     @property
     def shrunk(self) -> bool:

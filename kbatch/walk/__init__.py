@@ -5,7 +5,6 @@
 * :mod:`.crcrun` -- the CRC run (``verify-crc``), a use of the engine;
 * :mod:`.deep` -- the deep run (``verify-crc --deep``), the batch rules in the compiled loop, a use of it;
 * :mod:`.listing` -- the listing run (``dump --format jsonl``), a use of it;
-* :mod:`.crc` -- the CRC pass over a whole local file with its own read-ahead, before any of them;
 * :mod:`.parts` -- a large local file read in parts, a process each, adding up to one walk
   (:func:`~.parts.walk_in_parts`, for verify-crc and dump).
 """

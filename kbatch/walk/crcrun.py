@@ -6,9 +6,11 @@ a Batch of it, about 25 µs an entry, for an answer that is nearly always
 :func:`kbatch.walk.engine.clean_v2_batches` hands out (framed as
 kbatch.format.framing says, a count that is not negative, the CRC holding) and
 counts them; at any other entry it stops and the full reader reads that one
-(:class:`kbatch.walk.engine.Walk`).  A whole local file is given to
-:func:`kbatch.walk.crc.fast_scan` first; this run serves the rest: a file the
-fast pass found damaged, a range of a file (a part, a Spark split), a stream.
+(:class:`kbatch.walk.engine.Walk`).  Over a whole local file the walk's window
+is read ahead on a second thread (kbatch.reading.readahead), so checking one
+chunk and reading the next go on at once: the CRC pass of
+:func:`kbatch.ops.verify.verify_file`.  It serves every other walk too: a range
+of a file (a part, a Spark split), a stream.
 """
 
 from __future__ import annotations
@@ -34,14 +36,17 @@ class CrcRun:
     def walk(self, window, pos: int, stop: int) -> int:
         """Take the batches from ``pos`` (an entry start) that lie whole in the reader's window and start
         before ``stop``; where the walk stopped (``pos`` itself when the entry there is the full reader's)."""
-        taken = records = batch_bytes = 0
-        for batch_pos, _, i, end, header, _ in clean_v2_batches(window, pos, stop, self.max_entry_size):
+        taken = records = 0
+        batch = None
+        for batch in clean_v2_batches(window, pos, stop, self.max_entry_size):   # (the hot loop: no more in it)
             taken += 1
-            records += header[_RECORDS_COUNT]
-            batch_bytes += end - i
-            pos = batch_pos + end - i
+            records += batch[4][_RECORDS_COUNT]
+        if batch is None:
+            return pos
+        batch_pos, _, i, end, _, _ = batch   # the last: the batches taken lie end to end up to its end
+        end_pos = batch_pos + end - i
         self.summary.batches += taken
         self.summary.records += records
-        self.summary.batch_bytes += batch_bytes
+        self.summary.batch_bytes += end_pos - pos
         self.taken += taken
-        return pos
+        return end_pos

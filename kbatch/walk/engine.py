@@ -16,7 +16,7 @@ the full reader's whatever the run takes; only the time differs.  Each use of
 the engine supplies its run, which says what a taken entry yields and where
 to hand off:
 
-* the CRC run (:class:`kbatch.walk.crc.CrcRun`, ``verify-crc``): a v2 batch
+* the CRC run (:class:`kbatch.walk.crcrun.CrcRun`, ``verify-crc``): a v2 batch
   framed as framing says and whose CRC holds, counted;
 * the deep run (:class:`kbatch.walk.deep.DeepRun`, ``verify-crc --deep``): a
   v2 data batch that breaks none of the batch and record rules, in the
@@ -29,9 +29,8 @@ to hand off:
 
 The CRC run and the listing run take the batches :func:`clean_v2_batches`
 hands out; the deep run's compiled loop frames them by the same bounds
-(kbatch.format.framing.size_bounds).  A whole local file is first given to the
-CRC pass with its own read-ahead (:func:`kbatch.walk.crc.fast_scan`): when it
-calls the file clean nothing else runs.
+(kbatch.format.framing.size_bounds).  Over a whole local file, verify-crc's
+walk has its window read ahead on a second thread (kbatch.reading.readahead).
 """
 
 from __future__ import annotations

@@ -31,7 +31,6 @@ time differs.
 from __future__ import annotations
 
 import os
-import shutil
 from dataclasses import dataclass
 
 PART_MIN_SIZE = 32 * 1024 * 1024   # no part is smaller: a fork and the search for a part's start cost ms
@@ -193,6 +192,7 @@ def walk_in_parts(path: str, size: int, jobs: int, work, take, walk_here, *, spi
 def spill_limit(children: int) -> int:
     """How much each child may write to its spill file: MAX_SPILL, and all of them together never more than
     a quarter of the free space where they are written."""
+    import shutil   # (here, as tempfile: a walk whose children write no output, verify-crc's, loads neither)
     import tempfile
 
     try:
@@ -210,6 +210,8 @@ def copy_out(spill, out) -> None:
     try:
         target = out.buffer.fileno()
     except (OSError, ValueError):   # a buffer without a file descriptor (tests' capture)
+        import shutil
+
         shutil.copyfileobj(spill, out.buffer, 1024 * 1024)
         return
     size, sent = os.fstat(spill.fileno()).st_size, 0
