@@ -23,7 +23,7 @@ to hand off:
   compiled loop;
 * the listing run (:class:`kbatch.walk.listing.ListRun`, ``dump --format
   jsonl``): a v2 batch whose CRC holds and whose line the compiled writer
-  writes.
+  writes;
 * grep's quiet run (``kbatch.ops.grep._QuietRun``, ``grep``): the deep run's
   batches in which no record is selected.
 
