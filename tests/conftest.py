@@ -175,9 +175,8 @@ _SERVICE_GROUPS = {"real_kafka": "kafka", "spark": "spark", "remote": "spark", "
                    "headless_browser": "browser"}
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(items):
-    for item in items:
-        groups = {_SERVICE_GROUPS[name] for name in item.fixturenames if name in _SERVICE_GROUPS}
-        if groups:
-            item.add_marker(pytest.mark.xdist_group(min(groups)))
+def pytest_itemcollected(item):
+    # (as each test is collected: pytest-xdist reads the group in its own pytest_collection_modifyitems)
+    groups = {_SERVICE_GROUPS[name] for name in item.fixturenames if name in _SERVICE_GROUPS}
+    if groups:
+        item.add_marker(pytest.mark.xdist_group(min(groups)))
