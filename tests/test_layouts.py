@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import struct
 
 import pytest
@@ -173,3 +174,15 @@ def test_a_run_that_reads_entries_loads_no_construct():
             "or name in ('kbatch.format.layouts', 'kbatch.partition.layouts')))")
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert loaded.strip() == "[]"
+
+
+def test_a_picker_reads_what_the_whole_header_gives_for_the_fields_it_names():
+    from kbatch.format.structs import BATCH_HEADER
+
+    header = os.urandom(BATCH_HEADER.size)
+    whole = dict(zip(BATCH_HEADER.names, BATCH_HEADER.unpack_from(header)))
+    for wanted in (("batch_length", "magic", "crc", "records_count"), ("magic",), ("base_offset", "crc")):
+        picker = BATCH_HEADER.picker(*wanted)
+        assert picker.unpack_from(header) == tuple(whole[name] for name in wanted)
+        last = wanted[-1]
+        assert picker.size == BATCH_HEADER.offsets[last] + BATCH_HEADER.sizes[last]

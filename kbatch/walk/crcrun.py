@@ -15,11 +15,8 @@ of a file (a part, a Spark split), a stream.
 
 from __future__ import annotations
 
-from kbatch.format.structs import BATCH_HEADER
 from kbatch.reading.summary import FileSummary
 from kbatch.walk.engine import clean_v2_batches
-
-_RECORDS_COUNT = BATCH_HEADER.names.index("records_count")
 
 
 class CrcRun:
@@ -40,7 +37,7 @@ class CrcRun:
         batch = None
         for batch in clean_v2_batches(window, pos, stop, self.max_entry_size):   # (the hot loop: no more in it)
             taken += 1
-            records += batch[4][_RECORDS_COUNT]
+            records += batch[4]
         if batch is None:
             return pos
         batch_pos, _, i, end, _, _ = batch   # the last: the batches taken lie end to end up to its end

@@ -44,9 +44,9 @@ from kbatch.kernels.batchrules import framed_v2_batch
 from kbatch.reading.model import Batch
 from kbatch.reading.v2 import batch_in_view
 
-_unpack_header = BATCH_HEADER.unpack_from
-_RECORDS_COUNT = BATCH_HEADER.names.index("records_count")
-_CRC = BATCH_HEADER.names.index("crc")
+# What the runs check of each batch, read without the header's other fields (the hot loop's one unpack).
+_FRAME = BATCH_HEADER.picker("batch_length", "magic", "crc", "records_count")
+_unpack_frame = _FRAME.unpack_from
 
 
 class Run(Protocol):
@@ -96,8 +96,8 @@ def clean_v2_batches(window, pos: int, stop: int, max_entry_size: int):
     window (slid to hold the first: :func:`kbatch.reading.v2.batch_in_view`), are framed as
     kbatch.format.framing says, hold a count that is not negative and whose CRC holds: the ones the full
     reader reads without a finding when it does not walk their records.  Each as (file position, view, i,
-    end, header, computed CRC): the batch's bytes are ``view[i:end]``, ``header`` its BATCH_HEADER fields.
-    It ends at the first entry that is not one, which the full reader then reads.
+    end, records count, computed CRC): the batch's bytes are ``view[i:end]``.  It ends at the first entry
+    that is not one, which the full reader then reads.
     """
     data, i = batch_in_view(window, pos)
     base = pos - i                       # the file position of data[0]
@@ -105,16 +105,16 @@ def clean_v2_batches(window, pos: int, stop: int, max_entry_size: int):
     least, most = size_bounds(2, max_entry_size)
     crc, crc_start = CHECKSUMS[2].function, CHECKSUMS[2].start
     with memoryview(data) as view:
-        while i < last and i + BATCH_HEADER.size <= limit:
-            header = _unpack_header(data, i)
-            end = i + LOG_OVERHEAD + header[1]
-            if not framed_v2_batch(header[3], header[1], least, most) or end > limit:
+        while i < last and i + _FRAME.size <= limit:
+            batch_length, magic, stored_crc, count = _unpack_frame(data, i)
+            end = i + LOG_OVERHEAD + batch_length
+            if not framed_v2_batch(magic, batch_length, least, most) or end > limit:
                 return   # not a v2 batch, a size that is damage, or one going on past the window
             # kbatch.reading.v2.read_batch after the frame: the CRC, and a count that is not negative.
-            if header[_RECORDS_COUNT] < 0:
+            if count < 0:
                 return
             computed = crc(view[i + crc_start:end])
-            if computed != header[_CRC]:
+            if computed != stored_crc:
                 return
-            yield base + i, view, i, end, header, computed
+            yield base + i, view, i, end, count, computed
             i = end

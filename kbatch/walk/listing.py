@@ -25,7 +25,7 @@ from kbatch.walk.engine import clean_v2_batches
 from kbatch.format.structs import BATCH_HEADER
 from kbatch.reading.summary import FileSummary
 
-_RECORDS_COUNT = BATCH_HEADER.names.index("records_count")
+_unpack_header = BATCH_HEADER.unpack_from
 
 # Lines joined into one write.  Not a window's at once: a line is ~900 bytes, an empty batch 61, so the
 # 2 MiB window (kbatch.reading.window.CHUNK) of those would hold ~30 MiB of lines.
@@ -51,15 +51,15 @@ class ListRun:
         before ``stop``; where the walk stopped (``pos`` itself when the entry there is the full reader's)."""
         head, lines = self.head, []
         listed = records = batch_bytes = 0
-        for batch_pos, view, i, end, header, computed in clean_v2_batches(window, pos, stop, self.max_entry_size):
-            line = fields_json(batch_fields(batch_pos, end - i, header, computed), head)
+        for batch_pos, view, i, end, count, computed in clean_v2_batches(window, pos, stop, self.max_entry_size):
+            line = fields_json(batch_fields(batch_pos, end - i, _unpack_header(view, i), computed), head)
             if line is None:
                 break
             lines.append(line)
             if len(lines) == LINES_PER_WRITE:
                 self._write(lines)
             listed += 1
-            records += header[_RECORDS_COUNT]
+            records += count
             batch_bytes += end - i
             pos = batch_pos + end - i
         self._write(lines)
