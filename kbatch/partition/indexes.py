@@ -69,6 +69,13 @@ def _absolute(base_offset: int | None, relative: int) -> int | None:
     return None if base_offset is None else base_offset + relative
 
 
+def _below_base(pos: int, where: int, relative: int) -> Finding:
+    """An index entry's relative offset below 0: OffsetIndex.sanityCheck's "the last offset ... is less than the
+    base offset" (the time index's relative offsets are the same field)."""
+    return Finding("offset-below-base", pos, where, 4, "relative_offset",
+                   "0 or more (an offset at or above the segment's base offset)", str(relative))
+
+
 def offset_index(data: bytes, base_offset: int | None) -> Iterator[Entry | Finding]:
     layout = OFFSET_INDEX_ENTRY
     previous = None
@@ -81,10 +88,7 @@ def offset_index(data: bytes, base_offset: int | None) -> Iterator[Entry | Findi
                       {"offset": _absolute(base_offset, relative), "relative_offset": relative, "position": position})
         where = pos + layout.offsets["relative_offset"]
         if relative < 0:
-            # OffsetIndex.sanityCheck: "the last offset ... is less than the base offset"
-            entry.findings.append(Finding("offset-below-base", pos, where, 4, "relative_offset",
-                                          "0 or more (an offset at or above the segment's base offset)",
-                                          str(relative)))
+            entry.findings.append(_below_base(pos, where, relative))
         if previous is not None and relative <= previous[0]:
             entry.findings.append(Finding("index-order", pos, where, 4, "relative_offset",
                                           f"more than {previous[0]} (the previous entry's; OffsetIndex.append)",
@@ -110,9 +114,7 @@ def time_index(data: bytes, base_offset: int | None) -> Iterator[Entry | Finding
                        "relative_offset": relative})
         where = pos + layout.offsets["relative_offset"]
         if relative < 0:
-            entry.findings.append(Finding("offset-below-base", pos, where, 4, "relative_offset",
-                                          "0 or more (an offset at or above the segment's base offset)",
-                                          str(relative)))
+            entry.findings.append(_below_base(pos, where, relative))
         if previous is not None and timestamp <= previous[0]:
             # TimeIndex.maybeAppend writes only a timestamp larger than the last entry's.
             entry.findings.append(Finding("index-order", pos, pos, 8, "timestamp",

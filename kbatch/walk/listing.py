@@ -52,6 +52,7 @@ class ListRun:
         head, lines = self.head, []
         listed = records = batch_bytes = 0
         for batch_pos, view, i, end, count, computed in clean_v2_batches(window, pos, stop, self.max_entry_size):
+            # (the engine read only the fields it checks; a line takes the whole header)
             line = fields_json(batch_fields(batch_pos, end - i, _unpack_header(view, i), computed), head)
             if line is None:
                 break
