@@ -41,6 +41,17 @@ def _where(record: dict) -> tuple:
     return record["offset"], record["pos"], record["inner_pos"]
 
 
+def _consumer_refuses(batch: dict, record: dict) -> bool:
+    """Kafka's consumer (check.crcs) on dump's JSON: a v2 batch whose CRC fails, a v0/v1 message whose own does, an
+    entry whose length field dump found wrong, the last record a v2 batch counts when bytes follow it."""
+    end = (record["inner_pos"] if record["pos"] is None else record["pos"]) + record["size"]
+    return (batch["magic"] >= 2 and not batch["crc_valid"]) or record["crc_valid"] is False or any(
+        (finding["code"] == "bad-length" and finding["pos"] == batch["pos"] + 8) or
+        (finding["code"] == "trailing-bytes" and batch["magic"] >= 2 and
+         end == (finding["inner_pos"] if record["pos"] is None else finding["pos"]))
+        for finding in batch["findings"])
+
+
 # (grep's arguments, the same selection written plainly on dump's bytes)
 def _search(pattern: bytes, flags=0, key=True, value=True):
     regex = re.compile(pattern, flags)
@@ -331,7 +342,9 @@ def test_dump_read_committed_lists_what_grep_finds(kbatch, tmp_path):
 
 @pytest.mark.parametrize("path", sorted(FIXTURES.glob("*/**/*.log")), ids=fixture_id)
 def test_read_committed_grep_is_read_committed_dump_filtered(path, kbatch):
-    dumped = _dumped(kbatch, _rel(path), ["--isolation", "read_committed", "--decoder", "none"])
+    dumped = [(batch, record) for batch, record in
+              _dumped(kbatch, _rel(path), ["--isolation", "read_committed", "--decoder", "none"])
+              if not _consumer_refuses(batch, record)]
     for query in ("anything", "order", "inverted"):
         args, selects = QUERIES[query]
         expected = [_where(record) for batch, record in dumped if selects(batch, record)]
