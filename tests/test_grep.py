@@ -423,7 +423,7 @@ def test_records_of_a_batch_whose_crc_fails_are_marked_and_never_in_a_consumers_
         (4, {"utf8": "v-order-4"}, None)]
     assert every.err.splitlines()[-1] == (
         f"kbatch: {path}: matching records a consumer refuses as corrupt (their batch or message fails its check): "
-        "2, shown marked untrusted (--isolation leaves them out)")
+        "2, marked untrusted (--isolation leaves them out)")
     for isolation in ("read_uncommitted", "read_committed"):
         view = kbatch("grep", "--format", "jsonl", "--isolation", isolation, "order", path)
         assert view.code == 0

@@ -260,7 +260,7 @@ class Tally:
 
     matched: int = 0    # records selected
     damaged: bool = False
-    marked: int = 0     # of them, shown marked untrusted (kbatch.ops.visibility.refused)
+    marked: int = 0     # of them, marked untrusted (kbatch.ops.visibility.refused), printed or not (-c, -l, -q)
     left_out: int = 0   # selected records left out of a consumer's view as refused (--isolation)
 
     def add(self, other: "Tally") -> None:
@@ -408,7 +408,7 @@ class Output:
         shown marked or left out."""
         why = "matching records a consumer refuses as corrupt (their batch or message fails its check)"
         if tally.marked:
-            click.echo(f"kbatch: {path}: {why}: {tally.marked}, shown marked untrusted (--isolation leaves them out)",
+            click.echo(f"kbatch: {path}: {why}: {tally.marked}, marked untrusted (--isolation leaves them out)",
                        err=True)
         if tally.left_out:
             click.echo(f"kbatch: {path}: {why}: {tally.left_out}, left out (without --isolation they are shown, "
