@@ -79,6 +79,9 @@ QUERIES = {
     "fixed": (["-F", "a.b"], _search(re.escape(b"a.b"))),
     "bytes": (["--bytes", "00"], _search(b"\x00")),
     "regex-with-literals": (["[0-9]+ kafka"], _search(rb"[0-9]+ kafka")),
+    "word": (["-w", "kafka|record"], _search(rb"(?<![A-Za-z0-9_])(kafka|record)(?![A-Za-z0-9_])")),
+    "word-fixed-ignore-case": (["-w", "-F", "-i", "KEY-1"], _search(rb"(?<![A-Za-z0-9_])key-1(?![A-Za-z0-9_])",
+                                                                    re.IGNORECASE)),
     "header": (["--header", "trace"], _header(b"trace")),
     "header-value": (["--header", "x=^1$"], _header(b"x", rb"^1$")),
     "producer": (["--producer-id", "4010", ""], lambda batch, record: batch["producer_id"] == 4010 and (
@@ -174,24 +177,26 @@ def test_a_key_is_searched_up_to_its_end_not_into_the_bytes_after_it(tmp_path):
     assert (found, search.walked) == ([], 1)
 
 
-@pytest.mark.parametrize("query", ["order", "^order-[0-9]$", "e", "kafka"])
+@pytest.mark.parametrize("query", ["order", "^order-[0-9]$", "e", "kafka", "-w kafka", "-w key-1"])
 @pytest.mark.parametrize("path", SEGMENTS, ids=fixture_id)
 def test_the_walk_and_the_full_reader_select_alike(path, query):
     """Every record asked by the full reader (every_record) gives what the compiled walk lets through."""
+    word = query.startswith("-w ")
+    pattern = query.removeprefix("-w ")
     for invert in (False, True):
-        fast = _search_file(path, Query(pattern=query, invert=invert))[1]
-        full = [item for item in _search_file(path, Query(pattern=query, invert=invert), every_record=True)[1]
-                if item.selected]
+        fast = _search_file(path, Query(pattern=pattern, invert=invert, word=word))[1]
+        full = [item for item in _search_file(path, Query(pattern=pattern, invert=invert, word=word),
+                                              every_record=True)[1] if item.selected]
         assert [(item.batch.pos, item.record.offset) for item in fast] == \
             [(item.batch.pos, item.record.offset) for item in full]
 
 
-@pytest.mark.parametrize("query", ["order", "^order-[0-9]$", "e"])
+@pytest.mark.parametrize("query", [["order"], ["^order-[0-9]$"], ["e"], ["-w", "kafka"], ["-w", "-F", "-i", "KEY-1"]])
 def test_the_pure_build_selects_as_the_compiled(query, kbatch):
     """The same search with every kernel as plain Python (KBATCH_PURE_PYTHON, in a process of its own)."""
     from .helpers import run_kbatch_pure
 
-    args = ["grep", "--format", "jsonl", query, *map(str, SEGMENTS)]
+    args = ["grep", "--format", "jsonl", *query, *map(str, SEGMENTS)]
     compiled = kbatch(*args)
     pure = run_kbatch_pure(args)
     assert compiled.out and (pure.code, pure.out) == (compiled.code, compiled.out)
