@@ -69,11 +69,12 @@ HISTORY = (
 EARLIER_LAYOUTS = (
     # KIP-932's share groups, early access in 4.0 (its JSON: "subject to non-backwards-compatible changes"),
     # changed for 4.1 at version 0: KAFKA-17747 #19504 added MetadataHash; KAFKA-18170 #19432 added
-    # CreateTimestamp/WriteTimestamp and #20016 made SnapshotEpoch an int32 (it was a uint16); KAFKA-18827
-    # #19339 put InitializingTopics first.  4.2 and trunk only add tagged fields, which 4.1's layout reads.
+    # CreateTimestamp/WriteTimestamp and #20016 made SnapshotEpoch an int32 (it was a uint16).  4.2 and trunk
+    # only add tagged fields, which 4.1's layout reads.  (KAFKA-18827 #19339 also changed
+    # ShareGroupStatePartitionMetadataValue, but no 4.0 broker writes one: only its serde knows the type.)
+    # 4.0.0 to 4.0.2 have the same definitions (last changed on the line by #17681, December 2024).
     ("4.0", "8c9c25ea3eba173b57d96e7ee0e9d7ac71d15f1a", "4.0.2", "4.1", (
         "group-coordinator/src/main/resources/common/message/ShareGroupMetadataValue.json",
-        "group-coordinator/src/main/resources/common/message/ShareGroupStatePartitionMetadataValue.json",
         "share-coordinator/src/main/resources/common/message/ShareSnapshotValue.json",
         "share-coordinator/src/main/resources/common/message/ShareUpdateValue.json",
     )),
