@@ -19,7 +19,7 @@ from kbatch.walk.parts import copy_out, usable_cpus, walk_in_parts, worth_parts
 from kbatch.reading.reader import input_kind
 from kbatch.output.values import bytes_text, finding_text
 from kbatch.cli.options import (CommittedViews, decode_option, decompressed_limit_option, expand_inputs,
-                                isolation_option, parse_offset_range, parse_time, report_unreadable)
+                                isolation_option, kafka_version_option, parse_offset_range, parse_time, report_unreadable)
 from kbatch.cli.status import ExitStatus
 
 MATCH, NONE, TROUBLE = 0, 1, 2   # grep's exit status: a record selected, none, an error
@@ -73,6 +73,7 @@ Examples:
               help="Colour file names, offsets and matches (auto: on a terminal, unless NO_COLOR is set).")
 @click.option("--decoder", type=click.Choice(("auto",) + DECODERS), default="auto", show_default=True,
               help="How records of Kafka's internal topics are read, for --field (as dump's --decoder).")
+@kafka_version_option
 @decode_option
 @click.option("--strict", is_flag=True, help="Damage met on the way makes the exit status 2.")
 @click.option("--spark", is_flag=True, help="Run the search as a Spark job (the kbatch data source).")
@@ -83,7 +84,7 @@ Examples:
 @decompressed_limit_option
 def grep(args, pattern_option, in_key, in_value, fixed, hex_bytes, headers, fields, producer_id, offset_range, since,
          until, invert, ignore_case, isolation, with_filename, no_filename, count, files_with_matches, max_count,
-         context, output_format, color, decoder, decode, strict, spark, master, jobs, decompressed_limit):
+         context, output_format, color, decoder, kafka_version, decode, strict, spark, master, jobs, decompressed_limit):
     """Print the records of segments that match PATTERN, as grep prints lines.
 
     PATTERN is a regular expression (Python's) on the bytes of a record's
@@ -135,7 +136,7 @@ def grep(args, pattern_option, in_key, in_value, fixed, hex_bytes, headers, fiel
     show_names = with_filename or (not no_filename and (len(files) > 1 or any(os.path.isdir(p) for p in paths)))
     job = GrepJob(query, Output(sys.stdout, output_format, show_names, _colour(color), decode, query),
                   window if window.selects else None, isolation, decoder, context, max_count, count,
-                  files_with_matches, decompressed_limit, jobs or usable_cpus())
+                  files_with_matches, decompressed_limit, jobs or usable_cpus(), kafka_version)
     if spark:
         from kbatch.cli.grep_spark import spark_grep
 
@@ -162,6 +163,7 @@ class GrepJob:
     names_only: bool
     decompressed_limit: int
     jobs: int
+    kafka_version: str | None = None
 
     def run(self, files: list[str]) -> tuple[bool, bool, bool]:
         """Search every file: (a record selected, damage met, an input unreadable)."""
@@ -184,7 +186,7 @@ class GrepJob:
             report_unreadable(path, error)
             return 0, False, True
         internal = decoder_for_path(path) if self.decoder == "auto" else self.decoder
-        search = Search(self.query, decoder=internal, window=self.window, committed=committed,
+        search = Search(self.query, decoder=internal, kafka_version=self.kafka_version, window=self.window, committed=committed,
                         every_record=self.context > 0, decompressed_limit=self.decompressed_limit)
         # A large file is searched in parts at once (kbatch.walk.parts) when its lines are all there is to print.
         lines_only = not (self.count or self.names_only or self.max_count is not None or self.context)
