@@ -19,7 +19,7 @@ from kbatch.walk.parts import copy_out, usable_cpus, walk_in_parts, worth_parts
 from kbatch.reading.reader import input_kind
 from kbatch.output.values import bytes_text, finding_text
 from kbatch.cli.options import (CommittedViews, decode_option, decompressed_limit_option, expand_inputs,
-                                isolation_option, parse_offset_range, parse_time, report_unreadable)
+                                isolation_option, kafka_version_option, parse_offset_range, parse_time, report_unreadable)
 from kbatch.cli.status import ExitStatus
 
 MATCH, NONE, TROUBLE = 0, 1, 2   # grep's exit status: a record selected, none, an error
@@ -91,6 +91,7 @@ Examples:
               help="Colour file names, offsets and matches (auto: on a terminal, unless NO_COLOR is set).")
 @click.option("--decoder", type=click.Choice(("auto",) + DECODERS), default="auto", show_default=True,
               help="How records of Kafka's internal topics are read, for --field (as dump's --decoder).")
+@kafka_version_option
 @decode_option
 @click.option("--strict", is_flag=True, help="Damage met on the way makes the exit status 2.")
 @click.option("--spark", is_flag=True, help="Run the search as a Spark job (the kbatch data source).")
@@ -102,7 +103,7 @@ Examples:
 def grep(args, pattern_option, in_key, in_value, fixed, hex_bytes, headers, fields, producer_id, offset_range, since,
          until, invert, ignore_case, word, isolation, with_filename, no_filename, count, files_with_matches,
          files_without_match, quiet, only_matching, max_count, after_context, before_context, context, output_format,
-         color, decoder, decode, strict, spark, master, jobs, decompressed_limit):
+         color, decoder, kafka_version, decode, strict, spark, master, jobs, decompressed_limit):
     """Print the records of segments that match PATTERN, as grep prints lines.
 
     PATTERN is a regular expression (Python's) on the bytes of a record's
@@ -167,7 +168,8 @@ def grep(args, pattern_option, in_key, in_value, fixed, hex_bytes, headers, fiel
                   "with" if files_with_matches else "without" if files_without_match else None,
                   quiet, only_matching, strict)
     job = GrepJob(query, Output(sys.stdout, output_format, show_names, _colour(color), decode, query, shown),
-                  window if window.selects else None, isolation, decoder, decompressed_limit, jobs or usable_cpus())
+                  window if window.selects else None, isolation, decoder, decompressed_limit, jobs or usable_cpus(),
+                  kafka_version)
     if spark:
         from kbatch.cli.grep_spark import spark_grep
 
@@ -213,6 +215,7 @@ class GrepJob:
     decoder: str
     decompressed_limit: int
     jobs: int
+    kafka_version: str | None = None
 
     def run(self, files: list[str]) -> tuple[bool, bool, bool]:
         """Search every file: (a record selected -- with -L, a file printed --, damage met, an input unreadable)."""
@@ -237,9 +240,9 @@ class GrepJob:
             return 0, False, True
         internal = decoder_for_path(path) if self.decoder == "auto" else self.decoder
         settings = self.out.shown
-        search = Search(self.query, decoder=internal, window=self.window, committed=committed,
-                        every_record=bool(settings.before or settings.after), consumer_view=self.isolation is not None,
-                        decompressed_limit=self.decompressed_limit)
+        search = Search(self.query, decoder=internal, kafka_version=self.kafka_version, window=self.window,
+                        committed=committed, every_record=bool(settings.before or settings.after),
+                        consumer_view=self.isolation is not None, decompressed_limit=self.decompressed_limit)
         with stream:
             # A large file is searched in parts at once (kbatch.walk.parts) when its lines are all there is to print.
             if settings.lines_only and not search.window and path != "-" and input_kind(path) == "file" \

@@ -193,6 +193,7 @@ class Search:
 
     query: Query
     decoder: str | None = None            # an internal topic's decoder (kbatch.messages), or None
+    kafka_version: str | None = None      # the release whose layouts read its records (--kafka-version)
     window: object = None                 # kbatch.partition.seek.Window selecting offsets or times
     committed: object = None              # kbatch.ops.visibility.CommittedView: read_committed
     every_record: bool = False            # hand out every record (--context), not only the selected
@@ -254,7 +255,7 @@ class Search:
                 if not keep_selected(item, self.window):
                     continue
             if internal:
-                decode_batch(item, self.decoder)
+                decode_batch(item, self.decoder, self.kafka_version)
             seen = self.committed.batch(item) if self.committed is not None else None
             if seen is not None and seen.visible is False:
                 continue

@@ -164,7 +164,17 @@ RECORD = (
     Column("decoded", "object", True, "None if record.decoded is None else record.decoded.as_dict()",
            "a record of an internal topic (only there): its key and value read with Kafka's schemas", optional=True,
            schema={"type": "object",
-                   "description": "an internal topic's key and value read with Kafka's schemas (dump --records)"}),
+                   "description": "an internal topic's key and value read with Kafka's schemas (dump --records)",
+                   "properties": {
+                       "decoder": {"type": "string"}, "tombstone": {"type": "boolean"},
+                       "key": {"type": ["object", "null"]},
+                       "value": {"oneOf": [{"type": "null"}, {"type": "object", "properties": {
+                           "name": {"type": "string"}, "version": {"type": "integer"},
+                           "layout": {"type": "string", "description":
+                                      "a message Kafka changed in place (4.0's share-group records): the Kafka "
+                                      "release whose layout read it, 4.0 or 4.1+ (kbatch.messages.schemas.LAYOUTS)"},
+                           "data": {"type": "object"}}, "required": ["name", "version", "data"]}]}},
+                   "required": ["decoder", "key", "value", "tombstone"]}),
     Column("schema_registry", "object", True,
            "schema_ids(record.key, record.value) if record.decoded is None and record.control is None else None",
            "a record whose key or value is in the schema-registry wire format (only there): their schema ids",
