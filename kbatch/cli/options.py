@@ -29,11 +29,12 @@ decode_option = click.option("--decode", type=click.Choice(DECODE_MODES), defaul
 
 no_color_option = click.option("--no-color", is_flag=True, help="No colour even on a terminal (NO_COLOR too).")
 
+# Without it a command shows every record the bytes hold; with it, the records a consumer is given.
 isolation_option = click.option(
-    "--isolation", type=click.Choice(("read_uncommitted", "read_committed")), default="read_uncommitted",
-    show_default=True, help="The records a consumer of this isolation is given (with records): read_committed leaves "
-                            "out those of aborted transactions and those at or past the last stable offset, read "
-                            "from every segment of the partition directory.")
+    "--isolation", type=click.Choice(("read_uncommitted", "read_committed")), default=None,
+    help="Only the records a consumer of this isolation is given (with records): read_committed leaves "
+         "out those of aborted transactions and those at or past the last stable offset, read "
+         "from every segment of the partition directory.  Without it: every record the bytes hold.")
 
 
 def parse_kafka_version(ctx, param, value: str | None) -> str | None:

@@ -185,6 +185,30 @@ RECORD = (
                    "required": ["key", "value"], "additionalProperties": False}),
 )
 
+# -- a line of grep --format jsonl, kbatch.output.jsonout.match_dict: the record as above, between these -------
+
+GREP_MATCH_HEAD = (
+    Column("type", "string", False, '"record"', "always \"record\" (a jsonl line's kind)", schema={"const": "record"}),
+    Column("file", "string", False, "path", "the file, as named on the command line (or found under it)"),
+    Column("batch_pos", "int64", False, "batch.pos", "its batch's pos"),
+    Column("batch_base_offset", "int64", False, "batch.base_offset", "its batch's base_offset"),
+    Column("batch_last_offset", "int64", False, "batch.last_offset", "its batch's last_offset"),
+    Column("producer_id", "int64", True, "batch.producer_id", "its batch's producer_id (v0/v1: null)"),
+    Column("match", "bool", False, "found.selected", "true for a match, false for a record shown around one (-A, -B, "
+                                                     "-C)"),
+)
+GREP_MATCH_TAIL = (
+    # Written where the view was asked for, null included (kbatch.output.jsonout.match_dict writes it itself).
+    Column("visible_to_read_committed", "bool", True, "found.seen.visible",
+           "with --isolation read_committed only: true; null where its transaction's outcome is unknown"),
+    Column("untrusted", "string", True, "found.refused",
+           "a record a consumer is refused as corrupt (only there, and never with --isolation): why: batch CRC fails, "
+           "message CRC fails, length field wrong, bytes remain after the last record counted "
+           "(kbatch.ops.visibility.refused)",
+           optional=True),
+)
+GREP_MATCH = GREP_MATCH_HEAD + RECORD + GREP_MATCH_TAIL
+
 # -- a finding, kbatch.output.jsonout.finding_dict ------------------------------------------------------
 
 _SEVERITIES = {"enum": ["error", "warning", "info"]}
