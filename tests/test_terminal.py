@@ -495,3 +495,33 @@ def test_dump_records_gives_the_value_the_room_of_headers_no_record_has(width, k
     assert "OffsetCommitValue v1" in out and "GroupMetadataValue v3" in out, width
     with_headers = kbatch("dump", "-r", "fixtures/v2-headers.log").out
     assert all(" headers" in line for line in with_headers.splitlines() if line.startswith("    offset  "))
+
+
+def test_a_pipe_from_a_terminal_gets_the_terminals_width(monkeypatch):
+    """``kbatch dump | less`` on an 88-column terminal: stdout is a pipe, standard error the terminal, and the
+    lines are laid out at 88 columns (COLUMNS, when set, first; with no terminal at all, 200)."""
+    import fcntl
+    import io
+    import os
+    import struct
+    import termios
+
+    from kbatch.render.console import make_console
+    from kbatch.render.plain import PIPE_WIDTH, plain_width
+
+    monkeypatch.delenv("COLUMNS", raising=False)
+    leader, follower = os.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 88, 0, 0))
+    pipe = io.StringIO()
+    try:
+        with open(follower, "w") as terminal:
+            monkeypatch.setattr("sys.stderr", terminal)
+            assert plain_width(pipe) == 88 and make_console(pipe).width == 88
+            assert make_console(pipe).is_terminal is False
+            monkeypatch.setenv("COLUMNS", "101")
+            assert plain_width(pipe) == 101 and make_console(pipe).width == 101
+            monkeypatch.delenv("COLUMNS")
+            monkeypatch.setattr("sys.stderr", io.StringIO())
+            assert plain_width(pipe) == PIPE_WIDTH and make_console(pipe).width == PIPE_WIDTH
+    finally:
+        os.close(leader)
