@@ -149,3 +149,13 @@ def test_the_summary_cuts_a_long_path_keeping_what_tells_the_segments_apart(kbat
     for cell in cells:   # each cell is one path with parts left out, and still names its segment's offset
         pattern = ".*".join(map(re.escape, cell.split("…")))
         assert [path for path in paths if re.fullmatch(pattern, path)] and re.search(r"/…?\d+\.log$", cell)
+
+
+def test_the_total_counts_files_apart_from_cross_check_rows(kbatch):
+    """verify-crc --deep DIR: the partition's cross-check row is no file; the total says so."""
+    result = kbatch("verify-crc", "--deep", "fixtures/partition/orders-0")
+    assert result.code == 0
+    total = next(line for line in result.out.splitlines() if "cross-check" in line and "(cross-checks)" not in line)
+    assert total.split("│")[1].strip() == "3 files, 1 cross-check"
+    logs = kbatch("verify-crc", "fixtures/partition/orders-0")
+    assert logs.code == 0 and "│ 3 files " in logs.out and "cross-check" not in logs.out

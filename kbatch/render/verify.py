@@ -126,7 +126,9 @@ class VerifyTableSink(BatchOffsets):
             damaged = sum(summary.damaged for summary in self.summaries)
             unreadable = len(self.rows) - len(self.summaries)
             parts = [f"{damaged} damaged"] * bool(damaged) + [f"{unreadable} unreadable"] * bool(unreadable)
-            rows.append(([counted(len(self.rows), "file"), str(sum(s.batches for s in self.summaries)),
+            checks = sum(summary.cross_check for summary in self.summaries)
+            files = counted(len(self.rows) - checks, "file") + (f", {counted(checks, 'cross-check')}" if checks else "")
+            rows.append(([files, str(sum(s.batches for s in self.summaries)),
                           str(sum(s.records for s in self.summaries)), str(sum(s.size for s in self.summaries)),
                           counted(sum(sum(s.findings.values()) for s in self.summaries), "finding"),
                           ", ".join(parts) or "ok"], "bold red" if parts else "green"))
