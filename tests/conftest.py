@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 
@@ -67,10 +68,24 @@ def kbatch(capsys, monkeypatch):
     return run
 
 
+def say(request, text: str) -> None:
+    """A line on the terminal as a slow service starts, so that a quiet minute is not taken for a hang: through
+    pytest's terminal reporter, or from a pytest-xdist worker (which has none) on its standard error, which
+    is the terminal's; past the output capture either way."""
+    capture = request.config.pluginmanager.get_plugin("capturemanager")
+    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
+    with capture.global_and_fixture_disabled() if capture is not None else contextlib.nullcontext():
+        if reporter is not None and not hasattr(request.config, "workerinput"):
+            reporter.write_line(text)
+        else:
+            sys.stderr.write(f"\n{text}\n")
+            sys.stderr.flush()
+
+
 # -- a real Kafka broker (tests/real_kafka.py), for the tests marked real_kafka ----------------------------
 
 @pytest.fixture(scope="session")
-def real_kafka(tmp_path_factory):
+def real_kafka(request, tmp_path_factory):
     """A KRaft broker of tests/kafka/pom.xml's Kafka, after tests/kafka/Workload.java has run against it.
 
     Its log directory is copied while it runs (``live``), then it is stopped cleanly and its log directory
@@ -82,8 +97,10 @@ def real_kafka(tmp_path_factory):
     import time
     from types import SimpleNamespace
 
-    from .real_kafka import Broker, Unavailable, kafka_jars
+    from .real_kafka import KAFKA_VERSION, Broker, Unavailable, kafka_jars
 
+    say(request, f"starting a Kafka {KAFKA_VERSION} broker and its workload (the first run fetches its jars "
+                 "with Maven, about a minute more)...")
     try:
         jars = kafka_jars()
     except Unavailable as reason:
@@ -120,6 +137,7 @@ def real_kafka(tmp_path_factory):
         print(broker.log_tail())
         raise
     broker.stop()
+    say(request, f"the Kafka {KAFKA_VERSION} broker's log directory is ready")
     yield SimpleNamespace(broker=broker, live=live, stopped=broker.log_dir, transactions=transactions,
                           hanging=hanging)
     broker.stop()
@@ -158,10 +176,11 @@ def headless_browser():
 
 
 @pytest.fixture(scope="session")
-def spark(tmp_path_factory):
+def spark(request, tmp_path_factory):
     """One local Spark session for every test that reads through the kbatch data source."""
     from kbatch.spark.session import spark_session
 
+    say(request, "starting a local Spark session (its JVM takes 10-30 s)...")
     log = tmp_path_factory.mktemp("spark") / "spark.log"
     session = spark_session("local[2]", log_path=str(log))
     yield session

@@ -29,7 +29,7 @@ def _needs_vl_convert():
     except ImportError:
         if os.environ.get("CI"):
             pytest.fail("CI must run the map tests: vl-convert-python (the map extra, in dev) is not installed")
-        pytest.skip("vl-convert-python (pip install 'kbatch[map]') is not installed")
+        pytest.skip("vl-convert-python (pip install '.[map]') is not installed")
 
 
 def _jsonl(kbatch, *args) -> list[dict]:
@@ -120,7 +120,7 @@ def test_without_the_extra_it_says_what_to_install(tmp_path, kbatch, monkeypatch
     monkeypatch.setitem(sys.modules, "vl_convert", None)   # import vl_convert fails, as where it is not installed
     result = kbatch("map", *MAPS["partition"], "-o", str(tmp_path / "map.html"))
     assert result.code == 2
-    assert "pip install 'kbatch[map]'" in result.err and "Traceback" not in result.err
+    assert "pip install '.[map]' in kbatch's checkout" in result.err and "Traceback" not in result.err
     assert not (tmp_path / "map.html").exists()
     # the model needs no drawing library
     assert kbatch("map", "--format", "json", *MAPS["partition"], "-o", str(tmp_path / "map.json")).code == 0

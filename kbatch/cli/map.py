@@ -15,7 +15,7 @@ from kbatch.map.gather import COLOR_CHOICES, gather
 FORMATS = ("html", "svg", "json")
 # What an output file's name says it holds (the format when --format is not given).
 EXTENSIONS = {".html": "html", ".htm": "html", ".svg": "svg", ".json": "json"}
-INSTALL_HINT = "pip install 'kbatch[map]'"
+INSTALL_HINT = "pip install '.[map]' in kbatch's checkout"   # (the "kbatch" on PyPI is another project)
 
 
 @click.command(epilog="""\b
@@ -61,7 +61,7 @@ def map(paths, output, output_format, color_by, decompressed_limit):   # noqa: A
     fields (named as in dump --format jsonl); clicking it copies the kbatch
     dump or hexdump-annotate command that opens it.
 
-    Drawing needs the map extra (pip install 'kbatch[map]': vl-convert-python,
+    Drawing needs the map extra (pip install '.[map]' in kbatch's checkout: vl-convert-python,
     which bundles Vega-Lite into the page and renders SVG without a
     browser); --format json does not.
 
