@@ -525,3 +525,19 @@ def test_a_pipe_from_a_terminal_gets_the_terminals_width(monkeypatch):
             assert plain_width(pipe) == PIPE_WIDTH and make_console(pipe).width == PIPE_WIDTH
     finally:
         os.close(leader)
+
+
+@pytest.mark.parametrize("width", [50, 80, 120])
+def test_a_batch_heading_wraps_between_its_fields(width, kbatch, monkeypatch):
+    """`dump -r` at 80 columns wrapped "crc 4228143185 ✓" after the number: a field is never split."""
+    monkeypatch.setenv("COLUMNS", str(width))
+    result = kbatch("dump", "-r", "fixtures/partition/orders-0/00000000000000000000.log")
+    assert result.code == 0
+    lines = result.out.splitlines()
+    assert max(len(line.rstrip()) for line in lines) <= width
+    crcs = [line for line in lines if "crc " in line]
+    assert len(crcs) == 12 and all(re.search(r"(^|  )crc \d+ ✓$", line.strip()) for line in crcs)
+    headings = [line for line in lines if line.startswith("batch @ pos ")]
+    assert len(headings) == 12 and all(re.match(r"batch @ pos \d+  offsets \d+(–\d+)?  ", line) for line in headings)
+    if width >= 120:
+        assert all(line.endswith("✓") for line in headings)
