@@ -498,8 +498,9 @@ def test_dump_records_gives_the_value_the_room_of_headers_no_record_has(width, k
 
 
 def test_a_pipe_from_a_terminal_gets_the_terminals_width(monkeypatch):
-    """``kbatch dump | less`` on an 88-column terminal: stdout is a pipe, standard error the terminal, and the
-    lines are laid out at 88 columns (COLUMNS, when set, first; with no terminal at all, 200)."""
+    """``kbatch dump | less`` on an 88-column terminal: stdout is a pipe, standard error (or else standard
+    input) the terminal, and the lines are laid out at 88 columns (COLUMNS, when set, first; with no terminal
+    at all, 200)."""
     import fcntl
     import io
     import os
@@ -521,7 +522,10 @@ def test_a_pipe_from_a_terminal_gets_the_terminals_width(monkeypatch):
             monkeypatch.setenv("COLUMNS", "101")
             assert plain_width(pipe) == 101 and make_console(pipe).width == 101
             monkeypatch.delenv("COLUMNS")
-            monkeypatch.setattr("sys.stderr", io.StringIO())
+            monkeypatch.setattr("sys.stderr", io.StringIO())   # 2>/dev/null | head: the terminal is stdin
+            monkeypatch.setattr("sys.stdin", terminal)
+            assert plain_width(pipe) == 88 and make_console(pipe).width == 88
+            monkeypatch.setattr("sys.stdin", io.StringIO())
             assert plain_width(pipe) == PIPE_WIDTH and make_console(pipe).width == PIPE_WIDTH
     finally:
         os.close(leader)

@@ -3,8 +3,8 @@
 Data goes to stdout, diagnostics to stderr.  Colour only on a terminal, and
 never with NO_COLOR or --no-color; strings are never read as markup.  Off a terminal (a pipe, a file) the
 width is COLUMNS, else the width of the terminal the command was started from (``kbatch dump | less`` reads
-as on the terminal), else 200 columns (kbatch.render.plain.pipe_width): the tests, whose standard error is
-no terminal and whose COLUMNS is dropped, pin the lines at 200.
+as on the terminal), else 200 columns (kbatch.render.plain.pipe_width): the tests, whose standard error and
+input are pytest's stand-ins and whose COLUMNS is dropped, pin the lines at 200.
 """
 
 from __future__ import annotations

@@ -24,14 +24,15 @@ PIPE_WIDTH = 200   # the columns of text off a terminal with none to go by (kbat
 
 def pipe_width() -> int:
     """The columns of text written into a pipe or a file, where COLUMNS says nothing: the width of the terminal
-    the command was started from -- its standard error's, still the terminal in ``kbatch dump | less`` or
-    ``| head``, where a person reads the lines -- else :data:`PIPE_WIDTH` (a cron job, a CI log: no terminal)."""
-    stderr = sys.stderr
-    try:
-        if stderr is not None and stderr.isatty():
-            return os.get_terminal_size(stderr.fileno()).columns or PIPE_WIDTH
-    except (OSError, ValueError, AttributeError):   # a stand-in stream with no descriptor
-        pass
+    the command was started from -- its standard error's, else its standard input's: still the terminal in
+    ``kbatch dump | less`` or ``2>/dev/null | head``, where a person reads the lines -- else
+    :data:`PIPE_WIDTH` (a cron job, a CI log: no terminal)."""
+    for stream in (sys.stderr, sys.stdin):
+        try:
+            if stream is not None and stream.isatty():
+                return os.get_terminal_size(stream.fileno()).columns or PIPE_WIDTH
+        except (OSError, ValueError, AttributeError):   # a stand-in stream with no descriptor
+            continue
     return PIPE_WIDTH
 
 

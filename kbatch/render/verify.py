@@ -107,7 +107,8 @@ class VerifyTableSink(BatchOffsets):
         (:func:`fitted_paths`)."""
         rows = self._cells()
         if width is not None:
-            for row, path in zip(rows, fitted_paths([row for row, _ in rows], width)):
+            paths = rows[:len(self.rows)]   # (not the total, under many: no path)
+            for row, path in zip(paths, fitted_paths([row for row, _ in rows], width)):
                 row[0][0] = path
         return rows
 
@@ -127,7 +128,7 @@ class VerifyTableSink(BatchOffsets):
             unreadable = len(self.rows) - len(self.summaries)
             parts = [f"{damaged} damaged"] * bool(damaged) + [f"{unreadable} unreadable"] * bool(unreadable)
             checks = sum(summary.cross_check for summary in self.summaries)
-            files = counted(len(self.rows) - checks, "file") + (f", {counted(checks, 'cross-check')}" if checks else "")
+            files = counted(len(self.rows) - checks, "file") + (f"\n{counted(checks, 'cross-check')}" if checks else "")
             rows.append(([files, str(sum(s.batches for s in self.summaries)),
                           str(sum(s.records for s in self.summaries)), str(sum(s.size for s in self.summaries)),
                           counted(sum(sum(s.findings.values()) for s in self.summaries), "finding"),
@@ -198,9 +199,16 @@ def _directories_fitted(directory: str, room: int, cell_len) -> str | None:
 
 def _name_fitted(name: str, room: int, cell_len) -> str:
     """A file name in ``room`` cells: whole; else without a segment name's leading zeros (``…27.log``,
-    ``…0.log`` for offset 0), then its end alone; else cut in the middle, its end kept."""
+    ``…0.log`` for offset 0), then its end alone; a label of words (`` (cross-checks)``) wrapped between
+    them; else cut in the middle, its end kept."""
     if cell_len(name) <= room:
         return name
+    if " " in name:
+        import textwrap
+
+        lines = textwrap.wrap(name.strip(), max(room, 1), break_long_words=False)
+        if all(cell_len(line) <= room for line in lines):
+            return "\n".join(lines)
     significant = name.lstrip("0")
     if significant != name:
         significant = ("0" if significant.startswith(".") else "") + significant
