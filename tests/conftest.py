@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
 
@@ -68,20 +67,6 @@ def kbatch(capsys, monkeypatch):
     return run
 
 
-def say(request, text: str) -> None:
-    """A line on the terminal as a slow service starts, so that a quiet minute is not taken for a hang: through
-    pytest's terminal reporter, or from a pytest-xdist worker (which has none) on its standard error, which
-    is the terminal's; past the output capture either way."""
-    capture = request.config.pluginmanager.get_plugin("capturemanager")
-    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
-    with capture.global_and_fixture_disabled() if capture is not None else contextlib.nullcontext():
-        if reporter is not None and not hasattr(request.config, "workerinput"):
-            reporter.write_line(text)
-        else:
-            sys.stderr.write(f"\n{text}\n")
-            sys.stderr.flush()
-
-
 # -- a real Kafka broker (tests/real_kafka.py), for the tests marked real_kafka ----------------------------
 
 @pytest.fixture(scope="session")
@@ -97,6 +82,7 @@ def real_kafka(request, tmp_path_factory):
     import time
     from types import SimpleNamespace
 
+    from .helpers import say
     from .real_kafka import KAFKA_VERSION, Broker, Unavailable, kafka_jars
 
     say(request, f"starting a Kafka {KAFKA_VERSION} broker and its workload (the first run fetches its jars "
@@ -179,6 +165,8 @@ def headless_browser():
 def spark(request, tmp_path_factory):
     """One local Spark session for every test that reads through the kbatch data source."""
     from kbatch.spark.session import spark_session
+
+    from .helpers import say
 
     say(request, "starting a local Spark session (its JVM takes 10-30 s)...")
     log = tmp_path_factory.mktemp("spark") / "spark.log"
