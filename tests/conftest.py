@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 import sys
 
@@ -12,7 +13,9 @@ from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 from kbatch.kernels._load import pure_python_wanted
 
 # What the tests pin is written to a pipe, at a pipe's width: a COLUMNS or LINES from the shell that runs
-# them (or the 80x24 that pytest-xdist's workers are given) would wrap it.  Tests of a width set their own.
+# them (or the 80x24 that pytest-xdist's workers are given) would wrap it, and so would the terminal a pipe
+# takes its width from (kbatch.render.plain.pipe_width: pytest's capture stands in for stderr and stdin).
+# Tests of a width set their own.
 for _name in ("COLUMNS", "LINES"):
     os.environ.pop(_name, None)
 
@@ -59,6 +62,8 @@ def kbatch(capsys, monkeypatch):
 
     monkeypatch.chdir(ROOT)
     monkeypatch.delenv("COLUMNS", raising=False)
+    if sys.stdin is not None and sys.stdin.isatty():   # pytest -s: a pipe would take the terminal's width
+        monkeypatch.setattr(sys, "stdin", io.StringIO())
     monkeypatch.delenv("KBATCH_DEBUG", raising=False)
 
     def run(*args: str, stdin: bytes | None = None):
