@@ -59,6 +59,22 @@ class ProducerState:
     coordinator_epoch: int | None = None           # None: no marker seen, the log cannot tell
     current_txn_first_offset: int = NO_OFFSET
     txn_first_known: bool = True                   # False when the transaction may have begun before the walk
+    txn_absent_before: int = -1                    # the last offset in no batch read, when its first batch was
+    txn_after: int = -1                            # the producer's last offset before that batch
+    last_seen_offset: int = -1                     # the last offset of any batch of the producer, marker or data
+
+
+@dataclass(frozen=True)
+class Abort:
+    """An aborted transaction as the log tells it: what its .txnindex entry must say (TransactionIndex)."""
+
+    producer_id: int
+    first_offset: int | None        # its first batch read; None: the walk read none (the cleaner removed them)
+    last_offset: int                # its ABORT marker's
+    last_stable_offset: int
+    first_known: bool               # the first batch read is the transaction's first (the whole history read)
+    after: int                      # the producer's last offset before the transaction (-1: none read)
+    absent_before: int              # the last offset in no batch read, below its first batch read (or marker)
 
 
 @dataclass
@@ -142,6 +158,7 @@ class PartitionCheck:
         self.walk_start: int | None = None                         # the first offset the walk saw
         self.exact = bool(self.segments) and self.segments[0].base == 0   # the whole history is here
         self.next_offset: int | None = None
+        self.last_absent = -1                                       # the last offset below the walk in no batch read
         self.log_findings: list[Located] = []
         self.doubted_markers: set[int] = set()                     # offsets of the markers not believed
         self.marker_findings: list[Located] = []
@@ -189,6 +206,8 @@ class PartitionCheck:
                     else:
                         yield from times.time_batch(batch, None)
                     self._epoch(segment, batch)
+                    if self.next_offset is None or batch.base_offset > self.next_offset:
+                        self.last_absent = batch.base_offset - 1   # a gap: what compaction leaves
                     abort = self._producer(batch, reader)
                     yield from self.marker_findings
                     self.marker_findings.clear()
@@ -251,8 +270,8 @@ class PartitionCheck:
 
     # -- producer state ---------------------------------------------------------------------------------
 
-    def _producer(self, batch: Batch, reader: SegmentReader):
-        """ProducerAppendInfo.append; returns (producer, first, last, lastStableOffset) for a completed abort."""
+    def _producer(self, batch: Batch, reader: SegmentReader) -> Abort | None:
+        """ProducerAppendInfo.append; returns the aborted transaction an ABORT marker completes."""
         if batch.magic < 2 or batch.producer_id is None or batch.producer_id < 0:
             return None
         state = self.producers.get(batch.producer_id)
@@ -277,10 +296,17 @@ class PartitionCheck:
                 return None
             marker = found.marker
             completed = None
-            if state.current_txn_first_offset != NO_OFFSET and marker.type == "ABORT":
-                completed = (batch.producer_id, state.current_txn_first_offset, batch.base_offset,
-                             self._last_stable_offset(batch.producer_id, batch.base_offset),
-                             state.txn_first_known)
+            if marker.type == "ABORT":
+                begun = state.current_txn_first_offset != NO_OFFSET
+                # With no batch of it read, the cleaner may have removed them all and kept the marker and its
+                # .txnindex entry (CleanedTransactionMetadata.onControlBatchRead); Kafka writes no entry for
+                # a transaction with no batch (ProducerAppendInfo.appendEndTxnMarker), so _txn_index asks
+                # the entry to say where they were.
+                completed = Abort(batch.producer_id, state.current_txn_first_offset if begun else None,
+                                  batch.base_offset, self._last_stable_offset(batch.producer_id, batch.base_offset),
+                                  state.txn_first_known, state.txn_after if begun else state.last_seen_offset,
+                                  state.txn_absent_before if begun else self.last_absent)
+            state.last_seen_offset = batch.last_offset
             state.coordinator_epoch = marker.coordinator_epoch
             state.timestamp = batch.records[0].timestamp if batch.records else batch.max_timestamp
             state.current_txn_first_offset = NO_OFFSET
@@ -293,6 +319,8 @@ class PartitionCheck:
             state.current_txn_first_offset = batch.base_offset
             # Without the partition's whole history the first batch seen may not be the transaction's first.
             state.txn_first_known = self.exact
+            state.txn_absent_before, state.txn_after = self.last_absent, state.last_seen_offset
+        state.last_seen_offset = batch.last_offset
         return None
 
     def _marker(self, batch: Batch, reader: SegmentReader) -> EndMarker | None:
@@ -338,35 +366,52 @@ class PartitionCheck:
 
     # -- transaction index --------------------------------------------------------------------------------
 
-    def _txn_index(self, segment: SegmentFiles, entries: list[Entry], aborts) -> Iterator[Located]:
+    def _txn_index(self, segment: SegmentFiles, entries: list[Entry], aborts: list[tuple[Abort, Batch]]) \
+            -> Iterator[Located]:
         path = segment.others.get(kinds.TXN_INDEX)
         by_last = {entry.fields["last_offset"]: entry for entry in entries}
-        for (producer_id, first, last, last_stable, first_known), batch in aborts:
-            entry = by_last.pop(last, None)
+        for abort, batch in aborts:
+            entry = by_last.pop(abort.last_offset, None)
             if entry is None:
+                if abort.first_offset is None:
+                    continue   # no batch, no entry: Kafka writes none, and the cleaner drops it with the batches
                 # About the log: the ABORT marker is there, its entry is not (nor, maybe, the .txnindex).
                 txnindex = os.path.basename(path) if path else "no .txnindex file"
                 yield Located(segment.log, Finding(
                     "txnindex-missing", batch.pos, batch.pos, batch.size, "aborted_txn",
-                    f"an entry for producer {producer_id}'s aborted transaction {first}..{last} "
-                    f"in {os.path.basename(os.path.splitext(segment.log)[0])}.txnindex",
+                    f"an entry for producer {abort.producer_id}'s aborted transaction {abort.first_offset}.."
+                    f"{abort.last_offset} in {os.path.basename(os.path.splitext(segment.log)[0])}.txnindex",
                     f"none ({txnindex})" if path else txnindex))
                 continue
-            expected = {"producer_id": producer_id}
-            if first_known:
-                expected.update(first_offset=first, last_stable_offset=last_stable)
-            for name, value in expected.items():
-                if entry.fields[name] != value:
+            marker = f"ABORT marker at {_where(segment.log, batch.pos)}"
+            found_first = entry.fields["first_offset"]
+            checks = [("producer_id", entry.fields["producer_id"] == abort.producer_id, f"{abort.producer_id} ({marker})")]
+            if _cleaned_away(abort, found_first):
+                # The cleaner removed the transaction's batches (all, or the first ones) and kept the marker and
+                # the entry, the first offset as it was (CleanedTransactionMetadata.onControlBatchRead appends
+                # the AbortedTxn it took from the .txnindex). Its lastStableOffset cannot be had again: the
+                # batches it was worked from may be gone too.
+                pass
+            elif abort.first_offset is None:
+                checks.append(("first_offset", False,
+                               f"above {abort.after} (producer {abort.producer_id}'s last offset before the "
+                               f"{marker}) and at most {abort.absent_before} (the last offset in no batch before "
+                               "it): where the cleaner removed the transaction's batches"))
+            elif abort.first_known:
+                checks.append(("first_offset", found_first == abort.first_offset, f"{abort.first_offset} ({marker})"))
+                checks.append(("last_stable_offset", entry.fields["last_stable_offset"] == abort.last_stable_offset,
+                               f"{abort.last_stable_offset} ({marker})"))
+            for name, right, expected in checks:
+                if not right:
                     yield Located(path, Finding(
-                        "txnindex-mismatch", entry.pos, entry.pos, entry.size, name,
-                        f"{value} (ABORT marker at {_where(segment.log, batch.pos)})", str(entry.fields[name])))
+                        "txnindex-mismatch", entry.pos, entry.pos, entry.size, name, expected, str(entry.fields[name])))
         for entry in by_last.values():
             if entry.fields["last_offset"] in self.doubted_markers:
                 continue   # it names a marker not believed (reported at the marker): it may well be right
             yield Located(path, Finding(
                 "txnindex-unmatched", entry.pos, entry.pos, entry.size, "last_offset",
                 f"an ABORT marker at offset {entry.fields['last_offset']} in {os.path.basename(segment.log)}",
-                "no such marker (or it ends an empty transaction)"))
+                "no such marker"))
 
     # -- leader epochs ----------------------------------------------------------------------------------
 
@@ -449,6 +494,15 @@ class PartitionCheck:
                 yield Located(path, Finding(
                     "epoch-mismatch", entry.pos, entry.pos, entry.size, "start_offset",
                     f"{low}at most {start} ({bound})", str(found)))
+
+
+def _cleaned_away(abort: Abort, first_offset: int | None) -> bool:
+    """Whether a .txnindex entry's first offset is where the log cleaner removed the aborted transaction's first
+    batches: below the first batch read of it (or its marker, none read), above the producer's batches before
+    it, and at or below an offset in no batch (Cleaner discards an aborted batch whole, or keeps its header
+    only when it is the producer's last: cleanInto's RETAIN_EMPTY)."""
+    below = abort.last_offset if abort.first_offset is None else abort.first_offset
+    return first_offset is not None and abort.after < first_offset <= abort.absent_before and first_offset < below
 
 
 def _after_log_start(starts: list[tuple], log_start: int) -> list[tuple]:
