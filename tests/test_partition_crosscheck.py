@@ -347,3 +347,39 @@ def test_an_entry_with_no_marker_is_still_an_error_after_cleaning(kbatch, tmp_pa
                            aborted_txn(5, 0, 3, 4))
     code, findings = _txnindex_findings(kbatch, directory)
     assert code == 1 and [finding[:2] for finding in findings] == [("txnindex-mismatch", "producer_id")]
+
+
+# -- directories renamed -delete, -future, -stray (LocalLog) -----------------------------------------------------
+
+
+@pytest.mark.parametrize("state, missing", [("delete", False), ("future", True), ("stray", True)])
+def test_a_deleted_partition_reloaded_has_an_empty_epoch_checkpoint(kbatch, tmp_path, state, missing):
+    """LogLoader.load recovers nothing of a directory renamed -delete (its next offset is 0) and
+    truncateFromEnd(0) empties its leader-epoch-checkpoint: "0\\n0\\n" as CheckpointFile writes no entry. A
+    -future or -stray directory is loaded as any partition: there, an empty checkpoint is still wrong."""
+    partition = tmp_path / "logs" / f"orders-0.3f1c2a0b9d8e4f7a6b5c4d3e2f1a0b9c-{state}"
+    shutil.copytree(CLEAN, partition)
+    (partition / "leader-epoch-checkpoint").write_text("0\n0\n")
+    code, findings = _findings(kbatch, "--deep", str(partition))
+    assert code == (1 if missing else 0)
+    assert {f["code"] for f in findings if f["severity"] != "info"} == ({"epoch-missing"} if missing else set())
+    # Entries there are still held to the log: one cut short is wrong whatever the directory's name.
+    (partition / "leader-epoch-checkpoint").write_text("0\n1\n0 0\n")
+    code, findings = _findings(kbatch, "--deep", str(partition))
+    assert code == 1 and {f["code"] for f in findings if f["severity"] != "info"} == {"epoch-missing"}
+
+
+@pytest.mark.parametrize("state, applies", [(None, True), ("future", True), ("delete", False), ("stray", False)])
+def test_the_log_start_checkpoint_speaks_for_the_current_and_future_directories_only(state, applies, tmp_path):
+    """LogManager.checkpointLogStartOffsetsInDir writes the current and -future logs of a log directory
+    (logsByDir): an entry for orders-0 is not about a -delete or -stray copy of it (a topic deleted and made
+    again under its name has its own)."""
+    from kbatch.partition.textfiles import log_start_offset
+
+    name = "orders-0" if state is None else f"orders-0.3f1c2a0b9d8e4f7a6b5c4d3e2f1a0b9c-{state}"
+    partition = tmp_path / name
+    partition.mkdir()
+    assert log_start_offset(str(partition)) is None
+    (tmp_path / "log-start-offset-checkpoint").write_text("0\n2\norders 1 7\norders 0 30\n")
+    assert log_start_offset(str(partition)) == (30 if applies else None)
+    assert log_start_offset(str(partition) + "/") == (30 if applies else None)

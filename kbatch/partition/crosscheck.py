@@ -25,9 +25,9 @@ from kbatch.format.findings import Finding
 from kbatch.reading.markers import EndMarker, describe, end_marker
 from kbatch.reading.model import Batch
 from kbatch.reading.reader import ReadOptions, SegmentReader, load_records
-from kbatch.files.inputs import topic_partition
 from kbatch.files import kinds
 from kbatch.partition.sidecars import Entry, Header, read_sidecar
+from kbatch.partition.textfiles import log_start_offset
 
 NO_OFFSET = -1
 
@@ -150,6 +150,7 @@ class PartitionCheck:
         # the name's base offset is then reported there (below-segment-base), once, not here a second time.
         self.segments_verified = segments_verified
         self.segments, self.snapshots, self.singles = partition_files(directory)
+        self.marked_for_deletion = (kinds.renamed_partition(directory) or ("", ""))[1] == "delete"
         self.decompressor = Decompressor(decompressed_limit) if decompressed_limit else Decompressor()
         self.producers: dict[int, ProducerState] = {}
         # (epoch, base offset, log path, pos, the last offset of the batches of the epochs before it or None)
@@ -424,20 +425,6 @@ class PartitionCheck:
                                       self.epoch_last_offset))
         self.epoch_last_offset = batch.last_offset
 
-    def _log_start_offset(self) -> int | None:
-        """The partition's log start offset as its log directory's log-start-offset-checkpoint last recorded it
-        (Kafka writes an entry only where it lies above the first segment's base offset, LogManager
-        .checkpointLogStartOffsetsInDir), or None: it may have moved on since, never back."""
-        path = os.path.join(os.path.dirname(os.path.abspath(self.directory.rstrip("/"))), "log-start-offset-checkpoint")
-        topic, partition = topic_partition(os.path.join(self.directory, "x"))
-        if topic is None or not os.path.isfile(path):
-            return None
-        entries, _, _ = _read(path, kinds.OFFSET_CHECKPOINT)
-        for entry in entries:
-            if entry.fields.get("topic") == topic and entry.fields.get("partition") == partition:
-                return entry.fields.get("offset")
-        return None
-
     def _epochs(self) -> Iterator[Located]:
         path = self.singles.get(kinds.LEADER_EPOCH_CHECKPOINT)
         if path is None:
@@ -445,8 +432,10 @@ class PartitionCheck:
         # Only the entries of the log's epochs are held, and the lowest epoch of all.
         log_epochs = {epoch for epoch, *_ in self.epoch_starts}
         lowest = []
+        count = [0]
 
         def keep(entry: Entry) -> bool:
+            count[0] += 1
             epoch = entry.fields["epoch"]
             if epoch is not None and (not lowest or epoch < lowest[0]):
                 lowest[:] = [epoch]
@@ -454,8 +443,13 @@ class PartitionCheck:
 
         entries, _, own = _read(path, kinds.LEADER_EPOCH_CHECKPOINT, keep=keep)
         yield from (Located(path, finding) for finding in own)
+        if not count[0] and self.marked_for_deletion:
+            # LogLoader.load of a directory renamed -delete (a broker restarted before removing it) recovers
+            # nothing: its next offset is 0 and leaderEpochCache.truncateFromEndAsyncFlush(0) empties the
+            # checkpoint. The -future and -stray ones are loaded like any partition.
+            return
         checkpoint = {entry.fields["epoch"]: entry for entry in entries}
-        starts, log_start = self.epoch_starts, self._log_start_offset()
+        starts, log_start = self.epoch_starts, log_start_offset(self.directory)
         if log_start is not None:
             starts = _after_log_start(starts, log_start)
         for number, (epoch, start, log, pos, before) in enumerate(starts):
