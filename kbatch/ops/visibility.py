@@ -32,9 +32,13 @@ import bisect
 import os
 from dataclasses import dataclass
 
+from typing import TYPE_CHECKING
+
 from kbatch.format.findings import Finding
 from kbatch.reading.model import Batch
-from kbatch.ops.txn import PartitionTransactions, Transaction
+
+if TYPE_CHECKING:   # (kbatch.ops.txn loads the internal topics' schemas: only a view of transactions needs it)
+    from kbatch.ops.txn import PartitionTransactions, Transaction
 
 VISIBLE = "visible"
 ABORTED = "aborted"          # its transaction was aborted
@@ -151,7 +155,7 @@ def committed_view(path: str, decompressed_limit: int | None = None) -> tuple[Co
 
     from kbatch.reading.reader import ReadOptions, SegmentReader, load_records, open_input
     from kbatch.files.inputs import topic_partition
-    from kbatch.ops.txn import cross_check
+    from kbatch.ops.txn import PartitionTransactions, cross_check
 
     key = partition_of(path)
     # segments are named by their zero-padded base offset: by name is by offset
