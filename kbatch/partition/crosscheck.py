@@ -386,19 +386,19 @@ class PartitionCheck:
                 continue
             marker = f"ABORT marker at {_where(segment.log, batch.pos)}"
             found_first = entry.fields["first_offset"]
-            checks = [("producer_id", entry.fields["producer_id"] == abort.producer_id, f"{abort.producer_id} ({marker})")]
-            if _cleaned_away(abort, found_first):
-                # The cleaner removed the transaction's batches (all, or the first ones) and kept the marker and
-                # the entry, the first offset as it was (CleanedTransactionMetadata.onControlBatchRead appends
-                # the AbortedTxn it took from the .txnindex). Its lastStableOffset cannot be had again: the
-                # batches it was worked from may be gone too.
-                pass
-            elif abort.first_offset is None:
+            checks = [("producer_id", entry.fields["producer_id"] == abort.producer_id,
+                       f"{abort.producer_id} ({marker})")]
+            # Where the cleaner removed the transaction's batches (all, or the first ones) and kept the marker and
+            # the entry, the entry's first offset is as it was (CleanedTransactionMetadata.onControlBatchRead
+            # appends the AbortedTxn it took from the .txnindex), and its lastStableOffset cannot be had again:
+            # the batches it was worked from may be gone too.
+            cleaned = _cleaned_away(abort, found_first)
+            if abort.first_offset is None and not cleaned:
                 checks.append(("first_offset", False,
                                f"above {abort.after} (producer {abort.producer_id}'s last offset before the "
                                f"{marker}) and at most {abort.absent_before} (the last offset in no batch before "
                                "it): where the cleaner removed the transaction's batches"))
-            elif abort.first_known:
+            elif abort.first_known and not cleaned:
                 checks.append(("first_offset", found_first == abort.first_offset, f"{abort.first_offset} ({marker})"))
                 checks.append(("last_stable_offset", entry.fields["last_stable_offset"] == abort.last_stable_offset,
                                f"{abort.last_stable_offset} ({marker})"))
