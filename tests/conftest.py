@@ -111,6 +111,18 @@ def real_kafka(request, tmp_path_factory):
             if time.monotonic() > deadline:
                 raise RuntimeError(f"the log cleaner did not run:\n{broker.log_tail()}")
             time.sleep(0.2)
+        # ... and the compacted transactions up to the last one, past the aborted eleventh (offsets 210-230).
+        while _checkpointed(checkpoint, "compacted-txn") < 231:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the log cleaner did not clean compacted-txn:\n{broker.log_tail()}")
+            time.sleep(0.2)
+        # DeleteRecords moved trimmed's log start offset to 25, and the deleted topic's directory is renamed.
+        while _checkpointed(broker.log_dir / "log-start-offset-checkpoint", "trimmed") != 25 \
+                or not list(broker.log_dir.glob("doomed-0.*-delete")):
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"no log start offset for trimmed, or no doomed-0 -delete directory:\n"
+                                   f"{broker.log_tail()}")
+            time.sleep(0.2)
         # Tiered storage copies the tiered topic's rolled segments out and records it.
         remote_log = broker.log_dir / "__remote_log_metadata-0" / f"{0:020d}.log"
         while not remote_log.exists() or remote_log.stat().st_size == 0:
@@ -132,6 +144,15 @@ def real_kafka(request, tmp_path_factory):
     yield SimpleNamespace(broker=broker, live=live, stopped=broker.log_dir, transactions=transactions,
                           hanging=hanging)
     broker.stop()
+
+
+def _checkpointed(path, topic: str) -> int:
+    """The offset an offset checkpoint file of the broker's holds for partition 0 of ``topic`` (-1: none yet)."""
+    import re
+
+    text = path.read_text() if path.exists() else ""
+    found = re.search(rf"^{re.escape(topic)} 0 (\d+)$", text, re.M)
+    return int(found[1]) if found else -1
 
 
 def _produce_with_kafka_python(bootstrap: str) -> None:

@@ -49,3 +49,20 @@ def end_marker(kind: str, coordinator_epoch: int, *, key_version: int = 0, value
     """ControlRecordType key + EndTransactionMarker value for ABORT (0) or COMMIT (1)."""
     return (struct.pack(">hh", key_version, {"ABORT": 0, "COMMIT": 1}[kind]),
             struct.pack(">hi", value_version, coordinator_epoch))
+
+
+def empty_header(base_offset: int, last_offset: int, *, transactional: bool = False, producer_id: int = -1,
+                 producer_epoch: int = -1, base_sequence: int = -1, timestamp: int = 1_700_000_000_000,
+                 leader_epoch: int = 0) -> bytes:
+    """DefaultRecordBatch.writeEmptyHeader: what the log cleaner keeps of a batch whose records it removed when
+    the batch must stay (a producer's last, Cleaner.cleanInto's RETAIN_EMPTY): no records, the offsets kept,
+    baseTimestamp NO_TIMESTAMP and maxTimestamp the batch's."""
+    after_crc = struct.pack(">hiqqqhii", 0x10 if transactional else 0, last_offset - base_offset, -1, timestamp,
+                            producer_id, producer_epoch, base_sequence, 0)
+    head = struct.pack(">qiib", base_offset, 4 + 1 + 4 + len(after_crc), leader_epoch, 2)
+    return head + struct.pack(">I", crc32c.crc32c(after_crc)) + after_crc
+
+
+def aborted_txn(producer_id: int, first_offset: int, last_offset: int, last_stable_offset: int) -> bytes:
+    """TransactionIndex / AbortedTxn: version 0, producerId, firstOffset, lastOffset, lastStableOffset."""
+    return struct.pack(">hqqqq", 0, producer_id, first_offset, last_offset, last_stable_offset)

@@ -71,7 +71,9 @@ def free_port() -> int:
 
 # A single KRaft node, broker and controller at once, on loopback. Internal topics get one replica and few
 # partitions (the tests read every file of the log directory), and the cleaner and the log roll run often
-# enough to act within a test session.
+# enough to act within a test session; log-start-offset-checkpoint is written every half second (not every
+# minute), and a deleted topic's -delete directory (and each segment file the cleaner or retention replaced,
+# renamed *.deleted) stays an hour, past the session.
 SERVER_PROPERTIES = """\
 process.roles=broker,controller
 node.id=1
@@ -104,6 +106,8 @@ remote.log.metadata.manager.listener.name=PLAINTEXT
 rlmm.config.remote.log.metadata.topic.replication.factor=1
 rlmm.config.remote.log.metadata.topic.num.partitions=1
 remote.log.manager.task.interval.ms=300
+log.flush.start.offset.checkpoint.interval.ms=500
+log.segment.delete.delay.ms=3600000
 """
 
 LOG4J2 = """\

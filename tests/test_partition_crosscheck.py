@@ -255,3 +255,131 @@ def test_epochs_below_the_log_start_offset(kbatch, tmp_path, log_start, epochs, 
     _, findings = _findings(kbatch, "--index-only", str(partition))
     codes = [f["code"] for f in findings if f["code"].startswith("epoch-")]
     assert codes == (["epoch-mismatch"] if mismatch else [])
+
+
+# -- what the log cleaner leaves of an aborted transaction (Cleaner, CleanedTransactionMetadata) ----------------
+# Bytes worked by hand (tests/handmade.py): producer 5's transaction aborted, producer 6 writing beside it.
+
+
+def _compacted(tmp_path, log: bytes, *entries: bytes) -> Path:
+    directory = tmp_path / "compacted-0"
+    directory.mkdir(parents=True)
+    (directory / f"{0:020d}.log").write_bytes(log)
+    (directory / f"{0:020d}.txnindex").write_bytes(b"".join(entries))
+    return directory
+
+
+def _txnindex_findings(kbatch, directory) -> tuple[int, list[tuple[str, str, str]]]:
+    code, findings = _findings(kbatch, "--deep", str(directory))
+    return code, [(f["code"], f["field"], f["expected"]) for f in findings if f["severity"] != "info"]
+
+
+def _marker(offset: int, producer_id: int = 5) -> bytes:
+    from .handmade import batch, end_marker
+
+    return batch(offset, [end_marker("ABORT", 0)], control=True, transactional=True, producer_id=producer_id,
+                 producer_epoch=0)
+
+
+def _other(offset: int, count: int = 1) -> bytes:
+    from .handmade import batch
+
+    return batch(offset, [(b"k%d" % i, b"v") for i in range(count)], producer_id=6, producer_epoch=0,
+                 base_sequence=offset)
+
+
+def test_an_aborted_transaction_whose_batches_the_cleaner_removed_verifies_clean(kbatch, tmp_path):
+    """Offsets 0-1 held producer 5's aborted batch; the cleaner removed it and kept the ABORT marker (3) and its
+    .txnindex entry, which still says the transaction began at 0 (CleanedTransactionMetadata)."""
+    from .handmade import aborted_txn
+
+    directory = _compacted(tmp_path, _other(2) + _marker(3) + _other(4), aborted_txn(5, 0, 3, 4))
+    assert _txnindex_findings(kbatch, directory) == (0, [])
+
+
+def test_an_aborted_transaction_the_cleaner_kept_the_last_batch_header_of_verifies_clean(kbatch, tmp_path):
+    """The producer's last batch stays as an empty header (Cleaner.cleanInto: RETAIN_EMPTY) while the one before
+    it (offset 0) is gone: the entry's first offset lies below the first batch left of the transaction."""
+    from .handmade import aborted_txn, empty_header
+
+    log = empty_header(1, 1, transactional=True, producer_id=5, producer_epoch=0, base_sequence=1) \
+        + _marker(2) + _other(3)
+    directory = _compacted(tmp_path, log, aborted_txn(5, 0, 2, 3))
+    assert _txnindex_findings(kbatch, directory) == (0, [])
+    # Had nothing been removed (no gap at offset 0), the entry would be wrong: the transaction began at 1.
+    directory = _compacted(tmp_path / "whole", _other(0) + log, aborted_txn(5, 0, 2, 3))
+    assert _txnindex_findings(kbatch, directory) == (1, [("txnindex-mismatch", "first_offset", "1 (ABORT marker at "
+                                                         "00000000000000000000.log pos 132)")])
+
+
+@pytest.mark.parametrize("first, where", [
+    (0, "the first offset lies in the producer's committed transaction before"),
+    (2, "the first offset lies in producer 6's batch, which is there"),
+    (3, "the first offset is the marker's own"),
+])
+def test_a_cleaned_abort_entry_must_say_where_the_batches_were(kbatch, tmp_path, first, where):
+    """The marker is there and none of the transaction's batches: the entry's first offset must be an offset in
+    no batch, above the producer's batches before it (its committed transaction, 0-1, here)."""
+    from .handmade import aborted_txn, batch, end_marker
+
+    committed = batch(0, [(b"k", b"committed")], transactional=True, producer_id=5, producer_epoch=0,
+                      base_sequence=0) \
+        + batch(1, [end_marker("COMMIT", 0)], control=True, transactional=True, producer_id=5, producer_epoch=0)
+    log = committed + _other(2) + _marker(3) + _other(4)
+    code, findings = _txnindex_findings(kbatch, _compacted(tmp_path, log, aborted_txn(5, first, 3, 4)))
+    assert code == 1, where
+    assert findings == [("txnindex-mismatch", "first_offset",
+                         f"above 1 (producer 5's last offset before the ABORT marker at 00000000000000000000.log "
+                         f"pos {len(committed) + len(_other(2))}) and at most -1 (the last offset in no batch before "
+                         "it): where the cleaner removed the transaction's batches")]
+
+
+def test_an_entry_with_no_marker_is_still_an_error_after_cleaning(kbatch, tmp_path):
+    """The cleaner drops an entry with its marker's last batch, never the marker first: an entry whose
+    last offset holds no ABORT marker (a gap there, or another producer's batch) is wrong."""
+    from .handmade import aborted_txn
+
+    directory = _compacted(tmp_path, _other(2) + _other(4), aborted_txn(5, 0, 3, 4))
+    code, findings = _txnindex_findings(kbatch, directory)
+    assert code == 1 and [finding[0] for finding in findings] == ["txnindex-unmatched"]
+    # A marker of another producer there: the entry names the wrong producer.
+    directory = _compacted(tmp_path / "other", _other(2) + _marker(3, producer_id=9) + _other(4),
+                           aborted_txn(5, 0, 3, 4))
+    code, findings = _txnindex_findings(kbatch, directory)
+    assert code == 1 and [finding[:2] for finding in findings] == [("txnindex-mismatch", "producer_id")]
+
+
+# -- directories renamed -delete, -future, -stray (LocalLog) -----------------------------------------------------
+
+
+@pytest.mark.parametrize("state, missing", [("delete", False), ("future", True), ("stray", True)])
+def test_a_deleted_partition_reloaded_has_an_empty_epoch_checkpoint(kbatch, tmp_path, state, missing):
+    """LogLoader.load recovers nothing of a directory renamed -delete (its next offset is 0) and
+    truncateFromEnd(0) empties its leader-epoch-checkpoint: "0\\n0\\n" as CheckpointFile writes no entry. A
+    -future or -stray directory is loaded as any partition: there, an empty checkpoint is still wrong."""
+    partition = tmp_path / "logs" / f"orders-0.3f1c2a0b9d8e4f7a6b5c4d3e2f1a0b9c-{state}"
+    shutil.copytree(CLEAN, partition)
+    (partition / "leader-epoch-checkpoint").write_text("0\n0\n")
+    code, findings = _findings(kbatch, "--deep", str(partition))
+    assert code == (1 if missing else 0)
+    assert {f["code"] for f in findings if f["severity"] != "info"} == ({"epoch-missing"} if missing else set())
+    # Entries there are still held to the log: one cut short is wrong whatever the directory's name.
+    (partition / "leader-epoch-checkpoint").write_text("0\n1\n0 0\n")
+    code, findings = _findings(kbatch, "--deep", str(partition))
+    assert code == 1 and {f["code"] for f in findings if f["severity"] != "info"} == {"epoch-missing"}
+
+
+@pytest.mark.parametrize("state, applies", [(None, True), ("future", True), ("delete", False), ("stray", False)])
+def test_the_log_start_checkpoint_speaks_for_the_current_and_future_directories_only(state, applies, tmp_path):
+    """LogManager.checkpointLogStartOffsetsInDir writes the current and -future logs of a log directory
+    (logsByDir): an entry for orders-0 is not about a -delete or -stray copy of it (a topic deleted and made
+    again under its name has its own)."""
+    from kbatch.partition.textfiles import log_start_offset
+
+    name = "orders-0" if state is None else f"orders-0.3f1c2a0b9d8e4f7a6b5c4d3e2f1a0b9c-{state}"
+    partition = tmp_path / name
+    partition.mkdir()
+    assert log_start_offset(str(partition)) is None
+    (tmp_path / "log-start-offset-checkpoint").write_text("0\n2\norders 1 7\norders 0 30\n")
+    assert log_start_offset(str(partition)) == (30 if applies else None)
+    assert log_start_offset(str(partition) + "/") == (30 if applies else None)

@@ -243,3 +243,61 @@ def test_the_broker_loads_a_mended_segment_and_serves_every_record_kbatch_kept(r
     log = broker.server_log.read_text(errors="replace")
     assert not re.search(r"Found invalid messages|[Cc]orrupt|Truncating .*codec-none", log), broker.log_tail()
     assert read == kept
+
+
+def _records(kbatch, *args: str) -> tuple[int, list[dict]]:
+    result = kbatch("dump", "--records", "--format", "jsonl", "--decode", "utf8", *args)
+    return result.code, [record for line in result.out.splitlines() for batch in [json.loads(line)]
+                         if batch["type"] == "batch" for record in batch["records"]]
+
+
+@pytest.mark.parametrize("copy", ["live", "stopped"])
+def test_the_cleaner_removed_the_aborted_records_and_kept_the_marker(real_kafka, kbatch, copy):
+    """What the healthy-directory test holds clean includes a compacted partition whose aborted transaction's
+    records the cleaner removed while it kept the ABORT marker (Cleaner, CleanedTransactionMetadata)."""
+    partition = getattr(real_kafka, copy) / "compacted-txn-0"
+    code, records = _records(kbatch, str(partition))
+    assert code == 0
+    values = [record["value"]["utf8"] for record in records if record["control"] is None and record["value"]]
+    markers = [record["control"]["type"] for record in records if record["control"] is not None]
+    assert values and not [value for value in values if value.startswith("aborted")]
+    assert "ABORT" in markers and "COMMIT" in markers
+    code, findings = _findings(kbatch, str(partition))
+    assert code == 0 and [f for f in findings if f["severity"] != "info"] == []
+
+
+def test_what_a_consumer_is_given_starts_at_the_log_start_offset_deleterecords_moved(real_kafka, kbatch):
+    """DeleteRecords to 25 in the batch of offsets 20-29 of trimmed-0's only segment: the broker keeps records 0-24
+    in it and records the log start offset in log-start-offset-checkpoint; a consumer is given 25-99."""
+    stopped = real_kafka.stopped
+    assert re.search(r"^trimmed 0 25$", (stopped / "log-start-offset-checkpoint").read_text(), re.M)
+    partition = stopped / "trimmed-0"
+    code, every = _records(kbatch, str(partition))
+    assert code == 0 and [record["offset"] for record in every] == list(range(100))
+    assert [record["offset"] for record in every if record.get("below_log_start")] == list(range(25))
+    for isolation in ("read_committed", "read_uncommitted"):
+        code, given = _records(kbatch, "--isolation", isolation, str(partition))
+        assert code == 0 and [record["offset"] for record in given] == list(range(25, 100))
+    result = kbatch("grep", "--isolation", "read_committed", "-c", "", str(partition))
+    assert result.code == 0 and result.out.split(":")[-1].strip() == "75"
+
+
+def test_a_deleted_topic_reloaded_by_a_restarted_broker_verifies_clean(real_kafka, kbatch, tmp_path):
+    """The broker restarted with doomed-0.<id>-delete still there loads it recovering nothing (LogLoader.load:
+    next offset 0) and empties its leader-epoch-checkpoint (truncateFromEnd(0)): no epoch-missing."""
+    from .real_kafka import Broker
+
+    home = tmp_path / "broker"
+    shutil.copytree(real_kafka.stopped, home / "logs")
+    broker = Broker(real_kafka.broker.jars, home)
+    broker.start()
+    broker.stop()
+    (deleted,) = (home / "logs").glob("doomed-0.*-delete")
+    assert (deleted / "leader-epoch-checkpoint").read_text().splitlines() == ["0", "0"]
+    (before,) = real_kafka.stopped.glob("doomed-0.*-delete")
+    assert (before / "leader-epoch-checkpoint").read_text().splitlines()[1] != "0"   # it had entries
+    code, findings = _findings(kbatch, str(deleted))
+    alarms = [f"{f['file']}: {f['code']}: expected {f['expected']}, found {f['actual']}" for f in findings
+              if f["severity"] != "info"]
+    assert not alarms, "\n".join(alarms)
+    assert code == 0

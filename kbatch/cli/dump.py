@@ -14,12 +14,13 @@ from kbatch.partition.seek import Window, select, start_position
 from kbatch.partition.sniff import NotALogSegment, looks_like_other_kind
 from kbatch.messages import DECODERS, decoder_for_path
 from kbatch.ops.listing import Listing, list_in_parts
+from kbatch.ops.visibility import UncommittedView, log_start_within, partition_of
 from kbatch.walk.parts import usable_cpus, worth_parts
 from kbatch.reading.reader import ReadOptions, SegmentReader, input_kind
 from kbatch.files.inputs import PARTITION_FILES
 from kbatch.output.jsonout import JsonlSink
 from kbatch.reading.summary import FileSummary
-from kbatch.cli.options import (CommittedViews, decode_option, decompressed_limit_option, files_argument,
+from kbatch.cli.options import (ConsumerViews, decode_option, decompressed_limit_option, files_argument,
                                 for_each_input, hex_option, isolation_option, kafka_version_option, no_color_option,
                                 parse_offset_range, parse_time)
 
@@ -90,17 +91,21 @@ def dump(files, records, output_format, decode, decoder, kafka_version, full, li
     Each is read as Kafka reads it, a window at a time (bounded memory at any
     size). A directory dumps every such file in it, segment by segment.
 
-    With --records --isolation read_committed, only what a read_committed
-    consumer is given is listed: no control batches, no batches of aborted
-    transactions, none at or past the last stable offset (every segment of
-    the partition directory is read first for the transactions' outcomes).
+    With --records --isolation, only what a consumer of that isolation is
+    given is listed: nothing below the partition's log start offset (from
+    its log directory's log-start-offset-checkpoint), no control batches;
+    under read_committed no batches of aborted transactions and none at or
+    past the last stable offset either (every segment of the partition
+    directory is read first for the transactions' outcomes). Without
+    --isolation every record is listed, those below the log start offset
+    marked.
 
     Exit status: 0 clean, 1 damage found, 2 usage or I/O error (and a file
     that is no log segment but looks like another kind).
     """
-    if isolation == "read_committed" and not records:
-        raise click.UsageError("--isolation read_committed selects records: give --records too")
-    views = CommittedViews(decompressed_limit) if isolation == "read_committed" else None
+    if isolation is not None and not records:
+        raise click.UsageError(f"--isolation {isolation} selects records: give --records too")
+    views = ConsumerViews(decompressed_limit, isolation) if isolation is not None else None
     # The json document carries what encode-from-json needs to rebuild the input byte for byte.
     # The records of a v2 batch are walked into columns, never held as a list of objects: jsonl writes
     # them straight from the columns; the other formats (and a selection by offset or time) read them as
@@ -128,6 +133,7 @@ def dump(files, records, output_format, decode, decoder, kafka_version, full, li
         sink = DumplogSink(out, records=records, decode=decode)
 
     noted: set[str] = set()
+    told_log_start: set[str] = set()
 
     def note(path) -> None:
         """Say once what a renamed partition directory is, and that a .checkpoint.part is a partial snapshot."""
@@ -161,14 +167,24 @@ def dump(files, records, output_format, decode, decoder, kafka_version, full, li
                 outcome = NotALogSegment(path, other)
                 click.echo(outcome.message, err=True)
                 return outcome
-        committed = views.of(path) if views is not None else None
-        selects = window.selects or committed is not None
+        committed, log_start, selected = None, None, window
+        if views is not None:   # what a consumer is given: from the log start offset on
+            committed = views.of(path) or UncommittedView()
+            selected = views.window(path, window)
+        elif records and not hex_input:   # every record, those below the log start offset marked
+            log_start = log_start_within(path)
+            if log_start is not None and partition_of(path) not in told_log_start:
+                told_log_start.add(partition_of(path))
+                click.echo(f"kbatch: {partition_of(path)}: its log start offset is {log_start} "
+                           "(log-start-offset-checkpoint): the records below it are marked, no consumer is given "
+                           "them (--isolation lists what one is)", err=True)
+        selects = selected.selects or committed is not None or log_start is not None
         columns = isinstance(sink, JsonlSink) and sink.from_columns and not selects
         # Lines stand alone in JSON Lines: a large file's parts can be listed at once and put end to end.
         in_parts = (isinstance(sink, JsonlSink) and sink.writes_utf8 and limit is None and not selects
                     and not hex_input and path != "-" and input_kind(path) == "file")
-        return _dump_file(path, stream, options, sink, limit, window, decoder, columns,
-                          jobs=(jobs or usable_cpus()) if in_parts else 1, committed=committed,
+        return _dump_file(path, stream, options, sink, limit, selected, decoder, columns,
+                          jobs=(jobs or usable_cpus()) if in_parts else 1, committed=committed, log_start=log_start,
                           kafka_version=kafka_version)
 
     # A directory dumps every file Kafka keeps in it, each segment's together, segments by base offset.
@@ -184,7 +200,8 @@ def dump(files, records, output_format, decode, decoder, kafka_version, full, li
 
 
 def _dump_file(path, stream, options, sink, limit, window: Window, decoder="auto", columns=False,
-               jobs: int = 1, committed=None, kafka_version: str | None = None) -> FileSummary:
+               jobs: int = 1, committed=None, log_start: int | None = None,
+               kafka_version: str | None = None) -> FileSummary:
     internal = decoder_for_path(path) if decoder == "auto" else decoder
     if internal not in (None, "none"):   # an internal topic's records are read into objects by its decoder
         options = dataclasses.replace(options, record_objects=True)
@@ -198,7 +215,8 @@ def _dump_file(path, stream, options, sink, limit, window: Window, decoder="auto
             click.echo(start.note, err=True)
         selected = select(reader, stream, start.pos, window)
     sink.begin(path, reader.size)
-    listing = Listing(reader, summary, sink, options, internal, columns, window, limit, committed, kafka_version)
+    listing = Listing(reader, summary, sink, options, internal, columns, window, limit, committed, log_start,
+                      kafka_version)
     if worth_parts(reader.size, jobs):
         list_in_parts(path, listing, jobs)
     elif selected is not None:

@@ -18,7 +18,7 @@ from kbatch.partition.seek import Window
 from kbatch.walk.parts import copy_out, usable_cpus, walk_in_parts, worth_parts
 from kbatch.reading.reader import input_kind
 from kbatch.output.values import bytes_text, finding_text
-from kbatch.cli.options import (CommittedViews, decode_option, decompressed_limit_option, expand_inputs,
+from kbatch.cli.options import (ConsumerViews, decode_option, decompressed_limit_option, expand_inputs,
                                 isolation_option, kafka_version_option, parse_offset_range, parse_time, report_unreadable)
 from kbatch.cli.status import ExitStatus
 
@@ -119,9 +119,11 @@ def grep(args, pattern_option, in_key, in_value, fixed, hex_bytes, headers, fiel
     is read in full and its records tested one by one with the same test,
     so grep gives the records dump --records gives.
 
-    With --isolation read_committed, records are those a read_committed
-    consumer is given: not those of aborted transactions, nor those at or
-    past the last stable offset (an open transaction holds it). Every
+    With --isolation, records are those a consumer of that isolation is
+    given: none below the partition's log start offset (its log directory's
+    log-start-offset-checkpoint). Under read_committed, not those of aborted
+    transactions either, nor those at or past the last stable offset (an
+    open transaction holds it). Every
     segment of the partition directory is read first for the outcomes. A
     transaction whose marker is damaged has an unknown outcome: its records
     are shown, marked so, and stderr says why.
@@ -220,14 +222,14 @@ class GrepJob:
     def run(self, files: list[str]) -> tuple[bool, bool, bool]:
         """Search every file: (a record selected -- with -L, a file printed --, damage met, an input unreadable)."""
         matched = damaged = trouble = False
-        views = CommittedViews(self.decompressed_limit) if self.isolation == "read_committed" else None
+        views = ConsumerViews(self.decompressed_limit, self.isolation) if self.isolation is not None else None
         for path in files:
             found, hurt, unreadable = self.one(path, views)
             matched, damaged, trouble = matched or found > 0, damaged or hurt, trouble or unreadable
         damaged |= views is not None and views.damaged
         return matched, damaged, trouble
 
-    def one(self, path: str, views: CommittedViews | None, shown: str | None = None) -> tuple[int, bool, bool]:
+    def one(self, path: str, views: ConsumerViews | None, shown: str | None = None) -> tuple[int, bool, bool]:
         """Search one file (named ``shown`` in the lines, if given): (records selected -- with -L, 1 when the file
         was printed --, damage met, unreadable)."""
         from kbatch.reading.reader import open_input
@@ -240,7 +242,8 @@ class GrepJob:
             return 0, False, True
         internal = decoder_for_path(path) if self.decoder == "auto" else self.decoder
         settings = self.out.shown
-        search = Search(self.query, decoder=internal, kafka_version=self.kafka_version, window=self.window,
+        window = views.window(path, self.window) if views is not None else self.window
+        search = Search(self.query, decoder=internal, kafka_version=self.kafka_version, window=window,
                         committed=committed, every_record=bool(settings.before or settings.after),
                         consumer_view=self.isolation is not None, decompressed_limit=self.decompressed_limit)
         with stream:

@@ -32,9 +32,10 @@ no_color_option = click.option("--no-color", is_flag=True, help="No colour even 
 # Without it a command shows every record the bytes hold; with it, the records a consumer is given.
 isolation_option = click.option(
     "--isolation", type=click.Choice(("read_uncommitted", "read_committed")), default=None,
-    help="Only the records a consumer of this isolation is given (with records): read_committed leaves "
-         "out those of aborted transactions and those at or past the last stable offset, read "
-         "from every segment of the partition directory.  Without it: every record the bytes hold.")
+    help="The records a consumer of this isolation is given (with records): none below the partition's log start "
+         "offset (its log directory's log-start-offset-checkpoint), no control records; read_committed leaves out "
+         "those of aborted transactions and those at or past the last stable offset too, read from every segment "
+         "of the partition directory. Without it: every record in the file.")
 
 
 def parse_kafka_version(ctx, param, value: str | None) -> str | None:
@@ -51,20 +52,38 @@ kafka_version_option = click.option(
          "newest when more than one does]")
 
 
-class CommittedViews:
-    """The read_committed view of each partition a command reads (kbatch.ops.visibility), made once a partition;
-    what making it met is told on stderr: damage, .txnindex files that disagree with the log, and each
-    transaction whose outcome is unknown."""
+class ConsumerViews:
+    """What a consumer of ``isolation`` is given of each partition a command reads (kbatch.ops.visibility): the
+    read_committed view, made once a partition, whose making is told on stderr (damage, .txnindex files that
+    disagree with the log, and each transaction whose outcome is unknown); and where it starts, the log start
+    offset, said once a partition."""
 
-    def __init__(self, decompressed_limit: int | None = None):
+    def __init__(self, decompressed_limit: int | None = None, isolation: str = "read_committed"):
         self.decompressed_limit = decompressed_limit
+        self.isolation = isolation
         self.views: dict[str, object] = {}
+        self.starts: set[str] = set()
         self.damaged = False
 
+    def window(self, path: str, window):
+        """The window of ``path`` such a consumer reads (kbatch.ops.visibility.from_log_start)."""
+        from kbatch.ops.visibility import from_log_start, log_start_of, partition_of
+
+        narrowed = from_log_start(window, path)
+        key = partition_of(path)
+        if narrowed is not window and key not in self.starts:
+            self.starts.add(key)
+            click.echo(f"kbatch: {key}: starts at its log start offset {log_start_of(path)} "
+                       "(log-start-offset-checkpoint): no consumer is given the records below it", err=True)
+        return narrowed
+
     def of(self, path: str):
+        """The read_committed view of the partition ``path`` is in; None under read_uncommitted."""
         from kbatch.output.values import finding_text
         from kbatch.ops.visibility import committed_view, partition_of
 
+        if self.isolation != "read_committed":
+            return None
         key = partition_of(path)
         if key not in self.views:
             view, findings = committed_view(path, self.decompressed_limit)

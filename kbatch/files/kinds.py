@@ -45,8 +45,9 @@ _OFFSET_FILE = re.compile(r"^(?P<base>\d{20})\.(?P<suffix>log|index|timeindex|tx
 # written (Snapshots.PARTIAL_SUFFIX, renamed when frozen), ".deleted" while it is deleted.
 _KRAFT_SNAPSHOT = re.compile(r"^(?P<base>\d{20})-(?P<epoch>\d{10})\.checkpoint(?P<state>\.part|\.deleted)?$")
 # The checkpoints a log directory holds (LogManager, ReplicaManager, LogCleanerManager).
+LOG_START_OFFSET_CHECKPOINT = "log-start-offset-checkpoint"
 OFFSET_CHECKPOINTS = frozenset({"recovery-point-offset-checkpoint", "replication-offset-checkpoint",
-                                "log-start-offset-checkpoint", "cleaner-offset-checkpoint"})
+                                LOG_START_OFFSET_CHECKPOINT, "cleaner-offset-checkpoint"})
 
 
 def kind_of(path: str) -> str | None:

@@ -34,6 +34,7 @@ class Listing:
     window: Window
     limit: int | None
     committed: object = None    # kbatch.ops.visibility.CommittedView: only what read_committed gives is listed
+    log_start: int | None = None   # the partition's log start offset, the records below it marked
     kafka_version: str | None = None   # the release whose layouts read internal records (--kafka-version)
 
     def list_from(self, pos: int, stop: int, enough=None) -> int:
@@ -85,6 +86,7 @@ class Listing:
                 return item.pos
             if internal:
                 decode_batch(item, self.internal, self.kafka_version)
+            item.log_start_offset = self.log_start
             summary.add_batch(item)
             sink.batch(item)
             shown += 1

@@ -12,7 +12,13 @@ A ``read_uncommitted`` consumer is given every data record.  A ``read_committed`
   consumeAbortedTransactionsUpTo, isBatchAborted, containsAbortMarker);
 * never a control record (CompletedFetch.nextFetchedRecord: "control records are not returned to the user"),
   whatever the isolation;
-* never a record the consumer refuses as corrupt (:func:`refused`), whatever the isolation.
+* never a record the consumer refuses as corrupt (:func:`refused`), whatever the isolation;
+* never a record below the partition's log start offset, whatever the isolation: a fetch below it is refused
+  (UnifiedLog.read: "Received request for offset ... but we only have log segments starting from ...", an
+  OffsetOutOfRangeException), so a consumer starts at it or later, and drops the records before its fetch
+  offset of the batch it is sent (CompletedFetch.nextFetchedRecord: ``record.offset() >= nextFetchOffset``).
+  DeleteRecords and retention move it inside a segment, whose records below it stay until the segment goes;
+  the log directory's log-start-offset-checkpoint records it (kbatch.partition.textfiles.log_start_offset).
 
 How each transaction ended is kbatch.ops.txn's (the one rule, its markers believed as kbatch.reading.markers says): a
 transaction whose marker is not believed (damaged, or no ABORT or COMMIT) has an UNKNOWN outcome, and so has
@@ -27,10 +33,14 @@ import bisect
 import os
 from dataclasses import dataclass
 
+from typing import TYPE_CHECKING
+
 from kbatch.format.findings import Finding
 from kbatch.format.layouts import SIZE_OFFSET
 from kbatch.reading.model import Batch
-from kbatch.ops.txn import PartitionTransactions, Transaction
+
+if TYPE_CHECKING:   # (kbatch.ops.txn loads the internal topics' schemas: only a view of transactions needs it)
+    from kbatch.ops.txn import PartitionTransactions, Transaction
 
 VISIBLE = "visible"
 ABORTED = "aborted"          # its transaction was aborted
@@ -117,6 +127,49 @@ def refused(batch: Batch, record) -> str | None:
     return None
 
 
+class UncommittedView:
+    """What a read_uncommitted consumer makes of a batch: every data batch is given, never a control one (and,
+    as for read_committed, nothing below the log start offset: :func:`from_log_start`)."""
+
+    def batch(self, batch: Batch) -> Seen:
+        return Seen(CONTROL if batch.is_control else VISIBLE)
+
+
+def from_log_start(window, path: str):
+    """The window (kbatch.partition.seek.Window; None: all) a consumer reads of the segment ``path``: from its
+    partition's log start offset on, where that lies above the segment's base offset (see the module's
+    docstring); the window itself otherwise. The records a window leaves out of a batch it cuts are dropped
+    (seek.keep_selected), as the consumer drops them."""
+    from kbatch.partition.seek import Window
+
+    start = log_start_within(path)
+    if start is None:
+        return window
+    window = window or Window()
+    if window.low is not None and window.low >= start:
+        return window
+    return Window(start, window.high, window.since, window.until)
+
+
+def log_start_within(path: str) -> int | None:
+    """The log start offset of the partition the segment ``path`` is in, where it lies above the segment's base
+    offset (records below it may be in the segment); else None."""
+    from kbatch.files.inputs import segment_base_offset
+
+    start = log_start_of(path)
+    base = segment_base_offset(path)
+    return None if start is None or (base is not None and base >= start) else start
+
+
+def log_start_of(path: str) -> int | None:
+    """The log start offset of the partition a segment is in, as its log directory's checkpoint says; None for a
+    segment outside a partition directory, or where the checkpoint does not say (kbatch.partition.textfiles)."""
+    from kbatch.partition.textfiles import log_start_offset
+
+    key = partition_of(path)
+    return None if key == path else log_start_offset(key)
+
+
 def partition_of(path: str) -> str:
     """The key a segment's partition goes by: its directory when that is a partition directory (TOPIC-N; two
     log dirs may each hold one), else the file itself."""
@@ -133,7 +186,7 @@ def committed_view(path: str, decompressed_limit: int | None = None) -> tuple[Co
 
     from kbatch.reading.reader import ReadOptions, SegmentReader, load_records, open_input
     from kbatch.files.inputs import topic_partition
-    from kbatch.ops.txn import cross_check
+    from kbatch.ops.txn import PartitionTransactions, cross_check
 
     key = partition_of(path)
     # segments are named by their zero-padded base offset: by name is by offset

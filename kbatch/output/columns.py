@@ -161,6 +161,11 @@ RECORD = (
                    "key_version": {"type": ["integer", "null"]}, "value_version": {"type": ["integer", "null"]},
                    "coordinator_epoch": {"type": ["integer", "null"]}, "data": {"type": ["object", "null"]}},
                "required": ["type"], "additionalProperties": False}]}),
+    Column("below_log_start", "bool", True,
+           "True if batch.log_start_offset is not None and record.offset < batch.log_start_offset else None",
+           "true on a record below its partition's log start offset (log-start-offset-checkpoint, dump without "
+           "--isolation only): deleted, never given to a consumer, still in the segment", optional=True,
+           schema={"const": True}),
     Column("decoded", "object", True, "None if record.decoded is None else record.decoded.as_dict()",
            "a record of an internal topic (only there): its key and value read with Kafka's schemas", optional=True,
            schema={"type": "object",

@@ -25,9 +25,9 @@ from kbatch.format.findings import Finding
 from kbatch.reading.markers import EndMarker, describe, end_marker
 from kbatch.reading.model import Batch
 from kbatch.reading.reader import ReadOptions, SegmentReader, load_records
-from kbatch.files.inputs import topic_partition
 from kbatch.files import kinds
 from kbatch.partition.sidecars import Entry, Header, read_sidecar
+from kbatch.partition.textfiles import log_start_offset
 
 NO_OFFSET = -1
 
@@ -59,6 +59,22 @@ class ProducerState:
     coordinator_epoch: int | None = None           # None: no marker seen, the log cannot tell
     current_txn_first_offset: int = NO_OFFSET
     txn_first_known: bool = True                   # False when the transaction may have begun before the walk
+    txn_absent_before: int = -1                    # the last offset in no batch read, when its first batch was
+    txn_after: int = -1                            # the producer's last offset before that batch
+    last_seen_offset: int = -1                     # the last offset of any batch of the producer, marker or data
+
+
+@dataclass(frozen=True)
+class Abort:
+    """An aborted transaction as the log tells it: what its .txnindex entry must say (TransactionIndex)."""
+
+    producer_id: int
+    first_offset: int | None        # its first batch read; None: the walk read none (the cleaner removed them)
+    last_offset: int                # its ABORT marker's
+    last_stable_offset: int
+    first_known: bool               # the first batch read is the transaction's first (the whole history read)
+    after: int                      # the producer's last offset before the transaction (-1: none read)
+    absent_before: int              # the last offset in no batch read, below its first batch read (or marker)
 
 
 @dataclass
@@ -134,6 +150,7 @@ class PartitionCheck:
         # the name's base offset is then reported there (below-segment-base), once, not here a second time.
         self.segments_verified = segments_verified
         self.segments, self.snapshots, self.singles = partition_files(directory)
+        self.marked_for_deletion = (kinds.renamed_partition(directory) or ("", ""))[1] == "delete"
         self.decompressor = Decompressor(decompressed_limit) if decompressed_limit else Decompressor()
         self.producers: dict[int, ProducerState] = {}
         # (epoch, base offset, log path, pos, the last offset of the batches of the epochs before it or None)
@@ -142,6 +159,7 @@ class PartitionCheck:
         self.walk_start: int | None = None                         # the first offset the walk saw
         self.exact = bool(self.segments) and self.segments[0].base == 0   # the whole history is here
         self.next_offset: int | None = None
+        self.last_absent = -1                                       # the last offset below the walk in no batch read
         self.log_findings: list[Located] = []
         self.doubted_markers: set[int] = set()                     # offsets of the markers not believed
         self.marker_findings: list[Located] = []
@@ -189,6 +207,8 @@ class PartitionCheck:
                     else:
                         yield from times.time_batch(batch, None)
                     self._epoch(segment, batch)
+                    if self.next_offset is None or batch.base_offset > self.next_offset:
+                        self.last_absent = batch.base_offset - 1   # a gap: what compaction leaves
                     abort = self._producer(batch, reader)
                     yield from self.marker_findings
                     self.marker_findings.clear()
@@ -251,8 +271,8 @@ class PartitionCheck:
 
     # -- producer state ---------------------------------------------------------------------------------
 
-    def _producer(self, batch: Batch, reader: SegmentReader):
-        """ProducerAppendInfo.append; returns (producer, first, last, lastStableOffset) for a completed abort."""
+    def _producer(self, batch: Batch, reader: SegmentReader) -> Abort | None:
+        """ProducerAppendInfo.append; returns the aborted transaction an ABORT marker completes."""
         if batch.magic < 2 or batch.producer_id is None or batch.producer_id < 0:
             return None
         state = self.producers.get(batch.producer_id)
@@ -277,10 +297,17 @@ class PartitionCheck:
                 return None
             marker = found.marker
             completed = None
-            if state.current_txn_first_offset != NO_OFFSET and marker.type == "ABORT":
-                completed = (batch.producer_id, state.current_txn_first_offset, batch.base_offset,
-                             self._last_stable_offset(batch.producer_id, batch.base_offset),
-                             state.txn_first_known)
+            if marker.type == "ABORT":
+                begun = state.current_txn_first_offset != NO_OFFSET
+                # With no batch of it read, the cleaner may have removed them all and kept the marker and its
+                # .txnindex entry (CleanedTransactionMetadata.onControlBatchRead); Kafka writes no entry for
+                # a transaction with no batch (ProducerAppendInfo.appendEndTxnMarker), so _txn_index asks
+                # the entry to say where they were.
+                completed = Abort(batch.producer_id, state.current_txn_first_offset if begun else None,
+                                  batch.base_offset, self._last_stable_offset(batch.producer_id, batch.base_offset),
+                                  state.txn_first_known, state.txn_after if begun else state.last_seen_offset,
+                                  state.txn_absent_before if begun else self.last_absent)
+            state.last_seen_offset = batch.last_offset
             state.coordinator_epoch = marker.coordinator_epoch
             state.timestamp = batch.records[0].timestamp if batch.records else batch.max_timestamp
             state.current_txn_first_offset = NO_OFFSET
@@ -293,6 +320,8 @@ class PartitionCheck:
             state.current_txn_first_offset = batch.base_offset
             # Without the partition's whole history the first batch seen may not be the transaction's first.
             state.txn_first_known = self.exact
+            state.txn_absent_before, state.txn_after = self.last_absent, state.last_seen_offset
+        state.last_seen_offset = batch.last_offset
         return None
 
     def _marker(self, batch: Batch, reader: SegmentReader) -> EndMarker | None:
@@ -338,35 +367,52 @@ class PartitionCheck:
 
     # -- transaction index --------------------------------------------------------------------------------
 
-    def _txn_index(self, segment: SegmentFiles, entries: list[Entry], aborts) -> Iterator[Located]:
+    def _txn_index(self, segment: SegmentFiles, entries: list[Entry], aborts: list[tuple[Abort, Batch]]) \
+            -> Iterator[Located]:
         path = segment.others.get(kinds.TXN_INDEX)
         by_last = {entry.fields["last_offset"]: entry for entry in entries}
-        for (producer_id, first, last, last_stable, first_known), batch in aborts:
-            entry = by_last.pop(last, None)
+        for abort, batch in aborts:
+            entry = by_last.pop(abort.last_offset, None)
             if entry is None:
+                if abort.first_offset is None:
+                    continue   # no batch, no entry: Kafka writes none, and the cleaner drops it with the batches
                 # About the log: the ABORT marker is there, its entry is not (nor, maybe, the .txnindex).
                 txnindex = os.path.basename(path) if path else "no .txnindex file"
                 yield Located(segment.log, Finding(
                     "txnindex-missing", batch.pos, batch.pos, batch.size, "aborted_txn",
-                    f"an entry for producer {producer_id}'s aborted transaction {first}..{last} "
-                    f"in {os.path.basename(os.path.splitext(segment.log)[0])}.txnindex",
+                    f"an entry for producer {abort.producer_id}'s aborted transaction {abort.first_offset}.."
+                    f"{abort.last_offset} in {os.path.basename(os.path.splitext(segment.log)[0])}.txnindex",
                     f"none ({txnindex})" if path else txnindex))
                 continue
-            expected = {"producer_id": producer_id}
-            if first_known:
-                expected.update(first_offset=first, last_stable_offset=last_stable)
-            for name, value in expected.items():
-                if entry.fields[name] != value:
+            marker = f"ABORT marker at {_where(segment.log, batch.pos)}"
+            found_first = entry.fields["first_offset"]
+            checks = [("producer_id", entry.fields["producer_id"] == abort.producer_id,
+                       f"{abort.producer_id} ({marker})")]
+            # Where the cleaner removed the transaction's batches (all, or the first ones) and kept the marker and
+            # the entry, the entry's first offset is as it was (CleanedTransactionMetadata.onControlBatchRead
+            # appends the AbortedTxn it took from the .txnindex), and its lastStableOffset cannot be had again:
+            # the batches it was worked from may be gone too.
+            cleaned = _cleaned_away(abort, found_first)
+            if abort.first_offset is None and not cleaned:
+                checks.append(("first_offset", False,
+                               f"above {abort.after} (producer {abort.producer_id}'s last offset before the "
+                               f"{marker}) and at most {abort.absent_before} (the last offset in no batch before "
+                               "it): where the cleaner removed the transaction's batches"))
+            elif abort.first_known and not cleaned:
+                checks.append(("first_offset", found_first == abort.first_offset, f"{abort.first_offset} ({marker})"))
+                checks.append(("last_stable_offset", entry.fields["last_stable_offset"] == abort.last_stable_offset,
+                               f"{abort.last_stable_offset} ({marker})"))
+            for name, right, expected in checks:
+                if not right:
                     yield Located(path, Finding(
-                        "txnindex-mismatch", entry.pos, entry.pos, entry.size, name,
-                        f"{value} (ABORT marker at {_where(segment.log, batch.pos)})", str(entry.fields[name])))
+                        "txnindex-mismatch", entry.pos, entry.pos, entry.size, name, expected, str(entry.fields[name])))
         for entry in by_last.values():
             if entry.fields["last_offset"] in self.doubted_markers:
                 continue   # it names a marker not believed (reported at the marker): it may well be right
             yield Located(path, Finding(
                 "txnindex-unmatched", entry.pos, entry.pos, entry.size, "last_offset",
                 f"an ABORT marker at offset {entry.fields['last_offset']} in {os.path.basename(segment.log)}",
-                "no such marker (or it ends an empty transaction)"))
+                "no such marker"))
 
     # -- leader epochs ----------------------------------------------------------------------------------
 
@@ -379,20 +425,6 @@ class PartitionCheck:
                                       self.epoch_last_offset))
         self.epoch_last_offset = batch.last_offset
 
-    def _log_start_offset(self) -> int | None:
-        """The partition's log start offset as its log directory's log-start-offset-checkpoint last recorded it
-        (Kafka writes an entry only where it lies above the first segment's base offset, LogManager
-        .checkpointLogStartOffsetsInDir), or None: it may have moved on since, never back."""
-        path = os.path.join(os.path.dirname(os.path.abspath(self.directory.rstrip("/"))), "log-start-offset-checkpoint")
-        topic, partition = topic_partition(os.path.join(self.directory, "x"))
-        if topic is None or not os.path.isfile(path):
-            return None
-        entries, _, _ = _read(path, kinds.OFFSET_CHECKPOINT)
-        for entry in entries:
-            if entry.fields.get("topic") == topic and entry.fields.get("partition") == partition:
-                return entry.fields.get("offset")
-        return None
-
     def _epochs(self) -> Iterator[Located]:
         path = self.singles.get(kinds.LEADER_EPOCH_CHECKPOINT)
         if path is None:
@@ -400,8 +432,10 @@ class PartitionCheck:
         # Only the entries of the log's epochs are held, and the lowest epoch of all.
         log_epochs = {epoch for epoch, *_ in self.epoch_starts}
         lowest = []
+        count = [0]
 
         def keep(entry: Entry) -> bool:
+            count[0] += 1
             epoch = entry.fields["epoch"]
             if epoch is not None and (not lowest or epoch < lowest[0]):
                 lowest[:] = [epoch]
@@ -409,8 +443,13 @@ class PartitionCheck:
 
         entries, _, own = _read(path, kinds.LEADER_EPOCH_CHECKPOINT, keep=keep)
         yield from (Located(path, finding) for finding in own)
+        if not count[0] and self.marked_for_deletion:
+            # LogLoader.load of a directory renamed -delete (a broker restarted before removing it) recovers
+            # nothing: its next offset is 0 and leaderEpochCache.truncateFromEndAsyncFlush(0) empties the
+            # checkpoint. The -future and -stray ones are loaded like any partition.
+            return
         checkpoint = {entry.fields["epoch"]: entry for entry in entries}
-        starts, log_start = self.epoch_starts, self._log_start_offset()
+        starts, log_start = self.epoch_starts, log_start_offset(self.directory)
         if log_start is not None:
             starts = _after_log_start(starts, log_start)
         for number, (epoch, start, log, pos, before) in enumerate(starts):
@@ -449,6 +488,15 @@ class PartitionCheck:
                 yield Located(path, Finding(
                     "epoch-mismatch", entry.pos, entry.pos, entry.size, "start_offset",
                     f"{low}at most {start} ({bound})", str(found)))
+
+
+def _cleaned_away(abort: Abort, first_offset: int | None) -> bool:
+    """Whether a .txnindex entry's first offset is where the log cleaner removed the aborted transaction's first
+    batches: below the first batch read of it (or its marker, none read), above the producer's batches before
+    it, and at or below an offset in no batch (Cleaner discards an aborted batch whole, or keeps its header
+    only when it is the producer's last: cleanInto's RETAIN_EMPTY)."""
+    below = abort.last_offset if abort.first_offset is None else abort.first_offset
+    return first_offset is not None and abort.after < first_offset <= abort.absent_before and first_offset < below
 
 
 def _after_log_start(starts: list[tuple], log_start: int) -> list[tuple]:

@@ -7,11 +7,13 @@ Each is read a line at a time as BufferedReader.readLine splits them (:func:`_li
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from typing import Iterator
 
 from kbatch.files import kinds
+from kbatch.files.inputs import topic_partition
 from kbatch.format.findings import Finding
 from kbatch.format.structs import (
     CHECKPOINT_FIELDS,
@@ -450,3 +452,28 @@ def meta_properties(data: SideFile, base_offset: int | None) -> Iterator[Entry |
             bad(key, "a Uuid (22 characters of URL-safe base64)", repr(value[:80]))
     yield entry
 
+
+
+
+def log_start_offset(partition_directory: str) -> int | None:
+    """The partition's log start offset as the log-start-offset-checkpoint of its log directory (the directory
+    above it) last recorded it, or None: no such file, no entry for the partition (Kafka writes one only where
+    the log start lies above the first segment's base offset, LogManager.checkpointLogStartOffsetsInDir), or a
+    directory renamed -delete or -stray, which the log directory's checkpoints no longer describe (they hold
+    the current and -future logs of each partition, LogManager.logsByDir). It may have moved on since (the
+    broker writes it once a minute, log.flush.start.offset.checkpoint.interval.ms), never back."""
+    directory = os.path.abspath(partition_directory.rstrip("/") or "/")
+    renamed = kinds.renamed_partition(directory)
+    topic, partition = topic_partition(os.path.join(directory, "x"))
+    path = os.path.join(os.path.dirname(directory), kinds.LOG_START_OFFSET_CHECKPOINT)
+    if topic is None or (renamed and renamed[1] != "future") or not os.path.isfile(path):
+        return None
+    try:
+        with open(path, "rb") as stream:
+            for entry in checkpoint(kinds.OFFSET_CHECKPOINT, SideFile(stream)):
+                if isinstance(entry, Entry) and (entry.fields.get("topic"), entry.fields.get("partition")) \
+                        == (topic, partition):
+                    return entry.fields.get("offset")
+    except OSError:
+        return None
+    return None

@@ -91,6 +91,9 @@ class Batch:
     # The bytes after the fixed header as stored (v2: the records, compressed as they are; v0/v1: key
     # length to the end), kept only when ReadOptions.keep_body asks: what encode-from-json rebuilds from.
     body: bytes | None = None
+    # The log start offset of the batch's partition, where a listing knows it: its records below it are deleted
+    # (DeleteRecords, retention) and never given to a consumer, though still in the segment.
+    log_start_offset: int | None = None
 
     @property
     def crc_valid(self) -> bool:

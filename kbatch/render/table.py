@@ -417,7 +417,9 @@ def records_table(batch: Batch, decode: str, full: bool, records=None, show_head
                                               _bytes_cell(val, decode, limit)))
         timestamp = "-" if record.timestamp is None else \
             f"{record.timestamp} {iso_timestamp(record.timestamp)}".rstrip()
-        rows.append([str(record.offset), timestamp, key, value, headers])
+        below = batch.log_start_offset is not None and record.offset < batch.log_start_offset
+        rows.append([Text(str(record.offset), style="dim strike") if below else str(record.offset), timestamp,
+                     key, value, headers])
     layout = _records_layout(rows, width)
     table = records_frame(show_header, layout.whole, layout.columns)
     for row in rows:
@@ -474,6 +476,14 @@ def _fields_wrapped(fields: list[Text], width: int | None, indent: str, more: st
         out.append_text(field)
         used += size
     return out
+
+
+def below_log_start_line(batch: Batch) -> Text:
+    """The line under a batch some of whose records lie below the partition's log start offset."""
+    last = min(batch.last_offset, batch.log_start_offset - 1)
+    offsets = f"offset {last}" if last == batch.base_offset else f"offsets {batch.base_offset}–{last}"
+    return Text(f"  ↓ {offsets} below the log start offset {batch.log_start_offset}: deleted, no consumer is "
+                "given them", style="yellow")
 
 
 def finding_line(finding: Finding) -> Text:
@@ -548,6 +558,8 @@ class TableSink:
         if self.records:
             self._title()
             self.console.print(batch_heading(batch, self.console.width))
+            if batch.log_start_offset is not None and batch.base_offset < batch.log_start_offset:
+                self.console.print(below_log_start_line(batch))
             for finding in batch.findings:
                 self.console.print(finding_line(finding))
             # In slices, as the batch table: a batch of millions of records never sits in memory as one table.

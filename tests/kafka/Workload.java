@@ -6,7 +6,9 @@
 // are the broker's own), rolled segments (so indexes are trimmed on roll), a compacted topic with
 // tombstones (the cleaner's gaps and cleaner-offset-checkpoint), consumer groups of the classic and the
 // KIP-848 protocol, a share group and a KIP-1071 streams group committing (so __consumer_offsets and
-// __share_group_state are written by the real coordinators), and __transaction_state.
+// __share_group_state are written by the real coordinators), and __transaction_state; a compacted topic of
+// transactions with an abort the cleaner removes the records of (keeping the marker), DeleteRecords inside a
+// batch (log-start-offset-checkpoint), and a deleted topic whose -delete directory waits to be removed.
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -50,6 +52,11 @@ public class Workload {
             topics.add(new NewTopic("tiered", 1, (short) 1).configs(Map.of(
                 "remote.storage.enable", "true", "internal.segment.bytes", "16384",
                 "local.retention.ms", "1000", "index.interval.bytes", "512")));
+            topics.add(new NewTopic("compacted-txn", 1, (short) 1).configs(Map.of(
+                "cleanup.policy", "compact", "internal.segment.bytes", "16384", "segment.ms", "100",
+                "min.cleanable.dirty.ratio", "0.01", "min.compaction.lag.ms", "0")));
+            topics.add(new NewTopic("trimmed", 1, (short) 1));
+            topics.add(new NewTopic("doomed", 1, (short) 1));
             admin.createTopics(topics).all().get();
         }
         for (String codec : List.of("none", "gzip", "snappy", "lz4", "zstd")) {
@@ -65,6 +72,16 @@ public class Workload {
         produce("tiered", "lz4", 2000, 50);
         compacted();
         transactions();
+        compactedTransactions();
+        produce("trimmed", "none", 100, 10);
+        produce("doomed", "none", 50, 10);
+        try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap))) {
+            // DeleteRecords inside the batch of offsets 20-29 of the only segment: records 0-24 stay in it.
+            admin.deleteRecords(Map.of(new org.apache.kafka.common.TopicPartition("trimmed", 0),
+                org.apache.kafka.clients.admin.RecordsToDelete.beforeOffset(25))).all().get();
+            // The broker renames doomed-0 to doomed-0.<id>-delete and removes it after log.segment.delete.delay.ms.
+            admin.deleteTopics(List.of("doomed")).all().get();
+        }
         consumerGroup("classic-group", "classic", "codec-gzip");
         consumerGroup("consumer-group", "consumer", "codec-zstd");
         shareGroup("share-group", "codec-lz4");
@@ -106,6 +123,30 @@ public class Workload {
                 }
                 producer.flush();
                 Thread.sleep(15);
+            }
+        }
+    }
+
+    /**
+     * Transactions on a compacted topic, a segment each (segment.ms): the eleventh is aborted, the twelfth rolls
+     * it out of the active segment, and the cleaner removes its records and keeps its ABORT marker (and, until a
+     * later pass sees none of its batches, its .txnindex entry: CleanedTransactionMetadata).
+     */
+    static void compactedTransactions() throws Exception {
+        Properties props = producerProperties("none");
+        props.put("transactional.id", "txn-compacted");
+        try (KafkaProducer<String, String> producer = new KafkaProducer<>(props)) {
+            producer.initTransactions();
+            for (int round = 0; round < 12; round++) {
+                boolean abort = round == 10;
+                producer.beginTransaction();
+                for (int key = 0; key < 20; key++) {
+                    String value = (abort ? "aborted " : "round ") + round + " ".repeat(60);
+                    producer.send(new ProducerRecord<>("compacted-txn", "key-" + key, value));
+                }
+                producer.flush();
+                if (abort) producer.abortTransaction(); else producer.commitTransaction();
+                Thread.sleep(150);   // past segment.ms: the next append rolls the segment
             }
         }
     }
