@@ -82,22 +82,16 @@ def real_kafka(request, tmp_path_factory):
     is ``stopped``; the broker object stays usable for Kafka's tools and to be started again. Without Java
     or Maven the tests are skipped, except in CI (CI=true), where that is a failure.
     """
-    import os
     import shutil
     import time
     from types import SimpleNamespace
 
     from .helpers import say
-    from .real_kafka import KAFKA_VERSION, Broker, Unavailable, kafka_jars
+    from .real_kafka import KAFKA_VERSION, POM, Broker
 
     say(request, f"starting a Kafka {KAFKA_VERSION} broker and its workload (the first run fetches its jars "
                  "with Maven, about a minute more)...")
-    try:
-        jars = kafka_jars()
-    except Unavailable as reason:
-        if os.environ.get("CI"):
-            pytest.fail(f"CI must run the real_kafka tests: {reason}")
-        pytest.skip(str(reason))
+    jars = _kafka_jars_or_skip(POM)
     home = tmp_path_factory.mktemp("kafka")
     broker = Broker(jars, home / "broker")
     broker.start()
@@ -155,6 +149,38 @@ def _checkpointed(path, topic: str) -> int:
     return int(found[1]) if found else -1
 
 
+@pytest.fixture(scope="session")
+def real_kafka_40(tmp_path_factory):
+    """A Kafka 4.0 broker (tests/kafka40/pom.xml), stopped cleanly after tests/kafka40/ShareWorkload.java ran
+    against it: its ``log_dir`` holds the share-group records 4.0 writes, and it runs its own release's tools."""
+    from .real_kafka import KAFKA_40_POM, Kafka40Broker
+
+    broker = Kafka40Broker(_kafka_jars_or_skip(KAFKA_40_POM), tmp_path_factory.mktemp("kafka40") / "broker")
+    broker.start()
+    try:
+        broker.run_workload()
+    except BaseException:
+        print(broker.log_tail())
+        raise
+    finally:
+        broker.stop()
+    return broker
+
+
+def _kafka_jars_or_skip(pom):
+    """The pom's jars; without Java or Maven a skip, except in CI (CI=true), where that is a failure."""
+    import os
+
+    from .real_kafka import Unavailable, kafka_jars
+
+    try:
+        return kafka_jars(pom)
+    except Unavailable as reason:
+        if os.environ.get("CI"):
+            pytest.fail(f"CI must run the real_kafka tests: {reason}")
+        pytest.skip(str(reason))
+
+
 def _produce_with_kafka_python(bootstrap: str) -> None:
     """A Python producer's batches as the broker stores them (topic "python", created on first use)."""
     from kafka import KafkaProducer
@@ -204,8 +230,8 @@ def spark(request, tmp_path_factory):
 # -- two workers (pytest-xdist, --dist loadgroup in pyproject.toml) ----------------------------------------
 # A test that starts a service of its own shares the worker of every other test of that service: one broker,
 # one Spark session, one browser install a run, as without workers.  The rest is spread by load.
-_SERVICE_GROUPS = {"real_kafka": "kafka", "spark": "spark", "remote": "spark", "cluster": "spark-cluster",
-                   "headless_browser": "browser"}
+_SERVICE_GROUPS = {"real_kafka": "kafka", "real_kafka_40": "kafka", "spark": "spark", "remote": "spark",
+                   "cluster": "spark-cluster", "headless_browser": "browser"}
 
 
 def pytest_itemcollected(item):

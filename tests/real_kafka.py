@@ -1,4 +1,5 @@
-"""A real Kafka for the tests: the jars of tests/kafka/pom.xml, a KRaft broker started on them, Kafka's tools.
+"""A real Kafka for the tests: the jars of tests/kafka/pom.xml, a KRaft broker started on them, Kafka's tools
+(and a Kafka 4.0 broker of tests/kafka40/pom.xml, for the share-group records 4.1 changed in place).
 
 Everything kbatch is otherwise tested on was written by a client library's builder or by code of ours that
 imitates the broker, which agrees with our reading of Kafka by construction. Here Apache Kafka itself, from
@@ -23,7 +24,12 @@ from pathlib import Path
 
 KAFKA_DIR = Path(__file__).resolve().parent / "kafka"
 POM = KAFKA_DIR / "pom.xml"
-KAFKA_VERSION = re.search(r"<kafka.version>([^<]+)</kafka.version>", POM.read_text()).group(1)
+KAFKA_40_DIR = KAFKA_DIR.with_name("kafka40")
+KAFKA_40_POM = KAFKA_40_DIR / "pom.xml"
+
+
+def kafka_version(pom: Path) -> str:
+    return re.search(r"<kafka.version>([^<]+)</kafka.version>", pom.read_text()).group(1)
 
 
 class Unavailable(Exception):
@@ -37,22 +43,23 @@ def missing_tools() -> str | None:
     return None
 
 
-def kafka_jars() -> Path:
-    """The folder of Kafka's jars, copied from Maven Central the first time."""
+def kafka_jars(pom: Path = POM) -> Path:
+    """The folder of the jars of the pom's Kafka, copied from Maven Central the first time."""
     reason = missing_tools()
     if reason:
         raise Unavailable(reason)
+    version = kafka_version(pom)
     cache = Path(os.environ.get("KBATCH_KAFKA_CACHE") or Path.home() / ".cache" / "kbatch")
-    folder = cache / f"kafka-{KAFKA_VERSION}-{hashlib.sha256(POM.read_bytes()).hexdigest()[:12]}"
+    folder = cache / f"kafka-{version}-{hashlib.sha256(pom.read_bytes()).hexdigest()[:12]}"
     if (folder / ".complete").exists():
         return folder
     partial = folder.with_name(folder.name + ".partial")
     shutil.rmtree(partial, ignore_errors=True)
-    result = subprocess.run(["mvn", "-q", "-B", "-f", str(POM), "dependency:copy-dependencies",
+    result = subprocess.run(["mvn", "-q", "-B", "-f", str(pom), "dependency:copy-dependencies",
                              f"-DoutputDirectory={partial}", "-DincludeScope=runtime"],
                             capture_output=True, text=True, timeout=900)
     if result.returncode != 0:
-        raise Unavailable(f"mvn could not copy Kafka {KAFKA_VERSION}'s jars: {result.stdout[-2000:]}{result.stderr[-2000:]}")
+        raise Unavailable(f"mvn could not copy Kafka {version}'s jars: {result.stdout[-2000:]}{result.stderr[-2000:]}")
     (partial / ".complete").touch()
     shutil.rmtree(folder, ignore_errors=True)
     partial.rename(folder)
@@ -74,7 +81,7 @@ def free_port() -> int:
 # enough to act within a test session; log-start-offset-checkpoint is written every half second (not every
 # minute), and a deleted topic's -delete directory (and each segment file the cleaner or retention replaced,
 # renamed *.deleted) stays an hour, past the session.
-SERVER_PROPERTIES = """\
+KRAFT_NODE = """\
 process.roles=broker,controller
 node.id=1
 controller.quorum.voters=1@127.0.0.1:{controller_port}
@@ -99,6 +106,12 @@ log.retention.check.interval.ms=500
 log.initial.task.delay.ms=100
 metadata.log.max.record.bytes.between.snapshots=2000
 metadata.log.max.snapshot.interval.ms=1000
+log.flush.start.offset.checkpoint.interval.ms=500
+log.segment.delete.delay.ms=3600000
+"""
+
+# Tiered storage, its remote store a folder (tests/kafka/FolderRemoteStorage.java).
+TIERED_STORAGE = """\
 remote.log.storage.system.enable=true
 remote.log.storage.manager.class.name=FolderRemoteStorage
 rsm.config.folder={remote_dir}
@@ -106,8 +119,15 @@ remote.log.metadata.manager.listener.name=PLAINTEXT
 rlmm.config.remote.log.metadata.topic.replication.factor=1
 rlmm.config.remote.log.metadata.topic.num.partitions=1
 remote.log.manager.task.interval.ms=300
-log.flush.start.offset.checkpoint.interval.ms=500
-log.segment.delete.delay.ms=3600000
+"""
+
+# Share groups in Kafka 4.0: early access, off unless the share protocol is listed (ShareGroupConfig), and
+# their requests are "latestVersionUnstable" (ShareGroupHeartbeatRequest.json, ...), so served only with
+# unstable API versions on. As the 4.0 branch's ShareConsumerTest sets them.
+SHARE_GROUPS_40 = """\
+group.coordinator.rebalance.protocols=classic,consumer,share
+group.share.enable=true
+unstable.api.versions.enable=true
 """
 
 LOG4J2 = """\
@@ -129,6 +149,11 @@ Configuration:
 class Broker:
     """A Kafka broker in a folder of its own: format, start, wait until it serves, stop cleanly."""
 
+    PROPERTIES = KRAFT_NODE + TIERED_STORAGE
+    PLUGINS = (KAFKA_DIR / "FolderRemoteStorage.java",)   # compiled against the broker's jars, on its class path
+    WORKLOAD = KAFKA_DIR / "Workload.java"
+    DUMP_LOG_SEGMENTS = "org.apache.kafka.tools.DumpLogSegments"
+
     def __init__(self, jars: Path, home: Path):
         self.jars = jars
         self.home = home
@@ -140,13 +165,12 @@ class Broker:
         self.process: subprocess.Popen | None = None
         home.mkdir(parents=True, exist_ok=True)
         self.config = home / "server.properties"
-        self.config.write_text(SERVER_PROPERTIES.format(port=self.port, controller_port=self.controller_port,
-                                                        log_dir=self.log_dir, remote_dir=home / "remote"))
-        # Tiered storage's remote store: a folder, through tests/kafka/FolderRemoteStorage.java.
+        self.config.write_text(self.PROPERTIES.format(port=self.port, controller_port=self.controller_port,
+                                                      log_dir=self.log_dir, remote_dir=home / "remote"))
         self.classes = home / "classes"
-        if not (self.classes / "FolderRemoteStorage.class").exists():
+        if self.PLUGINS and not self.classes.exists():
             subprocess.run(["javac", "-nowarn", "-cp", classpath(jars), "-d", str(self.classes),
-                            str(KAFKA_DIR / "FolderRemoteStorage.java")], check=True, capture_output=True, timeout=120)
+                            *map(str, self.PLUGINS)], check=True, capture_output=True, timeout=120)
         (home / "log4j2.yaml").write_text(LOG4J2.format(log_file=self.server_log))
 
     def java(self, main: str, *args: str, timeout: float = 120, check: bool = True) -> subprocess.CompletedProcess:
@@ -196,8 +220,8 @@ class Broker:
         return "\n".join(text.splitlines()[-lines:])
 
     def run_workload(self) -> str:
-        """tests/kafka/Workload.java against this broker (the Java clients of the same release)."""
-        result = subprocess.run(["java", "-Xmx512m", "-cp", classpath(self.jars), str(KAFKA_DIR / "Workload.java"),
+        """The broker's workload (tests/kafka/Workload.java) against it, with the Java clients of its release."""
+        result = subprocess.run(["java", "-Xmx512m", "-cp", classpath(self.jars), str(self.WORKLOAD),
                                  self.bootstrap], capture_output=True, text=True, timeout=300)
         if result.returncode != 0 or "workload done" not in result.stdout:
             raise RuntimeError(f"the workload failed ({result.returncode}):\n{result.stdout[-3000:]}\n"
@@ -206,4 +230,14 @@ class Broker:
 
     def dump_log_segments(self, *args: str) -> str:
         """Kafka's own kafka-dump-log.sh (DumpLogSegments) on files of this broker's log directory."""
-        return self.java("org.apache.kafka.tools.DumpLogSegments", *args, timeout=300).stdout
+        return self.java(self.DUMP_LOG_SEGMENTS, *args, timeout=300).stdout
+
+
+class Kafka40Broker(Broker):
+    """A Kafka 4.0 broker (tests/kafka40/pom.xml's jars) with share groups on, and no tiered storage: its
+    workload, tests/kafka40/ShareWorkload.java, has a share group consume and acknowledge a topic."""
+
+    PROPERTIES = KRAFT_NODE + SHARE_GROUPS_40
+    PLUGINS = ()
+    WORKLOAD = KAFKA_40_DIR / "ShareWorkload.java"
+    DUMP_LOG_SEGMENTS = "kafka.tools.DumpLogSegments"   # in Scala, in core, until 4.3 moved it to tools
