@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from kbatch.cli.options import decompressed_limit_option, expand_inputs
+from kbatch.cli.options import decompressed_limit_option, expand_inputs, output_name, refuse_writing_an_input
 from kbatch.cli.status import ExitStatus
 from kbatch.map.gather import COLOR_CHOICES, gather
 
@@ -72,6 +72,7 @@ def map(paths, output, output_format, color_by, decompressed_limit):   # noqa: A
                        "--format json writes the model without it", err=True)
             return ExitStatus.TROUBLE
     files, status = expand_inputs(paths)
+    refuse_writing_an_input(output, files)
     gathered = gather(files, decompressed_limit)
     for path, reason in gathered.unreadable:
         click.echo(f"kbatch: cannot read {path}: {reason}", err=True)
@@ -92,12 +93,13 @@ def map(paths, output, output_format, color_by, decompressed_limit):   # noqa: A
     except BrokenPipeError:
         raise   # the reader of stdout went away: status 141, as for every command
     except OSError as error:
-        click.echo(f"kbatch map: cannot write {output}: {error.strerror or error}", err=True)
+        click.echo(f"kbatch map: cannot write {output_name(output)}: {error.strerror or error}", err=True)
         return ExitStatus.TROUBLE
     partitions = model["partitions"]
-    click.echo(f"kbatch map: wrote {'stdout' if output == '-' else output} ({written} bytes): "
+    to_stdout = output_name(output) == "stdout"
+    click.echo(f"kbatch map: wrote {output_name(output)} ({written} bytes): "
                f"{len(partitions)} partition(s), {sum(p['segment_count'] for p in partitions)} segment(s), "
-               f"{model['errors']} damage finding(s)", err=output == "-")
+               f"{model['errors']} damage finding(s)", err=to_stdout)
     if model["errors"] and status is ExitStatus.OK:
         status = ExitStatus.FOUND
     return status

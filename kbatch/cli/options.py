@@ -151,12 +151,35 @@ def for_each_input(paths, hex_input: bool, handle, status: ExitStatus = ExitStat
 
 
 def segment_output(output: str | None) -> None:
-    """``-o -`` writes the segment to stdout (the report then goes to stderr); refused on a terminal, where
-    binary bytes serve nobody."""
-    if output == "-" and sys.stdout.isatty():
+    """``-o -`` (or ``-o /dev/stdout``) writes the segment to stdout (the report then goes to stderr);
+    refused on a terminal, where binary bytes serve nobody."""
+    from kbatch.files.outputs import is_stdout
+
+    if is_stdout(output) and sys.stdout.isatty():
         raise click.UsageError("-o - writes the segment's bytes to stdout: redirect it to a file or a pipe")
 
 
 def report_stream(output: str | None):
     """Where a command that writes a segment prints its report: stderr when the segment goes to stdout."""
-    return sys.stderr if output == "-" else sys.stdout
+    from kbatch.files.outputs import is_stdout
+
+    return sys.stderr if is_stdout(output) else sys.stdout
+
+
+def output_name(output: str) -> str:
+    """How a report names where the output went."""
+    from kbatch.files.outputs import is_stdout
+
+    return "stdout" if is_stdout(output) else output
+
+
+def refuse_writing_an_input(output: str | None, inputs, hint: str = "") -> None:
+    """Every writer's first check: ``output`` is none of ``inputs`` (through links too), or the run is
+    refused before anything is read (kbatch never modifies an input: :func:`kbatch.files.outputs.input_written`)."""
+    from kbatch.files.outputs import input_written
+
+    source = input_written(output, inputs)
+    if source is not None:
+        where = "stdout" if output == "-" else output
+        same = "an input" if where == source else f"the input {source} (the same file)"
+        raise click.UsageError(f"{where} is {same}: kbatch never writes over its input" + hint)
