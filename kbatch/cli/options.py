@@ -109,15 +109,22 @@ def report_unreadable(path: str, error: Exception) -> None:
     click.echo(f"kbatch: cannot read {path}: {unreadable_reason(error)}", err=True)
 
 
-def expand_inputs(paths, pattern="*.log") -> tuple[list[str], ExitStatus]:
+def expand_inputs(paths, pattern="*.log", sink=None) -> tuple[list[str], ExitStatus]:
     """The files the command-line paths name (kbatch.files.inputs.expand_paths: the same rules for every
-    command); a path that names none is reported and makes the status TROUBLE."""
+    command); a path that names none, and a file found that is not a regular one (a FIFO, a device, a
+    socket, a broken link: passed over unopened), are reported (the latter to ``sink.unreadable`` too) and
+    make the status TROUBLE: the run did not read everything it was pointed at."""
     from kbatch.files.inputs import expand_paths
 
-    files, missing = expand_paths(paths, pattern)
+    files, missing, passed = expand_paths(paths, pattern)
     for pattern in missing:
         click.echo(f"kbatch: no file matches {pattern}", err=True)
-    return files, ExitStatus.TROUBLE if missing else ExitStatus.OK
+    for path, why in passed:
+        reason = f"{why}: passed over unopened"
+        click.echo(f"kbatch: cannot read {path}: {reason}", err=True)
+        if sink is not None:
+            sink.unreadable(path, reason)
+    return files, ExitStatus.TROUBLE if missing or passed else ExitStatus.OK
 
 
 def for_each_input(paths, hex_input: bool, handle, status: ExitStatus = ExitStatus.OK,
@@ -130,7 +137,7 @@ def for_each_input(paths, hex_input: bool, handle, status: ExitStatus = ExitStat
     """
     from kbatch.reading.reader import open_input
 
-    files, expanded = expand_inputs(paths, pattern)
+    files, expanded = expand_inputs(paths, pattern, sink)
     status = max(status, expanded)   # TROUBLE outranks FOUND outranks OK
     for path in files:
         try:
