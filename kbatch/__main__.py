@@ -42,8 +42,14 @@ class _WholeWrites(io.FileIO):
     def write(self, data) -> int:
         view = memoryview(data).cast("B")
         done = 0
-        while done < len(view):
-            done += super().write(view[done:])
+        try:
+            while done < len(view):
+                done += super().write(view[done:])
+        except OSError as error:   # a full disk (ENOSPC), a file too large (EFBIG): the error line names stdout
+            from kbatch.files.outputs import STDOUT
+
+            error.filename = error.filename or STDOUT
+            raise
         return done
 
 
