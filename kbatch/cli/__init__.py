@@ -1,7 +1,7 @@
 """The ``kbatch`` command line: a Click group, one module per subcommand.
 
 Exit status, like diff(1): 0 clean, 1 damage found, 2 usage or I/O trouble; 141 (128 + SIGPIPE, like any
-Unix filter) when the reader of the output went away before the end.
+Unix filter) when the reader of the output went away before the end; 130 (128 + SIGINT) on Ctrl-C.
 No traceback reaches a user: an unexpected error is reported in one line
 (``KBATCH_DEBUG=1`` shows the traceback).
 """
