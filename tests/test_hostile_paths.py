@@ -276,6 +276,15 @@ def test_a_glob_passes_over_the_same(kbatch, hostile_partition):
     assert dict((os.path.basename(path), why) for path, why in over) == passed
 
 
+def test_a_snapshot_that_is_a_fifo_is_not_opened(tmp_path):
+    segment = _copy(FIXTURES / "mixed-v0-v1-v2.log", tmp_path / "segment.log")
+    os.mkfifo(tmp_path / "segment.log.kbatch-snapshot")
+    result = _run("snapshot", "check", str(segment), timeout=60)   # opened, it would wait for a writer
+    assert result.returncode == 2
+    assert result.stderr.decode().splitlines() == [
+        f"kbatch: cannot read {segment}.kbatch-snapshot: a FIFO, not a regular file: passed over unopened"]
+
+
 def test_a_fifo_named_alone_is_read_as_a_stream(tmp_path):
     fifo = tmp_path / "segment.fifo"
     os.mkfifo(fifo)

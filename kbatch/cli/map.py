@@ -7,7 +7,8 @@ import sys
 
 import click
 
-from kbatch.cli.options import decompressed_limit_option, expand_inputs, output_name, refuse_writing_an_input
+from kbatch.cli.options import (decompressed_limit_option, expand_inputs, output_name, refuse_writing_an_input,
+                                report_unreadable)
 from kbatch.cli.status import ExitStatus
 from kbatch.map.gather import COLOR_CHOICES, gather
 
@@ -75,7 +76,7 @@ def map(paths, output, output_format, color_by, decompressed_limit):   # noqa: A
     refuse_writing_an_input(output, files)
     gathered = gather(files, decompressed_limit)
     for path, reason in gathered.unreadable:
-        click.echo(f"kbatch: cannot read {path}: {reason}", err=True)
+        report_unreadable(path, reason)
         status = ExitStatus.TROUBLE
     model = gathered.model()
     if not model["partitions"]:
@@ -86,7 +87,7 @@ def map(paths, output, output_format, color_by, decompressed_limit):   # noqa: A
         from kbatch.map.draw import html_page, svg
 
         text = html_page(model, color_by) if output_format == "html" else svg(model, color_by)
-    from kbatch.files.outputs import write_output
+    from kbatch.files.outputs import is_stdout, write_output
 
     try:
         written = write_output(output, [text.encode("utf-8")], like=files[0])
@@ -96,7 +97,7 @@ def map(paths, output, output_format, color_by, decompressed_limit):   # noqa: A
         click.echo(f"kbatch map: cannot write {output_name(output)}: {error.strerror or error}", err=True)
         return ExitStatus.TROUBLE
     partitions = model["partitions"]
-    to_stdout = output_name(output) == "stdout"
+    to_stdout = is_stdout(output)
     click.echo(f"kbatch map: wrote {output_name(output)} ({written} bytes): "
                f"{len(partitions)} partition(s), {sum(p['segment_count'] for p in partitions)} segment(s), "
                f"{model['errors']} damage finding(s)", err=to_stdout)

@@ -105,8 +105,10 @@ def unreadable_reason(error: Exception) -> str:
     return str(getattr(error, "strerror", None) or error)
 
 
-def report_unreadable(path: str, error: Exception) -> None:
-    click.echo(f"kbatch: cannot read {path}: {unreadable_reason(error)}", err=True)
+def report_unreadable(path: str, error: Exception | str) -> None:
+    """The line every command prints for an input it cannot read (``error``: what went wrong, or why)."""
+    reason = error if isinstance(error, str) else unreadable_reason(error)
+    click.echo(f"kbatch: cannot read {path}: {reason}", err=True)
 
 
 def expand_inputs(paths, pattern="*.log", sink=None) -> tuple[list[str], ExitStatus]:
@@ -121,7 +123,7 @@ def expand_inputs(paths, pattern="*.log", sink=None) -> tuple[list[str], ExitSta
         click.echo(f"kbatch: no file matches {pattern}", err=True)
     for path, why in passed:
         reason = f"{why}: passed over unopened"
-        click.echo(f"kbatch: cannot read {path}: {reason}", err=True)
+        report_unreadable(path, reason)
         if sink is not None:
             sink.unreadable(path, reason)
     return files, ExitStatus.TROUBLE if missing or passed else ExitStatus.OK

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import click
 
 from kbatch.cli.options import refuse_writing_an_input, report_unreadable
@@ -82,9 +84,13 @@ def _write(path: str, hex_input: bool, quiet: bool) -> ExitStatus:
 
 
 def _check(path: str, hex_input: bool, quiet: bool) -> ExitStatus:
+    from kbatch.files.inputs import passed_over
     from kbatch.render.snapshot import EXTENSION, describe, explain, snapshot_bytes
 
     golden = path + EXTENSION
+    if os.path.lexists(golden) and (why := passed_over(golden)) is not None:   # a FIFO there would never open
+        report_unreadable(golden, f"{why}: passed over unopened")
+        return ExitStatus.TROUBLE
     try:
         with open(golden, encoding="utf-8") as stream:
             text = stream.read()
