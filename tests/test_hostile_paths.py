@@ -346,6 +346,17 @@ def test_a_full_disk_under_stdout_is_one_line_and_status_2(command):
     assert result.stderr.decode().splitlines() == ["kbatch: cannot write stdout: No space left on device"]
 
 
+def test_a_file_too_large_under_stdout_is_one_line_and_status_2(tmp_path):
+    """EFBIG: stdout is a file past the process's file-size limit (Python ignores SIGXFSZ, so the write fails)."""
+    import resource
+
+    with open(tmp_path / "out.txt", "wb") as out:
+        result = _run("dump", "--records", str(FIXTURES / "mixed-v0-v1-v2.log"), stdout=out,
+                      preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (100, 100)))
+    assert result.returncode == 2
+    assert result.stderr.decode().splitlines() == ["kbatch: cannot write stdout: File too large"]
+
+
 def test_a_closed_pipe_stays_silent():
     child = subprocess.Popen([PYTHON, "-m", "kbatch", "dump", "--records", str(FIXTURES / "mixed-v0-v1-v2.log")],
                              cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)), stdout=subprocess.PIPE,
