@@ -189,6 +189,18 @@ def test_no_writer_writes_over_its_input(kbatch, tmp_path, command):
     assert os.path.islink(tmp_path / "sym.log") and os.path.islink(tmp_path / "spec-link.json")
 
 
+def test_map_never_writes_over_a_file_of_a_partition_it_reads(kbatch, tmp_path):
+    directory = tmp_path / "orders-0"
+    directory.mkdir()
+    _copy(FIXTURES / "mixed-v0-v1-v2.log", directory / "00000000000000000000.log")
+    index = directory / "00000000000000000000.index"
+    index.write_bytes(bytes(8))
+    result = kbatch("map", "--format", "json", str(directory), "-o", str(index))
+    assert result.code == 2
+    assert f"{index} is an input: kbatch never writes over its input" in result.err
+    assert index.read_bytes() == bytes(8)
+
+
 def test_stdout_appended_to_the_input_is_refused(tmp_path):
     source = _copy(DAMAGED, tmp_path / "in.log")
     with open(source, "ab") as out:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 import click
@@ -73,7 +74,7 @@ def map(paths, output, output_format, color_by, decompressed_limit):   # noqa: A
                        "--format json writes the model without it", err=True)
             return ExitStatus.TROUBLE
     files, status = expand_inputs(paths)
-    refuse_writing_an_input(output, files)
+    refuse_writing_an_input(output, files + _read_beside(files))
     gathered = gather(files, decompressed_limit)
     for path, reason in gathered.unreadable:
         report_unreadable(path, reason)
@@ -104,3 +105,18 @@ def map(paths, output, output_format, color_by, decompressed_limit):   # noqa: A
     if model["errors"] and status is ExitStatus.OK:
         status = ExitStatus.FOUND
     return status
+
+
+def _read_beside(files: list[str]) -> list[str]:
+    """The files a map reads besides the segments: every file of each partition directory (its indexes,
+    snapshots and checkpoints), none of which -o may name."""
+    from kbatch.files.inputs import topic_partition
+
+    directories = sorted({os.path.dirname(path) or "." for path in files if topic_partition(path)[0] is not None})
+    beside = []
+    for directory in directories:
+        try:
+            beside += [os.path.join(directory, name) for name in os.listdir(directory)]
+        except OSError:
+            continue   # the segments' own errors say why
+    return beside
