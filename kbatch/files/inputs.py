@@ -114,13 +114,17 @@ def passed_over(path: str) -> str | None:
         if os.path.islink(path):
             return f"a symbolic link to nothing ({os.readlink(path)})"
         return error.strerror or str(error)
-    if stat.S_ISREG(mode):
-        return None
+    return None if stat.S_ISREG(mode) else f"{what_it_is(mode)}, not a regular file"
+
+
+def what_it_is(mode: int) -> str:
+    """What a file that is not a regular one is, in words (from its st_mode)."""
     for test, words in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
-                        (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")):
+                        (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"),
+                        (stat.S_ISDIR, "a directory"), (stat.S_ISLNK, "a symbolic link")):
         if test(mode):
-            return f"{words}, not a regular file"
-    return "not a regular file"
+            return words
+    return "a special file"
 
 
 def _search(directory: str, pattern: str | tuple[str, ...], passed: list[tuple[str, str]]) -> list[str]:

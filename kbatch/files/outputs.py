@@ -20,6 +20,8 @@ import sys
 import tempfile
 from typing import Iterable
 
+from kbatch.files.inputs import what_it_is
+
 # The name a failed write to standard output carries as its OSError's filename (kbatch.__main__), so that the
 # error line says where the write failed.
 STDOUT = "stdout"
@@ -53,13 +55,9 @@ def write_atomically(path: str, chunks: Iterable[bytes], *, like: str | None = N
     """
     directory = os.path.dirname(os.path.abspath(path))
     handle, temporary = _temporary_file(directory)
-    written = 0
     try:
         with os.fdopen(handle, "wb") as out:
-            for chunk in chunks:
-                out.write(chunk)
-                written += len(chunk)
-            out.flush()
+            written = _write_all(out, chunks)
             _take_mode(out.fileno(), path, like)
             os.fsync(out.fileno())
             if temporary is None:   # the unnamed file gets a name beside its place, then the place
@@ -157,7 +155,7 @@ def write_output(path: str, chunks: Iterable[bytes], *, like: str | None = None)
         # What cp, tee and sort -o do: a reader waits on the FIFO, /dev/null discards, and the name stays
         # what it is (renaming over it would leave a regular file where a device was, with its mode).
         return _write_through(path, chunks)
-    raise RefusedOutput(f"{_kind(mode)}, not a file kbatch writes "
+    raise RefusedOutput(f"{what_it_is(mode)}, not a file kbatch writes "
                         + ("(a segment never belongs on a disk device: write a file, then dd it there)"
                            if stat.S_ISBLK(mode) else "(name a regular file, a FIFO or -)"))
 
@@ -207,19 +205,22 @@ def _identity_of(path: str, dash) -> tuple[int, int] | None:
     return _identity(status)
 
 
-def _write_stdout(chunks: Iterable[bytes]) -> int:
-    out = sys.stdout.buffer
+def _write_all(out, chunks: Iterable[bytes]) -> int:
     written = 0
+    for chunk in chunks:
+        out.write(chunk)
+        written += len(chunk)
+    out.flush()
+    return written
+
+
+def _write_stdout(chunks: Iterable[bytes]) -> int:
     try:
-        for chunk in chunks:
-            out.write(chunk)
-            written += len(chunk)
-        out.flush()
+        return _write_all(sys.stdout.buffer, chunks)
     except OSError as error:
         discard_stdout()   # what is still buffered must not fail again at exit
         error.filename = error.filename or STDOUT
         raise
-    return written
 
 
 def discard_stdout() -> None:
@@ -238,12 +239,8 @@ def _write_through(path: str, chunks: Iterable[bytes]) -> int:
     """Open ``path`` (a FIFO or character device) and write to it: no temporary file, no rename, no chmod.
     O_NOCTTY: a terminal named as the output never becomes kbatch's controlling terminal."""
     handle = os.open(path, os.O_WRONLY | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0))
-    written = 0
     with os.fdopen(handle, "wb") as out:
-        for chunk in chunks:
-            out.write(chunk)
-            written += len(chunk)
-    return written
+        return _write_all(out, chunks)
 
 
 def _refuse_non_regular(path: str) -> None:
@@ -252,17 +249,7 @@ def _refuse_non_regular(path: str) -> None:
     except FileNotFoundError:
         return
     if not stat.S_ISREG(mode):
-        raise RefusedOutput(f"{_kind(mode)}, not a regular file: not replaced")
-
-
-def _kind(mode: int) -> str:
-    """What a file that is not a regular one is, in words."""
-    for test, words in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
-                        (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"),
-                        (stat.S_ISDIR, "a directory"), (stat.S_ISLNK, "a symbolic link")):
-        if test(mode):
-            return words
-    return "not a regular file"
+        raise RefusedOutput(f"{what_it_is(mode)}, not a regular file: not replaced")
 
 
 def _take_mode(handle: int, path: str, like: str | None = None) -> None:
