@@ -369,6 +369,12 @@ def test_a_file_too_large_under_stdout_is_one_line_and_status_2(tmp_path):
     assert result.stderr.decode().splitlines() == ["kbatch: cannot write stdout: File too large"]
 
 
+def test_a_closed_stdout_is_one_line_and_status_2():
+    result = _run("dump", str(FIXTURES / "mixed-v0-v1-v2.log"), stdout=None, preexec_fn=lambda: os.close(1))
+    assert result.returncode == 2
+    assert result.stderr.decode().splitlines() == ["kbatch: cannot write stdout: Bad file descriptor"]
+
+
 def test_a_closed_pipe_stays_silent():
     child = subprocess.Popen([PYTHON, "-m", "kbatch", "dump", "--records", str(FIXTURES / "mixed-v0-v1-v2.log")],
                              cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)), stdout=subprocess.PIPE,
