@@ -391,8 +391,7 @@ def test_write_layouts_where_nothing_can_be_written_is_one_line_and_status_2(kba
     layouts = blocked / "layouts"   # under a regular file: no directory can be made there, even by root
     result = kbatch("stats", "--what-if", "--write-layouts", str(layouts), str(DAMAGED))
     assert result.code == 2
-    assert f"kbatch: cannot write {layouts}/damaged-garbage-between.v0.log: Not a directory" in result.err
-    assert "internal error" not in result.err
+    assert result.err.splitlines() == [f"kbatch: cannot write {layouts}/damaged-garbage-between.v0.log: Not a directory"]
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root writes into a read-only directory")

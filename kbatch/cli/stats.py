@@ -135,6 +135,8 @@ class _LayoutFiles:
             if kind is None:
                 for layout, spool in self.spools.items():
                     self._write(self.paths[layout], spool, write_output)
+                    if self.failed:
+                        break   # the next would fail the same way: one line says it
         finally:
             for spool in self.spools.values():
                 spool.close()
