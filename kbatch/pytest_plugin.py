@@ -25,9 +25,11 @@ def kafka_snapshot(request):
     except pytest.FixtureLookupError:
         pytest.fail("kafka_snapshot keeps its snapshots with syrupy, which is not installed (pip install syrupy)",
                     pytrace=False)
-    from kbatch.testing.extension import KafkaSnapshotExtension
+    from kbatch.testing.extension import KafkaSnapshotAssertion, KafkaSnapshotExtension
 
-    return snapshot.use_extension(KafkaSnapshotExtension)
+    assertion = snapshot.use_extension(KafkaSnapshotExtension)
+    assertion.__class__ = KafkaSnapshotAssertion   # (its repr: a summary, not the whole hex dump)
+    return assertion
 
 
 def pytest_assertrepr_compare(config, op, left, right):

@@ -43,13 +43,14 @@ of any Unix filter killed by SIGPIPE (128 + 13); the run vouches for nothing.
 GREP_EXIT_STATUS = """.SH EXIT STATUS
 .TP
 .B 0
-A record was selected.
+A record was selected (with \\fB-L\\fR: a file was named).
 .TP
 .B 1
-No record was selected.
+No record was selected (with \\fB-L\\fR: no file was named).
 .TP
 .B 2
-Usage error, unreadable input, or an internal error (with \\fB--strict\\fR, damage found too).
+Usage error, unreadable input, or an internal error (with \\fB--strict\\fR, damage found too); with
+\\fB-q\\fR as well: a match in one file vouches for nothing about another that cannot be read.
 .TP
 .B 141
 The reader of the output went away before the end (\\fB| head\\fR).

@@ -62,9 +62,10 @@ class Browser:
                    *extra, page.resolve().as_uri() + (f"#{fragment}" if fragment else "")]
         return subprocess.run(command, capture_output=True, text=True, timeout=180)
 
-    def dom(self, page: Path, fragment: str = "") -> tuple[str, list[str]]:
-        """The page's DOM after its scripts ran (at ``page#fragment``), and every console message it logged."""
-        result = self._run(page, "--dump-dom", fragment=fragment)
+    def dom(self, page: Path, fragment: str = "", size=(1280, 1000)) -> tuple[str, list[str]]:
+        """The page's DOM after its scripts ran (at ``page#fragment``, in a window of ``size`` pixels), and every
+        console message it logged."""
+        result = self._run(page, "--dump-dom", f"--window-size={size[0]},{size[1]}", fragment=fragment)
         return result.stdout, console_messages(result.stderr)
 
     def screenshot(self, page: Path, out: Path, size=(1280, 1000)) -> list[str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 import sys
 
@@ -12,7 +13,9 @@ from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 from kbatch.kernels._load import pure_python_wanted
 
 # What the tests pin is written to a pipe, at a pipe's width: a COLUMNS or LINES from the shell that runs
-# them (or the 80x24 that pytest-xdist's workers are given) would wrap it.  Tests of a width set their own.
+# them (or the 80x24 that pytest-xdist's workers are given) would wrap it, and so would the terminal a pipe
+# takes its width from (kbatch.render.plain.pipe_width: pytest's capture stands in for stderr and stdin).
+# Tests of a width set their own.
 for _name in ("COLUMNS", "LINES"):
     os.environ.pop(_name, None)
 
@@ -59,6 +62,8 @@ def kbatch(capsys, monkeypatch):
 
     monkeypatch.chdir(ROOT)
     monkeypatch.delenv("COLUMNS", raising=False)
+    if sys.stdin is not None and sys.stdin.isatty():   # pytest -s: a pipe would take the terminal's width
+        monkeypatch.setattr(sys, "stdin", io.StringIO())
     monkeypatch.delenv("KBATCH_DEBUG", raising=False)
 
     def run(*args: str, stdin: bytes | None = None):
@@ -70,7 +75,7 @@ def kbatch(capsys, monkeypatch):
 # -- a real Kafka broker (tests/real_kafka.py), for the tests marked real_kafka ----------------------------
 
 @pytest.fixture(scope="session")
-def real_kafka(tmp_path_factory):
+def real_kafka(request, tmp_path_factory):
     """A KRaft broker of tests/kafka/pom.xml's Kafka, after tests/kafka/Workload.java has run against it.
 
     Its log directory is copied while it runs (``live``), then it is stopped cleanly and its log directory
@@ -82,8 +87,11 @@ def real_kafka(tmp_path_factory):
     import time
     from types import SimpleNamespace
 
-    from .real_kafka import Broker, Unavailable, kafka_jars
+    from .helpers import say
+    from .real_kafka import KAFKA_VERSION, Broker, Unavailable, kafka_jars
 
+    say(request, f"starting a Kafka {KAFKA_VERSION} broker and its workload (the first run fetches its jars "
+                 "with Maven, about a minute more)...")
     try:
         jars = kafka_jars()
     except Unavailable as reason:
@@ -120,6 +128,7 @@ def real_kafka(tmp_path_factory):
         print(broker.log_tail())
         raise
     broker.stop()
+    say(request, f"the Kafka {KAFKA_VERSION} broker's log directory is ready")
     yield SimpleNamespace(broker=broker, live=live, stopped=broker.log_dir, transactions=transactions,
                           hanging=hanging)
     broker.stop()
@@ -158,10 +167,13 @@ def headless_browser():
 
 
 @pytest.fixture(scope="session")
-def spark(tmp_path_factory):
+def spark(request, tmp_path_factory):
     """One local Spark session for every test that reads through the kbatch data source."""
     from kbatch.spark.session import spark_session
 
+    from .helpers import say
+
+    say(request, "starting a local Spark session (its JVM takes 10-30 s)...")
     log = tmp_path_factory.mktemp("spark") / "spark.log"
     session = spark_session("local[2]", log_path=str(log))
     yield session

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import io
 import json
@@ -144,3 +145,17 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+def say(request, text: str) -> None:
+    """A line on the terminal as a slow service starts, so that a quiet minute is not taken for a hang: through
+    pytest's terminal reporter, or from a pytest-xdist worker (which has none) on its standard error, which
+    is the terminal's; past the output capture either way."""
+    capture = request.config.pluginmanager.get_plugin("capturemanager")
+    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
+    with capture.global_and_fixture_disabled() if capture is not None else contextlib.nullcontext():
+        if reporter is not None and not hasattr(request.config, "workerinput"):
+            reporter.write_line(text)
+        else:
+            sys.stderr.write(f"\n{text}\n")
+            sys.stderr.flush()

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from .helpers import ROOT, free_port
+from .helpers import ROOT, free_port, say
 
 pyspark = pytest.importorskip("pyspark")
 pq = pytest.importorskip("pyarrow.parquet")
@@ -35,7 +35,8 @@ def _alive_workers(ui_port: int) -> int:
 
 
 @pytest.fixture(scope="module")
-def cluster(tmp_path_factory):
+def cluster(request, tmp_path_factory):
+    say(request, "starting a Spark standalone cluster (a master and two workers, up to a minute)...")
     work = tmp_path_factory.mktemp("cluster")
     env = {**os.environ, "SPARK_HOME": str(SPARK_HOME), "SPARK_LOCAL_IP": "127.0.0.1",
            "PYSPARK_PYTHON": sys.executable, "SPARK_NO_DAEMONIZE": "1"}

@@ -41,6 +41,17 @@ def _where(record: dict) -> tuple:
     return record["offset"], record["pos"], record["inner_pos"]
 
 
+def _consumer_refuses(batch: dict, record: dict) -> bool:
+    """Kafka's consumer (check.crcs) on dump's JSON: a v2 batch whose CRC fails, a v0/v1 message whose own does, an
+    entry whose length field dump found wrong, the last record a v2 batch counts when bytes follow it."""
+    end = (record["inner_pos"] if record["pos"] is None else record["pos"]) + record["size"]
+    return (batch["magic"] >= 2 and not batch["crc_valid"]) or record["crc_valid"] is False or any(
+        (finding["code"] == "bad-length" and finding["pos"] == batch["pos"] + 8) or
+        (finding["code"] == "trailing-bytes" and batch["magic"] >= 2 and
+         end == (finding["inner_pos"] if record["pos"] is None else finding["pos"]))
+        for finding in batch["findings"])
+
+
 # (grep's arguments, the same selection written plainly on dump's bytes)
 def _search(pattern: bytes, flags=0, key=True, value=True):
     regex = re.compile(pattern, flags)
@@ -68,6 +79,9 @@ QUERIES = {
     "fixed": (["-F", "a.b"], _search(re.escape(b"a.b"))),
     "bytes": (["--bytes", "00"], _search(b"\x00")),
     "regex-with-literals": (["[0-9]+ kafka"], _search(rb"[0-9]+ kafka")),
+    "word": (["-w", "kafka|record"], _search(rb"(?<![A-Za-z0-9_])(kafka|record)(?![A-Za-z0-9_])")),
+    "word-fixed-ignore-case": (["-w", "-F", "-i", "KEY-1"], _search(rb"(?<![A-Za-z0-9_])key-1(?![A-Za-z0-9_])",
+                                                                    re.IGNORECASE)),
     "header": (["--header", "trace"], _header(b"trace")),
     "header-value": (["--header", "x=^1$"], _header(b"x", rb"^1$")),
     "producer": (["--producer-id", "4010", ""], lambda batch, record: batch["producer_id"] == 4010 and (
@@ -163,24 +177,26 @@ def test_a_key_is_searched_up_to_its_end_not_into_the_bytes_after_it(tmp_path):
     assert (found, search.walked) == ([], 1)
 
 
-@pytest.mark.parametrize("query", ["order", "^order-[0-9]$", "e", "kafka"])
+@pytest.mark.parametrize("query", ["order", "^order-[0-9]$", "e", "kafka", "-w kafka", "-w key-1"])
 @pytest.mark.parametrize("path", SEGMENTS, ids=fixture_id)
 def test_the_walk_and_the_full_reader_select_alike(path, query):
     """Every record asked by the full reader (every_record) gives what the compiled walk lets through."""
+    word = query.startswith("-w ")
+    pattern = query.removeprefix("-w ")
     for invert in (False, True):
-        fast = _search_file(path, Query(pattern=query, invert=invert))[1]
-        full = [item for item in _search_file(path, Query(pattern=query, invert=invert), every_record=True)[1]
-                if item.selected]
+        fast = _search_file(path, Query(pattern=pattern, invert=invert, word=word))[1]
+        full = [item for item in _search_file(path, Query(pattern=pattern, invert=invert, word=word),
+                                              every_record=True)[1] if item.selected]
         assert [(item.batch.pos, item.record.offset) for item in fast] == \
             [(item.batch.pos, item.record.offset) for item in full]
 
 
-@pytest.mark.parametrize("query", ["order", "^order-[0-9]$", "e"])
+@pytest.mark.parametrize("query", [["order"], ["^order-[0-9]$"], ["e"], ["-w", "kafka"], ["-w", "-F", "-i", "KEY-1"]])
 def test_the_pure_build_selects_as_the_compiled(query, kbatch):
     """The same search with every kernel as plain Python (KBATCH_PURE_PYTHON, in a process of its own)."""
     from .helpers import run_kbatch_pure
 
-    args = ["grep", "--format", "jsonl", query, *map(str, SEGMENTS)]
+    args = ["grep", "--format", "jsonl", *query, *map(str, SEGMENTS)]
     compiled = kbatch(*args)
     pure = run_kbatch_pure(args)
     assert compiled.out and (pure.code, pure.out) == (compiled.code, compiled.out)
@@ -331,7 +347,9 @@ def test_dump_read_committed_lists_what_grep_finds(kbatch, tmp_path):
 
 @pytest.mark.parametrize("path", sorted(FIXTURES.glob("*/**/*.log")), ids=fixture_id)
 def test_read_committed_grep_is_read_committed_dump_filtered(path, kbatch):
-    dumped = _dumped(kbatch, _rel(path), ["--isolation", "read_committed", "--decoder", "none"])
+    dumped = [(batch, record) for batch, record in
+              _dumped(kbatch, _rel(path), ["--isolation", "read_committed", "--decoder", "none"])
+              if not _consumer_refuses(batch, record)]
     for query in ("anything", "order", "inverted"):
         args, selects = QUERIES[query]
         expected = [_where(record) for batch, record in dumped if selects(batch, record)]
@@ -366,3 +384,229 @@ def test_a_file_searched_in_parts_prints_what_one_walk_prints(path, kbatch, monk
         cut = kbatch("grep", "-j", "3", *args, _rel(path))
         assert (cut.out, cut.code) == (whole.out, whole.code)
     assert forks or path.stat().st_size < 2 * 64
+
+
+# -- what a consumer refuses as corrupt: marked untrusted, and never in what a consumer is given -------------------
+
+def _v2(base_offset: int, keys, codec: int = 0) -> bytes:
+    """A v2 batch of kafka-python's builder (not kbatch's encoder) at ``base_offset``, each value "v-" + key."""
+    from kafka.record.default_records import DefaultRecordBatchBuilder
+
+    builder = DefaultRecordBatchBuilder(magic=2, compression_type=codec, is_transactional=False, producer_id=-1,
+                                        producer_epoch=-1, base_sequence=-1, batch_size=1 << 20)
+    for delta, key in enumerate(keys):
+        builder.append(delta, timestamp=1_700_000_000_000 + delta, key=key, value=b"v-" + key, headers=[])
+    return base_offset.to_bytes(8, "big") + bytes(builder.build())[8:]   # (baseOffset: outside the CRC)
+
+
+def _flipped(entry: bytes, needle: bytes) -> bytes:
+    """``entry`` with a bit of the last byte of ``needle`` (in it once, under the CRC) flipped."""
+    at = entry.index(needle) + len(needle) - 1
+    return entry[:at] + bytes([entry[at] ^ 0x01]) + entry[at + 1:]
+
+
+def _crc_flipped_segment(directory) -> str:
+    """Three batches; the middle one's CRC fails: the value of order-3 reads v-order-2 (a bit of its last byte)."""
+    middle = _v2(2, [b"order-2", b"order-3"])
+    assert _flipped(middle, b"v-order-3") != middle
+    path = directory / "00000000000000000000.log"
+    path.write_bytes(_v2(0, [b"order-0", b"order-1"]) + _flipped(middle, b"v-order-3") + _v2(4, [b"order-4"]))
+    return str(path)
+
+
+def _lines(result) -> list[dict]:
+    return [json.loads(line) for line in result.out.splitlines()]
+
+
+def test_records_of_a_batch_whose_crc_fails_are_marked_and_never_in_a_consumers_view(kbatch, tmp_path):
+    path = _crc_flipped_segment(tmp_path)
+    every = kbatch("grep", "--format", "jsonl", "order", path)
+    assert every.code == 0
+    assert [(match["offset"], match["value"], match.get("untrusted")) for match in _lines(every)] == [
+        (0, {"utf8": "v-order-0"}, None), (1, {"utf8": "v-order-1"}, None),
+        (2, {"utf8": "v-order-2"}, "batch CRC fails"), (3, {"utf8": "v-order-2"}, "batch CRC fails"),
+        (4, {"utf8": "v-order-4"}, None)]
+    assert every.err.splitlines()[-1] == (
+        f"kbatch: {path}: matching records a consumer refuses as corrupt (their batch or message fails its check): "
+        "2, marked untrusted (--isolation leaves them out)")
+    for isolation in ("read_uncommitted", "read_committed"):
+        view = kbatch("grep", "--format", "jsonl", "--isolation", isolation, "order", path)
+        assert view.code == 0
+        assert [(match["offset"], "untrusted" in match) for match in _lines(view)] == [(0, False), (1, False),
+                                                                                      (4, False)]
+        assert view.err.splitlines()[-1] == (
+            f"kbatch: {path}: matching records a consumer refuses as corrupt (their batch or message fails its "
+            "check): 2, left out (without --isolation they are shown, marked untrusted)")
+    only = kbatch("grep", "--isolation", "read_uncommitted", "order-3", path)   # the one match a consumer refuses
+    assert (only.code, only.out) == (1, "") and only.err.endswith(": 1, left out (without --isolation they are "
+                                                                  "shown, marked untrusted)\n")
+
+
+def test_untrusted_records_as_text(kbatch, tmp_path, text_snapshot):
+    path = _crc_flipped_segment(tmp_path)
+    shown = []
+    for args in (["order"], ["-c", "order"], ["-C", "1", "order-4"], ["-o", "v-order-[0-9]"],
+                 ["--isolation", "read_committed", "order"]):
+        result = kbatch("grep", *args, path)
+        shown.append(f"$ kbatch grep {' '.join(args)} SEGMENT\n{result.out}[stderr]\n{result.err}(exit {result.code})\n")
+    assert "\n".join(shown).replace(path, "SEGMENT") == text_snapshot
+
+
+def test_the_compiled_walk_never_takes_a_batch_whose_crc_fails(tmp_path):
+    """The compiled walk takes only batches with nothing to report: a search that selects nothing still reads the
+    damaged batch with the full reader, which marks (or, in a consumer's view, leaves out) its records."""
+    path = _crc_flipped_segment(tmp_path)
+    search, found = _search_file(path, Query(pattern="no such key"))
+    assert (found, search.walked) == ([], 2)
+    search, found = _search_file(path, Query(pattern="order-[34]"))
+    assert [(item.record.offset, item.refused) for item in found] == [(3, "batch CRC fails"), (4, None)]
+    with open(path, "rb") as stream:
+        consumer = Search(Query(pattern="order-[234]"), consumer_view=True)
+        assert [item.record.offset for item in consumer.run(path, stream) if hasattr(item, "selected")] == [4]
+    assert consumer.left_out == 2
+
+
+def test_the_pure_build_and_the_parts_mark_alike(kbatch, tmp_path, monkeypatch):
+    from kbatch.walk import parts
+
+    from .helpers import run_kbatch_pure
+
+    path = _crc_flipped_segment(tmp_path)
+    for args in (["--format", "jsonl", "order"], ["order"], ["--isolation", "read_uncommitted", "order"]):
+        compiled = kbatch("grep", "-j", "1", *args, path)
+        pure = run_kbatch_pure(["grep", "-j", "1", *args, path])
+        assert (pure.code, pure.out, pure.err) == (compiled.code, compiled.out, compiled.err)
+        monkeypatch.setattr(parts, "PART_MIN_SIZE", 64)
+        cut = kbatch("grep", "-j", "3", *args, path)
+        monkeypatch.undo()
+        assert (cut.code, cut.out, cut.err.splitlines()[-1]) == (0, compiled.out, compiled.err.splitlines()[-1])
+
+
+def test_a_v1_message_whose_own_crc_fails_is_untrusted_alone(kbatch, tmp_path):
+    """v0/v1: the consumer checks each message's own CRC (LegacyRecord.ensureValid), its neighbours' are theirs."""
+    from kafka.record.legacy_records import LegacyRecordBatchBuilder
+
+    def message(offset, key):
+        builder = LegacyRecordBatchBuilder(magic=1, compression_type=0, batch_size=1 << 20)
+        builder.append(offset, timestamp=1_600_000_000_000, key=key, value=b"v-" + key)
+        return bytes(builder.build())
+
+    path = tmp_path / "00000000000000000000.log"
+    path.write_bytes(message(0, b"order-0") + _flipped(message(1, b"order-1"), b"v-order-1") + message(2, b"order-2"))
+    result = kbatch("grep", "--format", "jsonl", "order", str(path))
+    assert result.code == 0
+    assert [(match["offset"], match["crc_valid"], match.get("untrusted")) for match in _lines(result)] == [
+        (0, True, None), (1, False, "message CRC fails"), (2, True, None)]
+    view = kbatch("grep", "--format", "jsonl", "--isolation", "read_committed", "order", str(path))
+    assert (view.code, [match["offset"] for match in _lines(view)]) == (0, [0, 2])
+
+
+@pytest.mark.parametrize("codec", [0, 1], ids=["none", "gzip"])
+def test_the_last_record_counted_before_bytes_left_is_untrusted(kbatch, tmp_path, codec):
+    """recordsCount says 2 where 3 records are (the CRC made again over it): Kafka's record iterator reads the
+    second, finds bytes left, and throws instead of returning it (DefaultRecordBatch.RecordIterator.next)."""
+    import crc32c
+
+    entry = bytearray(_v2(0, [b"order-0", b"order-1", b"order-2"], codec))
+    entry[57:61] = (2).to_bytes(4, "big")   # recordsCount
+    entry[17:21] = crc32c.crc32c(bytes(entry[21:])).to_bytes(4, "big")
+    path = tmp_path / "00000000000000000000.log"
+    path.write_bytes(bytes(entry) + _v2(3, [b"order-3"]))
+    result = kbatch("grep", "--format", "jsonl", "order", str(path))
+    assert result.code == 0 and "trailing-bytes" in result.err
+    assert [(match["offset"], match.get("untrusted")) for match in _lines(result)] == [
+        (0, None), (1, "bytes remain after the last record counted"), (3, None)]
+
+
+def test_a_batch_whose_length_field_is_wrong_is_untrusted(kbatch):
+    result = kbatch("grep", "--format", "jsonl", "", "fixtures/damaged-bad-length.log")
+    assert result.code == 0
+    assert [(match["offset"], match.get("untrusted")) for match in _lines(result)] == [
+        (0, None), (1, None), (2, None)] + [(offset, "length field wrong: the CRC fails over the bytes it frames")
+                                            for offset in (3, 4, 5)] + [(offset, None) for offset in range(6, 11)]
+
+
+def test_grep_lines_hold_to_the_json_schema(kbatch, tmp_path):
+    import jsonschema
+
+    from kbatch.output import docs
+
+    schema = json.loads(docs.SCHEMA_PATH.read_text())
+    line_schema = {**schema["$defs"]["grep_match"], "$defs": schema["$defs"]}
+    seen = _transactional_partition(tmp_path)
+    partition = str(tmp_path / "orders-0" / "00000000000000000000.log")
+    lines = _lines(kbatch("grep", "--format", "jsonl", "-C", "1", "order", _crc_flipped_segment(tmp_path)))
+    lines += _lines(kbatch("grep", "--format", "jsonl", "--isolation", "read_committed", "", partition))
+    assert {match.get("untrusted") for match in lines} == {None, "batch CRC fails"}
+    assert {match.get("visible_to_read_committed", "absent") for match in lines} == {"absent", True, None} and seen
+    for line in lines:
+        jsonschema.validate(line, line_schema)
+
+
+# -- what grep users type: -q, -w, -o, -L, -A, -B -------------------------------------------------------------------
+
+def _words_segment(directory) -> str:
+    from .handmade import batch
+
+    path = directory / "00000000000000000000.log"
+    path.write_bytes(batch(0, [(key, b"v-" + key) for key in
+                               (b"order-1", b"orders-1", b"order-12", b"my order", b"border", b"ORDER-1")]))
+    return str(path)
+
+
+def _offsets(result) -> list[int]:
+    return [int(line.split(":")[0]) for line in result.out.splitlines()]
+
+
+def test_word_regexp_matches_whole_words(kbatch, tmp_path):
+    path = _words_segment(tmp_path)
+    for args, offsets in ((["order"], [0, 2, 3]), (["order-1"], [0]), (["-F", "order-1"], [0]),
+                          (["-i", "order-1"], [0, 5]), (["-F", "-i", "ORDER-1"], [0, 5]), (["order-[0-9]+"], [0, 2]),
+                          (["-v", "order"], [1, 4, 5])):
+        result = kbatch("grep", "-w", "--key", *args, path)
+        assert (result.code, _offsets(result)) == (0, offsets), args
+    assert kbatch("grep", "-w", "--key", "rder", path).code == 1
+
+
+def test_only_matching_quiet_and_files_without_match(kbatch, tmp_path, text_snapshot):
+    path = _words_segment(tmp_path)
+    shown = []
+    for args in (["-o", "--key", "order-[0-9]+"], ["-o", "-w", "-i", "order"], ["-o", "-v", "order"],
+                 ["-q", "order"], ["-L", "order", "fixtures/v2-none.log"], ["-l", "order", "fixtures/v2-none.log"]):
+        result = kbatch("grep", *args, path)
+        shown.append(f"$ kbatch grep {' '.join(args)} SEGMENT\n{result.out}[stderr]\n{result.err}(exit {result.code})\n")
+    assert "\n".join(shown).replace(path, "SEGMENT") == text_snapshot
+
+
+def test_quiet_prints_nothing_and_says_by_its_exit_status(kbatch, tmp_path):
+    path = _words_segment(tmp_path)
+    assert (kbatch("grep", "-q", "order", path).code, kbatch("grep", "-q", "order", path).out) == (0, "")
+    assert kbatch("grep", "-q", "no such key", path).code == 1
+    assert kbatch("grep", "-q", "order", path, "fixtures/no-such-file.log").code == 2   # a match vouches for no other
+    # It stops a file at its first match: damage after it is not met, unless --strict asks for every byte.
+    damaged = _crc_flipped_segment(tmp_path)
+    quiet = kbatch("grep", "-q", "order-0", damaged)
+    assert (quiet.code, quiet.out, quiet.err) == (0, "", "")
+    strict = kbatch("grep", "-q", "--strict", "order-0", damaged)
+    assert (strict.code, strict.out) == (2, "") and "crc-mismatch" in strict.err
+
+
+def test_files_without_match_exit_status(kbatch, tmp_path):
+    path = _words_segment(tmp_path)
+    listed = kbatch("grep", "-L", "order", path, "fixtures/v2-none.log")
+    assert (listed.code, listed.out) == (0, "fixtures/v2-none.log\n")
+    none = kbatch("grep", "-L", "order", path)
+    assert (none.code, none.out) == (1, "")
+
+
+def test_after_and_before_context(kbatch, tmp_path):
+    path = _words_segment(tmp_path)
+    after = kbatch("grep", "--key", "-A", "1", "^my", path)
+    assert (after.code, after.out.splitlines()) == (0, ["3:my order\tv-my order", "4-border\tv-border"])
+    before = kbatch("grep", "--key", "-B", "2", "^my", path)
+    assert (before.code, before.out.splitlines()) == (0, ["1-orders-1\tv-orders-1", "2-order-12\tv-order-12",
+                                                          "3:my order\tv-my order"])
+    groups = kbatch("grep", "--key", "-B", "1", "-A", "0", "-C", "3", "^(orders|border)", path)   # -A/-B over -C
+    assert (groups.code, groups.out.splitlines()) == (0, ["0-order-1\tv-order-1", "1:orders-1\tv-orders-1", "--",
+                                                          "3-my order\tv-my order", "4:border\tv-border"])
+    assert kbatch("grep", "-o", "--format", "jsonl", "order", path).code == 2

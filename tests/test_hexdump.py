@@ -214,3 +214,23 @@ def test_the_legend_keeps_room_for_values_and_the_bytes_column_gives_way_first(k
     assert ("bytes" in legend[0]) == (columns >= 100)
     if columns == 100:   # narrowed at a byte, what is cut said
         assert "  00 00 01 8b …  " in rows["batch[0].base_timestamp"]
+
+
+@pytest.mark.parametrize("columns", [80, 120])
+def test_a_finding_takes_the_width_under_its_field(columns, kbatch, monkeypatch):
+    """At 120 columns with 32 bytes a row, the value column has 24 cells left: a finding there took five
+    lines.  It goes under its row, from the field's column across the width."""
+    monkeypatch.setenv("COLUMNS", str(columns))
+    result = kbatch("hexdump-annotate", "--width", "32", "--batch", "1", "fixtures/damaged-bitflip-record.log")
+    assert result.code == 1
+    lines = result.out.splitlines()
+    legend = lines[next(number for number, line in enumerate(lines) if line.lstrip().startswith("#  field")):]
+    assert max(len(line.rstrip()) for line in legend) <= columns   # (a dump row of 32 bytes is wider)
+    at = next(number for number, line in enumerate(lines) if line.startswith(" 5  batch[1].crc "))
+    finding = "✗ crc-mismatch at pos 202, 2133 bytes, crc: expected 3724361548 (computed), found 3532930407 (stored)"
+    under = [line.strip() for line in lines[at + 1:at + 3]]
+    if columns >= 120:
+        assert under[0] == finding and lines[at + 1].startswith("    ✗")
+    else:
+        assert " ".join(under) == finding
+    assert lines[at + 1 + (columns < 120) + 1].startswith(" 6  batch[1].attributes")

@@ -29,7 +29,7 @@ def _needs_vl_convert():
     except ImportError:
         if os.environ.get("CI"):
             pytest.fail("CI must run the map tests: vl-convert-python (the map extra, in dev) is not installed")
-        pytest.skip("vl-convert-python (pip install 'kbatch[map]') is not installed")
+        pytest.skip("vl-convert-python (pip install '.[map]') is not installed")
 
 
 def _jsonl(kbatch, *args) -> list[dict]:
@@ -120,7 +120,7 @@ def test_without_the_extra_it_says_what_to_install(tmp_path, kbatch, monkeypatch
     monkeypatch.setitem(sys.modules, "vl_convert", None)   # import vl_convert fails, as where it is not installed
     result = kbatch("map", *MAPS["partition"], "-o", str(tmp_path / "map.html"))
     assert result.code == 2
-    assert "pip install 'kbatch[map]'" in result.err and "Traceback" not in result.err
+    assert "pip install '.[map]' in kbatch's checkout" in result.err and "Traceback" not in result.err
     assert not (tmp_path / "map.html").exists()
     # the model needs no drawing library
     assert kbatch("map", "--format", "json", *MAPS["partition"], "-o", str(tmp_path / "map.json")).code == 0
@@ -132,6 +132,75 @@ def test_page_references_nothing_outside_itself(tmp_path, kbatch):
     assert not re.search(r"<link\b|@import|url\(\s*['\"]?(?:https?:)?//", page, re.I)
     assert page.count("<script") == 3   # the bundled Vega-Lite, the model, the page's own script: all inline
     assert "<script src" not in page
+
+
+@pytest.mark.parametrize("name, expected", [("map.svg", "<svg"), ("map.SVG", "<svg"), ("map.htm", "<!DOCTYPE html>"),
+                                            ("map.html", "<!DOCTYPE html>"), ("map.json", "{"), ("map", "<!DOCTYPE html>")])
+def test_the_format_is_the_output_names(name, expected, tmp_path, kbatch):
+    """Without --format the output's extension says what to write (else a page)."""
+    _needs_vl_convert()
+    out = tmp_path / name
+    assert kbatch("map", *MAPS["partition"], "-o", str(out)).code == 0
+    assert out.read_text().startswith(expected)
+
+
+def test_a_format_that_contradicts_the_name_is_a_usage_error(tmp_path, kbatch):
+    out = tmp_path / "map.svg"
+    result = kbatch("map", "--format", "html", *MAPS["partition"], "-o", str(out))
+    assert result.code == 2 and "--format html contradicts" in result.err and not out.exists()
+    assert kbatch("map", "--format", "svg", *MAPS["damaged"], "-o", str(out)).code in (1, 2)   # agreeing: drawn
+    assert kbatch("map", "--format", "json", *MAPS["partition"], "-o", str(tmp_path / "model.txt")).code == 0
+
+
+def test_header_time_range_starts_at_the_first_record(kbatch):
+    """The partition's time range: from its first record's timestamp (a v2 batch's baseTimestamp), not from the
+    smallest of the batches' largest timestamps."""
+    model = json.loads(kbatch("map", "--format", "json", "-o", "-", *MAPS["partition"]).out)
+    batches = [line for path in sorted((FIXTURES / "partition" / "orders-0").glob("*.log"))
+               for line in _jsonl(kbatch, "dump", "--format", "jsonl", str(path.relative_to(ROOT)))
+               if line["type"] == "batch"]
+    first = min(batch["base_timestamp"] for batch in batches)
+    assert first < min(batch["max_timestamp"] for batch in batches)
+    partition, = model["partitions"]
+    assert (partition["min_ts"], partition["max_ts"]) == (first, max(batch["max_timestamp"] for batch in batches))
+
+
+@pytest.mark.parametrize("choice", ["codec", "magic", "producer", "kind", "damage"])
+def test_damage_is_in_the_legend_whatever_colours_the_blocks(choice):
+    """The damaged ranges have a colour scale of their own, in the legend under every colouring; timestamps are
+    read in UTC, dated, on a 24-hour clock; offsets and positions tick at whole numbers only."""
+    from kbatch.map import draw
+    from kbatch.map.gather import gather
+
+    partition, = gather(["fixtures/damaged-garbage-between.log"]).model()["partitions"]
+    chart = draw.partition_chart(partition, choice)
+    byte_map, timeline = chart["vconcat"][:2]
+    assert byte_map["resolve"] == {"scale": {"color": "independent"}}
+    region, = [layer for layer in byte_map["layer"] if layer.get("name") == "p0_region"]
+    assert region["encoding"]["color"]["scale"] == {"domain": ["damaged bytes", "preallocated zeros"],
+                                                    "range": [draw.DAMAGED, draw.ZERO]}
+    blocks, = [layer for layer in byte_map["layer"] if "layer" in layer]
+    assert {layer["encoding"]["color"]["title"] for layer in blocks["layer"]} == {choice}
+    point, = [layer for layer in timeline["layer"] if layer["name"] == "p0_point"]
+    y = point["encoding"]["y"]
+    assert y["scale"] == {"type": "utc"} and "utcFormat(" in y["axis"]["labelExpr"] and "%H:%M:%S" in \
+        y["axis"]["labelExpr"] and "%Y-%m-%d" in y["axis"]["labelExpr"]
+    assert byte_map["layer"][1]["encoding"]["x"]["axis"]["tickMinStep"] == 1
+    assert timeline["layer"][0]["encoding"]["x"]["axis"]["tickMinStep"] == 1
+
+
+def test_gaps_and_overlaps_are_marked_at_any_zoom(tmp_path):
+    """A gap or an overlap of a few offsets in a long log is a band narrower than a pixel: a rule marks it too."""
+    from kbatch.map import draw
+    from kbatch.map.gather import gather
+
+    partition, = gather([str(path.relative_to(ROOT)) for path in sorted((FIXTURES / "logdir" / "orders-1").glob("*.log"))]
+                        ).model()["partitions"]
+    assert [band["kind"] for band in partition["boundaries"]] == ["gap"]
+    timeline = draw.timeline(partition)
+    band, = [layer for layer in timeline["layer"] if layer["name"] == "p0_boundary"]
+    rule, = [layer for layer in timeline["layer"] if layer["name"] == "p0_boundary_rule"]
+    assert rule["mark"]["type"] == "rule" and rule["data"] == band["data"]
 
 
 def test_svg_is_a_static_picture(tmp_path, kbatch):
@@ -146,15 +215,13 @@ def test_svg_is_a_static_picture(tmp_path, kbatch):
 
 # -- in a real browser --------------------------------------------------------------------------------------
 
-def _x(value: float, low: float, high: float) -> float:
-    """Where a linear x scale over [low, high] puts a value in a chart of kbatch.map.draw.WIDTH pixels."""
-    from kbatch.map.draw import WIDTH
-
-    return (value - low) / (high - low) * WIDTH
+def _x(value: float, low: float, high: float, width: float) -> float:
+    """Where a linear x scale over [low, high] puts a value in a chart ``width`` pixels wide."""
+    return (value - low) / (high - low) * width
 
 
-def _look(browser, page: Path, fragment: str = "") -> dict:
-    dom, console = browser.dom(page, fragment)
+def _look(browser, page: Path, fragment: str = "", size=(1280, 1000)) -> dict:
+    dom, console = browser.dom(page, fragment, size)
     assert console == []
     from .browser import drawn
 
@@ -165,10 +232,10 @@ def _look(browser, page: Path, fragment: str = "") -> dict:
     return found
 
 
-def _screenshot(browser, page: Path, out: Path) -> dict[tuple, int]:
+def _screenshot(browser, page: Path, out: Path, size=(1280, 1000)) -> dict[tuple, int]:
     from .browser import colours
 
-    assert browser.screenshot(page, out) == []
+    assert browser.screenshot(page, out, size) == []
     seen = colours(out)
     background = max(seen.values())
     assert len(seen) > 20 and background < 0.9 * sum(seen.values()), "the screenshot is (nearly) blank"
@@ -190,14 +257,25 @@ def test_partition_in_a_browser(headless_browser, kbatch, tmp_path):
     for txn in told:
         span, = [s for s in spans if s["first_offset"] == txn["first_offset"] and s["outcome"] == txn["outcome"]]
         end = (txn["marker_offset"] if txn["marker_offset"] is not None else txn["last_offset"]) + 1
-        assert span["x"] == pytest.approx(_x(txn["first_offset"], low, high), abs=1)
-        assert span["x"] + span["width"] == pytest.approx(_x(end, low, high), abs=1)
+        assert span["x"] == pytest.approx(_x(txn["first_offset"], low, high, found["widths"]["p0"]), abs=1)
+        assert span["x"] + span["width"] == pytest.approx(_x(end, low, high, found["widths"]["p0"]), abs=1)
     shot = tmp_path / "partition.png"
-    seen = _screenshot(headless_browser, page, shot)
+    seen = _screenshot(headless_browser, page, shot, size=(1400, 1000))
     assert COMMIT_GREEN in seen   # the committed transaction's span
     keep = os.environ.get("KBATCH_MAP_SCREENSHOT")   # README's picture: KBATCH_MAP_SCREENSHOT=man/map.png
     if keep:
         shutil.copyfile(shot, keep)
+
+
+def test_charts_use_the_windows_width(headless_browser, kbatch, tmp_path):
+    """Each chart fills its element, axes and legends included, in a narrow window and in a wide one."""
+    page = _page(kbatch, tmp_path, "partition")
+    narrow = _look(headless_browser, page, size=(1000, 800))
+    wide = _look(headless_browser, page, size=(1400, 800))
+    for found in (narrow, wide):
+        fit = found["fits"]["p0"]
+        assert fit["drawn"] == pytest.approx(fit["room"], abs=4)
+    assert wide["widths"]["p0"] - narrow["widths"]["p0"] == pytest.approx(400, abs=4)
 
 
 def test_damaged_segments_in_a_browser(headless_browser, kbatch, tmp_path):
@@ -212,8 +290,10 @@ def test_damaged_segments_in_a_browser(headless_browser, kbatch, tmp_path):
         size = os.path.getsize(ROOT / path)
         drawn, = [mark for mark in found["charts"][f"p{number}"] if mark["mark"] == f"p{number}_region_marks"]
         assert drawn["pos"] == damaged["pos"] and drawn["code"] == expected["code"]
-        assert drawn["x"] == pytest.approx(_x(damaged["pos"], 0, size), abs=1)
-        assert drawn["x"] + drawn["width"] == pytest.approx(_x(damaged["pos"] + damaged["size"], 0, size), abs=1)
+        width = found["widths"][f"p{number}"]
+        assert drawn["x"] == pytest.approx(_x(damaged["pos"], 0, size, width), abs=1)
+        assert drawn["x"] + drawn["width"] == pytest.approx(_x(damaged["pos"] + damaged["size"], 0, size, width),
+                                                            abs=1)
     seen = _screenshot(headless_browser, page, tmp_path / "damaged.png")
     assert DAMAGED_RED in seen   # the damaged range
 

@@ -102,3 +102,22 @@ def test_a_producers_control_batch_of_another_type_is_no_commit(kbatch, tmp_path
     assert [t[:3] for t in _transactions(kbatch, directory)] == [(1, 12, "UNKNOWN"), (14, 18, "ABORT")]
     checks = kbatch("verify-crc", "--deep", "--format", "jsonl", str(directory))
     assert any(line.get("code") == "marker-not-believed" for line in _lines(checks))
+
+
+def test_what_a_doubted_marker_would_say_is_worded_as_read(kbatch, tmp_path):
+    """"an ABORT" (not "a ABORT"); a marker whose records do not decode as its header says (here its attributes
+    name zstd) is not said to be unreadable in itself: its records were never walked to its key."""
+    data, at = _log(_marker(13, "ABORT", crc=0))
+    (doubted,) = [t for t in _lines(kbatch("txn", "--format", "jsonl", str(_partition(tmp_path, data))))
+                  if t["type"] == "transaction" and t["outcome"] == "UNKNOWN"]
+    assert "; if believed, an ABORT (coordinator epoch 5)" in doubted["marker_doubt"]
+    data, at = _log(_marker(13, "COMMIT"))
+    damaged = bytearray(data)
+    damaged[at + 22] ^= 0x04   # attributes: codec none -> zstd
+    directory = tmp_path / "lz4"
+    directory.mkdir()
+    result = kbatch("txn", str(_partition(directory, bytes(damaged))))
+    assert result.code == 1
+    text = " ".join(result.out.split())   # (a line of the table may be wrapped)
+    assert "its records do not decode as its header describes them, so what it would say is not known" in text
+    assert "cannot be read" not in text

@@ -58,6 +58,48 @@ def test_the_copies_are_kafkas_files_at_their_commits():
 
 
 @pytest.mark.skipif(not MIRROR.exists(), reason="no Kafka git mirror on this machine")
+def test_the_earlier_layouts_are_kafkas_files_at_their_release_lines_commits():
+    """Each release line's folder holds its definitions, byte for byte Kafka's at the commit it names."""
+    for line, commit, release, _, paths in make_table.EARLIER_LAYOUTS:
+        folder = DEFINITIONS / line
+        assert make_table.current(folder) == (commit, release)
+        assert sorted(make_table.sources(folder)) == sorted(Path(path).name for path in paths)
+        assert sorted(path.name for path in folder.glob("*.json")) == sorted(Path(path).name for path in paths)
+        for name, source in make_table.sources(folder).items():
+            path, at, _ = source.split(" ", 2)
+            assert at == commit
+            kafka = subprocess.run(["git", "-C", str(MIRROR), "show", f"{at}:{path}"], capture_output=True)
+            assert kafka.returncode == 0 and kafka.stdout == (folder / name).read_bytes(), name
+
+
+def test_an_earlier_layout_is_another_layout_than_trunks():
+    """Only a definition whose fields differ from trunk's is kept: one layout per distinct released one."""
+    for name, every in schemas.LAYOUTS.items():
+        assert every[0].schema is schemas.SCHEMAS[name] and every[0].until is None
+        fields = [layout.schema.fields for layout in every]
+        assert len(set(fields)) == len(fields), name
+        assert all(newer.since == older.until for newer, older in zip(every, every[1:])), name
+
+
+def _every_earlier_layout():
+    for line, *_, paths in make_table.EARLIER_LAYOUTS:
+        for path in paths:
+            yield pytest.param(line, Path(path).stem, id=f"{line}-{Path(path).stem}")
+
+
+@pytest.mark.parametrize("line,name", list(_every_earlier_layout()))
+def test_every_earlier_layout_round_trips(line, name):
+    layout = next(layout for layout in schemas.LAYOUTS[name] if layout.name == line)
+    writer = FIX.Writer(f"{line}/{name}", 0)
+    values = {FIX.camel(field["name"]): _sample(field, writer, 0) for field in writer.spec["fields"]
+              if FIX._present(field, 0)}
+    data = writer.message(values)
+    fields, end = MessageDecoder(layout.schema, 0, name).decode(data)
+    assert end == len(data)
+    assert to_json(fields) == FIX.expected(f"{line}/{name}", 0, values)["data"]
+
+
+@pytest.mark.skipif(not MIRROR.exists(), reason="no Kafka git mirror on this machine")
 def test_regenerating_from_the_mirror_writes_the_same_table(tmp_path):
     kafka = make_table.Kafka(MIRROR, schemas.KAFKA_COMMIT)
     make_table.regenerate(kafka, tmp_path, tmp_path / "schemas.json")

@@ -120,6 +120,10 @@ def test_a_snapshot_names_fields_holds_the_bytes_and_says_which_field_changed(pr
         assert "as a consequence: crc " in report and "(it covers the fields that changed)" in report
         assert "A = the snapshot, B = now" in report
         assert "--snapshot-update accepts" in report
+        # the fixture shown in the traceback: a summary and where it differs, not the stored text's hex dump
+        assert (f"kafka_snapshot = <kafka_snapshot test_encoded[{case}]: 156 bytes: 1 batch, 5 records; clean; "
+                f"differs from byte 17 (156 → 156 bytes)>") in report, report
+        assert "bytes (hex)" not in report and "00000000  " not in report
     # and the bytes that differ, named by the field they hold (hexdump-annotate's names)
     fields = {"value": "batch[0].records[3].value", "timestamp": "batch[0].records[3].timestamp_delta",
               "header": "batch[0].records[3].headers[0].value", "producer": "batch[0].producer_id"}

@@ -103,12 +103,18 @@ def test_visible_to_read_committed_is_what_grep_says(spark, kbatch, tmp_path):
 
 
 @pytest.mark.parametrize("args", [["key-1"], ["-c", "--key", "key"], ["--format", "jsonl", "-v", "e"],
-                                  ["--isolation", "read_committed", "value"]])
+                                  ["--isolation", "read_committed", "value"], ["key"],
+                                  ["--isolation", "read_uncommitted", "key"]])
 def test_grep_on_spark_prints_what_grep_prints(spark, kbatch, args):
     here = kbatch("grep", *args, "fixtures/logdir")
     there = kbatch("grep", "--spark", "--master", "local[2]", *args, "fixtures/logdir")
     assert (there.out, there.code) == (here.out, here.code)
     assert here.out
+
+    def refused(err):   # what is said of the records a consumer refuses (payments-0 holds a batch whose CRC fails)
+        return [line for line in err.splitlines() if "a consumer refuses" in line]
+    assert refused(there.err) == refused(here.err)
+    assert bool(refused(here.err)) == (args[-1] == "key")
 
 
 def test_only_the_records_level_takes_filters():

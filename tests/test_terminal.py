@@ -495,3 +495,53 @@ def test_dump_records_gives_the_value_the_room_of_headers_no_record_has(width, k
     assert "OffsetCommitValue v1" in out and "GroupMetadataValue v3" in out, width
     with_headers = kbatch("dump", "-r", "fixtures/v2-headers.log").out
     assert all(" headers" in line for line in with_headers.splitlines() if line.startswith("    offset  "))
+
+
+def test_a_pipe_from_a_terminal_gets_the_terminals_width(monkeypatch):
+    """``kbatch dump | less`` on an 88-column terminal: stdout is a pipe, standard error (or else standard
+    input) the terminal, and the lines are laid out at 88 columns (COLUMNS, when set, first; with no terminal
+    at all, 200)."""
+    import fcntl
+    import io
+    import os
+    import struct
+    import termios
+
+    from kbatch.render.console import make_console
+    from kbatch.render.plain import PIPE_WIDTH, plain_width
+
+    monkeypatch.delenv("COLUMNS", raising=False)
+    leader, follower = os.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 88, 0, 0))
+    pipe = io.StringIO()
+    try:
+        with open(follower, "w") as terminal:
+            monkeypatch.setattr("sys.stderr", terminal)
+            assert plain_width(pipe) == 88 and make_console(pipe).width == 88
+            assert make_console(pipe).is_terminal is False
+            monkeypatch.setenv("COLUMNS", "101")
+            assert plain_width(pipe) == 101 and make_console(pipe).width == 101
+            monkeypatch.delenv("COLUMNS")
+            monkeypatch.setattr("sys.stderr", io.StringIO())   # 2>/dev/null | head: the terminal is stdin
+            monkeypatch.setattr("sys.stdin", terminal)
+            assert plain_width(pipe) == 88 and make_console(pipe).width == 88
+            monkeypatch.setattr("sys.stdin", io.StringIO())
+            assert plain_width(pipe) == PIPE_WIDTH and make_console(pipe).width == PIPE_WIDTH
+    finally:
+        os.close(leader)
+
+
+@pytest.mark.parametrize("width", [50, 80, 120])
+def test_a_batch_heading_wraps_between_its_fields(width, kbatch, monkeypatch):
+    """`dump -r` at 80 columns wrapped "crc 4228143185 ✓" after the number: a field is never split."""
+    monkeypatch.setenv("COLUMNS", str(width))
+    result = kbatch("dump", "-r", "fixtures/partition/orders-0/00000000000000000000.log")
+    assert result.code == 0
+    lines = result.out.splitlines()
+    assert max(len(line.rstrip()) for line in lines) <= width
+    crcs = [line for line in lines if "crc " in line]
+    assert len(crcs) == 12 and all(re.search(r"(^|  )crc \d+ ✓$", line.strip()) for line in crcs)
+    headings = [line for line in lines if line.startswith("batch @ pos ")]
+    assert len(headings) == 12 and all(re.match(r"batch @ pos \d+  offsets \d+(–\d+)?  ", line) for line in headings)
+    if width >= 120:
+        assert all(line.endswith("✓") for line in headings)

@@ -134,18 +134,60 @@ def test_every_finding_names_its_batchs_offsets(path, kbatch):
 
 @pytest.mark.parametrize("columns", [80, 100, 120])
 def test_the_summary_cuts_a_long_path_keeping_what_tells_the_segments_apart(kbatch, monkeypatch, columns):
-    """Cut at the end, every segment of a partition read `fixtures/logdir/orders-…`: a path is cut from the
-    left (or, with no room for its partition, in the leading zeros of its name), keeping the file name."""
+    """Cut at the end, every segment of a partition read `fixtures/logdir/orders-…`; cut from the left, the
+    partitions read `…gacy-0`.  Whole directories give way ("…/"), then the name goes under its directory,
+    its leading zeros given way: the partition and the name's end (the offset) are always whole."""
     monkeypatch.setenv("COLUMNS", str(columns))
-    out = kbatch("verify-crc", "fixtures/logdir").out
-    table = out[out.index("┏"):].splitlines()
+    result = kbatch("verify-crc", "fixtures/logdir")
+    assert result.code == 1
+    table = result.out[result.out.index("┏"):].splitlines()
     assert max(map(len, table)) <= columns
-    cells = [line.split("│")[1].strip() for line in table if line.startswith("│")][:-1]   # the total's row last
-    assert len(cells) == 10 and len(set(cells)) == 10
+    cells: list[list[str]] = []
+    for line in table:
+        if line.startswith("│"):
+            columns_of_line = line.split("│")
+            if columns_of_line[2].strip():   # a row's first line: its batches count
+                cells.append([])
+            cells[-1].append(columns_of_line[1].strip())
+    cells = cells[:-1]   # the total's row last
     import glob
     import re
 
     paths = sorted(glob.glob("fixtures/logdir/*/*.log"))
-    for cell in cells:   # each cell is one path with parts left out, and still names its segment's offset
-        pattern = ".*".join(map(re.escape, cell.split("…")))
-        assert [path for path in paths if re.fullmatch(pattern, path)] and re.search(r"/…?\d+\.log$", cell)
+    assert len(cells) == len(paths) and len({"".join(cell) for cell in cells}) == len(paths)
+    for cell, path in zip(cells, paths):   # each cell is its path with parts left out; the partition whole
+        partition, name = path.split("/")[-2:]
+        text = "".join(cell)
+        pattern = ".*".join(map(re.escape, text.split("…")))
+        assert re.fullmatch(pattern, path) and f"/{partition}/" in ("/" + text), cell
+        assert re.search(r"(^|/)…?\d+\.log$", cell[-1]) and name.endswith(cell[-1].rpartition("/")[2].lstrip("…"))
+    if columns == 80:
+        assert cells[0] == ["…/legacy-0/", "…2000.log"]
+    if columns == 100:
+        assert cells[0] == ["…/legacy-0/00000000000000002000.log"]
+
+
+def test_a_path_is_fitted_whole_directories_first_and_its_end_kept():
+    from kbatch.render.plain import line_width
+    from kbatch.render.verify import _fitted_path
+
+    path = "/var/lib/kafka/data/orders-12/00000000000000123456.log"
+    assert _fitted_path(path, 60, line_width) == path
+    assert _fitted_path(path, 40, line_width) == "…/orders-12/00000000000000123456.log"
+    assert _fitted_path(path, 30, line_width) == "/var/lib/kafka/data/orders-12/\n00000000000000123456.log"
+    assert _fitted_path(path, 20, line_width) == "…/data/orders-12/\n…123456.log"
+    assert _fitted_path(path, 12, line_width) == "…/orders-12/\n…123456.log"
+    assert _fitted_path(path, 9, line_width) == "…/or…-12/\n…3456.log"   # the end of each part kept
+    assert _fitted_path("a-very-long-segment-name-without-zeros.log", 20, line_width) == "a-very…out-zeros.log"
+    assert _fitted_path("orders-0/00000000000000000000.log", 12, line_width) == "orders-0/\n…0.log"
+
+
+def test_the_total_counts_files_apart_from_cross_check_rows(kbatch):
+    """verify-crc --deep DIR: the partition's cross-check row is no file; the total says so."""
+    result = kbatch("verify-crc", "--deep", "fixtures/partition/orders-0")
+    assert result.code == 0
+    lines = result.out.splitlines()
+    at = next(number for number, line in enumerate(lines) if line.startswith("│ 3 files "))
+    assert [line.split("│")[1].strip() for line in lines[at:at + 2]] == ["3 files", "1 cross-check"]
+    logs = kbatch("verify-crc", "fixtures/partition/orders-0")
+    assert logs.code == 0 and "│ 3 files " in logs.out and "cross-check" not in logs.out

@@ -20,8 +20,8 @@ from kbatch.files.inputs import PARTITION_FILES
 from kbatch.output.jsonout import JsonlSink
 from kbatch.reading.summary import FileSummary
 from kbatch.cli.options import (CommittedViews, decode_option, decompressed_limit_option, files_argument,
-                                for_each_input, hex_option, isolation_option, no_color_option, parse_offset_range,
-                                parse_time)
+                                for_each_input, hex_option, isolation_option, kafka_version_option, no_color_option,
+                                parse_offset_range, parse_time)
 
 FORMATS = ("table", "jsonl", "json", "dumplog")
 
@@ -48,6 +48,7 @@ Examples:
                    "partition directory (__consumer_offsets-N: offsets, __transaction_state-N: transactions, "
                    "__cluster_metadata-N: metadata, __share_group_state-N: share, __remote_log_metadata-N: "
                    "remote); none shows bytes.")
+@kafka_version_option
 @click.option("--full", is_flag=True, help="Show keys and values whole instead of cut to the terminal.")
 @click.option("--limit", type=click.IntRange(min=0), metavar="N", help="Stop after N batches per file.")
 @click.option("--kind", type=click.Choice(KINDS), metavar="KIND",
@@ -67,7 +68,7 @@ Examples:
 @hex_option
 @decompressed_limit_option
 @no_color_option
-def dump(files, records, output_format, decode, decoder, full, limit, kind, offset_range, since, until, jobs,
+def dump(files, records, output_format, decode, decoder, kafka_version, full, limit, kind, offset_range, since, until, jobs,
          isolation, hex_input, decompressed_limit, no_color):
     """List the batches of Kafka log segments (v0, v1 and v2, any codec), with their damage.
 
@@ -167,7 +168,8 @@ def dump(files, records, output_format, decode, decoder, full, limit, kind, offs
         in_parts = (isinstance(sink, JsonlSink) and sink.writes_utf8 and limit is None and not selects
                     and not hex_input and path != "-" and input_kind(path) == "file")
         return _dump_file(path, stream, options, sink, limit, window, decoder, columns,
-                          jobs=(jobs or usable_cpus()) if in_parts else 1, committed=committed)
+                          jobs=(jobs or usable_cpus()) if in_parts else 1, committed=committed,
+                          kafka_version=kafka_version)
 
     # A directory dumps every file Kafka keeps in it, each segment's together, segments by base offset.
     status = for_each_input(files, hex_input, dump_one, pattern=PARTITION_FILES, sink=sink)
@@ -182,7 +184,7 @@ def dump(files, records, output_format, decode, decoder, full, limit, kind, offs
 
 
 def _dump_file(path, stream, options, sink, limit, window: Window, decoder="auto", columns=False,
-               jobs: int = 1, committed=None) -> FileSummary:
+               jobs: int = 1, committed=None, kafka_version: str | None = None) -> FileSummary:
     internal = decoder_for_path(path) if decoder == "auto" else decoder
     if internal not in (None, "none"):   # an internal topic's records are read into objects by its decoder
         options = dataclasses.replace(options, record_objects=True)
@@ -196,7 +198,7 @@ def _dump_file(path, stream, options, sink, limit, window: Window, decoder="auto
             click.echo(start.note, err=True)
         selected = select(reader, stream, start.pos, window)
     sink.begin(path, reader.size)
-    listing = Listing(reader, summary, sink, options, internal, columns, window, limit, committed)
+    listing = Listing(reader, summary, sink, options, internal, columns, window, limit, committed, kafka_version)
     if worth_parts(reader.size, jobs):
         list_in_parts(path, listing, jobs)
     elif selected is not None:

@@ -19,7 +19,7 @@ from kbatch.walk.parts import copy_out, usable_cpus, walk_in_parts, worth_parts
 from kbatch.reading.reader import input_kind
 from kbatch.output.values import bytes_text, finding_text
 from kbatch.cli.options import (CommittedViews, decode_option, decompressed_limit_option, expand_inputs,
-                                isolation_option, parse_offset_range, parse_time, report_unreadable)
+                                isolation_option, kafka_version_option, parse_offset_range, parse_time, report_unreadable)
 from kbatch.cli.status import ExitStatus
 
 MATCH, NONE, TROUBLE = 0, 1, 2   # grep's exit status: a record selected, none, an error
@@ -33,6 +33,10 @@ Examples:
   kbatch grep --header traceparent=00-4bf92f3577b3 orders-0
   kbatch grep -c --isolation read_committed '' orders-0       # records a read_committed consumer is given
   kbatch grep --field key.data.group=billing /var/lib/kafka/__consumer_offsets-*
+  kbatch grep -q order-42 orders-0 && echo found              # silent: the exit status says
+  kbatch grep -w -o 'order-[0-9]+' orders-0                     # the whole words matched, one a line
+  kbatch grep -L order-42 /var/lib/kafka/orders-0               # the segments holding none
+  kbatch grep -B 2 -A 1 --key order-42 orders-0                 # 2 records before each match, 1 after
 """)
 @click.argument("args", nargs=-1, required=True, metavar="PATTERN PATH...")
 @click.option("-e", "--regexp", "pattern_option", metavar="PATTERN",
@@ -58,14 +62,28 @@ Examples:
 @click.option("-v", "--invert-match", "invert", is_flag=True,
               help="Select the records that do not match (PATTERN, --header, --field).")
 @click.option("-i", "--ignore-case", is_flag=True, help="ASCII letters of either case match.")
+@click.option("-w", "--word-regexp", "word", is_flag=True,
+              help="PATTERN matches only where no word character (ASCII letter, digit, _) comes right before or after "
+                   "it.")
 @isolation_option
 @click.option("-H", "--with-filename", is_flag=True, help="Print the file name with each match.")
 @click.option("--no-filename", is_flag=True, help="Never print file names.")
 @click.option("-c", "--count", is_flag=True, help="Print how many records match in each file.")
 @click.option("-l", "--files-with-matches", is_flag=True, help="Print only the names of files with a match.")
+@click.option("-L", "--files-without-match", is_flag=True,
+              help="Print only the names of files without a match (exit status 0 when one is printed).")
+@click.option("-q", "--quiet", "--silent", "quiet", is_flag=True,
+              help="Print nothing (findings still go to stderr); stop each file at its first match; the exit status "
+                   "says whether a record was selected.")
+@click.option("-o", "--only-matching", is_flag=True,
+              help="Print only the parts of keys and values PATTERN matches, each as FILE:OFFSET:PART (text only).")
 @click.option("-m", "--max-count", type=click.IntRange(min=0), metavar="N", help="Stop a file after N matches.")
+@click.option("-A", "--after-context", type=click.IntRange(min=0), default=None, metavar="N",
+              help="Show N records after each match (in the order of the file).")
+@click.option("-B", "--before-context", type=click.IntRange(min=0), default=None, metavar="N",
+              help="Show N records before each match.")
 @click.option("-C", "--context", type=click.IntRange(min=0), default=0, metavar="N",
-              help="Show N records before and after each match.")
+              help="Show N records before and after each match (-A and -B say each side).")
 @click.option("--format", "output_format", type=click.Choice(["text", "jsonl"]), default="text", show_default=True,
               help="text: FILE:OFFSET:KEY<tab>VALUE lines; jsonl: each match as dump --records --format jsonl "
                    "writes a record, with its file and batch.")
@@ -73,6 +91,7 @@ Examples:
               help="Colour file names, offsets and matches (auto: on a terminal, unless NO_COLOR is set).")
 @click.option("--decoder", type=click.Choice(("auto",) + DECODERS), default="auto", show_default=True,
               help="How records of Kafka's internal topics are read, for --field (as dump's --decoder).")
+@kafka_version_option
 @decode_option
 @click.option("--strict", is_flag=True, help="Damage met on the way makes the exit status 2.")
 @click.option("--spark", is_flag=True, help="Run the search as a Spark job (the kbatch data source).")
@@ -82,8 +101,9 @@ Examples:
                    "in a temporary file). [default: the CPUs kbatch may use]")
 @decompressed_limit_option
 def grep(args, pattern_option, in_key, in_value, fixed, hex_bytes, headers, fields, producer_id, offset_range, since,
-         until, invert, ignore_case, isolation, with_filename, no_filename, count, files_with_matches, max_count,
-         context, output_format, color, decoder, decode, strict, spark, master, jobs, decompressed_limit):
+         until, invert, ignore_case, word, isolation, with_filename, no_filename, count, files_with_matches,
+         files_without_match, quiet, only_matching, max_count, after_context, before_context, context, output_format,
+         color, decoder, kafka_version, decode, strict, spark, master, jobs, decompressed_limit):
     """Print the records of segments that match PATTERN, as grep prints lines.
 
     PATTERN is a regular expression (Python's) on the bytes of a record's
@@ -106,10 +126,18 @@ def grep(args, pattern_option, in_key, in_value, fixed, hex_bytes, headers, fiel
     transaction whose marker is damaged has an unknown outcome: its records
     are shown, marked so, and stderr says why.
 
+    A record a consumer is refused as corrupt -- its v2 batch's CRC fails,
+    its v0/v1 message's own CRC fails, its batch's length field is wrong,
+    bytes follow it past the records its batch counts -- is shown marked
+    "(untrusted: WHY)" ("untrusted": WHY in JSON), and stderr says how many
+    matches were; with --isolation (what a consumer is given) such records
+    are left out, and stderr says how many matched.
+
     Damage met on the way is reported on stderr as a finding.
 
-    Exit status, as grep: 0 a record selected, 1 none, 2 an error (with
-    --strict, damage too).
+    Exit status, as grep: 0 a record selected (-L: a file printed), 1 none,
+    2 an error (with --strict, damage too), also with -q: a match in one
+    file vouches for nothing about another that cannot be read.
     """
     if pattern_option is not None or hex_bytes is not None or ((headers or fields) and not _looks_like_pattern(args)):
         pattern, paths = pattern_option, list(args)
@@ -117,6 +145,8 @@ def grep(args, pattern_option, in_key, in_value, fixed, hex_bytes, headers, fiel
         pattern, paths = args[0], list(args[1:])
     if not paths:
         raise click.UsageError("no PATH given (PATTERN PATH...)")
+    if only_matching and output_format != "text":
+        raise click.UsageError("-o prints the matched parts as text; --format jsonl writes whole records")
     literal = None
     try:
         if hex_bytes is not None:
@@ -126,16 +156,20 @@ def grep(args, pattern_option, in_key, in_value, fixed, hex_bytes, headers, fiel
         query = Query(pattern=None if literal is not None else pattern, literal=literal,
                       where="key" if in_key and not in_value else "value" if in_value and not in_key else "either",
                       headers=tuple(_header(text) for text in headers), fields=tuple(parse_field(f) for f in fields),
-                      ignore_case=ignore_case, invert=invert, producer_id=producer_id)
+                      ignore_case=ignore_case, invert=invert, producer_id=producer_id, word=word)
         query.match()   # a pattern that is no regular expression is a usage error, before any file is read
     except ValueError as error:
         raise click.UsageError(str(error)) from None
     window = Window(*(offset_range or (None, None)), since, until)
     files, status = expand_inputs(paths)
     show_names = with_filename or (not no_filename and (len(files) > 1 or any(os.path.isdir(p) for p in paths)))
-    job = GrepJob(query, Output(sys.stdout, output_format, show_names, _colour(color), decode, query),
-                  window if window.selects else None, isolation, decoder, context, max_count, count,
-                  files_with_matches, decompressed_limit, jobs or usable_cpus())
+    shown = Shown(max_count, context if before_context is None else before_context,
+                  context if after_context is None else after_context, count,
+                  "with" if files_with_matches else "without" if files_without_match else None,
+                  quiet, only_matching, strict)
+    job = GrepJob(query, Output(sys.stdout, output_format, show_names, _colour(color), decode, query, shown),
+                  window if window.selects else None, isolation, decoder, decompressed_limit, jobs or usable_cpus(),
+                  kafka_version)
     if spark:
         from kbatch.cli.grep_spark import spark_grep
 
@@ -147,6 +181,29 @@ def grep(args, pattern_option, in_key, in_value, fixed, hex_bytes, headers, fiel
     return MATCH if matched else NONE
 
 
+@dataclasses.dataclass(frozen=True)
+class Shown:
+    """What grep prints of each file's matches."""
+
+    max_count: int | None = None   # -m: stop a file after this many
+    before: int = 0                # -B: records shown before each match
+    after: int = 0                 # -A: and after
+    count: bool = False            # -c: only how many
+    names: str | None = None       # -l ("with") and -L ("without"): only the names of files with or without one
+    quiet: bool = False            # -q: nothing
+    only_matching: bool = False    # -o: the matched parts of keys and values
+    read_to_end: bool = False      # --strict: -l, -L and -q still read each file to its end, for its damage
+
+    @property
+    def lines_only(self) -> bool:
+        """Whether every line of every match is printed and nothing else (a file may be searched in parts)."""
+        return not (self.count or self.names or self.quiet or self.max_count is not None or self.before or self.after)
+
+    @property
+    def stops_at_first(self) -> bool:
+        return (self.names is not None or self.quiet) and not self.read_to_end
+
+
 @dataclasses.dataclass
 class GrepJob:
     """One grep over files, as the command line asked it (the same here and in a Spark task)."""
@@ -154,17 +211,14 @@ class GrepJob:
     query: Query
     out: "Output"
     window: Window | None
-    isolation: str
+    isolation: str | None   # None: every record the bytes hold; else the records a consumer of it is given
     decoder: str
-    context: int
-    max_count: int | None
-    count: bool
-    names_only: bool
     decompressed_limit: int
     jobs: int
+    kafka_version: str | None = None
 
     def run(self, files: list[str]) -> tuple[bool, bool, bool]:
-        """Search every file: (a record selected, damage met, an input unreadable)."""
+        """Search every file: (a record selected -- with -L, a file printed --, damage met, an input unreadable)."""
         matched = damaged = trouble = False
         views = CommittedViews(self.decompressed_limit) if self.isolation == "read_committed" else None
         for path in files:
@@ -174,7 +228,8 @@ class GrepJob:
         return matched, damaged, trouble
 
     def one(self, path: str, views: CommittedViews | None, shown: str | None = None) -> tuple[int, bool, bool]:
-        """Search one file (named ``shown`` in the lines, if given): (records selected, damage met, unreadable)."""
+        """Search one file (named ``shown`` in the lines, if given): (records selected -- with -L, 1 when the file
+        was printed --, damage met, unreadable)."""
         from kbatch.reading.reader import open_input
 
         committed = views.of(path) if views is not None else None
@@ -184,18 +239,38 @@ class GrepJob:
             report_unreadable(path, error)
             return 0, False, True
         internal = decoder_for_path(path) if self.decoder == "auto" else self.decoder
-        search = Search(self.query, decoder=internal, window=self.window, committed=committed,
-                        every_record=self.context > 0, decompressed_limit=self.decompressed_limit)
-        # A large file is searched in parts at once (kbatch.walk.parts) when its lines are all there is to print.
-        lines_only = not (self.count or self.names_only or self.max_count is not None or self.context)
+        settings = self.out.shown
+        search = Search(self.query, decoder=internal, kafka_version=self.kafka_version, window=self.window,
+                        committed=committed, every_record=bool(settings.before or settings.after),
+                        consumer_view=self.isolation is not None, decompressed_limit=self.decompressed_limit)
         with stream:
-            if lines_only and not search.window and path != "-" and input_kind(path) == "file" \
+            # A large file is searched in parts at once (kbatch.walk.parts) when its lines are all there is to print.
+            if settings.lines_only and not search.window and path != "-" and input_kind(path) == "file" \
                     and worth_parts(os.fstat(stream.fileno()).st_size, self.jobs):
-                found, hurt = _in_parts(path, stream, search, self.out, self.jobs)
+                tally = _in_parts(path, stream, search, self.out, self.jobs)
             else:
-                found, hurt = self.out.file(shown or path, search.run(path, stream), self.max_count, self.context,
-                                            self.count, self.names_only)
-        return found, hurt, False
+                tally = self.out.file(shown or path, search.run(path, stream))
+                tally.left_out = search.left_out
+        self.out.untrusted(shown or path, tally)
+        if settings.names == "without":
+            return int(tally.matched == 0), tally.damaged, False
+        return tally.matched, tally.damaged, False
+
+
+@dataclasses.dataclass
+class Tally:
+    """What the search of a file (or of a part of one) came to."""
+
+    matched: int = 0    # records selected
+    damaged: bool = False
+    marked: int = 0     # of them, marked untrusted (kbatch.ops.visibility.refused), printed or not (-c, -l, -q)
+    left_out: int = 0   # selected records left out of a consumer's view as refused (--isolation)
+
+    def add(self, other: "Tally") -> None:
+        self.matched += other.matched
+        self.damaged |= other.damaged
+        self.marked += other.marked
+        self.left_out += other.left_out
 
 
 @dataclasses.dataclass
@@ -203,43 +278,44 @@ class _Part:
     """What a child searching a part hands back; its lines are in its spill file."""
 
     landed: int
-    matched: int
-    damaged: bool
+    tally: Tally
 
 
-def _in_parts(path: str, stream, search: Search, out: Output, jobs: int) -> tuple[int, bool]:
+def _in_parts(path: str, stream, search: Search, out: Output, jobs: int) -> Tally:
     """The lines of a large local file, its parts searched at once by forked processes (kbatch.walk.parts), each
     writing its lines to a temporary file, copied out in file order."""
 
     size = os.fstat(stream.fileno()).st_size
     errors = getattr(out.out, "errors", None) or "strict"
-    totals = {"matched": 0, "damaged": False}
+    totals = Tally()
+
+    def searched(output: Output, start, stop, part_stream) -> Tally:
+        before = search.left_out
+        tally = output.file(path, search.run(path, part_stream, start, stop))
+        tally.left_out = search.left_out - before
+        return tally
 
     def work(child_stream, start, stop, spill):
         text = io.TextIOWrapper(spill, encoding="utf-8", errors=errors)
-        mine = dataclasses.replace(out, out=text)
-        matched, damaged = mine.file(path, search.run(path, child_stream, start, stop), None, 0, False, False)
+        tally = searched(dataclasses.replace(out, out=text), start, stop, child_stream)
         text.flush()
         text.detach()
-        return _Part(search.landed, matched, damaged)
+        return _Part(search.landed, tally)
 
     def take(part, got):
         copy_out(part.spill, out.out)
-        totals["matched"] += got.matched
-        totals["damaged"] = totals["damaged"] or got.damaged
+        totals.add(got.tally)
         return got.landed
         yield   # (a step of walk_in_parts: the lines went to the output)
 
     def walk_here(pos, stop):   # searched here, on from where the walk ended
-        found, hurt = out.file(path, search.run(path, stream, pos, stop), None, 0, False, False)
-        totals["matched"] += found
-        totals["damaged"] = totals["damaged"] or hurt
+        totals.add(searched(out, pos, stop, stream))
         return search.landed
         yield   # (likewise)
 
     for _ in walk_in_parts(path, size, jobs, work, take, walk_here, spill=True):
         pass
-    return totals["matched"], totals["damaged"]
+    return totals
 
 
 def _looks_like_pattern(args) -> bool:
@@ -268,6 +344,7 @@ class Output:
     colour: bool
     decode: str
     query: Query
+    shown: Shown = Shown()
     groups: int = 0   # groups of context lines shown
     highlight: object = dataclasses.field(init=False, default=None)   # the pattern as marked in colour
 
@@ -281,69 +358,102 @@ class Output:
         except re.error:
             self.highlight = None
 
-    def file(self, path: str, items, max_count, context: int, count: bool, names_only: bool) -> tuple[int, bool]:
-        """Show what the search of one file hands out; (records selected, whether damage was met)."""
-        matched, damaged = 0, False
-        before: list[Found] = []      # the last records before a match, not shown yet (--context)
-        after = 0                     # records still to show after the last match
+    def file(self, path: str, items) -> Tally:
+        """Show what the search of one file hands out, as ``self.shown`` says."""
+        shown = self.shown
+        tally = Tally()
+        before: list[Found] = []      # the last records before a match, not shown yet (-B)
+        after = 0                     # records still to show after the last match (-A)
         index, last_shown = 0, None   # which record of the file this is; which was shown last
+        lines = not (shown.count or shown.names or shown.quiet)
         for item in items:
             if isinstance(item, Note):
                 click.echo(f"kbatch: {path}: {item.text}", err=True)
                 continue
             if isinstance(item, Finding):
                 click.echo(f"kbatch: {path}: {finding_text(item)}", err=True)
-                damaged |= item.is_damage
+                tally.damaged |= item.is_damage
                 continue
             index += 1
             if not item.selected:
                 if after:
                     self._line(path, item, "-")
                     last_shown, after = index, after - 1
-                elif context:
-                    before = (before + [item])[-context:]
+                elif shown.before:
+                    before = (before + [item])[-shown.before:]
                 continue
-            if max_count is not None and matched >= max_count:
+            if shown.max_count is not None and tally.matched >= shown.max_count:
                 break
-            matched += 1
-            if names_only:
+            tally.matched += 1
+            tally.marked += item.refused is not None
+            if tally.matched == 1 and shown.stops_at_first:
                 break
-            if count:
+            if not lines:
                 continue
-            if context:
+            if shown.before or shown.after:
                 first = index - len(before)
                 if self.groups and last_shown is not None and first > last_shown + 1:
                     self.out.write("--\n")
-                for shown in before:
-                    self._line(path, shown, "-")
+                for context in before:
+                    self._line(path, context, "-")
                 before = []
                 self.groups += 1
             self._line(path, item, ":")
-            last_shown, after = index, context
-        if count:
-            self.out.write(f"{self._name(path) + ':' if self.show_names else ''}{matched}\n")
-        elif names_only and matched:
+            last_shown, after = index, shown.after
+        if shown.count:
+            self.out.write(f"{self._name(path) + ':' if self.show_names else ''}{tally.matched}\n")
+        elif shown.names == ("with" if tally.matched else "without") and not shown.quiet:
             self.out.write(self._name(path) + "\n")
-        return matched, damaged
+        return tally
+
+    def untrusted(self, path: str, tally: Tally) -> None:
+        """Under a file's matches (on stderr): how many of them a consumer is refused (kbatch.ops.visibility.refused),
+        shown marked or left out."""
+        why = "matching records a consumer refuses as corrupt (their batch or message fails its check)"
+        if tally.marked:
+            click.echo(f"kbatch: {path}: {why}: {tally.marked}, marked untrusted (--isolation leaves them out)",
+                       err=True)
+        if tally.left_out:
+            click.echo(f"kbatch: {path}: {why}: {tally.left_out}, left out (without --isolation they are shown, "
+                       f"marked untrusted)", err=True)
 
     def _name(self, path: str) -> str:
         return click.style(path, fg="magenta") if self.colour else path
 
     def _line(self, path: str, found: Found, separator: str) -> None:
         if self.format == "jsonl":
+            from kbatch.output.jsonout import match_dict
+
             self.out.write(json.dumps(match_dict(path, found, self.decode)) + "\n")
             return
         record = found.record
         sep = click.style(separator, fg="cyan") if self.colour else separator
         offset = click.style(str(record.offset), fg="green") if self.colour else str(record.offset)
         head = f"{self._name(path)}{sep}" if self.show_names else ""
+        unknown = "\t(read_committed: unknown outcome)" if found.seen is not None and found.seen.visible is None \
+            else ""
+        untrusted = f"\t(untrusted: {found.refused})" if found.refused is not None else ""
+        if untrusted and self.colour:
+            untrusted = click.style(untrusted, fg="yellow", bold=True)
+        if self.shown.only_matching:
+            if separator == ":":   # (a context record matched nothing to show)
+                for part in self._parts(record):
+                    self.out.write(f"{head}{offset}{sep}{part}{unknown}{untrusted}\n")
+            return
         key, value = _one_line(bytes_text(record.key, self.decode)), _one_line(bytes_text(record.value, self.decode))
         highlight = self.highlight
         if highlight is not None and separator == ":":
             key, value = _marked(highlight, key), _marked(highlight, value)
-        unknown = "\t(read_committed: unknown outcome)" if found.seen is not None and found.seen.visible is None \
-            else ""
-        self.out.write(f"{head}{offset}{sep}{key}\t{value}{unknown}\n")
+        self.out.write(f"{head}{offset}{sep}{key}\t{value}{unknown}{untrusted}\n")
+
+    def _parts(self, record) -> list[str]:
+        """-o: the matched parts of the key, then of the value (where the query looks), as text."""
+        where = self.query.where
+        parts = (self.query.parts(record.key) if where != "value" else []) + \
+            (self.query.parts(record.value) if where != "key" else [])
+        if self.query.invert:
+            return []   # (grep -o -v prints nothing: a record selected for not matching has no matched part)
+        return [_one_line(bytes_text(part, self.decode)) for part in parts]
 
 
 
@@ -355,16 +465,3 @@ def _one_line(text: str) -> str:
     """A key or value on one line: tabs and line ends escaped."""
     return text.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r") \
         if any(char in text for char in "\t\n\r") else text
-
-
-def match_dict(path: str, found: Found, decode: str) -> dict:
-    """A selected record as ``dump --records --format jsonl`` writes it, with its file and batch."""
-    from kbatch.output.jsonout import record_dict
-
-    batch = found.batch
-    out = {"type": "record", "file": path, "batch_pos": batch.pos, "batch_base_offset": batch.base_offset,
-           "batch_last_offset": batch.last_offset, "producer_id": batch.producer_id, "match": found.selected}
-    out.update(record_dict(found.record, batch, decode))
-    if found.seen is not None:
-        out["visible_to_read_committed"] = found.seen.visible
-    return out

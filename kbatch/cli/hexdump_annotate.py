@@ -13,7 +13,8 @@ from kbatch.format.codecs import CodecError
 from kbatch.format.findings import MAX_HELD, Finding
 from kbatch.reading.reader import ReadOptions, SegmentReader, open_input
 from kbatch.output.values import counted
-from kbatch.cli.options import decompressed_limit_option, hex_option, no_color_option, report_unreadable
+from kbatch.cli.options import (decompressed_limit_option, hex_option, kafka_version_option, no_color_option,
+                                report_unreadable)
 from kbatch.cli.status import ExitStatus
 
 
@@ -55,11 +56,12 @@ Examples:
 @click.option("--max-bytes", type=click.IntRange(min=0), default=DEFAULT_MAX_BYTES, show_default=True, metavar="N",
               help="Show at most N bytes of a batch (and of its inflated records); the output says what it left "
                    "out.  0 shows everything.")
+@kafka_version_option
 @hex_option
 @decompressed_limit_option
 @no_color_option
 def hexdump_annotate(file, batch_index, record_offset, position, byte_range, width, decompressed, max_bytes,
-                     hex_input, decompressed_limit, no_color):
+                     kafka_version, hex_input, decompressed_limit, no_color):
     """Show the bytes of a batch with each field's bytes marked: field path, position range, size, raw
     hex and decoded value, from the same declarations the reader parses with.
 
@@ -78,7 +80,8 @@ def hexdump_annotate(file, batch_index, record_offset, position, byte_range, wid
     from kbatch.render.table import finding_line
     from kbatch.messages import decoder_for_path
 
-    internal = decoder_for_path(file)   # an internal topic: keys and values split into their messages' fields
+    # an internal topic: keys and values split into their messages' fields
+    internal = {"internal": decoder_for_path(file), "kafka_version": kafka_version}
 
     chosen = [name for name, value in (("--batch", batch_index), ("--offset", record_offset),
                                        ("--position", position), ("--range", byte_range)) if value is not None]
@@ -122,7 +125,7 @@ def hexdump_annotate(file, batch_index, record_offset, position, byte_range, wid
             for finding in findings[1:]:
                 console.print(finding_line(finding))
             return ExitStatus.FOUND
-        spans = _within(entry_spans(item, view[item.pos:item.pos + item.size], index, (low, high), internal=internal),
+        spans = _within(entry_spans(item, view[item.pos:item.pos + item.size], index, (low, high), **internal),
                         low, high)
         render(console, view[low:high], low, spans, width=width, ruler=ruler, cut=cut,
                title=f"{file}: batch[{index}] at {item.pos}, {counted(item.size, 'byte')}, magic {item.magic}, {item.codec}")
@@ -229,7 +232,7 @@ def _show_decompressed(view, batch, index, console, width, ruler, render, decomp
         return
     high = min(len(inflated), max_bytes) if max_bytes else len(inflated)
     console.print()
-    spans = _within(decompressed_spans(batch, inflated, index, (0, high), internal=internal), 0, high)
+    spans = _within(decompressed_spans(batch, inflated, index, (0, high), **internal), 0, high)
     render(console, inflated[:high], 0, spans, width=width, ruler=ruler,
            cut=_cut_note(len(inflated), high),
            title=f"batch[{index}] records, decompressed: {counted(len(inflated), 'byte')} "
@@ -255,7 +258,7 @@ def _show_range(reader, view, byte_range, console, width, ruler, render, interna
             break
         if item.pos + item.size <= low:
             continue
-        spans += entry_spans(item, view[item.pos:item.pos + item.size], index, (low, high), internal=internal)
+        spans += entry_spans(item, view[item.pos:item.pos + item.size], index, (low, high), **internal)
         damaged |= item.is_damaged
     high = min(high, reader.size)
     spans = [span for span in spans if span.end > low and span.start < high]

@@ -14,7 +14,9 @@ from kbatch.cli.status import ExitStatus
 from kbatch.map.gather import COLOR_CHOICES, gather
 
 FORMATS = ("html", "svg", "json")
-INSTALL_HINT = "pip install 'kbatch[map]'"
+# What an output file's name says it holds (the format when --format is not given).
+EXTENSIONS = {".html": "html", ".htm": "html", ".svg": "svg", ".json": "json"}
+INSTALL_HINT = "pip install '.[map]' in kbatch's checkout"   # (the "kbatch" on PyPI is another project)
 
 
 @click.command(epilog="""\b
@@ -22,15 +24,16 @@ Examples:
   kbatch map /var/lib/kafka/orders-0 -o orders-0.html
   kbatch map damaged.log -o damaged.html --color-by damage
   kbatch map /var/kafka-logs -o logdir.html
-  kbatch map --format svg /var/lib/kafka/orders-0 -o orders-0.svg
+  kbatch map /var/lib/kafka/orders-0 -o orders-0.svg
   kbatch map --format json segment.log -o - | jq '.partitions[].segments[].regions'
 """)
 @click.argument("paths", nargs=-1, required=True, metavar="FILE|DIR...")
 @click.option("--output", "-o", required=True, metavar="FILE",
               help="Where the map goes (written atomically: a temporary file renamed into place); - is stdout.")
-@click.option("--format", "output_format", type=click.Choice(FORMATS), default="html", show_default=True,
+@click.option("--format", "output_format", type=click.Choice(FORMATS), default=None,
               help="html: one page with every script and style inline (zoom, hover, click to copy); svg: a "
-                   "static picture for a report; json: the model drawn (no drawing library needed).")
+                   "static picture for a report; json: the model drawn (no drawing library needed).  "
+                   "[default: from the output's name (.html, .htm, .svg, .json), else html]")
 @click.option("--color-by", type=click.Choice(COLOR_CHOICES), default="codec", show_default=True,
               help="What a block's colour says first (the page can switch): its codec, magic, producer id, "
                    "kind (plain, idempotent, transactional, control) or damage.")
@@ -59,13 +62,18 @@ def map(paths, output, output_format, color_by, decompressed_limit):   # noqa: A
     fields (named as in dump --format jsonl); clicking it copies the kbatch
     dump or hexdump-annotate command that opens it.
 
-    Drawing needs the map extra (pip install 'kbatch[map]': vl-convert-python,
+    Drawing needs the map extra (pip install '.[map]' in kbatch's checkout: vl-convert-python,
     which bundles Vega-Lite into the page and renders SVG without a
     browser); --format json does not.
+
+    The format is the output file's extension's (.svg, .html or .htm,
+    .json) unless --format says; a --format that contradicts the extension
+    is a usage error.
 
     Exit status: 0 clean, 1 damage found, 2 usage or I/O error (or the map
     extra missing).
     """
+    output_format = _format_for(output, output_format)
     if output_format != "json":
         try:
             import vl_convert  # noqa: F401 - only asked whether it is there
@@ -105,6 +113,17 @@ def map(paths, output, output_format, color_by, decompressed_limit):   # noqa: A
     if model["errors"] and status is ExitStatus.OK:
         status = ExitStatus.FOUND
     return status
+
+
+def _format_for(output: str, asked: str | None) -> str:
+    """The format asked for, else the one the output's extension names, else html; a contradiction between
+    them is a usage error (a picture must not be written as a page into a file named .svg)."""
+    extension = os.path.splitext(output)[1].lower() if output != "-" else ""
+    named = EXTENSIONS.get(extension)
+    if asked is not None and named is not None and asked != named:
+        raise click.UsageError(f"--format {asked} contradicts the output's name {output!r} ({named}): "
+                               "give one or the other")
+    return asked or named or "html"
 
 
 def _read_beside(files: list[str]) -> list[str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 
 import click
@@ -28,11 +29,26 @@ decode_option = click.option("--decode", type=click.Choice(DECODE_MODES), defaul
 
 no_color_option = click.option("--no-color", is_flag=True, help="No colour even on a terminal (NO_COLOR too).")
 
+# Without it a command shows every record the bytes hold; with it, the records a consumer is given.
 isolation_option = click.option(
-    "--isolation", type=click.Choice(("read_uncommitted", "read_committed")), default="read_uncommitted",
-    show_default=True, help="The records a consumer of this isolation is given (with records): read_committed leaves "
-                            "out those of aborted transactions and those at or past the last stable offset, read "
-                            "from every segment of the partition directory.")
+    "--isolation", type=click.Choice(("read_uncommitted", "read_committed")), default=None,
+    help="Only the records a consumer of this isolation is given (with records): read_committed leaves "
+         "out those of aborted transactions and those at or past the last stable offset, read "
+         "from every segment of the partition directory.  Without it: every record the bytes hold.")
+
+
+def parse_kafka_version(ctx, param, value: str | None) -> str | None:
+    """``X.Y`` or ``X.Y.Z``: a Kafka release."""
+    if value is not None and not re.fullmatch(r"\d+\.\d+(\.\d+)?", value):
+        raise click.BadParameter(f"expected a Kafka release such as 4.0 or 4.0.2, got {value!r}")
+    return value
+
+
+kafka_version_option = click.option(
+    "--kafka-version", callback=parse_kafka_version, metavar="X.Y[.Z]",
+    help="The Kafka release that wrote the internal topic's records: values Kafka changed in place since (the "
+         "share groups' records of 4.0) are read with its layout only. [default: the layout the bytes fit, the "
+         "newest when more than one does]")
 
 
 class CommittedViews:

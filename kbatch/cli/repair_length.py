@@ -45,6 +45,8 @@ def repair_length(path, output, apply, truncate_tail, in_place, backup, no_color
     fails at its own length is damaged inside, which a length repair cannot
     mend (kbatch salvage skips it).  After writing, the copy is verified.
 
+    With nothing to fix, --apply says so and writes nothing.
+
     Exit status: 0 nothing to repair or the repaired copy verifies, 1 damage
     remains, 2 usage or I/O error.
     """
@@ -81,8 +83,10 @@ def repair_length(path, output, apply, truncate_tail, in_place, backup, no_color
         if any(action.kind == "file-cut" for action in plan.actions):
             console.print(f"nothing written: {path} was cut while it was read")
             return ExitStatus.FOUND
-        if in_place and not plan.changes:
-            console.print(f"nothing to change: {path} left as it is, no backup made")
+        if not plan.changes:   # a copy would only repeat the input
+            console.print(f"nothing to fix: nothing written, {path} left as it is"
+                          + (", no backup made" if in_place else "")
+                          + ("; damage remains that no length repair mends" if _damaged(plan) else ""))
             return ExitStatus.FOUND if _damaged(plan) else ExitStatus.OK
         try:
             if in_place:

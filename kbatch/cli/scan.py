@@ -40,14 +40,14 @@ def scan(paths, out_dir, records, deep, master, split_bytes, pattern, output_for
     topic-partition: segments, batches, records, bytes, compression ratio, corrupt batches, offset gaps and
     overlaps between consecutive segments, time range, distinct producers, open transactions.
 
-    Needs the spark extra (pip install 'kbatch[spark]') and Java 17.
+    Needs the spark extra (pip install '.[spark]' in kbatch's checkout) and Java 17.
 
     Exit status: 0 no damage, 1 damage found, 2 usage or I/O error.
     """
     try:
         from kbatch.spark.scan import run_scan
     except ImportError as error:
-        click.echo(f"kbatch: scan needs PySpark: pip install 'kbatch[spark]' ({error})", err=True)
+        click.echo(f"kbatch: scan needs PySpark: pip install '.[spark]' in kbatch's checkout ({error})", err=True)
         return ExitStatus.TROUBLE
     from kbatch.files.inputs import list_segments
 

@@ -8,7 +8,8 @@ import sys
 import click
 
 from kbatch.reading.summary import FileSummary
-from kbatch.cli.options import decompressed_limit_option, expand_inputs, for_each_input, hex_option, no_color_option
+from kbatch.cli.options import (decompressed_limit_option, expand_inputs, for_each_input, hex_option,
+                                kafka_version_option, no_color_option)
 from kbatch.cli.status import ExitStatus
 
 PROGRESS_ABOVE = 64 * 1024 * 1024   # show a progress bar for inputs larger than this (on a terminal)
@@ -39,10 +40,11 @@ Examples:
                    "reports (JUnit XML: a testcase per file, a failure per damaged one), github for GitHub "
                    "Actions (a ::error, ::warning or ::notice annotation per finding).")
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing; only the exit status tells.")
+@kafka_version_option
 @hex_option
 @decompressed_limit_option
 @no_color_option
-def verify_crc(paths, deep, index_only, jobs, output_format, quiet, hex_input, decompressed_limit, no_color):
+def verify_crc(paths, deep, index_only, jobs, output_format, quiet, kafka_version, hex_input, decompressed_limit, no_color):
     """Check every CRC of Kafka log segments: each v2 batch (CRC-32C), each v0/v1 message (CRC-32),
     inner messages of compressed wrappers included.
 
@@ -90,7 +92,7 @@ def verify_crc(paths, deep, index_only, jobs, output_format, quiet, hex_input, d
     def verify_one(path, stream) -> FileSummary:
         return _verify_file(path, stream, sink, deep=deep, decompressed_limit=decompressed_limit, jobs=jobs,
                             stream_is_file=not hex_input and os.path.isfile(path),   # a named pipe is spooled
-                            show_progress=show_progress)
+                            show_progress=show_progress, kafka_version=kafka_version)
 
     partitions = []
     if (deep or index_only) and not hex_input:
@@ -126,14 +128,15 @@ def _why_none(paths, partial) -> str:
 
 
 def _verify_file(path, stream, sink, *, deep: bool, decompressed_limit: int, jobs: int | None,
-                 stream_is_file: bool, show_progress: bool) -> FileSummary:
+                 stream_is_file: bool, show_progress: bool, kafka_version: str | None = None) -> FileSummary:
     from kbatch.walk.parts import usable_cpus
     from kbatch.ops.verify import VerifyOptions, verify_file
 
     size = stream.seek(0, os.SEEK_END)
     stream.seek(0)
     summary = FileSummary(path, size)
-    options = VerifyOptions(deep=deep, decompressed_limit=decompressed_limit, jobs=jobs or usable_cpus())
+    options = VerifyOptions(deep=deep, decompressed_limit=decompressed_limit, jobs=jobs or usable_cpus(),
+                            kafka_version=kafka_version)
     if show_progress and size > PROGRESS_ABOVE:
         from rich.progress import Progress
 

@@ -33,7 +33,7 @@ from kbatch.map.gather import COLOR_CHOICES
 # as the schema, or Vega-Lite says so on the console).
 VEGA_LITE_MAJOR = 6
 VEGA_LITE_SCHEMA = f"https://vega.github.io/schema/vega-lite/v{VEGA_LITE_MAJOR}.json"
-WIDTH = 640
+WIDTH = 640         # a chart's width in the SVG picture, and in the page until its script fits it to the window
 ROW_HEIGHT = 22
 
 # Fixed colours where the values are known, so that a colour means the same thing on every map.
@@ -48,6 +48,15 @@ COLOUR_SCALES = {
     "damage": {"domain": ["intact", "damaged"], "range": [INTACT, DAMAGED]},
 }
 CONFIG = {"view": {"stroke": None}, "legend": {"labelLimit": 240}}
+# What the damaged ranges over the blocks are, in a legend of their own: there whatever the blocks are coloured by.
+RANGES = {"domain": ["damaged bytes", "preallocated zeros"], "range": [DAMAGED, ZERO]}
+
+# Offsets and file positions are whole numbers: no tick between two of them (a ".5" when zoomed in).
+WHOLE_AXIS = {"tickMinStep": 1, "format": "d"}
+# Timestamps are UTC on a 24-hour clock, each tick dated (the browser's zone and 12-hour clock would mislead),
+# to the millisecond only where a tick falls between seconds.
+UTC_AXIS = {"labelExpr": "utcFormat(datum.value, datum.value % 1000 ? '%Y-%m-%d %H:%M:%S.%L' : '%Y-%m-%d %H:%M:%S')"}
+
 OUTCOMES = {"domain": ["COMMIT", "ABORT", "OPEN", "UNKNOWN"], "range": ["#31a354", "#d62728", "#3182bd", "#969696"]}
 
 # The fields a batch block's tooltip shows: dump --format jsonl's names.
@@ -110,7 +119,7 @@ def byte_map(partition: dict, choice: str) -> dict:
              for segment in partition["segments"] for kind in ("index", "timeindex") for tick in segment[kind]]
     size = max((segment["size"] for segment in partition["segments"]), default=0) or 1
     x = {"field": "pos", "type": "quantitative", "title": "file position (bytes)",
-         "scale": {"domain": [0, size], "nice": False, "zero": True}}
+         "scale": {"domain": [0, size], "nice": False, "zero": True}, "axis": WHOLE_AXIS}
     y = {"field": "row", "type": "nominal", "title": None, "sort": _rows(partition)}
     # An outline tells batches apart while each is a few pixels wide; narrower, it would hide them.
     most = max((len(segment["blocks"]) for segment in partition["segments"]), default=0)
@@ -118,16 +127,22 @@ def byte_map(partition: dict, choice: str) -> dict:
     block = {"transform": [{"calculate": f"datum.cat['{choice}']", "as": "colour"}],
              "mark": {"type": "rect", **outline},
              "encoding": {"x": x, "x2": {"field": "end"}, "y": y, "color": _colour(choice)}}
-    layers = [
+    # The blocks share one colour scale (the choice's); the damaged ranges have their own, so that damage is in
+    # the legend whatever the blocks are coloured by.
+    blocks = {"layer": [
         {"name": f"{pid}_batch", "data": {"values": batches}, **block, "params": [
             {"name": f"zoom_{partition['id']}", "select": {"type": "interval", "encodings": ["x"]}, "bind": "scales"}],
          "encoding": {**block["encoding"], "tooltip": _tooltip(BATCH_TOOLTIP)}},
         {"name": f"{pid}_bin", "data": {"values": bins}, **block,
-         "encoding": {**block["encoding"], "tooltip": _tooltip(BIN_TOOLTIP)}},
+         "encoding": {**block["encoding"], "tooltip": _tooltip(BIN_TOOLTIP)}}]}
+    layers = [
+        blocks,
         {"name": f"{pid}_region", "data": {"values": regions},
+         "transform": [{"calculate": "datum.severity === 'info' ? 'preallocated zeros' : 'damaged bytes'",
+                        "as": "range"}],
          "mark": {"type": "rect", "stroke": "black", "strokeWidth": 0.5, "opacity": 0.9},
          "encoding": {"x": x, "x2": {"field": "end"}, "y": y,
-                      "color": {"condition": {"test": "datum.severity === 'info'", "value": ZERO}, "value": DAMAGED},
+                      "color": {"field": "range", "type": "nominal", "title": "ranges", "scale": RANGES},
                       "tooltip": _tooltip(("code", "pos", "end", "actual", "command"))}},
         # A range of a few bytes is narrower than a pixel: a tick marks where each begins ...
         {"name": f"{pid}_damage_start", "data": {"values": regions}, "mark": {"type": "tick", "thickness": 2},
@@ -148,14 +163,15 @@ def byte_map(partition: dict, choice: str) -> dict:
          "mark": {"type": "rule", "color": "#ff7f0e", "strokeWidth": 2}, "encoding": {"x": x}},
     ]
     return {"title": "byte map", "width": WIDTH, "height": ROW_HEIGHT * max(1, len(_rows(partition))),
-            "layer": layers}
+            "layer": layers, "resolve": {"scale": {"color": "independent"}}}
 
 
 def timeline(partition: dict) -> dict:
     """Offsets against timestamps, with leader epochs, segment starts, gaps and overlaps."""
     pid = partition["id"]
     first, last = partition["first_offset"] or 0, (partition["last_offset"] or 0) + 1
-    x = {"field": "offset", "type": "quantitative", "title": "offset", "scale": {"domain": [first, last], "nice": False}}
+    x = {"field": "offset", "type": "quantitative", "title": "offset", "scale": {"domain": [first, last], "nice": False},
+         "axis": WHOLE_AXIS}
     points = [{"offset": block["last_offset"], "first_offset": block["first_offset"], "segment": segment["name"],
                "timestamp": block["max_ts"], "max_timestamp_iso": iso_timestamp(block["max_ts"]),
                "batches": block["batches"]}
@@ -175,6 +191,11 @@ def timeline(partition: dict) -> dict:
          "encoding": {"x": x, "x2": {"field": "end"},
                       "color": {"condition": {"test": "datum.kind === 'overlap'", "value": DAMAGED}, "value": "#bdbdbd"},
                       "tooltip": _tooltip(("kind", "from", "to", "before", "after"))}},
+        # A gap or overlap of a few offsets is narrower than a pixel until zoomed in: a rule marks each at any zoom.
+        {"name": f"{pid}_boundary_rule", "data": {"values": boundaries}, "mark": {"type": "rule", "strokeWidth": 2},
+         "encoding": {"x": x,
+                      "color": {"condition": {"test": "datum.kind === 'overlap'", "value": DAMAGED}, "value": "#636363"},
+                      "tooltip": _tooltip(("kind", "from", "to", "before", "after"))}},
         {"name": f"{pid}_segment_start", "data": {"values": starts}, "mark": {"type": "rule", "color": "#737373"},
          "encoding": {"x": x, "tooltip": _tooltip(("segment", "offset"))}},
         {"name": f"{pid}_checkpoint_epoch", "data": {"values": checkpoint},
@@ -187,7 +208,8 @@ def timeline(partition: dict) -> dict:
     layers.append(
         {"name": f"{pid}_point", "data": {"values": points}, "mark": {"type": "circle", "size": 16, "opacity": 0.8},
          "params": [{"name": f"zoom_time_{partition['id']}", "select": {"type": "interval"}, "bind": "scales"}],
-         "encoding": {"x": x, "y": {"field": "timestamp", "type": "temporal", "title": "largest timestamp"},
+         "encoding": {"x": x, "y": {"field": "timestamp", "type": "temporal", "title": "largest timestamp (UTC)",
+                                    "scale": {"type": "utc"}, "axis": UTC_AXIS},
                       "color": {"field": "segment", "type": "nominal", "title": "segment",
                                 "scale": {"scheme": "dark2"}},
                       "tooltip": _tooltip(("segment", "first_offset", "offset", "max_timestamp_iso", "batches"))}})
@@ -204,7 +226,7 @@ def transactions(partition: dict) -> dict | None:
         return None
     first, last = partition["first_offset"] or 0, (partition["last_offset"] or 0) + 1
     x = {"field": "first_offset", "type": "quantitative", "title": "offset",
-         "scale": {"domain": [first, last], "nice": False}}
+         "scale": {"domain": [first, last], "nice": False}, "axis": WHOLE_AXIS}
     lanes = sorted({span["producer"] for span in spans})
     return {"title": "transactions (producer id/epoch)", "width": WIDTH, "height": ROW_HEIGHT * len(lanes),
             "layer": [{"name": f"{pid}_txn", "data": {"values": spans}, "mark": {"type": "rect", "height": 14},
@@ -242,7 +264,7 @@ def directory_chart(model: dict) -> dict:
             "height": ROW_HEIGHT * max(1, len(rows)), "data": {"values": rows},
             "mark": {"type": "bar", "name": "partition"},
             "encoding": {"y": {"field": "partition", "type": "nominal", "sort": None, "title": None},
-                         "x": {"field": "size", "type": "quantitative", "title": "bytes"},
+                         "x": {"field": "size", "type": "quantitative", "title": "bytes", "axis": WHOLE_AXIS},
                          "color": {"field": "damage", "type": "nominal", "scale": COLOUR_SCALES["damage"]},
                          "tooltip": _tooltip(("partition", "size", "segments", "from", "to", "errors"))}}
 
@@ -392,6 +414,7 @@ aside li.error b { color: #d62728; } aside li.warning b { color: #e6550d; } asid
 .detail { color: #666; font-size: 11px; word-break: break-word; }
 h1 { font-size: 17px; margin: 4px 0; } h2 { font-size: 15px; margin: 14px 0 2px; }
 .meta { color: #555; margin: 0 0 4px; }
+.chart, .chart.vega-embed { display: block; width: 100%; }   /* what the page's script fits a chart into */
 table { border-collapse: collapse; } td, th { padding: 2px 8px; text-align: left; } td.n { text-align: right; }
 tr.damaged td:last-child { color: #d62728; font-weight: bold; }
 .bar { display: inline-block; height: 10px; background: #9ecae1; }
@@ -427,16 +450,22 @@ SCRIPT = r"""
   window.addEventListener("error", e => errors.push(String(e.message)));
   window.addEventListener("unhandledrejection", e => errors.push(String(e.reason)));
   const data = JSON.parse(document.getElementById("kbatch-map").textContent);
-  const views = {};
+  const views = {}, widths = {}, fits = {};
 
-  function recolour(spec, choice) {
-    const map = spec.vconcat[0];
-    for (const layer of map.layer) {
+  function recolour(layers, choice) {
+    for (const layer of layers) {
+      if (layer.layer) recolour(layer.layer, choice);
       if (/_(batch|bin)$/.test(layer.name)) {
         layer.transform = [{calculate: "datum.cat['" + choice + "']", as: "colour"}];
         layer.encoding.color = data.colours[choice];
       }
     }
+  }
+
+  // Charts as wide as the window lets them be: each chart's width is what its element has left after the axes
+  // and legends (measured once drawn; Vega-Lite's "container" width does not reach into stacked charts).
+  function widen(spec, width) {
+    for (const chart of spec.vconcat || [spec]) chart.width = width;
     return spec;
   }
 
@@ -454,9 +483,20 @@ SCRIPT = r"""
     }
   }
 
-  function embed(id, spec) {
-    return vegaEmbed("#chart-" + id, spec, {renderer: "canvas", actions: false}).then(result => {
+  function embed(id, spec, width) {
+    const element = document.getElementById("chart-" + id);
+    const room = element.clientWidth;
+    return vegaEmbed(element, widen(spec, width), {renderer: "canvas", actions: false}).then(result => {
+      const drawnWidth = result.view.container().querySelector("canvas").clientWidth;
+      const fitted = Math.max(200, Math.floor(width + room - drawnWidth));
+      if (Math.abs(fitted - width) > 2 && widths[id] === undefined) {
+        widths[id] = fitted;   // (once: a legend's width does not depend on the chart's)
+        result.view.finalize();
+        return embed(id, spec, fitted);
+      }
       views[id] = result.view;
+      widths[id] = width;
+      fits[id] = {room: room, drawn: drawnWidth};
       result.view.addEventListener("click", (event, item) => {
         if (item && item.datum && item.datum.command) copy(item.datum.command);
       });
@@ -475,7 +515,7 @@ SCRIPT = r"""
   }
 
   function report() {
-    const drawn = {errors: errors, charts: {}, counts: {}};
+    const drawn = {errors: errors, charts: {}, counts: {}, widths: widths, fits: fits};
     for (const [id, view] of Object.entries(views)) {
       const found = marks(view.scenegraph().root, []);
       drawn.counts[id] = {};
@@ -493,12 +533,21 @@ SCRIPT = r"""
   }
 
   function drawAll(choice) {
-    const jobs = Object.entries(data.specs).map(([id, spec]) => embed(id, recolour(spec, choice)));
-    if (data.directory) jobs.push(embed("directory", data.directory));
+    const jobs = Object.entries(data.specs).map(([id, spec]) => {
+      recolour(spec.vconcat[0].layer, choice);
+      return embed(id, spec, widths[id] || spec.vconcat[0].width);
+    });
+    if (data.directory) jobs.push(embed("directory", data.directory, widths.directory || data.directory.width));
     return Promise.all(jobs);
   }
 
-  document.getElementById("colour-by").addEventListener("change", e => { drawAll(e.target.value); });
+  const picker = document.getElementById("colour-by");
+  picker.addEventListener("change", e => { drawAll(e.target.value); });
+  let resizing = null;
+  window.addEventListener("resize", () => {
+    clearTimeout(resizing);
+    resizing = setTimeout(() => { for (const id in widths) delete widths[id]; drawAll(picker.value); }, 250);
+  });
   for (const link of document.querySelectorAll("#findings a")) {
     link.addEventListener("click", () => {
       const view = views[link.dataset.partition];

@@ -73,18 +73,29 @@ def _timestamp(batch: Batch) -> int | None:
     return stamp if stamp is not None and stamp >= 0 else None
 
 
+def _first_timestamp(batch: Batch) -> int | None:
+    """The timestamp of the batch's first record: a v2 batch's baseTimestamp where its records keep their own
+    (CreateTime); under LogAppendTime each record reads maxTimestamp (DefaultRecordBatch's iterator), and a v1
+    message (or wrapper) has the one timestamp."""
+    if batch.magic >= 2 and batch.timestamp_type == "CreateTime":
+        stamp = batch.base_timestamp
+        return stamp if stamp is not None and stamp >= 0 else None
+    return _timestamp(batch)
+
+
 def _count_in(totals, batch: Batch) -> int | None:
-    """Count ``batch`` in ``totals`` (a bin or a segment: its batches, records, offset and timestamp range);
-    the batch's timestamp."""
+    """Count ``batch`` in ``totals`` (a bin or a segment: its batches, records, offset and timestamp range,
+    from its first record's timestamp to its largest); the batch's largest timestamp."""
     totals.batches += 1
     totals.records += max(batch.count or 0, 0)
     totals.first_offset = batch.base_offset if totals.first_offset is None else min(totals.first_offset,
                                                                                      batch.base_offset)
     totals.last_offset = batch.last_offset if totals.last_offset is None else max(totals.last_offset,
                                                                                   batch.last_offset)
-    stamp = _timestamp(batch)
+    stamp, first = _timestamp(batch), _first_timestamp(batch)
+    if first is not None:
+        totals.min_ts = first if totals.min_ts is None else min(totals.min_ts, first)
     if stamp is not None:
-        totals.min_ts = stamp if totals.min_ts is None else min(totals.min_ts, stamp)
         totals.max_ts = stamp if totals.max_ts is None else max(totals.max_ts, stamp)
     return stamp
 
@@ -182,7 +193,8 @@ class SegmentMap:
                 else dump_command(self.path, batch.base_offset, batch.last_offset)
             self.detail.append({**said, "pos": batch.pos, "end": batch.pos + batch.size, "batches": 1,
                                 "first_offset": batch.base_offset, "last_offset": batch.last_offset,
-                                "min_ts": stamp, "max_ts": stamp, "command": command, "batch": fields})
+                                "min_ts": _first_timestamp(batch), "max_ts": stamp, "command": command,
+                                "batch": fields})
 
     def add_region(self, finding: Finding) -> None:
         if len(self.regions) >= MAX_REGIONS:

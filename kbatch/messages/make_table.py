@@ -6,6 +6,8 @@ KAFKA_SOURCE is a Kafka checkout or a git directory (a bare mirror); REV (defaul
 ``trunk`` in a bare mirror) is the commit read.  The command copies every definition kbatch reads (the
 directories and files in :data:`DEFINITIONS`, plus the removed ones in :data:`HISTORY` at the commit that
 last had them) into ``fixtures/kafka-messages``, lists each with its commit and release in ``SOURCES.txt``,
+copies the definitions Kafka changed in place after a release wrote them (:data:`EARLIER_LAYOUTS`) as that
+release line had them into a folder named after it (``fixtures/kafka-messages/4.0``, its own ``SOURCES.txt``),
 and writes the table, ``kbatch/messages/schemas.json`` (the data :mod:`kbatch.messages.schemas` reads), from
 those copies.  ``tests/test_messages_table.py`` checks that the table is what the copies say, and the copies
 what the mirror holds at their commits.
@@ -57,6 +59,25 @@ HISTORY = (
      "df93571f503033c6b21034a1c815f7b21da96959", "4.1.0-SNAPSHOT (trunk, never released)"),
     ("group-coordinator/src/main/resources/common/message/StreamsGroupPartitionMetadataValue.json",
      "df93571f503033c6b21034a1c815f7b21da96959", "4.1.0-SNAPSHOT (trunk, never released)"),
+)
+
+# Definitions Kafka changed in place after a release wrote them -- other fields under the same version number
+# -- so that the release's brokers write, and reload, another layout than trunk's.  The release line's copies
+# are kept beside trunk's, to read the records that line wrote (kbatch.messages.topics reads a value with
+# each layout its message has).  (release line, the commit read: the line's newest release, that release,
+# the first release with trunk's layout, the definitions)
+EARLIER_LAYOUTS = (
+    # KIP-932's share groups, early access in 4.0 (its JSON: "subject to non-backwards-compatible changes"),
+    # changed for 4.1 at version 0: KAFKA-17747 #19504 added MetadataHash; KAFKA-18170 #19432 added
+    # CreateTimestamp/WriteTimestamp and #20016 made SnapshotEpoch an int32 (it was a uint16).  4.2 and trunk
+    # only add tagged fields, which 4.1's layout reads.  (KAFKA-18827 #19339 also changed
+    # ShareGroupStatePartitionMetadataValue, but no 4.0 broker writes one: only its serde knows the type.)
+    # 4.0.0 to 4.0.2 have the same definitions (last changed on the line by #17681, December 2024).
+    ("4.0", "8c9c25ea3eba173b57d96e7ee0e9d7ac71d15f1a", "4.0.2", "4.1", (
+        "group-coordinator/src/main/resources/common/message/ShareGroupMetadataValue.json",
+        "share-coordinator/src/main/resources/common/message/ShareSnapshotValue.json",
+        "share-coordinator/src/main/resources/common/message/ShareUpdateValue.json",
+    )),
 )
 
 _INTEGER_TYPES = ("int8", "int16", "int32", "int64", "uint16", "uint32")
@@ -156,16 +177,24 @@ def current(directory: Path) -> tuple[str, str]:
     return commit, release
 
 
-def table(directory: Path = FIXTURES) -> str:
-    """The table as JSON text: the current commit and release, then every message by name (in the order of
-    its definition file's name)."""
-    commit, release = current(directory)
+def _messages(directory: Path) -> dict[str, dict]:
+    """Every message of a folder's definitions by name, in the order of its definition file's name."""
     schemas = {}
     for name, source in sorted(sources(directory).items()):
         spec = load(directory / name)
         schemas[spec["name"]] = entry(spec, source)
-    text = json.dumps({"note": NOTE, "kafka_commit": commit, "kafka_release": release, "schemas": schemas},
-                      indent=1, ensure_ascii=False)
+    return schemas
+
+
+def table(directory: Path = FIXTURES) -> str:
+    """The table as JSON text: the current commit and release, every message by name, then the earlier
+    layouts: for each release line of :data:`EARLIER_LAYOUTS`, the first release with trunk's layout and
+    its own messages."""
+    commit, release = current(directory)
+    earlier = {line: {"until": until, "schemas": _messages(directory / line)}
+               for line, _, _, until, _ in EARLIER_LAYOUTS}
+    text = json.dumps({"note": NOTE, "kafka_commit": commit, "kafka_release": release,
+                       "schemas": _messages(directory), "earlier_layouts": earlier}, indent=1, ensure_ascii=False)
     return text + "\n"
 
 
@@ -215,6 +244,15 @@ def regenerate(kafka: Kafka, directory: Path = FIXTURES, out: Path = TABLE) -> N
             (directory / Path(path).name).write_text(kafka.read(path, commit))
             lines.append(f"{path} {commit} {release}")
     (directory / "SOURCES.txt").write_text("\n".join(lines) + "\n")
+    for line, commit, release, _, paths in EARLIER_LAYOUTS:
+        folder = directory / line
+        folder.mkdir(exist_ok=True)
+        for old in folder.glob("*.json"):
+            old.unlink()
+        for path in paths:
+            (folder / Path(path).name).write_text(kafka.read(path, commit))
+        (folder / "SOURCES.txt").write_text("\n".join([f"{commit} {release}"]
+                                                      + [f"{path} {commit} {release}" for path in paths]) + "\n")
     out.write_text(table(directory))
 
 

@@ -57,3 +57,24 @@ class M:
     @property
     def valid_range(self) -> tuple[int, int]:
         return version_range(self.valid)
+
+
+def release_number(text: str) -> tuple[int, int]:
+    """A Kafka release's line: "4.0.2" -> (4, 0), "4.1" and "4.1+" -> (4, 1); ValueError when it names none."""
+    major, minor = text.rstrip("+").split(".")[:2]
+    return int(major), int(minor)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """One layout of a message Kafka changed in place: the releases that write it (from ``since``, before
+    ``until``; None: no bound) and the schema they write with.  ``name`` says which: "4.0", "4.1+"."""
+
+    name: str
+    schema: M
+    since: str | None
+    until: str | None
+
+    def covers(self, release: tuple[int, int]) -> bool:
+        return ((self.since is None or release_number(self.since) <= release)
+                and (self.until is None or release < release_number(self.until)))

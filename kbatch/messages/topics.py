@@ -12,6 +12,12 @@
 * ``__cluster_metadata`` and KRaft snapshots (``metadata``): AbstractApiMessageSerde.read, no key; the value
   is an unsigned varint frame version (1), apiKey and version, then the record, and nothing after it.
 
+A value whose message Kafka changed in place after a release wrote it (the share groups' records of 4.0,
+:data:`~kbatch.messages.schemas.LAYOUTS`) is read with the layout of the release that wrote it: the one
+``kafka_version`` names, else each layout in turn, newest first, and the first that reads the bytes whole
+(to their end, with no problem) is used -- so bytes two layouts read are read with the newest -- and named
+as the value's ``layout``; when none does, the newest one's problems are reported.
+
 A record that does not read is not guessed at: :class:`Decoded` carries the problem and the bytes stay
 shown raw.
 """
@@ -22,7 +28,8 @@ import struct
 from dataclasses import dataclass, field
 
 from kbatch.messages.decoder import MessageDecoder, MessageError, _Reader
-from kbatch.messages.schemas import SCHEMAS
+from kbatch.messages.schemas import LAYOUTS, SCHEMAS
+from kbatch.messages.spec import Layout, M, release_number
 
 
 def _record_types(module: str) -> dict[int, str]:
@@ -69,7 +76,12 @@ class Problem:
 
 @dataclass
 class Decoded:
-    """A record of an internal topic read with Kafka's schemas; ``key``/``value`` None where not read."""
+    """A record of an internal topic read with Kafka's schemas; ``key``/``value`` None where not read.
+
+    Each of ``key`` and ``value`` is ``{"name", "version", ..., "data"}``: the message and the version it
+    was read at, what the frame adds (a metadata record's ``frameVersion`` and ``apiKey``; a transaction's
+    ``state``; ``layout``, the release whose layout read a value Kafka changed in place), and its fields.
+    """
 
     decoder: str
     key: dict | None = None
@@ -85,16 +97,21 @@ class Decoded:
 
 def _message(decoded: Decoded, part: str, name: str, version: int, data: bytes, start: int,
              *, trailing: str = "internal-trailing-bytes", refused: str | None = None, key: bool = False,
-             **extra) -> dict | None:
+             layout: Layout | None = None, **extra) -> dict | None:
     """Read message ``name`` at ``version`` from ``data[start:]``; None (and a problem) if it does not read.
 
     A coordinator key is read at its record type, which Kafka's generated reader takes for the version of a
     key whose only version is 0 (MessageSpec requires it): the version-0 layout, no finding.  Any other
     version outside the schema's is refused where Kafka's deserializer refuses it (``refused``: its message;
     CoordinatorRecordSerde checks a value's version).  Where it does not (AbstractApiMessageSerde: metadata
-    records), a version above the newest is read as the newest, with a warning.
+    records), a version above the newest is read as the newest, with a warning.  ``layout`` (one of the
+    message's :data:`LAYOUTS`) is read instead of trunk's schema, and named in what is returned and in each
+    problem.
     """
-    schema = SCHEMAS[name]
+    schema = SCHEMAS[name] if layout is None else layout.schema
+    if layout is not None:
+        extra["layout"] = layout.name
+    label = f"{name} v{version}" if layout is None else f"{name} v{version}, Kafka {layout.name} layout"
     # CoordinatorRecordSerde.readMessage wraps what the message's reader throws; AbstractApiMessageSerde.read
     # (metadata) throws its own text.
     wrap = (lambda java: f"Failed to deserialize record with type {extra['apiKey']}") if "apiKey" in extra else \
@@ -117,14 +134,14 @@ def _message(decoded: Decoded, part: str, name: str, version: int, data: bytes, 
         fields, end = reader.decode(data, start)
     except MessageError as error:
         decoded.problems.append(Problem("bad-internal-record", part, error.pos, f"{part}.{error.field}",
-                                        error.expected, f"{error.actual} ({name} v{version})", wrap(error.java)))
+                                        error.expected, f"{error.actual} ({label})", wrap(error.java)))
         return None
     for remark in reader.warnings:
         decoded.problems.append(Problem("tagged-field-size-mismatch", part, remark.pos, f"{part}.{remark.field}",
-                                        remark.expected, f"{remark.actual} ({name} v{version})"))
+                                        remark.expected, f"{remark.actual} ({label})"))
     if end != len(data):
         garbage = f"Found {len(data) - end} byte(s) of garbage after {extra['apiKey']}" if "apiKey" in extra else None
-        decoded.problems.append(Problem(trailing, part, end, part, f"{end} bytes ({name} v{version})",
+        decoded.problems.append(Problem(trailing, part, end, part, f"{end} bytes ({label})",
                                         f"{len(data) - end} more bytes", garbage))
     return {"name": name, "version": version, **extra, "data": fields}
 
@@ -137,7 +154,8 @@ def _version(decoded: Decoded, part: str, data: bytes) -> int | None:
     return _INT16.unpack_from(data)[0]
 
 
-def _coordinator(decoded: Decoded, key: bytes | None, value: bytes | None, types: dict[int, str]) -> Decoded:
+def _coordinator(decoded: Decoded, key: bytes | None, value: bytes | None, types: dict[int, str],
+                 kafka_version: str | None = None) -> Decoded:
     """CoordinatorRecordSerde.deserialize: record type + key message; value version + value message."""
     if key is None:
         decoded.problems.append(Problem("bad-internal-record", "key", 0, "key", "a key (record type + message)",
@@ -158,11 +176,52 @@ def _coordinator(decoded: Decoded, key: bytes | None, value: bytes | None, types
     version = _version(decoded, "value", value)
     if version is not None:
         # CoordinatorRecordSerde.deserialize refuses a value version outside the value message's range
-        decoded.value = _message(decoded, "value", base + "Value", version, value, 2, refused=(
+        decoded.value = _value(decoded, base + "Value", version, value, kafka_version, refused=(
             f"Found an unknown record version {version} for {record_type} type"))
     if decoded.value is not None and base == "GroupMetadata":
         _consumer_protocol(decoded.value["data"])
     return decoded
+
+
+def layouts(name: str, kafka_version: str | None = None) -> tuple[Layout, ...]:
+    """The layouts a value of message ``name`` is read with, newest first: the one of the release
+    ``kafka_version`` names ("4.0", "4.0.2", "4.1+"), else every one it has had; () for a message Kafka never
+    changed in place (trunk's schema is its only layout)."""
+    every = LAYOUTS.get(name, ())
+    if kafka_version is None:
+        return every
+    release = release_number(kafka_version)
+    return tuple(layout for layout in every if layout.covers(release))
+
+
+def _value(decoded: Decoded, name: str, version: int, data: bytes, kafka_version: str | None,
+           **keywords) -> dict | None:
+    """A coordinator value read with the first of its layouts that reads it whole (newest first: bytes that
+    more than one layout reads are read with the newest, the layout of the releases writing now; 4.0's share
+    groups were early access, off by default); none does: the first one's account of it."""
+    candidates = layouts(name, kafka_version)
+    if not candidates:
+        return _message(decoded, "value", name, version, data, 2, **keywords)
+    for layout in candidates:
+        trial = Decoded(decoded.decoder)
+        message = _message(trial, "value", name, version, data, 2, layout=layout, **keywords)
+        if message is not None and not trial.problems:
+            return message
+    first = len(decoded.problems)
+    message = _message(decoded, "value", name, version, data, 2, layout=candidates[0], **keywords)
+    if len(candidates) > 1:
+        others = " or ".join(f"Kafka {layout.name}'s" for layout in candidates[1:])
+        for problem in decoded.problems[first:]:
+            problem.actual += f"; nor does {others} layout read it"
+    return message
+
+
+def message_schema(part: dict) -> M:
+    """The schema a decoded key or value was read with: its layout's where it names one, else trunk's."""
+    layout = part.get("layout")
+    if layout is None:
+        return SCHEMAS[part["name"]]
+    return next(each.schema for each in LAYOUTS[part["name"]] if each.name == layout)
 
 
 def _consumer_protocol(group: dict) -> None:
@@ -188,12 +247,12 @@ def _consumer_protocol(group: dict) -> None:
                 pass   # Kafka swallows it and keeps the original bytes
 
 
-def decode_offsets(key: bytes | None, value: bytes | None) -> Decoded:
-    return _coordinator(Decoded("offsets"), key, value, GROUP_RECORD_TYPES)
+def decode_offsets(key: bytes | None, value: bytes | None, kafka_version: str | None = None) -> Decoded:
+    return _coordinator(Decoded("offsets"), key, value, GROUP_RECORD_TYPES, kafka_version)
 
 
-def decode_share(key: bytes | None, value: bytes | None) -> Decoded:
-    return _coordinator(Decoded("share"), key, value, SHARE_RECORD_TYPES)
+def decode_share(key: bytes | None, value: bytes | None, kafka_version: str | None = None) -> Decoded:
+    return _coordinator(Decoded("share"), key, value, SHARE_RECORD_TYPES, kafka_version)
 
 
 def decode_transactions(key: bytes | None, value: bytes | None) -> Decoded:
@@ -272,7 +331,15 @@ _DECODE = {"offsets": decode_offsets, "transactions": decode_transactions, "meta
            "share": decode_share, "remote": decode_remote}
 
 
-def decode(decoder: str, key: bytes | None, value: bytes | None) -> Decoded:
+# The decoders whose records have values Kafka changed in place (LAYOUTS): they take the Kafka version.
+_LAYOUT_DECODERS = ("offsets", "share")
+
+
+def decode(decoder: str, key: bytes | None, value: bytes | None, kafka_version: str | None = None) -> Decoded:
+    """Read a record with ``decoder``; ``kafka_version`` (a release, "4.0.2") chooses the layout of the values
+    that release wrote where Kafka changed one in place (:func:`layouts`)."""
+    if decoder in _LAYOUT_DECODERS:
+        return _DECODE[decoder](key, value, kafka_version)
     return _DECODE[decoder](key, value)
 
 
@@ -284,11 +351,13 @@ class Label(str):
     """A span's value that is the decoder's description of a frame field, not a string the record holds."""
 
 
-def field_spans(decoder: str, key: bytes | None, value: bytes | None) -> dict[str, tuple[Spans, bool]]:
+def field_spans(decoder: str, key: bytes | None, value: bytes | None,
+                kafka_version: str | None = None) -> dict[str, tuple[Spans, bool]]:
     """An internal record's key and value field by field, read as :func:`decode` reads them: for "key" and
     "value", the spans (start, end, field, value) inside those bytes -- the frame's own fields first (record
     type or version; a metadata record's frame version, apiKey and version), then the message's -- and
-    whether they read to the end.  Where reading fails the spans stop (hexdump-annotate shows the rest raw)."""
+    whether they read to the end.  Where reading fails the spans stop (hexdump-annotate shows the rest raw).
+    A value is split with the layout :func:`decode` reads it with."""
     if decoder in ("metadata", "remote"):
         types = METADATA_TYPES if decoder == "metadata" else REMOTE_TYPES
         return {"key": ([], not key), "value": _metadata_spans(value or b"", types)}
@@ -303,7 +372,14 @@ def field_spans(decoder: str, key: bytes | None, value: bytes | None) -> dict[st
     out["key"] = _message_spans([(0, 2, "type", label)], base and base + "Key", 0, key)
     if base is not None and value is not None and len(value) >= 2:
         version = _INT16.unpack_from(value)[0]
-        out["value"] = _message_spans([(0, 2, "version", version)], base + "Value", version, value)
+        name, shown = base + "Value", version
+        schema = SCHEMAS[name]
+        if name in LAYOUTS:   # the layout the value is read with, named beside its version
+            read = decode(decoder, key, value, kafka_version).value
+            layout = read["layout"] if read is not None else layouts(name, kafka_version)[0].name
+            schema = message_schema({"name": name, "layout": layout})
+            shown = Label(f"{version} (Kafka {layout} layout)")
+        out["value"] = _message_spans([(0, 2, "version", shown)], name, version, value, schema=schema)
     return out
 
 
@@ -325,12 +401,15 @@ def _metadata_spans(data: bytes, types: dict[int, str]) -> tuple[Spans, bool]:
     return _message_spans(spans, name, numbers[2], data, reader.pos)
 
 
-def _message_spans(spans: Spans, name: str | None, version: int, data: bytes, start: int = 2) -> tuple[Spans, bool]:
-    """``spans`` followed by those of message ``name`` at ``version`` read from ``data[start:]``."""
-    if name is None or version < SCHEMAS[name].valid_range[0]:   # above the newest: read as the newest
+def _message_spans(spans: Spans, name: str | None, version: int, data: bytes, start: int = 2,
+                   schema: M | None = None) -> tuple[Spans, bool]:
+    """``spans`` followed by those of message ``name`` (read with ``schema``, trunk's by default) at
+    ``version`` read from ``data[start:]``."""
+    schema = schema or (SCHEMAS[name] if name is not None else None)
+    if name is None or version < schema.valid_range[0]:   # above the newest: read as the newest
         return spans, False
     try:
-        _, end = MessageDecoder(SCHEMAS[name], version, name).decode(data, start, spans=spans)
+        _, end = MessageDecoder(schema, version, name).decode(data, start, spans=spans)
     except MessageError:
         return spans, False
     return spans, end == len(data)

@@ -102,7 +102,7 @@ def _rest(spans: list[Span], start: int, end: int, path: str, finding: Finding |
 
 
 def entry_spans(batch: Batch, data, index: int, window: tuple[int, int] | None = None, *,
-                internal: str | None = None) -> list[Span]:
+                internal: str | None = None, kafka_version: str | None = None) -> list[Span]:
     """Every span of one entry (``data`` is its bytes in the file), tiling it exactly.
 
     A header field a finding names (a lying batch_length, a crc that does not
@@ -111,14 +111,15 @@ def entry_spans(batch: Batch, data, index: int, window: tuple[int, int] | None =
     batch costs what is shown, not what it holds; the spans then tile the
     window, not the whole entry.
     """
-    spans = _entry_spans(batch, data, index, window, internal)
+    spans = _entry_spans(batch, data, index, window, internal, kafka_version)
     named = {f"batch[{index}].{finding.field}": finding for finding in batch.findings
              if finding.is_damage and finding.inner_pos is None}
     return [Span(s.start, s.end, s.path, s.value, "damage", named[s.path], s.inner)
             if s.path in named and s.kind == "field" else s for s in spans]
 
 
-def _entry_spans(batch: Batch, data, index: int, window: tuple[int, int] | None, internal: str | None) -> list[Span]:
+def _entry_spans(batch: Batch, data, index: int, window: tuple[int, int] | None, internal: str | None,
+                 kafka_version: str | None) -> list[Span]:
     path = f"batch[{index}]"
     if batch.magic >= 2:
         if batch.magic == PROPOSED_V3_MAGIC:   # its header ends in three varints: at most 25 bytes more
@@ -139,7 +140,7 @@ def _entry_spans(batch: Batch, data, index: int, window: tuple[int, int] | None,
                               f"{batch.codec}, {batch.count} records", finding=_records_finding(batch)))
             return spans
         return spans + record_spans(batch, data[records_start - batch.pos:], records_start, path, window=window,
-                                    internal=internal)
+                                    internal=internal, kafka_version=kafka_version)
     declaration = MessageV1 if batch.magic == 1 else MessageV0
     spans, error = _declared(declaration, data, batch.pos, path)
     if batch.codec != "none" and error is None:
@@ -149,12 +150,14 @@ def _entry_spans(batch: Batch, data, index: int, window: tuple[int, int] | None,
 
 
 def record_spans(batch: Batch, data, base: int, path: str, *, inner: bool = False,
-                 window: tuple[int, int] | None = None, internal: str | None = None) -> list[Span]:
+                 window: tuple[int, int] | None = None, internal: str | None = None,
+                 kafka_version: str | None = None) -> list[Span]:
     """The records of a v2 batch, each walked with the Record declaration within the bytes the reader gave it.
 
     Records the reader could not decode are walked too, up to the field that fails.  With ``window``, records
     wholly outside it are passed over without being walked.  ``internal`` names an internal topic's decoder
-    (kbatch.messages.topics): keys and values are then split into their messages' fields.
+    (kbatch.messages.topics): keys and values are then split into their messages' fields (a value Kafka
+    changed in place, with the layout of ``kafka_version`` or the one the bytes fit).
     """
     spans: list[Span] = []
     position, end = base, base + len(data)
@@ -171,7 +174,7 @@ def record_spans(batch: Batch, data, base: int, path: str, *, inner: bool = Fals
         if batch.is_control:
             fields = _control_fields(fields, chunk, record.pos, inner)
         elif internal is not None:
-            fields = _internal_fields(fields, chunk, record.pos, inner, internal)
+            fields = _internal_fields(fields, chunk, record.pos, inner, internal, kafka_version)
         spans += fields
     if high <= position:
         return spans
@@ -235,7 +238,8 @@ def _control_fields(spans: list[Span], chunk: bytes, base: int, inner: bool) -> 
     return out
 
 
-def _internal_fields(spans: list[Span], chunk: bytes, base: int, inner: bool, decoder: str) -> list[Span]:
+def _internal_fields(spans: list[Span], chunk: bytes, base: int, inner: bool, decoder: str,
+                     kafka_version: str | None = None) -> list[Span]:
     """An internal topic's key and value, split into the fields of Kafka's message schemas as the decoder
     reads them (kbatch.messages.topics.field_spans); what does not read stays one raw span."""
     from kbatch.messages.topics import field_spans as message_spans
@@ -245,7 +249,7 @@ def _internal_fields(spans: list[Span], chunk: bytes, base: int, inner: bool, de
              for name, span in where.items() if name in ("key", "value")}
     if set(parts) != {"key", "value"}:
         return spans
-    split = message_spans(decoder, parts["key"], parts["value"])
+    split = message_spans(decoder, parts["key"], parts["value"], kafka_version)
     out = []
     for span in spans:
         name = span.path.rsplit(".", 1)[-1]
@@ -286,7 +290,7 @@ def _records_finding(batch: Batch) -> Finding | None:
 
 
 def decompressed_spans(batch: Batch, inflated, index: int, window: tuple[int, int] | None = None, *,
-                       internal: str | None = None) -> list[Span]:
+                       internal: str | None = None, kafka_version: str | None = None) -> list[Span]:
     """The inflated records of a compressed batch; positions are inside the decompressed bytes.
 
     With ``window`` (positions low, high inside them), only what overlaps it.
@@ -294,7 +298,8 @@ def decompressed_spans(batch: Batch, inflated, index: int, window: tuple[int, in
     path = f"batch[{index}]"
     low, high = window if window is not None else (0, len(inflated))
     if batch.magic >= 2:
-        return record_spans(batch, inflated, 0, path, inner=True, window=window, internal=internal)
+        return record_spans(batch, inflated, 0, path, inner=True, window=window, internal=internal,
+                            kafka_version=kafka_version)
     from kbatch.reading.reader import BufferStream, ReadOptions, SegmentReader   # the one reader frames the inner message set
 
     spans: list[Span] = []

@@ -623,8 +623,20 @@ def check_decoded_matches_bytes(document, entries: list, path: str) -> None:
                 continue
             record_path = f"{path}[{index}].records[{number}]"
             key, value = _key_value(record, record_path)
-            held = json.loads(json.dumps(decode(decoder, key, value).as_dict(), ensure_ascii=False))
+            held = json.loads(json.dumps(decode(decoder, key, value, _layout(record["decoded"])).as_dict(),
+                                         ensure_ascii=False))
             _same_view(held, record["decoded"], f"{record_path}.decoded")
+
+
+def _layout(decoded) -> str | None:
+    """The layout a dumped value names (dump --kafka-version may have chosen it), when it is one kbatch
+    knows: the bytes are read with it again."""
+    from kbatch.messages.schemas import LAYOUTS
+
+    value = decoded.get("value") if isinstance(decoded, dict) else None
+    layout = value.get("layout") if isinstance(value, dict) else None
+    known = {each.name for every in LAYOUTS.values() for each in every}
+    return layout if isinstance(layout, str) and layout in known else None
 
 
 def _same_view(held, given, path: str) -> None:

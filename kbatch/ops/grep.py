@@ -22,6 +22,7 @@ from kbatch.reading.model import Batch, Record
 from kbatch.reading.records import RecordStream, chunk_records, record_chunks
 from kbatch.kernels.cleanruns import CleanBatches
 from kbatch.kernels.match import RecordMatch
+from kbatch.ops.visibility import refused
 from kbatch.walk.deep import inflater
 from kbatch.walk.engine import Walk
 
@@ -53,12 +54,13 @@ class Query:
     ignore_case: bool = False
     invert: bool = False
     producer_id: int | None = None
+    word: bool = False   # -w: the pattern only where no word character (ASCII letter, digit, _) touches it
 
     def match(self, decoded: bool = False) -> RecordMatch:
         """The compiled test of this query (``decoded``: records of an internal topic, whose fields are the
         decoder's, not the value's text)."""
         literals = () if decoded else tuple(value.encode() for _, value in self.fields)
-        return RecordMatch(**_text_test(self.pattern, self.literal, self.ignore_case),
+        return RecordMatch(**_text_test(self.pattern, self.literal, self.ignore_case, self.word),
                            in_key=self.where != "value", in_value=self.where != "key",
                            headers=tuple((name.encode(), None if pattern is None else RecordMatch(
                                **_text_test(pattern, None, self.ignore_case), in_key=False))
@@ -74,10 +76,30 @@ class Query:
             _field_holds(record, path, value) for path, value in self.fields)
         return found != self.invert
 
+    def parts(self, data: bytes | None) -> list[bytes]:
+        """The pieces of ``data`` (a key or value) the pattern matches, left to right, none empty (``-o``)."""
+        if data is None or (self.pattern is None and self.literal is None):
+            return []
+        source = self.pattern.encode() if self.literal is None else re.escape(self.literal)
+        if self.word:
+            source = _word_bounded(source, consuming=False)
+        finder = re.compile(source, re.IGNORECASE if self.ignore_case else 0)
+        return [found.group(0) for found in finder.finditer(data) if found.group(0)]
 
-def _text_test(pattern: str | None, literal: bytes | None, ignore_case: bool) -> dict:
+
+def _word_bounded(source: bytes, consuming: bool) -> bytes:
+    """``-w``: the pattern where nothing before or after it is a word character, as grep -w asks.  The test
+    holds the neighbours in the match (``consuming``: any engine reads it); the pieces of ``-o`` look around
+    them instead, so that two words side by side are both found."""
+    if consuming:
+        return rb"(?:^|\W)(?:" + source + rb")(?:\W|$)"
+    return rb"(?<!\w)(?:" + source + rb")(?!\w)"
+
+
+def _text_test(pattern: str | None, literal: bytes | None, ignore_case: bool, word: bool = False) -> dict:
     """RecordMatch's arguments for a pattern: a literal where it is one, else the regular expression and the
-    bytes every match of it holds."""
+    bytes every match of it holds (``word``: only where no word character touches it, a regular expression
+    holding the literal)."""
     if literal is None and pattern is not None:
         source = pattern.encode()
         try:
@@ -85,11 +107,20 @@ def _text_test(pattern: str | None, literal: bytes | None, ignore_case: bool) ->
         except re.error as error:
             raise ValueError(f"not a regular expression: {pattern!r}: {error}") from None
         fold = bool(parsed.state.flags & re.IGNORECASE)   # -i, or (?i) in the pattern (bytes: ASCII letters)
-        if all(op is _re_constants.LITERAL for op, _ in parsed):
+        if all(op is _re_constants.LITERAL for op, _ in parsed) and not word:
             return {"literal": bytes(code for _, code in parsed), "fold": fold}
-        return {"regex": re.compile(source, re.IGNORECASE if ignore_case else 0), "required": _required(parsed),
-                "fold": fold}
-    return {"literal": literal, "fold": ignore_case}
+        required = _required(parsed)
+    elif literal is not None and word:
+        source, required, fold = re.escape(literal), (literal,), ignore_case
+    else:
+        return {"literal": literal, "fold": ignore_case}
+    if word:
+        source = _word_bounded(source, consuming=True)
+    try:
+        regex = re.compile(source, re.IGNORECASE if ignore_case else 0)
+    except re.error as error:   # (-w around a pattern that must stand alone, as one with global flags)
+        raise ValueError(f"not a regular expression with -w: {source!r}: {error}") from None
+    return {"regex": regex, "required": required, "fold": fold}
 
 
 def _required(parsed) -> tuple[bytes, ...]:
@@ -146,6 +177,7 @@ class Found:
     record: Record
     selected: bool
     seen: object = None   # kbatch.ops.visibility.Seen with --isolation read_committed
+    refused: str | None = None   # why a consumer is never given it (kbatch.ops.visibility.refused), or None
 
 
 @dataclass(frozen=True)
@@ -161,13 +193,16 @@ class Search:
 
     query: Query
     decoder: str | None = None            # an internal topic's decoder (kbatch.messages), or None
+    kafka_version: str | None = None      # the release whose layouts read its records (--kafka-version)
     window: object = None                 # kbatch.partition.seek.Window selecting offsets or times
     committed: object = None              # kbatch.ops.visibility.CommittedView: read_committed
     every_record: bool = False            # hand out every record (--context), not only the selected
     controls: bool = False                # ask control records too (the Spark records table holds them)
+    consumer_view: bool = False           # --isolation: only what a consumer is given (no refused record)
     decompressed_limit: int | None = None
     walked: int = field(default=0)        # batches the compiled walk took without an object
     landed: int = field(default=0)        # where the last run's walk ended
+    left_out: int = field(default=0)      # selected records left out of the consumer view as refused
 
     def run(self, path: str, stream: BinaryIO, start: int = 0,
             stop: int | None = None) -> Iterator[Found | Finding | Note]:
@@ -220,14 +255,18 @@ class Search:
                 if not keep_selected(item, self.window):
                     continue
             if internal:
-                decode_batch(item, self.decoder)
+                decode_batch(item, self.decoder, self.kafka_version)
             seen = self.committed.batch(item) if self.committed is not None else None
             if seen is not None and seen.visible is False:
                 continue
             for record in self._records(item, match):
                 selected = self.query.selects(match, item, record)
                 if selected or self.every_record:
-                    yield Found(item, record, selected, seen)
+                    why = refused(item, record) if item.findings else None   # (refused: always a finding)
+                    if why is not None and self.consumer_view:
+                        self.left_out += selected
+                        continue
+                    yield Found(item, record, selected, seen, why)
 
 
     def _records(self, batch: Batch, match: RecordMatch):

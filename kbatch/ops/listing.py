@@ -34,6 +34,7 @@ class Listing:
     window: Window
     limit: int | None
     committed: object = None    # kbatch.ops.visibility.CommittedView: only what read_committed gives is listed
+    kafka_version: str | None = None   # the release whose layouts read internal records (--kafka-version)
 
     def list_from(self, pos: int, stop: int, enough=None) -> int:
         """List the entries that start in [pos, stop) (``pos`` is an entry's start); where the walk ended.
@@ -83,7 +84,7 @@ class Listing:
             if limit is not None and shown >= limit:
                 return item.pos
             if internal:
-                decode_batch(item, self.internal)
+                decode_batch(item, self.internal, self.kafka_version)
             summary.add_batch(item)
             sink.batch(item)
             shown += 1

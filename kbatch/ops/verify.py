@@ -28,6 +28,7 @@ class VerifyOptions:
     deep: bool = False
     decompressed_limit: int = DEFAULT_DECOMPRESSED_LIMIT
     jobs: int = 1    # processes a large local file is read by, a part each (verify_in_parts)
+    kafka_version: str | None = None   # the release whose layouts read internal records (--kafka-version)
 
 
 def verify_file(path: str, stream: BinaryIO, summary: FileSummary, options: VerifyOptions = VerifyOptions(),
@@ -138,7 +139,7 @@ def verify_stream(stream: BinaryIO, summary: FileSummary, options: VerifyOptions
                 continue
             if options.deep:
                 if objects:
-                    decode_batch(item, decoder)
+                    decode_batch(item, decoder, options.kafka_version)
                 if snapshot_rules is not None:
                     item.findings += snapshot_rules.batch(item)
                 item.findings += batch_invariants(item)

@@ -11,7 +11,8 @@ A ``read_uncommitted`` consumer is given every data record.  A ``read_committed`
   offset, until that producer's ABORT marker (CompletedFetch.nextFetchedRecord:
   consumeAbortedTransactionsUpTo, isBatchAborted, containsAbortMarker);
 * never a control record (CompletedFetch.nextFetchedRecord: "control records are not returned to the user"),
-  whatever the isolation.
+  whatever the isolation;
+* never a record the consumer refuses as corrupt (:func:`refused`), whatever the isolation.
 
 How each transaction ended is kbatch.ops.txn's (the one rule, its markers believed as kbatch.reading.markers says): a
 transaction whose marker is not believed (damaged, or no ABORT or COMMIT) has an UNKNOWN outcome, and so has
@@ -27,6 +28,7 @@ import os
 from dataclasses import dataclass
 
 from kbatch.format.findings import Finding
+from kbatch.format.layouts import SIZE_OFFSET
 from kbatch.reading.model import Batch
 from kbatch.ops.txn import PartitionTransactions, Transaction
 
@@ -84,6 +86,35 @@ class CommittedView:
         if at >= 0 and txns[at].first_offset <= batch.base_offset <= txns[at].last_offset:
             return txns[at]
         return None
+
+
+# -- what every consumer refuses ---------------------------------------------------------------------------------
+
+def refused(batch: Batch, record) -> str | None:
+    """Why a consumer is never given ``record`` of ``batch`` as data, or None.
+
+    With check.crcs (on by default) CompletedFetch.nextFetchedRecord asks every v2 batch
+    DefaultRecordBatch.ensureValid (its CRC) before any of its records, and every record Record.ensureValid
+    (v0/v1: LegacyRecord's own CRC, also of a compressed wrapper's inner messages; v2: nothing), and fails the
+    fetch where one is invalid (maybeEnsureValid: KafkaException): the consumer stops there, nothing of that
+    batch or message is returned.  A length field kbatch found wrong (the CRC verifies only at another length)
+    frames other bytes for Kafka, whose CRC then fails.  Whatever check.crcs says, the v2 record iterator reads
+    the last record recordsCount counts and then, finding bytes left, throws instead of returning it
+    (DefaultRecordBatch.RecordIterator.next: "records still remaining").  (Records past a damaged one, and those
+    of a batch whose count is negative, which the iterator also refuses, are never read by kbatch.)
+    """
+    if batch.magic >= 2:
+        if not batch.crc_valid:
+            return "batch CRC fails"
+    elif record.crc_valid is False:
+        return "message CRC fails"
+    for finding in batch.findings:
+        if finding.code == "bad-length" and finding.pos == batch.pos + SIZE_OFFSET:
+            return "length field wrong: the CRC fails over the bytes it frames"
+        if finding.code == "trailing-bytes" and batch.magic >= 2 and record.pos + record.size == (
+                finding.inner_pos if batch.compressed else finding.pos):
+            return "bytes remain after the last record counted"
+    return None
 
 
 def partition_of(path: str) -> str:

@@ -164,7 +164,17 @@ RECORD = (
     Column("decoded", "object", True, "None if record.decoded is None else record.decoded.as_dict()",
            "a record of an internal topic (only there): its key and value read with Kafka's schemas", optional=True,
            schema={"type": "object",
-                   "description": "an internal topic's key and value read with Kafka's schemas (dump --records)"}),
+                   "description": "an internal topic's key and value read with Kafka's schemas (dump --records)",
+                   "properties": {
+                       "decoder": {"type": "string"}, "tombstone": {"type": "boolean"},
+                       "key": {"type": ["object", "null"]},
+                       "value": {"oneOf": [{"type": "null"}, {"type": "object", "properties": {
+                           "name": {"type": "string"}, "version": {"type": "integer"},
+                           "layout": {"type": "string", "description":
+                                      "a message Kafka changed in place (4.0's share-group records): the Kafka "
+                                      "release whose layout read it, 4.0 or 4.1+ (kbatch.messages.schemas.LAYOUTS)"},
+                           "data": {"type": "object"}}, "required": ["name", "version", "data"]}]}},
+                   "required": ["decoder", "key", "value", "tombstone"]}),
     Column("schema_registry", "object", True,
            "schema_ids(record.key, record.value) if record.decoded is None and record.control is None else None",
            "a record whose key or value is in the schema-registry wire format (only there): their schema ids",
@@ -174,6 +184,30 @@ RECORD = (
                    "properties": {"key": {"type": ["integer", "null"]}, "value": {"type": ["integer", "null"]}},
                    "required": ["key", "value"], "additionalProperties": False}),
 )
+
+# -- a line of grep --format jsonl, kbatch.output.jsonout.match_dict: the record as above, between these -------
+
+GREP_MATCH_HEAD = (
+    Column("type", "string", False, '"record"', "always \"record\" (a jsonl line's kind)", schema={"const": "record"}),
+    Column("file", "string", False, "path", "the file, as named on the command line (or found under it)"),
+    Column("batch_pos", "int64", False, "batch.pos", "its batch's pos"),
+    Column("batch_base_offset", "int64", False, "batch.base_offset", "its batch's base_offset"),
+    Column("batch_last_offset", "int64", False, "batch.last_offset", "its batch's last_offset"),
+    Column("producer_id", "int64", True, "batch.producer_id", "its batch's producer_id (v0/v1: null)"),
+    Column("match", "bool", False, "found.selected", "true for a match, false for a record shown around one (-A, -B, "
+                                                     "-C)"),
+)
+GREP_MATCH_TAIL = (
+    # Written where the view was asked for, null included (kbatch.output.jsonout.match_dict writes it itself).
+    Column("visible_to_read_committed", "bool", True, "found.seen.visible",
+           "with --isolation read_committed only: true; null where its transaction's outcome is unknown"),
+    Column("untrusted", "string", True, "found.refused",
+           "a record a consumer is refused as corrupt (only there, and never with --isolation): why: batch CRC fails, "
+           "message CRC fails, length field wrong, bytes remain after the last record counted "
+           "(kbatch.ops.visibility.refused)",
+           optional=True),
+)
+GREP_MATCH = GREP_MATCH_HEAD + RECORD + GREP_MATCH_TAIL
 
 # -- a finding, kbatch.output.jsonout.finding_dict ------------------------------------------------------
 

@@ -72,6 +72,7 @@ def json_schema() -> dict:
     batch = {batch_type.name: _property(batch_type, derived=True), file_.name: {"type": "string"}}
     batch |= {column.name: _property(column, derived=True) for column in batch_columns}
     batch |= ENCODE_ONLY_BATCH
+    grep_match = {column.name: _property(column, derived=False) for column in columns.GREP_MATCH}
     entry_ref = {"$ref": "#/$defs/entry"}
     document = _object({
         "kbatch_json_version": {"const": 1},
@@ -103,6 +104,8 @@ def json_schema() -> dict:
                                      "a finding between entries without bytes of its own", required=["type", "code"]),
             "entry": {"oneOf": [{"$ref": "#/$defs/raw"}, {"$ref": "#/$defs/finding_entry"},
                                 {"$ref": "#/$defs/batch"}]},
+            "grep_match": _object(grep_match, "a line of kbatch grep --format jsonl: a record, with its file and batch",
+                                  required=columns.always_written(columns.GREP_MATCH_HEAD + columns.RECORD)),
         },
     }
 
@@ -115,7 +118,8 @@ def json_schema_text() -> str:
 
 _TYPE_WORDS = {"int32": "integer", "int64": "integer", "bool": "boolean", "string": "string", "iso": "string",
                "bytes": "bytes", "headers": "array", "object": "object", "array": "array"}
-README_TABLES = {"batch": columns.BATCH, "record": columns.RECORD, "finding": columns.FINDING}
+README_TABLES = {"batch": columns.BATCH, "record": columns.RECORD, "finding": columns.FINDING,
+                 "grep match": columns.GREP_MATCH_HEAD + columns.GREP_MATCH_TAIL}   # (a record's keys between)
 
 
 def readme_table(columns_) -> str:

@@ -44,6 +44,20 @@ finding_offsets = columns.dict_function("finding_offsets", "finding, batch", col
 record_dict = columns.dict_function("record_dict", "record, batch, decode", columns.RECORD, _NAMESPACE)
 batch_dict = columns.dict_function("batch_dict", 'batch, decode="auto", with_records=False', columns.BATCH,
                                    _NAMESPACE)
+_match_head = columns.dict_function("_match_head", "path, found, batch", columns.GREP_MATCH_HEAD, _NAMESPACE)
+_match_tail = columns.dict_function("_match_tail", "found", [column for column in columns.GREP_MATCH_TAIL
+                                                             if column.optional], _NAMESPACE)
+
+
+def match_dict(path: str, found, decode: str) -> dict:
+    """A record ``kbatch grep`` shows (kbatch.ops.grep.Found): as record_dict writes it, with its file and batch
+    before it and what a consumer makes of it after."""
+    out = _match_head(path, found, found.batch)
+    out.update(record_dict(found.record, found.batch, decode))
+    if found.seen is not None:   # (null included: the outcome is unknown)
+        out["visible_to_read_committed"] = found.seen.visible
+    out.update(_match_tail(found))
+    return out
 
 
 def write_batch_with_records(out, head: dict, batch: Batch, decode: str) -> None:

@@ -61,7 +61,7 @@ def verify_partitions(paths, sink, *, index_only: bool, decompressed_limit: int)
     summaries = []
     for directory in partition_directories(paths):
         check = PartitionCheck(directory, decompressed_limit=decompressed_limit, segments_verified=not index_only)
-        summary = FileSummary(directory.rstrip("/") + "/ (cross-checks)", 0)
+        summary = FileSummary(directory.rstrip("/") + "/ (cross-checks)", 0, cross_check=True)
         for located in check.run():
             summary.add_finding(located.finding)
             sink.finding(located.path, located.finding)
@@ -73,7 +73,7 @@ def verify_partitions(paths, sink, *, index_only: bool, decompressed_limit: int)
         sink.file_done(summary)
         summaries.append(summary)
     for directory in log_directories(paths):
-        summary = FileSummary(directory.rstrip("/") + "/ (log directory files)", 0)
+        summary = FileSummary(directory.rstrip("/") + "/ (log directory files)", 0, cross_check=True)
         for path, finding in log_directory_findings(directory):
             summary.add_finding(finding)
             sink.finding(path, finding)

@@ -7,8 +7,10 @@ from kbatch.reading.model import Batch
 from kbatch.messages.topics import decode
 
 
-def decode_batch(batch: Batch, decoder: str | None) -> None:
-    """Set ``record.decoded`` on every data record of ``batch``; add a finding for each problem.
+def decode_batch(batch: Batch, decoder: str | None, kafka_version: str | None = None) -> None:
+    """Set ``record.decoded`` on every data record of ``batch``; add a finding for each problem.  With
+    ``kafka_version``, values Kafka changed in place are read with that release's layout
+    (:func:`kbatch.messages.topics.decode`).
 
     Control batches are left to the control record decoder (a transactional offset commit ends with a
     COMMIT marker, which is no offset key).  In ``__cluster_metadata`` every record, control ones too, is
@@ -21,7 +23,7 @@ def decode_batch(batch: Batch, decoder: str | None) -> None:
     if batch.is_control:
         return
     for index, record in enumerate(batch.records):
-        decoded = decode(decoder, record.key, record.value)
+        decoded = decode(decoder, record.key, record.value, kafka_version)
         record.decoded = decoded
         for problem in decoded.problems:
             batch.findings.append(_record_finding(

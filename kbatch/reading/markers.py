@@ -54,16 +54,25 @@ def end_marker(batch: Batch) -> EndMarker | None:
     if marker is None:
         return EndMarker(None, "its control record does not read")
     if marker.type not in END_TYPES:
-        return EndMarker(marker, f"a {marker.type} control record is no end transaction marker "
+        return EndMarker(marker, f"{_a(marker.type)} control record is no end transaction marker "
                                  "(a broker's EndTransactionMarker.deserialize throws on it)")
     if marker.coordinator_epoch is None or (marker.value_version is not None and marker.value_version < 0):
         return EndMarker(marker, f"its {marker.type} value does not read")
     return EndMarker(marker)
 
 
+def _a(word: str) -> str:
+    """``word`` after its indefinite article, as it is read aloud ("an ABORT", "a COMMIT", "an UNKNOWN(5)")."""
+    return f"{'an' if word[:1].upper() in 'AEIOU' else 'a'} {word}"
+
+
 def describe(marker: EndMarker, batch: Batch) -> str:
     """One line for a report: where the marker is, why it is not believed, what it would say."""
     said = marker.if_believed
-    would = f"if believed, a {said} (coordinator epoch {marker.marker.coordinator_epoch})" if said \
-        else "what it would say cannot be read"
+    if said:
+        would = f"if believed, {_a(said)} (coordinator epoch {marker.marker.coordinator_epoch})"
+    elif marker.marker is None:   # its records were not walked: its key was never read, whatever its bytes hold
+        would = "its records do not decode as its header describes them, so what it would say is not known"
+    else:
+        would = f"its record reads {marker.marker.type}, which ends no transaction"
     return f"the marker at offset {batch.base_offset} (pos {batch.pos}) is not believed: {marker.doubt}; {would}"

@@ -19,6 +19,7 @@ class FileSummary:
     findings: Counter = field(default_factory=Counter)
     errors: int = 0
     size_now: int | None = None   # where a read found the file's end, when it was cut while it was read
+    cross_check: bool = False     # a row of a partition's (or a log directory's) cross-checks: no file of its own
 
 
     def add_batch(self, batch: Batch) -> None:

@@ -1,8 +1,10 @@
 """The one place kbatch makes its Rich consoles.
 
 Data goes to stdout, diagnostics to stderr.  Colour only on a terminal, and
-never with NO_COLOR or --no-color; strings are never read as markup.  Off a terminal the width is fixed, so
-piped output (and the snapshot tests) do not depend on who runs them.
+never with NO_COLOR or --no-color; strings are never read as markup.  Off a terminal (a pipe, a file) the
+width is COLUMNS, else the width of the terminal the command was started from (``kbatch dump | less`` reads
+as on the terminal), else 200 columns (kbatch.render.plain.pipe_width): the tests, whose standard error and
+input are pytest's stand-ins and whose COLUMNS is dropped, pin the lines at 200.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import sys
 
 from rich.console import Console
 
-from kbatch.render.plain import PIPE_WIDTH
+from kbatch.render.plain import pipe_width
 
 
 class _Console(Console):
@@ -28,7 +30,7 @@ def make_console(stream=None, *, no_color: bool = False) -> Console:
     # NO_COLOR (https://no-color.org), when set and not empty, is --no-color: Rich alone would drop the
     # colours but still write bold, italic and underline.
     no_color = no_color or bool(os.environ.get("NO_COLOR"))
-    width = None if terminal or os.environ.get("COLUMNS") else PIPE_WIDTH
+    width = None if terminal or os.environ.get("COLUMNS") else pipe_width()
     # No markup: kbatch styles with Text, and a str it prints (a file name, a transactional id) is shown as
     # it is, where Rich would read "[bold]" in it as a style and drop it.
     return _Console(file=stream, width=width, no_color=no_color or None, highlight=False,

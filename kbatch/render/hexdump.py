@@ -131,18 +131,20 @@ def _where(span: Span) -> str:
     return "+" + where if span.inner else where
 
 
-def _legend_cells(index: int, span: Span, data, base: int) -> list[list[tuple[str, str | None]]]:
-    """A span's legend cells, each a list of lines (text, style): the value may take a second line for
-    its finding.  Strings, not Text: a batch of tiny records has hundreds of thousands of spans."""
+def _legend_cells(index: int, span: Span, data, base: int) -> tuple[list[list[tuple[str, str | None]]], str | None]:
+    """A span's legend cells, each a list of lines (text, style), and its finding (None: none), which goes
+    under the row across the width rather than into the value's column.  Strings, not Text: a batch of
+    tiny records has hundreds of thousands of spans."""
     style = _style(index, span)
     value = [(line, None) for line in strip_control_codes(span.value).split("\n")]
+    finding = None
     if span.finding is not None and span.kind != "field":
-        value.append((strip_control_codes(f"✗ {finding_text(span.finding)}"), "bold red"))
+        finding = strip_control_codes(f"✗ {finding_text(span.finding)}")
     raw = data[max(span.start - base, 0):max(span.end - base, 0)]
     raw_hex = raw[:12].hex(" ") + (" …" if len(raw) > 12 else "")
     path = [(line, style) for line in strip_control_codes(span.path).split("\n")]
     return [[(str(index + 1), style)], path, [(_where(span), None)], [(str(span.size), None)], [(raw_hex, None)],
-            value]
+            value], finding
 
 
 def legend_lines(console, spans: list[Span], data, base: int):
@@ -153,21 +155,23 @@ def legend_lines(console, spans: list[Span], data, base: int):
     made twice, as strings: once to measure the columns, once to print each line
     as it comes.  Two spaces part the columns; a cell of two lines (a value and
     its finding) makes two lines, and a value wider than the console leaves is
-    folded as Rich folds it.
+    folded as Rich folds it.  A finding goes under its row, from the field's column to the console's
+    width, so that it is not squeezed into what the value's column has left.
     """
     header = [[(name, "bold")] for name, _ in _LEGEND_COLUMNS]
 
     def rows():
-        yield header
+        yield header, None
         for index, span in enumerate(spans):
             yield _legend_cells(index, span, data, base)
 
     widths = [0] * len(_LEGEND_COLUMNS)
-    for row in rows():
+    for row, _ in rows():
         for column, cell in enumerate(row):
             widths[column] = max(widths[column], max(cell_len(text) for text, _ in cell))
     shown = _legend_columns_shown(widths, console.width)
-    for row in rows():
+    indent = widths[0] + 2   # a finding starts under the field's path
+    for row, finding in rows():
         row[_BYTES] = [(_cut_hex(text, widths[_BYTES]), style) for text, style in row[_BYTES]]
         row[-1] = [folded for text, style in row[-1] for folded in _folded_value(console, text, style, widths[-1])]
         for line_number in range(max(len(row[column]) for column in shown)):
@@ -182,6 +186,9 @@ def legend_lines(console, spans: list[Span], data, base: int):
                 if style and text:
                     styles.append(StyleSpan(start, start + len(text), style))
             yield Text("".join(parts), spans=styles)
+        if finding is not None:
+            for text, style in _folded_value(console, finding, "bold red", max(console.width - indent, 20)):
+                yield Text(" " * indent + text, spans=[StyleSpan(indent, indent + len(text), style)])
 
 
 _BYTES = 4            # the legend's bytes column: a copy of what the dump above shows, so it gives way first

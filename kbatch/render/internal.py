@@ -59,11 +59,14 @@ def value_text(decoded, limit: int | None = None) -> str | None:
         return None
     value = decoded.value
     state = f" {value['state']}" if "state" in value else ""
-    return _cut(f"{value['name']} v{value['version']}{state} {_wrappable(to_json(value['data']))}", limit)
+    # a message Kafka changed in place names the release whose layout read it
+    layout = f" ({value['layout']} layout)" if "layout" in value else ""
+    return _cut(f"{value['name']} v{value['version']}{layout}{state} {_wrappable(to_json(value['data']))}", limit)
 
 
 def _kafka_message_json(part: dict) -> dict:
-    return kafka_json(SCHEMAS[part["name"]], part["version"], part["data"])
+    from kbatch.messages.topics import message_schema
+    return kafka_json(message_schema(part), part["version"], part["data"])
 
 
 def metadata_type_name(name: str) -> str:

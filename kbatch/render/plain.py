@@ -19,7 +19,21 @@ if TYPE_CHECKING:
 
 # Rich is imported where it is asked: verify-crc's summary off a terminal is written without loading it.
 
-PIPE_WIDTH = 200   # the columns of text off a terminal, unless COLUMNS says (kbatch.render.console)
+PIPE_WIDTH = 200   # the columns of text off a terminal with none to go by (kbatch.render.console)
+
+
+def pipe_width() -> int:
+    """The columns of text written into a pipe or a file, where COLUMNS says nothing: the width of the terminal
+    the command was started from -- its standard error's, else its standard input's: still the terminal in
+    ``kbatch dump | less`` or ``2>/dev/null | head``, where a person reads the lines -- else
+    :data:`PIPE_WIDTH` (a cron job, a CI log: no terminal)."""
+    for stream in (sys.stderr, sys.stdin):
+        try:
+            if stream is not None and stream.isatty():
+                return os.get_terminal_size(stream.fileno()).columns or PIPE_WIDTH
+        except (OSError, ValueError, AttributeError):   # a stand-in stream with no descriptor
+            continue
+    return PIPE_WIDTH
 
 
 def plain_width(stream) -> int | None:
@@ -31,7 +45,7 @@ def plain_width(stream) -> int | None:
         return None
     columns = os.environ.get("COLUMNS")
     if not columns:
-        return PIPE_WIDTH
+        return pipe_width()
     return int(columns) if columns.isdigit() else None
 
 

@@ -437,23 +437,43 @@ def _bytes_cell(data: bytes | None, decode: str, limit: int | None, shown=bytes_
     return Text(shown(data, decode, limit))
 
 
-def batch_heading(batch: Batch) -> Text:
+def batch_heading(batch: Batch, width: int | None = None) -> Text:
     """Two lines: where the batch is and whether it verifies; then its timestamp type, leader epoch,
-    producer fields and flags (what the batch table's other columns hold)."""
+    producer fields and flags (what the batch table's other columns hold).  Narrower than a line needs
+    (``width`` columns), each wraps between its fields, never inside one."""
     state = Text("✓", style="green") if batch.crc_valid else Text("✗ CRC", style="bold red")
-    offsets = f"offsets {batch.base_offset}–{batch.last_offset}"
-    text = Text.assemble(Text(f"batch @ pos {batch.pos}", style="bold"),
-                         f"  {offsets}  count {batch.count if batch.count is not None else '-'}  "
-                         f"magic {batch.magic}  {batch.codec}  {counted(batch.size, 'byte')}  crc {batch.crc} ",
-                         state)
+    fields = [Text(f"batch @ pos {batch.pos}", style="bold"),
+              Text(f"offsets {batch.base_offset}–{batch.last_offset}"),
+              Text(f"count {batch.count if batch.count is not None else '-'}"), Text(f"magic {batch.magic}"),
+              Text(batch.codec), Text(counted(batch.size, "byte")), Text.assemble(f"crc {batch.crc} ", state)]
     details = [batch.timestamp_type]
     if batch.magic >= 2:
         details += [f"leader epoch {batch.partition_leader_epoch}", f"producer id/epoch/seq {_producer(batch)}"]
     flags = _flags(batch)
     if flags:
         details.append(flags)
-    text.append("\n  " + "  ".join(details), style="dim")
+    text = _fields_wrapped(fields, width, "", "  ")
+    text.append("\n")
+    text.append_text(_fields_wrapped([Text(detail, style="dim") for detail in details], width, "  ", "    "))
     return text
+
+
+def _fields_wrapped(fields: list[Text], width: int | None, indent: str, more: str) -> Text:
+    """``fields`` two spaces apart after ``indent``, a line of at most ``width`` cells each (without one, a
+    single line); a field that does not fit on a line starts the next, after ``more``."""
+    out = Text(indent)
+    used = len(indent)
+    for number, field in enumerate(fields):
+        size = field.cell_len
+        if number and width is not None and used + 2 + size > width:
+            out.append("\n" + more)
+            used = len(more)
+        elif number:
+            out.append("  ")
+            used += 2
+        out.append_text(field)
+        used += size
+    return out
 
 
 def finding_line(finding: Finding) -> Text:
@@ -527,7 +547,7 @@ class TableSink:
     def batch(self, batch: Batch) -> None:
         if self.records:
             self._title()
-            self.console.print(batch_heading(batch))
+            self.console.print(batch_heading(batch, self.console.width))
             for finding in batch.findings:
                 self.console.print(finding_line(finding))
             # In slices, as the batch table: a batch of millions of records never sits in memory as one table.

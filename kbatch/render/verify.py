@@ -107,7 +107,8 @@ class VerifyTableSink(BatchOffsets):
         (:func:`fitted_paths`)."""
         rows = self._cells()
         if width is not None:
-            for row, path in zip(rows, fitted_paths([row for row, _ in rows], width)):
+            paths = rows[:len(self.rows)]   # (not the total, under many: no path)
+            for row, path in zip(paths, fitted_paths([row for row, _ in rows], width)):
                 row[0][0] = path
         return rows
 
@@ -126,7 +127,9 @@ class VerifyTableSink(BatchOffsets):
             damaged = sum(summary.damaged for summary in self.summaries)
             unreadable = len(self.rows) - len(self.summaries)
             parts = [f"{damaged} damaged"] * bool(damaged) + [f"{unreadable} unreadable"] * bool(unreadable)
-            rows.append(([counted(len(self.rows), "file"), str(sum(s.batches for s in self.summaries)),
+            checks = sum(summary.cross_check for summary in self.summaries)
+            files = counted(len(self.rows) - checks, "file") + (f"\n{counted(checks, 'cross-check')}" if checks else "")
+            rows.append(([files, str(sum(s.batches for s in self.summaries)),
                           str(sum(s.records for s in self.summaries)), str(sum(s.size for s in self.summaries)),
                           counted(sum(sum(s.findings.values()) for s in self.summaries), "finding"),
                           ", ".join(parts) or "ok"], "bold red" if parts else "green"))
@@ -149,9 +152,9 @@ class VerifyTableSink(BatchOffsets):
 
 
 def fitted_paths(rows: list[list[str]], width: int) -> list[str]:
-    """The file column of the summary's ``rows`` cut to leave the other columns their widest cell in
-    ``width`` (a border and a space either side of each cell) by :func:`_middle_cut`, so the segments of
-    one partition still read apart: Rich would cut them at the end, where they differ."""
+    """The file column of the summary's ``rows`` fitted (:func:`_fitted_path`) to leave the other columns their
+    widest cell in ``width`` (a border and a space either side of each cell), so that the segments of one
+    partition still read apart: Rich would cut them at the end, where they differ."""
     from kbatch.render.plain import line_width as cell_len   # without Rich: a summary off a terminal never loads it
 
     others = [max((cell_len(line) for row in rows for line in row[column].split("\n")), default=0)
@@ -160,24 +163,69 @@ def fitted_paths(rows: list[list[str]], width: int) -> list[str]:
     room = width - (len(headers) + 1) - 2 * len(headers) - sum(max(cell, cell_len(header))
                                                                for cell, header in zip(others, headers[1:]))
     room = max(room, len(headers[0]))
-    return [row[0] if cell_len(row[0]) <= room else _middle_cut(row[0], room) for row in rows]
+    return [_fitted_path(row[0], room, cell_len) for row in rows]
 
 
-def _middle_cut(path: str, room: int) -> str:
-    """``path`` in ``room`` cells, "…" for what is left out: cut from the left, keeping the file name and the
-    directories nearest it (a partition's); where that leaves no room for the partition directory, the
-    leading zeros of a segment's name give way first (``orders-0/…27.log``)."""
-    def left_cut(text: str) -> str:
-        return text if len(text) <= room else "…" + text[len(text) - (room - 1):]
-
+def _fitted_path(path: str, room: int, cell_len) -> str:
+    """``path`` in ``room`` cells, its name's end (a segment's offset, the file's kind) always kept, "…" where
+    whole directories are left out: on one line, the name under the directories nearest it that fit
+    (``…/orders-0/00000000000000000027.log``); else on two, the directory (``…/orders-0/``) over the name,
+    whose leading zeros give way first (``…27.log``), then its middle."""
+    if cell_len(path) <= room:
+        return path
     directory, _, name = path.rpartition("/")
-    parent = directory.rpartition("/")[2]
+    if not directory:
+        return _name_fitted(name, room, cell_len)
+    line = _directories_fitted(directory, room - cell_len(name) - 1, cell_len)
+    if line is not None:
+        return f"{line}/{name}"
+    head = _directories_fitted(directory, room - 1, cell_len)
+    if head is None:   # not even the nearest directory fits: its middle gives way
+        parent = directory.rpartition("/")[2]
+        head = "…/" + _middle_cut(parent, room - 3, cell_len) if room >= 8 else _middle_cut(parent, room - 1, cell_len)
+    return f"{head}/\n{_name_fitted(name, room, cell_len)}"
+
+
+def _directories_fitted(directory: str, room: int, cell_len) -> str | None:
+    """As many of ``directory``'s last components as fit in ``room`` cells, whole, after "…/" where some are
+    left out; None where not even the last one fits."""
+    parts = directory.split("/")
+    for keep in range(len(parts), 0, -1):
+        text = ("…/" if keep < len(parts) else "") + "/".join(parts[-keep:])
+        if cell_len(text) <= room:
+            return text
+    return None
+
+
+def _name_fitted(name: str, room: int, cell_len) -> str:
+    """A file name in ``room`` cells: whole; else without a segment name's leading zeros (``…27.log``,
+    ``…0.log`` for offset 0), then its end alone; a label of words (`` (cross-checks)``) wrapped between
+    them; else cut in the middle, its end kept."""
+    if cell_len(name) <= room:
+        return name
+    if " " in name:
+        import textwrap
+
+        lines = textwrap.wrap(name.strip(), max(room, 1), break_long_words=False)
+        if all(cell_len(line) <= room for line in lines):
+            return "\n".join(lines)
     significant = name.lstrip("0")
-    if len(parent) + 1 + len(name) + 1 <= room or not parent or significant == name:
-        return left_cut(path)
-    if significant.startswith("."):   # offset 0
-        significant = "0" + significant
-    return left_cut(f"{directory}/…{significant}")
+    if significant != name:
+        significant = ("0" if significant.startswith(".") else "") + significant
+        return "…" + (significant if cell_len(significant) < room else significant[-max(room - 1, 1):])
+    return _middle_cut(name, room, cell_len)
+
+
+def _middle_cut(text: str, room: int, cell_len) -> str:
+    """``text`` in ``room`` cells with its middle left out ("…"): a third of the room for its start, the rest
+    for its end."""
+    room = max(room, 2)
+    start, end = room // 3, room - 1 - room // 3
+    cut = text[:start] + "…" + text[len(text) - end:]
+    while cell_len(cut) > room and (start or end):   # wide characters take two cells
+        start, end = (start - 1, end) if start > end // 2 else (start, end - 1)
+        cut = text[:start] + "…" + (text[len(text) - end:] if end else "")
+    return cut
 
 
 def _json_line(value: dict) -> str:

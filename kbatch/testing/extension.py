@@ -8,6 +8,7 @@ they do not, the report says which fields of which records changed, as kbatch di
 
 from __future__ import annotations
 
+from syrupy.assertion import SnapshotAssertion
 from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 
 from kbatch.render.snapshot import EXTENSION, as_bytes, describe, explain, snapshot_bytes
@@ -38,3 +39,26 @@ class KafkaSnapshotExtension(SingleFileSnapshotExtension):
             return
         yield from explain(old, snapshot_bytes(serialized_data), "the snapshot", "now")
         yield "(pytest --snapshot-update accepts the new bytes)"
+
+
+class KafkaSnapshotAssertion(SnapshotAssertion):
+    """The ``kafka_snapshot`` fixture: syrupy's assertion, shown in a failure's traceback by a summary of the
+    stored snapshot and where the bytes first differ -- not the whole text with its hex dump, which syrupy
+    would print (the fields that changed are explained under the assert)."""
+
+    def __repr__(self) -> str:
+        result = self.executions.get(self.num_executions - 1) if self.num_executions else None
+        stored = result.recalled_data if result is not None else None
+        if not isinstance(stored, str):
+            return "<kafka_snapshot: none stored yet>"
+        lines = stored.splitlines()
+        summary = lines[1] if len(lines) > 1 else "not a kbatch snapshot"
+        where = ""
+        try:
+            old, new = snapshot_bytes(stored), snapshot_bytes(result.asserted_data)
+        except (ValueError, TypeError):
+            pass
+        else:
+            first = next((at for at, (a, b) in enumerate(zip(old, new)) if a != b), min(len(old), len(new)))
+            where = "; the same bytes" if old == new else f"; differs from byte {first} ({len(old)} → {len(new)} bytes)"
+        return f"<kafka_snapshot {result.snapshot_name}: {summary}{where}>"
