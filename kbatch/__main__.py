@@ -14,6 +14,13 @@ import sys
 
 def run() -> None:
     """Run kbatch on ``sys.argv`` in a process of its own, and end the process."""
+    if sys.stdout is None:
+        # Started with stdout closed (``>&-``): nothing it says could be written, and the first file it
+        # opened would take descriptor 1.  What cat says, and the status of any other failed write.
+        if sys.stderr is not None:
+            sys.stderr.write("kbatch: cannot write stdout: Bad file descriptor\n")
+            sys.stderr.flush()
+        os._exit(2)
     # The ~20,000 objects made while the modules load all live as long as the process: the collector would
     # walk them again and again as they are made (~5 ms), and free none.  Frozen once loaded, they are left
     # out of every later collection too, and a forked part's pages stay shared with the parent.
@@ -42,8 +49,14 @@ class _WholeWrites(io.FileIO):
     def write(self, data) -> int:
         view = memoryview(data).cast("B")
         done = 0
-        while done < len(view):
-            done += super().write(view[done:])
+        try:
+            while done < len(view):
+                done += super().write(view[done:])
+        except OSError as error:   # a full disk (ENOSPC), a file too large (EFBIG): the error line names stdout
+            from kbatch.files.outputs import STDOUT
+
+            error.filename = error.filename or STDOUT
+            raise
         return done
 
 

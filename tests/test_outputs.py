@@ -128,3 +128,27 @@ def test_without_unnamed_files_the_next_write_removes_what_a_killed_one_left(tmp
     monkeypatch.delattr(os, "O_TMPFILE", raising=False)
     files.write_atomically(str(directory / "out.log"), [b"data"])
     assert sorted(p.name for p in directory.iterdir()) == [alive.name, "out.log"]
+
+
+def test_write_atomically_never_renames_over_what_is_not_a_regular_file(tmp_path):
+    """The last check before the rename: a name that became a FIFO meanwhile is refused, not replaced."""
+    fifo = tmp_path / "out.log"
+    os.mkfifo(fifo)
+    with pytest.raises(files.RefusedOutput, match="a FIFO, not a regular file: not replaced"):
+        files.write_atomically(str(fifo), [b"data"])
+    assert stat.S_ISFIFO(fifo.lstat().st_mode)
+    assert [path.name for path in tmp_path.iterdir()] == ["out.log"]
+
+
+def test_an_input_is_found_through_every_kind_of_link(tmp_path):
+    source = tmp_path / "in.log"
+    source.write_bytes(b"segment")
+    (tmp_path / "sym.log").symlink_to(source.name)
+    os.link(source, tmp_path / "hard.log")
+    (tmp_path / "other.log").write_bytes(b"segment")
+    inputs = ["x.log", str(source)]
+    assert files.input_written(str(tmp_path / "sym.log"), inputs) == str(source)
+    assert files.input_written(str(tmp_path / "hard.log"), inputs) == str(source)
+    assert files.input_written(str(tmp_path / "other.log"), inputs) is None   # the same bytes, another file
+    assert files.input_written(str(tmp_path / "new.log"), inputs) is None
+    assert files.input_written(None, inputs) is None

@@ -31,7 +31,7 @@ def log_tree(tmp_path):
 
 
 def test_a_directory_names_its_log_files_recursively_sorted(log_tree):
-    files, missing = expand_paths([str(log_tree)])
+    files, missing, _ = expand_paths([str(log_tree)])
     assert files == [str(log_tree / "orders-0" / "00000000000000000000.log"),
                      str(log_tree / "orders-0" / "00000000000000000001.log"),
                      str(log_tree / "orders-1" / "00000000000000000000.log")]
@@ -39,15 +39,15 @@ def test_a_directory_names_its_log_files_recursively_sorted(log_tree):
 
 
 def test_a_glob_names_its_files_and_searches_its_directories(log_tree):
-    files, _ = expand_paths([str(log_tree / "orders-*")])
+    files, _, _ = expand_paths([str(log_tree / "orders-*")])
     assert files == expand_paths([str(log_tree)])[0]
-    files, _ = expand_paths([str(log_tree / "*" / "*1.log")])
+    files, _, _ = expand_paths([str(log_tree / "*" / "*1.log")])
     assert files == [str(log_tree / "orders-0" / "00000000000000000001.log")]
 
 
 def test_paths_naming_nothing_are_reported_and_a_missing_file_is_kept_for_the_opener(log_tree):
     (log_tree / "empty").mkdir()
-    files, missing = expand_paths([str(log_tree / "empty"), str(log_tree / "*.nothing"), str(log_tree / "gone.log"),
+    files, missing, _ = expand_paths([str(log_tree / "empty"), str(log_tree / "*.nothing"), str(log_tree / "gone.log"),
                                    "-"])
     assert files == [str(log_tree / "gone.log"), "-"]
     assert missing == [f"{log_tree / 'empty'} (no *.log files in it)", str(log_tree / "*.nothing")]

@@ -1,7 +1,7 @@
 """The ``kbatch`` command line: a Click group, one module per subcommand.
 
 Exit status, like diff(1): 0 clean, 1 damage found, 2 usage or I/O trouble; 141 (128 + SIGPIPE, like any
-Unix filter) when the reader of the output went away before the end.
+Unix filter) when the reader of the output went away before the end; 130 (128 + SIGINT) on Ctrl-C.
 No traceback reaches a user: an unexpected error is reported in one line
 (``KBATCH_DEBUG=1`` shows the traceback).
 """
@@ -113,16 +113,38 @@ def main(argv: list[str] | None = None) -> None:
     except click.ClickException as error:
         error.show()
         status = ExitStatus.TROUBLE
-    except click.Abort:
-        click.echo("Aborted.", err=True)
-        status = ExitStatus.TROUBLE
+    except click.Abort as error:
+        if isinstance(error.__cause__, KeyboardInterrupt):   # Click's word for Ctrl-C (it printed the newline)
+            status = ExitStatus.INTERRUPTED
+        else:
+            click.echo("Aborted.", err=True)
+            status = ExitStatus.TROUBLE
+    except KeyboardInterrupt:   # Ctrl-C outside Click's call (the last flush)
+        status = ExitStatus.INTERRUPTED
     except (OutputClosed, BrokenPipeError):
         # The reader of our output went away (| head): end quietly, as a filter killed by SIGPIPE does, with
         # its status (not 0: the run was cut short, so it vouches for nothing).  Whatever is still buffered
         # goes to /dev/null, so the interpreter's last flush does not fail (exit 120) either.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        from kbatch.files.outputs import discard_stdout
+
+        discard_stdout()
         status = ExitStatus.OUTPUT_CLOSED
+    except OSError as error:
+        # An I/O error no command handled: a full disk or a file too large under stdout (ENOSPC, EFBIG), a
+        # file that could not be read or written.  The user's to fix, not a bug: one line, the file and the
+        # system's words, and status 2.  What is still buffered for stdout is dropped, so that the last flush
+        # does not fail a second time.
+        from kbatch.files.outputs import STDOUT, discard_stdout
+
+        if os.environ.get("KBATCH_DEBUG"):
+            raise
+        if error.filename == STDOUT:
+            discard_stdout()
+            where = f"cannot write {STDOUT}: "
+        else:
+            where = f"{error.filename}: " if error.filename else ""
+        click.echo(f"kbatch: {where}{error.strerror or error}", err=True)
+        status = ExitStatus.TROUBLE
     except Exception as error:  # noqa: BLE001 - the last line of defence: no traceback for users
         if os.environ.get("KBATCH_DEBUG"):
             raise

@@ -11,6 +11,7 @@ from kbatch.format.codecs import CodecError
 from kbatch.ops.encode import (SpecError, check_decoded_matches_bytes, check_payload_matches_records, encode_document,
                       entries_of)
 from kbatch.files.outputs import write_output
+from kbatch.cli.options import output_name, refuse_writing_an_input
 from kbatch.cli.status import ExitStatus
 
 
@@ -47,6 +48,7 @@ def encode_from_json(spec, output, single_batch, hex_output, rederive):
     Exit status: 0 written, 2 the JSON does not describe Kafka bytes (nothing
     is written then) or an I/O error.
     """
+    refuse_writing_an_input(output, [spec])
     try:
         text = sys.stdin.read() if spec == "-" else open(spec, encoding="utf-8").read()
     except (OSError, UnicodeDecodeError) as error:
@@ -84,6 +86,6 @@ def encode_from_json(spec, output, single_batch, hex_output, rederive):
     except BrokenPipeError:
         raise   # stdout's reader went away: the program ends with 141 (kbatch.__main__)
     except OSError as error:
-        click.echo(f"kbatch: cannot write {output}: {error.strerror or error}", err=True)
+        click.echo(f"kbatch: cannot write {output_name(output)}: {error.strerror or error}", err=True)
         return ExitStatus.TROUBLE
     return ExitStatus.OK

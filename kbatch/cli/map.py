@@ -8,7 +8,8 @@ import sys
 
 import click
 
-from kbatch.cli.options import decompressed_limit_option, expand_inputs
+from kbatch.cli.options import (decompressed_limit_option, expand_inputs, output_name, refuse_writing_an_input,
+                                report_unreadable)
 from kbatch.cli.status import ExitStatus
 from kbatch.map.gather import COLOR_CHOICES, gather
 
@@ -81,9 +82,10 @@ def map(paths, output, output_format, color_by, decompressed_limit):   # noqa: A
                        "--format json writes the model without it", err=True)
             return ExitStatus.TROUBLE
     files, status = expand_inputs(paths)
+    refuse_writing_an_input(output, files + _read_beside(files))
     gathered = gather(files, decompressed_limit)
     for path, reason in gathered.unreadable:
-        click.echo(f"kbatch: cannot read {path}: {reason}", err=True)
+        report_unreadable(path, reason)
         status = ExitStatus.TROUBLE
     model = gathered.model()
     if not model["partitions"]:
@@ -94,19 +96,20 @@ def map(paths, output, output_format, color_by, decompressed_limit):   # noqa: A
         from kbatch.map.draw import html_page, svg
 
         text = html_page(model, color_by) if output_format == "html" else svg(model, color_by)
-    from kbatch.files.outputs import write_output
+    from kbatch.files.outputs import is_stdout, write_output
 
     try:
         written = write_output(output, [text.encode("utf-8")], like=files[0])
     except BrokenPipeError:
         raise   # the reader of stdout went away: status 141, as for every command
     except OSError as error:
-        click.echo(f"kbatch map: cannot write {output}: {error.strerror or error}", err=True)
+        click.echo(f"kbatch map: cannot write {output_name(output)}: {error.strerror or error}", err=True)
         return ExitStatus.TROUBLE
     partitions = model["partitions"]
-    click.echo(f"kbatch map: wrote {'stdout' if output == '-' else output} ({written} bytes): "
+    to_stdout = is_stdout(output)
+    click.echo(f"kbatch map: wrote {output_name(output)} ({written} bytes): "
                f"{len(partitions)} partition(s), {sum(p['segment_count'] for p in partitions)} segment(s), "
-               f"{model['errors']} damage finding(s)", err=output == "-")
+               f"{model['errors']} damage finding(s)", err=to_stdout)
     if model["errors"] and status is ExitStatus.OK:
         status = ExitStatus.FOUND
     return status
@@ -121,3 +124,18 @@ def _format_for(output: str, asked: str | None) -> str:
         raise click.UsageError(f"--format {asked} contradicts the output's name {output!r} ({named}): "
                                "give one or the other")
     return asked or named or "html"
+
+
+def _read_beside(files: list[str]) -> list[str]:
+    """The files a map reads besides the segments: every file of each partition directory (its indexes,
+    snapshots and checkpoints), none of which -o may name."""
+    from kbatch.files.inputs import topic_partition
+
+    directories = sorted({os.path.dirname(path) or "." for path in files if topic_partition(path)[0] is not None})
+    beside = []
+    for directory in directories:
+        try:
+            beside += [os.path.join(directory, name) for name in os.listdir(directory)]
+        except OSError:
+            continue   # the segments' own errors say why
+    return beside

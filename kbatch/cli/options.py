@@ -140,19 +140,28 @@ def unreadable_reason(error: Exception) -> str:
     return str(getattr(error, "strerror", None) or error)
 
 
-def report_unreadable(path: str, error: Exception) -> None:
-    click.echo(f"kbatch: cannot read {path}: {unreadable_reason(error)}", err=True)
+def report_unreadable(path: str, error: Exception | str) -> None:
+    """The line every command prints for an input it cannot read (``error``: what went wrong, or why)."""
+    reason = error if isinstance(error, str) else unreadable_reason(error)
+    click.echo(f"kbatch: cannot read {path}: {reason}", err=True)
 
 
-def expand_inputs(paths, pattern="*.log") -> tuple[list[str], ExitStatus]:
+def expand_inputs(paths, pattern="*.log", sink=None) -> tuple[list[str], ExitStatus]:
     """The files the command-line paths name (kbatch.files.inputs.expand_paths: the same rules for every
-    command); a path that names none is reported and makes the status TROUBLE."""
+    command); a path that names none, and a file found that is not a regular one (a FIFO, a device, a
+    socket, a broken link: passed over unopened), are reported (the latter to ``sink.unreadable`` too) and
+    make the status TROUBLE: the run did not read everything it was pointed at."""
     from kbatch.files.inputs import expand_paths
 
-    files, missing = expand_paths(paths, pattern)
+    files, missing, passed = expand_paths(paths, pattern)
     for pattern in missing:
         click.echo(f"kbatch: no file matches {pattern}", err=True)
-    return files, ExitStatus.TROUBLE if missing else ExitStatus.OK
+    for path, why in passed:
+        reason = f"{why}: passed over unopened"
+        report_unreadable(path, reason)
+        if sink is not None:
+            sink.unreadable(path, reason)
+    return files, ExitStatus.TROUBLE if missing or passed else ExitStatus.OK
 
 
 def for_each_input(paths, hex_input: bool, handle, status: ExitStatus = ExitStatus.OK,
@@ -165,7 +174,7 @@ def for_each_input(paths, hex_input: bool, handle, status: ExitStatus = ExitStat
     """
     from kbatch.reading.reader import open_input
 
-    files, expanded = expand_inputs(paths, pattern)
+    files, expanded = expand_inputs(paths, pattern, sink)
     status = max(status, expanded)   # TROUBLE outranks FOUND outranks OK
     for path in files:
         try:
@@ -186,12 +195,35 @@ def for_each_input(paths, hex_input: bool, handle, status: ExitStatus = ExitStat
 
 
 def segment_output(output: str | None) -> None:
-    """``-o -`` writes the segment to stdout (the report then goes to stderr); refused on a terminal, where
-    binary bytes serve nobody."""
-    if output == "-" and sys.stdout.isatty():
+    """``-o -`` (or ``-o /dev/stdout``) writes the segment to stdout (the report then goes to stderr);
+    refused on a terminal, where binary bytes serve nobody."""
+    from kbatch.files.outputs import is_stdout
+
+    if is_stdout(output) and sys.stdout.isatty():
         raise click.UsageError("-o - writes the segment's bytes to stdout: redirect it to a file or a pipe")
 
 
 def report_stream(output: str | None):
     """Where a command that writes a segment prints its report: stderr when the segment goes to stdout."""
-    return sys.stderr if output == "-" else sys.stdout
+    from kbatch.files.outputs import is_stdout
+
+    return sys.stderr if is_stdout(output) else sys.stdout
+
+
+def output_name(output: str) -> str:
+    """How a report names where the output went."""
+    from kbatch.files.outputs import is_stdout
+
+    return "stdout" if is_stdout(output) else output
+
+
+def refuse_writing_an_input(output: str | None, inputs, hint: str = "") -> None:
+    """Every writer's first check: ``output`` is none of ``inputs`` (through links too), or the run is
+    refused before anything is read (kbatch never modifies an input: :func:`kbatch.files.outputs.input_written`)."""
+    from kbatch.files.outputs import input_written
+
+    source = input_written(output, inputs)
+    if source is not None:
+        where = "stdout" if output == "-" else output
+        same = "an input" if where == source else f"the input {source} (the same file)"
+        raise click.UsageError(f"{where} is {same}: kbatch never writes over its input" + hint)

@@ -7,11 +7,12 @@ import sys
 
 import click
 
-from kbatch.files.outputs import keep_copy, same_file, write_output
+from kbatch.files.outputs import is_stdout, keep_copy, write_output
 from kbatch.reading.reader import open_input
 from kbatch.output.values import counted
 from kbatch.ops.repair import InputCut, plan_repairs, write_repaired
-from kbatch.cli.options import no_color_option, report_stream, report_unreadable, segment_output
+from kbatch.cli.options import (no_color_option, output_name, refuse_writing_an_input, report_stream,
+                                report_unreadable, segment_output)
 from kbatch.cli.status import ExitStatus
 
 
@@ -60,8 +61,7 @@ def repair_length(path, output, apply, truncate_tail, in_place, backup, no_color
         raise click.UsageError("choose -o OUT or --in-place, not both")
     if apply and not (output or in_place):
         raise click.UsageError("--apply needs -o OUT (or --in-place --backup SUFFIX)")
-    if output and same_file(path, output):
-        raise click.UsageError("OUT is IN: use --in-place --backup SUFFIX to replace the input")
+    refuse_writing_an_input(output, [path], " (--in-place --backup SUFFIX repairs it, keeping the original)")
     if in_place and not os.path.isfile(path):
         raise click.UsageError("--in-place needs a regular file (a pipe or device cannot be replaced)")
     if apply:
@@ -99,11 +99,12 @@ def repair_length(path, output, apply, truncate_tail, in_place, backup, no_color
         except BrokenPipeError:
             raise   # stdout's reader went away: the program ends with 141 (kbatch.__main__)
         except OSError as error:
-            click.echo(f"kbatch: cannot write {target}: {error.strerror or error}", err=True)
+            click.echo(f"kbatch: cannot write {output_name(target)}: {error.strerror or error}", err=True)
             return ExitStatus.TROUBLE
-    console.print(f"wrote {'stdout' if target == '-' else target}: {counted(written, 'byte')}, "
+    console.print(f"wrote {output_name(target)}: {counted(written, 'byte')}, "
                   f"{counted(len(plan.changes), 'change')}")
-    if target == "-":   # nothing to read back: what the plan leaves is what the copy holds
+    if is_stdout(target) or not os.path.isfile(target):
+        # nothing to read back (stdout, a FIFO, a device): what the plan leaves is what the copy holds
         return ExitStatus.FOUND if _damaged_after(plan) else ExitStatus.OK
     return _verify_written(target, console)
 

@@ -6,11 +6,12 @@ import sys
 
 import click
 
-from kbatch.files.outputs import same_file, write_output
+from kbatch.files.outputs import write_output
 from kbatch.reading.reader import open_input
 from kbatch.output.values import counted
 from kbatch.ops.repair import SalvageReport, salvage as salvage_batches
-from kbatch.cli.options import no_color_option, report_stream, report_unreadable, segment_output
+from kbatch.cli.options import (no_color_option, output_name, refuse_writing_an_input, report_stream,
+                                report_unreadable, segment_output)
 from kbatch.cli.status import ExitStatus
 
 
@@ -40,8 +41,7 @@ def salvage(path, output, no_color):
     from kbatch.render.console import make_console
     from kbatch.render.repair import salvage_table
 
-    if same_file(path, output):
-        raise click.UsageError("OUT is IN: salvage never writes over its input")
+    refuse_writing_an_input(output, [path])
     segment_output(output)
     console = make_console(report_stream(output), no_color=no_color)
     report = SalvageReport(0)
@@ -56,7 +56,7 @@ def salvage(path, output, no_color):
         except BrokenPipeError:
             raise   # stdout's reader went away: the program ends with 141 (kbatch.__main__)
         except OSError as error:
-            click.echo(f"kbatch: cannot write {output}: {error.strerror or error}", err=True)
+            click.echo(f"kbatch: cannot write {output_name(output)}: {error.strerror or error}", err=True)
             return ExitStatus.TROUBLE
     if report.skipped:
         console.print(salvage_table(path, report))
@@ -66,6 +66,6 @@ def salvage(path, output, no_color):
     if report.dropped_zero_tail:
         notes.append(f"a zero tail of {counted(report.dropped_zero_tail, 'byte')} dropped")
     console.print(f"kept {counted(report.kept, 'batch')} ({counted(report.kept_records, 'record')}, {written} of "
-                  f"{counted(report.size, 'byte')}) in {'stdout' if output == '-' else output}; skipped {counted(len(report.skipped), 'damaged range')}"
+                  f"{counted(report.size, 'byte')}) in {output_name(output)}; skipped {counted(len(report.skipped), 'damaged range')}"
                   + (f"; {', '.join(notes)}" if notes else ""))
     return ExitStatus.FOUND if report.skipped else ExitStatus.OK

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
+
 import click
 
-from kbatch.cli.options import report_unreadable
+from kbatch.cli.options import refuse_writing_an_input, report_unreadable
 from kbatch.cli.status import ExitStatus
 
 
@@ -41,6 +43,11 @@ def snapshot(action, paths, hex_input, quiet):
     """
     if "-" in paths:
         raise click.UsageError("a snapshot lies beside its file: name the file (- has no place to put one)")
+    if action == "write":
+        from kbatch.render.snapshot import EXTENSION
+
+        for path in paths:   # a snapshot's name may link back to its file, or to another one named
+            refuse_writing_an_input(path + EXTENSION, paths)
     status = ExitStatus.OK
     for path in paths:
         status = max(status, (_write if action == "write" else _check)(path, hex_input, quiet))
@@ -59,7 +66,7 @@ def _read(path: str, hex_input: bool) -> bytes | None:
 
 
 def _write(path: str, hex_input: bool, quiet: bool) -> ExitStatus:
-    from kbatch.files.outputs import write_atomically
+    from kbatch.files.outputs import write_output
     from kbatch.render.snapshot import EXTENSION, describe
 
     data = _read(path, hex_input)
@@ -67,7 +74,7 @@ def _write(path: str, hex_input: bool, quiet: bool) -> ExitStatus:
         return ExitStatus.TROUBLE
     text = describe(data)
     try:
-        write_atomically(path + EXTENSION, [text.encode("utf-8")], like=path)
+        write_output(path + EXTENSION, [text.encode("utf-8")], like=path)
     except OSError as error:
         click.echo(f"kbatch: cannot write {path + EXTENSION}: {error.strerror or error}", err=True)
         return ExitStatus.TROUBLE
@@ -77,9 +84,13 @@ def _write(path: str, hex_input: bool, quiet: bool) -> ExitStatus:
 
 
 def _check(path: str, hex_input: bool, quiet: bool) -> ExitStatus:
+    from kbatch.files.inputs import passed_over
     from kbatch.render.snapshot import EXTENSION, describe, explain, snapshot_bytes
 
     golden = path + EXTENSION
+    if os.path.lexists(golden) and (why := passed_over(golden)) is not None:   # a FIFO there would never open
+        report_unreadable(golden, f"{why}: passed over unopened")
+        return ExitStatus.TROUBLE
     try:
         with open(golden, encoding="utf-8") as stream:
             text = stream.read()

@@ -9,7 +9,8 @@ import tempfile
 import click
 
 from kbatch.reading.reader import ReadOptions
-from kbatch.cli.options import decompressed_limit_option, expand_inputs, hex_option, no_color_option, report_unreadable
+from kbatch.cli.options import (decompressed_limit_option, expand_inputs, hex_option, no_color_option,
+                                refuse_writing_an_input, report_unreadable)
 from kbatch.cli.status import ExitStatus
 
 
@@ -67,9 +68,11 @@ def stats(paths, output_format, what_if, recompress, layouts_dir, hex_input, dec
             continue
         with stream:
             if path in outputs:
-                with _LayoutFiles(outputs[path]) as layout_files:
+                with _LayoutFiles(outputs[path], like=path) as layout_files:
                     encoder.write = layout_files.write
                     collect(accounting, path, stream, options, what_if=encoder)
+                if layout_files.failed:
+                    status = ExitStatus.TROUBLE
             else:
                 collect(accounting, path, stream, options, what_if=encoder)
     if not accounting.files:
@@ -91,7 +94,6 @@ def stats(paths, output_format, what_if, recompress, layouts_dir, hex_input, dec
 
 def _layout_outputs(files: list[str], directory: str) -> dict[str, dict[str, str]]:
     """input -> layout -> the file --write-layouts writes it to; refused when two inputs would share one."""
-    from kbatch.files.outputs import same_file
     from kbatch.ops.reencode import LAYOUTS
 
     outputs, taken = {}, {}
@@ -103,18 +105,21 @@ def _layout_outputs(files: list[str], directory: str) -> dict[str, dict[str, str
         taken[name] = path
         outputs[path] = {layout: os.path.join(directory, f"{name}.{layout}.log") for layout in LAYOUTS}
         for output in outputs[path].values():
-            if any(same_file(output, source) for source in files):
-                raise click.UsageError(f"--write-layouts would overwrite the input {output}")
+            refuse_writing_an_input(output, files, " (--write-layouts names its files NAME.v0.log .. NAME.v3.log)")
     return outputs
 
 
 class _LayoutFiles:
-    """One input's layouts, spooled (to disk past 8 MiB) as they are encoded, then each written atomically."""
+    """One input's layouts, spooled (to disk past 8 MiB) as they are encoded, then each written as its own
+    output (:func:`kbatch.files.outputs.write_output`: atomically, with the mode of the input ``like``).
+    A file that cannot be written is reported, and ``failed`` says so."""
 
     _SPOOL = 8 << 20
 
-    def __init__(self, paths: dict[str, str]):
+    def __init__(self, paths: dict[str, str], like: str | None):
         self.paths = paths
+        self.like = None if like == "-" else like
+        self.failed = False
         self.spools = {layout: tempfile.SpooledTemporaryFile(self._SPOOL) for layout in paths}
 
     def write(self, layout: str, data: bytes) -> None:
@@ -124,14 +129,23 @@ class _LayoutFiles:
         return self
 
     def __exit__(self, kind, error, trace) -> None:
-        from kbatch.files.outputs import write_atomically
+        from kbatch.files.outputs import write_output
 
         try:
             if kind is None:
-                os.makedirs(os.path.dirname(os.path.abspath(next(iter(self.paths.values())))), exist_ok=True)
                 for layout, spool in self.spools.items():
-                    spool.seek(0)
-                    write_atomically(self.paths[layout], iter(lambda: spool.read(1 << 20), b""))
+                    self._write(self.paths[layout], spool, write_output)
+                    if self.failed:
+                        break   # the next would fail the same way: one line says it
         finally:
             for spool in self.spools.values():
                 spool.close()
+
+    def _write(self, path: str, spool, write_output) -> None:
+        spool.seek(0)
+        try:
+            os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+            write_output(path, iter(lambda: spool.read(1 << 20), b""), like=self.like)
+        except OSError as error:   # a read-only or full directory: the user's to fix, not a bug
+            click.echo(f"kbatch: cannot write {path}: {error.strerror or error}", err=True)
+            self.failed = True

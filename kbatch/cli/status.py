@@ -10,3 +10,6 @@ class ExitStatus(IntEnum):
     # The reader of the output went away (`| head`): the status of every Unix filter killed by SIGPIPE in a
     # shell (128 + 13).  Not 0: `kbatch verify-crc ... | head` did not read everything, so it vouches for nothing.
     OUTPUT_CLOSED = 141
+    # Interrupted (Ctrl-C, SIGINT): 128 + 2, what a shell reports for a program SIGINT ended, so a script
+    # tells "stopped" from "usage error" (2).
+    INTERRUPTED = 130

@@ -7,10 +7,12 @@ the topic and partition of a segment come from there.
 
 from __future__ import annotations
 
+import errno
 import fnmatch
 import glob
 import os
 import re
+import stat
 from dataclasses import dataclass
 from typing import BinaryIO
 
@@ -58,42 +60,86 @@ def is_remote(path: str) -> bool:
     return "://" in path and not path.startswith("file://")
 
 
-def expand_paths(paths, pattern: str | tuple[str, ...] = "*.log") -> tuple[list[str], list[str]]:
-    """The files that command-line paths name, in the order given; and each path that names none.
+def expand_paths(paths, pattern: str | tuple[str, ...] = "*.log") -> tuple[list[str], list[str], list[tuple[str, str]]]:
+    """The files that command-line paths name, in the order given; each path that names none; and each file
+    found that is passed over unopened, with why (:func:`passed_over`).
 
     Every command that takes files reads its arguments this way: a file as it
-    is (and ``-``, stdin); a directory as its files matching ``pattern``,
-    searched recursively; a glob (quoted, for more files than a shell takes)
-    as what it matches, a directory among them searched likewise.  Within one
-    argument the files come sorted.  A path that does not exist is kept, for
-    the command to report as unreadable when it opens it.
+    is (and ``-``, stdin); a directory as its regular files matching
+    ``pattern``, searched recursively; a glob (quoted, for more files than a
+    shell takes) as what it matches, a directory among them searched
+    likewise.  Within one argument the files come sorted.  A path that does
+    not exist is kept, for the command to report as unreadable when it opens
+    it; a FIFO named on its own is kept too, and read as a stream.
     """
-    files, missing = [], []
+    files, missing, passed = [], [], []
     for path in paths:
         path = path.removeprefix("file://")
         if path == "-" or os.path.isfile(path):
             files.append(path)
             continue
         if os.path.isdir(path):
-            found = _search(path, pattern)
+            found = _search(path, pattern, passed)
             if not found:
                 missing.append(f"{path} (no {pattern if isinstance(pattern, str) else pattern[0]} files in it)")
         elif glob.has_magic(path):
-            found = [file for match in sorted(glob.glob(path, recursive=True))
-                     for file in ([match] if os.path.isfile(match) else _search(match, pattern))]
-            if not found:
+            found = []
+            for match in sorted(glob.glob(path, recursive=True)):
+                if os.path.isdir(match):
+                    found += _search(match, pattern, passed)
+                elif (why := passed_over(match)) is None:
+                    found.append(match)
+                else:
+                    passed.append((match, why))
+            if not found and not passed:
                 missing.append(path)
         else:
-            found = [path]   # reported as unreadable when opened
+            found = [path]   # reported as unreadable when opened (or read as a stream: a FIFO named alone)
         files += found
-    return files, missing
+    return files, missing, passed
 
 
-def _search(directory: str, pattern: str | tuple[str, ...]) -> list[str]:
-    """The files under ``directory`` (recursively) whose names match ``pattern`` (or one of them), sorted."""
+def passed_over(path: str) -> str | None:
+    """Why a file found in a directory (or by a glob) is not opened, or None for a regular file (through links).
+
+    Only regular files are opened from a directory: opening a FIFO waits for a writer that may never come, a
+    device may never end, a socket cannot be opened, and none of them holds a segment.  Kafka reads a log
+    directory the same way (LogLoader.loadSegmentFiles keeps the entries for which File.isFile holds).
+    """
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            return "a symbolic link loop"
+        if os.path.islink(path):
+            return f"a symbolic link to nothing ({os.readlink(path)})"
+        return error.strerror or str(error)
+    return None if stat.S_ISREG(mode) else f"{what_it_is(mode)}, not a regular file"
+
+
+def what_it_is(mode: int) -> str:
+    """What a file that is not a regular one is, in words (from its st_mode)."""
+    for test, words in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+                        (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"),
+                        (stat.S_ISDIR, "a directory"), (stat.S_ISLNK, "a symbolic link")):
+        if test(mode):
+            return words
+    return "a special file"
+
+
+def _search(directory: str, pattern: str | tuple[str, ...], passed: list[tuple[str, str]]) -> list[str]:
+    """The regular files under ``directory`` (recursively) whose names match ``pattern`` (or one of them),
+    sorted; the others matching go to ``passed`` with why (:func:`passed_over`), unopened."""
     patterns = (pattern,) if isinstance(pattern, str) else pattern
-    found = [os.path.join(root, name) for root, _, names in os.walk(directory)
-             for name in names if any(fnmatch.fnmatch(name, one) for one in patterns)]
+    matching = [os.path.join(root, name) for root, _, names in os.walk(directory)
+                for name in names if any(fnmatch.fnmatch(name, one) for one in patterns)]
+    found = []
+    for path in sorted(matching):
+        why = passed_over(path)
+        if why is None:
+            found.append(path)
+        else:
+            passed.append((path, why))
     if pattern == PARTITION_FILES:
         from kbatch.files.kinds import listing_order
 

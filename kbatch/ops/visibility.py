@@ -185,12 +185,13 @@ def committed_view(path: str, decompressed_limit: int | None = None) -> tuple[Co
     import glob
 
     from kbatch.reading.reader import ReadOptions, SegmentReader, load_records, open_input
-    from kbatch.files.inputs import topic_partition
+    from kbatch.files.inputs import passed_over, topic_partition
     from kbatch.ops.txn import PartitionTransactions, cross_check
 
     key = partition_of(path)
     # segments are named by their zero-padded base offset: by name is by offset
-    logs = sorted(glob.glob(os.path.join(glob.escape(key), "*.log"))) if key != path else [path]
+    logs = sorted(log for log in glob.glob(os.path.join(glob.escape(key), "*.log"))
+                  if passed_over(log) is None) if key != path else [path]   # a FIFO beside would never open
     topic, partition = topic_partition(path)
     view = PartitionTransactions(topic if topic is not None else path, partition, directory=key)
     findings: list[tuple[str, Finding]] = []

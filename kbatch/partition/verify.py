@@ -28,7 +28,7 @@ def complete_and_partial_partitions(paths) -> tuple[list[str], list[tuple[str, i
     for path in paths:
         if path == "-" or "://" in path:
             continue
-        segments, _ = expand_paths([path])
+        segments = expand_paths([path])[0]
         if os.path.isdir(path):
             found.update((os.path.dirname(segment), None) for segment in segments)
             continue
