@@ -442,6 +442,27 @@ def test_records_of_a_batch_whose_crc_fails_are_marked_and_never_in_a_consumers_
                                                                   "shown, marked untrusted)\n")
 
 
+def test_dumps_consumer_view_leaves_out_what_a_consumer_refuses(kbatch, tmp_path):
+    """dump --records --isolation is the same view as grep's: the damaged batch is listed, with its damage, but
+    not its records; without --isolation they are listed (the batch's crc_valid says why not to trust them)."""
+    path = _crc_flipped_segment(tmp_path)
+
+    def offsets(result):
+        return [(line["base_offset"], line["crc_valid"], [record["offset"] for record in line["records"]])
+                for line in _lines(result) if line["type"] == "batch"]
+
+    every = kbatch("dump", "--records", "--format", "jsonl", path)
+    assert every.code == 1
+    assert offsets(every) == [(0, True, [0, 1]), (2, False, [2, 3]), (4, True, [4])]
+    for isolation in ("read_uncommitted", "read_committed"):
+        view = kbatch("dump", "--records", "--format", "jsonl", "--isolation", isolation, path)
+        assert view.code == 1
+        assert offsets(view) == [(0, True, [0, 1]), (2, False, []), (4, True, [4])]
+        assert view.err.splitlines()[-1] == (
+            f"kbatch: {path}: records a consumer refuses as corrupt (their batch or message fails its check): 2, "
+            "left out (without --isolation they are listed)")
+
+
 def test_untrusted_records_as_text(kbatch, tmp_path, text_snapshot):
     path = _crc_flipped_segment(tmp_path)
     shown = []

@@ -223,5 +223,8 @@ def _dump_file(path, stream, options, sink, limit, window: Window, decoder="auto
         listing.show(selected)
     else:
         listing.list_from(0, reader.size)
+    if listing.left_out:
+        click.echo(f"kbatch: {path}: records a consumer refuses as corrupt (their batch or message fails its check): "
+                   f"{listing.left_out}, left out (without --isolation they are listed)", err=True)
     sink.end(summary)
     return summary

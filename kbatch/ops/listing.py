@@ -13,7 +13,9 @@ import dataclasses
 import io
 
 from kbatch.format.findings import Finding
+from kbatch.ops.visibility import refused
 from kbatch.partition.seek import Window, keep_selected
+from kbatch.reading.model import Batch
 from kbatch.reading.reader import ReadOptions, SegmentReader
 from kbatch.reading.records import stream_records
 from kbatch.reading.summary import FileSummary
@@ -36,6 +38,7 @@ class Listing:
     committed: object = None    # kbatch.ops.visibility.CommittedView: only what read_committed gives is listed
     log_start: int | None = None   # the partition's log start offset, the records below it marked
     kafka_version: str | None = None   # the release whose layouts read internal records (--kafka-version)
+    left_out: int = 0   # records a consumer refuses as corrupt, not listed under --isolation
 
     def list_from(self, pos: int, stop: int, enough=None) -> int:
         """List the entries that start in [pos, stop) (``pos`` is an entry's start); where the walk ended.
@@ -82,6 +85,8 @@ class Listing:
                     summary.add_finding(finding)
                     sink.region(finding, None)
                 continue
+            if self.committed is not None and item.findings and item.records is not None:
+                self._leave_out_refused(item)
             if limit is not None and shown >= limit:
                 return item.pos
             if internal:
@@ -95,6 +100,14 @@ class Listing:
             if enough is not None and enough():
                 return end   # where the walk goes on after this batch
         return None
+
+    def _leave_out_refused(self, batch: Batch) -> None:
+        """A consumer is never given a record it refuses as corrupt (kbatch.ops.visibility.refused): what one is
+        given (--isolation) lists the batch, with its damage, without them.  (Only a damaged batch is asked: its
+        records become objects here, where a clean one's may stay a stream.)"""
+        records = list(batch.records)
+        batch.records = [record for record in records if refused(batch, record) is None]
+        self.left_out += len(records) - len(batch.records)
 
 
 @dataclasses.dataclass
