@@ -19,6 +19,7 @@ from kbatch.reading.reader import ReadOptions, SegmentReader, input_kind
 from kbatch.files.inputs import PARTITION_FILES
 from kbatch.output.jsonout import JsonlSink
 from kbatch.reading.summary import FileSummary
+from kbatch.output.visible import visible
 from kbatch.cli.options import (CommittedViews, decode_option, decompressed_limit_option, files_argument,
                                 for_each_input, hex_option, isolation_option, no_color_option, parse_offset_range,
                                 parse_time)
@@ -134,10 +135,10 @@ def dump(files, records, output_format, decode, decoder, full, limit, kind, offs
         renamed = renamed_partition(directory)
         if renamed and directory not in noted:
             noted.add(directory)
-            click.echo(f"kbatch: {directory}: {RENAMED_PARTITION_STATES[renamed[1]]}; read as partition "
-                       f"{renamed[0]}", err=True)
+            click.echo(f"kbatch: {visible(directory)}: {RENAMED_PARTITION_STATES[renamed[1]]}; read as partition "
+                       f"{visible(renamed[0])}", err=True)
         if is_partial_snapshot(path):
-            click.echo(f"kbatch: {path}: a KRaft snapshot being written (.checkpoint.part), partial: read as the "
+            click.echo(f"kbatch: {visible(path)}: a KRaft snapshot being written (.checkpoint.part), partial: read as the "
                        "snapshot it would be; Kafka deletes it at start-up (KafkaRaftLog.recoverSnapshots)", err=True)
 
     named_files = set(files)

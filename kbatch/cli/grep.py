@@ -18,6 +18,7 @@ from kbatch.partition.seek import Window
 from kbatch.walk.parts import copy_out, usable_cpus, walk_in_parts, worth_parts
 from kbatch.reading.reader import input_kind
 from kbatch.output.values import bytes_text, finding_text
+from kbatch.output.visible import json_name, visible
 from kbatch.cli.options import (CommittedViews, decode_option, decompressed_limit_option, expand_inputs,
                                 isolation_option, parse_offset_range, parse_time, report_unreadable)
 from kbatch.cli.status import ExitStatus
@@ -289,10 +290,10 @@ class Output:
         index, last_shown = 0, None   # which record of the file this is; which was shown last
         for item in items:
             if isinstance(item, Note):
-                click.echo(f"kbatch: {path}: {item.text}", err=True)
+                click.echo(f"kbatch: {visible(path)}: {item.text}", err=True)
                 continue
             if isinstance(item, Finding):
-                click.echo(f"kbatch: {path}: {finding_text(item)}", err=True)
+                click.echo(f"kbatch: {visible(path)}: {finding_text(item)}", err=True)
                 damaged |= item.is_damage
                 continue
             index += 1
@@ -327,6 +328,7 @@ class Output:
         return matched, damaged
 
     def _name(self, path: str) -> str:
+        path = visible(path)
         return click.style(path, fg="magenta") if self.colour else path
 
     def _line(self, path: str, found: Found, separator: str) -> None:
@@ -362,7 +364,7 @@ def match_dict(path: str, found: Found, decode: str) -> dict:
     from kbatch.output.jsonout import record_dict
 
     batch = found.batch
-    out = {"type": "record", "file": path, "batch_pos": batch.pos, "batch_base_offset": batch.base_offset,
+    out = {"type": "record", "file": json_name(path), "batch_pos": batch.pos, "batch_base_offset": batch.base_offset,
            "batch_last_offset": batch.last_offset, "producer_id": batch.producer_id, "match": found.selected}
     out.update(record_dict(found.record, batch, decode))
     if found.seen is not None:

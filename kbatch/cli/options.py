@@ -9,6 +9,7 @@ import click
 from kbatch.format.codecs import DEFAULT_DECOMPRESSED_LIMIT
 from kbatch.output.values import DECODE_MODES
 from kbatch.cli.status import ExitStatus
+from kbatch.output.visible import visible
 
 # Files, directories (their *.log files, recursively) and globs: see expand_inputs.
 files_argument = click.argument("files", nargs=-1, required=True, metavar="FILE...",
@@ -53,11 +54,11 @@ class CommittedViews:
         if key not in self.views:
             view, findings = committed_view(path, self.decompressed_limit)
             for where, finding in findings:
-                click.echo(f"kbatch: {where}: {finding_text(finding)}", err=True)
+                click.echo(f"kbatch: {visible(where)}: {finding_text(finding)}", err=True)
                 self.damaged |= finding.is_damage
             for txn in view.transactions.transactions:
                 if txn.outcome == "UNKNOWN" and not txn.empty:
-                    click.echo(f"kbatch: {txn.path}: producer {txn.producer_id}'s transaction from offset "
+                    click.echo(f"kbatch: {visible(txn.path)}: producer {txn.producer_id}'s transaction from offset "
                                f"{txn.first_offset} has an unknown outcome, and so whether read_committed gives its "
                                f"records: {txn.marker_doubt}", err=True)
             self.views[key] = view
@@ -106,7 +107,7 @@ def unreadable_reason(error: Exception) -> str:
 
 
 def report_unreadable(path: str, error: Exception) -> None:
-    click.echo(f"kbatch: cannot read {path}: {unreadable_reason(error)}", err=True)
+    click.echo(f"kbatch: cannot read {visible(path)}: {visible(unreadable_reason(error))}", err=True)
 
 
 def expand_inputs(paths, pattern="*.log") -> tuple[list[str], ExitStatus]:
@@ -116,7 +117,7 @@ def expand_inputs(paths, pattern="*.log") -> tuple[list[str], ExitStatus]:
 
     files, missing = expand_paths(paths, pattern)
     for pattern in missing:
-        click.echo(f"kbatch: no file matches {pattern}", err=True)
+        click.echo(f"kbatch: no file matches {visible(pattern)}", err=True)
     return files, ExitStatus.TROUBLE if missing else ExitStatus.OK
 
 

@@ -13,6 +13,7 @@ from kbatch.output.values import counted
 from kbatch.ops.repair import InputCut, plan_repairs, write_repaired
 from kbatch.cli.options import no_color_option, report_stream, report_unreadable, segment_output
 from kbatch.cli.status import ExitStatus
+from kbatch.output.visible import visible
 
 
 @click.command(epilog="""\b
@@ -95,7 +96,7 @@ def repair_length(path, output, apply, truncate_tail, in_place, backup, no_color
         except BrokenPipeError:
             raise   # stdout's reader went away: the program ends with 141 (kbatch.__main__)
         except OSError as error:
-            click.echo(f"kbatch: cannot write {target}: {error.strerror or error}", err=True)
+            click.echo(f"kbatch: cannot write {visible(target)}: {error.strerror or error}", err=True)
             return ExitStatus.TROUBLE
     console.print(f"wrote {'stdout' if target == '-' else target}: {counted(written, 'byte')}, "
                   f"{counted(len(plan.changes), 'change')}")

@@ -12,6 +12,7 @@ from kbatch.output.values import counted
 from kbatch.ops.repair import SalvageReport, salvage as salvage_batches
 from kbatch.cli.options import no_color_option, report_stream, report_unreadable, segment_output
 from kbatch.cli.status import ExitStatus
+from kbatch.output.visible import visible
 
 
 @click.command(epilog="""\b
@@ -56,7 +57,7 @@ def salvage(path, output, no_color):
         except BrokenPipeError:
             raise   # stdout's reader went away: the program ends with 141 (kbatch.__main__)
         except OSError as error:
-            click.echo(f"kbatch: cannot write {output}: {error.strerror or error}", err=True)
+            click.echo(f"kbatch: cannot write {visible(output)}: {error.strerror or error}", err=True)
             return ExitStatus.TROUBLE
     if report.skipped:
         console.print(salvage_table(path, report))

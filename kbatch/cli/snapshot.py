@@ -6,6 +6,7 @@ import click
 
 from kbatch.cli.options import report_unreadable
 from kbatch.cli.status import ExitStatus
+from kbatch.output.visible import shell_word, visible
 
 
 @click.command(epilog="""\b
@@ -69,7 +70,7 @@ def _write(path: str, hex_input: bool, quiet: bool) -> ExitStatus:
     try:
         write_atomically(path + EXTENSION, [text.encode("utf-8")], like=path)
     except OSError as error:
-        click.echo(f"kbatch: cannot write {path + EXTENSION}: {error.strerror or error}", err=True)
+        click.echo(f"kbatch: cannot write {visible(path + EXTENSION)}: {error.strerror or error}", err=True)
         return ExitStatus.TROUBLE
     if not quiet:
         click.echo(f"wrote {path + EXTENSION}: {text.splitlines()[1]}")
@@ -84,7 +85,8 @@ def _check(path: str, hex_input: bool, quiet: bool) -> ExitStatus:
         with open(golden, encoding="utf-8") as stream:
             text = stream.read()
     except FileNotFoundError:
-        click.echo(f"kbatch: {path} has no snapshot ({golden}): kbatch snapshot write {path} makes one", err=True)
+        click.echo(f"kbatch: {visible(path)} has no snapshot ({visible(golden)}): kbatch snapshot write {shell_word(path)} makes one",
+                   err=True)
         return ExitStatus.TROUBLE
     except (OSError, UnicodeDecodeError) as error:
         report_unreadable(golden, error)
@@ -92,7 +94,7 @@ def _check(path: str, hex_input: bool, quiet: bool) -> ExitStatus:
     try:
         kept = snapshot_bytes(text)
     except ValueError as error:
-        click.echo(f"kbatch: {golden}: {error}", err=True)
+        click.echo(f"kbatch: {visible(golden)}: {visible(str(error))}", err=True)
         return ExitStatus.TROUBLE
     data = _read(path, hex_input)
     if data is None:

@@ -20,6 +20,7 @@ from kbatch.kernels.jsonl import (BATCH_JSON_KEYS, JSON_HEX, JSON_OTHER, JSON_TE
                                   any_key_or_value_starts_with_zero, batch_json, records_json)
 from kbatch.kernels.recordwalk import is_compiled
 from kbatch.output.values import bytes_json, iso_timestamp
+from kbatch.output.visible import json_name
 
 JSON_FORMAT_VERSION = 1
 
@@ -176,9 +177,8 @@ class JsonlSink:
             self._bytes.write(piece.encode("utf-8", "surrogateescape") if isinstance(piece, str) else piece)
 
     def begin(self, path: str, size: int) -> None:
-        self.path = path
-        # A path's bytes that are not UTF-8 (a str's surrogates) are written as they are, as in every other line.
-        self.head = f'{{"file": {json.dumps(path, ensure_ascii=False)}, '.encode("utf-8", "surrogateescape")
+        self.path = json_name(path)   # a name's bytes that are not UTF-8 as \xNN: the JSON stays UTF-8
+        self.head = f'{{"file": {json.dumps(self.path, ensure_ascii=False)}, '.encode("utf-8")
 
     def _write(self, obj: dict) -> None:
         self._emit(json.dumps({"file": self.path, **obj}, ensure_ascii=False) + "\n")
@@ -218,7 +218,7 @@ class JsonlSink:
         self._write({"type": "summary", **summary.as_dict()})
 
     def unreadable(self, path: str, reason: str) -> None:
-        self.path = path
+        self.path = json_name(path)
         self._write({"type": "error", "error": f"cannot read: {reason}"})
 
 
@@ -232,7 +232,7 @@ class JsonSink:
 
     def begin(self, path: str, size: int) -> None:
         self.out.write("," if self.files else "")
-        self.out.write(f"\n{{\"file\": {json.dumps(path, ensure_ascii=False)}, \"size\": {size}, \"entries\": [")
+        self.out.write(f"\n{{\"file\": {json.dumps(json_name(path), ensure_ascii=False)}, \"size\": {size}, \"entries\": [")
         self.files += 1
         self.entries = 0
 
@@ -259,7 +259,7 @@ class JsonSink:
     def unreadable(self, path: str, reason: str) -> None:
         """A file that could not be read: in the document with its ``error`` and no entries."""
         self.out.write("," if self.files else "")
-        self.out.write(f"\n{json.dumps({'file': path, 'error': f'cannot read: {reason}', 'entries': []})}")
+        self.out.write(f"\n{json.dumps({'file': json_name(path), 'error': f'cannot read: {reason}', 'entries': []})}")
         self.files += 1
 
     def close(self) -> None:
