@@ -9,6 +9,7 @@ import click
 
 from kbatch.cli.options import decompressed_limit_option, expand_inputs
 from kbatch.cli.status import ExitStatus
+from kbatch.output.visible import visible
 from kbatch.map.gather import COLOR_CHOICES, gather
 
 FORMATS = ("html", "svg", "json")
@@ -74,13 +75,15 @@ def map(paths, output, output_format, color_by, decompressed_limit):   # noqa: A
     files, status = expand_inputs(paths)
     gathered = gather(files, decompressed_limit)
     for path, reason in gathered.unreadable:
-        click.echo(f"kbatch: cannot read {path}: {reason}", err=True)
+        click.echo(f"kbatch: cannot read {visible(path)}: {visible(reason)}", err=True)
         status = ExitStatus.TROUBLE
     model = gathered.model()
     if not model["partitions"]:
         return ExitStatus.TROUBLE
     if output_format == "json":
-        text = json.dumps(model, indent=1) + "\n"
+        from kbatch.map.draw import utf8_model
+
+        text = json.dumps(utf8_model(model), indent=1) + "\n"
     else:
         from kbatch.map.draw import html_page, svg
 
@@ -92,10 +95,10 @@ def map(paths, output, output_format, color_by, decompressed_limit):   # noqa: A
     except BrokenPipeError:
         raise   # the reader of stdout went away: status 141, as for every command
     except OSError as error:
-        click.echo(f"kbatch map: cannot write {output}: {error.strerror or error}", err=True)
+        click.echo(f"kbatch map: cannot write {visible(output)}: {error.strerror or error}", err=True)
         return ExitStatus.TROUBLE
     partitions = model["partitions"]
-    click.echo(f"kbatch map: wrote {'stdout' if output == '-' else output} ({written} bytes): "
+    click.echo(f"kbatch map: wrote {'stdout' if output == '-' else visible(output)} ({written} bytes): "
                f"{len(partitions)} partition(s), {sum(p['segment_count'] for p in partitions)} segment(s), "
                f"{model['errors']} damage finding(s)", err=output == "-")
     if model["errors"] and status is ExitStatus.OK:
