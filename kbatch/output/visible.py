@@ -49,12 +49,6 @@ def visible(text: str, *, backslash: bool = True) -> str:
                    for char in text)
 
 
-def visible_lines(text: str) -> str:
-    """As :func:`visible`, but the line ends kept: for text that is lines by nature (a message of
-    kbatch's own holding a name is not)."""
-    return "\n".join(visible(line) for line in text.split("\n"))
-
-
 def json_visible(text: str) -> str:
     """JSON text shown to people (json.dumps's, which escapes C0, quotes and backslashes only) with every
     other character :func:`visible` would escape written as JSON's own ``\\uNNNN``: still the same JSON, and
