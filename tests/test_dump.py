@@ -181,8 +181,9 @@ def test_the_input_file_is_never_modified(kbatch, tmp_path):
 
 
 @pytest.mark.parametrize("args", [["--format", "jsonl"], ["--format", "jsonl", "--records"], []])
-def test_a_file_name_that_is_not_utf8_is_written_as_its_bytes(tmp_path, args):
-    """Linux file names are bytes: one that is not UTF-8 reaches every line as it is, as verify-crc writes it."""
+def test_a_file_name_that_is_not_utf8_is_written_with_those_bytes_escaped(tmp_path, args):
+    """Linux file names are bytes: one that is not UTF-8 reaches every line with the byte as ``\\xff``, so JSON
+    stays UTF-8 (and so does the table)."""
     import os
     import subprocess
     import sys
@@ -192,8 +193,11 @@ def test_a_file_name_that_is_not_utf8_is_written_as_its_bytes(tmp_path, args):
         out.write((FIXTURES / "v2-none.log").read_bytes())
     run = subprocess.run([sys.executable, "-m", "kbatch", "dump", *args, os.fsdecode(name)], capture_output=True)
     assert run.returncode == 0 and b"internal error" not in run.stderr
+    run.stdout.decode("utf-8")   # raises where it is not UTF-8
     lines = run.stdout.splitlines()
+    shown = name.replace(b"\xff", b"\\xff")
     if args:
-        assert len(lines) == 5 and all(line.startswith(b'{"file": "' + name + b'"') for line in lines)
+        assert len(lines) == 5 and all(json.loads(line)["file"] == os.fsdecode(shown) for line in lines)
+        assert all(line.startswith(b'{"file": "' + shown.replace(b"\\", b"\\\\") + b'"') for line in lines)
     else:
-        assert name in run.stdout
+        assert shown in run.stdout

@@ -138,11 +138,13 @@ def main(argv: list[str] | None = None) -> None:
 
         if os.environ.get("KBATCH_DEBUG"):
             raise
+        from kbatch.output.visible import visible
+
         if error.filename == STDOUT:
             discard_stdout()
             where = f"cannot write {STDOUT}: "
         else:
-            where = f"{error.filename}: " if error.filename else ""
+            where = f"{visible(os.fsdecode(error.filename))}: " if error.filename else ""
         click.echo(f"kbatch: {where}{error.strerror or error}", err=True)
         status = ExitStatus.TROUBLE
     except Exception as error:  # noqa: BLE001 - the last line of defence: no traceback for users

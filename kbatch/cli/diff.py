@@ -10,6 +10,7 @@ import click
 from kbatch.ops.diff import DiffSummary, Difference, diff_streams, resolve_ignore
 from kbatch.reading.reader import open_input
 from kbatch.output.values import counted
+from kbatch.output.visible import visible
 from kbatch.cli.options import decompressed_limit_option, hex_option, no_color_option, report_unreadable
 from kbatch.cli.status import ExitStatus
 
@@ -85,7 +86,8 @@ def _table(differences, summary: DiffSummary, path_a: str, path_b: str, records_
         for difference in differences:
             spool.write(json.dumps(difference.__dict__) + "\n")
             count += 1
-        console.print(f"A: {path_a} ({counted(summary.size_a, 'byte')})\nB: {path_b} ({counted(summary.size_b, 'byte')})")
+        console.print(f"A: {visible(path_a)} ({counted(summary.size_a, 'byte')})\n"
+                      f"B: {visible(path_b)} ({counted(summary.size_b, 'byte')})")
         first = summary.first_different_byte
         console.print("byte-identical" if first is None else f"first differing byte: {first}")
         console.print(summary_table(summary, records_only))

@@ -20,6 +20,7 @@ from kbatch.reading.reader import ReadOptions, SegmentReader, input_kind
 from kbatch.files.inputs import PARTITION_FILES
 from kbatch.output.jsonout import JsonlSink
 from kbatch.reading.summary import FileSummary
+from kbatch.output.visible import visible
 from kbatch.cli.options import (ConsumerViews, decode_option, decompressed_limit_option, files_argument,
                                 for_each_input, hex_option, isolation_option, kafka_version_option, no_color_option,
                                 parse_offset_range, parse_time)
@@ -141,10 +142,10 @@ def dump(files, records, output_format, decode, decoder, kafka_version, full, li
         renamed = renamed_partition(directory)
         if renamed and directory not in noted:
             noted.add(directory)
-            click.echo(f"kbatch: {directory}: {RENAMED_PARTITION_STATES[renamed[1]]}; read as partition "
-                       f"{renamed[0]}", err=True)
+            click.echo(f"kbatch: {visible(directory)}: {RENAMED_PARTITION_STATES[renamed[1]]}; read as partition "
+                       f"{visible(renamed[0])}", err=True)
         if is_partial_snapshot(path):
-            click.echo(f"kbatch: {path}: a KRaft snapshot being written (.checkpoint.part), partial: read as the "
+            click.echo(f"kbatch: {visible(path)}: a KRaft snapshot being written (.checkpoint.part), partial: read as the "
                        "snapshot it would be; Kafka deletes it at start-up (KafkaRaftLog.recoverSnapshots)", err=True)
 
     named_files = set(files)
@@ -175,7 +176,7 @@ def dump(files, records, output_format, decode, decoder, kafka_version, full, li
             log_start = log_start_within(path)
             if log_start is not None and partition_of(path) not in told_log_start:
                 told_log_start.add(partition_of(path))
-                click.echo(f"kbatch: {partition_of(path)}: its log start offset is {log_start} "
+                click.echo(f"kbatch: {visible(partition_of(path))}: its log start offset is {log_start} "
                            "(log-start-offset-checkpoint): the records below it are marked, no consumer is given "
                            "them (--isolation lists what one is)", err=True)
         selects = selected.selects or committed is not None or log_start is not None
@@ -224,7 +225,7 @@ def _dump_file(path, stream, options, sink, limit, window: Window, decoder="auto
     else:
         listing.list_from(0, reader.size)
     if listing.left_out:
-        click.echo(f"kbatch: {path}: records a consumer refuses as corrupt (their batch or message fails its check): "
+        click.echo(f"kbatch: {visible(path)}: records a consumer refuses as corrupt (their batch or message fails its check): "
                    f"{listing.left_out}, left out (without --isolation they are listed)", err=True)
     sink.end(summary)
     return summary

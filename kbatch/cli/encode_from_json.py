@@ -13,6 +13,7 @@ from kbatch.ops.encode import (SpecError, check_decoded_matches_bytes, check_pay
 from kbatch.files.outputs import write_output
 from kbatch.cli.options import output_name, refuse_writing_an_input
 from kbatch.cli.status import ExitStatus
+from kbatch.output.visible import visible
 
 
 @click.command(epilog="""\b
@@ -52,15 +53,15 @@ def encode_from_json(spec, output, single_batch, hex_output, rederive):
     try:
         text = sys.stdin.read() if spec == "-" else open(spec, encoding="utf-8").read()
     except (OSError, UnicodeDecodeError) as error:
-        click.echo(f"kbatch: cannot read {spec}: {getattr(error, 'strerror', None) or error}", err=True)
+        click.echo(f"kbatch: cannot read {visible(spec)}: {getattr(error, 'strerror', None) or error}", err=True)
         return ExitStatus.TROUBLE
     try:
         document = json.loads(text)
     except json.JSONDecodeError as error:
-        click.echo(f"kbatch: {spec} is not JSON: line {error.lineno} column {error.colno}: {error.msg}", err=True)
+        click.echo(f"kbatch: {visible(spec)} is not JSON: line {error.lineno} column {error.colno}: {error.msg}", err=True)
         return ExitStatus.TROUBLE
     except RecursionError:
-        click.echo(f"kbatch: {spec}: the JSON nests too deeply (a kbatch document is a few levels deep)", err=True)
+        click.echo(f"kbatch: {visible(spec)}: the JSON nests too deeply (a kbatch document is a few levels deep)", err=True)
         return ExitStatus.TROUBLE
     try:
         entries, path = entries_of(document, single_batch=single_batch, require_version=True)
@@ -71,13 +72,13 @@ def encode_from_json(spec, output, single_batch, hex_output, rederive):
                 check_payload_matches_records(entry, path if single_batch else f"{path}[{index}]")
         data = encode_document(document, single_batch=single_batch, rederive=rederive, require_version=True)
     except SpecError as error:
-        click.echo(f"kbatch: {spec}: {error}", err=True)
+        click.echo(f"kbatch: {visible(spec)}: {error}", err=True)
         return ExitStatus.TROUBLE
     except RecursionError:   # a value nested deep where bytes or a number belong
-        click.echo(f"kbatch: {spec}: a value nests too deeply (a kbatch document is a few levels deep)", err=True)
+        click.echo(f"kbatch: {visible(spec)}: a value nests too deeply (a kbatch document is a few levels deep)", err=True)
         return ExitStatus.TROUBLE
     except CodecError as error:
-        click.echo(f"kbatch: {spec}: cannot compress: {error.detail}", err=True)
+        click.echo(f"kbatch: {visible(spec)}: cannot compress: {error.detail}", err=True)
         return ExitStatus.TROUBLE
     if hex_output:
         data = (data.hex() + "\n").encode("ascii")
@@ -86,6 +87,6 @@ def encode_from_json(spec, output, single_batch, hex_output, rederive):
     except BrokenPipeError:
         raise   # stdout's reader went away: the program ends with 141 (kbatch.__main__)
     except OSError as error:
-        click.echo(f"kbatch: cannot write {output_name(output)}: {error.strerror or error}", err=True)
+        click.echo(f"kbatch: cannot write {visible(output_name(output))}: {error.strerror or error}", err=True)
         return ExitStatus.TROUBLE
     return ExitStatus.OK

@@ -18,6 +18,7 @@ from kbatch.partition.seek import Window
 from kbatch.walk.parts import copy_out, usable_cpus, walk_in_parts, worth_parts
 from kbatch.reading.reader import input_kind
 from kbatch.output.values import bytes_text, finding_text
+from kbatch.output.visible import visible
 from kbatch.cli.options import (ConsumerViews, decode_option, decompressed_limit_option, expand_inputs,
                                 isolation_option, kafka_version_option, parse_offset_range, parse_time, report_unreadable)
 from kbatch.cli.status import ExitStatus
@@ -371,10 +372,10 @@ class Output:
         lines = not (shown.count or shown.names or shown.quiet)
         for item in items:
             if isinstance(item, Note):
-                click.echo(f"kbatch: {path}: {item.text}", err=True)
+                click.echo(f"kbatch: {visible(path)}: {item.text}", err=True)
                 continue
             if isinstance(item, Finding):
-                click.echo(f"kbatch: {path}: {finding_text(item)}", err=True)
+                click.echo(f"kbatch: {visible(path)}: {finding_text(item)}", err=True)
                 tally.damaged |= item.is_damage
                 continue
             index += 1
@@ -414,13 +415,14 @@ class Output:
         shown marked or left out."""
         why = "matching records a consumer refuses as corrupt (their batch or message fails its check)"
         if tally.marked:
-            click.echo(f"kbatch: {path}: {why}: {tally.marked}, marked untrusted (--isolation leaves them out)",
+            click.echo(f"kbatch: {visible(path)}: {why}: {tally.marked}, marked untrusted (--isolation leaves them out)",
                        err=True)
         if tally.left_out:
-            click.echo(f"kbatch: {path}: {why}: {tally.left_out}, left out (without --isolation they are shown, "
+            click.echo(f"kbatch: {visible(path)}: {why}: {tally.left_out}, left out (without --isolation they are shown, "
                        f"marked untrusted)", err=True)
 
     def _name(self, path: str) -> str:
+        path = visible(path)
         return click.style(path, fg="magenta") if self.colour else path
 
     def _line(self, path: str, found: Found, separator: str) -> None:

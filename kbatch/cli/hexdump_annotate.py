@@ -13,6 +13,7 @@ from kbatch.format.codecs import CodecError
 from kbatch.format.findings import MAX_HELD, Finding
 from kbatch.reading.reader import ReadOptions, SegmentReader, open_input
 from kbatch.output.values import counted
+from kbatch.output.visible import visible
 from kbatch.cli.options import (decompressed_limit_option, hex_option, kafka_version_option, no_color_option,
                                 report_unreadable)
 from kbatch.cli.status import ExitStatus
@@ -110,7 +111,7 @@ def hexdump_annotate(file, batch_index, record_offset, position, byte_range, wid
             start = _start_for_offset(file, reader, stream, record_offset)
         shown = _select(reader, batch_index, record_offset, position, start)
         if shown is None:
-            click.echo(f"kbatch: {file} has no such batch", err=True)
+            click.echo(f"kbatch: {visible(file)} has no such batch", err=True)
             return ExitStatus.TROUBLE
         index, item, findings = shown
         low, high = item.pos, item.pos + item.size
@@ -121,14 +122,14 @@ def hexdump_annotate(file, batch_index, record_offset, position, byte_range, wid
             spans = [Span(item.pos, item.pos + item.size, "damaged range", counted(item.size, "byte"), "raw", finding)
                      for finding in findings[:1]]
             render(console, view[low:high], low, spans, width=width, ruler=ruler, cut=cut,
-                   title=f"{file}: damaged range at {item.pos}, {counted(item.size, 'byte')}")
+                   title=f"{visible(file)}: damaged range at {item.pos}, {counted(item.size, 'byte')}")
             for finding in findings[1:]:
                 console.print(finding_line(finding))
             return ExitStatus.FOUND
         spans = _within(entry_spans(item, view[item.pos:item.pos + item.size], index, (low, high), **internal),
                         low, high)
         render(console, view[low:high], low, spans, width=width, ruler=ruler, cut=cut,
-               title=f"{file}: batch[{index}] at {item.pos}, {counted(item.size, 'byte')}, magic {item.magic}, {item.codec}")
+               title=f"{visible(file)}: batch[{index}] at {item.pos}, {counted(item.size, 'byte')}, magic {item.magic}, {item.codec}")
         for finding in item.findings:
             console.print(finding_line(finding))
         if decompressed and item.compressed:

@@ -11,6 +11,7 @@ import click
 from kbatch.cli.options import (decompressed_limit_option, expand_inputs, output_name, refuse_writing_an_input,
                                 report_unreadable)
 from kbatch.cli.status import ExitStatus
+from kbatch.output.visible import visible
 from kbatch.map.gather import COLOR_CHOICES, gather
 
 FORMATS = ("html", "svg", "json")
@@ -91,7 +92,9 @@ def map(paths, output, output_format, color_by, decompressed_limit):   # noqa: A
     if not model["partitions"]:
         return ExitStatus.TROUBLE
     if output_format == "json":
-        text = json.dumps(model, indent=1) + "\n"
+        from kbatch.map.draw import utf8_model
+
+        text = json.dumps(utf8_model(model), indent=1) + "\n"
     else:
         from kbatch.map.draw import html_page, svg
 
@@ -103,11 +106,11 @@ def map(paths, output, output_format, color_by, decompressed_limit):   # noqa: A
     except BrokenPipeError:
         raise   # the reader of stdout went away: status 141, as for every command
     except OSError as error:
-        click.echo(f"kbatch map: cannot write {output_name(output)}: {error.strerror or error}", err=True)
+        click.echo(f"kbatch map: cannot write {visible(output_name(output))}: {error.strerror or error}", err=True)
         return ExitStatus.TROUBLE
     partitions = model["partitions"]
     to_stdout = is_stdout(output)
-    click.echo(f"kbatch map: wrote {output_name(output)} ({written} bytes): "
+    click.echo(f"kbatch map: wrote {visible(output_name(output))} ({written} bytes): "
                f"{len(partitions)} partition(s), {sum(p['segment_count'] for p in partitions)} segment(s), "
                f"{model['errors']} damage finding(s)", err=to_stdout)
     if model["errors"] and status is ExitStatus.OK:

@@ -10,6 +10,7 @@ import click
 from kbatch.format.codecs import DEFAULT_DECOMPRESSED_LIMIT
 from kbatch.output.values import DECODE_MODES
 from kbatch.cli.status import ExitStatus
+from kbatch.output.visible import visible
 
 # Files, directories (their *.log files, recursively) and globs: see expand_inputs.
 files_argument = click.argument("files", nargs=-1, required=True, metavar="FILE...",
@@ -73,7 +74,7 @@ class ConsumerViews:
         key = partition_of(path)
         if narrowed is not window and key not in self.starts:
             self.starts.add(key)
-            click.echo(f"kbatch: {key}: starts at its log start offset {log_start_of(path)} "
+            click.echo(f"kbatch: {visible(key)}: starts at its log start offset {log_start_of(path)} "
                        "(log-start-offset-checkpoint): no consumer is given the records below it", err=True)
         return narrowed
 
@@ -88,11 +89,11 @@ class ConsumerViews:
         if key not in self.views:
             view, findings = committed_view(path, self.decompressed_limit)
             for where, finding in findings:
-                click.echo(f"kbatch: {where}: {finding_text(finding)}", err=True)
+                click.echo(f"kbatch: {visible(where)}: {finding_text(finding)}", err=True)
                 self.damaged |= finding.is_damage
             for txn in view.transactions.transactions:
                 if txn.outcome == "UNKNOWN" and not txn.empty:
-                    click.echo(f"kbatch: {txn.path}: producer {txn.producer_id}'s transaction from offset "
+                    click.echo(f"kbatch: {visible(txn.path)}: producer {txn.producer_id}'s transaction from offset "
                                f"{txn.first_offset} has an unknown outcome, and so whether read_committed gives its "
                                f"records: {txn.marker_doubt}", err=True)
             self.views[key] = view
@@ -143,7 +144,7 @@ def unreadable_reason(error: Exception) -> str:
 def report_unreadable(path: str, error: Exception | str) -> None:
     """The line every command prints for an input it cannot read (``error``: what went wrong, or why)."""
     reason = error if isinstance(error, str) else unreadable_reason(error)
-    click.echo(f"kbatch: cannot read {path}: {reason}", err=True)
+    click.echo(f"kbatch: cannot read {visible(path)}: {visible(reason)}", err=True)
 
 
 def expand_inputs(paths, pattern="*.log", sink=None) -> tuple[list[str], ExitStatus]:
@@ -155,7 +156,7 @@ def expand_inputs(paths, pattern="*.log", sink=None) -> tuple[list[str], ExitSta
 
     files, missing, passed = expand_paths(paths, pattern)
     for pattern in missing:
-        click.echo(f"kbatch: no file matches {pattern}", err=True)
+        click.echo(f"kbatch: no file matches {visible(pattern)}", err=True)
     for path, why in passed:
         reason = f"{why}: passed over unopened"
         report_unreadable(path, reason)
@@ -226,4 +227,4 @@ def refuse_writing_an_input(output: str | None, inputs, hint: str = "") -> None:
     if source is not None:
         where = "stdout" if output == "-" else output
         same = "an input" if where == source else f"the input {source} (the same file)"
-        raise click.UsageError(f"{where} is {same}: kbatch never writes over its input" + hint)
+        raise click.UsageError(f"{visible(where)} is {visible(same)}: kbatch never writes over its input" + hint)

@@ -9,6 +9,7 @@ import sys
 import click
 
 from kbatch.cli.status import ExitStatus
+from kbatch.output.visible import visible
 
 
 @click.command(epilog="""\b
@@ -53,7 +54,7 @@ def scan(paths, out_dir, records, deep, master, split_bytes, pattern, output_for
 
     segments = list_segments(list(paths), pattern)
     if not segments:
-        click.echo(f"kbatch: no segment matches {' '.join(paths)}", err=True)
+        click.echo(f"kbatch: no segment matches {' '.join(map(visible, paths))}", err=True)
         return ExitStatus.TROUBLE
     os.makedirs(out_dir, exist_ok=True)
 
@@ -69,7 +70,7 @@ def scan(paths, out_dir, records, deep, master, split_bytes, pattern, output_for
         line = spark_error_line(error)
         if line is None:
             raise
-        click.echo(f"kbatch: scan failed on Spark: {line} (spark.log in {out_dir} has the rest)", err=True)
+        click.echo(f"kbatch: scan failed on Spark: {line} (spark.log in {visible(out_dir)} has the rest)", err=True)
         return ExitStatus.TROUBLE
     if output_format == "json":
         sys.stdout.write(json.dumps(result, indent=1, ensure_ascii=False) + "\n")

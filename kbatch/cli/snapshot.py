@@ -8,6 +8,7 @@ import click
 
 from kbatch.cli.options import refuse_writing_an_input, report_unreadable
 from kbatch.cli.status import ExitStatus
+from kbatch.output.visible import shell_word, visible
 
 
 @click.command(epilog="""\b
@@ -76,10 +77,10 @@ def _write(path: str, hex_input: bool, quiet: bool) -> ExitStatus:
     try:
         write_output(path + EXTENSION, [text.encode("utf-8")], like=path)
     except OSError as error:
-        click.echo(f"kbatch: cannot write {path + EXTENSION}: {error.strerror or error}", err=True)
+        click.echo(f"kbatch: cannot write {visible(path + EXTENSION)}: {error.strerror or error}", err=True)
         return ExitStatus.TROUBLE
     if not quiet:
-        click.echo(f"wrote {path + EXTENSION}: {text.splitlines()[1]}")
+        click.echo(f"wrote {visible(path + EXTENSION)}: {text.splitlines()[1]}")
     return ExitStatus.OK
 
 
@@ -95,7 +96,8 @@ def _check(path: str, hex_input: bool, quiet: bool) -> ExitStatus:
         with open(golden, encoding="utf-8") as stream:
             text = stream.read()
     except FileNotFoundError:
-        click.echo(f"kbatch: {path} has no snapshot ({golden}): kbatch snapshot write {path} makes one", err=True)
+        click.echo(f"kbatch: {visible(path)} has no snapshot ({visible(golden)}): kbatch snapshot write {shell_word(path)} makes one",
+                   err=True)
         return ExitStatus.TROUBLE
     except (OSError, UnicodeDecodeError) as error:
         report_unreadable(golden, error)
@@ -103,7 +105,7 @@ def _check(path: str, hex_input: bool, quiet: bool) -> ExitStatus:
     try:
         kept = snapshot_bytes(text)
     except ValueError as error:
-        click.echo(f"kbatch: {golden}: {error}", err=True)
+        click.echo(f"kbatch: {visible(golden)}: {visible(str(error))}", err=True)
         return ExitStatus.TROUBLE
     data = _read(path, hex_input)
     if data is None:
@@ -112,10 +114,10 @@ def _check(path: str, hex_input: bool, quiet: bool) -> ExitStatus:
         if not quiet:
             stale = "" if describe(data) == text else \
                 " (its text is an older kbatch's: kbatch snapshot write refreshes it)"
-            click.echo(f"{path}: matches {golden}{stale}")
+            click.echo(f"{visible(path)}: matches {visible(golden)}{stale}")
         return ExitStatus.OK
     if not quiet:
-        click.echo(f"{path}: differs from {golden}")
+        click.echo(f"{visible(path)}: differs from {visible(golden)}")
         for line in explain(kept, data, "the snapshot", path):
-            click.echo(f"  {line}")
+            click.echo(f"  {visible(line)}")
     return ExitStatus.FOUND

@@ -12,6 +12,7 @@ from kbatch.reading.reader import ReadOptions
 from kbatch.cli.options import (decompressed_limit_option, expand_inputs, hex_option, no_color_option,
                                 refuse_writing_an_input, report_unreadable)
 from kbatch.cli.status import ExitStatus
+from kbatch.output.visible import visible
 
 
 @click.command(epilog="""\b
@@ -100,7 +101,7 @@ def _layout_outputs(files: list[str], directory: str) -> dict[str, dict[str, str
     for path in files:
         name = "stdin" if path == "-" else os.path.basename(path).removesuffix(".log")
         if name in taken:
-            raise click.UsageError(f"--write-layouts: {path} and {taken[name]} would both write {name}.v*.log; "
+            raise click.UsageError(f"--write-layouts: {visible(path)} and {visible(taken[name])} would both write {visible(name)}.v*.log; "
                                    "give inputs with different names")
         taken[name] = path
         outputs[path] = {layout: os.path.join(directory, f"{name}.{layout}.log") for layout in LAYOUTS}
@@ -147,5 +148,5 @@ class _LayoutFiles:
             os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
             write_output(path, iter(lambda: spool.read(1 << 20), b""), like=self.like)
         except OSError as error:   # a read-only or full directory: the user's to fix, not a bug
-            click.echo(f"kbatch: cannot write {path}: {error.strerror or error}", err=True)
+            click.echo(f"kbatch: cannot write {visible(path)}: {error.strerror or error}", err=True)
             self.failed = True

@@ -11,6 +11,7 @@ from kbatch.reading.summary import FileSummary
 from kbatch.cli.options import (decompressed_limit_option, expand_inputs, for_each_input, hex_option,
                                 kafka_version_option, no_color_option)
 from kbatch.cli.status import ExitStatus
+from kbatch.output.visible import visible
 
 PROGRESS_ABOVE = 64 * 1024 * 1024   # show a progress bar for inputs larger than this (on a terminal)
 
@@ -69,6 +70,16 @@ def verify_crc(paths, deep, index_only, jobs, output_format, quiet, kafka_versio
 
     Exit status: 0 every check passed, 1 damage found, 2 usage or I/O error.
     """
+    arguments = (paths, deep, index_only, jobs, output_format, quiet, hex_input, decompressed_limit, no_color)
+    if output_format != "github":
+        return _verify_crc(*arguments)
+    from kbatch.render.ci import inert_stderr
+
+    with inert_stderr():   # GitHub's runner reads workflow commands on stderr too
+        return _verify_crc(*arguments)
+
+
+def _verify_crc(paths, deep, index_only, jobs, output_format, quiet, hex_input, decompressed_limit, no_color):
     # What runs is imported when it runs: a clean file on the fast pass never loads the full reader,
     # and --quiet, jsonl output or a summary off a terminal never loads Rich.
     if quiet:
@@ -120,8 +131,8 @@ def verify_crc(paths, deep, index_only, jobs, output_format, quiet, kafka_versio
 def _why_none(paths, partial) -> str:
     """Why no partition can be cross-checked: the directories only some of whose segments are named."""
     if not partial:
-        return f"{' '.join(paths)} names no partition directory and no segment in one"
-    shown = "; ".join(f"{directory}: {named} of its {total} segments" for directory, named, total in partial[:3])
+        return f"{' '.join(map(visible, paths))} names no partition directory and no segment in one"
+    shown = "; ".join(f"{visible(directory)}: {named} of its {total} segments" for directory, named, total in partial[:3])
     more = f" (and {len(partial) - 3} more directories)" if len(partial) > 3 else ""
     return (f"the segments named are not all of their directory's ({shown}{more}); name the partition directory "
             "(or all its segments) to cross-check it")

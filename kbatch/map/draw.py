@@ -27,6 +27,7 @@ import html
 import json
 
 from kbatch.output.values import iso_timestamp
+from kbatch.output.visible import json_name, visible
 from kbatch.map.gather import COLOR_CHOICES
 
 # The specs are Vega-Lite 6; the page and the picture use the newest 6.x vl-convert carries (the same version
@@ -275,6 +276,8 @@ def svg(model: dict, choice: str) -> str:
     """The whole map as one static SVG picture (vl-convert renders it without a browser)."""
     import vl_convert
 
+    model = utf8_model(model, visible)
+
     charts = [partition_chart(partition, choice) for partition in model["partitions"]]
     if len(model["partitions"]) > 1:
         charts.insert(0, directory_chart(model))
@@ -325,6 +328,20 @@ def _summary(model: dict) -> str:
 
 # -- HTML ------------------------------------------------------------------------------------------------
 
+def utf8_model(value, name=json_name):
+    """The model with every name UTF-8 (kbatch.output.visible.json_name), for JSON; with ``name=visible``,
+    every name and string as a person may be shown it, for the page and the picture (a control character
+    would stop vl-convert's SVG parser; a bidi control would reorder a label).  A block's ``command`` is a
+    command line already safe to show (kbatch.output.visible.shell_word): kept as it is, to paste."""
+    if isinstance(value, str):
+        return name(value)
+    if isinstance(value, dict):
+        return {key: item if key == "command" else utf8_model(item, name) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [utf8_model(item, name) for item in value]
+    return value
+
+
 def _script_json(value) -> str:
     """JSON to sit inside a <script> element: no '<' at all, so no name of a file ('</script>', '<!--') can end
     it early or change how the page reads it (JSON reads \\u003c as '<')."""
@@ -334,6 +351,8 @@ def _script_json(value) -> str:
 def html_page(model: dict, choice: str) -> str:
     """One self-contained page: every script and style inline, nothing fetched when it is viewed."""
     import vl_convert
+
+    model = utf8_model(model, visible)
 
     specs = {partition["id"]: partition_chart(partition, choice) for partition in model["partitions"]}
     directory = directory_chart(model) if len(model["partitions"]) > 1 else None
@@ -558,7 +577,8 @@ SCRIPT = r"""
   }
   // The colouring may be named in the address (map.html#colour=damage), to link to a view.
   const asked = new URLSearchParams(location.hash.slice(1)).get("colour");
-  const choice = asked in data.colours ? asked : data.choice;
+  // an own key only: "constructor" or "__proto__" is in every object, and no colouring
+  const choice = Object.prototype.hasOwnProperty.call(data.colours, asked) ? asked : data.choice;
   document.getElementById("colour-by").value = choice;
   drawAll(choice).then(report, e => { errors.push(String(e)); report(); });
 })();

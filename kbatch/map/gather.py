@@ -16,7 +16,6 @@ pin it as JSON.
 from __future__ import annotations
 
 import os
-import shlex
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -26,6 +25,7 @@ from kbatch.format.codecs import Decompressor
 from kbatch.format.findings import Finding
 from kbatch.ops.txn import PartitionTransactions
 from kbatch.output.jsonout import batch_dict
+from kbatch.output.visible import shell_word
 from kbatch.partition.crosscheck import CROSS_CHECK_CODES, PartitionCheck
 from kbatch.partition.sidecars import Entry, read_sidecar
 from kbatch.reading.model import Batch
@@ -101,11 +101,11 @@ def _count_in(totals, batch: Batch) -> int | None:
 
 
 def dump_command(path: str, first: int, last: int) -> str:
-    return f"kbatch dump --records --offset-range {first}:{last} {shlex.quote(path)}"
+    return f"kbatch dump --records --offset-range {first}:{last} {shell_word(path)}"
 
 
 def hexdump_command(path: str, pos: int) -> str:
-    return f"kbatch hexdump-annotate --position {pos} {shlex.quote(path)}"
+    return f"kbatch hexdump-annotate --position {pos} {shell_word(path)}"
 
 
 @dataclass

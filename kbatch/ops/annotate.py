@@ -57,6 +57,10 @@ def _shown(value) -> str:
         except UnicodeDecodeError:
             pass
         return "0x" + text[:20].hex() + (f"… ({len(text)} bytes)" if len(text) > 20 else "")
+    if isinstance(value, str):   # an internal topic's string: a group id, a topic, written by anyone
+        from kbatch.output.visible import visible
+
+        return visible(value)
     return str(value)
 
 

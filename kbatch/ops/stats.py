@@ -331,6 +331,8 @@ class SegmentStats:
         return sum(self.stored[key] + self.inflated[key] for key in RECORD_OVERHEAD)
 
     def as_dict(self) -> dict:
+        from kbatch.output.visible import json_name   # the names as JSON holds them: UTF-8
+
         total = self.total_bytes
         inflated_total = sum(self.inflated.values())
         records = self.records
@@ -342,7 +344,7 @@ class SegmentStats:
                     for key, label in CATEGORIES if account[key]]
 
         return {
-            "files": [{"file": entry.path, "size": entry.size, "accounted": entry.accounted}
+            "files": [{"file": json_name(entry.path), "size": entry.size, "accounted": entry.accounted}
                       for entry in self.files],
             "total_bytes": total,
             "batch_count": self.batches,

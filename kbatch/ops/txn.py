@@ -64,15 +64,17 @@ class Transaction:
         return f"{self.topic}-{self.partition}" not in (self.coordinator_partitions or [])
 
     def as_dict(self) -> dict:
+        from kbatch.output.visible import json_name   # the names as JSON holds them: UTF-8
+
         return {
-            "type": "transaction", "topic": self.topic, "partition": self.partition,
+            "type": "transaction", "topic": self.topic if self.topic is None else json_name(self.topic), "partition": self.partition,
             "producer_id": self.producer_id, "producer_epoch": self.producer_epoch,
             "first_offset": self.first_offset, "last_offset": self.last_offset, "records": self.records,
             "batches": self.batches, "first_timestamp": self.first_timestamp, "outcome": self.outcome,
             "empty": self.empty, "marker_offset": self.marker_offset, "marker_epoch": self.marker_epoch,
             "coordinator_epoch": self.coordinator_epoch, "marker_pos": self.marker_pos,
             "marker_doubt": self.marker_doubt, "if_believed": self.if_believed, "transactional_id": self.transactional_id,
-            "coordinator_state": self.coordinator_state, "hanging": self.hanging, "file": self.path,
+            "coordinator_state": self.coordinator_state, "hanging": self.hanging, "file": json_name(self.path),
             "last_stable_offset_held": self.outcome == "OPEN",
         }
 

@@ -20,6 +20,7 @@ from kbatch.kernels.jsonl import (BATCH_JSON_KEYS, JSON_HEX, JSON_OTHER, JSON_TE
                                   any_key_or_value_starts_with_zero, batch_json, records_json)
 from kbatch.kernels.recordwalk import is_compiled
 from kbatch.output.values import bytes_json, iso_timestamp
+from kbatch.output.visible import json_name
 
 JSON_FORMAT_VERSION = 1
 
@@ -52,7 +53,7 @@ _match_tail = columns.dict_function("_match_tail", "found", [column for column i
 def match_dict(path: str, found, decode: str) -> dict:
     """A record ``kbatch grep`` shows (kbatch.ops.grep.Found): as record_dict writes it, with its file and batch
     before it and what a consumer makes of it after."""
-    out = _match_head(path, found, found.batch)
+    out = _match_head(json_name(path), found, found.batch)   # (the JSON stays UTF-8)
     out.update(record_dict(found.record, found.batch, decode))
     if found.seen is not None:   # (null included: the outcome is unknown)
         out["visible_to_read_committed"] = found.seen.visible
@@ -190,9 +191,8 @@ class JsonlSink:
             self._bytes.write(piece.encode("utf-8", "surrogateescape") if isinstance(piece, str) else piece)
 
     def begin(self, path: str, size: int) -> None:
-        self.path = path
-        # A path's bytes that are not UTF-8 (a str's surrogates) are written as they are, as in every other line.
-        self.head = f'{{"file": {json.dumps(path, ensure_ascii=False)}, '.encode("utf-8", "surrogateescape")
+        self.path = json_name(path)   # a name's bytes that are not UTF-8 as \xNN: the JSON stays UTF-8
+        self.head = f'{{"file": {json.dumps(self.path, ensure_ascii=False)}, '.encode("utf-8")
 
     def _write(self, obj: dict) -> None:
         self._emit(json.dumps({"file": self.path, **obj}, ensure_ascii=False) + "\n")
@@ -232,7 +232,7 @@ class JsonlSink:
         self._write({"type": "summary", **summary.as_dict()})
 
     def unreadable(self, path: str, reason: str) -> None:
-        self.path = path
+        self.path = json_name(path)
         self._write({"type": "error", "error": f"cannot read: {reason}"})
 
 
@@ -246,7 +246,7 @@ class JsonSink:
 
     def begin(self, path: str, size: int) -> None:
         self.out.write("," if self.files else "")
-        self.out.write(f"\n{{\"file\": {json.dumps(path, ensure_ascii=False)}, \"size\": {size}, \"entries\": [")
+        self.out.write(f"\n{{\"file\": {json.dumps(json_name(path), ensure_ascii=False)}, \"size\": {size}, \"entries\": [")
         self.files += 1
         self.entries = 0
 
@@ -273,7 +273,7 @@ class JsonSink:
     def unreadable(self, path: str, reason: str) -> None:
         """A file that could not be read: in the document with its ``error`` and no entries."""
         self.out.write("," if self.files else "")
-        self.out.write(f"\n{json.dumps({'file': path, 'error': f'cannot read: {reason}', 'entries': []})}")
+        self.out.write(f"\n{json.dumps({'file': json_name(path), 'error': f'cannot read: {reason}', 'entries': []})}")
         self.files += 1
 
     def close(self) -> None:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import time
 
+from kbatch.output.visible import json_visible, visible
+
 DECODE_MODES = ("auto", "utf8", "hex", "base64", "json")
 
 
@@ -44,7 +46,8 @@ def bytes_json(data: bytes | None, mode: str = "auto") -> dict | None:
 
 
 def bytes_text(data: bytes | None, mode: str = "auto", limit: int | None = None) -> str:
-    """Bytes for people: text when it reads as text, hex otherwise; cut to ``limit`` characters."""
+    """Bytes for people: text when it reads as text (what a terminal would act on escaped: :mod:`.visible`),
+    hex otherwise; cut to ``limit`` characters."""
     if data is None:
         return "null"
     text = None
@@ -52,7 +55,8 @@ def bytes_text(data: bytes | None, mode: str = "auto", limit: int | None = None)
         import json
 
         parsed = _json(data)
-        text = json.dumps(parsed, ensure_ascii=False, separators=(",", ":")) if parsed is not _NOT_JSON else None
+        text = json_visible(json.dumps(parsed, ensure_ascii=False, separators=(",", ":"))) \
+            if parsed is not _NOT_JSON else None
     if text is None:
         rendered = bytes_json(data, "auto" if mode == "json" else mode)
         (kind, text), = rendered.items()
@@ -61,7 +65,7 @@ def bytes_text(data: bytes | None, mode: str = "auto", limit: int | None = None)
         elif kind == "base64":
             text = "base64:" + text
         else:
-            text = text.encode("unicode_escape").decode("ascii") if not _printable(text) else text
+            text = visible(text)
     if limit is not None and len(text) > limit:
         return f"{text[:limit]}… ({counted(len(data), 'byte')})"
     return text

@@ -252,6 +252,8 @@ class Start:
 
 def start_position(log_path: str, reader, stream: BinaryIO, window: Window) -> Start:
     """Where the first entry of the window can be, by the segment's indexes; 0 without them."""
+    from kbatch.output.visible import visible   # the notes name the files
+
     offsets_path = _sibling(log_path, ".index")
     if offsets_path is None:
         return Start(0)
@@ -264,9 +266,9 @@ def start_position(log_path: str, reader, stream: BinaryIO, window: Window) -> S
             last = _Slots(times_path, TIME_INDEX_ENTRY, "timestamp").largest_at_or_below(window.since, strictly=True)
             if last is not None:
                 if not _time_entry_holds(last, offsets, reader, stream):
-                    return Start(0, f"kbatch: {os.path.basename(times_path)}: the entry (timestamp "
+                    return Start(0, f"kbatch: {visible(os.path.basename(times_path))}: the entry (timestamp "
                                     f"{last['timestamp']}, offset {last['offset']}) is not a batch's "
-                                    f"largest timestamp; reading {os.path.basename(log_path)} from the start")
+                                    f"largest timestamp; reading {visible(os.path.basename(log_path))} from the start")
                 after = last["offset"] + 1
                 target = after if target is None else max(target, after)
     if target is None:
@@ -282,7 +284,7 @@ def start_position(log_path: str, reader, stream: BinaryIO, window: Window) -> S
     holds = (header is not None and reader.entry_verifies_at(position)
              and (header.base_offset is None or header.base_offset <= min(indexed, target)))
     if not holds:
-        return Start(0, f"kbatch: {os.path.basename(offsets_path)}: the entry for offset {indexed} (position "
-                        f"{position}) does not point at a batch holding it; reading {os.path.basename(log_path)} "
+        return Start(0, f"kbatch: {visible(os.path.basename(offsets_path))}: the entry for offset {indexed} (position "
+                        f"{position}) does not point at a batch holding it; reading {visible(os.path.basename(log_path))} "
                         "from the start")
     return Start(position)

@@ -49,5 +49,7 @@ class NotALogSegment:
 
     @property
     def message(self) -> str:
-        return (f"kbatch: {self.path}: not a log segment: looks like {kinds.DESCRIPTIONS[self.kind]} "
+        from kbatch.output.visible import visible
+
+        return (f"kbatch: {visible(self.path)}: not a log segment: looks like {kinds.DESCRIPTIONS[self.kind]} "
                 f"(--kind {self.kind} reads it as one)")

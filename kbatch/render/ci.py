@@ -9,16 +9,22 @@ same report.
 
 GitHub Actions: ``::error file=F,title=CODE::MESSAGE`` for each finding that is damage, ``::warning`` for a
 warning, ``::notice`` for a note, and a notice with the run's totals; data and properties escaped as the
-workflow-command rules say (%, CR and LF in both; ``:`` and ``,`` in properties too).
+workflow-command rules say (%, CR and LF in both; ``:`` and ``,`` in properties too), after the names and
+reasons are made visible (kbatch.output.visible: GitHub's log shows colours and links).  The runner reads
+workflow commands on stderr too: there, in this format, no line kbatch writes can be read as one
+(:class:`InertLines`).
 """
 
 from __future__ import annotations
 
 import re
+import sys
+from contextlib import contextmanager
 
 from kbatch.format.findings import CODES, Finding, Severity
 from kbatch.reading.summary import FileSummary
 from kbatch.output.values import counted, finding_text
+from kbatch.output.visible import visible
 from kbatch.render.verify import BatchOffsets, finding_marker
 
 SUITE = "kbatch verify-crc"
@@ -138,7 +144,7 @@ class GithubSink(BatchOffsets):
 
     def finding(self, path: str, finding: Finding) -> None:
         command = COMMANDS[finding.severity]
-        self.out.write(workflow_command(command, finding_text(finding, self.batch_of(finding)), file=path,
+        self.out.write(workflow_command(command, finding_text(finding, self.batch_of(finding)), file=visible(path),
                                         title=f"kbatch {finding.code}") + "\n")
 
     def file_done(self, summary: FileSummary) -> None:
@@ -147,10 +153,64 @@ class GithubSink(BatchOffsets):
 
     def unreadable(self, path: str, reason: str) -> None:
         self.unreadable_count += 1
-        self.out.write(workflow_command("error", f"cannot read: {reason}", file=path, title="kbatch unreadable")
-                       + "\n")
+        self.out.write(workflow_command("error", f"cannot read: {visible(reason)}", file=visible(path),
+                                        title="kbatch unreadable") + "\n")
 
     def close(self) -> None:
         if self.summaries or self.unreadable_count:
             self.out.write(workflow_command("notice", _total(self.summaries, self.unreadable_count),
                                             title=SUITE) + "\n")
+
+
+def inert(line: str) -> str:
+    """A line of text (no line end) GitHub's runner cannot take for a workflow command.  It reads one from a
+    line that starts with ``::`` after blanks (actions/runner ActionCommand.TryParseV2) and, in its older
+    form, from ``##[`` anywhere in a line (ActionCommand.TryParse): there the first colon, or the bracket, is
+    written as kbatch.output.visible writes a character (``\\x3a``, ``\\x5b``)."""
+    stripped = line.lstrip()
+    if stripped.startswith("::"):
+        line = line[:len(line) - len(stripped)] + "\\x3a" + stripped[1:]
+    return line.replace("##[", "##\\x5b")
+
+
+class InertLines:
+    """A text stream, stderr under ``--format github``, that writes each line :func:`inert`: a line is
+    written when it ends (or when the stream is closed), so no command is built across writes."""
+
+    def __init__(self, stream):
+        self.stream, self.pending = stream, ""
+        self.encoding, self.errors = stream.encoding, getattr(stream, "errors", "strict")
+
+    def write(self, text: str) -> int:
+        *lines, self.pending = (self.pending + text).split("\n")
+        for line in lines:
+            self.stream.write(inert(line) + "\n")
+        return len(text)
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+    def close(self) -> None:
+        """The rest of a last line that has no end; the stream itself stays open (it is its owner's)."""
+        if self.pending:
+            self.stream.write(inert(self.pending))
+            self.pending = ""
+        self.stream.flush()
+
+    def isatty(self) -> bool:
+        return self.stream.isatty()
+
+    def fileno(self) -> int:
+        return self.stream.fileno()
+
+
+@contextmanager
+def inert_stderr():
+    """sys.stderr as :class:`InertLines` while the block runs."""
+    stderr = sys.stderr
+    sys.stderr = InertLines(stderr)
+    try:
+        yield
+    finally:
+        sys.stderr.close()
+        sys.stderr = stderr

@@ -9,6 +9,7 @@ from rich.table import Table
 from rich.text import Text
 
 from kbatch.ops.diff import Difference, DiffSummary
+from kbatch.output.visible import json_name
 
 
 def summary_table(summary: DiffSummary, records_only: bool) -> Table:
@@ -64,4 +65,4 @@ def jsonl_difference(difference: Difference) -> str:
 
 
 def jsonl_summary(summary: DiffSummary, path_a: str, path_b: str) -> str:
-    return json.dumps({"type": "summary", "a": path_a, "b": path_b, **summary.as_dict()}, ensure_ascii=False)
+    return json.dumps({"type": "summary", "a": json_name(path_a), "b": json_name(path_b), **summary.as_dict()}, ensure_ascii=False)

@@ -25,6 +25,7 @@ from kbatch.format.findings import MAX_HELD, Finding
 from kbatch.reading.model import Batch, Record
 from kbatch.render.internal import control_dumplog_tokens, dumplog_tokens, remote_dumplog_tokens
 from kbatch.output.values import bytes_text, finding_text
+from kbatch.output.visible import visible
 
 KAFKA_DECODER_MODES = ("auto", "utf8")   # --decode values meaning Kafka's own StringDecoder
 
@@ -39,7 +40,7 @@ def _optional_long(value: int | None) -> str:
 
 def file_header(path: str) -> list[str]:
     """'Dumping F' and, for a segment named by its base offset, 'Log starting offset: N'."""
-    lines = [f"Dumping {path}"]
+    lines = [f"Dumping {visible(path)}"]
     name = path.rsplit("/", 1)[-1]
     stem, _, suffix = name.partition(".")
     if suffix == "log" and stem.isdigit():
@@ -70,8 +71,10 @@ def batch_line(batch: Batch, position: int) -> str:
 
 
 def _string(data: bytes) -> str:
-    # DumpLogSegments decodes keys and payloads with a StringDecoder (UTF-8, replacing bad bytes).
-    return data.decode("utf-8", errors="replace")
+    # DumpLogSegments decodes keys and payloads with a StringDecoder (UTF-8, replacing bad bytes) and prints
+    # them as they are; here what a terminal would act on, and a line end that would make a line of its own,
+    # is escaped, the rest (backslashes too) left in Kafka's shape.
+    return visible(data.decode("utf-8", errors="replace"), backslash=False)
 
 
 def _decoded(data: bytes, decode: str) -> str:
@@ -118,7 +121,7 @@ def finding_comment(finding: Finding) -> str:
 
 
 def trailing_line(invalid_bytes: int, path: str) -> str:
-    return f"Found {invalid_bytes} invalid bytes at the end of {path.rsplit('/', 1)[-1]}"
+    return f"Found {invalid_bytes} invalid bytes at the end of {visible(path.rsplit('/', 1)[-1])}"
 
 
 def non_consecutive_report(path: str, pairs: dict[int, int]) -> list[str]:
@@ -127,7 +130,7 @@ def non_consecutive_report(path: str, pairs: dict[int, int]) -> list[str]:
     Kafka 4.x's Java tool (org.apache.kafka.tools.DumpLogSegments) keys it by the file's absolute path and
     holds each file's pairs in a TreeMap from the previous offset, so they come out in that order.
     """
-    lines = [f"Non-consecutive offsets in {path if path == '-' else os.path.abspath(path)}"]
+    lines = [f"Non-consecutive offsets in {visible(path if path == '-' else os.path.abspath(path))}"]
     lines += [f"  {first} is followed by {pairs[first]}" for first in sorted(pairs)]
     return lines
 

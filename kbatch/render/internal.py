@@ -14,17 +14,18 @@ import re
 
 from kbatch.messages.decoder import kafka_json, to_json
 from kbatch.messages.schemas import SCHEMAS
+from kbatch.output.visible import json_visible, visible
 
 
 def _compact(value) -> str:
-    # Jackson's ObjectNode.toString: no spaces, non-ASCII as is
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    # Jackson's ObjectNode.toString: no spaces, non-ASCII as is (but for what a terminal would act on)
+    return json_visible(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
 
 
 def _wrappable(value) -> str:
     """The table's JSON: compact, but a space after each field's comma, so that a narrow column wraps a
     value between its fields (a terminal breaks lines at spaces), not inside a name or a number."""
-    return json.dumps(value, ensure_ascii=False, separators=(", ", ":"))
+    return json_visible(json.dumps(value, ensure_ascii=False, separators=(", ", ":")))
 
 
 def _cut(text: str, limit: int | None) -> str:
@@ -48,7 +49,7 @@ def key_compact(decoded, limit: int | None = None) -> str | None:
     data = to_json(decoded.key["data"])
     if isinstance(data, dict) and data and all(isinstance(value, (str, int)) and not isinstance(value, bool)
                                                for value in data.values()):
-        return _cut("/".join(str(value) for value in data.values()), limit)
+        return _cut("/".join(visible(str(value)) for value in data.values()), limit)
     return key_text(decoded, limit)
 
 
@@ -216,7 +217,7 @@ def _epochs_given(data: dict) -> None:
 
 def _topic_id_partition(entry: dict) -> str:
     """TopicIdPartition.toString: topicId:topic-partition."""
-    return f"{entry['id']}:{entry['name']}-{entry['partition']}"
+    return f"{entry['id']}:{visible(entry['name'])}-{entry['partition']}"
 
 
 def _segment_id(entry: dict) -> str:

@@ -20,6 +20,7 @@ from kbatch.render.dumplog import DumplogSink, finding_comment
 from kbatch.output.jsonout import JsonlSink, JsonSink, finding_dict, region_dict
 from kbatch.render.table import TableSink, _codes, finding_line
 from kbatch.output.values import iso_timestamp
+from kbatch.output.visible import visible
 
 _TIMESTAMP_FIELDS = {"timestamp"}
 
@@ -61,7 +62,7 @@ def render(sink, path: str, size: int, kind: str, items, summary) -> None:
 
 def _shown(value) -> str:
     """A field's value as text: a list or object (quorum-state's voters) as the JSON it was read from."""
-    return json.dumps(value, separators=(",", ":")) if isinstance(value, (list, dict)) else str(value)
+    return json.dumps(value, separators=(",", ":")) if isinstance(value, (list, dict)) else visible(str(value))
 
 
 def _iso(name: str, value) -> str:
@@ -121,7 +122,7 @@ def _plain(value) -> str:
 
 def _table(console, path, size, kind, items, summary) -> None:
     # The title is a line of its own: these tables are narrow, and a table's title would wrap to its width.
-    console.print(Text(f"{path} ({size} bytes, {kinds.DESCRIPTIONS[kind]})", style="bold"))
+    console.print(Text(f"{visible(path)} ({size} bytes, {kinds.DESCRIPTIONS[kind]})", style="bold"))
     entries: list[Entry] = []
     details: list[Finding] = []
     for item in items:
@@ -145,7 +146,7 @@ def _table(console, path, size, kind, items, summary) -> None:
         console.print(finding_line(finding))
     verdict = Text("damaged", style="bold red") if summary.damaged else Text("clean", style="green")
     findings = ", ".join(f"{count} {code}" for code, count in sorted(summary.findings.items()))
-    console.print(Text.assemble(f"{path}: {kinds.DESCRIPTIONS[kind]}, {summary.entries} {'entry' if summary.entries == 1 else 'entries'}, {size} bytes; ",
+    console.print(Text.assemble(f"{visible(path)}: {kinds.DESCRIPTIONS[kind]}, {summary.entries} {'entry' if summary.entries == 1 else 'entries'}, {size} bytes; ",
                                 verdict, f" ({findings})" if findings else ""))
     console.print()
 
@@ -187,7 +188,7 @@ def dumplog_line(entry: Entry) -> str | None:
 
 
 def _dumplog(out, path, kind, items, summary) -> None:
-    out.write(f"Dumping {path}\n")
+    out.write(f"Dumping {visible(path)}\n")
     entries = 0
     for item in items:
         summary.add(item)
@@ -203,7 +204,7 @@ def _dumplog(out, path, kind, items, summary) -> None:
         for finding in findings:
             out.write(finding_comment(finding) + "\n")
     if kind == kinds.OFFSET_INDEX and entries == 0 and summary.size < 8:
-        out.write(f"{path} is empty.\n")   # DumpLogSegments.dumpIndex, for an index with no entries
+        out.write(f"{visible(path)} is empty.\n")   # DumpLogSegments.dumpIndex, for an index with no entries
 
 
 def dump_file(path: str, stream, kind: str, sink):

@@ -7,13 +7,14 @@ from rich.text import Text
 
 from kbatch.ops.repair import RepairPlan, SalvageReport
 from kbatch.output.values import counted
+from kbatch.output.visible import visible
 
 _KIND = {"fix-length": "fix length", "cut-tail": "cut tail", "crc-damage": "cannot help", "unproven": "left alone",
          "file-cut": "cannot write"}
 
 
 def plan_table(path: str, plan: RepairPlan) -> Table:
-    table = Table(title=f"repair plan for {path} ({counted(plan.size, 'byte')})", title_justify="left", header_style="bold")
+    table = Table(title=f"repair plan for {visible(path)} ({counted(plan.size, 'byte')})", title_justify="left", header_style="bold")
     for name in ("pos", "action", "field", "old", "new", "evidence", "will write"):
         table.add_column(name, overflow="fold", justify="right" if name == "pos" else "left")
     for action in plan.actions:
@@ -26,7 +27,7 @@ def plan_table(path: str, plan: RepairPlan) -> Table:
 
 
 def salvage_table(path: str, report: SalvageReport) -> Table:
-    table = Table(title=f"skipped from {path}", title_justify="left", header_style="bold")
+    table = Table(title=f"skipped from {visible(path)}", title_justify="left", header_style="bold")
     for name in ("pos", "size", "why", "offsets lost"):
         table.add_column(name, overflow="fold", justify="right" if name in ("pos", "size") else "left")
     for skipped in report.skipped:

@@ -7,6 +7,7 @@ from rich.table import Table
 from rich.text import Text
 
 from kbatch.output.values import iso_timestamp
+from kbatch.output.visible import shell_word, visible
 
 
 def render_report(console, result: dict) -> None:
@@ -22,14 +23,14 @@ def render_report(console, result: dict) -> None:
     if result["damaged_segments"]:
         console.print(Text(f"{len(result['damaged_segments'])} damaged segment(s):", style="bold red"))
         for path in result["damaged_segments"]:
-            console.print(f"  {path}  (kbatch verify-crc {path})")
+            console.print(f"  {visible(path)}  (kbatch verify-crc {shell_word(path)})")
     else:
         console.print(Text("no damage found", style="green"))
     for name in result.get("failed_cross_checks", []):
-        console.print(Text(f"{name}: its indexes, snapshots or checkpoints disagree with its segments "
+        console.print(Text(f"{visible(name)}: its indexes, snapshots or checkpoints disagree with its segments "
                            f"(kbatch verify-crc --index-only on its directory)", style="bold red"))
     out = result["out"]
-    console.print("tables: " + ", ".join(f"{out}/{name}" for name in result["tables"]))
+    console.print("tables: " + ", ".join(visible(f"{out}/{name}") for name in result["tables"]))
 
 
 def _table(title: str, partitions: list[dict]) -> Table:

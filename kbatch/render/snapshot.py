@@ -23,6 +23,7 @@ from kbatch.reading.model import Batch
 from kbatch.reading.reader import ReadOptions, SegmentReader, parse_hex
 from kbatch.output.jsonout import batch_dict, record_dict
 from kbatch.output.values import counted, finding_text, offsets_text
+from kbatch.output.visible import json_visible
 from kbatch.render.verify import finding_marker
 
 FORMAT_LINE = "kbatch snapshot 1"      # the first line: what the file is, and the version of its layout
@@ -89,14 +90,15 @@ def _value(name: str, value, fields: dict) -> str:
     iso = fields.get(f"{name}_iso")
     if iso:
         return f"{value} ({iso})"
-    return json.dumps(value, ensure_ascii=False)
+    return json_visible(json.dumps(value, ensure_ascii=False))
 
 
 def _bytes(value: dict | None) -> str:
     if value is None:
         return "null"
     (kind, text), = value.items()
-    return json.dumps(text, ensure_ascii=False) if kind == "utf8" else f"0x{text}"
+    # JSON's escapes for what a terminal or a code review would act on (a bidi control, a line separator)
+    return json_visible(json.dumps(text, ensure_ascii=False)) if kind == "utf8" else f"0x{text}"
 
 
 def _hex_lines(data: bytes) -> list[str]:

@@ -16,6 +16,7 @@ from kbatch.render.internal import control_text, key_compact, value_text
 from kbatch.render.plain import box_rule, lines_width, plain_table_lines, row_lines
 from kbatch.render.user_topic import user_bytes_text
 from kbatch.output.values import bytes_text, counted, finding_text, iso_timestamp
+from kbatch.output.visible import visible
 
 VALUE_WIDTH = 48   # characters of a key or value shown unless --full
 
@@ -505,7 +506,7 @@ class TableSink:
         self.segments_stepped_over = 0
 
     def begin(self, path: str, size: int) -> None:
-        self.title = f"{path} ({counted(size, 'byte')})"
+        self.title = f"{visible(path)} ({counted(size, 'byte')})"
         self.table = None
         self.streamed: StreamedBatchTable | None = None
         self.pos_width = len(str(size))   # no entry starts past the file's end
@@ -586,7 +587,7 @@ class TableSink:
         self.details.append(finding)
 
     def unreadable(self, path: str, reason: str) -> None:
-        self.console.print(Text.assemble(f"{path}: ", Text("cannot read", style="bold red"), f" ({reason})"))
+        self.console.print(Text.assemble(f"{visible(path)}: ", Text("cannot read", style="bold red"), f" ({visible(reason)})"))
         self.console.print()
 
     def end(self, summary) -> None:
@@ -603,7 +604,7 @@ class TableSink:
         if self.selection:   # the records of the batches shown, not only those the selection keeps
             counts = f"{counted(summary.batches, 'batch')} selected ({counted(summary.records, 'record')}) of "
         self.console.print(Text.assemble(
-            f"{summary.path}: {counts}{counted(summary.size, 'byte')}; ",
+            f"{visible(summary.path)}: {counts}{counted(summary.size, 'byte')}; ",
             verdict, f" ({findings})" if findings else ""))
         self.console.print()
 

@@ -10,12 +10,13 @@ from rich.text import Text
 from kbatch.output.jsonout import finding_dict
 from kbatch.render.table import finding_line
 from kbatch.output.values import iso_timestamp
+from kbatch.output.visible import json_name, shell_word, visible
 
 _OUTCOME_STYLE = {"COMMIT": "green", "ABORT": "yellow", "OPEN": "bold red", "UNKNOWN": "bold red"}
 
 
 def _name(view) -> str:
-    return view.directory or (view.topic if view.partition is None else f"{view.topic}-{view.partition}")
+    return visible(view.directory or (view.topic if view.partition is None else f"{view.topic}-{view.partition}"))
 
 
 def _counts(view) -> str:
@@ -54,7 +55,7 @@ def _transactions_table(view, joined: bool) -> Table:
                "-" if txn.marker_offset is None else str(txn.marker_offset),
                "-" if txn.coordinator_epoch is None else str(txn.coordinator_epoch)]
         if joined:
-            row += [txn.transactional_id or "-", txn.coordinator_state or "-"]
+            row += [visible(txn.transactional_id or "-"), txn.coordinator_state or "-"]
         table.add_row(*row)
     return table
 
@@ -72,14 +73,15 @@ def _open_lines(view) -> list[Text]:
         lines.append(Text(f"    producer {txn.producer_id}/{txn.producer_epoch} from offset {txn.first_offset}"
                           f"{started}"))
         if txn.transactional_id:
-            lines.append(Text(f"      {txn.transactional_id}: the coordinator says {txn.coordinator_state}"))
+            lines.append(Text(f"      {visible(txn.transactional_id)}: the coordinator says {txn.coordinator_state}"))
         if txn.hanging:
             lines.append(Text("      HANGING: the coordinator has finished with it; no marker will come",
                               style="bold red"))
         if view.partition is not None:
-            command = (f"      kafka-transactions.sh --bootstrap-server BROKER abort --topic {view.topic} \\\n"
+            command = (f"      kafka-transactions.sh --bootstrap-server BROKER abort --topic {shell_word(view.topic)} \\\n"
                        f"        --partition {view.partition} --start-offset {txn.first_offset}")
-            lines.append(Text(command, style="cyan"))
+            # whole: a line Rich wrapped at a space would paste as two commands (a terminal's own wrap does not)
+            lines.append(Text(command, style="cyan", no_wrap=True))
     return lines
 
 
@@ -91,8 +93,8 @@ def _coordinator_table(coordinator) -> Table:
         # whole: a producer, a state, an ISO time (never split across lines); the ids and partitions wrap
         table.add_column(name, no_wrap=name in ("producer", "state", "last update"), overflow="fold")
     for state in sorted(coordinator.ids.values(), key=lambda s: s.transactional_id):
-        table.add_row(state.transactional_id, f"{state.producer_id}/{state.producer_epoch}", state.state,
-                      ", ".join(state.partitions) or "-", str(state.timeout_ms),
+        table.add_row(visible(state.transactional_id), f"{state.producer_id}/{state.producer_epoch}", state.state,
+                      ", ".join(map(visible, state.partitions)) or "-", str(state.timeout_ms),
                       iso_timestamp(state.last_update_timestamp) or str(state.last_update_timestamp))
     return table
 
@@ -120,7 +122,7 @@ def print_txn(console, views, coordinator, findings) -> None:
                                    f"{'(empty)' if txn.empty else _offsets(txn)}: outcome unknown, "
                                    f"{txn.marker_doubt}", style="bold red"))
         for line in _open_lines(view):
-            console.print(line)
+            console.print(line, soft_wrap=bool(line.no_wrap))
         if view.cross_checked:
             disagree = view.cross_check_findings
             console.print(Text(f"  held against {_files(view.cross_checked)}: "
@@ -130,7 +132,7 @@ def print_txn(console, views, coordinator, findings) -> None:
     if coordinator is not None:
         console.print(_coordinator_table(coordinator))
     for path, finding in findings:
-        console.print(Text(path, style="bold"))
+        console.print(Text(visible(path), style="bold"))
         console.print(finding_line(finding))
 
 
@@ -141,8 +143,8 @@ def write_txn_jsonl(out, views, coordinator, findings) -> None:
     for view in views:
         for txn in view.transactions:
             write(txn.as_dict())
-        write({"type": "partition", "topic": view.topic, "partition": view.partition,
-               "directory": view.directory,
+        write({"type": "partition", "topic": view.topic if view.topic is None else json_name(view.topic), "partition": view.partition,
+               "directory": None if view.directory is None else json_name(view.directory),
                "transactions": len(view.transactions),
                "committed": sum(t.outcome == "COMMIT" for t in view.transactions),
                "aborted": sum(t.outcome == "ABORT" for t in view.transactions),
@@ -155,4 +157,4 @@ def write_txn_jsonl(out, views, coordinator, findings) -> None:
         for state in sorted(coordinator.ids.values(), key=lambda s: s.transactional_id):
             write(state.as_dict())
     for path, finding in findings:
-        write({"type": "finding", "file": path, **finding_dict(finding)})
+        write({"type": "finding", "file": json_name(path), **finding_dict(finding)})

@@ -10,6 +10,7 @@ from kbatch.format.findings import Finding
 from kbatch.reading.summary import FileSummary
 from kbatch.render.plain import bordered_lines, plain_width
 from kbatch.output.values import counted, finding_text
+from kbatch.output.visible import json_name, visible
 
 
 def finding_marker(finding: Finding) -> str:
@@ -62,12 +63,12 @@ class VerifyTableSink(BatchOffsets):
         text = finding_text(finding, self.batch_of(finding))
         if self.width is not None or not self.console.is_terminal:
             # One line per finding, unstyled and unwrapped, for grep: a crafted batch can have 100,000 of them.
-            self.stream.write(f"{path}: {marker}{text}\n")
+            self.stream.write(f"{visible(path)}: {marker}{text}\n")
             return
         from rich.text import Text
 
         style = "bold red" if finding.is_damage else "yellow"
-        self.console.print(Text.assemble(f"{path}: ", Text(marker, style=style), text), soft_wrap=True)
+        self.console.print(Text.assemble(f"{visible(path)}: ", Text(marker, style=style), text), soft_wrap=True)
 
     def file_done(self, summary: FileSummary) -> None:
         self.current = None
@@ -117,11 +118,11 @@ class VerifyTableSink(BatchOffsets):
         for summary in self.rows:
             if isinstance(summary, tuple):
                 path, reason = summary
-                rows.append(([path, "-", "-", "-", reason, "unreadable"], "bold red"))
+                rows.append(([visible(path), "-", "-", "-", visible(reason), "unreadable"], "bold red"))
                 continue
             codes = "\n".join(f"{count} {code}" for code, count in sorted(summary.findings.items())) or "-"
             verdict = ("damaged", "bold red") if summary.damaged else ("ok", "green")
-            rows.append(([summary.path, str(summary.batches), str(summary.records), str(summary.size), codes,
+            rows.append(([visible(summary.path), str(summary.batches), str(summary.records), str(summary.size), codes,
                           verdict[0]], verdict[1]))
         if len(self.rows) > 1:
             damaged = sum(summary.damaged for summary in self.summaries)
@@ -245,14 +246,14 @@ class VerifyJsonlSink(BatchOffsets):
 
     def finding(self, path: str, finding: Finding) -> None:
         offsets = self.finding_offsets(finding, self.current)
-        self.out.write(_json_line({"file": path, "type": "finding", **self.finding_dict(finding), **offsets}))
+        self.out.write(_json_line({"file": json_name(path), "type": "finding", **self.finding_dict(finding), **offsets}))
 
     def file_done(self, summary: FileSummary) -> None:
         self.current = None
         self.out.write(_json_line({"type": "summary", **summary.as_dict()}))
 
     def unreadable(self, path: str, reason: str) -> None:
-        self.out.write(_json_line({"file": path, "type": "error", "error": f"cannot read: {reason}"}))
+        self.out.write(_json_line({"file": json_name(path), "type": "error", "error": f"cannot read: {reason}"}))
 
     def close(self) -> None:
         pass

@@ -1,0 +1,379 @@
+"""Hostile text: whatever a record, an internal topic or a file name holds reaches a terminal, a CI log or a
+shell only as visible escapes.
+
+The fixture holds every escape class a terminal acts on (each C0 byte, ESC with CSI, OSC 8 and OSC 52
+sequences, DEL, C1's CSI, Unicode's bidi and invisible format characters, line and paragraph separators),
+line ends that would forge a line, a workflow command, a command substitution, quotes, and bytes that are
+not UTF-8, in record keys, values and headers, in a group id and a transactional id, and in the names of a
+file and a partition directory.  Every text output of every command is read for the characters a terminal
+would act on, and for a line the data did not give.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import struct
+import subprocess
+import sys
+import unicodedata
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings, strategies as st
+from kafka.record.default_records import DefaultRecordBatchBuilder
+
+from kbatch.output.visible import json_name, json_visible, shell_word, visible
+
+from .helpers import ROOT
+
+# Every C0 control but NUL (not in a file name), ESC's CSI (colour), OSC 8 (a link) and OSC 52 (the
+# clipboard), C1's CSI alone, DEL, bidi overrides and isolates, a zero-width space, BOM, the line and
+# paragraph separators, a line that would be a workflow command, a command substitution and quotes.
+HOSTILE = ("".join(map(chr, range(1, 32))) + "\x7f\x1b[31mred\x1b[0m\x1b]8;;x\x1b\\ln\x1b]8;;\x1b\\"
+           "\x1b]52;c;cHdu\x07\x9b31m\u202eevil\u2066\u2069\u061c\u200e\u200b\ufeff\u2028\u2029"
+           "\n::error::FORGED\r\nFORGED\r$(touch pwned)`id`'\"\\x41")
+NOT_UTF8 = b"\xff\xc3("   # a byte no UTF-8 begins with, and a lead byte without its continuation
+HOSTILE_NAME = HOSTILE.encode() + NOT_UTF8
+# A topic's directory: a TOPIC-N name holds no line end (kbatch.files.inputs reads no topic from it then).
+HOSTILE_TOPIC = HOSTILE_NAME.replace(b"\n", b"")
+
+
+def _record_batch(base_offset: int, records: list[tuple[bytes | None, bytes | None, list]], *,
+                  transactional: bool = False, producer_id: int = -1) -> bytes:
+    """A v2 batch by kafka-python's builder (not kbatch's encoder)."""
+    builder = DefaultRecordBatchBuilder(magic=2, compression_type=0, is_transactional=transactional,
+                                        producer_id=producer_id, producer_epoch=0 if producer_id >= 0 else -1,
+                                        base_sequence=0 if producer_id >= 0 else -1, batch_size=1 << 20)
+    for delta, (key, value, headers) in enumerate(records):
+        builder.append(delta, timestamp=1_700_000_000_000 + delta, key=key, value=value, headers=headers)
+    data = bytearray(builder.build())
+    data[0:8] = base_offset.to_bytes(8, "big")
+    return bytes(data)
+
+
+def _string(text: bytes) -> bytes:
+    """A non-flexible Kafka STRING: int16 length, then the bytes."""
+    return struct.pack(">h", len(text)) + text
+
+
+# __consumer_offsets: OffsetCommitKey v1 (group, topic, partition), OffsetCommitValue v1 (offset, metadata,
+# commitTimestamp, expireTimestamp): Kafka's coordinator-common OffsetCommitKey.json / OffsetCommitValue.json.
+OFFSET_KEY = struct.pack(">h", 1) + _string(HOSTILE.encode()) + _string(HOSTILE.encode()) + struct.pack(">i", 0)
+OFFSET_VALUE = struct.pack(">hq", 1, 42) + _string(HOSTILE.encode()) + struct.pack(">qq", 1_700_000_000_000, -1)
+# __transaction_state: TransactionLogKey v0 (transactionalId), TransactionLogValue v0 (producerId,
+# producerEpoch, transactionTimeoutMs, transactionStatus, transactionPartitions, transactionLastUpdateTimestampMs,
+# transactionStartTimestampMs); status 1 is Ongoing, over one partition of the hostile topic.
+TXN_KEY = struct.pack(">h", 0) + _string(HOSTILE.encode())
+TXN_VALUE = (struct.pack(">hqhib", 0, 7, 0, 60_000, 1) + struct.pack(">i", 1) + _string(HOSTILE_TOPIC[:40])
+             + struct.pack(">ii", 1, 0) + struct.pack(">qq", 1_700_000_000_000, 1_700_000_000_000))
+
+
+def build(root: Path) -> dict[str, Path]:
+    """The hostile log directory under ``root``: a partition directory with a hostile name holding an open
+    transaction of hostile records, a segment with a hostile name, and the two internal topics."""
+    root = Path(root)
+    records = [(HOSTILE.encode(), HOSTILE.encode(), [(HOSTILE, HOSTILE.encode())]),
+               (NOT_UTF8, HOSTILE.encode() + NOT_UTF8, [(HOSTILE, NOT_UTF8)]),
+               (b"plain", b"plain", [])]
+    partition = Path(os.fsdecode(os.path.join(os.fsencode(root), HOSTILE_TOPIC + b"-0")))
+    partition.mkdir()
+    segment = partition / "00000000000000000000.log"
+    segment.write_bytes(_record_batch(0, records, transactional=True, producer_id=7))
+    named = Path(os.fsdecode(os.path.join(os.fsencode(root), HOSTILE_NAME + b".log")))
+    named.write_bytes(_record_batch(0, records))
+    offsets = root / "__consumer_offsets-0"
+    offsets.mkdir()
+    (offsets / "00000000000000000000.log").write_bytes(_record_batch(0, [(OFFSET_KEY, OFFSET_VALUE, [])]))
+    txns = root / "__transaction_state-0"
+    txns.mkdir()
+    (txns / "00000000000000000000.log").write_bytes(_record_batch(0, [(TXN_KEY, TXN_VALUE, [])]))
+    return {"partition": partition, "segment": segment, "named": named, "offsets": offsets, "txns": txns}
+
+
+
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory) -> dict[str, str]:
+    return {name: str(path) for name, path in build(tmp_path_factory.mktemp("hostile")).items()}
+
+
+def _run(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    environment = {key: value for key, value in os.environ.items() if key not in ("COLUMNS", "KBATCH_DEBUG")}
+    return subprocess.run([sys.executable, "-m", "kbatch", *args], cwd=ROOT, capture_output=True,
+                          env={**environment, **(env or {})})
+
+
+def _unsafe(char: str, tab: bool) -> bool:
+    """A character a terminal acts on or hides: C0 but the line end (and the tab where the renderer lays
+    out with it), DEL, C1, and what Unicode calls format, separator, surrogate, private or unassigned."""
+    point = ord(char)
+    if char == "\n" or (tab and char == "\t"):
+        return False
+    return point < 0x20 or 0x7F <= point <= 0x9F or \
+        unicodedata.category(char) in ("Cf", "Zl", "Zp", "Cs", "Co", "Cn")
+
+
+# A line the data forged: one that starts with what follows a line end in HOSTILE (after a table's border).
+FORGED_LINE = re.compile(r"^[\s│┃|]*(::error|FORGED)", re.M)
+
+
+def assert_safe(data: bytes, *, tab: bool = False, forged=FORGED_LINE) -> str:
+    """The output is UTF-8 and holds none of what a terminal would act on, and no line the data made."""
+    text = data.decode("utf-8")   # raises on bytes that are not UTF-8
+    unsafe = sorted({f"U+{ord(char):04X}" for char in text if _unsafe(char, tab)})
+    assert not unsafe, unsafe
+    assert not forged.search(text), forged.search(text).group(0)
+    return text
+
+
+def _lines(text: str, start: str) -> int:
+    return sum(line.startswith(start) for line in text.split("\n"))
+
+
+# (command line, expected exit status, tabs laid out by the renderer); S: the segment in the hostile
+# partition directory, N: the hostile file name, P: the directory, O and T: the internal topics' segments.
+TEXT_COMMANDS = {
+    "dump": (["dump", "S", "N", "O", "T"], 0, False),
+    "dump-records": (["dump", "--records", "S", "N", "O", "T"], 0, False),
+    "dump-directory": (["dump", "P"], 0, False),
+    "dumplog": (["dump", "--format", "dumplog", "--records", "S", "N", "O", "T"], 0, False),
+    "verify-crc": (["verify-crc", "S", "N"], 0, False),
+    "verify-crc-deep": (["verify-crc", "--deep", "P"], 0, False),
+    "txn": (["txn", "P", "T"], 0, False),
+    "grep": (["grep", "", "S", "N", "O"], 0, True),
+    "grep-count": (["grep", "-c", "", "S", "N"], 0, False),
+    "stats": (["stats", "S", "N"], 0, False),
+    "diff": (["diff", "S", "N"], 1, False),
+    "hexdump-annotate": (["hexdump-annotate", "N"], 0, False),
+    "hexdump-annotate-internal": (["hexdump-annotate", "T"], 0, False),
+    "not-there": (["dump", "N+"], 2, False),
+}
+
+
+def _args(hostile: dict, args: list[str]) -> list[str]:
+    paths = {"S": hostile["segment"], "N": hostile["named"], "P": hostile["partition"], "N+": hostile["named"] + "x",
+             "O": os.path.join(hostile["offsets"], "00000000000000000000.log"),
+             "T": os.path.join(hostile["txns"], "00000000000000000000.log")}
+    return [paths.get(arg, arg) for arg in args]
+
+
+@pytest.mark.parametrize("command", TEXT_COMMANDS)
+def test_no_text_output_lets_hostile_bytes_through(hostile, command):
+    args, status, tab = TEXT_COMMANDS[command]
+    run = _run(*_args(hostile, args))
+    assert run.returncode == status, run.stderr
+    assert b"internal error" not in run.stderr
+    out, err = assert_safe(run.stdout, tab=tab), assert_safe(run.stderr)
+    if command != "stats":   # (stats names no file) the names and values are shown, escaped; a cell may cut them
+        assert re.search(r"\\(x1b|u202e)", out + err)
+
+
+def test_each_record_is_one_line_of_kafkas_dump_text(hostile):
+    """--format dumplog: a value's line ends do not make lines of their own; Kafka's tokens stay."""
+    run = _run(*_args(hostile, ["dump", "--format", "dumplog", "--records", "S", "N"]))
+    text = assert_safe(run.stdout)
+    assert run.returncode == 0
+    # Dumping, Log starting offset (for a segment named by its offset: not the hostile name), a batch, 3 records
+    assert len(text.split("\n")[:-1]) == (2 + 1 + 3) + (1 + 1 + 3)
+    assert _lines(text, "baseOffset: ") == 2 and _lines(text, "| offset: ") == 6
+    first = next(line for line in text.split("\n")[:-1] if line.startswith("| offset: 0 "))
+    # the header key and the key and payload as the StringDecoder reads them, then escaped; a backslash kept
+    assert first.endswith(f"payload: {visible(HOSTILE, backslash=False)}")
+    assert f"headerKeys: [{visible(HOSTILE, backslash=False)}]" in first
+    assert "\\\\x41" not in first and "\\x41" in first
+
+
+def test_a_grep_line_is_a_record(hostile):
+    run = _run(*_args(hostile, ["grep", "", "S", "N"]))
+    text = assert_safe(run.stdout, tab=True)
+    assert run.returncode == 0 and len(text.split("\n")[:-1]) == 6
+    assert all(line.startswith(visible(path) + ":") for line, path in
+               zip(text.split("\n")[:-1], [hostile["segment"]] * 3 + [hostile["named"]] * 3))
+
+
+def test_the_abort_command_pastes_as_the_topic_it_names(hostile, tmp_path):
+    """txn's kafka-transactions.sh line: the topic is one shell word, read back by bash byte for byte, and
+    nothing in it runs."""
+    run = _run(*_args(hostile, ["txn", "P", "T"]))
+    text = assert_safe(run.stdout)
+    assert run.returncode == 0
+    command = re.search(r"kafka-transactions\.sh --bootstrap-server BROKER abort --topic (.*) \\$", text, re.M)
+    assert command is not None and _lines(text, "        --partition 0 --start-offset 0") == 1
+    word = command.group(1)
+    said = subprocess.run(["bash", "-c", f"printf %s {word}"], cwd=tmp_path, capture_output=True, check=True)
+    assert said.stdout == HOSTILE_TOPIC
+    assert list(tmp_path.iterdir()) == []   # $(touch pwned) was a word, not a command
+
+
+@pytest.mark.parametrize("text", ["orders", "o$(touch pwned);x", "a'b", "tab\there", "\x1b[31m", "\u202e",
+                                  os.fsdecode(b"bad\xff\xfe"), "back\\slash", "line\nend", "\U000e0001"])
+def test_a_shell_word_reads_back_as_the_text(text, tmp_path):
+    word = shell_word(text)
+    assert not any(_unsafe(char, tab=False) for char in word)
+    said = subprocess.run(["bash", "-c", f"printf %s {word}"], cwd=tmp_path, capture_output=True, check=True)
+    assert said.stdout == os.fsencode(text)
+    assert list(tmp_path.iterdir()) == []
+    assert (word == text) == (text == "orders")
+
+
+def _unescaped(shown: str) -> str:
+    """visible's inverse: \\xNN below 0x80 a character, from 0x80 a byte of a name (its surrogate)."""
+    def one(match):
+        escape = match.group(1)
+        if escape in ("\\", "t", "n", "r"):
+            return {"\\": "\\", "t": "\t", "n": "\n", "r": "\r"}[escape]
+        point = int(escape[1:], 16)
+        return chr(0xDC00 + point) if escape[0] == "x" and point >= 0x80 else chr(point)
+    return re.sub(r"\\(\\|t|n|r|x[0-9a-f]{2}|u[0-9a-f]{4}|U[0-9a-f]{8})", one, shown)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet=st.characters(blacklist_categories=("Cs",))) |
+       st.binary().map(lambda data: os.fsdecode(data.replace(b"\0", b""))))
+def test_visible_text_is_safe_and_says_exactly_what_was_there(text):
+    shown = visible(text)
+    assert not any(_unsafe(char, tab=False) for char in shown) and "\n" not in shown
+    assert _unescaped(shown) == text
+    assert (shown == text) == (text.isprintable() and "\\" not in text)
+
+
+@pytest.mark.parametrize("char, shown", [("\x1b", "\\x1b"), ("\x00", "\\x00"), ("\x7f", "\\x7f"), ("\t", "\\t"),
+                                         ("\r", "\\r"), ("\n", "\\n"), ("\\", "\\\\"), ("\x9b", "\\u009b"),
+                                         ("\u202e", "\\u202e"), ("\u2066", "\\u2066"), ("\u061c", "\\u061c"),
+                                         ("\u200b", "\\u200b"), ("\ufeff", "\\ufeff"), ("\u2028", "\\u2028"),
+                                         ("\u00a0", "\\u00a0"), ("\U000e0001", "\\U000e0001"),
+                                         ("\udcff", "\\xff"), ("é界", "é界")])
+def test_each_escape_class_is_spelt_so(char, shown):
+    assert visible(char) == shown
+
+
+def test_json_shown_to_people_stays_json():
+    value = {"k": HOSTILE, "\u202e": ["\x7f\x9b\u2028\U000e0001"]}
+    text = json_visible(json.dumps(value, ensure_ascii=False))
+    assert json.loads(text) == value and not any(_unsafe(char, tab=False) for char in text)
+    assert json_visible('{"a":"é"}') == '{"a":"é"}'
+
+
+JSON_COMMANDS = {
+    "dump-jsonl": ["dump", "--records", "--format", "jsonl", "S", "N", "O", "T"],
+    "dump-json": ["dump", "--records", "--format", "json", "S", "N"],
+    "verify-crc-jsonl": ["verify-crc", "--format", "jsonl", "S", "N"],
+    "txn-jsonl": ["txn", "--format", "jsonl", "P", "T"],
+    "grep-jsonl": ["grep", "--format", "jsonl", "", "S", "N"],
+    "stats-json": ["stats", "--format", "json", "S", "N"],
+}
+
+
+@pytest.mark.parametrize("command", JSON_COMMANDS)
+def test_json_output_is_utf8_json_with_the_names_escaped_where_they_are_not(hostile, command):
+    """A name's bytes that are not UTF-8 are written as \\xNN text; the rest of the name, and the records'
+    own text, as JSON escapes it (the bidi and other characters too: JSON is for programs)."""
+    run = _run(*_args(hostile, JSON_COMMANDS[command]))
+    assert run.returncode == 0, run.stderr
+    text = run.stdout.decode("utf-8")
+    documents = [json.loads(line) for line in text.split("\n")[:-1]] if "jsonl" in command else [json.loads(text)]
+    named = json_name(hostile["named" if "N" in JSON_COMMANDS[command] else "segment"])
+    assert named.endswith((r"\xff\xc3(.log", r"\xff\xc3(-0/00000000000000000000.log"))
+    assert named in _strings(documents)
+
+
+def _strings(value) -> set[str]:
+    if isinstance(value, str):
+        return {value}
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+    return set().union(*map(_strings, items)) if items else set()
+
+
+def test_github_annotations_and_stderr_forge_no_workflow_command(hostile, tmp_path):
+    """--format github: each stdout line is one of kbatch's commands; no stderr line can be read as one
+    (actions/runner reads ``::`` at a line's start and ``##[`` anywhere, on both streams)."""
+    damaged = Path(os.fsdecode(os.path.join(os.fsencode(tmp_path), b"::error::x\n##[error]y" + NOT_UTF8 + b".log")))
+    damaged.write_bytes(Path(hostile["named"]).read_bytes()[:100])   # a batch cut short
+    missing = str(tmp_path / "::warning::gone ##[error]z.log")   # "[" makes it a pattern, matching nothing
+    run = _run("verify-crc", "--format", "github", hostile["named"], str(damaged), missing)
+    assert run.returncode == 2   # a path that names no file
+    out, err = assert_safe(run.stdout, forged=re.compile("^[\\s]*FORGED", re.M)), assert_safe(run.stderr)
+    lines = out.split("\n")[:-1]
+    assert [line.split(" ", 1)[0] for line in lines] == ["::error", "::notice"]
+    assert lines[0].startswith("::error file=") and "%3A%3Aerror%3A%3Ax\\n##[error]y\\xff\\xc3(.log," in lines[0]
+    assert all(line.count("::") == 2 for line in lines)
+    assert err.split("\n")[:-1] == [f"kbatch: no file matches {missing.replace('##[', '##' + chr(92) + 'x5b')}"]
+
+
+def test_a_page_asked_for_a_colouring_no_object_names_keeps_its_own(tmp_path):
+    """map.html#colour=constructor (or __proto__, toString): the page draws with its own colouring."""
+    from kbatch.map.draw import SCRIPT
+
+    line = re.search(r"^\s*const choice = .*;$", SCRIPT, re.M).group(0)
+    program = ("const data = {colours: {codec: 1, damage: 2}, choice: 'codec'};\n"
+               "for (const asked of ['constructor', '__proto__', 'toString', 'damage', null]) {\n"
+               f"  {line}\n  console.log(String(choice));\n}}\n")
+    if shutil.which("node") is None:
+        pytest.skip("no node to run the page's script")
+    said = subprocess.run(["node", "-e", program], capture_output=True, text=True, check=True)
+    assert said.stdout.split() == ["codec", "codec", "codec", "damage", "codec"]
+
+
+def test_map_draws_hostile_names_without_a_byte_a_terminal_would_act_on(hostile, tmp_path):
+    pytest.importorskip("vl_convert")
+    for output_format, name in (("html", "map.html"), ("svg", "map.svg"), ("json", "map.json")):
+        out = tmp_path / name
+        run = _run("map", "--format", output_format, hostile["partition"], hostile["named"], hostile["txns"],
+                   "-o", str(out))
+        assert run.returncode == 0, run.stderr
+        assert_safe(run.stderr)
+        text = assert_safe(out.read_bytes(), tab=True)
+        if output_format == "json":
+            assert json_name(hostile["named"]) in _strings(json.loads(text))
+        else:
+            assert visible(os.path.basename(hostile["named"])).replace("&", "&amp;").replace("<", "&lt;") \
+                .replace(">", "&gt;") in text.replace("&#x27;", "'").replace("&quot;", '"')
+
+
+def test_on_a_terminal_nothing_but_kbatchs_own_styles_are_written(hostile):
+    """The same outputs on a pseudo-terminal, in colour: once Rich's own SGR sequences are taken out, no
+    escape is left (the onlcr line discipline makes each line end CR LF)."""
+    import pty
+    import select
+
+    for args in (["dump", "--records", "S", "N", "O", "T"], ["txn", "P", "T"], ["verify-crc", "S", "N"],
+                 ["dump", "--format", "dumplog", "--records", "S", "N"], ["grep", "", "S", "N"]):
+        leader, follower = pty.openpty()
+        environment = {key: value for key, value in os.environ.items()
+                       if key not in ("COLUMNS", "NO_COLOR", "KBATCH_DEBUG")}
+        process = subprocess.Popen([sys.executable, "-m", "kbatch", *_args(hostile, args)], cwd=ROOT,
+                                   stdin=follower, stdout=follower, stderr=follower,
+                                   env={**environment, "TERM": "xterm-256color", "COLUMNS": "80"})
+        os.close(follower)
+        received = bytearray()
+        while True:
+            ready, _, _ = select.select([leader], [], [], 60)
+            if not ready:
+                break
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:   # the other end closed
+                break
+            if not chunk:
+                break
+            received += chunk
+        os.close(leader)
+        assert process.wait(60) == 0, args
+        text = re.sub(rb"\x1b\[[0-9;]*m", b"", bytes(received)).replace(b"\r\n", b"\n")
+        shown = assert_safe(text, tab=args[0] == "grep")
+        assert args[0] == "verify-crc" or re.search(r"\\(x1b|u202e)", shown)   # (its names are cut to fit)
+
+
+def test_a_snapshot_text_holds_nothing_a_terminal_or_a_review_would_act_on(hostile, tmp_path):
+    """kbatch snapshot: the golden text beside a file, and what check says when the bytes change."""
+    segment = tmp_path / "s.log"
+    segment.write_bytes(Path(hostile["named"]).read_bytes())
+    assert _run("snapshot", "write", str(segment)).returncode == 0
+    golden = assert_safe(Path(f"{segment}.kbatch-snapshot").read_bytes())
+    assert "value: 0x0102030405" in golden   # what is not printable text is kept as hex
+    segment.write_bytes(Path(hostile["segment"]).read_bytes())   # the same records in a transactional batch
+    run = _run("snapshot", "check", str(segment))
+    assert run.returncode == 1
+    assert_safe(run.stdout) and assert_safe(run.stderr)
