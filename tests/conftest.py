@@ -87,9 +87,9 @@ def real_kafka(request, tmp_path_factory):
     from types import SimpleNamespace
 
     from .helpers import say
-    from .real_kafka import KAFKA_VERSION, POM, Broker
+    from .real_kafka import POM, Broker, kafka_version
 
-    say(request, f"starting a Kafka {KAFKA_VERSION} broker and its workload (the first run fetches its jars "
+    say(request, f"starting a Kafka {kafka_version(POM)} broker and its workload (the first run fetches its jars "
                  "with Maven, about a minute more)...")
     jars = _kafka_jars_or_skip(POM)
     home = tmp_path_factory.mktemp("kafka")
@@ -134,7 +134,7 @@ def real_kafka(request, tmp_path_factory):
         print(broker.log_tail())
         raise
     broker.stop()
-    say(request, f"the Kafka {KAFKA_VERSION} broker's log directory is ready")
+    say(request, f"the Kafka {kafka_version(POM)} broker's log directory is ready")
     yield SimpleNamespace(broker=broker, live=live, stopped=broker.log_dir, transactions=transactions,
                           hanging=hanging)
     broker.stop()

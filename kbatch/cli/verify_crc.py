@@ -70,7 +70,8 @@ def verify_crc(paths, deep, index_only, jobs, output_format, quiet, kafka_versio
 
     Exit status: 0 every check passed, 1 damage found, 2 usage or I/O error.
     """
-    arguments = (paths, deep, index_only, jobs, output_format, quiet, hex_input, decompressed_limit, no_color)
+    arguments = (paths, deep, index_only, jobs, output_format, quiet, kafka_version, hex_input, decompressed_limit,
+                 no_color)
     if output_format != "github":
         return _verify_crc(*arguments)
     from kbatch.render.ci import inert_stderr
@@ -79,7 +80,8 @@ def verify_crc(paths, deep, index_only, jobs, output_format, quiet, kafka_versio
         return _verify_crc(*arguments)
 
 
-def _verify_crc(paths, deep, index_only, jobs, output_format, quiet, hex_input, decompressed_limit, no_color):
+def _verify_crc(paths, deep, index_only, jobs, output_format, quiet, kafka_version, hex_input, decompressed_limit,
+                no_color):
     # What runs is imported when it runs: a clean file on the fast pass never loads the full reader,
     # and --quiet, jsonl output or a summary off a terminal never loads Rich.
     if quiet:
