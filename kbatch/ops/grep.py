@@ -1,7 +1,8 @@
 """Finding records: what ``kbatch grep`` looks for (:class:`Query`) and the search of one segment (:class:`Search`).
 
-A pattern is a regular expression (Python's ``re``) on the bytes of a key or value, read as UTF-8: a
-non-ASCII character of the pattern matches its UTF-8 bytes, ``-i`` folds ASCII letters.  A pattern without
+A pattern is a regular expression (Python's ``re`` syntax, matched by RE2 in linear time:
+kbatch.ops.regex) on the bytes of a key or value, read as UTF-8: a non-ASCII character of the pattern
+matches its UTF-8 bytes, ``-i`` folds ASCII letters.  A pattern without
 special characters is a literal, looked for byte by byte.  The test itself --
 kbatch.kernels.match.RecordMatch -- runs in the compiled walk over the batches the search has nothing to show of
 (kbatch.kernels.cleanruns.CleanBatches: no object per record; every batch's records inflated once); a batch where a
@@ -22,6 +23,7 @@ from kbatch.reading.model import Batch, Record
 from kbatch.reading.records import RecordStream, chunk_records, record_chunks
 from kbatch.kernels.cleanruns import CleanBatches
 from kbatch.kernels.match import RecordMatch
+from kbatch.ops.regex import LinearRegex
 from kbatch.walk.deep import inflater
 from kbatch.walk.engine import Walk
 
@@ -87,8 +89,7 @@ def _text_test(pattern: str | None, literal: bytes | None, ignore_case: bool) ->
         fold = bool(parsed.state.flags & re.IGNORECASE)   # -i, or (?i) in the pattern (bytes: ASCII letters)
         if all(op is _re_constants.LITERAL for op, _ in parsed):
             return {"literal": bytes(code for _, code in parsed), "fold": fold}
-        return {"regex": re.compile(source, re.IGNORECASE if ignore_case else 0), "required": _required(parsed),
-                "fold": fold}
+        return {"regex": LinearRegex(source, ignore_case), "required": _required(parsed), "fold": fold}
     return {"literal": literal, "fold": ignore_case}
 
 
