@@ -307,3 +307,30 @@ def test_explain_names_a_field_diff_does_not_compare():
     lines = explain(old, bytes(new))
     assert "bytes 17–20 batch[0].crc; byte 26 batch[0].last_offset_delta" in lines[2]
     assert explain(old, old) == []
+
+
+def _batches(count: int, last_value: bytes = b"v-3") -> bytes:
+    """``count`` copies of _batch (five records each), offsets running on (baseOffset is outside the CRC)."""
+    copies = []
+    for n in range(count):
+        one = bytearray(_batch(last_value if n == count - 1 else b"v-3"))
+        one[0:8] = (5 * n).to_bytes(8, "big")
+        copies.append(bytes(one))
+    return b"".join(copies)
+
+
+@pytest.mark.parametrize("count, explained", [(1, True), (2_000, True), (2_001, False), (50_000, False)])
+def test_an_assert_is_explained_up_to_a_number_of_records(count, explained):
+    """A failing ``==`` is explained field by field while both sides hold at most EXPLAINED_RECORDS records
+    (their batches' headers counted first); past that pytest's own message stands, whatever the bytes."""
+    from kbatch.pytest_plugin import EXPLAINED_RECORDS, pytest_assertrepr_compare
+
+    assert EXPLAINED_RECORDS == 10_000   # 2,000 batches of five records
+    left, right = _batches(count), bytearray(_batches(count))
+    right[-1] ^= 1   # the last record's value, the CRC left as it was: B is damaged ...
+    assert pytest_assertrepr_compare(None, "==", left, bytes(right)) is None   # ... and a damaged side keeps pytest's
+    right = _batches(count, last_value=b"v-4")
+    lines = pytest_assertrepr_compare(None, "==", left, right)
+    assert (lines is not None) == explained
+    if explained:
+        assert any("value 'v-3' → 'v-4'" in line for line in lines), lines

@@ -296,6 +296,86 @@ def test_resync_across_many_steps_of_its_crc_pass():
     assert reader.recovery.resync(1) == _first_verified_by_brute_force(reader, 1) == 250_000
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 6000), st.integers(0, 700)), max_size=6), st.integers(0, 40),
+       st.integers(0, 2**32))
+def test_candidate_search_passes_over_zero_runs_exactly(holes, start, seed):
+    """The candidate search passes over long zero runs whole; it still finds every position a check of each
+    one finds, at a run's edges too (fake headers and real batches touching the zeros)."""
+    import io
+
+    import random
+
+    from kbatch.reading.reader import SegmentReader
+
+    noise = random.Random(seed)
+    data = bytearray(noise.randbytes(6000))
+    for at, size in holes:
+        data[at:at + size] = bytes(size)
+        end = min(at + size, len(data))
+        # A header across the run's end whose size field is its last zeros and one byte after (the last place
+        # an entry can start there), or one starting anywhere near the end.
+        edge = end - 11 if noise.random() < 0.5 else end - noise.randrange(0, 20)
+        header = noise.randbytes(8) + noise.randrange(0, 3000).to_bytes(4, "big") if edge < end - 11 else \
+            bytes(11) + bytes([noise.randrange(14, 256)])
+        data[edge:edge + 17] = header + noise.randbytes(4) + bytes([noise.randrange(3)])
+    data[3000:3000] = v2_batch(5, [b"x"])
+    reader = SegmentReader(io.BytesIO(bytes(data)))
+    recovery = reader.recovery
+    assert list(recovery.plausible_starts(start, reader.size, reader.size)) == \
+        [pos for pos in range(start, reader.size) if recovery.plausible_entry_at(pos, zeros_too=False)]
+
+
+def _around_a_zero_hole(hole: int) -> tuple[bytes, int]:
+    before = v2_batch(0, [b"before", b"the", b"hole"])
+    return before + bytes(hole) + v2_batch(3, [b"after"]) + v2_batch(4, [b"it"]), len(before)
+
+
+@pytest.mark.parametrize("hole", [
+    5 * 1024 * 1024 + 7,                # several windows of the search and of the CRC pass
+    2 * 1024 * 1024 - 1,                # the batch after it starting at the first search window's edge ...
+    2 * 1024 * 1024,                    # ... one past it
+    2 * 1024 * 1024 - 9,                # ... and its header across the edge
+])
+def test_a_zero_hole_spanning_windows_is_one_damaged_range(hole):
+    """Recovery reads a hole a window at a time; what it finds is the same as for a small hole: one range
+    that is no entry, up to the next batch, and why its first bytes are none."""
+    data, at = _around_a_zero_hole(hole)
+    batches, findings = read_all(data)
+    assert [batch.base_offset for batch in batches] == [0, 3, 4]
+    assert [(f.code, f.entry_pos, f.pos, f.size, f.field, f.expected, f.actual) for f in findings] == [
+        ("resync", at, at, hole, "entry", "a valid log entry", f"{hole} bytes that are none; resumed at {at + hole}"),
+        ("bad-length", at, at + 8, 4, "message_size", "14..1073741824 for magic 0", "0")]
+    assert_tiles(data, batches, findings)
+
+
+def test_a_length_that_lies_about_an_entry_larger_than_a_window():
+    """The true end of an entry of several windows is proved by a CRC carried a window at a time."""
+    value = bytes(range(256)) * 12_000   # about 3 MiB
+    big = bytearray(v2_batch(0, [value]))
+    true_length = int.from_bytes(big[8:12], "big")
+    big[8:12] = (true_length - 1000).to_bytes(4, "big")
+    data = bytes(big) + v2_batch(2, [b"next"])
+    batches, findings = read_all(data, records=True)
+    assert [batch.base_offset for batch in batches] == [0, 2]
+    assert [record.value for record in batches[0].records] == [value]
+    assert [(f.code, f.pos, f.expected, f.actual) for f in findings] == \
+        [("bad-length", 8, f"{true_length} (the CRC verifies with it)", str(true_length - 1000))]
+
+
+def test_an_entry_larger_than_a_window_verifies_only_with_all_its_bytes():
+    import io
+
+    from kbatch.reading.reader import SegmentReader
+
+    big = bytearray(v2_batch(0, [bytes(range(256)) * 12_000]))
+    reader = SegmentReader(io.BytesIO(bytes(big)))
+    assert reader.recovery.verified_entry_at(0)
+    big[-1] ^= 1   # the last byte, in the last window the CRC reads
+    reader = SegmentReader(io.BytesIO(bytes(big)))
+    assert not reader.recovery.verified_entry_at(0)
+
+
 # -- bombs --------------------------------------------------------------------------------
 
 

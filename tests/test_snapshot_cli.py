@@ -206,3 +206,53 @@ def test_the_bytes_come_back_without_kbatch_as_the_readme_says(kbatch, tmp_path)
     subprocess.run(["bash", "-c", command.replace("FILE.kbatch-snapshot", "a.log.kbatch-snapshot")
                     .replace("> FILE", "> back.log")], cwd=tmp_path, check=True)
     assert (tmp_path / "back.log").read_bytes() == golden.read_bytes()
+
+
+class _Trickle:
+    """A seekable stream that hands out at most 7 bytes a read, as an unbuffered read may."""
+
+    def __init__(self, data: bytes):
+        import io
+
+        self.inner = io.BytesIO(data)
+
+    def read(self, size: int = -1) -> bytes:
+        return self.inner.read(7 if size < 0 else min(size, 7))
+
+    def seek(self, pos: int, whence: int = 0) -> int:
+        return self.inner.seek(pos, whence)
+
+
+def test_the_text_made_a_piece_at_a_time_is_the_whole_text(monkeypatch):
+    """The batch and record lines wait on disk past a size, the hex is read a piece at a time from a stream
+    that hands out a few bytes a read: the text is the same as made in memory (the pinned texts above)."""
+    import kbatch.render.snapshot as render
+    from kbatch.render.snapshot import snapshot_text
+
+    data = b"".join((FIXTURES / name).read_bytes() for name in ("v2-none.log", "v2-gzip.log")) + b"\x07" * 45
+    whole = describe(data)
+    monkeypatch.setattr(render, "_TEXT_IN_MEMORY", 100)
+    monkeypatch.setattr(render, "_HEX_PIECE", render.HEX_WIDTH * 3)
+    pieces = list(snapshot_text(_Trickle(data)))
+    assert len(pieces) > 10 and "".join(pieces) == whole
+    assert snapshot_bytes(whole) == data
+
+
+@pytest.mark.parametrize("change, status, said", [
+    (None, 0, "matches"),
+    ("last byte", 1, "differs from"),
+    ("one byte more", 1, "differs from"),
+    ("one byte less", 1, "differs from"),
+])
+def test_check_compares_every_byte_to_the_end(kbatch, tmp_path, change, status, said):
+    """check reads the snapshot's hex a line at a time beside the file: a change in its last byte, or a
+    byte more or less at its end, is found as surely as one at its start."""
+    golden = tmp_path / "a.bin"
+    data = b"".join(_encoded(b"v-%d" % n) for n in range(40))   # hex lines beyond a piece's
+    golden.write_bytes(data)
+    assert kbatch("snapshot", "write", str(golden)).code == 0
+    changed = {None: data, "last byte": data[:-1] + bytes([data[-1] ^ 1]), "one byte more": data + b"\0",
+               "one byte less": data[:-1]}[change]
+    golden.write_bytes(changed)
+    result = kbatch("snapshot", "check", str(golden))
+    assert result.code == status and f"a.bin: {said}" in result.out, result.out

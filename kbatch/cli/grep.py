@@ -6,7 +6,6 @@ import dataclasses
 import io
 import json
 import os
-import re
 import sys
 
 import click
@@ -107,7 +106,8 @@ def grep(args, pattern_option, in_key, in_value, fixed, hex_bytes, headers, fiel
          color, decoder, kafka_version, decode, strict, spark, master, jobs, decompressed_limit):
     """Print the records of segments that match PATTERN, as grep prints lines.
 
-    PATTERN is a regular expression (Python's) on the bytes of a record's
+    PATTERN is a regular expression (Python's syntax, matched in linear
+    time by RE2: no backreference or lookaround) on the bytes of a record's
     key or value read as UTF-8 (-F: literal text; --bytes: literal bytes).
     PATHs are segments, partition directories and log directories, as for
     the other commands. Each match prints as FILE:OFFSET:KEY<tab>VALUE (the
@@ -356,11 +356,11 @@ class Output:
         query = self.query
         if not self.colour or query.invert or (query.pattern is None and query.literal is None):
             return
-        text = query.pattern if query.pattern is not None else re.escape(query.literal.decode("utf-8", "replace"))
-        try:
-            self.highlight = re.compile(text, re.IGNORECASE if query.ignore_case else 0)
-        except re.error:
-            self.highlight = None
+        from kbatch.ops.regex import shown_text_pattern   # (RE2: a hostile value cannot make marking it run on)
+
+        self.highlight = shown_text_pattern(
+            query.pattern, None if query.literal is None else query.literal.decode("utf-8", "replace"),
+            query.ignore_case)
 
     def file(self, path: str, items) -> Tally:
         """Show what the search of one file hands out, as ``self.shown`` says."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 
 import click
@@ -55,12 +56,12 @@ def snapshot(action, paths, hex_input, quiet):
     return status
 
 
-def _read(path: str, hex_input: bool) -> bytes | None:
+def _open(path: str, hex_input: bool):
+    """The input as a seekable stream, or None (said on stderr) when it cannot be read."""
     from kbatch.reading.reader import open_input
 
     try:
-        with open_input(path, hex_text=hex_input) as stream:
-            return stream.read()
+        return open_input(path, hex_text=hex_input)
     except (OSError, ValueError) as error:
         report_unreadable(path, error)
         return None
@@ -68,56 +69,96 @@ def _read(path: str, hex_input: bool) -> bytes | None:
 
 def _write(path: str, hex_input: bool, quiet: bool) -> ExitStatus:
     from kbatch.files.outputs import write_output
-    from kbatch.render.snapshot import EXTENSION, describe
+    from kbatch.render.snapshot import EXTENSION, snapshot_text
 
-    data = _read(path, hex_input)
-    if data is None:
+    stream = _open(path, hex_input)
+    if stream is None:
         return ExitStatus.TROUBLE
-    text = describe(data)
-    try:
-        write_output(path + EXTENSION, [text.encode("utf-8")], like=path)
-    except OSError as error:
-        click.echo(f"kbatch: cannot write {visible(path + EXTENSION)}: {error.strerror or error}", err=True)
-        return ExitStatus.TROUBLE
+    with stream:
+        text = snapshot_text(stream)   # written as it is made: the input is never all in memory
+        try:
+            head = next(text)   # (the walk over the input: its read errors are the input's)
+        except OSError as error:
+            report_unreadable(path, error)
+            return ExitStatus.TROUBLE
+        try:
+            write_output(path + EXTENSION, (piece.encode("utf-8") for piece in itertools.chain([head], text)),
+                         like=path)
+        except OSError as error:
+            click.echo(f"kbatch: cannot write {visible(path + EXTENSION)}: {error.strerror or error}", err=True)
+            return ExitStatus.TROUBLE
     if not quiet:
-        click.echo(f"wrote {visible(path + EXTENSION)}: {text.splitlines()[1]}")
+        click.echo(f"wrote {visible(path + EXTENSION)}: {head.splitlines()[1]}")
     return ExitStatus.OK
 
 
 def _check(path: str, hex_input: bool, quiet: bool) -> ExitStatus:
     from kbatch.files.inputs import passed_over
-    from kbatch.render.snapshot import EXTENSION, describe, explain, snapshot_bytes
+    from kbatch.render.snapshot import EXTENSION, explain, snapshot_bytes, snapshot_pieces, snapshot_text
 
     golden = path + EXTENSION
     if os.path.lexists(golden) and (why := passed_over(golden)) is not None:   # a FIFO there would never open
         report_unreadable(golden, f"{why}: passed over unopened")
         return ExitStatus.TROUBLE
     try:
-        with open(golden, encoding="utf-8") as stream:
-            text = stream.read()
+        kept_text = open(golden, encoding="utf-8")   # (text mode: a snapshot reads the same with any newline)
     except FileNotFoundError:
         click.echo(f"kbatch: {visible(path)} has no snapshot ({visible(golden)}): kbatch snapshot write {shell_word(path)} makes one",
                    err=True)
         return ExitStatus.TROUBLE
-    except (OSError, UnicodeDecodeError) as error:
+    except OSError as error:
         report_unreadable(golden, error)
         return ExitStatus.TROUBLE
-    try:
-        kept = snapshot_bytes(text)
-    except ValueError as error:
-        click.echo(f"kbatch: {visible(golden)}: {visible(str(error))}", err=True)
-        return ExitStatus.TROUBLE
-    data = _read(path, hex_input)
-    if data is None:
-        return ExitStatus.TROUBLE
-    if data == kept:
+    with kept_text:
+        data = _open(path, hex_input)
+        if data is None:
+            return ExitStatus.TROUBLE
+        with data:
+            # The snapshot's hex and its text are compared with the input's a line and a piece at a time;
+            # only when they differ are both read whole, to say field by field what changed.
+            try:
+                same = _same_bytes(snapshot_pieces(kept_text), data)
+                if same:
+                    stale = not _same_text(snapshot_text(_rewound(data)), _rewound(kept_text))
+                else:
+                    kept, now = snapshot_bytes(_rewound(kept_text).read()), _rewound(data).read()
+            except UnicodeDecodeError as error:
+                report_unreadable(golden, error)
+                return ExitStatus.TROUBLE
+            except ValueError as error:
+                click.echo(f"kbatch: {visible(golden)}: {visible(str(error))}", err=True)
+                return ExitStatus.TROUBLE
+    if same:
         if not quiet:
-            stale = "" if describe(data) == text else \
-                " (its text is an older kbatch's: kbatch snapshot write refreshes it)"
-            click.echo(f"{visible(path)}: matches {visible(golden)}{stale}")
+            click.echo(f"{visible(path)}: matches {visible(golden)}" +
+                       (" (its text is an older kbatch's: kbatch snapshot write refreshes it)" if stale else ""))
         return ExitStatus.OK
     if not quiet:
         click.echo(f"{visible(path)}: differs from {visible(golden)}")
-        for line in explain(kept, data, "the snapshot", path):
+        for line in explain(kept, now, "the snapshot", path):
             click.echo(f"  {visible(line)}")
     return ExitStatus.FOUND
+
+
+def _rewound(stream):
+    stream.seek(0)
+    return stream
+
+
+def _same_bytes(kept_pieces, stream) -> bool:
+    """Whether the stream holds exactly the bytes of ``kept_pieces`` (read as far as they agree)."""
+    from kbatch.render.snapshot import read_exactly
+
+    for piece in kept_pieces:
+        if read_exactly(stream, len(piece)) != piece:
+            return False
+    return not stream.read(1)
+
+
+def _same_text(pieces, text_stream) -> bool:
+    """Whether the text ``pieces`` make is the text stream's, to its end."""
+    for piece in pieces:
+        if text_stream.read(len(piece)) != piece:
+            return False
+    return not text_stream.read(1)
+

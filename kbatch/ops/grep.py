@@ -1,7 +1,8 @@
 """Finding records: what ``kbatch grep`` looks for (:class:`Query`) and the search of one segment (:class:`Search`).
 
-A pattern is a regular expression (Python's ``re``) on the bytes of a key or value, read as UTF-8: a
-non-ASCII character of the pattern matches its UTF-8 bytes, ``-i`` folds ASCII letters.  A pattern without
+A pattern is a regular expression (Python's ``re`` syntax, matched by RE2 in linear time:
+kbatch.ops.regex) on the bytes of a key or value, read as UTF-8: a non-ASCII character of the pattern
+matches its UTF-8 bytes, ``-i`` folds ASCII letters.  A pattern without
 special characters is a literal, looked for byte by byte.  The test itself --
 kbatch.kernels.match.RecordMatch -- runs in the compiled walk over the batches the search has nothing to show of
 (kbatch.kernels.cleanruns.CleanBatches: no object per record; every batch's records inflated once); a batch where a
@@ -22,6 +23,7 @@ from kbatch.reading.model import Batch, Record
 from kbatch.reading.records import RecordStream, chunk_records, record_chunks
 from kbatch.kernels.cleanruns import CleanBatches
 from kbatch.kernels.match import RecordMatch
+from kbatch.ops.regex import LinearRegex
 from kbatch.ops.visibility import refused
 from kbatch.walk.deep import inflater
 from kbatch.walk.engine import Walk
@@ -81,19 +83,16 @@ class Query:
         if data is None or (self.pattern is None and self.literal is None):
             return []
         source = self.pattern.encode() if self.literal is None else re.escape(self.literal)
-        if self.word:
-            source = _word_bounded(source, consuming=False)
-        finder = re.compile(source, re.IGNORECASE if self.ignore_case else 0)
-        return [found.group(0) for found in finder.finditer(data) if found.group(0)]
+        if self.word:   # the word is the group inside its neighbours
+            return LinearRegex(_word_bounded(source, captured=True), self.ignore_case, group=1).pieces(data)
+        return LinearRegex(source, self.ignore_case).pieces(data)
 
 
-def _word_bounded(source: bytes, consuming: bool) -> bytes:
-    """``-w``: the pattern where nothing before or after it is a word character, as grep -w asks.  The test
-    holds the neighbours in the match (``consuming``: any engine reads it); the pieces of ``-o`` look around
-    them instead, so that two words side by side are both found."""
-    if consuming:
-        return rb"(?:^|\W)(?:" + source + rb")(?:\W|$)"
-    return rb"(?<!\w)(?:" + source + rb")(?!\w)"
+def _word_bounded(source: bytes, captured: bool = False) -> bytes:
+    """``-w``: the pattern where nothing before or after it is a word character, as grep -w asks.  The match
+    holds the neighbours (RE2 has no lookaround); ``captured``: the pattern is group 1, the word itself."""
+    inner = rb"(" + source + rb")" if captured else rb"(?:" + source + rb")"
+    return rb"(?:^|\W)" + inner + rb"(?:\W|$)"
 
 
 def _text_test(pattern: str | None, literal: bytes | None, ignore_case: bool, word: bool = False) -> dict:
@@ -115,12 +114,8 @@ def _text_test(pattern: str | None, literal: bytes | None, ignore_case: bool, wo
     else:
         return {"literal": literal, "fold": ignore_case}
     if word:
-        source = _word_bounded(source, consuming=True)
-    try:
-        regex = re.compile(source, re.IGNORECASE if ignore_case else 0)
-    except re.error as error:   # (-w around a pattern that must stand alone, as one with global flags)
-        raise ValueError(f"not a regular expression with -w: {source!r}: {error}") from None
-    return {"regex": regex, "required": required, "fold": fold}
+        source = _word_bounded(source)
+    return {"regex": LinearRegex(source, ignore_case), "required": required, "fold": fold}
 
 
 def _required(parsed) -> tuple[bytes, ...]:

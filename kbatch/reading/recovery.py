@@ -67,6 +67,30 @@ def _candidate_pattern(magic: int, size_top: int) -> re.Pattern:
                       + b"(?<=[\\x00-\\x7f].{7}(?!\\x00\\x00\\x00\\x00)[\\x00-" + b"\\x%02x" % min(size_top, 0x7F)
                       + b"].{8})")
 
+# Zero runs at least this long are passed over whole by the candidate search (shorter ones cost it less than
+# finding them).
+_LONG_ZERO_RUN = re.compile(b"\x00{64,}")
+
+
+def _outside_zero_runs(buf, start: int, stop: int):
+    """The stretches of ``[start, stop)`` (where magic bytes are looked for) in which an entry may have its
+    magic byte, as far as long zero runs of ``buf`` tell: an entry whose size field lies in zeros has size
+    0, which no magic allows, so no magic byte lies from 8 bytes into a run to 4 bytes past its end.  In a
+    zero hole every byte looks like magic 0; the search passes over such a hole instead of trying each."""
+    for run in _LONG_ZERO_RUN.finditer(buf, max(0, start - MAGIC_OFFSET), stop):
+        # The size field [p + 8, p + 12) of an entry at p (its magic byte at p + 16) lies in the run for the
+        # magic bytes from first to last.
+        first = run.start() - SIZE_OFFSET + MAGIC_OFFSET
+        last = run.end() - (SIZE_OFFSET + 4) + MAGIC_OFFSET
+        if first > start:
+            yield start, min(first, stop)
+        start = max(start, last + 1)
+        if start >= stop:
+            return
+    if start < stop:
+        yield start, stop
+
+
 # The most candidate ends tried for one entry's true length.
 MAX_LENGTH_CANDIDATES = 256
 
@@ -110,9 +134,18 @@ class Recovery:
         checksum = CHECKSUMS[buf[i + MAGIC_OFFSET]]
         if not resync_candidate(pos, offset, buf[i + MAGIC_OFFSET], size, self.max_entry_size, self.size):
             return False
-        end = pos + LOG_OVERHEAD + size
-        buf, i, _ = self.window.view(pos, end - pos)
-        return checksum.function(memoryview(buf)[i + checksum.start:i + end - pos]) == checksum.stored(buf, i)
+        stored = checksum.stored(buf, i)
+        return self._crc(checksum.function, pos + checksum.start, pos + LOG_OVERHEAD + size) == stored
+
+    def _crc(self, function, start: int, end: int, crc: int = 0) -> int:
+        """``function``'s CRC of the bytes ``[start, end)`` carried on from ``crc``, read a chunk at a time: a
+        size field that claims a gigabyte costs a chunk of memory, not a gigabyte."""
+        if end - start <= CHUNK:
+            buf, i, available = self.window.view(start, end - start)
+            return function(buf[i:i + available], crc)
+        for _, piece in self.window.pieces(start, end):
+            crc = function(piece, crc)
+        return crc
 
     def resync(self, start: int) -> int | None:
         """The next position at or after ``start`` where an entry with a valid CRC begins.
@@ -150,15 +183,17 @@ class Recovery:
             if available < HEADER_SIZE_UP_TO_MAGIC:
                 return
             found = []
-            for pattern in patterns:
-                for match in pattern.finditer(buf, i + MAGIC_OFFSET, i + available):
-                    index = match.start() - MAGIC_OFFSET
-                    candidate = chunk_pos + index - i
-                    if candidate < chunk_pos or candidate >= chunk_stop:
-                        continue
-                    offset, size = LOG_ENTRY_PREFIX.unpack_from(buf, index)
-                    if resync_candidate(candidate, offset, buf[index + MAGIC_OFFSET], size, max_size, self.size):
-                        found.append(candidate)
+            for searched_from, searched_to in _outside_zero_runs(buf, i + MAGIC_OFFSET, i + available):
+                for pattern in patterns:
+                    for match in pattern.finditer(buf, searched_from, searched_to):
+                        index = match.start() - MAGIC_OFFSET
+                        candidate = chunk_pos + index - i
+                        if candidate < chunk_pos or candidate >= chunk_stop:
+                            continue
+                        offset, size = LOG_ENTRY_PREFIX.unpack_from(buf, index)
+                        if resync_candidate(candidate, offset, buf[index + MAGIC_OFFSET], size, max_size,
+                                            self.size):
+                            found.append(candidate)
             yield from sorted(found)
             chunk_pos = chunk_stop
 
@@ -197,7 +232,7 @@ class Recovery:
         limit = min(limit, pos + LOG_OVERHEAD + most)
         running, covered_to = 0, covered_from
         for end in self._candidate_ends(first_end, limit):
-            running = checksum.function(self.window.read_bytes(covered_to, end - covered_to), running)
+            running = self._crc(checksum.function, covered_to, end, running)
             covered_to = end
             if running == stored:
                 return self._entry_with_true_length(pos, end)

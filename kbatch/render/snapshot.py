@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import io
 import json
+import tempfile
 from bisect import bisect_right
+from typing import BinaryIO, Iterable, Iterator
 
 from kbatch.ops.diff import ALIASES, Difference, DiffSummary, diff_streams
 from kbatch.format.findings import Finding
@@ -48,22 +50,54 @@ def as_bytes(data) -> bytes:
 def describe(data: bytes) -> str:
     """The snapshot text of ``data``: the batches, their records and findings, then the bytes."""
     data = bytes(data)
-    reader = SegmentReader(io.BytesIO(data), ReadOptions(records=True))
-    lines, batches, records, damaged = [], 0, 0, 0
-    for item in reader:
-        lines.append("")
-        if isinstance(item, Finding):   # a damaged range between batches
-            damaged += item.is_damage
-            lines.append(finding_marker(item) + finding_text(item))
-            continue
-        batches += 1
-        records += len(item.records or ())
-        damaged += item.is_damaged
-        lines += _batch_lines(item)
-    verdict_text = "damaged" if damaged else "clean"
-    head = [FORMAT_LINE, f"{counted(len(data), 'byte')}: {counted(batches, 'batch')}, "
-                         f"{counted(records, 'record')}; {verdict_text}"]
-    return "\n".join(head + lines + ["", HEX_HEADING] + _hex_lines(data)) + "\n"
+    return "".join(snapshot_text(io.BytesIO(data)))
+
+
+# Text a snapshot keeps in memory while it is made; past this its batch and record lines wait on disk.
+_TEXT_IN_MEMORY = 8 * 1024 * 1024
+_HEX_PIECE = HEX_WIDTH * 2048   # bytes read at a time for the hex section
+
+
+def snapshot_text(stream: BinaryIO) -> Iterator[str]:
+    """The snapshot text of a seekable stream's bytes, a piece at a time, in memory that does not grow with them.
+
+    The second line counts what the walk finds, so the batch and record lines wait in a temporary file
+    (on disk once they are large) until the walk is done; the hex is written from the stream itself.
+    """
+    size = stream.seek(0, io.SEEK_END)
+    batches = records = damaged = 0
+    with tempfile.SpooledTemporaryFile(_TEXT_IN_MEMORY, mode="w+", encoding="utf-8", newline="\n") as body:
+        for item in SegmentReader(stream, ReadOptions(records=True), size=size):
+            body.write("\n")
+            if isinstance(item, Finding):   # a damaged range between batches
+                damaged += item.is_damage
+                body.write(finding_marker(item) + finding_text(item) + "\n")
+                continue
+            batches += 1
+            records += len(item.records or ())
+            damaged += item.is_damaged
+            body.writelines(line + "\n" for line in _batch_lines(item))
+        verdict_text = "damaged" if damaged else "clean"
+        yield f"{FORMAT_LINE}\n{counted(size, 'byte')}: {counted(batches, 'batch')}, " \
+              f"{counted(records, 'record')}; {verdict_text}\n"
+        body.seek(0)
+        while piece := body.read(_HEX_PIECE):
+            yield piece
+    yield f"\n{HEX_HEADING}\n"
+    stream.seek(0)
+    pos = 0
+    while piece := read_exactly(stream, _HEX_PIECE):
+        yield "".join(line + "\n" for line in _hex_lines(piece, pos))
+        pos += len(piece)
+
+
+def read_exactly(stream: BinaryIO, size: int) -> bytes:
+    """``size`` bytes of the stream (fewer only at its end): an unbuffered read may hand back fewer."""
+    parts, wanted = [], size
+    while wanted > 0 and (part := stream.read(wanted)):
+        parts.append(part)
+        wanted -= len(part)
+    return b"".join(parts)
 
 
 def _batch_lines(batch: Batch) -> list[str]:
@@ -101,29 +135,38 @@ def _bytes(value: dict | None) -> str:
     return json_visible(json.dumps(text, ensure_ascii=False)) if kind == "utf8" else f"0x{text}"
 
 
-def _hex_lines(data: bytes) -> list[str]:
-    return [f"{pos:08x}  " + " ".join(data[at:at + 4].hex() for at in range(pos, min(pos + HEX_WIDTH, len(data)), 4))
+def _hex_lines(data: bytes, first_pos: int = 0) -> list[str]:
+    """The hex lines of ``data``, whose first byte lies at ``first_pos`` (a multiple of HEX_WIDTH)."""
+    return [f"{first_pos + pos:08x}  " + " ".join(data[at:at + 4].hex()
+                                                 for at in range(pos, min(pos + HEX_WIDTH, len(data)), 4))
             for pos in range(0, len(data), HEX_WIDTH)]
 
 
 def snapshot_bytes(text: str) -> bytes:
     """The bytes a snapshot text holds (its hex lines); ValueError when it is no snapshot or its hex does not
     read."""
-    head, found, hex_part = text.partition("\n" + HEX_HEADING + "\n")
-    if not head.startswith(FORMAT_LINE) or not found:
+    return b"".join(snapshot_pieces(io.StringIO(text)))
+
+
+def snapshot_pieces(lines: Iterable[str]) -> Iterator[bytes]:
+    """The bytes a snapshot text holds, a hex line at a time, from its lines (a text file read line by line);
+    ValueError when it is no snapshot or its hex does not read (raised when that line is reached)."""
+    lines = iter(lines)
+    if not next(lines, "").startswith(FORMAT_LINE) or not any(line == HEX_HEADING + "\n" for line in lines):
         raise ValueError(f"not a kbatch snapshot: no {FORMAT_LINE!r} line and hex section")
-    out = bytearray()
-    for number, line in enumerate(hex_part.splitlines(), 1):
+    expected = 0
+    for number, line in enumerate(lines, 1):
         position, _, digits = line.strip().partition("  ")
         if not line.strip():
             continue
-        if int(position, 16) != len(out):
-            raise ValueError(f"hex line {number} says position {position}, but {len(out)} bytes come before it")
+        if int(position, 16) != expected:
+            raise ValueError(f"hex line {number} says position {position}, but {expected} bytes come before it")
         try:
-            out += parse_hex(digits.encode("ascii", "replace"))
+            piece = parse_hex(digits.encode("ascii", "replace"))
         except ValueError as error:
             raise ValueError(f"hex line {number}: {error}") from None
-    return bytes(out)
+        expected += len(piece)
+        yield piece
 
 
 # -- what changed --------------------------------------------------------------------------------------------
@@ -142,10 +185,17 @@ def _span_text(start: int, end: int) -> str:
     return f"byte {start}" if end == start + 1 else f"bytes {start}–{end - 1}"
 
 
-def reads_as_kafka(data: bytes) -> bool:
-    """True when ``data`` reads as Kafka record batches (or v0/v1 messages) end to end without damage."""
+def reads_as_kafka(data: bytes, max_records: int | None = None) -> bool:
+    """True when ``data`` reads as Kafka record batches (or v0/v1 messages) end to end without damage.
+
+    With ``max_records``, also False when the batches hold more records than that (a batch that holds none
+    counted as one): their headers are read first, and the walk stops there, so that the answer costs a
+    bounded number of records decoded whatever the size of ``data``.
+    """
     data = bytes(data)
     if len(data) < 17 or data[16] > 2:   # no log entry header, or no magic kbatch reads
+        return False
+    if max_records is not None and not _holds_at_most(data, max_records):
         return False
     batches = 0
     for item in SegmentReader(io.BytesIO(data), ReadOptions(records=True)):
@@ -153,6 +203,19 @@ def reads_as_kafka(data: bytes) -> bool:
             return False
         batches += not isinstance(item, Finding)
     return batches > 0
+
+
+def _holds_at_most(data: bytes, max_records: int) -> bool:
+    """Whether the headers of ``data``'s entries count at most ``max_records`` records (each at least one) and
+    no damage before that: the records themselves are not decoded."""
+    counted_records = 0
+    for item in SegmentReader(io.BytesIO(data)):
+        if item.is_damage if isinstance(item, Finding) else item.is_damaged:
+            return False
+        counted_records += 0 if isinstance(item, Finding) else max(1, item.count or 0)
+        if counted_records > max_records:
+            return False
+    return True
 
 
 def explain(old: bytes, new: bytes, old_name: str = "the snapshot", new_name: str = "now") -> list[str]:
