@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from kbatch.format.findings import Finding
-from kbatch.format.layouts import SIZE_OFFSET
+from kbatch.format.structs import SIZE_OFFSET
 from kbatch.reading.model import Batch
 
 if TYPE_CHECKING:   # (kbatch.ops.txn loads the internal topics' schemas: only a view of transactions needs it)
