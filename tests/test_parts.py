@@ -151,7 +151,7 @@ def test_a_part_keeps_damaged_ranges_after_batches_with_findings(tmp_path, small
                 handmade.batch(12, [(b"k", b"v")]), b"\x01" * 30, handmade.batch(13, [(b"k", b"v")])]
     path = _segment(tmp_path, entries)
     whole = _verify(path, jobs=1, deep=True)
-    assert [finding.code for finding, _ in whole[0]] == ["offset-gap", "resync", "unknown-magic", "resync", "bad-length"]
+    assert [finding.code for finding, _ in whole[0]] == ["offset-gap", "resync", "resync"]
     assert _verify(path, jobs=2, deep=True) == whole
     assert small_parts and small_parts[0][0] < len(b"".join(entries[:6]))
 

@@ -206,10 +206,7 @@ class SegmentReader:
             problem = Finding("bad-length", pos, pos + SIZE_OFFSET, 4, LENGTH_FIELD[magic],
                               f"at most {self.size - pos - LOG_OVERHEAD} (the bytes left in the input)",
                               str(declared_size))
-        yield Finding("resync", pos, pos, end - pos, "entry", "a valid log entry",
-                      f"{end - pos} bytes that are none" + (f"; resumed at {end}" if resume is not None
-                                                           else ", up to the end of the input"))
-        yield problem   # why the first of those bytes is no entry
+        yield damaged_range(pos, end, problem, resumed=resume is not None)
         return end
 
     # -- decoding one entry --------------------------------------------------
@@ -243,6 +240,19 @@ class SegmentReader:
         """A reader of a wrapper's decompressed message set (with a decompressor of its own)."""
         return SegmentReader(BufferStream(inner), self.options, size=len(inner),
                              decompressor=Decompressor(self.options.decompressed_limit), nested_magic=wrapper_magic)
+
+
+def damaged_range(pos: int, end: int, problem: Finding, *, resumed: bool) -> Finding:
+    """The one finding for the bytes ``[pos, end)`` that are no entry.  ``problem``, why the bytes at ``pos``
+    frame no entry, is told inside it rather than as a finding of its own: one range, one finding, and the
+    field it names may lie past ``end``, inside the intact entry the walk resumed at."""
+    where = f"resumed at {end}" if resumed else "up to the end of the input"
+    header = "as an entry header"
+    if resumed and problem.pos + problem.size > end:
+        header += f" (read on into the entry at {end})"
+    return Finding("resync", pos, pos, end - pos, "entry", "a valid log entry",
+                   f"{end - pos} bytes that are none, {where}; {header}: {problem.code}, {problem.field} at pos "
+                   f"{problem.pos} is {problem.actual}, expected {problem.expected}")
 
 
 class BufferStream:
