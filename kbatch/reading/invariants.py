@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from kbatch.format.findings import MAX_HELD, Finding
+from kbatch.reading.lost import wrapper_not_opened
 from kbatch.reading.model import Batch
 from kbatch.kernels.batchrules import (
     MAX_RELATIVE_OFFSET,
@@ -251,7 +252,7 @@ class OffsetOrder:
         elif jump is not None and jump.gap is not None:
             found.append(jump.gap)
         before, before_pos, before_base = self.last_offset, self.last_pos, self.last_base
-        problem = self.problem(batch.base_offset)
+        problem = self.problem(_first_offset(batch))
         self.take(batch.last_offset, batch.pos, batch.base_offset)
         if problem == "offset-overlap":
             found.append(Finding(problem, batch.pos, batch.pos, 8, field,
@@ -309,6 +310,15 @@ class OffsetOrder:
     def holds_gap_of(self, batch: Batch) -> bool:
         """Whether ``batch``'s offset-gap is held, to be told after the batch (a walk keeps such a batch)."""
         return self.jump is not None and self.jump.gap is not None and self.jump.pos == batch.pos
+
+
+def _first_offset(batch: Batch) -> int:
+    """Where a batch's offsets start, for the order: a wrapper whose records could not be read says only its
+    last, and its first is inferred from the batch before (kbatch.reading.lost): no gap to call absent."""
+    lost = batch.lost_offsets
+    if lost is not None and wrapper_not_opened(batch) and lost.first is not None and lost.last == batch.offset_field:
+        return lost.first
+    return batch.base_offset
 
 
 def _gap_finding(batch: Batch, field: str, before: int, damage: tuple[int, int] | None,

@@ -91,6 +91,9 @@ class Batch:
     # The bytes after the fixed header as stored (v2: the records, compressed as they are; v0/v1: key
     # length to the end), kept only when ReadOptions.keep_body asks: what encode-from-json rebuilds from.
     body: bytes | None = None
+    # A damaged entry's offsets as far as the intact entry before it tells (kbatch.reading.lost.LostOffsets),
+    # set by the reader; None for an intact one, whose header says them.
+    lost_offsets: object | None = None
 
     @property
     def crc_valid(self) -> bool:

@@ -15,7 +15,7 @@ from kbatch.reading.model import Batch
 from kbatch.render.internal import control_text, key_compact, value_text
 from kbatch.render.plain import box_rule, lines_width, plain_table_lines, row_lines
 from kbatch.render.user_topic import user_bytes_text
-from kbatch.output.values import bytes_text, counted, finding_text, iso_timestamp
+from kbatch.output.values import bytes_text, counted, entry_offsets_cell, finding_text, iso_timestamp
 
 VALUE_WIDTH = 48   # characters of a key or value shown unless --full
 
@@ -187,8 +187,7 @@ class BatchTable:
 
 def batch_cells(batch: Batch) -> tuple[dict[str, Text | str], str | None]:
     """A batch's cells, by column name (and the row's style)."""
-    offsets = str(batch.base_offset) if batch.base_offset == batch.last_offset else \
-        f"{batch.base_offset}–{batch.last_offset}"
+    offsets = entry_offsets_cell(batch)
     verdict = Text("✓", style="green") if batch.crc_valid else Text("✗", style="bold red")
     cells = {
         "pos": str(batch.pos), "offsets": offsets, "stacked offsets": _stacked(batch),
@@ -341,7 +340,8 @@ class StreamedBatchTable:
 
 
 def _stacked(batch: Batch) -> str:
-    if batch.base_offset == batch.last_offset:
+    if batch.lost_offsets is not None or batch.base_offset == batch.last_offset:
+        return entry_offsets_cell(batch)
         return str(batch.base_offset)
     return f"{batch.base_offset}\n–{batch.last_offset}"
 
@@ -441,7 +441,8 @@ def batch_heading(batch: Batch) -> Text:
     """Two lines: where the batch is and whether it verifies; then its timestamp type, leader epoch,
     producer fields and flags (what the batch table's other columns hold)."""
     state = Text("✓", style="green") if batch.crc_valid else Text("✗ CRC", style="bold red")
-    offsets = f"offsets {batch.base_offset}–{batch.last_offset}"
+    offsets = f"offsets {batch.base_offset}–{batch.last_offset}" if batch.lost_offsets is None else \
+        f"offsets {batch.lost_offsets.span()}"
     text = Text.assemble(Text(f"batch @ pos {batch.pos}", style="bold"),
                          f"  {offsets}  count {batch.count if batch.count is not None else '-'}  "
                          f"magic {batch.magic}  {batch.codec}  {counted(batch.size, 'byte')}  crc {batch.crc} ",
