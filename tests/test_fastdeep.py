@@ -198,19 +198,22 @@ def test_a_range_of_a_file_walks_the_batches_starting_in_it():
     (("attributes", 0x08), []),                              # LogAppendTime: maxTimestamp is the broker's
     # Offsets 2..6 after 3..6, then 12 after 6 (not under the CRC).
     (("base_offset", 2), ["offset-overlap", "offset-gap"]),
-    # 40..44 between 3..6 and 12..17: a gap to it, it is out of line, and 7..11 are missing without it.
-    (("base_offset", 40), ["offset-gap", "offset-outlier", "offset-gap"]),
+    # 40..44 between 3..6 and 12..17: it is out of line, once; the gap to it is its doing, and 7..11, missing
+    # without it, are as many offsets as it holds: its own.
+    (("base_offset", 40), ["offset-outlier"]),
+    # 40..43 (its last offset delta one short): 7..11 are one offset more than it holds, a gap told with it.
+    (("base_offset", 40, "last_offset_delta", 3), ["last-offset-delta-mismatch", "offset-outlier", "offset-gap"]),
     (("crc", 1), ["crc-mismatch"]),
 ])
 def test_a_batch_that_breaks_a_rule_is_reported_as_the_full_reader_reports_it(change, codes):
     batches = segment(4)
-    name, value = change
-    batches[2] = set_field(batches[2], name, value, fix_crc=name != "crc")
+    for name, value in zip(change[::2], change[1::2]):
+        batches[2] = set_field(batches[2], name, value, fix_crc=name != "crc")
     findings, walked = assert_same(b"".join(batches))
     assert [finding[0] for finding in findings] == codes
     # Walked: all but the first batch of the walk and the changed one; the batch after the changed one too
     # where the change moved the changed batch's last offset (it then overlaps or leaves a gap).
-    moved = name in ("base_offset", "last_offset_delta")
+    moved = bool({"base_offset", "last_offset_delta"} & set(change))
     assert walked == 3 - bool(codes) - moved
 
 

@@ -145,3 +145,71 @@ def test_parts_say_what_one_walk_says_about_a_damaged_range(tmp_path_factory, mo
     whole = _verify(path, jobs=1, deep=True)
     assert any("damaged range" in finding.actual for finding, _ in whole[0])
     assert _verify(path, jobs=jobs, deep=True) == whole
+
+
+# -- a gap is told once, and not for an outlier ---------------------------------------------------------
+
+
+def _findings(kbatch, path, *args) -> tuple[int, list[dict]]:
+    result = kbatch("verify-crc", "--deep", "--format", "jsonl", *args, str(path))
+    lines = [json.loads(line) for line in result.out.splitlines()]
+    return result.code, [{key: line[key] for key in ("code", "entry_pos", "expected", "actual", "base_offset",
+                                                      "last_offset")} for line in lines if line["type"] == "finding"]
+
+
+@pytest.mark.parametrize("jobs", ["1", "3"])
+def test_the_gap_an_outlier_opens_is_its_consequence_not_a_finding(kbatch, tmp_path, monkeypatch, jobs):
+    """263274 in place of 1134: one error at the outlier; neither the gap up to it nor the offsets its records
+    stand for in the sequence (1134..1141, just as many as it holds) are called absent."""
+    monkeypatch.setattr(parts, "PART_MIN_SIZE", 64)
+    data, positions = _segment()
+    damaged = bytearray(data)
+    damaged[positions[7]:positions[7] + 8] = (263274).to_bytes(8, "big")
+    path = tmp_path / "00000000000000000000.log"
+    path.write_bytes(bytes(damaged))
+    code, findings = _findings(kbatch, path, "--jobs", jobs)
+    assert code == 1
+    assert findings == [{"code": "offset-outlier", "entry_pos": positions[7],
+                         "expected": "1134 (after 1126..1133; the batch after it starts at 1142)",
+                         "actual": "263274: baseOffset 263274 breaks the sequence 1126..1133 → 1134 (baseOffset lies "
+                                   "outside the CRC)", "base_offset": 263274, "last_offset": 263281}]
+
+
+def test_an_outlier_that_hides_more_than_its_own_offsets_leaves_a_gap_that_says_so(kbatch, tmp_path):
+    """1078..1085, then a batch of 8 whose baseOffset reads 900000 where 1086 was, then 1100: 14 offsets are
+    missing after 1085, 8 of which the outlier holds."""
+    batches = [handmade.batch(1078, [(b"k", b"v%d" % i) for i in range(8)]),
+               handmade.batch(900_000, [(b"k", b"w%d" % i) for i in range(8)]),
+               handmade.batch(1100, [(b"k", b"after")])]
+    path = tmp_path / "00000000000000000000.log"
+    path.write_bytes(b"".join(batches))
+    code, findings = _findings(kbatch, path)
+    assert code == 1
+    assert [(finding["code"], finding["entry_pos"], finding["actual"]) for finding in findings] == [
+        ("offset-outlier", len(batches[0]), "900000: baseOffset 900000 breaks the sequence 1078..1085 → 1086 "
+                                            "(baseOffset lies outside the CRC)"),
+        ("offset-gap", len(batches[0]) + len(batches[1]),
+         f"1100 (14 offsets absent, where the batch at pos {len(batches[0])}, whose baseOffset is off, holds 8)")]
+
+
+@pytest.mark.parametrize("after", ["clean", "control", "none"])
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_gap_is_told_once_with_its_batch_whoever_reads_the_batch_after_it(kbatch, tmp_path, monkeypatch, after,
+                                                                           jobs):
+    """A legal gap (20 offsets after 0..7, as compaction leaves): held until the batch after it shows its batch
+    is no outlier, then told once, with its own batch's offsets -- whether that batch is walked by --deep's
+    fast pass (clean), read by the full reader (a transaction marker) or there is none (the end of the input)."""
+    monkeypatch.setattr(parts, "PART_MIN_SIZE", 64)
+    batches = [handmade.batch(0, [(b"k", b"v%d" % i) for i in range(8)]),
+               handmade.batch(28, [(b"k", b"w%d" % i) for i in range(4)], producer_id=7, producer_epoch=0,
+                              base_sequence=0, transactional=True)]
+    batches += {"clean": [handmade.batch(32 + n, [(b"k", b"x")]) for n in range(5)],
+                "control": [handmade.batch(32, [handmade.end_marker("COMMIT", 1)], control=True, producer_id=7,
+                                           producer_epoch=0, transactional=True)],
+                "none": []}[after]
+    path = tmp_path / "00000000000000000000.log"
+    path.write_bytes(b"".join(batches))
+    code, findings = _findings(kbatch, path, "--jobs", jobs)
+    assert code == 0
+    assert findings == [{"code": "offset-gap", "entry_pos": len(batches[0]), "expected": "8",
+                         "actual": "28 (20 offsets absent)", "base_offset": 28, "last_offset": 31}]

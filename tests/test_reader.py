@@ -108,7 +108,32 @@ def test_zero_run_inside_a_segment_is_damage():
     data = v2_batch(0, [b"a"]) + bytes(1000) + v2_batch(1, [b"b"])
     batches, findings = read_all(data)
     assert len(batches) == 2
-    assert [finding.code for finding in findings if finding.is_damage] == ["resync", "bad-length"]
+    first = len(v2_batch(0, [b"a"]))
+    (zeros,) = [finding for finding in findings if finding.is_damage]
+    assert (zeros.code, zeros.pos, zeros.size) == ("resync", first, 1000)
+    assert zeros.actual == (f"1000 bytes that are none, resumed at {first + 1000}; as an entry header: bad-length, "
+                            f"message_size at pos {first + 8} is 0, expected 14..1073741824 for magic 0")
+
+
+@pytest.mark.parametrize("garbage, why", [
+    # the 17 bytes read as a header reach 7 bytes into the next batch: its offset's low bytes and its size
+    (b"\x07" * 10, "as an entry header (read on into the entry at {end}): bad-length, message_size at pos {size_at} "
+                   "is 117899264, expected at most {left} (the bytes left in the input)"),
+    (b"\x07" * 40, "as an entry header: unknown-magic, magic at pos {magic_at} is 7, expected 0, 1 or 2"),
+])
+def test_one_damaged_range_is_one_finding(garbage, why):
+    """Bytes between two batches are one range and one finding, whose text says what they read as; the field it
+    names may lie inside the batch after them, which is intact (no finding of its own points there)."""
+    head, tail = v2_batch(0, [b"a"]), v2_batch(1, [b"b"])
+    data = head + garbage + tail
+    batches, findings = read_all(data)
+    assert [batch.pos for batch in batches] == [0, len(head) + len(garbage)]
+    (found,) = findings
+    end = len(head) + len(garbage)
+    assert (found.code, found.entry_pos, found.pos, found.size, found.field) == \
+        ("resync", len(head), len(head), len(garbage), "entry")
+    assert found.actual == f"{len(garbage)} bytes that are none, resumed at {end}; " + why.format(
+        end=end, size_at=len(head) + 8, magic_at=len(head) + 16, left=len(data) - len(head) - 12)
 
 
 def test_mixed_magic_in_one_segment():

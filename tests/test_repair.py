@@ -85,7 +85,7 @@ def test_salvage_keeps_every_intact_batch(path):
 def test_salvage_reports_the_offsets_lost(kbatch, tmp_path):
     result = kbatch("salvage", "fixtures/damaged-bitflip-record.log", "-o", str(tmp_path / "good.log"))
     assert result.code == 1
-    assert "3–5 (its header, unverified)" in result.out and "kept 3 batches" in result.out
+    assert "3–5 (its header, unverified: its CRC fails)" in result.out and "kept 3 batches" in result.out
 
 
 @pytest.mark.parametrize("command", [["repair-length", "--apply", "--truncate-tail", "-o"], ["salvage", "-o"]])

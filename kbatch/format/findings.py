@@ -24,7 +24,8 @@ CODES: dict[str, tuple[Severity, str]] = {
     "truncated": (Severity.ERROR, "the input ends inside a log entry"),
     "unknown-magic": (Severity.ERROR, "the magic byte is not 0, 1 or 2"),
     "proposed-format": (Severity.ERROR, "magic 3: the v3 format proposed for Kafka and never adopted; Kafka rejects it"),
-    "resync": (Severity.ERROR, "bytes that are no log entry were skipped up to the next valid one"),
+    "resync": (Severity.ERROR, "bytes that are no log entry were skipped up to the next valid one (one finding a "
+                               "range: its text says what the first bytes read as, e.g. unknown-magic)"),
     "truncated-while-reading": (Severity.ERROR, "the file was cut while it was read: it ends earlier than when "
                                                 "opened, and what was read there is all there is"),
     "zero-tail": (Severity.INFO, "the input ends in zero bytes, as a broker-preallocated segment does"),

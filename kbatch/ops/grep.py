@@ -286,6 +286,7 @@ class _QuietRun:
         self.max_entry_size = reader.options.max_entry_size
         self.inflate = inflater(reader.decompressor)
         self.taken = 0
+        self.last_pos: int | None = None
 
     def walk(self, window, pos: int, stop: int) -> int:
         from kbatch.format.framing import CHECKSUMS, size_bounds
@@ -304,5 +305,7 @@ class _QuietRun:
         least, most = size_bounds(2, self.max_entry_size)   # framing's rules, handed to the compiled loop
         stopped = batches.walk(data, i, stop - base, base, least, most, None, self.inflate, CHECKSUMS[2])
         self.taken = batches.batches - before
+        if self.taken:
+            self.last_pos = batches.last_pos
         return base + stopped
 

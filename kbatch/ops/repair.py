@@ -24,6 +24,7 @@ from typing import BinaryIO, Iterator
 from kbatch.format.findings import Finding
 from kbatch.format.framing import CHECKSUMS
 from kbatch.reading.invariants import breaks_sequence, outlier_finding
+from kbatch.reading.lost import entry_lost_offsets, range_lost_offsets
 from kbatch.reading.model import Batch
 from kbatch.reading.reader import ReadOptions, SegmentReader
 from kbatch.format.structs import LOG_OVERHEAD, LOG_ENTRY_PREFIX
@@ -168,18 +169,27 @@ def salvage(stream: BinaryIO, report: SalvageReport) -> Iterator[bytes]:
 
     A batch whose baseOffset breaks the sequence its neighbours agree on (invariants.breaks_sequence: the
     field lies outside the CRC) is dropped too, so the copy verifies with ``--deep``: each kept batch waits
-    for the next one, which tells.
+    for the next one, which tells.  The offsets each skipped range held are inferred once the batch kept
+    after it is known (kbatch.reading.lost).
     """
     reader = SegmentReader(stream, ReadOptions())
     report.size = reader.size
     last_kept: int | None = None
     kept_before: tuple[int, int] | None = None   # base and last offset of the batch kept before the held one
     held: tuple[Batch, bytes] | None = None      # the batch kept last, not yet written
-    waiting: list[tuple[int, int, str, str | None]] = []   # skipped ranges, until the next kept offset is known
+    # skipped ranges, until the next kept offset is known: (pos, size, why, the damaged entry or None, or the
+    # offsets already said)
+    waiting: list[tuple[int, int, str, Batch | None | str]] = []
 
     def settle(next_base: int | None) -> None:
-        for pos, size, reason, claimed in waiting:
-            report.skipped.append(Skipped(pos, size, reason, claimed or _lost_offsets(last_kept, next_base)))
+        for pos, size, reason, entry in waiting:
+            if isinstance(entry, str):
+                offsets = entry
+            elif entry is None:
+                offsets = range_lost_offsets(last_kept, next_base).text()
+            else:
+                offsets = entry_lost_offsets(entry, last_kept, next_base).text()
+            report.skipped.append(Skipped(pos, size, reason, offsets))
         waiting.clear()
 
     def release(next_base: int | None) -> Iterator[bytes]:
@@ -213,7 +223,7 @@ def salvage(stream: BinaryIO, report: SalvageReport) -> Iterator[bytes]:
             continue
         if not item.crc_valid:
             waiting.append((item.pos, item.size, f"crc-mismatch: stored {item.crc}, computed {item.computed_crc}",
-                            f"{item.base_offset}–{item.last_offset} (its header, unverified)"))
+                            item))
             continue
         if held is not None:
             previous = (held[0].base_offset, held[0].last_offset)
@@ -241,12 +251,3 @@ def salvage(stream: BinaryIO, report: SalvageReport) -> Iterator[bytes]:
     yield from release(None)
     settle(None)
     report.skipped.sort(key=lambda skipped: skipped.pos)
-
-
-def _lost_offsets(previous_last: int | None, next_base: int | None) -> str:
-    """The offsets between the kept batches around a skipped range."""
-    low = None if previous_last is None else previous_last + 1
-    high = None if next_base is None else next_base - 1
-    if low is not None and high is not None and high < low:
-        return "none"
-    return f"{'?' if low is None else low}–{'?' if high is None else high}"

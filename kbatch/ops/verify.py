@@ -130,11 +130,13 @@ def verify_stream(stream: BinaryIO, summary: FileSummary, options: VerifyOptions
 
     try:
         for item in walk.items(start, stop, ran):
+            yield from _told(summary, order.take_settled())   # gaps held, told once the batches after went on
             if isinstance(item, Finding):
                 if item.code == "truncated-while-reading" and summary.size_now is not None:
                     continue   # told once a file, whatever the parts or readers that noticed
-                summary.add_finding(item)
                 order.damaged_range(item)
+                yield from _told(summary, order.take_settled())   # (a gap held before the range is told first)
+                summary.add_finding(item)
                 yield item
                 continue
             if options.deep:
@@ -157,12 +159,22 @@ def verify_stream(stream: BinaryIO, summary: FileSummary, options: VerifyOptions
     finally:
         reader.close()   # (a read-ahead thread stops: the rest may go to forked parts)
     pos = walk.landed
+    yield from _told(summary, order.take_settled())
+    if pos >= summary.size:   # the end of the input: no batch after the last to call it an outlier
+        yield from _told(summary, order.end())
     if snapshot_rules is not None and pos >= summary.size:
         for finding in snapshot_rules.end():
             summary.add_finding(finding)
             yield finding
     if landed is not None:
         landed["pos"] = pos
+
+
+def _told(summary: FileSummary, findings: list[Finding]) -> Iterator[Finding]:
+    """Findings about batches told after them (OffsetOrder's held gaps), counted as they are yielded."""
+    for finding in findings:
+        summary.add_finding(finding)
+        yield finding
 
 
 def in_file_order(finding: Finding) -> tuple[int, int]:
@@ -211,6 +223,8 @@ def verify_in_parts(path: str, stream: BinaryIO, summary: FileSummary, options: 
         return walked["pos"]
 
     pos = yield from walk_in_parts(path, summary.size, options.jobs, work, take, walk_here, start=start)
+    if pos >= summary.size:   # (the last part's held gap is the parent's to tell: verify_stream's end)
+        yield from _told(summary, order.end())
     if landed is not None:
         landed["pos"] = pos
 
@@ -257,16 +271,20 @@ class _Found:
                     continue
                 if order is not None:
                     order.damaged_range(item)
+                    yield from _told(summary, order.take_settled())
                 yield item
                 continue
             batch, findings = item
             if batch is self.first and order is not None:
                 across = order.check(batch)   # verify_stream's last check of a batch, so it sorts the same
-                for finding in across:
+                # The part's walk went on past this batch (goes_on_from): it is no outlier, and a gap held for it
+                # is told after its findings, as a whole walk tells it (OffsetOrder.check, walked_past).
+                held = order.end() if self.summary.batches > 1 else []
+                for finding in across + held:
                     summary.add_finding(finding)
-                findings = sorted(findings + across, key=in_file_order)
+                findings = sorted(findings + across, key=in_file_order) + held
                 batch.findings = findings
-                if not findings:
+                if not findings and not order.holds_gap_of(batch):   # (a gap held is told after the batch)
                     continue
             if on_batch is not None:
                 on_batch(batch)
@@ -296,7 +314,7 @@ def _verify_part(path: str, stream: BinaryIO, start: int, stop: int, size: int, 
         pending = len(batch.findings)
         if summary.batches == 2:   # (counted before on_batch) the second: it may show the first an outlier
             second_base = batch.base_offset
-        if batch.findings or first is None:
+        if batch.findings or first is None or order.holds_gap_of(batch):   # (its gap is told after it)
             # Only what the parent needs, and what pickles (not the record decoder's columns).
             kept = dataclasses.replace(batch, records=None, record_data=None, record_checks=None, body=None,
                                        walked_columns=None, findings=[])

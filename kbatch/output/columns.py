@@ -70,6 +70,22 @@ def _iso(name: str, of: str) -> Column:
 
 # -- a batch: one log entry (a v2 record batch or a v0/v1 message), kbatch.output.jsonout.batch_dict -------
 
+def _lost_offsets(known: str) -> tuple[Column, ...]:
+    """A damaged batch's offsets as far as the entry before tells (kbatch.reading.lost), where ``known``:
+    present only then."""
+    return (
+        Column("lost_first", "int64", True, f"batch.lost_offsets.first if {known} else None",
+               "a damaged batch's first offset, as inferred (lost_offsets_from says how)", optional=True,
+               spark=False),
+        Column("lost_last", "int64", True, f"batch.lost_offsets.last if {known} else None",
+               "a damaged batch's last offset, as inferred", optional=True, spark=False),
+        Column("lost_offsets_from", "string", True, f"batch.lost_offsets.how if {known} else None",
+               "how a damaged batch's offsets are known: its header (unverified), or the entry before it (\"after "
+               "the entry before, which ends at 7, up to the wrapper's own offset, its last inner record's\")",
+               optional=True, spark=False),
+    )
+
+
 BATCH = (
     Column("type", "string", False, '"batch"', "always \"batch\" (a jsonl line's kind)", spark=False,
            schema={"const": "batch"}),
@@ -116,6 +132,7 @@ BATCH = (
     Column("payload_size", "int64", False, "batch.payload_size", "their size in the file (compressed, when compressed)"),
     Column("decompressed_size", "int64", True, "batch.decompressed_size",
            "their size decompressed, when they were decompressed"),
+    *_lost_offsets("batch.lost_offsets"),
     Column("findings", "array", False, "[finding_dict(finding) for finding in batch.findings]",
            "what is wrong with the entry (keys below)", spark=False,
            schema={"type": "array", "items": {"$ref": "#/$defs/finding"}}),
@@ -238,6 +255,7 @@ FINDING_OFFSETS = (
            "the base offset of the batch it lies in"),
     Column("last_offset", "int64", True, f"batch.last_offset if {_INSIDE} else None",
            "the last offset of the batch it lies in"),
+    *_lost_offsets(f"{_INSIDE} and batch.lost_offsets"),
 )
 
 # -- the Spark tables (kbatch.spark.source): each row says where it comes from --------------------------
@@ -253,7 +271,7 @@ SPARK_BATCHES = LOCATION + tuple(column for column in BATCH if column.spark) + (
     Column("damaged", "bool", False, "batch.is_damaged", "whether one of them is damage"),
 )
 
-SPARK_FINDINGS = LOCATION + FINDING + FINDING_OFFSETS
+SPARK_FINDINGS = LOCATION + tuple(column for column in FINDING + FINDING_OFFSETS if column.spark)
 
 # One row per record, with what it needs of its batch (kbatch.spark.source.record_rows and ColumnarRecords).
 SPARK_RECORDS = LOCATION + (

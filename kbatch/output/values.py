@@ -107,11 +107,29 @@ def offsets_text(base_offset: int, last_offset: int) -> str:
     return f"offset {base_offset}" if base_offset == last_offset else f"offsets {base_offset}–{last_offset}"
 
 
+def entry_offsets_text(batch) -> str:
+    """The offsets an entry held: a damaged one's as far as can be inferred, and how (kbatch.reading.lost)."""
+    lost = batch.lost_offsets
+    if lost is None:
+        return offsets_text(batch.base_offset, batch.last_offset)
+    return f"offsets {lost.text()}"
+
+
+def entry_offsets_cell(batch) -> str:
+    """The offsets an entry held, in a table's cell (how a damaged one's are known is said in its findings)."""
+    lost = batch.lost_offsets
+    if lost is not None:
+        return lost.span()
+    if batch.base_offset == batch.last_offset:
+        return str(batch.base_offset)
+    return f"{batch.base_offset}–{batch.last_offset}"
+
+
 def finding_text(finding, batch=None) -> str:
     """One line for a finding; given the batch it belongs to, with the batch's record offsets too."""
     where = f"pos {finding.pos}" if finding.inner_pos is None else \
         f"pos {finding.pos} (byte {finding.inner_pos} of the decompressed data)"
     if batch is not None:
-        where += f" ({offsets_text(batch.base_offset, batch.last_offset)})"
+        where += f" ({entry_offsets_text(batch)})"
     return (f"{finding.code} at {where}, {counted(finding.size, 'byte')}, {finding.field}: "
             f"expected {finding.expected}, found {finding.actual}")

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from kbatch.format.findings import MAX_HELD, Finding
+from kbatch.reading.lost import wrapper_not_opened
 from kbatch.reading.model import Batch
 from kbatch.kernels.batchrules import (
     MAX_RELATIVE_OFFSET,
@@ -214,6 +215,7 @@ class _Jump:
     last_offset: int
     before: tuple[int, int]     # the base and last offset of the batch before it
     before_pos: int
+    gap: Finding | None         # its offset-gap, held until the next batch shows it is no outlier
 
 
 class OffsetOrder:
@@ -221,7 +223,10 @@ class OffsetOrder:
 
     A batch that jumps up while the batch after it goes on from the one before it is the one to blame
     (:func:`breaks_sequence`): the next batch reports it (an offset-outlier error at the jumper's position)
-    and the order goes on as if the jumper were not there.
+    and the order goes on as if the jumper were not there.  The gap the jumper opened is its consequence,
+    not news of its own: it is held until the next batch tells (:meth:`check`), and said only when the
+    jumper is no outlier -- with the next batch's findings, or, when batches walked elsewhere went on from
+    the jumper (:meth:`walked_past`), in :attr:`settled`; at the end of the input, :meth:`end` says it.
     """
 
     def __init__(self):
@@ -230,40 +235,44 @@ class OffsetOrder:
         self.last_base: int | None = None
         self.jump: _Jump | None = None   # the batch just before, when it jumped up
         self.damage: tuple[int, int] | None = None   # (pos, size) of a damaged range since the last batch
+        self.settled: list[Finding] = []   # held gaps told since, for the walk to yield (take_settled)
 
     def check(self, batch: Batch) -> list[Finding]:
         field = "base_offset" if batch.magic == 2 else "offset"
         jump, self.jump = self.jump, None
         damage, self.damage = self.damage, None
         found = []
+        outlier = None
         if jump is not None and breaks_sequence(jump.before[1], jump.base_offset, jump.last_offset,
                                                 batch.base_offset):
             found.append(outlier_finding(jump.pos, jump.magic, jump.base_offset, jump.before, batch.base_offset))
             self.last_base, self.last_offset = jump.before
             self.last_pos = jump.before_pos
+            outlier = jump
+        elif jump is not None and jump.gap is not None:
+            found.append(jump.gap)
         before, before_pos, before_base = self.last_offset, self.last_pos, self.last_base
-        problem = self.problem(batch.base_offset)
+        problem = self.problem(_first_offset(batch))
         self.take(batch.last_offset, batch.pos, batch.base_offset)
         if problem == "offset-overlap":
             found.append(Finding(problem, batch.pos, batch.pos, 8, field,
                                  f"more than {before} (the last offset of the batch at {before_pos})",
                                  str(batch.base_offset)))
         elif problem == "offset-gap":
+            gap = _gap_finding(batch, field, before, damage, outlier)
             self.jump = _Jump(batch.pos, batch.magic, batch.base_offset, batch.last_offset,
-                              (before_base if before_base is not None else before, before), before_pos)
-            missing = batch.base_offset - before - 1
-            if damage is None:
-                where = f"{missing} offsets absent"
-            else:   # the offsets may well be in the bytes that do not read: nobody can call them absent
-                where = (f"offsets {before + 1}..{batch.base_offset - 1} fall in the damaged range at pos "
-                         f"{damage[0]} ({damage[1]} bytes)")
-            found.append(Finding(problem, batch.pos, batch.pos, 8, field, str(before + 1),
-                                 f"{batch.base_offset} ({where})"))
+                              (before_base if before_base is not None else before, before), before_pos, gap)
         return found
 
     def damaged_range(self, finding: Finding) -> None:
-        """A range of bytes that reads as no entry lies between the last batch and the next."""
-        if finding.owns_bytes and finding.is_damage and self.damage is None:
+        """A range of bytes that reads as no entry lies between the last batch and the next.  A gap held for
+        the last batch is told before it (in :attr:`settled`), so findings stay in file order."""
+        if not finding.owns_bytes:
+            return
+        if self.jump is not None and self.jump.gap is not None:
+            self.settled.append(self.jump.gap)
+            self.jump.gap = None
+        if finding.is_damage and self.damage is None:
             self.damage = (finding.pos, finding.size)
 
     def problem(self, base_offset: int) -> str | None:
@@ -281,6 +290,52 @@ class OffsetOrder:
             other.last_offset, other.last_pos, other.last_base, other.jump, other.damage
 
     def walked_past(self, last_offset: int | None, last_pos: int | None, last_base: int | None) -> None:
-        """Batches walked elsewhere (kbatch.walk.deep) went on in order: no jump is pending any more."""
+        """Batches walked elsewhere (kbatch.walk.deep) went on in order: no jump is pending any more, and a
+        gap held for the last one is told (that walk took the next batch only above the jumper's offsets)."""
+        if self.jump is not None and self.jump.gap is not None:
+            self.settled.append(self.jump.gap)
         self.last_offset, self.last_pos, self.last_base = last_offset, last_pos, last_base
         self.jump = self.damage = None
+
+    def take_settled(self) -> list[Finding]:
+        """The held gaps told since last asked, in file order (each before the batches walked after it)."""
+        settled, self.settled = self.settled, []
+        return settled
+
+    def end(self) -> list[Finding]:
+        """At the end of the input: the gap held for the last batch (no batch after it to make it an outlier)."""
+        jump, self.jump = self.jump, None
+        return [jump.gap] if jump is not None and jump.gap is not None else []
+
+    def holds_gap_of(self, batch: Batch) -> bool:
+        """Whether ``batch``'s offset-gap is held, to be told after the batch (a walk keeps such a batch)."""
+        return self.jump is not None and self.jump.gap is not None and self.jump.pos == batch.pos
+
+
+def _first_offset(batch: Batch) -> int:
+    """Where a batch's offsets start, for the order: a wrapper whose records could not be read says only its
+    last, and its first is inferred from the batch before (kbatch.reading.lost): no gap to call absent."""
+    lost = batch.lost_offsets
+    if lost is not None and wrapper_not_opened(batch) and lost.first is not None and lost.last == batch.offset_field:
+        return lost.first
+    return batch.base_offset
+
+
+def _gap_finding(batch: Batch, field: str, before: int, damage: tuple[int, int] | None,
+                 outlier: _Jump | None) -> Finding | None:
+    """The offset-gap between the last offset before (``before``) and ``batch``; None when the offsets missing
+    are just as many as the outlier just dropped holds: its own records, whose header no longer says where
+    they are (the outlier's finding says it once)."""
+    missing = batch.base_offset - before - 1
+    held = None if outlier is None else outlier.last_offset - outlier.base_offset + 1
+    if held == missing:
+        return None
+    if damage is not None:   # the offsets may well be in the bytes that do not read: nobody can call them absent
+        where = (f"offsets {before + 1}..{batch.base_offset - 1} fall in the damaged range at pos "
+                 f"{damage[0]} ({damage[1]} bytes)")
+    elif outlier is not None:
+        where = (f"{missing} offsets absent, where the batch at pos {outlier.pos}, whose baseOffset is off, holds "
+                 f"{held}")
+    else:
+        where = f"{missing} offsets absent"
+    return Finding("offset-gap", batch.pos, batch.pos, 8, field, str(before + 1), f"{batch.base_offset} ({where})")

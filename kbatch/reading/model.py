@@ -94,6 +94,9 @@ class Batch:
     # The log start offset of the batch's partition, where a listing knows it: its records below it are deleted
     # (DeleteRecords, retention) and never given to a consumer, though still in the segment.
     log_start_offset: int | None = None
+    # A damaged entry's offsets as far as the intact entry before it tells (kbatch.reading.lost.LostOffsets),
+    # set by the reader; None for an intact one, whose header says them.
+    lost_offsets: object | None = None
 
     @property
     def crc_valid(self) -> bool:

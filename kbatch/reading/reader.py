@@ -47,6 +47,7 @@ from kbatch.format.framing import (
 )
 from kbatch.reading.model import Batch
 from kbatch.reading.legacy import read_message
+from kbatch.reading.lost import entry_lost_offsets, wrapper_not_opened
 from kbatch.reading.recovery import Recovery
 from kbatch.reading.v2 import load_records, read_batch
 from kbatch.reading.window import CHUNK, EntryCut, Window
@@ -59,6 +60,8 @@ from kbatch.format.structs import (
     PROPOSED_V3_MAGIC,
     SIZE_OFFSET,
 )
+
+_OFFSETS = BATCH_HEADER.picker("base_offset", "last_offset_delta")
 
 __all__ = ["DEFAULT_MAX_ENTRY_SIZE", "ReadOptions", "SegmentReader", "load_records", "open_input", "parse_hex"]
 
@@ -93,6 +96,10 @@ class SegmentReader:
         self.decompressor = decompressor or Decompressor(options.decompressed_limit)
         self._nested_magic = nested_magic   # set when walking the inner set of a wrapper message
         self.recovery = Recovery(self.window, options.max_entry_size, self._entry)
+        # The intact entry last walked past, for a damaged entry's offsets (kbatch.reading.lost): its last
+        # offset, or the position of a v2 batch a run took (kbatch.walk.engine), read only if asked.
+        self._before_last: int | None = None
+        self._before_pos: int | None = None
 
     def close(self) -> None:
         """Stop reading ahead, if it does (``read_ahead``); the reader still reads, on the calling thread."""
@@ -140,6 +147,29 @@ class SegmentReader:
                     return candidate
         return None
 
+    def passed_batch_at(self, pos: int | None) -> None:
+        """A run (kbatch.walk.engine) took the intact v2 batches up to the one at ``pos``."""
+        if pos is not None:
+            self._before_pos = pos
+
+    def _last_offset_before(self) -> int | None:
+        if self._before_pos is not None:   # a v2 batch's header: baseOffset + lastOffsetDelta
+            buf, i, available = self.window.view(self._before_pos, BATCH_HEADER.size)
+            if available >= BATCH_HEADER.size:
+                base_offset, last_offset_delta = _OFFSETS.unpack_from(buf, i)
+                self._before_last = base_offset + last_offset_delta
+            self._before_pos = None
+        return self._before_last
+
+    def _intact(self, batch: Batch) -> Batch:
+        """``batch``, which the walk goes on past: its offsets are the ones the next damaged entry follows,
+        and if it is itself damaged, what it held as far as the entry before tells (kbatch.reading.lost)."""
+        if not batch.crc_valid or wrapper_not_opened(batch):
+            batch.lost_offsets = entry_lost_offsets(batch, self._last_offset_before())
+        if batch.crc_valid:
+            self._before_last, self._before_pos = batch.last_offset, None
+        return batch
+
     def entry_verifies_at(self, pos: int) -> bool:
         return self.recovery.verified_entry_at(pos)
 
@@ -176,16 +206,16 @@ class SegmentReader:
             return (yield from self._damaged(pos, frame_problem(pos, magic, size, self.options.max_entry_size,
                                                                 self.size)))
         if batch.crc_valid:
-            yield batch
+            yield self._intact(batch)
             return end
         # The CRC fails.  A length field is covered by no CRC: if the CRC verifies at an end another
         # entry suggests, the bytes are intact and only the length lies.
         recovered = self.recovery.recover_length(pos, self.recovery.resync(pos + 1) or self.size)
         if recovered is not None:
-            yield recovered
+            yield self._intact(recovered)
             return recovered.pos + recovered.size
         if end == self.size or self.recovery.plausible_entry_at(end):
-            yield batch
+            yield self._intact(batch)
             return end
         problem = crc_mismatch(pos, end, magic, batch.computed_crc, batch.crc)
         return (yield from self._damaged(pos, problem))
@@ -196,7 +226,7 @@ class SegmentReader:
         end = self.size if resume is None else resume
         intact = self.recovery.recover_length(pos, end)
         if intact is not None:
-            yield intact
+            yield self._intact(intact)
             return intact.pos + intact.size
         if problem.code == "truncated":
             if resume is None:
@@ -206,10 +236,7 @@ class SegmentReader:
             problem = Finding("bad-length", pos, pos + SIZE_OFFSET, 4, LENGTH_FIELD[magic],
                               f"at most {self.size - pos - LOG_OVERHEAD} (the bytes left in the input)",
                               str(declared_size))
-        yield Finding("resync", pos, pos, end - pos, "entry", "a valid log entry",
-                      f"{end - pos} bytes that are none" + (f"; resumed at {end}" if resume is not None
-                                                           else ", up to the end of the input"))
-        yield problem   # why the first of those bytes is no entry
+        yield damaged_range(pos, end, problem, resumed=resume is not None)
         return end
 
     # -- decoding one entry --------------------------------------------------
@@ -243,6 +270,19 @@ class SegmentReader:
         """A reader of a wrapper's decompressed message set (with a decompressor of its own)."""
         return SegmentReader(BufferStream(inner), self.options, size=len(inner),
                              decompressor=Decompressor(self.options.decompressed_limit), nested_magic=wrapper_magic)
+
+
+def damaged_range(pos: int, end: int, problem: Finding, *, resumed: bool) -> Finding:
+    """The one finding for the bytes ``[pos, end)`` that are no entry.  ``problem``, why the bytes at ``pos``
+    frame no entry, is told inside it rather than as a finding of its own: one range, one finding, and the
+    field it names may lie past ``end``, inside the intact entry the walk resumed at."""
+    where = f"resumed at {end}" if resumed else "up to the end of the input"
+    header = "as an entry header"
+    if resumed and problem.pos + problem.size > end:
+        header += f" (read on into the entry at {end})"
+    return Finding("resync", pos, pos, end - pos, "entry", "a valid log entry",
+                   f"{end - pos} bytes that are none, {where}; {header}: {problem.code}, {problem.field} at pos "
+                   f"{problem.pos} is {problem.actual}, expected {problem.expected}")
 
 
 class BufferStream:

@@ -15,7 +15,7 @@ from kbatch.reading.model import Batch
 from kbatch.render.internal import control_text, key_compact, value_text
 from kbatch.render.plain import box_rule, lines_width, plain_table_lines, row_lines
 from kbatch.render.user_topic import user_bytes_text
-from kbatch.output.values import bytes_text, counted, finding_text, iso_timestamp
+from kbatch.output.values import bytes_text, counted, entry_offsets_cell, finding_text, iso_timestamp
 from kbatch.output.visible import visible
 
 VALUE_WIDTH = 48   # characters of a key or value shown unless --full
@@ -188,8 +188,7 @@ class BatchTable:
 
 def batch_cells(batch: Batch) -> tuple[dict[str, Text | str], str | None]:
     """A batch's cells, by column name (and the row's style)."""
-    offsets = str(batch.base_offset) if batch.base_offset == batch.last_offset else \
-        f"{batch.base_offset}–{batch.last_offset}"
+    offsets = entry_offsets_cell(batch)
     verdict = Text("✓", style="green") if batch.crc_valid else Text("✗", style="bold red")
     cells = {
         "pos": str(batch.pos), "offsets": offsets, "stacked offsets": _stacked(batch),
@@ -342,7 +341,8 @@ class StreamedBatchTable:
 
 
 def _stacked(batch: Batch) -> str:
-    if batch.base_offset == batch.last_offset:
+    if batch.lost_offsets is not None or batch.base_offset == batch.last_offset:
+        return entry_offsets_cell(batch)
         return str(batch.base_offset)
     return f"{batch.base_offset}\n–{batch.last_offset}"
 
@@ -445,8 +445,9 @@ def batch_heading(batch: Batch, width: int | None = None) -> Text:
     producer fields and flags (what the batch table's other columns hold).  Narrower than a line needs
     (``width`` columns), each wraps between its fields, never inside one."""
     state = Text("✓", style="green") if batch.crc_valid else Text("✗ CRC", style="bold red")
-    fields = [Text(f"batch @ pos {batch.pos}", style="bold"),
-              Text(f"offsets {batch.base_offset}–{batch.last_offset}"),
+    offsets = f"offsets {batch.base_offset}–{batch.last_offset}" if batch.lost_offsets is None else \
+        f"offsets {batch.lost_offsets.span()}"
+    fields = [Text(f"batch @ pos {batch.pos}", style="bold"), Text(offsets),
               Text(f"count {batch.count if batch.count is not None else '-'}"), Text(f"magic {batch.magic}"),
               Text(batch.codec), Text(counted(batch.size, "byte")), Text.assemble(f"crc {batch.crc} ", state)]
     details = [batch.timestamp_type]

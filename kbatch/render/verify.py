@@ -19,17 +19,21 @@ def finding_marker(finding: Finding) -> str:
 
 
 class BatchOffsets:
-    """Remembers the batch being verified, so each of its findings carries the batch's offsets."""
+    """Remembers the batch being verified, and the one before, so each of its findings carries the batch's
+    offsets: an offset-gap or offset-outlier is told with the batch after the one it is about
+    (kbatch.reading.invariants.OffsetOrder), which only the next batch shows."""
 
-    current = None
+    current = previous = None
 
     def entry(self, batch) -> None:
-        self.current = batch
+        self.previous, self.current = self.current, batch
 
     def batch_of(self, finding: Finding):
         """The batch a finding belongs to; None for a damaged range between batches."""
-        batch = self.current
-        return batch if batch is not None and batch.pos == finding.entry_pos else None
+        for batch in (self.current, self.previous):
+            if batch is not None and batch.pos == finding.entry_pos:
+                return batch
+        return None
 
 
 class VerifyTableSink(BatchOffsets):
@@ -71,7 +75,7 @@ class VerifyTableSink(BatchOffsets):
         self.console.print(Text.assemble(f"{visible(path)}: ", Text(marker, style=style), text), soft_wrap=True)
 
     def file_done(self, summary: FileSummary) -> None:
-        self.current = None
+        self.current = self.previous = None
         self.summaries.append(summary)
         self.rows.append(summary)
 
@@ -245,11 +249,11 @@ class VerifyJsonlSink(BatchOffsets):
         self.out, self.finding_dict, self.finding_offsets = out, finding_dict, finding_offsets
 
     def finding(self, path: str, finding: Finding) -> None:
-        offsets = self.finding_offsets(finding, self.current)
+        offsets = self.finding_offsets(finding, self.batch_of(finding))
         self.out.write(_json_line({"file": json_name(path), "type": "finding", **self.finding_dict(finding), **offsets}))
 
     def file_done(self, summary: FileSummary) -> None:
-        self.current = None
+        self.current = self.previous = None
         self.out.write(_json_line({"type": "summary", **summary.as_dict()}))
 
     def unreadable(self, path: str, reason: str) -> None:

@@ -130,7 +130,7 @@ def cross_check_rows(directory: str) -> list[tuple]:
 
     # The table's columns after file, topic and partition; those a finding does not have (the offsets of
     # the batch it lies in) are null.
-    names = columns.names(columns.FINDING + columns.FINDING_OFFSETS)
+    names = columns.names(columns.SPARK_FINDINGS[len(columns.LOCATION):])
     rows = []
     for located in PartitionCheck(directory, segments_verified=True).run():   # scan --deep verifies the segments
         row = finding_dict(located.finding)

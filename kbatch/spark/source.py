@@ -659,7 +659,7 @@ def finding_rows(file_range: FileRange, source: KbatchReader):
     from kbatch.ops.verify import VerifyOptions, verify_file
 
     topic, partition = topic_partition(file_range.path)
-    names = columns.names(columns.FINDING + columns.FINDING_OFFSETS)   # after file, topic, partition
+    names = columns.names(columns.SPARK_FINDINGS[len(columns.LOCATION):])   # after file, topic, partition
     options = VerifyOptions(deep=source.deep, decompressed_limit=source.decompressed_limit)
     landed = {}
     batch = {}   # the batch being verified: its findings carry its offsets

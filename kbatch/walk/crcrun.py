@@ -29,6 +29,7 @@ class CrcRun:
         self.summary = summary
         self.max_entry_size = max_entry_size
         self.taken = 0   # batches taken here (the rest went to the full reader)
+        self.last_pos: int | None = None
 
     def walk(self, window, pos: int, stop: int) -> int:
         """Take the batches from ``pos`` (an entry start) that lie whole in the reader's window and start
@@ -42,6 +43,7 @@ class CrcRun:
             return pos
         batch_pos, _, i, end, _, _ = batch   # the last: the batches taken lie end to end up to its end
         end_pos = batch_pos + end - i
+        self.last_pos = batch_pos
         self.summary.batches += taken
         self.summary.records += records
         self.summary.batch_bytes += end_pos - pos

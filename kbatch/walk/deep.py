@@ -56,6 +56,7 @@ class DeepRun:
         self.decompressor = decompressor
         self.inflate = inflater(decompressor)
         self.walked = 0   # batches walked here (the rest went to the full reader)
+        self.last_pos: int | None = None
         self.batches = CleanBatches()
         self.takes_batches = checks_every_rule()
 
@@ -77,6 +78,7 @@ class DeepRun:
         if walked:
             # the last batch walked here: its base offset (for the offset-outlier rule's wording)
             at = batches.last_pos - base
+            self.last_pos = batches.last_pos
             order.walked_past(batches.last_offset, batches.last_pos,
                               int.from_bytes(data[at:at + 8], "big", signed=True))
         self.walked += walked

@@ -50,6 +50,8 @@ _unpack_frame = _FRAME.unpack_from
 
 
 class Run(Protocol):
+    last_pos: int | None   # where the last batch it took starts (the reader reads its offsets if damage follows)
+
     def walk(self, window, pos: int, stop: int) -> int:
         """Take the entries from ``pos`` (an entry start) that start before ``stop``; where it stopped (``pos``
         itself when the entry there is the full reader's)."""
@@ -82,6 +84,7 @@ class Walk:
                 taken = run.walk(reader.window, pos, stop)
                 if taken > pos:
                     pos = self.landed = taken
+                    reader.passed_batch_at(run.last_pos)   # (a damaged entry's offsets follow it)
                     if after_run is not None and after_run(pos):
                         return
                     continue

@@ -45,6 +45,7 @@ class ListRun:
         self.write = write
         self.max_entry_size = max_entry_size
         self.listed = 0   # batches listed here (the rest went to the full reader)
+        self.last_pos: int | None = None
 
     def walk(self, window, pos: int, stop: int) -> int:
         """List the batches from ``pos`` (an entry start) that lie whole in the reader's window and start
@@ -63,6 +64,7 @@ class ListRun:
             records += count
             batch_bytes += end - i
             pos = batch_pos + end - i
+            self.last_pos = batch_pos
         self._write(lines)
         self.summary.batches += listed
         self.summary.records += records

@@ -1,0 +1,80 @@
+"""Which offsets a damaged entry or range held, as far as the entries around it tell: the one inference
+salvage, verify-crc and dump report.
+
+An offset is a record's, assigned by the broker in order; a damaged entry's own header may still say
+where its records lay, and the intact entries on either side bound them.  A v0/v1 compressed wrapper
+carries one offset field, its last inner record's (AbstractLegacyRecordBatch.lastOffset returns the
+wrapper's offset; LogValidator and MemoryRecordsBuilder write the last offset there for both magics): where
+its inner records cannot be read, its first offset is only known as the one after the entry before.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kbatch.reading.model import Batch
+
+
+@dataclass(frozen=True, slots=True)
+class LostOffsets:
+    """The offsets a damaged entry or range held: ``first``..``last`` (None: nothing tells), and ``how`` that
+    is known."""
+
+    first: int | None
+    last: int | None
+    how: str
+
+    @property
+    def none(self) -> bool:
+        return self.first is not None and self.last is not None and self.last < self.first
+
+    def span(self) -> str:
+        if self.none:
+            return "none"
+        return f"{'?' if self.first is None else self.first}–{'?' if self.last is None else self.last}"
+
+    def text(self) -> str:
+        return f"{self.span()} ({self.how})"
+
+
+def wrapper_not_opened(entry: Batch) -> bool:
+    """A v0/v1 compressed wrapper whose inner records were not read: its offset field is all it says."""
+    return entry.magic in (0, 1) and entry.codec != "none" and not entry.records
+
+
+def entry_lost_offsets(entry: Batch, before_last: int | None, next_first: int | None = None) -> LostOffsets:
+    """The offsets a damaged entry held; ``before_last`` is the last offset of the intact entry before it,
+    ``next_first`` the first of the intact entry after it (None: not known)."""
+    if wrapper_not_opened(entry):
+        last = entry.offset_field
+        if before_last is None:
+            return LostOffsets(None, last, "up to the wrapper's own offset, its last inner record's; no "
+                                           "entry before it tells where they start")
+        if before_last < last:
+            return LostOffsets(before_last + 1, last, f"after the entry before, which ends at {before_last}, up to "
+                                                      "the wrapper's own offset, its last inner record's")
+        # an offset field not above the entry before is no help: only the neighbours tell
+        return range_lost_offsets(before_last, next_first,
+                                  f"the wrapper's own offset {last} is not above the entry before's")
+    if entry.magic == 2:
+        what = "its header"
+    elif entry.codec != "none":
+        what = "its inner records"
+    else:
+        what = "its offset field"
+    if entry.crc_valid:
+        return LostOffsets(entry.base_offset, entry.last_offset, what)
+    return LostOffsets(entry.base_offset, entry.last_offset, f"{what}, unverified: its CRC fails")
+
+
+def range_lost_offsets(before_last: int | None, next_first: int | None, why: str | None = None) -> LostOffsets:
+    """The offsets between the intact entries around bytes that are no entry (either may be unknown)."""
+    first = None if before_last is None else before_last + 1
+    last = None if next_first is None else next_first - 1
+    around = []
+    if before_last is not None:
+        around.append(f"after the entry before, which ends at {before_last}")
+    if next_first is not None:
+        around.append(f"before the entry after, which starts at {next_first}")
+    how = " and ".join(around) or "no intact entry on either side"
+    return LostOffsets(first, last, how if why is None else f"{why}: {how}")
