@@ -17,6 +17,23 @@ ROOT = Path(__file__).resolve().parent.parent
 _STALE = "stale: run python -m kbatch.output.docs"
 
 
+def test_the_dict_functions_are_what_the_columns_give():
+    """kbatch/output/_dicts.py (batch_dict, record_dict, finding_dict, ...) is written out from the declaration,
+    not made from strings at import: it must be what the declaration gives now."""
+    assert docs.DICTS_PATH.read_text() == docs.dicts_module_text(), f"kbatch/output/_dicts.py is {_STALE}"
+    assert jsonout.batch_dict.__module__ == "kbatch.output._dicts"
+
+
+def test_the_writer_of_the_dicts_runs_without_them():
+    """python -m kbatch.output.docs imports the declaration only, so it mends an _dicts.py that no longer
+    imports (a merge's conflict markers, say)."""
+    run = subprocess.run([sys.executable, "-c", "import sys, kbatch.output.docs; print(sorted(name for name in "
+                          "sys.modules if name.startswith('kbatch')))"], capture_output=True, text=True, cwd=ROOT)
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout.replace("'", '"')) == ["kbatch", "kbatch.output", "kbatch.output.columns",
+                                                         "kbatch.output.docs"]
+
+
 def test_the_json_schema_file_is_what_the_columns_give():
     assert docs.SCHEMA_PATH.read_text() == docs.json_schema_text(), f"{docs.SCHEMA_PATH.name} is {_STALE}"
 
@@ -95,7 +112,13 @@ sys.modules["kbatch.output.columns"] = module
 exec(compile(text, str(path), "exec"), module.__dict__)
 kbatch.output.columns = module
 
-from kbatch.output import docs, jsonout
+from kbatch.output import docs
+dicts_text = docs.dicts_module_text()
+dicts = types.ModuleType("kbatch.output._dicts")   # as python -m kbatch.output.docs would write it
+exec(compile(dicts_text, str(docs.DICTS_PATH), "exec"), dicts.__dict__)
+sys.modules["kbatch.output._dicts"] = dicts
+
+from kbatch.output import jsonout
 from kbatch.reading.reader import SegmentReader
 from kbatch.spark import source
 batch = next(iter(SegmentReader(open(sys.argv[1], "rb"))))
@@ -104,6 +127,7 @@ print(json.dumps({
     "value": jsonout.batch_dict(batch)["added"] == batch.pos + 1,
     "spark": source.BATCH_SCHEMA,
     "schema": docs.json_schema()["$defs"]["batch"]["properties"].get("added"),
+    "dicts_current": docs.DICTS_PATH.read_text() == dicts_text,
     "schema_file_current": docs.SCHEMA_PATH.read_text() == docs.json_schema_text(),
     "readme_current": docs.README_PATH.read_text() == docs.readme_text(docs.README_PATH.read_text()),
     "sink_compiled": jsonout.JsonlSink(sys.stdout, records=False, decode="auto").compiled_lines,
@@ -112,16 +136,16 @@ print(json.dumps({
 
 
 def test_a_column_added_to_the_declaration_reaches_every_output():
-    """One line in kbatch/output/columns.py: batch_dict has it, the Spark table and the JSON Schema have it,
-    the committed schema and README are then stale (the drift tests above say what to run), and the
-    compiled writer, which does not know it, is not used."""
+    """One line in kbatch/output/columns.py: the Spark table and the JSON Schema have it, batch_dict has it once
+    written out, the committed dicts, schema and README are then stale (the drift tests above say what to run),
+    and the compiled writer, which does not know it, is not used."""
     run = subprocess.run([sys.executable, "-c", _ADD_A_COLUMN, str(ROOT / "fixtures" / "v2-none.log")],
                          capture_output=True, text=True, cwd=ROOT, check=True)
     got = json.loads(run.stdout.splitlines()[-1])
     assert got["batch_dict"][-2:] == ["added", "findings"] and got["value"]
     assert "decompressed_size LONG, added INT, finding_count INT" in got["spark"]
     assert got["schema"] == {"type": ["integer", "null"], "description": "a column added by a test"}
-    assert not got["schema_file_current"] and not got["readme_current"]
+    assert not got["dicts_current"] and not got["schema_file_current"] and not got["readme_current"]
     assert got["sink_compiled"] is False
 
 
@@ -146,12 +170,38 @@ def test_a_v2_header_gives_a_batch_by_name():
 
 
 def test_a_header_field_without_its_value_is_refused():
-    """batch_fields is written from V2_HEADER_FIELDS: a header field it does not give (or one Batch does not
-    have) stops the import, not a batch read with a field left out."""
-    from kbatch.reading.v2 import V2_HEADER_FIELDS, _fields_function
+    """batch_fields is written out from V2_HEADER_FIELDS: a header field it does not give (or one Batch does not
+    have) stops the writing, not a batch read with a field left out."""
+    from kbatch.reading.v2 import V2_HEADER_FIELDS, batch_fields_module
 
     missing = {name: value for name, value in V2_HEADER_FIELDS.items() if name != "codec"}
     with pytest.raises(AssertionError, match="codec"):
-        _fields_function(missing)
+        batch_fields_module(missing)
     with pytest.raises(AssertionError, match="extra"):
-        _fields_function({**V2_HEADER_FIELDS, "extra": "1"})
+        batch_fields_module({**V2_HEADER_FIELDS, "extra": "1"})
+
+
+def test_batch_fields_is_what_v2_header_fields_gives():
+    """kbatch/reading/_batch_fields.py is written out from kbatch.reading.v2.V2_HEADER_FIELDS, not made from a
+    string at import: it must be what the table gives now."""
+    from kbatch.reading import v2
+
+    assert v2.BATCH_FIELDS_PATH.read_text() == v2.batch_fields_module(), \
+        f"kbatch/reading/_batch_fields.py is stale: run {v2.BATCH_FIELDS_COMMAND}"
+    assert v2.batch_fields.__module__ == "kbatch.reading._batch_fields"
+
+
+def test_no_code_is_made_from_strings():
+    """kbatch calls neither exec, eval nor compile: what would be made so is written out and checked in (the
+    drift tests above), where a reader, a linter and a coverage tool see it."""
+    import ast
+
+    import kbatch
+
+    made = []
+    for path in sorted(Path(kbatch.__file__).parent.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("exec", "eval",
+                                                                                                  "compile"):
+                made.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.func.id}")
+    assert made == []

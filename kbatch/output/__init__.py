@@ -3,4 +3,5 @@ once: name, type, nullability, how it is read, meaning), :mod:`.values` (how key
 findings read as text and JSON), :mod:`.visible` (the one escaping rule for text kbatch did not write:
 record contents, names), :mod:`.jsonout` (the JSON form of batches, records and findings, made from
 the columns, which ``--format json``/``jsonl``, scan's Spark tables and the partition reports share) and
-:mod:`.docs` (the JSON Schema file and README's lists of keys, written out from the columns)."""
+:mod:`.docs` (what is written out from the columns: :mod:`._dicts`, the functions jsonout hands out, the JSON
+Schema file and README's lists of keys; ``python -m kbatch.output.docs``)."""

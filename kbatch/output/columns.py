@@ -6,7 +6,7 @@ over ``batch``, ``record`` or ``finding``, and the helpers :data:`HELPERS` names
 Everything else is made from these tables:
 
 * :func:`kbatch.output.jsonout.batch_dict`, ``record_dict``, ``finding_dict`` and ``finding_offsets``,
-  compiled from the expressions (:func:`dict_function`);
+  written out from the expressions to ``kbatch/output/_dicts.py`` by ``python -m kbatch.output.docs``;
 * the Spark schemas of :mod:`kbatch.spark.source` (:func:`spark_ddl`) and the column names its rows and
   :func:`kbatch.spark.report.cross_check_rows` are made in;
 * ``kbatch/schema/kbatch-json-v1.schema.json`` and README's lists of keys ("JSON output"), written out by
@@ -57,7 +57,7 @@ TYPES = {
 }
 
 # The names the ``read`` expressions use besides batch, record, finding, decode and with_records
-# (kbatch.output.jsonout binds them).
+# (kbatch/output/_dicts.py imports them: kbatch.output.docs.HELPER_IMPORTS).
 HELPERS = ("iso_timestamp", "bytes_json", "schema_ids", "control_dict", "finding_dict", "record_dict")
 
 _ISO_NOTE = "the timestamp to its left as ISO-8601 UTC with milliseconds (output only; null for -1 or none)"
@@ -318,20 +318,3 @@ def spark_ddl(columns) -> str:
     """A Spark table's schema as DDL text (every column nullable: Spark holds each Arrow batch a task
     makes to exactly this schema, as it has always been)."""
     return ", ".join(f"{column.name} {TYPES[column.type][1]}" for column in columns)
-
-
-def dict_function(name: str, parameters: str, columns, namespace: dict):
-    """A function ``name(parameters)`` returning the dict of ``columns``, each key the value of its ``read``
-    expression (in ``namespace``), an optional one only where that is not None.  Compiled once, as a dict
-    display: as fast as one written out by hand."""
-    fixed = ", ".join(f"{column.name!r}: {column.read}" for column in columns if not column.optional)
-    lines = [f"def {name}({parameters}):", f"    out = {{{fixed}}}"]
-    for column in columns:
-        if column.optional:
-            lines += [f"    value = {column.read}", "    if value is not None:", f"        out[{column.name!r}] = value"]
-    lines.append("    return out")
-    source = "\n".join(lines)
-    exec(compile(source, f"<kbatch.output.columns: {name}>", "exec"), namespace)   # noqa: S102 - our own text
-    function = namespace[name]
-    function.__doc__ = f"The columns of kbatch.output.columns as a dict:\n\n{source}"
-    return function

@@ -15,49 +15,28 @@ from types import SimpleNamespace
 from kbatch.output import columns
 from kbatch.format.findings import Finding
 from kbatch.reading.model import Batch, Record
-from kbatch.messages.registry import schema_ids
 from kbatch.kernels.jsonl import (BATCH_JSON_KEYS, JSON_HEX, JSON_OTHER, JSON_TEXT, RECORD_JSON_KEYS,
                                   any_key_or_value_starts_with_zero, batch_json, records_json)
 from kbatch.kernels.recordwalk import is_compiled
-from kbatch.output.values import bytes_json, iso_timestamp
+from kbatch.output.values import bytes_json
+# The JSON form of each kind of row, written out from its columns (kbatch.output.columns: what each key is and how
+# it is read) by python -m kbatch.output.docs.  Every key is present, null where an entry has no such field, except
+# the optional ones.
+from kbatch.output._dicts import (batch_dict, finding_dict, finding_offsets, grep_match_head, grep_match_tail,
+                                  record_dict)
 from kbatch.output.visible import json_name
 
 JSON_FORMAT_VERSION = 1
 
 
-def control_dict(marker) -> dict:
-    """A control record's key and value (the ``control`` key of a record)."""
-    from kbatch.messages.decoder import to_json
-
-    return {"key_version": marker.key_version, "type": marker.type, "type_id": marker.type_id,
-            "value_version": marker.value_version, "coordinator_epoch": marker.coordinator_epoch,
-            "data": to_json(marker.data)}
-
-
-# The JSON form of each kind of row, made from its columns (kbatch.output.columns: what each key is and how it
-# is read).  Every key is present, null where an entry has no such field, except the optional ones.
-_NAMESPACE = {"iso_timestamp": iso_timestamp, "bytes_json": bytes_json, "schema_ids": schema_ids,
-              "control_dict": control_dict}
-assert set(_NAMESPACE) | {"finding_dict", "record_dict"} == set(columns.HELPERS)
-finding_dict = columns.dict_function("finding_dict", "finding", columns.FINDING, _NAMESPACE)
-# The base and last offset of the batch a finding belongs to (null for a damaged range between batches).
-finding_offsets = columns.dict_function("finding_offsets", "finding, batch", columns.FINDING_OFFSETS, _NAMESPACE)
-record_dict = columns.dict_function("record_dict", "record, batch, decode", columns.RECORD, _NAMESPACE)
-batch_dict = columns.dict_function("batch_dict", 'batch, decode="auto", with_records=False', columns.BATCH,
-                                   _NAMESPACE)
-_match_head = columns.dict_function("_match_head", "path, found, batch", columns.GREP_MATCH_HEAD, _NAMESPACE)
-_match_tail = columns.dict_function("_match_tail", "found", [column for column in columns.GREP_MATCH_TAIL
-                                                             if column.optional], _NAMESPACE)
-
-
 def match_dict(path: str, found, decode: str) -> dict:
     """A record ``kbatch grep`` shows (kbatch.ops.grep.Found): as record_dict writes it, with its file and batch
     before it and what a consumer makes of it after."""
-    out = _match_head(json_name(path), found, found.batch)   # (the JSON stays UTF-8)
+    out = grep_match_head(json_name(path), found, found.batch)   # (the JSON stays UTF-8)
     out.update(record_dict(found.record, found.batch, decode))
     if found.seen is not None:   # (null included: the outcome is unknown)
         out["visible_to_read_committed"] = found.seen.visible
-    out.update(_match_tail(found))
+    out.update(grep_match_tail(found))
     return out
 
 

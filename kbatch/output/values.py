@@ -84,6 +84,15 @@ def _json(data: bytes):
 
 
 # The last millisecond of 9999-12-31: later times have no four-digit year (the JSON writer's bound too).
+def control_dict(marker) -> dict:
+    """A control record's key and value (the ``control`` key of a record)."""
+    from kbatch.messages.decoder import to_json
+
+    return {"key_version": marker.key_version, "type": marker.type, "type_id": marker.type_id,
+            "value_version": marker.value_version, "coordinator_epoch": marker.coordinator_epoch,
+            "data": to_json(marker.data)}
+
+
 ISO_MAX_MS = 253402300799999
 
 

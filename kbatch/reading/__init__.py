@@ -6,6 +6,8 @@ transaction), :mod:`.summary` (what a pass adds up to).  The reader's own parts,
 * :mod:`.window` -- the bytes around the reader's position, in reused page-aligned buffers;
 * :mod:`.readahead` -- a large local file read a chunk ahead of the window, on a second thread;
 * :mod:`.v2` -- a v2 record batch: its header, its records (DefaultRecordBatch);
+* :mod:`._batch_fields` -- a v2 header's fields as a Batch takes them, written out from
+  :data:`kbatch.reading.v2.V2_HEADER_FIELDS` by ``python -m kbatch.reading.v2``;
 * :mod:`.legacy` -- a v0/v1 message, and the inner message set of a compressed
   wrapper (LegacyRecord, AbstractLegacyRecordBatch);
 * :mod:`.recovery` -- telling entries from other bytes: resync after damage,
