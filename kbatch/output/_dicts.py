@@ -32,6 +32,15 @@ def finding_offsets(finding, batch):
         "base_offset": batch.base_offset if batch is not None and batch.pos == finding.entry_pos else None,
         "last_offset": batch.last_offset if batch is not None and batch.pos == finding.entry_pos else None,
     }
+    value = batch.lost_offsets.first if batch is not None and batch.pos == finding.entry_pos and batch.lost_offsets else None
+    if value is not None:
+        out["lost_first"] = value
+    value = batch.lost_offsets.last if batch is not None and batch.pos == finding.entry_pos and batch.lost_offsets else None
+    if value is not None:
+        out["lost_last"] = value
+    value = batch.lost_offsets.how if batch is not None and batch.pos == finding.entry_pos and batch.lost_offsets else None
+    if value is not None:
+        out["lost_offsets_from"] = value
     return out
 
 
@@ -101,6 +110,15 @@ def batch_dict(batch, decode="auto", with_records=False):
         "decompressed_size": batch.decompressed_size,
         "findings": [finding_dict(finding) for finding in batch.findings],
     }
+    value = batch.lost_offsets.first if batch.lost_offsets else None
+    if value is not None:
+        out["lost_first"] = value
+    value = batch.lost_offsets.last if batch.lost_offsets else None
+    if value is not None:
+        out["lost_last"] = value
+    value = batch.lost_offsets.how if batch.lost_offsets else None
+    if value is not None:
+        out["lost_offsets_from"] = value
     value = [record_dict(record, batch, decode) for record in (batch.records or [])] if with_records else None
     if value is not None:
         out["records"] = value
