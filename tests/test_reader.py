@@ -369,8 +369,9 @@ def test_a_zero_hole_spanning_windows_is_one_damaged_range(hole):
     batches, findings = read_all(data)
     assert [batch.base_offset for batch in batches] == [0, 3, 4]
     assert [(f.code, f.entry_pos, f.pos, f.size, f.field, f.expected, f.actual) for f in findings] == [
-        ("resync", at, at, hole, "entry", "a valid log entry", f"{hole} bytes that are none; resumed at {at + hole}"),
-        ("bad-length", at, at + 8, 4, "message_size", "14..1073741824 for magic 0", "0")]
+        ("resync", at, at, hole, "entry", "a valid log entry",
+         f"{hole} bytes that are none, resumed at {at + hole}; as an entry header: bad-length, message_size at pos "
+         f"{at + 8} is 0, expected 14..1073741824 for magic 0")]
     assert_tiles(data, batches, findings)
 
 

@@ -77,6 +77,8 @@ def _row_is_whole(lines: list[str], entry: dict) -> bool:
     if entry["type"] == "finding":
         return any(re.search(rf"(^|[│ ]){pos} [│ ]", line) for line in lines if pos in line)
     base, last = entry["base_offset"], entry["last_offset"]
+    if entry.get("lost_first") is not None:   # a damaged entry shows the offsets it held, as inferred
+        base, last = entry["lost_first"], entry["lost_last"]
     offsets = str(base) if base == last else f"{base}–{last}"
     for index, line in enumerate(lines[:-1]):
         if pos not in line:   # (the regular expressions only on the lines that can hold the row)

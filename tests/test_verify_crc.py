@@ -130,7 +130,8 @@ def test_every_finding_names_its_batchs_offsets(path, kbatch):
         if "lost_offsets_from" in batch:   # a damaged batch: its offsets as inferred, and how (kbatch.reading.lost)
             assert (finding["lost_first"], finding["lost_last"], finding["lost_offsets_from"]) == \
                 (batch["lost_first"], batch["lost_last"], batch["lost_offsets_from"])
-            offsets = f"offsets {batch['lost_first']}–{batch['lost_last']} ({batch['lost_offsets_from']})"
+            first, last = batch["lost_first"], batch["lost_last"]
+            offsets = f"offsets {first if first == last else f'{first}–{last}'} ({batch['lost_offsets_from']})"
         assert f"{finding['code']} at pos {finding['pos']} ({offsets})" in table
     if "crc" in path.name or "bitflip" in path.name or "compacted" in path.name:
         assert any(finding["base_offset"] is not None for finding in findings)

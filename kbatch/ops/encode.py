@@ -52,7 +52,7 @@ NO_PARTITION_LEADER_EPOCH = -1   # RecordBatch.NO_PARTITION_LEADER_EPOCH: what a
 # Keys that dump writes for information only; the encoder accepts and ignores them.
 _BATCH_OUTPUT_ONLY = {"type", "pos", "size", "crc_computed", "crc_valid", "last_offset", "last_sequence",
                       "payload_pos", "payload_size", "decompressed_size", "findings", "file", "base_timestamp_iso",
-                      "max_timestamp_iso"}
+                      "max_timestamp_iso", "lost_first", "lost_last", "lost_offsets_from"}
 _BATCH_FIELDS = {"magic", "base_offset", "stored_offset", "batch_length", "partition_leader_epoch", "crc", "attributes", "codec",
                  "timestamp_type", "is_transactional", "is_control", "last_offset_delta", "base_timestamp",
                  "max_timestamp", "delete_horizon_ms", "producer_id", "producer_epoch", "base_sequence", "count",
@@ -61,11 +61,11 @@ _BATCH_FIELDS = {"magic", "base_offset", "stored_offset", "batch_length", "parti
 # "schema_registry": the Schema Registry framing of a value, are views of the bytes "key" and "value" give;
 # encoding takes the bytes (check_decoded_matches_bytes holds the first view to them).
 _RECORD_OUTPUT_ONLY = {"pos", "inner_pos", "size", "sequence", "crc_valid", "timestamp_iso", "decoded",
-                       "schema_registry"}
+                       "schema_registry", "below_log_start"}
 _RECORD_FIELDS = {"offset", "timestamp", "key", "value", "headers", "attributes", "crc", "control", "offset_delta",
                   "timestamp_delta", "length", "key_length", "value_length", "headers_count", "magic"}
 _REGION_OUTPUT_ONLY = {"type", "code", "severity", "entry_pos", "pos", "size", "inner_pos", "field", "expected",
-                       "actual", "file"}
+                       "actual", "file", "lost_first", "lost_last", "lost_offsets_from"}
 
 
 class SpecError(ValueError):

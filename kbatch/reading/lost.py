@@ -31,6 +31,8 @@ class LostOffsets:
     def span(self) -> str:
         if self.none:
             return "none"
+        if self.first is not None and self.first == self.last:
+            return str(self.first)
         return f"{'?' if self.first is None else self.first}–{'?' if self.last is None else self.last}"
 
     def text(self) -> str:
