@@ -40,6 +40,14 @@ def match_dict(path: str, found, decode: str) -> dict:
     return out
 
 
+def summary_dict(summary) -> dict:
+    """A file's summary (kbatch.reading.summary.FileSummary) as JSON writes it: its name's bytes that are not
+    UTF-8 as \\xNN text, so the JSON stays UTF-8."""
+    out = summary.as_dict()
+    out["file"] = json_name(summary.path)
+    return out
+
+
 def write_batch_with_records(out, head: dict, batch: Batch, decode: str) -> None:
     """``json.dumps`` of ``head`` with ``batch_dict``'s "records" added, byte for byte, written record by
     record: a wrapper's 100,000 records never sit in memory as dicts or as one string."""
@@ -208,7 +216,7 @@ class JsonlSink:
         self._write(region_dict(finding))
 
     def end(self, summary) -> None:
-        self._write({"type": "summary", **summary.as_dict()})
+        self._write({"type": "summary", **summary_dict(summary)})
 
     def unreadable(self, path: str, reason: str) -> None:
         self.path = json_name(path)
@@ -247,7 +255,7 @@ class JsonSink:
         self._entry(region_dict(finding, raw))
 
     def end(self, summary) -> None:
-        self.out.write(f"\n], \"summary\": {json.dumps(summary.as_dict(), ensure_ascii=False)}}}")
+        self.out.write(f"\n], \"summary\": {json.dumps(summary_dict(summary), ensure_ascii=False)}}}")
 
     def unreadable(self, path: str, reason: str) -> None:
         """A file that could not be read: in the document with its ``error`` and no entries."""

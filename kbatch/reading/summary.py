@@ -50,9 +50,7 @@ class FileSummary:
         return self.errors > 0
 
     def as_dict(self) -> dict:
-        from kbatch.output.visible import json_name
-
-        return {"file": json_name(self.path), "size": self.size, "batch_count": self.batches, "record_count": self.records,
+        return {"file": self.path, "size": self.size, "batch_count": self.batches, "record_count": self.records,
                 "batch_bytes": self.batch_bytes, "findings": dict(sorted(self.findings.items())),
                 "errors": self.errors, "damaged": self.damaged,
                 **({"size_changed": {"opened": self.size, "ended_at": self.size_now}} if self.size_now is not None else {})}

@@ -244,9 +244,11 @@ class VerifyJsonlSink(BatchOffsets):
     summary line per file."""
 
     def __init__(self, out):
-        from kbatch.output.jsonout import finding_dict, finding_offsets   # here: the table's run never loads the JSON writers
+        # (imported here: the table's run never loads the JSON writers)
+        from kbatch.output.jsonout import finding_dict, finding_offsets, summary_dict
 
         self.out, self.finding_dict, self.finding_offsets = out, finding_dict, finding_offsets
+        self.summary_dict = summary_dict
 
     def finding(self, path: str, finding: Finding) -> None:
         offsets = self.finding_offsets(finding, self.batch_of(finding))
@@ -254,7 +256,7 @@ class VerifyJsonlSink(BatchOffsets):
 
     def file_done(self, summary: FileSummary) -> None:
         self.current = self.previous = None
-        self.out.write(_json_line({"type": "summary", **summary.as_dict()}))
+        self.out.write(_json_line({"type": "summary", **self.summary_dict(summary)}))
 
     def unreadable(self, path: str, reason: str) -> None:
         self.out.write(_json_line({"file": json_name(path), "type": "error", "error": f"cannot read: {reason}"}))
