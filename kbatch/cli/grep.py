@@ -445,7 +445,7 @@ class Output:
                 for part in self._parts(record):
                     self.out.write(f"{head}{offset}{sep}{part}{unknown}{untrusted}\n")
             return
-        key, value = _one_line(bytes_text(record.key, self.decode)), _one_line(bytes_text(record.value, self.decode))
+        key, value = bytes_text(record.key, self.decode), bytes_text(record.value, self.decode)   # (one line each)
         highlight = self.highlight
         if highlight is not None and separator == ":":
             key, value = _marked(highlight, key), _marked(highlight, value)
@@ -458,15 +458,8 @@ class Output:
             (self.query.parts(record.value) if where != "key" else [])
         if self.query.invert:
             return []   # (grep -o -v prints nothing: a record selected for not matching has no matched part)
-        return [_one_line(bytes_text(part, self.decode)) for part in parts]
-
+        return [bytes_text(part, self.decode) for part in parts]
 
 
 def _marked(highlight, text: str) -> str:
     return highlight.sub(lambda m: click.style(m.group(0), fg="red", bold=True) if m.group(0) else "", text)
-
-
-def _one_line(text: str) -> str:
-    """A key or value on one line: tabs and line ends escaped."""
-    return text.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r") \
-        if any(char in text for char in "\t\n\r") else text

@@ -45,27 +45,27 @@ from kbatch.format.structs import (
     TIMESTAMP_TYPE_MASK,
     TRANSACTIONAL_FLAG_MASK,
 )
+from kbatch.output import columns
 
 JSON_FORMAT_VERSION = 1
 NO_PARTITION_LEADER_EPOCH = -1   # RecordBatch.NO_PARTITION_LEADER_EPOCH: what a producer writes
 
-# Keys that dump writes for information only; the encoder accepts and ignores them.
-_BATCH_OUTPUT_ONLY = {"type", "pos", "size", "crc_computed", "crc_valid", "last_offset", "last_sequence",
-                      "payload_pos", "payload_size", "decompressed_size", "findings", "file", "base_timestamp_iso",
-                      "max_timestamp_iso", "lost_first", "lost_last", "lost_offsets_from"}
+# What the encoder builds an entry from; every other key dump writes (kbatch.output.columns declares them all)
+# is there for information only, and the encoder accepts and ignores it.
 _BATCH_FIELDS = {"magic", "base_offset", "stored_offset", "batch_length", "partition_leader_epoch", "crc", "attributes", "codec",
                  "timestamp_type", "is_transactional", "is_control", "last_offset_delta", "base_timestamp",
                  "max_timestamp", "delete_horizon_ms", "producer_id", "producer_epoch", "base_sequence", "count",
                  "records", "payload", "truncate_to", "snappy_framing", "lz4_kafka3160", "frame"}
-# "decoded": an internal topic's key and value as its schema reads them (dump --records), and
-# "schema_registry": the Schema Registry framing of a value, are views of the bytes "key" and "value" give;
-# encoding takes the bytes (check_decoded_matches_bytes holds the first view to them).
-_RECORD_OUTPUT_ONLY = {"pos", "inner_pos", "size", "sequence", "crc_valid", "timestamp_iso", "decoded",
-                       "schema_registry", "below_log_start"}
 _RECORD_FIELDS = {"offset", "timestamp", "key", "value", "headers", "attributes", "crc", "control", "offset_delta",
                   "timestamp_delta", "length", "key_length", "value_length", "headers_count", "magic"}
-_REGION_OUTPUT_ONLY = {"type", "code", "severity", "entry_pos", "pos", "size", "inner_pos", "field", "expected",
-                       "actual", "file", "lost_first", "lost_last", "lost_offsets_from"}
+# "file" is the jsonl line's, not the entry's; "decoded" (an internal topic's key and value as its schema reads
+# them) and "schema_registry" (the Schema Registry framing of a value) are views of the bytes "key" and "value"
+# give: encoding takes the bytes (check_decoded_matches_bytes holds the first view to them).
+_BATCH_OUTPUT_ONLY = {column.name for column in columns.BATCH} - _BATCH_FIELDS | {"file"}
+_RECORD_OUTPUT_ONLY = {column.name for column in columns.RECORD} - _RECORD_FIELDS
+# A damaged range ("raw"): the finding dump lists there, with the offsets it may have lost.
+_REGION_OUTPUT_ONLY = {column.name for column in columns.FINDING} | {"type", "file"} | \
+    {column.name for column in columns.FINDING_OFFSETS if column.optional}
 
 
 class SpecError(ValueError):
