@@ -123,6 +123,13 @@ def real_kafka(request, tmp_path_factory):
             if time.monotonic() > deadline:
                 raise RuntimeError(f"tiered storage copied no segment:\n{broker.log_tail()}")
             time.sleep(0.2)
+        # kafka-consumer-groups.sh rewinds the classic group, stopped by now, on one partition: what kbatch offsets
+        # calls a rewind; what the tool then describes is where the group stands.
+        reset_at = int(time.time() * 1000)
+        broker.java(CONSUMER_GROUPS, "--bootstrap-server", broker.bootstrap, "--group", "classic-group",
+                    "--topic", "codec-gzip:0", "--reset-offsets", "--to-offset", "3", "--execute")
+        group_described = broker.java(CONSUMER_GROUPS, "--bootstrap-server", broker.bootstrap, "--describe",
+                                      "--group", "classic-group", "--offsets").stdout
         live = home / "live"
         shutil.copytree(broker.log_dir, live)
         transactions = broker.java("org.apache.kafka.tools.TransactionsCommand", "--bootstrap-server",
@@ -136,8 +143,11 @@ def real_kafka(request, tmp_path_factory):
     broker.stop()
     say(request, f"the Kafka {kafka_version(POM)} broker's log directory is ready")
     yield SimpleNamespace(broker=broker, live=live, stopped=broker.log_dir, transactions=transactions,
-                          hanging=hanging)
+                          hanging=hanging, reset_at=reset_at, group_described=group_described)
     broker.stop()
+
+
+CONSUMER_GROUPS = "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand"   # kafka-consumer-groups.sh
 
 
 def _checkpointed(path, topic: str) -> int:

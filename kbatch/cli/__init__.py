@@ -27,6 +27,7 @@ SUBCOMMANDS = {
     "grep": ("kbatch.cli.grep", "The records that match a pattern, as grep shows lines"),
     "hexdump-annotate": ("kbatch.cli.hexdump_annotate", "Show a batch's bytes, each marked with its field"),
     "map": ("kbatch.cli.map", "Draw segments, partitions and a log directory as one page"),
+    "offsets": ("kbatch.cli.offsets", "Where each consumer group stood, commit by commit"),
     "repair-length": ("kbatch.cli.repair_length", "Find length fields that lie; write a mended copy"),
     "salvage": ("kbatch.cli.salvage", "Copy every batch whose CRC verifies to a new file"),
     "scan": ("kbatch.cli.scan", "Sweep many segments on Spark into Parquet tables"),

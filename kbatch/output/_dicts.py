@@ -149,3 +149,28 @@ def grep_match_tail(found):
     if value is not None:
         out["untrusted"] = value
     return out
+
+
+def commit_dict(commit):
+    """An offset commit's keys (columns.COMMIT)."""
+    out = {
+        "type": "commit",
+        "file": commit.path,
+        "group": commit.group,
+        "topic": commit.topic,
+        "partition": commit.partition,
+        "offset": commit.offset,
+        "leader_epoch": commit.leader_epoch,
+        "metadata": commit.metadata,
+        "commit_timestamp": commit.commit_timestamp,
+        "commit_time": iso_timestamp(commit.commit_timestamp) or None,
+        "expire_timestamp": commit.expire_timestamp,
+        "log_offset": commit.log_offset,
+        "record_timestamp": commit.record_timestamp,
+        "generation": commit.generation,
+        "member": commit.member,
+        "transaction": commit.transaction,
+        "previous_offset": commit.previous_offset,
+        "move": commit.move,
+    }
+    return out

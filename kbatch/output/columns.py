@@ -231,6 +231,39 @@ GREP_MATCH_TAIL = (
 )
 GREP_MATCH = GREP_MATCH_HEAD + RECORD + GREP_MATCH_TAIL
 
+# -- a line of offsets --format jsonl: one offset commit of __consumer_offsets (kbatch.ops.offsets.Commit) -----
+
+COMMIT = (
+    Column("type", "string", False, '"commit"', "always \"commit\"", schema={"const": "commit"}),
+    Column("file", "string", False, "commit.path", "the __consumer_offsets segment it was read from"),
+    Column("group", "string", False, "commit.group", "the consumer group"),
+    Column("topic", "string", False, "commit.topic", "the topic the offset is committed for"),
+    Column("partition", "int32", False, "commit.partition", "the topic's partition"),
+    Column("offset", "int64", True, "commit.offset", "the offset committed: the next record the group reads; null "
+                                                     "for a tombstone (the committed offset deleted)"),
+    Column("leader_epoch", "int32", True, "commit.leader_epoch", "the leader epoch of the last record consumed "
+                                                                 "(OffsetCommitValue v3+; null when not known)"),
+    Column("metadata", "string", True, "commit.metadata", "the metadata string the client committed with"),
+    Column("commit_timestamp", "int64", True, "commit.commit_timestamp", "when it was committed (epoch ms)"),
+    _iso("commit_time", "commit.commit_timestamp"),
+    Column("expire_timestamp", "int64", True, "commit.expire_timestamp",
+           "when it expires (epoch ms; OffsetCommitValue v1 only, else null)"),
+    Column("log_offset", "int64", False, "commit.log_offset", "the commit record's offset in __consumer_offsets"),
+    Column("record_timestamp", "int64", True, "commit.record_timestamp",
+           "the commit record's own timestamp: when the coordinator wrote it (a tombstone's only time)"),
+    Column("generation", "int32", True, "commit.generation",
+           "the group's generation (classic) or epoch (KIP-848) when it was written, where the log says"),
+    Column("member", "string", True, "commit.member",
+           "the member the partition was assigned to then (classic groups of the consumer protocol), where known"),
+    Column("transaction", "string", True, "commit.transaction",
+           "null, or how the transaction it was written in ended: COMMIT (applied), ABORT or OPEN (not applied)"),
+    Column("previous_offset", "int64", True, "commit.previous_offset",
+           "the group's committed offset on the partition before it (null: none)"),
+    Column("move", "string", True, "commit.move",
+           "rewind (lower than the one before: records read again), reset-forward (higher, while the group "
+           "had no members: records skipped), or null", schema={"enum": ["rewind", "reset-forward", None]}),
+)
+
 # -- a finding, kbatch.output.jsonout.finding_dict ------------------------------------------------------
 
 _SEVERITIES = {"enum": ["error", "warning", "info"]}

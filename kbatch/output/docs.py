@@ -109,6 +109,9 @@ def json_schema() -> dict:
                                      "a finding between entries without bytes of its own", required=["type", "code"]),
             "entry": {"oneOf": [{"$ref": "#/$defs/raw"}, {"$ref": "#/$defs/finding_entry"},
                                 {"$ref": "#/$defs/batch"}]},
+            "commit": _object({column.name: _property(column, derived=False) for column in columns.COMMIT},
+                              "a line of kbatch offsets --format jsonl: one offset commit",
+                              required=columns.names(columns.COMMIT)),
             "grep_match": _object(grep_match, "a line of kbatch grep --format jsonl: a record, with its file and batch",
                                   required=columns.always_written(columns.GREP_MATCH_HEAD + columns.RECORD)),
         },
@@ -134,6 +137,7 @@ DICT_FUNCTIONS = (
      "A grep match's keys before its record's (columns.GREP_MATCH_HEAD)."),
     ("grep_match_tail", "found", tuple(column for column in columns.GREP_MATCH_TAIL if column.optional),
      "A grep match's optional keys after its record's (columns.GREP_MATCH_TAIL)."),
+    ("commit_dict", "commit", columns.COMMIT, "An offset commit's keys (columns.COMMIT)."),
 )
 
 # Where the helpers the ``read`` expressions use (columns.HELPERS) come from, those not written there.
@@ -177,7 +181,7 @@ def dicts_module_text() -> str:
 _TYPE_WORDS = {"int32": "integer", "int64": "integer", "bool": "boolean", "string": "string", "iso": "string",
                "bytes": "bytes", "headers": "array", "object": "object", "array": "array"}
 README_TABLES = {"batch": columns.BATCH, "record": columns.RECORD, "finding": columns.FINDING,
-                 "grep match": columns.GREP_MATCH_HEAD + columns.GREP_MATCH_TAIL}   # (a record's keys between)
+                 "grep match": columns.GREP_MATCH_HEAD + columns.GREP_MATCH_TAIL, "offset commit": columns.COMMIT}   # (a record's keys between)
 
 
 def readme_table(columns_) -> str:

@@ -1,0 +1,119 @@
+"""``kbatch offsets``: where each consumer group stood, commit by commit, from __consumer_offsets."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+
+from kbatch.cli.options import decompressed_limit_option, for_each_input, no_color_option, parse_time
+from kbatch.cli.status import ExitStatus
+from kbatch.ops.offsets import DEFAULT_COORDINATOR_PARTITIONS, OffsetHistory, coordinator_partition, replay_file
+
+
+@click.command(epilog="""\b
+Examples:
+  kbatch offsets /var/lib/kafka/__consumer_offsets-12
+  kbatch offsets --group billing /var/lib/kafka/__consumer_offsets-*
+  kbatch offsets --group billing --at 2026-11-27T09:00Z /var/lib/kafka/__consumer_offsets-12
+  kbatch offsets --where billing --transactional-id payments-tx
+  kbatch offsets --format jsonl __consumer_offsets-12 | jq 'select(.move == "rewind")'
+""")
+@click.argument("paths", nargs=-1, metavar="[FILE|DIR...]")
+@click.option("--group", "groups", multiple=True, metavar="G", help="Only group G (repeatable).")
+@click.option("--topic", "topics", multiple=True, metavar="T", help="Only offsets committed for topic T (repeatable).")
+@click.option("--at", callback=parse_time, metavar="TIME",
+              help="Where each group stood at TIME (epoch ms or ISO 8601), and the commands that put it back there.")
+@click.option("--where", "where_groups", multiple=True, metavar="G",
+              help="Only say which __consumer_offsets partition coordinates group G (no files needed).")
+@click.option("--transactional-id", "transactional_ids", multiple=True, metavar="ID",
+              help="Only say which __transaction_state partition coordinates transactional id ID.")
+@click.option("--coordinator-partitions", type=click.IntRange(min=1), default=DEFAULT_COORDINATOR_PARTITIONS,
+              show_default=True, metavar="N",
+              help="The partitions of __consumer_offsets (offsets.topic.num.partitions) and __transaction_state "
+                   "(transaction.state.log.num.partitions), for --where and --transactional-id.")
+@click.option("--format", "output_format", type=click.Choice(["table", "jsonl"]), default="table",
+              show_default=True, help="table for people, jsonl for programs (one \"commit\" object per commit).")
+@decompressed_limit_option
+@no_color_option
+def offsets(paths, groups, topics, at, where_groups, transactional_ids, coordinator_partitions, output_format,
+            decompressed_limit, no_color):
+    """Each consumer group's committed offsets over time, from __consumer_offsets.
+
+    Replays the offset commits of __consumer_offsets segments in log order,
+    as the group coordinator does when it loads them: every commit (time,
+    offset, leader epoch, metadata, expiry), tombstones (offsets deleted),
+    transactional commits applied at their COMMIT marker and dropped at an
+    ABORT, each group's generation and (classic groups) the member a
+    partition was assigned to.  A rewind (a lower offset than the one
+    before) and a reset forward (a higher one committed while the group had
+    no members) are marked.  With --group or --topic, every commit is shown
+    as a line; then each group's position per partition.  --at TIME adds
+    where each group stood then, and the kafka-consumer-groups.sh commands
+    that put it back.  A DIR means its *.log files, recursively, read
+    oldest first; each __consumer_offsets-N directory is replayed on its own.
+
+    Exit status: 0 clean, 1 damage found (the replay goes on around it, and
+    says how many records it could not read), 2 usage or I/O error.
+    """
+    if where_groups or transactional_ids:
+        _print_coordinators(where_groups, transactional_ids, coordinator_partitions, output_format)
+        if not paths:
+            return ExitStatus.OK
+    elif not paths:
+        raise click.UsageError("give __consumer_offsets files or directories (or --where / --transactional-id)")
+    from kbatch.reading.reader import ReadOptions
+
+    options = ReadOptions(records=True, decompressed_limit=decompressed_limit)
+    histories: dict[str, OffsetHistory] = {}
+    findings: list = []
+    if output_format == "jsonl":
+        from kbatch.render.offsets import write_commit_jsonl
+        emit = lambda commit: write_commit_jsonl(sys.stdout, commit)  # noqa: E731
+    elif groups or topics:
+        from kbatch.render.console import make_console
+        from kbatch.render.offsets import commit_line
+        console = make_console(sys.stdout, no_color=no_color)
+        emit = lambda commit: console.print(commit_line(commit))  # noqa: E731
+    else:
+        emit = None
+
+    def replay(path, stream):
+        # one history per partition directory: a group's records, and a transaction's markers, are in one
+        directory = os.path.dirname(path) or path
+        if directory not in histories:
+            histories[directory] = OffsetHistory(emit, groups=set(groups) or None, topics=set(topics) or None,
+                                                 at=at)
+        return replay_file(path, stream, histories[directory], options, findings)
+
+    status = for_each_input(paths, False, replay)
+    for history in histories.values():
+        history.finish()
+    if output_format == "jsonl":
+        from kbatch.render.offsets import write_offsets_jsonl
+        write_offsets_jsonl(sys.stdout, findings)
+    else:
+        from kbatch.render.console import make_console
+        from kbatch.render.offsets import print_offsets
+        if groups or topics:
+            click.echo()
+        print_offsets(make_console(sys.stdout, no_color=no_color), histories, coordinator_partitions, at, findings)
+    return status
+
+
+def _print_coordinators(groups, transactional_ids, partitions: int, output_format: str) -> None:
+    """Kafka's hash of each name (kbatch.ops.offsets.coordinator_partition): the partition to open."""
+    import json
+
+    from kbatch.output.visible import visible
+
+    for kind, topic, names in (("group", "__consumer_offsets", groups),
+                               ("transactional_id", "__transaction_state", transactional_ids)):
+        for name in names:
+            partition = coordinator_partition(name, partitions)
+            if output_format == "jsonl":
+                click.echo(json.dumps({"type": "coordinator_partition", kind: name, "topic": topic,
+                                       "partition": partition, "of": partitions}, ensure_ascii=False))
+            else:
+                click.echo(f"{kind.replace('_', ' ')} {visible(name)}: {topic}-{partition} (of {partitions} partitions)")
