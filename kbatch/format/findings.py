@@ -98,6 +98,21 @@ CODES: dict[str, tuple[Severity, str]] = {
     "segment-base-mismatch": (Severity.ERROR, "a segment's first batch is below the base offset in its name"),
     "segment-overlap": (Severity.ERROR, "a segment holds offsets at or above the next segment's base offset"),
     "segment-gap": (Severity.INFO, "offsets between two segments are in neither (as after compaction)"),
+    # A producer's batches held to the checks a leader makes of a client's append (kbatch.ops.producers,
+    # ProducerAppendInfo); warnings, since a broker loading or replicating a log does not make them:
+    "producer-epoch-backwards": (Severity.WARNING, "a producer's batch has an epoch below one it wrote before "
+                                                   "(checkProducerEpoch)"),
+    "producer-sequence-not-reset": (Severity.WARNING, "a producer's new epoch starts at a sequence other than 0 "
+                                                      "(checkSequence)"),
+    "producer-sequence-repeat": (Severity.WARNING, "a producer's batch repeats or goes back in its sequence "
+                                                   "(checkSequence: out of order)"),
+    "producer-sequence-gap": (Severity.WARNING, "a producer's sequence skips more than the offsets removed from "
+                                                "the log in between (checkSequence: out of order)"),
+    "producer-txn-state": (Severity.WARNING, "a producer's plain batch while its transaction is open "
+                                             "(appendDataBatch)"),
+    "duplicate-records": (Severity.WARNING, "a producer wrote the records of one of its recent batches again, "
+                                            "under a new epoch or a repeated sequence: a duplicate idempotence "
+                                            "did not stop"),
     # Internal topics (__consumer_offsets, __transaction_state, __cluster_metadata) read with Kafka's schemas:
     "bad-internal-record": (Severity.ERROR, "an internal topic's key or value does not read with Kafka's schema"),
     "unknown-record-version": (Severity.WARNING, "a record type or version kbatch's schemas do not know"),

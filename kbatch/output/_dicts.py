@@ -174,3 +174,23 @@ def commit_dict(commit):
         "move": commit.move,
     }
     return out
+
+
+def producer_dict(epoch):
+    """A producer epoch's keys (columns.PRODUCER)."""
+    out = {
+        "type": "producer",
+        "partition": epoch.partition,
+        "producer_id": epoch.producer_id,
+        "producer_epoch": epoch.producer_epoch,
+        "first_sequence": epoch.first_sequence,
+        "last_sequence": epoch.last_sequence,
+        "first_offset": epoch.first_offset,
+        "last_offset": epoch.last_offset,
+        "batches": epoch.batches,
+        "records": epoch.records,
+        "transactional": epoch.transactional,
+        "transactional_id": epoch.transactional_id,
+        "breaks": epoch.breaks,
+    }
+    return out

@@ -264,6 +264,25 @@ COMMIT = (
            "had no members: records skipped), or null", schema={"enum": ["rewind", "reset-forward", None]}),
 )
 
+# -- a line of producers --format jsonl: one producer id and epoch in a partition (kbatch.ops.producers) ------
+
+PRODUCER = (
+    Column("type", "string", False, '"producer"', "always \"producer\"", schema={"const": "producer"}),
+    Column("partition", "string", False, "epoch.partition", "the partition: its directory (TOPIC-N), or the file"),
+    Column("producer_id", "int64", False, "epoch.producer_id", "the producer id"),
+    Column("producer_epoch", "int32", False, "epoch.producer_epoch", "the producer epoch"),
+    Column("first_sequence", "int32", False, "epoch.first_sequence", "its first batch's baseSequence (-1: none)"),
+    Column("last_sequence", "int32", False, "epoch.last_sequence", "its last batch's last sequence (-1: none)"),
+    Column("first_offset", "int64", False, "epoch.first_offset", "its first batch's base offset"),
+    Column("last_offset", "int64", False, "epoch.last_offset", "its last batch's last offset"),
+    Column("batches", "int64", False, "epoch.batches", "its data batches"),
+    Column("records", "int64", False, "epoch.records", "their records"),
+    Column("transactional", "bool", False, "epoch.transactional", "whether its first batch is transactional"),
+    Column("transactional_id", "string", True, "epoch.transactional_id",
+           "its transactional id, where the __transaction_state partitions given name its producer id"),
+    Column("breaks", "int64", False, "epoch.breaks", "the rules its batches break (each a finding)"),
+)
+
 # -- a finding, kbatch.output.jsonout.finding_dict ------------------------------------------------------
 
 _SEVERITIES = {"enum": ["error", "warning", "info"]}

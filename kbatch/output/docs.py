@@ -109,6 +109,9 @@ def json_schema() -> dict:
                                      "a finding between entries without bytes of its own", required=["type", "code"]),
             "entry": {"oneOf": [{"$ref": "#/$defs/raw"}, {"$ref": "#/$defs/finding_entry"},
                                 {"$ref": "#/$defs/batch"}]},
+            "producer": _object({column.name: _property(column, derived=False) for column in columns.PRODUCER},
+                                "a line of kbatch producers --format jsonl: one producer id and epoch",
+                                required=columns.names(columns.PRODUCER)),
             "commit": _object({column.name: _property(column, derived=False) for column in columns.COMMIT},
                               "a line of kbatch offsets --format jsonl: one offset commit",
                               required=columns.names(columns.COMMIT)),
@@ -138,6 +141,7 @@ DICT_FUNCTIONS = (
     ("grep_match_tail", "found", tuple(column for column in columns.GREP_MATCH_TAIL if column.optional),
      "A grep match's optional keys after its record's (columns.GREP_MATCH_TAIL)."),
     ("commit_dict", "commit", columns.COMMIT, "An offset commit's keys (columns.COMMIT)."),
+    ("producer_dict", "epoch", columns.PRODUCER, "A producer epoch's keys (columns.PRODUCER)."),
 )
 
 # Where the helpers the ``read`` expressions use (columns.HELPERS) come from, those not written there.
@@ -181,7 +185,8 @@ def dicts_module_text() -> str:
 _TYPE_WORDS = {"int32": "integer", "int64": "integer", "bool": "boolean", "string": "string", "iso": "string",
                "bytes": "bytes", "headers": "array", "object": "object", "array": "array"}
 README_TABLES = {"batch": columns.BATCH, "record": columns.RECORD, "finding": columns.FINDING,
-                 "grep match": columns.GREP_MATCH_HEAD + columns.GREP_MATCH_TAIL, "offset commit": columns.COMMIT}   # (a record's keys between)
+                 "grep match": columns.GREP_MATCH_HEAD + columns.GREP_MATCH_TAIL, "offset commit": columns.COMMIT,
+                 "producer": columns.PRODUCER}   # (a record's keys between)
 
 
 def readme_table(columns_) -> str:

@@ -1,0 +1,95 @@
+"""``kbatch producers``: each producer of a partition, epoch by epoch, and where it broke a leader's rules."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from kbatch.cli.options import decompressed_limit_option, expand_inputs, no_color_option, report_unreadable
+from kbatch.cli.status import ExitStatus
+
+
+@click.command(epilog="""\b
+Examples:
+  kbatch producers /var/lib/kafka/orders-0
+  kbatch producers --producer-id 4001 /var/lib/kafka/orders-*
+  kbatch producers /var/lib/kafka/orders-0 /var/lib/kafka/__transaction_state-*
+  kbatch producers --format jsonl orders-0 | jq 'select(.type == "finding")'
+""")
+@click.argument("paths", nargs=-1, required=True, metavar="FILE|DIR...")
+@click.option("--producer-id", "producer_ids", multiple=True, type=int, metavar="N",
+              help="Only producer id N (repeatable).")
+@click.option("--transactional-id", "transactional_ids", multiple=True, metavar="ID",
+              help="Only the producer __transaction_state names for transactional id ID (give its partitions too).")
+@click.option("--format", "output_format", type=click.Choice(["table", "jsonl"]), default="table",
+              show_default=True, help="table for people, jsonl for programs.")
+@decompressed_limit_option
+@no_color_option
+def producers(paths, producer_ids, transactional_ids, output_format, decompressed_limit, no_color):
+    """Each producer of each partition, epoch by epoch, held to a leader's rules.
+
+    Per producer id and epoch: first and last sequence and offset, batches
+    and records, and its transactional id where __transaction_state
+    partitions are given too.  Each batch is held to the checks a
+    partition leader makes before it appends a client's batch
+    (ProducerAppendInfo): an epoch never goes back, a new epoch starts at
+    sequence 0, sequences follow one another within an epoch, no plain
+    batch while the producer's transaction is open.  A break is a warning:
+    a broker loading or replicating a log does not check them, so an unclean
+    election or a bug leaves them behind.  A sequence gap the log's removed
+    offsets account for (compaction) is none.  Duplicates despite
+    idempotence: a batch whose records are those of one of the producer's
+    last 16 batches, written again under a new epoch or a repeated sequence.
+    A DIR means its *.log files, recursively; segments are grouped by their
+    partition directory (TOPIC-N).
+
+    Exit status: 0 clean, 1 damage found in the logs, 2 usage or I/O
+    error.  (The warnings alone leave it 0.)
+    """
+    from kbatch.ops.logs import partition_key, replay
+    from kbatch.ops.producers import PartitionProducers, join_transactional_ids
+    from kbatch.ops.txn import CoordinatorView, is_transaction_state
+    from kbatch.reading.reader import ReadOptions
+
+    files, status = expand_inputs(paths)
+    views: dict[str, PartitionProducers] = {}
+    coordinator = CoordinatorView()
+
+    def add(path, batch):
+        if is_transaction_state(path):
+            coordinator.add_batch(batch)
+            return
+        key = partition_key(path)
+        if key not in views:
+            views[key] = PartitionProducers(key)
+        views[key].add_batch(batch, path)
+
+    replayed = replay(files, ReadOptions(records=True, decompressed_limit=decompressed_limit), add)
+    for path, error in replayed.unreadable:
+        report_unreadable(path, error)
+        status = ExitStatus.TROUBLE
+    if replayed.damaged and status is ExitStatus.OK:
+        status = ExitStatus.FOUND
+    ordered = [views[key] for key in sorted(views)]
+    join_transactional_ids(ordered, coordinator)
+    wanted = set(producer_ids) | {state.producer_id for tid, state in coordinator.ids.items()
+                                  if tid in set(transactional_ids)}
+    if transactional_ids and not any(tid in coordinator.ids for tid in transactional_ids):
+        click.echo("kbatch: no __transaction_state record names " + ", ".join(transactional_ids)
+                   + " (give the __transaction_state partition it lives in: kbatch offsets --transactional-id)",
+                   err=True)
+    selected = (lambda producer_id: producer_id in wanted) if producer_ids or transactional_ids else \
+        (lambda producer_id: True)
+    findings = replayed.findings + [(path, finding) for view in ordered for path, finding, producer_id in view.breaks
+                                     if selected(producer_id)]
+    for view in ordered:
+        view.epochs = [epoch for epoch in view.epochs if selected(epoch.producer_id)]
+    if output_format == "jsonl":
+        from kbatch.render.producers import write_producers_jsonl
+        write_producers_jsonl(sys.stdout, ordered, findings)
+    else:
+        from kbatch.render.console import make_console
+        from kbatch.render.producers import print_producers
+        print_producers(make_console(sys.stdout, no_color=no_color), ordered, findings)
+    return status

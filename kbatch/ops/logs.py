@@ -1,0 +1,58 @@
+"""A partition's logs batch by batch, for the commands that replay them (txn, offsets, producers).
+
+Each of those reads every batch of the files it is given, in order, hands it to what replays it, and keeps
+the damage it met; what a damaged range held is not seen, and the replay goes on after it.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Callable
+
+from kbatch.files.inputs import topic_partition
+from kbatch.format.findings import Finding
+from kbatch.reading.model import Batch
+from kbatch.reading.reader import ReadOptions, SegmentReader, open_input
+from kbatch.reading.summary import FileSummary
+
+
+def partition_key(path: str) -> str:
+    """The partition a segment belongs to: its directory when named TOPIC-N (two log directories may each
+    hold one), else the file itself."""
+    topic, _ = topic_partition(path)
+    return os.path.dirname(path) if topic is not None else path
+
+
+@dataclass
+class Replayed:
+    """What a replay met: every finding as (path, finding), the files it could not open (path, error), and
+    whether any damage was found."""
+
+    findings: list[tuple[str, Finding]] = field(default_factory=list)
+    unreadable: list[tuple[str, Exception]] = field(default_factory=list)
+    damaged: bool = False
+
+
+def replay(files: list[str], options: ReadOptions, add: Callable[[str, Batch], None]) -> Replayed:
+    """Every batch of every file, in order, to ``add(path, batch)`` (before its findings are collected, so a
+    replay may add its own, as an internal topic's record decoder does)."""
+    replayed = Replayed()
+    for path in files:
+        try:
+            stream = open_input(path)
+        except (OSError, ValueError) as error:
+            replayed.unreadable.append((path, error))
+            continue
+        summary = FileSummary(path, 0)
+        with stream:
+            for item in SegmentReader(stream, options):
+                if isinstance(item, Finding):
+                    summary.add_finding(item)
+                    replayed.findings.append((path, item))
+                    continue
+                add(path, item)
+                summary.add_batch(item)
+                replayed.findings.extend((path, finding) for finding in item.findings)
+        replayed.damaged = replayed.damaged or summary.damaged
+    return replayed

@@ -1,0 +1,211 @@
+"""Each producer of a partition, epoch by epoch, held to the rules a leader holds its appends to.
+
+A partition leader checks every batch a producer sends before it appends it (``ProducerAppendInfo``, in
+storage/.../internals/log/ProducerAppendInfo.java, for an append from a client):
+
+* ``checkProducerEpoch``: a data batch's epoch is never below the producer's current one;
+* ``checkSequence``: in the same epoch a batch's first sequence follows the last one written
+  (``inSequence``: last + 1, or 0 after Integer.MAX_VALUE); a new epoch starts at sequence 0 (unless the
+  producer had no epoch yet); a producer whose earlier records are gone (retention, DeleteRecords) may start
+  anywhere;
+* ``appendDataBatch``: no plain batch while the producer's transaction is open.
+
+A log a healthy broker wrote keeps them, but it does not prove them: a broker that loads or replicates a log
+checks nothing of the sequence (``AppendOrigin.REPLICATION``) and only warns of an epoch going backwards, so
+a replica that took writes after an unclean election, or a broker bug, leaves breaks behind.  Each break here
+is a warning, named after the check it fails.  Two things a healthy log does hold are not breaks: a sequence
+gap as wide as the offsets removed from the log in between (compaction, which keeps a producer's last batch
+but not every batch), and the first batch of a producer this walk sees (what came before may be gone).
+
+Duplicates despite idempotence: a batch whose records (keys, values, headers) are those of one of the
+producer's recent batches, written again with a sequence that repeats, or by an idempotent (not transactional)
+producer under a new epoch: such a producer bumps its epoch only to recover from an error (KIP-360), and the
+broker de-duplicates within an epoch, so what it sent again then is written twice.  Not reported: the same
+payload sent again with new sequences, or in a new transaction (a transactional producer's epoch goes up with
+every transaction under transactions version 2), which is the application's own doing; records of an aborted
+transaction, which no read_committed consumer sees.  Each producer remembers its last
+:data:`RECENT_BATCHES` batches for this.
+
+Memory grows with the producers (and their epochs), not with the records.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import deque
+from dataclasses import dataclass, field
+
+from kbatch.format.findings import Finding
+from kbatch.reading.markers import end_marker
+from kbatch.reading.model import Batch
+
+INT32_MAX = 2**31 - 1
+NO_SEQUENCE = -1
+RECENT_BATCHES = 16   # a producer's batches in flight are at most 5 (max.in.flight.requests.per.connection)
+
+
+def in_sequence(last: int, next_: int) -> bool:
+    """ProducerAppendInfo.inSequence: the sequence after ``last`` (it wraps to 0 after Integer.MAX_VALUE)."""
+    return next_ == last + 1 or (next_ == 0 and last == INT32_MAX)
+
+
+def records_digest(batch: Batch) -> bytes:
+    """A digest of a batch's records' keys, values and headers, in order (not their offsets or times)."""
+    digest = hashlib.blake2b(digest_size=16)
+    for record in batch.records or ():
+        for part in (record.key, record.value):
+            digest.update(b"\x00" if part is None else len(part).to_bytes(4, "big") + part)
+        for key, value in record.headers:
+            digest.update(b"\x01" + len(key).to_bytes(4, "big") + key)
+            digest.update(b"\x00" if value is None else len(value).to_bytes(4, "big") + value)
+    return digest.digest()
+
+
+@dataclass
+class ProducerEpoch:
+    """What one producer id wrote under one epoch in a partition."""
+
+    partition: str
+    producer_id: int
+    producer_epoch: int
+    first_sequence: int
+    last_sequence: int
+    first_offset: int
+    last_offset: int
+    transactional: bool
+    batches: int = 0
+    records: int = 0
+    transactional_id: str | None = None
+    breaks: int = 0
+
+
+@dataclass
+class _Producer:
+    epoch: ProducerEpoch
+    open_transaction: int | None = None          # the first offset of its open transaction
+    removed_before: int = 0                      # the partition's removed offsets when its last batch was read
+    recent: deque = field(default_factory=lambda: deque(maxlen=RECENT_BATCHES))   # (digest, epoch, seq, offset)
+
+
+def _break(code: str, batch: Batch, field_name: str, expected: str, actual: str) -> Finding:
+    return Finding(code, batch.pos, batch.pos, batch.size, field_name, expected, actual)
+
+
+class PartitionProducers:
+    """One partition's batches, in log order, replayed producer by producer.
+
+    ``epochs`` holds every (producer id, epoch) seen, in the order first seen; ``breaks`` each break as
+    (path, finding, producer id).
+    """
+
+    def __init__(self, partition: str):
+        self.partition = partition
+        self.producers: dict[int, _Producer] = {}
+        self.epochs: list[ProducerEpoch] = []
+        self.breaks: list[tuple[str, Finding, int]] = []
+        self.removed = 0                 # offsets missing between the batches read so far (compaction, aborts cleaned)
+        self.next_offset: int | None = None
+
+    def add_batch(self, batch: Batch, path: str) -> None:
+        if batch.is_damaged:
+            return   # the walk's finding; the producer's state goes on from its last good batch
+        if self.next_offset is not None and batch.base_offset > self.next_offset:
+            self.removed += batch.base_offset - self.next_offset
+        self.next_offset = max(self.next_offset or 0, batch.last_offset + 1)
+        if batch.magic < 2 or batch.producer_id is None or batch.producer_id < 0:
+            return
+        if batch.is_control:
+            self._marker(batch)
+        else:
+            self._data(batch, path)
+
+    def _marker(self, batch: Batch) -> None:
+        producer = self.producers.get(batch.producer_id)
+        marker = end_marker(batch)
+        if producer is None or marker is None:
+            return
+        if marker.outcome == "ABORT" and producer.open_transaction is not None:   # its records were never seen
+            first = producer.open_transaction
+            producer.recent = deque((entry for entry in producer.recent if entry[3] < first), maxlen=RECENT_BATCHES)
+        producer.open_transaction = None
+
+    def _data(self, batch: Batch, path: str) -> None:
+        producer = self.producers.get(batch.producer_id)
+        first_seq, last_seq = batch.base_sequence, batch.last_sequence
+        if producer is None:
+            producer = self.producers[batch.producer_id] = _Producer(self._new_epoch(batch))
+        else:
+            for finding in self._check(producer, batch):
+                producer.epoch.breaks += 1
+                self.breaks.append((path, finding, batch.producer_id))
+            if batch.producer_epoch != producer.epoch.producer_epoch:
+                producer.epoch = self._new_epoch(batch)
+        epoch = producer.epoch
+        epoch.last_sequence = last_seq if first_seq != NO_SEQUENCE else epoch.last_sequence
+        epoch.last_offset = batch.last_offset
+        epoch.batches += 1
+        epoch.records += max(batch.count or 0, 0)
+        if batch.is_transactional and producer.open_transaction is None:
+            producer.open_transaction = batch.base_offset
+        producer.removed_before = self.removed
+        if batch.records is not None:
+            producer.recent.append((records_digest(batch), batch.producer_epoch, first_seq, batch.base_offset))
+
+    def _new_epoch(self, batch: Batch) -> ProducerEpoch:
+        epoch = ProducerEpoch(self.partition, batch.producer_id, batch.producer_epoch, batch.base_sequence,
+                              batch.last_sequence, batch.base_offset, batch.last_offset, batch.is_transactional)
+        self.epochs.append(epoch)
+        return epoch
+
+    def _check(self, producer: _Producer, batch: Batch):
+        current = producer.epoch
+        epoch, first_seq = batch.producer_epoch, batch.base_sequence
+        pid = f"producer {batch.producer_id}"
+        if epoch < current.producer_epoch:   # checkProducerEpoch
+            yield _break("producer-epoch-backwards", batch, "producerEpoch",
+                         f"{pid}'s epoch {current.producer_epoch} or later (its batch at offset "
+                         f"{current.last_offset})", str(epoch))
+        elif epoch != current.producer_epoch:   # checkSequence: a new epoch starts at 0
+            if first_seq not in (0, NO_SEQUENCE):
+                yield _break("producer-sequence-not-reset", batch, "baseSequence",
+                             f"0, the first sequence of {pid}'s new epoch {epoch}", str(first_seq))
+        elif first_seq != NO_SEQUENCE and current.last_sequence != NO_SEQUENCE \
+                and not in_sequence(current.last_sequence, first_seq):
+            removed = self.removed - producer.removed_before
+            wanted = (current.last_sequence + 1) & INT32_MAX
+            if first_seq <= current.last_sequence:
+                yield _break("producer-sequence-repeat", batch, "baseSequence",
+                             f"{wanted}, after {pid}'s sequence {current.last_sequence} at offset "
+                             f"{current.last_offset}", f"{first_seq} (already written)")
+            elif first_seq - wanted > removed:   # a gap no removed offsets account for
+                yield _break("producer-sequence-gap", batch, "baseSequence",
+                             f"{wanted}, after {pid}'s sequence {current.last_sequence} at offset "
+                             f"{current.last_offset}", f"{first_seq} ({first_seq - wanted} sequences missing, "
+                             f"{removed} offsets removed from the log between)")
+        if producer.open_transaction is not None and not batch.is_transactional:   # appendDataBatch
+            yield _break("producer-txn-state", batch, "attributes.isTransactional",
+                         f"a transactional batch: {pid}'s transaction from offset {producer.open_transaction} "
+                         "has no marker yet", "a plain batch")
+        if batch.records is not None and producer.recent:
+            digest = records_digest(batch)
+            for earlier, earlier_epoch, earlier_seq, earlier_offset in producer.recent:
+                if earlier == digest and ((earlier_epoch != epoch and not batch.is_transactional) or
+                                          (earlier_epoch == epoch and first_seq != NO_SEQUENCE
+                                           and first_seq <= earlier_seq)):
+                    how = (f"under epoch {earlier_epoch}, again under epoch {epoch}" if earlier_epoch != epoch
+                           else f"with sequence {earlier_seq}, again with {first_seq}")
+                    yield _break("duplicate-records", batch, "records",
+                                 f"records {pid} had not written", f"the records of its batch at offset "
+                                 f"{earlier_offset} ({how})")
+                    break
+
+
+def join_transactional_ids(partitions, coordinator) -> None:
+    """Name each producer's transactional id, where __transaction_state (read into ``coordinator``, a
+    kbatch.ops.txn.CoordinatorView) holds its producer id."""
+    by_producer = coordinator.by_producer()
+    for view in partitions:
+        for epoch in view.epochs:
+            state = by_producer.get(epoch.producer_id)
+            if state is not None:
+                epoch.transactional_id = state.transactional_id

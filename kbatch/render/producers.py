@@ -1,0 +1,58 @@
+"""``kbatch producers`` for people (a table per partition) and programs (JSON Lines)."""
+
+from __future__ import annotations
+
+import json
+
+from rich.table import Table
+from rich.text import Text
+
+from kbatch.output._dicts import producer_dict
+from kbatch.output.jsonout import finding_dict
+from kbatch.output.visible import json_name, visible
+from kbatch.render.table import finding_line
+
+
+def _span(first: int, last: int) -> str:
+    return str(first) if first == last else f"{first}–{last}"
+
+
+def _epochs_table(view) -> Table:
+    # 80 columns hold it: a transactional id is the one column that wraps
+    table = Table(header_style="bold", expand=False, box=None, padding=(0, 1, 0, 0), pad_edge=False)
+    for name, justify in (("producer", "left"), ("sequences", "left"), ("offsets", "left"), ("batches", "right"),
+                          ("records", "right"), ("txn id", "left"), ("breaks", "right")):
+        table.add_column(name, justify=justify, no_wrap=name != "txn id", overflow="fold")
+    for epoch in view.epochs:
+        kind = "" if not epoch.transactional else " T"
+        table.add_row(f"{epoch.producer_id}/{epoch.producer_epoch}{kind}",
+                      _span(epoch.first_sequence, epoch.last_sequence), _span(epoch.first_offset, epoch.last_offset),
+                      str(epoch.batches), str(epoch.records), visible(epoch.transactional_id or "-"),
+                      Text(str(epoch.breaks), style="bold yellow" if epoch.breaks else ""))
+    return table
+
+
+def print_producers(console, views, findings) -> None:
+    for view in views:
+        producers = len({epoch.producer_id for epoch in view.epochs})
+        console.print(Text.assemble(Text(visible(view.partition), style="bold underline"),
+                                    f": {producers} producer{'s' if producers != 1 else ''}, "
+                                    f"{len(view.epochs)} epoch{'s' if len(view.epochs) != 1 else ''} "
+                                    "(T: transactional)"), soft_wrap=True)
+        if view.epochs:
+            console.print(_epochs_table(view))
+        console.print()
+    for path, finding in findings:
+        console.print(Text(visible(path), style="bold"))
+        console.print(finding_line(finding))
+
+
+def write_producers_jsonl(out, views, findings) -> None:
+    for view in views:
+        for epoch in view.epochs:
+            line = producer_dict(epoch)
+            line["partition"] = json_name(line["partition"])
+            out.write(json.dumps(line, ensure_ascii=False) + "\n")
+    for path, finding in findings:
+        out.write(json.dumps({"type": "finding", "file": json_name(path), **finding_dict(finding)},
+                             ensure_ascii=False) + "\n")
