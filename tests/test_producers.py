@@ -78,7 +78,7 @@ def test_a_new_epoch_starts_at_sequence_zero():
     assert _codes(_replay(data(0, 0, [b"a"]), data(1, 0, [b"b"], epoch=1))) == []
     view = _replay(data(0, 0, [b"a"]), data(1, 5, [b"b"], epoch=1))
     assert _codes(view) == [("producer-sequence-not-reset", PID)]
-    assert [(e.producer_epoch, e.first_sequence) for e in view.epochs] == [(0, 0), (1, 5)]
+    assert [(e.producer_epoch, e.first_sequence, e.breaks) for e in view.epochs] == [(0, 0, 0), (1, 5, 1)]
 
 
 def test_the_first_batch_seen_may_start_anywhere():

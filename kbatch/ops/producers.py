@@ -135,11 +135,11 @@ class PartitionProducers:
         if producer is None:
             producer = self.producers[batch.producer_id] = _Producer(self._new_epoch(batch))
         else:
-            for finding in self._check(producer, batch):
-                producer.epoch.breaks += 1
-                self.breaks.append((path, finding, batch.producer_id))
+            breaks = list(self._check(producer, batch))
             if batch.producer_epoch != producer.epoch.producer_epoch:
                 producer.epoch = self._new_epoch(batch)
+            producer.epoch.breaks += len(breaks)   # (counted where the batch belongs)
+            self.breaks.extend((path, finding, batch.producer_id) for finding in breaks)
         epoch = producer.epoch
         epoch.last_sequence = last_seq if first_seq != NO_SEQUENCE else epoch.last_sequence
         epoch.last_offset = batch.last_offset
