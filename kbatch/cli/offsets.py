@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import os
 import sys
 
 import click
 
-from kbatch.cli.options import decompressed_limit_option, for_each_input, no_color_option, parse_time
+from kbatch.cli.options import (decompressed_limit_option, expand_inputs, no_color_option, parse_time,
+                                replay_status)
 from kbatch.cli.status import ExitStatus
-from kbatch.ops.offsets import DEFAULT_COORDINATOR_PARTITIONS, OffsetHistory, coordinator_partition, replay_file
+from kbatch.ops.offsets import DEFAULT_COORDINATOR_PARTITIONS, OffsetHistory, coordinator_partition
 
 
 @click.command(epilog="""\b
@@ -63,11 +63,11 @@ def offsets(paths, groups, topics, at, where_groups, transactional_ids, coordina
             return ExitStatus.OK
     elif not paths:
         raise click.UsageError("give __consumer_offsets files or directories (or --where / --transactional-id)")
+    from kbatch.ops.logs import partition_key, replay
     from kbatch.reading.reader import ReadOptions
 
-    options = ReadOptions(records=True, decompressed_limit=decompressed_limit)
+    files, status = expand_inputs(paths)
     histories: dict[str, OffsetHistory] = {}
-    findings: list = []
     if output_format == "jsonl":
         from kbatch.render.offsets import write_commit_jsonl
         emit = lambda commit: write_commit_jsonl(sys.stdout, commit)  # noqa: E731
@@ -79,17 +79,18 @@ def offsets(paths, groups, topics, at, where_groups, transactional_ids, coordina
     else:
         emit = None
 
-    def replay(path, stream):
-        # one history per partition directory: a group's records, and a transaction's markers, are in one
-        directory = os.path.dirname(path) or path
-        if directory not in histories:
-            histories[directory] = OffsetHistory(emit, groups=set(groups) or None, topics=set(topics) or None,
-                                                 at=at)
-        return replay_file(path, stream, histories[directory], options, findings)
+    def add(path, batch):
+        # one history per partition: a group's records, and a transaction's markers, are in one
+        key = partition_key(path)
+        if key not in histories:
+            histories[key] = OffsetHistory(emit, groups=set(groups) or None, topics=set(topics) or None, at=at)
+        histories[key].add_batch(batch, path)
 
-    status = for_each_input(paths, False, replay)
+    replayed = replay(files, ReadOptions(records=True, decompressed_limit=decompressed_limit), add)
+    status = replay_status(replayed, status)
     for history in histories.values():
         history.finish()
+    findings = replayed.findings
     if output_format == "jsonl":
         from kbatch.render.offsets import write_offsets_jsonl
         write_offsets_jsonl(sys.stdout, findings)

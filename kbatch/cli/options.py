@@ -165,6 +165,15 @@ def expand_inputs(paths, pattern="*.log", sink=None) -> tuple[list[str], ExitSta
     return files, ExitStatus.TROUBLE if missing or passed else ExitStatus.OK
 
 
+def replay_status(replayed, status: ExitStatus) -> ExitStatus:
+    """The exit status after a replay of partitions' logs (kbatch.ops.logs.replay): each file it could not
+    open reported (TROUBLE), damage met FOUND."""
+    for path, error in replayed.unreadable:
+        report_unreadable(path, error)
+        status = ExitStatus.TROUBLE
+    return ExitStatus.FOUND if replayed.damaged and status is ExitStatus.OK else status
+
+
 def for_each_input(paths, hex_input: bool, handle, status: ExitStatus = ExitStatus.OK,
                    pattern="*.log", sink=None) -> ExitStatus:
     """Run ``handle(path, stream)`` (which returns a FileSummary) on every file the paths name

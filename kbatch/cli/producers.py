@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from kbatch.cli.options import decompressed_limit_option, expand_inputs, no_color_option, report_unreadable
+from kbatch.cli.options import decompressed_limit_option, expand_inputs, no_color_option, replay_status
 from kbatch.cli.status import ExitStatus
 
 
@@ -66,11 +66,7 @@ def producers(paths, producer_ids, transactional_ids, output_format, decompresse
         views[key].add_batch(batch, path)
 
     replayed = replay(files, ReadOptions(records=True, decompressed_limit=decompressed_limit), add)
-    for path, error in replayed.unreadable:
-        report_unreadable(path, error)
-        status = ExitStatus.TROUBLE
-    if replayed.damaged and status is ExitStatus.OK:
-        status = ExitStatus.FOUND
+    status = replay_status(replayed, status)
     ordered = [views[key] for key in sorted(views)]
     join_transactional_ids(ordered, coordinator)
     wanted = set(producer_ids) | {state.producer_id for tid, state in coordinator.ids.items()

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import os
 import sys
 
 import click
 
-from kbatch.reading.reader import ReadOptions, SegmentReader, open_input
+from kbatch.reading.reader import ReadOptions
 from kbatch.format.findings import Finding
 from kbatch.files.inputs import topic_partition
-from kbatch.reading.summary import FileSummary
 from kbatch.ops.txn import CoordinatorView, PartitionTransactions, cross_check, is_transaction_state, join
-from kbatch.cli.options import decompressed_limit_option, expand_inputs, no_color_option, report_unreadable
+from kbatch.cli.options import decompressed_limit_option, expand_inputs, no_color_option, replay_status
 from kbatch.cli.status import ExitStatus
 
 
@@ -48,41 +46,29 @@ def txn(paths, output_format, decompressed_limit, no_color):
     Exit status: 0 clean, 1 damage found in the logs (or their .txnindex
     and .snapshot files), 2 usage or I/O error.
     """
+    from kbatch.ops.logs import partition_key, replay
+
     files, status = expand_inputs(paths)
-    options = ReadOptions(records=True, decompressed_limit=decompressed_limit)
-    partitions: dict[tuple, PartitionTransactions] = {}
+    partitions: dict[str, PartitionTransactions] = {}
     coordinator = CoordinatorView()
     saw_coordinator = False
-    findings: list[tuple[str, Finding]] = []
-    for path in files:
-        try:
-            stream = open_input(path)
-        except (OSError, ValueError) as error:
-            report_unreadable(path, error)
-            status = ExitStatus.TROUBLE
-            continue
-        topic, partition = topic_partition(path)
-        summary = FileSummary(path, 0)
-        with stream:
-            for item in SegmentReader(stream, options):
-                if isinstance(item, Finding):
-                    summary.add_finding(item)
-                    findings.append((path, item))
-                    continue
-                summary.add_batch(item)
-                findings += [(path, finding) for finding in item.findings if finding.is_damage]
-                if is_transaction_state(path):
-                    saw_coordinator = True
-                    coordinator.add_batch(item)
-                else:
-                    # one partition = one directory (two log dirs may each hold a TOPIC-N); a lone file is its own
-                    key = os.path.dirname(path) if topic is not None else path
-                    if key not in partitions:
-                        partitions[key] = PartitionTransactions(topic if topic is not None else path, partition,
-                                                                directory=key)
-                    partitions[key].add_batch(item, path)
-        if summary.damaged and status is ExitStatus.OK:
-            status = ExitStatus.FOUND
+
+    def add(path, batch):
+        nonlocal saw_coordinator
+        if is_transaction_state(path):
+            saw_coordinator = True
+            coordinator.add_batch(batch)
+            return
+        key = partition_key(path)
+        if key not in partitions:
+            topic, partition = topic_partition(path)
+            partitions[key] = PartitionTransactions(topic if topic is not None else path, partition,
+                                                    directory=key)
+        partitions[key].add_batch(batch, path)
+
+    replayed = replay(files, ReadOptions(records=True, decompressed_limit=decompressed_limit), add)
+    status = replay_status(replayed, status)
+    findings: list[tuple[str, Finding]] = list(replayed.findings)
     join(list(partitions.values()), coordinator)
     views = [partitions[key] for key in sorted(partitions)]
     for view in views:

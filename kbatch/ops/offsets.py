@@ -240,21 +240,3 @@ def reset_command(group: str, topic: str, partition: int, offset: int, quote: Ca
     return (f"kafka-consumer-groups.sh --bootstrap-server BROKER:9092 --group {quote(group)} "
             f"--topic {quote(f'{topic}:{partition}')} --reset-offsets --to-offset {offset} --execute")
 
-
-def replay_file(path: str, stream, history: OffsetHistory, options, findings: list) -> "FileSummary":
-    """Every batch of one __consumer_offsets segment into ``history``; its damage into ``findings`` as
-    (path, finding): what a damaged batch held is not seen, and the history goes on after it."""
-    from kbatch.format.findings import Finding
-    from kbatch.reading.reader import SegmentReader
-    from kbatch.reading.summary import FileSummary
-
-    summary = FileSummary(path, 0)
-    for item in SegmentReader(stream, options):
-        if isinstance(item, Finding):
-            summary.add_finding(item)
-            findings.append((path, item))
-            continue
-        history.add_batch(item, path)   # (first: a record that does not read is a finding of the batch)
-        summary.add_batch(item)
-        findings.extend((path, finding) for finding in item.findings)
-    return summary

@@ -97,7 +97,7 @@ def print_offsets(console, histories: dict[str, OffsetHistory], partitions: int,
                                "(findings below)", style="yellow"))
         console.print()
     for path, finding in findings:
-        console.print(Text(visible(path), style="bold"))
+        console.print(Text(visible(path), style="bold"), soft_wrap=True)
         console.print(finding_line(finding))
 
 

@@ -43,7 +43,7 @@ def print_producers(console, views, findings) -> None:
             console.print(_epochs_table(view))
         console.print()
     for path, finding in findings:
-        console.print(Text(visible(path), style="bold"))
+        console.print(Text(visible(path), style="bold"), soft_wrap=True)
         console.print(finding_line(finding))
 
 
