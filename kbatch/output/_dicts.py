@@ -194,3 +194,33 @@ def producer_dict(epoch):
         "breaks": epoch.breaks,
     }
     return out
+
+
+def segment_verdict_dict(segment):
+    """A segment's verdict (columns.SEGMENT_VERDICT)."""
+    out = {
+        "type": "segment",
+        "path": segment.path,
+        "base_offset": segment.base_offset,
+        "size": segment.size,
+        "largest_timestamp": segment.largest_timestamp,
+        "verdict": segment.verdict,
+        "reasons": segment.reasons,
+    }
+    return out
+
+
+def cleaning_dict(partition, cleaning):
+    """A partition's cleaning (columns.CLEANING)."""
+    out = {
+        "type": "cleaning",
+        "partition": partition.path,
+        "first_dirty_offset": cleaning.first_dirty_offset,
+        "first_uncleanable_offset": cleaning.first_uncleanable_offset,
+        "blocked_by": cleaning.blocked_by,
+        "cleanable_bytes": cleaning.cleanable_bytes,
+        "dirty_ratio": cleaning.ratio,
+        "due": cleaning.due,
+        "will_clean": cleaning.will_clean,
+    }
+    return out

@@ -48,6 +48,7 @@ TYPES = {
     "int32": ("integer", "INT"),
     "int64": ("integer", "LONG"),
     "bool": ("boolean", "BOOLEAN"),
+    "float": ("number", "DOUBLE"),
     "string": ("string", "STRING"),
     "iso": ("string", "STRING"),                     # epoch milliseconds as ISO-8601 UTC
     "bytes": (None, "BINARY"),                       # JSON: {"utf8"|"hex"|"base64": ...} (#/$defs/bytes)
@@ -281,6 +282,36 @@ PRODUCER = (
     Column("transactional_id", "string", True, "epoch.transactional_id",
            "its transactional id, where the __transaction_state partitions given name its producer id"),
     Column("breaks", "int64", False, "epoch.breaks", "the rules its batches break (each a finding)"),
+)
+
+# -- lines of retention --format jsonl: a segment's verdict (kbatch.ops.retention.SegmentFacts), a compacted
+# partition's cleaning (kbatch.ops.retention.Cleaning) ---------------------------------------------------------
+
+SEGMENT_VERDICT = (
+    Column("type", "string", False, '"segment"', "always \"segment\"", schema={"const": "segment"}),
+    Column("path", "string", False, "segment.path", "the segment file"),
+    Column("base_offset", "int64", False, "segment.base_offset", "its base offset (from its name)"),
+    Column("size", "int64", False, "segment.size", "its size in bytes"),
+    Column("largest_timestamp", "int64", False, "segment.largest_timestamp",
+           "LogSegment.largestTimestamp: its largest record timestamp, else the file's modification time"),
+    Column("verdict", "string", False, "segment.verdict", "deletable or kept",
+           schema={"enum": ["deletable", "kept"]}),
+    Column("reasons", "array", False, "segment.reasons", "why (Kafka's rule that deletes or keeps it)"),
+)
+
+CLEANING = (
+    Column("type", "string", False, '"cleaning"', "always \"cleaning\"", schema={"const": "cleaning"}),
+    Column("partition", "string", False, "partition.path", "the compacted partition's directory"),
+    Column("first_dirty_offset", "int64", False, "cleaning.first_dirty_offset",
+           "where the cleaner starts (cleaner-offset-checkpoint, or the log start offset)"),
+    Column("first_uncleanable_offset", "int64", False, "cleaning.first_uncleanable_offset",
+           "where it must stop (LogCleanerManager.cleanableOffsets)"),
+    Column("blocked_by", "array", False, "cleaning.blocked_by", "what sets that offset"),
+    Column("cleanable_bytes", "int64", False, "cleaning.cleanable_bytes", "the bytes it may clean"),
+    Column("dirty_ratio", "float", False, "cleaning.ratio", "cleanable bytes over clean plus cleanable bytes"),
+    Column("due", "bool", False, "cleaning.due", "max.compaction.lag.ms has passed for its oldest dirty segment"),
+    Column("will_clean", "bool", False, "cleaning.will_clean",
+           "whether the cleaner would pick it now (dirty ratio above min.cleanable.dirty.ratio, or due)"),
 )
 
 # -- a finding, kbatch.output.jsonout.finding_dict ------------------------------------------------------

@@ -109,6 +109,12 @@ def json_schema() -> dict:
                                      "a finding between entries without bytes of its own", required=["type", "code"]),
             "entry": {"oneOf": [{"$ref": "#/$defs/raw"}, {"$ref": "#/$defs/finding_entry"},
                                 {"$ref": "#/$defs/batch"}]},
+            "segment_verdict": _object({c.name: _property(c, derived=False) for c in columns.SEGMENT_VERDICT},
+                                       "a line of kbatch retention --format jsonl: a segment's verdict",
+                                       required=columns.names(columns.SEGMENT_VERDICT)),
+            "cleaning": _object({c.name: _property(c, derived=False) for c in columns.CLEANING},
+                                "a line of kbatch retention --format jsonl: a compacted partition's cleaning",
+                                required=columns.names(columns.CLEANING)),
             "producer": _object({column.name: _property(column, derived=False) for column in columns.PRODUCER},
                                 "a line of kbatch producers --format jsonl: one producer id and epoch",
                                 required=columns.names(columns.PRODUCER)),
@@ -142,6 +148,8 @@ DICT_FUNCTIONS = (
      "A grep match's optional keys after its record's (columns.GREP_MATCH_TAIL)."),
     ("commit_dict", "commit", columns.COMMIT, "An offset commit's keys (columns.COMMIT)."),
     ("producer_dict", "epoch", columns.PRODUCER, "A producer epoch's keys (columns.PRODUCER)."),
+    ("segment_verdict_dict", "segment", columns.SEGMENT_VERDICT, "A segment's verdict (columns.SEGMENT_VERDICT)."),
+    ("cleaning_dict", "partition, cleaning", columns.CLEANING, "A partition's cleaning (columns.CLEANING)."),
 )
 
 # Where the helpers the ``read`` expressions use (columns.HELPERS) come from, those not written there.
@@ -182,11 +190,12 @@ def dicts_module_text() -> str:
 
 # -- README ---------------------------------------------------------------------------------------------
 
-_TYPE_WORDS = {"int32": "integer", "int64": "integer", "bool": "boolean", "string": "string", "iso": "string",
+_TYPE_WORDS = {"int32": "integer", "int64": "integer", "bool": "boolean", "float": "number", "string": "string", "iso": "string",
                "bytes": "bytes", "headers": "array", "object": "object", "array": "array"}
 README_TABLES = {"batch": columns.BATCH, "record": columns.RECORD, "finding": columns.FINDING,
                  "grep match": columns.GREP_MATCH_HEAD + columns.GREP_MATCH_TAIL, "offset commit": columns.COMMIT,
-                 "producer": columns.PRODUCER}   # (a record's keys between)
+                 "producer": columns.PRODUCER, "segment verdict": columns.SEGMENT_VERDICT,
+                 "cleaning": columns.CLEANING}   # (a record's keys between)
 
 
 def readme_table(columns_) -> str:

@@ -462,10 +462,17 @@ def log_start_offset(partition_directory: str) -> int | None:
     directory renamed -delete or -stray, which the log directory's checkpoints no longer describe (they hold
     the current and -future logs of each partition, LogManager.logsByDir). It may have moved on since (the
     broker writes it once a minute, log.flush.start.offset.checkpoint.interval.ms), never back."""
+    return checkpointed_offset(partition_directory, kinds.LOG_START_OFFSET_CHECKPOINT)
+
+
+def checkpointed_offset(partition_directory: str, file_name: str) -> int | None:
+    """The offset an offset checkpoint of the partition's log directory (replication-offset-checkpoint: the
+    high watermark; recovery-point-offset-checkpoint; log-start-offset-checkpoint; cleaner-offset-checkpoint)
+    records for it, or None (see :func:`log_start_offset`)."""
     directory = os.path.abspath(partition_directory.rstrip("/") or "/")
     renamed = kinds.renamed_partition(directory)
     topic, partition = topic_partition(os.path.join(directory, "x"))
-    path = os.path.join(os.path.dirname(directory), kinds.LOG_START_OFFSET_CHECKPOINT)
+    path = os.path.join(os.path.dirname(directory), file_name)
     if topic is None or (renamed and renamed[1] != "future") or not os.path.isfile(path):
         return None
     try:

@@ -1,0 +1,101 @@
+"""``kbatch retention``: what Kafka's retention and log cleaner would do with each segment now, and why not."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+import click
+
+from kbatch.cli.options import decompressed_limit_option, no_color_option, parse_time, replay_status
+from kbatch.cli.status import ExitStatus
+
+
+def _pairs(ctx, param, values) -> dict[str, str]:
+    pairs = {}
+    for value in values:
+        key, sep, text = value.partition("=")
+        if not sep or not key:
+            raise click.BadParameter(f"expected KEY=VALUE, got {value!r}")
+        pairs[key.strip()] = text.strip()
+    return pairs
+
+
+@click.command(epilog="""\b
+Examples:
+  kbatch retention /var/lib/kafka
+  kbatch retention --config retention.ms=86400000 /var/lib/kafka/orders-0
+  kbatch retention --now 2026-12-01T00:00Z --format jsonl /var/lib/kafka | jq 'select(.verdict == "kept")'
+""")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False),
+                metavar="DIR...")
+@click.option("--config", "configs", multiple=True, callback=_pairs, metavar="KEY=VALUE",
+              help="A topic config (retention.ms, retention.bytes, cleanup.policy, min.cleanable.dirty.ratio, "
+                   "min.compaction.lag.ms, max.compaction.lag.ms, remote.storage.enable, ...), over every other "
+                   "source (repeatable).")
+@click.option("--metadata", type=click.Path(exists=True, file_okay=False), metavar="DIR",
+              help="A __cluster_metadata-0 directory whose ConfigRecords give each topic's configs (default: the "
+                   "one in the log directory, where there is one).")
+@click.option("--now", callback=parse_time, metavar="TIME", help="Judge as at TIME (epoch ms or ISO 8601); default: now.")
+@click.option("--format", "output_format", type=click.Choice(["table", "jsonl"]), default="table",
+              show_default=True, help="table for people, jsonl for programs.")
+@decompressed_limit_option
+@no_color_option
+def retention(paths, configs, metadata, now, output_format, decompressed_limit, no_color):
+    """What retention and the log cleaner would do with each segment, and why not.
+
+    For each partition directory (a DIR holding segments, or every TOPIC-N
+    of a log directory): each segment's verdict, deletable or kept, by
+    UnifiedLog.deleteOldSegments' three passes (the log start offset,
+    retention.bytes, retention.ms; each deletes from the oldest and stops
+    at the first segment it keeps), and the reasons: the high watermark,
+    the active segment, a largest timestamp in the future (named with its
+    batch), within retention, tiered storage not yet known to hold it.  For
+    a compacted topic, the log cleaner's view (LogCleanerManager): first
+    dirty and first uncleanable offset, what holds the latter back (the
+    active segment, min.compaction.lag.ms, or the last stable offset an
+    open transaction pins, named), the dirty ratio against
+    min.cleanable.dirty.ratio, and whether it would clean now.  Configs:
+    Kafka's defaults, then the topic's ConfigRecords in __cluster_metadata,
+    then --config.
+
+    Exit status: 0 clean, 1 damage found in the segments (their batches'
+    timestamps may then be unknown), 2 usage or I/O error.
+    """
+    from kbatch.ops.logs import Replayed, replay
+    from kbatch.ops.retention import judge, parse_config, partition_directories, read_partition, topic_configs
+    from kbatch.reading.reader import ReadOptions
+    from kbatch.files.inputs import topic_partition
+
+    options = ReadOptions(records=True, decompressed_limit=decompressed_limit)
+    now = int(time.time() * 1000) if now is None else now
+    status = ExitStatus.OK
+    directories = partition_directories(list(paths))
+    if metadata is None:
+        found = [os.path.join(path, "__cluster_metadata-0") for path in paths]
+        metadata = next((path for path in found if os.path.isdir(path)), None)
+    topics = topic_configs(metadata, ReadOptions(records=True), replay) if metadata else {}
+    results = []
+    everything = Replayed()
+    for directory in directories:
+        topic, _ = topic_partition(os.path.join(directory, "x"))
+        try:
+            config = parse_config({**topics.get(topic, {}), **configs})
+        except ValueError as error:
+            raise click.BadParameter(str(error), param_hint="--config") from None
+        partition, replayed = read_partition(directory, options, replay)
+        judge(partition, config, now)
+        results.append((partition, config))
+        everything.findings += replayed.findings
+        everything.unreadable += replayed.unreadable
+        everything.damaged = everything.damaged or replayed.damaged
+    status = replay_status(everything, status)
+    if output_format == "jsonl":
+        from kbatch.render.retention import write_retention_jsonl
+        write_retention_jsonl(sys.stdout, results, everything.findings)
+    else:
+        from kbatch.render.console import make_console
+        from kbatch.render.retention import print_retention
+        print_retention(make_console(sys.stdout, no_color=no_color), results, everything.findings, now, metadata)
+    return status

@@ -1,0 +1,354 @@
+"""What Kafka's retention and log cleaner would do with each segment of a partition now, and why not.
+
+Retention (``UnifiedLog.deleteOldSegments``) runs three passes, each over the segments from the oldest,
+deleting while its condition holds and stopping at the first segment where it does not
+(``UnifiedLog.deletableSegments``):
+
+1. ``deleteLogStartOffsetBreachedSegments``: a segment whose next segment starts at or below the log start
+   offset (DeleteRecords, or the log start a remote tier moved);
+2. ``deleteRetentionSizeBreachedSegments`` (cleanup.policy delete): while the log is larger than
+   retention.bytes by at least the segment's size;
+3. ``deleteRetentionMsBreachedSegments`` (cleanup.policy delete): while ``now - largestTimestamp >
+   retention.ms``, where a segment's largest timestamp is its largest record timestamp, or the file's
+   modification time when no record has one (``LogSegment.largestTimestamp``).
+
+In every pass a segment whose end (the next segment's base offset, or the log end offset) lies above the high
+watermark is kept, and so is an empty last segment.  So one segment kept stops the pass: a segment with a
+timestamp in the future keeps itself, and every segment after it, whatever their age.  With tiered storage
+(remote.storage.enable, copy not disabled) a segment also waits until the remote tier holds it
+(``isSegmentEligibleForDeletion``), which the log directory does not say: such segments are reported as
+waiting on it.
+
+The log cleaner (cleanup.policy compact; ``LogCleanerManager.cleanableOffsets``, ``LogToClean``) cleans from
+the first dirty offset (the cleaner-offset-checkpoint's, or the log start offset) up to the first uncleanable
+offset: the last stable offset (the first offset of the earliest open transaction, else the high watermark),
+the active segment's base offset, or the first segment newer than min.compaction.lag.ms, whichever is
+lowest; it picks a log when its dirty ratio (cleanable bytes over clean plus cleanable bytes) exceeds
+min.cleanable.dirty.ratio, or when max.compaction.lag.ms has passed for its oldest dirty segment.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from kbatch.reading.model import Batch
+
+# LogConfig's defaults (the broker's own log.* settings override them; --config and --metadata here)
+DEFAULTS = {
+    "cleanup.policy": "delete",
+    "retention.ms": 7 * 24 * 3600 * 1000,
+    "retention.bytes": -1,
+    "min.cleanable.dirty.ratio": 0.5,
+    "min.compaction.lag.ms": 0,
+    "max.compaction.lag.ms": 2**63 - 1,
+    "remote.storage.enable": False,
+    "remote.log.copy.disable": False,
+    "local.retention.ms": -2,
+    "local.retention.bytes": -2,
+}
+_NUMBERS = {"retention.ms", "retention.bytes", "min.compaction.lag.ms", "max.compaction.lag.ms", "local.retention.ms",
+            "local.retention.bytes"}
+
+
+def parse_config(pairs: dict[str, str]) -> dict:
+    """Topic configs as Kafka's text gives them, over DEFAULTS; ValueError names one that does not parse."""
+    config = dict(DEFAULTS)
+    for key, text in pairs.items():
+        if key in _NUMBERS:
+            config[key] = int(text)
+        elif key == "min.cleanable.dirty.ratio":
+            config[key] = float(text)
+        elif key in ("remote.storage.enable", "remote.log.copy.disable"):
+            if text.lower() not in ("true", "false"):
+                raise ValueError(f"{key} must be true or false, not {text!r}")
+            config[key] = text.lower() == "true"
+        elif key == "cleanup.policy":
+            config[key] = text.replace(" ", "")
+        else:
+            config[key] = text
+    return config
+
+
+def _policies(config: dict) -> set[str]:
+    return {policy for policy in str(config["cleanup.policy"]).split(",") if policy}
+
+
+@dataclass
+class SegmentFacts:
+    """What retention asks of one segment, read from its batches (and the file's modification time)."""
+
+    path: str
+    base_offset: int
+    size: int
+    modified_ms: int
+    last_offset: int | None = None
+    largest_record_timestamp: int | None = None
+    largest_timestamp_offset: int | None = None     # the batch that holds it
+    first_batch_timestamp: int | None = None
+    verdict: str = "kept"
+    reasons: list[str] = field(default_factory=list)
+
+    @property
+    def largest_timestamp(self) -> int:
+        """LogSegment.largestTimestamp: the largest record timestamp, else the file's modification time."""
+        return self.largest_record_timestamp if self.largest_record_timestamp is not None else self.modified_ms
+
+    def add_batch(self, batch: Batch) -> None:
+        self.last_offset = batch.last_offset
+        stamp = batch.max_timestamp
+        if stamp is not None and stamp >= 0 and (self.largest_record_timestamp is None
+                                                 or stamp > self.largest_record_timestamp):
+            self.largest_record_timestamp, self.largest_timestamp_offset = stamp, batch.base_offset
+        if self.first_batch_timestamp is None and batch.max_timestamp is not None:
+            self.first_batch_timestamp = batch.max_timestamp   # (LogSegment.getFirstBatchTimestamp: maxTimestamp)
+
+
+def segment_facts(path: str, base_offset: int) -> SegmentFacts:
+    info = os.stat(path)
+    return SegmentFacts(path, base_offset, info.st_size, int(info.st_mtime * 1000))
+
+
+@dataclass
+class Cleaning:
+    """What the log cleaner would do with a compacted partition now."""
+
+    first_dirty_offset: int
+    first_uncleanable_offset: int
+    cleanable_bytes: int
+    total_bytes: int
+    ratio: float
+    due: bool                     # max.compaction.lag.ms has passed for its oldest dirty segment
+    will_clean: bool
+    blocked_by: list[str]
+
+
+@dataclass
+class PartitionRetention:
+    path: str
+    segments: list[SegmentFacts]
+    log_end_offset: int
+    high_watermark: int | None
+    log_start_offset: int
+    first_open_transaction: tuple[int, int] | None     # (producer id, first offset) of the earliest open one
+    cleaner_checkpoint: int | None = None              # cleaner-offset-checkpoint's offset for it
+    cleaning: Cleaning | None = None
+
+
+def _log_segments(segments: list[SegmentFacts], start: int, stop: int) -> list[SegmentFacts]:
+    """LocalLog.logSegments(from, to): from the segment holding ``start`` (its floor) to the last that starts
+    below ``stop``."""
+    floor = max((s.base_offset for s in segments if s.base_offset <= start), default=segments[0].base_offset)
+    return [s for s in segments if floor <= s.base_offset < stop]
+
+
+def judge(partition: PartitionRetention, config: dict, now: int) -> None:
+    """Set each segment's verdict ("deletable" or "kept") and reasons, and the partition's cleaning."""
+    segments = partition.segments
+    if not segments:
+        return
+    policies = _policies(config)
+    remote = bool(config["remote.storage.enable"]) and not config["remote.log.copy.disable"]
+    high_watermark = partition.high_watermark if partition.high_watermark is not None else partition.log_end_offset
+    retention_ms = config["retention.ms"]
+    retention_bytes = config["retention.bytes"]
+    if remote:   # UnifiedLog.localRetentionMs / localRetentionSize: -2 means "as retention.ms / .bytes"
+        retention_ms = retention_ms if config["local.retention.ms"] == -2 else config["local.retention.ms"]
+        retention_bytes = retention_bytes if config["local.retention.bytes"] == -2 else config["local.retention.bytes"]
+    live = list(segments)
+    log_start = partition.log_start_offset
+
+    def upper(index: int) -> int:
+        return live[index + 1].base_offset if index + 1 < len(live) else partition.log_end_offset
+
+    def delete_while(condition, why: str) -> str | None:
+        """UnifiedLog.deletableSegments: delete from the oldest while ``condition(i)`` gives None (deletable),
+        stop at the first segment it explains keeping; that explanation."""
+        nonlocal live, log_start
+        while live:
+            segment, is_last = live[0], len(live) == 1
+            if is_last and segment.size == 0:
+                return "the last segment, and empty: never deleted"
+            if high_watermark < upper(0):
+                return (f"its records reach the high watermark ({high_watermark}): retention never moves the log "
+                        "start past it")
+            kept = condition(0)
+            if kept is not None:
+                return kept
+            if remote and not (len(live) > 1 and log_start >= live[1].base_offset):
+                return ("tiered storage: deleted once the remote tier holds it (the log directory does not say "
+                        "whether it does)")
+            segment.verdict = "deletable"
+            segment.reasons.append(why + (" (the active segment: Kafka rolls a new one first)" if is_last else ""))
+            live = live[1:]
+            if live:
+                log_start = max(log_start, live[0].base_offset)
+        return None
+
+    # 1. deleteLogStartOffsetBreachedSegments
+    kept_because = delete_while(
+        lambda i: None if i + 1 < len(live) and live[i + 1].base_offset <= log_start else "",
+        "below the log start offset")
+    if "delete" not in policies and not remote:
+        kept_because = kept_because or (
+            "cleanup.policy compact: the cleaner compacts it, retention deletes only below the log start offset"
+            if "compact" in policies else "cleanup.policy is empty: only the log start offset deletes segments")
+    if "delete" in policies or ("compact" not in policies and remote):
+        # 2. deleteRetentionSizeBreachedSegments
+        if retention_bytes >= 0 and sum(s.size for s in live) >= retention_bytes:
+            excess = [sum(s.size for s in live) - retention_bytes]
+
+            def over_size(i):
+                if excess[0] - live[i].size >= 0:
+                    excess[0] -= live[i].size
+                    return None
+                return f"the log is within retention.bytes ({retention_bytes}) without it"
+            kept_because = delete_while(over_size, f"retention.bytes ({retention_bytes}) exceeded")
+        elif retention_bytes >= 0:
+            kept_because = f"the log is within retention.bytes ({retention_bytes})"
+        # 3. deleteRetentionMsBreachedSegments
+        if retention_ms >= 0:
+            def too_old(i):
+                segment = live[i]
+                if segment.largest_timestamp > now:
+                    where = "" if segment.largest_timestamp_offset is None else \
+                        f" (batch at offset {segment.largest_timestamp_offset})"
+                    return f"its largest timestamp {segment.largest_timestamp} is in the future{where}"
+                if now - segment.largest_timestamp > retention_ms:
+                    return None
+                return f"within retention.ms ({retention_ms}): expires at {segment.largest_timestamp + retention_ms}"
+            kept_because = delete_while(too_old, f"older than retention.ms ({retention_ms})")
+        else:
+            kept_because = kept_because or "retention.ms is -1: kept for ever"
+    first_kept = True
+    for segment in live:
+        if first_kept and kept_because:
+            segment.reasons.append(kept_because)
+        elif not first_kept:
+            segment.reasons.append("an older segment is kept, and retention deletes from the oldest")
+        first_kept = False
+    if "compact" in policies and live:
+        partition.cleaning = _cleaning(partition, live, config, now, high_watermark)
+
+
+def _cleaning(partition: PartitionRetention, segments: list[SegmentFacts], config: dict, now: int,
+              high_watermark: int) -> Cleaning:
+    """LogCleanerManager.cleanableOffsets and LogToClean, for the segments retention keeps."""
+    log_start, end = segments[0].base_offset, partition.log_end_offset
+    log_start = max(log_start, partition.log_start_offset)
+    checkpointed = partition.cleaner_checkpoint
+    first_dirty = checkpointed if checkpointed is not None and log_start <= checkpointed <= end else log_start
+    open_txn = partition.first_open_transaction
+    last_stable = open_txn[1] if open_txn is not None else high_watermark
+    active = segments[-1].base_offset
+    candidates = {"the last stable offset": last_stable, "the active segment": active}
+    lag = max(config["min.compaction.lag.ms"], 0)
+    if lag > 0:
+        for segment in segments[:-1]:
+            if segment.base_offset >= first_dirty and segment.largest_timestamp > now - lag:
+                candidates[f"min.compaction.lag.ms ({lag})"] = segment.base_offset
+                break
+    uncleanable = max(first_dirty, min(candidates.values()))
+    blockers = [name for name, offset in candidates.items() if offset == min(candidates.values())]
+    if open_txn is not None and "the last stable offset" in blockers:
+        blockers[blockers.index("the last stable offset")] = (
+            f"the last stable offset, held at {open_txn[1]} by producer {open_txn[0]}'s open transaction")
+    # calculateCleanableBytes: up to the first segment at or past the uncleanable offset
+    later = [s for s in segments[:-1] if s.base_offset >= uncleanable]
+    first_uncleanable = later[0].base_offset if later else active
+    cleanable = sum(s.size for s in _log_segments(segments, min(first_dirty, first_uncleanable), first_uncleanable))
+    clean = sum(s.size for s in segments if s.base_offset < first_dirty)
+    total = clean + cleanable
+    ratio = cleanable / total if total else 0.0
+    dirty = [s.first_batch_timestamp for s in segments[:-1]
+             if s.base_offset >= first_dirty and s.first_batch_timestamp and s.first_batch_timestamp > 0]
+    due = bool(dirty) and min(dirty) < now - max(config["max.compaction.lag.ms"], 0)
+    will = total > 0 and ((due and cleanable > 0) or ratio > config["min.cleanable.dirty.ratio"])
+    return Cleaning(first_dirty, uncleanable, cleanable, total, ratio, due, will, blockers)
+
+
+def partition_directories(paths: list[str]) -> list[str]:
+    """The partition directories the paths name: a directory holding segments is one; a log directory's
+    TOPIC-N directories are (but __cluster_metadata-0, whose segments KRaft's snapshots delete)."""
+    from kbatch.files.inputs import topic_partition
+
+    found = []
+    for path in paths:
+        if any(name.endswith(".log") for name in os.listdir(path)):
+            found.append(path)
+            continue
+        for name in sorted(os.listdir(path)):
+            child = os.path.join(path, name)
+            topic = topic_partition(os.path.join(child, "x"))[0] if os.path.isdir(child) else None
+            # KRaft's metadata log is not retention's: snapshots let the controller delete its segments
+            if topic is not None and topic != "__cluster_metadata":
+                found.append(child)
+    return found
+
+
+def read_partition(directory: str, options, replay) -> tuple[PartitionRetention, object]:
+    """A partition directory's segments (oldest first) read into their facts, and its checkpoints; with what
+    the replay met (kbatch.ops.logs.Replayed)."""
+    from kbatch.files.inputs import segment_base_offset
+    from kbatch.files.kinds import LOG_START_OFFSET_CHECKPOINT
+    from kbatch.ops.txn import PartitionTransactions
+    from kbatch.partition.textfiles import checkpointed_offset
+
+    paths = sorted((os.path.join(directory, name) for name in os.listdir(directory) if name.endswith(".log")),
+                   key=lambda path: segment_base_offset(path) or 0)
+    facts = {path: segment_facts(path, segment_base_offset(path) or 0) for path in paths}
+    transactions = PartitionTransactions(directory, None, directory=directory)
+
+    def add(path, batch):
+        facts[path].add_batch(batch)
+        transactions.add_batch(batch, path)
+
+    replayed = replay(paths, options, add)
+    segments = list(facts.values())
+    last = segments[-1] if segments else None
+    end = (last.last_offset + 1 if last.last_offset is not None else last.base_offset) if last else 0
+    log_start = checkpointed_offset(directory, LOG_START_OFFSET_CHECKPOINT)
+    first = min(transactions.open.values(), key=lambda txn: txn.first_offset, default=None)
+    partition = PartitionRetention(
+        directory, segments, end, checkpointed_offset(directory, "replication-offset-checkpoint"),
+        max(log_start or 0, segments[0].base_offset if segments else 0),
+        None if first is None else (first.producer_id, first.first_offset),
+        checkpointed_offset(directory, "cleaner-offset-checkpoint"))
+    return partition, replayed
+
+
+def topic_configs(metadata_directory: str, options, replay) -> dict[str, dict[str, str]]:
+    """Each topic's configs as __cluster_metadata's ConfigRecords leave them (resource type 2, TOPIC; a null
+    value removes one): its latest snapshot (a .checkpoint file), then the log's records after it."""
+    from kbatch.files.inputs import segment_base_offset
+    from kbatch.messages.topics import decode_metadata
+
+    names = os.listdir(metadata_directory)
+    snapshots = sorted((name for name in names if name.endswith(".checkpoint")), key=lambda n: int(n.split("-")[0]))
+    start = int(snapshots[-1].split("-")[0]) if snapshots else 0
+    files = [os.path.join(metadata_directory, snapshots[-1])] if snapshots else []
+    files += sorted((os.path.join(metadata_directory, name) for name in names if name.endswith(".log")),
+                    key=lambda path: segment_base_offset(path) or 0)
+    configs: dict[str, dict[str, str]] = {}
+
+    def add(path, batch):
+        if batch.is_control or not batch.records:
+            return
+        in_snapshot = path.endswith(".checkpoint")
+        for record in batch.records:
+            if not in_snapshot and record.offset < start:
+                continue   # (the snapshot holds it)
+            decoded = decode_metadata(record.key, record.value)
+            if decoded.value is None or decoded.value["name"] != "ConfigRecord":
+                continue
+            data = decoded.value["data"]
+            if data["resourceType"] != 2:
+                continue
+            topic = configs.setdefault(data["resourceName"], {})
+            if data["value"] is None:
+                topic.pop(data["name"], None)
+            else:
+                topic[data["name"]] = data["value"]
+
+    replay(files, options, add)
+    return configs

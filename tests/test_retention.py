@@ -1,0 +1,178 @@
+"""kbatch retention: UnifiedLog.deleteOldSegments and LogCleanerManager.cleanableOffsets on partition
+directories made by hand (tests/handmade.py batches, checkpoint files as Kafka writes them), and on a real
+broker's log directory."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from .handmade import batch
+
+DAY = 24 * 3600 * 1000
+NOW = 1_800_000_000_000
+
+
+def _checkpoint(log_dir, name: str, entries: dict[str, int]) -> None:
+    """CheckpointFile: version 0, the count, then "topic partition offset" lines."""
+    lines = ["0", str(len(entries))] + [f"{key.rsplit('-', 1)[0]} {key.rsplit('-', 1)[1]} {offset}"
+                                        for key, offset in entries.items()]
+    (log_dir / name).write_text("\n".join(lines) + "\n")
+
+
+def _partition(log_dir, name: str, segments: list[tuple[int, list[tuple[int, int]]]], *, high_watermark=None):
+    """Segments as (base offset, [(offset, timestamp), ...]), one record batch per record."""
+    directory = log_dir / name
+    directory.mkdir(parents=True)
+    for base, records in segments:
+        data = b"".join(batch(offset, [(None, b"v")], timestamp=stamp) for offset, stamp in records)
+        (directory / f"{base:020d}.log").write_bytes(data)
+    if high_watermark is not None:
+        _checkpoint(log_dir, "replication-offset-checkpoint", {name: high_watermark})
+    return directory
+
+
+def _verdicts(kbatch, *args) -> tuple[int, list[dict]]:
+    result = kbatch("retention", "--format", "jsonl", "--now", str(NOW), *args)
+    lines = [json.loads(line) for line in result.out.splitlines()]
+    return result.code, lines
+
+
+def test_old_segments_are_deletable_up_to_the_first_kept(tmp_path, kbatch):
+    directory = _partition(tmp_path, "orders-0", [(0, [(0, NOW - 10 * DAY)]), (1, [(1, NOW - 9 * DAY)]),
+                                                 (2, [(2, NOW - DAY)]), (3, [(3, NOW - 20 * DAY)])],
+                           high_watermark=4)
+    code, lines = _verdicts(kbatch, str(directory))
+    assert code == 0
+    assert [(line["base_offset"], line["verdict"]) for line in lines] == [
+        (0, "deletable"), (1, "deletable"), (2, "kept"), (3, "kept")]
+    assert lines[0]["reasons"] == ["older than retention.ms (604800000)"]
+    assert lines[2]["reasons"] == [f"within retention.ms (604800000): expires at {NOW - DAY + 7 * DAY}"]
+    # the newest is older than retention, but retention deletes from the oldest and stopped at offset 2
+    assert lines[3]["reasons"] == ["an older segment is kept, and retention deletes from the oldest"]
+
+
+def test_a_future_timestamp_keeps_its_segment_and_every_later_one(tmp_path, kbatch):
+    directory = _partition(tmp_path, "orders-0", [(0, [(0, NOW - 30 * DAY), (1, NOW + 365 * DAY)]),
+                                                 (2, [(2, NOW - 30 * DAY)])], high_watermark=3)
+    code, lines = _verdicts(kbatch, str(directory))
+    assert code == 0
+    assert [line["verdict"] for line in lines] == ["kept", "kept"]
+    assert lines[0]["reasons"] == [f"its largest timestamp {NOW + 365 * DAY} is in the future (batch at offset 1)"]
+    assert lines[0]["largest_timestamp"] == NOW + 365 * DAY
+
+
+def test_nothing_at_or_past_the_high_watermark_is_deleted(tmp_path, kbatch):
+    directory = _partition(tmp_path, "orders-0", [(0, [(0, NOW - 30 * DAY)]), (1, [(1, NOW - 30 * DAY)])],
+                           high_watermark=1)
+    code, lines = _verdicts(kbatch, str(directory))
+    assert [line["verdict"] for line in lines] == ["deletable", "kept"]
+    assert lines[1]["reasons"] == ["its records reach the high watermark (1): retention never moves the log start "
+                                   "past it"]
+
+
+def test_retention_bytes_deletes_while_the_log_stays_above_it(tmp_path, kbatch):
+    segments = [(offset, [(offset, NOW)]) for offset in range(4)]
+    directory = _partition(tmp_path, "orders-0", segments, high_watermark=4)
+    size = (directory / f"{0:020d}.log").stat().st_size
+    code, lines = _verdicts(kbatch, "--config", f"retention.bytes={2 * size}", str(directory))
+    assert [line["verdict"] for line in lines] == ["deletable", "deletable", "kept", "kept"]
+    assert lines[0]["reasons"] == [f"retention.bytes ({2 * size}) exceeded"]
+
+
+def test_the_log_start_offset_deletes_what_lies_below_it(tmp_path, kbatch):
+    directory = _partition(tmp_path, "orders-0", [(0, [(0, NOW)]), (1, [(1, NOW)]), (2, [(2, NOW)])],
+                           high_watermark=3)
+    _checkpoint(tmp_path, "log-start-offset-checkpoint", {"orders-0": 2})
+    code, lines = _verdicts(kbatch, "--config", "retention.ms=-1", str(directory))
+    assert [(line["verdict"], line["reasons"]) for line in lines] == [
+        ("deletable", ["below the log start offset"]), ("deletable", ["below the log start offset"]),
+        ("kept", ["retention.ms is -1: kept for ever"])]
+
+
+def test_an_empty_last_segment_is_never_deleted(tmp_path, kbatch):
+    directory = _partition(tmp_path, "orders-0", [(0, [(0, NOW - 30 * DAY)]), (1, [])], high_watermark=1)
+    code, lines = _verdicts(kbatch, str(directory))
+    assert [(line["verdict"], line["reasons"]) for line in lines] == [
+        ("deletable", ["older than retention.ms (604800000)"]),
+        ("kept", ["the last segment, and empty: never deleted"])]
+
+
+def test_an_open_transaction_holds_the_cleaner_back(tmp_path, kbatch):
+    from .handmade import batch as handmade_batch
+
+    directory = tmp_path / "compacted-0"
+    directory.mkdir()
+    open_txn = handmade_batch(2, [(b"k", b"v")], transactional=True, producer_id=77, producer_epoch=0,
+                              base_sequence=0, timestamp=NOW - DAY)
+    (directory / f"{0:020d}.log").write_bytes(batch(0, [(b"k", b"a"), (b"k", b"b")], timestamp=NOW - DAY) + open_txn)
+    (directory / f"{3:020d}.log").write_bytes(batch(3, [(b"k", b"c")], timestamp=NOW - DAY))
+    (directory / f"{4:020d}.log").write_bytes(batch(4, [(b"k", b"d")], timestamp=NOW - DAY))
+    _checkpoint(tmp_path, "replication-offset-checkpoint", {"compacted-0": 5})
+    code, lines = _verdicts(kbatch, "--config", "cleanup.policy=compact", str(directory))
+    assert code == 0
+    cleaning = [line for line in lines if line["type"] == "cleaning"][0]
+    assert (cleaning["first_dirty_offset"], cleaning["first_uncleanable_offset"]) == (0, 2)
+    assert cleaning["blocked_by"] == ["the last stable offset, held at 2 by producer 77's open transaction"]
+    assert [line["verdict"] for line in lines if line["type"] == "segment"] == ["kept", "kept", "kept"]
+
+
+def test_configs_come_from_the_metadata_log(tmp_path, kbatch):
+    from pathlib import Path
+
+    from .helpers import ROOT
+
+    # the fixture's log holds a ConfigRecord (orders: cleanup.policy=compact) at offset 8; its snapshot, at 10,
+    # is made by hand and holds none, so only the log is taken
+    metadata = tmp_path / "meta" / "__cluster_metadata-0"
+    metadata.mkdir(parents=True)
+    log = f"{0:020d}.log"
+    (metadata / log).write_bytes((Path(ROOT) / "fixtures/internal/__cluster_metadata-0" / log).read_bytes())
+    directory = _partition(tmp_path, "orders-0", [(0, [(0, NOW - 30 * DAY)]), (1, [(1, NOW)])], high_watermark=2)
+    code, lines = _verdicts(kbatch, "--metadata", str(metadata), str(directory))
+    assert code == 0
+    assert lines[0]["verdict"] == "kept"
+    assert lines[0]["reasons"][0].startswith("cleanup.policy compact")
+    code, lines = _verdicts(kbatch, "--metadata", str(metadata), "--config", "cleanup.policy=delete", str(directory))
+    assert lines[0]["verdict"] == "deletable"
+
+
+def test_a_bad_config_is_a_usage_error(tmp_path, kbatch):
+    directory = _partition(tmp_path, "orders-0", [(0, [(0, NOW)])])
+    assert kbatch("retention", "--config", "retention.ms=soon", str(directory)).code == 2
+    assert kbatch("retention", "--config", "novalue", str(directory)).code == 2
+
+
+def test_the_table_at_80_columns(tmp_path, kbatch, snapshot, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    directory = _partition(tmp_path, "orders-0", [(0, [(0, NOW - 10 * DAY)]), (1, [(1, NOW + DAY)]),
+                                                 (2, [(2, NOW - 30 * DAY)])], high_watermark=3)
+    result = kbatch("retention", "--now", str(NOW), str(directory))
+    assert result.code == 0, result.err
+    assert result.out.replace(str(tmp_path), "TMP") == snapshot
+
+
+@pytest.mark.real_kafka
+def test_a_real_log_directory(real_kafka, kbatch):
+    """Nothing of the real broker's is older than a week; a month on, every segment of a delete-policy topic up
+    to the high watermark is deletable, and the compacted topics (their cleanup.policy from the log directory's
+    own __cluster_metadata) are the cleaner's."""
+    log_dir = real_kafka.stopped
+    result = kbatch("retention", "--format", "jsonl", str(log_dir))
+    assert result.code == 0, result.err
+    lines = [json.loads(line) for line in result.out.splitlines()]
+    segments = [line for line in lines if line["type"] == "segment"]
+    assert segments and all(line["verdict"] == "kept" for line in segments)
+    result = kbatch("retention", "--format", "jsonl", "--now", str(int(__import__("time").time() * 1000) + 30 * DAY),
+                    str(log_dir))
+    assert result.code == 0, result.err
+    lines = [json.loads(line) for line in result.out.splitlines()]
+    by_topic = {}
+    for line in lines:
+        if line["type"] == "segment":
+            by_topic.setdefault(line["path"].split("/")[-2], []).append(line)
+    assert all(line["verdict"] == "deletable" for line in by_topic["codec-gzip-0"])
+    compacted = [line for line in lines if line["type"] == "cleaning"]
+    assert {line["partition"].split("/")[-1] for line in compacted} >= {"compacted-0", "__consumer_offsets-0"}
+    assert all(line["verdict"] == "kept" for line in by_topic["compacted-0"])
