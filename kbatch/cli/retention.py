@@ -24,9 +24,9 @@ def _pairs(ctx, param, values) -> dict[str, str]:
 
 @click.command(epilog="""\b
 Examples:
-  kbatch retention /var/lib/kafka
+  kbatch retention /var/kafka-logs
   kbatch retention --config retention.ms=86400000 /var/lib/kafka/orders-0
-  kbatch retention --now 2026-12-01T00:00Z --format jsonl /var/lib/kafka | jq 'select(.verdict == "kept")'
+  kbatch retention --now 2026-12-01T00:00Z --format jsonl /var/kafka-logs | jq 'select(.verdict == "kept")'
 """)
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False),
                 metavar="DIR...")
