@@ -176,3 +176,10 @@ def test_a_real_log_directory(real_kafka, kbatch):
     compacted = [line for line in lines if line["type"] == "cleaning"]
     assert {line["partition"].split("/")[-1] for line in compacted} >= {"compacted-0", "__consumer_offsets-0"}
     assert all(line["verdict"] == "kept" for line in by_topic["compacted-0"])
+    # the producer a year ahead (tests/kafka/Workload.java): the broker rolled a segment for its batch (the
+    # time to roll, segment.ms, counts from the first batch's timestamp), which keeps that segment
+    *earlier, future = by_topic["future-0"]
+    assert [line["verdict"] for line in earlier] == ["deletable"] and future["base_offset"] == 1
+    assert future["verdict"] == "kept"
+    assert future["reasons"][0].startswith(f"its largest timestamp {future['largest_timestamp']} is in the future "
+                                           "(batch at offset 1)")

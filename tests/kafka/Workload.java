@@ -57,6 +57,10 @@ public class Workload {
                 "min.cleanable.dirty.ratio", "0.01", "min.compaction.lag.ms", "0")));
             topics.add(new NewTopic("trimmed", 1, (short) 1));
             topics.add(new NewTopic("doomed", 1, (short) 1));
+            // A producer whose clock runs a year ahead, on a topic that takes any timestamp: retention keeps the
+            // segment until that year has passed (and retention.ms after it).
+            topics.add(new NewTopic("future", 1, (short) 1).configs(Map.of(
+                "message.timestamp.after.max.ms", String.valueOf(Long.MAX_VALUE))));
             admin.createTopics(topics).all().get();
         }
         for (String codec : List.of("none", "gzip", "snappy", "lz4", "zstd")) {
@@ -75,6 +79,11 @@ public class Workload {
         compactedTransactions();
         produce("trimmed", "none", 100, 10);
         produce("doomed", "none", 50, 10);
+        try (KafkaProducer<String, String> producer = new KafkaProducer<>(producerProperties("none"))) {
+            long yearAhead = System.currentTimeMillis() + 365L * 24 * 3600 * 1000;
+            producer.send(new ProducerRecord<>("future", 0, System.currentTimeMillis(), "now", "on time")).get();
+            producer.send(new ProducerRecord<>("future", 0, yearAhead, "later", "a year ahead")).get();
+        }
         try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap))) {
             // DeleteRecords inside the batch of offsets 20-29 of the only segment: records 0-24 stay in it.
             admin.deleteRecords(Map.of(new org.apache.kafka.common.TopicPartition("trimmed", 0),
