@@ -63,7 +63,7 @@ def retention(paths, configs, metadata, now, output_format, decompressed_limit, 
     Exit status: 0 clean, 1 damage found in the segments (their batches'
     timestamps may then be unknown), 2 usage or I/O error.
     """
-    from kbatch.ops.logs import Replayed, replay
+    from kbatch.ops.logs import Replayed
     from kbatch.ops.retention import judge, parse_config, partition_directories, read_partition, topic_configs
     from kbatch.reading.reader import ReadOptions
     from kbatch.files.inputs import topic_partition
@@ -75,7 +75,7 @@ def retention(paths, configs, metadata, now, output_format, decompressed_limit, 
     if metadata is None:
         found = [os.path.join(path, "__cluster_metadata-0") for path in paths]
         metadata = next((path for path in found if os.path.isdir(path)), None)
-    topics = topic_configs(metadata, ReadOptions(records=True), replay) if metadata else {}
+    topics = topic_configs(metadata, ReadOptions(records=True)) if metadata else {}
     results = []
     everything = Replayed()
     for directory in directories:
@@ -84,7 +84,7 @@ def retention(paths, configs, metadata, now, output_format, decompressed_limit, 
             config = parse_config({**topics.get(topic, {}), **configs})
         except ValueError as error:
             raise click.BadParameter(str(error), param_hint="--config") from None
-        partition, replayed = read_partition(directory, options, replay)
+        partition, replayed = read_partition(directory, options)
         judge(partition, config, now)
         results.append((partition, config))
         everything.findings += replayed.findings

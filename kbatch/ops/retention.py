@@ -32,6 +32,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
+from kbatch.ops.logs import replay
 from kbatch.reading.model import Batch
 
 # LogConfig's defaults (the broker's own log.* settings override them; --config and --metadata here)
@@ -286,7 +287,7 @@ def partition_directories(paths: list[str]) -> list[str]:
     return found
 
 
-def read_partition(directory: str, options, replay) -> tuple[PartitionRetention, object]:
+def read_partition(directory: str, options) -> tuple[PartitionRetention, object]:
     """A partition directory's segments (oldest first) read into their facts, and its checkpoints; with what
     the replay met (kbatch.ops.logs.Replayed)."""
     from kbatch.files.inputs import segment_base_offset
@@ -317,7 +318,7 @@ def read_partition(directory: str, options, replay) -> tuple[PartitionRetention,
     return partition, replayed
 
 
-def topic_configs(metadata_directory: str, options, replay) -> dict[str, dict[str, str]]:
+def topic_configs(metadata_directory: str, options) -> dict[str, dict[str, str]]:
     """Each topic's configs as __cluster_metadata's ConfigRecords leave them (resource type 2, TOPIC; a null
     value removes one): its latest snapshot (a .checkpoint file), then the log's records after it."""
     from kbatch.files.inputs import segment_base_offset
