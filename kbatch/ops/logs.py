@@ -7,13 +7,15 @@ the damage it met; what a damaged range held is not seen, and the replay goes on
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
 from kbatch.files.inputs import topic_partition
+from kbatch.format.codecs import Decompressor
 from kbatch.format.findings import Finding
 from kbatch.reading.model import Batch
 from kbatch.reading.reader import ReadOptions, SegmentReader, open_input
+from kbatch.reading.v2 import load_records
 from kbatch.reading.summary import FileSummary
 
 
@@ -34,9 +36,17 @@ class Replayed:
     damaged: bool = False
 
 
-def replay(files: list[str], options: ReadOptions, add: Callable[[str, Batch], None]) -> Replayed:
+def replay(files: list[str], options: ReadOptions, add: Callable[[str, Batch], None],
+           wants_records: Callable[[str, Batch], bool] | None = None) -> Replayed:
     """Every batch of every file, in order, to ``add(path, batch)`` (before its findings are collected, so a
-    replay may add its own, as an internal topic's record decoder does)."""
+    replay may add its own, as an internal topic's record decoder does).
+
+    With ``wants_records(path, batch)``, only the v2 batches it names have their records decoded (a replay that needs a
+    batch's header alone, and the records of a few, costs a header a batch, not a record object a record).
+    """
+    if wants_records is not None:
+        options = replace(options, records=False, keep_body=True)
+        decompressor = Decompressor(options.decompressed_limit)
     replayed = Replayed()
     for path in files:
         try:
@@ -51,6 +61,10 @@ def replay(files: list[str], options: ReadOptions, add: Callable[[str, Batch], N
                     summary.add_finding(item)
                     replayed.findings.append((path, item))
                     continue
+                if wants_records is not None:
+                    if item.magic == 2 and wants_records(path, item):
+                        load_records(item, item.body, decompressor)
+                    item.body = None
                 add(path, item)
                 summary.add_batch(item)
                 replayed.findings.extend((path, finding) for finding in item.findings)

@@ -304,7 +304,7 @@ def read_partition(directory: str, options) -> tuple[PartitionRetention, object]
         facts[path].add_batch(batch)
         transactions.add_batch(batch, path)
 
-    replayed = replay(paths, options, add)
+    replayed = replay(paths, options, add, wants_records=lambda path, batch: batch.is_control)   # (markers)
     segments = list(facts.values())
     last = segments[-1] if segments else None
     end = (last.last_offset + 1 if last.last_offset is not None else last.base_offset) if last else 0
