@@ -177,6 +177,33 @@ def real_kafka_40(tmp_path_factory):
     return broker
 
 
+@pytest.fixture(scope="session")
+def three_brokers_diverged(request, tmp_path_factory):
+    """Copies of one partition on three brokers after an unclean leader election (tests/divergence.py):
+    ``copies`` (the log directories as the brokers left them before the election), ``after`` (once the
+    brokers followed the new leader), ``topic``, ``partition`` and ``facts`` (what the clients and the
+    brokers did)."""
+    from types import SimpleNamespace
+
+    from . import divergence
+    from .helpers import say
+    from .real_kafka import POM, Cluster
+
+    say(request, "starting a Kafka controller and three brokers, and an unclean leader election (about two "
+                 "minutes)...")
+    home = tmp_path_factory.mktemp("cluster")
+    cluster = Cluster(_kafka_jars_or_skip(POM), home / "nodes")
+    try:
+        made = divergence.run(cluster, home)
+    except BaseException:
+        for node in (cluster.controller, *cluster.brokers.values()):
+            print(node.home.name, node.log_tail(30))
+        raise
+    finally:
+        cluster.stop_all()
+    return SimpleNamespace(topic=divergence.TOPIC, partition=0, **made)
+
+
 def _kafka_jars_or_skip(pom):
     """The pom's jars; without Java or Maven a skip, except in CI (CI=true), where that is a failure."""
     import os
@@ -241,7 +268,7 @@ def spark(request, tmp_path_factory):
 # A test that starts a service of its own shares the worker of every other test of that service: one broker,
 # one Spark session, one browser install a run, as without workers.  The rest is spread by load.
 _SERVICE_GROUPS = {"real_kafka": "kafka", "real_kafka_40": "kafka", "spark": "spark", "remote": "spark",
-                   "cluster": "spark-cluster", "headless_browser": "browser"}
+                   "cluster": "spark-cluster", "headless_browser": "browser", "three_brokers_diverged": "kafka-cluster"}
 
 
 def pytest_itemcollected(item):

@@ -241,3 +241,112 @@ class Kafka40Broker(Broker):
     PLUGINS = ()
     WORKLOAD = KAFKA_40_DIR / "ShareWorkload.java"
     DUMP_LOG_SEGMENTS = "kafka.tools.DumpLogSegments"   # in Scala, in core, until 4.3 moved it to tools
+
+
+# -- three brokers and a controller, for copies of a partition that disagree (kbatch replicas) ---------------
+
+# A KRaft controller alone: the brokers can then stop and start while the quorum stays.
+CLUSTER_CONTROLLER = """\
+process.roles=controller
+node.id=0
+controller.quorum.voters=0@127.0.0.1:{controller_port}
+listeners=CONTROLLER://127.0.0.1:{controller_port}
+controller.listener.names=CONTROLLER
+listener.security.protocol.map=CONTROLLER:PLAINTEXT
+log.dirs={log_dir}
+"""
+
+# A broker of the cluster. The internal topics have one replica (no test reads them here); a follower drops
+# out of the ISR quickly when it falls behind.
+CLUSTER_BROKER = """\
+process.roles=broker
+node.id={node_id}
+controller.quorum.voters=0@127.0.0.1:{controller_port}
+listeners=PLAINTEXT://127.0.0.1:{port}
+advertised.listeners=PLAINTEXT://127.0.0.1:{port}
+controller.listener.names=CONTROLLER
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+inter.broker.listener.name=PLAINTEXT
+log.dirs={log_dir}
+num.partitions=1
+offsets.topic.num.partitions=1
+offsets.topic.replication.factor=1
+transaction.state.log.num.partitions=1
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+share.coordinator.state.topic.num.partitions=1
+share.coordinator.state.topic.replication.factor=1
+share.coordinator.state.topic.min.isr=1
+group.initial.rebalance.delay.ms=0
+replica.lag.time.max.ms=2000
+"""
+
+
+class ClusterNode(Broker):
+    """One node of :class:`Cluster`: formatted with the cluster's id, its config made by the cluster."""
+
+    PLUGINS = ()
+
+    def __init__(self, jars: Path, home: Path, properties: str, cluster_id: str):
+        self.PROPERTIES = properties
+        self.cluster_id = cluster_id
+        super().__init__(jars, home)
+
+    def start(self) -> None:
+        if not (self.log_dir / "meta.properties").exists():
+            self.java("kafka.tools.StorageTool", "format", "-t", self.cluster_id, "-c", str(self.config))
+        out = open(self.home / "stdout.log", "ab")
+        self.process = subprocess.Popen(
+            ["java", "-Xmx384m", "-XX:TieredStopAtLevel=1", f"-Dlog4j2.configurationFile={self.home / 'log4j2.yaml'}",
+             "-cp", classpath(self.jars), "kafka.Kafka", str(self.config)],
+            stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+
+    def wait_until_serving(self) -> None:
+        self._wait_until_serving()
+
+
+class Cluster:
+    """A controller (node 0) and three brokers (nodes 1, 2, 3) on loopback, each in a folder of its own."""
+
+    BROKERS = (1, 2, 3)
+
+    def __init__(self, jars: Path, home: Path):
+        self.jars = jars
+        cluster_id = str(uuid.uuid4()).replace("-", "")[:22]
+        controller_port = free_port()
+        self.controller = ClusterNode(jars, home / "controller", CLUSTER_CONTROLLER.replace(
+            "{controller_port}", str(controller_port)), cluster_id)
+        self.brokers = {}
+        for node_id in self.BROKERS:
+            properties = CLUSTER_BROKER.replace("{controller_port}", str(controller_port)).replace(
+                "{node_id}", str(node_id))
+            self.brokers[node_id] = ClusterNode(jars, home / f"broker-{node_id}", properties, cluster_id)
+        self.bootstrap = ",".join(broker.bootstrap for broker in self.brokers.values())
+
+    def start(self, *node_ids: int) -> None:
+        """Start the brokers named (the controller first, when it is not running), and wait until they serve."""
+        nodes = [self.brokers[node_id] for node_id in node_ids]
+        if self.controller.process is None:
+            self.controller.start()
+            deadline = time.monotonic() + 90
+            while "Kafka Server started" not in (self.controller.server_log.read_text(errors="replace")
+                                                 if self.controller.server_log.exists() else ""):
+                if time.monotonic() > deadline or self.controller.process.poll() is not None:
+                    raise RuntimeError(f"the controller did not start:\n{self.controller.log_tail()}")
+                time.sleep(0.2)
+        for node in nodes:
+            node.start()
+        for node in nodes:
+            node.wait_until_serving()
+
+    def stop(self, *node_ids: int) -> None:
+        for node_id in node_ids:
+            self.brokers[node_id].stop()
+
+    def stop_all(self) -> None:
+        for broker in self.brokers.values():
+            broker.stop()
+        self.controller.stop()
+
+    def tool(self, main: str, *args: str, check: bool = True) -> str:
+        return self.controller.java(main, *args, check=check).stdout
