@@ -21,11 +21,10 @@ from typing import BinaryIO, Iterator
 from kbatch.format.findings import Finding
 from kbatch.reading.model import Batch, Record
 from kbatch.reading.records import RecordStream, chunk_records, record_chunks
-from kbatch.kernels.cleanruns import CleanBatches
 from kbatch.kernels.match import RecordMatch
 from kbatch.ops.regex import LinearRegex
 from kbatch.ops.visibility import refused
-from kbatch.walk.deep import inflater
+from kbatch.walk.deep import MatchRun
 from kbatch.walk.engine import Walk
 
 try:   # Python 3.11+: the regular expression parser
@@ -220,7 +219,7 @@ class Search:
                 yield Note(start.note)
             yield from self._entries(select(reader, stream, start.pos, self.window), match, internal)
             return
-        run = None if self.every_record or internal else _QuietRun(match, reader)
+        run = None if self.every_record or internal else MatchRun(match, reader.options.max_entry_size, reader.decompressor)
         walk = Walk(reader, run)
 
         def count_taken(pos: int) -> bool:   # the batches the run took without an object, counted
@@ -274,38 +273,3 @@ class Search:
                     yield from chunk_records(columns, batch, set(rows))
             return
         yield from batch.records or ()
-
-
-class _QuietRun:
-    """The v2 data batches where no record is selected, walked by the compiled loop without an object each
-    (kbatch.kernels.cleanruns.CleanBatches with the query's RecordMatch): it stops at the first it does not take
-    -- one where a record may be selected, or one with anything to report -- which the full reader reads."""
-
-    def __init__(self, match: RecordMatch, reader):
-        self.batches = CleanBatches(match=match)
-        self.max_entry_size = reader.options.max_entry_size
-        self.inflate = inflater(reader.decompressor)
-        self.taken = 0
-        self.last_pos: int | None = None
-
-    def walk(self, window, pos: int, stop: int) -> int:
-        from kbatch.format.framing import CHECKSUMS, size_bounds
-        from kbatch.reading.v2 import batch_in_view
-
-        data, i = batch_in_view(window, pos)
-        base = pos - i
-        batches = self.batches
-        before = batches.batches
-        if i + 8 > len(data):
-            return pos
-        # Offsets in order are not the search's business: the walk takes batches whose offsets run on from
-        # the first (a gap or an overlap ends it, and the full reader reads that batch).
-        batches.last_offset = int.from_bytes(data[i:i + 8], "big", signed=True) - 1
-        batches.last_pos = None
-        least, most = size_bounds(2, self.max_entry_size)   # framing's rules, handed to the compiled loop
-        stopped = batches.walk(data, i, stop - base, base, least, most, None, self.inflate, CHECKSUMS[2])
-        self.taken = batches.batches - before
-        if self.taken:
-            self.last_pos = batches.last_pos
-        return base + stopped
-

@@ -38,7 +38,41 @@ def checks_every_rule() -> bool:
     return {rule.__name__ for rule in invariants.V2_BATCH_RULES} <= cleanruns.RULES
 
 
-class DeepRun:
+class CompiledRun:
+    """A run over :class:`kbatch.kernels.cleanruns.CleanBatches`, the compiled loop: the v2 data batches lying
+    whole in the reader's window (slid to hold the first: kbatch.reading.v2.batch_in_view), framed by
+    framing's bounds, inflated by the reader's decompressor; what each run takes and counts is its own."""
+
+    def __init__(self, batches: CleanBatches, max_entry_size: int, decompressor: Decompressor):
+        self.batches = batches
+        self.max_entry_size = max_entry_size
+        self.inflate = inflater(decompressor)
+        self.last_pos: int | None = None
+
+    def _walk(self, window, pos: int, stop: int, last_offset: int | None, last_pos: int | None,
+              segment_base: int | None, *, from_first: bool = False) -> tuple[int, int, memoryview, int]:
+        """The compiled loop from ``pos`` (an entry start) over the batches starting before ``stop``, after a
+        batch ending at ``last_offset`` at ``last_pos`` (``from_first``: after whatever the first batch's
+        base offset follows): (the file position of ``data[0]``, where it stopped in ``data``, ``data``, the
+        batches it took)."""
+        data, i = batch_in_view(window, pos)
+        base = pos - i   # the file position of data[0]
+        batches = self.batches
+        if from_first:
+            if i + 8 > len(data):
+                return base, i, data, 0
+            last_offset = int.from_bytes(data[i:i + 8], "big", signed=True) - 1
+        before = batches.batches
+        batches.last_offset, batches.last_pos = last_offset, last_pos
+        least, most = size_bounds(2, self.max_entry_size)   # framing's rules, handed to the compiled loop
+        stopped = batches.walk(data, i, stop - base, base, least, most, segment_base, self.inflate, CHECKSUMS[2])
+        taken = batches.batches - before
+        if taken:
+            self.last_pos = batches.last_pos
+        return base, stopped, data, taken
+
+
+class DeepRun(CompiledRun):
     """Walks the v2 data batches of one input that --deep has nothing to say about, counting them in
     ``summary`` and moving ``order`` on.
 
@@ -49,42 +83,47 @@ class DeepRun:
 
     def __init__(self, summary: FileSummary, order: OffsetOrder, segment_base: int | None, max_entry_size: int,
                  decompressor: Decompressor):
+        super().__init__(CleanBatches(), max_entry_size, decompressor)
         self.summary = summary
         self.order = order
         self.segment_base = segment_base
-        self.max_entry_size = max_entry_size
         self.decompressor = decompressor
-        self.inflate = inflater(decompressor)
         self.walked = 0   # batches walked here (the rest went to the full reader)
-        self.last_pos: int | None = None
-        self.batches = CleanBatches()
         self.takes_batches = checks_every_rule()
 
     def walk(self, window, pos: int, stop: int) -> int:
-        """Walk the batches from ``pos`` (an entry start) that lie whole in the reader's window (slid to hold
-        the first: kbatch.reading.v2.batch_in_view) and start before ``stop``; where the walk stopped (``pos``
-        itself when the entry there is the full reader's)."""
+        """Walk the batches from ``pos`` that lie whole in the reader's window and start before ``stop``; where
+        the walk stopped (``pos`` itself when the entry there is the full reader's)."""
         if not self.takes_batches:
             return pos
-        data, i = batch_in_view(window, pos)
-        base = pos - i   # the file position of data[0]
         batches, order = self.batches, self.order
-        before = batches.batches, batches.records, batches.batch_bytes
-        batches.last_offset, batches.last_pos = order.last_offset, order.last_pos
-        least, most = size_bounds(2, self.max_entry_size)   # framing's rules, handed to the compiled loop
-        stopped = batches.walk(data, i, stop - base, base, least, most, self.segment_base, self.inflate,
-                               CHECKSUMS[2])
-        walked = batches.batches - before[0]
+        records, batch_bytes = batches.records, batches.batch_bytes
+        base, stopped, data, walked = self._walk(window, pos, stop, order.last_offset, order.last_pos,
+                                                 self.segment_base)
         if walked:
             # the last batch walked here: its base offset (for the offset-outlier rule's wording)
             at = batches.last_pos - base
-            self.last_pos = batches.last_pos
             order.walked_past(batches.last_offset, batches.last_pos,
                               int.from_bytes(data[at:at + 8], "big", signed=True))
         self.walked += walked
         self.summary.batches += walked
-        self.summary.records += batches.records - before[1]
-        self.summary.batch_bytes += batches.batch_bytes - before[2]
+        self.summary.records += batches.records - records
+        self.summary.batch_bytes += batches.batch_bytes - batch_bytes
+        return base + stopped
+
+
+class MatchRun(CompiledRun):
+    """grep's run: the v2 data batches in which no record is selected (the compiled loop with the query's
+    RecordMatch).  It stops at the first it does not take -- one where a record may be selected, or one with
+    anything to report -- which the full reader reads.  Offsets in order are not the search's business: it
+    takes batches whose offsets run on from the first (a gap or an overlap ends it)."""
+
+    def __init__(self, match, max_entry_size: int, decompressor: Decompressor):
+        super().__init__(CleanBatches(match=match), max_entry_size, decompressor)
+        self.taken = 0
+
+    def walk(self, window, pos: int, stop: int) -> int:
+        base, stopped, _, self.taken = self._walk(window, pos, stop, None, None, None, from_first=True)
         return base + stopped
 
 

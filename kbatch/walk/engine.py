@@ -24,7 +24,7 @@ to hand off:
 * the listing run (:class:`kbatch.walk.listing.ListRun`, ``dump --format
   jsonl``): a v2 batch whose CRC holds and whose line the compiled writer
   writes;
-* grep's quiet run (``kbatch.ops.grep._QuietRun``, ``grep``): the deep run's
+* grep's match run (:class:`kbatch.walk.deep.MatchRun`, ``grep``): the deep run's
   batches in which no record is selected.
 
 The CRC run and the listing run take the batches :func:`clean_v2_batches`
