@@ -33,6 +33,25 @@ def sidecar(path: Path) -> dict:
     return json.loads(path.with_suffix(".json").read_text())
 
 
+def damaged(path: Path) -> bool:
+    """Whether an input we ship holds damage, as its sidecar says: ours say it in ``damaged``; a vector's is
+    damaged when its status says corrupt, a CRC of it fails, or bytes follow its last whole entry."""
+    meta = sidecar(path)
+    if "damaged" in meta:
+        return meta["damaged"]
+    vector = meta["vector_expected"]
+    return meta["status"].startswith("corrupt") or bool(vector["trailing_bytes"]) \
+        or not all(batch["crc_valid"] for batch in vector["batches"])
+
+
+def expected_status(path: Path) -> int:
+    """The exit status (README's "Exit status": 1 damage, 0 clean) of a command that decodes every entry of
+    ``path`` on its own, as ``dump --records`` and ``stats`` do: plain ``verify-crc`` checks less (a vector
+    whose CRC holds over a payload that does not decode is clean to it), ``--deep`` more (the offsets across
+    entries of a capture)."""
+    return 1 if damaged(path) else 0
+
+
 def read_all(data: bytes, **options) -> tuple[list, list[Finding]]:
     """Every batch and every finding (region findings and batch findings) of some bytes."""
     items = list(SegmentReader(io.BytesIO(data), ReadOptions(**options)))
@@ -49,7 +68,7 @@ class Result:
     err: str
 
 
-def run_kbatch(args: list[str], capsys, monkeypatch, stdin: bytes | None = None) -> Result:
+def run_kbatch(args: list[str], capsys, monkeypatch, stdin: bytes | None = None, expect: int | None = None) -> Result:
     from kbatch.cli import main
 
     if stdin is not None:
@@ -61,7 +80,14 @@ def run_kbatch(args: list[str], capsys, monkeypatch, stdin: bytes | None = None)
     except SystemExit as done:
         code = done.code if isinstance(done.code, int) else 2
     out, err = capsys.readouterr()
-    return Result(code, out, err)
+    return _expected(Result(code, out, err), args, expect)
+
+
+def _expected(result: Result, args: list[str], expect: int | None) -> Result:
+    """``result``, once its exit status is ``expect`` (when one is given)."""
+    assert expect is None or result.code == expect, \
+        f"kbatch {' '.join(map(str, args))}: exit status {result.code}, expected {expect}\n{result.err}"
+    return result
 
 
 KERNELS = ("recordwalk", "batchrules", "match", "cleanruns", "jsonl")   # in the order they import each other
@@ -131,11 +157,11 @@ def pure_python_env() -> dict:
     return {**os.environ, "KBATCH_PURE_PYTHON": "1"}
 
 
-def run_kbatch_pure(args: list[str]) -> Result:
+def run_kbatch_pure(args: list[str], expect: int | None = None) -> Result:
     """kbatch on ``args`` in a process of its own, every kernel as plain Python: the pure build's answer."""
     done = subprocess.run([sys.executable, "-m", "kbatch", *args], cwd=ROOT, env=pure_python_env(),
                           capture_output=True, text=True)
-    return Result(done.returncode, done.stdout, done.stderr)
+    return _expected(Result(done.returncode, done.stdout, done.stderr), args, expect)
 
 
 def free_port() -> int:
