@@ -100,6 +100,6 @@ def test_diff_shows_both_names_as_they_are(kbatch, tmp_path):
     a, b = tmp_path / "a[bold].log", tmp_path / "b[italic].log"
     shutil.copy(FIXTURES / "v2-none.log", a)
     shutil.copy(FIXTURES / "v2-gzip.log", b)
-    result = kbatch("diff", str(a), str(b))
+    result = kbatch("diff", str(a), str(b), expect=1)
     assert str(a) in result.out and str(b) in result.out
     assert result.out.count("/a") == result.out.count("/a[bold].log")
