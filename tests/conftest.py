@@ -66,8 +66,9 @@ def kbatch(capsys, monkeypatch):
         monkeypatch.setattr(sys, "stdin", io.StringIO())
     monkeypatch.delenv("KBATCH_DEBUG", raising=False)
 
-    def run(*args: str, stdin: bytes | None = None):
-        return run_kbatch(list(args), capsys, monkeypatch, stdin)
+    def run(*args: str, stdin: bytes | None = None, expect: int | None = None):
+        """kbatch on ``args``; with ``expect``, its exit status is asserted to be that one."""
+        return run_kbatch(list(args), capsys, monkeypatch, stdin, expect)
 
     return run
 

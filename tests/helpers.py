@@ -33,6 +33,35 @@ def sidecar(path: Path) -> dict:
     return json.loads(path.with_suffix(".json").read_text())
 
 
+def damaged(path: Path, records: bool = True, offsets: bool = False) -> bool:
+    """Whether an input we ship holds damage, as its sidecar says: ours say it in ``damaged``; a vector's is
+    damaged when its status says corrupt, a CRC of it fails, or bytes follow its last whole entry.  Without
+    ``records`` (a listing, which decodes no payload), damage that lies only in records whose CRC holds is not
+    seen: the vector whose status says "CRC valid", and the damaged internal topics' records (made so that
+    their framing and checksums are intact).  With ``offsets`` (each batch held to the one before it, as
+    ``verify-crc --deep`` does), a vector whose batches' offsets run back is damaged too: a capture of
+    batches written apart."""
+    meta = sidecar(path)
+    if "vector_expected" in meta:
+        vector = meta["vector_expected"]
+        framing = bool(vector["trailing_bytes"]) or not all(batch["crc_valid"] for batch in vector["batches"])
+        v2 = [(batch["baseOffset"], batch["baseOffset"] + batch["lastOffsetDelta"]) for batch in vector["batches"]
+              if "lastOffsetDelta" in batch]
+        back = any(base <= last for (_, last), (base, _) in zip(v2, v2[1:]))
+        return framing or records and meta["status"].startswith("corrupt") or offsets and back
+    if path.is_relative_to(FIXTURES / "internal"):
+        return records and meta["damaged"]
+    return meta["damaged"]
+
+
+def expected_status(path: Path, records: bool = True, offsets: bool = False) -> int:
+    """The exit status (README's "Exit status": 1 damage, 0 clean) of a command that reads ``path`` on its
+    own: by default one that decodes every record, as ``dump --records`` does (and ``stats`` on
+    fixture_paths()); ``records=False`` a listing, as ``dump`` and plain ``verify-crc``; ``offsets=True`` as
+    ``verify-crc --deep`` on fixture_paths() (see damaged)."""
+    return 1 if damaged(path, records, offsets) else 0
+
+
 def read_all(data: bytes, **options) -> tuple[list, list[Finding]]:
     """Every batch and every finding (region findings and batch findings) of some bytes."""
     items = list(SegmentReader(io.BytesIO(data), ReadOptions(**options)))
@@ -49,7 +78,7 @@ class Result:
     err: str
 
 
-def run_kbatch(args: list[str], capsys, monkeypatch, stdin: bytes | None = None) -> Result:
+def run_kbatch(args: list[str], capsys, monkeypatch, stdin: bytes | None = None, expect: int | None = None) -> Result:
     from kbatch.cli import main
 
     if stdin is not None:
@@ -61,7 +90,14 @@ def run_kbatch(args: list[str], capsys, monkeypatch, stdin: bytes | None = None)
     except SystemExit as done:
         code = done.code if isinstance(done.code, int) else 2
     out, err = capsys.readouterr()
-    return Result(code, out, err)
+    return _expected(Result(code, out, err), args, expect)
+
+
+def _expected(result: Result, args: list[str], expect: int | None) -> Result:
+    """``result``, once its exit status is ``expect`` (when one is given)."""
+    assert expect is None or result.code == expect, \
+        f"kbatch {' '.join(map(str, args))}: exit status {result.code}, expected {expect}\n{result.err}"
+    return result
 
 
 KERNELS = ("recordwalk", "batchrules", "match", "cleanruns", "jsonl")   # in the order they import each other
@@ -131,11 +167,11 @@ def pure_python_env() -> dict:
     return {**os.environ, "KBATCH_PURE_PYTHON": "1"}
 
 
-def run_kbatch_pure(args: list[str]) -> Result:
+def run_kbatch_pure(args: list[str], expect: int | None = None) -> Result:
     """kbatch on ``args`` in a process of its own, every kernel as plain Python: the pure build's answer."""
     done = subprocess.run([sys.executable, "-m", "kbatch", *args], cwd=ROOT, env=pure_python_env(),
                           capture_output=True, text=True)
-    return Result(done.returncode, done.stdout, done.stderr)
+    return _expected(Result(done.returncode, done.stdout, done.stderr), args, expect)
 
 
 def free_port() -> int:

@@ -45,7 +45,7 @@ def test_a_closed_pipe_ends_quietly_with_the_sigpipe_status(name, big_segment):
     stdin = subprocess.DEVNULL
     if name == "encode-from-json":
         document = subprocess.run([*KBATCH, "dump", "--format", "json", big_segment], cwd=ROOT,
-                                  capture_output=True).stdout
+                                  capture_output=True, check=True).stdout
         stdin = subprocess.PIPE
     process = subprocess.Popen([*KBATCH, *args], cwd=ROOT, stdin=stdin, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE)
@@ -99,7 +99,8 @@ def test_json_timestamps_have_iso_8601_utc_twins(kbatch):
 
     seen = 0
     for name in ("mixed-v0-v1-v2.log", "v1-logappendtime.log", "v2-txn-commit.log"):
-        for line in map(json.loads, kbatch("dump", "--format", "jsonl", "-r", f"fixtures/{name}").out.splitlines()):
+        dumped = kbatch("dump", "--format", "jsonl", "-r", f"fixtures/{name}", expect=0)
+        for line in map(json.loads, dumped.out.splitlines()):
             if line["type"] != "batch":
                 continue
             assert line["base_timestamp_iso"] == iso(line["base_timestamp"])
@@ -109,7 +110,7 @@ def test_json_timestamps_have_iso_8601_utc_twins(kbatch):
                 seen += record["timestamp_iso"] is not None
     assert seen > 10
     assert '"max_timestamp_iso": "2023-11-14T22:28:20.001Z"' in kbatch("dump", "--format", "jsonl",
-                                                                       "fixtures/v2-txn-commit.log").out
+                                                                       "fixtures/v2-txn-commit.log", expect=0).out
 
 
 # What each run loads: a command imports the renderer and the decoders it uses, no more (start-up time is
@@ -147,7 +148,7 @@ def test_the_list_of_commands_gives_each_its_line_as_its_own_help_does(kbatch, m
     from kbatch.cli import SUBCOMMANDS, commands
 
     monkeypatch.setenv("COLUMNS", "120")
-    listed = kbatch("--help").out.split("Commands:\n")[1].split("\n\n")[0].splitlines()
+    listed = kbatch("--help", expect=0).out.split("Commands:\n")[1].split("\n\n")[0].splitlines()
     assert [line.split(maxsplit=1) for line in listed] == [[name, line] for name, (_, line) in SUBCOMMANDS.items()]
     assert {name: command.get_short_help_str(200) for name, command in commands().items()} == \
         {name: line for name, (_, line) in SUBCOMMANDS.items()}

@@ -102,7 +102,7 @@ def test_dumplog_prints_leader_change_at_its_own_version(version, kbatch, tmp_pa
     version-1 message shows every voter's VoterDirectoryId (KIP-853), unread, at its default: Uuid.ZERO_UUID."""
     path = tmp_path / "00000000000000000000.log"
     path.write_bytes(batch(0, [(struct.pack(">hh", 0, 2), _leader_change(version))], control=True))
-    out = kbatch("dump", "--format", "dumplog", "--records", str(path)).out
+    out = kbatch("dump", "--format", "dumplog", "--records", str(path), expect=0).out
     zero = ',"voterDirectoryId":"AAAAAAAAAAAAAAAAAAAAAA"' if version else ""
     assert (f' LeaderChange: {{"version":{version},"leaderId":3,"voters":[{{"voterId":1{zero}}},'
             f'{{"voterId":3{zero}}}],"grantingVoters":[{{"voterId":3{zero}}}]}}') in out

@@ -98,7 +98,7 @@ def test_first_differing_byte_and_byte_identity(kbatch, tmp_path, monkeypatch):
     (tmp_path / "a.log").write_bytes(clean)
     (tmp_path / "b.log").write_bytes(clean[:100] + b"\x00" + clean[101:])
     monkeypatch.chdir(tmp_path)
-    summary = json.loads(kbatch("diff", "--format", "jsonl", "a.log", "b.log").out.splitlines()[-1])
+    summary = json.loads(kbatch("diff", "--format", "jsonl", "a.log", "b.log", expect=1).out.splitlines()[-1])
     assert summary["first_different_byte"] == 100
 
 
@@ -198,7 +198,7 @@ def test_a_record_changed_inside_a_span_batched_differently_is_found(kbatch, tmp
         start += 12 + length
     (tmp_path / "b.log").write_bytes(bytes(other[:start]) + _with_crc(other[start:start + 12 + length])
                                      + bytes(other[start + 12 + length:]))
-    result = kbatch("diff", "--format", "jsonl", str(tmp_path / "a.log"), str(tmp_path / "b.log"))
+    result = kbatch("diff", "--format", "jsonl", str(tmp_path / "a.log"), str(tmp_path / "b.log"), expect=1)
     lines = [json.loads(line) for line in result.out.splitlines()]
     assert lines[-1]["records"] == {"same": 99, "changed": 1, "only_a": 0, "only_b": 0}
     (changed,) = [line for line in lines if line.get("kind") == "record-changed"]
@@ -213,12 +213,12 @@ def test_a_value_that_differs_past_what_a_cell_shows_is_shown_where_it_differs(k
     value_b = b"x" * at + b"BBBB" + b"y" * 100
     (tmp_path / "a.log").write_bytes(_batch(0, [(0, b"k", value_a, [])]))
     (tmp_path / "b.log").write_bytes(_batch(0, [(0, b"k", value_b, [])]))
-    result = kbatch("diff", "--format", "jsonl", str(tmp_path / "a.log"), str(tmp_path / "b.log"))
+    result = kbatch("diff", "--format", "jsonl", str(tmp_path / "a.log"), str(tmp_path / "b.log"), expect=1)
     (changed,) = [json.loads(line) for line in result.out.splitlines() if '"record-changed"' in line]
     assert changed["a_value"] == {"utf8": value_a.decode()} and changed["b_value"] == {"utf8": value_b.decode()}
     assert changed["differs_at"] == at
     assert "AAAA" in changed["a"] and "BBBB" in changed["b"] and changed["a"] != changed["b"]
-    table = kbatch("diff", "--no-color", str(tmp_path / "a.log"), str(tmp_path / "b.log"))
+    table = kbatch("diff", "--no-color", str(tmp_path / "a.log"), str(tmp_path / "b.log"), expect=1)
     flat = "".join(table.out.split())
     assert "AAAA" in flat and "BBBB" in flat and f"differsfrombyte{at}" in flat
 
@@ -229,7 +229,7 @@ def test_binary_values_that_differ_late_are_shown_where_they_differ(kbatch, tmp_
     value_b[300] ^= 0xFF
     (tmp_path / "a.log").write_bytes(_batch(0, [(0, b"k", value_a, [])]))
     (tmp_path / "b.log").write_bytes(_batch(0, [(0, b"k", bytes(value_b), [])]))
-    result = kbatch("diff", "--format", "jsonl", str(tmp_path / "a.log"), str(tmp_path / "b.log"))
+    result = kbatch("diff", "--format", "jsonl", str(tmp_path / "a.log"), str(tmp_path / "b.log"), expect=1)
     (changed,) = [json.loads(line) for line in result.out.splitlines() if '"record-changed"' in line]
     assert changed["a_value"] == {"hex": value_a.hex()} and changed["b_value"] == {"hex": bytes(value_b).hex()}
     assert changed["differs_at"] == 300
@@ -241,7 +241,7 @@ def test_the_what_column_never_breaks_a_word(kbatch, monkeypatch, columns):
     """At 80 columns `batch-changed` read `batch-chan` / `ged` on two lines."""
     monkeypatch.setenv("COLUMNS", str(columns))
     out = kbatch("diff", "fixtures/internal/__consumer_offsets-12/00000000000000000000.log",
-                 "fixtures/internal/damaged/__consumer_offsets-0/00000000000000000000.log").out
+                 "fixtures/internal/damaged/__consumer_offsets-0/00000000000000000000.log", expect=1).out
     cells = {line.split("│")[2].strip() for line in out.splitlines() if line.startswith("│")}
     assert cells - {""} <= {"batching", "batch-changed", "batch-only-a", "batch-only-b", "record-changed",
                             "record-only-a", "record-only-b", "damage-a", "damage-b"} and "batch-changed" in cells

@@ -49,7 +49,7 @@ def test_each_command_walks_with_its_run_through_the_one_engine(tmp_path, capsys
     for args, run in ((["verify-crc"], CrcRun), (["verify-crc", "--deep"], DeepRun),
                       (["dump", "--format", "jsonl"], ListRun)):
         walks.clear()
-        run_kbatch([*args, "--jobs", "1", str(path)], capsys, monkeypatch)
+        run_kbatch([*args, "--jobs", "1", str(path)], capsys, monkeypatch, expect=1)
         assert walks == [run], args
 
 

@@ -22,15 +22,16 @@ import kbatch.cli.dump
 import kbatch.walk.listing
 from kbatch.kernels.recordwalk import is_compiled
 
-from .helpers import FIXTURES, fixture_id, fixture_paths
+from .helpers import FIXTURES, fixture_id, fixture_paths, read_all
 from .test_fastdeep import (batches_past_two_windows, changed_segment, field, random_segments, segment, set_field,
                             v2_batch)
 
 pytestmark = pytest.mark.skipif(not is_compiled(), reason="the run writes its lines with the compiled writer only")
 
 
-def listing(data: bytes, *args: str, fast: bool = True, name: str = "00000000000000000000.log"):
-    """(dump --format jsonl's output, its exit code, batches the run listed) of ``data`` as a file."""
+def listing(data: bytes, *args: str, expect: int, fast: bool = True, name: str = "00000000000000000000.log"):
+    """(dump --format jsonl's output, its exit code, batches the run listed) of ``data`` as a file, once its exit
+    code is the one expected."""
     runs = []
 
     class Counted(kbatch.walk.listing.ListRun):
@@ -46,6 +47,7 @@ def listing(data: bytes, *args: str, fast: bool = True, name: str = "00000000000
         path.write_bytes(data)
         patch.setattr(kbatch.walk.listing, "ListRun", Counted)
         out, code = _run(["dump", "--format", "jsonl", *args, str(path)], patch)
+    assert code == expect, out
     return out.replace(str(path), "FILE"), code, sum(run.listed for run in runs)
 
 
@@ -64,11 +66,18 @@ def _run(args: list[str], monkeypatch) -> tuple[str, int]:
     return out.buffer.getvalue().decode("utf-8"), code
 
 
-def assert_same(data: bytes, *args: str, name: str = "00000000000000000000.log") -> tuple[str, int]:
-    """The run changes nothing; the listing and how many batches the run listed."""
-    out, code, listed = listing(data, *args, name=name)
-    assert (out, code) == listing(data, *args, name=name, fast=False)[:2]
+def assert_same(data: bytes, *args: str, expect: int, name: str = "00000000000000000000.log") -> tuple[str, int]:
+    """The run changes nothing (the exit code expected either way); the listing and how many batches the run
+    listed."""
+    out, _, listed = listing(data, *args, expect=expect, name=name)
+    assert out == listing(data, *args, expect=expect, name=name, fast=False)[0]
     return out, listed
+
+
+def status(data: bytes) -> int:
+    """The exit code of ``data``'s listing (README's "Exit status"): 1 when the reader finds damage in it."""
+    _, findings = read_all(data)
+    return 1 if any(finding.is_damage for finding in findings) else 0
 
 
 def lines(out: str) -> list[dict]:
@@ -79,7 +88,7 @@ def lines(out: str) -> list[dict]:
 
 
 def test_a_plain_segment_is_listed_whole_by_the_run():
-    out, listed = assert_same(b"".join(segment(5)))
+    out, listed = assert_same(b"".join(segment(5)), expect=0)
     assert listed == 5
     summary = lines(out)[-1]
     assert (summary["batch_count"], summary["record_count"], summary["errors"]) == (5, 3 + 4 + 5 + 6 + 7, 0)
@@ -90,7 +99,7 @@ def test_every_kind_of_clean_v2_batch_is_listed_by_the_run():
                v2_batch(5, 0), v2_batch(5, 4, codec=1), v2_batch(9, 4, codec=4),
                set_field(v2_batch(13, 2), "attributes", 0x08 | 0x40),   # LogAppendTime, a delete horizon
                set_field(v2_batch(15, 2), "attributes", 0x80)]          # reserved bits: the listing says nothing
-    out, listed = assert_same(b"".join(batches))
+    out, listed = assert_same(b"".join(batches), expect=0)
     assert listed == len(batches)
     assert [line.get("codec") for line in lines(out)[:-1]] == ["none"] * 3 + ["gzip", "zstd", "none", "none"]
     assert lines(out)[5]["delete_horizon_ms"] == lines(out)[5]["base_timestamp"]
@@ -100,7 +109,7 @@ def test_batches_across_windows_are_all_listed():
     """More than one window of the reader: the window slides to hold the batch its end cuts, and the run
     lists that one too."""
     batches = batches_past_two_windows()
-    out, listed = assert_same(b"".join(batches))
+    out, listed = assert_same(b"".join(batches), expect=0)
     assert listed == len(batches) and len(lines(out)) == len(batches) + 1
 
 
@@ -122,18 +131,18 @@ def test_a_window_of_empty_batches_is_written_a_few_lines_at_a_time():
 # -- what it leaves to the full reader ---------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("change, code", [
-    (("crc", 1), "crc-mismatch"),
-    (("records_count", -1), "records-count-mismatch"),
-    (("magic", 7), "unknown-magic"),
-    (("batch_length", 10), "bad-length"),
-    (("base_offset", 2**63 - 1), None),   # its last offset is past 64 bits: json.dumps writes the line
+@pytest.mark.parametrize("change, code, expect", [
+    (("crc", 1), "crc-mismatch", 1),
+    (("records_count", -1), "records-count-mismatch", 1),
+    (("magic", 7), "unknown-magic", 1),
+    (("batch_length", 10), "bad-length", 1),
+    (("base_offset", 2**63 - 1), None, 0),   # its last offset is past 64 bits: json.dumps writes the line
 ])
-def test_an_entry_with_something_to_say_is_listed_by_the_full_reader(change, code):
+def test_an_entry_with_something_to_say_is_listed_by_the_full_reader(change, code, expect):
     batches = segment(4)
     name, value = change
     batches[2] = set_field(batches[2], name, value, fix_crc=name != "crc")
-    out, listed = assert_same(b"".join(batches))
+    out, listed = assert_same(b"".join(batches), expect=expect)
     assert listed <= 3
     if code is None:
         assert lines(out)[2]["last_offset"] == 2**63 - 1 + field(batches[2], "last_offset_delta")
@@ -141,38 +150,45 @@ def test_an_entry_with_something_to_say_is_listed_by_the_full_reader(change, cod
         assert code in out
 
 
-@pytest.mark.parametrize("tail", [bytes(300), b"\x01" * 20, b"\x00" * 8 + b"\x00\x00\x10\x00" + b"\x02"])
-def test_a_tail_that_is_no_batch_is_the_full_readers(tail):
-    out, listed = assert_same(b"".join(segment(3)) + tail)
+@pytest.mark.parametrize("tail, expect", [
+    (bytes(300), 0),                                          # zero-tail: an active segment's, no damage
+    (b"\x01" * 20, 1),
+    (b"\x00" * 8 + b"\x00\x00\x10\x00" + b"\x02", 1),          # a header that promises more than is there
+])
+def test_a_tail_that_is_no_batch_is_the_full_readers(tail, expect):
+    out, listed = assert_same(b"".join(segment(3)) + tail, expect=expect)
     assert listed == 3 and lines(out)[-1]["findings"]
 
 
 def test_a_length_that_lies_is_recovered_by_the_full_reader():
     batches = segment(4)
     batches[1] = set_field(batches[1], "batch_length", field(batches[1], "batch_length") + 3, fix_crc=False)
-    out, listed = assert_same(b"".join(batches))
+    out, listed = assert_same(b"".join(batches), expect=1)
     assert "bad-length" in out and listed == 3
 
 
 @pytest.mark.parametrize("args", [["--limit", "2"], ["--offset-range", "3:8"], ["--records"], ["--format", "json"]])
 def test_listings_the_run_does_not_make_are_the_full_readers(args):
     """(--format json comes after listing's --format jsonl: the last one counts.)"""
-    out, code, listed = listing(b"".join(segment(4)), *args)
-    assert listed == 0 and code == 0 and '"type": "batch"' in out
+    out, _, listed = listing(b"".join(segment(4)), *args, expect=0)
+    assert listed == 0 and '"type": "batch"' in out
 
 
 @settings(max_examples=120, deadline=None)
 @given(**random_segments(2**63))
 def test_the_same_as_the_full_reader_on_random_batches_and_header_changes(batches, changes, tail):
-    assert_same(changed_segment(batches, changes) + tail)
+    data = changed_segment(batches, changes) + tail
+    assert_same(data, expect=status(data))
 
 
 @pytest.mark.parametrize("path", sorted(set(fixture_paths()) | set(FIXTURES.rglob("*.log"))), ids=fixture_id)
 def test_the_same_as_the_full_reader_on_every_fixture(path: Path):
-    assert_same(path.read_bytes(), name=path.name if path.suffix == ".log" else "vector.log")
+    assert_same(path.read_bytes(), expect=status(path.read_bytes()),
+                name=path.name if path.suffix == ".log" else "vector.log")
 
 
 def test_the_fixtures_clean_batches_are_listed_by_the_run():
     """The agreement above is no empty promise: the shipped segments' clean batches take the run."""
-    listed = sum(listing(path.read_bytes(), name=path.name)[2] for path in sorted(FIXTURES.rglob("*.log")))
+    listed = sum(listing(path.read_bytes(), expect=status(path.read_bytes()), name=path.name)[2]
+                 for path in sorted(FIXTURES.rglob("*.log")))
     assert listed >= 50, listed

@@ -105,7 +105,9 @@ def test_grep_gives_the_records_dump_gives_filtered(path, query, kbatch):
 @pytest.mark.parametrize("path", SEGMENTS, ids=fixture_id)
 def test_a_match_is_the_record_dump_writes_with_its_batch(path, kbatch):
     dumped = {_where(record): (batch, record) for batch, record in _dumped(kbatch, _rel(path), ["--decoder", "none"])}
-    result = kbatch("grep", "--format", "jsonl", "--decode", "hex", "--decoder", "none", "", _rel(path))
+    # grep's status: 0 when a record is selected (the empty pattern selects each), 1 when none is
+    result = kbatch("grep", "--format", "jsonl", "--decode", "hex", "--decoder", "none", "", _rel(path),
+                    expect=0 if dumped else 1)
     for line in result.out.splitlines():
         match = json.loads(line)
         batch, record = dumped[_where(match)]
@@ -137,10 +139,10 @@ def test_field_reads_json_values(kbatch):
 
 def test_field_reads_an_internal_topics_decoded_records(kbatch):
     path = "fixtures/internal/__consumer_offsets-12/00000000000000000000.log"
-    result = kbatch("grep", "--format", "jsonl", "--field", "key.data.group=billing", path)
+    result = kbatch("grep", "--format", "jsonl", "--field", "key.data.group=billing", path, expect=0)
     found = [json.loads(line) for line in result.out.splitlines()]
     assert found and all(match["decoded"]["key"]["data"]["group"] == "billing" for match in found)
-    every = [json.loads(line) for line in kbatch("grep", "--format", "jsonl", "", path).out.splitlines()]
+    every = [json.loads(line) for line in kbatch("grep", "--format", "jsonl", "", path, expect=0).out.splitlines()]
     assert len(found) == sum(1 for match in every if (match.get("decoded") or {}).get("key")
                              and match["decoded"]["key"]["data"].get("group") == "billing")
 
@@ -236,14 +238,14 @@ def test_lines_are_file_offset_key_and_value(kbatch):
 
 
 def test_count_files_and_max_count(kbatch):
-    assert kbatch("grep", "-c", "order", "fixtures/v2-txn-abort.log").out == "4\n"
-    assert kbatch("grep", "-l", "order-3", "fixtures/v2-txn-abort.log", "fixtures/v2-none.log").out == \
+    assert kbatch("grep", "-c", "order", "fixtures/v2-txn-abort.log", expect=0).out == "4\n"
+    assert kbatch("grep", "-l", "order-3", "fixtures/v2-txn-abort.log", "fixtures/v2-none.log", expect=0).out == \
         "fixtures/v2-txn-abort.log\n"
-    assert len(kbatch("grep", "-m", "2", "order", "fixtures/v2-txn-abort.log").out.splitlines()) == 2
+    assert len(kbatch("grep", "-m", "2", "order", "fixtures/v2-txn-abort.log", expect=0).out.splitlines()) == 2
 
 
 def test_context_shows_the_records_around_a_match(kbatch):
-    result = kbatch("grep", "-C", "1", "other", "fixtures/v2-txn-abort.log")
+    result = kbatch("grep", "-C", "1", "other", "fixtures/v2-txn-abort.log", expect=0)
     assert result.out.splitlines() == ["1003-order-3\tcreated", "1004:other\tnon-transactional, interleaved",
                                        "1006-after\tafter the marker"]   # the ABORT marker (1005) is no data
 
@@ -262,16 +264,16 @@ def test_damage_is_a_finding_on_stderr_and_with_strict_an_error(kbatch):
 
 
 def test_colour_marks_the_match(kbatch):
-    result = kbatch("grep", "--color", "always", "rder-3", "fixtures/v2-txn-abort.log")
+    result = kbatch("grep", "--color", "always", "rder-3", "fixtures/v2-txn-abort.log", expect=0)
     assert "\x1b[" in result.out and "rder-3" in result.out
-    assert "\x1b[" not in kbatch("grep", "rder-3", "fixtures/v2-txn-abort.log").out
+    assert "\x1b[" not in kbatch("grep", "rder-3", "fixtures/v2-txn-abort.log", expect=0).out
 
 
 def test_offset_range_and_time_select_as_dump_does(kbatch):
     path = "fixtures/partition/orders-0/00000000000000000000.log"
     for extra in (["--offset-range", "5:12"], ["--since", "1700000000005", "--until", "1700000000011"]):
         expected = [_where(record) for _, record in _dumped(kbatch, path, extra)]
-        result = kbatch("grep", "--format", "jsonl", *extra, "", path)
+        result = kbatch("grep", "--format", "jsonl", *extra, "", path, expect=0 if expected else 1)
         assert [_where(json.loads(line)) for line in result.out.splitlines()] == expected
 
 
@@ -318,18 +320,19 @@ def _transactional_partition(directory) -> dict:
 def test_read_committed_leaves_out_aborted_and_open_transactions_and_says_what_is_unknown(kbatch, tmp_path):
     seen = _transactional_partition(tmp_path)
     path = str(tmp_path / "orders-0" / "00000000000000000000.log")
-    every = kbatch("grep", "--format", "jsonl", "", path)
+    every = kbatch("grep", "--format", "jsonl", "", path, expect=0)
     assert [json.loads(line)["offset"] for line in every.out.splitlines()] == sorted(seen)   # no marker is data
-    committed = kbatch("grep", "--format", "jsonl", "--isolation", "read_committed", "", path)
+    committed = kbatch("grep", "--format", "jsonl", "--isolation", "read_committed", "", path, expect=0)
     found = [json.loads(line) for line in committed.out.splitlines()]
     assert [(match["offset"], match["visible_to_read_committed"]) for match in found] == \
         [(offset, visible) for offset, visible in seen.items() if visible is not False]
     assert "producer 300's transaction from offset 7 has an unknown outcome" in committed.err
     assert "its CRC fails" in committed.err
-    text = kbatch("grep", "--isolation", "read_committed", "unknown-7", path)
+    text = kbatch("grep", "--isolation", "read_committed", "unknown-7", path, expect=0)
     assert text.out == "7:unknown-7\tv-unknown-7\t(read_committed: unknown outcome)\n"
     # the whole directory, and its segment named alone, read the same partition
-    assert kbatch("grep", "-c", "--no-filename", "--isolation", "read_committed", "", str(tmp_path / "orders-0")).out \
+    assert kbatch("grep", "-c", "--no-filename", "--isolation", "read_committed", "", str(tmp_path / "orders-0"),
+                  expect=0).out \
         == f"{sum(visible is not False for visible in seen.values())}\n"
 
 
@@ -341,7 +344,8 @@ def test_dump_read_committed_lists_what_grep_finds(kbatch, tmp_path):
                                                           if visible is not False]
     for args, selects in QUERIES.values():
         expected = [_where(record) for batch, record in dumped if selects(batch, record)]
-        result = kbatch("grep", "--format", "jsonl", "--isolation", "read_committed", *args, path)
+        result = kbatch("grep", "--format", "jsonl", "--isolation", "read_committed", *args, path,
+                        expect=0 if expected else 1)
         assert [_where(json.loads(line)) for line in result.out.splitlines()] == expected, args
 
 
@@ -354,16 +358,16 @@ def test_read_committed_grep_is_read_committed_dump_filtered(path, kbatch):
         args, selects = QUERIES[query]
         expected = [_where(record) for batch, record in dumped if selects(batch, record)]
         result = kbatch("grep", "--format", "jsonl", "--decoder", "none", "--isolation", "read_committed", *args,
-                        _rel(path))
+                        _rel(path), expect=0 if expected else 1)
         assert [_where(json.loads(line)) for line in result.out.splitlines()] == expected
 
 
 def test_the_txn_fixture_read_committed(kbatch):
     """fixtures/internal/txn/payments-0: 5002 aborts, 5004 and 5005 are open (the last stable offset is 9)."""
     path = "fixtures/internal/txn/payments-0"
-    every = [json.loads(line) for line in kbatch("grep", "--format", "jsonl", "", path).out.splitlines()]
+    every = [json.loads(line) for line in kbatch("grep", "--format", "jsonl", "", path, expect=0).out.splitlines()]
     committed = [json.loads(line) for line in kbatch("grep", "--format", "jsonl", "--isolation", "read_committed",
-                                                     "", path).out.splitlines()]
+                                                     "", path, expect=0).out.splitlines()]
     assert all(match["offset"] < 9 and match["producer_id"] != 5002 for match in committed)
     assert {match["offset"] for match in every if match["offset"] < 9 and match["producer_id"] != 5002} == \
         {match["offset"] for match in committed}
@@ -556,8 +560,8 @@ def test_grep_lines_hold_to_the_json_schema(kbatch, tmp_path):
     line_schema = {**schema["$defs"]["grep_match"], "$defs": schema["$defs"]}
     seen = _transactional_partition(tmp_path)
     partition = str(tmp_path / "orders-0" / "00000000000000000000.log")
-    lines = _lines(kbatch("grep", "--format", "jsonl", "-C", "1", "order", _crc_flipped_segment(tmp_path)))
-    lines += _lines(kbatch("grep", "--format", "jsonl", "--isolation", "read_committed", "", partition))
+    lines = _lines(kbatch("grep", "--format", "jsonl", "-C", "1", "order", _crc_flipped_segment(tmp_path), expect=0))
+    lines += _lines(kbatch("grep", "--format", "jsonl", "--isolation", "read_committed", "", partition, expect=0))
     assert {match.get("untrusted") for match in lines} == {None, "batch CRC fails"}
     assert {match.get("visible_to_read_committed", "absent") for match in lines} == {"absent", True, None} and seen
     for line in lines:

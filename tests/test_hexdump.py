@@ -41,7 +41,7 @@ def test_spans_tile_every_batch_and_its_decompressed_records(path):
 
 
 def test_legend_positions_are_kafkas_v2_header_offsets(kbatch):
-    out = kbatch("hexdump-annotate", "fixtures/v2-none.log").out
+    out = kbatch("hexdump-annotate", "fixtures/v2-none.log", expect=0).out
     starts = {}
     for line in out.splitlines():
         parts = line.split()
@@ -93,6 +93,9 @@ def test_exit_status_and_usage(kbatch):
     assert kbatch("hexdump-annotate", "fixtures/v2-none.log").code == 0
     assert kbatch("hexdump-annotate", "--batch", "1", "fixtures/damaged-bitflip-record.log").code == 1
     assert kbatch("hexdump-annotate", "--batch", "99", "fixtures/v2-none.log").code == 2
+    # a range that is no entry: damage, or an active segment's preallocated zero tail, which is none
+    assert kbatch("hexdump-annotate", "--position", "2340", "fixtures/damaged-garbage-between.log").code == 1
+    assert kbatch("hexdump-annotate", "--position", "2900", "fixtures/damaged-zero-tail.log").code == 0
     result = kbatch("hexdump-annotate", "--batch", "1", "--offset", "3", "fixtures/v2-none.log")
     assert result.code == 2 and "choose one of" in result.err
 
@@ -194,9 +197,9 @@ def test_offset_with_an_index_that_lies_says_so_and_reads_from_the_start(tmp_pat
     for slot in range(0, len(index), 8):
         index[slot + 4:slot + 8] = (3).to_bytes(4, "big")   # every entry's position: inside the first batch
     copy.with_suffix(".index").write_bytes(bytes(index))
-    result = kbatch("hexdump-annotate", "--offset", "52", "--no-color", str(copy))
+    result = kbatch("hexdump-annotate", "--offset", "52", "--no-color", str(copy), expect=0)
     assert "does not point at a batch holding it; reading" in result.err
-    assert result.out == kbatch("hexdump-annotate", "--offset", "52", "--no-color", str(segment)).out.replace(
+    assert result.out == kbatch("hexdump-annotate", "--offset", "52", "--no-color", str(segment), expect=0).out.replace(
         str(segment), str(copy))
 
 
@@ -205,7 +208,7 @@ def test_the_legend_keeps_room_for_values_and_the_bytes_column_gives_way_first(k
     """At 80 and 100 columns the value column got 1-7 cells (a CRC one digit a line): the bytes, a copy of
     the dump above, narrow and then go before a value is folded."""
     monkeypatch.setenv("COLUMNS", str(columns))
-    out = kbatch("hexdump-annotate", "fixtures/v2-none.log").out
+    out = kbatch("hexdump-annotate", "fixtures/v2-none.log", expect=0).out
     legend = out[out.index(" #  field"):].splitlines()
     assert max(map(len, legend)) <= columns
     rows = {line.split()[1]: line for line in legend[1:] if line.split() and line.split()[0].isdigit()}

@@ -25,12 +25,15 @@ needs_compiled = pytest.mark.skipif(pure_python_wanted() or len(COMPILED) != len
                                     reason="the kernels are not compiled here")
 
 
-def _kbatch(args: list[str], pythonpath=ROOT, env=None) -> subprocess.CompletedProcess:
+def _kbatch(args: list[str], pythonpath=ROOT, env=None, *, expect: int) -> subprocess.CompletedProcess:
+    """kbatch on ``args`` in a process of its own, from the package at ``pythonpath``; its exit status ``expect``."""
     env = {**(env or pure_python_env()), "PYTHONPATH": str(pythonpath)}
     if env.get("KBATCH_PURE_PYTHON") == "":
         del env["KBATCH_PURE_PYTHON"]
-    return subprocess.run([sys.executable, "-m", "kbatch", *args], cwd=pythonpath, env=env, capture_output=True,
+    done = subprocess.run([sys.executable, "-m", "kbatch", *args], cwd=pythonpath, env=env, capture_output=True,
                           text=True)   # (run where the package is: the current folder comes first on sys.path)
+    assert done.returncode == expect, done.stderr
+    return done
 
 
 def _unswitched() -> dict:
@@ -55,7 +58,7 @@ def test_setup_compiles_every_kernel():
 
 
 def test_the_switch_runs_every_kernel_from_its_source():
-    done = _kbatch(["--version"])
+    done = _kbatch(["--version"], expect=0)
     assert done.stdout == f"kbatch, version {kbatch.__version__}\nkernels: pure Python (KBATCH_PURE_PYTHON is set)\n"
     assert done.stderr == "" and done.returncode == 0
     program = "\n".join([f"import kbatch.kernels.{name}" for name in NAMES] + [
@@ -68,14 +71,15 @@ def test_the_switch_runs_every_kernel_from_its_source():
 
 @needs_compiled
 def test_the_version_says_the_kernels_are_compiled():
-    done = _kbatch(["--version"], env=_unswitched())
+    done = _kbatch(["--version"], env=_unswitched(), expect=0)
     assert done.stdout == f"kbatch, version {kbatch.__version__}\nkernels: compiled\n" and done.stderr == ""
 
 
 @needs_compiled
 def test_a_copy_of_a_compiled_kernel_and_its_source_is_still_compiled(tmp_path):
     """Only the source's bytes count, not its file's time or place."""
-    assert _kbatch(["--version"], _copy_of_the_package(tmp_path), _unswitched()).stdout.endswith("kernels: compiled\n")
+    done = _kbatch(["--version"], _copy_of_the_package(tmp_path), _unswitched(), expect=0)
+    assert done.stdout.endswith("kernels: compiled\n")
 
 
 @needs_compiled
@@ -88,10 +92,10 @@ def test_a_kernel_edited_after_its_build_runs_from_its_source_and_kbatch_says_so
     why = (f"{edited}: {COMPILED[-1].name} was built from another {edited}.py than the one beside it, edited since; "
            "rebuild: python setup.py build_ext --inplace")
     segments = [str(ROOT / "fixtures" / name) for name in ("v2-gzip.log", "v2-lz4.log")]
-    done = _kbatch(["stats", "--format", "json", *segments], copy, _unswitched())
-    assert json.loads(done.stdout)["record_count"] > 0 and done.returncode == 0   # stdout: the report alone
+    done = _kbatch(["stats", "--format", "json", *segments], copy, _unswitched(), expect=0)
+    assert json.loads(done.stdout)["record_count"] > 0   # stdout: the report alone
     assert done.stderr.splitlines() == [f"kbatch: the kernels run as pure Python, slower: {why}"]
-    version = _kbatch(["--version"], copy, _unswitched()).stdout
+    version = _kbatch(["--version"], copy, _unswitched(), expect=0).stdout
     assert version.endswith(f"kernels: pure Python ({why}; the others with them: the kernels run compiled all or none)\n")
     program = "\n".join([f"import kbatch.kernels.{name}" for name in NAMES] + [
         f"print(kbatch.kernels.{name}.__file__.endswith('{name}.py'), kbatch.kernels.{name}.cython.compiled)"
@@ -107,7 +111,7 @@ def test_a_kernel_not_compiled_at_install_says_why(tmp_path):
         if path.suffix in (".so", ".pyd"):
             path.unlink()
     (copy / "kbatch" / "kernels" / NOT_COMPILED_NOTE).write_text("not compiled at install: no Cython\n")
-    done = _kbatch(["--version"], copy, _unswitched())
+    done = _kbatch(["--version"], copy, _unswitched(), expect=0)
     assert done.stdout.endswith("kernels: pure Python (not compiled at install: no Cython)\n") and done.stderr == ""
 
 

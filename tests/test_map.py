@@ -12,13 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from .helpers import FIXTURES, ROOT, sidecar
+from .helpers import FIXTURES, ROOT, expected_status, sidecar
 
 MAPS = {
     "partition": ["fixtures/partition"],
     "damaged": ["fixtures/damaged-garbage-between.log", "fixtures/damaged-zero-tail.log"],
     "logdir": ["fixtures/logdir"],
 }
+MAP_STATUS = {"partition": 0, "damaged": 1, "logdir": 1}   # the log directory holds damaged segments too
 DAMAGED_RED = (0xd6, 0x27, 0x28)   # kbatch.map.draw.DAMAGED
 COMMIT_GREEN = (0x31, 0xa3, 0x54)  # kbatch.map.draw.OUTCOMES' COMMIT
 
@@ -32,8 +33,8 @@ def _needs_vl_convert():
         pytest.skip("vl-convert-python (pip install '.[map]') is not installed")
 
 
-def _jsonl(kbatch, *args) -> list[dict]:
-    result = kbatch(*args)
+def _jsonl(kbatch, *args, expect: int) -> list[dict]:
+    result = kbatch(*args, expect=expect)
     return [json.loads(line) for line in result.out.splitlines()]
 
 
@@ -41,7 +42,7 @@ def _page(kbatch, tmp_path: Path, name: str, *options: str) -> Path:
     _needs_vl_convert()
     out = tmp_path / f"{name}.html"
     result = kbatch("map", *MAPS[name], "-o", str(out), *options)
-    assert result.code in (0, 1), result.err
+    assert result.code == MAP_STATUS[name], result.err
     return out
 
 
@@ -49,25 +50,25 @@ def _page(kbatch, tmp_path: Path, name: str, *options: str) -> Path:
 
 @pytest.mark.parametrize("name", MAPS)
 def test_map_model_snapshot(name, kbatch, json_snapshot):
-    result = kbatch("map", "--format", "json", "-o", "-", *MAPS[name])
+    result = kbatch("map", "--format", "json", "-o", "-", *MAPS[name], expect=MAP_STATUS[name])
     assert result.out == json_snapshot
 
 
 def test_model_holds_what_the_readers_say(kbatch):
     """Blocks are the batches dump lists, regions the damaged ranges it reports, spans the transactions txn
     finds (with their outcomes)."""
-    model = json.loads(kbatch("map", "--format", "json", "-o", "-", *MAPS["damaged"]).out)
+    model = json.loads(kbatch("map", "--format", "json", "-o", "-", *MAPS["damaged"], expect=1).out)
     for partition, path in zip(model["partitions"], MAPS["damaged"]):
-        lines = _jsonl(kbatch, "dump", "--format", "jsonl", path)
+        lines = _jsonl(kbatch, "dump", "--format", "jsonl", path, expect=expected_status(ROOT / path))
         segment, = partition["segments"]
         assert [(block["pos"], block["end"]) for block in segment["blocks"]] == \
             [(line["pos"], line["pos"] + line["size"]) for line in lines if line["type"] == "batch"]
         expected = sidecar(ROOT / path)["expected"]["findings"]
         assert [(region["code"], region["pos"]) for region in segment["regions"]] == \
             [(finding["code"], finding["entry_pos"]) for finding in expected]
-    model = json.loads(kbatch("map", "--format", "json", "-o", "-", *MAPS["partition"]).out)
+    model = json.loads(kbatch("map", "--format", "json", "-o", "-", *MAPS["partition"], expect=0).out)
     spans = [(t["producer_id"], t["first_offset"], t["outcome"]) for t in model["partitions"][0]["transactions"]]
-    told = [line for line in _jsonl(kbatch, "txn", "--format", "jsonl", "fixtures/partition/orders-0")
+    told = [line for line in _jsonl(kbatch, "txn", "--format", "jsonl", "fixtures/partition/orders-0", expect=0)
             if line["type"] == "transaction"]
     assert spans == [(t["producer_id"], t["first_offset"], t["outcome"]) for t in told]
     assert {t["outcome"] for t in told} == {"COMMIT", "ABORT", "OPEN"}
@@ -78,17 +79,22 @@ def test_a_blocks_command_opens_it(kbatch):
     position shows that range."""
     import shlex
 
-    model = json.loads(kbatch("map", "--format", "json", "-o", "-", *MAPS["partition"], *MAPS["damaged"]).out)
+    model = json.loads(kbatch("map", "--format", "json", "-o", "-", *MAPS["partition"], *MAPS["damaged"],
+                              expect=1).out)
     segments = [segment for partition in model["partitions"] for segment in partition["segments"]]
     for segment in segments:
+        damage = [region["pos"] for region in segment["regions"] if region["severity"] == "error"]
         for block in segment["blocks"]:
             program, *args = shlex.split(block["command"])
             assert program == "kbatch" and args[:2] == ["dump", "--records"]
-            listed = [line for line in _jsonl(kbatch, *args, "--format", "jsonl") if line["type"] == "batch"]
+            # the walk from the segment's start reads up to the entry after the block: damage on the way is said
+            met = any(pos <= block["end"] for pos in damage)
+            listed = [line for line in _jsonl(kbatch, *args, "--format", "jsonl", expect=1 if met else 0)
+                      if line["type"] == "batch"]
             assert block["pos"] in [line["pos"] for line in listed]
         for region in segment["regions"]:
             program, *args = shlex.split(region["command"])
-            shown = kbatch(*args)
+            shown = kbatch(*args, expect=1 if region["severity"] == "error" else 0)
             assert f"{segment['path']}: damaged range at {region['pos']}, {region['end'] - region['pos']} bytes" \
                 in shown.out
 
@@ -155,9 +161,9 @@ def test_a_format_that_contradicts_the_name_is_a_usage_error(tmp_path, kbatch):
 def test_header_time_range_starts_at_the_first_record(kbatch):
     """The partition's time range: from its first record's timestamp (a v2 batch's baseTimestamp), not from the
     smallest of the batches' largest timestamps."""
-    model = json.loads(kbatch("map", "--format", "json", "-o", "-", *MAPS["partition"]).out)
+    model = json.loads(kbatch("map", "--format", "json", "-o", "-", *MAPS["partition"], expect=0).out)
     batches = [line for path in sorted((FIXTURES / "partition" / "orders-0").glob("*.log"))
-               for line in _jsonl(kbatch, "dump", "--format", "jsonl", str(path.relative_to(ROOT)))
+               for line in _jsonl(kbatch, "dump", "--format", "jsonl", str(path.relative_to(ROOT)), expect=0)
                if line["type"] == "batch"]
     first = min(batch["base_timestamp"] for batch in batches)
     assert first < min(batch["max_timestamp"] for batch in batches)
@@ -246,12 +252,12 @@ def test_partition_in_a_browser(headless_browser, kbatch, tmp_path):
     page = _page(kbatch, tmp_path, "partition")
     found = _look(headless_browser, page)
     batches = [line for path in sorted((FIXTURES / "partition" / "orders-0").glob("*.log"))
-               for line in _jsonl(kbatch, "dump", "--format", "jsonl", str(path.relative_to(ROOT)))
+               for line in _jsonl(kbatch, "dump", "--format", "jsonl", str(path.relative_to(ROOT)), expect=0)
                if line["type"] == "batch"]
     assert found["counts"]["p0"]["p0_batch_marks"] == len(batches)
     low, high = min(b["base_offset"] for b in batches), max(b["last_offset"] for b in batches) + 1
     spans = [mark for mark in found["charts"]["p0"] if mark["mark"] == "p0_txn_marks"]
-    told = [line for line in _jsonl(kbatch, "txn", "--format", "jsonl", "fixtures/partition/orders-0")
+    told = [line for line in _jsonl(kbatch, "txn", "--format", "jsonl", "fixtures/partition/orders-0", expect=0)
             if line["type"] == "transaction"]
     assert len(spans) == len(told)
     for txn in told:
@@ -282,7 +288,8 @@ def test_damaged_segments_in_a_browser(headless_browser, kbatch, tmp_path):
     page = _page(kbatch, tmp_path, "damaged")
     found = _look(headless_browser, page)
     for number, path in enumerate(MAPS["damaged"]):
-        ranges = [line for line in _jsonl(kbatch, "dump", "--format", "jsonl", path)
+        dumped = _jsonl(kbatch, "dump", "--format", "jsonl", path, expect=expected_status(ROOT / path))
+        ranges = [line for line in dumped
                   if line["type"] == "finding" and line["code"] in ("resync", "zero-tail")]
         expected, = sidecar(ROOT / path)["expected"]["findings"]
         damaged, = ranges
@@ -392,7 +399,7 @@ def test_colour_by_kind_in_a_browser(headless_browser, kbatch, tmp_path):
     colour = dict(zip(scale["domain"], scale["range"]))
     logs = sorted((FIXTURES / "partition" / "orders-0").glob("*.log"))
     batches = {(f"p0s{number}", line["pos"]): line for number, path in enumerate(logs)
-               for line in _jsonl(kbatch, "dump", "--format", "jsonl", str(path.relative_to(ROOT)))
+               for line in _jsonl(kbatch, "dump", "--format", "jsonl", str(path.relative_to(ROOT)), expect=0)
                if line["type"] == "batch"}
     drawn = {(mark["segment"], mark["pos"]): mark["fill"] for mark in found["charts"]["p0"]
              if mark["mark"] == "p0_batch_marks"}

@@ -79,10 +79,10 @@ def test_a_marker_with_crc_zero_is_reported_with_what_it_would_say(kbatch, tmp_p
     data, at = _log(_marker(13, "COMMIT", crc=0))
     directory = _partition(tmp_path, data)
     assert _transactions(kbatch, directory) == [(1, 12, "UNKNOWN", 13, "COMMIT"), (14, 18, "ABORT", 19, None)]
-    (doubted,) = [t for t in _lines(kbatch("txn", "--format", "jsonl", str(directory)))
+    (doubted,) = [t for t in _lines(kbatch("txn", "--format", "jsonl", str(directory), expect=1))
                   if t["type"] == "transaction" and t["outcome"] == "UNKNOWN"]
     assert doubted["marker_pos"] == at and "if believed, a COMMIT (coordinator epoch 5)" in doubted["marker_doubt"]
-    deep = kbatch("verify-crc", "--deep", "--format", "jsonl", str(directory))
+    deep = kbatch("verify-crc", "--deep", "--format", "jsonl", str(directory), expect=1)
     (doubted,) = [line for line in _lines(deep) if line.get("code") == "marker-not-believed"]
     assert "if believed, a COMMIT" in doubted["actual"] and doubted["entry_pos"] == at
 

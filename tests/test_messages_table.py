@@ -432,6 +432,7 @@ def test_remote_log_metadata_dumplog_is_what_kafka_4_4_printed(part, kbatch):
     folder = ROOT / "fixtures" / "remote" / part
     segment = "fixtures/remote/" + part + "/__remote_log_metadata-0/00000000000000000000.log"
     kafka = (folder / "kafka-dump-log.txt").read_text().splitlines()
-    ours = [line for line in kbatch("dump", "--format", "dumplog", "--records", segment).out.splitlines()
-            if not line.startswith("#")]   # kbatch's own comments on damage
+    # a holds a value cut short (Kafka's parser throws on it): damage; b none
+    dumped = kbatch("dump", "--format", "dumplog", "--records", segment, expect={"a": 1, "b": 0}[part])
+    ours = [line for line in dumped.out.splitlines() if not line.startswith("#")]   # kbatch's own comments on damage
     assert ours == kafka

@@ -128,7 +128,7 @@ def test_verify_crc_jobs_prints_the_same(capsys, monkeypatch, small_parts):
     paths = [str(path) for path in fixture_paths()]
     for args in (["--deep", "--format", "jsonl"], ["--deep"], []):
         forked = len(small_parts)
-        one = run_kbatch(["verify-crc", "--jobs", "1", *args, *paths], capsys, monkeypatch)
+        one = run_kbatch(["verify-crc", "--jobs", "1", *args, *paths], capsys, monkeypatch, expect=1)   # damaged ones
         assert len(small_parts) == forked
         several = run_kbatch(["verify-crc", "-j", "4", *args, *paths], capsys, monkeypatch)
         assert several == one
@@ -162,7 +162,7 @@ def test_a_part_keeps_damaged_ranges_after_batches_with_findings(tmp_path, small
                          ids=["listing", "records", "records-hex"])
 def test_dump_jsonl_lists_every_fixture_the_same_in_parts(args, capsys, monkeypatch, small_parts):
     paths = [str(path) for path in fixture_paths()]
-    one = run_kbatch(["dump", "--format", "jsonl", "-j", "1", *args, *paths], capsys, monkeypatch)
+    one = run_kbatch(["dump", "--format", "jsonl", "-j", "1", *args, *paths], capsys, monkeypatch, expect=1)
     assert not small_parts
     several = run_kbatch(["dump", "--format", "jsonl", "--jobs", "3", *args, *paths], capsys, monkeypatch)
     assert several == one
@@ -173,7 +173,7 @@ def test_dump_jsonl_lists_every_fixture_the_same_in_parts(args, capsys, monkeypa
 def test_a_child_lists_up_to_its_spill_limit_and_the_parent_the_rest(args, capsys, monkeypatch, small_parts):
     monkeypatch.setattr(parts, "MAX_SPILL", 1)   # every child stops after its first batch (or run)
     paths = [str(path) for path in fixture_paths()]
-    one = run_kbatch(["dump", "--format", "jsonl", *args, "-j", "1", *paths], capsys, monkeypatch)
+    one = run_kbatch(["dump", "--format", "jsonl", *args, "-j", "1", *paths], capsys, monkeypatch, expect=1)
     assert run_kbatch(["dump", "--format", "jsonl", *args, "-j", "4", *paths], capsys, monkeypatch) == one
     assert small_parts
 
@@ -189,7 +189,7 @@ def test_the_children_hold_at_most_a_quarter_of_the_free_temporary_space(capsys,
     assert parts.spill_limit(3) == parts.MAX_SPILL
     monkeypatch.setattr(shutil, "disk_usage", lambda path: usage(10**12, 0, 0))
     paths = [str(path) for path in fixture_paths()]   # no room: every child stops after its first batch
-    one = run_kbatch(["dump", "--format", "jsonl", "-r", "-j", "1", *paths], capsys, monkeypatch)
+    one = run_kbatch(["dump", "--format", "jsonl", "-r", "-j", "1", *paths], capsys, monkeypatch, expect=1)
     assert run_kbatch(["dump", "--format", "jsonl", "-r", "-j", "4", *paths], capsys, monkeypatch) == one
     assert small_parts
 
@@ -268,6 +268,6 @@ def test_every_child_hands_its_part_over(tmp_path, capsys, monkeypatch, small_pa
         return found
 
     monkeypatch.setattr(parts.Part, "result", counted)
-    one = run_kbatch([*args, "-j", "1", path], capsys, monkeypatch)
+    one = run_kbatch([*args, "-j", "1", path], capsys, monkeypatch, expect=0)
     assert run_kbatch([*args, "-j", "3", path], capsys, monkeypatch) == one
     assert taken == [True, True]

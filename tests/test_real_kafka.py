@@ -24,10 +24,14 @@ DECODERS = {"__consumer_offsets": "--offsets-decoder", "__transaction_state": "-
 SIDE_FILES = ("*.log", "*.index", "*.timeindex", "*.txnindex", "*.snapshot", "*.checkpoint")
 
 
-def _findings(kbatch, *args: str) -> tuple[int, list[dict]]:
+def _findings(kbatch, *args: str, expect: int) -> list[dict]:
+    """verify-crc --deep's findings on ``args``, once its exit status is the one expected."""
     result = kbatch("verify-crc", "--deep", "--format", "jsonl", *args)
     lines = [json.loads(line) for line in result.out.splitlines()]
-    return result.code, [line for line in lines if line["type"] == "finding"]
+    findings = [line for line in lines if line["type"] == "finding"]
+    assert result.code == expect, [f"{f['file']}: {f['severity']} {f['code']}" for f in findings
+                                   if f["severity"] != "info"] or result.err
+    return findings
 
 
 @pytest.mark.parametrize("copy", ["live", "stopped"])
@@ -35,11 +39,10 @@ def test_a_healthy_log_directory_has_no_error_and_no_warning(real_kafka, kbatch,
     """Every partition the workload made (codecs, transactions, rolled and compacted segments, an idle one,
     the internal topics) and the log directory's checkpoints, copied while the broker ran and after it
     stopped cleanly."""
-    code, findings = _findings(kbatch, str(getattr(real_kafka, copy)))
+    findings = _findings(kbatch, str(getattr(real_kafka, copy)), expect=0)
     alarms = [f"{f['file']}: {f['severity']} {f['code']} {f['field']}: expected {f['expected']}, found {f['actual']}"
               for f in findings if f["severity"] != "info"]
     assert not alarms, "\n".join(alarms)
-    assert code == 0
     # Information is what a running broker leaves: the active segments' preallocated indexes (and, after a
     # clean shutdown, none), and the gaps the cleaner left.
     assert {f["code"] for f in findings} <= {"zero-tail", "offset-gap", "segment-gap"}
@@ -66,7 +69,7 @@ KNOWN_DIFFERENCES: list[tuple[str, str]] = [
 def _dumps(broker, kbatch, files: list[Path], decoder: str | None) -> tuple[list[str], list[str]]:
     options = ["--deep-iteration", "--print-data-log", *([decoder] if decoder else [])]
     kafka = broker.dump_log_segments(*options, "--files", ",".join(map(str, files)))
-    result = kbatch("dump", "--format", "dumplog", "--records", *map(str, files))
+    result = kbatch("dump", "--format", "dumplog", "--records", *map(str, files), expect=0)   # a broker's files
     return kafka.splitlines(), result.out.splitlines()
 
 
@@ -175,7 +178,7 @@ def _kafka_reads_cleanly(real_kafka, path: Path) -> None:
 def test_txn_agrees_with_kafka_transactions(real_kafka, kbatch):
     """kbatch txn on the log directory and kafka-transactions.sh on the live broker: the producer that
     left its transaction open (txn-b), its producer id and epoch, and nothing hanging."""
-    result = kbatch("txn", "--format", "jsonl", str(real_kafka.live))
+    result = kbatch("txn", "--format", "jsonl", str(real_kafka.live), expect=0)
     lines = [json.loads(line) for line in result.out.splitlines()]
     open_ones = [line for line in lines if line["type"] == "transaction" and line["outcome"] == "OPEN"]
     assert len(open_ones) == 1
@@ -257,9 +260,9 @@ def test_the_broker_loads_a_mended_segment_and_serves_every_record_kbatch_kept(r
     assert read == kept
 
 
-def _records(kbatch, *args: str) -> tuple[int, list[dict]]:
-    result = kbatch("dump", "--records", "--format", "jsonl", "--decode", "utf8", *args)
-    return result.code, [record for line in result.out.splitlines() for batch in [json.loads(line)]
+def _records(kbatch, *args: str, expect: int) -> list[dict]:
+    result = kbatch("dump", "--records", "--format", "jsonl", "--decode", "utf8", *args, expect=expect)
+    return [record for line in result.out.splitlines() for batch in [json.loads(line)]
                          if batch["type"] == "batch" for record in batch["records"]]
 
 
@@ -268,14 +271,13 @@ def test_the_cleaner_removed_the_aborted_records_and_kept_the_marker(real_kafka,
     """What the healthy-directory test holds clean includes a compacted partition whose aborted transaction's
     records the cleaner removed while it kept the ABORT marker (Cleaner, CleanedTransactionMetadata)."""
     partition = getattr(real_kafka, copy) / "compacted-txn-0"
-    code, records = _records(kbatch, str(partition))
-    assert code == 0
+    records = _records(kbatch, str(partition), expect=0)
     values = [record["value"]["utf8"] for record in records if record["control"] is None and record["value"]]
     markers = [record["control"]["type"] for record in records if record["control"] is not None]
     assert values and not [value for value in values if value.startswith("aborted")]
     assert "ABORT" in markers and "COMMIT" in markers
-    code, findings = _findings(kbatch, str(partition))
-    assert code == 0 and [f for f in findings if f["severity"] != "info"] == []
+    findings = _findings(kbatch, str(partition), expect=0)
+    assert [f for f in findings if f["severity"] != "info"] == []
 
 
 def test_what_a_consumer_is_given_starts_at_the_log_start_offset_deleterecords_moved(real_kafka, kbatch):
@@ -284,12 +286,12 @@ def test_what_a_consumer_is_given_starts_at_the_log_start_offset_deleterecords_m
     stopped = real_kafka.stopped
     assert re.search(r"^trimmed 0 25$", (stopped / "log-start-offset-checkpoint").read_text(), re.M)
     partition = stopped / "trimmed-0"
-    code, every = _records(kbatch, str(partition))
-    assert code == 0 and [record["offset"] for record in every] == list(range(100))
+    every = _records(kbatch, str(partition), expect=0)
+    assert [record["offset"] for record in every] == list(range(100))
     assert [record["offset"] for record in every if record.get("below_log_start")] == list(range(25))
     for isolation in ("read_committed", "read_uncommitted"):
-        code, given = _records(kbatch, "--isolation", isolation, str(partition))
-        assert code == 0 and [record["offset"] for record in given] == list(range(25, 100))
+        given = _records(kbatch, "--isolation", isolation, str(partition), expect=0)
+        assert [record["offset"] for record in given] == list(range(25, 100))
     result = kbatch("grep", "--isolation", "read_committed", "-c", "", str(partition))
     assert result.code == 0 and result.out.split(":")[-1].strip() == "75"
 
@@ -308,11 +310,10 @@ def test_a_deleted_topic_reloaded_by_a_restarted_broker_verifies_clean(real_kafk
     assert (deleted / "leader-epoch-checkpoint").read_text().splitlines() == ["0", "0"]
     (before,) = real_kafka.stopped.glob("doomed-0.*-delete")
     assert (before / "leader-epoch-checkpoint").read_text().splitlines()[1] != "0"   # it had entries
-    code, findings = _findings(kbatch, str(deleted))
+    findings = _findings(kbatch, str(deleted), expect=0)
     alarms = [f"{f['file']}: {f['code']}: expected {f['expected']}, found {f['actual']}" for f in findings
               if f["severity"] != "info"]
     assert not alarms, "\n".join(alarms)
-    assert code == 0
 
 
 # -- a Kafka 4.0 broker's share-group records (the ``real_kafka_40`` fixture) ------------------------------
@@ -346,8 +347,7 @@ def test_a_40_brokers_share_group_records_read_with_40s_layout(real_kafka_40, kb
               for batch in value["data"]["stateBatches"]}
     assert states == {0, 2, 4}
 
-    code, findings = _findings(kbatch, str(real_kafka_40.log_dir))
-    assert code == 0 and findings == []
+    assert _findings(kbatch, str(real_kafka_40.log_dir), expect=0) == []
     # The layout that came after 4.0 does not read them: the test holds bytes only 4.0's layout fits.
     assert kbatch("verify-crc", "--deep", "--kafka-version", "4.1", *partitions).code == 1
 

@@ -48,7 +48,7 @@ def test_records_reach_the_sink_as_a_stream_not_a_list(output_format, bomb, caps
 def test_a_records_table_is_printed_in_slices_with_every_record_and_one_header(bomb, capsys, monkeypatch):
     monkeypatch.setattr(kbatch.render.table.TableSink, "ROWS_PER_TABLE", 1000)
     monkeypatch.setenv("COLUMNS", "120")
-    result = run_kbatch(["dump", "--records", "--no-color", str(bomb)], capsys, monkeypatch)
+    result = run_kbatch(["dump", "--records", "--no-color", str(bomb)], capsys, monkeypatch, expect=0)
     rows = [line.split()[0] for line in result.out.splitlines() if line.startswith("    ")]
     assert rows.count("offset") == 1
     # offsetDelta 0 in every record: 2,500 rows of offset 0, none lost between slices
@@ -58,7 +58,7 @@ def test_a_records_table_is_printed_in_slices_with_every_record_and_one_header(b
 def test_json_records_are_written_one_by_one_as_json_dumps_would(tmp_path, capsys, monkeypatch):
     path = tmp_path / "two.log"
     path.write_bytes(v2_batch(0, [b"a", b"\xff\x00", b"c"]) + v2_batch(3, []))
-    result = run_kbatch(["dump", "--records", "--format", "json", str(path)], capsys, monkeypatch)
+    result = run_kbatch(["dump", "--records", "--format", "json", str(path)], capsys, monkeypatch, expect=0)
     document = json.loads(result.out)
     first, empty = document["files"][0]["entries"]
     assert [record["value"] for record in first["records"]] == [{"utf8": "a"}, {"hex": "ff00"}, {"utf8": "c"}]
@@ -67,7 +67,7 @@ def test_json_records_are_written_one_by_one_as_json_dumps_would(tmp_path, capsy
 
 def test_dumplog_reports_a_repeated_pair_once_as_kafka_keeps_it(bomb, capsys, monkeypatch):
     """2,500 records all at offset 0: Kafka's TreeMap keyed by the previous offset holds one pair."""
-    result = run_kbatch(["dump", "--records", "--format", "dumplog", str(bomb)], capsys, monkeypatch)
+    result = run_kbatch(["dump", "--records", "--format", "dumplog", str(bomb)], capsys, monkeypatch, expect=0)
     assert [line for line in result.err.splitlines() if "is followed by" in line] == ["  0 is followed by 0"]
     assert result.out.count("| offset: 0 CreateTime") == 2500
 
@@ -76,7 +76,7 @@ def test_dumplog_holds_a_bounded_number_of_non_consecutive_pairs_and_says_so(tmp
     monkeypatch.setattr(kbatch.render.dumplog, "MAX_HELD", 100)
     path = tmp_path / "gaps.log"
     path.write_bytes(b"".join(v2_batch(2 * n, [b"x"]) for n in range(150)))   # offsets 0, 2, 4, ...
-    result = run_kbatch(["dump", "--records", "--format", "dumplog", str(path)], capsys, monkeypatch)
+    result = run_kbatch(["dump", "--records", "--format", "dumplog", str(path)], capsys, monkeypatch, expect=0)
     pairs = [line for line in result.err.splitlines() if "is followed by" in line]
     assert len(pairs) == 100 and pairs[0] == "  0 is followed by 2"
     assert "(and 49 more after the first 100: counted, not kept)" in result.err

@@ -270,7 +270,7 @@ def test_a_huge_records_count_allocates_nothing_for_records_that_are_not_there()
 def test_every_command_prints_the_same_with_the_pure_decoder(args, capsys, monkeypatch):
     paths = [str(path) for path in fixture_paths()]
     with_compiled = run_kbatch(args + paths, capsys, monkeypatch)
-    with_pure = run_kbatch_pure(args + paths)
+    with_pure = run_kbatch_pure(args + paths, expect=1)
     assert with_pure == with_compiled
     assert with_compiled.out.count("\n") > 50
 
@@ -283,7 +283,7 @@ def test_jsonl_records_from_the_columns_are_what_record_dict_gives(decode, capsy
 
     args = ["dump", "--records", "--format", "jsonl", "--decode", decode] + [str(path) for path in fixture_paths()]
     from_columns = run_kbatch(args, capsys, monkeypatch)
-    from_pure_columns = run_kbatch_pure(args)
+    from_pure_columns = run_kbatch_pure(args, expect=1)
     monkeypatch.setattr(jsonout, "_records_json_matches_record_dict", lambda: False)
     from_objects = run_kbatch(args, capsys, monkeypatch)
     assert from_columns == from_objects == from_pure_columns
@@ -445,7 +445,7 @@ def test_a_v2_headers_fields_give_the_line_of_the_batch_read_from_it(header, pos
 def test_the_listing_is_the_same_with_json_dumps_and_with_the_pure_build(capsys, monkeypatch):
     args = ["dump", "--format", "jsonl"] + [str(path) for path in fixture_paths()]
     written = run_kbatch(args, capsys, monkeypatch)
-    with_pure = run_kbatch_pure(args)
+    with_pure = run_kbatch_pure(args, expect=1)
     monkeypatch.setattr(kbatch.output.jsonout, "_batch_json_matches_batch_dict", lambda: False)
     with_json_dumps = run_kbatch(args, capsys, monkeypatch)
     assert written == with_pure == with_json_dumps

@@ -155,10 +155,12 @@ def test_in_place_repair_keeps_the_mode(mode, kbatch, tmp_path):
 def test_new_files_get_the_umask_mode(kbatch, tmp_path):
     old = os.umask(0o027)
     try:
-        kbatch("repair-length", "fixtures/damaged-bad-length.log", "-o", str(tmp_path / "repaired.log"), "--apply")
-        kbatch("salvage", "fixtures/damaged-bitflip-record.log", "-o", str(tmp_path / "salvaged.log"))
+        # the length mended (0); the batch whose CRC fails left out, which salvage reports (1)
+        kbatch("repair-length", "fixtures/damaged-bad-length.log", "-o", str(tmp_path / "repaired.log"), "--apply",
+               expect=0)
+        kbatch("salvage", "fixtures/damaged-bitflip-record.log", "-o", str(tmp_path / "salvaged.log"), expect=1)
         kbatch("encode-from-json", "-", "-o", str(tmp_path / "encoded.log"),
-               stdin=b'{"kbatch_json_version": 1, "entries": [{"records": [{"offset": 0, "value": null}]}]}')
+               stdin=b'{"kbatch_json_version": 1, "entries": [{"records": [{"offset": 0, "value": null}]}]}', expect=0)
     finally:
         os.umask(old)
     for name in ("repaired.log", "salvaged.log", "encoded.log"):

@@ -11,7 +11,7 @@ import pytest
 
 from kbatch.output.columns import BATCH, FINDING, FINDING_OFFSETS
 
-from .helpers import FIXTURES, sidecar
+from .helpers import FIXTURES, expected_status, sidecar
 
 pytest.importorskip("pyspark")
 if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
@@ -43,7 +43,8 @@ def _by_file(rows: list[dict]) -> dict[str, list[dict]]:
 def test_batches_table_is_what_dump_says(spark, kbatch):
     rows = _by_file(_load(spark, "batches", INPUTS))
     for path in INPUTS:
-        dumped = [json.loads(line) for line in kbatch("dump", "--format", "jsonl", str(path)).out.splitlines()]
+        dumped = [json.loads(line) for line in kbatch("dump", "--format", "jsonl", str(path),
+                                                      expect=expected_status(path, records=False)).out.splitlines()]
         expected = [{**{k: v for k, v in line.items() if k not in NOT_IN_SPARK and k != "findings"},
                      "finding_count": len(line["findings"])}
                     for line in dumped if line["type"] == "batch"]
@@ -56,7 +57,8 @@ def test_batches_table_is_what_dump_says(spark, kbatch):
 def test_findings_table_is_what_verify_crc_says(spark, kbatch, deep):
     rows = _by_file(_load(spark, "findings", INPUTS, deep=str(deep).lower()))
     for path in INPUTS:
-        out = kbatch("verify-crc", "--format", "jsonl", *(["--deep"] if deep else []), str(path)).out
+        out = kbatch("verify-crc", "--format", "jsonl", *(["--deep"] if deep else []), str(path),
+                     expect=expected_status(path, records=deep, offsets=deep)).out
         expected = sorted(({k: v for k, v in line.items() if k not in NOT_IN_SPARK} for line in map(json.loads, out.splitlines())
                            if line["type"] == "finding"), key=lambda row: (row["pos"], row["entry_pos"], row["code"]))
         got = [{k: v for k, v in row.items() if k not in ("topic", "partition")} for row in rows.get(str(path), [])]
@@ -90,7 +92,7 @@ def test_records_table_carries_what_dump_decodes(spark, kbatch):
     rows = _by_file(_load(spark, "records", paths))
     decoded = registry = control = 0
     for path in paths:
-        lines = kbatch("dump", "-r", "--format", "jsonl", str(path)).out.splitlines()
+        lines = kbatch("dump", "-r", "--format", "jsonl", str(path), expect=0).out.splitlines()
         dumped = {record["offset"]: record for line in lines for record in json.loads(line).get("records", [])}
         for row in rows[str(path)]:
             want = dumped[row["offset"]]
@@ -309,6 +311,6 @@ def test_a_last_marker_whose_crc_fails_leaves_its_transaction_of_unknown_outcome
     directory = tmp_path / "orders-0"
     directory.mkdir()
     (directory / "00000000000000000000.log").write_bytes(data + bytes(marker))
-    result = kbatch("scan", str(directory), "--out", str(tmp_path / "scan"), "--format", "json")
+    result = kbatch("scan", str(directory), "--out", str(tmp_path / "scan"), "--format", "json", expect=1)
     (row,) = json.loads(result.out)["partitions"]
     assert row["open_transactions"] == [] and row["unknown_outcome_transactions"] == [9001]

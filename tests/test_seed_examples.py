@@ -137,5 +137,5 @@ def test_readme_stats_output_is_real(kbatch, monkeypatch):
     section = (ROOT / "README.md").read_text().split("## Where do my bytes go?", 1)[1]
     command, shown = re.search(r"```\n\$ (kbatch stats [^\n]+)\n(.*?)```", section, re.S).groups()
     monkeypatch.setenv("COLUMNS", "100")
-    result = kbatch(*command.split()[1:])
+    result = kbatch(*command.split()[1:], expect=0)
     assert result.out == shown

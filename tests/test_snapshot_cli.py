@@ -151,12 +151,12 @@ def test_snapshot_text(path, kbatch, tmp_path, text_snapshot):
 def test_the_text_does_not_depend_on_the_terminal(kbatch, tmp_path, monkeypatch):
     golden = tmp_path / "a.log"
     shutil.copy(FIXTURES / "v2-headers.log", golden)
-    kbatch("snapshot", "write", str(golden))
+    kbatch("snapshot", "write", str(golden), expect=0)
     plain = (tmp_path / f"a.log{EXTENSION}").read_text()
     monkeypatch.setenv("COLUMNS", "30")
     monkeypatch.setenv("FORCE_COLOR", "1")
     monkeypatch.setenv("TERM", "xterm-256color")
-    kbatch("snapshot", "write", str(golden))
+    kbatch("snapshot", "write", str(golden), expect=0)
     assert (tmp_path / f"a.log{EXTENSION}").read_text() == plain and "\x1b" not in plain
 
 
@@ -202,7 +202,7 @@ def test_the_bytes_come_back_without_kbatch_as_the_readme_says(kbatch, tmp_path)
         pytest.skip("no xxd here")
     golden = tmp_path / "a.log"
     shutil.copy(FIXTURES / "v2-txn-commit.log", golden)
-    kbatch("snapshot", "write", str(golden))
+    kbatch("snapshot", "write", str(golden), expect=0)
     subprocess.run(["bash", "-c", command.replace("FILE.kbatch-snapshot", "a.log.kbatch-snapshot")
                     .replace("> FILE", "> back.log")], cwd=tmp_path, check=True)
     assert (tmp_path / "back.log").read_bytes() == golden.read_bytes()

@@ -38,7 +38,8 @@ def test_every_transaction_and_how_it_ended(kbatch):
 
 
 def test_without_the_coordinator_nothing_is_called_hanging(kbatch):
-    found = [line for line in _lines(kbatch("txn", "--format", "jsonl", _rel(DATA))) if line["type"] == "transaction"]
+    found = [line for line in _lines(kbatch("txn", "--format", "jsonl", _rel(DATA), expect=0))
+             if line["type"] == "transaction"]
     assert [txn["outcome"] for txn in found] == ["COMMIT", "ABORT", "COMMIT", "OPEN", "OPEN"]
     assert not any(txn["hanging"] or txn["transactional_id"] for txn in found)
 
@@ -53,7 +54,7 @@ def test_the_table_names_what_holds_the_last_stable_offset(kbatch, text_snapshot
 
 
 def test_the_jsonl_is_pinned(kbatch, jsonl_snapshot):
-    assert kbatch("txn", "--format", "jsonl", _rel(TXN)).out == jsonl_snapshot
+    assert kbatch("txn", "--format", "jsonl", _rel(TXN), expect=0).out == jsonl_snapshot
 
 
 def test_damage_is_reported_and_sets_the_exit_status(kbatch):
@@ -64,7 +65,8 @@ def test_damage_is_reported_and_sets_the_exit_status(kbatch):
 
 def test_a_transactional_offset_commit_is_a_transaction_of_the_offsets_topic(kbatch):
     path = FIXTURES / "internal" / "__consumer_offsets-12" / "00000000000000000000.log"
-    (txn,) = [line for line in _lines(kbatch("txn", "--format", "jsonl", _rel(path))) if line["type"] == "transaction"]
+    (txn,) = [line for line in _lines(kbatch("txn", "--format", "jsonl", _rel(path), expect=0))
+              if line["type"] == "transaction"]
     assert (txn["producer_id"], txn["outcome"], txn["first_offset"], txn["marker_offset"]) == (7001, "COMMIT", 8, 9)
 
 
@@ -72,7 +74,7 @@ def test_the_same_partition_in_two_log_dirs_is_two_partitions(kbatch):
     internal = FIXTURES / "internal"
     paths = [internal / "__consumer_offsets-12", internal / "damaged" / "__consumer_offsets-0",
              internal / "__cluster_metadata-0", internal / "damaged" / "__cluster_metadata-0"]
-    result = kbatch("txn", "--format", "jsonl", *map(_rel, paths))
+    result = kbatch("txn", "--format", "jsonl", *map(_rel, paths), expect=1)
     partitions = [line for line in _lines(result) if line["type"] == "partition"]
     assert [(line["topic"], line["partition"]) for line in partitions] == [
         ("__cluster_metadata", 0), ("__consumer_offsets", 12), ("__cluster_metadata", 0), ("__consumer_offsets", 0)]

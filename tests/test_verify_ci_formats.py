@@ -83,7 +83,8 @@ def test_junit_reports_an_unreadable_file_as_an_error_and_any_path_as_xml(kbatch
 
 
 def test_junit_of_a_clean_file_keeps_its_notes_out_of_failures(kbatch):
-    root = _check_junit_schema(kbatch("verify-crc", "--format", "junit", "fixtures/damaged-zero-tail.log").out)
+    root = _check_junit_schema(kbatch("verify-crc", "--format", "junit", "fixtures/damaged-zero-tail.log",
+                                      expect=0).out)
     case = root.find("testsuite/testcase")
     assert case.find("failure") is None and "zero-tail at pos 2842" in case.find("system-out").text
 
@@ -122,7 +123,7 @@ def test_github_escapes_as_the_workflow_command_rules_say(kbatch, tmp_path):
     assert workflow_command("error", "x\ny", file="a,b:c.log", title="t") == "::error file=a%2Cb%3Ac.log,title=t::x%0Ay"
     odd = tmp_path / "a,b:c%d.log"
     odd.write_bytes((FIXTURES / "damaged-crc-field.log").read_bytes())
-    line = kbatch("verify-crc", "--format", "github", str(odd)).out.splitlines()[0]
+    line = kbatch("verify-crc", "--format", "github", str(odd), expect=1).out.splitlines()[0]
     assert GITHUB_LINE.fullmatch(line) and _properties(line)["file"] == str(odd)
 
 

@@ -11,7 +11,7 @@ from kbatch.format.findings import Severity
 from kbatch.reading.summary import FileSummary
 from kbatch.ops.verify import VerifyOptions, verify_stream
 
-from .helpers import FIXTURES, ROOT, fixture_id, fixture_paths, sidecar
+from .helpers import FIXTURES, ROOT, expected_status, fixture_id, fixture_paths, sidecar
 from .test_reader import v2_batch
 
 OUR_FIXTURES = sorted(FIXTURES.glob("*.log"))
@@ -113,12 +113,13 @@ def test_every_finding_names_its_batchs_offsets(path, kbatch):
     """A finding inside a batch carries the batch's base and last offset (jsonl and table); one between
     batches has none to carry (null)."""
     rel = path.relative_to(ROOT).as_posix()
-    batches = {line["pos"]: line for line in map(json.loads, kbatch("dump", "--format", "jsonl", rel).out.splitlines())
-               if line["type"] == "batch"}
-    findings = [line for line in map(json.loads, kbatch("verify-crc", "--deep", "--format", "jsonl", rel)
+    listed = kbatch("dump", "--format", "jsonl", rel, expect=expected_status(path, records=False))
+    batches = {line["pos"]: line for line in map(json.loads, listed.out.splitlines()) if line["type"] == "batch"}
+    expect = expected_status(path, offsets=True)
+    findings = [line for line in map(json.loads, kbatch("verify-crc", "--deep", "--format", "jsonl", rel, expect=expect)
                                      .out.splitlines()) if line["type"] == "finding"]
     assert findings
-    table = kbatch("verify-crc", "--deep", rel).out
+    table = kbatch("verify-crc", "--deep", rel, expect=expect).out
     for finding in findings:
         batch = batches.get(finding["entry_pos"])
         if batch is None:

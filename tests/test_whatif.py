@@ -71,7 +71,8 @@ def test_v2_as_stored_is_the_stored_size_for_uncompressed_v2(kbatch):
     """Encoding a broker's uncompressed v2 batches again gives back their size, byte for byte."""
     for name in ("v2-none.log", "v2-headers.log", "v2-idempotent.log", "v2-logappendtime.log",
                  "v2-txn-commit.log", "v2-empty-compacted.log"):
-        report = json.loads(kbatch("stats", "--what-if", "--format", "json", f"fixtures/{name}").out)["what_if"]
+        stats = kbatch("stats", "--what-if", "--format", "json", f"fixtures/{name}", expect=0)
+        report = json.loads(stats.out)["what_if"]
         batches, _ = read_all((ROOT / "fixtures" / name).read_bytes(), records=True)
         v2 = {row["layout"]: row for row in report["layouts"]}["v2"]
         expected = sum(b.size if not b.compressed else 61 + b.decompressed_size for b in batches)
@@ -79,10 +80,10 @@ def test_v2_as_stored_is_the_stored_size_for_uncompressed_v2(kbatch):
 
 
 def test_v0_v1_drop_headers_and_control_batches(kbatch):
-    report = json.loads(kbatch("stats", "--what-if", "--format", "json", "fixtures/v2-txn-commit.log").out)
+    report = json.loads(kbatch("stats", "--what-if", "--format", "json", "fixtures/v2-txn-commit.log", expect=0).out)
     layouts = {row["layout"]: row for row in report["what_if"]["layouts"]}
     assert layouts["v0"]["control_batches_dropped"] == layouts["v1"]["control_batches_dropped"] == 1
-    report = json.loads(kbatch("stats", "--what-if", "--format", "json", "fixtures/v2-headers.log").out)
+    report = json.loads(kbatch("stats", "--what-if", "--format", "json", "fixtures/v2-headers.log", expect=0).out)
     layouts = {row["layout"]: row for row in report["what_if"]["layouts"]}
     batches, _ = read_all((ROOT / "fixtures" / "v2-headers.log").read_bytes(), records=True)
     headers = [h for b in batches for r in b.records for h in r.headers]

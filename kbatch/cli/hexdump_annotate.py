@@ -125,7 +125,8 @@ def hexdump_annotate(file, batch_index, record_offset, position, byte_range, wid
                    title=f"{visible(file)}: damaged range at {item.pos}, {counted(item.size, 'byte')}")
             for finding in findings[1:]:
                 console.print(finding_line(finding))
-            return ExitStatus.FOUND
+            # a range that is information (an active segment's preallocated zero tail) is no damage
+            return ExitStatus.FOUND if any(finding.is_damage for finding in findings) else ExitStatus.OK
         spans = _within(entry_spans(item, view[item.pos:item.pos + item.size], index, (low, high), **internal),
                         low, high)
         render(console, view[low:high], low, spans, width=width, ruler=ruler, cut=cut,
