@@ -12,9 +12,8 @@ from kbatch.cli.status import ExitStatus
 
 @click.command(epilog="""\b
 Examples:
-  kbatch replicas broker-1/kafka-logs broker-2/kafka-logs broker-3/kafka-logs
-  kbatch replicas --partition orders-0 /mnt/b1 /mnt/b2
-  kbatch replicas --format jsonl b1 b2 b3 | jq 'select(.type == "record" and .below_high_watermark)'
+  kbatch replicas /data/broker-1/orders-0 /data/broker-2/orders-0 /data/broker-3/orders-0
+  kbatch replicas --format jsonl b1/orders-0 b2/orders-0 | jq 'select(.type == "record" and .below_high_watermark)'
 """)
 @click.argument("paths", nargs=-1, required=True, metavar="DIR DIR...")
 @click.option("--partition", metavar="TOPIC-N", help="Only this partition.")
