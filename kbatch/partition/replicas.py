@@ -115,18 +115,19 @@ def segments(directory: str) -> list[str]:
     return sorted(glob.glob(os.path.join(glob.escape(directory), "*.log")), key=os.path.basename)
 
 
-def batches(copy: Copy, *, records: bool = False) -> Iterator[Batch]:
-    """The copy's intact batches in order; damaged ones too (their ``findings`` say so), counted in ``damaged``."""
+def batches(copy: Copy) -> Iterator[tuple[str, Batch]]:
+    """The copy's batches in order with their segments, records not decoded; damaged ones too (their
+    ``findings`` say so), counted in ``damaged``."""
     for path in segments(copy.path):
         with open(path, "rb") as stream:
-            for item in SegmentReader(stream, ReadOptions(records=records)):
+            for item in SegmentReader(stream, ReadOptions(records=False)):
                 if isinstance(item, Finding):
                     copy.damaged += 1
                     continue
                 item.findings = [finding for finding in item.findings if finding.is_damage]
                 if not item.crc_valid or item.findings:
                     copy.damaged += 1
-                yield item
+                yield path, item
 
 
 def loaded_epochs(copy: Copy) -> list[tuple[int, int]]:
@@ -221,6 +222,7 @@ class Divergence:
     producer_id: int | None = None
     base_sequence: int | None = None
     last_sequence: int | None = None
+    where: tuple[str, int, int] | None = None   # the first holder's batch: (segment, pos, size)
 
 
 @dataclass
@@ -258,7 +260,14 @@ def compare(directories: list[str]) -> Report:
         report.problems.append("copies of different topics (topic ids in partition.metadata: "
                                f"{', '.join(sorted(ids))}): from different clusters, or the topic was recreated")
     streams = [batches(copy) for copy in copies]
-    heads = [next(stream, None) for stream in streams]
+    places: list[str | None] = [None] * len(copies)   # the segment each head batch lies in
+    heads: list[Batch | None] = [None] * len(copies)
+
+    def advance(index: int) -> None:
+        places[index], heads[index] = next(streams[index], (None, None))
+
+    for index in range(len(copies)):
+        advance(index)
     while any(head is not None for head in heads):
         base = min(head.base_offset for head in heads if head is not None)
         here = [index for index, head in enumerate(heads) if head is not None and head.base_offset == base]
@@ -282,9 +291,10 @@ def compare(directories: list[str]) -> Report:
                 report.divergences.append(Divergence(
                     base, sample.last_offset, holders, holders, damaged,
                     sample.producer_id if producer else None, sample.base_sequence if producer else None,
-                    sample.last_sequence if producer else None))
+                    sample.last_sequence if producer else None,
+                    (places[holders[0]], sample.pos, sample.size) if holders else None))
         for index in here:
-            heads[index] = next(streams[index], None)
+            advance(index)
     for copy in copies:
         copy.epochs = loaded_epochs(copy)
     candidates = [index for index, copy in enumerate(copies) if copy.latest_epoch is not None]
@@ -342,18 +352,16 @@ def lost_sequences(report: Report, index: int) -> dict[int, list[tuple[int, int]
 
 
 def records_held_by_some(report: Report) -> Iterator[tuple[Divergence, Batch]]:
-    """Each divergent batch read again, records decoded, from a copy holding it whose CRC holds."""
-    wanted = [each for each in report.divergences if each.holders and len(each.holders) < len(report.copies)]
-    by_copy: dict[int, list[Divergence]] = {}
-    for each in wanted:
-        by_copy.setdefault(each.holders[0], []).append(each)
-    for index, divergent in by_copy.items():
-        offsets = {each.base_offset: each for each in divergent}
-        for batch in batches(Copy(report.copies[index].path, report.topic, report.partition), records=True):
-            if batch.base_offset in offsets and batch.crc_valid:
-                yield offsets.pop(batch.base_offset), batch
-            if not offsets:
-                break
+    """Each batch not every copy holds, read again with its records decoded from a copy holding it intact:
+    only those batches' bytes are read twice."""
+    for each in report.divergences:
+        if not each.holders or len(each.holders) == len(report.copies) or each.where is None:
+            continue
+        path, pos, size = each.where
+        with open(path, "rb") as stream:
+            for item in SegmentReader(stream, ReadOptions(records=True)).walk(pos, pos + size):
+                if isinstance(item, Batch) and item.pos == pos:
+                    yield each, item
 
 
 def highest_high_watermark(report: Report) -> int | None:
