@@ -67,10 +67,13 @@ def advice(report: Report) -> list[str]:
     # what electing each copy loses: the offsets others hold and it does not (variants of one offset once)
     losses = []
     for index, copy in enumerate(copies):
-        spans = _union([(each.base_offset, each.last_offset) for each in report.divergences
-                        if index not in each.holders and each.holders])
+        missing = [each for each in report.divergences if index not in each.holders and each.holders]
+        spans = _union([(each.base_offset, each.last_offset) for each in missing])
         records = sum(last - first + 1 for first, last in spans)
-        acked = sum(max(0, min(last + 1, marked) - first) for first, last in spans) if marked is not None else 0
+        # acknowledged: below a high watermark recorded by a copy that holds the record
+        acked = sum(last - first + 1 for first, last in _union(
+            [(each.base_offset, min(each.last_offset, mark - 1)) for each in missing
+             for mark in [highest_high_watermark(report, each.holders)] if mark is not None and each.base_offset < mark]))
         losses.append((acked, records, index))
         if spans:
             lines.append(f"electing {copy.name} loses {records} records ({_ranges(spans)}), {acked} of them below "

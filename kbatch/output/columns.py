@@ -339,7 +339,7 @@ REPLICA_RECORD_HEAD = (
     Column("replicas", "array", False, "[report.copies[index].path for index in divergence.holders]",
            "the copies holding it"),
     Column("below_high_watermark", "bool", False, "record.offset < (highest_high_watermark or 0)",
-           "below a high watermark some copy recorded: acknowledged to an acks=all producer"),
+           "below a high watermark a copy holding it recorded: acknowledged to an acks=all producer"),
 )
 
 # -- a finding, kbatch.output.jsonout.finding_dict ------------------------------------------------------

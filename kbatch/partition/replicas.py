@@ -364,6 +364,9 @@ def records_held_by_some(report: Report) -> Iterator[tuple[Divergence, Batch]]:
                     yield each, item
 
 
-def highest_high_watermark(report: Report) -> int | None:
-    marks = [copy.high_watermark for copy in report.copies if copy.high_watermark is not None]
+def highest_high_watermark(report: Report, holders: list[int] | None = None) -> int | None:
+    """The highest high watermark the copies (those of ``holders``) recorded: below it a record held by them was
+    acknowledged to an acks=all producer (the checkpoint may trail what was)."""
+    copies = report.copies if holders is None else [report.copies[index] for index in holders]
+    marks = [copy.high_watermark for copy in copies if copy.high_watermark is not None]
     return max(marks) if marks else None

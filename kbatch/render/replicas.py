@@ -63,7 +63,7 @@ def write_replicas_jsonl(out, reports, decode: str = "auto") -> None:
     for report in reports:
         for copy in report.copies:
             write(replica_dict(report, copy))
-        marked = highest_high_watermark(report)
         for divergence, batch in records_held_by_some(report):
+            marked = highest_high_watermark(report, divergence.holders)
             for record in batch.records or ():
                 write({**replica_record_head(report, divergence, record, marked), **record_dict(record, batch, decode)})
