@@ -231,3 +231,13 @@ def test_different_topic_ids_and_damaged_epoch_file(tmp_path, kbatch):
     assert result.code == 1
     assert "copies of different topics" in result.out
     assert "leader-epoch-checkpoint is damaged" in result.out
+
+
+def test_unreadable_segment_is_an_io_error(tmp_path, kbatch):
+    common = batch(0, _records(0, 1, "v"))
+    one = make_copy(tmp_path, "broker-1", [common], epochs=[(0, 0)])
+    two = make_copy(tmp_path, "broker-2", [common], epochs=[(0, 0)])
+    os.mkdir(os.path.join(two, "orders-0", "00000000000000000005.log"))   # a directory where a segment would be
+    result = kbatch("replicas", str(one), str(two))
+    assert result.code == 2
+    assert "kbatch: error:" in result.err and "Traceback" not in result.err

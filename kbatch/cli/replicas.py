@@ -50,6 +50,11 @@ def replicas(paths, partition, output_format, no_color):
         reports, notes = compare_all(list(paths), partition)
     except NotACopy as error:
         raise click.UsageError(str(error)) from None
+    except OSError as error:   # a segment that cannot be read (permissions, a directory named *.log)
+        from kbatch.output.visible import visible
+
+        click.echo(f"kbatch: error: {visible(str(error))}", err=True)
+        return ExitStatus.TROUBLE
     from kbatch.output.visible import visible
 
     for note in notes:
