@@ -30,6 +30,7 @@ SUBCOMMANDS = {
     "offsets": ("kbatch.cli.offsets", "Where each consumer group stood, commit by commit"),
     "producers": ("kbatch.cli.producers", "Each producer, epoch by epoch, held to a leader's rules"),
     "repair-length": ("kbatch.cli.repair_length", "Find length fields that lie; write a mended copy"),
+    "replicas": ("kbatch.cli.replicas", "One partition across brokers' copies: divergence, truncation, loss"),
     "retention": ("kbatch.cli.retention", "What retention and the cleaner would do with each segment"),
     "salvage": ("kbatch.cli.salvage", "Copy every batch whose CRC verifies to a new file"),
     "scan": ("kbatch.cli.scan", "Sweep many segments on Spark into Parquet tables"),

@@ -314,6 +314,34 @@ CLEANING = (
            "whether the cleaner would pick it now (dirty ratio above min.cleanable.dirty.ratio, or due)"),
 )
 
+# -- lines of replicas --format jsonl: a broker's copy of a partition (kbatch.partition.replicas.Copy), a record
+# not every copy holds (kbatch.partition.replicas.Divergence, with its record's keys: RECORD) --------------------
+
+REPLICA = (
+    Column("type", "string", False, '"replica"', "always \"replica\"", schema={"const": "replica"}),
+    Column("partition", "string", False, "report.topic + '-' + str(report.partition)", "the partition (TOPIC-N)"),
+    Column("path", "string", False, "copy.path", "the copy's partition directory"),
+    Column("log_start_offset", "int64", True, "copy.log_start_offset", "its first batch's base offset"),
+    Column("log_end_offset", "int64", False, "copy.log_end_offset", "one past its last batch's last offset"),
+    Column("high_watermark", "int64", True, "copy.high_watermark",
+           "what its log directory's replication-offset-checkpoint records"),
+    Column("latest_epoch", "int32", True, "copy.latest_epoch",
+           "the latest leader epoch of the cache Kafka loads for it (checkpoint file, batches recovered)"),
+    Column("diverges_at", "int64", True, "copy.diverges_at",
+           "the first offset whose batch differs from the newest-epoch copy's (null: none)"),
+    Column("truncate_to", "int64", True, "copy.truncate_to",
+           "the offset Kafka truncates it to when it follows the newest-epoch copy (AbstractFetcherThread)"),
+)
+
+REPLICA_RECORD_HEAD = (
+    Column("type", "string", False, '"record"', "always \"record\"", schema={"const": "record"}),
+    Column("partition", "string", False, "report.topic + '-' + str(report.partition)", "the partition (TOPIC-N)"),
+    Column("replicas", "array", False, "[report.copies[index].path for index in divergence.holders]",
+           "the copies holding it"),
+    Column("below_high_watermark", "bool", False, "record.offset < (highest_high_watermark or 0)",
+           "below a high watermark a copy holding it recorded: acknowledged to an acks=all producer"),
+)
+
 # -- a finding, kbatch.output.jsonout.finding_dict ------------------------------------------------------
 
 _SEVERITIES = {"enum": ["error", "warning", "info"]}

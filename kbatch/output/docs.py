@@ -115,6 +115,13 @@ def json_schema() -> dict:
             "cleaning": _object({c.name: _property(c, derived=False) for c in columns.CLEANING},
                                 "a line of kbatch retention --format jsonl: a compacted partition's cleaning",
                                 required=columns.names(columns.CLEANING)),
+            "replica": _object({c.name: _property(c, derived=False) for c in columns.REPLICA},
+                               "a line of kbatch replicas --format jsonl: one broker's copy of a partition",
+                               required=columns.names(columns.REPLICA)),
+            "replica_record": _object({**{c.name: _property(c, derived=False) for c in columns.REPLICA_RECORD_HEAD},
+                                       **record},
+                                      "a line of kbatch replicas --format jsonl: a record not every copy holds",
+                                      required=columns.names(columns.REPLICA_RECORD_HEAD)),
             "producer": _object({column.name: _property(column, derived=False) for column in columns.PRODUCER},
                                 "a line of kbatch producers --format jsonl: one producer id and epoch",
                                 required=columns.names(columns.PRODUCER)),
@@ -150,6 +157,9 @@ DICT_FUNCTIONS = (
     ("producer_dict", "epoch", columns.PRODUCER, "A producer epoch's keys (columns.PRODUCER)."),
     ("segment_verdict_dict", "segment", columns.SEGMENT_VERDICT, "A segment's verdict (columns.SEGMENT_VERDICT)."),
     ("cleaning_dict", "partition, cleaning", columns.CLEANING, "A partition's cleaning (columns.CLEANING)."),
+    ("replica_dict", "report, copy", columns.REPLICA, "A broker's copy of a partition (columns.REPLICA)."),
+    ("replica_record_head", "report, divergence, record, highest_high_watermark", columns.REPLICA_RECORD_HEAD,
+     "A record not every copy holds: its keys before the record's (columns.REPLICA_RECORD_HEAD)."),
 )
 
 # Where the helpers the ``read`` expressions use (columns.HELPERS) come from, those not written there.
@@ -195,7 +205,8 @@ _TYPE_WORDS = {"int32": "integer", "int64": "integer", "bool": "boolean", "float
 README_TABLES = {"batch": columns.BATCH, "record": columns.RECORD, "finding": columns.FINDING,
                  "grep match": columns.GREP_MATCH_HEAD + columns.GREP_MATCH_TAIL, "offset commit": columns.COMMIT,
                  "producer": columns.PRODUCER, "segment verdict": columns.SEGMENT_VERDICT,
-                 "cleaning": columns.CLEANING}   # (a record's keys between)
+                 "cleaning": columns.CLEANING, "replica": columns.REPLICA,
+                 "replica record": columns.REPLICA_RECORD_HEAD}   # (a record's keys between)
 
 
 def readme_table(columns_) -> str:

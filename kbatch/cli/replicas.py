@@ -1,0 +1,71 @@
+"""``kbatch replicas``: one partition across every broker's copy -- where they diverge, what Kafka truncates."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from kbatch.cli.options import no_color_option
+from kbatch.cli.status import ExitStatus
+
+
+@click.command(epilog="""\b
+Examples:
+  kbatch replicas /data/broker-1/orders-0 /data/broker-2/orders-0 /data/broker-3/orders-0
+  kbatch replicas --format jsonl b1/orders-0 b2/orders-0 | jq 'select(.type == "record" and .below_high_watermark)'
+""")
+@click.argument("paths", nargs=-1, required=True, metavar="DIR DIR...")
+@click.option("--partition", metavar="TOPIC-N", help="Only this partition.")
+@click.option("--format", "output_format", type=click.Choice(["table", "jsonl"]), default="table",
+              show_default=True, help="table for people, jsonl for programs.")
+@no_color_option
+def replicas(paths, partition, output_format, no_color):
+    """Compare one partition's copies across brokers: where they diverge and what Kafka will truncate.
+
+    Each DIR is one broker's log directory (or a partition directory
+    TOPIC-N, or a copy of one).  For every partition present in two or more:
+    each copy's log start and end offsets, high watermark and recovery point
+    (its log directory's checkpoints), its latest leader epoch (the
+    leader-epoch-checkpoint, with the epochs of batches Kafka recovers past
+    the recovery point, entries at or past the log end dropped, as
+    LogLoader loads them); the offset Kafka truncates it to when it follows
+    the copy with the newest epoch, round by round as
+    AbstractFetcherThread applies OffsetsForLeaderEpoch; the first offset
+    where its batches differ from that copy's.  Then advice: what electing
+    each copy loses, records held by some copies only (and whether below a
+    recorded high watermark), lost producer sequences, and where a good copy
+    of a damaged batch lies.  --format jsonl writes a "replica" object per
+    copy and a "record" object per record not every copy holds (the record
+    as dump --records writes it).
+
+    Exit status: 0 every copy agrees, 1 the copies diverge or one is damaged,
+    2 usage or I/O error.
+    """
+    from kbatch.ops.replicas import NotACopy, compare_all, exit_found
+
+    if len(paths) < 2:
+        raise click.UsageError("name two or more copies (log directories or partition directories) to compare")
+    try:
+        reports, notes = compare_all(list(paths), partition)
+    except NotACopy as error:
+        raise click.UsageError(str(error)) from None
+    except OSError as error:   # a segment that cannot be read (permissions, a directory named *.log)
+        from kbatch.output.visible import visible
+
+        click.echo(f"kbatch: error: {visible(str(error))}", err=True)
+        return ExitStatus.TROUBLE
+    from kbatch.output.visible import visible
+
+    for note in notes:
+        click.echo(f"kbatch: note: {visible(note)}", err=True)
+    if not reports:
+        raise click.UsageError("no partition is present in two or more of the directories named")
+    if output_format == "jsonl":
+        from kbatch.render.replicas import write_replicas_jsonl
+        write_replicas_jsonl(sys.stdout, reports)
+    else:
+        from kbatch.render.console import make_console
+        from kbatch.render.replicas import print_replicas
+        print_replicas(make_console(sys.stdout, no_color=no_color), reports)
+    return ExitStatus.FOUND if exit_found(reports) else ExitStatus.OK

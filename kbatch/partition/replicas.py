@@ -1,0 +1,372 @@
+"""One partition across several brokers' copies: where they diverge, what Kafka truncates each to, what is lost.
+
+Each copy is a partition directory (``TOPIC-N``) with the checkpoints of its log directory.  Its batches are
+read with the segment reader, every copy's stream in step (:func:`compare_streams`), so memory holds one batch
+per copy whatever the sizes.  The truncation each copy would undergo when it follows the copy with the newest
+leader epoch is Kafka's, round by round (:func:`truncation_offset`).
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from dataclasses import dataclass, field
+from typing import Iterator
+
+from kbatch.files import kinds
+from kbatch.files.inputs import topic_partition
+from kbatch.format.findings import Finding
+from kbatch.partition.sidefile import Entry, SideFile
+from kbatch.partition.textfiles import checkpoint, checkpointed_offset, partition_metadata
+from kbatch.reading.model import Batch
+from kbatch.reading.reader import ReadOptions, SegmentReader
+
+UNDEFINED_EPOCH = -1   # LeaderEpochFileCache / OffsetsForLeaderEpochResponse.UNDEFINED_EPOCH
+
+
+class NotACopy(ValueError):
+    """A path that names no partition directory (or log directory holding one): a usage error."""
+
+
+@dataclass
+class Copy:
+    """One broker's copy of a partition, and what its directory's files say about it."""
+
+    path: str                                   # the partition directory
+    topic: str
+    partition: int
+    topic_id: str | None = None                 # partition.metadata
+    high_watermark: int | None = None           # replication-offset-checkpoint
+    recovery_point: int | None = None           # recovery-point-offset-checkpoint
+    checkpointed_log_start: int | None = None   # log-start-offset-checkpoint
+    epoch_file: list[tuple[int, int]] = field(default_factory=list)   # leader-epoch-checkpoint (epoch, start)
+    epoch_file_damaged: bool = False
+    # filled as the batches are read
+    log_start_offset: int | None = None
+    log_end_offset: int = 0
+    batch_epochs: list[tuple[int, int]] = field(default_factory=list)   # (epoch, first base offset), from batches
+    damaged: int = 0                            # damaged batches or ranges
+    # what Kafka's rule gives
+    epochs: list[tuple[int, int]] = field(default_factory=list)   # the cache Kafka loads (see loaded_epochs)
+    diverges_at: int | None = None
+    truncate_to: int | None = None
+    rounds: list[str] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        """How the copy is shown: the log directory's name (broker-1, ...), or the path."""
+        return os.path.basename(os.path.dirname(self.path)) or self.path
+
+    @property
+    def latest_epoch(self) -> int | None:
+        return self.epochs[-1][0] if self.epochs else None
+
+
+def find_copies(paths: list[str], partition: str | None = None) -> dict[tuple[str, int], list[str]]:
+    """Each partition's directories among ``paths`` (partition or log directories); NotACopy for a path that
+    holds none."""
+    found: dict[tuple[str, int], list[str]] = {}
+    for path in paths:
+        path = os.path.abspath(path.rstrip("/") or "/")
+        if not os.path.isdir(path):
+            raise NotACopy(f"{path}: not a directory")
+        # a log directory holds partition directories; else a directory named TOPIC-N is one itself
+        # (a log directory's own name, broker-1, reads as TOPIC-N too)
+        candidates = sorted(
+            entry.path for entry in os.scandir(path) if entry.is_dir() and
+            topic_partition(os.path.join(entry.path, "x"))[0] is not None and not kinds.renamed_partition(entry.path))
+        if not candidates and topic_partition(os.path.join(path, "x"))[0] is not None:
+            candidates = [path]
+        if not candidates:
+            raise NotACopy(f"{path}: neither a partition directory (TOPIC-N) nor a log directory holding one")
+        for directory in candidates:
+            key = topic_partition(os.path.join(directory, "x"))
+            if partition is None or f"{key[0]}-{key[1]}" == partition:
+                found.setdefault(key, []).append(directory)
+    return found
+
+
+def load_copy(directory: str) -> Copy:
+    """A copy's checkpoints and epoch file (its batches are read by :func:`compare_streams`)."""
+    topic, number = topic_partition(os.path.join(directory, "x"))
+    copy = Copy(directory, topic, number,
+                high_watermark=checkpointed_offset(directory, "replication-offset-checkpoint"),
+                recovery_point=checkpointed_offset(directory, "recovery-point-offset-checkpoint"),
+                checkpointed_log_start=checkpointed_offset(directory, kinds.LOG_START_OFFSET_CHECKPOINT))
+    metadata = os.path.join(directory, "partition.metadata")
+    if os.path.isfile(metadata):
+        with open(metadata, "rb") as stream:
+            for item in partition_metadata(SideFile(stream), None):
+                if isinstance(item, Entry) and not item.is_damaged:
+                    copy.topic_id = item.fields.get("topic_id")
+    epochs = os.path.join(directory, "leader-epoch-checkpoint")
+    if os.path.isfile(epochs):
+        with open(epochs, "rb") as stream:
+            for item in checkpoint(kinds.LEADER_EPOCH_CHECKPOINT, SideFile(stream)):
+                if isinstance(item, Finding) or item.findings:
+                    copy.epoch_file_damaged = True
+                elif isinstance(item, Entry) and None not in item.fields.values():
+                    copy.epoch_file.append((item.fields["epoch"], item.fields["start_offset"]))
+    return copy
+
+
+def segments(directory: str) -> list[str]:
+    """The partition's segments, in offset order (their names are their base offsets)."""
+    return sorted(glob.glob(os.path.join(glob.escape(directory), "*.log")), key=os.path.basename)
+
+
+def batches(copy: Copy) -> Iterator[tuple[str, Batch]]:
+    """The copy's batches in order with their segments, records not decoded; damaged ones too (their
+    ``findings`` say so), counted in ``damaged``."""
+    for path in segments(copy.path):
+        with open(path, "rb") as stream:
+            for item in SegmentReader(stream, ReadOptions(records=False)):
+                if isinstance(item, Finding):
+                    copy.damaged += 1
+                    continue
+                item.findings = [finding for finding in item.findings if finding.is_damage]
+                if not item.crc_valid or item.findings:
+                    copy.damaged += 1
+                yield path, item
+
+
+def loaded_epochs(copy: Copy) -> list[tuple[int, int]]:
+    """The leader epoch cache Kafka holds for the copy once it loads the log.
+
+    The file's entries, then, for batches past the recovery point (recovered on load, LogSegment.recover
+    assigning each batch's epoch: LeaderEpochFileCache.assign keeps only an epoch above the latest), the
+    batches' newer epochs; entries at or past the log end offset are dropped (LogLoader.load:
+    leaderEpochCache.truncateFromEndAsyncFlush(nextOffset)), as are those below the log start but the last
+    (UnifiedLog: truncateFromStartAsyncFlush).
+    """
+    epochs = list(copy.epoch_file)
+    for epoch, start in copy.batch_epochs:
+        if (copy.recovery_point is None or start >= copy.recovery_point) and (not epochs or epoch > epochs[-1][0]):
+            epochs.append((epoch, start))
+    epochs = [(epoch, start) for epoch, start in epochs if start < copy.log_end_offset]
+    if copy.log_start_offset is not None:
+        below = [entry for entry in epochs if entry[1] <= copy.log_start_offset]
+        epochs = below[-1:] + [entry for entry in epochs if entry[1] > copy.log_start_offset]
+    return epochs
+
+
+def end_offset_for(epochs: list[tuple[int, int]], requested: int, log_end_offset: int) -> tuple[int, int]:
+    """LeaderEpochFileCache.endOffsetFor: (epoch, end offset) the cache answers for ``requested``."""
+    if requested == UNDEFINED_EPOCH or not epochs:
+        return UNDEFINED_EPOCH, UNDEFINED_EPOCH
+    if epochs[-1][0] == requested:
+        return requested, log_end_offset
+    higher = [entry for entry in epochs if entry[0] > requested]
+    if not higher:
+        return UNDEFINED_EPOCH, UNDEFINED_EPOCH
+    floor = [entry for entry in epochs if entry[0] <= requested]
+    if not floor:   # below every epoch: the first known epoch's start offset
+        return requested, higher[0][1]
+    return floor[-1][0], higher[0][1]
+
+
+def truncation_offset(follower: Copy, leader: Copy) -> tuple[int, list[str]]:
+    """The offset Kafka truncates ``follower`` to when it fetches from ``leader``, and each round's step.
+
+    AbstractFetcherThread.maybeTruncate: a follower with no epoch truncates to its high watermark
+    (truncateToHighWatermark); otherwise it asks OffsetsForLeaderEpoch for its latest epoch, the leader
+    answers with LeaderEpochFileCache.endOffsetFor, and getOffsetTruncationState decides: an epoch the
+    follower never had truncates it to the end of its largest epoch below that one and asks again.
+    """
+    epochs = list(follower.epochs)
+    end = follower.log_end_offset
+    rounds: list[str] = []
+    if not epochs:
+        fetch_offset = min(end, follower.high_watermark if follower.high_watermark is not None else end)
+        rounds.append(f"no leader epoch: truncate to the high watermark {fetch_offset}")
+        return fetch_offset, rounds
+    while True:
+        asked = epochs[-1][0]
+        leader_epoch, leader_end = end_offset_for(leader.epochs, asked, leader.log_end_offset)
+        if leader_end == UNDEFINED_EPOCH:
+            fetch_offset = min(end, follower.high_watermark if follower.high_watermark is not None else end)
+            rounds.append(f"asks for epoch {asked}, leader knows no end offset: truncate to the high watermark "
+                          f"{fetch_offset}")
+            return fetch_offset, rounds
+        # the follower's own answer: UnifiedLog.endOffsetForEpoch (empty when the cache says UNDEFINED)
+        own_epoch, own_end = end_offset_for(epochs, leader_epoch, end)
+        if own_end == UNDEFINED_EPOCH:
+            offset = min(leader_end, end)
+            rounds.append(f"asks for epoch {asked}, leader answers epoch {leader_epoch} ends at {leader_end}, "
+                          f"below every epoch of the copy: truncate to {offset}")
+            return offset, rounds
+        if own_epoch != leader_epoch:
+            end = min(own_end, end)
+            rounds.append(f"asks for epoch {asked}, leader answers epoch {leader_epoch} (never this copy's) ends "
+                          f"at {leader_end}: truncate to {end}, ask again")
+            epochs = [entry for entry in epochs if entry[1] < end]   # LeaderEpochFileCache.truncateFromEnd
+            if not epochs:
+                rounds.append("no epoch left: truncate to the high watermark")
+                return min(end, follower.high_watermark if follower.high_watermark is not None else end), rounds
+            continue
+        offset = min(own_end, leader_end, end)
+        rounds.append(f"asks for epoch {asked}, leader answers epoch {leader_epoch} ends at {leader_end}: "
+                      f"truncate to {offset}")
+        return offset, rounds
+
+
+@dataclass
+class Divergence:
+    """Batches at one base offset that are not the same in every copy (or held by only some)."""
+
+    base_offset: int
+    last_offset: int
+    holders: list[int]               # indexes of the copies holding this batch's bytes
+    crc_valid: list[int]             # of those, the copies whose batch's CRC holds
+    damaged: list[int]               # copies whose batch at this offset is damaged
+    producer_id: int | None = None
+    base_sequence: int | None = None
+    last_sequence: int | None = None
+    where: tuple[str, int, int] | None = None   # the first holder's batch: (segment, pos, size)
+
+
+@dataclass
+class Report:
+    """One partition's copies compared."""
+
+    topic: str
+    partition: int
+    copies: list[Copy]
+    problems: list[str] = field(default_factory=list)      # usage-level: different topic ids
+    leader: int | None = None                              # the copy with the newest epoch
+    divergences: list[Divergence] = field(default_factory=list)
+
+    @property
+    def agree(self) -> bool:
+        return not self.divergences and not any(copy.damaged for copy in self.copies) and \
+            len({copy.log_end_offset for copy in self.copies}) == 1
+
+    def held_only_by(self, index: int) -> list[Divergence]:
+        """The batches the copy holds and the leader does not (lost when the leader wins)."""
+        return [each for each in self.divergences if index in each.holders and self.leader not in each.holders]
+
+
+def _key(batch: Batch) -> tuple:
+    """What makes two copies of a batch the same: its place, length, epoch and the CRC over the rest."""
+    return batch.base_offset, batch.last_offset, batch.size, batch.partition_leader_epoch, batch.crc
+
+
+def compare(directories: list[str]) -> Report:
+    """The copies of one partition compared, every copy read once, in step."""
+    copies = [load_copy(directory) for directory in directories]
+    report = Report(copies[0].topic, copies[0].partition, copies)
+    ids = {copy.topic_id for copy in copies if copy.topic_id is not None}
+    if len(ids) > 1:
+        report.problems.append("copies of different topics (topic ids in partition.metadata: "
+                               f"{', '.join(sorted(ids))}): from different clusters, or the topic was recreated")
+    streams = [batches(copy) for copy in copies]
+    places: list[str | None] = [None] * len(copies)   # the segment each head batch lies in
+    heads: list[Batch | None] = [None] * len(copies)
+
+    def advance(index: int) -> None:
+        places[index], heads[index] = next(streams[index], (None, None))
+
+    for index in range(len(copies)):
+        advance(index)
+    while any(head is not None for head in heads):
+        base = min(head.base_offset for head in heads if head is not None)
+        here = [index for index, head in enumerate(heads) if head is not None and head.base_offset == base]
+        for index in here:
+            copy, batch = copies[index], heads[index]
+            if copy.log_start_offset is None:
+                copy.log_start_offset = batch.base_offset
+            copy.log_end_offset = max(copy.log_end_offset, batch.last_offset + 1)
+            epoch = batch.partition_leader_epoch
+            if epoch is not None and epoch >= 0 and (not copy.batch_epochs or epoch > copy.batch_epochs[-1][0]):
+                copy.batch_epochs.append((epoch, batch.base_offset))
+        good = [index for index in here if heads[index].crc_valid and not heads[index].findings]
+        damaged = [index for index in here if index not in good]
+        keys = list(dict.fromkeys(_key(heads[index]) for index in good))   # each variant, in copy order
+        if len(here) != len(copies) or len(keys) > 1 or damaged:
+            # one Divergence per variant of the batch here, with the copies holding its bytes intact
+            for key in keys or [None]:
+                holders = [index for index in good if _key(heads[index]) == key]
+                sample = heads[holders[0]] if holders else heads[here[0]]
+                producer = sample.producer_id not in (None, -1)
+                report.divergences.append(Divergence(
+                    base, sample.last_offset, holders, holders, damaged,
+                    sample.producer_id if producer else None, sample.base_sequence if producer else None,
+                    sample.last_sequence if producer else None,
+                    (places[holders[0]], sample.pos, sample.size) if holders else None))
+        for index in here:
+            advance(index)
+    for copy in copies:
+        copy.epochs = loaded_epochs(copy)
+    candidates = [index for index, copy in enumerate(copies) if copy.latest_epoch is not None]
+    if candidates:
+        report.leader = max(candidates, key=lambda index: (copies[index].latest_epoch, copies[index].log_end_offset))
+        leader = copies[report.leader]
+        for index, copy in enumerate(copies):
+            if index == report.leader:
+                copy.truncate_to = copy.log_end_offset
+                continue
+            copy.truncate_to, copy.rounds = truncation_offset(copy, leader)
+    _relative_divergence(report)
+    return report
+
+
+def _relative_divergence(report: Report) -> None:
+    """Each copy's first offset whose batch is not the leader copy's (None: none, or no leader)."""
+    if report.leader is None:
+        return
+    for index, copy in enumerate(report.copies):
+        if index == report.leader:
+            copy.diverges_at = None
+            continue
+        first = None
+        for each in report.divergences:
+            # a copy merely behind (the batch past its end) does not diverge: it fetches the rest
+            if each.base_offset < copy.log_end_offset and (index in each.holders) != (report.leader in each.holders):
+                first = each.base_offset
+                break
+        copy.diverges_at = first
+
+
+def epoch_disagreements(copy: Copy) -> list[str]:
+    """Where the copy's epoch file and its batches' epochs disagree."""
+    told = []
+    in_file = dict(copy.epoch_file)
+    for epoch, start in copy.batch_epochs:
+        if epoch not in in_file:
+            told.append(f"epoch {epoch} (batches from offset {start}) is not in leader-epoch-checkpoint")
+        elif in_file[epoch] != start:
+            told.append(f"epoch {epoch} starts at {in_file[epoch]} in leader-epoch-checkpoint, at {start} in "
+                        "the batches")
+    if copy.epoch_file_damaged:
+        told.append("leader-epoch-checkpoint is damaged (verify-crc --deep says where)")
+    return told
+
+
+def lost_sequences(report: Report, index: int) -> dict[int, list[tuple[int, int]]]:
+    """Per producer id, the sequence ranges the copy holds and the leader copy does not."""
+    lost: dict[int, list[tuple[int, int]]] = {}
+    for each in report.held_only_by(index):
+        if each.producer_id is not None and each.base_sequence is not None and each.base_sequence >= 0:
+            lost.setdefault(each.producer_id, []).append((each.base_sequence, each.last_sequence))
+    return lost
+
+
+def records_held_by_some(report: Report) -> Iterator[tuple[Divergence, Batch]]:
+    """Each batch not every copy holds, read again with its records decoded from a copy holding it intact:
+    only those batches' bytes are read twice."""
+    for each in report.divergences:
+        if not each.holders or len(each.holders) == len(report.copies) or each.where is None:
+            continue
+        path, pos, size = each.where
+        with open(path, "rb") as stream:
+            for item in SegmentReader(stream, ReadOptions(records=True)).walk(pos, pos + size):
+                if isinstance(item, Batch) and item.pos == pos:
+                    yield each, item
+
+
+def highest_high_watermark(report: Report, holders: list[int] | None = None) -> int | None:
+    """The highest high watermark the copies (those of ``holders``) recorded: below it a record held by them was
+    acknowledged to an acks=all producer (the checkpoint may trail what was)."""
+    copies = report.copies if holders is None else [report.copies[index] for index in holders]
+    marks = [copy.high_watermark for copy in copies if copy.high_watermark is not None]
+    return max(marks) if marks else None

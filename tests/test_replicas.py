@@ -1,0 +1,243 @@
+"""kbatch replicas on hand-made copies of one partition, one corner of Kafka's truncation rule each.
+
+The batches are tests/handmade.py's (struct and crc32c, not kbatch's encoder).  Each expected truncation
+offset is worked by hand from Kafka trunk: LeaderEpochFileCache.endOffsetFor (the leader's answer),
+AbstractFetcherThread.getOffsetTruncationState (the follower's step), LogLoader.load (epoch entries at or past
+the log end offset dropped); the working is in each test's comment.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from kbatch.ops.replicas import advice, compare
+from kbatch.partition.replicas import end_offset_for
+from tests.handmade import batch
+
+TOPIC = "orders"
+
+
+def _records(base: int, count: int, tag: str) -> list:
+    return [(f"k{base + i}".encode(), f"{tag}{base + i}".encode()) for i in range(count)]
+
+
+def make_copy(root, broker: str, batches: list[bytes], *, epochs: list[tuple[int, int]] | None = None,
+              high_watermark: int | None = None, recovery_point: int | None = None,
+              epoch_file_text: str | None = None) -> str:
+    """A broker's log directory holding one partition: its segment, leader-epoch-checkpoint and checkpoints."""
+    log_dir = os.path.join(str(root), broker)
+    directory = os.path.join(log_dir, f"{TOPIC}-0")
+    os.makedirs(directory)
+    with open(os.path.join(directory, "00000000000000000000.log"), "wb") as out:
+        out.write(b"".join(batches))
+    if epoch_file_text is None and epochs is not None:
+        epoch_file_text = f"0\n{len(epochs)}\n" + "".join(f"{epoch} {start}\n" for epoch, start in epochs)
+    if epoch_file_text is not None:
+        with open(os.path.join(directory, "leader-epoch-checkpoint"), "w") as out:
+            out.write(epoch_file_text)
+    for name, offset in (("replication-offset-checkpoint", high_watermark),
+                         ("recovery-point-offset-checkpoint", recovery_point)):
+        if offset is not None:
+            with open(os.path.join(log_dir, name), "w") as out:
+                out.write(f"0\n1\n{TOPIC} 0 {offset}\n")
+    return log_dir
+
+
+def test_end_offset_for_is_kafkas():
+    # LeaderEpochFileCache.endOffsetFor over epochs 0@0, 2@4, 4@8 with log end 10: the latest epoch answers the
+    # log end; one between answers (floor epoch, next epoch's start); one below all (asked, first start); one
+    # above all the UNDEFINED pair.
+    epochs = [(0, 0), (2, 4), (4, 8)]
+    assert end_offset_for(epochs, 4, 10) == (4, 10)
+    assert end_offset_for(epochs, 3, 10) == (2, 8)
+    assert end_offset_for(epochs, 1, 10) == (0, 4)
+    assert end_offset_for([(2, 4), (4, 8)], 1, 10) == (1, 4)
+    assert end_offset_for(epochs, 5, 10) == (-1, -1)
+    assert end_offset_for(epochs, -1, 10) == (-1, -1)
+
+
+def test_unclean_election_truncates_old_leader(tmp_path, kbatch):
+    # broker-1 led epoch 1 alone (acks=1) and wrote 3..5; broker-2, stale at 3, was elected uncleanly (epoch 2)
+    # and wrote its own 3..4.  broker-1 asks for epoch 1: the leader's latest is 2, so it answers the floor
+    # epoch 0 and epoch 2's start, 3; broker-1's own end for epoch 0 is 3 (its epoch 1 starts there): min = 3.
+    common = batch(0, _records(0, 3, "v"), leader_epoch=0)
+    one = make_copy(tmp_path, "broker-1", [common, batch(3, _records(3, 3, "old"), leader_epoch=1)],
+                    epochs=[(0, 0), (1, 3)], high_watermark=3)
+    two = make_copy(tmp_path, "broker-2", [common, batch(3, _records(3, 2, "new"), leader_epoch=2)],
+                    epochs=[(0, 0), (2, 3)], high_watermark=3)
+    report = compare([os.path.join(one, "orders-0"), os.path.join(two, "orders-0")])
+    first, second = report.copies
+    assert report.leader == 1
+    assert (first.log_end_offset, first.latest_epoch, first.truncate_to, first.diverges_at) == (6, 1, 3, 3)
+    assert (second.log_end_offset, second.latest_epoch, second.truncate_to, second.diverges_at) == (5, 2, 5, None)
+    assert "electing broker-2 loses 3 records (3..5), 0 of them below a high watermark" in advice(report)
+    result = kbatch("replicas", str(one), str(two))
+    assert result.code == 1
+
+
+def test_epoch_the_leader_never_had_takes_two_rounds(tmp_path):
+    # Epochs with gaps: leader 0@0, 2@4, 4@8 (end 10); follower 0@0, 1@2, 3@6 (end 7): epochs 1 and 3 the
+    # leader never had.  Round 1: asks 3, the leader answers (2, 8); the follower's own end for 2 is (1, 6):
+    # another epoch, so truncate to min(6, 7) = 6 and ask again (truncateFromEnd leaves 0@0, 1@2).  Round 2:
+    # asks 1, the leader answers (0, 4); the follower's own for 0 is (0, 2): truncate to min(2, 4, 6) = 2.
+    common = batch(0, _records(0, 2, "v"), leader_epoch=0)
+    leader = make_copy(tmp_path, "broker-1", [common, batch(2, _records(2, 2, "a"), leader_epoch=0),
+                                              batch(4, _records(4, 4, "a"), leader_epoch=2),
+                                              batch(8, _records(8, 2, "a"), leader_epoch=4)],
+                       epochs=[(0, 0), (2, 4), (4, 8)])
+    follower = make_copy(tmp_path, "broker-2", [common, batch(2, _records(2, 4, "b"), leader_epoch=1),
+                                                batch(6, _records(6, 1, "b"), leader_epoch=3)],
+                         epochs=[(0, 0), (1, 2), (3, 6)])
+    report = compare([os.path.join(leader, "orders-0"), os.path.join(follower, "orders-0")])
+    copy = report.copies[1]
+    assert copy.truncate_to == 2
+    assert len(copy.rounds) == 2 and "ask again" in copy.rounds[0]
+    assert copy.diverges_at == 2
+
+
+def test_empty_follower_truncates_to_its_high_watermark(tmp_path):
+    # A follower with no epoch (AbstractFetcherThread: truncateToHighWatermark) and an empty log: 0.
+    leader = make_copy(tmp_path, "broker-1", [batch(0, _records(0, 3, "v"), leader_epoch=0)], epochs=[(0, 0)],
+                       high_watermark=3)
+    empty = make_copy(tmp_path, "broker-2", [], high_watermark=0)
+    report = compare([os.path.join(leader, "orders-0"), os.path.join(empty, "orders-0")])
+    copy = report.copies[1]
+    assert (copy.log_start_offset, copy.log_end_offset, copy.latest_epoch, copy.truncate_to, copy.diverges_at) == \
+        (None, 0, None, 0, None)
+    assert "electing broker-2 loses 3 records (0..2), 3 of them below a high watermark" in advice(report)
+
+
+def test_epoch_file_behind_its_batches(tmp_path):
+    # broker-2's leader-epoch-checkpoint says 0@0 only, its batches carry epoch 1 from 3, past its recovery
+    # point 0: LogSegment.recover assigns epoch 1 at 3 on load, and the disagreement is told.  Then as in the
+    # unclean election: asks 1, the leader (0@0, 2@3) answers (0, 3); its own end for 0 is 3: truncate to 3.
+    common = batch(0, _records(0, 3, "v"), leader_epoch=0)
+    leader = make_copy(tmp_path, "broker-1", [common, batch(3, _records(3, 2, "a"), leader_epoch=2)],
+                       epochs=[(0, 0), (2, 3)])
+    behind = make_copy(tmp_path, "broker-2", [common, batch(3, _records(3, 3, "b"), leader_epoch=1)],
+                       epochs=[(0, 0)], recovery_point=0)
+    report = compare([os.path.join(leader, "orders-0"), os.path.join(behind, "orders-0")])
+    copy = report.copies[1]
+    assert copy.epochs == [(0, 0), (1, 3)]
+    assert copy.truncate_to == 3
+    assert "broker-2: epoch 1 (batches from offset 3) is not in leader-epoch-checkpoint" in advice(report)
+
+
+def test_epoch_entries_past_the_log_end_are_dropped(tmp_path):
+    # LogLoader.load: leaderEpochCache.truncateFromEndAsyncFlush(nextOffset) drops 5@3, at the log end 3.
+    common = batch(0, _records(0, 3, "v"), leader_epoch=0)
+    copy_dir = make_copy(tmp_path, "broker-1", [common], epochs=[(0, 0), (5, 3)])
+    other = make_copy(tmp_path, "broker-2", [common], epochs=[(0, 0)])
+    report = compare([os.path.join(copy_dir, "orders-0"), os.path.join(other, "orders-0")])
+    assert report.copies[0].epochs == [(0, 0)]
+    assert report.agree
+
+
+def test_equal_copies_agree(tmp_path, kbatch):
+    common = [batch(0, _records(0, 3, "v"), leader_epoch=0), batch(3, _records(3, 1, "v"), leader_epoch=1)]
+    dirs = [make_copy(tmp_path, f"broker-{n}", common, epochs=[(0, 0), (1, 3)], high_watermark=4) for n in (1, 2, 3)]
+    result = kbatch("replicas", *map(str, dirs))
+    assert result.code == 0, result.out
+    assert "every copy holds the same batches: nothing to repair" in result.out
+
+
+def test_damaged_batch_with_a_good_copy_elsewhere(tmp_path, kbatch):
+    good = batch(0, _records(0, 3, "v"), leader_epoch=0)
+    bad = bytearray(good)
+    bad[-1] ^= 0xFF   # a byte under the CRC
+    one = make_copy(tmp_path, "broker-1", [bytes(bad)], epochs=[(0, 0)])
+    two = make_copy(tmp_path, "broker-2", [good], epochs=[(0, 0)])
+    report = compare([os.path.join(one, "orders-0"), os.path.join(two, "orders-0")])
+    assert "a good copy of the damaged batch at offset 0 of broker-1 is on broker-2" in advice(report)
+    assert kbatch("replicas", str(one), str(two)).code == 1
+
+
+def test_lost_producer_sequences(tmp_path):
+    common = batch(0, _records(0, 2, "v"), leader_epoch=0, producer_id=7, producer_epoch=0, base_sequence=0)
+    one = make_copy(tmp_path, "broker-1", [common, batch(2, _records(2, 3, "x"), leader_epoch=1, producer_id=7,
+                                                         producer_epoch=0, base_sequence=2)],
+                    epochs=[(0, 0), (1, 2)])
+    two = make_copy(tmp_path, "broker-2", [common, batch(2, _records(2, 1, "y"), leader_epoch=2)],
+                    epochs=[(0, 0), (2, 2)])
+    report = compare([os.path.join(one, "orders-0"), os.path.join(two, "orders-0")])
+    assert "broker-1 follows broker-2: producer 7 loses sequences 2..4" in advice(report)
+
+
+def test_jsonl_objects(tmp_path, kbatch):
+    common = batch(0, _records(0, 3, "v"), leader_epoch=0)
+    one = make_copy(tmp_path, "broker-1", [common, batch(3, _records(3, 2, "old"), leader_epoch=1)],
+                    epochs=[(0, 0), (1, 3)], high_watermark=4)
+    # (broker-2's epoch 2 begins with its batch at 3: an entry at its log end would be dropped on load)
+    two = make_copy(tmp_path, "broker-2", [common, batch(3, _records(3, 1, "new"), leader_epoch=2)],
+                    epochs=[(0, 0), (2, 3)], high_watermark=3)
+    result = kbatch("replicas", "--format", "jsonl", str(one), str(two))
+    assert result.code == 1
+    lines = [json.loads(line) for line in result.out.splitlines()]
+    replicas = [line for line in lines if line["type"] == "replica"]
+    assert [(r["log_end_offset"], r["high_watermark"], r["latest_epoch"], r["diverges_at"], r["truncate_to"])
+            for r in replicas] == [(5, 4, 1, 3, 3), (4, 3, 2, None, 4)]
+    # below the high watermark of a copy holding the record: broker-1's 4 covers its own 3, broker-2's 3 not its 3
+    records = [line for line in lines if line["type"] == "record"]
+    assert [(r["offset"], r["below_high_watermark"], r["value"], len(r["replicas"])) for r in records] == \
+        [(3, True, {"utf8": "old3"}, 1), (4, False, {"utf8": "old4"}, 1), (3, False, {"utf8": "new3"}, 1)]
+
+
+def test_table_at_80_columns(tmp_path, text_snapshot, monkeypatch, kbatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    common = batch(0, _records(0, 3, "v"), leader_epoch=0)
+    one = make_copy(tmp_path, "broker-1", [common, batch(3, _records(3, 3, "old"), leader_epoch=1)],
+                    epochs=[(0, 0), (1, 3)], high_watermark=3, recovery_point=3)
+    two = make_copy(tmp_path, "broker-2", [common, batch(3, _records(3, 2, "new"), leader_epoch=2)],
+                    epochs=[(0, 0), (2, 3)], high_watermark=3, recovery_point=5)
+    three = make_copy(tmp_path, "broker-3", [common], epochs=[(0, 0)], high_watermark=3, recovery_point=3)
+    result = kbatch("replicas", str(one), str(two), str(three))
+    assert result.code == 1
+    assert max(map(len, result.out.splitlines())) <= 80
+    assert result.out == text_snapshot
+
+
+@pytest.mark.parametrize("setup, message", [
+    ("file", "not a directory"),
+    ("empty", "neither a partition directory"),
+    ("one", "no partition is present in two or more"),
+])
+def test_usage_errors(tmp_path, setup, message, kbatch):
+    a = make_copy(tmp_path, "broker-1", [batch(0, _records(0, 1, "v"))], epochs=[(0, 0)])
+    if setup == "file":
+        other = tmp_path / "plain"
+        other.write_text("x")
+    elif setup == "empty":
+        other = tmp_path / "nothing"
+        other.mkdir()
+    else:
+        other = tmp_path / "broker-2"
+        (other / "payments-0").mkdir(parents=True)
+    result = kbatch("replicas", str(a), str(other))
+    assert result.code == 2
+    assert message in result.err
+
+
+def test_different_topic_ids_and_damaged_epoch_file(tmp_path, kbatch):
+    common = batch(0, _records(0, 1, "v"))
+    one = make_copy(tmp_path, "broker-1", [common], epoch_file_text="0\n1\nnot numbers\n")
+    two = make_copy(tmp_path, "broker-2", [common], epochs=[(0, 0)])
+    for log_dir, topic_id in ((one, "AAAAAAAAAAAAAAAAAAAAAQ"), (two, "AAAAAAAAAAAAAAAAAAAAAg")):
+        with open(os.path.join(log_dir, "orders-0", "partition.metadata"), "w") as out:
+            out.write(f"version: 0\ntopic_id: {topic_id}\n")
+    result = kbatch("replicas", str(one), str(two))
+    assert result.code == 1
+    assert "copies of different topics" in result.out
+    assert "leader-epoch-checkpoint is damaged" in result.out
+
+
+def test_unreadable_segment_is_an_io_error(tmp_path, kbatch):
+    common = batch(0, _records(0, 1, "v"))
+    one = make_copy(tmp_path, "broker-1", [common], epochs=[(0, 0)])
+    two = make_copy(tmp_path, "broker-2", [common], epochs=[(0, 0)])
+    os.mkdir(os.path.join(two, "orders-0", "00000000000000000005.log"))   # a directory where a segment would be
+    result = kbatch("replicas", str(one), str(two))
+    assert result.code == 2
+    assert "kbatch: error:" in result.err and "Traceback" not in result.err
