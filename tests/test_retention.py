@@ -33,18 +33,17 @@ def _partition(log_dir, name: str, segments: list[tuple[int, list[tuple[int, int
     return directory
 
 
-def _verdicts(kbatch, *args) -> tuple[int, list[dict]]:
+def _verdicts(kbatch, *args, expect: int = 0) -> list[dict]:
     result = kbatch("retention", "--format", "jsonl", "--now", str(NOW), *args)
-    lines = [json.loads(line) for line in result.out.splitlines()]
-    return result.code, lines
+    assert result.code == expect, result.err
+    return [json.loads(line) for line in result.out.splitlines()]
 
 
 def test_old_segments_are_deletable_up_to_the_first_kept(tmp_path, kbatch):
     directory = _partition(tmp_path, "orders-0", [(0, [(0, NOW - 10 * DAY)]), (1, [(1, NOW - 9 * DAY)]),
                                                  (2, [(2, NOW - DAY)]), (3, [(3, NOW - 20 * DAY)])],
                            high_watermark=4)
-    code, lines = _verdicts(kbatch, str(directory))
-    assert code == 0
+    lines = _verdicts(kbatch, str(directory))
     assert [(line["base_offset"], line["verdict"]) for line in lines] == [
         (0, "deletable"), (1, "deletable"), (2, "kept"), (3, "kept")]
     assert lines[0]["reasons"] == ["older than retention.ms (604800000)"]
@@ -56,8 +55,7 @@ def test_old_segments_are_deletable_up_to_the_first_kept(tmp_path, kbatch):
 def test_a_future_timestamp_keeps_its_segment_and_every_later_one(tmp_path, kbatch):
     directory = _partition(tmp_path, "orders-0", [(0, [(0, NOW - 30 * DAY), (1, NOW + 365 * DAY)]),
                                                  (2, [(2, NOW - 30 * DAY)])], high_watermark=3)
-    code, lines = _verdicts(kbatch, str(directory))
-    assert code == 0
+    lines = _verdicts(kbatch, str(directory))
     assert [line["verdict"] for line in lines] == ["kept", "kept"]
     assert lines[0]["reasons"] == [f"its largest timestamp {NOW + 365 * DAY} is in the future (batch at offset 1)"]
     assert lines[0]["largest_timestamp"] == NOW + 365 * DAY
@@ -66,7 +64,7 @@ def test_a_future_timestamp_keeps_its_segment_and_every_later_one(tmp_path, kbat
 def test_nothing_at_or_past_the_high_watermark_is_deleted(tmp_path, kbatch):
     directory = _partition(tmp_path, "orders-0", [(0, [(0, NOW - 30 * DAY)]), (1, [(1, NOW - 30 * DAY)])],
                            high_watermark=1)
-    code, lines = _verdicts(kbatch, str(directory))
+    lines = _verdicts(kbatch, str(directory))
     assert [line["verdict"] for line in lines] == ["deletable", "kept"]
     assert lines[1]["reasons"] == ["its records reach the high watermark (1): retention never moves the log start "
                                    "past it"]
@@ -76,7 +74,7 @@ def test_retention_bytes_deletes_while_the_log_stays_above_it(tmp_path, kbatch):
     segments = [(offset, [(offset, NOW)]) for offset in range(4)]
     directory = _partition(tmp_path, "orders-0", segments, high_watermark=4)
     size = (directory / f"{0:020d}.log").stat().st_size
-    code, lines = _verdicts(kbatch, "--config", f"retention.bytes={2 * size}", str(directory))
+    lines = _verdicts(kbatch, "--config", f"retention.bytes={2 * size}", str(directory))
     assert [line["verdict"] for line in lines] == ["deletable", "deletable", "kept", "kept"]
     assert lines[0]["reasons"] == [f"retention.bytes ({2 * size}) exceeded"]
 
@@ -85,7 +83,7 @@ def test_the_log_start_offset_deletes_what_lies_below_it(tmp_path, kbatch):
     directory = _partition(tmp_path, "orders-0", [(0, [(0, NOW)]), (1, [(1, NOW)]), (2, [(2, NOW)])],
                            high_watermark=3)
     _checkpoint(tmp_path, "log-start-offset-checkpoint", {"orders-0": 2})
-    code, lines = _verdicts(kbatch, "--config", "retention.ms=-1", str(directory))
+    lines = _verdicts(kbatch, "--config", "retention.ms=-1", str(directory))
     assert [(line["verdict"], line["reasons"]) for line in lines] == [
         ("deletable", ["below the log start offset"]), ("deletable", ["below the log start offset"]),
         ("kept", ["retention.ms is -1: kept for ever"])]
@@ -93,7 +91,7 @@ def test_the_log_start_offset_deletes_what_lies_below_it(tmp_path, kbatch):
 
 def test_an_empty_last_segment_is_never_deleted(tmp_path, kbatch):
     directory = _partition(tmp_path, "orders-0", [(0, [(0, NOW - 30 * DAY)]), (1, [])], high_watermark=1)
-    code, lines = _verdicts(kbatch, str(directory))
+    lines = _verdicts(kbatch, str(directory))
     assert [(line["verdict"], line["reasons"]) for line in lines] == [
         ("deletable", ["older than retention.ms (604800000)"]),
         ("kept", ["the last segment, and empty: never deleted"])]
@@ -110,8 +108,7 @@ def test_an_open_transaction_holds_the_cleaner_back(tmp_path, kbatch):
     (directory / f"{3:020d}.log").write_bytes(batch(3, [(b"k", b"c")], timestamp=NOW - DAY))
     (directory / f"{4:020d}.log").write_bytes(batch(4, [(b"k", b"d")], timestamp=NOW - DAY))
     _checkpoint(tmp_path, "replication-offset-checkpoint", {"compacted-0": 5})
-    code, lines = _verdicts(kbatch, "--config", "cleanup.policy=compact", str(directory))
-    assert code == 0
+    lines = _verdicts(kbatch, "--config", "cleanup.policy=compact", str(directory))
     cleaning = [line for line in lines if line["type"] == "cleaning"][0]
     assert (cleaning["first_dirty_offset"], cleaning["first_uncleanable_offset"]) == (0, 2)
     assert cleaning["blocked_by"] == ["the last stable offset, held at 2 by producer 77's open transaction"]
@@ -130,11 +127,10 @@ def test_configs_come_from_the_metadata_log(tmp_path, kbatch):
     log = f"{0:020d}.log"
     (metadata / log).write_bytes((Path(ROOT) / "fixtures/internal/__cluster_metadata-0" / log).read_bytes())
     directory = _partition(tmp_path, "orders-0", [(0, [(0, NOW - 30 * DAY)]), (1, [(1, NOW)])], high_watermark=2)
-    code, lines = _verdicts(kbatch, "--metadata", str(metadata), str(directory))
-    assert code == 0
+    lines = _verdicts(kbatch, "--metadata", str(metadata), str(directory))
     assert lines[0]["verdict"] == "kept"
     assert lines[0]["reasons"][0].startswith("cleanup.policy compact")
-    code, lines = _verdicts(kbatch, "--metadata", str(metadata), "--config", "cleanup.policy=delete", str(directory))
+    lines = _verdicts(kbatch, "--metadata", str(metadata), "--config", "cleanup.policy=delete", str(directory))
     assert lines[0]["verdict"] == "deletable"
 
 
