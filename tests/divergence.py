@@ -4,9 +4,11 @@ the scenario of an unclean leader election, run step by step, and what the broke
 1. Topic ``diverged``, one partition on brokers 1, 2, 3 (1 the leader), min.insync.replicas 1. A producer
    with acks=all writes records 0-9: every copy holds them.
 2. Brokers 2 and 3 stop. Broker 1, alone in the ISR, takes records 10-19 (acks=1, and acknowledged).
-3. Broker 1 stops. Every broker's log directory is copied now (``copies``): what an operator finds.
+3. Broker 1 stops.
 4. Broker 2 starts; an unclean election (kafka-leader-election.sh --election-type unclean) makes it the
-   leader of a new epoch, and it takes records 10-14 of its own (values "after ...").
+   leader of a new epoch, and it takes records 10-14 of its own (values "after ..."), acknowledged. It stops,
+   and every broker's log directory is copied now (``copies``): what an operator finds before the old leader
+   comes back. Broker 2 starts again and leads.
 5. Brokers 1 and 3 start and follow broker 2: broker 1 truncates its records 10-19 away (its server.log
    says to which offset) and copies broker 2's. The log directories are copied again (``after``).
 6. A consumer reads the partition from the start.
@@ -95,12 +97,15 @@ def run(cluster, home: Path) -> dict:
     _wait_for(lambda: _leader(cluster) == (1, [1]), "broker 1 alone in the ISR")
     acked_lone = _produce(cluster.brokers[1].bootstrap, [f"lone {i}" for i in range(10)], 1)
     cluster.stop(1)
-    copies = _copy(cluster, home / "copies")
     cluster.start(2)
     cluster.tool(LEADER_ELECTION, "--bootstrap-server", cluster.brokers[2].bootstrap, "--election-type", "unclean",
                  "--topic", TOPIC, "--partition", "0", check=False)
     _wait_for(lambda: _leader(cluster)[0] == 2, "broker 2 to lead after the unclean election")
     acked_after = _produce(cluster.brokers[2].bootstrap, [f"after {i}" for i in range(5)], 1)
+    cluster.stop(2)
+    copies = _copy(cluster, home / "copies")
+    cluster.start(2)
+    _wait_for(lambda: _leader(cluster)[0] == 2, "broker 2 to lead again")
     cluster.start(1, 3)
     _wait_for(lambda: _leader(cluster)[1] == sorted(_leader(cluster)[1]) and len(_leader(cluster)[1]) == 3,
               "all three back in the ISR", timeout=90)
