@@ -25,6 +25,9 @@ KERNELS = os.path.join("kbatch", "kernels")
 # batchrules.pxd).
 COMPILED_MODULES = ["kbatch.kernels.recordwalk", "kbatch.kernels.batchrules", "kbatch.kernels.match",
                     "kbatch.kernels.cleanruns", "kbatch.kernels.jsonl"]
+# Warnings on, Cython's and the C compiler's (MSVC takes neither flag); tests/test_tools.py holds them at none.
+CYTHON_WARNINGS = {"warn.maybe_uninitialized": True, "warn.unreachable": True, "warn.unused": True}
+C_WARNINGS = [] if os.name == "nt" else ["-Wall", "-Wextra"]
 # Where the sources, each with its digest added, are compiled from.
 STAMPED = os.path.join("build", "kernel-sources")
 
@@ -100,8 +103,10 @@ def _extensions() -> list[Extension]:
     if os.path.exists(note):
         os.remove(note)
     try:
-        modules = [Extension(name, [source]) for name, source in zip(COMPILED_MODULES, _stamped_sources())]
-        return cythonize(modules, compiler_directives={"language_level": 3}, include_path=[STAMPED], quiet=True)
+        modules = [Extension(name, [source], extra_compile_args=C_WARNINGS)
+                   for name, source in zip(COMPILED_MODULES, _stamped_sources())]
+        return cythonize(modules, compiler_directives={"language_level": 3, **CYTHON_WARNINGS}, include_path=[STAMPED],
+                         quiet=True)
     except Exception as error:   # Cython could not translate them
         _not_compiled(f"Cython failed: {error}")
         return []

@@ -129,8 +129,6 @@ def pure_recordwalk() -> SimpleNamespace:
     pure-Python names, as where Cython is not installed) and each sees its plain-Python siblings, not the
     compiled ones.
     """
-    import importlib.util
-
     import kbatch
 
     global _PURE_KERNELS

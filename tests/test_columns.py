@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from kbatch.output import columns, docs, jsonout
-from tests.helpers import fixture_paths, pure_recordwalk, read_all
+from tests.helpers import pure_recordwalk, read_all
 
 ROOT = Path(__file__).resolve().parent.parent
 _STALE = "stale: run python -m kbatch.output.docs"

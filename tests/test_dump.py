@@ -131,7 +131,9 @@ def test_hex_input_from_stdin_and_from_a_file(kbatch, tmp_path):
     hex_file.write_bytes(b"0x" + data.hex().encode() + b"\n")
     from_file = kbatch("dump", "--format", "jsonl", "--hex", str(hex_file), expect=0)
     direct = kbatch("dump", "--format", "jsonl", "fixtures/v2-gzip.log", expect=0)
-    strip = lambda out: [{k: v for k, v in json.loads(line).items() if k != "file"} for line in out.splitlines()]
+
+    def strip(out):
+        return [{k: v for k, v in json.loads(line).items() if k != "file"} for line in out.splitlines()]
     assert strip(from_stdin.out) == strip(from_file.out) == strip(direct.out)
 
 

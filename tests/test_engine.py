@@ -159,8 +159,8 @@ def test_the_hand_over_says_what_one_walk_says_on_every_fixture(path, tmp_path):
                 damaged[rng.randrange(len(damaged))] = rng.randrange(256)
         copy = tmp_path / f"{attempt}-{path.name}"
         copy.write_bytes(bytes(damaged))
-        assert _findings_and_counts(lambda: _verify_file(copy)) == \
-            _findings_and_counts(lambda: _from_the_start(copy)), attempt
+        assert _findings_and_counts(lambda copy=copy: _verify_file(copy)) == \
+            _findings_and_counts(lambda copy=copy: _from_the_start(copy)), attempt
 
 
 def test_the_hand_over_in_parts_says_what_one_walk_says(tmp_path, monkeypatch):

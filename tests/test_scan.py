@@ -202,7 +202,8 @@ def test_a_split_segment_gives_exactly_the_rows_of_an_unsplit_one(spark, unsplit
     for level, whole in unsplit_rows.items():
         split = _load(spark, level, inputs, **cut)
         handovers = [row for row in split if row.get("code") == "split-handover"]
-        key = lambda row: json.dumps(row, sort_keys=True, default=str)
+        def key(row):
+            return json.dumps(row, sort_keys=True, default=str)
         assert sorted(map(key, [row for row in split if row.get("code") != "split-handover"])) == \
             sorted(map(key, whole)), (level, split_bytes, handovers)
 

@@ -7,7 +7,6 @@ import sys
 import click
 
 from kbatch.cli.options import decompressed_limit_option, expand_inputs, no_color_option, replay_status
-from kbatch.cli.status import ExitStatus
 
 
 @click.command(epilog="""\b

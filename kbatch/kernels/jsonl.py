@@ -53,7 +53,7 @@ _BATCH_KEY = cython.declare(cython.int, len(_JSON_FIELDS))
 _JSON_FIELDS += tuple(f'{", " if index else ""}"{key}": '.encode() for index, key in enumerate(BATCH_JSON_KEYS))
 _PARTS = cython.declare(cython.int, len(_JSON_FIELDS))   # how many parts there are
 _JSON_PARTS = b"".join(_JSON_FIELDS)
-_JSON_AT = tuple(sum(len(part) for part in _JSON_FIELDS[:index]) for index in range(len(_JSON_FIELDS)))
+_JSON_AT = tuple(sum(map(len, _JSON_FIELDS[:index])) for index in range(len(_JSON_FIELDS)))
 # Which of _JSON_FIELDS (C constants when compiled: a Python global would be looked up on every use).
 _OFFSET = cython.declare(cython.int, 0)
 _TIMESTAMP = cython.declare(cython.int, 1)
@@ -113,7 +113,7 @@ def _plain_text(data: cython.const[cython.uchar][::1], pos: cython.Py_ssize_t,
     end: cython.Py_ssize_t = pos + length
     kind: cython.int = _TEXT
     byte: cython.uchar
-    word: cython.ulonglong
+    word: cython.ulonglong = 0   # (filled by memcpy; set so that no path reads it unset)
     quote: cython.ulonglong
     backslash: cython.ulonglong
     if cython.compiled:
@@ -391,7 +391,6 @@ def records_json(columns: RecordColumns, data, shift: cython.longlong, compresse
     text_mode: cython.bint = mode == JSON_TEXT
     view: cython.const[cython.uchar][::1] = data
     row: cython.Py_ssize_t
-    h: cython.Py_ssize_t
     field: cython.int
     pos: cython.Py_ssize_t
     length: cython.Py_ssize_t

@@ -103,7 +103,6 @@ class RecordMatch:
     def rows(self, columns: RecordColumns, source) -> list:
         """The rows of ``columns`` that may be selected (as any_row asks), for a batch read in full."""
         data: cython.const[cython.uchar][::1] = source
-        row: cython.Py_ssize_t
         self._buffer_hit = True
         return [row for row in range(columns.n) if self._candidate(columns, data, source, row)]
 

@@ -60,7 +60,8 @@ def _java_add(a: cython.longlong, b: cython.longlong) -> cython.longlong:
     """``a + b`` as Java adds two longs: wrapped to 64 bits."""
     if cython.compiled:
         return cython.cast(cython.longlong, cython.cast(cython.ulonglong, a) + cython.cast(cython.ulonglong, b))
-    return (a + b - _LONG_MIN) % _LONG_SPAN + _LONG_MIN
+    else:   # (an else, so that Cython drops it when compiled instead of warning that it is unreachable)
+        return (a + b - _LONG_MIN) % _LONG_SPAN + _LONG_MIN
 
 
 @cython.final

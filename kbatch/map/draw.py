@@ -350,7 +350,7 @@ def _script_json(value) -> str:
 
 def html_page(model: dict, choice: str) -> str:
     """One self-contained page: every script and style inline, nothing fetched when it is viewed."""
-    import vl_convert
+    import vl_convert  # noqa: F401 - not installed: the ImportError before any work is done
 
     model = utf8_model(model, visible)
 

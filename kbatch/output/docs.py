@@ -229,7 +229,8 @@ def readme_text(text: str) -> str:
         pattern = re.compile(re.escape(begin) + ".*?" + re.escape(end), re.S)
         if not pattern.search(text):
             raise ValueError(f"README.md has no {begin.strip()} ... {end.strip()} block")
-        text = pattern.sub(lambda _: begin + readme_table(columns_) + end, text)
+        block = begin + readme_table(columns_) + end
+        text = pattern.sub(lambda _, block=block: block, text)
     return text
 
 

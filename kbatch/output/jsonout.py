@@ -12,7 +12,6 @@ import codecs
 import json
 from types import SimpleNamespace
 
-from kbatch.output import columns
 from kbatch.format.findings import Finding
 from kbatch.reading.model import Batch, Record
 from kbatch.kernels.jsonl import (BATCH_JSON_KEYS, JSON_HEX, JSON_OTHER, JSON_TEXT, RECORD_JSON_KEYS,
@@ -22,8 +21,8 @@ from kbatch.output.values import bytes_json
 # The JSON form of each kind of row, written out from its columns (kbatch.output.columns: what each key is and how
 # it is read) by python -m kbatch.output.docs.  Every key is present, null where an entry has no such field, except
 # the optional ones.
-from kbatch.output._dicts import (batch_dict, finding_dict, finding_offsets, grep_match_head, grep_match_tail,
-                                  record_dict)
+from kbatch.output._dicts import (batch_dict, finding_dict, finding_offsets, grep_match_head,  # noqa: F401
+                                  grep_match_tail, record_dict)
 from kbatch.output.visible import json_name
 
 JSON_FORMAT_VERSION = 1

@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import KW_ONLY, dataclass, field, fields
 
 from kbatch.format.findings import Finding
-from kbatch.kernels.batchrules import NO_SEQUENCE, increment_sequence, last_sequence   # the sequence rules, compiled: used from here
+# The sequence rules, compiled: used from here (increment_sequence by importers of this module).
+from kbatch.kernels.batchrules import NO_SEQUENCE, increment_sequence, last_sequence  # noqa: F401
 
 TIMESTAMP_TYPES = ("CreateTime", "LogAppendTime")
 NO_TIMESTAMP_TYPE = "NoTimestampType"  # magic 0 (TimestampType.NO_TIMESTAMP_TYPE)

@@ -310,7 +310,7 @@ class _PrefixCrcs:
         target = self.base + (position - self.base) // self.STEP * self.STEP
         if target <= self.passed:
             return
-        for piece_pos, piece in self.window.pieces(self.passed, target):
+        for _piece_pos, piece in self.window.pieces(self.passed, target):
             view = memoryview(piece)
             for offset in range(0, len(piece), self.STEP):   # pieces start on a step: the pass stays aligned
                 part = view[offset:offset + self.STEP]

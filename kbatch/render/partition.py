@@ -87,8 +87,9 @@ _ISO_WIDTH = len("2023-11-14T22:13:52.000Z")
 
 
 def _entries_table(entries: list[Entry], width: int) -> tuple[Table, bool]:
-    """One row per entry, for a terminal ``width`` columns wide; and whether ISO times were left out.  A number is never cut: each column is as wide as its widest figure and its heading's longest
-    word.  A timestamp has its ISO time under it where the table has room for it whole, else none: an ISO
+    """One row per entry, for a terminal ``width`` columns wide; and whether ISO times were left out.
+    A number is never cut: each column is as wide as its widest figure and its heading's longest word.
+    A timestamp has its ISO time under it where the table has room for it whole, else none: an ISO
     time is never split across lines."""
     names = list(entries[0].fields)
     columns = [("slot", [entry.slot for entry in entries]), ("pos", [entry.pos for entry in entries]),
@@ -146,7 +147,8 @@ def _table(console, path, size, kind, items, summary) -> None:
         console.print(finding_line(finding))
     verdict = Text("damaged", style="bold red") if summary.damaged else Text("clean", style="green")
     findings = ", ".join(f"{count} {code}" for code, count in sorted(summary.findings.items()))
-    console.print(Text.assemble(f"{visible(path)}: {kinds.DESCRIPTIONS[kind]}, {summary.entries} {'entry' if summary.entries == 1 else 'entries'}, {size} bytes; ",
+    entries = f"{summary.entries} {'entry' if summary.entries == 1 else 'entries'}"
+    console.print(Text.assemble(f"{visible(path)}: {kinds.DESCRIPTIONS[kind]}, {entries}, {size} bytes; ",
                                 verdict, f" ({findings})" if findings else ""))
     console.print()
 

@@ -16,8 +16,8 @@ Targets: reader, verify-deep, repair, salvage, hexdump, encode-json, partition
 (the files beside a segment) and internal (internal topics' keys and values,
 KRaft control values).  The last two take their choice of kind or decoder from
 the first byte, so one corpus covers them all; side-KIND (side-index,
-side-snapshot, ...) holds the partition target to one kind of side file.  Each execution is kept cheap: a 1 MiB decompression cap (a bomb is found as well at
-1 MiB as at 256 MiB) and inputs of at most 64 KiB.
+side-snapshot, ...) holds the partition target to one kind of side file.  Each execution is kept cheap: a 1 MiB
+decompression cap (a bomb is found as well at 1 MiB as at 256 MiB) and inputs of at most 64 KiB.
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ if __name__ == "__main__":  # fuzzing, not the test suite that imports the targe
     sys.modules["cython"] = None  # ``import cython`` fails: the walker runs on kbatch's stand-in, as without Cython
 
 with atheris.instrument_imports(include=["kbatch"]):
-    from kbatch.ops.annotate import Span, decompressed_spans, entry_spans
+    from kbatch.ops.annotate import decompressed_spans, entry_spans
     from kbatch.format.codecs import CodecError, Decompressor
     from kbatch.ops.encode import SpecError, encode_document
     from kbatch.format.findings import Finding
