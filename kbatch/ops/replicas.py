@@ -61,7 +61,7 @@ def advice(report: Report) -> list[str]:
                              f"{copies[index].name} is on {holders}")
         elif each.damaged:
             lines.append(f"the batch at offset {each.base_offset} is damaged on every copy holding it")
-    for index, copy in enumerate(copies):
+    for copy in copies:
         for told in epoch_disagreements(copy):
             lines.append(f"{copy.name}: {told}")
     # what electing each copy loses: the offsets others hold and it does not (variants of one offset once)
