@@ -136,29 +136,62 @@ DICT_FUNCTIONS = (
     ("record_dict", "record, batch, decode", columns.RECORD, "A record's keys (columns.RECORD)."),
     ("batch_dict", 'batch, decode="auto", with_records=False', columns.BATCH,
      "A batch's keys, or a v0/v1 message's (columns.BATCH)."),
-    ("grep_match_head", "path, found, batch", columns.GREP_MATCH_HEAD,
-     "A grep match's keys before its record's (columns.GREP_MATCH_HEAD)."),
-    ("grep_match_tail", "found", tuple(column for column in columns.GREP_MATCH_TAIL if column.optional),
-     "A grep match's optional keys after its record's (columns.GREP_MATCH_TAIL)."),
+    ("grep_match_dict", "path, found, record, batch, decode", columns.GREP_MATCH,
+     "A record grep shows (kbatch.ops.grep.Found), with its file and batch (columns.GREP_MATCH)."),
     ("commit_dict", "commit", columns.COMMIT, "An offset commit's keys (columns.COMMIT)."),
     ("producer_dict", "epoch", columns.PRODUCER, "A producer epoch's keys (columns.PRODUCER)."),
+    ("region_dict", "finding, raw=None", columns.REGION,
+     "A damaged range that belongs to no batch, as an entry of a document (columns.REGION)."),
+    ("finding_line", "path, finding", columns.FINDING_LINE, "A finding on a line of its own (columns.FINDING_LINE)."),
+    ("file_summary_dict", "summary", columns.FILE_SUMMARY,
+     "A segment's summary (kbatch.reading.summary.FileSummary; columns.FILE_SUMMARY)."),
+    ("file_summary_line", "summary", columns.SUMMARY_LINE, "... as a line (columns.SUMMARY_LINE)."),
+    ("sidecar_summary_dict", "summary", columns.SIDECAR_SUMMARY,
+     "A file beside a segment's summary (kbatch.partition.sidecars.SidecarSummary; columns.SIDECAR_SUMMARY)."),
+    ("sidecar_summary_line", "summary", columns.SIDECAR_SUMMARY_LINE, "... as a line (columns.SIDECAR_SUMMARY_LINE)."),
+    ("error_line", "path, reason", columns.ERROR_LINE, "A file that could not be read (columns.ERROR_LINE)."),
+    ("sidecar_entry_dict", "item", columns.SIDECAR_ENTRY,
+     "An entry of a file beside a segment (kbatch.partition.sidefile.Entry; columns.SIDECAR_ENTRY)."),
+    ("sidecar_header_dict", "item", columns.SIDECAR_HEADER,
+     "What such a file says of itself (kbatch.partition.sidefile.Header; columns.SIDECAR_HEADER)."),
+    ("transaction_dict", "txn", columns.TRANSACTION, "A transaction (kbatch.ops.txn.Transaction; columns.TRANSACTION)."),
+    ("txn_partition_dict", "view", columns.TXN_PARTITION,
+     "A partition's transactions counted (kbatch.ops.txn.PartitionTransactions; columns.TXN_PARTITION)."),
+    ("coordinator_dict", "state", columns.COORDINATOR,
+     "A transactional id's last state (kbatch.ops.txn.CoordinatorState; columns.COORDINATOR)."),
+    ("coordinator_partition_dict", "kind, name, topic, partition, partitions", columns.COORDINATOR_PARTITION,
+     "Where a group's or a transactional id's coordinator keeps it (columns.COORDINATOR_PARTITION)."),
+    ("difference_dict", "difference", columns.DIFFERENCE,
+     "A difference diff finds (kbatch.ops.diff.Difference; columns.DIFFERENCE)."),
+    ("diff_summary_dict", "summary, path_a, path_b", columns.DIFF_SUMMARY,
+     "diff's summary (kbatch.ops.diff.DiffSummary; columns.DIFF_SUMMARY)."),
 )
 
 # Where the helpers the ``read`` expressions use (columns.HELPERS) come from, those not written there.
 HELPER_IMPORTS = {"kbatch.messages.registry": ("schema_ids",),
-                  "kbatch.output.values": ("bytes_json", "control_dict", "iso_timestamp")}
+                  "kbatch.output.values": ("bytes_json", "control_dict", "iso_timestamp"),
+                  "kbatch.output.visible": ("json_name",)}
 
 
 def dict_function_source(name: str, parameters: str, columns_, doc: str) -> str:
     """A function ``name(parameters)`` returning the dict of ``columns_``, each key the value of its ``read``
-    expression, an optional one only where that is not None: a dict display, as fast as one written by hand."""
+    expression, in their order: a dict display of those every object has, up to the first that is not (an
+    optional one only where its value is not None, one with ``when`` only where that holds, a spread one's
+    keys in its place), then each of the rest in turn; as fast as one written by hand."""
     lines = [f"def {name}({parameters}):",
              f'    """{doc}"""']
-    fixed = [f'        "{column.name}": {column.read},' for column in columns_ if not column.optional]
+    first_rest = next((index for index, column in enumerate(columns_) if not column.always), len(columns_))
+    fixed = [f'        "{column.name}": {column.read},' for column in columns_[:first_rest]]
     lines += ["    out = {", *fixed, "    }"] if fixed else ["    out = {}"]
-    for column in columns_:
-        if column.optional:
+    for column in columns_[first_rest:]:
+        if column.spread:
+            lines.append(f"    out.update({column.read})")
+        elif column.optional:
             lines += [f"    value = {column.read}", "    if value is not None:", f'        out["{column.name}"] = value']
+        elif column.when:
+            lines += [f"    if {column.when}:", f'        out["{column.name}"] = {column.read}']
+        else:
+            lines.append(f'    out["{column.name}"] = {column.read}')
     lines.append("    return out")
     return "\n".join(lines) + "\n"
 
