@@ -55,15 +55,47 @@ def _property(column: columns.Column, derived: bool) -> dict:
     return out
 
 
-def _object(properties: dict, description: str | None = None, required=None) -> dict:
+def _object(properties: dict, description: str | None = None, required=None, closed: bool = True) -> dict:
     out = {"type": "object"}
     if description:
         out["description"] = description
     out["properties"] = properties
     if required:
         out["required"] = list(required)
-    out["additionalProperties"] = False
+    out["additionalProperties"] = not closed
     return out
+
+
+def _kind_object(columns_, description: str) -> dict:
+    """An object of one declared kind: every key it always has required; a spread column's keys (a sidecar
+    entry's fields) its own, so open to keys not listed."""
+    return _object({column.name: _property(column, derived=False) for column in columns_ if not column.spread},
+                   description, required=columns.always_written(columns_),
+                   closed=not any(column.spread for column in columns_))
+
+
+# Every kind of line a command's --format jsonl writes besides dump's batches and damaged ranges (#/$defs/entry):
+# its name in the schema's $defs, its columns and what it is.  #/$defs/line is any one of them.
+LINE_KINDS = (
+    # (a finding on a line of its own, of dump, txn, offsets, producers, is #/$defs/finding_entry)
+    ("verify_finding_line", columns.FINDING_LINE + columns.FINDING_OFFSETS,
+     "a line of kbatch verify-crc --format jsonl: a finding, with the offsets of the batch it lies in"),
+    ("summary_line", columns.SUMMARY_LINE, "a segment's last line (dump, verify-crc)"),
+    ("sidecar_summary_line", columns.SIDECAR_SUMMARY_LINE, "a file beside a segment's last line (dump)"),
+    ("error_line", columns.ERROR_LINE, "a file that could not be read (dump, verify-crc)"),
+    ("sidecar_entry", columns.SIDECAR_ENTRY, "an entry of an index, a snapshot, a checkpoint (dump)"),
+    ("sidecar_header", columns.SIDECAR_HEADER, "what such a file says of itself (dump)"),
+    ("grep_match", columns.GREP_MATCH, "a line of kbatch grep --format jsonl: a record, with its file and batch"),
+    ("commit", columns.COMMIT, "a line of kbatch offsets --format jsonl: one offset commit"),
+    ("coordinator_partition", columns.COORDINATOR_PARTITION,
+     "kbatch offsets --group/--transactional-id: the partition of a name's coordinator"),
+    ("producer", columns.PRODUCER, "a line of kbatch producers --format jsonl: one producer id and epoch"),
+    ("transaction", columns.TRANSACTION, "a line of kbatch txn --format jsonl: one transaction"),
+    ("txn_partition", columns.TXN_PARTITION, "kbatch txn: a partition's transactions counted"),
+    ("coordinator", columns.COORDINATOR, "kbatch txn: a transactional id's last state in __transaction_state"),
+    ("difference", columns.DIFFERENCE, "a line of kbatch diff --format jsonl: one difference"),
+    ("diff_summary", columns.DIFF_SUMMARY, "kbatch diff --format jsonl: its last line"),
+)
 
 
 def json_schema() -> dict:
@@ -77,14 +109,16 @@ def json_schema() -> dict:
     batch = {batch_type.name: _property(batch_type, derived=True), file_.name: {"type": "string"}}
     batch |= {column.name: _property(column, derived=True) for column in batch_columns}
     batch |= ENCODE_ONLY_BATCH
-    grep_match = {column.name: _property(column, derived=False) for column in columns.GREP_MATCH}
     entry_ref = {"$ref": "#/$defs/entry"}
     document = _object({
         "kbatch_json_version": {"const": 1},
         "entries": {"type": "array", "items": entry_ref},
         "files": {"type": "array", "items": _object({
             "file": {"type": "string"}, "size": {"type": "integer"},
-            "entries": {"type": "array", "items": entry_ref}, "summary": {"type": "object"},
+            "entries": {"type": "array", "items": {"oneOf": [entry_ref, {"$ref": "#/$defs/sidecar_entry"},
+                                                             {"$ref": "#/$defs/sidecar_header"}]}},
+            "summary": {"oneOf": [_kind_object(columns.FILE_SUMMARY, "a segment's summary"),
+                                  _kind_object(columns.SIDECAR_SUMMARY, "a file beside a segment's summary")]},
             "error": {"type": "string", "description": "why the file could not be read (its entries are then empty)"},
         }, required=["entries"])},
     }, "a document", required=["kbatch_json_version"])
@@ -109,14 +143,10 @@ def json_schema() -> dict:
                                      "a finding between entries without bytes of its own", required=["type", "code"]),
             "entry": {"oneOf": [{"$ref": "#/$defs/raw"}, {"$ref": "#/$defs/finding_entry"},
                                 {"$ref": "#/$defs/batch"}]},
-            "producer": _object({column.name: _property(column, derived=False) for column in columns.PRODUCER},
-                                "a line of kbatch producers --format jsonl: one producer id and epoch",
-                                required=columns.names(columns.PRODUCER)),
-            "commit": _object({column.name: _property(column, derived=False) for column in columns.COMMIT},
-                              "a line of kbatch offsets --format jsonl: one offset commit",
-                              required=columns.names(columns.COMMIT)),
-            "grep_match": _object(grep_match, "a line of kbatch grep --format jsonl: a record, with its file and batch",
-                                  required=columns.always_written(columns.GREP_MATCH_HEAD + columns.RECORD)),
+            **{name: _kind_object(columns_, description) for name, columns_, description in LINE_KINDS},
+            "line": {"description": "any line a command's --format jsonl writes",
+                     "oneOf": [{"$ref": "#/$defs/entry"},
+                               *({"$ref": f"#/$defs/{name}"} for name, _, _ in LINE_KINDS)]},
         },
     }
 
