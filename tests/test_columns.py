@@ -34,6 +34,14 @@ def test_the_writer_of_the_dicts_runs_without_them():
                                                          "kbatch.output.docs"]
 
 
+def test_the_compiled_writers_keys_are_what_the_columns_give():
+    """kbatch/kernels/_json_keys.py (the keys kbatch.kernels.jsonl writes) is written out from the declaration."""
+    import kbatch.kernels.jsonl as writer
+
+    assert docs.JSON_KEYS_PATH.read_text() == docs.json_keys_module_text(), f"kbatch/kernels/_json_keys.py is {_STALE}"
+    assert writer.BATCH_JSON_KEYS is __import__("kbatch.kernels._json_keys", fromlist=["_"]).BATCH_JSON_KEYS
+
+
 def test_the_json_schema_file_is_what_the_columns_give():
     assert docs.SCHEMA_PATH.read_text() == docs.json_schema_text(), f"{docs.SCHEMA_PATH.name} is {_STALE}"
 

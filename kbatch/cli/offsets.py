@@ -114,7 +114,9 @@ def _print_coordinators(groups, transactional_ids, partitions: int, output_forma
         for name in names:
             partition = coordinator_partition(name, partitions)
             if output_format == "jsonl":
-                click.echo(json.dumps({"type": "coordinator_partition", kind: name, "topic": topic,
-                                       "partition": partition, "of": partitions}, ensure_ascii=False))
+                from kbatch.output.jsonout import coordinator_partition_dict
+
+                click.echo(json.dumps(coordinator_partition_dict(kind, name, topic, partition, partitions),
+                                      ensure_ascii=False))
             else:
                 click.echo(f"{kind.replace('_', ' ')} {visible(name)}: {topic}-{partition} (of {partitions} partitions)")

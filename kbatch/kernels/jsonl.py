@@ -19,6 +19,7 @@ else:
     from kbatch.kernels.batchrules import increment_sequence
     from kbatch.kernels.recordwalk import RecordColumns
 from kbatch.kernels.batchrules import last_sequence
+from kbatch.kernels._json_keys import BATCH_JSON_KEYS, RECORD_JSON_KEYS  # noqa: F401
 
 # -- JSON Lines at the decoder's speed ------------------------------------------------------------
 #
@@ -29,18 +30,11 @@ from kbatch.kernels.batchrules import last_sequence
 # every other value is handed to ``other`` (jsonout's own rule), so how bytes read as JSON stays there.
 # tests/test_recordwalk.py holds this to json.dumps(record_dict(...)) on every fixture and random records.
 
-# The keys this writer gives a record (records_json) and a batch's line (batch_json), in the order it writes
-# them.  They are the columns declared in kbatch.output.columns (RECORD and BATCH, the optional ones left
-# out): kbatch.output.jsonout uses this writer only while they are, and tests/test_columns.py fails when
-# they are not (a column added there must be taught to this writer too).
-RECORD_JSON_KEYS = ("offset", "timestamp", "timestamp_iso", "key", "value", "headers", "pos", "inner_pos", "size",
-                    "attributes", "sequence", "crc", "crc_valid", "control")
-BATCH_JSON_KEYS = ("type", "pos", "size", "magic", "base_offset", "last_offset", "stored_offset", "count",
-                   "batch_length", "partition_leader_epoch", "crc", "crc_computed", "crc_valid", "attributes",
-                   "codec", "timestamp_type", "is_transactional", "is_control", "last_offset_delta",
-                   "base_timestamp", "base_timestamp_iso", "max_timestamp", "max_timestamp_iso",
-                   "delete_horizon_ms", "producer_id", "producer_epoch", "base_sequence", "last_sequence",
-                   "payload_pos", "payload_size", "decompressed_size", "findings")
+# BATCH_JSON_KEYS and RECORD_JSON_KEYS (imported above): the keys this writer gives a batch's line (batch_json)
+# and a record (records_json), in the order it writes them; the columns declared in kbatch.output.columns (BATCH
+# and RECORD, the optional ones left out), written out to _json_keys.py by python -m kbatch.output.docs.
+# kbatch.output.jsonout uses this writer only while they are the declared keys, and tests/test_columns.py
+# holds the pieces below to them (a column added there must be taught to this writer too).
 # The pieces of JSON the writer copies (the record's keys spelt out, in RECORD_JSON_KEYS' order; a v2 record
 # has no crc, crc_valid or control of its own: those close the object as nulls) ...
 _JSON_FIELDS = (b'{"offset": ', b', "timestamp": ', b', "key": ', b', "value": ', b', "headers": [',

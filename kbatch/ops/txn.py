@@ -63,21 +63,6 @@ class Transaction:
             return True
         return f"{self.topic}-{self.partition}" not in (self.coordinator_partitions or [])
 
-    def as_dict(self) -> dict:
-        from kbatch.output.visible import json_name   # the names as JSON holds them: UTF-8
-
-        return {
-            "type": "transaction", "topic": self.topic if self.topic is None else json_name(self.topic), "partition": self.partition,
-            "producer_id": self.producer_id, "producer_epoch": self.producer_epoch,
-            "first_offset": self.first_offset, "last_offset": self.last_offset, "records": self.records,
-            "batches": self.batches, "first_timestamp": self.first_timestamp, "outcome": self.outcome,
-            "empty": self.empty, "marker_offset": self.marker_offset, "marker_epoch": self.marker_epoch,
-            "coordinator_epoch": self.coordinator_epoch, "marker_pos": self.marker_pos,
-            "marker_doubt": self.marker_doubt, "if_believed": self.if_believed, "transactional_id": self.transactional_id,
-            "coordinator_state": self.coordinator_state, "hanging": self.hanging, "file": json_name(self.path),
-            "last_stable_offset_held": self.outcome == "OPEN",
-        }
-
 
 @dataclass
 class PartitionTransactions:
@@ -159,13 +144,6 @@ class CoordinatorState:
     start_timestamp: int
     last_update_timestamp: int
     offset: int
-
-    def as_dict(self) -> dict:
-        return {"type": "coordinator", "transactional_id": self.transactional_id,
-                "producer_id": self.producer_id, "producer_epoch": self.producer_epoch, "state": self.state,
-                "partitions": self.partitions, "timeout_ms": self.timeout_ms,
-                "start_timestamp": self.start_timestamp, "last_update_timestamp": self.last_update_timestamp,
-                "offset": self.offset}
 
 
 class CoordinatorView:

@@ -8,6 +8,7 @@ differs from what that command writes.
 
 from kbatch.messages.registry import schema_ids
 from kbatch.output.values import bytes_json, control_dict, iso_timestamp
+from kbatch.output.visible import json_name
 
 
 def finding_dict(finding):
@@ -128,23 +129,42 @@ def batch_dict(batch, decode="auto", with_records=False):
     return out
 
 
-def grep_match_head(path, found, batch):
-    """A grep match's keys before its record's (columns.GREP_MATCH_HEAD)."""
+def grep_match_dict(path, found, record, batch, decode):
+    """A record grep shows (kbatch.ops.grep.Found), with its file and batch (columns.GREP_MATCH)."""
     out = {
         "type": "record",
-        "file": path,
+        "file": json_name(path),
         "batch_pos": batch.pos,
         "batch_base_offset": batch.base_offset,
         "batch_last_offset": batch.last_offset,
         "producer_id": batch.producer_id,
         "match": found.selected,
+        "offset": record.offset,
+        "timestamp": record.timestamp,
+        "timestamp_iso": iso_timestamp(record.timestamp) or None,
+        "key": bytes_json(record.key, decode),
+        "value": bytes_json(record.value, decode),
+        "headers": [{"key": bytes_json(key, decode), "value": bytes_json(value, decode)} for key, value in record.headers],
+        "pos": None if batch.compressed else record.pos,
+        "inner_pos": record.pos if batch.compressed else None,
+        "size": record.size,
+        "attributes": record.attributes,
+        "sequence": record.sequence if batch.magic >= 2 else None,
+        "crc": record.crc,
+        "crc_valid": record.crc_valid,
+        "control": None if record.control is None else control_dict(record.control),
     }
-    return out
-
-
-def grep_match_tail(found):
-    """A grep match's optional keys after its record's (columns.GREP_MATCH_TAIL)."""
-    out = {}
+    value = True if batch.log_start_offset is not None and record.offset < batch.log_start_offset else None
+    if value is not None:
+        out["below_log_start"] = value
+    value = None if record.decoded is None else record.decoded.as_dict()
+    if value is not None:
+        out["decoded"] = value
+    value = schema_ids(record.key, record.value) if record.decoded is None and record.control is None else None
+    if value is not None:
+        out["schema_registry"] = value
+    if found.seen is not None:
+        out["visible_to_read_committed"] = found.seen.visible
     value = found.refused
     if value is not None:
         out["untrusted"] = value
@@ -155,7 +175,7 @@ def commit_dict(commit):
     """An offset commit's keys (columns.COMMIT)."""
     out = {
         "type": "commit",
-        "file": commit.path,
+        "file": json_name(commit.path),
         "group": commit.group,
         "topic": commit.topic,
         "partition": commit.partition,
@@ -180,7 +200,7 @@ def producer_dict(epoch):
     """A producer epoch's keys (columns.PRODUCER)."""
     out = {
         "type": "producer",
-        "partition": epoch.partition,
+        "partition": json_name(epoch.partition),
         "producer_id": epoch.producer_id,
         "producer_epoch": epoch.producer_epoch,
         "first_sequence": epoch.first_sequence,
@@ -249,5 +269,265 @@ def replica_record_head(report, divergence, record, highest_high_watermark):
         "partition": report.topic + '-' + str(report.partition),
         "replicas": [report.copies[index].path for index in divergence.holders],
         "below_high_watermark": record.offset < (highest_high_watermark or 0),
+    }
+    return out
+
+
+def region_dict(finding, raw=None):
+    """A damaged range that belongs to no batch, as an entry of a document (columns.REGION)."""
+    out = {
+        "type": "finding",
+        "code": finding.code,
+        "severity": finding.severity.value,
+        "entry_pos": finding.entry_pos,
+        "pos": finding.pos,
+        "size": finding.size,
+        "inner_pos": finding.inner_pos,
+        "field": finding.field,
+        "expected": finding.expected,
+        "actual": finding.actual,
+    }
+    value = None if raw is None else bytes_json(raw, "base64")
+    if value is not None:
+        out["raw"] = value
+    return out
+
+
+def finding_line(path, finding):
+    """A finding on a line of its own (columns.FINDING_LINE)."""
+    out = {
+        "type": "finding",
+        "file": json_name(path),
+        "code": finding.code,
+        "severity": finding.severity.value,
+        "entry_pos": finding.entry_pos,
+        "pos": finding.pos,
+        "size": finding.size,
+        "inner_pos": finding.inner_pos,
+        "field": finding.field,
+        "expected": finding.expected,
+        "actual": finding.actual,
+    }
+    return out
+
+
+def file_summary_dict(summary):
+    """A segment's summary (kbatch.reading.summary.FileSummary; columns.FILE_SUMMARY)."""
+    out = {
+        "file": json_name(summary.path),
+        "size": summary.size,
+        "batch_count": summary.batches,
+        "record_count": summary.records,
+        "batch_bytes": summary.batch_bytes,
+        "findings": dict(sorted(summary.findings.items())),
+        "errors": summary.errors,
+        "damaged": summary.damaged,
+    }
+    value = None if summary.size_now is None else {"opened": summary.size, "ended_at": summary.size_now}
+    if value is not None:
+        out["size_changed"] = value
+    return out
+
+
+def file_summary_line(summary):
+    """... as a line (columns.SUMMARY_LINE)."""
+    out = {
+        "type": "summary",
+        "file": json_name(summary.path),
+        "size": summary.size,
+        "batch_count": summary.batches,
+        "record_count": summary.records,
+        "batch_bytes": summary.batch_bytes,
+        "findings": dict(sorted(summary.findings.items())),
+        "errors": summary.errors,
+        "damaged": summary.damaged,
+    }
+    value = None if summary.size_now is None else {"opened": summary.size, "ended_at": summary.size_now}
+    if value is not None:
+        out["size_changed"] = value
+    return out
+
+
+def sidecar_summary_dict(summary):
+    """A file beside a segment's summary (kbatch.partition.sidecars.SidecarSummary; columns.SIDECAR_SUMMARY)."""
+    out = {
+        "file": json_name(summary.path),
+        "size": summary.size,
+        "kind": summary.kind,
+        "entry_count": summary.entries,
+        "findings": dict(sorted(summary.findings.items())),
+        "errors": summary.errors,
+        "damaged": summary.damaged,
+    }
+    return out
+
+
+def sidecar_summary_line(summary):
+    """... as a line (columns.SIDECAR_SUMMARY_LINE)."""
+    out = {
+        "type": "summary",
+        "file": json_name(summary.path),
+        "size": summary.size,
+        "kind": summary.kind,
+        "entry_count": summary.entries,
+        "findings": dict(sorted(summary.findings.items())),
+        "errors": summary.errors,
+        "damaged": summary.damaged,
+    }
+    return out
+
+
+def error_line(path, reason):
+    """A file that could not be read (columns.ERROR_LINE)."""
+    out = {
+        "type": "error",
+        "file": json_name(path),
+        "error": f"cannot read: {reason}",
+    }
+    return out
+
+
+def sidecar_entry_dict(item):
+    """An entry of a file beside a segment (kbatch.partition.sidefile.Entry; columns.SIDECAR_ENTRY)."""
+    out = {
+        "type": "entry",
+        "kind": item.kind,
+        "slot": item.slot,
+        "pos": item.pos,
+        "size": item.size,
+    }
+    out.update(item.fields)
+    out["findings"] = [finding_dict(finding) for finding in item.findings]
+    return out
+
+
+def sidecar_header_dict(item):
+    """What such a file says of itself (kbatch.partition.sidefile.Header; columns.SIDECAR_HEADER)."""
+    out = {
+        "type": "header",
+        "kind": item.kind,
+    }
+    out.update(item.fields)
+    out["findings"] = [finding_dict(finding) for finding in item.findings]
+    return out
+
+
+def transaction_dict(txn):
+    """A transaction (kbatch.ops.txn.Transaction; columns.TRANSACTION)."""
+    out = {
+        "type": "transaction",
+        "topic": None if txn.topic is None else json_name(txn.topic),
+        "partition": txn.partition,
+        "producer_id": txn.producer_id,
+        "producer_epoch": txn.producer_epoch,
+        "first_offset": txn.first_offset,
+        "last_offset": txn.last_offset,
+        "records": txn.records,
+        "batches": txn.batches,
+        "first_timestamp": txn.first_timestamp,
+        "outcome": txn.outcome,
+        "empty": txn.empty,
+        "marker_offset": txn.marker_offset,
+        "marker_epoch": txn.marker_epoch,
+        "coordinator_epoch": txn.coordinator_epoch,
+        "marker_pos": txn.marker_pos,
+        "marker_doubt": txn.marker_doubt,
+        "if_believed": txn.if_believed,
+        "transactional_id": txn.transactional_id,
+        "coordinator_state": txn.coordinator_state,
+        "hanging": txn.hanging,
+        "file": json_name(txn.path),
+        "last_stable_offset_held": txn.outcome == "OPEN",
+    }
+    return out
+
+
+def txn_partition_dict(view):
+    """A partition's transactions counted (kbatch.ops.txn.PartitionTransactions; columns.TXN_PARTITION)."""
+    out = {
+        "type": "partition",
+        "topic": None if view.topic is None else json_name(view.topic),
+        "partition": view.partition,
+        "directory": None if view.directory is None else json_name(view.directory),
+        "transactions": len(view.transactions),
+        "committed": sum(t.outcome == "COMMIT" for t in view.transactions),
+        "aborted": sum(t.outcome == "ABORT" for t in view.transactions),
+        "empty": sum(t.empty for t in view.transactions),
+        "open": len(view.open),
+        "unknown": sum(t.outcome == "UNKNOWN" for t in view.transactions),
+        "last_stable_offset": view.last_stable_offset,
+        "log_end_offset": None if view.last_offset is None else view.last_offset + 1,
+        "cross_checked": view.cross_checked,
+        "cross_check_findings": view.cross_check_findings,
+    }
+    return out
+
+
+def coordinator_dict(state):
+    """A transactional id's last state (kbatch.ops.txn.CoordinatorState; columns.COORDINATOR)."""
+    out = {
+        "type": "coordinator",
+        "transactional_id": state.transactional_id,
+        "producer_id": state.producer_id,
+        "producer_epoch": state.producer_epoch,
+        "state": state.state,
+        "partitions": state.partitions,
+        "timeout_ms": state.timeout_ms,
+        "start_timestamp": state.start_timestamp,
+        "last_update_timestamp": state.last_update_timestamp,
+        "offset": state.offset,
+    }
+    return out
+
+
+def coordinator_partition_dict(kind, name, topic, partition, partitions):
+    """Where a group's or a transactional id's coordinator keeps it (columns.COORDINATOR_PARTITION)."""
+    out = {
+        "type": "coordinator_partition",
+    }
+    value = name if kind == "group" else None
+    if value is not None:
+        out["group"] = value
+    value = name if kind == "transactional_id" else None
+    if value is not None:
+        out["transactional_id"] = value
+    out["topic"] = topic
+    out["partition"] = partition
+    out["of"] = partitions
+    return out
+
+
+def difference_dict(difference):
+    """A difference diff finds (kbatch.ops.diff.Difference; columns.DIFFERENCE)."""
+    out = {
+        "type": "difference",
+        "kind": difference.kind,
+        "offset": difference.offset,
+        "field": difference.field,
+        "a": difference.a,
+        "b": difference.b,
+        "a_pos": difference.a_pos,
+        "b_pos": difference.b_pos,
+        "a_value": difference.a_value,
+        "b_value": difference.b_value,
+        "differs_at": difference.differs_at,
+    }
+    return out
+
+
+def diff_summary_dict(summary, path_a, path_b):
+    """diff's summary (kbatch.ops.diff.DiffSummary; columns.DIFF_SUMMARY)."""
+    out = {
+        "type": "summary",
+        "a": json_name(path_a),
+        "b": json_name(path_b),
+        "batches": dict(summary.batches),
+        "records": dict(summary.records),
+        "damaged": dict(summary.damaged),
+        "regrouped": dict(summary.regrouped),
+        "first_different_byte": summary.first_different_byte,
+        "size_a": summary.size_a,
+        "size_b": summary.size_b,
+        "same": summary.same,
     }
     return out

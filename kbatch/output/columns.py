@@ -28,16 +28,23 @@ class Column:
     """One key (or table column): ``name``, ``type`` (one of TYPES), ``nullable`` (may be null in what kbatch
     writes), ``read`` (a Python expression giving its value: see HELPERS), ``doc``; ``optional``: the key is
     left out where the value is null (so it is never null); ``spark``: a column of the Spark table that holds
-    these rows; ``schema``: its JSON Schema, where TYPES' is not enough.
+    these rows; ``schema``: its JSON Schema, where TYPES' is not enough; ``when``: a Python expression saying
+    whether the key is written at all (null included); ``spread``: ``read`` gives a dict whose keys are written
+    in its place (keys of their own: a sidecar entry's fields), the column's name only a name for them.
 
     (A plain class, not a dataclass: a run that writes JSON makes a hundred of these at start-up.)"""
 
-    __slots__ = ("name", "type", "nullable", "read", "doc", "optional", "spark", "schema")
+    __slots__ = ("name", "type", "nullable", "read", "doc", "optional", "spark", "schema", "when", "spread")
 
     def __init__(self, name: str, type: str, nullable: bool, read: str, doc: str, *, optional: bool = False,
-                 spark: bool = True, schema: dict | None = None):
+                 spark: bool = True, schema: dict | None = None, when: str | None = None, spread: bool = False):
         self.name, self.type, self.nullable, self.read, self.doc = name, type, nullable, read, doc
-        self.optional, self.spark, self.schema = optional, spark, schema
+        self.optional, self.spark, self.schema, self.when, self.spread = optional, spark, schema, when, spread
+
+    @property
+    def always(self) -> bool:
+        """Whether every object of its kind has this key."""
+        return not (self.optional or self.when or self.spread)
 
     def __repr__(self) -> str:
         return f"Column({self.name!r}, {self.type!r})"
@@ -55,11 +62,12 @@ TYPES = {
     "headers": ("array", "ARRAY<STRUCT<key: BINARY, value: BINARY>>"),
     "object": ("object", None),
     "array": ("array", None),
+    "any": (None, None),                             # a value of any JSON type (its schema says)
 }
 
 # The names the ``read`` expressions use besides batch, record, finding, decode and with_records
 # (kbatch/output/_dicts.py imports them: kbatch.output.docs.HELPER_IMPORTS).
-HELPERS = ("iso_timestamp", "bytes_json", "schema_ids", "control_dict", "finding_dict", "record_dict")
+HELPERS = ("iso_timestamp", "bytes_json", "schema_ids", "control_dict", "finding_dict", "record_dict", "json_name")
 
 _ISO_NOTE = "the timestamp to its left as ISO-8601 UTC with milliseconds (output only; null for -1 or none)"
 _BYTES_OR_NULL = {"oneOf": [{"type": "null"}, {"$ref": "#/$defs/bytes"}]}
@@ -67,6 +75,17 @@ _BYTES_OR_NULL = {"oneOf": [{"type": "null"}, {"$ref": "#/$defs/bytes"}]}
 
 def _iso(name: str, of: str) -> Column:
     return Column(name, "iso", True, f"iso_timestamp({of}) or None", _ISO_NOTE)
+
+
+def _kind(kind: str, what: str) -> Column:
+    """The ``type`` key that opens every object of a kind: a JSON Lines reader's switch (``select(.type == ...)``)."""
+    return Column("type", "string", False, f'"{kind}"', f"always \"{kind}\" ({what})", spark=False,
+                  schema={"const": kind})
+
+
+def _file(read: str, doc: str = "the file, as named on the command line (or found under it)") -> Column:
+    """The file a line is about, UTF-8 whatever bytes its name has (kbatch.output.visible.json_name)."""
+    return Column("file", "string", False, f"json_name({read})", doc)
 
 
 # -- a batch: one log entry (a v2 record batch or a v0/v1 message), kbatch.output.jsonout.batch_dict -------
@@ -88,8 +107,7 @@ def _lost_offsets(known: str) -> tuple[Column, ...]:
 
 
 BATCH = (
-    Column("type", "string", False, '"batch"', "always \"batch\" (a jsonl line's kind)", spark=False,
-           schema={"const": "batch"}),
+    _kind("batch", "a jsonl line's kind"),
     Column("pos", "int64", False, "batch.pos", "file position of the entry's first byte"),
     Column("size", "int64", False, "batch.size", "bytes in the file, the 12-byte offset and size prefix included"),
     Column("magic", "int32", False, "batch.magic", "0, 1 or 2 (3: the v3 proposal)",
@@ -133,10 +151,10 @@ BATCH = (
     Column("payload_size", "int64", False, "batch.payload_size", "their size in the file (compressed, when compressed)"),
     Column("decompressed_size", "int64", True, "batch.decompressed_size",
            "their size decompressed, when they were decompressed"),
-    *_lost_offsets("batch.lost_offsets"),
     Column("findings", "array", False, "[finding_dict(finding) for finding in batch.findings]",
            "what is wrong with the entry (keys below)", spark=False,
            schema={"type": "array", "items": {"$ref": "#/$defs/finding"}}),
+    *_lost_offsets("batch.lost_offsets"),
     Column("records", "array", True,
            "[record_dict(record, batch, decode) for record in (batch.records or [])] if with_records else None",
            "its records (keys below), with --records only", optional=True, spark=False,
@@ -211,8 +229,8 @@ RECORD = (
 # -- a line of grep --format jsonl, kbatch.output.jsonout.match_dict: the record as above, between these -------
 
 GREP_MATCH_HEAD = (
-    Column("type", "string", False, '"record"', "always \"record\" (a jsonl line's kind)", schema={"const": "record"}),
-    Column("file", "string", False, "path", "the file, as named on the command line (or found under it)"),
+    _kind("record", "a jsonl line's kind"),
+    _file("path"),
     Column("batch_pos", "int64", False, "batch.pos", "its batch's pos"),
     Column("batch_base_offset", "int64", False, "batch.base_offset", "its batch's base_offset"),
     Column("batch_last_offset", "int64", False, "batch.last_offset", "its batch's last_offset"),
@@ -221,9 +239,9 @@ GREP_MATCH_HEAD = (
                                                      "-C)"),
 )
 GREP_MATCH_TAIL = (
-    # Written where the view was asked for, null included (kbatch.output.jsonout.match_dict writes it itself).
     Column("visible_to_read_committed", "bool", True, "found.seen.visible",
-           "with --isolation read_committed only: true; null where its transaction's outcome is unknown"),
+           "with --isolation read_committed only: true; null where its transaction's outcome is unknown",
+           when="found.seen is not None"),
     Column("untrusted", "string", True, "found.refused",
            "a record a consumer is refused as corrupt (only there, and never with --isolation): why: batch CRC fails, "
            "message CRC fails, length field wrong, bytes remain after the last record counted "
@@ -235,8 +253,8 @@ GREP_MATCH = GREP_MATCH_HEAD + RECORD + GREP_MATCH_TAIL
 # -- a line of offsets --format jsonl: one offset commit of __consumer_offsets (kbatch.ops.offsets.Commit) -----
 
 COMMIT = (
-    Column("type", "string", False, '"commit"', "always \"commit\"", schema={"const": "commit"}),
-    Column("file", "string", False, "commit.path", "the __consumer_offsets segment it was read from"),
+    _kind("commit", "a jsonl line's kind"),
+    _file("commit.path", "the __consumer_offsets segment it was read from"),
     Column("group", "string", False, "commit.group", "the consumer group"),
     Column("topic", "string", False, "commit.topic", "the topic the offset is committed for"),
     Column("partition", "int32", False, "commit.partition", "the topic's partition"),
@@ -268,8 +286,9 @@ COMMIT = (
 # -- a line of producers --format jsonl: one producer id and epoch in a partition (kbatch.ops.producers) ------
 
 PRODUCER = (
-    Column("type", "string", False, '"producer"', "always \"producer\"", schema={"const": "producer"}),
-    Column("partition", "string", False, "epoch.partition", "the partition: its directory (TOPIC-N), or the file"),
+    _kind("producer", "a jsonl line's kind"),
+    Column("partition", "string", False, "json_name(epoch.partition)",
+           "the partition: its directory (TOPIC-N), or the file"),
     Column("producer_id", "int64", False, "epoch.producer_id", "the producer id"),
     Column("producer_epoch", "int32", False, "epoch.producer_epoch", "the producer epoch"),
     Column("first_sequence", "int32", False, "epoch.first_sequence", "its first batch's baseSequence (-1: none)"),
@@ -369,6 +388,196 @@ FINDING_OFFSETS = (
     *_lost_offsets(f"{_INSIDE} and batch.lost_offsets"),
 )
 
+# -- the lines of a damaged range, a file's end and an unreadable file (dump, verify-crc, txn, offsets, producers) --
+
+_RAW = Column("raw", "bytes", True, 'None if raw is None else bytes_json(raw, "base64")',
+              "the range's bytes (dump --format json only)", optional=True, schema={"$ref": "#/$defs/bytes"})
+# A damaged range between entries, as an entry of dump's document (kbatch.output.jsonout.region_dict).
+REGION = (_kind("finding", "a damaged range between entries, without bytes of its own"), *FINDING, _RAW)
+# A finding on a line of its own, with its file (dump's JSON Lines write "file" first: every line of theirs does).
+FINDING_LINE = (_kind("finding", "a finding on a line of its own"), _file("path"), *FINDING)
+
+# A file's summary: the end of a file in dump and verify-crc (kbatch.reading.summary.FileSummary).
+_SUMMARY_COUNTS = (
+    Column("findings", "object", False, "dict(sorted(summary.findings.items()))",
+           "how many findings of each code", schema={"type": "object", "additionalProperties": {"type": "integer"}}),
+    Column("errors", "int64", False, "summary.errors", "the findings that are damage"),
+    Column("damaged", "bool", False, "summary.damaged", "whether there is one"),
+)
+FILE_SUMMARY = (
+    _file("summary.path"),
+    Column("size", "int64", False, "summary.size", "the file's size when it was opened"),
+    Column("batch_count", "int64", False, "summary.batches", "log entries read"),
+    Column("record_count", "int64", False, "summary.records", "the records they count"),
+    Column("batch_bytes", "int64", False, "summary.batch_bytes", "the bytes they take"),
+    *_SUMMARY_COUNTS,
+    Column("size_changed", "object", True,
+           'None if summary.size_now is None else {"opened": summary.size, "ended_at": summary.size_now}',
+           "a file cut while it was read: its size when opened, and where the read found its end", optional=True,
+           schema={"type": "object", "properties": {"opened": {"type": "integer"}, "ended_at": {"type": "integer"}},
+                   "required": ["opened", "ended_at"], "additionalProperties": False}),
+)
+# ... and a file beside a segment's (kbatch.partition.sidecars.SidecarSummary)
+SIDECAR_SUMMARY = (
+    _file("summary.path"),
+    Column("size", "int64", False, "summary.size", "the file's size"),
+    Column("kind", "string", False, "summary.kind", "its kind (offset-index, time-index, ...)"),
+    Column("entry_count", "int64", False, "summary.entries", "its entries"),
+    *_SUMMARY_COUNTS,
+)
+_SUMMARY_KIND = _kind("summary", "a file's last line")
+SUMMARY_LINE = (_SUMMARY_KIND, *FILE_SUMMARY)
+SIDECAR_SUMMARY_LINE = (_SUMMARY_KIND, *SIDECAR_SUMMARY)
+
+ERROR_LINE = (
+    _kind("error", "a file that could not be read"),
+    _file("path"),
+    Column("error", "string", False, 'f"cannot read: {reason}"', "why it could not be read"),
+)
+
+# -- a line of dump --format jsonl on a file beside a segment (kbatch.render.partition) ---------------------
+
+_SIDECAR_FINDINGS = Column("findings", "array", False, "[finding_dict(finding) for finding in item.findings]",
+                           "what is wrong with it", schema={"type": "array", "items": {"$ref": "#/$defs/finding"}})
+_SIDECAR_FIELDS = Column("fields", "object", False, "item.fields",
+                         "its fields, each a key of its own: Kafka's names in snake_case, in layout order "
+                         "(offset and position in an .index; timestamp and offset in a .timeindex; ...)",
+                         spread=True)
+SIDECAR_ENTRY = (
+    _kind("entry", "one entry of an index, a snapshot, a checkpoint"),
+    Column("kind", "string", False, "item.kind", "the file's kind (offset-index, time-index, ...)"),
+    Column("slot", "int64", False, "item.slot", "its number in the file, from 0"),
+    Column("pos", "int64", False, "item.pos", "file position of its first byte"),
+    Column("size", "int64", False, "item.size", "its bytes"),
+    _SIDECAR_FIELDS, _SIDECAR_FINDINGS,
+)
+SIDECAR_HEADER = (
+    _kind("header", "what a file beside a segment says of itself before its entries"),
+    Column("kind", "string", False, "item.kind", "the file's kind"),
+    _SIDECAR_FIELDS, _SIDECAR_FINDINGS,
+)
+
+# -- the lines of txn --format jsonl (kbatch.ops.txn) ------------------------------------------------------
+
+TRANSACTION = (
+    _kind("transaction", "one transaction of a producer on a partition"),
+    Column("topic", "string", True, "None if txn.topic is None else json_name(txn.topic)", "its topic, where known"),
+    Column("partition", "int32", True, "txn.partition", "its partition, where known"),
+    Column("producer_id", "int64", False, "txn.producer_id", "the producer id"),
+    Column("producer_epoch", "int32", False, "txn.producer_epoch", "the producer epoch"),
+    Column("first_offset", "int64", False, "txn.first_offset", "its first record's offset"),
+    Column("last_offset", "int64", False, "txn.last_offset", "its last data record's offset"),
+    Column("records", "int64", False, "txn.records", "its data records"),
+    Column("batches", "int64", False, "txn.batches", "its data batches"),
+    Column("first_timestamp", "int64", True, "txn.first_timestamp", "its first batch's timestamp"),
+    Column("outcome", "string", False, "txn.outcome", "COMMIT, ABORT, OPEN, or UNKNOWN (its marker is not believed)",
+           schema={"enum": ["COMMIT", "ABORT", "OPEN", "UNKNOWN"]}),
+    Column("empty", "bool", False, "txn.empty", "a marker with no data before it"),
+    Column("marker_offset", "int64", True, "txn.marker_offset", "its marker's offset"),
+    Column("marker_epoch", "int32", True, "txn.marker_epoch", "its marker's producer epoch"),
+    Column("coordinator_epoch", "int32", True, "txn.coordinator_epoch", "its marker's coordinator epoch"),
+    Column("marker_pos", "int64", True, "txn.marker_pos", "UNKNOWN: where the marker not believed is"),
+    Column("marker_doubt", "string", True, "txn.marker_doubt", "UNKNOWN: why it is not believed"),
+    Column("if_believed", "string", True, "txn.if_believed", "UNKNOWN: what it would say"),
+    Column("transactional_id", "string", True, "txn.transactional_id",
+           "its transactional id, from the __transaction_state partitions given"),
+    Column("coordinator_state", "string", True, "txn.coordinator_state", "the coordinator's state of it, likewise"),
+    Column("hanging", "bool", False, "txn.hanging",
+           "open here though the coordinator has moved on: nothing will write its marker (KAFKA-12671)"),
+    _file("txn.path", "the segment it starts in"),
+    Column("last_stable_offset_held", "bool", False, 'txn.outcome == "OPEN"',
+           "whether it holds the partition's last stable offset (it is open)"),
+)
+
+TXN_PARTITION = (
+    _kind("partition", "a partition's transactions counted"),
+    Column("topic", "string", True, "None if view.topic is None else json_name(view.topic)", "its topic, where known"),
+    Column("partition", "int32", True, "view.partition", "its partition, where known"),
+    Column("directory", "string", True, "None if view.directory is None else json_name(view.directory)",
+           "the partition directory its segments were found in"),
+    Column("transactions", "int64", False, "len(view.transactions)", "its transactions"),
+    Column("committed", "int64", False, 'sum(t.outcome == "COMMIT" for t in view.transactions)', "committed"),
+    Column("aborted", "int64", False, 'sum(t.outcome == "ABORT" for t in view.transactions)', "aborted"),
+    Column("empty", "int64", False, "sum(t.empty for t in view.transactions)", "markers with no data before them"),
+    Column("open", "int64", False, "len(view.open)", "open at the log's end"),
+    Column("unknown", "int64", False, 'sum(t.outcome == "UNKNOWN" for t in view.transactions)',
+           "of an unknown outcome"),
+    Column("last_stable_offset", "int64", True, "view.last_stable_offset", "the last stable offset"),
+    Column("log_end_offset", "int64", True, "None if view.last_offset is None else view.last_offset + 1",
+           "the log end offset"),
+    Column("cross_checked", "array", False, "view.cross_checked",
+           "its .txnindex and .snapshot files held to the log", schema={"type": "array", "items": {"type": "string"}}),
+    Column("cross_check_findings", "int64", False, "view.cross_check_findings", "where they disagree or do not read"),
+)
+
+COORDINATOR = (
+    _kind("coordinator", "a transactional id's last state in __transaction_state"),
+    Column("transactional_id", "string", False, "state.transactional_id", "the transactional id"),
+    Column("producer_id", "int64", False, "state.producer_id", "its producer id"),
+    Column("producer_epoch", "int32", False, "state.producer_epoch", "its producer epoch"),
+    Column("state", "string", False, "state.state", "the transaction's state (Ongoing, CompleteCommit, ...)"),
+    Column("partitions", "array", False, "state.partitions", "the partitions in the transaction (TOPIC-N)",
+           schema={"type": "array", "items": {"type": "string"}}),
+    Column("timeout_ms", "int64", False, "state.timeout_ms", "the transaction timeout"),
+    Column("start_timestamp", "int64", False, "state.start_timestamp", "when the transaction started"),
+    Column("last_update_timestamp", "int64", False, "state.last_update_timestamp", "when it last changed"),
+    Column("offset", "int64", False, "state.offset", "the offset of the record that says so"),
+)
+
+# -- offsets --format jsonl --group/--transactional-id (kbatch.ops.offsets.coordinator_partition) ----------
+
+COORDINATOR_PARTITION = (
+    _kind("coordinator_partition", "where a name's coordinator keeps it"),
+    Column("group", "string", True, 'name if kind == "group" else None', "the consumer group", optional=True),
+    Column("transactional_id", "string", True, 'name if kind == "transactional_id" else None',
+           "the transactional id", optional=True),
+    Column("topic", "string", False, "topic", "__consumer_offsets or __transaction_state"),
+    Column("partition", "int32", False, "partition", "the partition of it Kafka's hash of the name gives"),
+    Column("of", "int32", False, "partitions", "of how many"),
+)
+
+# -- the lines of diff --format jsonl (kbatch.ops.diff) ----------------------------------------------------
+
+_ANY = {}
+DIFFERENCE = (
+    _kind("difference", "one difference, old to new"),
+    Column("kind", "string", False, "difference.kind",
+           "batch-changed, batch-only-a/b, batching, record-changed, record-only-a/b, damage-a/b"),
+    Column("offset", "int64", True, "difference.offset", "the record offset (or a batch's base offset) it concerns"),
+    Column("field", "string", False, "difference.field", "which field differs (empty for a whole batch or record)"),
+    Column("a", "string", True, "difference.a", "A's value (null: A has nothing there)"),
+    Column("b", "string", True, "difference.b", "B's value"),
+    Column("a_pos", "int64", True, "difference.a_pos", "the file position in A"),
+    Column("b_pos", "int64", True, "difference.b_pos", "the file position in B"),
+    Column("a_value", "any", True, "difference.a_value", "a record field that differs: A's value whole",
+           schema=_ANY),
+    Column("b_value", "any", True, "difference.b_value", "B's value whole", schema=_ANY),
+    Column("differs_at", "int64", True, "difference.differs_at", "bytes: the first position where they differ"),
+)
+
+_COUNTS = {"type": "object", "properties": {name: {"type": "integer"} for name in ("same", "changed", "only_a", "only_b")},
+           "required": ["same", "changed", "only_a", "only_b"], "additionalProperties": False}
+DIFF_SUMMARY = (
+    _kind("summary", "diff's last line"),
+    Column("a", "string", False, "json_name(path_a)", "the first input"),
+    Column("b", "string", False, "json_name(path_b)", "the second"),
+    Column("batches", "object", False, "dict(summary.batches)", "batches same, changed, only in A, only in B",
+           schema=_COUNTS),
+    Column("records", "object", False, "dict(summary.records)", "records likewise", schema=_COUNTS),
+    Column("damaged", "object", False, "dict(summary.damaged)", "damaged ranges in each",
+           schema={"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+                   "required": ["a", "b"], "additionalProperties": False}),
+    Column("regrouped", "object", False, "dict(summary.regrouped)",
+           "spans of offsets the two batch differently, and the batches each holds them in",
+           schema={"type": "object", "properties": {key: {"type": "integer"} for key in ("spans", "a", "b")},
+                   "required": ["spans", "a", "b"], "additionalProperties": False}),
+    Column("first_different_byte", "int64", True, "summary.first_different_byte",
+           "the first byte that differs (null: byte-identical)"),
+    Column("size_a", "int64", False, "summary.size_a", "A's size"),
+    Column("size_b", "int64", False, "summary.size_b", "B's size"),
+    Column("same", "bool", False, "summary.same", "whether they hold the same batches and records"),
+)
+
 # -- the Spark tables (kbatch.spark.source): each row says where it comes from --------------------------
 
 LOCATION = (
@@ -422,7 +631,7 @@ def names(columns) -> tuple[str, ...]:
 
 def always_written(columns) -> tuple[str, ...]:
     """The keys every object of these columns has, in order (the optional ones left out)."""
-    return tuple(column.name for column in columns if not column.optional)
+    return tuple(column.name for column in columns if column.always)
 
 
 def spark_ddl(columns) -> str:

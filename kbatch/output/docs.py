@@ -19,6 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent.parent
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schema" / "kbatch-json-v1.schema.json"
 README_PATH = ROOT / "README.md"
 DICTS_PATH = Path(__file__).resolve().parent / "_dicts.py"
+JSON_KEYS_PATH = Path(__file__).resolve().parent.parent / "kernels" / "_json_keys.py"
 COMMAND = "python -m kbatch.output.docs"
 
 # What encode-from-json reads besides dump's output (kbatch.ops.encode): never written by kbatch.
@@ -55,15 +56,52 @@ def _property(column: columns.Column, derived: bool) -> dict:
     return out
 
 
-def _object(properties: dict, description: str | None = None, required=None) -> dict:
+def _object(properties: dict, description: str | None = None, required=None, closed: bool = True) -> dict:
     out = {"type": "object"}
     if description:
         out["description"] = description
     out["properties"] = properties
     if required:
         out["required"] = list(required)
-    out["additionalProperties"] = False
+    out["additionalProperties"] = not closed
     return out
+
+
+def _kind_object(columns_, description: str) -> dict:
+    """An object of one declared kind: every key it always has required; a spread column's keys (a sidecar
+    entry's fields) its own, so open to keys not listed."""
+    return _object({column.name: _property(column, derived=False) for column in columns_ if not column.spread},
+                   description, required=columns.always_written(columns_),
+                   closed=not any(column.spread for column in columns_))
+
+
+# Every kind of line a command's --format jsonl writes besides dump's batches and damaged ranges (#/$defs/entry):
+# its name in the schema's $defs, its columns and what it is.  #/$defs/line is any one of them.
+LINE_KINDS = (
+    # (a finding on a line of its own, of dump, txn, offsets, producers, is #/$defs/finding_entry)
+    ("verify_finding_line", columns.FINDING_LINE + columns.FINDING_OFFSETS,
+     "a line of kbatch verify-crc --format jsonl: a finding, with the offsets of the batch it lies in"),
+    ("summary_line", columns.SUMMARY_LINE, "a segment's last line (dump, verify-crc)"),
+    ("sidecar_summary_line", columns.SIDECAR_SUMMARY_LINE, "a file beside a segment's last line (dump)"),
+    ("error_line", columns.ERROR_LINE, "a file that could not be read (dump, verify-crc)"),
+    ("sidecar_entry", columns.SIDECAR_ENTRY, "an entry of an index, a snapshot, a checkpoint (dump)"),
+    ("sidecar_header", columns.SIDECAR_HEADER, "what such a file says of itself (dump)"),
+    ("grep_match", columns.GREP_MATCH, "a line of kbatch grep --format jsonl: a record, with its file and batch"),
+    ("commit", columns.COMMIT, "a line of kbatch offsets --format jsonl: one offset commit"),
+    ("coordinator_partition", columns.COORDINATOR_PARTITION,
+     "kbatch offsets --group/--transactional-id: the partition of a name's coordinator"),
+    ("producer", columns.PRODUCER, "a line of kbatch producers --format jsonl: one producer id and epoch"),
+    ("transaction", columns.TRANSACTION, "a line of kbatch txn --format jsonl: one transaction"),
+    ("txn_partition", columns.TXN_PARTITION, "kbatch txn: a partition's transactions counted"),
+    ("coordinator", columns.COORDINATOR, "kbatch txn: a transactional id's last state in __transaction_state"),
+    ("difference", columns.DIFFERENCE, "a line of kbatch diff --format jsonl: one difference"),
+    ("diff_summary", columns.DIFF_SUMMARY, "kbatch diff --format jsonl: its last line"),
+    ("segment_verdict", columns.SEGMENT_VERDICT, "a line of kbatch retention --format jsonl: a segment's verdict"),
+    ("cleaning", columns.CLEANING, "a line of kbatch retention --format jsonl: a compacted partition's cleaning"),
+    ("replica", columns.REPLICA, "a line of kbatch replicas --format jsonl: one broker's copy of a partition"),
+    ("replica_record", columns.REPLICA_RECORD_HEAD + columns.RECORD,
+     "a line of kbatch replicas --format jsonl: a record not every copy holds"),
+)
 
 
 def json_schema() -> dict:
@@ -77,14 +115,16 @@ def json_schema() -> dict:
     batch = {batch_type.name: _property(batch_type, derived=True), file_.name: {"type": "string"}}
     batch |= {column.name: _property(column, derived=True) for column in batch_columns}
     batch |= ENCODE_ONLY_BATCH
-    grep_match = {column.name: _property(column, derived=False) for column in columns.GREP_MATCH}
     entry_ref = {"$ref": "#/$defs/entry"}
     document = _object({
         "kbatch_json_version": {"const": 1},
         "entries": {"type": "array", "items": entry_ref},
         "files": {"type": "array", "items": _object({
             "file": {"type": "string"}, "size": {"type": "integer"},
-            "entries": {"type": "array", "items": entry_ref}, "summary": {"type": "object"},
+            "entries": {"type": "array", "items": {"oneOf": [entry_ref, {"$ref": "#/$defs/sidecar_entry"},
+                                                             {"$ref": "#/$defs/sidecar_header"}]}},
+            "summary": {"oneOf": [_kind_object(columns.FILE_SUMMARY, "a segment's summary"),
+                                  _kind_object(columns.SIDECAR_SUMMARY, "a file beside a segment's summary")]},
             "error": {"type": "string", "description": "why the file could not be read (its entries are then empty)"},
         }, required=["entries"])},
     }, "a document", required=["kbatch_json_version"])
@@ -109,27 +149,10 @@ def json_schema() -> dict:
                                      "a finding between entries without bytes of its own", required=["type", "code"]),
             "entry": {"oneOf": [{"$ref": "#/$defs/raw"}, {"$ref": "#/$defs/finding_entry"},
                                 {"$ref": "#/$defs/batch"}]},
-            "segment_verdict": _object({c.name: _property(c, derived=False) for c in columns.SEGMENT_VERDICT},
-                                       "a line of kbatch retention --format jsonl: a segment's verdict",
-                                       required=columns.names(columns.SEGMENT_VERDICT)),
-            "cleaning": _object({c.name: _property(c, derived=False) for c in columns.CLEANING},
-                                "a line of kbatch retention --format jsonl: a compacted partition's cleaning",
-                                required=columns.names(columns.CLEANING)),
-            "replica": _object({c.name: _property(c, derived=False) for c in columns.REPLICA},
-                               "a line of kbatch replicas --format jsonl: one broker's copy of a partition",
-                               required=columns.names(columns.REPLICA)),
-            "replica_record": _object({**{c.name: _property(c, derived=False) for c in columns.REPLICA_RECORD_HEAD},
-                                       **record},
-                                      "a line of kbatch replicas --format jsonl: a record not every copy holds",
-                                      required=columns.names(columns.REPLICA_RECORD_HEAD)),
-            "producer": _object({column.name: _property(column, derived=False) for column in columns.PRODUCER},
-                                "a line of kbatch producers --format jsonl: one producer id and epoch",
-                                required=columns.names(columns.PRODUCER)),
-            "commit": _object({column.name: _property(column, derived=False) for column in columns.COMMIT},
-                              "a line of kbatch offsets --format jsonl: one offset commit",
-                              required=columns.names(columns.COMMIT)),
-            "grep_match": _object(grep_match, "a line of kbatch grep --format jsonl: a record, with its file and batch",
-                                  required=columns.always_written(columns.GREP_MATCH_HEAD + columns.RECORD)),
+            **{name: _kind_object(columns_, description) for name, columns_, description in LINE_KINDS},
+            "line": {"description": "any line a command's --format jsonl writes",
+                     "oneOf": [{"$ref": "#/$defs/entry"},
+                               *({"$ref": f"#/$defs/{name}"} for name, _, _ in LINE_KINDS)]},
         },
     }
 
@@ -149,10 +172,8 @@ DICT_FUNCTIONS = (
     ("record_dict", "record, batch, decode", columns.RECORD, "A record's keys (columns.RECORD)."),
     ("batch_dict", 'batch, decode="auto", with_records=False', columns.BATCH,
      "A batch's keys, or a v0/v1 message's (columns.BATCH)."),
-    ("grep_match_head", "path, found, batch", columns.GREP_MATCH_HEAD,
-     "A grep match's keys before its record's (columns.GREP_MATCH_HEAD)."),
-    ("grep_match_tail", "found", tuple(column for column in columns.GREP_MATCH_TAIL if column.optional),
-     "A grep match's optional keys after its record's (columns.GREP_MATCH_TAIL)."),
+    ("grep_match_dict", "path, found, record, batch, decode", columns.GREP_MATCH,
+     "A record grep shows (kbatch.ops.grep.Found), with its file and batch (columns.GREP_MATCH)."),
     ("commit_dict", "commit", columns.COMMIT, "An offset commit's keys (columns.COMMIT)."),
     ("producer_dict", "epoch", columns.PRODUCER, "A producer epoch's keys (columns.PRODUCER)."),
     ("segment_verdict_dict", "segment", columns.SEGMENT_VERDICT, "A segment's verdict (columns.SEGMENT_VERDICT)."),
@@ -160,23 +181,58 @@ DICT_FUNCTIONS = (
     ("replica_dict", "report, copy", columns.REPLICA, "A broker's copy of a partition (columns.REPLICA)."),
     ("replica_record_head", "report, divergence, record, highest_high_watermark", columns.REPLICA_RECORD_HEAD,
      "A record not every copy holds: its keys before the record's (columns.REPLICA_RECORD_HEAD)."),
+    ("region_dict", "finding, raw=None", columns.REGION,
+     "A damaged range that belongs to no batch, as an entry of a document (columns.REGION)."),
+    ("finding_line", "path, finding", columns.FINDING_LINE, "A finding on a line of its own (columns.FINDING_LINE)."),
+    ("file_summary_dict", "summary", columns.FILE_SUMMARY,
+     "A segment's summary (kbatch.reading.summary.FileSummary; columns.FILE_SUMMARY)."),
+    ("file_summary_line", "summary", columns.SUMMARY_LINE, "... as a line (columns.SUMMARY_LINE)."),
+    ("sidecar_summary_dict", "summary", columns.SIDECAR_SUMMARY,
+     "A file beside a segment's summary (kbatch.partition.sidecars.SidecarSummary; columns.SIDECAR_SUMMARY)."),
+    ("sidecar_summary_line", "summary", columns.SIDECAR_SUMMARY_LINE, "... as a line (columns.SIDECAR_SUMMARY_LINE)."),
+    ("error_line", "path, reason", columns.ERROR_LINE, "A file that could not be read (columns.ERROR_LINE)."),
+    ("sidecar_entry_dict", "item", columns.SIDECAR_ENTRY,
+     "An entry of a file beside a segment (kbatch.partition.sidefile.Entry; columns.SIDECAR_ENTRY)."),
+    ("sidecar_header_dict", "item", columns.SIDECAR_HEADER,
+     "What such a file says of itself (kbatch.partition.sidefile.Header; columns.SIDECAR_HEADER)."),
+    ("transaction_dict", "txn", columns.TRANSACTION, "A transaction (kbatch.ops.txn.Transaction; columns.TRANSACTION)."),
+    ("txn_partition_dict", "view", columns.TXN_PARTITION,
+     "A partition's transactions counted (kbatch.ops.txn.PartitionTransactions; columns.TXN_PARTITION)."),
+    ("coordinator_dict", "state", columns.COORDINATOR,
+     "A transactional id's last state (kbatch.ops.txn.CoordinatorState; columns.COORDINATOR)."),
+    ("coordinator_partition_dict", "kind, name, topic, partition, partitions", columns.COORDINATOR_PARTITION,
+     "Where a group's or a transactional id's coordinator keeps it (columns.COORDINATOR_PARTITION)."),
+    ("difference_dict", "difference", columns.DIFFERENCE,
+     "A difference diff finds (kbatch.ops.diff.Difference; columns.DIFFERENCE)."),
+    ("diff_summary_dict", "summary, path_a, path_b", columns.DIFF_SUMMARY,
+     "diff's summary (kbatch.ops.diff.DiffSummary; columns.DIFF_SUMMARY)."),
 )
 
 # Where the helpers the ``read`` expressions use (columns.HELPERS) come from, those not written there.
 HELPER_IMPORTS = {"kbatch.messages.registry": ("schema_ids",),
-                  "kbatch.output.values": ("bytes_json", "control_dict", "iso_timestamp")}
+                  "kbatch.output.values": ("bytes_json", "control_dict", "iso_timestamp"),
+                  "kbatch.output.visible": ("json_name",)}
 
 
 def dict_function_source(name: str, parameters: str, columns_, doc: str) -> str:
     """A function ``name(parameters)`` returning the dict of ``columns_``, each key the value of its ``read``
-    expression, an optional one only where that is not None: a dict display, as fast as one written by hand."""
+    expression, in their order: a dict display of those every object has, up to the first that is not (an
+    optional one only where its value is not None, one with ``when`` only where that holds, a spread one's
+    keys in its place), then each of the rest in turn; as fast as one written by hand."""
     lines = [f"def {name}({parameters}):",
              f'    """{doc}"""']
-    fixed = [f'        "{column.name}": {column.read},' for column in columns_ if not column.optional]
+    first_rest = next((index for index, column in enumerate(columns_) if not column.always), len(columns_))
+    fixed = [f'        "{column.name}": {column.read},' for column in columns_[:first_rest]]
     lines += ["    out = {", *fixed, "    }"] if fixed else ["    out = {}"]
-    for column in columns_:
-        if column.optional:
+    for column in columns_[first_rest:]:
+        if column.spread:
+            lines.append(f"    out.update({column.read})")
+        elif column.optional:
             lines += [f"    value = {column.read}", "    if value is not None:", f'        out["{column.name}"] = value']
+        elif column.when:
+            lines += [f"    if {column.when}:", f'        out["{column.name}"] = {column.read}']
+        else:
+            lines.append(f'    out["{column.name}"] = {column.read}')
     lines.append("    return out")
     return "\n".join(lines) + "\n"
 
@@ -198,15 +254,34 @@ def dicts_module_text() -> str:
     return head + imports + "\n\n" + functions
 
 
+# -- kbatch/kernels/_json_keys.py ------------------------------------------------------------------------
+
+def json_keys_module_text() -> str:
+    """The keys the compiled JSON Lines writer (kbatch.kernels.jsonl) writes, in order: a record's and a batch
+    line's, those every one has (columns.RECORD and columns.BATCH, the optional ones left out)."""
+    def keys(name: str, columns_) -> str:
+        return f"{name} = (\n" + "".join(f'    "{key}",\n' for key in columns.always_written(columns_)) + ")\n"
+
+    return ('"""The keys kbatch.kernels.jsonl writes, in the order it writes them: every key a record and a batch line\n'
+            "always have (kbatch/output/columns.py's RECORD and BATCH). The kernels import nothing from kbatch.output,\n"
+            "so the keys are written out here.\n\n"
+            f"Generated by ``{COMMAND}``: do not edit.  tests/test_columns.py fails when this file\n"
+            'differs from what that command writes.\n"""\n\n'
+            + keys("RECORD_JSON_KEYS", columns.RECORD) + keys("BATCH_JSON_KEYS", columns.BATCH))
+
+
 # -- README ---------------------------------------------------------------------------------------------
 
 _TYPE_WORDS = {"int32": "integer", "int64": "integer", "bool": "boolean", "float": "number", "string": "string", "iso": "string",
-               "bytes": "bytes", "headers": "array", "object": "object", "array": "array"}
+               "bytes": "bytes", "headers": "array", "object": "object", "array": "array", "any": "any"}
 README_TABLES = {"batch": columns.BATCH, "record": columns.RECORD, "finding": columns.FINDING,
                  "grep match": columns.GREP_MATCH_HEAD + columns.GREP_MATCH_TAIL, "offset commit": columns.COMMIT,
-                 "producer": columns.PRODUCER, "segment verdict": columns.SEGMENT_VERDICT,
+                 "producer": columns.PRODUCER, "transaction": columns.TRANSACTION,
+                 "txn partition": columns.TXN_PARTITION, "coordinator": columns.COORDINATOR,
+                 "difference": columns.DIFFERENCE, "diff summary": columns.DIFF_SUMMARY,
+                 "summary": columns.SUMMARY_LINE, "segment verdict": columns.SEGMENT_VERDICT,
                  "cleaning": columns.CLEANING, "replica": columns.REPLICA,
-                 "replica record": columns.REPLICA_RECORD_HEAD}   # (a record's keys between)
+                 "replica record": columns.REPLICA_RECORD_HEAD}   # (grep match, replica record: a record's keys between)
 
 
 def readme_table(columns_) -> str:
@@ -237,7 +312,8 @@ def readme_text(text: str) -> str:
 def write() -> list[str]:
     """Rewrite what is stale; the paths rewritten."""
     rewritten = []
-    for path, text in ((DICTS_PATH, dicts_module_text()), (SCHEMA_PATH, json_schema_text()),
+    for path, text in ((DICTS_PATH, dicts_module_text()), (JSON_KEYS_PATH, json_keys_module_text()),
+                       (SCHEMA_PATH, json_schema_text()),
                        (README_PATH, readme_text(README_PATH.read_text()))):
         if not path.exists() or path.read_text() != text:
             path.write_text(text)

@@ -12,6 +12,7 @@ import codecs
 import json
 from types import SimpleNamespace
 
+from kbatch.output import columns
 from kbatch.format.findings import Finding
 from kbatch.reading.model import Batch, Record
 from kbatch.kernels.jsonl import (BATCH_JSON_KEYS, JSON_HEX, JSON_OTHER, JSON_TEXT, RECORD_JSON_KEYS,
@@ -21,8 +22,12 @@ from kbatch.output.values import bytes_json
 # The JSON form of each kind of row, written out from its columns (kbatch.output.columns: what each key is and how
 # it is read) by python -m kbatch.output.docs.  Every key is present, null where an entry has no such field, except
 # the optional ones.
-from kbatch.output._dicts import (batch_dict, finding_dict, finding_offsets, grep_match_head,  # noqa: F401
-                                  grep_match_tail, record_dict)
+from kbatch.output._dicts import (batch_dict, coordinator_dict, coordinator_partition_dict, diff_summary_dict,  # noqa: F401
+                                  difference_dict, error_line, file_summary_dict, file_summary_line, finding_dict,
+                                  finding_line, finding_offsets, grep_match_dict, record_dict, region_dict,
+                                  sidecar_entry_dict, sidecar_header_dict, sidecar_summary_dict,
+                                  sidecar_summary_line, transaction_dict, txn_partition_dict)
+from kbatch.reading.summary import FileSummary
 from kbatch.output.visible import json_name
 
 JSON_FORMAT_VERSION = 1
@@ -31,20 +36,31 @@ JSON_FORMAT_VERSION = 1
 def match_dict(path: str, found, decode: str) -> dict:
     """A record ``kbatch grep`` shows (kbatch.ops.grep.Found): as record_dict writes it, with its file and batch
     before it and what a consumer makes of it after."""
-    out = grep_match_head(json_name(path), found, found.batch)   # (the JSON stays UTF-8)
-    out.update(record_dict(found.record, found.batch, decode))
-    if found.seen is not None:   # (null included: the outcome is unknown)
-        out["visible_to_read_committed"] = found.seen.visible
-    out.update(grep_match_tail(found))
-    return out
+    return grep_match_dict(path, found, found.record, found.batch, decode)
 
 
 def summary_dict(summary) -> dict:
-    """A file's summary (kbatch.reading.summary.FileSummary) as JSON writes it: its name's bytes that are not
-    UTF-8 as \\xNN text, so the JSON stays UTF-8."""
-    out = summary.as_dict()
-    out["file"] = json_name(summary.path)
-    return out
+    """A file's summary: a segment's (kbatch.reading.summary.FileSummary) or a file beside one's
+    (kbatch.partition.sidecars.SidecarSummary)."""
+    return file_summary_dict(summary) if isinstance(summary, FileSummary) else sidecar_summary_dict(summary)
+
+
+def summary_line(summary) -> dict:
+    """The same as a file's last line."""
+    return file_summary_line(summary) if isinstance(summary, FileSummary) else sidecar_summary_line(summary)
+
+
+def file_first(line: dict) -> dict:
+    """A line of dump's and verify-crc's JSON Lines: each names its file first."""
+    return {_FILE: line[_FILE], **line}
+
+
+_FILE = columns.FINDING_LINE[1].name
+
+
+def json_line(line: dict) -> str:
+    """One line of JSON Lines (UTF-8 kept as it is)."""
+    return json.dumps(line, ensure_ascii=False) + "\n"
 
 
 def write_batch_with_records(out, head: dict, batch: Batch, decode: str) -> None:
@@ -57,14 +73,6 @@ def write_batch_with_records(out, head: dict, batch: Batch, decode: str) -> None
     _write_records(out, (json.dumps(record_dict(record, batch, decode), ensure_ascii=False)
                          for record in batch.records or ()))
     out.write("]" + ("" if payload is None else f', "payload": {json.dumps(payload, ensure_ascii=False)}') + "}")
-
-
-def region_dict(finding: Finding, raw: bytes | None = None) -> dict:
-    """A damaged range that belongs to no batch, in file order between batches (with its bytes, for json)."""
-    out = {"type": "finding", **finding_dict(finding)}
-    if raw is not None:
-        out["raw"] = bytes_json(raw, "base64")
-    return out
 
 
 _RECORD_JSON_MODES = {"hex": JSON_HEX, "base64": JSON_OTHER}   # the text modes: JSON_TEXT
@@ -86,15 +94,15 @@ def records_json_parts(batch: Batch, decode: str):
     base_sequence = batch.base_sequence if batch.base_sequence is not None else -1
     mode = _RECORD_JSON_MODES.get(decode, JSON_TEXT)
     data = batch.record_data
-    for columns in record_chunks(batch):
-        if any_key_or_value_starts_with_zero(columns, data):
+    for chunk in record_chunks(batch):
+        if any_key_or_value_starts_with_zero(chunk, data):
             # record_dict adds "schema_registry" for such records: written the slow way, from objects.
             from kbatch.reading.records import chunk_records
 
             yield ", ".join(json.dumps(record_dict(record, batch, decode), ensure_ascii=False)
-                            for record in chunk_records(columns, batch)).encode()
+                            for record in chunk_records(chunk, batch)).encode()
             continue
-        yield records_json(columns, data, shift, batch.compressed, base_sequence,
+        yield records_json(chunk, data, shift, batch.compressed, base_sequence,
                            batch.timestamp_type == "LogAppendTime", batch.max_timestamp, mode, other)
 
 
@@ -178,10 +186,10 @@ class JsonlSink:
 
     def begin(self, path: str, size: int) -> None:
         self.path = json_name(path)   # a name's bytes that are not UTF-8 as \xNN: the JSON stays UTF-8
-        self.head = f'{{"file": {json.dumps(self.path, ensure_ascii=False)}, '.encode("utf-8")
+        self.head = f'{{"{_FILE}": {json.dumps(self.path, ensure_ascii=False)}, '.encode("utf-8")
 
     def _write(self, obj: dict) -> None:
-        self._emit(json.dumps({"file": self.path, **obj}, ensure_ascii=False) + "\n")
+        self._emit(json_line({_FILE: self.path, **obj}))   # (the file first, then the line's own keys)
 
     def _batch_line(self, batch: Batch):
         """The batch's line without its records (str, or UTF-8 bytes): json.dumps of
@@ -189,7 +197,7 @@ class JsonlSink:
         line = batch_json(batch, self.head) if self.compiled_lines else None
         if line is not None:
             return line
-        return json.dumps({"file": self.path, **batch_dict(batch, self.decode)}, ensure_ascii=False)
+        return json.dumps({_FILE: self.path, **batch_dict(batch, self.decode)}, ensure_ascii=False)
 
     def batch(self, batch: Batch) -> None:
         if self.records and batch.records is None and batch.record_data is not None:
@@ -200,7 +208,7 @@ class JsonlSink:
             self._emit(b"]}\n")
             return
         if self.records:
-            write_batch_with_records(self._writer, {"file": self.path, **batch_dict(batch, self.decode)}, batch,
+            write_batch_with_records(self._writer, {_FILE: self.path, **batch_dict(batch, self.decode)}, batch,
                                      self.decode)
             self._emit(b"\n")
             return
@@ -215,11 +223,11 @@ class JsonlSink:
         self._write(region_dict(finding))
 
     def end(self, summary) -> None:
-        self._write({"type": "summary", **summary_dict(summary)})
+        self._write(summary_line(summary))
 
     def unreadable(self, path: str, reason: str) -> None:
         self.path = json_name(path)
-        self._write({"type": "error", "error": f"cannot read: {reason}"})
+        self._write(error_line(path, reason))
 
 
 class JsonSink:

@@ -141,8 +141,3 @@ class SidecarSummary:
     def damaged(self) -> bool:
         return self.errors > 0
 
-    def as_dict(self) -> dict:
-        from kbatch.output.visible import json_name
-
-        return {"file": json_name(self.path), "size": self.size, "kind": self.kind, "entry_count": self.entries,
-                "findings": dict(sorted(self.findings.items())), "errors": self.errors, "damaged": self.damaged}

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
 
 from rich.table import Table
 from rich.text import Text
 
 from kbatch.ops.diff import Difference, DiffSummary
-from kbatch.output.visible import json_name
 
 
 def summary_table(summary: DiffSummary, records_only: bool) -> Table:
@@ -61,8 +59,12 @@ def verdict(summary: DiffSummary) -> Text:
 
 
 def jsonl_difference(difference: Difference) -> str:
-    return json.dumps({"type": "difference", **asdict(difference)}, ensure_ascii=False)
+    from kbatch.output.jsonout import difference_dict   # (the table's run never loads the JSON writers)
+
+    return json.dumps(difference_dict(difference), ensure_ascii=False)
 
 
 def jsonl_summary(summary: DiffSummary, path_a: str, path_b: str) -> str:
-    return json.dumps({"type": "summary", "a": json_name(path_a), "b": json_name(path_b), **summary.as_dict()}, ensure_ascii=False)
+    from kbatch.output.jsonout import diff_summary_dict
+
+    return json.dumps(diff_summary_dict(summary, path_a, path_b), ensure_ascii=False)

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import json
 
 from rich.table import Table
 from rich.text import Text
 
 from kbatch.ops.offsets import Commit, OffsetHistory, coordinator_partition, reset_command
 from kbatch.output._dicts import commit_dict
-from kbatch.output.jsonout import finding_dict
+from kbatch.output import jsonout
 from kbatch.output.values import iso_timestamp
-from kbatch.output.visible import json_name, shell_word, visible
+from kbatch.output.visible import shell_word, visible
 from kbatch.render.table import finding_line
 
 _MOVE_STYLE = {"rewind": "bold yellow", "reset-forward": "bold yellow"}
@@ -114,10 +113,9 @@ def _reset_lines(history: OffsetHistory, group: str) -> list[Text]:
 
 
 def write_commit_jsonl(out, commit: Commit) -> None:
-    out.write(json.dumps(commit_dict(commit), ensure_ascii=False) + "\n")
+    out.write(jsonout.json_line(commit_dict(commit)))
 
 
 def write_offsets_jsonl(out, findings) -> None:
     for path, finding in findings:
-        out.write(json.dumps({"type": "finding", "file": json_name(path), **finding_dict(finding)},
-                             ensure_ascii=False) + "\n")
+        out.write(jsonout.json_line(jsonout.finding_line(path, finding)))

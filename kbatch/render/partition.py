@@ -17,22 +17,12 @@ from kbatch.format.findings import Finding
 from kbatch.files import kinds
 from kbatch.partition.sidecars import Entry, Header
 from kbatch.render.dumplog import DumplogSink, finding_comment
-from kbatch.output.jsonout import JsonlSink, JsonSink, finding_dict, region_dict
+from kbatch.output.jsonout import JsonlSink, JsonSink, region_dict, sidecar_entry_dict, sidecar_header_dict
 from kbatch.render.table import TableSink, _codes, finding_line
 from kbatch.output.values import iso_timestamp
 from kbatch.output.visible import visible
 
 _TIMESTAMP_FIELDS = {"timestamp"}
-
-
-def entry_dict(entry: Entry) -> dict:
-    return {"type": "entry", "kind": entry.kind, "slot": entry.slot, "pos": entry.pos, "size": entry.size,
-            **entry.fields, "findings": [finding_dict(finding) for finding in entry.findings]}
-
-
-def header_dict(header: Header) -> dict:
-    return {"type": "header", "kind": header.kind, **header.fields,
-            "findings": [finding_dict(finding) for finding in header.findings]}
 
 
 def render(sink, path: str, size: int, kind: str, items, summary) -> None:
@@ -43,9 +33,9 @@ def render(sink, path: str, size: int, kind: str, items, summary) -> None:
         for item in items:
             summary.add(item)
             if isinstance(item, Entry):
-                write(entry_dict(item))
+                write(sidecar_entry_dict(item))
             elif isinstance(item, Header):
-                write(header_dict(item))
+                write(sidecar_header_dict(item))
             else:
                 write(region_dict(item))
         sink.end(summary)

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 
 from rich.table import Table
 from rich.text import Text
 
 from kbatch.output._dicts import producer_dict
-from kbatch.output.jsonout import finding_dict
-from kbatch.output.visible import json_name, visible
+from kbatch.output import jsonout
+from kbatch.output.visible import visible
 from kbatch.render.table import finding_line
 
 
@@ -50,9 +49,6 @@ def print_producers(console, views, findings) -> None:
 def write_producers_jsonl(out, views, findings) -> None:
     for view in views:
         for epoch in view.epochs:
-            line = producer_dict(epoch)
-            line["partition"] = json_name(line["partition"])
-            out.write(json.dumps(line, ensure_ascii=False) + "\n")
+            out.write(jsonout.json_line(producer_dict(epoch)))
     for path, finding in findings:
-        out.write(json.dumps({"type": "finding", "file": json_name(path), **finding_dict(finding)},
-                             ensure_ascii=False) + "\n")
+        out.write(jsonout.json_line(jsonout.finding_line(path, finding)))

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import json
 
 from rich.table import Table
 from rich.text import Text
 
-from kbatch.output.jsonout import finding_dict
 from kbatch.render.table import finding_line
 from kbatch.output.values import iso_timestamp
-from kbatch.output.visible import json_name, shell_word, visible
+from kbatch.output.visible import shell_word, visible
 
 _OUTCOME_STYLE = {"COMMIT": "green", "ABORT": "yellow", "OPEN": "bold red", "UNKNOWN": "bold red"}
 
@@ -137,24 +135,15 @@ def print_txn(console, views, coordinator, findings) -> None:
 
 
 def write_txn_jsonl(out, views, coordinator, findings) -> None:
-    def write(obj):
-        out.write(json.dumps(obj, ensure_ascii=False) + "\n")
+    from kbatch.output.jsonout import (coordinator_dict, finding_line, json_line, transaction_dict,
+                                       txn_partition_dict)
 
     for view in views:
         for txn in view.transactions:
-            write(txn.as_dict())
-        write({"type": "partition", "topic": view.topic if view.topic is None else json_name(view.topic), "partition": view.partition,
-               "directory": None if view.directory is None else json_name(view.directory),
-               "transactions": len(view.transactions),
-               "committed": sum(t.outcome == "COMMIT" for t in view.transactions),
-               "aborted": sum(t.outcome == "ABORT" for t in view.transactions),
-               "empty": sum(t.empty for t in view.transactions), "open": len(view.open),
-               "unknown": sum(t.outcome == "UNKNOWN" for t in view.transactions),
-               "last_stable_offset": view.last_stable_offset,
-               "log_end_offset": None if view.last_offset is None else view.last_offset + 1,
-               "cross_checked": view.cross_checked, "cross_check_findings": view.cross_check_findings})
+            out.write(json_line(transaction_dict(txn)))
+        out.write(json_line(txn_partition_dict(view)))
     if coordinator is not None:
         for state in sorted(coordinator.ids.values(), key=lambda s: s.transactional_id):
-            write(state.as_dict())
+            out.write(json_line(coordinator_dict(state)))
     for path, finding in findings:
-        write({"type": "finding", "file": json_name(path), **finding_dict(finding)})
+        out.write(json_line(finding_line(path, finding)))

@@ -10,7 +10,7 @@ from kbatch.format.findings import Finding
 from kbatch.reading.summary import FileSummary
 from kbatch.render.plain import bordered_lines, plain_width
 from kbatch.output.values import counted, finding_text
-from kbatch.output.visible import json_name, visible
+from kbatch.output.visible import visible
 
 
 def finding_marker(finding: Finding) -> str:
@@ -233,33 +233,26 @@ def _middle_cut(text: str, room: int, cell_len) -> str:
     return cut
 
 
-def _json_line(value: dict) -> str:
-    import json   # here: the table's run never loads the JSON writers
-
-    return json.dumps(value, ensure_ascii=False) + "\n"
-
-
 class VerifyJsonlSink(BatchOffsets):
     """One finding per line (with its batch's base_offset and last_offset, null between batches), then one
     summary line per file."""
 
     def __init__(self, out):
         # (imported here: the table's run never loads the JSON writers)
-        from kbatch.output.jsonout import finding_dict, finding_offsets, summary_dict
+        from kbatch.output import jsonout
 
-        self.out, self.finding_dict, self.finding_offsets = out, finding_dict, finding_offsets
-        self.summary_dict = summary_dict
+        self.out, self.json = out, jsonout
 
     def finding(self, path: str, finding: Finding) -> None:
-        offsets = self.finding_offsets(finding, self.batch_of(finding))
-        self.out.write(_json_line({"file": json_name(path), "type": "finding", **self.finding_dict(finding), **offsets}))
+        offsets = self.json.finding_offsets(finding, self.batch_of(finding))
+        self.out.write(self.json.json_line(self.json.file_first({**self.json.finding_line(path, finding), **offsets})))
 
     def file_done(self, summary: FileSummary) -> None:
         self.current = self.previous = None
-        self.out.write(_json_line({"type": "summary", **self.summary_dict(summary)}))
+        self.out.write(self.json.json_line(self.json.summary_line(summary)))
 
     def unreadable(self, path: str, reason: str) -> None:
-        self.out.write(_json_line({"file": json_name(path), "type": "error", "error": f"cannot read: {reason}"}))
+        self.out.write(self.json.json_line(self.json.file_first(self.json.error_line(path, reason))))
 
     def close(self) -> None:
         pass

@@ -1,0 +1,134 @@
+"""Every line every command writes in --format jsonl, and every document of --format json, is what the JSON Schema
+made from kbatch/output/columns.py says (kbatch/schema/kbatch-json-v1.schema.json): run on every fixture, on files
+beside segments, on damaged inputs and on a file that cannot be read, each line is validated against it."""
+
+from __future__ import annotations
+
+import json
+import os
+import jsonschema
+import pytest
+
+from kbatch.output import columns, docs
+from tests.helpers import FIXTURES, fixture_id, fixture_paths, run_kbatch
+
+SCHEMA = json.loads(docs.SCHEMA_PATH.read_text())
+DOCUMENT = jsonschema.Draft202012Validator(SCHEMA, format_checker=jsonschema.FormatChecker())
+LINE = jsonschema.Draft202012Validator({"$defs": SCHEMA["$defs"], "$ref": "#/$defs/line"})
+# Every "type" a line may have: the kinds declared (each a _kind column opening its columns).
+DECLARED_KINDS = {table[0].schema["const"] for table in (
+    columns.BATCH, columns.REGION, columns.SUMMARY_LINE, columns.ERROR_LINE, columns.SIDECAR_ENTRY,
+    columns.SIDECAR_HEADER, columns.GREP_MATCH, columns.COMMIT, columns.COORDINATOR_PARTITION, columns.PRODUCER,
+    columns.TRANSACTION, columns.TXN_PARTITION, columns.COORDINATOR, columns.DIFFERENCE, columns.DIFF_SUMMARY)}
+
+SEGMENTS = fixture_paths()
+ORDERS = FIXTURES / "partition" / "orders-0"
+SIDECARS = sorted(path for path in ORDERS.iterdir() if path.suffix != ".log") + \
+    sorted((FIXTURES / "partition" / "__cluster_metadata-0").iterdir())
+TXN = FIXTURES / "internal" / "txn"
+OFFSETS = FIXTURES / "internal" / "__consumer_offsets-12"
+DAMAGED_OFFSETS = FIXTURES / "internal" / "damaged" / "__consumer_offsets-0"
+
+
+def _lines(args, capsys, monkeypatch, codes) -> list[dict]:
+    return _valid_lines(args, run_kbatch(args, capsys, monkeypatch), codes)
+
+
+def _valid_lines(args, result, codes) -> list[dict]:
+    assert result.code in codes, (args, result.code, result.err)
+    lines = [json.loads(line) for line in result.out.splitlines()]
+    for line in lines:
+        errors = sorted(LINE.iter_errors(line), key=str)
+        assert not errors, (args, line, [error.message for error in errors][:3])
+    return lines
+
+
+def _document(args, capsys, monkeypatch, codes) -> dict:
+    result = run_kbatch(args, capsys, monkeypatch)
+    assert result.code in codes, (args, result.code, result.err)
+    document = json.loads(result.out)
+    errors = sorted(DOCUMENT.iter_errors(document), key=str)
+    assert not errors, (args, [error.message for error in errors][:3])
+    assert all(file["summary"]["damaged"] == bool(result.code) for file in document["files"]), args
+    return document
+
+
+@pytest.mark.parametrize("path", SEGMENTS, ids=fixture_id)
+def test_every_segment_command_writes_lines_of_the_schema(path, capsys, monkeypatch):
+    """dump (with and without records, both formats), verify-crc and grep on each fixture: every line fits, and
+    the exit status says what the lines do: 1 where the summary says the file is damaged, else 0 (grep's: 0 where
+    a record matched)."""
+    status = {0, 1}   # (which one: the summary says)
+    for args in (["dump", "--format", "jsonl"], ["dump", "--records", "--format", "jsonl"],
+                 ["verify-crc", "--format", "jsonl"]):
+        result = run_kbatch([*args, str(path)], capsys, monkeypatch)
+        lines = _valid_lines(args, result, status)
+        assert lines[-1]["type"] == "summary" and result.code == int(lines[-1]["damaged"]), args
+    for records in ([], ["--records"]):
+        document = _document(["dump", *records, "--format", "json", str(path)], capsys, monkeypatch, status)
+        assert len(document["files"]) == 1
+    matches = _lines(["grep", "--format", "jsonl", "-e", "", str(path)], capsys, monkeypatch, {0, 1})
+    assert run_kbatch(["grep", "-q", "-e", "", str(path)], capsys, monkeypatch).code == (0 if matches else 1)
+    assert all(match["type"] == "record" for match in matches)
+
+
+@pytest.mark.parametrize("path", SIDECARS, ids=fixture_id)
+def test_dump_of_a_file_beside_a_segment_writes_lines_of_the_schema(path, capsys, monkeypatch):
+    lines = _lines(["dump", "--format", "jsonl", str(path)], capsys, monkeypatch, {0})
+    assert lines[-1]["type"] == "summary"
+    _document(["dump", "--format", "json", str(path)], capsys, monkeypatch, {0})
+
+
+def test_a_damaged_file_beside_a_segment_and_an_unreadable_one(tmp_path, capsys, monkeypatch):
+    index = tmp_path / "00000000000000000000.index"
+    index.write_bytes((ORDERS / "00000000000000000000.index").read_bytes()[:-3])   # cut inside an entry
+    lines = _lines(["dump", "--format", "jsonl", str(index)], capsys, monkeypatch, {1})
+    assert {line["type"] for line in lines} >= {"entry", "finding", "summary"}
+    (tmp_path / "fifo").mkdir()
+    os.mkfifo(tmp_path / "fifo" / "pipe.log")
+    for command in ("dump", "verify-crc"):
+        lines = _lines([command, "--format", "jsonl", str(tmp_path / "fifo")], capsys, monkeypatch, {2})
+        assert [line["type"] for line in lines] == ["error"], command
+
+
+def test_every_other_command_writes_lines_of_the_schema(tmp_path, capsys, monkeypatch):
+    """txn, producers, offsets, diff and grep under read_committed, healthy and damaged: every line fits, and
+    between them and the segment commands every declared kind of line is written."""
+    seen = set()
+
+    def lines(args, codes):
+        got = _lines(args, capsys, monkeypatch, codes)
+        seen.update(line["type"] for line in got)
+        return got
+
+    lines(["txn", "--format", "jsonl", str(TXN / "payments-0"), str(TXN / "__transaction_state-0")], {0})
+    lines(["txn", "--format", "jsonl", str(ORDERS)], {0})
+    lines(["producers", "--format", "jsonl", str(ORDERS)], {0})
+    lines(["producers", "--format", "jsonl", str(TXN / "payments-0")], {0})
+    lines(["offsets", "--format", "jsonl", str(OFFSETS)], {0})
+    damaged_offsets = lines(["offsets", "--format", "jsonl", str(DAMAGED_OFFSETS)], {1})
+    assert "finding" in {line["type"] for line in damaged_offsets}
+    lines(["offsets", "--where", "billing", "--transactional-id", "tx-a", "--format", "jsonl"], {0})
+    lines(["grep", "--isolation", "read_committed", "--format", "jsonl", "-e", "", str(ORDERS)], {0})
+    lines(["grep", "--format", "jsonl", "-e", "", str(FIXTURES / "damaged-bitflip-record.log")], {0})
+    same = lines(["diff", "--format", "jsonl", str(FIXTURES / "v2-none.log"), str(FIXTURES / "v2-none.log")], {0})
+    assert [line["type"] for line in same] == ["summary"] and same[0]["same"] is True
+    for other in ("damaged-bitflip-record.log", "v2-gzip.log", "v1-none.log"):
+        lines(["diff", "--format", "jsonl", str(FIXTURES / "v2-none.log"), str(FIXTURES / other)], {1})
+    index = tmp_path / "00000000000000000000.index"
+    index.write_bytes((ORDERS / "00000000000000000000.index").read_bytes())
+    lines(["dump", "--format", "jsonl", str(ORDERS / "00000000000000000027.snapshot"), str(index)], {0})
+    lines(["dump", "--format", "jsonl", str(FIXTURES / "damaged-garbage-between.log")], {1})
+    os.mkfifo(tmp_path / "pipe.log")
+    lines(["verify-crc", "--format", "jsonl", str(tmp_path)], {2})   # (a FIFO found under a directory: passed over)
+    assert seen == DECLARED_KINDS
+
+
+def test_a_line_the_declaration_does_not_know_is_refused():
+    """The schema is closed: a key a writer added by hand, or one it left out, fails the test above."""
+    line = {"type": "difference", "kind": "record-changed", "offset": 3, "field": "value", "a": "x", "b": "y",
+            "a_pos": 1, "b_pos": 2, "a_value": None, "b_value": None, "differs_at": None}
+    assert LINE.is_valid(line)
+    assert not LINE.is_valid({**line, "extra": 1})
+    assert not LINE.is_valid({key: value for key, value in line.items() if key != "kind"})
+    assert not LINE.is_valid({**line, "type": "differences"})
