@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import jsonschema
 import pytest
 
@@ -16,10 +17,9 @@ SCHEMA = json.loads(docs.SCHEMA_PATH.read_text())
 DOCUMENT = jsonschema.Draft202012Validator(SCHEMA, format_checker=jsonschema.FormatChecker())
 LINE = jsonschema.Draft202012Validator({"$defs": SCHEMA["$defs"], "$ref": "#/$defs/line"})
 # Every "type" a line may have: the kinds declared (each a _kind column opening its columns).
-DECLARED_KINDS = {table[0].schema["const"] for table in (
-    columns.BATCH, columns.REGION, columns.SUMMARY_LINE, columns.ERROR_LINE, columns.SIDECAR_ENTRY,
-    columns.SIDECAR_HEADER, columns.GREP_MATCH, columns.COMMIT, columns.COORDINATOR_PARTITION, columns.PRODUCER,
-    columns.TRANSACTION, columns.TXN_PARTITION, columns.COORDINATOR, columns.DIFFERENCE, columns.DIFF_SUMMARY)}
+# every kind of line the declaration knows (kbatch.output.docs.LINE_KINDS), and dump's entries
+DECLARED_KINDS = {kind[0].schema["const"] for kind in (columns.BATCH, columns.REGION)} | {
+    kind_columns[0].schema["const"] for _, kind_columns, _ in docs.LINE_KINDS}
 
 SEGMENTS = fixture_paths()
 ORDERS = FIXTURES / "partition" / "orders-0"
@@ -92,7 +92,7 @@ def test_a_damaged_file_beside_a_segment_and_an_unreadable_one(tmp_path, capsys,
 
 
 def test_every_other_command_writes_lines_of_the_schema(tmp_path, capsys, monkeypatch):
-    """txn, producers, offsets, diff and grep under read_committed, healthy and damaged: every line fits, and
+    """txn, producers, offsets, retention, replicas, diff and grep under read_committed, healthy and damaged: every line fits, and
     between them and the segment commands every declared kind of line is written."""
     seen = set()
 
@@ -119,6 +119,12 @@ def test_every_other_command_writes_lines_of_the_schema(tmp_path, capsys, monkey
     index.write_bytes((ORDERS / "00000000000000000000.index").read_bytes())
     lines(["dump", "--format", "jsonl", str(ORDERS / "00000000000000000027.snapshot"), str(index)], {0})
     lines(["dump", "--format", "jsonl", str(FIXTURES / "damaged-garbage-between.log")], {1})
+    lines(["retention", "--format", "jsonl", "--config", "cleanup.policy=compact", str(ORDERS)], {0})
+    # two brokers' copies of orders-0, the second without its last segment: they diverge
+    for broker, names in (("b1", None), ("b2", [p.name for p in ORDERS.iterdir() if "53" not in p.name])):
+        shutil.copytree(ORDERS, tmp_path / broker / "orders-0",
+                        ignore=None if names is None else (lambda _, found, keep=names: [n for n in found if n not in keep]))
+    lines(["replicas", "--format", "jsonl", str(tmp_path / "b1" / "orders-0"), str(tmp_path / "b2" / "orders-0")], {1})
     os.mkfifo(tmp_path / "pipe.log")
     lines(["verify-crc", "--format", "jsonl", str(tmp_path)], {2})   # (a FIFO found under a directory: passed over)
     assert seen == DECLARED_KINDS
