@@ -1,0 +1,5 @@
+"""Kafka traffic out of packet captures (``kbatch pcap``): packets, TCP streams, Kafka frames.
+
+Layers, each its own module: :mod:`kbatch.capture.packets` reads pcap and pcapng files into TCP segments
+(the file formats and the link, IP and TCP headers are dpkt's, the optional extra ``kbatch[pcap]``).
+"""
