@@ -1,5 +1,6 @@
 """Kafka traffic out of packet captures (``kbatch pcap``): packets, TCP streams, Kafka frames.
 
 Layers, each its own module: :mod:`kbatch.capture.packets` reads pcap and pcapng files into TCP segments
-(the file formats and the link, IP and TCP headers are dpkt's, the optional extra ``kbatch[pcap]``).
+(the file formats and the link, IP and TCP headers are dpkt's, the optional extra ``kbatch[pcap]``);
+:mod:`kbatch.capture.streams` reassembles each connection's two directions into byte streams, with gaps.
 """
