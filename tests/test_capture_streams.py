@@ -66,3 +66,9 @@ def test_directions_are_apart_and_problems_pass_through():
 def test_ipv6_endpoints_are_bracketed(address, expected):
     [event] = list(reassemble([segment(1, 5, b"x", source=(address, 40000))]))
     assert event.connection == expected
+
+
+def test_a_waiting_segment_retransmitted_is_counted_once_against_the_cap():
+    events = list(reassemble([segment(1, 100, b"ab"), segment(2, 110, b"x" * 6), segment(3, 110, b"x" * 6),
+                              segment(4, 102, b"c" * 8)], waiting_limit=10))
+    assert gaps(events) == [] and stream_of(events) == b"ab" + b"c" * 8 + b"x" * 6

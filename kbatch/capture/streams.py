@@ -74,8 +74,9 @@ def reassemble(items: Iterable[Segment | PacketProblem],
         if direction.next_seq is None:
             direction.next_seq = item.seq
         if _ahead(item.seq, direction.next_seq) > 0:
-            direction.waiting.setdefault(item.seq, item)
-            direction.waiting_bytes += len(item.payload)
+            if item.seq not in direction.waiting:   # a retransmission of a waiting segment is not counted twice
+                direction.waiting[item.seq] = item
+                direction.waiting_bytes += len(item.payload)
             if direction.waiting_bytes > waiting_limit:
                 yield from _skip_to_waiting(name, direction, f"more than {waiting_limit} bytes waited for it")
             continue
