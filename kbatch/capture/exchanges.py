@@ -1,0 +1,98 @@
+"""Kafka requests and responses out of frames, paired by correlation id.
+
+The request header's first fields are read without knowing whether the request's version is flexible
+(clients/src/main/resources/common/message/RequestHeader.json): RequestApiKey int16, RequestApiVersion int16,
+CorrelationId int32, then ClientId -- a nullable string with the old two-byte length even in flexible header v2
+("flexibleVersions": "none"), absent only in header v0 (ControlledShutdown v0).  The body starts after the
+header's tagged fields, which need the request's flexible versions: :attr:`Request.after_client_id` says where
+they begin.  A response starts with the correlation id of the request it answers (ResponseHeader.json).
+
+Which direction carries requests: the one whose connection spoke first (a Kafka client always does).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Iterator
+
+from kbatch.capture.frames import FrameProblem, KafkaFrame
+
+CONTROLLED_SHUTDOWN = 7   # its version 0 alone has request header v0, without ClientId
+
+
+@dataclass(frozen=True)
+class Request:
+    connection: str
+    packet: int
+    time: float
+    api_key: int
+    api_version: int
+    correlation_id: int
+    client_id: str | None
+    after_client_id: int    # frame offset of the header's tagged fields (flexible) or of the body
+    frame: bytes
+
+
+@dataclass(frozen=True)
+class Response:
+    connection: str
+    packet: int
+    time: float
+    request: Request
+    frame: bytes            # from the correlation id on
+
+
+def _connection_pair(connection: str) -> frozenset:
+    source, _, destination = connection.partition(" -> ")
+    return frozenset((source, destination))
+
+
+def read_request(frame: KafkaFrame) -> Request | FrameProblem:
+    data = frame.data
+    if len(data) < 8:
+        return FrameProblem(frame.connection, frame.packet, f"a request of {len(data)} bytes: shorter than its header")
+    api_key = int.from_bytes(data[0:2], "big", signed=True)
+    api_version = int.from_bytes(data[2:4], "big", signed=True)
+    correlation_id = int.from_bytes(data[4:8], "big", signed=True)
+    client_id, position = None, 8
+    if not (api_key == CONTROLLED_SHUTDOWN and api_version == 0):
+        if len(data) < 10:
+            return FrameProblem(frame.connection, frame.packet, "the request header ends before its ClientId")
+        length = int.from_bytes(data[8:10], "big", signed=True)
+        position = 10
+        if length >= 0:
+            if position + length > len(data):
+                return FrameProblem(frame.connection, frame.packet,
+                                    f"the ClientId's length {length} runs past the request ({len(data)} bytes)")
+            client_id = data[position:position + length].decode("utf-8", errors="replace")
+            position += length
+        elif length != -1:
+            return FrameProblem(frame.connection, frame.packet, f"a ClientId length of {length} (expected -1 or more)")
+    return Request(frame.connection, frame.packet, frame.time, api_key, api_version, correlation_id, client_id,
+                   position, data)
+
+
+def exchanges(events: Iterable) -> Iterator:
+    """Requests, responses paired with their request, and everything else passed through; a response whose
+    request was not captured is a problem."""
+    requesters: dict[frozenset, str] = {}
+    waiting: dict[tuple[str, int], Request] = {}   # (request direction, correlation id) -> request
+    for event in events:
+        if not isinstance(event, KafkaFrame):
+            yield event
+            continue
+        pair = _connection_pair(event.connection)
+        requester = requesters.setdefault(pair, event.connection)
+        if event.connection == requester:
+            request = read_request(event)
+            if isinstance(request, Request):
+                waiting[(event.connection, request.correlation_id)] = request
+            yield request
+            continue
+        correlation_id = int.from_bytes(event.data[:4], "big", signed=True)
+        request = waiting.pop((requester, correlation_id), None)
+        if request is None:
+            yield FrameProblem(event.connection, event.packet,
+                               f"a response with correlation id {correlation_id}, whose request was not captured")
+            continue
+        yield Response(event.connection, event.packet, event.time, request, event.data)

@@ -1,0 +1,115 @@
+"""TCP reassembly: each connection's two byte streams, in order, out of segments in capture order.
+
+Per direction the next expected sequence number is kept (from the SYN, else the first segment seen);
+a segment ahead of it waits, one behind it (a retransmission) is dropped, one overlapping it gives only its
+new bytes.  Waiting bytes are capped per direction: past the cap, or at the end of the capture, the missing
+bytes are a gap (the packet number and the connection said) and the stream goes on at the first waiting
+segment -- the Kafka layer above resyncs there.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Iterable, Iterator
+
+from kbatch.capture.packets import PacketProblem, Segment
+
+SEQ_MODULUS = 1 << 32
+DEFAULT_WAITING_LIMIT = 16 << 20   # out-of-order bytes a direction may hold before its hole is called a gap
+
+
+def _ahead(a: int, b: int) -> int:
+    """How far sequence number ``a`` is past ``b`` (negative: behind), modulo 2**32 (RFC 1982 arithmetic)."""
+    distance = (a - b) % SEQ_MODULUS
+    return distance - SEQ_MODULUS if distance >= SEQ_MODULUS // 2 else distance
+
+
+@dataclass(frozen=True)
+class StreamBytes:
+    connection: str      # "client:port -> server:port" of this direction
+    packet: int          # the packet the first byte came in
+    time: float
+    data: bytes
+
+
+@dataclass(frozen=True)
+class StreamGap:
+    connection: str
+    packet: int          # the first packet after the hole
+    missing: int         # bytes never captured
+    why: str
+
+
+@dataclass
+class _Direction:
+    next_seq: int | None = None
+    waiting: dict = field(default_factory=dict)    # seq -> Segment
+    waiting_bytes: int = 0
+
+
+def connection_name(segment: Segment) -> str:
+    (src, sport), (dst, dport) = segment.source, segment.destination
+    return f"{_endpoint(src, sport)} -> {_endpoint(dst, dport)}"
+
+
+def _endpoint(address: str, port: int) -> str:
+    return f"[{address}]:{port}" if ":" in address else f"{address}:{port}"
+
+
+def reassemble(items: Iterable[Segment | PacketProblem],
+               waiting_limit: int = DEFAULT_WAITING_LIMIT) -> Iterator[StreamBytes | StreamGap | PacketProblem]:
+    """The in-order bytes of every TCP direction, gaps, and the packet layer's problems passed through."""
+    directions: dict[str, _Direction] = {}
+    for item in items:
+        if isinstance(item, PacketProblem):
+            yield item
+            continue
+        name = connection_name(item)
+        direction = directions.setdefault(name, _Direction())
+        if item.flags & 0x02:   # SYN: the data starts one past its sequence number
+            direction.next_seq = (item.seq + 1) % SEQ_MODULUS
+            continue
+        if not item.payload:
+            continue
+        if direction.next_seq is None:
+            direction.next_seq = item.seq
+        if _ahead(item.seq, direction.next_seq) > 0:
+            if item.seq not in direction.waiting:   # a retransmission of a waiting segment is not counted twice
+                direction.waiting[item.seq] = item
+                direction.waiting_bytes += len(item.payload)
+            if direction.waiting_bytes > waiting_limit:
+                yield from _skip_to_waiting(name, direction, f"more than {waiting_limit} bytes waited for it")
+            continue
+        yield from _deliver(name, direction, item)
+        yield from _drain(name, direction)
+    for name, direction in directions.items():
+        while direction.waiting:
+            yield from _skip_to_waiting(name, direction, "the capture ended before it came")
+
+
+def _deliver(name: str, direction: _Direction, segment: Segment) -> Iterator[StreamBytes]:
+    behind = -_ahead(segment.seq, direction.next_seq)   # bytes of it already delivered (retransmitted)
+    if behind < len(segment.payload):
+        data = segment.payload[behind:]
+        direction.next_seq = (direction.next_seq + len(data)) % SEQ_MODULUS
+        yield StreamBytes(name, segment.packet, segment.time, data)
+
+
+def _drain(name: str, direction: _Direction) -> Iterator[StreamBytes]:
+    """The waiting segments the stream has now reached."""
+    while True:
+        ready = [seq for seq in direction.waiting if _ahead(seq, direction.next_seq) <= 0]
+        if not ready:
+            return
+        for seq in sorted(ready, key=lambda seq: _ahead(seq, direction.next_seq)):
+            segment = direction.waiting.pop(seq)
+            direction.waiting_bytes -= len(segment.payload)
+            yield from _deliver(name, direction, segment)
+
+
+def _skip_to_waiting(name: str, direction: _Direction, why: str) -> Iterator[StreamBytes | StreamGap]:
+    first = min(direction.waiting, key=lambda seq: _ahead(seq, direction.next_seq))
+    missing = _ahead(first, direction.next_seq)
+    yield StreamGap(name, direction.waiting[first].packet, missing, why)
+    direction.next_seq = first
+    yield from _drain(name, direction)

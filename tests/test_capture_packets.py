@@ -1,0 +1,92 @@
+"""Reading TCP segments out of pcap/pcapng files (kbatch.capture.packets): captures written here with dpkt."""
+
+import io
+import socket
+
+import pytest
+
+dpkt = pytest.importorskip("dpkt")
+
+from kbatch.capture.packets import PacketProblem, Segment, read_segments  # noqa: E402
+
+PAYLOAD = b"\x00\x00\x00\x05hello"
+
+
+def ip_packet(payload=PAYLOAD, *, v6=False, seq=1000):
+    # a TCP checksum that does not verify, as loopback captures carry (checksum offload): dpkt keeps a non-zero sum
+    tcp = dpkt.tcp.TCP(sport=40000, dport=9092, seq=seq, flags=dpkt.tcp.TH_ACK | dpkt.tcp.TH_PUSH, data=payload,
+                       sum=0xDEAD)
+    if v6:
+        ip = dpkt.ip6.IP6(src=socket.inet_pton(socket.AF_INET6, "::1"), dst=socket.inet_pton(socket.AF_INET6, "::1"),
+                          nxt=dpkt.ip.IP_PROTO_TCP, hlim=64, data=tcp, plen=len(tcp))
+    else:
+        ip = dpkt.ip.IP(src=socket.inet_aton("127.0.0.1"), dst=socket.inet_aton("127.0.0.2"), p=dpkt.ip.IP_PROTO_TCP,
+                        data=tcp, len=20 + len(tcp))
+    return bytes(ip)
+
+
+def capture(frames, linktype, *, nano=False, snaplen=65535, pcapng=False):
+    out = io.BytesIO()
+    if pcapng:
+        writer = dpkt.pcapng.Writer(out, linktype=linktype, snaplen=snaplen)
+    else:
+        writer = dpkt.pcap.Writer(out, linktype=linktype, nano=nano, snaplen=snaplen)
+    for time, frame in frames:
+        writer.writepkt(frame, ts=time)
+    out.seek(0)
+    return out
+
+
+def segments(stream):
+    return [item for item in read_segments(stream) if isinstance(item, Segment)]
+
+
+@pytest.mark.parametrize("linktype, frame", [
+    (dpkt.pcap.DLT_EN10MB, lambda ip: bytes(dpkt.ethernet.Ethernet(type=dpkt.ethernet.ETH_TYPE_IP, data=ip))),
+    (dpkt.pcap.DLT_LINUX_SLL, lambda ip: bytes(dpkt.sll.SLL(ethtype=dpkt.ethernet.ETH_TYPE_IP, data=ip))),
+    (dpkt.pcap.DLT_LINUX_SLL2, lambda ip: bytes(dpkt.sll2.SLL2(ethtype=dpkt.ethernet.ETH_TYPE_IP, data=ip))),
+    (dpkt.pcap.DLT_NULL, lambda ip: (2).to_bytes(4, "little") + ip),
+])
+def test_link_types(linktype, frame):
+    ip = ip_packet()
+    [segment] = segments(capture([(1.5, frame(ip))], linktype))
+    assert (segment.packet, segment.time, segment.seq, segment.payload, segment.cut) == (1, 1.5, 1000, PAYLOAD, 0)
+    assert segment.source == ("127.0.0.1", 40000) and segment.destination == ("127.0.0.2", 9092)
+
+
+def test_ipv6_pcapng_and_bad_checksum_kept():
+    ip = ip_packet(v6=True)
+    frame = bytes(dpkt.ethernet.Ethernet(type=dpkt.ethernet.ETH_TYPE_IP6, data=ip))
+    [segment] = segments(capture([(2.0, frame)], dpkt.pcap.DLT_EN10MB, pcapng=True))
+    assert dpkt.tcp.TCP(frame[14 + 40:]).sum == 0xDEAD
+    assert segment.source == ("::1", 40000) and segment.payload == PAYLOAD
+
+
+def test_nanosecond_pcap():
+    frame = bytes(dpkt.ethernet.Ethernet(type=dpkt.ethernet.ETH_TYPE_IP, data=ip_packet()))
+    [segment] = segments(capture([(1700000000.123456789, frame)], dpkt.pcap.DLT_EN10MB, nano=True))
+    assert segment.time == pytest.approx(1700000000.123456789, abs=1e-6)
+
+
+def test_snaplen_cut_packet_says_how_much_is_missing():
+    frame = bytes(dpkt.ethernet.Ethernet(type=dpkt.ethernet.ETH_TYPE_IP, data=ip_packet()))
+    raw = capture([(1.0, frame[:-4])], dpkt.pcap.DLT_EN10MB).getvalue()
+    # the record header's orig_len says what was on the wire
+    raw = raw[:24 + 12] + len(frame).to_bytes(4, "little") + raw[24 + 16:]
+    [segment] = segments(io.BytesIO(raw))
+    assert segment.payload == PAYLOAD[:-4] and segment.cut == 4
+
+
+@pytest.mark.parametrize("cut_inside", ["packet", "record header"])
+def test_truncated_file_is_a_problem_after_the_packets_before(cut_inside):
+    frame = bytes(dpkt.ethernet.Ethernet(type=dpkt.ethernet.ETH_TYPE_IP, data=ip_packet()))
+    raw = capture([(1.0, frame), (2.0, frame)], dpkt.pcap.DLT_EN10MB).getvalue()
+    cut = 3 if cut_inside == "packet" else len(frame) + 3
+    items = list(read_segments(io.BytesIO(raw[:-cut])))
+    assert [type(item) for item in items] == [Segment, PacketProblem]
+    assert items[1].packet == 2
+
+
+def test_not_a_capture():
+    [problem] = list(read_segments(io.BytesIO(b"this is no capture at all")))
+    assert isinstance(problem, PacketProblem) and problem.packet == 0
