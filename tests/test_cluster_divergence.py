@@ -41,3 +41,20 @@ def test_after_the_election_the_old_leader_truncated_and_followed(three_brokers_
     assert [tuple(pair) for pair in facts["consumed_after"]] == expected
     for copy in three_brokers_diverged.after:
         assert _records(kbatch, copy) == expected
+
+
+def _epochs(log_dir, partition="diverged-0") -> list[tuple[int, int]]:
+    """A copy's leader-epoch-checkpoint: a version line, a count line, then "epoch start-offset" lines."""
+    lines = (log_dir / partition / "leader-epoch-checkpoint").read_text().split("\n")
+    return [tuple(map(int, line.split())) for line in lines[2:] if line.strip()]
+
+
+def test_every_copy_is_whole_and_only_the_new_leader_began_an_epoch_at_10(three_brokers_diverged, kbatch):
+    """The divergence is in what the copies hold, not in damage: verify-crc finds every batch whole; the
+    epoch files say which copy the election moved on (broker 2's newer epoch begins at offset 10)."""
+    for copy in (*three_brokers_diverged.copies, *three_brokers_diverged.after):
+        result = kbatch("verify-crc", str(copy / "diverged-0"))
+        assert result.code == 0, (copy, result.out, result.err)
+    one, two, three = map(_epochs, three_brokers_diverged.copies)
+    assert one == three == [(0, 0)]
+    assert two[0] == (0, 0) and two[-1][1] == 10 and two[-1][0] > 0
