@@ -107,8 +107,7 @@ def run(cluster, home: Path) -> dict:
     cluster.start(2)
     _wait_for(lambda: _leader(cluster)[0] == 2, "broker 2 to lead again")
     cluster.start(1, 3)
-    _wait_for(lambda: _leader(cluster)[1] == sorted(_leader(cluster)[1]) and len(_leader(cluster)[1]) == 3,
-              "all three back in the ISR", timeout=90)
+    _wait_for(lambda: len(_leader(cluster)[1]) == 3, "all three back in the ISR", timeout=90)   # (a JVM a poll)
     consumed = _consume(cluster.bootstrap)
     cluster.stop_all()
     after = _copy(cluster, home / "after")
