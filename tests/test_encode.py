@@ -237,7 +237,10 @@ def test_every_finding_code_can_be_crafted():
                       "record-version-above-schema", "tagged-field-size-mismatch",     # message's: test_messages_table.py
                       "offset-outlier",            # three batches' offsets: tests/test_outlier.py
                       "control-not-end-marker", "marker-not-believed",   # tests/test_markers.py
-                      "truncated-while-reading"}   # a file cut while read: tests/test_shrinking.py
+                      "truncated-while-reading",   # a file cut while read: tests/test_shrinking.py
+                      # a producer's batches against each other: tests/test_producers.py
+                      "producer-epoch-backwards", "producer-sequence-not-reset", "producer-sequence-repeat",
+                      "producer-sequence-gap", "producer-txn-state", "duplicate-records"}
     from .test_partition_crosscheck import PARTITION_CODES   # the files beside a segment: tests/test_partition_*
     assert set(CODES) == crafted | by_other_means | PARTITION_CODES
 

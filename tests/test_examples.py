@@ -51,6 +51,9 @@ STATUSES: list[tuple[str, int, str]] = [
     (r"^kbatch --version", 0, "nothing is read"),
     (r"^kbatch (encode-from-json|snapshot) ", 0, "a dump of a clean fixture; snapshots written just before"),
     (r"^kbatch txn ", 0, "the transaction fixture's partitions: outcomes, not damage"),
+    (r"^kbatch (offsets|producers|replicas) |^kbatch retention (?!.*/var/kafka-logs)", 0,
+     "the transaction fixture's clean partitions (offsets: its records are of no record type the group "
+     "coordinator knows, a warning; replicas: copies that agree; --where reads nothing)"),
     (r"^kbatch hexdump-annotate ", 0, "each shows a batch of v2-txn-commit.log, the stand-in's clean first part"),
     (r"^kbatch dump -r .*__\w+-\d+", 0, "the internal topics' clean fixtures"),
     (r"--offset-range 100:200 ", 0, "the walk stops at the stand-in's first batch (offset 900), before the damage"),

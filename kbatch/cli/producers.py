@@ -64,9 +64,10 @@ def producers(paths, producer_ids, transactional_ids, output_format, decompresse
             views[key] = PartitionProducers(key)
         views[key].add_batch(batch, path)
 
-    # records only where a producer wrote them (its duplicates) or a marker ends its transaction
+    # records only where a producer wrote them (its duplicates, its markers) and __transaction_state's
     replayed = replay(files, ReadOptions(decompressed_limit=decompressed_limit), add,
-                      wants_records=lambda path, batch: batch.producer_id is not None and batch.producer_id >= 0)
+                      wants_records=lambda path, batch: is_transaction_state(path) or
+                      (batch.producer_id is not None and batch.producer_id >= 0))
     status = replay_status(replayed, status)
     ordered = [views[key] for key in sorted(views)]
     join_transactional_ids(ordered, coordinator)

@@ -538,7 +538,7 @@ COORDINATOR_PARTITION = (
 
 # -- the lines of diff --format jsonl (kbatch.ops.diff) ----------------------------------------------------
 
-_ANY = {}
+_ANY: dict = {}
 DIFFERENCE = (
     _kind("difference", "one difference, old to new"),
     Column("kind", "string", False, "difference.kind",

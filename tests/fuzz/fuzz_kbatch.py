@@ -52,7 +52,7 @@ if __name__ == "__main__":  # fuzzing, not the test suite that imports the targe
     sys.modules["cython"] = None  # ``import cython`` fails: the walker runs on kbatch's stand-in, as without Cython
 
 with atheris.instrument_imports(include=["kbatch"]):
-    from kbatch.ops.annotate import decompressed_spans, entry_spans
+    from kbatch.ops.annotate import Span, decompressed_spans, entry_spans  # noqa: F401 (Span: tests/test_fuzz_targets.py)
     from kbatch.format.codecs import CodecError, Decompressor
     from kbatch.ops.encode import SpecError, encode_document
     from kbatch.format.findings import Finding
