@@ -204,8 +204,5 @@ def join_transactional_ids(partitions, coordinator) -> None:
     """Name each producer's transactional id, where __transaction_state (read into ``coordinator``, a
     kbatch.ops.txn.CoordinatorView) holds its producer id."""
     by_producer = coordinator.by_producer()
-    for view in partitions:
-        for epoch in view.epochs:
-            state = by_producer.get(epoch.producer_id)
-            if state is not None:
-                epoch.transactional_id = state.transactional_id
+    for epoch in (epoch for view in partitions for epoch in view.epochs):
+        epoch.transactional_id = getattr(by_producer.get(epoch.producer_id), "transactional_id", None)
