@@ -167,7 +167,7 @@ def test_an_internal_error_is_one_line_not_a_traceback(kbatch, monkeypatch):
     def explode(*args, **kwargs):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(dump_module, "_dump_file", explode)
+    monkeypatch.setattr(dump_module, "list_file", explode)
     result = kbatch("dump", "fixtures/v2-none.log")
     assert result.code == 2
     assert "internal error: RuntimeError: boom" in result.err and "Traceback" not in result.err

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import sys
 
@@ -10,13 +9,13 @@ import click
 
 from kbatch.files.kinds import (BATCH_KINDS, KINDS, RENAMED_PARTITION_STATES, is_partial_snapshot, kind_of,
                                 renamed_partition)
-from kbatch.partition.seek import Window, select, start_position
+from kbatch.partition.seek import Window
 from kbatch.partition.sniff import NotALogSegment, looks_like_other_kind
 from kbatch.messages import DECODERS, decoder_for_path
-from kbatch.ops.listing import Listing, list_in_parts
+from kbatch.ops.listing import list_file
 from kbatch.ops.visibility import UncommittedView, log_start_within, partition_of
-from kbatch.walk.parts import usable_cpus, worth_parts
-from kbatch.reading.reader import ReadOptions, SegmentReader, input_kind
+from kbatch.walk.parts import usable_cpus
+from kbatch.reading.reader import ReadOptions, input_kind
 from kbatch.files.inputs import PARTITION_FILES
 from kbatch.output.jsonout import JsonlSink
 from kbatch.reading.summary import FileSummary
@@ -184,9 +183,10 @@ def dump(files, records, output_format, decode, decoder, kafka_version, full, li
         # Lines stand alone in JSON Lines: a large file's parts can be listed at once and put end to end.
         in_parts = (isinstance(sink, JsonlSink) and sink.writes_utf8 and limit is None and not selects
                     and not hex_input and path != "-" and input_kind(path) == "file")
-        return _dump_file(path, stream, options, sink, limit, selected, decoder, columns,
-                          jobs=(jobs or usable_cpus()) if in_parts else 1, committed=committed, log_start=log_start,
-                          kafka_version=kafka_version)
+        return list_file(path, stream, options, sink, internal=decoder_for_path(path) if decoder == "auto" else decoder,
+                         columns=columns, window=selected, limit=limit, committed=committed, log_start=log_start,
+                         kafka_version=kafka_version, jobs=(jobs or usable_cpus()) if in_parts else 1,
+                         note=lambda text: click.echo(text, err=True))
 
     # A directory dumps every file Kafka keeps in it, each segment's together, segments by base offset.
     status = for_each_input(files, hex_input, dump_one, pattern=PARTITION_FILES, sink=sink)
@@ -198,34 +198,3 @@ def dump(files, records, output_format, decode, decoder, kafka_version, full, li
         click.echo(f"kbatch: note: stepped over {len(beside_stepped_over)} files beside the segments, outside "
                    f"{window} (they hold no records)", err=True)
     return status
-
-
-def _dump_file(path, stream, options, sink, limit, window: Window, decoder="auto", columns=False,
-               jobs: int = 1, committed=None, log_start: int | None = None,
-               kafka_version: str | None = None) -> FileSummary:
-    internal = decoder_for_path(path) if decoder == "auto" else decoder
-    if internal not in (None, "none"):   # an internal topic's records are read into objects by its decoder
-        options = dataclasses.replace(options, record_objects=True)
-    reader = SegmentReader(stream, options)
-    summary = FileSummary(path, reader.size)
-    selected = None
-    if window.selects:
-        # Start where the indexes say (verified), and step over batches outside the window at their header.
-        start = start_position(path, reader, stream, window)
-        if start.note:
-            click.echo(start.note, err=True)
-        selected = select(reader, stream, start.pos, window)
-    sink.begin(path, reader.size)
-    listing = Listing(reader, summary, sink, options, internal, columns, window, limit, committed, log_start,
-                      kafka_version)
-    if worth_parts(reader.size, jobs):
-        list_in_parts(path, listing, jobs)
-    elif selected is not None:
-        listing.show(selected)
-    else:
-        listing.list_from(0, reader.size)
-    if listing.left_out:
-        click.echo(f"kbatch: {visible(path)}: records a consumer refuses as corrupt (their batch or message fails its check): "
-                   f"{listing.left_out}, left out (without --isolation they are listed)", err=True)
-    sink.end(summary)
-    return summary

@@ -8,7 +8,7 @@ import sys
 
 import click
 
-from kbatch.ops.annotate import Span, decompressed_spans, entry_spans
+from kbatch.ops.annotate import Span, decompressed_spans, entry_spans, range_spans, select_entry, start_for_offset
 from kbatch.format.codecs import CodecError
 from kbatch.format.findings import MAX_HELD, Finding
 from kbatch.reading.reader import ReadOptions, SegmentReader, open_input
@@ -108,8 +108,10 @@ def hexdump_annotate(file, batch_index, record_offset, position, byte_range, wid
             position = 0   # the first entry, damaged or not
         start = (0, 0)
         if record_offset is not None:
-            start = _start_for_offset(file, reader, stream, record_offset)
-        shown = _select(reader, batch_index, record_offset, position, start)
+            start, note = start_for_offset(file, reader, stream, record_offset)
+            if note:
+                click.echo(note, err=True)
+        shown = select_entry(reader, batch_index, record_offset, position, start)
         if shown is None:
             click.echo(f"kbatch: {visible(file)} has no such batch", err=True)
             return ExitStatus.TROUBLE
@@ -161,68 +163,6 @@ def _lazy_bytes(stream, size: int):
     return memoryview(mmap.mmap(stream.fileno(), 0, access=mmap.ACCESS_READ))
 
 
-def _start_for_offset(file, reader, stream, record_offset: int) -> tuple[int, int]:
-    """(position, batch index) where the batch holding ``record_offset`` can start, found without decoding.
-
-    The ``.index`` beside a segment says where to go (verified, as ``dump --offset-range`` uses it); the
-    batch index there is counted by stepping over the headers before it.  From there, and without an
-    index, batches whose CRC verifies and whose last offset is below the target are stepped over at their
-    header.  Anything else (damage, a header that does not chain) is left to the reader's walk.
-    """
-    from kbatch.partition.seek import Window, peek, start_position
-
-    limit = reader.options.max_entry_size
-    found = start_position(file, reader, stream, Window(low=record_offset, high=record_offset))
-    if found.note:
-        click.echo(found.note, err=True)
-    pos = index = 0
-    while pos < found.pos:   # headers chain to the verified index position: count the batches on the way
-        header = peek(stream, pos, reader.size, limit)
-        if header is None or header.end > found.pos:
-            pos = index = 0
-            break
-        pos, index = header.end, index + 1
-    while pos < reader.size:
-        header = peek(stream, pos, reader.size, limit)
-        if header is None or header.last_offset >= record_offset or not reader.entry_verifies_at(pos):
-            break
-        pos, index = header.end, index + 1
-    return pos, index
-
-
-def _select(reader, batch_index, record_offset, position, start: tuple[int, int] = (0, 0)):
-    """(batch index, the batch or damaged range, its findings) the options ask for; the first batch by default.
-
-    ``start``: (position, batch index) of an entry to walk from (the batches before it are not wanted).
-    """
-    index = start[1] - 1
-    pending: list[Finding] = []
-    for item in reader.walk(start[0]):
-        if isinstance(item, Finding):
-            if position is not None and item.owns_bytes and item.pos <= position < item.pos + item.size:
-                pending = [item]
-                continue
-            if pending and not item.owns_bytes:
-                pending.append(item)
-                continue
-            if pending:
-                break
-            continue
-        if pending:
-            break
-        index += 1
-        if batch_index is not None and index != batch_index:
-            continue
-        if record_offset is not None and not item.base_offset <= record_offset <= item.last_offset:
-            continue
-        if position is not None and not item.pos <= position < item.pos + item.size:
-            continue
-        return index, item, item.findings
-    if pending:
-        return index, pending[0], pending
-    return None
-
-
 def _show_decompressed(view, batch, index, console, width, ruler, render, decompressor, max_bytes,
                        internal) -> None:
     payload = view[batch.payload_pos:batch.payload_pos + batch.payload_size]
@@ -243,26 +183,7 @@ def _show_decompressed(view, batch, index, console, width, ruler, render, decomp
 
 def _show_range(reader, view, byte_range, console, width, ruler, render, internal):
     low, high = byte_range
-    spans: list[Span] = []
-    damaged = False
-    index = -1
-    for item in reader:
-        if isinstance(item, Finding):
-            if item.owns_bytes and item.pos < high and item.pos + item.size > low:
-                spans.append(Span(item.pos, item.pos + item.size, "damaged range", counted(item.size, "byte"), "raw",
-                                  item))
-            damaged |= item.is_damage and low <= item.pos < high
-            if item.pos >= high:
-                break
-            continue
-        index += 1
-        if item.pos >= high:
-            break
-        if item.pos + item.size <= low:
-            continue
-        spans += entry_spans(item, view[item.pos:item.pos + item.size], index, (low, high), **internal)
-        damaged |= item.is_damaged
+    spans, damaged = range_spans(reader, view, low, high, internal)
     high = min(high, reader.size)
-    spans = [span for span in spans if span.end > low and span.start < high]
     render(console, view[low:high], low, spans, width=width, ruler=ruler, title=f"positions {low}–{high - 1}")
     return ExitStatus.FOUND if damaged else ExitStatus.OK

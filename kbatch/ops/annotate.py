@@ -328,3 +328,103 @@ def decompressed_spans(batch: Batch, inflated, index: int, window: tuple[int, in
         spans += _rest(fields, item.pos, item.pos + item.size, message_path, _first_damage(item), error, inner=True)
         inner_index += 1
     return spans
+
+
+# -- which entry to show ------------------------------------------------------------------------------------
+
+
+def start_for_offset(path: str, reader, stream, record_offset: int) -> tuple[tuple[int, int], str | None]:
+    """((position, batch index) where the batch holding ``record_offset`` can start, found without decoding;
+    the note the index lookup left, if any).
+
+    The ``.index`` beside a segment says where to go (verified, as ``dump --offset-range`` uses it); the
+    batch index there is counted by stepping over the headers before it.  From there, and without an
+    index, batches whose CRC verifies and whose last offset is below the target are stepped over at their
+    header.  Anything else (damage, a header that does not chain) is left to the walk.
+    """
+    from kbatch.partition.seek import Window, peek, start_position
+
+    limit = reader.options.max_entry_size
+    found = start_position(path, reader, stream, Window(low=record_offset, high=record_offset))
+    pos = index = 0
+    while pos < found.pos:   # headers chain to the verified index position: count the batches on the way
+        header = peek(stream, pos, reader.size, limit)
+        if header is None or header.end > found.pos:
+            pos = index = 0
+            break
+        pos, index = header.end, index + 1
+    while pos < reader.size:
+        header = peek(stream, pos, reader.size, limit)
+        if header is None or header.last_offset >= record_offset or not reader.entry_verifies_at(pos):
+            break
+        pos, index = header.end, index + 1
+    return (pos, index), found.note
+
+
+def select_entry(reader, batch_index: int | None, record_offset: int | None, position: int | None,
+                 start: tuple[int, int] = (0, 0)):
+    """(batch index, the batch or damaged range, its findings) the options ask for; the first batch by default.
+
+    ``start``: (position, batch index) of an entry to walk from (the batches before it are not wanted).
+    """
+    from kbatch.walk.engine import entries
+
+    index = start[1] - 1
+    pending: list[Finding] = []   # the damaged range asked for, and the findings about its bytes after it
+    for item in entries(reader, start[0]):
+        if isinstance(item, Finding):
+            if position is not None and item.owns_bytes and item.pos <= position < item.pos + item.size:
+                pending = [item]
+                continue
+            if pending and not item.owns_bytes:
+                pending.append(item)
+                continue
+            if pending:
+                break
+            continue
+        if pending:
+            break
+        index += 1
+        if batch_index is not None and index != batch_index:
+            continue
+        if record_offset is not None and not item.base_offset <= record_offset <= item.last_offset:
+            continue
+        if position is not None and not item.pos <= position < item.pos + item.size:
+            continue
+        return index, item, item.findings
+    if pending:
+        return index, pending[0], pending
+    return None
+
+
+def range_spans(reader, view, low: int, high: int, internal: dict) -> tuple[list[Span], bool]:
+    """The spans of every entry and damaged range that lies in file positions [low, high), and whether any
+    of them is damaged."""
+    from kbatch.output.values import counted
+    from kbatch.walk.engine import each, entries
+
+    spans: list[Span] = []
+    damaged = False
+    index = -1
+
+    def region(finding: Finding) -> bool:
+        nonlocal damaged
+        if finding.owns_bytes and finding.pos < high and finding.pos + finding.size > low:
+            spans.append(Span(finding.pos, finding.pos + finding.size, "damaged range", counted(finding.size, "byte"),
+                              "raw", finding))
+        damaged |= finding.is_damage and low <= finding.pos < high
+        return finding.pos >= high
+
+    def batch(batch: Batch) -> bool:
+        nonlocal damaged, index, spans
+        index += 1
+        if batch.pos >= high:
+            return True
+        if batch.pos + batch.size > low:
+            spans += entry_spans(batch, view[batch.pos:batch.pos + batch.size], index, (low, high), **internal)
+            damaged |= batch.is_damaged
+        return False
+
+    each(entries(reader), batch, region)
+    high = min(high, reader.size)
+    return [span for span in spans if span.end > low and span.start < high], damaged

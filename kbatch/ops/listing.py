@@ -14,13 +14,14 @@ import io
 
 from kbatch.format.findings import Finding
 from kbatch.ops.visibility import refused
-from kbatch.partition.seek import Window, keep_selected
+from kbatch.partition.seek import Window, keep_selected, select, start_position
 from kbatch.reading.model import Batch
 from kbatch.reading.reader import ReadOptions, SegmentReader
 from kbatch.reading.records import stream_records
 from kbatch.reading.summary import FileSummary
+from kbatch.output.visible import visible
 from kbatch.walk.engine import Walk
-from kbatch.walk.parts import copy_out, spill_limit, walk_in_parts
+from kbatch.walk.parts import copy_out, spill_limit, walk_in_parts, worth_parts
 
 
 @dataclasses.dataclass
@@ -108,6 +109,36 @@ class Listing:
         records = list(batch.records)
         batch.records = [record for record in records if refused(batch, record) is None]
         self.left_out += len(records) - len(batch.records)
+
+
+def list_file(path: str, stream, options: ReadOptions, sink, *, internal: str | None, columns: bool, window: Window,
+              limit: int | None, committed=None, log_start: int | None = None, kafka_version: str | None = None,
+              jobs: int = 1, note=lambda text: None) -> FileSummary:
+    """List one segment's entries into ``sink`` (``dump``): the whole file, in parts at once where it is large
+    (``jobs``), or from where the indexes say the window starts, stepping over the batches outside it;
+    ``note(text)`` is told what a user should know (an index not trusted, records left out)."""
+    if internal not in (None, "none"):   # an internal topic's records are read into objects by its decoder
+        options = dataclasses.replace(options, record_objects=True)
+    reader = SegmentReader(stream, options)
+    summary = FileSummary(path, reader.size)
+    sink.begin(path, reader.size)
+    listing = Listing(reader, summary, sink, options, internal, columns, window, limit, committed, log_start,
+                      kafka_version)
+    if worth_parts(reader.size, jobs):
+        list_in_parts(path, listing, jobs)
+    elif window.selects:
+        # Start where the indexes say (verified), and step over batches outside the window at their header.
+        start = start_position(path, reader, stream, window)
+        if start.note:
+            note(start.note)
+        listing.show(select(reader, stream, start.pos, window))
+    else:
+        listing.list_from(0, reader.size)
+    if listing.left_out:
+        note(f"kbatch: {visible(path)}: records a consumer refuses as corrupt (their batch or message fails its "
+             f"check): {listing.left_out}, left out (without --isolation they are listed)")
+    sink.end(summary)
+    return summary
 
 
 @dataclasses.dataclass

@@ -34,6 +34,7 @@ from kbatch.format.structs import (
     TIME_INDEX_ENTRY,
 )
 from kbatch.files import kinds
+from kbatch.walk.engine import entries
 
 _HEADER_BYTES = BATCH_HEADER.size   # the longest fixed header: enough for every magic
 _V2 = {name: index for index, name in enumerate(BATCH_HEADER.names)}
@@ -120,24 +121,33 @@ def past(header: Header, window: Window) -> bool:
     return window.high is not None and header.base_offset is not None and header.base_offset > window.high
 
 
-def select(reader, stream: BinaryIO, start: int, window: Window) -> Iterator[Batch | Finding]:
-    """The entries of ``reader``'s input from ``start`` that may hold the window, and every damaged range met.
+class WindowRun:
+    """A run (kbatch.walk.engine) that steps over the entries whose header puts them outside ``window``: it
+    takes them unread, and the whole rest of the input once an entry lies past the offsets selected (offsets
+    only grow).  Anything else -- an entry that may be in the window, bytes that are no plausible header -- it
+    leaves to the full reader, which checks and decodes it."""
 
-    An entry whose header puts it outside the window is stepped over; anything else -- an entry that may
-    be in it, bytes that are no plausible header -- is read by the reader (which checks and decodes it).
-    """
-    pos = start
-    limit = reader.options.max_entry_size
-    while pos < reader.size:
-        header = peek(stream, pos, reader.size, limit)
-        if header is not None:
-            if past(header, window):
-                return
-            if skips(header, window):
-                pos = header.end
-                continue
-        yield from reader.walk(pos, pos + 1)
-        pos = reader.landed
+    last_pos = None   # it vouches for no batch it steps over (their CRCs are not read)
+
+    def __init__(self, stream: BinaryIO, size: int, max_entry_size: int, window: Window):
+        self.stream, self.size, self.max_entry_size, self.window = stream, size, max_entry_size, window
+
+    def walk(self, _window, pos: int, stop: int) -> int:
+        while pos < stop:
+            header = peek(self.stream, pos, self.size, self.max_entry_size)
+            if header is None:
+                break
+            if past(header, self.window):
+                return max(stop, self.size)
+            if not skips(header, self.window):
+                break
+            pos = header.end
+        return pos
+
+
+def select(reader, stream: BinaryIO, start: int, window: Window) -> Iterator[Batch | Finding]:
+    """The entries of ``reader``'s input from ``start`` that may hold the window, and every damaged range met."""
+    return entries(reader, start, run=WindowRun(stream, reader.size, reader.options.max_entry_size, window))
 
 
 def keep_selected(batch, window: Window) -> bool:

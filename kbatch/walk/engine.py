@@ -25,7 +25,13 @@ to hand off:
   jsonl``): a v2 batch whose CRC holds and whose line the compiled writer
   writes;
 * grep's match run (:class:`kbatch.walk.deep.MatchRun`, ``grep``): the deep run's
-  batches in which no record is selected.
+  batches in which no record is selected;
+* the window run (:class:`kbatch.partition.seek.WindowRun`, ``dump --offset-range``,
+  ``--since``): the entries whose header puts them outside the selected offsets
+  or times, stepped over unread.
+
+Every command reaches a segment's entries through :func:`entries` (a walk with
+no run is the full reader's alone), and most hand them on with :func:`each`.
 
 The CRC run and the listing run take the batches :func:`clean_v2_batches`
 hands out; the deep run's compiled loop frames them by the same bounds
@@ -35,7 +41,7 @@ walk has its window read ahead on a second thread (kbatch.reading.readahead).
 
 from __future__ import annotations
 
-from typing import Iterator, Protocol
+from typing import Callable, Iterator, Protocol
 
 from kbatch.format.findings import Finding
 from kbatch.format.framing import CHECKSUMS, size_bounds
@@ -92,6 +98,27 @@ class Walk:
             yield from reader.walk(pos, pos + 1 if run is not None else stop)
             pos = self.landed = reader.landed
         yield from reader.ending()   # the file cut while it was read
+
+
+def entries(reader, start: int = 0, stop: int | None = None, run: Run | None = None) -> Iterator[Batch | Finding]:
+    """The one way any command reaches a segment's entries: what :meth:`Walk.items` yields for [start, stop)
+    (the whole input by default), with ``run`` taking the entries it has nothing to say about.
+
+    ``start`` is where an entry begins (0, or a position the reader or an index verified).
+    """
+    return Walk(reader, run).items(start, reader.size if stop is None else stop)
+
+
+def each(items: Iterator[Batch | Finding], batch: Callable[[Batch], object],
+         region: Callable[[Finding], object]) -> object:
+    """Hand each of ``items`` (:func:`entries`) on: a batch to ``batch``, a damaged range or any other finding
+    about the bytes (a zero tail, the input cut while read) to ``region``.  A true answer ends the walk there
+    and is returned; else None."""
+    for item in items:
+        answer = region(item) if isinstance(item, Finding) else batch(item)
+        if answer:
+            return answer
+    return None
 
 
 def clean_v2_batches(window, pos: int, stop: int, max_entry_size: int):
