@@ -30,6 +30,7 @@ from kbatch.partition.crosscheck import CROSS_CHECK_CODES, PartitionCheck
 from kbatch.partition.sidecars import Entry, read_sidecar
 from kbatch.reading.model import Batch
 from kbatch.reading.reader import ReadOptions, SegmentReader, load_records, open_input
+from kbatch.walk.engine import each, entries
 
 MODEL_VERSION = 1
 MAX_BLOCKS = 1500          # batches drawn one by one; a segment of more is drawn as this many bins of its bytes
@@ -341,25 +342,28 @@ class MapGatherer:
             base = os.path.splitext(path)[0]
             self._offset_ticks(base + ".index", segment, partition)
             times = self._time_ticks(base + ".timeindex", segment, partition)
+
+            def region(finding: Finding) -> None:
+                if finding.owns_bytes:
+                    segment.add_region(finding)
+                segment.errors += finding.is_damage
+                self._finding(finding, path, partition, ident)
+
+            def batch(batch: Batch) -> None:
+                segment.add_batch(batch)
+                for finding in batch.findings:
+                    segment.errors += finding.is_damage
+                    self._finding(finding, path, partition, ident)
+                if times is not None:
+                    times.batch(batch)
+                _epoch(epochs, batch)
+                if batch.is_control and batch.magic >= 2 and batch.records is None:
+                    # its marker says how its transaction ended (as kbatch txn reads it)
+                    load_records(batch, reader.read_bytes(batch.payload_pos, batch.payload_size), self.decompressor)
+                txns.add_batch(batch, path)
+
             try:
-                for item in reader:
-                    if isinstance(item, Finding):
-                        if item.owns_bytes:
-                            segment.add_region(item)
-                        segment.errors += item.is_damage
-                        self._finding(item, path, partition, ident)
-                        continue
-                    segment.add_batch(item)
-                    for finding in item.findings:
-                        segment.errors += finding.is_damage
-                        self._finding(finding, path, partition, ident)
-                    if times is not None:
-                        times.batch(item)
-                    _epoch(epochs, item)
-                    if item.is_control and item.magic >= 2 and item.records is None:
-                        # its marker says how its transaction ended (as kbatch txn reads it)
-                        load_records(item, reader.read_bytes(item.payload_pos, item.payload_size), self.decompressor)
-                    txns.add_batch(item, path)
+                each(entries(reader), batch, region)
                 if times is not None:
                     times.finish()
             finally:

@@ -305,12 +305,13 @@ def decompressed_spans(batch: Batch, inflated, index: int, window: tuple[int, in
         return record_spans(batch, inflated, 0, path, inner=True, window=window, internal=internal,
                             kafka_version=kafka_version)
     from kbatch.reading.reader import BufferStream, ReadOptions, SegmentReader   # the one reader frames the inner message set
+    from kbatch.walk.engine import entries
 
     spans: list[Span] = []
     inner_index = 0
     # Over the inflated bytes where they lie (a BytesIO would copy a wrapper bomb's megabytes once more).
     inner = SegmentReader(BufferStream(inflated), ReadOptions(), size=len(inflated), nested_magic=batch.magic)
-    for item in inner:
+    for item in entries(inner):
         if item.pos >= high:
             break
         if isinstance(item, Finding):

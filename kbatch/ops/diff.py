@@ -22,6 +22,7 @@ from kbatch.format.codecs import DEFAULT_DECOMPRESSED_LIMIT, Decompressor
 from kbatch.reading.reader import ReadOptions, SegmentReader, load_records
 from kbatch.reading.records import stream_records
 from kbatch.format.structs import COMPRESSION_CODEC_MASK
+from kbatch.walk.engine import entries
 
 # Batch fields compared, in the order they are reported (names as in dump's JSON).
 BATCH_FIELDS = ("magic", "codec", "count", "last_offset", "size", "batch_length", "partition_leader_epoch", "crc",
@@ -148,7 +149,7 @@ class _Side:
 
     def __init__(self, stream: BinaryIO, name: str, summary: DiffSummary, options: ReadOptions):
         self.name = name
-        self.items = iter(SegmentReader(stream, options))
+        self.items = entries(SegmentReader(stream, options))
         self.summary = summary
         self.pending: list[Difference] = []
         self.current: Batch | None = None

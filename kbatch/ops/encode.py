@@ -584,8 +584,11 @@ def check_payload_matches_records(entry: dict, path: str) -> None:
     from kbatch.reading.reader import ReadOptions, SegmentReader   # the one reader, to decode what the payload holds
 
     data = encode_entry({key: value for key, value in entry.items() if key != "truncate_to"}, path)
-    batches = [item for item in SegmentReader(io.BytesIO(data), ReadOptions(records=True),
-                                              decompressor=Decompressor()) if hasattr(item, "records")]
+    from kbatch.walk.engine import each, entries
+
+    batches: list = []
+    each(entries(SegmentReader(io.BytesIO(data), ReadOptions(records=True), decompressor=Decompressor())),
+         batches.append, lambda finding: None)   # (a payload that does not decode is the encoder's to report)
     decoded = [(r.offset, r.key, r.value, r.headers) for batch in batches for r in batch.records or []]
     given = []
     for index, record in enumerate(entry["records"]):

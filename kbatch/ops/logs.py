@@ -17,6 +17,7 @@ from kbatch.reading.model import Batch
 from kbatch.reading.reader import ReadOptions, SegmentReader, open_input
 from kbatch.reading.v2 import load_records
 from kbatch.reading.summary import FileSummary
+from kbatch.walk.engine import each, entries
 
 
 def partition_key(path: str) -> str:
@@ -55,18 +56,21 @@ def replay(files: list[str], options: ReadOptions, add: Callable[[str, Batch], N
             replayed.unreadable.append((path, error))
             continue
         summary = FileSummary(path, 0)
+
+        def region(finding: Finding, path=path, summary=summary) -> None:
+            summary.add_finding(finding)
+            replayed.findings.append((path, finding))
+
+        def batch(batch: Batch, path=path, summary=summary) -> None:
+            if wants_records is not None:
+                if batch.magic == 2 and wants_records(path, batch):
+                    load_records(batch, batch.body, decompressor)
+                batch.body = None
+            add(path, batch)
+            summary.add_batch(batch)
+            replayed.findings.extend((path, finding) for finding in batch.findings)
+
         with stream:
-            for item in SegmentReader(stream, options):
-                if isinstance(item, Finding):
-                    summary.add_finding(item)
-                    replayed.findings.append((path, item))
-                    continue
-                if wants_records is not None:
-                    if item.magic == 2 and wants_records(path, item):
-                        load_records(item, item.body, decompressor)
-                    item.body = None
-                add(path, item)
-                summary.add_batch(item)
-                replayed.findings.extend((path, finding) for finding in item.findings)
+            each(entries(SegmentReader(stream, options)), batch, region)
         replayed.damaged = replayed.damaged or summary.damaged
     return replayed

@@ -28,6 +28,7 @@ from kbatch.reading.lost import entry_lost_offsets, range_lost_offsets
 from kbatch.reading.model import Batch
 from kbatch.reading.reader import ReadOptions, SegmentReader
 from kbatch.format.structs import LOG_OVERHEAD, LOG_ENTRY_PREFIX
+from kbatch.walk.engine import each, entries
 
 _COPY_CHUNK = 4 * 1024 * 1024
 _SIZE_FIELD = slice(LOG_ENTRY_PREFIX.offsets["size"], LOG_ENTRY_PREFIX.offsets["size"] + 4)
@@ -64,11 +65,8 @@ class RepairPlan:
 def plan_repairs(stream: BinaryIO, *, truncate_tail: bool = False) -> RepairPlan:
     reader = SegmentReader(stream, ReadOptions())
     plan = RepairPlan(reader.size)
-    for item in reader:
-        if isinstance(item, Finding):
-            plan.actions += _region_actions(item, reader.size, truncate_tail)
-        else:
-            plan.actions += _batch_actions(item)
+    each(entries(reader), lambda batch: plan.actions.extend(_batch_actions(batch)),
+         lambda finding: plan.actions.extend(_region_actions(finding, reader.size, truncate_tail)))
     return plan
 
 
@@ -211,7 +209,7 @@ def salvage(stream: BinaryIO, report: SalvageReport) -> Iterator[bytes]:
         report.kept_records += max(batch.count or 0, 0)
         yield data
 
-    for item in reader:
+    for item in entries(reader):
         if isinstance(item, Finding):
             if item.code == "zero-tail":
                 report.dropped_zero_tail = item.size

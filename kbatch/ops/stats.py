@@ -42,6 +42,7 @@ from kbatch.format.structs import (
     MESSAGE_V1_HEADER,
     PROPOSED_V3_MAGIC,
 )
+from kbatch.walk.engine import each, entries
 
 # (key, label): the order a report lists them in.  Record fields of v0/v1 messages and v2 records share
 # the categories they have in common (key length, value length, attributes, timestamp).
@@ -509,17 +510,19 @@ def collect(stats: SegmentStats, path: str, stream,
         except CodecError:
             return None
 
-    stats.begin_file(path, reader.size)
-    for item in reader:
-        if isinstance(item, Finding):
-            stats.add_region(item)
-            if what_if is not None and item.owns_bytes:
-                what_if.add_region(item.size)
-            continue
-        stats.add_batch(item, record_bytes)
+    def region(finding: Finding) -> None:
+        stats.add_region(finding)
+        if what_if is not None and finding.owns_bytes:
+            what_if.add_region(finding.size)
+
+    def batch(batch: Batch) -> None:
+        stats.add_batch(batch, record_bytes)
         if what_if is not None:
-            head = reader.read_bytes(item.payload_pos, min(item.payload_size, 16)) if item.compressed else b""
-            raw = item.codec == "snappy" and head[:len(XERIAL_MAGIC)] != XERIAL_MAGIC
-            frame = frame_options(item.attributes & COMPRESSION_CODEC_MASK, head, item.decompressed_size or 0)
-            what_if.add_batch(item, record_bytes, snappy_framing="raw" if raw else "xerial", frame=frame)
+            head = reader.read_bytes(batch.payload_pos, min(batch.payload_size, 16)) if batch.compressed else b""
+            raw = batch.codec == "snappy" and head[:len(XERIAL_MAGIC)] != XERIAL_MAGIC
+            frame = frame_options(batch.attributes & COMPRESSION_CODEC_MASK, head, batch.decompressed_size or 0)
+            what_if.add_batch(batch, record_bytes, snappy_framing="raw" if raw else "xerial", frame=frame)
+
+    stats.begin_file(path, reader.size)
+    each(entries(reader), batch, region)
     stats.end_file()

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING
 from kbatch.format.findings import Finding
 from kbatch.format.structs import SIZE_OFFSET
 from kbatch.reading.model import Batch
+from kbatch.walk.engine import each, entries
 
 if TYPE_CHECKING:   # (kbatch.ops.txn loads the internal topics' schemas: only a view of transactions needs it)
     from kbatch.ops.txn import PartitionTransactions, Transaction
@@ -204,13 +205,14 @@ def committed_view(path: str, decompressed_limit: int | None = None) -> tuple[Co
             continue   # the search reports it, if it reads it
         with stream:
             reader = SegmentReader(stream, options)
-            for item in reader:
-                if isinstance(item, Finding):
-                    continue
-                if item.is_control and item.magic >= 2 and item.records is None:
-                    load_records(item, reader.read_bytes(item.payload_pos, item.payload_size), reader.decompressor,
-                                 objects=False)
-                view.add_batch(item, log)
+
+            def batch(batch: Batch, log=log, reader=reader) -> None:
+                if batch.is_control and batch.magic >= 2 and batch.records is None:
+                    load_records(batch, reader.read_bytes(batch.payload_pos, batch.payload_size),
+                                 reader.decompressor, objects=False)
+                view.add_batch(batch, log)
+
+            each(entries(reader), batch, lambda finding: None)   # (the search reports the damage)
     if key != path:
         findings += cross_check(view, decompressed_limit)
     return CommittedView(view), findings

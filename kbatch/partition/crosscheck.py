@@ -28,6 +28,7 @@ from kbatch.reading.reader import ReadOptions, SegmentReader, load_records
 from kbatch.files import kinds
 from kbatch.partition.sidecars import Entry, Header, read_sidecar
 from kbatch.partition.textfiles import log_start_offset
+from kbatch.walk.engine import entries
 
 NO_OFFSET = -1
 
@@ -187,7 +188,7 @@ class PartitionCheck:
             self._log = segment.log
             with open(segment.log, "rb") as stream:
                 reader = SegmentReader(stream, ReadOptions())
-                for batch in reader:
+                for batch in entries(reader):
                     if isinstance(batch, Finding):
                         if batch.is_damage:
                             self.log_findings.append(Located(segment.log, batch))

@@ -23,6 +23,7 @@ from kbatch.ops.diff import ALIASES, Difference, DiffSummary, diff_streams
 from kbatch.format.findings import Finding
 from kbatch.reading.model import Batch
 from kbatch.reading.reader import ReadOptions, SegmentReader, parse_hex
+from kbatch.walk.engine import each, entries
 from kbatch.output.jsonout import batch_dict, record_dict
 from kbatch.output.values import counted, finding_text, offsets_text
 from kbatch.output.visible import json_visible
@@ -67,7 +68,7 @@ def snapshot_text(stream: BinaryIO) -> Iterator[str]:
     size = stream.seek(0, io.SEEK_END)
     batches = records = damaged = 0
     with tempfile.SpooledTemporaryFile(_TEXT_IN_MEMORY, mode="w+", encoding="utf-8", newline="\n") as body:
-        for item in SegmentReader(stream, ReadOptions(records=True), size=size):
+        for item in entries(SegmentReader(stream, ReadOptions(records=True), size=size)):
             body.write("\n")
             if isinstance(item, Finding):   # a damaged range between batches
                 damaged += item.is_damage
@@ -198,7 +199,7 @@ def reads_as_kafka(data: bytes, max_records: int | None = None) -> bool:
     if max_records is not None and not _holds_at_most(data, max_records):
         return False
     batches = 0
-    for item in SegmentReader(io.BytesIO(data), ReadOptions(records=True)):
+    for item in entries(SegmentReader(io.BytesIO(data), ReadOptions(records=True))):
         if item.is_damage if isinstance(item, Finding) else item.is_damaged:
             return False
         batches += not isinstance(item, Finding)
@@ -209,7 +210,7 @@ def _holds_at_most(data: bytes, max_records: int) -> bool:
     """Whether the headers of ``data``'s entries count at most ``max_records`` records (each at least one) and
     no damage before that: the records themselves are not decoded."""
     counted_records = 0
-    for item in SegmentReader(io.BytesIO(data)):
+    for item in entries(SegmentReader(io.BytesIO(data))):
         if item.is_damage if isinstance(item, Finding) else item.is_damaged:
             return False
         counted_records += 0 if isinstance(item, Finding) else max(1, item.count or 0)
@@ -251,8 +252,9 @@ class _Layout:
 
     def __init__(self, data: bytes):
         # (records read: kbatch.ops.annotate names their fields)
-        self.batches = [item for item in SegmentReader(io.BytesIO(data), ReadOptions(records=True))
-                        if not isinstance(item, Finding)]
+        self.batches: list[Batch] = []
+        each(entries(SegmentReader(io.BytesIO(data), ReadOptions(records=True))), self.batches.append,
+             lambda finding: None)
         self.bases = [batch.base_offset for batch in self.batches]
         self.starts = [batch.pos for batch in self.batches]
 
