@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import io
 import json
 import os
 import sys
@@ -11,10 +10,10 @@ import sys
 import click
 
 from kbatch.format.findings import Finding
-from kbatch.ops.grep import Found, Note, Query, Search, parse_field
+from kbatch.ops.grep import Found, Note, Query, Search, Tally, parse_field, search_in_parts
 from kbatch.messages import DECODERS, decoder_for_path
 from kbatch.partition.seek import Window
-from kbatch.walk.parts import copy_out, usable_cpus, walk_in_parts, worth_parts
+from kbatch.walk.parts import usable_cpus, worth_parts
 from kbatch.reading.reader import input_kind
 from kbatch.output.values import bytes_text, finding_text
 from kbatch.output.visible import visible
@@ -251,7 +250,7 @@ class GrepJob:
             # A large file is searched in parts at once (kbatch.walk.parts) when its lines are all there is to print.
             if settings.lines_only and not search.window and path != "-" and input_kind(path) == "file" \
                     and worth_parts(os.fstat(stream.fileno()).st_size, self.jobs):
-                tally = _in_parts(path, stream, search, self.out, self.jobs)
+                tally = search_in_parts(path, stream, search, self.out, self.jobs)
             else:
                 tally = self.out.file(shown or path, search.run(path, stream))
                 tally.left_out = search.left_out
@@ -259,67 +258,6 @@ class GrepJob:
         if settings.names == "without":
             return int(tally.matched == 0), tally.damaged, False
         return tally.matched, tally.damaged, False
-
-
-@dataclasses.dataclass
-class Tally:
-    """What the search of a file (or of a part of one) came to."""
-
-    matched: int = 0    # records selected
-    damaged: bool = False
-    marked: int = 0     # of them, marked untrusted (kbatch.ops.visibility.refused), printed or not (-c, -l, -q)
-    left_out: int = 0   # selected records left out of a consumer's view as refused (--isolation)
-
-    def add(self, other: "Tally") -> None:
-        self.matched += other.matched
-        self.damaged |= other.damaged
-        self.marked += other.marked
-        self.left_out += other.left_out
-
-
-@dataclasses.dataclass
-class _Part:
-    """What a child searching a part hands back; its lines are in its spill file."""
-
-    landed: int
-    tally: Tally
-
-
-def _in_parts(path: str, stream, search: Search, out: Output, jobs: int) -> Tally:
-    """The lines of a large local file, its parts searched at once by forked processes (kbatch.walk.parts), each
-    writing its lines to a temporary file, copied out in file order."""
-
-    size = os.fstat(stream.fileno()).st_size
-    errors = getattr(out.out, "errors", None) or "strict"
-    totals = Tally()
-
-    def searched(output: Output, start, stop, part_stream) -> Tally:
-        before = search.left_out
-        tally = output.file(path, search.run(path, part_stream, start, stop))
-        tally.left_out = search.left_out - before
-        return tally
-
-    def work(child_stream, start, stop, spill):
-        text = io.TextIOWrapper(spill, encoding="utf-8", errors=errors)
-        tally = searched(dataclasses.replace(out, out=text), start, stop, child_stream)
-        text.flush()
-        text.detach()
-        return _Part(search.landed, tally)
-
-    def take(part, got):
-        copy_out(part.spill, out.out)
-        totals.add(got.tally)
-        return got.landed
-        yield   # (a step of walk_in_parts: the lines went to the output)
-
-    def walk_here(pos, stop):   # searched here, on from where the walk ended
-        totals.add(searched(out, pos, stop, stream))
-        return search.landed
-        yield   # (likewise)
-
-    for _ in walk_in_parts(path, size, jobs, work, take, walk_here, spill=True):
-        pass
-    return totals
 
 
 def _looks_like_pattern(args) -> bool:

@@ -6,10 +6,7 @@ import sys
 
 import click
 
-from kbatch.reading.reader import ReadOptions
-from kbatch.format.findings import Finding
-from kbatch.files.inputs import topic_partition
-from kbatch.ops.txn import CoordinatorView, PartitionTransactions, cross_check, is_transaction_state, join
+from kbatch.ops.txn import transactions
 from kbatch.cli.options import decompressed_limit_option, expand_inputs, no_color_option, replay_status
 from kbatch.cli.status import ExitStatus
 
@@ -46,42 +43,17 @@ def txn(paths, output_format, decompressed_limit, no_color):
     Exit status: 0 clean, 1 damage found in the logs (or their .txnindex
     and .snapshot files), 2 usage or I/O error.
     """
-    from kbatch.ops.logs import partition_key, replay
-
     files, status = expand_inputs(paths)
-    partitions: dict[str, PartitionTransactions] = {}
-    coordinator = CoordinatorView()
-    saw_coordinator = False
-
-    def add(path, batch):
-        nonlocal saw_coordinator
-        if is_transaction_state(path):
-            saw_coordinator = True
-            coordinator.add_batch(batch)
-            return
-        key = partition_key(path)
-        if key not in partitions:
-            topic, partition = topic_partition(path)
-            partitions[key] = PartitionTransactions(topic if topic is not None else path, partition,
-                                                    directory=key)
-        partitions[key].add_batch(batch, path)
-
-    replayed = replay(files, ReadOptions(records=True, decompressed_limit=decompressed_limit), add)
-    status = replay_status(replayed, status)
-    findings: list[tuple[str, Finding]] = list(replayed.findings)
-    join(list(partitions.values()), coordinator)
-    views = [partitions[key] for key in sorted(partitions)]
-    for view in views:
-        disagreements = cross_check(view, decompressed_limit)
-        findings += disagreements
-        if any(finding.is_damage for _, finding in disagreements) and status is ExitStatus.OK:
-            status = ExitStatus.FOUND
+    report = transactions(files, decompressed_limit)
+    status = replay_status(report.replayed, status)
+    if report.damaged and status is ExitStatus.OK:
+        status = ExitStatus.FOUND
     if output_format == "jsonl":
         from kbatch.render.txn import write_txn_jsonl
-        write_txn_jsonl(sys.stdout, views, coordinator if saw_coordinator else None, findings)
+        write_txn_jsonl(sys.stdout, report.partitions, report.coordinator, report.findings)
     else:
         from kbatch.render.console import make_console
         from kbatch.render.txn import print_txn
-        print_txn(make_console(sys.stdout, no_color=no_color), views, coordinator if saw_coordinator else None,
-                  findings)
+        print_txn(make_console(sys.stdout, no_color=no_color), report.partitions, report.coordinator,
+                  report.findings)
     return status

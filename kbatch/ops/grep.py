@@ -13,7 +13,10 @@ the full reader and its records asked one by one with the same test.  So the sea
 
 from __future__ import annotations
 
+import dataclasses
+import io
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from typing import BinaryIO, Iterator
@@ -26,6 +29,7 @@ from kbatch.ops.regex import LinearRegex
 from kbatch.ops.visibility import refused
 from kbatch.walk.deep import MatchRun
 from kbatch.walk.engine import Walk
+from kbatch.walk.parts import copy_out, walk_in_parts
 
 try:   # Python 3.11+: the regular expression parser
     from re import _parser as _re_parser
@@ -273,3 +277,65 @@ class Search:
                     yield from chunk_records(columns, batch, set(rows))
             return
         yield from batch.records or ()
+
+
+@dataclasses.dataclass
+class Tally:
+    """What the search of a file (or of a part of one) came to."""
+
+    matched: int = 0    # records selected
+    damaged: bool = False
+    marked: int = 0     # of them, marked untrusted (kbatch.ops.visibility.refused), printed or not (-c, -l, -q)
+    left_out: int = 0   # selected records left out of a consumer's view as refused (--isolation)
+
+    def add(self, other: "Tally") -> None:
+        self.matched += other.matched
+        self.damaged |= other.damaged
+        self.marked += other.marked
+        self.left_out += other.left_out
+
+
+@dataclasses.dataclass
+class _Part:
+    """What a child searching a part hands back; its lines are in its spill file."""
+
+    landed: int
+    tally: Tally
+
+
+def search_in_parts(path: str, stream, search: Search, out, jobs: int) -> Tally:
+    """The lines of a large local file, its parts searched at once by forked processes (kbatch.walk.parts), each
+    writing its lines to a temporary file, copied out in file order.  ``out`` shows a file's matches
+    (``out.file(path, items) -> Tally``; kbatch.cli.grep.Output), a copy of it in each child writing to its spill."""
+
+    size = os.fstat(stream.fileno()).st_size
+    errors = getattr(out.out, "errors", None) or "strict"
+    totals = Tally()
+
+    def searched(output, start, stop, part_stream) -> Tally:
+        before = search.left_out
+        tally = output.file(path, search.run(path, part_stream, start, stop))
+        tally.left_out = search.left_out - before
+        return tally
+
+    def work(child_stream, start, stop, spill):
+        text = io.TextIOWrapper(spill, encoding="utf-8", errors=errors)
+        tally = searched(dataclasses.replace(out, out=text), start, stop, child_stream)
+        text.flush()
+        text.detach()
+        return _Part(search.landed, tally)
+
+    def take(part, got):
+        copy_out(part.spill, out.out)
+        totals.add(got.tally)
+        return got.landed
+        yield   # (a step of walk_in_parts: the lines went to the output)
+
+    def walk_here(pos, stop):   # searched here, on from where the walk ended
+        totals.add(searched(out, pos, stop, stream))
+        return search.landed
+        yield   # (likewise)
+
+    for _ in walk_in_parts(path, size, jobs, work, take, walk_here, spill=True):
+        pass
+    return totals

@@ -223,3 +223,51 @@ def join(partitions: list[PartitionTransactions], coordinator: CoordinatorView) 
                 txn.transactional_id = state.transactional_id
                 txn.coordinator_state = state.state
                 txn.coordinator_partitions = state.partitions
+
+
+@dataclass
+class TxnReport:
+    """What ``kbatch txn`` found: each partition's transactions (in partition order), the coordinator's view when
+    ``__transaction_state`` was among the inputs, every finding as (path, finding), and the replay itself (what
+    could not be opened, whether damage was met)."""
+
+    partitions: list[PartitionTransactions]
+    coordinator: CoordinatorView | None
+    findings: list[tuple[str, Finding]]
+    replayed: object   # kbatch.ops.logs.Replayed
+
+    @property
+    def damaged(self) -> bool:
+        return self.replayed.damaged or any(finding.is_damage for _, finding in self.findings)
+
+
+def transactions(files: list[str], decompressed_limit: int | None = None) -> TxnReport:
+    """Every transaction of every producer in the partitions ``files`` belong to, joined with the coordinator's
+    state where ``__transaction_state`` is among them, and each partition's .txnindex and producer snapshots
+    held against its log (:func:`cross_check`)."""
+    from kbatch.ops.logs import partition_key, replay
+    from kbatch.reading.reader import ReadOptions
+
+    partitions: dict[str, PartitionTransactions] = {}
+    coordinator = CoordinatorView()
+    saw_coordinator = False
+
+    def add(path: str, batch: Batch) -> None:
+        nonlocal saw_coordinator
+        if is_transaction_state(path):
+            saw_coordinator = True
+            coordinator.add_batch(batch)
+            return
+        key = partition_key(path)
+        if key not in partitions:
+            topic, partition = topic_partition(path)
+            partitions[key] = PartitionTransactions(topic if topic is not None else path, partition, directory=key)
+        partitions[key].add_batch(batch, path)
+
+    replayed = replay(files, ReadOptions(records=True, decompressed_limit=decompressed_limit), add)
+    findings = list(replayed.findings)
+    join(list(partitions.values()), coordinator)
+    views = [partitions[key] for key in sorted(partitions)]
+    for view in views:
+        findings += cross_check(view, decompressed_limit)
+    return TxnReport(views, coordinator if saw_coordinator else None, findings, replayed)

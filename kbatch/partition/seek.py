@@ -127,7 +127,7 @@ class WindowRun:
     only grow).  Anything else -- an entry that may be in the window, bytes that are no plausible header -- it
     leaves to the full reader, which checks and decodes it."""
 
-    last_pos = None   # it vouches for no batch it steps over (their CRCs are not read)
+    last_pos: int | None = None   # it vouches for no batch it steps over (their CRCs are not read)
 
     def __init__(self, stream: BinaryIO, size: int, max_entry_size: int, window: Window):
         self.stream, self.size, self.max_entry_size, self.window = stream, size, max_entry_size, window
