@@ -102,6 +102,25 @@ def test_first_differing_byte_and_byte_identity(kbatch, tmp_path, monkeypatch):
     assert summary["first_different_byte"] == 100
 
 
+@pytest.mark.parametrize("name", ["damaged-crc-field.log", "damaged-garbage-between.log", "damaged-truncated-tail.log",
+                                  "damaged-bad-length.log"])
+def test_byte_identical_damaged_inputs_are_the_same(name, kbatch, tmp_path, monkeypatch):
+    """Two copies of one damaged file differ nowhere: diff says same (exit 0) and that both hold the damage
+    alike, and lists no difference (a damaged range on each side was shown as two differences, exit 1)."""
+    data = (FIXTURES / name).read_bytes()
+    (tmp_path / "a.log").write_bytes(data)
+    (tmp_path / "b.log").write_bytes(data)
+    monkeypatch.chdir(tmp_path)
+    lines = [json.loads(line) for line in kbatch("diff", "--format", "jsonl", "a.log", "b.log", expect=0).out.splitlines()]
+    assert [line["type"] for line in lines] == ["summary"]
+    summary = lines[0]
+    assert summary["same"] is True and summary["first_different_byte"] is None
+    assert summary["damaged"]["a"] == summary["damaged"]["b"] >= 1
+    table = kbatch("diff", "--no-color", "a.log", "b.log", expect=0).out
+    assert "same: the inputs are byte-identical, and so both hold the same damage" in table
+    assert "damage-a" not in table and "different" not in table
+
+
 def test_usage_errors(kbatch, tmp_path):
     result = kbatch("diff", "--ignore", "colour", "fixtures/v2-none.log", "fixtures/v2-none.log")
     assert result.code == 2 and "cannot ignore 'colour'" in result.err

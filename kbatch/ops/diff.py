@@ -90,7 +90,14 @@ class DiffSummary:
     size_b: int = 0
 
     @property
+    def identical(self) -> bool:
+        """Whether the inputs are the same bytes: then nothing differs, whatever damage both hold alike."""
+        return self.first_different_byte is None and self.size_a == self.size_b
+
+    @property
     def same(self) -> bool:
+        if self.identical:
+            return True
         return not (self.batches["changed"] or self.batches["only_a"] or self.batches["only_b"]
                     or self.records["changed"] or self.records["only_a"] or self.records["only_b"]
                     or self.damaged["a"] or self.damaged["b"] or self.regrouped["spans"])
@@ -200,7 +207,19 @@ def diff_streams(stream_a: BinaryIO, stream_b: BinaryIO, summary: DiffSummary, *
     # hold no more than one command does (a wrapper of a million tiny messages stays in bounded memory).
     options = ReadOptions(records=records_only, keep_body=not records_only, decompressed_limit=decompressed_limit,
                           held_records=MAX_HELD // 2)
-    a, b = _Side(stream_a, "a", summary, options), _Side(stream_b, "b", summary, options)
+    if summary.identical:
+        # The same bytes hold the same batches, records and damage: each side's damage is counted (the verdict
+        # says both hold it alike), none of it is a difference.
+        for _ in _differences(_Side(stream_a, "a", summary, options), _Side(stream_b, "b", summary, options),
+                               summary, ignore, records_only, decompressed_limit):
+            pass
+        return
+    yield from _differences(_Side(stream_a, "a", summary, options), _Side(stream_b, "b", summary, options),
+                             summary, ignore, records_only, decompressed_limit)
+
+
+def _differences(a: _Side, b: _Side, summary: DiffSummary, ignore: set[str], records_only: bool,
+                  decompressed_limit: int) -> Iterator[Difference]:
     decompressor = Decompressor(decompressed_limit)   # for the records of batches that differ
     if records_only:
         yield from _diff_records_only(a, b, summary, ignore)

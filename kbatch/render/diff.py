@@ -7,6 +7,7 @@ import json
 from rich.table import Table
 from rich.text import Text
 
+from kbatch.output.values import counted
 from kbatch.ops.diff import Difference, DiffSummary
 
 
@@ -39,7 +40,12 @@ def details_table(differences: list[Difference]) -> Table:
 
 def verdict(summary: DiffSummary) -> Text:
     if summary.same:
-        if summary.first_different_byte is None:
+        if summary.identical:
+            alike = summary.damaged["a"]
+            if alike:   # (not a difference; verify-crc says where and what)
+                return Text(f"same: the inputs are byte-identical, and so both hold the same damage "
+                            f"({counted(alike, 'finding')} of damage in each; kbatch verify-crc says where)",
+                            style="yellow")
             return Text("same: the inputs are byte-identical", style="green")
         return Text(f"same content, different bytes (from byte {summary.first_different_byte})", style="green")
     parts = []
