@@ -80,7 +80,8 @@ def real_kafka(request, tmp_path_factory):
     """A KRaft broker of tests/kafka/pom.xml's Kafka, after tests/kafka/Workload.java has run against it.
 
     Its log directory is copied while it runs (``live``), then it is stopped cleanly and its log directory
-    is ``stopped``; the broker object stays usable for Kafka's tools and to be started again. Without Java
+    is ``stopped``; the broker object stays usable for Kafka's tools and to be started again; ``workload`` is
+    what the workload printed (the proxy's cuts, a consumer's reading, DescribeProducers). Without Java
     or Maven the tests are skipped, except in CI (CI=true), where that is a failure.
     """
     import shutil
@@ -97,7 +98,7 @@ def real_kafka(request, tmp_path_factory):
     broker = Broker(jars, home / "broker")
     broker.start()
     try:
-        broker.run_workload()
+        workload = broker.run_workload()
         _produce_with_kafka_python(broker.bootstrap)
         # The cleaner compacts the compacted topic's rolled segments and records it in its checkpoint.
         deadline = time.monotonic() + 60
@@ -110,6 +111,11 @@ def real_kafka(request, tmp_path_factory):
         while _checkpointed(checkpoint, "compacted-txn") < 231:
             if time.monotonic() > deadline:
                 raise RuntimeError(f"the log cleaner did not clean compacted-txn:\n{broker.log_tail()}")
+            time.sleep(0.2)
+        # ... and pinned, as far as its open transaction lets it.
+        while _checkpointed(checkpoint, "pinned") < 0:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the log cleaner did not clean pinned:\n{broker.log_tail()}")
             time.sleep(0.2)
         # DeleteRecords moved trimmed's log start offset to 25, and the deleted topic's directory is renamed.
         while _checkpointed(broker.log_dir / "log-start-offset-checkpoint", "trimmed") != 25 \
@@ -144,7 +150,7 @@ def real_kafka(request, tmp_path_factory):
     broker.stop()
     say(request, f"the Kafka {kafka_version(POM)} broker's log directory is ready")
     yield SimpleNamespace(broker=broker, live=live, stopped=broker.log_dir, transactions=transactions,
-                          hanging=hanging, reset_at=reset_at, group_described=group_described)
+                          hanging=hanging, workload=workload, reset_at=reset_at, group_described=group_described)
     broker.stop()
 
 

@@ -80,15 +80,17 @@ def free_port() -> int:
 # partitions (the tests read every file of the log directory), and the cleaner and the log roll run often
 # enough to act within a test session; log-start-offset-checkpoint is written every half second (not every
 # minute), and a deleted topic's -delete directory (and each segment file the cleaner or retention replaced,
-# renamed *.deleted) stays an hour, past the session.
+# renamed *.deleted) stays an hour, past the session. A second listener, PROXIED, advertises the port of a
+# proxy the workload runs in front of it (tests/kafka/Workload.java's CuttingProxy): a client that bootstraps
+# through the proxy is told to connect to it again, so every request it makes passes the proxy.
 KRAFT_NODE = """\
 process.roles=broker,controller
 node.id=1
 controller.quorum.voters=1@127.0.0.1:{controller_port}
-listeners=PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{controller_port}
-advertised.listeners=PLAINTEXT://127.0.0.1:{port}
+listeners=PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{controller_port},PROXIED://127.0.0.1:{proxied_port}
+advertised.listeners=PLAINTEXT://127.0.0.1:{port},PROXIED://127.0.0.1:{proxy_port}
 controller.listener.names=CONTROLLER
-listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,PROXIED:PLAINTEXT
 inter.broker.listener.name=PLAINTEXT
 log.dirs={log_dir}
 num.partitions=1
@@ -161,11 +163,13 @@ class Broker:
         self.port = free_port()
         self.controller_port = free_port()
         self.bootstrap = f"127.0.0.1:{self.port}"
+        self.proxied_port, self.proxy_port = free_port(), free_port()   # the PROXIED listener, and its proxy's
         self.server_log = home / "server.log"
         self.process: subprocess.Popen | None = None
         home.mkdir(parents=True, exist_ok=True)
         self.config = home / "server.properties"
         self.config.write_text(self.PROPERTIES.format(port=self.port, controller_port=self.controller_port,
+                                                      proxied_port=self.proxied_port, proxy_port=self.proxy_port,
                                                       log_dir=self.log_dir, remote_dir=home / "remote"))
         self.classes = home / "classes"
         if self.PLUGINS and not self.classes.exists():
@@ -220,9 +224,11 @@ class Broker:
         return "\n".join(text.splitlines()[-lines:])
 
     def run_workload(self) -> str:
-        """The broker's workload (tests/kafka/Workload.java) against it, with the Java clients of its release."""
+        """The broker's workload (tests/kafka/Workload.java) against it, with the Java clients of its release; what
+        it printed. It is given the bootstrap address, the PROXIED listener's and the port to run its proxy on."""
         result = subprocess.run(["java", "-Xmx512m", "-cp", classpath(self.jars), str(self.WORKLOAD),
-                                 self.bootstrap], capture_output=True, text=True, timeout=300)
+                                 self.bootstrap, f"127.0.0.1:{self.proxied_port}", str(self.proxy_port)],
+                                capture_output=True, text=True, timeout=300)
         if result.returncode != 0 or "workload done" not in result.stdout:
             raise RuntimeError(f"the workload failed ({result.returncode}):\n{result.stdout[-3000:]}\n"
                                f"{result.stderr[-5000:]}\n{self.log_tail()}")
@@ -350,3 +356,17 @@ class Cluster:
 
     def tool(self, main: str, *args: str, check: bool = True) -> str:
         return self.controller.java(main, *args, check=check).stdout
+
+
+# -- what the workload printed ---------------------------------------------------------------------------------
+
+def producer_states(workload_output: str) -> dict[str, list[tuple[int, int, int, int]]]:
+    """The partition leader's DescribeProducers, as tests/kafka/Workload.java printed it at its end: for each
+    partition ("restarted-0", ...), each active producer's (producer id, epoch, last sequence, first offset of
+    its open transaction or -1)."""
+    states: dict[str, list[tuple[int, int, int, int]]] = {}
+    for line in workload_output.splitlines():
+        if line.startswith("producer-state "):
+            _, partition, *numbers = line.split()
+            states.setdefault(partition, []).append(tuple(int(number) for number in numbers))
+    return states

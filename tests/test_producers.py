@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 
 import pytest
 
@@ -170,6 +171,106 @@ def test_a_healthy_brokers_producers_break_no_rule(real_kafka, kbatch):
     producers = [line for line in lines if line["type"] == "producer"]
     assert len(producers) > 5
     assert {"txn-b"} <= {line["transactional_id"] for line in producers}
+
+
+def _producers(kbatch, *paths) -> tuple[list[dict], list[dict]]:
+    """kbatch producers --format jsonl on ``paths``, which a healthy broker wrote: its producer lines and its
+    findings, once it exits 0."""
+    result = kbatch("producers", "--format", "jsonl", *map(str, paths))
+    assert result.code == 0, result.out[-2000:] + result.err
+    lines = [json.loads(line) for line in result.out.splitlines()]
+    return ([line for line in lines if line["type"] == "producer"],
+            [line for line in lines if line["type"] == "finding"])
+
+
+def _kafka_batches(real_kafka, segment) -> list[dict]:
+    """Each batch of a segment as Kafka's DumpLogSegments --deep-iteration --print-data-log prints it: its
+    "name: value" fields, with its records' payloads (a data batch) or its marker (a control batch)."""
+    batches = []
+    for line in real_kafka.broker.dump_log_segments("--deep-iteration", "--print-data-log", "--files",
+                                                    str(segment)).splitlines():
+        if line.startswith("baseOffset:"):
+            batches.append({**dict(re.findall(r"(\w+): (\S+)", line)), "payloads": []})
+        elif line.startswith("| offset:"):
+            if "endTxnMarker: " in line:
+                batches[-1]["marker"] = re.search(r"endTxnMarker: (\w+)", line)[1]
+            else:
+                batches[-1]["payloads"].append(line.split(" payload: ", 1)[1])
+    return batches
+
+
+@pytest.mark.real_kafka
+def test_a_transactional_producer_restarted_under_its_transactional_id(real_kafka, kbatch):
+    """tests/kafka/Workload.java's restarted(): two producers in turn under one transactional.id, each committing
+    a transaction; the first left a second one open, which the coordinator aborted (its marker bumping the
+    epoch) when the second called initTransactions. kbatch producers, held to the batches as Kafka's
+    DumpLogSegments prints them and to the leader's DescribeProducers: one producer id, an entry per epoch its
+    data was written under, the second producer's above the abort marker's and that above the first's, no rule
+    broken, the transactional id named from __transaction_state; kbatch txn shows the abort."""
+    from .real_kafka import producer_states
+
+    partition = real_kafka.stopped / "restarted-0"
+    coordinator = sorted(real_kafka.stopped.glob("__transaction_state-*"))
+    kafka = _kafka_batches(real_kafka, partition / f"{0:020d}.log")
+    data = [b for b in kafka if b["isControl"] == "false"]
+    expected = {}   # (producer id, epoch): [first sequence, last sequence, first offset, last offset]
+    for b in data:
+        key = (int(b["producerId"]), int(b["producerEpoch"]))
+        first = expected.setdefault(key, [int(b["baseSequence"]), 0, int(b["baseOffset"]), 0])
+        first[1], first[3] = int(b["lastSequence"]), int(b["lastOffset"])
+    producers, findings = _producers(kbatch, partition, *coordinator)
+    assert findings == []
+    assert {(p["producer_id"], p["producer_epoch"]): [p["first_sequence"], p["last_sequence"], p["first_offset"],
+                                                     p["last_offset"]] for p in producers} == expected
+    assert {p["transactional_id"] for p in producers} == {"txn-restarted"}
+    without, _ = _producers(kbatch, partition)
+    assert {p["transactional_id"] for p in without} == {None}
+
+    ((producer_id, current_epoch, _, open_from),) = producer_states(real_kafka.workload)["restarted-0"]
+    assert {p["producer_id"] for p in producers} == {producer_id} and open_from == -1
+    (abort,) = [b for b in kafka if b.get("marker") == "ABORT"]
+    run_epochs = [{int(b["producerEpoch"]) for b in data if b["payloads"][0].startswith(f"run {run} ")}
+                  for run in (0, 1)]
+    assert max(run_epochs[0]) < int(abort["producerEpoch"]) < min(run_epochs[1]) <= current_epoch
+    assert {p["producer_epoch"] for p in producers} == run_epochs[0] | run_epochs[1]
+
+    result = kbatch("txn", "--format", "jsonl", str(partition), *map(str, coordinator))
+    assert result.code == 0, result.err
+    transactions = [line for line in map(json.loads, result.out.splitlines()) if line["type"] == "transaction"]
+    left_open = [b for b in data if b["payloads"][0].startswith("run 0 left open")]
+    assert [(t["first_offset"], t["outcome"], t["marker_offset"], t["marker_epoch"]) for t in transactions
+            if t["outcome"] == "ABORT"] == [(int(left_open[0]["baseOffset"]), "ABORT", int(abort["baseOffset"]),
+                                             int(abort["producerEpoch"]))]
+    assert [t["outcome"] for t in transactions] == ["COMMIT", "ABORT", "COMMIT"]
+
+
+@pytest.mark.real_kafka
+def test_an_idempotent_producer_whose_connections_are_cut_retries_without_duplicates(real_kafka, kbatch):
+    """tests/kafka/Workload.java's retried(): a proxy lost the broker's answer to three of an idempotent producer's
+    Produce requests and cut the connection; the producer sent each batch again with the same sequence and the
+    broker, which had appended it, did not append it again. kbatch producers: one producer, its sequences
+    unbroken from 0, as the leader's DescribeProducers ends them, no duplicate; the records in the log are
+    those a consumer read, each once."""
+    from .real_kafka import producer_states
+
+    lost, retried = map(int, re.search(r"^retried: answers lost (\d+), records retried (\d+)$", real_kafka.workload,
+                                       re.M).groups())
+    assert lost == 3 and retried >= lost   # the producer did send batches the broker had written again
+    consumed = [(int(offset), value) for offset, value in re.findall(r"^retried: consumed (\d+) (.*)$",
+                                                                     real_kafka.workload, re.M)]
+    assert consumed == [(i, f"retried {i}") for i in range(60)]
+
+    partition = real_kafka.stopped / "retried-0"
+    producers, findings = _producers(kbatch, partition)
+    assert findings == []
+    ((producer_id, epoch, last_sequence, open_from),) = producer_states(real_kafka.workload)["retried-0"]
+    assert [(p["producer_id"], p["producer_epoch"], p["first_sequence"], p["last_sequence"], p["first_offset"],
+             p["last_offset"], p["records"]) for p in producers] == [(producer_id, epoch, 0, last_sequence, 0, 59, 60)]
+    result = kbatch("dump", "--records", "--format", "jsonl", "--decode", "utf8", str(partition))
+    assert result.code == 0, result.err
+    logged = [(record["offset"], record["value"]["utf8"]) for line in result.out.splitlines()
+              for item in [json.loads(line)] if item["type"] == "batch" for record in item["records"]]
+    assert logged == consumed
 
 
 def test_the_same_records_in_a_new_transaction_are_the_applications_own():

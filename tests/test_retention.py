@@ -179,3 +179,39 @@ def test_a_real_log_directory(real_kafka, kbatch):
     assert future["verdict"] == "kept"
     assert future["reasons"][0].startswith(f"its largest timestamp {future['largest_timestamp']} is in the future "
                                            "(batch at offset 1)")
+
+
+@pytest.mark.real_kafka
+def test_a_transaction_left_open_stops_the_cleaner_at_its_first_offset(real_kafka, kbatch):
+    """tests/kafka/Workload.java's pinned(): on a compacted topic, a transaction left open between records of an
+    idempotent producer, each in a segment of its own. The partition leader reports the transaction's first
+    offset (DescribeProducers), and the broker's cleaner cleaned up to it and no further (its
+    cleaner-offset-checkpoint); kbatch retention names the producer and that offset as what holds the last stable
+    offset and stops the cleaner, and kbatch txn shows the transaction open under its transactional id."""
+    import re
+
+    from .real_kafka import producer_states
+
+    log_dir = real_kafka.stopped
+    (producer_id, _, _, open_from), = [state for state in producer_states(real_kafka.workload)["pinned-0"]
+                                       if state[3] >= 0]
+    checkpoint = (log_dir / "cleaner-offset-checkpoint").read_text()
+    assert int(re.search(r"^pinned 0 (\d+)$", checkpoint, re.M)[1]) == open_from > 0
+
+    result = kbatch("retention", "--format", "jsonl", str(log_dir))
+    assert result.code == 0, result.err
+    (cleaning,) = [line for line in map(json.loads, result.out.splitlines())
+                   if line["type"] == "cleaning" and line["partition"].endswith("/pinned-0")]
+    assert (cleaning["first_dirty_offset"], cleaning["first_uncleanable_offset"], cleaning["will_clean"]) == (
+        open_from, open_from, False)
+    assert cleaning["blocked_by"] == [f"the last stable offset, held at {open_from} by producer {producer_id}'s "
+                                      "open transaction"]
+
+    coordinator = sorted(map(str, log_dir.glob("__transaction_state-*")))
+    result = kbatch("txn", "--format", "jsonl", str(log_dir / "pinned-0"), *coordinator)
+    assert result.code == 0, result.err
+    (transaction,) = [line for line in map(json.loads, result.out.splitlines()) if line["type"] == "transaction"]
+    assert (transaction["producer_id"], transaction["first_offset"], transaction["outcome"],
+            transaction["transactional_id"], transaction["coordinator_state"], transaction["hanging"],
+            transaction["last_stable_offset_held"]) == (producer_id, open_from, "OPEN", "txn-pinned", "Ongoing",
+                                                        False, True)

@@ -276,6 +276,8 @@ def test_scan_writes_tables_and_flags_the_damage(tmp_path, kbatch, spark):
     assert by_partition[("orders", 2)]["open_transactions"] == [4009]
     assert by_partition[("orders", 1)]["open_transactions"] == []
     assert by_partition[("orders", 0)]["compression_ratio"] > 1
+    # kbatch producers finds no rule broken there, and a damaged batch (payments-0's) breaks none either
+    assert {row["producer_breaks"] == {} for row in report["partitions"]} == {True}
     assert sum(row["segments"] for row in report["partitions"]) == 10
     table = kbatch("scan", "fixtures/logdir", "--out", str(tmp_path / "again"))
     assert "damaged segment" in table.out and "payments-0/00000000000000000000.log" in table.out
@@ -315,3 +317,74 @@ def test_a_last_marker_whose_crc_fails_leaves_its_transaction_of_unknown_outcome
     result = kbatch("scan", str(directory), "--out", str(tmp_path / "scan"), "--format", "json", expect=1)
     (row,) = json.loads(result.out)["partitions"]
     assert row["open_transactions"] == [] and row["unknown_outcome_transactions"] == [9001]
+
+
+def _data(offset, producer_id, sequence, count=1, *, epoch=0, transactional=False):
+    from .handmade import batch
+
+    return batch(offset, [(b"k", b"v%d" % (offset + i)) for i in range(count)], producer_id=producer_id,
+                 producer_epoch=epoch, base_sequence=sequence, transactional=transactional)
+
+
+def _broken_producers() -> dict[int, bytes]:
+    """Two segments of a partition (by base offset) whose producers break two rules of kbatch producers'."""
+    from .handmade import batch, end_marker
+
+    return {0: (_data(0, 4001, 0, 2) + _data(2, 4001, 2) + _data(3, 4001, 5)   # sequences 3 and 4 never written
+                + _data(4, 4002, 0, transactional=True)
+                + batch(5, [end_marker("COMMIT", 1)], control=True, transactional=True, producer_id=4002)
+                + _data(6, 4002, 1)),
+            10: (_data(10, 4001, 6) + _data(11, 4003, 0, epoch=2) + _data(12, 4003, 1, epoch=1)   # epoch going back
+                 + _data(14, 4004, 0) + _data(17, 4004, 3))}            # its sequences 1-2 (15, 16) compacted away
+
+
+_BROKEN_PRODUCERS = _broken_producers()
+
+
+def test_a_worker_replays_each_partition_of_the_rows_it_is_given_apart():
+    """What a Spark worker does with rows of the batches table (Arrow record batches, each partition's together
+    and in log order): a PartitionProducers per partition, a damaged batch's header not believed."""
+    import io
+
+    import pyarrow as pa
+
+    from kbatch.reading.reader import ReadOptions, SegmentReader
+    from kbatch.spark.report import _header_columns, _replay_partitions
+
+    header = _header_columns()
+    rows = [{"topic": "orders", "partition": 0, "file": f"logs/orders-0/{base_offset:020d}.log",
+             "damaged": item.is_damaged, **{column: getattr(item, name) for column, name in header.items()}}
+            for base_offset, segment in _BROKEN_PRODUCERS.items()
+            for item in SegmentReader(io.BytesIO(segment), ReadOptions())]
+    # a damaged batch's header is not believed (its sequence here would be a gap of its producer's)
+    rows.insert(3, {**rows[2], "pos": rows[2]["pos"] + 1, "base_offset": 7, "last_offset": 7, "base_sequence": 99,
+                    "damaged": True})
+    # the same producers' first batches again in orders-1: each partition's producers are its own
+    again = [{**row, "partition": 1, "file": row["file"].replace("orders-0", "orders-1")} for row in rows[:4]]
+    replayed = [row for batch in _replay_partitions(header, iter([pa.RecordBatch.from_pylist(rows[:5]),
+                                                                  pa.RecordBatch.from_pylist(rows[5:] + again)]))
+                for row in batch.to_pylist()]
+    assert sorted((row["partition"], row["code"], row["breaks"]) for row in replayed) == [
+        (0, "producer-epoch-backwards", 1), (0, "producer-sequence-gap", 1), (1, "producer-sequence-gap", 1)]
+    assert {row["topic"] for row in replayed} == {"orders"}
+
+
+def test_the_report_counts_each_partitions_producer_rule_breaks_as_kbatch_producers_does(tmp_path, kbatch, spark):
+    """The batches table's header fields replayed per partition on Spark (kbatch.spark.report.producer_breaks)
+    break the rules `kbatch producers` finds broken, as many times: a sequence gap and an epoch going back,
+    across two segments; not a gap as wide as the offsets compaction removed, nor a plain batch after the
+    producer's transaction ended at its marker (the marker's header alone ends it)."""
+    directory = tmp_path / "orders-0"
+    directory.mkdir()
+    for base_offset, segment in _BROKEN_PRODUCERS.items():
+        (directory / f"{base_offset:020d}.log").write_bytes(segment)
+
+    result = kbatch("producers", "--format", "jsonl", str(directory), expect=0)   # (warnings)
+    codes = [line["code"] for line in map(json.loads, result.out.splitlines()) if line["type"] == "finding"]
+    assert sorted(codes) == ["producer-epoch-backwards", "producer-sequence-gap"]
+    # the later segment named first: the batches table's rows come in no set order
+    segments = sorted(map(str, directory.glob("*.log")), reverse=True)
+    result = kbatch("scan", *segments, "--out", str(tmp_path / "scan"), "--format", "json", expect=0)
+    (row,) = json.loads(result.out)["partitions"]
+    assert row["producer_breaks"] == {code: codes.count(code) for code in codes}
+    assert row["producers"] == 4

@@ -14,14 +14,15 @@ def _partition(topic, partition, **fields):
     row = {"topic": topic, "partition": partition, "segments": 2, "batches": 8, "records": 22, "bytes": 5684,
            "compression_ratio": None, "corrupt_batches": 0, "offset_gaps": [], "offset_overlaps": [],
            "first_timestamp": 1700000000000, "last_timestamp": 1700000000302, "producers": 0,
-           "open_transactions": [], "cross_checks": None}
+           "producer_breaks": {}, "open_transactions": [], "cross_checks": None}
     return {**row, **fields}
 
 
 RESULT = {
     "out": "/tmp/scan", "tables": ["batches", "findings"], "segments": 5, "bytes": 14515,
     "damaged_segments": ["logs/payments-0/00000000000000000000.log"], "failed_cross_checks": [],
-    "partitions": [_partition("payments", 0, corrupt_batches=1, offset_overlaps=[{}], compression_ratio=3.37),
+    "partitions": [_partition("payments", 0, corrupt_batches=1, offset_overlaps=[{}], compression_ratio=3.37,
+                              producers=3, producer_breaks={"producer-epoch-backwards": 1, "producer-sequence-gap": 2}),
                    _partition("a-rather-long-topic-name", 12, open_transactions=[4009, 4010]),
                    _partition(None, None, first_timestamp=None, last_timestamp=None)],
 }
@@ -43,6 +44,7 @@ def test_a_narrow_terminal_gets_a_block_per_partition(width):
         assert any(line.startswith(name + " ") for line in lines), name
     words = text.split()
     for fields in (["corrupt", "1,"], ["overlaps", "1,"], ["ratio", "3.37"], ["txns", "4009,", "4010"],
+                   ["producers", "3", "(3", "rule", "breaks),"], ["producers", "0,", "open"],
                    ["2023-11-14T22:13:20.000Z", "to", "2023-11-14T22:13:20.302Z"], ["no", "timestamps"]):
         assert any(words[i:i + len(fields)] == fields for i in range(len(words))), fields
     assert "1 damaged segment(s):" in text

@@ -39,7 +39,8 @@ def scan(paths, out_dir, records, deep, master, split_bytes, pattern, output_for
     """Read Kafka log segments on Spark (local mode by default; the same job runs on a cluster) and write
     Parquet tables of their batches, findings and (--records) records, partitioned by topic; then report per
     topic-partition: segments, batches, records, bytes, compression ratio, corrupt batches, offset gaps and
-    overlaps between consecutive segments, time range, distinct producers, open transactions.
+    overlaps between consecutive segments, time range, distinct producers and how many times they broke a rule
+    of kbatch producers (sequences and epochs), open transactions.
 
     Needs the spark extra (pip install '.[spark]' in kbatch's checkout) and Java 17.
 

@@ -48,7 +48,7 @@ def _table(title: str, partitions: list[dict]) -> Table:
             f"{iso_timestamp(row['first_timestamp'])}\n{iso_timestamp(row['last_timestamp'])}"
         cells = [_name(row), str(row["segments"]), str(row["batches"]), str(row["records"]), str(row["bytes"]),
                  _ratio(row), _corrupt(row), str(len(row["offset_gaps"])), str(len(row["offset_overlaps"])), span,
-                 str(row["producers"]), _open_transactions(row)]
+                 _producers(row), _open_transactions(row)]
         if cross_checked:
             cells.append(_cross_checks(row.get("cross_checks")))
         table.add_row(*cells)
@@ -64,8 +64,8 @@ def _blocks(partitions: list[dict]) -> Table:
         counts = (f"{row['segments']} segments, {row['batches']} batches, {row['records']} records, "
                   f"{row['bytes']} bytes, ratio {_ratio(row)}")
         checks = Text.assemble("corrupt ", _corrupt(row), f", gaps {len(row['offset_gaps'])}, overlaps "
-                               f"{len(row['offset_overlaps'])}, producers {row['producers']}, open txns "
-                               f"{_open_transactions(row)}")
+                               f"{len(row['offset_overlaps'])}, producers ", _producers(row),
+                               f", open txns {_open_transactions(row)}")
         if row.get("cross_checks") is not None:
             checks.append_text(Text.assemble(", cross-checks ", _cross_checks(row["cross_checks"])))
         span = "no timestamps" if row["first_timestamp"] is None else \
@@ -84,6 +84,12 @@ def _ratio(row: dict) -> str:
 
 def _corrupt(row: dict) -> Text:
     return Text(str(row["corrupt_batches"]), style="bold red" if row["corrupt_batches"] else None)
+
+
+def _producers(row: dict) -> Text:
+    """How many producers, and how many times they broke a rule of kbatch producers' (it names them)."""
+    breaks = sum(row.get("producer_breaks", {}).values())
+    return Text.assemble(str(row["producers"]), (f" ({breaks} rule breaks)" if breaks else "", "yellow"))
 
 
 def _open_transactions(row: dict) -> str:

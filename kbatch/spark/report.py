@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections import defaultdict
+from functools import partial
 
 from kbatch.files.inputs import segment_base_offset, topic_partition
 
@@ -57,6 +58,7 @@ def partition_report(spark, batches, findings, sizes: dict[str, int], cross_chec
         elif row.last_doubted is not None and row.last_doubted == ended and \
                 (row.last_data is not None and row.last_data < row.last_doubted):
             unknown_transactions[(row.topic, row.partition)].append(row.producer_id)
+    breaks = producer_breaks(batches)
     damage = {row.file: row.errors for row in findings.where(
         (F.col("severity") == "error") & (F.col("code") != "split-handover"))
         .groupBy("file").agg(F.count("*").alias("errors")).collect()}
@@ -95,6 +97,8 @@ def partition_report(spark, batches, findings, sizes: dict[str, int], cross_chec
             "last_timestamp": max((row.last_timestamp for row in real if row.last_timestamp is not None),
                                   default=None),
             "producers": producers.get((topic, partition), 0),
+            # how many times each of kbatch.ops.producers' rules broke, by its code
+            "producer_breaks": dict(sorted(breaks.get((topic, partition), {}).items())),
             "open_transactions": sorted(open_transactions.get((topic, partition), [])),
             # their last transaction ends at a marker whose CRC fails: committed or aborted, nobody can say
             "unknown_outcome_transactions": sorted(unknown_transactions.get((topic, partition), [])),
@@ -102,6 +106,75 @@ def partition_report(spark, batches, findings, sizes: dict[str, int], cross_chec
                 checks[(topic, partition)]["findings"].items()))) if (topic, partition) in checked else None),
         })
     return report
+
+
+# What a batch row of scan's batches table holds of a Batch's header: (column, Batch field) where the column
+# declaration reads the field (kbatch.output.columns: "batch.computed_crc" for crc_computed, ...).
+def _header_columns() -> dict[str, str]:
+    from kbatch.output.columns import SPARK_BATCHES
+    from kbatch.reading.model import HEADER_FIELDS
+
+    return {column.name: column.read.removeprefix("batch.") for column in SPARK_BATCHES
+            if column.read.removeprefix("batch.") in HEADER_FIELDS}
+
+
+def producer_breaks(batches) -> dict[tuple, dict[str, int]]:
+    """kbatch.ops.producers' rules on the batches table: per topic-partition, how many times each broke.
+
+    Each partition's batches are replayed in log order (segment by segment, by file position; a segment's name
+    is its base offset, zero-padded, so name order is log order) on a Spark worker, from their header fields:
+    the sequence and epoch rules, and a gap as wide as the offsets removed between (compaction) forgiven, as
+    ``kbatch producers`` holds them. Duplicates need the records' payloads, which the batches table does not
+    hold: ``kbatch producers`` finds those. A worker holds one partition's producers at a time.
+    """
+    from pyspark.sql import functions as F
+
+    header = _header_columns()
+    rows = (batches.select("topic", "partition", "file", "damaged", *header)
+            .withColumn("segment", F.element_at(F.split("file", "/"), -1))
+            .repartition("topic", "partition")
+            .sortWithinPartitions("topic", "partition", "segment", "file", "pos"))
+    found: dict[tuple, dict[str, int]] = defaultdict(dict)
+    for row in rows.mapInArrow(partial(_replay_partitions, header), _BREAKS_SCHEMA).collect():
+        found[(row.topic, row.partition)][row.code] = row.breaks
+    return found
+
+
+_BREAKS_SCHEMA = "topic string, partition int, code string, breaks long"
+
+
+def _replay_partitions(header: dict[str, str], record_batches):
+    """Rows of the batches table (Arrow record batches), each partition's together and in log order, through a
+    PartitionProducers per partition; a row per rule broken per partition.
+
+    Runs on a Spark worker."""
+    from kbatch.ops.producers import PartitionProducers
+    from kbatch.reading.model import Batch
+
+    key, view = None, None
+    for record_batch in record_batches:
+        for row in record_batch.to_pylist():
+            if view is None or (row["topic"], row["partition"]) != key:
+                if view is not None:
+                    yield _broken(key, view)
+                key = (row["topic"], row["partition"])
+                view = PartitionProducers(f"{key[0]}-{key[1]}")
+            if not row["damaged"]:   # (as PartitionProducers.add_batch passes a damaged batch by)
+                view.add_batch(Batch(**{field: row[column] for column, field in header.items()}), row["file"])
+    if view is not None:
+        yield _broken(key, view)
+
+
+def _broken(key: tuple, view):
+    """How many times each rule broke in a partition, as an Arrow record batch of _BREAKS_SCHEMA's rows."""
+    from collections import Counter
+
+    import pyarrow as pa
+
+    codes = Counter(finding.code for _, finding, _ in view.breaks)
+    return pa.RecordBatch.from_pydict({
+        "topic": pa.array([key[0]] * len(codes), pa.string()), "partition": pa.array([key[1]] * len(codes), pa.int32()),
+        "code": pa.array(list(codes), pa.string()), "breaks": pa.array(list(codes.values()), pa.int64())})
 
 
 def _between_segments(segments) -> tuple[list[dict], list[dict]]:

@@ -8,13 +8,26 @@
 // KIP-848 protocol, a share group and a KIP-1071 streams group committing (so __consumer_offsets and
 // __share_group_state are written by the real coordinators), and __transaction_state; a compacted topic of
 // transactions with an abort the cleaner removes the records of (keeping the marker), DeleteRecords inside a
-// batch (log-start-offset-checkpoint), and a deleted topic whose -delete directory waits to be removed.
+// batch (log-start-offset-checkpoint), and a deleted topic whose -delete directory waits to be removed; after an
+// incident: a transactional producer restarted under the same transactional.id (its epoch bumped, its open
+// transaction aborted), an idempotent producer whose connections are cut so it retries (through a proxy on
+// loopback), and a transaction left open on a compacted topic (the cleaner stops at it).
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -23,6 +36,7 @@ import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.KafkaShareConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.Serdes;
@@ -32,9 +46,13 @@ import org.apache.kafka.streams.StreamsBuilder;
 
 public class Workload {
     static String bootstrap;
+    static String proxiedListener;   // the broker's PROXIED listener, host:port
+    static int proxyPort;            // where the proxy listens, the port that listener advertises
 
     public static void main(String[] args) throws Exception {
         bootstrap = args[0];
+        proxiedListener = args[1];
+        proxyPort = Integer.parseInt(args[2]);
         try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap))) {
             List<NewTopic> topics = new ArrayList<>();
             for (String codec : List.of("none", "gzip", "snappy", "lz4", "zstd")) {
@@ -61,6 +79,11 @@ public class Workload {
             // segment until that year has passed (and retention.ms after it).
             topics.add(new NewTopic("future", 1, (short) 1).configs(Map.of(
                 "message.timestamp.after.max.ms", String.valueOf(Long.MAX_VALUE))));
+            topics.add(new NewTopic("restarted", 1, (short) 1));
+            topics.add(new NewTopic("retried", 1, (short) 1));
+            topics.add(new NewTopic("pinned", 1, (short) 1).configs(Map.of(
+                "cleanup.policy", "compact", "segment.ms", "100", "min.cleanable.dirty.ratio", "0.01",
+                "min.compaction.lag.ms", "0")));
             admin.createTopics(topics).all().get();
         }
         for (String codec : List.of("none", "gzip", "snappy", "lz4", "zstd")) {
@@ -91,6 +114,10 @@ public class Workload {
             // The broker renames doomed-0 to doomed-0.<id>-delete and removes it after log.segment.delete.delay.ms.
             admin.deleteTopics(List.of("doomed")).all().get();
         }
+        restarted();
+        retried();
+        pinned();
+        producerStates("restarted", "retried", "pinned");
         consumerGroup("classic-group", "classic", "codec-gzip");
         consumerGroup("consumer-group", "consumer", "codec-zstd");
         shareGroup("share-group", "codec-lz4");
@@ -182,6 +209,231 @@ public class Workload {
                 producer.close(Duration.ZERO);   // no commit, no abort: the transaction is still open
             } else {
                 producer.close();
+            }
+        }
+    }
+
+    /**
+     * One transactional.id, two producers in turn (an application restarted): each commits a transaction; the
+     * first leaves a second one open, which the second's initTransactions has the coordinator abort as it bumps
+     * the epoch (TransactionCoordinator.handleInitProducerId), so an ABORT marker is written for it.
+     */
+    static void restarted() throws Exception {
+        for (int run = 0; run < 2; run++) {
+            Properties props = producerProperties("none");
+            props.put("transactional.id", "txn-restarted");
+            props.put("transaction.timeout.ms", "600000");
+            KafkaProducer<String, String> producer = new KafkaProducer<>(props);
+            producer.initTransactions();
+            producer.beginTransaction();
+            for (int i = 0; i < 5; i++) {
+                producer.send(new ProducerRecord<>("restarted", "key-" + i, "run " + run + " committed " + i));
+            }
+            producer.commitTransaction();
+            if (run == 0) {
+                producer.beginTransaction();
+                for (int i = 0; i < 5; i++) {
+                    producer.send(new ProducerRecord<>("restarted", "key-" + i, "run 0 left open " + i));
+                }
+                producer.flush();
+                producer.close(Duration.ZERO);   // no commit, no abort: gone with its transaction open
+            } else {
+                producer.close();
+            }
+        }
+    }
+
+    static final int RETRIED_RECORDS = 60;
+
+    /**
+     * An idempotent producer whose every connection passes a CuttingProxy that loses the answer to three of its
+     * Produce requests: it retries each batch with the same sequence, and the broker, which had appended it,
+     * answers the retry as a duplicate instead of appending it again. Prints how many answers were lost and
+     * how many records the producer retried, then every record a consumer reads of the topic.
+     */
+    static void retried() throws Exception {
+        Properties props = producerProperties("none");
+        props.put("bootstrap.servers", "127.0.0.1:" + proxyPort);
+        props.put("retry.backoff.ms", "20");
+        props.put("reconnect.backoff.ms", "20");
+        try (CuttingProxy proxy = new CuttingProxy(proxyPort, proxiedListener, 3);
+             KafkaProducer<String, String> producer = new KafkaProducer<>(props)) {
+            for (int i = 0; i < RETRIED_RECORDS; i++) {
+                producer.send(new ProducerRecord<>("retried", 0, "key-" + i, "retried " + i));
+                if (i % 5 == 4) producer.flush();
+            }
+            double retries = producer.metrics().entrySet().stream()
+                .filter(e -> e.getKey().name().equals("record-retry-total") && e.getKey().group().equals("producer-metrics"))
+                .mapToDouble(e -> ((Number) e.getValue().metricValue()).doubleValue()).sum();
+            System.out.println("retried: answers lost " + proxy.cut.get() + ", records retried " + (long) retries);
+        }
+        Properties consumerProps = new Properties();
+        consumerProps.put("bootstrap.servers", bootstrap);
+        consumerProps.put("key.deserializer", StringDeserializer.class.getName());
+        consumerProps.put("value.deserializer", StringDeserializer.class.getName());
+        try (KafkaConsumer<String, String> consumer = new KafkaConsumer<>(consumerProps)) {
+            TopicPartition partition = new TopicPartition("retried", 0);
+            consumer.assign(List.of(partition));
+            consumer.seekToBeginning(List.of(partition));
+            int seen = 0;
+            long deadline = System.currentTimeMillis() + 30000;
+            while (seen < RETRIED_RECORDS && System.currentTimeMillis() < deadline) {
+                for (ConsumerRecord<String, String> record : consumer.poll(Duration.ofMillis(200))) {
+                    System.out.println("retried: consumed " + record.offset() + " " + record.value());
+                    seen++;
+                }
+            }
+        }
+    }
+
+    /**
+     * A TCP proxy on loopback in front of the broker's PROXIED listener. It passes every request and answer
+     * through, but for `cuts` Produce requests (api key 0; one in three, from the second) it waits for the
+     * broker's answer and then, instead of passing it on, closes both connections: the broker has appended the
+     * batch, the producer never hears so. Each connection has two threads, which end when it closes.
+     */
+    static final class CuttingProxy implements AutoCloseable {
+        final ServerSocket server;
+        final String brokerHost;
+        final int brokerPort;
+        final AtomicInteger cutsLeft;
+        final AtomicInteger produceRequests = new AtomicInteger();
+        final AtomicInteger cut = new AtomicInteger();
+
+        CuttingProxy(int port, String broker, int cuts) throws IOException {
+            server = new ServerSocket(port, 16, InetAddress.getLoopbackAddress());
+            brokerHost = broker.substring(0, broker.lastIndexOf(':'));
+            brokerPort = Integer.parseInt(broker.substring(broker.lastIndexOf(':') + 1));
+            cutsLeft = new AtomicInteger(cuts);
+            Thread acceptor = new Thread(this::accept, "proxy-accept");
+            acceptor.setDaemon(true);
+            acceptor.start();
+        }
+
+        void accept() {
+            while (!server.isClosed()) {
+                try {
+                    Socket client = server.accept();
+                    Socket upstream = new Socket(brokerHost, brokerPort);
+                    Set<Integer> doomed = ConcurrentHashMap.newKeySet();   // correlation ids whose answer is lost
+                    start(() -> requests(client, upstream, doomed));
+                    start(() -> answers(upstream, client, doomed));
+                } catch (IOException closed) {
+                    return;
+                }
+            }
+        }
+
+        static void start(Runnable pump) {
+            Thread thread = new Thread(pump, "proxy-pump");
+            thread.setDaemon(true);
+            thread.start();
+        }
+
+        /** Kafka's framing: a 4-byte size, then a request header (api key, api version, correlation id, ...). */
+        void requests(Socket client, Socket upstream, Set<Integer> doomed) {
+            try (DataInputStream in = new DataInputStream(client.getInputStream());
+                 DataOutputStream out = new DataOutputStream(upstream.getOutputStream())) {
+                while (true) {
+                    byte[] frame = new byte[in.readInt()];
+                    in.readFully(frame);
+                    ByteBuffer header = ByteBuffer.wrap(frame);
+                    short apiKey = header.getShort(0);
+                    if (apiKey == 0 && produceRequests.incrementAndGet() % 3 == 2
+                            && cutsLeft.getAndUpdate(left -> Math.max(left - 1, 0)) > 0) {
+                        doomed.add(header.getInt(4));
+                    }
+                    out.writeInt(frame.length);
+                    out.write(frame);
+                    out.flush();
+                }
+            } catch (IOException closed) {
+                closeQuietly(client, upstream);
+            }
+        }
+
+        /** An answer starts with the correlation id of its request. */
+        void answers(Socket upstream, Socket client, Set<Integer> doomed) {
+            try (DataInputStream in = new DataInputStream(upstream.getInputStream());
+                 DataOutputStream out = new DataOutputStream(client.getOutputStream())) {
+                while (true) {
+                    byte[] frame = new byte[in.readInt()];
+                    in.readFully(frame);
+                    if (doomed.remove(ByteBuffer.wrap(frame).getInt(0))) {
+                        cut.incrementAndGet();
+                        closeQuietly(client, upstream);
+                        return;
+                    }
+                    out.writeInt(frame.length);
+                    out.write(frame);
+                    out.flush();
+                }
+            } catch (IOException closed) {
+                closeQuietly(client, upstream);
+            }
+        }
+
+        static void closeQuietly(Socket... sockets) {
+            for (Socket socket : sockets) {
+                try {
+                    socket.close();
+                } catch (IOException ignored) {
+                    // already closed
+                }
+            }
+        }
+
+        @Override
+        public void close() throws IOException {
+            server.close();
+        }
+    }
+
+    /**
+     * A transaction left open on a compacted topic between records of an idempotent producer, each in a segment
+     * of its own (segment.ms): the transaction holds the last stable offset at its first offset, and the cleaner
+     * cleans the segment before it and no further (LogCleanerManager.cleanableOffsets).
+     */
+    static void pinned() throws Exception {
+        try (KafkaProducer<String, String> plain = new KafkaProducer<>(producerProperties("none"))) {
+            sendKeys(plain, "pinned", "before");
+            Thread.sleep(150);   // past segment.ms: the next append rolls the segment
+            Properties props = producerProperties("none");
+            props.put("transactional.id", "txn-pinned");
+            props.put("transaction.timeout.ms", "600000");   // open while the tests run
+            KafkaProducer<String, String> transactional = new KafkaProducer<>(props);
+            transactional.initTransactions();
+            transactional.beginTransaction();
+            for (int key = 0; key < 5; key++) {
+                transactional.send(new ProducerRecord<>("pinned", "key-" + key, "never committed"));
+            }
+            transactional.flush();
+            transactional.close(Duration.ZERO);
+            Thread.sleep(150);
+            sendKeys(plain, "pinned", "after");
+            Thread.sleep(150);
+            sendKeys(plain, "pinned", "after again");
+        }
+    }
+
+    static void sendKeys(KafkaProducer<String, String> producer, String topic, String value) {
+        for (int key = 0; key < 20; key++) {
+            producer.send(new ProducerRecord<>(topic, "key-" + key, value));
+        }
+        producer.flush();
+    }
+
+    /** What the partition leader holds of each producer (DescribeProducers), partition 0 of each topic. */
+    static void producerStates(String... topics) throws Exception {
+        try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap))) {
+            for (String topic : topics) {
+                TopicPartition partition = new TopicPartition(topic, 0);
+                for (var state : admin.describeProducers(List.of(partition)).partitionResult(partition).get()
+                        .activeProducers()) {
+                    System.out.println("producer-state " + topic + "-0 " + state.producerId() + " "
+                        + state.producerEpoch() + " " + state.lastSequence() + " "
+                        + state.currentTransactionStartOffset().orElse(-1));
+                }
             }
         }
     }
