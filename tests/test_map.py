@@ -48,10 +48,40 @@ def _page(kbatch, tmp_path: Path, name: str, *options: str) -> Path:
 
 # -- the model ----------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("name", MAPS)
+@pytest.mark.parametrize("name", ["damaged"])
 def test_map_model_snapshot(name, kbatch, json_snapshot):
+    """The model of two damaged segments, pinned whole (a resync over garbage, a zero tail)."""
     result = kbatch("map", "--format", "json", "-o", "-", *MAPS[name], expect=MAP_STATUS[name])
     assert result.out == json_snapshot
+
+
+@pytest.mark.parametrize("name", MAPS)
+def test_model_counts_each_segment_as_dump_lists_it(name, kbatch):
+    """Every segment of a model: its size, batches, records, offsets and timestamps as dump lists them, and
+    its blocks at dump's batches (where not binned); each partition the sum of its segments (its errors, those
+    of its segments and of the partition as a whole: its index, offsets across segments)."""
+    model = json.loads(kbatch("map", "--format", "json", "-o", "-", *MAPS[name], expect=MAP_STATUS[name]).out)
+    assert model["kbatch_map"] == 1
+    for partition in model["partitions"]:
+        for segment in partition["segments"]:
+            path = ROOT / segment["path"]
+            lines = _jsonl(kbatch, "dump", "--format", "jsonl", segment["path"],
+                           expect=1 if segment["errors"] else 0)
+            batches = [line for line in lines if line["type"] == "batch"]
+            assert (segment["size"], segment["batches"], segment["records"]) == \
+                (path.stat().st_size, len(batches), sum(batch["count"] for batch in batches))
+            if batches:
+                assert (segment["first_offset"], segment["last_offset"]) == \
+                    (batches[0]["base_offset"], max(batch["last_offset"] for batch in batches))
+            assert segment["errors"] == lines[-1]["errors"]
+            if not segment["binned"]:
+                assert [(block["pos"], block["end"]) for block in segment["blocks"]] == \
+                    [(batch["pos"], batch["pos"] + batch["size"]) for batch in batches]
+        segments = partition["segments"]
+        assert (partition["size"], partition["segment_count"], partition["batches"], partition["records"]) == \
+            (sum(s["size"] for s in segments), len(segments), sum(s["batches"] for s in segments),
+             sum(s["records"] for s in segments))
+        assert partition["errors"] >= sum(s["errors"] for s in segments)
 
 
 def test_model_holds_what_the_readers_say(kbatch):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import stat
@@ -10,7 +11,7 @@ import pytest
 
 from kbatch.render.snapshot import EXTENSION, describe, snapshot_bytes
 
-from .helpers import FIXTURES, fixture_id, fixture_paths
+from .helpers import FIXTURES, REPRESENTATIVE, expected_status, fixture_id, fixture_paths
 
 
 def _encoded(value: bytes = b"v-3", producer_id: int = 1000) -> bytes:
@@ -135,17 +136,55 @@ def test_stdin_and_unknown_actions_are_usage_errors(kbatch):
 PINNED_UP_TO = 64 * 1024
 
 
-@pytest.mark.parametrize("path", [path for path in fixture_paths() if path.stat().st_size <= PINNED_UP_TO],
-                         ids=fixture_id)
+@pytest.mark.parametrize("path", REPRESENTATIVE, ids=fixture_id)
 def test_snapshot_text(path, kbatch, tmp_path, text_snapshot):
-    """The golden text of every fixture, pinned: readable, and the same on any terminal."""
+    """The golden text of the representative inputs, pinned: readable, and the same on any terminal."""
     copy = tmp_path / path.name
     shutil.copy(path, copy)
-    result = kbatch("snapshot", "write", str(copy))
-    assert result.code == 0
+    kbatch("snapshot", "write", str(copy), expect=0)
     text = (tmp_path / f"{path.name}{EXTENSION}").read_text()
     assert snapshot_bytes(text) == path.read_bytes()
     assert text == text_snapshot
+
+
+def _hex_lines(data: bytes) -> list[str]:
+    """The bytes as the snapshot's last part writes them, worked here: 32 a line after the line's position in
+    eight hex digits and two spaces, in groups of four."""
+    return [f"{pos:08x}  " + " ".join(data[at:at + 4].hex() for at in range(pos, min(pos + 32, len(data)), 4))
+            for pos in range(0, len(data), 32)]
+
+
+@pytest.mark.parametrize("path", [path for path in fixture_paths() if path.stat().st_size <= PINNED_UP_TO],
+                         ids=fixture_id)
+def test_snapshot_text_of_every_input(path, kbatch, tmp_path):
+    """Every input's golden text: its size, counts and state, a heading for each entry where dump finds it,
+    each record's offset, and its bytes in hex, line for line."""
+    copy = tmp_path / path.name
+    shutil.copy(path, copy)
+    data = path.read_bytes()
+    kbatch("snapshot", "write", str(copy), expect=0)
+    text = (tmp_path / f"{path.name}{EXTENSION}").read_text()
+    dumped = [json.loads(line) for line in kbatch("dump", "--format", "jsonl", "--records", str(path),
+                                                  expect=expected_status(path)).out.splitlines()]
+    batches = [line for line in dumped if line["type"] == "batch"]
+    records = sum(len(batch["records"]) for batch in batches)
+
+    def many(count, noun):
+        return f"{count} {noun}{'' if count == 1 else 'es' if noun.endswith('h') else 's'}"
+    state = "damaged" if expected_status(path) else "clean"
+    head, _, hex_part = text.partition(
+        "\nbytes (hex), the first column their position; these are compared, the text above is for review:\n")
+    assert head.startswith(f"kbatch snapshot 1\n{len(data)} bytes: {many(len(batches), 'batch')}, "
+                           f"{many(records, 'record')}; {state}\n\n")
+    headings = [line for line in head.splitlines() if line.startswith("batch at byte ")]
+    assert headings == [f"batch at byte {batch['pos']}: " + (
+        f"offset {batch['base_offset']}" if batch["base_offset"] == batch["last_offset"]
+        else f"offsets {batch['base_offset']}–{batch['last_offset']}") for batch in batches]
+    assert [int(line.split()[2]) for line in head.splitlines() if line.startswith("  record offset ")] == \
+        [record["offset"] for batch in batches for record in batch["records"]]
+    assert [line for line in head.splitlines() if line.startswith("  crc: ")] == \
+        [f"  crc: {batch['crc']}" for batch in batches]
+    assert hex_part.splitlines() == _hex_lines(data)
 
 
 def test_the_text_does_not_depend_on_the_terminal(kbatch, tmp_path, monkeypatch):

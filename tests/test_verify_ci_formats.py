@@ -10,7 +10,7 @@ import pytest
 
 from kbatch.render.ci import escape_data, escape_property, workflow_command
 
-from .helpers import FIXTURES, ROOT, fixture_id, fixture_paths
+from .helpers import FIXTURES, REPRESENTATIVE, ROOT, expected_status, fixture_id, fixture_paths
 
 # Jenkins' JUnit schema (xunit-plugin, junit-10.xsd), which CI tools' JUnit readers follow: the attributes each
 # element may carry, those it must, and the elements a testcase may hold.
@@ -127,12 +127,39 @@ def test_github_escapes_as_the_workflow_command_rules_say(kbatch, tmp_path):
     assert GITHUB_LINE.fullmatch(line) and _properties(line)["file"] == str(odd)
 
 
-@pytest.mark.parametrize("path", fixture_paths(), ids=fixture_id)
+@pytest.mark.parametrize("path", REPRESENTATIVE, ids=fixture_id)
 def test_ci_formats_snapshot(path, kbatch, text_snapshot):
     rel = path.relative_to(ROOT).as_posix()
     shown = []
     for output in ("junit", "github"):
         args = ["verify-crc", "--deep", "--format", output, rel]
-        result = kbatch(*args)
+        result = kbatch(*args, expect=expected_status(path, offsets=True))
         shown.append(f"$ kbatch {' '.join(args)}\n{result.out}(exit {result.code})\n")
     assert "\n".join(shown) == text_snapshot
+
+
+@pytest.mark.parametrize("path", fixture_paths(), ids=fixture_id)
+def test_ci_formats_say_what_the_jsonl_says(path, kbatch):
+    """On every input: JUnit's one test case fails exactly when the file is damaged, its failure typed by the
+    first error's code; GitHub gets one annotation per finding, an error for damage, and a closing notice."""
+    rel = path.relative_to(ROOT).as_posix()
+    expect = expected_status(path, offsets=True)
+    lines = [json.loads(line) for line in kbatch("verify-crc", "--deep", "--format", "jsonl", rel,
+                                                 expect=expect).out.splitlines()]
+    findings, summary = lines[:-1], lines[-1]
+    errors = [finding for finding in findings if finding["severity"] == "error"]
+    suites = ElementTree.fromstring(kbatch("verify-crc", "--deep", "--format", "junit", rel, expect=expect).out)
+    assert (suites.get("tests"), suites.get("failures"), suites.get("errors")) == ("1", str(int(bool(expect))), "0")
+    (case,) = suites.iter("testcase")
+    assert case.get("name") == rel
+    failure = case.find("failure")
+    assert (failure is not None) == bool(expect)
+    if errors and failure is not None:
+        assert failure.get("type") == errors[0]["code"]
+    github = kbatch("verify-crc", "--deep", "--format", "github", rel, expect=expect).out.splitlines()
+    annotations = [line for line in github if line.startswith(("::error file=", "::warning file=", "::notice file="))]
+    assert [re.search(r"title=kbatch ([a-z0-9-]+)::", line)[1] for line in annotations] == \
+        [finding["code"] for finding in findings]
+    assert sum(line.startswith("::error ") for line in annotations) == len(errors)
+    many = "batch" if summary["batch_count"] == 1 else "batches"
+    assert github[-1].startswith(f"::notice title=kbatch verify-crc::1 file, {summary['batch_count']} {many}, ")

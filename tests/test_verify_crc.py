@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 
 import pytest
 
@@ -11,7 +12,7 @@ from kbatch.format.findings import Severity
 from kbatch.reading.summary import FileSummary
 from kbatch.ops.verify import VerifyOptions, verify_stream
 
-from .helpers import FIXTURES, ROOT, expected_status, fixture_id, fixture_paths, sidecar
+from .helpers import FIXTURES, REPRESENTATIVE, ROOT, expected_status, fixture_id, fixture_paths, sidecar
 from .test_reader import v2_batch
 
 OUR_FIXTURES = sorted(FIXTURES.glob("*.log"))
@@ -95,16 +96,41 @@ def test_globs_directories_and_missing_files(kbatch):
     assert result.code == 2 and "no file matches" in result.err
 
 
-@pytest.mark.parametrize("path", fixture_paths(), ids=fixture_id)
+@pytest.mark.parametrize("path", REPRESENTATIVE, ids=fixture_id)
 def test_verify_snapshot(path, kbatch, text_snapshot, jsonl_snapshot):
     rel = path.relative_to(ROOT).as_posix()
     shown = []
     for extra in ([], ["--deep"]):
         args = ["verify-crc", *extra, rel]
-        result = kbatch(*args)
+        result = kbatch(*args, expect=expected_status(path, records=bool(extra), offsets=bool(extra)))
         shown.append(f"$ kbatch {' '.join(args)}\n{result.out}(exit {result.code})\n")
     assert "\n".join(shown) == text_snapshot
-    assert kbatch("verify-crc", "--deep", "--format", "jsonl", rel).out == jsonl_snapshot
+    assert kbatch("verify-crc", "--deep", "--format", "jsonl", rel, expect=expected_status(path, offsets=True)).out \
+        == jsonl_snapshot
+
+
+@pytest.mark.parametrize("path", fixture_paths(), ids=fixture_id)
+def test_verify_reports_the_counts_and_the_damage_where_it_was_done(path, kbatch):
+    """On every input: plain and deep verify-crc count the entries, records and bytes dump lists (held to the
+    sidecars in test_dump.py), report at least the damage the sidecar says where it was done, and exit 1 only
+    on damage; the table's row says the same."""
+    rel = path.relative_to(ROOT).as_posix()
+    dumped = json.loads(kbatch("dump", "--format", "jsonl", "--records", rel,
+                               expect=expected_status(path)).out.splitlines()[-1])
+    lines = [json.loads(line) for line in kbatch("verify-crc", "--deep", "--format", "jsonl", rel,
+                                                 expect=expected_status(path, offsets=True)).out.splitlines()]
+    summary = lines[-1]
+    assert (summary["type"], summary["file"]) == ("summary", rel)
+    assert {key: summary[key] for key in ("size", "batch_count", "record_count", "batch_bytes")} == \
+        {key: dumped[key] for key in ("size", "batch_count", "record_count", "batch_bytes")}
+    assert summary["damaged"] == bool(expected_status(path, offsets=True))
+    findings = {(line["code"], line["entry_pos"]) for line in lines[:-1]}
+    assert {(line["code"], line["entry_pos"]) for line in sidecar(path).get("expected", {}).get("findings", [])} \
+        <= findings
+    assert sum(summary["findings"].values()) == len(lines) - 1
+    table = kbatch("verify-crc", rel, expect=expected_status(path, records=False)).out
+    assert re.search(rf"│ {re.escape(rel)} +│ +{summary['batch_count']} │ +{summary['record_count']} │ +{summary['size']} │",
+                     table)
 
 
 @pytest.mark.parametrize("path", sorted(FIXTURES.glob("damaged-*.log")) + [FIXTURES / "v2-empty-compacted.log"],

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections import defaultdict
 
 import pytest
@@ -11,7 +12,7 @@ from kafka.record.memory_records import MemoryRecords
 from kbatch.ops.stats import SegmentStats, collect
 from kbatch.ops.reencode import WhatIf
 
-from .helpers import ROOT, fixture_id, fixture_paths, read_all
+from .helpers import REPRESENTATIVE, ROOT, expected_status, fixture_id, fixture_paths, read_all
 
 ALL = fixture_paths()
 KAFKA_PYTHON_LAYOUTS = ("v0", "v1", "v2")
@@ -121,14 +122,38 @@ def test_recompress_needs_what_if(kbatch):
     assert result.code == 2 and "--what-if" in result.err
 
 
-@pytest.mark.parametrize("path", ALL, ids=fixture_id)
+@pytest.mark.parametrize("path", REPRESENTATIVE, ids=fixture_id)
 def test_what_if_snapshot(path, kbatch, text_snapshot):
     rel = path.relative_to(ROOT).as_posix()
-    result = kbatch("stats", "--what-if", "--recompress", "--format", "json", rel)
-    table = kbatch("stats", "--what-if", rel)
+    result = kbatch("stats", "--what-if", "--recompress", "--format", "json", rel, expect=expected_status(path))
+    table = kbatch("stats", "--what-if", rel, expect=expected_status(path))
     what_if = json.dumps(json.loads(result.out)["what_if"], indent=1)
     shown = table.out[table.out.index("What if"):]
     assert f"{what_if}\n{shown}(exit {table.code})\n" == text_snapshot
+
+
+@pytest.mark.parametrize("path", ALL, ids=fixture_id)
+def test_what_if_counts_and_legacy_sizes_by_kafkas_rules(path, kbatch):
+    """On every input: the stored counts are the undamaged entries' and data records'; a v0 message is
+    Kafka's 12 bytes of framing (LOG_OVERHEAD) and 14 of header (LegacyRecord.RECORD_OVERHEAD_V0) before its
+    key and value, v1 8 more for the timestamp, one message a record where nothing is compressed; and the
+    table shows each layout's entries and bytes as the JSON does."""
+    rel = path.relative_to(ROOT).as_posix()
+    expect = expected_status(path)
+    report = json.loads(kbatch("stats", "--what-if", "--format", "json", rel, expect=expect).out)["what_if"]
+    batches, _ = read_all(path.read_bytes(), records=True)
+    kept = [batch for batch in batches if not batch.is_damaged]
+    data = [record for batch in kept if not batch.is_control for record in batch.records or ()]
+    assert report["stored"] == {"entries": len(kept), "records": len(data), "bytes": sum(b.size for b in kept)}
+    layouts = {row["layout"]: row for row in report["layouts"]}
+    assert all(row["records"] == len(data) for row in report["layouts"])
+    if not any(batch.compressed for batch in kept):
+        own = sum(len(record.key or b"") + len(record.value or b"") for record in data)
+        assert (layouts["v0"]["entries"], layouts["v0"]["bytes"]) == (len(data), 26 * len(data) + own)
+        assert (layouts["v1"]["entries"], layouts["v1"]["bytes"]) == (len(data), 34 * len(data) + own)
+    table = kbatch("stats", "--what-if", rel, expect=expect).out
+    for row in report["layouts"]:
+        assert re.search(rf"\n  {row['layout']} +{row['entries']:,} +{row['bytes']:,} ", table), row["layout"]
 
 
 @pytest.mark.parametrize("name", ["v2-snappy-raw.log", "v2-snappy.log", "v2-gzip.log", "v2-none.log", "v2-lz4.log",
