@@ -107,3 +107,13 @@ def test_the_copies_section_a_person_reads(tmp_path, kbatch, text_snapshot):
 def test_usage_errors(args, message, kbatch):
     result = kbatch("map", "--format", "json", "-o", "-", *args, expect=2)
     assert message in result.err
+
+
+@pytest.mark.parametrize("command", [["replicas"], ["map", "--replicas", "--format", "json", "-o", "-"]])
+def test_a_hostile_name_in_a_usage_error_is_escaped(tmp_path, command, kbatch):
+    good = make_copy(tmp_path, "broker-1", [batch(0, _records(0, 1, "v"))], epochs=[(0, 0)])
+    nothing = tmp_path / HOSTILE
+    nothing.mkdir()
+    result = kbatch(*command, good, str(nothing), expect=2)
+    assert "neither a partition directory" in result.err
+    assert "\x1b" not in result.err and "\u202e" not in result.err and "broker-\\x1b[31m" in result.err

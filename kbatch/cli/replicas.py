@@ -39,6 +39,11 @@ def replicas(paths, partition, output_format, no_color):
     copy and a "record" object per record not every copy holds (the record
     as dump --records writes it).
 
+    Each copy is read once, as verify-crc reads a file (batch headers and
+    CRCs, in constant memory); records are decoded only of the batches not
+    every copy holds.  kbatch map --replicas draws the copies as lanes on
+    one offset axis.
+
     Exit status: 0 every copy agrees, 1 the copies diverge or one is damaged,
     2 usage or I/O error.
     """
