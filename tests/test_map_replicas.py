@@ -11,7 +11,7 @@ import pytest
 from kbatch.map import draw
 from tests.handmade import batch
 
-from .test_map import _needs_vl_convert
+from .test_map import _look, _needs_vl_convert, _x
 from .test_replicas import _records, make_copy
 
 HOSTILE = "broker-\x1b[31m<b>3&\u202e<script>"   # an escape sequence, markup, a bidi override
@@ -117,3 +117,24 @@ def test_a_hostile_name_in_a_usage_error_is_escaped(tmp_path, command, kbatch):
     result = kbatch(*command, good, str(nothing), expect=2)
     assert "neither a partition directory" in result.err
     assert "\x1b" not in result.err and "\u202e" not in result.err and "broker-\\x1b[31m" in result.err
+
+
+def test_lanes_in_a_browser(headless_browser, kbatch, tmp_path):
+    """The page draws the lanes with no script error: a span per merged run, a tick per mark, each where its
+    offset lies on the one axis of every lane."""
+    _needs_vl_convert()
+    page = tmp_path / "copies.html"
+    assert kbatch("map", "--replicas", *_copies(tmp_path), "-o", str(page)).code == 1
+    found = _look(headless_browser, page)
+    lanes = json.loads(kbatch("map", "--replicas", "--format", "json", "-o", "-", *_copies(tmp_path / "again"),
+                              expect=1).out)["replicas"][0]
+    marks = [mark for mark in found["charts"]["r0"] if mark["mark"] == "r0_mark_marks"]
+    spans = [mark for mark in found["charts"]["r0"] if mark["mark"] == "r0_span_marks"]
+    assert len(spans) == len(lanes["spans"]) == 3
+    assert len(marks) == 8   # diverges at: 2 copies; truncated to and high watermark: 3 each
+    width = found["widths"]["r0"]
+    truncated, = [mark for mark in marks if mark["copy"] == "broker-2" and mark["offset_mark"] == "truncated to"]
+    assert truncated["x"] == pytest.approx(_x(5, 0, 8, width), abs=2)
+    lost, = [span for span in spans if span["copy"] == "broker-1"]
+    assert lost["x"] == pytest.approx(_x(3, 0, 8, width), abs=1)
+    assert lost["x"] + lost["width"] == pytest.approx(_x(8, 0, 8, width), abs=1)

@@ -617,10 +617,11 @@ SCRIPT = r"""
       const found = marks(view.scenegraph().root, []);
       drawn.counts[id] = {};
       for (const m of found) drawn.counts[id][m.mark] = (drawn.counts[id][m.mark] || 0) + 1;
-      drawn.charts[id] = found.filter(m => /_(region|txn|batch)_marks$/.test(m.mark)).slice(0, 5000).map(m => ({
+      drawn.charts[id] = found.filter(m => /_(region|txn|batch|span|mark)_marks$/.test(m.mark)).slice(0, 5000).map(m => ({
         mark: m.mark, x: m.x, width: m.width, fill: m.fill, pos: m.datum.pos, end: m.datum.end,
         first_offset: m.datum.first_offset, end_offset: m.datum.end_offset, outcome: m.datum.outcome,
-        code: m.datum.code, segment: m.datum.segment}));
+        code: m.datum.code, segment: m.datum.segment, copy: m.datum.copy, state: m.datum.state,
+        offset_mark: m.datum.mark}));
     }
     drawn.resources = performance.getEntriesByType("resource").map(r => r.name);
     const out = document.createElement("pre");
