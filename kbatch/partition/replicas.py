@@ -3,8 +3,8 @@
 Each copy is a partition directory (``TOPIC-N``) with the checkpoints of its log directory.  Its batches are
 read as verify-crc reads them, headers and CRCs (:func:`heads`), every copy's stream in step (:func:`compare`), so
 memory holds one window of each copy whatever the sizes; only the batches not every copy holds are read again,
-their records decoded (:func:`records_held_by_some`).  The truncation each copy would undergo when it follows the copy with the newest
-leader epoch is Kafka's, round by round (:func:`truncation_offset`).
+their records decoded (:func:`records_held_by_some`).  The truncation each copy would undergo when it follows
+the copy with the newest leader epoch is Kafka's, round by round (:func:`truncation_offset`).
 """
 
 from __future__ import annotations
@@ -174,10 +174,16 @@ def heads(copy: Copy) -> Iterator[Head]:
     say what is wrong.  The run hands its batches over a window at a time, so memory holds one window's
     Heads whatever the copy's size.
     """
-    for path in segments(copy.path):
-        taken: list[Head] = []
+    taken: list[Head] = []   # the run's batches since the walk last stopped
+    ran_on = False           # whether the run went on (then the walk stops there, to hand them out)
 
-        def keep(batch, path=path, taken=taken) -> None:
+    def hand_out(_pos) -> bool:
+        nonlocal ran_on
+        ran_on = True
+        return True
+
+    for path in segments(copy.path):
+        def keep(batch, path=path) -> None:
             batch_pos, view, i, end, _, _ = batch
             base_offset, epoch, crc, delta, producer_id, base_sequence = _CLEAN_HEAD.unpack_from(view, i)
             producer = producer_id != -1
@@ -187,17 +193,10 @@ def heads(copy: Copy) -> Iterator[Head]:
 
         with open(path, "rb") as stream:
             reader = SegmentReader(stream, ReadOptions(records=False), read_ahead=True)
-            run = CrcRun(FileSummary(path, reader.size), reader.options.max_entry_size, keep)
-            walk = Walk(reader, run)
-            went_on = [0]   # how many times the run went on: each time the walk ends there, to hand its Heads out
-
-            def hand_out(_pos, went_on=went_on) -> bool:
-                went_on[0] += 1
-                return True
-
+            walk = Walk(reader, CrcRun(FileSummary(path, reader.size), reader.options.max_entry_size, keep))
             try:
                 while True:
-                    before = went_on[0]
+                    ran_on = False
                     for item in walk.items(walk.landed or 0, reader.size, hand_out):
                         if isinstance(item, Finding):
                             copy.damaged += 1
@@ -207,7 +206,7 @@ def heads(copy: Copy) -> Iterator[Head]:
                         yield head
                     yield from taken
                     taken.clear()
-                    if went_on[0] == before:   # the walk reached the end
+                    if not ran_on:   # the walk reached the end
                         break
             finally:
                 reader.close()
@@ -342,7 +341,7 @@ def compare(directories: list[str]) -> Report:
     while True:
         first = front[0]
         if first is not None and not first.damaged and all(
-                head is not None and not head.damaged and head[:5] == first[:5] for head in front):
+                head is not None and not head.damaged and head.key == first.key for head in front):
             # the same batch in every copy, intact (nearly every step): nothing to tell
             for copy in copies:
                 copy.hold(first)
