@@ -26,6 +26,7 @@ Examples:
   kbatch map /var/kafka-logs -o logdir.html
   kbatch map /var/lib/kafka/orders-0 -o orders-0.svg
   kbatch map --format json segment.log -o - | jq '.partitions[].segments[].regions'
+  kbatch map --replicas /data/broker-1 /data/broker-2 /data/broker-3 --partition orders-0 -o copies.html
 """)
 @click.argument("paths", nargs=-1, required=True, metavar="FILE|DIR...")
 @click.option("--output", "-o", required=True, metavar="FILE",
@@ -37,8 +38,13 @@ Examples:
 @click.option("--color-by", type=click.Choice(COLOR_CHOICES), default="codec", show_default=True,
               help="What a block's colour says first (the page can switch): its codec, magic, producer id, "
                    "kind (plain, idempotent, transactional, control) or damage.")
+@click.option("--replicas", is_flag=True,
+              help="The DIRs are copies of partitions on several brokers (as kbatch replicas takes them): each "
+                   "partition's copies drawn as lanes on one offset axis, where they diverge and where Kafka "
+                   "truncates each marked, then each copy as a partition.")
+@click.option("--partition", metavar="TOPIC-N", help="With --replicas: only this partition.")
 @decompressed_limit_option
-def map(paths, output, output_format, color_by, decompressed_limit):   # noqa: A001 - the subcommand's name
+def map(paths, output, output_format, color_by, replicas, partition, decompressed_limit):   # noqa: A001
     """Draw segments, partitions and a log directory: where the bytes, offsets and damage lie.
 
     For each partition directory (TOPIC-N) or lone segment: a byte map
@@ -62,6 +68,15 @@ def map(paths, output, output_format, color_by, decompressed_limit):   # noqa: A
     fields (named as in dump --format jsonl); clicking it copies the kbatch
     dump or hexdump-annotate command that opens it.
 
+    With --replicas each DIR is one broker's log directory (or a partition
+    directory TOPIC-N, or a copy of one), as kbatch replicas takes them:
+    for every partition present in two or more, one picture with a lane
+    per copy, offsets aligned: the offsets it holds, the batches not every
+    copy holds (held by the copy with the newest leader epoch too, or not:
+    those it loses when it truncates) and its damaged ones, and ticks where
+    it diverges from that copy, where Kafka truncates it and at its high
+    watermark.  Each copy is then drawn as a partition of its own.
+
     Drawing needs the map extra (pip install '.[map]' in kbatch's checkout: vl-convert-python,
     which bundles Vega-Lite into the page and renders SVG without a
     browser); --format json does not.
@@ -70,8 +85,8 @@ def map(paths, output, output_format, color_by, decompressed_limit):   # noqa: A
     .json) unless --format says; a --format that contradicts the extension
     is a usage error.
 
-    Exit status: 0 clean, 1 damage found, 2 usage or I/O error (or the map
-    extra missing).
+    Exit status: 0 clean, 1 damage found (with --replicas: or the copies
+    diverge), 2 usage or I/O error (or the map extra missing).
     """
     output_format = _format_for(output, output_format)
     if output_format != "json":
@@ -81,9 +96,26 @@ def map(paths, output, output_format, color_by, decompressed_limit):   # noqa: A
             click.echo(f"kbatch map: drawing needs the map extra: {INSTALL_HINT} (vl-convert-python); "
                        "--format json writes the model without it", err=True)
             return ExitStatus.TROUBLE
-    files, status = expand_inputs(paths)
+    if partition is not None and not replicas:
+        raise click.UsageError("--partition names the partition whose copies --replicas draws: give --replicas")
+    reports = names = None
+    if replicas:
+        copies = _copies(paths, partition)
+        if copies is None:
+            return ExitStatus.TROUBLE
+        reports, files, names = copies
+        status = ExitStatus.OK
+    else:
+        files, status = expand_inputs(paths)
     refuse_writing_an_input(output, files + _read_beside(files))
-    gathered = gather(files, decompressed_limit)
+    gathered = gather(files, decompressed_limit, names)
+    if reports is not None:
+        from kbatch.map.gather import replica_lanes
+        from kbatch.ops.replicas import exit_found
+
+        gathered.replicas = [replica_lanes(report, f"r{n}") for n, report in enumerate(reports)]
+        if exit_found(reports) and status is ExitStatus.OK:
+            status = ExitStatus.FOUND
     for path, reason in gathered.unreadable:
         report_unreadable(path, reason)
         status = ExitStatus.TROUBLE
@@ -115,6 +147,34 @@ def map(paths, output, output_format, color_by, decompressed_limit):   # noqa: A
     if model["errors"] and status is ExitStatus.OK:
         status = ExitStatus.FOUND
     return status
+
+
+def _copies(paths, partition: str | None):
+    """kbatch map --replicas: each partition's copies compared (kbatch.ops.replicas), the segments of every copy,
+    and the name each copy's partition is shown by (its log directory's, then the partition's); None when a
+    segment cannot be read (said on stderr)."""
+    from kbatch.ops.replicas import NotACopy, compare_all
+    from kbatch.partition.replicas import segments
+
+    if len(paths) < 2:
+        raise click.UsageError("--replicas: name two or more copies (log directories or partition directories)")
+    try:
+        reports, notes = compare_all(list(paths), partition)
+    except NotACopy as error:
+        raise click.UsageError(visible(str(error))) from None
+    except OSError as error:   # a segment that cannot be read (permissions, a directory named *.log)
+        click.echo(f"kbatch map: error: {visible(str(error))}", err=True)
+        return None
+    for note in notes:
+        click.echo(f"kbatch map: note: {visible(note)}", err=True)
+    if not reports:
+        raise click.UsageError("--replicas: no partition is present in two or more of the directories named")
+    files, names = [], {}
+    for report in reports:
+        for copy in report.copies:
+            files += segments(copy.path)
+            names[copy.path] = f"{copy.name}/{report.topic}-{report.partition}"
+    return reports, files, names
 
 
 def _format_for(output: str, asked: str | None) -> str:

@@ -39,24 +39,26 @@ def replicas(paths, partition, output_format, no_color):
     copy and a "record" object per record not every copy holds (the record
     as dump --records writes it).
 
+    Each copy is read once, as verify-crc reads a file (batch headers and
+    CRCs, in constant memory); records are decoded only of the batches not
+    every copy holds.  kbatch map --replicas draws the copies as lanes on
+    one offset axis.
+
     Exit status: 0 every copy agrees, 1 the copies diverge or one is damaged,
     2 usage or I/O error.
     """
     from kbatch.ops.replicas import NotACopy, compare_all, exit_found
+    from kbatch.output.visible import visible
 
     if len(paths) < 2:
         raise click.UsageError("name two or more copies (log directories or partition directories) to compare")
     try:
         reports, notes = compare_all(list(paths), partition)
     except NotACopy as error:
-        raise click.UsageError(str(error)) from None
+        raise click.UsageError(visible(str(error))) from None
     except OSError as error:   # a segment that cannot be read (permissions, a directory named *.log)
-        from kbatch.output.visible import visible
-
         click.echo(f"kbatch: error: {visible(str(error))}", err=True)
         return ExitStatus.TROUBLE
-    from kbatch.output.visible import visible
-
     for note in notes:
         click.echo(f"kbatch: note: {visible(note)}", err=True)
     if not reports:

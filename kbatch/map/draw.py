@@ -28,7 +28,7 @@ import json
 
 from kbatch.output.values import iso_timestamp
 from kbatch.output.visible import json_name, visible
-from kbatch.map.gather import COLOR_CHOICES
+from kbatch.map.gather import COLOR_CHOICES, LANE_STATES
 
 # The specs are Vega-Lite 6; the page and the picture use the newest 6.x vl-convert carries (the same version
 # as the schema, or Vega-Lite says so on the console).
@@ -57,6 +57,13 @@ WHOLE_AXIS = {"tickMinStep": 1, "format": "d"}
 # Timestamps are UTC on a 24-hour clock, each tick dated (the browser's zone and 12-hour clock would mislead),
 # to the millisecond only where a tick falls between seconds.
 UTC_AXIS = {"labelExpr": "utcFormat(datum.value, datum.value % 1000 ? '%Y-%m-%d %H:%M:%S.%L' : '%Y-%m-%d %H:%M:%S')"}
+
+# kbatch map --replicas: a copy's lane (its offsets), the spans where its batches are not every copy's, and the
+# marks on it.
+LANE_EXTENT = "#d9d9d9"
+LANE_HEIGHT = 2 * ROW_HEIGHT   # room for the three marks' ticks one above another
+LANE_SPANS = {"domain": list(LANE_STATES), "range": ["#6baed6", "#fd8d3c", DAMAGED]}
+LANE_MARKS = {"domain": ["diverges at", "truncated to", "high watermark"], "range": ["#e6550d", "black", "#31a354"]}
 
 OUTCOMES = {"domain": ["COMMIT", "ABORT", "OPEN", "UNKNOWN"], "range": ["#31a354", "#d62728", "#3182bd", "#969696"]}
 
@@ -242,6 +249,55 @@ def transactions(partition: dict) -> dict | None:
                                                          "empty", "marker_doubt", "file"))}}]}
 
 
+def replica_chart(replicas: dict) -> dict:
+    """One partition's copies (kbatch map --replicas), a lane each on one offset axis: the offsets it holds, the
+    spans where its batches are not every copy's, where it diverges from the leader's copy and the offset
+    Kafka truncates it to (kbatch.partition.replicas), its high watermark."""
+    rid = replicas["id"]
+    lanes = replicas["lanes"]
+    order = [lane["copy"] for lane in lanes]
+    starts = [lane["log_start_offset"] for lane in lanes if lane["log_start_offset"] is not None]
+    first, last = min(starts, default=0), max([lane["log_end_offset"] for lane in lanes] + [1])
+    x = {"field": "first_offset", "type": "quantitative", "title": "offset",
+         "scale": {"domain": [first, max(last, first + 1)], "nice": False}, "axis": WHOLE_AXIS}
+    y = {"field": "copy", "type": "nominal", "title": None, "sort": order}
+    held = [{**lane, "first_offset": lane["log_start_offset"], "end": lane["log_end_offset"],
+             "role": "leader (newest epoch)" if lane["leader"] else "follower"}
+            for lane in lanes if lane["log_start_offset"] is not None]
+    spans = [{**span, "end": span["last_offset"] + 1} for span in replicas["spans"]]
+    marks = [{"copy": lane["copy"], "mark": mark, "first_offset": lane[key], "offset": lane[key]}
+             for lane in lanes for mark, key in (("diverges at", "diverges_at"), ("truncated to", "truncate_to"),
+                                                 ("high watermark", "high_watermark"))
+             if lane[key] is not None]
+    layers = [
+        {"name": f"{rid}_lane", "data": {"values": held}, "mark": {"type": "rect", "color": LANE_EXTENT},
+         "params": [{"name": f"zoom_{rid}", "select": {"type": "interval", "encodings": ["x"]}, "bind": "scales"}],
+         "encoding": {"x": x, "x2": {"field": "end"}, "y": y,
+                      "tooltip": _tooltip(("copy", "path", "role", "log_start_offset", "log_end_offset",
+                                           "high_watermark", "latest_epoch", "diverges_at", "truncate_to",
+                                           "damaged"))}},
+        {"name": f"{rid}_span", "data": {"values": spans}, "mark": {"type": "rect", "height": LANE_HEIGHT // 2},
+         "encoding": {"x": x, "x2": {"field": "end"}, "y": y,
+                      "color": {"field": "state", "type": "nominal", "title": "batches", "scale": LANE_SPANS},
+                      "tooltip": _tooltip(("copy", "state", "first_offset", "last_offset", "batches"))}},
+        # A mark of one offset is narrower than a pixel: a tick at any zoom, each kind on a third of the lane (two
+        # at one offset stay apart).
+        {"name": f"{rid}_mark", "data": {"values": marks}, "mark": {"type": "tick", "thickness": 3,
+                                                                    "size": LANE_HEIGHT // 3 - 2},
+         "encoding": {"x": x, "y": y,
+                      "yOffset": {"field": "mark", "type": "nominal", "sort": LANE_MARKS["domain"],
+                                  "scale": {"domain": LANE_MARKS["domain"]}},
+                      "color": {"field": "mark", "type": "nominal", "title": "offsets", "scale": LANE_MARKS},
+                      "tooltip": _tooltip(("copy", "mark", "offset"))}},
+    ]
+    leader = f"; {replicas['leader']} holds the newest leader epoch: the others follow it" if replicas["leader"] \
+        else ""
+    return {"$schema": VEGA_LITE_SCHEMA, "title": {"text": f"{replicas['name']}: {len(lanes)} copies",
+                                                   "subtitle": "a lane per copy, offsets aligned" + leader},
+            "width": WIDTH, "height": LANE_HEIGHT * max(1, len(lanes)), "layer": layers,
+            "resolve": {"scale": {"color": "independent"}}, "config": CONFIG}
+
+
 def partition_chart(partition: dict, choice: str) -> dict:
     charts = [byte_map(partition, choice), timeline(partition)]
     spans = transactions(partition)
@@ -281,6 +337,7 @@ def svg(model: dict, choice: str) -> str:
     charts = [partition_chart(partition, choice) for partition in model["partitions"]]
     if len(model["partitions"]) > 1:
         charts.insert(0, directory_chart(model))
+    charts[:0] = [replica_chart(replicas) for replicas in model["replicas"]]
     for chart in charts:
         chart.pop("$schema", None)
     spec = {"$schema": VEGA_LITE_SCHEMA, "vconcat": charts, "config": CONFIG,
@@ -356,6 +413,7 @@ def html_page(model: dict, choice: str) -> str:
 
     specs = {partition["id"]: partition_chart(partition, choice) for partition in model["partitions"]}
     directory = directory_chart(model) if len(model["partitions"]) > 1 else None
+    lanes = {replicas["id"]: replica_chart(replicas) for replicas in model["replicas"]}
     bundle = _bundle()
     colour_scales = {name: _colour(name) for name in COLOR_CHOICES}
     sections = "\n".join(_partition_section(partition) for partition in model["partitions"])
@@ -367,9 +425,28 @@ def html_page(model: dict, choice: str) -> str:
         choices="".join(f'<option value="{name}"{" selected" if name == choice else ""}>{name}</option>'
                         for name in COLOR_CHOICES),
         directory=_directory_table(model) if directory is not None else "",
+        replicas="\n".join(_replicas_section(replicas) for replicas in model["replicas"]),
         sections=sections, findings=_findings_list(model),
-        data=_script_json({"specs": specs, "directory": directory, "colours": colour_scales, "choice": choice}),
+        data=_script_json({"specs": specs, "directory": directory, "replicas": lanes, "colours": colour_scales,
+                           "choice": choice}),
         script=SCRIPT)
+
+
+def _replicas_section(replicas: dict) -> str:
+    lanes = "".join(
+        f'<tr><td>{html.escape(lane["copy"])}{" *" if lane["leader"] else ""}</td>'
+        + "".join(f'<td class="n">{"-" if lane[key] is None else lane[key]}</td>'
+                  for key in ("log_start_offset", "log_end_offset", "high_watermark", "latest_epoch", "diverges_at",
+                              "truncate_to"))
+        + "</tr>" for lane in replicas["lanes"])
+    problems = "".join(f'<p class="meta">{html.escape(problem)}</p>' for problem in replicas["problems"])
+    left = f'<p class="meta">{replicas["spans_left_off"]} more spans not drawn</p>' if replicas["spans_left_off"] else ""
+    return (f'<section class="replicas" id="{replicas["id"]}"><h2>{html.escape(replicas["name"])}: '
+            f'{len(replicas["lanes"])} copies</h2>{problems}<table><thead><tr><th>copy</th><th>start</th><th>end</th>'
+            '<th>hw</th><th>epoch</th><th>diverges</th><th>truncate</th></tr></thead>'
+            f'<tbody>{lanes}</tbody></table><p class="meta">* the copy with the newest leader epoch: the others '
+            f'follow it (kbatch replicas tells what each would lose)</p>{left}'
+            f'<div class="chart" id="chart-{replicas["id"]}"></div></section>')
 
 
 def _partition_section(partition: dict) -> str:
@@ -452,6 +529,7 @@ PAGE = """<!DOCTYPE html>
 <p class="meta">{summary}. Colour by <select id="colour-by">{choices}</select>.
 Drag or scroll over a chart to zoom (double-click resets); hover a block for its fields; click one to copy the
 kbatch command that opens it.</p>
+{replicas}
 {directory}
 {sections}
 </main>
@@ -539,10 +617,11 @@ SCRIPT = r"""
       const found = marks(view.scenegraph().root, []);
       drawn.counts[id] = {};
       for (const m of found) drawn.counts[id][m.mark] = (drawn.counts[id][m.mark] || 0) + 1;
-      drawn.charts[id] = found.filter(m => /_(region|txn|batch)_marks$/.test(m.mark)).slice(0, 5000).map(m => ({
+      drawn.charts[id] = found.filter(m => /_(region|txn|batch|span|mark)_marks$/.test(m.mark)).slice(0, 5000).map(m => ({
         mark: m.mark, x: m.x, width: m.width, fill: m.fill, pos: m.datum.pos, end: m.datum.end,
         first_offset: m.datum.first_offset, end_offset: m.datum.end_offset, outcome: m.datum.outcome,
-        code: m.datum.code, segment: m.datum.segment}));
+        code: m.datum.code, segment: m.datum.segment, copy: m.datum.copy, state: m.datum.state,
+        offset_mark: m.datum.mark}));
     }
     drawn.resources = performance.getEntriesByType("resource").map(r => r.name);
     const out = document.createElement("pre");
@@ -557,6 +636,7 @@ SCRIPT = r"""
       return embed(id, spec, widths[id] || spec.vconcat[0].width);
     });
     if (data.directory) jobs.push(embed("directory", data.directory, widths.directory || data.directory.width));
+    for (const [id, spec] of Object.entries(data.replicas)) jobs.push(embed(id, spec, widths[id] || spec.width));
     return Promise.all(jobs);
   }
 

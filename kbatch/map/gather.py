@@ -40,6 +40,7 @@ MAX_REGIONS = 1000         # damaged ranges kept per segment (the rest counted)
 MAX_FINDINGS = 1000        # findings listed beside the picture (the rest counted by code)
 MAX_TRANSACTIONS = 5000    # transaction spans kept per partition (the rest counted)
 MAX_EPOCH_RUNS = 1000      # runs of one leader epoch kept per partition
+MAX_LANE_SPANS = 1000      # spans kept per copy on a lane of kbatch map --replicas (the rest counted)
 
 # The files beside a segment this map reads itself (the cross-checks read them again).
 READ_HERE = frozenset({kinds.OFFSET_INDEX, kinds.TIME_INDEX, kinds.LEADER_EPOCH_CHECKPOINT})
@@ -270,6 +271,7 @@ class MapGatherer:
         self.blocks = blocks   # per segment
         self.decompressor = Decompressor(decompressed_limit) if decompressed_limit else Decompressor()
         self.partitions: list[dict] = []
+        self.replicas: list[dict] = []   # kbatch map --replicas: each partition's copies as lanes (replica_lanes)
         self.findings: list[dict] = []
         self.findings_left_off: Counter = Counter()
         self.errors = 0
@@ -292,8 +294,9 @@ class MapGatherer:
 
     # -- one partition ----------------------------------------------------------------------------------
 
-    def add_partition(self, key: str, logs: list[str]) -> None:
-        """A partition directory (``key``) and the segments of it to read, or a lone segment (``key`` is it)."""
+    def add_partition(self, key: str, logs: list[str], name: str | None = None) -> None:
+        """A partition directory (``key``) and the segments of it to read, or a lone segment (``key`` is it);
+        ``name`` is how it is shown (else the directory's name, or the segment's path)."""
         ident = f"p{len(self.partitions)}"
         topic, number = topic_partition(logs[0])
         is_directory = topic is not None and os.path.isdir(key)
@@ -316,7 +319,9 @@ class MapGatherer:
         offsets = [offset for segment in dicts for offset in (segment["first_offset"], segment["last_offset"])
                    if offset is not None]
         self.partitions.append({
-            "id": ident, "name": os.path.basename(key.rstrip("/")) if is_directory else key, "path": key,
+            "id": ident,
+            "name": name if name is not None else os.path.basename(key.rstrip("/")) if is_directory else key,
+            "path": key,
             "topic": topic, "partition": number, "size": sum(segment.size for segment in segments),
             "segment_count": len(segments), "batches": sum(segment.batches for segment in segments),
             "records": sum(segment.records for segment in segments),
@@ -429,7 +434,7 @@ class MapGatherer:
     # -- the model --------------------------------------------------------------------------------------
 
     def model(self) -> dict:
-        return {"kbatch_map": MODEL_VERSION, "color_choices": list(COLOR_CHOICES),
+        return {"kbatch_map": MODEL_VERSION, "color_choices": list(COLOR_CHOICES), "replicas": self.replicas,
                 "blocks_per_segment": self.blocks, "partitions": self.partitions, "findings": self.findings,
                 "findings_left_off": dict(sorted(self.findings_left_off.items())), "errors": self.errors,
                 "unreadable": [{"file": path, "reason": reason} for path, reason in self.unreadable]}
@@ -487,9 +492,63 @@ def blocks_per_segment(segments: int) -> int:
     return min(MAX_BLOCKS, max(MIN_BLOCKS, PAGE_BLOCKS // max(1, segments)))
 
 
-def gather(files: list[str], decompressed_limit: int | None = None) -> MapGatherer:
-    """Read the segment files (``*.log``) into a map's model."""
+def gather(files: list[str], decompressed_limit: int | None = None, names: dict[str, str] | None = None) -> MapGatherer:
+    """Read the segment files (``*.log``) into a map's model; ``names`` says how a partition directory is shown
+    (else by its name)."""
     gatherer = MapGatherer(decompressed_limit, blocks_per_segment(len(files)))
     for key, logs in group_partitions(files):
-        gatherer.add_partition(key, logs)
+        gatherer.add_partition(key, logs, (names or {}).get(key))
     return gatherer
+
+
+# -- the copies of a partition (kbatch map --replicas) -----------------------------------------------------
+
+# What a span of a copy's lane says of the batches there, against the copy with the newest leader epoch (the one
+# the others follow, kbatch.partition.replicas): held by it too but not by every copy; held here and not by it
+# (what this copy loses when it truncates); damaged here.
+LANE_STATES = ("held by some copies", "not the leader's", "damaged")
+
+
+def lane_state(report, index: int, divergence) -> str | None:
+    """What the batch at one divergence is on copy ``index``'s lane (None: the copy holds no such batch)."""
+    if index in divergence.damaged:
+        return "damaged"
+    if index not in divergence.holders:
+        return None
+    if report.leader is not None and report.leader not in divergence.holders:
+        return "not the leader's"
+    return "held by some copies"
+
+
+def replica_lanes(report, ident: str) -> dict:
+    """One partition's copies as lanes on one offset axis (kbatch.ops.replicas.compare's report): each copy's
+    offsets, the spans where its batches are not every copy's (consecutive ones of one state merged), where it
+    diverges from the leader's and the offset Kafka truncates it to."""
+    names = [copy.name for copy in report.copies]
+    if len(set(names)) < len(names):   # copies in log directories of one name: their paths tell them apart
+        names = [copy.path for copy in report.copies]
+    lanes, spans, left_off = [], [], 0
+    for index, (copy, name) in enumerate(zip(report.copies, names)):
+        lanes.append({"copy": name, "path": copy.path, "leader": index == report.leader,
+                      "log_start_offset": copy.log_start_offset, "log_end_offset": copy.log_end_offset,
+                      "high_watermark": copy.high_watermark, "latest_epoch": copy.latest_epoch,
+                      "diverges_at": copy.diverges_at, "truncate_to": copy.truncate_to, "damaged": copy.damaged})
+        mine: list[dict] = []
+        for divergence in report.divergences:
+            state = lane_state(report, index, divergence)
+            if state is None:
+                continue
+            if mine and mine[-1]["state"] == state and divergence.base_offset <= mine[-1]["last_offset"] + 1:
+                # the next batch of a run of one state (or a damaged batch met again, by another variant)
+                if divergence.base_offset > mine[-1]["last_offset"]:
+                    mine[-1]["batches"] += 1
+                mine[-1]["last_offset"] = max(mine[-1]["last_offset"], divergence.last_offset)
+            elif len(mine) < MAX_LANE_SPANS:
+                mine.append({"copy": name, "state": state, "first_offset": divergence.base_offset,
+                             "last_offset": divergence.last_offset, "batches": 1})
+            else:
+                left_off += 1
+        spans += mine
+    return {"id": ident, "name": f"{report.topic}-{report.partition}", "leader": None if report.leader is None
+            else names[report.leader], "problems": list(report.problems), "lanes": lanes, "spans": spans,
+            "spans_left_off": left_off}

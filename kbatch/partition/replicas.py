@@ -1,9 +1,10 @@
 """One partition across several brokers' copies: where they diverge, what Kafka truncates each to, what is lost.
 
 Each copy is a partition directory (``TOPIC-N``) with the checkpoints of its log directory.  Its batches are
-read with the segment reader, every copy's stream in step (:func:`compare_streams`), so memory holds one batch
-per copy whatever the sizes.  The truncation each copy would undergo when it follows the copy with the newest
-leader epoch is Kafka's, round by round (:func:`truncation_offset`).
+read as verify-crc reads them, headers and CRCs (:func:`heads`), every copy's stream in step (:func:`compare`), so
+memory holds one window of each copy whatever the sizes; only the batches not every copy holds are read again,
+their records decoded (:func:`records_held_by_some`).  The truncation each copy would undergo when it follows
+the copy with the newest leader epoch is Kafka's, round by round (:func:`truncation_offset`).
 """
 
 from __future__ import annotations
@@ -11,15 +12,20 @@ from __future__ import annotations
 import glob
 import os
 from dataclasses import dataclass, field
-from typing import Iterator
+from typing import Iterator, NamedTuple
 
 from kbatch.files import kinds
 from kbatch.files.inputs import topic_partition
 from kbatch.format.findings import Finding
+from kbatch.format.structs import BATCH_HEADER
+from kbatch.kernels.batchrules import last_sequence
 from kbatch.partition.sidefile import Entry, SideFile
 from kbatch.partition.textfiles import checkpoint, checkpointed_offset, partition_metadata
 from kbatch.reading.model import Batch
 from kbatch.reading.reader import ReadOptions, SegmentReader
+from kbatch.reading.summary import FileSummary
+from kbatch.walk.crcrun import CrcRun
+from kbatch.walk.engine import Walk
 
 UNDEFINED_EPOCH = -1   # LeaderEpochFileCache / OffsetsForLeaderEpochResponse.UNDEFINED_EPOCH
 
@@ -60,6 +66,16 @@ class Copy:
     @property
     def latest_epoch(self) -> int | None:
         return self.epochs[-1][0] if self.epochs else None
+
+    def hold(self, head: Head) -> None:
+        """Count a batch of the copy's in its offsets and its batches' epochs (read in offset order)."""
+        if self.log_start_offset is None:
+            self.log_start_offset = head.base_offset
+        if head.last_offset >= self.log_end_offset:
+            self.log_end_offset = head.last_offset + 1
+        epoch = head.partition_leader_epoch
+        if epoch is not None and epoch >= 0 and (not self.batch_epochs or epoch > self.batch_epochs[-1][0]):
+            self.batch_epochs.append((epoch, head.base_offset))
 
 
 def find_copies(paths: list[str], partition: str | None = None) -> dict[tuple[str, int], list[str]]:
@@ -115,19 +131,85 @@ def segments(directory: str) -> list[str]:
     return sorted(glob.glob(os.path.join(glob.escape(directory), "*.log")), key=os.path.basename)
 
 
-def batches(copy: Copy) -> Iterator[tuple[str, Batch]]:
-    """The copy's batches in order with their segments, records not decoded; damaged ones too (their
-    ``findings`` say so), counted in ``damaged``."""
+class Head(NamedTuple):
+    """What comparing copies reads of one batch: its header's fields, where it lies, whether it is damaged."""
+
+    base_offset: int
+    last_offset: int
+    size: int
+    partition_leader_epoch: int | None
+    crc: int | None
+    pos: int
+    segment: str
+    producer_id: int | None       # None: no producer (-1), or a v0/v1 entry
+    base_sequence: int | None
+    last_sequence: int | None
+    damaged: bool                 # its CRC fails, or the reader found its bytes damaged
+
+    @property
+    def key(self) -> tuple:
+        """What makes two copies of a batch the same: its place, size, epoch and the CRC over the rest."""
+        return self[:5]
+
+    @classmethod
+    def of_batch(cls, segment: str, batch: Batch) -> Head:
+        """A batch the full reader read (one the CRC run did not take: damaged, v0/v1, a count below zero)."""
+        producer = batch.producer_id not in (None, -1)
+        return cls(batch.base_offset, batch.last_offset, batch.size, batch.partition_leader_epoch, batch.crc,
+                   batch.pos, segment, batch.producer_id if producer else None,
+                   batch.base_sequence if producer else None, batch.last_sequence if producer else None,
+                   not batch.crc_valid or any(finding.is_damage for finding in batch.findings))
+
+
+# The header fields a clean batch's Head takes, read by the declaration's names (kbatch.format.layouts).
+_CLEAN_HEAD = BATCH_HEADER.picker("base_offset", "partition_leader_epoch", "crc", "last_offset_delta", "producer_id",
+                                  "base_sequence")
+
+
+def heads(copy: Copy) -> Iterator[Head]:
+    """The copy's batches in order, damaged ones too (counted in ``copy.damaged``), each as a Head.
+
+    verify-crc's walk: the CRC run (kbatch.walk.crcrun) takes the v2 batches whose frame and CRC hold, reading
+    only their headers; the full reader reads the rest one at a time (records not decoded), and its findings
+    say what is wrong.  The run hands its batches over a window at a time, so memory holds one window's
+    Heads whatever the copy's size.
+    """
+    taken: list[Head] = []   # the run's batches since the walk last stopped
+    ran_on = False           # whether the run went on (then the walk stops there, to hand them out)
+
+    def hand_out(_pos) -> bool:
+        nonlocal ran_on
+        ran_on = True
+        return True
+
     for path in segments(copy.path):
+        def keep(batch, path=path) -> None:
+            batch_pos, view, i, end, _, _ = batch
+            base_offset, epoch, crc, delta, producer_id, base_sequence = _CLEAN_HEAD.unpack_from(view, i)
+            producer = producer_id != -1
+            taken.append(Head(base_offset, base_offset + delta, end - i, epoch, crc, batch_pos, path,
+                              producer_id if producer else None, base_sequence if producer else None,
+                              last_sequence(base_sequence, delta) if producer else None, False))
+
         with open(path, "rb") as stream:
-            for item in SegmentReader(stream, ReadOptions(records=False)):
-                if isinstance(item, Finding):
-                    copy.damaged += 1
-                    continue
-                item.findings = [finding for finding in item.findings if finding.is_damage]
-                if not item.crc_valid or item.findings:
-                    copy.damaged += 1
-                yield path, item
+            reader = SegmentReader(stream, ReadOptions(records=False), read_ahead=True)
+            walk = Walk(reader, CrcRun(FileSummary(path, reader.size), reader.options.max_entry_size, keep))
+            try:
+                while True:
+                    ran_on = False
+                    for item in walk.items(walk.landed or 0, reader.size, hand_out):
+                        if isinstance(item, Finding):
+                            copy.damaged += 1
+                            continue
+                        head = Head.of_batch(path, item)
+                        copy.damaged += head.damaged
+                        yield head
+                    yield from taken
+                    taken.clear()
+                    if not ran_on:   # the walk reached the end
+                        break
+            finally:
+                reader.close()
 
 
 def loaded_epochs(copy: Copy) -> list[tuple[int, int]]:
@@ -246,11 +328,6 @@ class Report:
         return [each for each in self.divergences if index in each.holders and self.leader not in each.holders]
 
 
-def _key(batch: Batch) -> tuple:
-    """What makes two copies of a batch the same: its place, length, epoch and the CRC over the rest."""
-    return batch.base_offset, batch.last_offset, batch.size, batch.partition_leader_epoch, batch.crc
-
-
 def compare(directories: list[str]) -> Report:
     """The copies of one partition compared, every copy read once, in step."""
     copies = [load_copy(directory) for directory in directories]
@@ -259,42 +336,37 @@ def compare(directories: list[str]) -> Report:
     if len(ids) > 1:
         report.problems.append("copies of different topics (topic ids in partition.metadata: "
                                f"{', '.join(sorted(ids))}): from different clusters, or the topic was recreated")
-    streams = [batches(copy) for copy in copies]
-    places: list[str | None] = [None] * len(copies)   # the segment each head batch lies in
-    heads: list[Batch | None] = [None] * len(copies)
-
-    def advance(index: int) -> None:
-        places[index], heads[index] = next(streams[index], (None, None))
-
-    for index in range(len(copies)):
-        advance(index)
-    while any(head is not None for head in heads):
-        base = min(head.base_offset for head in heads if head is not None)
-        here = [index for index, head in enumerate(heads) if head is not None and head.base_offset == base]
+    streams = [heads(copy) for copy in copies]
+    front: list[Head | None] = [next(stream, None) for stream in streams]   # each copy's next batch
+    while True:
+        first = front[0]
+        if first is not None and not first.damaged and all(
+                head is not None and not head.damaged and head.key == first.key for head in front):
+            # the same batch in every copy, intact (nearly every step): nothing to tell
+            for copy in copies:
+                copy.hold(first)
+            front = [next(stream, None) for stream in streams]
+            continue
+        present = [head.base_offset for head in front if head is not None]
+        if not present:
+            break
+        base = min(present)
+        here = [index for index, head in enumerate(front) if head is not None and head.base_offset == base]
         for index in here:
-            copy, batch = copies[index], heads[index]
-            if copy.log_start_offset is None:
-                copy.log_start_offset = batch.base_offset
-            copy.log_end_offset = max(copy.log_end_offset, batch.last_offset + 1)
-            epoch = batch.partition_leader_epoch
-            if epoch is not None and epoch >= 0 and (not copy.batch_epochs or epoch > copy.batch_epochs[-1][0]):
-                copy.batch_epochs.append((epoch, batch.base_offset))
-        good = [index for index in here if heads[index].crc_valid and not heads[index].findings]
-        damaged = [index for index in here if index not in good]
-        keys = list(dict.fromkeys(_key(heads[index]) for index in good))   # each variant, in copy order
+            copies[index].hold(front[index])
+        good = [index for index in here if not front[index].damaged]
+        damaged = [index for index in here if front[index].damaged]
+        keys = list(dict.fromkeys(front[index].key for index in good))   # each variant, in copy order
         if len(here) != len(copies) or len(keys) > 1 or damaged:
             # one Divergence per variant of the batch here, with the copies holding its bytes intact
             for key in keys or [None]:
-                holders = [index for index in good if _key(heads[index]) == key]
-                sample = heads[holders[0]] if holders else heads[here[0]]
-                producer = sample.producer_id not in (None, -1)
+                holders = [index for index in good if front[index].key == key]
+                sample = front[holders[0]] if holders else front[here[0]]
                 report.divergences.append(Divergence(
-                    base, sample.last_offset, holders, holders, damaged,
-                    sample.producer_id if producer else None, sample.base_sequence if producer else None,
-                    sample.last_sequence if producer else None,
-                    (places[holders[0]], sample.pos, sample.size) if holders else None))
+                    base, sample.last_offset, holders, holders, damaged, sample.producer_id, sample.base_sequence,
+                    sample.last_sequence, (sample.segment, sample.pos, sample.size) if holders else None))
         for index in here:
-            advance(index)
+            front[index] = next(streams[index], None)
     for copy in copies:
         copy.epochs = loaded_epochs(copy)
     candidates = [index for index, copy in enumerate(copies) if copy.latest_epoch is not None]
