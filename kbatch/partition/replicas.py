@@ -25,7 +25,7 @@ from kbatch.reading.model import Batch
 from kbatch.reading.reader import ReadOptions, SegmentReader
 from kbatch.reading.summary import FileSummary
 from kbatch.walk.crcrun import CrcRun
-from kbatch.walk.engine import Walk
+from kbatch.walk.engine import Walk, entries
 
 UNDEFINED_EPOCH = -1   # LeaderEpochFileCache / OffsetsForLeaderEpochResponse.UNDEFINED_EPOCH
 
@@ -431,7 +431,7 @@ def records_held_by_some(report: Report) -> Iterator[tuple[Divergence, Batch]]:
             continue
         path, pos, size = each.where
         with open(path, "rb") as stream:
-            for item in SegmentReader(stream, ReadOptions(records=True)).walk(pos, pos + size):
+            for item in entries(SegmentReader(stream, ReadOptions(records=True)), pos, pos + size):
                 if isinstance(item, Batch) and item.pos == pos:
                     yield each, item
 
