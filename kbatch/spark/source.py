@@ -14,9 +14,8 @@ pyarrow), ``pattern`` (``*.log``), ``maxPartitionBytes`` (128 MiB) and
 ``openCostInBytes`` (1 MiB: opening a segment costs a Python task far less
 than Spark's 4 MiB guess) and ``minPartitions`` for packing files into
 tasks the way Spark's file sources do, and ``splitBytes`` to cut segments
-larger than that into byte ranges.  Each range starts where an entry with a
-valid CRC begins (from the ``.index`` beside the segment when there is one,
-checked; otherwise by resync), and its walk must end exactly where the next
+larger than that into byte ranges.  Each range starts where ``verify-crc -j`` would
+start a part cut there (kbatch.walk.parts), and its walk must end exactly where the next
 range begins: where it does not, the findings level says so
 (``split-handover``) and ``kbatch scan`` reads that file again whole.
 
@@ -195,45 +194,15 @@ def pack(ranges: list[FileRange], max_partition_bytes: int, open_cost: int, min_
 
 
 def split_segment(path: str, size: int, split_bytes: int) -> list[FileRange]:
-    """Cut a segment into ranges that each start where an entry with a valid CRC begins."""
-    from kbatch.reading.reader import SegmentReader
+    """Cut a segment every ``split_bytes`` into ranges that start where ``verify-crc -j`` would start a part cut
+    there (kbatch.walk.parts.part_starts): each at an entry whose CRC verifies."""
     from kbatch.files.inputs import open_segment
+    from kbatch.reading.reader import SegmentReader
+    from kbatch.walk.parts import part_starts
 
-    starts = [0]
-    index = _index_positions(path)
     with open_segment(path) as stream:
-        reader = SegmentReader(stream, size=size)
-        for nominal in range(split_bytes, size, split_bytes):
-            if nominal <= starts[-1]:
-                continue
-            boundary = next((position for position in index if position >= nominal
-                             and reader.entry_verifies_at(position)), None)
-            if boundary is None:
-                boundary = reader.next_entry_at_or_after(nominal)
-            if boundary is None:
-                break
-            if boundary > starts[-1]:
-                starts.append(boundary)
-    stops = starts[1:] + [size]
-    return [FileRange(path, start, stop, size) for start, stop in zip(starts, stops)]
-
-
-def _index_positions(path: str) -> list[int]:
-    """The positions an offset index (``.index`` beside the segment: relativeOffset int32, position int32) holds."""
-    if not path.endswith(".log"):
-        return []
-    from kbatch.files.inputs import is_remote, open_segment
-
-    index_path = path[:-len(".log")] + ".index"
-    if not is_remote(index_path) and not os.path.exists(index_path):
-        return []
-    try:
-        with open_segment(index_path) as stream:
-            data = stream.read()
-    except OSError:
-        return []
-    positions = [int.from_bytes(data[i + 4:i + 8], "big") for i in range(0, len(data) - 7, 8)]
-    return sorted({position for position in positions if position > 0})
+        starts = part_starts(SegmentReader(stream, size=size), list(range(0, size, split_bytes)), size)
+    return [FileRange(path, start, stop, size) for start, stop in zip(starts, starts[1:] + [size])]
 
 
 # -- rows, as Arrow record batches -------------------------------------------------------
