@@ -18,11 +18,18 @@ Timed, each ``--repeat`` times (best wall kept), page cache warm:
 
 * ``kbatch scan DIR --out OUT --master local[N] --format json``: the whole tree;
 * the same with ``--split-bytes 268435456`` (the 1 GiB segments read as 256 MiB ranges);
-* with ``--records``, the same with ``--records`` too, and its ratio to the plain scan;
+* the same with ``--records`` too, and its ratio to the plain scan;
 * ``kbatch scan DIR/clicks-0 ...``: the 2,000 tiny segments only;
 * ``kbatch scan DIR/clicks-0/00000000000000000000.log ...``: one tiny segment, i.e. the fixed cost
   (JVM, Spark session, the jobs' planning, the report's queries);
-* ``kbatch verify-crc --quiet DIR``, ``... DIR/clicks-0`` and ``... one tiny file``: one process, for comparison.
+* ``kbatch verify-crc --quiet DIR``, ``... DIR/clicks-0`` and ``... one tiny file``: one process, for comparison;
+* a bare PySpark session (the same master) that starts and writes one Parquet file: the floor of the fixed cost;
+* ``kbatch scan`` of a directory of ``--many`` tiny segments (100,000 by default), once.
+
+Then the goal table of issue 49, every figure from this one run: the scan's data rate beyond its fixed cost
+against verify-crc's, ``--records`` against the plain scan (``--no-records`` skips it), the cost of each
+extra tiny segment, one tiny segment against the bare session, and the many-segment scan's wall and driver
+peak.
 
 A scan is run with ``subprocess`` and its process tree is sampled from /proc
 every 0.2 s: the peak RSS (``VmHWM``) of the kbatch driver (the Python
@@ -42,7 +49,7 @@ Examples::
     python benchmarks/bench_scan.py                          # 2 x 1 GiB + 24 medium + 2,000 tiny, best of 2
     python benchmarks/bench_scan.py --repeat 3 --master 'local[2]'
     python benchmarks/bench_scan.py --big-size 256M --tiny 500 --repeat 1   # a quick look
-    python benchmarks/bench_scan.py --big 1 --big-size 256M --medium 0 --tiny 10 --records --split-bytes 0
+    python benchmarks/bench_scan.py --big 1 --big-size 256M --medium 0 --tiny 10 --many 0 --split-bytes 0
 """
 
 from __future__ import annotations
@@ -375,6 +382,59 @@ def verify(kbatch: list[str], name: str, paths: list[str], size: int, files: int
                      best[2], best[3])
 
 
+# A bare PySpark session that starts and writes one Parquet file: the floor a scan's fixed cost is held to.
+BARE_SPARK = """
+import sys
+from pyspark.sql import SparkSession
+spark = (SparkSession.builder.master(sys.argv[1]).config("spark.ui.enabled", "false")
+         .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1").getOrCreate())
+spark.range(1).write.mode("overwrite").parquet(sys.argv[2])
+spark.stop()
+"""
+
+
+def bare_spark(master: str, repeat: int, quiet: bool) -> ScanRun:
+    """The bare session (BARE_SPARK) run as a process, watched as a scan is; best of ``repeat``."""
+    out_dir = os.path.join(DATA, "out", "bare")
+    watches = []
+    for attempt in range(repeat):
+        shutil.rmtree(out_dir, ignore_errors=True)
+        watch = watched([sys.executable, "-c", BARE_SPARK, master, out_dir])
+        if watch.exit != 0:
+            raise SystemExit(f"bare Spark session: exit {watch.exit}:\n{watch.stderr[-2000:]}")
+        watches.append(watch)
+        if not quiet:
+            print(f"  bare Spark run {attempt + 1}/{repeat}: {watch.wall_s:.2f} s", file=sys.stderr)
+    shutil.rmtree(out_dir, ignore_errors=True)
+    best = min(watches, key=lambda w: w.wall_s)
+    return ScanRun("bare Spark + one Parquet write", [], 0, 0, [round(w.wall_s, 2) for w in watches], best)
+
+
+def goal_table(scan_dir: ScanRun, verify_dir, records: ScanRun | None, tiny: ScanRun, one: ScanRun,
+               bare: ScanRun, many: ScanRun | None, per_file_verify: float) -> list[list[str]]:
+    """The figures of the goal table (issue 49), each measured in this run."""
+    after = scan_dir.wall_s - one.wall_s
+    scan_rate = scan_dir.bytes / MIB / after if after > 0 else float("inf")
+    verify_rate = verify_dir.bytes / MIB / verify_dir.wall_s
+    per_file = (tiny.wall_s - one.wall_s) / (tiny.files - 1) * 1000
+    rows = [["scan data rate beyond the fixed cost, vs verify-crc on the same tree",
+             f"{scan_rate:,.0f} vs {verify_rate:,.0f} MiB/s ({scan_rate / verify_rate:.0%})", ">= 50%"],
+            ["scan --records vs scan",
+             f"{records.wall_s / scan_dir.wall_s:.2f}x" if records else "not run (--no-records)", "<= 1.3x"],
+            ["cost per extra tiny segment",
+             f"{per_file:.2f} ms (verify-crc {per_file_verify * 1000:.3f} ms)", "<= 0.2 ms"],
+            ["one tiny segment vs bare Spark + one Parquet write",
+             f"{one.wall_s / bare.wall_s:.2f}x ({one.wall_s:.2f} vs {bare.wall_s:.2f} s)", "<= 1.3x"]]
+    if many is not None:
+        rows.append([f"{many.files:,} tiny segments",
+                     f"{many.wall_s:.1f} s, driver peak {many.best.driver_hwm_kib / 1024:.0f} MiB, "
+                     f"{(many.wall_s - one.wall_s) / (many.files - 1) * 1000:.2f} ms a segment",
+                     "planned and scanned, driver <= 1 GiB"])
+    else:
+        rows.append(["many tiny segments", "not run (--many 0)", "planned and scanned, driver <= 1 GiB"])
+    return rows
+
+
 def stage_split(watch: Watch) -> str:
     """start-up / batches / findings / report, from the progress lines' time stamps."""
     marks = watch.stages
@@ -429,8 +489,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--verify-kbatch", metavar="EXE",
                         help="also time verify-crc --quiet DIR with this kbatch executable (e.g. another commit's)")
     parser.add_argument("--verify-only", action="store_true", help="only the verify-crc runs (seconds, no Spark)")
-    parser.add_argument("--records", action="store_true",
-                        help="also scan the whole tree with --records (issue 14: at most 1.3x the same scan)")
+    parser.add_argument("--no-records", dest="records", action="store_false",
+                        help="skip the scan of the whole tree with --records (goal: at most 1.3x the same scan)")
+    parser.add_argument("--many", type=int, default=100_000, metavar="N",
+                        help="also scan a directory of N tiny segments (default 100000; 0 skips it): planned and "
+                             "scanned with the driver under 1 GiB")
+    parser.add_argument("--bare-repeat", type=int, default=None, metavar="N",
+                        help="runs of the bare Spark session (default: --repeat)")
     args = bench_dump.parse_common(parser, argv)
     kbatch = bench_dump.find_kbatch(args.kbatch)
     version, fingerprint = bench_dump.kbatch_version(), bench_diff.kbatch_fingerprint()
@@ -472,6 +537,14 @@ def main(argv: list[str] | None = None) -> int:
         extra_verify = verify([args.verify_kbatch], f"verify-crc --quiet DIR ({os.path.basename(args.verify_kbatch)})",
                               [root], total, files, has_canary, args.verify_repeat, args.quiet)
         verifies.append(extra_verify)
+    bare = bare_spark(args.master, args.bare_repeat or args.repeat, args.quiet)
+    many = None
+    if args.many:
+        many_manifest = sweep_manifest(args.many, has_canary)
+        warm(many_manifest["files"])
+        many = scan(kbatch, f"scan {args.many:,} tiny", [many_manifest["dir"]], [], many_manifest, [TINY_TOPIC],
+                    args.master, 1, args.quiet)
+        shutil.rmtree(os.path.dirname(many_manifest["dir"]), ignore_errors=True)
     sweep = []
     for count in [int(n) for n in args.tiny_sweep.split(",") if n.strip()]:
         tiny_manifest = sweep_manifest(count, has_canary)
@@ -491,12 +564,12 @@ def main(argv: list[str] | None = None) -> int:
     header = ["command", "files", "MiB", "wall s", "MiB/s", "MiB/s after fixed", "driver MiB", "JVM MiB",
               "worker MiB", "cpu s", "other cores"]
     rows = [header]
-    for run in scans + [tiny, one] + sweep:
+    for run in scans + [tiny, one] + sweep + ([many] if many else []) + [bare]:
         w = run.best
         after = run.wall_s - fixed
         rows.append([run.name, f"{run.files:,}", f"{run.bytes / MIB:,.1f}", f"{run.wall_s:.2f}",
-                     f"{run.bytes / MIB / run.wall_s:,.1f}",
-                     f"{run.bytes / MIB / after:,.1f}" if after > 1 else "-",
+                     f"{run.bytes / MIB / run.wall_s:,.1f}" if run.bytes else "-",
+                     f"{run.bytes / MIB / after:,.1f}" if after > 1 and run.bytes else "-",
                      f"{w.driver_hwm_kib / 1024:.0f}", f"{w.jvm_hwm_kib / 1024:.0f}",
                      f"{w.worker_hwm_kib / 1024:.0f}", f"{w.cpu_s:.1f}", f"{w.other_cores:.2f}"])
     for run in verifies:
@@ -531,6 +604,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  against {extra_verify.name}: {scans[0].wall_s / extra_verify.wall_s:.2f}x "
               f"({(scans[0].wall_s - fixed) / extra_verify.wall_s:.2f}x without the fixed part)")
 
+    print("\nthe goal table (issue 49), measured in this run:")
+    print(bench_dump.format_table(["figure", "measured", "goal"],
+                                  goal_table(scans[0], verifies[0], records, tiny, one, bare, many,
+                                             per_file_verify)))
+
     if (bench_dump.kbatch_version(), bench_diff.kbatch_fingerprint()) != (version, fingerprint):
         print(f"\nwarning: kbatch changed while it was timed (was {version} / {fingerprint}, now "
               f"{bench_dump.kbatch_version()} / {bench_diff.kbatch_fingerprint()})")
@@ -539,7 +617,7 @@ def main(argv: list[str] | None = None) -> int:
             json.dump({"kbatch": version, "fingerprint": fingerprint, "manifest": {
                 k: v for k, v in manifest.items() if k != "files"},
                 "scans": [{**asdict(run), "best": {**asdict(run.best), "stdout": None}}
-                          for run in scans + [tiny, one] + sweep],
+                          for run in scans + [tiny, one] + sweep + ([many] if many else []) + [bare]],
                 "verify": [asdict(run) for run in verifies],
                 "per_file_ms": {"scan": per_file_scan * 1000, "verify": per_file_verify * 1000}}, out, indent=2)
     return 0

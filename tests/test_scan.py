@@ -246,6 +246,29 @@ def test_split_ranges_start_where_entries_start():
     assert all(a.stop == b.start for a, b in zip(ranges, ranges[1:]))
 
 
+def test_a_range_starts_where_verify_crc_in_parts_starts_a_part(tmp_path):
+    """The cut is walk/parts' own: a range begins where a part cut at the same place begins (part_start), not at
+    an offset index's word, which may be damaged (here every entry of the .index beside the segment names a
+    position inside a record, one of them negative as a signed int32 reads it)."""
+    from kbatch.reading.reader import SegmentReader
+    from kbatch.spark.source import split_segment
+    from kbatch.walk.parts import part_start
+
+    source = FIXTURES / "vectors" / "kafkajs_fetch_v4_mixed_magic1_magic2.bin"
+    path = tmp_path / "00000000000000000000.log"
+    path.write_bytes(source.read_bytes())
+    size = path.stat().st_size
+    (tmp_path / "00000000000000000000.index").write_bytes(
+        b"".join(n.to_bytes(4, "big") + (p).to_bytes(4, "big", signed=True) for n, p in
+                 enumerate([7, 10_001, 20_003, -5])))
+    ranges = split_segment(str(path), size, 10_000)
+    with open(path, "rb") as stream:
+        reader = SegmentReader(stream)
+        expected = [0] + [start for cut in range(10_000, size, 10_000)
+                          if (start := part_start(reader, cut, min(cut + 10_000, size))) is not None]
+    assert [r.start for r in ranges] == expected and len(expected) > 10
+
+
 def test_many_small_files_are_packed_into_few_tasks():
     from kbatch.spark.source import FileRange, pack
 

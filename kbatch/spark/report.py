@@ -20,15 +20,19 @@ def partition_report(spark, batches, findings, sizes: dict[str, int], cross_chec
 
     from kbatch.partition.crosscheck import CROSS_CHECK_CODES
 
-    beside = F.col("code").isin(sorted(CROSS_CHECK_CODES)) | ~F.col("file").isin(sorted(sizes))
+    # The findings counted in one query, then split here: those beside the segments (a cross-check's code, or
+    # a file that is no segment) go to the cross-checks; an error about a segment makes it damaged.
     checks = defaultdict(lambda: {"errors": 0, "warnings": 0, "findings": {}})
-    for row in findings.where(beside).groupBy("topic", "partition", "code", "severity").count().collect():
-        entry = checks[(row.topic, row.partition)]
-        entry["findings"][row.code] = entry["findings"].get(row.code, 0) + row["count"]
-        entry["errors"] += row["count"] if row.severity == "error" else 0
-        entry["warnings"] += row["count"] if row.severity == "warning" else 0
+    damage = defaultdict(int)
+    for row in findings.groupBy("topic", "partition", "file", "code", "severity").count().collect():
+        if row.code in CROSS_CHECK_CODES or row.file not in sizes:
+            entry = checks[(row.topic, row.partition)]
+            entry["findings"][row.code] = entry["findings"].get(row.code, 0) + row["count"]
+            entry["errors"] += row["count"] if row.severity == "error" else 0
+            entry["warnings"] += row["count"] if row.severity == "warning" else 0
+        elif row.severity == "error" and row.code != "split-handover":
+            damage[row.file] += row["count"]
     checked = {topic_partition(os.path.join(directory, "x")) for directory in cross_checked}
-    findings = findings.where(~beside)
 
     compressed = F.col("codec") != "none"
     per_file = batches.groupBy("topic", "partition", "file").agg(
@@ -59,9 +63,6 @@ def partition_report(spark, batches, findings, sizes: dict[str, int], cross_chec
                 (row.last_data is not None and row.last_data < row.last_doubted):
             unknown_transactions[(row.topic, row.partition)].append(row.producer_id)
     breaks = producer_breaks(batches)
-    damage = {row.file: row.errors for row in findings.where(
-        (F.col("severity") == "error") & (F.col("code") != "split-handover"))
-        .groupBy("file").agg(F.count("*").alias("errors")).collect()}
 
     files = defaultdict(list)
     for row in per_file:

@@ -14,9 +14,8 @@ pyarrow), ``pattern`` (``*.log``), ``maxPartitionBytes`` (128 MiB) and
 ``openCostInBytes`` (1 MiB: opening a segment costs a Python task far less
 than Spark's 4 MiB guess) and ``minPartitions`` for packing files into
 tasks the way Spark's file sources do, and ``splitBytes`` to cut segments
-larger than that into byte ranges.  Each range starts where an entry with a
-valid CRC begins (from the ``.index`` beside the segment when there is one,
-checked; otherwise by resync), and its walk must end exactly where the next
+larger than that into byte ranges.  Each range starts where ``verify-crc -j`` would
+start a part cut there (kbatch.walk.parts), and its walk must end exactly where the next
 range begins: where it does not, the findings level says so
 (``split-handover``) and ``kbatch scan`` reads that file again whole.
 
@@ -37,6 +36,7 @@ from dataclasses import dataclass
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
 from kbatch.output import columns
+from kbatch.reading.model import Batch
 
 LEVELS = ("batches", "records", "findings")
 
@@ -154,9 +154,11 @@ class KbatchReader(DataSourceReader):
             for file_range in partition.ranges:
                 yield from record_batches(file_range, self, schema)
             return
-        rows = {"batches": batch_rows, "findings": finding_rows}[self.level]
+        if self.level == "batches":
+            yield from batch_arrow(partition.ranges, self, schema)
+            return
         for file_range in partition.ranges:
-            yield from in_arrow_batches(rows(file_range, self), schema)
+            yield from in_arrow_batches(finding_rows(file_range, self), schema)
 
 
 class FilteringKbatchReader(KbatchReader):
@@ -195,45 +197,15 @@ def pack(ranges: list[FileRange], max_partition_bytes: int, open_cost: int, min_
 
 
 def split_segment(path: str, size: int, split_bytes: int) -> list[FileRange]:
-    """Cut a segment into ranges that each start where an entry with a valid CRC begins."""
-    from kbatch.reading.reader import SegmentReader
+    """Cut a segment every ``split_bytes`` into ranges that start where ``verify-crc -j`` would start a part cut
+    there (kbatch.walk.parts.part_starts): each at an entry whose CRC verifies."""
     from kbatch.files.inputs import open_segment
+    from kbatch.reading.reader import SegmentReader
+    from kbatch.walk.parts import part_starts
 
-    starts = [0]
-    index = _index_positions(path)
     with open_segment(path) as stream:
-        reader = SegmentReader(stream, size=size)
-        for nominal in range(split_bytes, size, split_bytes):
-            if nominal <= starts[-1]:
-                continue
-            boundary = next((position for position in index if position >= nominal
-                             and reader.entry_verifies_at(position)), None)
-            if boundary is None:
-                boundary = reader.next_entry_at_or_after(nominal)
-            if boundary is None:
-                break
-            if boundary > starts[-1]:
-                starts.append(boundary)
-    stops = starts[1:] + [size]
-    return [FileRange(path, start, stop, size) for start, stop in zip(starts, stops)]
-
-
-def _index_positions(path: str) -> list[int]:
-    """The positions an offset index (``.index`` beside the segment: relativeOffset int32, position int32) holds."""
-    if not path.endswith(".log"):
-        return []
-    from kbatch.files.inputs import is_remote, open_segment
-
-    index_path = path[:-len(".log")] + ".index"
-    if not is_remote(index_path) and not os.path.exists(index_path):
-        return []
-    try:
-        with open_segment(index_path) as stream:
-            data = stream.read()
-    except OSError:
-        return []
-    positions = [int.from_bytes(data[i + 4:i + 8], "big") for i in range(0, len(data) - 7, 8)]
-    return sorted({position for position in positions if position > 0})
+        starts = part_starts(SegmentReader(stream, size=size), list(range(0, size, split_bytes)), size)
+    return [FileRange(path, start, stop, size) for start, stop in zip(starts, starts[1:] + [size])]
 
 
 # -- rows, as Arrow record batches -------------------------------------------------------
@@ -396,24 +368,60 @@ def _walk(file_range: FileRange, reader_options):
     return stream, reader, reader.walk(file_range.start, file_range.stop)
 
 
-def batch_rows(file_range: FileRange, source: KbatchReader):
-    from kbatch.reading.reader import ReadOptions
-    from kbatch.output.jsonout import batch_dict
-    from kbatch.reading.model import Batch
-    from kbatch.files.inputs import topic_partition
+def batch_arrow(ranges: list[FileRange], source: KbatchReader, schema, columnar: bool = True):
+    """The batches level's Arrow batches for file ranges, in file order: the clean v2 batches by whole columns
+    (kbatch.spark.batch_columns), gathered across the ranges; every other entry the full reader reads as a row
+    (``columnar`` False: all of them, the way the columns are held to)."""
+    from kbatch.files.inputs import open_segment, topic_partition
+    from kbatch.reading.reader import ReadOptions, SegmentReader
+    from kbatch.spark.batch_columns import BatchColumnsRun
+    from kbatch.walk.engine import Walk
 
-    topic, partition = topic_partition(file_range.path)
-    names = columns.names(columns.SPARK_BATCHES)
     options = ReadOptions(decompressed_limit=source.decompressed_limit, inflate=source.inflate)
-    stream, _, items = _walk(file_range, options)
-    with stream:
-        for item in items:
-            if not isinstance(item, Batch):
-                continue
-            row = batch_dict(item)
-            row.update(file=file_range.path, topic=topic, partition=partition,
-                       finding_count=len(item.findings), damaged=item.is_damaged)
-            yield tuple(row[name] for name in names)
+    run = BatchColumnsRun(options.max_entry_size, options.inflate, ARROW_ROWS) if columnar else None
+    rows = []
+
+    def in_order():
+        """The rows, then the columns taken after them: what was read, in the order it was."""
+        yield from in_arrow_batches(rows, schema)
+        rows.clear()
+        if run is not None and run.held:
+            yield run.flush(schema)
+
+    for file_range in ranges:
+        topic, partition = topic_partition(file_range.path)
+        if run is not None:
+            run.begin(file_range.path, topic, partition)
+        with open_segment(file_range.path) as stream:
+            walk = Walk(SegmentReader(stream, options, size=file_range.file_size), run)
+            pos = file_range.start
+            while pos < min(file_range.stop, walk.reader.size):
+                # The walk hands back each time the run holds a record batch's worth, which goes out then.
+                for item in walk.items(pos, file_range.stop, None if run is None else lambda _: run.full):
+                    if isinstance(item, Batch):
+                        if run is not None and run.held:
+                            yield from in_order()
+                        rows.append(batch_row(item, file_range.path, topic, partition))
+                        if len(rows) == ARROW_ROWS:
+                            yield from in_order()
+                if walk.landed is None or walk.landed <= pos:
+                    break
+                pos = walk.landed
+                if run is not None and run.full:
+                    yield from in_order()
+        if rows:
+            yield from in_order()
+    yield from in_order()
+
+
+def batch_row(batch, path: str, topic, partition) -> tuple:
+    """A batch the full reader read, as a row of the batches level (the keys of dump --format jsonl)."""
+    from kbatch.output.jsonout import batch_dict
+
+    row = batch_dict(batch)
+    row.update(file=path, topic=topic, partition=partition, finding_count=len(batch.findings),
+               damaged=batch.is_damaged)
+    return tuple(row[name] for name in columns.names(columns.SPARK_BATCHES))
 
 
 def record_batches(file_range: FileRange, source: KbatchReader, schema):

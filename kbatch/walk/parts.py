@@ -68,6 +68,20 @@ def part_start(reader, cut: int, stop: int) -> int | None:
     return None
 
 
+def part_starts(reader, cuts: list[int], size: int) -> list[int]:
+    """Where the parts of a file cut at ``cuts`` (ascending, the first an entry start) start, as
+    :func:`walk_in_parts` starts them: the first at its cut, each other at :func:`part_start` between its cut and
+    the next.  A part with no start found is left out: the part before it reads on over its bytes, as the parent
+    does when a child found none.  For a reader that plans its parts before reading them (kbatch scan's file
+    ranges), so that a cut file is cut the same way whoever reads it."""
+    starts = cuts[:1]
+    for cut, stop in zip(cuts[1:], cuts[2:] + [size]):
+        start = part_start(reader, cut, stop)
+        if start is not None:
+            starts.append(start)
+    return starts
+
+
 @dataclass
 class Part:
     """[cut, stop) of the file; after the first, read by a forked child."""
