@@ -362,10 +362,11 @@ def binary_spans(data, pos, length):
 def _walk(file_range: FileRange, reader_options):
     from kbatch.reading.reader import SegmentReader
     from kbatch.files.inputs import open_segment
+    from kbatch.walk.engine import entries
 
     stream = open_segment(file_range.path)
     reader = SegmentReader(stream, reader_options, size=file_range.file_size)
-    return stream, reader, reader.walk(file_range.start, file_range.stop)
+    return stream, reader, entries(reader, file_range.start, file_range.stop)
 
 
 def batch_arrow(ranges: list[FileRange], source: KbatchReader, schema, columnar: bool = True):
