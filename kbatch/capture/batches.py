@@ -73,6 +73,9 @@ class CaptureFinding:
     packet: int
     connection: str | None
     api: str | None = None
+    topic: str | None = None        # the partition whose Records it is in, if it is in one
+    topic_id: str | None = None
+    partition: int | None = None
 
 
 # Codes of the capture's own findings (kbatch.format.findings.CODES has their words).
@@ -366,7 +369,7 @@ class CaptureReader:
                 if partial_end and item.code == "truncated" and item.pos + item.size >= len(data):
                     item = Finding(PARTIAL_BATCH, item.entry_pos, item.pos, item.size, item.field,
                                    "a whole batch", f"{item.actual} (the fetch's size limit cut it)")
-                out.append(CaptureFinding(item, message.packet, message.connection, api))
+                out.append(CaptureFinding(item, message.packet, message.connection, api, topic, topic_id, partition))
                 continue
             item.findings += batch_invariants(item)
             out.append(CapturedBatch(item, bytes(data[item.pos:item.pos + item.size]), api, request,
