@@ -120,3 +120,36 @@ def test_a_cut_capture_is_a_finding_with_its_packet_and_exits_0(tmp_path, kbatch
     problems = [line for line in lines if line["type"] == "finding"]
     assert [(p["code"], p["severity"]) for p in problems] == [("capture-problem", "warning")] * len(problems)
     assert problems[0]["packet"] == 6 and lines[0]["type"] == "batch"
+
+
+def test_extract_writes_segments_every_other_command_reads(tmp_path, kbatch):
+    later = handmade.batch(0, [(None, b"third")], producer_id=7, producer_epoch=0, base_sequence=2)
+    capture = (clean_capture()
+               .send(request("Produce", 9, 13, produce(9, {"orders": {0: later}, "../escape": {0: TWO}}),
+                             flexible=True))
+               .answer(response(13, produce_response(9, {"orders": {0: (0, 502)}, "../escape": {0: (2, -1)}}),
+                                flexible=True)))
+    out = tmp_path / "out"
+    result = kbatch("pcap", "--extract", str(out), "--format", "jsonl", _write(tmp_path, capture), expect=0)
+    assert "3 segment files written" in result.err
+    written = sorted(str(path.relative_to(out)) for path in out.rglob("*") if path.is_file())
+    assert written == ["fetch/orders-0/00000000000000000000.log", "produce/orders-0/00000000000000000500.log",
+                       "unassigned/%2E%2E%2Fescape-0/00000000000000000000.log"]
+    assert (out / "fetch" / "orders-0" / "00000000000000000000.log").read_bytes() == TWO
+    assert (out / "unassigned" / "%2E%2E%2Fescape-0" / "00000000000000000000.log").read_bytes() == TWO
+    produced = out / "produce" / "orders-0" / "00000000000000000500.log"
+    # each batch at the offset its response gave: only baseOffset (outside the CRC) differs from what was sent
+    assert produced.read_bytes() == (500).to_bytes(8, "big") + TWO[8:] + (502).to_bytes(8, "big") + later[8:]
+    kbatch("verify-crc", "--deep", str(produced.parent), expect=0)
+    lines = [json.loads(line) for line in kbatch("dump", "--format", "jsonl", str(produced), expect=0).out.splitlines()]
+    assert [(line["base_offset"], line["last_offset"], line["crc_valid"]) for line in lines if line["type"] == "batch"] \
+        == [(500, 501, True), (502, 502, True)]
+
+
+def test_a_hostile_topic_name_never_leaves_the_extract_directory():
+    from kbatch.ops.pcap import directory_name
+
+    assert directory_name("orders.v2_x-y", 3) == "orders.v2_x-y-3"
+    assert directory_name("..", 0) == "%2E%2E-0" and directory_name("", 1) == "%-1"
+    assert directory_name("a/../b\x1b", 2) == "a%2F%2E%2E%2Fb%1B-2"
+    assert "/" not in directory_name("/etc/passwd", 0) and directory_name("é", 0) == "%C3%A9-0"

@@ -14,6 +14,7 @@ from kbatch.cli.status import ExitStatus
 Examples:
   tcpdump -i any -w kafka.pcap port 9092      # while the trouble happens
   kbatch pcap kafka.pcap
+  kbatch pcap --extract captured kafka.pcap && kbatch verify-crc --deep captured
   kbatch pcap --port 19092 --records --format jsonl kafka.pcapng | jq 'select(.type == "batch" and .crc_valid == false)'
 """)
 @click.argument("captures", nargs=-1, required=True, metavar="CAPTURE...")
@@ -23,8 +24,12 @@ Examples:
 @click.option("--records", is_flag=True, help="List each batch's records (jsonl, json).")
 @click.option("--format", "output_format", type=click.Choice(["table", "jsonl", "json"]), default="table",
               show_default=True, help="table for people, jsonl or json for programs.")
+@click.option("--extract", "extract_to", type=click.Path(file_okay=False), metavar="DIR",
+              help="Also write the batches as segment files, for every other command: DIR/produce/TOPIC-N/ (at the "
+                   "offsets the Produce responses gave), DIR/fetch/TOPIC-N/ (as fetched), DIR/unassigned/TOPIC-N/ "
+                   "(Produce batches the broker refused or never answered).")
 @no_color_option
-def pcap(captures, ports, records, output_format, no_color):
+def pcap(captures, ports, records, output_format, extract_to, no_color):
     """Read the record batches out of pcap or pcapng captures of Kafka traffic.
 
     Each TCP connection is reassembled in both directions (out-of-order
@@ -39,13 +44,15 @@ def pcap(captures, ports, records, output_format, no_color):
     broker gave the batch are joined to it.  ApiVersions responses say which
     versions a broker takes.  A cut capture, a TCP gap, traffic that is no
     Kafka (TLS, SASL) and absurd sizes are findings with their packet number
-    and connection; the rest of the capture is still read.
+    and connection; the rest of the capture is still read.  With --extract
+    the batches are written as segment files, so that dump, verify-crc,
+    diff and the rest read them.
 
     Exit status: 0 every batch is intact, 1 damage found, 2 usage or I/O
     error.
     """
     from kbatch.output.visible import visible
-    from kbatch.ops.pcap import DEFAULT_PORTS, CaptureSummary, read_capture
+    from kbatch.ops.pcap import DEFAULT_PORTS, CaptureSummary, CapturedBatch, Extraction, read_capture
 
     try:
         import dpkt  # noqa: F401
@@ -63,6 +70,7 @@ def pcap(captures, ports, records, output_format, no_color):
         from kbatch.render.pcap import TableSink
         sink = TableSink(make_console(sys.stdout, no_color=no_color))
     status = ExitStatus.OK
+    extraction = Extraction(extract_to) if extract_to is not None else None
     for path in captures:
         try:
             stream = open(path, "rb")
@@ -75,6 +83,8 @@ def pcap(captures, ports, records, output_format, no_color):
         with stream:
             for item in read_capture(path, stream, summary, ports=ports or DEFAULT_PORTS, records=records):
                 sink.item(path, item)
+                if extraction is not None and isinstance(item, CapturedBatch):
+                    extraction.add(item)
         sink.done(summary)
         if summary.unreadable is not None:
             click.echo(f"kbatch: error: {visible(path)}: {visible(summary.unreadable)}", err=True)
@@ -82,4 +92,14 @@ def pcap(captures, ports, records, output_format, no_color):
         elif summary.damaged and status is ExitStatus.OK:
             status = ExitStatus.FOUND
     sink.close()
+    if extraction is not None:
+        try:
+            written = extraction.write()
+        except OSError as error:
+            click.echo(f"kbatch: error: --extract {visible(extract_to)}: {visible(str(error))}", err=True)
+            return ExitStatus.TROUBLE
+        click.echo(f"kbatch: note: {len(written)} segment files written under {visible(extract_to)}", err=True)
+        if extraction.differing:
+            click.echo(f"kbatch: note: {extraction.differing} batches differ from another at the same offset of "
+                       "their partition: the first one is written", err=True)
     return status

@@ -7,13 +7,16 @@ Every batch is held to the same reader and rules as a segment's (CRC, the batch 
 
 from __future__ import annotations
 
+import os
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import BinaryIO, Iterable, Iterator
 
 from kbatch.capture.batches import DEFAULT_PORTS, CaptureFinding, CaptureReader, CapturedBatch
+from kbatch.files.outputs import write_atomically
 
-__all__ = ["CaptureFinding", "CaptureSummary", "CapturedBatch", "DEFAULT_PORTS", "read_capture"]
+__all__ = ["CaptureFinding", "CaptureSummary", "CapturedBatch", "DEFAULT_PORTS", "Extraction", "read_capture"]
 
 
 @dataclass
@@ -62,3 +65,73 @@ def read_capture(path: str, stream: BinaryIO, summary: CaptureSummary, *, ports:
         summary.add(item)
         yield item
     summary.packets = reader.packets
+
+
+# -- --extract: the batches as segment files ----------------------------------------------------------------
+
+_TOPIC_CHARACTERS = re.compile(r"[A-Za-z0-9._-]+")   # Topic.validate: Kafka's legal topic characters
+
+
+def directory_name(topic: str, partition: int) -> str:
+    """TOPIC-N for a partition directory: a topic Kafka could have as it is; any other name (captured bytes
+    are hostile: "/", "..", controls) with each character outside Kafka's set as %XX of its UTF-8 bytes, so
+    that no name leaves the directory written into."""
+    if not _TOPIC_CHARACTERS.fullmatch(topic) or topic in (".", ".."):
+        topic = "".join(char if _TOPIC_CHARACTERS.fullmatch(char) else
+                        "".join(f"%{byte:02X}" for byte in char.encode("utf-8", "surrogatepass"))
+                        for char in topic).replace("..", "%2E%2E") or "%"
+    return f"{topic}-{partition}"
+
+
+@dataclass
+class Extraction:
+    """Each partition's batches, by direction, for segment files under ``directory``:
+
+    * ``produce/TOPIC-N/``: what the clients sent and the broker took, each batch at the offset the Produce
+      response gave it (a v2 batch's baseOffset lies outside its CRC: Kafka's broker sets it the same way);
+    * ``fetch/TOPIC-N/``: what the brokers sent in Fetch and ShareFetch responses, as sent;
+    * ``unassigned/TOPIC-N/``: Produce batches without an offset (the broker refused them, acks=0, or no
+      response was captured), as sent, in capture order (their offsets may repeat).
+
+    A batch fetched twice is written once; a second, different batch at the same offset is counted in
+    ``differing`` and left out (the first one wins).  The topic is its name, else its id.
+    """
+
+    directory: str
+    kept: dict = field(default_factory=dict)     # (kind, TOPIC-N) -> {base offset: bytes}, or [bytes] unassigned
+    differing: int = 0
+
+    def add(self, item: CapturedBatch) -> None:
+        topic = item.topic if item.topic is not None else item.topic_id
+        name = directory_name(topic if topic is not None else "unknown", item.partition)
+        raw = item.raw
+        if item.direction == "produce":
+            if item.assigned_offset is None:
+                self.kept.setdefault(("unassigned", name), []).append(raw)
+                return
+            if item.batch.magic >= 2:
+                raw = item.assigned_offset.to_bytes(8, "big", signed=True) + raw[8:]
+            kind, offset = "produce", item.assigned_offset
+        else:
+            kind, offset = "fetch", item.batch.base_offset
+        batches = self.kept.setdefault((kind, name), {})
+        if offset in batches:
+            self.differing += batches[offset] != raw
+            return
+        batches[offset] = raw
+
+    def write(self) -> list[str]:
+        """Write each partition's segment, named after its first offset (unassigned: 0); the paths written."""
+        written = []
+        for (kind, name), batches in sorted(self.kept.items()):
+            if isinstance(batches, dict):
+                ordered = [batches[offset] for offset in sorted(batches)]
+                first = min(batches)
+            else:
+                ordered, first = batches, 0
+            directory = os.path.join(self.directory, kind, name)
+            os.makedirs(directory, exist_ok=True)
+            path = os.path.join(directory, f"{max(first, 0):020d}.log")
+            write_atomically(path, ordered)
+            written.append(path)
+        return written
