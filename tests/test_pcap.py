@@ -153,3 +153,116 @@ def test_a_hostile_topic_name_never_leaves_the_extract_directory():
     assert directory_name("..", 0) == "%2E%2E-0" and directory_name("", 1) == "%-1"
     assert directory_name("a/../b\x1b", 2) == "a%2F%2E%2E%2Fb%1B-2"
     assert "/" not in directory_name("/etc/passwd", 0) and directory_name("é", 0) == "%C3%A9-0"
+
+
+# -- --against LOGDIR: which hop changed a batch ---------------------------------------------------------------
+
+def _logdir(tmp_path, batches: bytes, topic: str = "orders", topic_id: str | None = None):
+    """A log directory with one partition, TOPIC-0, holding ``batches``."""
+    directory = tmp_path / "logs" / f"{topic}-0"
+    directory.mkdir(parents=True)
+    (directory / "00000000000000000000.log").write_bytes(batches)
+    if topic_id is not None:
+        (directory / "partition.metadata").write_text(f"version: 0\ntopic_id: {topic_id}\n")
+    return str(tmp_path / "logs")
+
+
+def _as_written(batch: bytes, offset: int, leader_epoch: int = 5) -> bytes:
+    """The batch as a broker stores it: baseOffset and partitionLeaderEpoch set (both outside the CRC)."""
+    return offset.to_bytes(8, "big") + batch[8:12] + leader_epoch.to_bytes(4, "big") + batch[16:]
+
+
+def _matches(kbatch, *args, expect):
+    lines = [json.loads(line) for line in kbatch("pcap", "--format", "jsonl", *args, expect=expect).out.splitlines()]
+    assert all(LINE.is_valid(line) for line in lines)
+    return [line for line in lines if line["type"] == "match"], lines[-1]
+
+
+def _produced(batch: bytes, version: int = 9, topic: str = "orders", base: int = 500) -> Capture:
+    return (Capture().send(request("Produce", version, 11, produce(version, {topic: {0: batch}}),
+                                   flexible=version >= 9))
+            .answer(response(11, produce_response(version, {topic: {0: (0, base)}}), flexible=version >= 9)))
+
+
+def test_against_a_batch_written_as_sent_is_hop_none(tmp_path, kbatch):
+    logs = _logdir(tmp_path, _as_written(TWO, 500))
+    [found], summary = _matches(kbatch, "--against", logs, _write(tmp_path, _produced(TWO)), expect=0)
+    assert (found["hop"], found["first_differing_byte"], found["base_offset"], found["disk_pos"]) == (
+        "none", None, 500, 0)
+    assert summary["hops"] == {"none": 1} and summary["damaged"] is False
+
+
+def test_against_topics_by_id_are_named_by_partition_metadata(tmp_path, kbatch):
+    from tests.test_capture_batches import TOPIC_ID
+
+    logs = _logdir(tmp_path, _as_written(TWO, 500), topic_id=TOPIC_ID)
+    [found], _ = _matches(kbatch, "--against", logs, _write(tmp_path, _produced(TWO, 13, TOPIC_ID)), expect=0)
+    assert (found["topic"], found["topic_id"], found["hop"]) == (None, TOPIC_ID, "none")
+
+
+def test_against_a_byte_changed_on_disk_is_hop_broker_with_its_position(tmp_path, kbatch, monkeypatch):
+    at = len(TWO) - 3
+    logs = _logdir(tmp_path, _flipped(_as_written(TWO, 500), at))
+    capture = _write(tmp_path, _produced(TWO))
+    [found], summary = _matches(kbatch, "--against", logs, capture, expect=1)
+    assert (found["hop"], found["first_differing_byte"]) == ("broker", at)
+    assert summary["hops"] == {"broker": 1} and summary["damaged"] is True
+    monkeypatch.setenv("COLUMNS", "80")
+    table = kbatch("pcap", "--against", logs, capture, expect=1).out
+    assert f"hop broker: good on the wire, failing its CRC on disk, first at byte {at}" in " ".join(table.split())
+
+
+def test_against_a_batch_damaged_on_the_wire_is_hop_client(tmp_path, kbatch):
+    logs = _logdir(tmp_path, _as_written(TWO, 500))
+    [found], _ = _matches(kbatch, "--against", logs, _write(tmp_path, _produced(_flipped(TWO, 70))), expect=1)
+    assert (found["hop"], found["disk_file"]) == ("client", None)
+
+
+def test_against_a_fetch_that_differs_from_a_good_disk_is_hop_fetch(tmp_path, kbatch):
+    on_disk = _as_written(TWO, 0)
+    logs = _logdir(tmp_path, on_disk)
+    fetched = (Capture().send(request("Fetch", 12, 12, b"", flexible=True))
+               .answer(response(12, fetch_response(12, {"orders": {0: _flipped(on_disk, 40)}}), flexible=True)))
+    [found], summary = _matches(kbatch, "--against", logs, _write(tmp_path, fetched), expect=1)
+    assert (found["direction"], found["hop"], found["first_differing_byte"]) == ("fetch", "fetch", 40)
+    same = (Capture().send(request("Fetch", 12, 12, b"", flexible=True))
+            .answer(response(12, fetch_response(12, {"orders": {0: _as_written(TWO, 0, leader_epoch=9)}}),
+                             flexible=True)))
+    [found], _ = _matches(kbatch, "--against", logs, _write(tmp_path, same, "same.pcap"), expect=0)
+    assert found["hop"] == "none"
+
+
+def test_against_a_refused_batch_is_found_by_its_producer_and_sequence(tmp_path, kbatch):
+    logs = _logdir(tmp_path, _as_written(TWO, 7))
+    refused = (Capture().send(request("Produce", 9, 11, produce(9, {"orders": {0: TWO}}), flexible=True))
+               .answer(response(11, produce_response(9, {"orders": {0: (6, -1)}}), flexible=True)))
+    [found], _ = _matches(kbatch, "--against", logs, _write(tmp_path, refused), expect=0)
+    assert (found["hop"], found["base_offset"]) == ("none", 7)
+    [unmatched], summary = _matches(kbatch, "--against", _logdir(tmp_path / "other", b"", topic="payments"),
+                                    _write(tmp_path, _produced(TWO), "b.pcap"), expect=0)
+    assert unmatched["hop"] is None and summary["hops"] == {"unmatched": 1}
+
+
+def test_against_a_batch_the_broker_recompressed_is_compared_by_its_records(tmp_path, kbatch):
+    """compression.type=gzip on the topic: the broker re-wrote the client's uncompressed batch (kafka-python's
+    builder makes the gzip one): the records agree, so the hop is none; a changed value is the broker's."""
+    from kafka.record.default_records import DefaultRecordBatchBuilder
+
+    def gzip_batch(values):
+        builder = DefaultRecordBatchBuilder(magic=2, compression_type=1, is_transactional=False, producer_id=7,
+                                            producer_epoch=0, base_sequence=0, batch_size=1 << 20)
+        for delta, value in enumerate(values):
+            builder.append(delta, timestamp=1_700_000_000_000, key=f"k{delta + 1}".encode(), value=value,
+                           headers=[])
+        return _as_written(bytes(builder.build()), 500)
+
+    values = [b"a" * 200, b"b" * 200]   # (the builder sends a batch compression does not shrink uncompressed)
+    sent = handmade.batch(0, [(b"k1", values[0]), (b"k2", values[1])], producer_id=7, producer_epoch=0,
+                          base_sequence=0)
+    logs = _logdir(tmp_path, gzip_batch(values))
+    assert b"a" * 200 not in (tmp_path / "logs" / "orders-0" / "00000000000000000000.log").read_bytes()
+    [found], _ = _matches(kbatch, "--against", logs, _write(tmp_path, _produced(sent)), expect=0)
+    assert (found["hop"], found["first_differing_byte"]) == ("none", None)
+    changed = _logdir(tmp_path / "changed", gzip_batch([values[0], b"c" * 200]))
+    [found], _ = _matches(kbatch, "--against", changed, _write(tmp_path, _produced(sent), "b.pcap"), expect=1)
+    assert (found["hop"], found["first_differing_byte"]) == ("broker", 0)

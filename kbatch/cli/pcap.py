@@ -15,6 +15,7 @@ Examples:
   tcpdump -i any -w kafka.pcap port 9092      # while the trouble happens
   kbatch pcap kafka.pcap
   kbatch pcap --extract captured kafka.pcap && kbatch verify-crc --deep captured
+  kbatch pcap --against /var/kafka-logs --format jsonl kafka.pcap | jq 'select(.type == "match")'
   kbatch pcap --port 19092 --records --format jsonl kafka.pcapng | jq 'select(.type == "batch" and .crc_valid == false)'
 """)
 @click.argument("captures", nargs=-1, required=True, metavar="CAPTURE...")
@@ -28,8 +29,11 @@ Examples:
               help="Also write the batches as segment files, for every other command: DIR/produce/TOPIC-N/ (at the "
                    "offsets the Produce responses gave), DIR/fetch/TOPIC-N/ (as fetched), DIR/unassigned/TOPIC-N/ "
                    "(Produce batches the broker refused or never answered).")
+@click.option("--against", "against", type=click.Path(exists=True, file_okay=False), metavar="LOGDIR",
+              help="Hold each batch against the one the broker wrote in LOGDIR (a log directory): which hop "
+                   "changed it -- the client, the broker's disk, or the Fetch response.")
 @no_color_option
-def pcap(captures, ports, records, output_format, extract_to, no_color):
+def pcap(captures, ports, records, output_format, extract_to, against, no_color):
     """Read the record batches out of pcap or pcapng captures of Kafka traffic.
 
     Each TCP connection is reassembled in both directions (out-of-order
@@ -46,10 +50,16 @@ def pcap(captures, ports, records, output_format, extract_to, no_color):
     Kafka (TLS, SASL) and absurd sizes are findings with their packet number
     and connection; the rest of the capture is still read.  With --extract
     the batches are written as segment files, so that dump, verify-crc,
-    diff and the rest read them.
+    diff and the rest read them.  With --against LOGDIR each batch is held
+    against the broker's: a produced one at the offset its response gave
+    (else by producer id, epoch and sequence), a fetched one at its offset;
+    the bytes compared but for baseOffset and partitionLeaderEpoch (the
+    records, where the broker re-wrote the batch: LogAppendTime or another
+    compression.type), and the hop that changed it said: client, broker,
+    fetch, or none.
 
-    Exit status: 0 every batch is intact, 1 damage found, 2 usage or I/O
-    error.
+    Exit status: 0 every batch is intact (and with --against agrees with the
+    disk), 1 damage found, 2 usage or I/O error.
     """
     from kbatch.output.visible import visible
     from kbatch.ops.pcap import DEFAULT_PORTS, CaptureSummary, CapturedBatch, Extraction, read_capture
@@ -71,6 +81,9 @@ def pcap(captures, ports, records, output_format, extract_to, no_color):
         sink = TableSink(make_console(sys.stdout, no_color=no_color))
     status = ExitStatus.OK
     extraction = Extraction(extract_to) if extract_to is not None else None
+    if against is not None:
+        from kbatch.ops.against import LogDir, match
+        logdir = LogDir(against)
     for path in captures:
         try:
             stream = open(path, "rb")
@@ -85,6 +98,10 @@ def pcap(captures, ports, records, output_format, extract_to, no_color):
                 sink.item(path, item)
                 if extraction is not None and isinstance(item, CapturedBatch):
                     extraction.add(item)
+                if against is not None and isinstance(item, CapturedBatch):
+                    found = match(item, logdir)
+                    summary.add_match(found)
+                    sink.match(path, found)
         sink.done(summary)
         if summary.unreadable is not None:
             click.echo(f"kbatch: error: {visible(path)}: {visible(summary.unreadable)}", err=True)

@@ -30,10 +30,16 @@ class CaptureSummary:
     findings: Counter = field(default_factory=Counter)
     errors: int = 0
     unreadable: str | None = None   # why the file is no capture at all (then nothing was read)
+    hops: Counter | None = None     # --against: batches by the hop that changed them (kbatch.ops.against)
 
     @property
     def damaged(self) -> bool:
-        return self.errors > 0
+        return self.errors > 0 or bool(self.hops and any(self.hops[hop] for hop in ("client", "broker", "fetch")))
+
+    def add_match(self, match) -> None:
+        if self.hops is None:
+            self.hops = Counter()
+        self.hops[match.hop or "unmatched"] += 1
 
     def add(self, item: CapturedBatch | CaptureFinding) -> None:
         if isinstance(item, CaptureFinding):

@@ -332,7 +332,30 @@ def pcap_summary_dict(path, summary):
         "fetched": summary.fetched,
         "findings": dict(sorted(summary.findings.items())),
         "errors": summary.errors,
-        "damaged": summary.damaged,
+    }
+    value = None if summary.hops is None else dict(sorted(summary.hops.items()))
+    if value is not None:
+        out["hops"] = value
+    out["damaged"] = summary.damaged
+    return out
+
+
+def pcap_match_dict(path, match):
+    """A captured batch held against the one on disk (kbatch.ops.against.Match; columns.PCAP_MATCH)."""
+    out = {
+        "type": "match",
+        "file": json_name(path),
+        "direction": match.found.direction,
+        "topic": match.found.topic,
+        "topic_id": match.found.topic_id,
+        "partition": match.found.partition,
+        "base_offset": match.base_offset,
+        "packet": match.found.packet,
+        "hop": match.hop,
+        "first_differing_byte": match.first_differing_byte,
+        "disk_file": None if match.disk is None else json_name(match.disk.path),
+        "disk_pos": None if match.disk is None else match.disk.pos,
+        "explanation": match.explanation,
     }
     return out
 

@@ -499,6 +499,30 @@ PCAP_FINDING = (
     *FINDING,
     _PACKET, _CONNECTION, _API, _TOPIC, _TOPIC_ID, _PARTITION,
 )
+# --against LOGDIR: a captured batch held against the broker's (kbatch.ops.against.Match)
+PCAP_MATCH = (
+    _kind("match", "a captured batch held against the one on disk"),
+    Column("file", "string", False, "json_name(path)", "the capture file, as named on the command line"),
+    Column("direction", "string", False, "match.found.direction", "produce or fetch",
+           schema={"enum": ["produce", "fetch"]}),
+    Column("topic", "string", True, "match.found.topic", "its topic's name as captured (null: by id)"),
+    Column("topic_id", "string", True, "match.found.topic_id", "its topic's id as captured"),
+    Column("partition", "int32", False, "match.found.partition", "its partition"),
+    Column("base_offset", "int64", True, "match.base_offset",
+           "the offset it has on disk (produce: the one its response gave; null: none known)"),
+    Column("packet", "int64", False, "match.found.packet", "the packet its Kafka message began in"),
+    Column("hop", "string", True, "match.hop",
+           "client (bad on the wire already), broker (good on the wire, different or failing on disk), fetch "
+           "(the disk's is good, the Fetch response's differs), none (all agree), null (no disk batch to compare)",
+           schema={"enum": ["client", "broker", "fetch", "none", None]}),
+    Column("first_differing_byte", "int64", True, "match.first_differing_byte",
+           "the first byte, from the batch's start, where the two differ outside baseOffset and "
+           "partitionLeaderEpoch (0 where the broker re-wrote the batch and the records differ)"),
+    Column("disk_file", "string", True, "None if match.disk is None else json_name(match.disk.path)",
+           "the segment holding the disk batch"),
+    Column("disk_pos", "int64", True, "None if match.disk is None else match.disk.pos", "its position there"),
+    Column("explanation", "string", False, "match.explanation", "the same, in a sentence"),
+)
 PCAP_SUMMARY = (
     _kind("summary", "a capture's last line"),
     _CAPTURE_FILE,
@@ -510,7 +534,11 @@ PCAP_SUMMARY = (
     Column("findings", "object", False, "dict(sorted(summary.findings.items()))",
            "how many findings of each code", schema={"type": "object", "additionalProperties": {"type": "integer"}}),
     Column("errors", "int64", False, "summary.errors", "the findings that are damage"),
-    Column("damaged", "bool", False, "summary.damaged", "whether there is one"),
+    Column("hops", "object", True, "None if summary.hops is None else dict(sorted(summary.hops.items()))",
+           "--against: how many batches each hop changed (client, broker, fetch), agreed (none) or had no disk "
+           "batch (unmatched)", optional=True,
+           schema={"type": "object", "additionalProperties": {"type": "integer"}}),
+    Column("damaged", "bool", False, "summary.damaged", "whether a finding is damage, or --against found a hop"),
 )
 
 # -- the lines of txn --format jsonl (kbatch.ops.txn) ------------------------------------------------------

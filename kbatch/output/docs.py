@@ -105,6 +105,7 @@ LINE_KINDS = (
      "a line of kbatch pcap --format jsonl: a record batch found in captured traffic"),
     ("pcap_finding", columns.PCAP_FINDING, "a line of kbatch pcap --format jsonl: a finding, with its packet"),
     ("pcap_summary", columns.PCAP_SUMMARY, "kbatch pcap --format jsonl: a capture's last line"),
+    ("pcap_match", columns.PCAP_MATCH, "kbatch pcap --against: a captured batch held against the one on disk"),
 )
 
 
@@ -160,7 +161,8 @@ def json_schema() -> dict:
                 "captures": {"type": "array", "items": _object({
                     "file": {"type": "string"},
                     "entries": {"type": "array", "items": {"oneOf": [{"$ref": "#/$defs/pcap_batch"},
-                                                                     {"$ref": "#/$defs/pcap_finding"}]}},
+                                                                     {"$ref": "#/$defs/pcap_finding"},
+                                                                     {"$ref": "#/$defs/pcap_match"}]}},
                     "summary": {"$ref": "#/$defs/pcap_summary"},
                 }, required=["file", "entries", "summary"])},
             }, "what kbatch pcap --format json writes", required=["kbatch_json_version", "captures"]),
@@ -200,6 +202,8 @@ DICT_FUNCTIONS = (
     ("pcap_finding_dict", "path, found, finding", columns.PCAP_FINDING,
      "A finding in captured traffic (columns.PCAP_FINDING)."),
     ("pcap_summary_dict", "path, summary", columns.PCAP_SUMMARY, "A capture's summary (columns.PCAP_SUMMARY)."),
+    ("pcap_match_dict", "path, match", columns.PCAP_MATCH,
+     "A captured batch held against the one on disk (kbatch.ops.against.Match; columns.PCAP_MATCH)."),
     ("region_dict", "finding, raw=None", columns.REGION,
      "A damaged range that belongs to no batch, as an entry of a document (columns.REGION)."),
     ("finding_line", "path, finding", columns.FINDING_LINE, "A finding on a line of its own (columns.FINDING_LINE)."),
@@ -301,7 +305,8 @@ README_TABLES = {"batch": columns.BATCH, "record": columns.RECORD, "finding": co
                  "summary": columns.SUMMARY_LINE, "segment verdict": columns.SEGMENT_VERDICT,
                  "cleaning": columns.CLEANING, "replica": columns.REPLICA,
                  "replica record": columns.REPLICA_RECORD_HEAD, "pcap batch": columns.PCAP_BATCH_HEAD,
-                 "pcap finding": columns.PCAP_FINDING, "pcap summary": columns.PCAP_SUMMARY}   # (grep match, replica record: a record's keys between)
+                 "pcap finding": columns.PCAP_FINDING, "pcap summary": columns.PCAP_SUMMARY,
+                 "pcap match": columns.PCAP_MATCH}   # (grep match, replica record: a record's keys between)
 
 
 def readme_table(columns_) -> str:

@@ -9,7 +9,7 @@ import time as clock
 from rich.text import Text
 
 from kbatch.capture.batches import CaptureFinding
-from kbatch.output._dicts import batch_dict, pcap_batch_head, pcap_finding_dict, pcap_summary_dict
+from kbatch.output._dicts import batch_dict, pcap_batch_head, pcap_finding_dict, pcap_match_dict, pcap_summary_dict
 from kbatch.output.visible import visible
 from kbatch.render.console import print_wrapped
 
@@ -26,6 +26,9 @@ class JsonlSink:
 
     def item(self, path: str, item) -> None:
         self.out.write(json.dumps(item_dict(path, item, self.records), ensure_ascii=False) + "\n")
+
+    def match(self, path: str, match) -> None:
+        self.out.write(json.dumps(pcap_match_dict(path, match), ensure_ascii=False) + "\n")
 
     def done(self, summary) -> None:
         self.out.write(json.dumps(pcap_summary_dict(summary.path, summary), ensure_ascii=False) + "\n")
@@ -44,6 +47,9 @@ class JsonSink:
 
     def item(self, path: str, item) -> None:
         self.entries.append(item_dict(path, item, self.records))
+
+    def match(self, path: str, match) -> None:
+        self.entries.append(pcap_match_dict(path, match))
 
     def done(self, summary) -> None:
         self.captures.append({"file": pcap_summary_dict(summary.path, summary)["file"], "entries": self.entries,
@@ -119,6 +125,14 @@ class TableSink:
         for finding in batch.findings:
             self._finding(finding, item.packet)
 
+    def match(self, path: str, match) -> None:
+        """A hop that changed the batch, in a sentence (one that agrees or has no disk batch says nothing)."""
+        if match.hop in (None, "none"):
+            return
+        where = "" if match.disk is None else f" ({visible(match.disk.path)} at pos {match.disk.pos})"
+        byte = "" if match.first_differing_byte is None else f", first at byte {match.first_differing_byte}"
+        print_wrapped(self.console, f"hop {match.hop}: {match.explanation}{byte}{where}", "bold red")
+
     def _finding(self, finding, packet: int) -> None:
         style = {"error": "red", "warning": "yellow"}.get(finding.severity.value, "dim")
         print_wrapped(self.console, f"{finding.severity.value} {finding.code} (packet {packet}, pos {finding.pos}) "
@@ -127,6 +141,8 @@ class TableSink:
 
     def done(self, summary) -> None:
         counts = ", ".join(f"{code} {count}" for code, count in sorted(summary.findings.items())) or "no findings"
+        if summary.hops is not None:
+            counts += "; against the disk: " + ", ".join(f"{hop} {count}" for hop, count in sorted(summary.hops.items()))
         line = (f"{visible(summary.path)}: {summary.packets} packets, {summary.batches} batches "
                 f"({summary.produced} produced, {summary.fetched} fetched), {summary.records} records; {counts}")
         self.console.print(Text(textwrap.fill(line, width=max(self.console.width, 40), subsequent_indent="  ",
