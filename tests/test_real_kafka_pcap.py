@@ -1,0 +1,159 @@
+"""``kbatch pcap`` on real traffic: the real-broker workload's loopback traffic, captured by tcpdump while it ran
+(the ``real_kafka`` fixture), held against the segments the broker wrote and against Wireshark's dissector.
+
+The Java clients of Kafka 4.4 speak Produce v13 and Fetch v17+ (topics by id), kafka-python older versions
+(topics by name); the share group's consumer ShareFetch.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+from kbatch.format.findings import Finding
+
+pytestmark = pytest.mark.real_kafka
+
+# Topics whose every produced batch is still on disk, as written, when the broker's directory is copied: not
+# compacted, trimmed, tiered or deleted by the workload (tests/kafka/Workload.java).
+KEPT_WHOLE = {"codec-none", "codec-gzip", "codec-snappy", "codec-lz4", "codec-zstd", "txn", "future", "python"}
+
+
+def _capture(real_kafka) -> Path:
+    if real_kafka.capture is None:
+        if os.environ.get("CI"):
+            pytest.fail(f"CI must capture the real broker's traffic: {real_kafka.no_capture}")
+        pytest.skip(real_kafka.no_capture)
+    return real_kafka.capture
+
+
+def _topic_ids(log_dir: Path) -> dict[str, str]:
+    """Topic id -> name, from each partition directory's partition.metadata (Kafka writes "topic_id: ...")."""
+    names = {}
+    for metadata in log_dir.glob("*-*/partition.metadata"):
+        for line in metadata.read_text().splitlines():
+            if line.startswith("topic_id:"):
+                names[line.split(":", 1)[1].strip()] = metadata.parent.name.rsplit("-", 1)[0]
+    return names
+
+
+def _disk_batches(log_dir: Path) -> dict[tuple[str, int], dict[int, dict]]:
+    """(topic, partition) -> base offset -> the batch's keys as dump writes them, from the broker's segments."""
+    from kbatch.output.jsonout import batch_dict
+    from kbatch.reading.reader import SegmentReader
+    from kbatch.walk.engine import entries
+
+    found: dict = defaultdict(dict)
+    for segment in sorted(log_dir.glob("*-*/*.log")):
+        topic, _, partition = segment.parent.name.rpartition("-")
+        if not partition.isdigit():
+            continue   # a directory renamed for deletion
+        with open(segment, "rb") as stream:
+            for batch in entries(SegmentReader(stream)):
+                assert not isinstance(batch, Finding), (segment, batch)
+                found[(topic, int(partition))][batch.base_offset] = batch_dict(batch)
+    return found
+
+
+@pytest.fixture(scope="module")
+def captured(real_kafka):
+    """What kbatch pcap reads out of the capture (its exit status, jsonl lines, stderr), run once."""
+    from tests.helpers import ROOT
+
+    capture = _capture(real_kafka)
+    done = subprocess.run([sys.executable, "-m", "kbatch", "pcap", "--port", str(real_kafka.broker.port),
+                           "--format", "jsonl", str(capture)], capture_output=True, text=True, cwd=ROOT)
+    return done.returncode, [json.loads(line) for line in done.stdout.splitlines()], done.stderr
+
+
+@pytest.fixture(scope="module")
+def disk(real_kafka):
+    return _disk_batches(real_kafka.live)
+
+
+def test_the_workloads_traffic_reads_clean(captured):
+    code, lines, err = captured
+    assert code == 0, err
+    problems = [line for line in lines if line["type"] == "finding" and line["severity"] != "info"]
+    assert problems == []
+    batches = [line for line in lines if line["type"] == "batch"]
+    assert all(line["crc_valid"] and not line["findings"] for line in batches)
+    [summary] = [line for line in lines if line["type"] == "summary"]
+    assert summary["produced"] > 100 and summary["fetched"] > 10 and summary["damaged"] is False
+    kinds = {(line["api"], line["api_version"], line["topic"] is None) for line in batches}
+    # Java's by topic id (Produce v13, Fetch v18, ShareFetch v2), kafka-python's by name (Produce v8, Fetch v11)
+    assert {("Produce", 13, True), ("Fetch", 18, True), ("ShareFetch", 2, True), ("Produce", 8, False),
+            ("Fetch", 11, False)} <= kinds
+
+
+def test_every_produced_batch_is_the_one_the_broker_wrote(captured, real_kafka, disk):
+    _, lines, _ = captured
+    names = _topic_ids(real_kafka.live)
+    produced = [line for line in lines if line["type"] == "batch" and line["direction"] == "produce"]
+    compared = defaultdict(int)
+    taken = {(line["producer_id"], line["base_sequence"], line["crc"]) for line in produced
+             if line["error_code"] == 0}
+    for line in produced:
+        topic = line["topic"] or names.get(line["topic_id"])
+        if line["error_code"] != 0:
+            # refused (CONCURRENT_TRANSACTIONS, 51, while a transaction's markers are written): the client
+            # sends the same bytes again, and that copy is taken
+            assert line["assigned_offset"] is None
+            assert (line["producer_id"], line["base_sequence"], line["crc"]) in taken, line
+            continue
+        assert line["assigned_offset"] is not None, line
+        on_disk = disk[(topic, line["partition"])].get(line["assigned_offset"])
+        if on_disk is None:
+            assert topic not in KEPT_WHOLE, (topic, line["assigned_offset"])
+            continue
+        # the broker sets baseOffset and partitionLeaderEpoch; everything under the CRC is the client's
+        assert (on_disk["crc"], on_disk["count"], on_disk["last_offset"], on_disk["producer_id"],
+                on_disk["base_sequence"], on_disk["codec"]) == (
+            line["crc"], line["count"], line["assigned_offset"] + line["last_offset_delta"], line["producer_id"],
+            line["base_sequence"], line["codec"]), (topic, line["assigned_offset"])
+        compared[topic] += 1
+    for topic in KEPT_WHOLE:   # ... and every data batch on disk of those topics was seen on the wire
+        data = [offset for offset, batch in disk[(topic, 0)].items() if not batch["is_control"]]
+        assert compared[topic] == len(data) > 0, topic
+
+
+def test_every_fetched_batch_is_the_disks(captured, real_kafka, disk):
+    _, lines, _ = captured
+    names = _topic_ids(real_kafka.live)
+    fetched = [line for line in lines if line["type"] == "batch" and line["direction"] == "fetch"]
+    same = 0
+    for line in fetched:
+        topic = line["topic"] or names.get(line["topic_id"])
+        on_disk = disk[(topic, line["partition"])].get(line["base_offset"])
+        if on_disk is not None:
+            assert (on_disk["crc"], on_disk["last_offset"]) == (line["crc"], line["last_offset"])
+            same += 1
+    assert same > 10
+
+
+def test_wireshark_reads_the_same_batches_where_it_knows_the_version(captured, real_kafka):
+    """Debian's tshark (4.0) reads Produce up to v8 and Fetch up to v11: kafka-python's traffic.  Each batch it
+    shows -- correlation id, topic, partition, CRC -- is one kbatch shows, and the other way round."""
+    _, lines, _ = captured
+    fields = ("kafka.correlation_id", "kafka.topic_name", "kafka.partition_id", "kafka.batch_crc")
+    done = subprocess.run(["tshark", "-r", str(real_kafka.capture), "-d", f"tcp.port=={real_kafka.broker.port},kafka",
+                           "-Y", "kafka.batch_crc", "-T", "fields", "-E", "occurrence=a", "-E", "aggregator=;",
+                           *(part for field in fields for part in ("-e", field))],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    wireshark = set()
+    for row in done.stdout.splitlines():
+        correlation_id, topics, partitions, crcs = row.split("\t")
+        assert len(set(topics.split(";"))) == 1 and len(set(partitions.split(";"))) == 1, row   # one partition
+        for crc in crcs.split(";"):
+            wireshark.add((int(correlation_id), topics, int(partitions.split(";")[0]), int(crc, 0)))
+    ours = {(line["correlation_id"], line["topic"], line["partition"], line["crc"]) for line in lines
+            if line["type"] == "batch" and line["api_version"] <= {"Produce": 8, "Fetch": 11}.get(line["api"], -1)}
+    assert len(ours) >= 5 and {("python" == topic) for _, topic, _, _ in ours} == {True}
+    assert wireshark == ours
