@@ -16,7 +16,7 @@ import dpkt
 ROOT = Path(__file__).resolve().parents[1]
 FLEXIBLE = {"ProduceRequest": 9, "ProduceResponse": 9, "FetchResponse": 12, "ShareFetchResponse": 0,
             "ApiVersionsResponse": 3}   # each definition's "flexibleVersions" (N+)
-API_KEYS = {"Produce": 0, "Fetch": 1, "ApiVersions": 18, "ShareFetch": 78}
+API_KEYS = {"Produce": 0, "Fetch": 1, "Metadata": 3, "ApiVersions": 18, "ShareFetch": 78}
 
 
 def _fixture_writer():
@@ -137,3 +137,11 @@ def api_versions_response(version: int, ranges: dict) -> bytes:
     return message("ApiVersionsResponse", version, {
         "errorCode": 0, "throttleTimeMs": 0,
         "apiKeys": [{"apiKey": key, "minVersion": low, "maxVersion": high} for key, (low, high) in ranges.items()]})
+
+
+def metadata_response(version: int, topics: dict) -> bytes:
+    """``topics`` {name: topic id}."""
+    return message("MetadataResponse", version, {
+        "brokers": [{"nodeId": 1, "host": "127.0.0.1", "port": 9092, "rack": None}], "controllerId": 1,
+        "topics": [{"errorCode": 0, "name": name, "topicId": topic_id, "isInternal": False, "partitions": []}
+                   for name, topic_id in topics.items()]})

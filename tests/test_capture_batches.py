@@ -13,8 +13,8 @@ import pytest
 pytest.importorskip("dpkt")
 
 from tests import handmade  # noqa: E402
-from tests.capture_builder import (Capture, api_versions_response, fetch_response, produce, produce_response,  # noqa: E402
-                             request, response, share_fetch_response)
+from tests.capture_builder import (Capture, api_versions_response, fetch_response, metadata_response,  # noqa: E402
+                                   produce, produce_response, request, response, share_fetch_response)
 from kbatch.capture.batches import CaptureFinding, CaptureReader, CapturedBatch  # noqa: E402
 
 TOPIC_ID = "0a8hLp9fQyKg2T1S2cH2kQ"
@@ -172,3 +172,14 @@ def test_random_bytes_in_a_produce_body_never_raise():
         capture = Capture().send(request("Produce", 9, 1, bytes(mutated), flexible=True))
         for item in read(capture.pcap()):
             assert isinstance(item, (CapturedBatch, CaptureFinding))
+
+
+def test_a_topic_named_by_id_takes_the_name_a_metadata_response_gave_it():
+    capture = (Capture().send(request("Metadata", 12, 1, b"(not read)", flexible=True))
+               .answer(response(1, metadata_response(12, {"orders": TOPIC_ID, "other": "AAAAAAAAAAAAAAAAAAAAAA"}),
+                                flexible=True))
+               .send(request("Produce", 13, 2, produce(13, {TOPIC_ID: {0: ONE}}), flexible=True)))
+    [found] = read(capture.pcap())
+    assert (found.topic, found.topic_id) == ("orders", TOPIC_ID)
+    unnamed = Capture().send(request("Produce", 13, 2, produce(13, {TOPIC_ID: {0: ONE}}), flexible=True))
+    assert [(b.topic, b.topic_id) for b in read(unnamed.pcap())] == [(None, TOPIC_ID)]

@@ -86,7 +86,7 @@ def test_the_workloads_traffic_reads_clean(captured):
     assert all(line["crc_valid"] and not line["findings"] for line in batches)
     [summary] = [line for line in lines if line["type"] == "summary"]
     assert summary["produced"] > 100 and summary["fetched"] > 10 and summary["damaged"] is False
-    kinds = {(line["api"], line["api_version"], line["topic"] is None) for line in batches}
+    kinds = {(line["api"], line["api_version"], line["topic_id"] is not None) for line in batches}
     # Java's by topic id (Produce v13, Fetch v18, ShareFetch v2), kafka-python's by name (Produce v8, Fetch v11)
     assert {("Produce", 13, True), ("Fetch", 18, True), ("ShareFetch", 2, True), ("Produce", 8, False),
             ("Fetch", 11, False)} <= kinds
@@ -101,6 +101,8 @@ def test_every_produced_batch_is_the_one_the_broker_wrote(captured, real_kafka, 
              if line["error_code"] == 0}
     for line in produced:
         topic = line["topic"] or names.get(line["topic_id"])
+        if line["topic_id"] is not None:   # named by the capture's Metadata responses, as the broker names it
+            assert line["topic"] == names[line["topic_id"]], line
         if line["error_code"] != 0:
             # refused (CONCURRENT_TRANSACTIONS, 51, while a transaction's markers are written): the client
             # sends the same bytes again, and that copy is taken

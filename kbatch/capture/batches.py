@@ -12,14 +12,15 @@ and at which offset (BaseOffset, the first batch's; the next batches follow it):
 requests not yet answered.  A request with acks=0 is never answered; its batches come out at the end.
 
 ApiVersions responses are read too: a Produce or Fetch request of a version the broker did not advertise on
-that connection is a warning.  A Fetch response may end inside a batch -- the broker cuts the log at the
+that connection is a warning.  Metadata responses (v10+) name each topic id: a batch whose message names its
+topic by id only gets the name the capture's Metadata gave it.  A Fetch response may end inside a batch -- the broker cuts the log at the
 fetch's size limit (FileRecords.slice; the consumer's ByteBufferLogInputStream.nextBatch stops there) -- so
 a Fetch response's last batch cut short is "partial-batch", not damage.  A Produce request's never is.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import BinaryIO, Iterable, Iterator
 
 from kbatch.capture.exchanges import Request, Response, _connection_pair, exchanges
@@ -27,7 +28,7 @@ from kbatch.capture.frames import FrameProblem, kafka_frames
 from kbatch.capture.packets import PacketProblem, Segment, read_segments
 from kbatch.capture.streams import StreamGap, reassemble
 from kbatch.format.findings import Finding
-from kbatch.messages.decoder import MessageDecoder, MessageError
+from kbatch.messages.decoder import ZERO_UUID, MessageDecoder, MessageError
 from kbatch.messages.schemas import SCHEMAS
 from kbatch.messages.spec import in_range, version_range
 from kbatch.reading.invariants import batch_invariants
@@ -36,8 +37,9 @@ from kbatch.reading.reader import BufferStream, ReadOptions, SegmentReader
 from kbatch.walk.engine import entries
 
 # ApiKeys (clients/src/main/java/org/apache/kafka/common/protocol/ApiKeys.java): the ones read here.
-PRODUCE, FETCH, API_VERSIONS, SHARE_FETCH = 0, 1, 18, 78
-API_NAMES = {PRODUCE: "Produce", FETCH: "Fetch", API_VERSIONS: "ApiVersions", SHARE_FETCH: "ShareFetch"}
+PRODUCE, FETCH, METADATA, API_VERSIONS, SHARE_FETCH = 0, 1, 3, 18, 78
+API_NAMES = {PRODUCE: "Produce", FETCH: "Fetch", METADATA: "Metadata", API_VERSIONS: "ApiVersions",
+             SHARE_FETCH: "ShareFetch"}
 DEFAULT_PORTS = (9092,)
 
 
@@ -199,8 +201,12 @@ class CaptureReader:
         self.advertised: dict[frozenset, dict[int, tuple[int, int]]] = {}   # connection pair -> ApiVersions
         self.waiting: dict[tuple[str, int], _Produced] = {}
         self.packets = 0
+        self.topic_names: dict[str, str] = {}   # topic id -> name, from Metadata responses
 
     def read(self, stream: BinaryIO) -> Iterator[CapturedBatch | CaptureFinding]:
+        return map(self._named, self._read(stream))
+
+    def _read(self, stream: BinaryIO) -> Iterator[CapturedBatch | CaptureFinding]:
         segments = self._counted(read_segments(stream))
         for event in exchanges(kafka_frames(reassemble(kafka_segments(segments, self.ports)))):
             if isinstance(event, Request):
@@ -212,6 +218,14 @@ class CaptureReader:
         for produced in self.waiting.values():   # never answered (acks=0, or the capture ended first)
             yield from produced.batches
         self.waiting.clear()
+
+    def _named(self, item):
+        """The item with its topic's name, where its message gave only the id and a Metadata response named it."""
+        if item.topic is None and item.topic_id is not None and item.topic_id in self.topic_names:
+            if isinstance(item, CaptureFinding):
+                return replace(item, topic=self.topic_names[item.topic_id])
+            item.topic = self.topic_names[item.topic_id]
+        return item
 
     def _counted(self, items):
         for item in items:
@@ -283,6 +297,14 @@ class CaptureReader:
             yield from self._fetch_response(response)
         elif request.api_key == API_VERSIONS:
             yield from self._api_versions(response)
+        elif request.api_key == METADATA and _defined("MetadataResponse", request.api_version):
+            read = self._read_response(response, "MetadataResponse", request.api_version)
+            if isinstance(read, CaptureFinding):
+                yield read
+                return
+            for topic in read[0]["topics"]:
+                if topic.get("topicId") not in (None, ZERO_UUID) and topic.get("name") is not None:
+                    self.topic_names[topic["topicId"]] = topic["name"]
 
     def _read_response(self, response: Response, name: str, version: int):
         try:

@@ -52,6 +52,7 @@ DEFINITIONS = (
     "clients/src/main/resources/common/message/ShareFetchResponse.json",
     "clients/src/main/resources/common/message/ApiVersionsRequest.json",
     "clients/src/main/resources/common/message/ApiVersionsResponse.json",
+    "clients/src/main/resources/common/message/MetadataResponse.json",   # topic ids to names
 )
 
 # Definitions Kafka removed whose records logs still hold: (path, the last commit that had it, its release).

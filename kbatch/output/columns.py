@@ -468,7 +468,9 @@ _PACKET = Column("packet", "int64", False, "found.packet",
                  "the packet the Kafka message began in (1-based, as Wireshark counts)")
 _CONNECTION = Column("connection", "string", True, "found.connection",
                      "the TCP direction that carried it: client:port -> broker:port, or the reverse")
-_TOPIC = Column("topic", "string", True, "found.topic", "its topic's name (null where the version names it by id)")
+_TOPIC = Column("topic", "string", True, "found.topic",
+                "its topic's name: the message's, else (a version naming topics by id) the one a Metadata response "
+                "in the capture gave its id; null when none did")
 _TOPIC_ID = Column("topic_id", "string", True, "found.topic_id",
                    "its topic's id (Produce v13+, Fetch v13+, ShareFetch), as Kafka prints a Uuid")
 _PARTITION = Column("partition", "int32", True, "found.partition", "its partition")
@@ -505,7 +507,7 @@ PCAP_MATCH = (
     Column("file", "string", False, "json_name(path)", "the capture file, as named on the command line"),
     Column("direction", "string", False, "match.found.direction", "produce or fetch",
            schema={"enum": ["produce", "fetch"]}),
-    Column("topic", "string", True, "match.found.topic", "its topic's name as captured (null: by id)"),
+    Column("topic", "string", True, "match.found.topic", "its topic's name, as in its batch line"),
     Column("topic_id", "string", True, "match.found.topic_id", "its topic's id as captured"),
     Column("partition", "int32", False, "match.found.partition", "its partition"),
     Column("base_offset", "int64", True, "match.base_offset",

@@ -105,16 +105,19 @@ class TableSink:
             self._finding(item.finding, item.packet)
             return
         batch = item.batch
-        offsets = f"{batch.base_offset}..{batch.last_offset}"
-        if item.direction == "produce":
+        first, last = batch.base_offset, batch.last_offset
+        if item.direction == "produce":   # a client's batch starts at 0: the offsets shown are the broker's
             if item.error_code is None:
                 answer = "no response"
             elif item.error_code:
                 answer = f"error {item.error_code}"
             else:
-                answer = f"at {item.assigned_offset}"
+                answer = "taken"
+            if item.assigned_offset is not None:
+                first, last = item.assigned_offset, item.assigned_offset + last - first
         else:
             answer = "" if not item.error_code else f"error {item.error_code}"
+        offsets = f"{first}..{last}"
         crc = Text("ok", style="green") if batch.crc_valid else Text("BAD", style="bold red")
         line = Text(f"{item.packet:>7} {_when(item.time):8} {item.direction:7} {_fit(_where(item), 20)} "
                     f"{_fit(offsets, 13, right=True)} {max(batch.count or 0, 0):>5} ")
