@@ -183,3 +183,14 @@ def test_a_topic_named_by_id_takes_the_name_a_metadata_response_gave_it():
     assert (found.topic, found.topic_id) == ("orders", TOPIC_ID)
     unnamed = Capture().send(request("Produce", 13, 2, produce(13, {TOPIC_ID: {0: ONE}}), flexible=True))
     assert [(b.topic, b.topic_id) for b in read(unnamed.pcap())] == [(None, TOPIC_ID)]
+
+
+@pytest.mark.parametrize("api, version, flexible", [("Metadata", 12, True), ("ApiVersions", 3, False),
+                                                    ("Fetch", 12, True), ("ShareFetch", 1, True),
+                                                    ("Produce", 9, True)])
+def test_a_response_that_does_not_read_is_a_finding_naming_its_api(api, version, flexible):
+    capture = (Capture().send(request(api, version, 3, b"(not read)" if api != "Produce" else
+                                      produce(9, {"orders": {0: ONE}}), flexible=True))
+               .answer(response(3, b"\x00\x00\x00\x07garbage", flexible=flexible)))
+    bad = [item for item in findings(read(capture.pcap())) if item.finding.code == "bad-kafka-message"]
+    assert [(item.api, item.packet, item.connection) for item in bad] == [(api, 4, BROKER)]

@@ -17,6 +17,7 @@ None where there is no disk batch to compare (retention, compaction, a partition
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 
 from kbatch.capture.batches import CapturedBatch
@@ -24,10 +25,10 @@ from kbatch.format.findings import Finding
 from kbatch.reading.reader import BufferStream, ReadOptions, SegmentReader
 from kbatch.walk.engine import entries
 
-# DefaultRecordBatch: BASE_OFFSET at 0 (8 bytes), PARTITION_LEADER_EPOCH at 12 (4 bytes); the header is 61 bytes.
+# DefaultRecordBatch: BASE_OFFSET at 0 (8 bytes), PARTITION_LEADER_EPOCH at 12 (4 bytes).
 REWRITTEN = ((0, 8), (12, 16))
-V2_HEADER = 61
 HOPS = ("client", "broker", "fetch", "none")
+_PARTITION_DIRECTORY = re.compile(r"(.+)-\d+(?:\.\w+-(?:delete|future|stray))?")
 
 
 @dataclass(frozen=True)
@@ -76,15 +77,17 @@ class LogDir:
         self.names = self._topic_names()
 
     def _topic_names(self) -> dict[str, str]:
-        """Topic id -> name, from each partition directory's partition.metadata ("topic_id: ...")."""
+        """Topic id -> name, from each partition directory's partition.metadata ("topic_id: ..."); a directory
+        TOPIC-N, or TOPIC-N.ID-delete once its topic was deleted (LocalLog.logDeleteDirName)."""
         names = {}
         for entry in sorted(os.listdir(self.root)) if os.path.isdir(self.root) else ():
+            directory = _PARTITION_DIRECTORY.fullmatch(entry)
             metadata = os.path.join(self.root, entry, "partition.metadata")
-            if os.path.isfile(metadata):
+            if directory and os.path.isfile(metadata):
                 with open(metadata, encoding="utf-8", errors="replace") as text:
                     for line in text:
                         if line.startswith("topic_id:"):
-                            names[line.split(":", 1)[1].strip()] = entry.rsplit("-", 1)[0]
+                            names.setdefault(line.split(":", 1)[1].strip(), directory[1])
         return names
 
     def topic(self, found: CapturedBatch) -> str | None:

@@ -462,8 +462,9 @@ SIDECAR_HEADER = (
 # summary (kbatch.ops.pcap.CaptureSummary) ---------------------------------------------------------------------
 
 _CAPTURE_FILE = _file("path", "the capture file, as named on the command line")
-_API = Column("api", "string", True, "found.api", "the message it came in: Produce, Fetch or ShareFetch",
-              schema={"enum": ["Produce", "Fetch", "ShareFetch", "ApiVersions", None]})
+_API = Column("api", "string", True, "found.api",
+              "the message it came in: Produce, Fetch or ShareFetch (a finding: also ApiVersions, Metadata)",
+              schema={"enum": ["Produce", "Fetch", "ShareFetch", "ApiVersions", "Metadata", None]})
 _PACKET = Column("packet", "int64", False, "found.packet",
                  "the packet the Kafka message began in (1-based, as Wireshark counts)")
 _CONNECTION = Column("connection", "string", True, "found.connection",
