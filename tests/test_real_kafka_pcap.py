@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from collections import defaultdict
@@ -163,3 +164,71 @@ def test_wireshark_reads_the_same_batches_where_it_knows_the_version(captured, r
             if line["type"] == "batch" and line["api_version"] <= {"Produce": 8, "Fetch": 11}.get(line["api"], -1)}
     assert len(ours) >= 5 and {("python" == topic) for _, topic, _, _ in ours} == {True}
     assert wireshark == ours
+
+
+def _run(*args: str, columns: int | None = None) -> subprocess.CompletedProcess:
+    from tests.helpers import ROOT
+
+    env = {**os.environ, **({"COLUMNS": str(columns)} if columns else {})}
+    return subprocess.run([sys.executable, "-m", "kbatch", "pcap", *args], capture_output=True, text=True, cwd=ROOT,
+                          env=env)
+
+
+def test_the_table_fits_80_columns_and_uses_120(real_kafka):
+    port = str(real_kafka.broker.port)
+    for columns in (80, 120):
+        done = _run("--port", port, str(_capture(real_kafka)), columns=columns)
+        assert done.returncode == 0 and max(map(len, done.stdout.splitlines())) <= columns, done.stderr
+    assert "codec-none-0" in done.stdout and " taken" in done.stdout
+
+
+def _payload_offsets(capture: Path) -> dict[int, int]:
+    """Packet number -> the file position of its TCP payload (Ethernet, IPv4, as tcpdump -i lo writes)."""
+    import dpkt
+
+    where, position = {}, 24   # the pcap file header
+    with open(capture, "rb") as stream:
+        for number, (_, frame) in enumerate(dpkt.pcap.Reader(stream), 1):
+            ip = dpkt.ethernet.Ethernet(frame).data
+            where[number] = position + 16 + 14 + ip.hl * 4 + ip.data.off * 4
+            position += 16 + len(frame)
+    return where
+
+
+def test_against_the_broker_says_which_hop_changed_a_batch(captured, real_kafka, tmp_path):
+    """The capture against the log directory: every batch agrees or has no disk batch (compaction, retention);
+    a byte flipped in a produced batch in a copy of the capture is the client's hop, one flipped in the segment
+    afterwards the broker's."""
+    _, lines, _ = captured
+    port, capture = str(real_kafka.broker.port), _capture(real_kafka)
+    done = _run("--port", port, "--against", str(real_kafka.live), "--format", "jsonl", str(capture))
+    matches = [json.loads(line) for line in done.stdout.splitlines() if '"type": "match"' in line]
+    assert done.returncode == 0 and {m["hop"] for m in matches} == {"none", None}
+    assert {m["topic"] for m in matches if m["hop"] == "none"} >= KEPT_WHOLE
+    # a produced batch of codec-none in a Produce request whose Kafka frame starts its packet's payload
+    where = _payload_offsets(capture)
+    data = capture.read_bytes()
+    chosen = next(line for line in lines if line["type"] == "batch" and line["topic"] == "codec-none"
+                  and line["direction"] == "produce"
+                  and int.from_bytes(data[where[line["packet"]]:where[line["packet"]] + 4], "big") > 0
+                  and data[where[line["packet"]] + 4:where[line["packet"]] + 6] == b"\x00\x00")   # Produce
+    value_byte = 4 + chosen["records_pos"] + chosen["pos"] + chosen["size"] - 2   # in its last record
+    flipped = bytearray(data)
+    flipped[where[chosen["packet"]] + value_byte] ^= 0x01
+    (tmp_path / "flipped.pcap").write_bytes(bytes(flipped))
+    done = _run("--port", port, "--against", str(real_kafka.live), "--format", "jsonl", str(tmp_path / "flipped.pcap"))
+    changed = [json.loads(line) for line in done.stdout.splitlines() if '"hop": "client"' in line]
+    assert done.returncode == 1 and [(m["topic"], m["packet"]) for m in changed] == [("codec-none", chosen["packet"])]
+    # the same byte flipped in the broker's segment instead
+    logs = tmp_path / "logs"
+    shutil.copytree(real_kafka.live, logs)
+    segment = logs / "codec-none-0" / f"{0:020d}.log"
+    disk = bytearray(segment.read_bytes())
+    disk_pos = next(m["disk_pos"] for m in matches if m["topic"] == "codec-none" and m["packet"] == chosen["packet"])
+    disk[disk_pos + chosen["size"] - 2] ^= 0x01
+    segment.write_bytes(bytes(disk))
+    done = _run("--port", port, "--against", str(logs), "--format", "jsonl", str(capture))
+    broken = [json.loads(line) for line in done.stdout.splitlines() if '"hop": "broker"' in line]
+    assert done.returncode == 1
+    assert [(m["topic"], m["first_differing_byte"]) for m in broken] == [("codec-none", chosen["size"] - 2)] * len(broken)
+    assert chosen["packet"] in {m["packet"] for m in broken}   # (and any fetch of it: the disk's is bad)

@@ -89,18 +89,21 @@ class TableSink:
         self.console = console
         self.connection = None
         self.header = False
+        # the topic-partition takes what a console wider than 80 columns gives (up to a topic's 249 characters)
+        self.partition_width = max(18, min(260, console.width - 62))   # 62: the other columns, "no response"
 
     def item(self, path: str, item) -> None:
         console = self.console
         if not self.header:
-            console.print(Text(f"{'packet':>7} {'time':8} {'dir':7} {'partition':20} {'offsets':>13} "
+            console.print(Text(f"{'packet':>7} {'time':8} {'dir':7} {'partition':{self.partition_width}} {'offsets':>13} "
                                f"{'recs':>5} {'crc':4} response", style="bold"), soft_wrap=True)
             self.header = True
         if item.connection != self.connection and item.connection is not None:
             self.connection = item.connection
             client = getattr(getattr(item, "request", None), "client_id", None)
             said = f"{visible(item.connection)}" + (f"  client {visible(client)}" if client is not None else "")
-            console.print(Text(said, style="dim"), soft_wrap=True)
+            console.print(Text(textwrap.fill(said, width=max(console.width, 40), subsequent_indent="  ",
+                                             break_long_words=True), style="dim"), soft_wrap=True)
         if isinstance(item, CaptureFinding):
             self._finding(item.finding, item.packet)
             return
@@ -119,7 +122,7 @@ class TableSink:
             answer = "" if not item.error_code else f"error {item.error_code}"
         offsets = f"{first}..{last}"
         crc = Text("ok", style="green") if batch.crc_valid else Text("BAD", style="bold red")
-        line = Text(f"{item.packet:>7} {_when(item.time):8} {item.direction:7} {_fit(_where(item), 20)} "
+        line = Text(f"{item.packet:>7} {_when(item.time):8} {item.direction:7} {_fit(_where(item), self.partition_width)} "
                     f"{_fit(offsets, 13, right=True)} {max(batch.count or 0, 0):>5} ")
         line.append_text(crc)
         if answer:
