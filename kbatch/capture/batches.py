@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 from typing import BinaryIO, Iterable, Iterator
 
 from kbatch.capture.exchanges import Request, Response, _connection_pair, exchanges
-from kbatch.capture.frames import FrameProblem, kafka_frames
+from kbatch.capture.frames import kafka_frames
 from kbatch.capture.packets import PacketProblem, Segment, read_segments
 from kbatch.capture.streams import StreamGap, reassemble
 from kbatch.format.findings import Finding
@@ -174,7 +174,7 @@ def _response_body_start(response: Response) -> int:
 def _records_spans(spans: list) -> dict[str, tuple[int, bytes]]:
     """Path of each Records field -> (where its bytes start, the bytes)."""
     out = {}
-    for start, end, path, value in spans:
+    for _, end, path, value in spans:
         if path.endswith(".records") and isinstance(value, bytes):
             out[path] = (end - len(value), value)
     return out

@@ -16,13 +16,14 @@ None where there is no disk batch to compare (retention, compaction, a partition
 
 from __future__ import annotations
 
+import io
 import os
 import re
 from dataclasses import dataclass
 
 from kbatch.capture.batches import CapturedBatch
 from kbatch.format.findings import Finding
-from kbatch.reading.reader import BufferStream, ReadOptions, SegmentReader
+from kbatch.reading.reader import ReadOptions, SegmentReader
 from kbatch.walk.engine import entries
 
 # DefaultRecordBatch: BASE_OFFSET at 0 (8 bytes), PARTITION_LEADER_EPOCH at 12 (4 bytes).
@@ -62,7 +63,7 @@ def first_difference(a: bytes, b: bytes, left_out=REWRITTEN) -> int | None:
 
 def _records(raw: bytes) -> list | None:
     """(offset delta, key, value, headers) of a batch's records, or None when they do not read."""
-    batch = next(iter(entries(SegmentReader(BufferStream(raw), ReadOptions(records=True), size=len(raw)))), None)
+    batch = next(iter(entries(SegmentReader(io.BytesIO(raw), ReadOptions(records=True), size=len(raw)))), None)
     if batch is None or isinstance(batch, Finding) or batch.findings or batch.records is None:
         return None
     return [(record.offset - batch.base_offset, record.key, record.value, record.headers) for record in batch.records]
@@ -79,7 +80,7 @@ class LogDir:
     def _topic_names(self) -> dict[str, str]:
         """Topic id -> name, from each partition directory's partition.metadata ("topic_id: ..."); a directory
         TOPIC-N, or TOPIC-N.ID-delete once its topic was deleted (LocalLog.logDeleteDirName)."""
-        names = {}
+        names: dict[str, str] = {}
         for entry in sorted(os.listdir(self.root)) if os.path.isdir(self.root) else ():
             directory = _PARTITION_DIRECTORY.fullmatch(entry)
             metadata = os.path.join(self.root, entry, "partition.metadata")
@@ -91,7 +92,9 @@ class LogDir:
         return names
 
     def topic(self, found: CapturedBatch) -> str | None:
-        return found.topic if found.topic is not None else self.names.get(found.topic_id)
+        if found.topic is not None or found.topic_id is None:
+            return found.topic
+        return self.names.get(found.topic_id)
 
     def batches(self, topic: str, partition: int) -> dict[int, DiskBatch]:
         key = (topic, partition)
