@@ -7,7 +7,6 @@ reports on itself.
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import struct
@@ -28,18 +27,13 @@ def find_or_install() -> str:
     found = _which()
     if found:
         return found
-    if hasattr(os, "geteuid") and os.geteuid() == 0 and shutil.which("apt-get"):
-        environment = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-        install = ["apt-get", "install", "-y", "-q", "chromium"]
-        result = subprocess.run(install, capture_output=True, text=True, env=environment, timeout=900)
-        if result.returncode != 0:   # a fresh image has no package lists yet
-            subprocess.run(["apt-get", "update", "-q"], capture_output=True, env=environment, timeout=900)
-            result = subprocess.run(install, capture_output=True, text=True, env=environment, timeout=900)
-        found = _which()
-        if found:
-            return found
-        raise Unavailable(f"apt-get install chromium failed: {result.stderr[-1500:]}")
-    raise Unavailable("no chromium on PATH (apt-get install chromium, as root, installs it)")
+    from .debian import apt_install
+
+    failed = apt_install("chromium")
+    found = _which()
+    if found:
+        return found
+    raise Unavailable(failed or "apt-get installed chromium, and no chromium is on PATH")
 
 
 def _which() -> str | None:

@@ -89,17 +89,24 @@ def real_kafka(request, tmp_path_factory):
     from types import SimpleNamespace
 
     from .helpers import say
-    from .real_kafka import POM, Broker, kafka_version
+    from .real_kafka import POM, Broker, LoopbackCapture, kafka_version
 
     say(request, f"starting a Kafka {kafka_version(POM)} broker and its workload (the first run fetches its jars "
                  "with Maven, about a minute more)...")
     jars = _kafka_jars_or_skip(POM)
     home = tmp_path_factory.mktemp("kafka")
     broker = Broker(jars, home / "broker")
+    # the clients' traffic with the broker, captured while they run (kbatch pcap: tests/test_real_kafka_pcap.py)
+    no_capture = LoopbackCapture.unavailable()
+    capture = None if no_capture else LoopbackCapture(home / "traffic.pcap", broker.port)
+    if capture is not None:
+        capture.start()
     broker.start()
     try:
         workload = broker.run_workload()
         _produce_with_kafka_python(broker.bootstrap)
+        if capture is not None:
+            capture.stop()
         # The cleaner compacts the compacted topic's rolled segments and records it in its checkpoint.
         deadline = time.monotonic() + 60
         checkpoint = broker.log_dir / "cleaner-offset-checkpoint"
@@ -145,12 +152,15 @@ def real_kafka(request, tmp_path_factory):
                               broker.bootstrap, "find-hanging", "--broker-id", "1").stdout
     except BaseException:
         broker.stop()
+        if capture is not None:
+            capture.stop()
         print(broker.log_tail())
         raise
     broker.stop()
     say(request, f"the Kafka {kafka_version(POM)} broker's log directory is ready")
     yield SimpleNamespace(broker=broker, live=live, stopped=broker.log_dir, transactions=transactions,
-                          hanging=hanging, workload=workload, reset_at=reset_at, group_described=group_described)
+                          hanging=hanging, workload=workload, reset_at=reset_at, group_described=group_described,
+                          capture=None if capture is None else capture.path, no_capture=no_capture)
     broker.stop()
 
 
@@ -226,17 +236,27 @@ def _kafka_jars_or_skip(pom):
 
 
 def _produce_with_kafka_python(bootstrap: str) -> None:
-    """A Python producer's batches as the broker stores them (topic "python", created on first use)."""
-    from kafka import KafkaProducer
+    """A Python producer's batches as the broker stores them (topic "python", created on first use), then read
+    back by a Python consumer without a group.  Both speak the versions of Kafka 2.5 (Produce v8, Fetch v11):
+    older versions on the wire, and ones Wireshark's dissector knows (tests/test_real_kafka_pcap.py)."""
+    from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 
     producer = KafkaProducer(bootstrap_servers=bootstrap, compression_type="lz4", enable_idempotence=True,
-                             linger_ms=5)
+                             linger_ms=5, api_version=(2, 5))
     for i in range(100):
         producer.send("python", key=None if i % 5 == 0 else f"key-{i}".encode(), value=f"value {i}".encode(),
                       headers=[("h", b"x")] if i % 2 else [])
         if i % 25 == 24:
             producer.flush()
     producer.close()
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, api_version=(2, 5), enable_auto_commit=False,
+                             consumer_timeout_ms=10000)
+    consumer.assign([TopicPartition("python", 0)])
+    consumer.seek_to_beginning()
+    for read, _ in enumerate(consumer, 1):
+        if read == 100:
+            break
+    consumer.close()
 
 
 # -- a real headless browser (tests/browser.py), for the pages kbatch map writes ----------------------------

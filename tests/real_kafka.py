@@ -370,3 +370,56 @@ def producer_states(workload_output: str) -> dict[str, list[tuple[int, int, int,
             _, partition, *numbers = line.split()
             states.setdefault(partition, []).append(tuple(int(number) for number in numbers))
     return states
+
+
+class LoopbackCapture:
+    """``tcpdump -i lo -w FILE port P``: the broker's loopback traffic while its clients run (kbatch pcap's
+    real traffic).  tcpdump (and tshark, to read the capture too) installed with apt-get when missing."""
+
+    def __init__(self, path: Path, port: int):
+        self.path, self.port = path, port
+        self.process: subprocess.Popen | None = None
+        self.said = path.with_suffix(".tcpdump.log")
+
+    @staticmethod
+    def unavailable() -> str | None:
+        """Why no capture can be made or read here, or None."""
+        if shutil.which("tcpdump") is None or shutil.which("tshark") is None:
+            from .debian import apt_install
+
+            failed = apt_install("tcpdump", "tshark")
+            if shutil.which("tcpdump") is None or shutil.which("tshark") is None:
+                return failed or "apt-get installed tcpdump and tshark, and they are not on PATH"
+        return None
+
+    def start(self, timeout: float = 30) -> None:
+        # -U: each packet written as it comes, so the file is whole once tcpdump ends
+        self.process = subprocess.Popen(["tcpdump", "-i", "lo", "-U", "-w", str(self.path), "port", str(self.port)],
+                                        stdout=subprocess.DEVNULL, stderr=open(self.said, "wb"),
+                                        start_new_session=True)
+        deadline = time.monotonic() + timeout
+        while "listening on" not in self.said.read_text(errors="replace"):
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"tcpdump did not start: {self.said.read_text(errors='replace')}")
+            time.sleep(0.1)
+        time.sleep(1)   # "listening" is said before the filter is attached
+
+    def stop(self) -> str:
+        """End the capture (SIGINT: tcpdump writes what it has and says how many packets); what it said.
+
+        tcpdump reads the kernel's buffer behind the traffic, and what it has not read when it is stopped is
+        lost without a count: it is stopped once its file has not grown for a second."""
+        if self.process is not None and self.process.poll() is None:
+            deadline, size, still_since = time.monotonic() + 30, -1, time.monotonic()
+            while time.monotonic() < deadline and time.monotonic() - still_since < 1:
+                now = self.path.stat().st_size if self.path.exists() else 0
+                if now != size:
+                    size, still_since = now, time.monotonic()
+                time.sleep(0.1)
+            os.killpg(self.process.pid, signal.SIGINT)
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait()
+        return self.said.read_text(errors="replace")

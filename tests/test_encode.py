@@ -240,7 +240,10 @@ def test_every_finding_code_can_be_crafted():
                       "truncated-while-reading",   # a file cut while read: tests/test_shrinking.py
                       # a producer's batches against each other: tests/test_producers.py
                       "producer-epoch-backwards", "producer-sequence-not-reset", "producer-sequence-repeat",
-                      "producer-sequence-gap", "producer-txn-state", "duplicate-records"}
+                      "producer-sequence-gap", "producer-txn-state", "duplicate-records",
+                      # captured traffic: tests/test_capture_batches.py
+                      "capture-problem", "bad-kafka-message", "unknown-api-version", "version-not-advertised",
+                      "partial-batch"}
     from .test_partition_crosscheck import PARTITION_CODES   # the files beside a segment: tests/test_partition_*
     assert set(CODES) == crafted | by_other_means | PARTITION_CODES
 

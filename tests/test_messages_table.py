@@ -117,7 +117,7 @@ def test_removed_record_types_keep_the_definition_they_were_written_with():
 
 _SAMPLES = {"int8": -7, "int16": -300, "int32": 123456, "int64": -(1 << 40), "uint16": 65000,
             "uint32": 4000000000, "float64": 2.5, "bool": True, "string": "kafka\u00e9",
-            "bytes": b"\x00\xffraw", "uuid": "0a8hLp9fQyKg2T1S2cH2kQ"}
+            "bytes": b"\x00\xffraw", "records": b"\x00\x01batch", "uuid": "0a8hLp9fQyKg2T1S2cH2kQ"}
 
 
 def _sample(field: dict, writer, version: int):

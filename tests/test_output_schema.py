@@ -126,6 +126,11 @@ def test_every_other_command_writes_lines_of_the_schema(tmp_path, capsys, monkey
         shutil.copytree(ORDERS, tmp_path / broker / "orders-0",
                         ignore=None if names is None else (lambda _, found, keep=names: [n for n in found if n not in keep]))
     lines(["replicas", "--format", "jsonl", str(tmp_path / "b1" / "orders-0"), str(tmp_path / "b2" / "orders-0")], 1)
+    from tests.test_pcap import TWO, _as_written, _logdir, _produced, _write, damaged_capture   # kbatch pcap
+    (tmp_path / "pcap").mkdir()
+    lines(["pcap", "--records", "--format", "jsonl", _write(tmp_path / "pcap", damaged_capture())], 1)
+    lines(["pcap", "--against", _logdir(tmp_path / "pcap", _as_written(TWO, 500)), "--format", "jsonl",
+           _write(tmp_path / "pcap", _produced(TWO), "produced.pcap")], 0)
     os.mkfifo(tmp_path / "pipe.log")
     lines(["verify-crc", "--format", "jsonl", str(tmp_path)], 2)   # (a FIFO found under a directory: passed over)
     assert seen == DECLARED_KINDS

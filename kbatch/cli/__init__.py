@@ -28,6 +28,7 @@ SUBCOMMANDS = {
     "hexdump-annotate": ("kbatch.cli.hexdump_annotate", "Show a batch's bytes, each marked with its field"),
     "map": ("kbatch.cli.map", "Draw segments, partitions and a log directory as one page"),
     "offsets": ("kbatch.cli.offsets", "Where each consumer group stood, commit by commit"),
+    "pcap": ("kbatch.cli.pcap", "Record batches out of packet captures, each CRC and rule checked"),
     "producers": ("kbatch.cli.producers", "Each producer, epoch by epoch, held to a leader's rules"),
     "repair-length": ("kbatch.cli.repair_length", "Find length fields that lie; write a mended copy"),
     "replicas": ("kbatch.cli.replicas", "One partition across brokers' copies: divergence, truncation, loss"),

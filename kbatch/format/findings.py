@@ -124,6 +124,18 @@ CODES: dict[str, tuple[Severity, str]] = {
                                    "(Kafka reads on from the field's end and never checks)"),
     "record-version-above-schema": (Severity.WARNING, "a version above the newest schema's, read as the newest"),
     "internal-trailing-bytes": (Severity.WARNING, "bytes after a coordinator record's message, which Kafka ignores"),
+    # Captured traffic (kbatch pcap): positions are inside the Kafka message, the packet and connection said
+    "capture-problem": (Severity.WARNING, "the capture lacks or cannot decode bytes of a Kafka connection (a cut "
+                                          "file or packet, a TCP gap, traffic that does not frame as Kafka, a "
+                                          "response whose request was not captured): what they held is not checked"),
+    "bad-kafka-message": (Severity.ERROR, "a Produce, Fetch, ShareFetch or ApiVersions message that does not read "
+                                          "as Kafka's definition of its version says"),
+    "unknown-api-version": (Severity.WARNING, "a Produce, Fetch or ShareFetch version Kafka trunk does not define: "
+                                              "its batches are not read"),
+    "version-not-advertised": (Severity.WARNING, "a request version outside what the broker's ApiVersions response "
+                                                 "on that connection gave"),
+    "partial-batch": (Severity.INFO, "a Fetch response's records end inside a batch, as a broker cuts them at the "
+                                     "fetch's size limit (the consumer stops there)"),
 }
 
 

@@ -43,6 +43,16 @@ DEFINITIONS = (
     "clients/src/main/resources/common/message/SnapshotFooterRecord.json",
     "clients/src/main/resources/common/message/SnapshotHeaderRecord.json",
     "clients/src/main/resources/common/message/VotersRecord.json",
+    # the requests and responses whose record batches kbatch pcap reads out of captured traffic
+    "clients/src/main/resources/common/message/RequestHeader.json",
+    "clients/src/main/resources/common/message/ResponseHeader.json",
+    "clients/src/main/resources/common/message/ProduceRequest.json",
+    "clients/src/main/resources/common/message/ProduceResponse.json",
+    "clients/src/main/resources/common/message/FetchResponse.json",
+    "clients/src/main/resources/common/message/ShareFetchResponse.json",
+    "clients/src/main/resources/common/message/ApiVersionsRequest.json",
+    "clients/src/main/resources/common/message/ApiVersionsResponse.json",
+    "clients/src/main/resources/common/message/MetadataResponse.json",   # topic ids to names
 )
 
 # Definitions Kafka removed whose records logs still hold: (path, the last commit that had it, its release).

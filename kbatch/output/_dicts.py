@@ -273,6 +273,93 @@ def replica_record_head(report, divergence, record, highest_high_watermark):
     return out
 
 
+def pcap_batch_head(path, found):
+    """A batch found in captured traffic: its keys before the batch's (columns.PCAP_BATCH_HEAD)."""
+    out = {
+        "type": "batch",
+        "file": json_name(path),
+        "direction": found.direction,
+        "api": found.api,
+        "topic": found.topic,
+        "topic_id": found.topic_id,
+        "partition": found.partition,
+        "api_version": found.request.api_version,
+        "correlation_id": found.request.correlation_id,
+        "client_id": found.request.client_id,
+        "connection": found.connection,
+        "packet": found.packet,
+        "packet_time": found.time,
+        "records_pos": found.records_pos,
+        "error_code": found.error_code,
+        "assigned_offset": found.assigned_offset,
+    }
+    return out
+
+
+def pcap_finding_dict(path, found, finding):
+    """A finding in captured traffic (columns.PCAP_FINDING)."""
+    out = {
+        "type": "finding",
+        "file": json_name(path),
+        "code": finding.code,
+        "severity": finding.severity.value,
+        "entry_pos": finding.entry_pos,
+        "pos": finding.pos,
+        "size": finding.size,
+        "inner_pos": finding.inner_pos,
+        "field": finding.field,
+        "expected": finding.expected,
+        "actual": finding.actual,
+        "packet": found.packet,
+        "connection": found.connection,
+        "api": found.api,
+        "topic": found.topic,
+        "topic_id": found.topic_id,
+        "partition": found.partition,
+    }
+    return out
+
+
+def pcap_summary_dict(path, summary):
+    """A capture's summary (columns.PCAP_SUMMARY)."""
+    out = {
+        "type": "summary",
+        "file": json_name(path),
+        "packets": summary.packets,
+        "batch_count": summary.batches,
+        "record_count": summary.records,
+        "produced": summary.produced,
+        "fetched": summary.fetched,
+        "findings": dict(sorted(summary.findings.items())),
+        "errors": summary.errors,
+    }
+    value = None if summary.hops is None else dict(sorted(summary.hops.items()))
+    if value is not None:
+        out["hops"] = value
+    out["damaged"] = summary.damaged
+    return out
+
+
+def pcap_match_dict(path, match):
+    """A captured batch held against the one on disk (kbatch.ops.against.Match; columns.PCAP_MATCH)."""
+    out = {
+        "type": "match",
+        "file": json_name(path),
+        "direction": match.found.direction,
+        "topic": match.found.topic,
+        "topic_id": match.found.topic_id,
+        "partition": match.found.partition,
+        "base_offset": match.base_offset,
+        "packet": match.found.packet,
+        "hop": match.hop,
+        "first_differing_byte": match.first_differing_byte,
+        "disk_file": None if match.disk is None else json_name(match.disk.path),
+        "disk_pos": None if match.disk is None else match.disk.pos,
+        "explanation": match.explanation,
+    }
+    return out
+
+
 def region_dict(finding, raw=None):
     """A damaged range that belongs to no batch, as an entry of a document (columns.REGION)."""
     out = {

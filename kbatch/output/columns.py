@@ -457,6 +457,93 @@ SIDECAR_HEADER = (
     _SIDECAR_FIELDS, _SIDECAR_FINDINGS,
 )
 
+# -- lines of pcap --format jsonl: a batch found in captured traffic (kbatch.capture.batches.CapturedBatch: its
+# keys, then the batch's, BATCH), a finding with its packet (kbatch.capture.batches.CaptureFinding), a capture's
+# summary (kbatch.ops.pcap.CaptureSummary) ---------------------------------------------------------------------
+
+_CAPTURE_FILE = _file("path", "the capture file, as named on the command line")
+_API = Column("api", "string", True, "found.api",
+              "the message it came in: Produce, Fetch or ShareFetch (a finding: also ApiVersions, Metadata)",
+              schema={"enum": ["Produce", "Fetch", "ShareFetch", "ApiVersions", "Metadata", None]})
+_PACKET = Column("packet", "int64", False, "found.packet",
+                 "the packet the Kafka message began in (1-based, as Wireshark counts)")
+_CONNECTION = Column("connection", "string", True, "found.connection",
+                     "the TCP direction that carried it: client:port -> broker:port, or the reverse")
+_TOPIC = Column("topic", "string", True, "found.topic",
+                "its topic's name: the message's, else (a version naming topics by id) the one a Metadata response "
+                "in the capture gave its id; null when none did")
+_TOPIC_ID = Column("topic_id", "string", True, "found.topic_id",
+                   "its topic's id (Produce v13+, Fetch v13+, ShareFetch), as Kafka prints a Uuid")
+_PARTITION = Column("partition", "int32", True, "found.partition", "its partition")
+PCAP_BATCH_HEAD = (
+    _kind("batch", "a jsonl line's kind"),
+    _CAPTURE_FILE,
+    Column("direction", "string", False, "found.direction",
+           "produce (in a Produce request) or fetch (in a Fetch or ShareFetch response)",
+           schema={"enum": ["produce", "fetch"]}),
+    _API, _TOPIC, _TOPIC_ID, _PARTITION,
+    Column("api_version", "int32", False, "found.request.api_version", "the request's version"),
+    Column("correlation_id", "int32", False, "found.request.correlation_id", "the request's correlation id"),
+    Column("client_id", "string", True, "found.request.client_id", "the request's client id"),
+    _CONNECTION, _PACKET,
+    Column("packet_time", "float", False, "found.time", "that packet's time, seconds since the epoch"),
+    Column("records_pos", "int64", False, "found.records_pos",
+           "where the partition's Records field starts in the message (after its size field): the batch's pos "
+           "and its findings' count from the Records field's start"),
+    Column("error_code", "int32", True, "found.error_code",
+           "the partition's ErrorCode in the response (Produce: whether the broker took it; null: no response)"),
+    Column("assigned_offset", "int64", True, "found.assigned_offset",
+           "Produce: the offset the broker gave its first record (the response's BaseOffset, plus the offsets "
+           "of the partition's batches before it in the request); null without a response or on an error"),
+)
+PCAP_FINDING = (
+    _kind("finding", "a finding on a line of its own"),
+    _CAPTURE_FILE,
+    *FINDING,
+    _PACKET, _CONNECTION, _API, _TOPIC, _TOPIC_ID, _PARTITION,
+)
+# --against LOGDIR: a captured batch held against the broker's (kbatch.ops.against.Match)
+PCAP_MATCH = (
+    _kind("match", "a captured batch held against the one on disk"),
+    Column("file", "string", False, "json_name(path)", "the capture file, as named on the command line"),
+    Column("direction", "string", False, "match.found.direction", "produce or fetch",
+           schema={"enum": ["produce", "fetch"]}),
+    Column("topic", "string", True, "match.found.topic", "its topic's name, as in its batch line"),
+    Column("topic_id", "string", True, "match.found.topic_id", "its topic's id as captured"),
+    Column("partition", "int32", False, "match.found.partition", "its partition"),
+    Column("base_offset", "int64", True, "match.base_offset",
+           "the offset it has on disk (produce: the one its response gave; null: none known)"),
+    Column("packet", "int64", False, "match.found.packet", "the packet its Kafka message began in"),
+    Column("hop", "string", True, "match.hop",
+           "client (bad on the wire already), broker (good on the wire, different or failing on disk), fetch "
+           "(the disk's is good, the Fetch response's differs), none (all agree), null (no disk batch to compare)",
+           schema={"enum": ["client", "broker", "fetch", "none", None]}),
+    Column("first_differing_byte", "int64", True, "match.first_differing_byte",
+           "the first byte, from the batch's start, where the two differ outside baseOffset and "
+           "partitionLeaderEpoch (0 where the broker re-wrote the batch and the records differ)"),
+    Column("disk_file", "string", True, "None if match.disk is None else json_name(match.disk.path)",
+           "the segment holding the disk batch"),
+    Column("disk_pos", "int64", True, "None if match.disk is None else match.disk.pos", "its position there"),
+    Column("explanation", "string", False, "match.explanation", "the same, in a sentence"),
+)
+PCAP_SUMMARY = (
+    _kind("summary", "a capture's last line"),
+    _CAPTURE_FILE,
+    Column("packets", "int64", False, "summary.packets", "the TCP packets read"),
+    Column("batch_count", "int64", False, "summary.batches", "record batches found"),
+    Column("record_count", "int64", False, "summary.records", "the records they count"),
+    Column("produced", "int64", False, "summary.produced", "of the batches, those in Produce requests"),
+    Column("fetched", "int64", False, "summary.fetched", "... in Fetch and ShareFetch responses"),
+    Column("findings", "object", False, "dict(sorted(summary.findings.items()))",
+           "how many findings of each code", schema={"type": "object", "additionalProperties": {"type": "integer"}}),
+    Column("errors", "int64", False, "summary.errors", "the findings that are damage"),
+    Column("hops", "object", True, "None if summary.hops is None else dict(sorted(summary.hops.items()))",
+           "--against: how many batches each hop changed (client, broker, fetch), agreed (none) or had no disk "
+           "batch (unmatched)", optional=True,
+           schema={"type": "object", "additionalProperties": {"type": "integer"}}),
+    Column("damaged", "bool", False, "summary.damaged", "whether a finding is damage, or --against found a hop"),
+)
+
 # -- the lines of txn --format jsonl (kbatch.ops.txn) ------------------------------------------------------
 
 TRANSACTION = (

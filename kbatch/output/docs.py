@@ -101,6 +101,11 @@ LINE_KINDS = (
     ("replica", columns.REPLICA, "a line of kbatch replicas --format jsonl: one broker's copy of a partition"),
     ("replica_record", columns.REPLICA_RECORD_HEAD + columns.RECORD,
      "a line of kbatch replicas --format jsonl: a record not every copy holds"),
+    ("pcap_batch", columns.PCAP_BATCH_HEAD + columns.BATCH[1:],
+     "a line of kbatch pcap --format jsonl: a record batch found in captured traffic"),
+    ("pcap_finding", columns.PCAP_FINDING, "a line of kbatch pcap --format jsonl: a finding, with its packet"),
+    ("pcap_summary", columns.PCAP_SUMMARY, "kbatch pcap --format jsonl: a capture's last line"),
+    ("pcap_match", columns.PCAP_MATCH, "kbatch pcap --against: a captured batch held against the one on disk"),
 )
 
 
@@ -134,7 +139,8 @@ def json_schema() -> dict:
         "title": "kbatch JSON, version 1",
         "description": "What `kbatch dump --format json` writes and `kbatch encode-from-json` reads. A field that "
                        "is present is written as given; an absent (or null) one is derived.",
-        "oneOf": [document, {"$ref": "#/$defs/entry", "description": "one entry (encode-from-json --batch)"}],
+        "oneOf": [document, {"$ref": "#/$defs/entry", "description": "one entry (encode-from-json --batch)"},
+                  {"$ref": "#/$defs/pcap_document"}],
         "$defs": {
             "bytes": {"oneOf": [_object({mode: {"type": "string", **extra}}, required=[mode])
                                 for mode, extra in (("utf8", {}), ("hex", {"pattern": "^([0-9a-fA-F]{2})*$"}),
@@ -150,6 +156,16 @@ def json_schema() -> dict:
             "entry": {"oneOf": [{"$ref": "#/$defs/raw"}, {"$ref": "#/$defs/finding_entry"},
                                 {"$ref": "#/$defs/batch"}]},
             **{name: _kind_object(columns_, description) for name, columns_, description in LINE_KINDS},
+            "pcap_document": _object({
+                "kbatch_json_version": {"const": 1},
+                "captures": {"type": "array", "items": _object({
+                    "file": {"type": "string"},
+                    "entries": {"type": "array", "items": {"oneOf": [{"$ref": "#/$defs/pcap_batch"},
+                                                                     {"$ref": "#/$defs/pcap_finding"},
+                                                                     {"$ref": "#/$defs/pcap_match"}]}},
+                    "summary": {"$ref": "#/$defs/pcap_summary"},
+                }, required=["file", "entries", "summary"])},
+            }, "what kbatch pcap --format json writes", required=["kbatch_json_version", "captures"]),
             "line": {"description": "any line a command's --format jsonl writes",
                      "oneOf": [{"$ref": "#/$defs/entry"},
                                *({"$ref": f"#/$defs/{name}"} for name, _, _ in LINE_KINDS)]},
@@ -181,6 +197,13 @@ DICT_FUNCTIONS = (
     ("replica_dict", "report, copy", columns.REPLICA, "A broker's copy of a partition (columns.REPLICA)."),
     ("replica_record_head", "report, divergence, record, highest_high_watermark", columns.REPLICA_RECORD_HEAD,
      "A record not every copy holds: its keys before the record's (columns.REPLICA_RECORD_HEAD)."),
+    ("pcap_batch_head", "path, found", columns.PCAP_BATCH_HEAD,
+     "A batch found in captured traffic: its keys before the batch's (columns.PCAP_BATCH_HEAD)."),
+    ("pcap_finding_dict", "path, found, finding", columns.PCAP_FINDING,
+     "A finding in captured traffic (columns.PCAP_FINDING)."),
+    ("pcap_summary_dict", "path, summary", columns.PCAP_SUMMARY, "A capture's summary (columns.PCAP_SUMMARY)."),
+    ("pcap_match_dict", "path, match", columns.PCAP_MATCH,
+     "A captured batch held against the one on disk (kbatch.ops.against.Match; columns.PCAP_MATCH)."),
     ("region_dict", "finding, raw=None", columns.REGION,
      "A damaged range that belongs to no batch, as an entry of a document (columns.REGION)."),
     ("finding_line", "path, finding", columns.FINDING_LINE, "A finding on a line of its own (columns.FINDING_LINE)."),
@@ -281,7 +304,9 @@ README_TABLES = {"batch": columns.BATCH, "record": columns.RECORD, "finding": co
                  "difference": columns.DIFFERENCE, "diff summary": columns.DIFF_SUMMARY,
                  "summary": columns.SUMMARY_LINE, "segment verdict": columns.SEGMENT_VERDICT,
                  "cleaning": columns.CLEANING, "replica": columns.REPLICA,
-                 "replica record": columns.REPLICA_RECORD_HEAD}   # (grep match, replica record: a record's keys between)
+                 "replica record": columns.REPLICA_RECORD_HEAD, "pcap batch": columns.PCAP_BATCH_HEAD,
+                 "pcap finding": columns.PCAP_FINDING, "pcap summary": columns.PCAP_SUMMARY,
+                 "pcap match": columns.PCAP_MATCH}   # (grep match, replica record: a record's keys between)
 
 
 def readme_table(columns_) -> str:

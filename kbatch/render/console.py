@@ -40,3 +40,14 @@ def make_console(stream=None, *, no_color: bool = False) -> Console:
 
 def error_console() -> Console:
     return make_console(sys.stderr)
+
+
+def print_wrapped(console, line: str, style: str = "") -> None:
+    """A line of words, wrapped to the console's width, indented (a wrapped line's rest a little more)."""
+    import textwrap
+
+    from rich.text import Text
+
+    text = textwrap.fill(line, width=max(console.width, 40), initial_indent="  ", subsequent_indent="    ",
+                         break_long_words=False, break_on_hyphens=False)
+    console.print(Text(text, style=style), soft_wrap=True)

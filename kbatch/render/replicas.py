@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-import textwrap
 
 from rich.table import Table
 from rich.text import Text
 
 from kbatch.output._dicts import record_dict, replica_dict, replica_record_head
 from kbatch.output.visible import visible
+from kbatch.render.console import print_wrapped
 from kbatch.ops.replicas import advice, highest_high_watermark, records_held_by_some
 
 
@@ -31,13 +31,6 @@ def _copies_table(report) -> Table:
     return table
 
 
-def _wrapped(console, line: str, style: str = "") -> None:
-    """A line of words, wrapped to the console's width, indented (a wrapped line's rest a little more)."""
-    text = textwrap.fill(line, width=max(console.width, 40), initial_indent="  ", subsequent_indent="    ",
-                         break_long_words=False, break_on_hyphens=False)
-    console.print(Text(text, style=style), soft_wrap=True)
-
-
 def print_replicas(console, reports) -> None:
     for report in reports:
         console.print(Text.assemble(Text(visible(f"{report.topic}-{report.partition}"), style="bold underline"),
@@ -49,10 +42,10 @@ def print_replicas(console, reports) -> None:
             console.print(Text("  * the copy with the newest leader epoch: the others follow it", style="dim"))
         for copy in report.copies:
             for line in copy.rounds:
-                _wrapped(console, f"{visible(copy.name)}: {line}", "dim")
+                print_wrapped(console, f"{visible(copy.name)}: {line}", "dim")
         console.print()
         for line in advice(report):
-            _wrapped(console, visible(line))
+            print_wrapped(console, visible(line))
         console.print()
 
 

@@ -1,0 +1,408 @@
+"""Record batches out of captured Kafka traffic: Produce requests, Fetch and ShareFetch responses.
+
+Each message is read with Kafka's own definitions (kbatch/messages/schemas.json, written from
+clients/src/main/resources/common/message/*.json by ``python -m kbatch.messages.make_table``): every version
+trunk defines, flexible versions and tagged fields, topics by name (Produce v3-12, Fetch v4-12) or by id
+(Produce v13+, Fetch v13+, ShareFetch).  The Records field of each partition is then walked as a segment's
+bytes are (:func:`kbatch.walk.engine.entries`, the reader with records decoded, and the batch invariants of
+``verify-crc --deep``), so a batch on the wire is held to the same rules as a batch on disk.
+
+A Produce batch waits for its response, which says whether the broker took it (the partition's ErrorCode)
+and at which offset (BaseOffset, the first batch's; the next batches follow it): memory is bounded by the
+requests not yet answered.  A request with acks=0 is never answered; its batches come out at the end.
+
+ApiVersions responses are read too: a Produce or Fetch request of a version the broker did not advertise on
+that connection is a warning.  Metadata responses (v10+) name each topic id: a batch whose message names its
+topic by id only gets the name the capture's Metadata gave it.  A Fetch response may end inside a batch -- the broker cuts the log at the
+fetch's size limit (FileRecords.slice; the consumer's ByteBufferLogInputStream.nextBatch stops there) -- so
+a Fetch response's last batch cut short is "partial-batch", not damage.  A Produce request's never is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import BinaryIO, Iterable, Iterator
+
+from kbatch.capture.exchanges import Request, Response, _connection_pair, exchanges
+from kbatch.capture.frames import kafka_frames
+from kbatch.capture.packets import PacketProblem, Segment, read_segments
+from kbatch.capture.streams import StreamGap, reassemble
+from kbatch.format.findings import Finding
+from kbatch.messages.decoder import ZERO_UUID, MessageDecoder, MessageError
+from kbatch.messages.schemas import SCHEMAS
+from kbatch.messages.spec import in_range, version_range
+from kbatch.reading.invariants import batch_invariants
+from kbatch.reading.model import Batch
+from kbatch.reading.reader import BufferStream, ReadOptions, SegmentReader
+from kbatch.walk.engine import entries
+
+# ApiKeys (clients/src/main/java/org/apache/kafka/common/protocol/ApiKeys.java): the ones read here.
+PRODUCE, FETCH, METADATA, API_VERSIONS, SHARE_FETCH = 0, 1, 3, 18, 78
+API_NAMES = {PRODUCE: "Produce", FETCH: "Fetch", METADATA: "Metadata", API_VERSIONS: "ApiVersions",
+             SHARE_FETCH: "ShareFetch"}
+DEFAULT_PORTS = (9092,)
+
+
+@dataclass
+class CapturedBatch:
+    """One record batch (or v0/v1 message) found in a Produce request or a (Share)Fetch response."""
+
+    batch: Batch                 # as the reader read it; positions are inside the partition's Records field
+    raw: bytes                   # its bytes, as sent
+    api: str                     # "Produce", "Fetch", "ShareFetch"
+    request: Request             # the request (its version, correlation id, client id)
+    packet: int                  # the packet the message carrying it began in
+    time: float                  # that packet's time
+    connection: str              # the direction that carried it ("client:port -> broker:port")
+    topic: str | None
+    topic_id: str | None
+    partition: int
+    records_pos: int             # where the partition's Records field starts in the message (after its size)
+    error_code: int | None = None        # the partition's ErrorCode in the response (None: no response seen)
+    assigned_offset: int | None = None   # Produce: the offset the broker gave the batch's first record
+
+    @property
+    def direction(self) -> str:
+        return "produce" if self.api == "Produce" else "fetch"
+
+
+@dataclass(frozen=True)
+class CaptureFinding:
+    """A finding about the capture or a Kafka message in it: the packet it starts in and its connection;
+    ``finding``'s positions are inside the message (from after its size field), 0 where there is none."""
+
+    finding: Finding
+    packet: int
+    connection: str | None
+    api: str | None = None
+    topic: str | None = None        # the partition whose Records it is in, if it is in one
+    topic_id: str | None = None
+    partition: int | None = None
+
+
+# Codes of the capture's own findings (kbatch.format.findings.CODES has their words).
+CAPTURE_PROBLEM = "capture-problem"
+BAD_MESSAGE = "bad-kafka-message"
+UNKNOWN_VERSION = "unknown-api-version"
+NOT_ADVERTISED = "version-not-advertised"
+PARTIAL_BATCH = "partial-batch"
+
+
+def _finding(code: str, packet: int, connection: str | None, field_: str, expected: str, actual: str,
+             pos: int = 0, size: int = 0, api: str | None = None) -> CaptureFinding:
+    return CaptureFinding(Finding(code, pos, pos, size, field_, expected, actual), packet, connection, api)
+
+
+# -- which connections are Kafka's --------------------------------------------------------------------------
+
+def _looks_like_request(payload: bytes) -> bool:
+    """Whether a connection's first bytes read as a Kafka request: a sane size, an API key and version Kafka
+    could have, a ClientId length that fits (RequestHeader.json)."""
+    if len(payload) < 14:
+        return False
+    size = int.from_bytes(payload[0:4], "big", signed=True)
+    api_key = int.from_bytes(payload[4:6], "big", signed=True)
+    version = int.from_bytes(payload[6:8], "big", signed=True)
+    client_id = int.from_bytes(payload[12:14], "big", signed=True)
+    return 10 <= size <= 100 << 20 and 0 <= api_key < 1000 and 0 <= version < 100 and -1 <= client_id <= size - 10
+
+
+def kafka_segments(items: Iterable[Segment | PacketProblem], ports: Iterable[int]
+                   ) -> Iterator[Segment | PacketProblem]:
+    """The segments of connections to or from ``ports``, and of any other whose first bytes from the side that
+    spoke first read as a Kafka request; packet problems passed through."""
+    ports = frozenset(ports)
+    decided: dict[frozenset, bool] = {}
+    for item in items:
+        if isinstance(item, PacketProblem):
+            yield item
+            continue
+        pair = frozenset((item.source, item.destination))
+        if item.source[1] in ports or item.destination[1] in ports:
+            yield item
+            continue
+        if pair not in decided:
+            if not item.payload:
+                yield item          # a handshake: kept until the first data decides
+                continue
+            decided[pair] = _looks_like_request(item.payload)
+        if decided[pair]:
+            yield item
+
+
+# -- the messages --------------------------------------------------------------------------------------------
+
+def _flexible(name: str, version: int) -> bool:
+    return in_range(version, version_range(SCHEMAS[name].flexible))
+
+
+def _defined(name: str, version: int) -> bool:
+    low, high = SCHEMAS[name].valid_range
+    return low <= version <= high
+
+
+def _body(name: str, data: bytes, version: int, start: int) -> tuple[dict, list]:
+    """The message ``name`` at ``version`` from ``start`` of ``data``, and the spans of its fields."""
+    spans: list = []
+    fields, end = MessageDecoder(SCHEMAS[name], version, name).decode(data, start, spans=spans)
+    if end != len(data):
+        raise MessageError(end, name, f"the message to end at {len(data)}", f"{len(data) - end} bytes after it")
+    return fields, spans
+
+
+def _request_body_start(request: Request) -> int:
+    """Where a request's body starts: after the header's tagged fields in a flexible version (header v2,
+    RequestHeader.json), else after its ClientId (header v1)."""
+    name = API_NAMES[request.api_key] + "Request"
+    if name not in SCHEMAS or not _flexible(name, request.api_version):
+        return request.after_client_id
+    _, end = MessageDecoder(SCHEMAS["RequestHeader"], 2, "RequestHeader").decode(request.frame)
+    return end
+
+
+def _response_body_start(response: Response) -> int:
+    """Where a response's body starts: after the correlation id, and in a flexible version the header's tagged
+    fields (ResponseHeader v1) -- except ApiVersions, whose response header is always v0 so that a client of any
+    version can read it (ApiKeys.responseHeaderVersion)."""
+    request = response.request
+    name = API_NAMES[request.api_key] + "Response"
+    flexible = _flexible(name, request.api_version) and request.api_key != API_VERSIONS
+    _, end = MessageDecoder(SCHEMAS["ResponseHeader"], 1 if flexible else 0, "ResponseHeader").decode(response.frame)
+    return end
+
+
+def _records_spans(spans: list) -> dict[str, tuple[int, bytes]]:
+    """Path of each Records field -> (where its bytes start, the bytes)."""
+    out = {}
+    for _, end, path, value in spans:
+        if path.endswith(".records") and isinstance(value, bytes):
+            out[path] = (end - len(value), value)
+    return out
+
+
+@dataclass
+class _Produced:
+    """A Produce request read, its batches waiting for the response."""
+
+    request: Request
+    batches: list = field(default_factory=list)    # CapturedBatch and CaptureFinding, in order
+
+
+class CaptureReader:
+    """Reads a capture's Kafka traffic: :meth:`read` yields CapturedBatch and CaptureFinding."""
+
+    def __init__(self, ports: Iterable[int] = DEFAULT_PORTS, *, records: bool = False,
+                 decompressed_limit: int | None = None):
+        self.ports = tuple(ports)
+        options = {"records": True, "record_objects": records}
+        if decompressed_limit is not None:
+            options["decompressed_limit"] = decompressed_limit
+        self.options = ReadOptions(**options)
+        self.advertised: dict[frozenset, dict[int, tuple[int, int]]] = {}   # connection pair -> ApiVersions
+        self.waiting: dict[tuple[str, int], _Produced] = {}
+        self.packets = 0
+        self.topic_names: dict[str, str] = {}   # topic id -> name, from Metadata responses
+
+    def read(self, stream: BinaryIO) -> Iterator[CapturedBatch | CaptureFinding]:
+        return map(self._named, self._read(stream))
+
+    def _read(self, stream: BinaryIO) -> Iterator[CapturedBatch | CaptureFinding]:
+        segments = self._counted(read_segments(stream))
+        for event in exchanges(kafka_frames(reassemble(kafka_segments(segments, self.ports)))):
+            if isinstance(event, Request):
+                yield from self._request(event)
+            elif isinstance(event, Response):
+                yield from self._response(event)
+            else:
+                yield self._problem(event)
+        for produced in self.waiting.values():   # never answered (acks=0, or the capture ended first)
+            yield from produced.batches
+        self.waiting.clear()
+
+    def _named(self, item):
+        """The item with its topic's name, where its message gave only the id and a Metadata response named it."""
+        if item.topic is None and item.topic_id is not None and item.topic_id in self.topic_names:
+            if isinstance(item, CaptureFinding):
+                return replace(item, topic=self.topic_names[item.topic_id])
+            item.topic = self.topic_names[item.topic_id]
+        return item
+
+    def _counted(self, items):
+        for item in items:
+            if isinstance(item, Segment):
+                self.packets = item.packet
+            yield item
+
+    @staticmethod
+    def _problem(event) -> CaptureFinding:
+        connection = getattr(event, "connection", None)
+        what = event.what if not isinstance(event, StreamGap) else \
+            f"{event.missing} bytes of the stream never captured ({event.why})"
+        size = event.missing if isinstance(event, StreamGap) else 0
+        return _finding(CAPTURE_PROBLEM, event.packet, connection, "capture", "the whole Kafka stream", what,
+                        size=size)
+
+    # -- requests -------------------------------------------------------------------------------------------
+
+    def _version_findings(self, message: Request, name: str) -> Iterator[CaptureFinding]:
+        api = API_NAMES[message.api_key]
+        low, high = SCHEMAS[name].valid_range
+        if not low <= message.api_version <= high:
+            yield _finding(UNKNOWN_VERSION, message.packet, message.connection, f"{name}.version",
+                           f"a version Kafka trunk defines ({low}-{high})", str(message.api_version), api=api)
+            return
+        advertised = self.advertised.get(_connection_pair(message.connection), {}).get(message.api_key)
+        if advertised is not None and not advertised[0] <= message.api_version <= advertised[1]:
+            yield _finding(NOT_ADVERTISED, message.packet, message.connection, f"{name}.version",
+                           f"{advertised[0]}-{advertised[1]} (what the broker's ApiVersions response gave)",
+                           str(message.api_version), api=api)
+
+    def _request(self, request: Request) -> Iterator[CaptureFinding]:
+        if request.api_key == PRODUCE:
+            told = list(self._version_findings(request, "ProduceRequest"))
+            yield from told
+            if any(each.finding.code == UNKNOWN_VERSION for each in told):
+                return
+            produced = _Produced(request)
+            try:
+                fields, spans = _body("ProduceRequest", request.frame, request.api_version,
+                                      _request_body_start(request))
+            except MessageError as error:
+                yield self._bad(error, request, request, "ProduceRequest")
+                return
+            records = _records_spans(spans)
+            for t, topic in enumerate(fields["topicData"]):
+                for p, partition in enumerate(topic["partitionData"]):
+                    pos, data = records.get(f"topicData[{t}].partitionData[{p}].records", (0, None))
+                    if data:
+                        produced.batches += self._batches(data, "Produce", request, request, topic.get("name"),
+                                                          topic.get("topicId"), partition["index"], pos)
+            self.waiting[(request.connection, request.correlation_id)] = produced
+        elif request.api_key == FETCH:
+            yield from self._version_findings(request, "FetchResponse")
+
+    def _bad(self, error: MessageError, message, request: Request, name: str) -> CaptureFinding:
+        return _finding(BAD_MESSAGE, message.packet, message.connection, f"{name}.{error.field}", error.expected,
+                        error.actual, pos=error.pos, api=API_NAMES[request.api_key])
+
+    # -- responses ------------------------------------------------------------------------------------------
+
+    def _response(self, response: Response) -> Iterator[CapturedBatch | CaptureFinding]:
+        request = response.request
+        if request.api_key == PRODUCE:
+            produced = self.waiting.pop((request.connection, request.correlation_id), None)
+            if produced is not None:
+                yield from self._produce_response(response, produced)
+        elif request.api_key in (FETCH, SHARE_FETCH):
+            yield from self._fetch_response(response)
+        elif request.api_key == API_VERSIONS:
+            yield from self._api_versions(response)
+        elif request.api_key == METADATA and _defined("MetadataResponse", request.api_version):
+            read = self._read_response(response, "MetadataResponse", request.api_version)
+            if isinstance(read, CaptureFinding):
+                yield read
+                return
+            for topic in read[0]["topics"]:
+                if topic.get("topicId") not in (None, ZERO_UUID) and topic.get("name") is not None:
+                    self.topic_names[topic["topicId"]] = topic["name"]
+
+    def _read_response(self, response: Response, name: str, version: int):
+        try:
+            return _body(name, response.frame, version, _response_body_start(response))
+        except MessageError as error:
+            return self._bad(error, response, response.request, name)
+
+    def _produce_response(self, response: Response, produced: _Produced) -> Iterator[CapturedBatch | CaptureFinding]:
+        read = self._read_response(response, "ProduceResponse", response.request.api_version)
+        answers = {}
+        if isinstance(read, CaptureFinding):
+            yield read
+        else:
+            for topic in read[0]["responses"]:
+                for partition in topic["partitionResponses"]:
+                    key = (topic.get("name"), topic.get("topicId"), partition["index"])
+                    answers[key] = (partition["errorCode"], partition["baseOffset"])
+        next_offset: dict[tuple, int] = {}
+        for item in produced.batches:
+            if isinstance(item, CapturedBatch):
+                key = (item.topic, item.topic_id, item.partition)
+                if key in answers:
+                    item.error_code, base = answers[key]
+                    if item.error_code == 0 and base >= 0:
+                        # the broker gives the partition's batches consecutive offsets from BaseOffset
+                        item.assigned_offset = next_offset.get(key, base)
+                        next_offset[key] = item.assigned_offset + _offset_span(item.batch)
+            yield item
+
+    def _fetch_response(self, response: Response) -> Iterator[CapturedBatch | CaptureFinding]:
+        request = response.request
+        name = "FetchResponse" if request.api_key == FETCH else "ShareFetchResponse"
+        if not _defined(name, request.api_version):
+            if request.api_key == SHARE_FETCH:   # (a Fetch request's version was told with the request)
+                yield from self._version_findings(request, name)
+            return
+        read = self._read_response(response, name, request.api_version)
+        if isinstance(read, CaptureFinding):
+            yield read
+            return
+        fields, spans = read
+        records = _records_spans(spans)
+        api = API_NAMES[request.api_key]
+        for t, topic in enumerate(fields["responses"]):
+            for p, partition in enumerate(topic["partitions"]):
+                pos, data = records.get(f"responses[{t}].partitions[{p}].records", (0, None))
+                if not data:
+                    continue
+                for item in self._batches(data, api, request, response, topic.get("topic"), topic.get("topicId"),
+                                          partition["partitionIndex"], pos, partial_end=True):
+                    if isinstance(item, CapturedBatch):
+                        item.error_code = partition["errorCode"]
+                    yield item
+
+    def _api_versions(self, response: Response) -> Iterator[CaptureFinding]:
+        version = response.request.api_version
+        if not _defined("ApiVersionsResponse", version):
+            return
+        read = self._read_response(response, "ApiVersionsResponse", version)
+        if isinstance(read, CaptureFinding) and version > 0:
+            # a broker that does not know the request's version answers with version 0 (KIP-511,
+            # ApiVersionsRequest handling in KafkaApis / ApiVersionManager)
+            retry = self._read_response(response, "ApiVersionsResponse", 0)
+            read = retry if not isinstance(retry, CaptureFinding) else read
+        if isinstance(read, CaptureFinding):
+            yield read
+            return
+        fields, _ = read
+        if fields["errorCode"] == 0:
+            self.advertised[_connection_pair(response.connection)] = {
+                api["apiKey"]: (api["minVersion"], api["maxVersion"]) for api in fields["apiKeys"]}
+
+    # -- the batches ----------------------------------------------------------------------------------------
+
+    def _batches(self, data: bytes, api: str, request: Request, message, topic: str | None, topic_id: str | None,
+                 partition: int, records_pos: int, *, partial_end: bool = False
+                 ) -> list[CapturedBatch | CaptureFinding]:
+        """A partition's Records walked as a segment's bytes are: each batch with its invariants' findings,
+        each damaged range a finding of its own (its positions inside the Records)."""
+        out: list = []
+        reader = SegmentReader(BufferStream(data), self.options, size=len(data))
+        for item in entries(reader):
+            if isinstance(item, Finding):
+                if partial_end and item.code == "truncated" and item.pos + item.size >= len(data):
+                    item = Finding(PARTIAL_BATCH, item.entry_pos, item.pos, item.size, item.field,
+                                   "a whole batch", f"{item.actual} (the fetch's size limit cut it)")
+                out.append(CaptureFinding(item, message.packet, message.connection, api, topic, topic_id, partition))
+                continue
+            item.findings += batch_invariants(item)
+            out.append(CapturedBatch(item, bytes(data[item.pos:item.pos + item.size]), api, request,
+                                     message.packet, message.time, message.connection, topic,
+                                     topic_id, partition, records_pos))
+        return out
+
+
+def _offset_span(batch: Batch) -> int:
+    """How many offsets a batch takes (v2: lastOffsetDelta + 1; a v0/v1 entry: its records)."""
+    return batch.last_offset - batch.base_offset + 1
+
+
+__all__ = ["CaptureFinding", "CaptureReader", "CapturedBatch", "DEFAULT_PORTS", "kafka_segments"]

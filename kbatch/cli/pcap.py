@@ -1,0 +1,122 @@
+"""``kbatch pcap``: record batches out of packet captures, each held to the rules a segment's batch is."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from kbatch.cli.options import no_color_option
+from kbatch.cli.status import ExitStatus
+
+
+@click.command(epilog="""\b
+Examples:
+  tcpdump -i any -w kafka.pcap port 9092      # while the trouble happens
+  kbatch pcap kafka.pcap
+  kbatch pcap --extract captured kafka.pcap && kbatch verify-crc --deep captured
+  kbatch pcap --against /var/kafka-logs --format jsonl kafka.pcap | jq 'select(.type == "match")'
+  kbatch pcap --port 19092 --records --format jsonl kafka.pcapng | jq 'select(.type == "batch" and .crc_valid == false)'
+""")
+@click.argument("captures", nargs=-1, required=True, metavar="CAPTURE...")
+@click.option("--port", "ports", type=click.IntRange(1, 65535), multiple=True, metavar="N",
+              help="A broker port to read (repeat for more). [default: 9092; any other connection whose first "
+                   "bytes read as a Kafka request is read too]")
+@click.option("--records", is_flag=True, help="List each batch's records (jsonl, json).")
+@click.option("--format", "output_format", type=click.Choice(["table", "jsonl", "json"]), default="table",
+              show_default=True, help="table for people, jsonl or json for programs.")
+@click.option("--extract", "extract_to", type=click.Path(file_okay=False), metavar="DIR",
+              help="Also write the batches as segment files, for every other command: DIR/produce/TOPIC-N/ (at the "
+                   "offsets the Produce responses gave), DIR/fetch/TOPIC-N/ (as fetched), DIR/unassigned/TOPIC-N/ "
+                   "(Produce batches the broker refused or never answered).")
+@click.option("--against", "against", type=click.Path(exists=True, file_okay=False), metavar="LOGDIR",
+              help="Hold each batch against the one the broker wrote in LOGDIR (a log directory): which hop "
+                   "changed it -- the client, the broker's disk, or the Fetch response.")
+@no_color_option
+def pcap(captures, ports, records, output_format, extract_to, against, no_color):
+    """Read the record batches out of pcap or pcapng captures of Kafka traffic.
+
+    Each TCP connection is reassembled in both directions (out-of-order
+    segments, retransmissions, gaps) and cut into Kafka's requests and
+    responses, read with Kafka's own message definitions: every record batch
+    in a Produce request (every version Kafka trunk defines, topics by name
+    or by id), in a Fetch response and in a ShareFetch response goes through
+    the reader a segment's bytes do: its CRC, the invariants of verify-crc
+    --deep, its records with --records.  Each is shown with its topic (or
+    topic id), partition, direction, API version, correlation id, client id,
+    packet and connection; a Produce response's error code and the offset the
+    broker gave the batch are joined to it.  ApiVersions responses say which
+    versions a broker takes.  A cut capture, a TCP gap, traffic that is no
+    Kafka (TLS, SASL) and absurd sizes are findings with their packet number
+    and connection; the rest of the capture is still read.  With --extract
+    the batches are written as segment files, so that dump, verify-crc,
+    diff and the rest read them.  With --against LOGDIR each batch is held
+    against the broker's: a produced one at the offset its response gave
+    (else by producer id, epoch and sequence), a fetched one at its offset;
+    the bytes compared but for baseOffset and partitionLeaderEpoch (the
+    records, where the broker re-wrote the batch: LogAppendTime or another
+    compression.type), and the hop that changed it said: client, broker,
+    fetch, or none.
+
+    Exit status: 0 every batch is intact (and with --against agrees with the
+    disk), 1 damage found, 2 usage or I/O error.
+    """
+    from kbatch.output.visible import visible
+    from kbatch.ops.pcap import DEFAULT_PORTS, CaptureSummary, CapturedBatch, Extraction, read_capture
+
+    try:
+        import dpkt  # noqa: F401
+    except ImportError:
+        click.echo("kbatch: error: reading captures needs dpkt: pip install 'kbatch[pcap]'", err=True)
+        return ExitStatus.TROUBLE
+    if output_format == "jsonl":
+        from kbatch.render.pcap import JsonlSink
+        sink = JsonlSink(sys.stdout, records)
+    elif output_format == "json":
+        from kbatch.render.pcap import JsonSink
+        sink = JsonSink(sys.stdout, records)
+    else:
+        from kbatch.render.console import make_console
+        from kbatch.render.pcap import TableSink
+        sink = TableSink(make_console(sys.stdout, no_color=no_color))
+    status = ExitStatus.OK
+    extraction = Extraction(extract_to) if extract_to is not None else None
+    if against is not None:
+        from kbatch.ops.against import LogDir, match
+        logdir = LogDir(against)
+    for path in captures:
+        try:
+            stream = open(path, "rb")
+        except OSError as error:
+            click.echo(f"kbatch: error: {visible(path)}: cannot read: {visible(error.strerror or str(error))}",
+                       err=True)
+            status = ExitStatus.TROUBLE
+            continue
+        summary = CaptureSummary(path)
+        with stream:
+            for item in read_capture(path, stream, summary, ports=ports or DEFAULT_PORTS, records=records):
+                sink.item(path, item)
+                if extraction is not None and isinstance(item, CapturedBatch):
+                    extraction.add(item)
+                if against is not None and isinstance(item, CapturedBatch):
+                    found = match(item, logdir)
+                    summary.add_match(found)
+                    sink.match(path, found)
+        sink.done(summary)
+        if summary.unreadable is not None:
+            click.echo(f"kbatch: error: {visible(path)}: {visible(summary.unreadable)}", err=True)
+            status = ExitStatus.TROUBLE
+        elif summary.damaged and status is ExitStatus.OK:
+            status = ExitStatus.FOUND
+    sink.close()
+    if extraction is not None:
+        try:
+            written = extraction.write()
+        except OSError as error:
+            click.echo(f"kbatch: error: --extract {visible(extract_to)}: {visible(str(error))}", err=True)
+            return ExitStatus.TROUBLE
+        click.echo(f"kbatch: note: {len(written)} segment files written under {visible(extract_to)}", err=True)
+        if extraction.differing:
+            click.echo(f"kbatch: note: {extraction.differing} batches differ from another at the same offset of "
+                       "their partition: the first one is written", err=True)
+    return status

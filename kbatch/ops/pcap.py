@@ -1,0 +1,143 @@
+"""``kbatch pcap`` as a library: a capture's Kafka traffic read (kbatch.capture.batches), counted, and with
+``extract`` each topic-partition's batches written as segment files.
+
+Every batch is held to the same reader and rules as a segment's (CRC, the batch invariants, records with
+``records``); what is damage is the exit status, as everywhere.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import BinaryIO, Iterable, Iterator
+
+from kbatch.capture.batches import DEFAULT_PORTS, CaptureFinding, CaptureReader, CapturedBatch
+from kbatch.files.outputs import write_atomically
+
+__all__ = ["CaptureFinding", "CaptureSummary", "CapturedBatch", "DEFAULT_PORTS", "Extraction", "read_capture"]
+
+
+@dataclass
+class CaptureSummary:
+    path: str
+    packets: int = 0
+    batches: int = 0
+    records: int = 0
+    produced: int = 0
+    fetched: int = 0
+    findings: Counter = field(default_factory=Counter)
+    errors: int = 0
+    unreadable: str | None = None   # why the file is no capture at all (then nothing was read)
+    hops: Counter | None = None     # --against: batches by the hop that changed them (kbatch.ops.against)
+
+    @property
+    def damaged(self) -> bool:
+        return self.errors > 0 or bool(self.hops and any(self.hops[hop] for hop in ("client", "broker", "fetch")))
+
+    def add_match(self, match) -> None:
+        if self.hops is None:
+            self.hops = Counter()
+        self.hops[match.hop or "unmatched"] += 1
+
+    def add(self, item: CapturedBatch | CaptureFinding) -> None:
+        if isinstance(item, CaptureFinding):
+            if item.packet == 0:   # before the first packet: the file's own header
+                self.unreadable = item.finding.actual
+            self._finding(item.finding)
+            return
+        self.batches += 1
+        self.records += max(item.batch.count or 0, 0)
+        if item.direction == "produce":
+            self.produced += 1
+        else:
+            self.fetched += 1
+        for finding in item.batch.findings:
+            self._finding(finding)
+
+    def _finding(self, finding) -> None:
+        self.findings[finding.code] += 1
+        if finding.is_damage:
+            self.errors += 1
+
+
+def read_capture(path: str, stream: BinaryIO, summary: CaptureSummary, *, ports: Iterable[int] = DEFAULT_PORTS,
+                 records: bool = False) -> Iterator[CapturedBatch | CaptureFinding]:
+    """Every batch and finding of the capture, in the order they are settled (a Produce batch once its response
+    came, or at the end), each counted in ``summary``."""
+    reader = CaptureReader(ports, records=records)
+    for item in reader.read(stream):
+        summary.add(item)
+        yield item
+    summary.packets = reader.packets
+
+
+# -- --extract: the batches as segment files ----------------------------------------------------------------
+
+_TOPIC_CHARACTERS = re.compile(r"[A-Za-z0-9._-]+")   # Topic.validate: Kafka's legal topic characters
+
+
+def directory_name(topic: str, partition: int) -> str:
+    """TOPIC-N for a partition directory: a topic Kafka could have as it is; any other name (captured bytes
+    are hostile: "/", "..", controls) with each character outside Kafka's set as %XX of its UTF-8 bytes, so
+    that no name leaves the directory written into."""
+    if not _TOPIC_CHARACTERS.fullmatch(topic) or topic in (".", ".."):
+        topic = "".join(char if _TOPIC_CHARACTERS.fullmatch(char) else
+                        "".join(f"%{byte:02X}" for byte in char.encode("utf-8", "surrogatepass"))
+                        for char in topic).replace("..", "%2E%2E") or "%"
+    return f"{topic}-{partition}"
+
+
+@dataclass
+class Extraction:
+    """Each partition's batches, by direction, for segment files under ``directory``:
+
+    * ``produce/TOPIC-N/``: what the clients sent and the broker took, each batch at the offset the Produce
+      response gave it (a v2 batch's baseOffset lies outside its CRC: Kafka's broker sets it the same way);
+    * ``fetch/TOPIC-N/``: what the brokers sent in Fetch and ShareFetch responses, as sent;
+    * ``unassigned/TOPIC-N/``: Produce batches without an offset (the broker refused them, acks=0, or no
+      response was captured), as sent, in capture order (their offsets may repeat).
+
+    A batch fetched twice is written once; a second, different batch at the same offset is counted in
+    ``differing`` and left out (the first one wins).  The topic is its name, else its id.
+    """
+
+    directory: str
+    kept: dict = field(default_factory=dict)     # (kind, TOPIC-N) -> {base offset: bytes}, or [bytes] unassigned
+    differing: int = 0
+
+    def add(self, item: CapturedBatch) -> None:
+        topic = item.topic if item.topic is not None else item.topic_id
+        name = directory_name(topic if topic is not None else "unknown", item.partition)
+        raw = item.raw
+        if item.direction == "produce":
+            if item.assigned_offset is None:
+                self.kept.setdefault(("unassigned", name), []).append(raw)
+                return
+            if item.batch.magic >= 2:
+                raw = item.assigned_offset.to_bytes(8, "big", signed=True) + raw[8:]
+            kind, offset = "produce", item.assigned_offset
+        else:
+            kind, offset = "fetch", item.batch.base_offset
+        batches = self.kept.setdefault((kind, name), {})
+        if offset in batches:
+            self.differing += batches[offset] != raw
+            return
+        batches[offset] = raw
+
+    def write(self) -> list[str]:
+        """Write each partition's segment, named after its first offset (unassigned: 0); the paths written."""
+        written = []
+        for (kind, name), batches in sorted(self.kept.items()):
+            if isinstance(batches, dict):
+                ordered = [batches[offset] for offset in sorted(batches)]
+                first = min(batches)
+            else:
+                ordered, first = batches, 0
+            directory = os.path.join(self.directory, kind, name)
+            os.makedirs(directory, exist_ok=True)
+            path = os.path.join(directory, f"{max(first, 0):020d}.log")
+            write_atomically(path, ordered)
+            written.append(path)
+        return written

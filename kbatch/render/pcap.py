@@ -1,0 +1,159 @@
+"""``kbatch pcap`` for people (a line per batch, findings beneath, a summary) and programs (JSON Lines, JSON)."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+import time as clock
+
+from rich.text import Text
+
+from kbatch.capture.batches import CaptureFinding
+from kbatch.output._dicts import batch_dict, pcap_batch_head, pcap_finding_dict, pcap_match_dict, pcap_summary_dict
+from kbatch.output.visible import visible
+from kbatch.render.console import print_wrapped
+
+
+def item_dict(path: str, item, records: bool) -> dict:
+    if isinstance(item, CaptureFinding):
+        return pcap_finding_dict(path, item, item.finding)
+    return {**pcap_batch_head(path, item), **batch_dict(item.batch, with_records=records)}
+
+
+class JsonlSink:
+    def __init__(self, out, records: bool):
+        self.out, self.records = out, records
+
+    def item(self, path: str, item) -> None:
+        self.out.write(json.dumps(item_dict(path, item, self.records), ensure_ascii=False) + "\n")
+
+    def match(self, path: str, match) -> None:
+        self.out.write(json.dumps(pcap_match_dict(path, match), ensure_ascii=False) + "\n")
+
+    def done(self, summary) -> None:
+        self.out.write(json.dumps(pcap_summary_dict(summary.path, summary), ensure_ascii=False) + "\n")
+
+    def close(self) -> None:
+        pass
+
+
+class JsonSink:
+    """One document: {"kbatch_json_version": 1, "captures": [{"file", "entries", "summary"}]}."""
+
+    def __init__(self, out, records: bool):
+        self.out, self.records = out, records
+        self.captures: list[dict] = []
+        self.entries: list[dict] = []
+
+    def item(self, path: str, item) -> None:
+        self.entries.append(item_dict(path, item, self.records))
+
+    def match(self, path: str, match) -> None:
+        self.entries.append(pcap_match_dict(path, match))
+
+    def done(self, summary) -> None:
+        self.captures.append({"file": pcap_summary_dict(summary.path, summary)["file"], "entries": self.entries,
+                              "summary": pcap_summary_dict(summary.path, summary)})
+        self.entries = []
+
+    def close(self) -> None:
+        json.dump({"kbatch_json_version": 1, "captures": self.captures}, self.out, ensure_ascii=False)
+        self.out.write("\n")
+
+
+def _where(item) -> str:
+    """topic-partition, the topic's name (escaped) or its id."""
+    topic = item.topic if item.topic is not None else item.topic_id
+    return f"{visible(topic)}-{item.partition}" if topic is not None else "-"
+
+
+def _when(seconds: float) -> str:
+    """The packet's time of day, UTC (the jsonl has the whole time)."""
+    return clock.strftime("%H:%M:%S", clock.gmtime(seconds))
+
+
+def _fit(text: str, width: int, right: bool = False) -> str:
+    """``text`` in ``width`` columns: cut in the middle with "~" when longer (a long topic's partition stays)."""
+    if len(text) > width:
+        keep = width - 1
+        text = text[:keep // 2] + "~" + text[len(text) - (keep - keep // 2):]
+    return text.rjust(width) if right else text.ljust(width)
+
+
+class TableSink:
+    """A line per batch -- packet, time, direction, topic-partition, offsets, records, CRC, the response --
+    and each finding beneath its batch, then a summary; fits 80 columns (the connection and client id on
+    a line of their own where the connection changes)."""
+
+    def __init__(self, console):
+        self.console = console
+        self.connection = None
+        self.header = False
+        # the topic-partition takes what a console wider than 80 columns gives (up to a topic's 249 characters)
+        self.partition_width = max(18, min(260, console.width - 62))   # 62: the other columns, "no response"
+
+    def item(self, path: str, item) -> None:
+        console = self.console
+        if not self.header:
+            console.print(Text(f"{'packet':>7} {'time':8} {'dir':7} {'partition':{self.partition_width}} {'offsets':>13} "
+                               f"{'recs':>5} {'crc':4} response", style="bold"), soft_wrap=True)
+            self.header = True
+        if item.connection != self.connection and item.connection is not None:
+            self.connection = item.connection
+            client = getattr(getattr(item, "request", None), "client_id", None)
+            said = f"{visible(item.connection)}" + (f"  client {visible(client)}" if client is not None else "")
+            console.print(Text(textwrap.fill(said, width=max(console.width, 40), subsequent_indent="  ",
+                                             break_long_words=True), style="dim"), soft_wrap=True)
+        if isinstance(item, CaptureFinding):
+            self._finding(item.finding, item.packet)
+            return
+        batch = item.batch
+        first, last = batch.base_offset, batch.last_offset
+        if item.direction == "produce":   # a client's batch starts at 0: the offsets shown are the broker's
+            if item.error_code is None:
+                answer = "no response"
+            elif item.error_code:
+                answer = f"error {item.error_code}"
+            else:
+                answer = "taken"
+            if item.assigned_offset is not None:
+                first, last = item.assigned_offset, item.assigned_offset + last - first
+        else:
+            answer = "" if not item.error_code else f"error {item.error_code}"
+        offsets = f"{first}..{last}"
+        crc = Text("ok", style="green") if batch.crc_valid else Text("BAD", style="bold red")
+        line = Text(f"{item.packet:>7} {_when(item.time):8} {item.direction:7} {_fit(_where(item), self.partition_width)} "
+                    f"{_fit(offsets, 13, right=True)} {max(batch.count or 0, 0):>5} ")
+        line.append_text(crc)
+        if answer:
+            line.append(" " * (5 - len(crc.plain)) + answer)
+        console.print(line, soft_wrap=True)
+        for finding in batch.findings:
+            self._finding(finding, item.packet)
+
+    def match(self, path: str, match) -> None:
+        """A hop that changed the batch, in a sentence (one that agrees or has no disk batch says nothing)."""
+        if match.hop in (None, "none"):
+            return
+        where = "" if match.disk is None else f" ({visible(match.disk.path)} at pos {match.disk.pos})"
+        byte = "" if match.first_differing_byte is None else f", first at byte {match.first_differing_byte}"
+        print_wrapped(self.console, f"hop {match.hop}: {match.explanation}{byte}{where}", "bold red")
+
+    def _finding(self, finding, packet: int) -> None:
+        style = {"error": "red", "warning": "yellow"}.get(finding.severity.value, "dim")
+        print_wrapped(self.console, f"{finding.severity.value} {finding.code} (packet {packet}, pos {finding.pos}) "
+                      f"{visible(finding.field)}: expected {visible(finding.expected)}, found "
+                      f"{visible(finding.actual)}", style)
+
+    def done(self, summary) -> None:
+        counts = ", ".join(f"{code} {count}" for code, count in sorted(summary.findings.items())) or "no findings"
+        if summary.hops is not None:
+            counts += "; against the disk: " + ", ".join(f"{hop} {count}" for hop, count in sorted(summary.hops.items()))
+        line = (f"{visible(summary.path)}: {summary.packets} packets, {summary.batches} batches "
+                f"({summary.produced} produced, {summary.fetched} fetched), {summary.records} records; {counts}")
+        self.console.print(Text(textwrap.fill(line, width=max(self.console.width, 40), subsequent_indent="  ",
+                                              break_long_words=False, break_on_hyphens=False),
+                                style="bold red" if summary.damaged else "bold"), soft_wrap=True)
+
+    def close(self) -> None:
+        pass

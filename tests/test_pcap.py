@@ -1,0 +1,268 @@
+"""``kbatch pcap``: the command on captures built from Kafka's definitions (tests/capture_builder.py)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytest.importorskip("dpkt")
+
+from kbatch.output import columns  # noqa: E402
+from tests import handmade  # noqa: E402
+from tests.capture_builder import (Capture, fetch_response, produce, produce_response, request,  # noqa: E402
+                                   response)
+from tests.test_output_schema import DOCUMENT, LINE  # noqa: E402
+
+TWO = handmade.batch(0, [(b"k1", b"v1"), (b"k2", b"v2")], producer_id=7, producer_epoch=0, base_sequence=0)
+HOSTILE_TOPIC = "orders\x1b[31m"
+HOSTILE_CLIENT = b"evil\x1b]0;title\x07"
+
+
+def _flipped(data: bytes, at: int) -> bytes:
+    out = bytearray(data)
+    out[at] ^= 0x01
+    return bytes(out)
+
+
+def clean_capture() -> Capture:
+    return (Capture()
+            .send(request("Produce", 9, 11, produce(9, {"orders": {0: TWO}}), flexible=True))
+            .answer(response(11, produce_response(9, {"orders": {0: (0, 500)}}), flexible=True))
+            .send(request("Fetch", 12, 12, b"", flexible=True))
+            .answer(response(12, fetch_response(12, {"orders": {0: TWO + TWO[:20]}}), flexible=True)))
+
+
+def damaged_capture() -> Capture:
+    return (Capture()
+            .send(request("Produce", 9, 11, produce(9, {HOSTILE_TOPIC: {0: TWO, 1: _flipped(TWO, len(TWO) - 3)}}),
+                          client_id=HOSTILE_CLIENT, flexible=True))
+            .answer(response(11, produce_response(9, {HOSTILE_TOPIC: {0: (0, 500), 1: (2, -1)}}), flexible=True)))
+
+
+def _write(tmp_path, capture: Capture, name: str = "traffic.pcap") -> str:
+    path = tmp_path / name
+    path.write_bytes(capture.pcap())
+    return str(path)
+
+
+def test_table_at_80_columns(tmp_path, monkeypatch, kbatch, text_snapshot):
+    monkeypatch.setenv("COLUMNS", "80")
+    monkeypatch.chdir(tmp_path)
+    _write(tmp_path, damaged_capture())
+    result = kbatch("pcap", "traffic.pcap", expect=1)
+    assert max(map(len, result.out.splitlines())) <= 80
+    assert "\x1b" not in result.out and "\x07" not in result.out
+    assert "orders\\x1b[31m-1" in result.out and "evil\\x1b]0;title\\x07" in result.out
+    assert result.out == text_snapshot
+
+
+def test_jsonl_batches_have_the_capture_keys_then_dumps(tmp_path, kbatch):
+    path = _write(tmp_path, clean_capture())
+    result = kbatch("pcap", "--format", "jsonl", path, expect=0)
+    lines = [json.loads(line) for line in result.out.splitlines()]
+    assert all(LINE.is_valid(line) for line in lines)
+    produced, fetched, partial, summary = lines
+    assert tuple(produced) == columns.names(columns.PCAP_BATCH_HEAD) + columns.always_written(columns.BATCH)[1:]
+    assert {key: produced[key] for key in ("direction", "api", "topic", "topic_id", "partition", "api_version",
+                                           "correlation_id", "client_id", "packet", "error_code",
+                                           "assigned_offset", "base_offset", "count", "crc_valid")} == {
+        "direction": "produce", "api": "Produce", "topic": "orders", "topic_id": None, "partition": 0,
+        "api_version": 9, "correlation_id": 11, "client_id": "producer-1", "packet": 3, "error_code": 0,
+        "assigned_offset": 500, "base_offset": 0, "count": 2, "crc_valid": True}
+    assert produced["connection"] == "127.0.0.1:40000 -> 127.0.0.1:9092"
+    assert produced["packet_time"] == pytest.approx(1_700_000_000.002)
+    assert (fetched["direction"], fetched["connection"], fetched["assigned_offset"]) == (
+        "fetch", "127.0.0.1:9092 -> 127.0.0.1:40000", None)
+    assert (partial["type"], partial["code"], partial["severity"], partial["packet"], partial["partition"]) == (
+        "finding", "partial-batch", "info", 6, 0)
+    assert (summary["type"], summary["batch_count"], summary["produced"], summary["fetched"],
+            summary["record_count"], summary["damaged"]) == ("summary", 2, 1, 1, 4, False)
+
+
+def test_a_damaged_batch_exits_1_and_records_come_with_records(tmp_path, kbatch):
+    path = _write(tmp_path, damaged_capture())
+    result = kbatch("pcap", "--records", "--format", "jsonl", path, expect=1)
+    lines = [json.loads(line) for line in result.out.splitlines()]
+    assert all(LINE.is_valid(line) for line in lines)
+    good, bad, summary = lines
+    assert good["topic"] == HOSTILE_TOPIC and good["client_id"] == HOSTILE_CLIENT.decode()
+    assert [record["value"] for record in good["records"]] == [{"utf8": "v1"}, {"utf8": "v2"}]
+    assert (bad["crc_valid"], [f["code"] for f in bad["findings"]], bad["error_code"], bad["assigned_offset"]) == (
+        False, ["crc-mismatch"], 2, None)
+    assert summary["findings"] == {"crc-mismatch": 1} and summary["damaged"] is True
+
+
+def test_json_is_one_document_of_the_schema(tmp_path, kbatch):
+    clean, damaged = _write(tmp_path, clean_capture(), "a.pcap"), _write(tmp_path, damaged_capture(), "b.pcap")
+    document = json.loads(kbatch("pcap", "--format", "json", clean, damaged, expect=1).out)
+    assert not list(DOCUMENT.iter_errors(document))
+    assert [(capture["file"], len(capture["entries"]), capture["summary"]["damaged"])
+            for capture in document["captures"]] == [(clean, 3, False), (damaged, 2, True)]
+
+
+def test_another_port_and_usage_errors(tmp_path, kbatch):
+    moved = Capture(port=19092).send(request("Produce", 9, 1, produce(9, {"orders": {0: TWO}}), flexible=True))
+    path = _write(tmp_path, moved)
+    assert '"partition": 0' in kbatch("pcap", "--format", "jsonl", path, expect=0).out   # (its first bytes)
+    assert '"partition": 0' in kbatch("pcap", "--port", "19092", "--format", "jsonl", path, expect=0).out
+    assert "--port" in kbatch("pcap", "--port", "0", path, expect=2).err
+    assert "cannot read" in kbatch("pcap", str(tmp_path / "missing.pcap"), expect=2).err
+    (tmp_path / "notes.txt").write_bytes(b"not a capture at all, just text\n")
+    assert "not a pcap or pcapng file" in kbatch("pcap", str(tmp_path / "notes.txt"), expect=2).err
+
+
+def test_a_cut_capture_is_a_finding_with_its_packet_and_exits_0(tmp_path, kbatch):
+    whole = clean_capture().pcap()
+    (tmp_path / "cut.pcap").write_bytes(whole[:len(whole) - 40])
+    lines = [json.loads(line) for line in
+             kbatch("pcap", "--format", "jsonl", str(tmp_path / "cut.pcap"), expect=0).out.splitlines()]
+    problems = [line for line in lines if line["type"] == "finding"]
+    assert [(p["code"], p["severity"]) for p in problems] == [("capture-problem", "warning")] * len(problems)
+    assert problems[0]["packet"] == 6 and lines[0]["type"] == "batch"
+
+
+def test_extract_writes_segments_every_other_command_reads(tmp_path, kbatch):
+    later = handmade.batch(0, [(None, b"third")], producer_id=7, producer_epoch=0, base_sequence=2)
+    capture = (clean_capture()
+               .send(request("Produce", 9, 13, produce(9, {"orders": {0: later}, "../escape": {0: TWO}}),
+                             flexible=True))
+               .answer(response(13, produce_response(9, {"orders": {0: (0, 502)}, "../escape": {0: (2, -1)}}),
+                                flexible=True)))
+    out = tmp_path / "out"
+    result = kbatch("pcap", "--extract", str(out), "--format", "jsonl", _write(tmp_path, capture), expect=0)
+    assert "3 segment files written" in result.err
+    written = sorted(str(path.relative_to(out)) for path in out.rglob("*") if path.is_file())
+    assert written == ["fetch/orders-0/00000000000000000000.log", "produce/orders-0/00000000000000000500.log",
+                       "unassigned/%2E%2E%2Fescape-0/00000000000000000000.log"]
+    assert (out / "fetch" / "orders-0" / "00000000000000000000.log").read_bytes() == TWO
+    assert (out / "unassigned" / "%2E%2E%2Fescape-0" / "00000000000000000000.log").read_bytes() == TWO
+    produced = out / "produce" / "orders-0" / "00000000000000000500.log"
+    # each batch at the offset its response gave: only baseOffset (outside the CRC) differs from what was sent
+    assert produced.read_bytes() == (500).to_bytes(8, "big") + TWO[8:] + (502).to_bytes(8, "big") + later[8:]
+    kbatch("verify-crc", "--deep", str(produced.parent), expect=0)
+    lines = [json.loads(line) for line in kbatch("dump", "--format", "jsonl", str(produced), expect=0).out.splitlines()]
+    assert [(line["base_offset"], line["last_offset"], line["crc_valid"]) for line in lines if line["type"] == "batch"] \
+        == [(500, 501, True), (502, 502, True)]
+
+
+def test_a_hostile_topic_name_never_leaves_the_extract_directory():
+    from kbatch.ops.pcap import directory_name
+
+    assert directory_name("orders.v2_x-y", 3) == "orders.v2_x-y-3"
+    assert directory_name("..", 0) == "%2E%2E-0" and directory_name("", 1) == "%-1"
+    assert directory_name("a/../b\x1b", 2) == "a%2F%2E%2E%2Fb%1B-2"
+    assert "/" not in directory_name("/etc/passwd", 0) and directory_name("é", 0) == "%C3%A9-0"
+
+
+# -- --against LOGDIR: which hop changed a batch ---------------------------------------------------------------
+
+def _logdir(tmp_path, batches: bytes, topic: str = "orders", topic_id: str | None = None):
+    """A log directory with one partition, TOPIC-0, holding ``batches``."""
+    directory = tmp_path / "logs" / f"{topic}-0"
+    directory.mkdir(parents=True)
+    (directory / "00000000000000000000.log").write_bytes(batches)
+    if topic_id is not None:
+        (directory / "partition.metadata").write_text(f"version: 0\ntopic_id: {topic_id}\n")
+    return str(tmp_path / "logs")
+
+
+def _as_written(batch: bytes, offset: int, leader_epoch: int = 5) -> bytes:
+    """The batch as a broker stores it: baseOffset and partitionLeaderEpoch set (both outside the CRC)."""
+    return offset.to_bytes(8, "big") + batch[8:12] + leader_epoch.to_bytes(4, "big") + batch[16:]
+
+
+def _matches(kbatch, *args, expect):
+    lines = [json.loads(line) for line in kbatch("pcap", "--format", "jsonl", *args, expect=expect).out.splitlines()]
+    assert all(LINE.is_valid(line) for line in lines)
+    return [line for line in lines if line["type"] == "match"], lines[-1]
+
+
+def _produced(batch: bytes, version: int = 9, topic: str = "orders", base: int = 500) -> Capture:
+    return (Capture().send(request("Produce", version, 11, produce(version, {topic: {0: batch}}),
+                                   flexible=version >= 9))
+            .answer(response(11, produce_response(version, {topic: {0: (0, base)}}), flexible=version >= 9)))
+
+
+def test_against_a_batch_written_as_sent_is_hop_none(tmp_path, kbatch):
+    logs = _logdir(tmp_path, _as_written(TWO, 500))
+    [found], summary = _matches(kbatch, "--against", logs, _write(tmp_path, _produced(TWO)), expect=0)
+    assert (found["hop"], found["first_differing_byte"], found["base_offset"], found["disk_pos"]) == (
+        "none", None, 500, 0)
+    assert summary["hops"] == {"none": 1} and summary["damaged"] is False
+
+
+def test_against_topics_by_id_are_named_by_partition_metadata(tmp_path, kbatch):
+    from tests.test_capture_batches import TOPIC_ID
+
+    logs = _logdir(tmp_path, _as_written(TWO, 500), topic_id=TOPIC_ID)
+    [found], _ = _matches(kbatch, "--against", logs, _write(tmp_path, _produced(TWO, 13, TOPIC_ID)), expect=0)
+    assert (found["topic"], found["topic_id"], found["hop"]) == (None, TOPIC_ID, "none")
+
+
+def test_against_a_byte_changed_on_disk_is_hop_broker_with_its_position(tmp_path, kbatch, monkeypatch):
+    at = len(TWO) - 3
+    logs = _logdir(tmp_path, _flipped(_as_written(TWO, 500), at))
+    capture = _write(tmp_path, _produced(TWO))
+    [found], summary = _matches(kbatch, "--against", logs, capture, expect=1)
+    assert (found["hop"], found["first_differing_byte"]) == ("broker", at)
+    assert summary["hops"] == {"broker": 1} and summary["damaged"] is True
+    monkeypatch.setenv("COLUMNS", "80")
+    table = kbatch("pcap", "--against", logs, capture, expect=1).out
+    assert f"hop broker: good on the wire, failing its CRC on disk, first at byte {at}" in " ".join(table.split())
+
+
+def test_against_a_batch_damaged_on_the_wire_is_hop_client(tmp_path, kbatch):
+    logs = _logdir(tmp_path, _as_written(TWO, 500))
+    [found], _ = _matches(kbatch, "--against", logs, _write(tmp_path, _produced(_flipped(TWO, 70))), expect=1)
+    assert (found["hop"], found["disk_file"]) == ("client", None)
+
+
+def test_against_a_fetch_that_differs_from_a_good_disk_is_hop_fetch(tmp_path, kbatch):
+    on_disk = _as_written(TWO, 0)
+    logs = _logdir(tmp_path, on_disk)
+    fetched = (Capture().send(request("Fetch", 12, 12, b"", flexible=True))
+               .answer(response(12, fetch_response(12, {"orders": {0: _flipped(on_disk, 40)}}), flexible=True)))
+    [found], summary = _matches(kbatch, "--against", logs, _write(tmp_path, fetched), expect=1)
+    assert (found["direction"], found["hop"], found["first_differing_byte"]) == ("fetch", "fetch", 40)
+    same = (Capture().send(request("Fetch", 12, 12, b"", flexible=True))
+            .answer(response(12, fetch_response(12, {"orders": {0: _as_written(TWO, 0, leader_epoch=9)}}),
+                             flexible=True)))
+    [found], _ = _matches(kbatch, "--against", logs, _write(tmp_path, same, "same.pcap"), expect=0)
+    assert found["hop"] == "none"
+
+
+def test_against_a_refused_batch_is_found_by_its_producer_and_sequence(tmp_path, kbatch):
+    logs = _logdir(tmp_path, _as_written(TWO, 7))
+    refused = (Capture().send(request("Produce", 9, 11, produce(9, {"orders": {0: TWO}}), flexible=True))
+               .answer(response(11, produce_response(9, {"orders": {0: (6, -1)}}), flexible=True)))
+    [found], _ = _matches(kbatch, "--against", logs, _write(tmp_path, refused), expect=0)
+    assert (found["hop"], found["base_offset"]) == ("none", 7)
+    [unmatched], summary = _matches(kbatch, "--against", _logdir(tmp_path / "other", b"", topic="payments"),
+                                    _write(tmp_path, _produced(TWO), "b.pcap"), expect=0)
+    assert unmatched["hop"] is None and summary["hops"] == {"unmatched": 1}
+
+
+def test_against_a_batch_the_broker_recompressed_is_compared_by_its_records(tmp_path, kbatch):
+    """compression.type=gzip on the topic: the broker re-wrote the client's uncompressed batch (kafka-python's
+    builder makes the gzip one): the records agree, so the hop is none; a changed value is the broker's."""
+    from kafka.record.default_records import DefaultRecordBatchBuilder
+
+    def gzip_batch(values):
+        builder = DefaultRecordBatchBuilder(magic=2, compression_type=1, is_transactional=False, producer_id=7,
+                                            producer_epoch=0, base_sequence=0, batch_size=1 << 20)
+        for delta, value in enumerate(values):
+            builder.append(delta, timestamp=1_700_000_000_000, key=f"k{delta + 1}".encode(), value=value,
+                           headers=[])
+        return _as_written(bytes(builder.build()), 500)
+
+    values = [b"a" * 200, b"b" * 200]   # (the builder sends a batch compression does not shrink uncompressed)
+    sent = handmade.batch(0, [(b"k1", values[0]), (b"k2", values[1])], producer_id=7, producer_epoch=0,
+                          base_sequence=0)
+    logs = _logdir(tmp_path, gzip_batch(values))
+    assert b"a" * 200 not in (tmp_path / "logs" / "orders-0" / "00000000000000000000.log").read_bytes()
+    [found], _ = _matches(kbatch, "--against", logs, _write(tmp_path, _produced(sent)), expect=0)
+    assert (found["hop"], found["first_differing_byte"]) == ("none", None)
+    changed = _logdir(tmp_path / "changed", gzip_batch([values[0], b"c" * 200]))
+    [found], _ = _matches(kbatch, "--against", changed, _write(tmp_path, _produced(sent), "b.pcap"), expect=1)
+    assert (found["hop"], found["first_differing_byte"]) == ("broker", 0)
