@@ -10,7 +10,6 @@ This reads kbatch's source with ``ast`` and finds the loops that go round the re
 from __future__ import annotations
 
 import ast
-from pathlib import Path
 
 import pytest
 
