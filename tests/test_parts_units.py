@@ -129,6 +129,19 @@ def test_a_child_that_answered_is_waited_for_and_one_given_up_on_is_killed():
     part.close()   # twice is harmless
 
 
+def test_a_child_that_answered_is_waited_for_not_killed(tmp_path):
+    """The answer comes before the child's end: result() waits for the end (a kill would cut it short)."""
+    marker = tmp_path / "ended"
+    part = _answering(5, "x")
+    pid = os.fork()
+    if pid == 0:
+        time.sleep(0.3)
+        marker.write_bytes(b"")
+        os._exit(0)
+    part.pid = pid
+    assert part.result(5) == "x" and marker.exists()
+
+
 def test_a_part_without_a_child_closes_without_one():
     part = Part(0, 10)
     part.close()
@@ -139,9 +152,18 @@ def _parts(monkeypatch, size, jobs, *, start=0, spill=False, part_min=100):
     """Parts with PART_MIN_SIZE ``part_min`` and no child forked: the (cut, stop) of each part forked for."""
     monkeypatch.setattr(parts, "PART_MIN_SIZE", part_min)
     forked = []
-    monkeypatch.setattr(parts, "_fork", lambda part, path, size, work: forked.append((part.cut, part.stop)))
-    made = Parts("x.log", size, jobs, None, spill=spill, start=start)
+
+    def fork(part, path, file_size, work):
+        assert (path, file_size, work) == ("x.log", size, _work)
+        forked.append((part.cut, part.stop))
+
+    monkeypatch.setattr(parts, "_fork", fork)
+    made = Parts("x.log", size, jobs, _work, spill=spill, start=start)
     return [(part.cut, part.stop) for part in made], forked, made
+
+
+def _work(stream, start, stop, spill):
+    """What a child runs (never, where the fork is recorded instead)."""
 
 
 def test_a_file_is_cut_in_equal_parts_one_a_job_but_none_under_the_least_size(monkeypatch):
@@ -166,6 +188,7 @@ def test_each_child_but_not_the_first_part_spills_to_a_temporary_file(monkeypatc
     assert all(part.spill is None for part in made)
     _, _, made = _parts(monkeypatch, 1000, 3)
     assert [part.spill for part in made] == [None, None, None]
+    assert [part.spill for part in Parts("x.log", 1000, 3, _work)] == [None, None, None]   # no spill by default
 
 
 def test_a_fork_that_fails_closes_the_parts_forked(monkeypatch):
@@ -201,6 +224,7 @@ def test_a_walk_in_parts_takes_each_childs_walk_and_reads_what_it_left(monkeypat
     answers = {333: (333, "second"), 666: (700, "third")}
 
     def fork(part, path, size, work):
+        assert (path, size, work, part.spill) == ("x.log", 1000, _work, None)
         part.pipe = True
 
     monkeypatch.setattr(parts, "_fork", fork)
@@ -216,14 +240,15 @@ def test_a_walk_in_parts_takes_each_childs_walk_and_reads_what_it_left(monkeypat
         yield ("read", pos, stop)
         return stop
 
-    assert _drain(parts.walk_in_parts("x.log", 1000, 3, None, take, walk_here)) == \
+    assert _drain(parts.walk_in_parts("x.log", 1000, 3, _work, take, walk_here)) == \
         ([("read", 0, 333), ("took", 333, "second"), ("read", 500, 666), ("read", 666, 1000)], 1000)
 
 
 def test_a_take_that_declines_leaves_the_part_to_the_parent_and_a_whole_take_reads_nothing(monkeypatch):
     monkeypatch.setattr(parts, "PART_MIN_SIZE", 100)
-    monkeypatch.setattr(parts, "_fork", lambda part, path, size, work: None)
-    monkeypatch.setattr(Part, "result", lambda part, pos: None if part.cut == 0 else "child")
+    monkeypatch.setattr(parts, "_fork", lambda part, path, size, work: setattr(part, "pipe", True))
+    monkeypatch.setattr(Part, "result", lambda part, pos: "child" if part.pipe else None)   # the first: no child
+    monkeypatch.setattr(Part, "close", lambda part: None)
     landed = {333: None, 666: 1000}   # the second's take declines, the third's takes its whole part
 
     def take(part, found):
@@ -236,15 +261,57 @@ def test_a_take_that_declines_leaves_the_part_to_the_parent_and_a_whole_take_rea
 
     assert _drain(parts.walk_in_parts("x.log", 1000, 3, None, take, walk_here)) == \
         ([("read", 0, 333), ("took", 333), ("read", 333, 666), ("took", 666)], 1000)
+    # from a start: [400, 600) [600, 800) [800, 1000)
+    landed.update({600: 800, 800: None})
+    assert _drain(parts.walk_in_parts("x.log", 1000, 3, None, take, walk_here, start=400)) == \
+        ([("read", 400, 600), ("took", 600), ("took", 800), ("read", 800, 1000)], 1000)
+
+
+def test_children_forked_for_real_answer_for_their_parts(tmp_path, monkeypatch):
+    """Thirty batches of equal size L; three parts cut at size // 3 and 2 * size // 3; each child starts at the
+    first batch at or past its cut (its CRC verifies) and its answer is taken where the walk stands."""
+    from . import handmade
+
+    batches = [handmade.batch(3 * n, [(b"k", b"v%02d" % n)] * 3) for n in range(30)]
+    size_of_one = len(batches[0])
+    assert {len(batch) for batch in batches} == {size_of_one}
+    path = tmp_path / "00000000000000000000.log"
+    path.write_bytes(b"".join(batches))
+    size = 30 * size_of_one
+    monkeypatch.setattr(parts, "PART_MIN_SIZE", size // 3)
+
+    def boundary(pos):   # the first batch start at or past pos
+        return -(-pos // size_of_one) * size_of_one
+
+    def work(stream, start, stop, spill):
+        stream.seek(start)
+        return ("child", start, boundary(stop), stream.read(8))
+
+    def take(part, found):
+        yield found
+        return found[2]
+
+    def walk_here(pos, stop):
+        yield ("parent", pos, boundary(stop))
+        return boundary(stop)
+
+    first, second = boundary(size // 3), boundary(2 * size // 3)
+    assert _drain(parts.walk_in_parts(str(path), size, 3, work, take, walk_here)) == (
+        [("parent", 0, first), ("child", first, second, (first // size_of_one * 3).to_bytes(8, "big")),
+         ("child", second, size, (second // size_of_one * 3).to_bytes(8, "big"))], size)
 
 
 def test_the_spill_limit_is_a_quarter_of_the_free_space_shared_and_max_spill_if_unknown(monkeypatch):
     import collections
     import shutil
 
+    import tempfile
+
     usage = collections.namedtuple("usage", "total used free")
-    monkeypatch.setattr(shutil, "disk_usage", lambda path: usage(10**12, 0, 4000))
-    assert (parts.spill_limit(2), parts.spill_limit(1), parts.spill_limit(0)) == (500, 1000, 1000)
+    asked = []
+    monkeypatch.setattr(shutil, "disk_usage", lambda path: asked.append(path) or usage(10**12, 0, 4000))
+    assert (parts.spill_limit(3), parts.spill_limit(1), parts.spill_limit(0)) == (333, 1000, 1000)
+    assert asked == [tempfile.gettempdir()] * 3
 
     def unknown(path):
         raise OSError("no such place")
@@ -269,3 +336,15 @@ def test_a_spill_is_copied_out_whole_to_a_file_and_to_a_buffer(tmp_path):
         text.write("head\n")
         parts.copy_out(spill, text)
         assert buffer.getvalue() == b"head\n" + data
+
+        # a pipe takes what its buffer holds at a time: several sends, each on from where the last ended
+        import threading
+
+        read_end, write_end = os.pipe()
+        got = []
+        reader = threading.Thread(target=lambda: got.append(open(read_end, "rb").read()))
+        reader.start()
+        with open(write_end, "w", encoding="utf-8") as out:
+            parts.copy_out(spill, out)
+        reader.join(30)
+        assert got == [data]
