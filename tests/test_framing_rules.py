@@ -127,3 +127,49 @@ def test_the_generated_block_is_rewritten_only_when_it_differs(tmp_path, monkeyp
     mark = current.index(layouts._STRUCTS_MARK) + len(layouts._STRUCTS_MARK)
     copy.write_text(current[:mark] + "\nan old block\n")
     assert layouts.write_structs() is True and copy.read_text() == current
+
+
+# Kafka frames an entry by its size field: least v0 14 (RECORD_OVERHEAD_V0), v1 22, v2 49 (RECORD_BATCH_OVERHEAD
+# 61 less the 12 bytes of offset and size), at most the reader's max_entry_size; all of it within the input.
+
+def test_size_bounds_and_fitting():
+    assert [framing.size_bounds(magic, 5000) for magic in (0, 1, 2, 3)] == [(14, 5000), (22, 5000), (49, 5000),
+                                                                         (32, 5000)]
+    assert framing.fits(10, 49, 71) and not framing.fits(10, 49, 70)
+
+
+@pytest.mark.parametrize("magic, size, input_size, framed", [
+    (2, 49, 61, True), (2, 48, 61, False), (2, 1000, 1012, True), (2, 1001, 2000, False), (2, 49, 60, False),
+    (0, 14, 26, True), (0, 13, 26, False), (1, 22, 34, True), (1, 21, 34, False), (3, 32, 44, False), (-1, 49, 61, False),
+])
+def test_framed_is_a_magic_kafka_reads_a_size_within_bounds_and_all_of_it_there(magic, size, input_size, framed):
+    assert framing.framed(0, magic, size, 1000, input_size) is framed
+    assert (framing.frame_problem(0, magic, size, 1000, input_size) is None) is framed
+
+
+def test_what_is_wrong_with_a_frame():
+    assert framing.frame_problem(100, 7, 49, 1000, 10**6) == \
+        Finding("unknown-magic", 100, 116, 1, "magic", "0, 1 or 2", "7")
+    assert framing.frame_problem(100, 2, 48, 1000, 10**6) == \
+        Finding("bad-length", 100, 108, 4, "batch_length", "49..1000 for magic 2", "48")
+    assert framing.frame_problem(100, 0, 1001, 1000, 10**6) == \
+        Finding("bad-length", 100, 108, 4, "message_size", "14..1000 for magic 0", "1001")
+    assert framing.frame_problem(100, 1, 22, 1000, 133) == \
+        Finding("truncated", 100, 100, 33, "entry", "34 bytes (size field 22)", "33 bytes, then the end of the input")
+    assert framing.frame_problem(100, 1, 22, 1000, 134) is None
+
+
+def test_a_negative_record_count_is_the_only_count_refused():
+    # DefaultRecordBatch.RecordIterator: "Found invalid record count"; the count is 4 bytes at byte 57
+    assert framing.records_count_problem(100, -1) == \
+        Finding("records-count-mismatch", 100, 157, 4, "records_count", "a count >= 0", "-1")
+    assert framing.records_count_problem(100, 0) is None and framing.records_count_problem(100, 2**31 - 1) is None
+
+
+def test_the_stored_crc_of_each_magic():
+    batch = bytes(17) + b"\x12\x34\x56\x78" + bytes(40)   # a v2 batch's CRC: 4 bytes at byte 17
+    message = bytes(12) + b"\x9a\xbc\xde\xf0" + bytes(10)   # a v0/v1 message's: 4 bytes at byte 12
+    assert framing.CHECKSUMS[2].stored(batch) == 0x12345678
+    assert framing.CHECKSUMS[2].stored(b"\x00\x00" + batch, 2) == 0x12345678
+    assert framing.CHECKSUMS[0].stored(message) == framing.CHECKSUMS[1].stored(message) == 0x9ABCDEF0
+    assert framing.CHECKSUMS[2].compute(batch) == framing.CHECKSUMS[2].function(batch[21:])
