@@ -232,3 +232,66 @@ def test_what_is_no_lz4_frame_header_is_left_as_it_is(data):
     from kbatch.format.codecs import _lz4_fix_kafka3160_header
 
     assert _lz4_fix_kafka3160_header(bytes.fromhex(data)) == bytes.fromhex(data)
+
+
+# -- what a decompressor says about bytes it cannot inflate, or that inflate too far: exact words -----------------
+# snappy-java's xerial framing: magic 82 'SNAPPY' 00, version, compatible version (16 bytes), then blocks, each an
+# int32 length and that many bytes of raw snappy.
+
+XERIAL_HEAD = "82534e41505059000000000100000001"
+
+
+def _codec_error(codec_id: int, data: bytes, magic: int = 2, limit: int = 1000) -> tuple[str, str]:
+    with pytest.raises(CodecError) as caught:
+        Decompressor(limit).decompress(codec_id, data, magic)
+    assert str(caught.value) == caught.value.detail
+    return caught.value.code, caught.value.detail
+
+
+@pytest.mark.parametrize("data, detail", [
+    ("82534e4150505900" "00000001", "snappy: xerial header cut short"),
+    (XERIAL_HEAD + "0000", "snappy: xerial block length cut short at byte 16"),
+    (XERIAL_HEAD + "00000064" + "00" * 10, "snappy: xerial block at byte 16 claims 100 bytes, 10 remain"),
+    (XERIAL_HEAD + "ffffffff" + "00" * 10, "snappy: xerial block at byte 16 claims -1 bytes, 10 remain"),
+])
+def test_a_damaged_xerial_frame_is_said_where(data, detail):
+    assert _codec_error(2, bytes.fromhex(data)) == ("decompress-failed", detail)
+
+
+def _xerial(*blocks: bytes) -> bytes:
+    return bytes.fromhex(XERIAL_HEAD) + b"".join(
+        len(block).to_bytes(4, "big") + block for block in (bytes(cramjam.snappy.compress_raw(b)) for b in blocks))
+
+
+def test_xerial_blocks_inflate_end_to_end_up_to_the_limit_and_no_further():
+    first, second = b"a" * 600, bytes(range(200)) * 2
+    assert Decompressor(1000).decompress(2, _xerial(first, second), 2) == first + second   # 1000: the limit
+    assert Decompressor(1000).decompress(2, _xerial(b""), 2) == b""
+    assert _codec_error(2, _xerial(first, second + b"!")) == \
+        ("decompress-too-large", "snappy data inflates past the limit of 1000 bytes")
+    assert Decompressor(600).decompress(2, bytes(cramjam.snappy.compress_raw(first)), 2) == first   # raw snappy
+    assert _codec_error(2, bytes(cramjam.snappy.compress_raw(first)), limit=599) == \
+        ("decompress-too-large", "snappy data inflates past the limit of 599 bytes")
+    code, detail = _codec_error(2, b"\xff\xff\xff\xff\xff\xff")
+    assert code == "decompress-failed" and detail.startswith("snappy: ")
+
+
+@pytest.mark.parametrize("codec_id, name, pack", [(1, "gzip", cramjam.gzip.compress), (3, "lz4", None),
+                                                  (4, "zstd", cramjam.zstd.compress)])
+def test_a_frame_inflating_past_the_limit_or_not_inflating_is_said(codec_id, name, pack):
+    data = bytes(range(256)) * 4
+    packed = bytes(pack(data)) if pack else compress(3, data)
+    assert Decompressor(1024).decompress(codec_id, packed, 2) == data   # exactly the limit
+    assert _codec_error(codec_id, packed, limit=1023) == \
+        ("decompress-too-large", f"{name} data inflates past the limit of 1023 bytes")
+    code, detail = _codec_error(codec_id, packed[:len(packed) // 2] + bytes(8))
+    assert code == "decompress-failed" and detail.startswith(f"{name}: ")
+
+
+def test_a_codec_a_magic_does_not_have():
+    assert _codec_error(4, b"", magic=1) == ("unknown-codec", "codec id 4 does not exist for magic 1")
+    assert _codec_error(5, b"") == ("unknown-codec", "codec id 5 does not exist for magic 2")
+    from kbatch.format.codecs import codec_name
+
+    assert [codec_name(codec_id) for codec_id in (0, 1, 2, 3, 4, 5)] == \
+        ["none", "gzip", "snappy", "lz4", "zstd", "unknown(5)"]
