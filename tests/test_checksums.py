@@ -28,3 +28,16 @@ def test_loading_it_leaves_the_package_and_its_version_lookup_alone():
             "print('crc32c' in sys.modules, 'importlib.metadata' in sys.modules, kbatch.format.checksums.CRC32C(b'a'))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["False", "False", str(package.crc32c(b"a"))]
+
+
+@given(first=st.binary(max_size=40), second=st.binary(max_size=700))
+def test_the_crc_of_a_span_from_the_crcs_of_two_prefixes(first, second):
+    """crc(B) from crc(A) and crc(A + B) (zlib's crc32_combine, in reverse), for both CRCs, by a SpanCrc made
+    here (its shift tables built by this test, not cached by an earlier one)."""
+    import zlib
+
+    from kbatch.format.checksums import SpanCrc, crc32
+
+    for function, reference in ((crc32c, package.crc32c), (crc32, zlib.crc32)):
+        spans = SpanCrc(function)
+        assert spans.span(reference(first), reference(first + second), len(second)) == reference(second)

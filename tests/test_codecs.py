@@ -152,3 +152,146 @@ def test_a_zstd_window_larger_than_the_content_is_kept():
     assert zstandard.ZstdDecompressor().decompressobj().decompress(written) == PAYLOAD[:1000]
     assert frame_options(CODEC_IDS["zstd"], compress(CODEC_IDS["zstd"], PAYLOAD[:1000]), 1000) \
         == FRAME_DEFAULTS[CODEC_IDS["zstd"]]
+
+
+# -- the zstd frame header kbatch writes, and the LZ4 header checksum it mends: exact bytes ---------------------
+# RFC 8878 3.1.1.1: the frame header descriptor is FCS code (2 bits) << 6 | single segment << 5 | checksum << 2
+# | dictionary id code; a window descriptor follows unless single segment; then the content size, 1, 2 (size -
+# 256), 4 or 8 bytes little-endian (libzstd's ZSTD_writeFrameHeader: code (size >= 256) + (size >= 65792) +
+# (size >= 0xFFFFFFFF)).  The window is zstd's at level 3 fitted to the content: log2 from 10 to 21, (log - 10) << 3.
+
+ZSTD_MAGIC = "28b52ffd"
+
+
+def _bytes(size: int) -> bytes:
+    return (bytes(range(256)) * (size // 256 + 1))[:size]
+
+
+@pytest.mark.parametrize("size, single_segment, content_size, header", [
+    (100, True, True, "20" "64"),
+    (255, True, True, "20" "ff"),
+    (256, True, True, "60" "0000"),
+    (300, True, True, "60" "2c00"),
+    (65280, True, True, "60" "00fe"),
+    (65791, True, True, "60" "ffff"),
+    (65792, True, True, "a0" "00010100"),
+    (70000, True, True, "a0" "70110100"),
+    (1000, False, False, "00" "00"),
+    (1000, False, True, "40" "00" "e802"),
+    (1025, False, False, "00" "08"),
+    (3 * 2**20, False, False, "00" "58"),   # more than zstd's 2 MiB window: libzstd's own frame is not single either
+    (3 * 2**20, False, True, "80" "58" "00003000"),
+])
+def test_zstd_frame_header_bytes(size, single_segment, content_size, header):
+    import zstandard
+
+    data = _bytes(size)
+    frame = compress(CODEC_IDS["zstd"], data, frame={"single_segment": single_segment, "content_size": content_size})
+    assert frame[:4 + len(header) // 2].hex() == ZSTD_MAGIC + header
+    assert zstandard.ZstdDecompressor().decompressobj().decompress(frame) == data
+
+
+@pytest.mark.parametrize("size, descriptor", [(0, 0x00), (1, 0x00), (1024, 0x00), (1025, 0x08), (2**20, 0x50),
+                                              (2**20 + 1, 0x58), (2**21, 0x58), (2**21 + 1, 0x58), (2**30, 0x58)])
+def test_zstd_window_fitted_to_the_content(size, descriptor):
+    from kbatch.format.codecs import _zstd_fitting_window
+
+    assert _zstd_fitting_window(size) == descriptor
+
+
+def _lz4_header_checksum(descriptor: bytes) -> int:
+    """The LZ4 frame format's HC: the second byte of xxHash32 (seed 0) over FLG..the byte before HC."""
+    import xxhash
+
+    return (xxhash.xxh32_intdigest(descriptor) >> 8) & 0xFF
+
+
+@pytest.mark.parametrize("descriptor", [
+    "6040",                                  # FLG version 1, independent blocks; BD 64 KiB (Kafka's)
+    "6840" "e803000000000000",               # + content size (FLG 0x08): 8 bytes
+    "6140" "04030201",                       # + dictionary id (FLG 0x01): 4 bytes
+    "6970" "e803000000000000" "04030201",    # both, BD 4 MiB
+])
+@pytest.mark.parametrize("rest", [b"", b"\x05\x00\x00\x80hello\x00\x00\x00\x00"], ids=["header-only", "blocks"])
+def test_a_kafka3160_header_checksum_is_mended(descriptor, rest):
+    from kbatch.format.codecs import LZ4_FRAME_MAGIC, _lz4_fix_kafka3160_header
+
+    descriptor = bytes.fromhex(descriptor)
+    wrong = (_lz4_header_checksum(descriptor) + 1) & 0xFF
+    mended = _lz4_fix_kafka3160_header(LZ4_FRAME_MAGIC + descriptor + bytes([wrong]) + rest)
+    assert mended == LZ4_FRAME_MAGIC + descriptor + bytes([_lz4_header_checksum(descriptor)]) + rest
+
+
+@pytest.mark.parametrize("data", [
+    "04224d18" "6040",                        # no HC byte: 6 bytes
+    "04224d18" "6840" "e803000000000000",     # the content size, then nothing: no HC byte
+    "00" * 20,                                # not an LZ4 frame
+    "04224d19" "604000" "0000",               # not the magic
+])
+def test_what_is_no_lz4_frame_header_is_left_as_it_is(data):
+    from kbatch.format.codecs import _lz4_fix_kafka3160_header
+
+    assert _lz4_fix_kafka3160_header(bytes.fromhex(data)) == bytes.fromhex(data)
+
+
+# -- what a decompressor says about bytes it cannot inflate, or that inflate too far: exact words -----------------
+# snappy-java's xerial framing: magic 82 'SNAPPY' 00, version, compatible version (16 bytes), then blocks, each an
+# int32 length and that many bytes of raw snappy.
+
+XERIAL_HEAD = "82534e41505059000000000100000001"
+
+
+def _codec_error(codec_id: int, data: bytes, magic: int = 2, limit: int = 1000) -> tuple[str, str]:
+    with pytest.raises(CodecError) as caught:
+        Decompressor(limit).decompress(codec_id, data, magic)
+    assert str(caught.value) == caught.value.detail
+    return caught.value.code, caught.value.detail
+
+
+@pytest.mark.parametrize("data, detail", [
+    ("82534e4150505900" "00000001", "snappy: xerial header cut short"),
+    (XERIAL_HEAD + "0000", "snappy: xerial block length cut short at byte 16"),
+    (XERIAL_HEAD + "00000064" + "00" * 10, "snappy: xerial block at byte 16 claims 100 bytes, 10 remain"),
+    (XERIAL_HEAD + "ffffffff" + "00" * 10, "snappy: xerial block at byte 16 claims -1 bytes, 10 remain"),
+])
+def test_a_damaged_xerial_frame_is_said_where(data, detail):
+    assert _codec_error(2, bytes.fromhex(data)) == ("decompress-failed", detail)
+
+
+def _xerial(*blocks: bytes) -> bytes:
+    return bytes.fromhex(XERIAL_HEAD) + b"".join(
+        len(block).to_bytes(4, "big") + block for block in (bytes(cramjam.snappy.compress_raw(b)) for b in blocks))
+
+
+def test_xerial_blocks_inflate_end_to_end_up_to_the_limit_and_no_further():
+    first, second = b"a" * 600, bytes(range(200)) * 2
+    assert Decompressor(1000).decompress(2, _xerial(first, second), 2) == first + second   # 1000: the limit
+    assert Decompressor(1000).decompress(2, _xerial(b""), 2) == b""
+    assert _codec_error(2, _xerial(first, second + b"!")) == \
+        ("decompress-too-large", "snappy data inflates past the limit of 1000 bytes")
+    assert Decompressor(600).decompress(2, bytes(cramjam.snappy.compress_raw(first)), 2) == first   # raw snappy
+    assert _codec_error(2, bytes(cramjam.snappy.compress_raw(first)), limit=599) == \
+        ("decompress-too-large", "snappy data inflates past the limit of 599 bytes")
+    code, detail = _codec_error(2, b"\xff\xff\xff\xff\xff\xff")
+    assert code == "decompress-failed" and detail.startswith("snappy: ")
+
+
+@pytest.mark.parametrize("codec_id, name, pack", [(1, "gzip", cramjam.gzip.compress), (3, "lz4", None),
+                                                  (4, "zstd", cramjam.zstd.compress)])
+def test_a_frame_inflating_past_the_limit_or_not_inflating_is_said(codec_id, name, pack):
+    data = bytes(range(256)) * 4
+    packed = bytes(pack(data)) if pack else compress(3, data)
+    assert Decompressor(1024).decompress(codec_id, packed, 2) == data   # exactly the limit
+    assert _codec_error(codec_id, packed, limit=1023) == \
+        ("decompress-too-large", f"{name} data inflates past the limit of 1023 bytes")
+    code, detail = _codec_error(codec_id, packed[:len(packed) // 2] + bytes(8))
+    assert code == "decompress-failed" and detail.startswith(f"{name}: ")
+
+
+def test_a_codec_a_magic_does_not_have():
+    assert _codec_error(4, b"", magic=1) == ("unknown-codec", "codec id 4 does not exist for magic 1")
+    assert _codec_error(5, b"") == ("unknown-codec", "codec id 5 does not exist for magic 2")
+    from kbatch.format.codecs import codec_name
+
+    assert [codec_name(codec_id) for codec_id in (0, 1, 2, 3, 4, 5)] == \
+        ["none", "gzip", "snappy", "lz4", "zstd", "unknown(5)"]

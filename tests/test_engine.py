@@ -175,3 +175,40 @@ def test_the_hand_over_in_parts_says_what_one_walk_says(tmp_path, monkeypatch):
     path.write_bytes(bytes(damaged))
     assert _findings_and_counts(lambda: _verify_file(path, jobs=3)) == \
         _findings_and_counts(lambda: _from_the_start(path))
+
+
+def test_entries_and_each_hand_on_every_entry_of_the_range_once():
+    """entries(): the reader's items for [start, stop), a run taking what it has nothing to say about; each():
+    a batch to one hand, a damaged range to the other, and the first true answer ends it."""
+    from kbatch.reading.reader import SegmentReader
+    from kbatch.reading.summary import FileSummary
+
+    second, third = len(BATCHES[0]), len(BATCHES[0]) + len(BATCHES[1])   # offsets 0, 3, 7, 12, 18, 25
+    data = DATA + b"\x01" * 20   # 20 bytes that are no entry: one damaged range at the end
+    seen = []
+
+    def on_batch(batch):
+        seen.append(("batch", batch.base_offset))
+
+    def on_region(finding):
+        seen.append((finding.code, finding.pos))
+
+    reader = SegmentReader(io.BytesIO(data))
+    assert engine.each(engine.entries(reader), on_batch, on_region) is None
+    assert seen[:6] == [("batch", offset) for offset in (0, 3, 7, 12, 18, 25)]
+    assert seen[6:] and all(pos >= len(DATA) for _, pos in seen[6:])
+
+    seen.clear()
+    reader = SegmentReader(io.BytesIO(data))
+    assert engine.each(engine.entries(reader, second, third + 1), on_batch, on_region) is None
+    assert seen == [("batch", 3), ("batch", 7)]   # the entries starting in [start, stop)
+
+    seen.clear()
+    run = CrcRun(FileSummary("x.log", len(DATA)), 1 << 20)
+    reader = SegmentReader(io.BytesIO(DATA))
+    assert engine.each(engine.entries(reader, run=run), on_batch, on_region) is None
+    assert seen == [] and run.taken == 6   # the run took them all: nothing for the reader to hand out
+
+    reader = SegmentReader(io.BytesIO(DATA))
+    answer = engine.each(engine.entries(reader), lambda batch: batch.base_offset == 7 and "stop at 7", on_region)
+    assert answer == "stop at 7"

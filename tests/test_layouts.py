@@ -146,6 +146,8 @@ def test_field_spans_stop_at_the_damage_and_keep_what_came_before():
     assert [span.path for span in spans] == ["length", "attributes", "timestamp_delta", "offset_delta",
                                              "key_length", "key", "value_length"]
     assert error.start == 10 + 6
+    # the value length 0x0a is zig-zag 5; bytes 6 and 7 are all that is left: construct's own words
+    assert error.message == "stream read less than specified amount, expected 5, found 2"
 
 
 def test_structs_is_what_the_declarations_derive():

@@ -50,7 +50,7 @@ class BatchColumnsRun:
         self.positions = array("q")
         self.computed = array("q")
         self.files = array("q")       # each batch's file, an index into self.located
-        self.located = []             # (path, topic, partition) of each file read since the last flush
+        self.located: list[tuple] = []   # (path, topic, partition) of each file read since the last flush
 
     def begin(self, path: str, topic, partition) -> None:
         """The batches taken from now on are of ``path``: a record batch holds the batches of many files (a
