@@ -87,7 +87,12 @@ def _show_version(ctx: click.Context, _param, wanted: bool) -> None:
 def commands() -> dict[str, click.Command]:
     """Every subcommand by name (loads them all: for docs and tests, not for a run)."""
     ctx = click.Context(cli)
-    return {name: cli.get_command(ctx, name) for name in cli.list_commands(ctx)}
+    found = {}
+    for name in cli.list_commands(ctx):
+        command = cli.get_command(ctx, name)
+        assert command is not None, name   # list_commands lists SUBCOMMANDS, each of which get_command loads
+        found[name] = command
+    return found
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},

@@ -97,7 +97,8 @@ def _layout_outputs(files: list[str], directory: str) -> dict[str, dict[str, str
     """input -> layout -> the file --write-layouts writes it to; refused when two inputs would share one."""
     from kbatch.ops.reencode import LAYOUTS
 
-    outputs, taken = {}, {}
+    outputs: dict[str, dict[str, str]] = {}
+    taken: dict[str, str] = {}   # output name -> the input that claimed it
     for path in files:
         name = "stdin" if path == "-" else os.path.basename(path).removesuffix(".log")
         if name in taken:

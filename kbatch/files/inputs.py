@@ -72,7 +72,9 @@ def expand_paths(paths, pattern: str | tuple[str, ...] = "*.log") -> tuple[list[
     not exist is kept, for the command to report as unreadable when it opens
     it; a FIFO named on its own is kept too, and read as a stream.
     """
-    files, missing, passed = [], [], []
+    files: list[str] = []
+    missing: list[str] = []
+    passed: list[tuple[str, str]] = []   # (file, why it is passed over)
     for path in paths:
         path = path.removeprefix("file://")
         if path == "-" or os.path.isfile(path):

@@ -77,7 +77,7 @@ def is_partial_snapshot(path: str) -> bool:
     """Whether a file is a KRaft snapshot still being written (or left so by a crash): Kafka never reads one,
     it deletes it at start-up (Snapshots.deleteIfExists via KafkaMetadataLog)."""
     match = _KRAFT_SNAPSHOT.match(os.path.basename(path.rstrip("/")))
-    return bool(match) and match["state"] == ".part"
+    return match is not None and match["state"] == ".part"
 
 
 def base_offset_of(path: str) -> int | None:

@@ -12,7 +12,6 @@ Where ``-o NAME`` goes depends on what NAME is (:func:`write_output`):
 
 from __future__ import annotations
 
-import itertools
 import os
 import shutil
 import stat
@@ -302,13 +301,14 @@ def keep_copy(path: str, suffix: str) -> str:
             if temporary is None:
                 temporary = _name_unnamed(out.fileno(), directory)
         shutil.copystat(path, temporary)
-        for number in itertools.count():
+        number = 0
+        while True:   # (a `while True` a type checker knows never falls through)
             name = path + suffix + (f".{number}" if number else "")
             try:
                 os.link(temporary, name)
                 return name
             except FileExistsError:
-                continue
+                number += 1
     finally:
         if temporary is not None:
             os.unlink(temporary)

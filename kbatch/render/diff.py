@@ -29,7 +29,7 @@ def details_table(differences: list[Difference]) -> Table:
         # A kind (batch-changed) is one word: never broken (the other columns fold).
         table.add_column(name, overflow="fold", no_wrap=name == "what")
     for difference in differences:
-        style = "red" if difference.kind.startswith("damage") else None
+        style = "red" if difference.kind.startswith("damage") else ""   # ("": no style)
         table.add_row("-" if difference.offset is None else str(difference.offset), difference.kind,
                       difference.field or "-", Text(difference.a or "—", style=style),
                       Text(difference.b or "—", style=style),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 
+from rich.console import JustifyMethod
 from rich.table import Table
 from rich.text import Text
 
@@ -58,8 +59,10 @@ def _group_heading(group, name: str, partitions: int) -> Text:
 def _positions_table(history: OffsetHistory, group: str, at: int | None) -> Table:
     # 80 columns hold it all: only a partition's name may wrap
     table = Table(header_style="bold", expand=False, box=None, padding=(0, 1, 0, 0), pad_edge=False)
-    for name, justify in (("partition", "left"), ("offset", "right"), ("commits", "right"),
-                          ("last commit", "left"), ("rewinds", "right"), ("resets", "right")):
+    columns: tuple[tuple[str, JustifyMethod], ...] = (
+        ("partition", "left"), ("offset", "right"), ("commits", "right"), ("last commit", "left"),
+        ("rewinds", "right"), ("resets", "right"))
+    for name, justify in columns:
         table.add_column(name, justify=justify, no_wrap=name != "partition", overflow="fold",
                          min_width=9 if name == "partition" else None)
     if at is not None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 
+from rich.console import JustifyMethod
 from rich.table import Table
 from rich.text import Text
 
@@ -19,8 +20,10 @@ def _span(first: int, last: int) -> str:
 def _epochs_table(view) -> Table:
     # 80 columns hold it: a transactional id is the one column that wraps
     table = Table(header_style="bold", expand=False, box=None, padding=(0, 1, 0, 0), pad_edge=False)
-    for name, justify in (("producer", "left"), ("sequences", "left"), ("offsets", "left"), ("batches", "right"),
-                          ("records", "right"), ("txn id", "left"), ("breaks", "right")):
+    columns: tuple[tuple[str, JustifyMethod], ...] = (
+        ("producer", "left"), ("sequences", "left"), ("offsets", "left"), ("batches", "right"),
+        ("records", "right"), ("txn id", "left"), ("breaks", "right"))
+    for name, justify in columns:
         table.add_column(name, justify=justify, no_wrap=name != "txn id", overflow="fold")
     for epoch in view.epochs:
         kind = "" if not epoch.transactional else " T"

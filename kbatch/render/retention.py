@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from rich.console import JustifyMethod
 from rich.table import Table
 from rich.text import Text
 
@@ -16,7 +17,7 @@ from kbatch.render.table import finding_line
 _VERDICT_STYLE = {"deletable": "green", "kept": ""}
 
 
-def _size(size: int) -> str:
+def _size(size: float) -> str:
     for unit in ("B", "KiB", "MiB", "GiB"):
         if size < 1024 or unit == "GiB":
             return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
@@ -27,8 +28,10 @@ def _size(size: int) -> str:
 def _segments_table(partition) -> Table:
     # 80 columns: the reasons are the one column that wraps
     table = Table(header_style="bold", expand=False, box=None, padding=(0, 1, 0, 0), pad_edge=False)
-    for name, justify in (("base offset", "right"), ("size", "right"), ("largest timestamp", "left"),
-                          ("verdict", "left"), ("why", "left")):
+    columns: tuple[tuple[str, JustifyMethod], ...] = (
+        ("base offset", "right"), ("size", "right"), ("largest timestamp", "left"), ("verdict", "left"),
+        ("why", "left"))
+    for name, justify in columns:
         table.add_column(name, justify=justify, no_wrap=name != "why", overflow="fold")
     for segment in partition.segments:
         stamp = iso_timestamp(segment.largest_timestamp) or str(segment.largest_timestamp)

@@ -7,7 +7,7 @@ import json
 
 from rich import box
 from rich.columns import Columns
-from rich.console import Group
+from rich.console import Group, JustifyMethod, RenderableType
 from rich.table import Table
 from rich.text import Text
 
@@ -33,7 +33,7 @@ def _share(value: float) -> str:
     return f"{value * 100:.1f}%"
 
 
-def _table(title: str, columns: list[tuple[str, str]]) -> Table:
+def _table(title: str, columns: list[tuple[str, JustifyMethod]]) -> Table:
     table = Table(title=title, title_justify="left", header_style="bold", expand=False)
     for name, justify in columns:
         table.add_column(name, justify=justify, no_wrap=name != "category")
@@ -60,7 +60,8 @@ def distribution_table(title: str, unit: str, rows: list[dict]) -> Table:
 
 
 def group_table(title: str, key: str, rows: list[dict], *, codec: bool = False) -> Table:
-    columns = [(key, "left"), ("batches", "right"), ("records", "right"), ("bytes", "right")]
+    columns: list[tuple[str, JustifyMethod]] = [(key, "left"), ("batches", "right"), ("records", "right"),
+                                                ("bytes", "right")]
     if codec:
         columns += [("stored records", "right"), ("inflated", "right"), ("ratio", "right")]
     table = _table(title, columns)
@@ -153,7 +154,7 @@ def what_if_renderables(report: dict) -> list:
         else:
             cells.append(bar(shown / largest if largest else 0, 16))
         table.add_row(*cells)
-    out = [table]
+    out: list[RenderableType] = [table]
     notes = ["overhead: bytes per record beyond its key, value and header bytes, batch headers included"]
     for row in report["layouts"]:
         if row.get("headers_dropped"):

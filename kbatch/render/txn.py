@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 
+from rich.console import JustifyMethod, RenderableType
 from rich.table import Table
 from rich.text import Text
 
@@ -37,9 +38,11 @@ def _offsets(txn) -> str:
 
 
 # Narrow enough for an 80-column terminal; what must never wrap is kept whole.
-_COLUMNS = (("producer", "left", True), ("offsets", "left", True), ("records", "right", True),
-            ("outcome", "left", True), ("marker", "right", True), ("c.epoch", "right", True))
-_JOINED_COLUMNS = (("txn id", "left", False), ("coordinator", "left", True))
+_COLUMNS: tuple[tuple[str, JustifyMethod, bool], ...] = (
+    ("producer", "left", True), ("offsets", "left", True), ("records", "right", True),
+    ("outcome", "left", True), ("marker", "right", True), ("c.epoch", "right", True))
+_JOINED_COLUMNS: tuple[tuple[str, JustifyMethod, bool], ...] = (
+    ("txn id", "left", False), ("coordinator", "left", True))
 
 
 def _transactions_table(view, joined: bool) -> Table:
@@ -49,7 +52,7 @@ def _transactions_table(view, joined: bool) -> Table:
     for txn in view.transactions:
         outcome = Text(txn.outcome + (" (empty)" if txn.empty else "") + (" hanging" if txn.hanging else ""),
                        style=_OUTCOME_STYLE[txn.outcome])
-        row = [f"{txn.producer_id}/{txn.producer_epoch}", _offsets(txn), str(txn.records), outcome,
+        row: list[RenderableType] = [f"{txn.producer_id}/{txn.producer_epoch}", _offsets(txn), str(txn.records), outcome,
                "-" if txn.marker_offset is None else str(txn.marker_offset),
                "-" if txn.coordinator_epoch is None else str(txn.coordinator_epoch)]
         if joined:

@@ -6,11 +6,16 @@ Lines and a summary off a terminal never pay for it.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from kbatch.format.findings import Finding
 from kbatch.reading.summary import FileSummary
 from kbatch.render.plain import bordered_lines, plain_width
 from kbatch.output.values import counted, finding_text
 from kbatch.output.visible import visible
+
+if TYPE_CHECKING:
+    from rich.console import JustifyMethod
 
 
 def finding_marker(finding: Finding) -> str:
@@ -43,7 +48,7 @@ class VerifyTableSink(BatchOffsets):
     console is made only where it draws (a terminal, or a summary that does not fit the width).
     """
 
-    COLUMNS = (("file", "left"), ("batches", "right"), ("records", "right"), ("bytes", "right"),
+    COLUMNS: tuple[tuple[str, JustifyMethod], ...] = (("file", "left"), ("batches", "right"), ("records", "right"), ("bytes", "right"),
                ("findings by code", "left"), ("verdict", "left"))
 
     def __init__(self, stream, *, no_color: bool = False):

@@ -21,6 +21,7 @@ from __future__ import annotations
 import io
 
 from kbatch.format.findings import Finding
+from kbatch.reading.model import Batch
 from kbatch.render.snapshot import describe as _describe
 from kbatch.render.snapshot import as_bytes, explain, reads_as_kafka, snapshot_bytes
 
@@ -53,7 +54,7 @@ def assert_valid(data, deep: bool = True) -> list[Finding]:
 
     data = as_bytes(data)
     summary = FileSummary("<bytes>", len(data))
-    batches = {}
+    batches: dict[int, Batch] = {}   # position in the bytes -> the batch there
     findings = list(verify_stream(io.BytesIO(data), summary, VerifyOptions(deep=deep),
                                   on_batch=lambda batch: batches.__setitem__(batch.pos, batch)))
     if not summary.damaged:
