@@ -4,14 +4,14 @@ headers by hand from RequestHeader.json/ResponseHeader.json, wrapped in TCP/IP p
 
 from __future__ import annotations
 
-import importlib.util
 import io
 import socket
 import struct
-import sys
 from pathlib import Path
 
 import dpkt
+
+from .helpers import fixture_writer
 
 ROOT = Path(__file__).resolve().parents[1]
 FLEXIBLE = {"ProduceRequest": 9, "ProduceResponse": 9, "FetchResponse": 12, "ShareFetchResponse": 0,
@@ -19,19 +19,7 @@ FLEXIBLE = {"ProduceRequest": 9, "ProduceResponse": 9, "FetchResponse": 12, "Sha
 API_KEYS = {"Produce": 0, "Fetch": 1, "Metadata": 3, "ApiVersions": 18, "ShareFetch": 78}
 
 
-def _fixture_writer():
-    spec = importlib.util.spec_from_file_location("make_internal_fixtures",
-                                                  ROOT / "fixtures" / "make_internal_fixtures.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.path.insert(0, str(ROOT / "fixtures"))
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        sys.path.remove(str(ROOT / "fixtures"))
-    return module
-
-
-FIX = _fixture_writer()
+FIX = fixture_writer()
 
 
 def message(name: str, version: int, values: dict) -> bytes:

@@ -202,3 +202,16 @@ def say(request, text: str) -> None:
         else:
             sys.stderr.write(f"\n{text}\n")
             sys.stderr.flush()
+
+
+def fixture_writer():
+    """fixtures/make_internal_fixtures.py as a module: the writer of Kafka's messages from their definitions,
+    independent of kbatch's reader (the internal topics' fixtures, captured Kafka traffic)."""
+    spec = importlib.util.spec_from_file_location("make_internal_fixtures", ROOT / "fixtures" / "make_internal_fixtures.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.path.insert(0, str(ROOT / "fixtures"))
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(ROOT / "fixtures"))
+    return module

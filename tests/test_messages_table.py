@@ -7,7 +7,6 @@ tagged ones included, then reads it with kbatch's decoder.
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
 from pathlib import Path
@@ -18,24 +17,14 @@ from kbatch.messages import make_table, schemas
 from kbatch.messages.decoder import MessageDecoder, to_json
 from kbatch.messages.spec import version_range
 
+from .helpers import fixture_writer
+
 ROOT = Path(__file__).resolve().parents[1]
 DEFINITIONS = ROOT / "fixtures" / "kafka-messages"
 MIRROR = Path("/work/.mirror/confluentinc+kafka/repo")
 
 
-def _fixture_writer():
-    spec = importlib.util.spec_from_file_location("make_internal_fixtures",
-                                                  ROOT / "fixtures" / "make_internal_fixtures.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.path.insert(0, str(ROOT / "fixtures"))
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        sys.path.remove(str(ROOT / "fixtures"))
-    return module
-
-
-FIX = _fixture_writer()
+FIX = fixture_writer()
 
 
 def test_the_table_is_what_the_definitions_say():

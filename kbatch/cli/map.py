@@ -153,22 +153,12 @@ def _copies(paths, partition: str | None):
     """kbatch map --replicas: each partition's copies compared (kbatch.ops.replicas), the segments of every copy,
     and the name each copy's partition is shown by (its log directory's, then the partition's); None when a
     segment cannot be read (said on stderr)."""
-    from kbatch.ops.replicas import NotACopy, compare_all
+    from kbatch.cli.replicas import compared_copies
     from kbatch.partition.replicas import segments
 
-    if len(paths) < 2:
-        raise click.UsageError("--replicas: name two or more copies (log directories or partition directories)")
-    try:
-        reports, notes = compare_all(list(paths), partition)
-    except NotACopy as error:
-        raise click.UsageError(visible(str(error))) from None
-    except OSError as error:   # a segment that cannot be read (permissions, a directory named *.log)
-        click.echo(f"kbatch map: error: {visible(str(error))}", err=True)
+    reports = compared_copies(paths, partition, said_by="kbatch map", option="--replicas: ")
+    if reports is None:
         return None
-    for note in notes:
-        click.echo(f"kbatch map: note: {visible(note)}", err=True)
-    if not reports:
-        raise click.UsageError("--replicas: no partition is present in two or more of the directories named")
     files, names = [], {}
     for report in reports:
         for copy in report.copies:

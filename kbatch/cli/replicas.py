@@ -47,22 +47,11 @@ def replicas(paths, partition, output_format, no_color):
     Exit status: 0 every copy agrees, 1 the copies diverge or one is damaged,
     2 usage or I/O error.
     """
-    from kbatch.ops.replicas import NotACopy, compare_all, exit_found
-    from kbatch.output.visible import visible
+    from kbatch.ops.replicas import exit_found
 
-    if len(paths) < 2:
-        raise click.UsageError("name two or more copies (log directories or partition directories) to compare")
-    try:
-        reports, notes = compare_all(list(paths), partition)
-    except NotACopy as error:
-        raise click.UsageError(visible(str(error))) from None
-    except OSError as error:   # a segment that cannot be read (permissions, a directory named *.log)
-        click.echo(f"kbatch: error: {visible(str(error))}", err=True)
+    reports = compared_copies(paths, partition)
+    if reports is None:
         return ExitStatus.TROUBLE
-    for note in notes:
-        click.echo(f"kbatch: note: {visible(note)}", err=True)
-    if not reports:
-        raise click.UsageError("no partition is present in two or more of the directories named")
     if output_format == "jsonl":
         from kbatch.render.replicas import write_replicas_jsonl
         write_replicas_jsonl(sys.stdout, reports)
@@ -71,3 +60,26 @@ def replicas(paths, partition, output_format, no_color):
         from kbatch.render.replicas import print_replicas
         print_replicas(make_console(sys.stdout, no_color=no_color), reports)
     return ExitStatus.FOUND if exit_found(reports) else ExitStatus.OK
+
+
+def compared_copies(paths, partition: str | None, said_by: str = "kbatch", option: str = ""):
+    """Each partition's copies among ``paths`` compared (kbatch.ops.replicas.compare_all), its notes said on
+    stderr by ``said_by``; None when a segment cannot be read (said too).  Fewer than two copies, a path that
+    is no copy, or no partition in two of them is a usage error (``option``: the option that named them)."""
+    from kbatch.ops.replicas import NotACopy, compare_all
+    from kbatch.output.visible import visible
+
+    if len(paths) < 2:
+        raise click.UsageError(f"{option}name two or more copies (log directories or partition directories) to compare")
+    try:
+        reports, notes = compare_all(list(paths), partition)
+    except NotACopy as error:
+        raise click.UsageError(visible(str(error))) from None
+    except OSError as error:   # a segment that cannot be read (permissions, a directory named *.log)
+        click.echo(f"{said_by}: error: {visible(str(error))}", err=True)
+        return None
+    for note in notes:
+        click.echo(f"{said_by}: note: {visible(note)}", err=True)
+    if not reports:
+        raise click.UsageError(f"{option}no partition is present in two or more of the directories named")
+    return reports
