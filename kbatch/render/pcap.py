@@ -146,14 +146,15 @@ class TableSink:
                       f"{visible(finding.actual)}", style)
 
     def done(self, summary) -> None:
-        counts = ", ".join(f"{code} {count}" for code, count in sorted(summary.findings.items())) or "no findings"
+        # (each count kept on one line with what it counts: NUL stands for its space while the line is wrapped)
+        counts = ", ".join(f"{count}\0{code}" for code, count in sorted(summary.findings.items())) or "no findings"
         if summary.hops is not None:
-            counts += "; against the disk: " + ", ".join(f"{hop} {count}" for hop, count in sorted(summary.hops.items()))
+            counts += "; against the disk: " + ", ".join(f"{count}\0{hop}" for hop, count in sorted(summary.hops.items()))
         line = (f"{visible(summary.path)}: {summary.packets} packets, {summary.batches} batches "
                 f"({summary.produced} produced, {summary.fetched} fetched), {summary.records} records; {counts}")
-        self.console.print(Text(textwrap.fill(line, width=max(self.console.width, 40), subsequent_indent="  ",
-                                              break_long_words=False, break_on_hyphens=False),
-                                style="bold red" if summary.damaged else "bold"), soft_wrap=True)
+        wrapped = textwrap.fill(line, width=max(self.console.width, 40), subsequent_indent="  ",
+                                break_long_words=False, break_on_hyphens=False).replace("\0", " ")
+        self.console.print(Text(wrapped, style="bold red" if summary.damaged else "bold"), soft_wrap=True)
 
     def close(self) -> None:
         pass
