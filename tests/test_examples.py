@@ -61,7 +61,14 @@ STATUSES: list[tuple[str, int, str]] = [
     (r"^kbatch grep (-L|-c) ", 0, "-L names each segment (none holds order-42); the empty pattern selects each record"),
     (r"^kbatch grep --isolation read_committed -c '' ", 0, "the empty pattern selects each record"),
     (r"^kbatch grep ", 1, "grep's 1: the stand-ins hold no record it looks for"),
-    (r"^kbatch diff ", 1, "each side holds the stand-in's damaged range, which diff cannot hold the same"),
+    (r"^kbatch diff captured/", 1, "a batch extracted from the stand-in capture against the log directory's segment"),
+    (r"^kbatch diff ", 0, "both sides are the stand-in segment, byte for byte: the same, damaged alike"),
+    (r"^kbatch map --replicas ", 1, "three copies of the transaction fixture's partition: they agree, and each "
+     "lacks the .txnindex entry of its abort (the map cross-checks each copy as a partition)"),
+    (r"^kbatch pcap --against ", 1, "the log directory's orders-0 holds other batches at the offsets the stand-in "
+     "capture's Fetch response carries: hop fetch"),
+    (r"^kbatch pcap |^kbatch verify-crc --deep captured/", 0,
+     "the stand-in capture: a Produce request, its response and a Fetch response, every batch intact"),
     (r"^kbatch map /var/lib/kafka/", 1, "the transaction fixture's partition lacks the .txnindex entry of its abort"),
     (r"^kbatch verify-crc --index-only /var/kafka-logs/orders-0", 1, "the same partition, cross-checked"),
     (r"\b(segment|00000000000000000000|capture|damaged|corrupt|a)\.(log|bin)"
@@ -76,9 +83,20 @@ def _status(example: str) -> int:
     return found
 
 
+def _capture() -> bytes:
+    """The stand-in packet capture: a Produce request, its response and a Fetch response (tests/test_pcap.py)."""
+    from .test_pcap import clean_capture
+
+    return clean_capture().pcap()
+
+
 def _stand_in(token: str, scratch: Path) -> None:
     """Make the file or directory an example names, from the fixture that fits it best."""
     path = scratch / token.lstrip("/")
+    if re.fullmatch(r"data/broker-\d+", token.lstrip("/")) and not path.exists():
+        # a broker's log directory: a copy of the transaction fixture's partition, as orders-0
+        shutil.copytree(FIXTURES / "internal" / "txn" / "payments-0", path / "orders-0")
+        return
     partition = re.fullmatch(r"(.*/)?([\w.]+)-(\d+|\*)", token)
     if partition and not path.exists():
         # a partition directory (TOPIC-N, or a glob TOPIC-*): the transaction fixture's data partition, or its
@@ -87,6 +105,15 @@ def _stand_in(token: str, scratch: Path) -> None:
         target = path.with_name(f"{partition[2]}-0") if partition[3] == "*" else path
         if not target.exists():
             shutil.copytree(FIXTURES / "internal" / "txn" / f"{topic}-0", target)
+        return
+    if re.search(r"\.pcap(ng)?$", token) and not path.exists():
+        path.write_bytes(_capture())
+        return
+    if re.match(r"captured/", token) and not (scratch / "captured").exists():
+        # what `kbatch pcap --extract captured` writes of the stand-in capture
+        (scratch / "stand-in.pcap").write_bytes(_capture())
+        subprocess.run([sys.executable, "-m", "kbatch", "pcap", "--extract", str(scratch / "captured"),
+                        str(scratch / "stand-in.pcap")], check=True, capture_output=True)
         return
     if path.exists() or not re.search(r"\.(log|json|bin)$|/$|kafka-logs", token):
         return
