@@ -23,11 +23,14 @@ from dataclasses import dataclass
 
 from kbatch.capture.batches import CapturedBatch
 from kbatch.format.findings import Finding
+from kbatch.format.structs import BATCH_HEADER
 from kbatch.reading.reader import ReadOptions, SegmentReader
 from kbatch.walk.engine import entries
 
-# DefaultRecordBatch: BASE_OFFSET at 0 (8 bytes), PARTITION_LEADER_EPOCH at 12 (4 bytes).
-REWRITTEN = ((0, 8), (12, 16))
+# What a broker rewrites of a v2 batch outside its CRC (baseOffset, partitionLeaderEpoch): (start, end) of each
+# in the declared header.
+REWRITTEN = tuple((BATCH_HEADER.offsets[name], BATCH_HEADER.offsets[name] + BATCH_HEADER.sizes[name])
+                  for name in ("base_offset", "partition_leader_epoch"))
 HOPS = ("client", "broker", "fetch", "none")
 _PARTITION_DIRECTORY = re.compile(r"(.+)-\d+(?:\.\w+-(?:delete|future|stray))?")
 

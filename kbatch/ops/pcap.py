@@ -15,6 +15,9 @@ from typing import BinaryIO, Iterable, Iterator
 
 from kbatch.capture.batches import DEFAULT_PORTS, CaptureFinding, CaptureReader, CapturedBatch
 from kbatch.files.outputs import write_atomically
+from kbatch.format.structs import BATCH_HEADER
+
+_BASE_OFFSET = BATCH_HEADER.field("base_offset")
 
 __all__ = ["CaptureFinding", "CaptureSummary", "CapturedBatch", "DEFAULT_PORTS", "Extraction", "read_capture"]
 
@@ -116,7 +119,7 @@ class Extraction:
                 self.kept.setdefault(("unassigned", name), []).append(raw)
                 return
             if item.batch.magic >= 2:
-                raw = item.assigned_offset.to_bytes(8, "big", signed=True) + raw[8:]
+                raw = _BASE_OFFSET.pack(item.assigned_offset) + raw[_BASE_OFFSET.size:]   # (baseOffset comes first)
             kind, offset = "produce", item.assigned_offset
         else:
             kind, offset = "fetch", item.batch.base_offset
