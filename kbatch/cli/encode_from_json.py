@@ -87,6 +87,6 @@ def encode_from_json(spec, output, single_batch, hex_output, rederive):
     except BrokenPipeError:
         raise   # stdout's reader went away: the program ends with 141 (kbatch.__main__)
     except OSError as error:
-        click.echo(f"kbatch: cannot write {visible(output_name(output))}: {error.strerror or error}", err=True)
+        click.echo(f"kbatch: cannot write {output_name(output)}: {error.strerror or error}", err=True)
         return ExitStatus.TROUBLE
     return ExitStatus.OK

@@ -10,7 +10,6 @@ import click
 from kbatch.cli.options import (decompressed_limit_option, expand_inputs, output_name, refuse_writing_an_input,
                                 report_unreadable)
 from kbatch.cli.status import ExitStatus
-from kbatch.output.visible import visible
 from kbatch.map.gather import COLOR_CHOICES, gather
 
 FORMATS = ("html", "svg", "json")
@@ -137,11 +136,11 @@ def map(paths, output, output_format, color_by, replicas, partition, decompresse
     except BrokenPipeError:
         raise   # the reader of stdout went away: status 141, as for every command
     except OSError as error:
-        click.echo(f"kbatch map: cannot write {visible(output_name(output))}: {error.strerror or error}", err=True)
+        click.echo(f"kbatch map: cannot write {output_name(output)}: {error.strerror or error}", err=True)
         return ExitStatus.TROUBLE
     partitions = model["partitions"]
     to_stdout = is_stdout(output)
-    click.echo(f"kbatch map: wrote {visible(output_name(output))} ({written} bytes): "
+    click.echo(f"kbatch map: wrote {output_name(output)} ({written} bytes): "
                f"{len(partitions)} partition(s), {sum(p['segment_count'] for p in partitions)} segment(s), "
                f"{model['errors']} damage finding(s)", err=to_stdout)
     if model["errors"] and status is ExitStatus.OK:

@@ -221,10 +221,11 @@ def report_stream(output: str | None):
 
 
 def output_name(output: str) -> str:
-    """How a report names where the output went."""
+    """How a report names where the output went, escaped (kbatch.output.visible): a name made from a hostile
+    input's (``-o "$f.salvaged"``) reaches a terminal."""
     from kbatch.files.outputs import is_stdout
 
-    return "stdout" if is_stdout(output) else output
+    return "stdout" if is_stdout(output) else visible(output)
 
 
 def refuse_writing_an_input(output: str | None, inputs, hint: str = "") -> None:

@@ -13,7 +13,6 @@ from kbatch.ops.repair import InputCut, plan_repairs, write_repaired
 from kbatch.cli.options import (no_color_option, output_name, refuse_writing_an_input, report_stream,
                                 report_unreadable, segment_output)
 from kbatch.cli.status import ExitStatus
-from kbatch.output.visible import visible
 
 
 @click.command(epilog="""\b
@@ -99,7 +98,7 @@ def repair_length(path, output, apply, truncate_tail, in_place, backup, no_color
         except BrokenPipeError:
             raise   # stdout's reader went away: the program ends with 141 (kbatch.__main__)
         except OSError as error:
-            click.echo(f"kbatch: cannot write {visible(output_name(target))}: {error.strerror or error}", err=True)
+            click.echo(f"kbatch: cannot write {output_name(target)}: {error.strerror or error}", err=True)
             return ExitStatus.TROUBLE
     console.print(f"wrote {output_name(target)}: {counted(written, 'byte')}, "
                   f"{counted(len(plan.changes), 'change')}")

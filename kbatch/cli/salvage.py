@@ -12,7 +12,6 @@ from kbatch.ops.repair import SalvageReport, salvage as salvage_batches
 from kbatch.cli.options import (no_color_option, output_name, refuse_writing_an_input, report_stream,
                                 report_unreadable, segment_output)
 from kbatch.cli.status import ExitStatus
-from kbatch.output.visible import visible
 
 
 @click.command(epilog="""\b
@@ -56,7 +55,7 @@ def salvage(path, output, no_color):
         except BrokenPipeError:
             raise   # stdout's reader went away: the program ends with 141 (kbatch.__main__)
         except OSError as error:
-            click.echo(f"kbatch: cannot write {visible(output_name(output))}: {error.strerror or error}", err=True)
+            click.echo(f"kbatch: cannot write {output_name(output)}: {error.strerror or error}", err=True)
             return ExitStatus.TROUBLE
     if report.skipped:
         console.print(salvage_table(path, report))
