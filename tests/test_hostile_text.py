@@ -149,11 +149,18 @@ TEXT_COMMANDS = {
     "hexdump-annotate": (["hexdump-annotate", "N"], 0, False),
     "hexdump-annotate-internal": (["hexdump-annotate", "T"], 0, False),
     "not-there": (["dump", "N+"], 2, False),
+    "offsets": (["offsets", "O"], 0, False),
+    "offsets-at": (["offsets", "--at", "2030-01-01T00:00:00Z", "O"], 0, False),
+    "producers": (["producers", "P", "T"], 0, False),
+    "retention": (["retention", "P"], 0, False),
+    "salvage": (["salvage", "N", "-o", "N.salvaged"], 0, False),
+    "repair-length": (["repair-length", "N"], 0, False),
 }
 
 
 def _args(hostile: dict, args: list[str]) -> list[str]:
     paths = {"S": hostile["segment"], "N": hostile["named"], "P": hostile["partition"], "N+": hostile["named"] + "x",
+             "N.salvaged": hostile["named"] + ".salvaged",
              "O": os.path.join(hostile["offsets"], "00000000000000000000.log"),
              "T": os.path.join(hostile["txns"], "00000000000000000000.log")}
     return [paths.get(arg, arg) for arg in args]
