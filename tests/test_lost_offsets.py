@@ -104,13 +104,79 @@ def test_a_damaged_v2_batch_says_its_header_is_unverified(kbatch, tmp_path):
         (8, 10, "its header, unverified: its CRC fails")
 
 
-def test_a_range_that_is_no_entry_lies_between_its_neighbours(kbatch, tmp_path):
+RANGE_HOW = "after the entry before, which ends at 7, and before the entry after, which starts at 12"
+
+
+def _range_between(tmp_path, middle: bytes):
     head, tail = handmade.batch(0, [(b"k", b"v")] * 8), handmade.batch(12, [(b"k", b"v")])
     path = tmp_path / "00000000000000000000.log"
-    path.write_bytes(head + b"\x07" * 40 + tail)
-    assert _skipped(path) == [(len(head), 40, "8–11 (after the entry before, which ends at 7 and before the entry "
-                                              "after, which starts at 12)")]
+    path.write_bytes(head + middle + tail)
+    return path, len(head)
+
+
+def test_a_range_that_is_no_entry_lies_between_its_neighbours(kbatch, tmp_path):
+    path, pos = _range_between(tmp_path, b"\x07" * 40)
+    assert _skipped(path) == [(pos, 40, f"8–11 ({RANGE_HOW})")]
     assert kbatch("salvage", str(path), "-o", str(tmp_path / "out.log")).code == 1
+
+
+@pytest.mark.parametrize("args", [["verify-crc"], ["verify-crc", "-j", "2"], ["verify-crc", "--deep"], ["dump"]],
+                         ids=" ".join)
+def test_verify_crc_and_dump_say_what_a_range_that_is_no_entry_lost(kbatch, tmp_path, args):
+    """The batch of offsets 8-11 was eaten (its magic byte is 17): the range it leaves is reported with the
+    offsets salvage reports for it, whichever walk reads the file."""
+    eaten = bytearray(handmade.batch(8, [(b"k", b"v")] * 4))
+    eaten[16] = 17
+    path, pos = _range_between(tmp_path, bytes(eaten))
+    result = kbatch(*args, "--format", "jsonl", str(path))
+    assert result.code == 1
+    (finding,) = [json.loads(line) for line in result.out.splitlines() if '"code": "resync"' in line]
+    assert (finding["pos"], finding.get("base_offset"), finding.get("last_offset"), finding["lost_first"],
+            finding["lost_last"], finding["lost_offsets_from"]) == (pos, None, None, 8, 11, RANGE_HOW)
+    text = kbatch(*args, str(path))
+    assert text.code == 1
+    assert f"resync at pos {pos} (offsets 8–11 ({RANGE_HOW})), {len(eaten)} bytes" in text.out.replace("\n", "")
+
+
+def test_a_range_between_adjacent_offsets_lost_none(kbatch, tmp_path):
+    """Garbage between offsets 7 and 12's batch... made adjacent: nothing was lost, and the line says so."""
+    head, tail = handmade.batch(0, [(b"k", b"v")] * 8), handmade.batch(8, [(b"k", b"v")])
+    path = tmp_path / "00000000000000000000.log"
+    path.write_bytes(head + b"\x07" * 40 + tail)
+    result = kbatch("verify-crc", "--format", "jsonl", str(path))
+    (finding,) = [json.loads(line) for line in result.out.splitlines() if '"code": "resync"' in line]
+    assert result.code == 1
+    assert (finding["lost_first"], finding["lost_last"]) == (8, 7)   # an empty range
+    text = kbatch("verify-crc", str(path))
+    assert text.code == 1
+    assert "(no offsets lost: after the entry before, which ends at 7, and before the entry after, which starts " \
+           "at 8)" in text.out.replace("\n", "")
+
+
+def test_a_range_before_a_wrapper_ends_where_nothing_tells(kbatch, tmp_path):
+    """A v1 wrapper's offset field is its last inner record's: the range before it lost offsets from 8 on,
+    up to an offset its header does not tell."""
+    head = handmade.batch(0, [(b"k", b"v")] * 8)
+    path = tmp_path / "00000000000000000000.log"
+    path.write_bytes(head + b"\x07" * 40 + bytes(_wrapper(1, 12, 4)))
+    result = kbatch("verify-crc", "--format", "jsonl", str(path))
+    (finding,) = [json.loads(line) for line in result.out.splitlines() if '"code": "resync"' in line]
+    assert result.code == 1
+    assert (finding["lost_first"], "lost_last" in finding, finding["lost_offsets_from"]) == \
+        (8, False, "after the entry before, which ends at 7")
+
+
+def test_a_cut_tail_lost_every_offset_after_the_entry_before(kbatch, tmp_path):
+    head, cut = handmade.batch(0, [(b"k", b"v")] * 8), handmade.batch(8, [(b"k", b"v")] * 3)
+    path = tmp_path / "00000000000000000000.log"
+    path.write_bytes(head + cut[:-5])
+    result = kbatch("verify-crc", "--format", "jsonl", str(path))
+    (finding,) = [json.loads(line) for line in result.out.splitlines() if '"code": "truncated"' in line]
+    assert result.code == 1
+    assert (finding["pos"], finding["lost_first"], "lost_last" in finding, finding["lost_offsets_from"]) == \
+        (len(head), 8, False, "after the entry before, which ends at 7")
+    assert "truncated at pos %d (offsets 8–? (after the entry before, which ends at 7))" % len(head) in \
+        kbatch("verify-crc", str(path)).out
 
 
 def _skipped(path) -> list[tuple[int, int, str]]:

@@ -156,6 +156,9 @@ class Finding:
     span the compressed region, ``inner_pos`` is the position inside the
     decompressed bytes.  ``entry_pos`` is the position of the log entry the
     finding belongs to (for a damaged region: where the region starts).
+    ``lost_offsets``: for a range of bytes that is no entry, the offsets it may
+    have held as far as the entries around it tell (kbatch.reading.lost.LostOffsets,
+    set by the reader); a damaged entry's own are its batch's.
     """
 
     code: str
@@ -166,6 +169,7 @@ class Finding:
     expected: str
     actual: str
     inner_pos: int | None = None
+    lost_offsets: object | None = None
 
     @property
     def severity(self) -> Severity:

@@ -147,6 +147,7 @@ class _Listed:
 
     landed: int
     summary: FileSummary
+    last_offset: int | None   # the last offset of the last intact entry it went past
 
 
 def list_in_parts(path: str, listing: Listing, jobs: int) -> None:
@@ -166,11 +167,12 @@ def list_in_parts(path: str, listing: Listing, jobs: int) -> None:
             start, stop, lambda: spill.tell() >= limit)
         text.flush()
         text.detach()
-        return _Listed(ended, summary)
+        return _Listed(ended, summary, reader.last_intact_offset())
 
     def take(part, listed):
         copy_out(part.spill, out)
         listing.summary.add_summary(listed.summary)
+        listing.reader.follows(listed.last_offset)   # (what the parent lists after this part goes on from it)
         return listed.landed
         yield   # (a step of walk_in_parts: the lines went to the output, nothing to hand up)
 

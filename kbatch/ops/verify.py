@@ -47,8 +47,8 @@ def verify_file(path: str, stream: BinaryIO, summary: FileSummary, options: Veri
     local = stream_is_file and path != "-" and not is_remote(path)
     walk_from = start
     decoder = decoder_for_path(path) if options.deep else None
+    walked: dict = {}
     if not options.deep and whole and local:
-        walked: dict = {}
         yield from verify_stream(stream, summary, options, progress=progress, landed=walked, on_batch=on_batch,
                                  read_ahead=True,
                                  parts_from=lambda pos: worth_parts(summary.size - pos, options.jobs))
@@ -60,7 +60,8 @@ def verify_file(path: str, stream: BinaryIO, summary: FileSummary, options: Veri
     if whole and local and worth_parts(summary.size - walk_from, options.jobs):
         yield from verify_in_parts(path.removeprefix("file://"), stream, summary, options, progress=progress,
                                    landed=landed, on_batch=on_batch, decoder=decoder,
-                                   segment_base=segment_base_offset(path), start=walk_from)
+                                   segment_base=segment_base_offset(path), start=walk_from,
+                                   follows=walked.get("last_offset"))
         return
     # a KRaft snapshot (its own rules: kbatch.reading.kraft.SnapshotRules), read from its start
     snapshot = decoder == "metadata" and path.endswith(".checkpoint") and start == 0
@@ -73,7 +74,8 @@ def verify_stream(stream: BinaryIO, summary: FileSummary, options: VerifyOptions
                   *, progress=None, start: int = 0, stop: int | None = None,
                   landed: dict | None = None, on_batch=None, decoder: str | None = None,
                   segment_base: int | None = None, order: OffsetOrder | None = None,
-                  snapshot: bool = False, read_ahead: bool = False, parts_from=None) -> Iterator[Finding]:
+                  snapshot: bool = False, read_ahead: bool = False, parts_from=None,
+                  follows: int | None = None) -> Iterator[Finding]:
     """Every finding of one input, in file order; ``summary`` counts batches, records and findings.
 
     Without ``deep`` the reader checks framing and every CRC (each inner
@@ -87,7 +89,8 @@ def verify_stream(stream: BinaryIO, summary: FileSummary, options: VerifyOptions
     the cross-batch offset check on from the entries before ``start``.  ``read_ahead`` reads the stream (a
     local file) ahead of the walk on a second thread.  ``parts_from(pos)``, once the walk met damage, is asked
     each time the run went on to ``pos`` whether the rest is read in parts: then the walk ends there, and
-    ``landed`` says so (``landed["parts_from"]``).
+    ``landed`` says so (``landed["parts_from"]``).  ``follows``: the last offset of the intact entry before
+    ``start``, read by another walk (``landed["last_offset"]`` says this walk's, for the next).
     """
     from kbatch.reading.reader import ReadOptions, SegmentReader
     from kbatch.walk.crcrun import CrcRun   # (looked up here: tests swap it)
@@ -101,6 +104,7 @@ def verify_stream(stream: BinaryIO, summary: FileSummary, options: VerifyOptions
     reader = SegmentReader(stream, ReadOptions(records=options.deep, record_objects=objects,
                                                decompressed_limit=options.decompressed_limit), size=summary.size,
                            read_ahead=read_ahead)
+    reader.follows(follows)
     order = OffsetOrder() if order is None else order
     snapshot_rules = None
     if snapshot and options.deep and objects:
@@ -156,6 +160,8 @@ def verify_stream(stream: BinaryIO, summary: FileSummary, options: VerifyOptions
             if progress is not None:
                 progress(item.pos + item.size)
             item = None   # a batch holds a view of the reader's window: let it go before the run reads on
+        if landed is not None:
+            landed["last_offset"] = reader.last_intact_offset()
     finally:
         reader.close()   # (a read-ahead thread stops: the rest may go to forked parts)
     pos = walk.landed
@@ -191,7 +197,8 @@ MAX_PART_FINDINGS = 10_000   # a part with more is read again by the parent (the
 
 def verify_in_parts(path: str, stream: BinaryIO, summary: FileSummary, options: VerifyOptions, *, progress=None,
                     landed: dict | None = None, on_batch=None, decoder: str | None = None,
-                    segment_base: int | None = None, start: int = 0) -> Iterator[Finding]:
+                    segment_base: int | None = None, start: int = 0,
+                    follows: int | None = None) -> Iterator[Finding]:
     """verify_stream's findings for a local file from ``start`` (an entry start, 0 unless verify_stream walked
     the entries before it) to its end, its parts read at once by ``options.jobs`` processes.
 
@@ -204,22 +211,30 @@ def verify_in_parts(path: str, stream: BinaryIO, summary: FileSummary, options: 
     """
     serial = dataclasses.replace(options, jobs=1)
     order = OffsetOrder()
+    # The last offset of the last intact entry walked, whoever walked it: where the parent reads on after a
+    # child's part, what a damaged range there lost is told from it (a child's part starts at an intact entry).
+    before_last = follows
 
     def work(part_stream, start, stop, _spill):
         return _verify_part(path, part_stream, start, stop, summary.size, serial, decoder, segment_base)
 
     def take(_part, found):
+        nonlocal before_last
         if options.deep and not found.goes_on_from(order):
             return None
         yield from found.replay(summary, order if options.deep else None, on_batch)
+        before_last = found.last_offset if found.last_offset is not None else before_last
         if progress is not None:
             progress(found.landed)
         return found.landed
 
     def walk_here(pos, stop):
+        nonlocal before_last
         walked = {}
         yield from verify_stream(stream, summary, serial, progress=progress, start=pos, stop=stop, landed=walked,
-                                 on_batch=on_batch, decoder=decoder, segment_base=segment_base, order=order)
+                                 on_batch=on_batch, decoder=decoder, segment_base=segment_base, order=order,
+                                 follows=before_last)
+        before_last = walked["last_offset"]
         return walked["pos"]
 
     pos = yield from walk_in_parts(path, summary.size, options.jobs, work, take, walk_here, start=start)
@@ -239,6 +254,7 @@ class _Found:
     first: object | None          # the part's first batch (its findings are in items)
     second_base: int | None       # the base offset of the part's second batch, if the full reader read it
     order: OffsetOrder            # the part's OffsetOrder at its end
+    last_offset: int | None       # the last offset of the last intact entry it walked
 
     def goes_on_from(self, order: OffsetOrder) -> bool:
         """Whether the part's own offset checks are the ones a walk from the start makes.
@@ -330,4 +346,4 @@ def _verify_part(path: str, stream: BinaryIO, start: int, stop: int, size: int, 
             pending -= 1   # one of the batch's own: kept with it
         else:
             items.append(finding)   # a damaged range between batches
-    return _Found(items, summary, walked["pos"], first, second_base, order)
+    return _Found(items, summary, walked["pos"], first, second_base, order, walked["last_offset"])

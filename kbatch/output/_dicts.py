@@ -7,7 +7,7 @@ differs from what that command writes.
 """
 
 from kbatch.messages.registry import schema_ids
-from kbatch.output.values import bytes_json, control_dict, iso_timestamp
+from kbatch.output.values import bytes_json, control_dict, iso_timestamp, lost_offsets_of
 from kbatch.output.visible import json_name
 
 
@@ -33,13 +33,13 @@ def finding_offsets(finding, batch):
         "base_offset": batch.base_offset if batch is not None and batch.pos == finding.entry_pos else None,
         "last_offset": batch.last_offset if batch is not None and batch.pos == finding.entry_pos else None,
     }
-    value = batch.lost_offsets.first if batch is not None and batch.pos == finding.entry_pos and batch.lost_offsets else None
+    value = lost_offsets_of(finding, batch).first if lost_offsets_of(finding, batch) else None
     if value is not None:
         out["lost_first"] = value
-    value = batch.lost_offsets.last if batch is not None and batch.pos == finding.entry_pos and batch.lost_offsets else None
+    value = lost_offsets_of(finding, batch).last if lost_offsets_of(finding, batch) else None
     if value is not None:
         out["lost_last"] = value
-    value = batch.lost_offsets.how if batch is not None and batch.pos == finding.entry_pos and batch.lost_offsets else None
+    value = lost_offsets_of(finding, batch).how if lost_offsets_of(finding, batch) else None
     if value is not None:
         out["lost_offsets_from"] = value
     return out
@@ -374,6 +374,15 @@ def region_dict(finding, raw=None):
         "expected": finding.expected,
         "actual": finding.actual,
     }
+    value = finding.lost_offsets.first if finding.lost_offsets else None
+    if value is not None:
+        out["lost_first"] = value
+    value = finding.lost_offsets.last if finding.lost_offsets else None
+    if value is not None:
+        out["lost_last"] = value
+    value = finding.lost_offsets.how if finding.lost_offsets else None
+    if value is not None:
+        out["lost_offsets_from"] = value
     value = None if raw is None else bytes_json(raw, "base64")
     if value is not None:
         out["raw"] = value

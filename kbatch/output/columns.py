@@ -67,7 +67,8 @@ TYPES = {
 
 # The names the ``read`` expressions use besides batch, record, finding, decode and with_records
 # (kbatch/output/_dicts.py imports them: kbatch.output.docs.HELPER_IMPORTS).
-HELPERS = ("iso_timestamp", "bytes_json", "schema_ids", "control_dict", "finding_dict", "record_dict", "json_name")
+HELPERS = ("iso_timestamp", "bytes_json", "schema_ids", "control_dict", "finding_dict", "record_dict", "json_name",
+           "lost_offsets_of")
 
 _ISO_NOTE = "the timestamp to its left as ISO-8601 UTC with milliseconds (output only; null for -1 or none)"
 _BYTES_OR_NULL = {"oneOf": [{"type": "null"}, {"$ref": "#/$defs/bytes"}]}
@@ -90,18 +91,19 @@ def _file(read: str, doc: str = "the file, as named on the command line (or foun
 
 # -- a batch: one log entry (a v2 record batch or a v0/v1 message), kbatch.output.jsonout.batch_dict -------
 
-def _lost_offsets(known: str) -> tuple[Column, ...]:
-    """A damaged batch's offsets as far as the entry before tells (kbatch.reading.lost), where ``known``:
-    present only then."""
+def _lost_offsets(lost: str) -> tuple[Column, ...]:
+    """The offsets a damaged batch or range held as far as the entries around it tell (kbatch.reading.lost),
+    where ``lost`` (an expression: a LostOffsets or None) knows them: present only then."""
     return (
-        Column("lost_first", "int64", True, f"batch.lost_offsets.first if {known} else None",
-               "a damaged batch's first offset, as inferred (lost_offsets_from says how)", optional=True,
-               spark=False),
-        Column("lost_last", "int64", True, f"batch.lost_offsets.last if {known} else None",
-               "a damaged batch's last offset, as inferred", optional=True, spark=False),
-        Column("lost_offsets_from", "string", True, f"batch.lost_offsets.how if {known} else None",
+        Column("lost_first", "int64", True, f"{lost}.first if {lost} else None",
+               "a damaged batch's or range's first offset, as inferred (lost_offsets_from says how); a range "
+               "whose lost_last is below it held none", optional=True, spark=False),
+        Column("lost_last", "int64", True, f"{lost}.last if {lost} else None",
+               "a damaged batch's or range's last offset, as inferred", optional=True, spark=False),
+        Column("lost_offsets_from", "string", True, f"{lost}.how if {lost} else None",
                "how a damaged batch's offsets are known: its header (unverified), or the entry before it (\"after "
-               "the entry before, which ends at 7, up to the wrapper's own offset, its last inner record's\")",
+               "the entry before, which ends at 7, up to the wrapper's own offset, its last inner record's\"); "
+               "a range's: the entries on either side",
                optional=True, spark=False),
     )
 
@@ -385,7 +387,7 @@ FINDING_OFFSETS = (
            "the base offset of the batch it lies in"),
     Column("last_offset", "int64", True, f"batch.last_offset if {_INSIDE} else None",
            "the last offset of the batch it lies in"),
-    *_lost_offsets(f"{_INSIDE} and batch.lost_offsets"),
+    *_lost_offsets("lost_offsets_of(finding, batch)"),
 )
 
 # -- the lines of a damaged range, a file's end and an unreadable file (dump, verify-crc, txn, offsets, producers) --
@@ -393,7 +395,8 @@ FINDING_OFFSETS = (
 _RAW = Column("raw", "bytes", True, 'None if raw is None else bytes_json(raw, "base64")',
               "the range's bytes (dump --format json only)", optional=True, schema={"$ref": "#/$defs/bytes"})
 # A damaged range between entries, as an entry of dump's document (kbatch.output.jsonout.region_dict).
-REGION = (_kind("finding", "a damaged range between entries, without bytes of its own"), *FINDING, _RAW)
+REGION = (_kind("finding", "a damaged range between entries, without bytes of its own"), *FINDING,
+          *_lost_offsets("finding.lost_offsets"), _RAW)
 # A finding on a line of its own, with its file (dump's JSON Lines write "file" first: every line of theirs does).
 FINDING_LINE = (_kind("finding", "a finding on a line of its own"), _file("path"), *FINDING)
 

@@ -113,6 +113,9 @@ def json_schema() -> dict:
     """kbatch-json-v1.schema.json: the document ``--format json`` writes, each entry's keys from the columns."""
     file_ = columns.LOCATION[0]
     finding = {column.name: _property(column, derived=False) for column in columns.FINDING}
+    # A damaged range's keys besides its kind and bytes: the finding's and the offsets it may have lost.
+    region = {column.name: _property(column, derived=False) for column in columns.REGION
+              if column.name not in ("type", "raw")}
     record = {column.name: _property(column, derived=True) for column in columns.RECORD if not column.optional}
     record |= ENCODE_ONLY_RECORD
     record |= {column.name: _property(column, derived=True) for column in columns.RECORD if column.optional}
@@ -149,9 +152,9 @@ def json_schema() -> dict:
             "record": _object(record, "a record: what dump writes; encode derives what is absent"),
             "batch": _object(batch, "a v2 record batch or a v0/v1 message"),
             "raw": _object({"raw": {"$ref": "#/$defs/bytes"},
-                            **{name: {} for name in ("type", file_.name, *columns.names(columns.FINDING))}},
+                            **{name: {} for name in ("type", file_.name, *region)}},
                            "raw bytes written as they are (a damaged range in a dump)", required=["raw"]),
-            "finding_entry": _object({"type": {"const": "finding"}, file_.name: {"type": "string"}, **finding},
+            "finding_entry": _object({"type": {"const": "finding"}, file_.name: {"type": "string"}, **region},
                                      "a finding between entries without bytes of its own", required=["type", "code"]),
             "entry": {"oneOf": [{"$ref": "#/$defs/raw"}, {"$ref": "#/$defs/finding_entry"},
                                 {"$ref": "#/$defs/batch"}]},
@@ -233,7 +236,7 @@ DICT_FUNCTIONS = (
 
 # Where the helpers the ``read`` expressions use (columns.HELPERS) come from, those not written there.
 HELPER_IMPORTS = {"kbatch.messages.registry": ("schema_ids",),
-                  "kbatch.output.values": ("bytes_json", "control_dict", "iso_timestamp"),
+                  "kbatch.output.values": ("bytes_json", "control_dict", "iso_timestamp", "lost_offsets_of"),
                   "kbatch.output.visible": ("json_name",)}
 
 

@@ -134,11 +134,23 @@ def entry_offsets_cell(batch) -> str:
     return f"{batch.base_offset}–{batch.last_offset}"
 
 
+def lost_offsets_of(finding, batch):
+    """The offsets a finding's damaged entry (``batch``, when the finding lies in it) or damaged range held,
+    as far as the entries around it tell (kbatch.reading.lost.LostOffsets); None when it is intact."""
+    if batch is not None and batch.pos == finding.entry_pos:
+        return batch.lost_offsets
+    return finding.lost_offsets
+
+
 def finding_text(finding, batch=None) -> str:
-    """One line for a finding; given the batch it belongs to, with the batch's record offsets too."""
+    """One line for a finding; given the batch it belongs to, with the batch's record offsets too; a damaged
+    range's with the offsets it may have held."""
     where = f"pos {finding.pos}" if finding.inner_pos is None else \
         f"pos {finding.pos} (byte {finding.inner_pos} of the decompressed data)"
     if batch is not None:
         where += f" ({entry_offsets_text(batch)})"
+    elif finding.lost_offsets is not None:
+        lost = finding.lost_offsets
+        where += f" (no offsets lost: {lost.how})" if lost.none else f" (offsets {lost.text()})"
     return (f"{finding.code} at {where}, {counted(finding.size, 'byte')}, {finding.field}: "
             f"expected {finding.expected}, found {finding.actual}")

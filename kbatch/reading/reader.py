@@ -28,7 +28,7 @@ import os
 import re
 import stat
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import BinaryIO, Iterator
 
 from kbatch.format.codecs import DEFAULT_DECOMPRESSED_LIMIT, Decompressor
@@ -47,7 +47,7 @@ from kbatch.format.framing import (
 )
 from kbatch.reading.model import Batch
 from kbatch.reading.legacy import read_message
-from kbatch.reading.lost import entry_lost_offsets, wrapper_not_opened
+from kbatch.reading.lost import entry_lost_offsets, range_lost_offsets, wrapper_not_opened
 from kbatch.reading.recovery import Recovery
 from kbatch.reading.v2 import load_records, read_batch
 from kbatch.reading.window import CHUNK, EntryCut, Window
@@ -55,13 +55,16 @@ from kbatch.format.structs import (
     BATCH_HEADER,
     HEADER_SIZE_UP_TO_MAGIC,
     LOG_ENTRY_PREFIX,
+    LEGACY_CODEC_MASK,
     LOG_OVERHEAD,
     MAGIC_OFFSET,
+    MESSAGE_V0_HEADER,
     PROPOSED_V3_MAGIC,
     SIZE_OFFSET,
 )
 
 _OFFSETS = BATCH_HEADER.picker("base_offset", "last_offset_delta")
+_LEGACY_OFFSET = MESSAGE_V0_HEADER.picker("offset", "attributes")   # where v1 has them too
 
 __all__ = ["DEFAULT_MAX_ENTRY_SIZE", "ReadOptions", "SegmentReader", "load_records", "open_input", "parse_hex"]
 
@@ -152,6 +155,16 @@ class SegmentReader:
         if pos is not None:
             self._before_pos = pos
 
+    def follows(self, last_offset: int | None) -> None:
+        """The walk goes on after an intact entry ending at ``last_offset`` that another walk went past (a part
+        of the file read by a process of its own): what a damaged range after it lost is told from it."""
+        if last_offset is not None:
+            self._before_last, self._before_pos = last_offset, None
+
+    def last_intact_offset(self) -> int | None:
+        """The last offset of the last intact entry the walk went past (what the next walk :meth:`follows`)."""
+        return self._last_offset_before()
+
     def _last_offset_before(self) -> int | None:
         if self._before_pos is not None:   # a v2 batch's header: baseOffset + lastOffsetDelta
             buf, i, available = self.window.view(self._before_pos, BATCH_HEADER.size)
@@ -229,15 +242,27 @@ class SegmentReader:
             yield self._intact(intact)
             return intact.pos + intact.size
         if problem.code == "truncated":
-            if resume is None:
-                yield problem   # the input ends inside this entry
+            if resume is None:   # the input ends inside this entry: every offset after the entry before is gone
+                yield replace(problem, lost_offsets=range_lost_offsets(self._last_offset_before(), None))
                 return self.size
             # Valid entries follow, so the input is not cut short: the size field is what lies.
             problem = Finding("bad-length", pos, pos + SIZE_OFFSET, 4, LENGTH_FIELD[magic],
                               f"at most {self.size - pos - LOG_OVERHEAD} (the bytes left in the input)",
                               str(declared_size))
-        yield damaged_range(pos, end, problem, resumed=resume is not None)
+        lost = range_lost_offsets(self._last_offset_before(), None if resume is None else self._first_offset_at(resume))
+        yield replace(damaged_range(pos, end, problem, resumed=resume is not None), lost_offsets=lost)
         return end
+
+    def _first_offset_at(self, pos: int) -> int | None:
+        """The first offset of the intact entry at ``pos`` as its header says; None for a v0/v1 wrapper,
+        whose offset field is its last inner record's (kbatch.reading.lost)."""
+        buf, i, available = self.window.view(pos, BATCH_HEADER.size)
+        if available < MESSAGE_V0_HEADER.size:
+            return None
+        if buf[i + MAGIC_OFFSET] == 2:
+            return _OFFSETS.unpack_from(buf, i)[0] if available >= BATCH_HEADER.size else None
+        offset, attributes = _LEGACY_OFFSET.unpack_from(buf, i)
+        return offset if attributes & LEGACY_CODEC_MASK == 0 else None
 
     # -- decoding one entry --------------------------------------------------
 
