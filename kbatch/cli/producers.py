@@ -7,6 +7,7 @@ import sys
 import click
 
 from kbatch.cli.options import decompressed_limit_option, expand_inputs, no_color_option, replay_status
+from kbatch.cli.status import ExitStatus
 
 
 @click.command(epilog="""\b
@@ -47,7 +48,7 @@ def producers(paths, producer_ids, transactional_ids, output_format, decompresse
     error.  (The warnings alone leave it 0.)
     """
     from kbatch.ops.logs import partition_key, replay
-    from kbatch.ops.producers import PartitionProducers, join_transactional_ids
+    from kbatch.ops.producers import PartitionProducers, hold_snapshots, join_transactional_ids
     from kbatch.ops.txn import CoordinatorView, is_transaction_state
     from kbatch.reading.reader import ReadOptions
 
@@ -71,6 +72,7 @@ def producers(paths, producer_ids, transactional_ids, output_format, decompresse
     status = replay_status(replayed, status)
     ordered = [views[key] for key in sorted(views)]
     join_transactional_ids(ordered, coordinator)
+    hold_snapshots(ordered, files, [path for path, _ in replayed.unreadable], decompressed_limit)
     wanted = set(producer_ids) | {state.producer_id for tid, state in coordinator.ids.items()
                                   if tid in set(transactional_ids)}
     if transactional_ids and not any(tid in coordinator.ids for tid in transactional_ids):
@@ -81,6 +83,12 @@ def producers(paths, producer_ids, transactional_ids, output_format, decompresse
         (lambda producer_id: True)
     findings = replayed.findings + [(path, finding) for view in ordered for path, finding, producer_id in view.breaks
                                      if selected(producer_id)]
+    for view in ordered:   # (a finding about a snapshot file itself names no producer)
+        view.snapshot_findings = [(path, finding, producer_id) for path, finding, producer_id
+                                  in view.snapshot_findings if producer_id is None or selected(producer_id)]
+        findings += [(path, finding) for path, finding, _ in view.snapshot_findings]
+        if status is ExitStatus.OK and any(finding.is_damage for _, finding, _ in view.snapshot_findings):
+            status = ExitStatus.FOUND
     for view in ordered:
         view.epochs = [epoch for epoch in view.epochs if selected(epoch.producer_id)]
     if output_format == "jsonl":
