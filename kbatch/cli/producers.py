@@ -42,10 +42,16 @@ def producers(paths, producer_ids, transactional_ids, output_format, decompresse
     idempotence: a batch whose records are those of one of the producer's
     last 16 batches, written again under a new epoch or a repeated sequence.
     A DIR means its *.log files, recursively; segments are grouped by their
-    partition directory (TOPIC-N).
+    partition directory (TOPIC-N).  Where every segment of a partition
+    directory is read, its producer .snapshot files are held against the
+    log as verify-crc --deep holds them: each field of a producer's entry
+    that differs from what the log below the snapshot's offset builds is a
+    snapshot-mismatch; a producer only in a snapshot (its batches removed by
+    retention or the cleaner) is none, Kafka keeps it.
 
-    Exit status: 0 clean, 1 damage found in the logs, 2 usage or I/O
-    error.  (The warnings alone leave it 0.)
+    Exit status: 0 clean, 1 damage found in the logs or their .snapshot
+    files (a snapshot-mismatch), 2 usage or I/O error.  (The warnings alone
+    leave it 0.)
     """
     from kbatch.ops.logs import partition_key, replay
     from kbatch.ops.producers import PartitionProducers, hold_snapshots, join_transactional_ids
