@@ -77,7 +77,7 @@ def producers(paths, producer_ids, transactional_ids, output_format, decompresse
                       (batch.producer_id is not None and batch.producer_id >= 0))
     status = replay_status(replayed, status)
     ordered = [views[key] for key in sorted(views)]
-    join_transactional_ids(ordered, coordinator)
+    join_transactional_ids((epoch for view in ordered for epoch in view.epochs), coordinator)
     hold_snapshots(ordered, files, [path for path, _ in replayed.unreadable], decompressed_limit)
     wanted = set(producer_ids) | {state.producer_id for tid, state in coordinator.ids.items()
                                   if tid in set(transactional_ids)}

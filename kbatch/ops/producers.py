@@ -204,12 +204,13 @@ class PartitionProducers:
                     break
 
 
-def join_transactional_ids(partitions, coordinator) -> None:
-    """Name each producer's transactional id, where __transaction_state (read into ``coordinator``, a
+def join_transactional_ids(producers, coordinator) -> None:
+    """Name each producer (anything with a ``producer_id`` and a ``transactional_id``: a ProducerEpoch, a
+    kbatch.ops.txn.Transaction) by its transactional id, where __transaction_state (read into ``coordinator``, a
     kbatch.ops.txn.CoordinatorView) holds its producer id."""
     by_producer = coordinator.by_producer()
-    for epoch in (epoch for view in partitions for epoch in view.epochs):
-        epoch.transactional_id = getattr(by_producer.get(epoch.producer_id), "transactional_id", None)
+    for producer in producers:
+        producer.transactional_id = getattr(by_producer.get(producer.producer_id), "transactional_id", None)
 
 
 def hold_snapshots(views, files: list[str], unreadable: list[str], decompressed_limit: int | None = None) -> None:
