@@ -256,7 +256,8 @@ def test_a_transaction_left_open_stops_the_cleaner_at_its_first_offset(real_kafk
         open_from, open_from, False)
     assert cleaning["blocked_by"] == [f"the last stable offset, held at {open_from} by the open transaction of "
                                       f"transactional id txn-pinned (producer {producer_id})"]
-    result = kbatch("retention", "--format", "jsonl", str(log_dir / "pinned-0"))   # no __transaction_state
+    result = kbatch("retention", "--format", "jsonl", "--metadata", str(log_dir / "__cluster_metadata-0"),
+                    str(log_dir / "pinned-0"))   # without __transaction_state
     assert result.code == 0, result.err
     (cleaning,) = [line for line in map(json.loads, result.out.splitlines()) if line["type"] == "cleaning"]
     assert cleaning["blocked_by"] == [f"the last stable offset, held at {open_from} by producer {producer_id}'s "
