@@ -133,7 +133,8 @@ def _lines(text: str, start: str) -> int:
 
 
 # (command line, expected exit status, tabs laid out by the renderer); S: the segment in the hostile
-# partition directory, N: the hostile file name, P: the directory, O and T: the internal topics' segments.
+# partition directory, N: the hostile file name, P: the directory, O and T: the internal topics' segments (TD:
+# __transaction_state's directory).
 TEXT_COMMANDS = {
     "dump": (["dump", "S", "N", "O", "T"], 0, False),
     "dump-records": (["dump", "--records", "S", "N", "O", "T"], 0, False),
@@ -142,6 +143,8 @@ TEXT_COMMANDS = {
     "verify-crc": (["verify-crc", "S", "N"], 0, False),
     "verify-crc-deep": (["verify-crc", "--deep", "P"], 0, False),
     "txn": (["txn", "P", "T"], 0, False),
+    "producers": (["producers", "P", "T"], 0, False),
+    "retention": (["retention", "--config", "cleanup.policy=compact", "P", "TD"], 0, False),
     "grep": (["grep", "", "S", "N", "O"], 0, True),
     "grep-count": (["grep", "-c", "", "S", "N"], 0, False),
     "stats": (["stats", "S", "N"], 0, False),
@@ -162,7 +165,7 @@ def _args(hostile: dict, args: list[str]) -> list[str]:
     paths = {"S": hostile["segment"], "N": hostile["named"], "P": hostile["partition"], "N+": hostile["named"] + "x",
              "N.salvaged": hostile["named"] + ".salvaged",
              "O": os.path.join(hostile["offsets"], "00000000000000000000.log"),
-             "T": os.path.join(hostile["txns"], "00000000000000000000.log")}
+             "T": os.path.join(hostile["txns"], "00000000000000000000.log"), "TD": hostile["txns"]}
     return [paths.get(arg, arg) for arg in args]
 
 

@@ -6,7 +6,10 @@ from __future__ import annotations
 import io
 import json
 import re
+import struct
+from pathlib import Path
 
+import crc32c
 import pytest
 
 from kbatch.ops.producers import PartitionProducers, in_sequence
@@ -160,10 +163,135 @@ def test_the_table(tmp_path, kbatch, snapshot, monkeypatch):
     assert result.out.replace(str(tmp_path), "TMP") == snapshot
 
 
+# -- the partition's producer snapshots held against its log ----------------------------------------------------
+#
+# ProducerStateManager.writeSnapshot's layout, written here by hand (version 1): version int16, the CRC-32C of
+# what follows, then the producer entries, each producerId int64, producerEpoch int16, lastSequence int32,
+# lastOffset int64, offsetDelta int32, timestamp int64, coordinatorEpoch int32, currentTxnFirstOffset int64.
+
+T = 1_700_000_000_000
+SNAPSHOT_FIELDS = ("producer_id", "epoch", "last_sequence", "last_offset", "offset_delta", "timestamp",
+                   "coordinator_epoch", "current_txn_first_offset")
+
+
+def _snapshot_file(entries: list[dict]) -> bytes:
+    body = struct.pack(">i", len(entries)) + b"".join(
+        struct.pack(">qhiqiqiq", *(entry[name] for name in SNAPSHOT_FIELDS)) for entry in entries)
+    return struct.pack(">hI", 1, crc32c.crc32c(body)) + body
+
+
+def _log_with_producers() -> bytes:
+    """Idempotent producer PID (offsets 0-2), producer 7's transaction left open (3), producer 8's committed (4,
+    its COMMIT marker 5, coordinator epoch 11): offsets 0..5, a snapshot's at 6."""
+    return b"".join([
+        data(0, 0, [b"a", b"b"]),
+        batch(2, [(None, b"c")], producer_id=PID, producer_epoch=0, base_sequence=2, timestamp=T + 1),
+        batch(3, [(None, b"t")], producer_id=7, producer_epoch=3, base_sequence=0, transactional=True, timestamp=T + 2),
+        batch(4, [(None, b"u")], producer_id=8, producer_epoch=5, base_sequence=0, transactional=True, timestamp=T + 3),
+        batch(5, [end_marker("COMMIT", 11)], control=True, transactional=True, producer_id=8, producer_epoch=5,
+              timestamp=T + 4)])
+
+
+def _state_at_6() -> list[dict]:
+    """What ProducerAppendInfo makes of _log_with_producers (appendDataBatch: the last batch's sequence, offset,
+    offset delta and maxTimestamp, its transaction's first offset; appendEndTxnMarker: the coordinator epoch,
+    the marker's timestamp, no transaction), worked by hand; and producer 99, whose batches are gone from the
+    log (retention), which Kafka keeps in its snapshots."""
+    return [
+        dict(producer_id=7, epoch=3, last_sequence=0, last_offset=3, offset_delta=0, timestamp=T + 2,
+             coordinator_epoch=-1, current_txn_first_offset=3),
+        dict(producer_id=8, epoch=5, last_sequence=0, last_offset=4, offset_delta=0, timestamp=T + 4,
+             coordinator_epoch=11, current_txn_first_offset=-1),
+        dict(producer_id=99, epoch=2, last_sequence=41, last_offset=-1, offset_delta=0, timestamp=T,
+             coordinator_epoch=-1, current_txn_first_offset=-1),
+        dict(producer_id=PID, epoch=0, last_sequence=2, last_offset=2, offset_delta=0, timestamp=T + 1,
+             coordinator_epoch=-1, current_txn_first_offset=-1)]
+
+
+def _snapshotted(tmp_path, entries: list[dict]):
+    directory = _partition(tmp_path, _log_with_producers())
+    (directory / f"{6:020d}.snapshot").write_bytes(_snapshot_file(entries))
+    return directory
+
+
+def test_a_snapshot_that_agrees_with_the_log_adds_no_finding(tmp_path, kbatch):
+    directory = _snapshotted(tmp_path, _state_at_6())
+    producers, findings = _producers(kbatch, directory)
+    assert findings == []
+    assert {line["producer_id"] for line in producers} == {PID, 7, 8}   # 99, only in the snapshot, is not the log's
+    result = kbatch("producers", str(directory))
+    assert result.code == 0, result.err
+    assert "  held against 1 .snapshot file: they agree with the log\n" in result.out
+
+
+@pytest.mark.parametrize(("slot", "name", "wrong"), [
+    (3, "epoch", 1), (3, "last_sequence", 7), (3, "last_offset", 1), (3, "offset_delta", 1), (0, "timestamp", T),
+    (1, "coordinator_epoch", 10),
+    (0, "current_txn_first_offset", -1),   # the snapshot has producer 7's open transaction closed
+    (1, "current_txn_first_offset", 4),    # ... and producer 8's committed one still open
+])
+def test_a_snapshot_that_disagrees_with_the_log(tmp_path, kbatch, slot, name, wrong):
+    entries = _state_at_6()
+    right, entries[slot][name] = entries[slot][name], wrong
+    directory = _snapshotted(tmp_path, entries)
+    result = kbatch("producers", "--format", "jsonl", str(directory))
+    assert result.code == 1, result.err
+    findings = [line for line in map(json.loads, result.out.splitlines()) if line["type"] == "finding"]
+    producer_id = entries[slot]["producer_id"]
+    assert [(f["file"], f["code"], f["severity"], f["pos"], f["field"], f["expected"], f["actual"]) for f in findings] \
+        == [(str(directory / f"{6:020d}.snapshot"), "snapshot-mismatch", "error", 10 + 46 * slot,
+             f"producer_entries[{slot}].{name}", f"{right} (producer {producer_id} in the log below offset 6)",
+             str(wrong))]
+    table = kbatch("producers", str(directory))
+    assert table.code == 1
+    assert "held against 1 .snapshot file: 1 finding (below)" in table.out
+    # only the producers asked for: the disagreement of another is not theirs
+    other = next(pid for pid in (PID, 7, 8) if pid != producer_id)
+    assert kbatch("producers", "--producer-id", str(other), str(directory)).code == 0
+    assert kbatch("producers", "--producer-id", str(producer_id), str(directory)).code == 1
+
+
+def test_a_producer_of_the_log_missing_from_a_snapshot_is_a_warning(tmp_path, kbatch):
+    """Kafka drops a producer idle past producer.id.expiration.ms (ProducerStateManager.removeExpiredProducers)."""
+    directory = _snapshotted(tmp_path, [entry for entry in _state_at_6() if entry["producer_id"] != PID])
+    result = kbatch("producers", "--format", "jsonl", str(directory))
+    assert result.code == 0, result.err   # a warning
+    findings = [line for line in map(json.loads, result.out.splitlines()) if line["type"] == "finding"]
+    assert [(f["code"], f["severity"]) for f in findings] == [("snapshot-missing-producer", "warning")]
+    assert f"producer {PID}" in findings[0]["expected"]
+
+
+def test_a_snapshot_that_does_not_read_is_damage(tmp_path, kbatch):
+    directory = _snapshotted(tmp_path, _state_at_6())
+    path = directory / f"{6:020d}.snapshot"
+    raw = bytearray(path.read_bytes())
+    raw[-1] ^= 0x01   # under its CRC
+    path.write_bytes(bytes(raw))
+    result = kbatch("producers", "--format", "jsonl", str(directory))
+    assert result.code == 1, result.err
+    findings = [line for line in map(json.loads, result.out.splitlines()) if line["type"] == "finding"]
+    assert [(f["file"], f["code"]) for f in findings] == [(str(path), "crc-mismatch")]
+
+
+def test_snapshots_are_held_only_when_every_segment_is_read(tmp_path, kbatch):
+    """A snapshot holds the state the whole log below it built: with a segment left out, there is nothing to hold
+    it to (the wrong epoch here goes unseen), and no line says it was."""
+    entries = _state_at_6()
+    entries[3]["epoch"] = 1
+    directory = _snapshotted(tmp_path, entries)
+    (directory / f"{6:020d}.log").write_bytes(data(6, 3, [b"d"]))
+    result = kbatch("producers", str(directory / f"{6:020d}.log"))
+    assert result.code == 0, result.err
+    assert "held against" not in result.out
+    assert _producers(kbatch, directory / f"{6:020d}.log")[1] == []
+    assert kbatch("producers", str(directory)).code == 1
+
+
 @pytest.mark.real_kafka
 def test_a_healthy_brokers_producers_break_no_rule(real_kafka, kbatch):
     """Every partition of the real broker (idempotent and transactional producers, compaction, aborts,
-    DeleteRecords): no producer rule fires, and the transactional producers are named."""
+    DeleteRecords): no producer rule fires, the transactional producers are named, and every producer .snapshot
+    the broker wrote (at each roll, and at its clean shutdown) agrees with the log."""
     result = kbatch("producers", "--format", "jsonl", str(real_kafka.stopped))
     assert result.code == 0, result.err
     lines = [json.loads(line) for line in result.out.splitlines()]
@@ -171,6 +299,16 @@ def test_a_healthy_brokers_producers_break_no_rule(real_kafka, kbatch):
     producers = [line for line in lines if line["type"] == "producer"]
     assert len(producers) > 5
     assert {"txn-b"} <= {line["transactional_id"] for line in producers}
+    table = kbatch("producers", str(real_kafka.stopped))
+    assert table.code == 0, table.err
+    verdicts = {}   # each partition's directory: what its heading's block says of its snapshots (None: nothing)
+    for block in table.out.strip().split("\n\n"):
+        held = re.search(r"^  held against \d+ \.snapshot files?: (.*)$", block, re.M)
+        verdicts[block.split(": ", 1)[0]] = held[1] if held else None
+    snapshotted = {partition for partition in verdicts if any(Path(partition).glob("*.snapshot"))}
+    assert len(snapshotted) > 5
+    assert {partition: verdicts[partition] for partition in snapshotted} == {
+        partition: "they agree with the log" for partition in snapshotted}
 
 
 def _producers(kbatch, *paths) -> tuple[list[dict], list[dict]]:

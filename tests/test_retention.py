@@ -97,7 +97,7 @@ def test_an_empty_last_segment_is_never_deleted(tmp_path, kbatch):
         ("kept", ["the last segment, and empty: never deleted"])]
 
 
-def test_an_open_transaction_holds_the_cleaner_back(tmp_path, kbatch):
+def _compacted_with_an_open_transaction(tmp_path):
     from .handmade import batch as handmade_batch
 
     directory = tmp_path / "compacted-0"
@@ -108,11 +108,60 @@ def test_an_open_transaction_holds_the_cleaner_back(tmp_path, kbatch):
     (directory / f"{3:020d}.log").write_bytes(batch(3, [(b"k", b"c")], timestamp=NOW - DAY))
     (directory / f"{4:020d}.log").write_bytes(batch(4, [(b"k", b"d")], timestamp=NOW - DAY))
     _checkpoint(tmp_path, "replication-offset-checkpoint", {"compacted-0": 5})
+    return directory
+
+
+def _transaction_state(tmp_path, transactional_id: bytes, producer_id: int):
+    """__transaction_state-0 holding one record: TransactionLogKey v0 (transactionalId), TransactionLogValue v0
+    (producerId, producerEpoch, transactionTimeoutMs, transactionStatus 1 Ongoing, transactionPartitions
+    [compacted: 0], transactionLastUpdateTimestampMs, transactionStartTimestampMs), as Kafka's
+    TransactionLogKey.json / TransactionLogValue.json lay them out."""
+    import struct
+
+    def string(text: bytes) -> bytes:
+        return struct.pack(">h", len(text)) + text
+
+    key = struct.pack(">h", 0) + string(transactional_id)
+    value = (struct.pack(">hqhib", 0, producer_id, 0, 60_000, 1) + struct.pack(">i", 1) + string(b"compacted")
+             + struct.pack(">ii", 1, 0) + struct.pack(">qq", NOW - DAY, NOW - DAY))
+    directory = tmp_path / "__transaction_state-0"
+    directory.mkdir()
+    (directory / f"{0:020d}.log").write_bytes(batch(0, [(key, value)], timestamp=NOW - DAY))
+    return directory
+
+
+def test_an_open_transaction_holds_the_cleaner_back(tmp_path, kbatch):
+    directory = _compacted_with_an_open_transaction(tmp_path)
     lines = _verdicts(kbatch, "--config", "cleanup.policy=compact", str(directory))
     cleaning = [line for line in lines if line["type"] == "cleaning"][0]
     assert (cleaning["first_dirty_offset"], cleaning["first_uncleanable_offset"]) == (0, 2)
     assert cleaning["blocked_by"] == ["the last stable offset, held at 2 by producer 77's open transaction"]
     assert [line["verdict"] for line in lines if line["type"] == "segment"] == ["kept", "kept", "kept"]
+
+
+def test_the_producer_holding_the_cleaner_back_is_named_by_its_transactional_id(tmp_path, kbatch):
+    """Given a __transaction_state partition too, the open transaction's producer is named as kbatch producers
+    names it: by the transactional id the coordinator's record gives its producer id."""
+    directory = _compacted_with_an_open_transaction(tmp_path)
+    coordinator = _transaction_state(tmp_path, b"orders-writer", 77)
+    lines = _verdicts(kbatch, "--config", "cleanup.policy=compact", str(directory), str(coordinator))
+    cleaning = [line for line in lines if line["type"] == "cleaning" and line["partition"] == str(directory)]
+    assert [line["blocked_by"] for line in cleaning] == [
+        ["the last stable offset, held at 2 by the open transaction of transactional id orders-writer (producer 77)"]]
+    producers = kbatch("producers", "--format", "jsonl", str(directory), str(coordinator))   # the same join
+    assert producers.code == 0, producers.err
+    assert {json.loads(line)["transactional_id"] for line in producers.out.splitlines()} == {"orders-writer"}
+    # another producer's id names nobody here
+    other = tmp_path / "other"
+    other.mkdir()
+    elsewhere = _transaction_state(other, b"someone-else", 78)
+    lines = _verdicts(kbatch, "--config", "cleanup.policy=compact", str(directory), str(elsewhere))
+    assert [line["blocked_by"] for line in lines if line["type"] == "cleaning" and line["partition"] == str(directory)] \
+        == [["the last stable offset, held at 2 by producer 77's open transaction"]]
+    table = kbatch("retention", "--now", str(NOW), "--config", "cleanup.policy=compact", str(directory),
+                   str(coordinator))
+    assert table.code == 0, table.err
+    assert "by the open transaction of transactional id orders-writer (producer 77)" in " ".join(table.out.split())
 
 
 def test_configs_come_from_the_metadata_log(tmp_path, kbatch):
@@ -186,8 +235,9 @@ def test_a_transaction_left_open_stops_the_cleaner_at_its_first_offset(real_kafk
     """tests/kafka/Workload.java's pinned(): on a compacted topic, a transaction left open between records of an
     idempotent producer, each in a segment of its own. The partition leader reports the transaction's first
     offset (DescribeProducers), and the broker's cleaner cleaned up to it and no further (its
-    cleaner-offset-checkpoint); kbatch retention names the producer and that offset as what holds the last stable
-    offset and stops the cleaner, and kbatch txn shows the transaction open under its transactional id."""
+    cleaner-offset-checkpoint); kbatch retention names the producer (by the transactional id the log directory's
+    __transaction_state gives it, else by its id) and that offset as what holds the last stable offset and stops
+    the cleaner, and kbatch txn shows the transaction open under that transactional id."""
     import re
 
     from .real_kafka import producer_states
@@ -204,6 +254,12 @@ def test_a_transaction_left_open_stops_the_cleaner_at_its_first_offset(real_kafk
                    if line["type"] == "cleaning" and line["partition"].endswith("/pinned-0")]
     assert (cleaning["first_dirty_offset"], cleaning["first_uncleanable_offset"], cleaning["will_clean"]) == (
         open_from, open_from, False)
+    assert cleaning["blocked_by"] == [f"the last stable offset, held at {open_from} by the open transaction of "
+                                      f"transactional id txn-pinned (producer {producer_id})"]
+    result = kbatch("retention", "--format", "jsonl", "--metadata", str(log_dir / "__cluster_metadata-0"),
+                    str(log_dir / "pinned-0"))   # without __transaction_state
+    assert result.code == 0, result.err
+    (cleaning,) = [line for line in map(json.loads, result.out.splitlines()) if line["type"] == "cleaning"]
     assert cleaning["blocked_by"] == [f"the last stable offset, held at {open_from} by producer {producer_id}'s "
                                       "open transaction"]
 

@@ -7,6 +7,7 @@ import sys
 import click
 
 from kbatch.cli.options import decompressed_limit_option, expand_inputs, no_color_option, replay_status
+from kbatch.cli.status import ExitStatus
 
 
 @click.command(epilog="""\b
@@ -41,13 +42,19 @@ def producers(paths, producer_ids, transactional_ids, output_format, decompresse
     idempotence: a batch whose records are those of one of the producer's
     last 16 batches, written again under a new epoch or a repeated sequence.
     A DIR means its *.log files, recursively; segments are grouped by their
-    partition directory (TOPIC-N).
+    partition directory (TOPIC-N).  Where every segment of a partition
+    directory is read, its producer .snapshot files are held against the
+    log as verify-crc --deep holds them: each field of a producer's entry
+    that differs from what the log below the snapshot's offset builds is a
+    snapshot-mismatch; a producer only in a snapshot (its batches removed by
+    retention or the cleaner) is none, Kafka keeps it.
 
-    Exit status: 0 clean, 1 damage found in the logs, 2 usage or I/O
-    error.  (The warnings alone leave it 0.)
+    Exit status: 0 clean, 1 damage found in the logs or their .snapshot
+    files (a snapshot-mismatch), 2 usage or I/O error.  (The warnings alone
+    leave it 0.)
     """
     from kbatch.ops.logs import partition_key, replay
-    from kbatch.ops.producers import PartitionProducers, join_transactional_ids
+    from kbatch.ops.producers import PartitionProducers, hold_snapshots, join_transactional_ids
     from kbatch.ops.txn import CoordinatorView, is_transaction_state
     from kbatch.reading.reader import ReadOptions
 
@@ -70,7 +77,8 @@ def producers(paths, producer_ids, transactional_ids, output_format, decompresse
                       (batch.producer_id is not None and batch.producer_id >= 0))
     status = replay_status(replayed, status)
     ordered = [views[key] for key in sorted(views)]
-    join_transactional_ids(ordered, coordinator)
+    join_transactional_ids((epoch for view in ordered for epoch in view.epochs), coordinator)
+    hold_snapshots(ordered, files, [path for path, _ in replayed.unreadable], decompressed_limit)
     wanted = set(producer_ids) | {state.producer_id for tid, state in coordinator.ids.items()
                                   if tid in set(transactional_ids)}
     if transactional_ids and not any(tid in coordinator.ids for tid in transactional_ids):
@@ -81,6 +89,12 @@ def producers(paths, producer_ids, transactional_ids, output_format, decompresse
         (lambda producer_id: True)
     findings = replayed.findings + [(path, finding) for view in ordered for path, finding, producer_id in view.breaks
                                      if selected(producer_id)]
+    for view in ordered:   # (a finding about a snapshot file itself names no producer)
+        view.snapshot_findings = [(path, finding, producer_id) for path, finding, producer_id
+                                  in view.snapshot_findings if producer_id is None or selected(producer_id)]
+        findings += [(path, finding) for path, finding, _ in view.snapshot_findings]
+        if status is ExitStatus.OK and any(finding.is_damage for _, finding, _ in view.snapshot_findings):
+            status = ExitStatus.FOUND
     for view in ordered:
         view.epochs = [epoch for epoch in view.epochs if selected(epoch.producer_id)]
     if output_format == "jsonl":

@@ -55,7 +55,9 @@ def retention(paths, configs, metadata, now, output_format, decompressed_limit, 
     a compacted topic, the log cleaner's view (LogCleanerManager): first
     dirty and first uncleanable offset, what holds the latter back (the
     active segment, min.compaction.lag.ms, or the last stable offset an
-    open transaction pins, named), the dirty ratio against
+    open transaction pins, named with its producer: by its transactional
+    id where a __transaction_state partition is among the directories, as
+    in a log directory), the dirty ratio against
     min.cleanable.dirty.ratio, and whether it would clean now.  Configs:
     Kafka's defaults, then the topic's ConfigRecords in __cluster_metadata,
     then --config.
@@ -64,7 +66,9 @@ def retention(paths, configs, metadata, now, output_format, decompressed_limit, 
     timestamps may then be unknown), 2 usage or I/O error.
     """
     from kbatch.ops.logs import Replayed
-    from kbatch.ops.retention import judge, parse_config, partition_directories, read_partition, topic_configs
+    from kbatch.ops.retention import (judge, name_open_transactions, parse_config, partition_directories,
+                                      read_partition, topic_configs)
+    from kbatch.ops.txn import CoordinatorView
     from kbatch.reading.reader import ReadOptions
     from kbatch.files.inputs import topic_partition
 
@@ -78,18 +82,21 @@ def retention(paths, configs, metadata, now, output_format, decompressed_limit, 
     topics = topic_configs(metadata, ReadOptions(records=True)) if metadata else {}
     results = []
     everything = Replayed()
+    coordinator = CoordinatorView()   # __transaction_state's, where a directory given holds it
     for directory in directories:
         topic, _ = topic_partition(os.path.join(directory, "x"))
         try:
             config = parse_config({**topics.get(topic, {}), **configs})
         except ValueError as error:
             raise click.BadParameter(str(error), param_hint="--config") from None
-        partition, replayed = read_partition(directory, options)
-        judge(partition, config, now)
+        partition, replayed = read_partition(directory, options, coordinator)
         results.append((partition, config))
         everything.findings += replayed.findings
         everything.unreadable += replayed.unreadable
         everything.damaged = everything.damaged or replayed.damaged
+    name_open_transactions([partition for partition, _ in results], coordinator)
+    for partition, config in results:
+        judge(partition, config, now)
     status = replay_status(everything, status)
     if output_format == "jsonl":
         from kbatch.render.retention import write_retention_jsonl

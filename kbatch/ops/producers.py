@@ -95,7 +95,9 @@ class PartitionProducers:
     """One partition's batches, in log order, replayed producer by producer.
 
     ``epochs`` holds every (producer id, epoch) seen, in the order first seen; ``breaks`` each break as
-    (path, finding, producer id).
+    (path, finding, producer id); ``snapshots`` the producer .snapshot files held against the log
+    (:func:`hold_snapshots`) and ``snapshot_findings`` where they disagree with it or do not read, as (path,
+    finding, producer id or None).
     """
 
     def __init__(self, partition: str):
@@ -103,6 +105,8 @@ class PartitionProducers:
         self.producers: dict[int, _Producer] = {}
         self.epochs: list[ProducerEpoch] = []
         self.breaks: list[tuple[str, Finding, int]] = []
+        self.snapshots: list[str] = []
+        self.snapshot_findings: list[tuple[str, Finding, int | None]] = []
         self.removed = 0                 # offsets missing between the batches read so far (compaction, aborts cleaned)
         self.next_offset: int | None = None
 
@@ -200,9 +204,32 @@ class PartitionProducers:
                     break
 
 
-def join_transactional_ids(partitions, coordinator) -> None:
-    """Name each producer's transactional id, where __transaction_state (read into ``coordinator``, a
+def join_transactional_ids(producers, coordinator) -> None:
+    """Name each producer (anything with a ``producer_id`` and a ``transactional_id``: a ProducerEpoch, a
+    kbatch.ops.txn.Transaction) by its transactional id, where __transaction_state (read into ``coordinator``, a
     kbatch.ops.txn.CoordinatorView) holds its producer id."""
     by_producer = coordinator.by_producer()
-    for epoch in (epoch for view in partitions for epoch in view.epochs):
-        epoch.transactional_id = getattr(by_producer.get(epoch.producer_id), "transactional_id", None)
+    for producer in producers:
+        producer.transactional_id = getattr(by_producer.get(producer.producer_id), "transactional_id", None)
+
+
+def hold_snapshots(views, files: list[str], unreadable: list[str], decompressed_limit: int | None = None) -> None:
+    """Hold each partition's producer .snapshot files against its log, where ``files`` hold every segment of
+    its directory and none is ``unreadable``: verify-crc --deep's cross-check (kbatch.partition.crosscheck),
+    which rebuilds each producer's ProducerStateEntry from the log below a snapshot's offset as
+    ProducerAppendInfo would and compares it with the snapshot's entry.  A producer only in a snapshot (its
+    batches removed by retention or the cleaner) is no disagreement: Kafka keeps it."""
+    from kbatch.files import kinds
+    from kbatch.ops.logs import partition_key
+    from kbatch.partition.crosscheck import SNAPSHOT_CHECK_CODES, held_against_log
+
+    given: dict[str, set[str]] = {}
+    for path in files:
+        given.setdefault(partition_key(path), set()).add(path)
+    for view in views:
+        logs = given.get(view.partition, set())
+        if not logs or logs & set(unreadable):
+            continue
+        view.snapshots, found = held_against_log(view.partition, logs, frozenset({kinds.PRODUCER_SNAPSHOT}),
+                                                 SNAPSHOT_CHECK_CODES, decompressed_limit)
+        view.snapshot_findings = [(located.path, located.finding, located.producer_id) for located in found]

@@ -31,9 +31,13 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from kbatch.ops.logs import replay
 from kbatch.reading.model import Batch
+
+if TYPE_CHECKING:
+    from kbatch.ops.txn import CoordinatorView, Transaction
 
 # LogConfig's defaults (the broker's own log.* settings override them; --config and --metadata here)
 DEFAULTS = {
@@ -131,7 +135,8 @@ class PartitionRetention:
     log_end_offset: int
     high_watermark: int | None
     log_start_offset: int
-    first_open_transaction: tuple[int, int] | None     # (producer id, first offset) of the earliest open one
+    first_open_transaction: Transaction | None         # the earliest open one (kbatch.ops.txn; its transactional id
+                                                       # where __transaction_state was read: name_open_transactions)
     cleaner_checkpoint: int | None = None              # cleaner-offset-checkpoint's offset for it
     cleaning: Cleaning | None = None
 
@@ -240,7 +245,7 @@ def _cleaning(partition: PartitionRetention, segments: list[SegmentFacts], confi
     checkpointed = partition.cleaner_checkpoint
     first_dirty = checkpointed if checkpointed is not None and log_start <= checkpointed <= end else log_start
     open_txn = partition.first_open_transaction
-    last_stable = open_txn[1] if open_txn is not None else high_watermark
+    last_stable = open_txn.first_offset if open_txn is not None else high_watermark
     active = segments[-1].base_offset
     candidates = {"the last stable offset": last_stable, "the active segment": active}
     lag = max(config["min.compaction.lag.ms"], 0)
@@ -252,8 +257,10 @@ def _cleaning(partition: PartitionRetention, segments: list[SegmentFacts], confi
     uncleanable = max(first_dirty, min(candidates.values()))
     blockers = [name for name, offset in candidates.items() if offset == min(candidates.values())]
     if open_txn is not None and "the last stable offset" in blockers:
+        holder = f"producer {open_txn.producer_id}'s open transaction" if open_txn.transactional_id is None else \
+            f"the open transaction of transactional id {open_txn.transactional_id} (producer {open_txn.producer_id})"
         blockers[blockers.index("the last stable offset")] = (
-            f"the last stable offset, held at {open_txn[1]} by producer {open_txn[0]}'s open transaction")
+            f"the last stable offset, held at {open_txn.first_offset} by {holder}")
     # calculateCleanableBytes: up to the first segment at or past the uncleanable offset
     later = [s for s in segments[:-1] if s.base_offset >= uncleanable]
     first_uncleanable = later[0].base_offset if later else active
@@ -287,24 +294,30 @@ def partition_directories(paths: list[str]) -> list[str]:
     return found
 
 
-def read_partition(directory: str, options) -> tuple[PartitionRetention, object]:
+def read_partition(directory: str, options, coordinator: CoordinatorView | None = None) \
+        -> tuple[PartitionRetention, object]:
     """A partition directory's segments (oldest first) read into their facts, and its checkpoints; with what
-    the replay met (kbatch.ops.logs.Replayed)."""
+    the replay met (kbatch.ops.logs.Replayed).  A __transaction_state partition's records go to ``coordinator``
+    too, when given (the transactional ids of the producers: :func:`name_open_transactions`)."""
     from kbatch.files.inputs import segment_base_offset
     from kbatch.files.kinds import LOG_START_OFFSET_CHECKPOINT
-    from kbatch.ops.txn import PartitionTransactions
+    from kbatch.ops.txn import PartitionTransactions, is_transaction_state
     from kbatch.partition.textfiles import checkpointed_offset
 
     paths = sorted((os.path.join(directory, name) for name in os.listdir(directory) if name.endswith(".log")),
                    key=lambda path: segment_base_offset(path) or 0)
     facts = {path: segment_facts(path, segment_base_offset(path) or 0) for path in paths}
     transactions = PartitionTransactions(directory, None, directory=directory)
+    coordinator = coordinator if is_transaction_state(os.path.join(directory, "x")) else None
 
     def add(path, batch):
         facts[path].add_batch(batch)
         transactions.add_batch(batch, path)
+        if coordinator is not None:
+            coordinator.add_batch(batch)
 
-    replayed = replay(paths, options, add, wants_records=lambda path, batch: batch.is_control)   # (markers)
+    replayed = replay(paths, options, add,   # (the markers' records; all of __transaction_state's)
+                      wants_records=lambda path, batch: batch.is_control or coordinator is not None)
     segments = list(facts.values())
     last = segments[-1] if segments else None
     end = (last.last_offset + 1 if last.last_offset is not None else last.base_offset) if last else 0
@@ -313,9 +326,18 @@ def read_partition(directory: str, options) -> tuple[PartitionRetention, object]
     partition = PartitionRetention(
         directory, segments, end, checkpointed_offset(directory, "replication-offset-checkpoint"),
         max(log_start or 0, segments[0].base_offset if segments else 0),
-        None if first is None else (first.producer_id, first.first_offset),
+        first,
         checkpointed_offset(directory, "cleaner-offset-checkpoint"))
     return partition, replayed
+
+
+def name_open_transactions(partitions: list[PartitionRetention], coordinator: CoordinatorView) -> None:
+    """Name the producer of each partition's earliest open transaction by its transactional id, where the
+    __transaction_state partitions read hold its producer id (kbatch producers' join)."""
+    from kbatch.ops.producers import join_transactional_ids
+
+    join_transactional_ids([partition.first_open_transaction for partition in partitions
+                            if partition.first_open_transaction is not None], coordinator)
 
 
 def topic_configs(metadata_directory: str, options) -> dict[str, dict[str, str]]:

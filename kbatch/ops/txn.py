@@ -14,7 +14,6 @@ open transaction and shows a hanging one: open in the partition while the coordi
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 
 from kbatch.format.findings import Finding
@@ -177,36 +176,22 @@ class CoordinatorView:
         return {state.producer_id: state for state in self.ids.values()}
 
 
-# What the partition's own files say about its transactions, held against the log (kbatch.partition.crosscheck).
-TXN_CROSS_CHECK_CODES = frozenset({"txnindex-missing", "txnindex-unmatched", "txnindex-mismatch",
-                                   "snapshot-mismatch", "snapshot-missing-producer"})
-
-
 def cross_check(view: PartitionTransactions, decompressed_limit: int | None = None) -> list[tuple[str, Finding]]:
     """The partition's .txnindex files (aborted transactions, TransactionIndex) and producer .snapshot files
-    (ProducerStateManager) held against its log, by the partition cross-checks: (path, finding) where they
-    disagree or do not read.  Only for a partition whose every segment was read (the check walks them all);
-    ``view.cross_checked`` names the files it held."""
+    (ProducerStateManager) held against its log, by the partition cross-checks (kbatch.partition.crosscheck):
+    (path, finding) where they disagree or do not read.  Only for a partition whose every segment was read (the
+    check walks them all); ``view.cross_checked`` names the files it held."""
     from kbatch.files import kinds
-    from kbatch.partition.crosscheck import PartitionCheck, partition_files
+    from kbatch.partition.crosscheck import SNAPSHOT_CHECK_CODES, held_against_log
 
-    directory = view.directory
-    if directory is None or not os.path.isdir(directory):
+    if view.directory is None:
         return []
-    segments, snapshots, _ = partition_files(directory)
-    if not segments or {os.path.normpath(segment.log) for segment in segments} \
-            != {os.path.normpath(path) for path in view.logs}:
-        return []
-    view.cross_checked = sorted([segment.others[kinds.TXN_INDEX] for segment in segments
-                                 if kinds.TXN_INDEX in segment.others] + list(snapshots.values()))
-    if not view.cross_checked:
-        return []
-    own = {kinds.TXN_INDEX, kinds.PRODUCER_SNAPSHOT}
-    found = [(located.path, located.finding)
-             for located in PartitionCheck(directory, decompressed_limit=decompressed_limit).run()
-             if located.finding.code in TXN_CROSS_CHECK_CODES or kinds.kind_of(located.path) in own]
+    codes = frozenset({"txnindex-missing", "txnindex-unmatched", "txnindex-mismatch"}) | SNAPSHOT_CHECK_CODES
+    view.cross_checked, found = held_against_log(view.directory, view.logs,
+                                                 frozenset({kinds.TXN_INDEX, kinds.PRODUCER_SNAPSHOT}), codes,
+                                                 decompressed_limit)
     view.cross_check_findings = len(found)
-    return found
+    return [(located.path, located.finding) for located in found]
 
 
 def is_transaction_state(path: str) -> bool:

@@ -39,13 +39,17 @@ CROSS_CHECK_CODES = frozenset({
     "snapshot-missing-producer", "marker-not-believed", "epoch-mismatch", "epoch-missing", "segment-base-mismatch", "segment-overlap",
     "segment-gap"})
 
+# Where a producer .snapshot (ProducerStateManager's) disagrees with the log below its offset.
+SNAPSHOT_CHECK_CODES = frozenset({"snapshot-mismatch", "snapshot-missing-producer"})
+
 
 @dataclass(frozen=True)
 class Located:
-    """A finding and the file it is about."""
+    """A finding and the file it is about (and the producer, for a snapshot's entry held to the log)."""
 
     path: str
     finding: Finding
+    producer_id: int | None = None
 
 
 @dataclass
@@ -109,6 +113,27 @@ def partition_files(directory: str) -> tuple[list[SegmentFiles], dict[int, str],
         if base in segments:
             segments[base].others[kind] = path
     return [segments[base] for base in sorted(segments)], snapshots, singles
+
+
+def held_against_log(directory: str, logs_read, held_kinds: frozenset[str], codes: frozenset[str],
+                     decompressed_limit: int | None = None) -> tuple[list[str], list[Located]]:
+    """A partition directory's files of ``held_kinds`` held against its log by :class:`PartitionCheck`: the files
+    held, and where they disagree with it (``codes``) or do not read.  Only for a partition whose every segment
+    is among ``logs_read`` (the check walks them all): else nothing."""
+    if not os.path.isdir(directory):
+        return [], []
+    segments, snapshots, _ = partition_files(directory)
+    if not segments or {os.path.normpath(segment.log) for segment in segments} \
+            != {os.path.normpath(path) for path in logs_read}:
+        return [], []
+    held = [path for segment in segments for kind, path in segment.others.items() if kind in held_kinds]
+    if kinds.PRODUCER_SNAPSHOT in held_kinds:
+        held += snapshots.values()
+    if not held:
+        return [], []
+    found = [located for located in PartitionCheck(directory, decompressed_limit=decompressed_limit).run()
+             if located.finding.code in codes or kinds.kind_of(located.path) in held_kinds]
+    return sorted(held), found
 
 
 def _read(path: str, kind: str, keep=None) -> tuple[list[Entry], list, list[Finding]]:
@@ -337,7 +362,10 @@ class PartitionCheck:
         return min(others) if others else marker_offset + 1
 
     def _snapshot(self, offset: int, path: str) -> Iterator[Located]:
-        # Only the entries of the log's producers are compared: the others are not held.
+        # Only the entries of the log's producers are compared, the others are not held: a producer only in the
+        # snapshot is one whose batches retention or the cleaner removed, and Kafka keeps it (UnifiedLog.
+        # rebuildProducerState: ProducerStateManager.truncateAndReload loads the latest snapshot, dropping only
+        # producers idle past producer.id.expiration.ms, then replays the log after its offset).
         entries, headers, own = _read(path, kinds.PRODUCER_SNAPSHOT,
                                       keep=lambda entry: entry.fields["producer_id"] in self.producers)
         yield from (Located(path, finding) for finding in own)
@@ -350,8 +378,12 @@ class PartitionCheck:
                 yield Located(path, Finding(
                     "snapshot-missing-producer", 0, 0, 0, "producer_entries",
                     f"an entry for producer {producer_id} (its last batch, offset {state.last_offset}, "
-                    f"is below the snapshot's offset {offset})", "none (expired, or lost)"))
+                    f"is below the snapshot's offset {offset})", "none (expired, or lost)"), producer_id)
                 continue
+            # ProducerStateManager.writeSnapshot writes each ProducerStateEntry as the appends left it:
+            # ProducerAppendInfo.appendDataBatch (via ProducerStateEntry.addBatch: epoch, last sequence, last
+            # offset, offset delta, the batch's maxTimestamp; the transaction's first offset) and
+            # appendEndTxnMarker (coordinator epoch, the marker record's timestamp, no open transaction).
             expected = {"epoch": state.epoch, "last_sequence": state.last_sequence,
                         "last_offset": state.last_offset, "offset_delta": state.offset_delta,
                         "timestamp": state.timestamp}
@@ -364,7 +396,7 @@ class PartitionCheck:
                     yield Located(path, Finding(
                         "snapshot-mismatch", entry.pos, entry.pos, entry.size, f"producer_entries[{entry.slot}].{name}",
                         f"{value} (producer {producer_id} in the log below offset {offset})",
-                        str(entry.fields[name])))
+                        str(entry.fields[name])), producer_id)
 
     # -- transaction index --------------------------------------------------------------------------------
 

@@ -10,7 +10,7 @@ from rich.text import Text
 from kbatch.output._dicts import producer_dict
 from kbatch.output import jsonout
 from kbatch.output.visible import visible
-from kbatch.render.table import finding_line
+from kbatch.render.table import finding_line, held_against_line
 
 
 def _span(first: int, last: int) -> str:
@@ -43,6 +43,8 @@ def print_producers(console, views, findings) -> None:
                                     "(T: transactional)"), soft_wrap=True)
         if view.epochs:
             console.print(_epochs_table(view))
+        if view.snapshots:
+            console.print(held_against_line(view.snapshots, len(view.snapshot_findings)))
         console.print()
     for path, finding in findings:
         console.print(Text(visible(path), style="bold"), soft_wrap=True)

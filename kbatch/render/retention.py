@@ -70,7 +70,8 @@ def print_retention(console, results, findings, now: int, metadata: str | None) 
                 f"({_size(cleaning.cleanable_bytes)}, ratio {cleaning.ratio:.2f} against "
                 f"min.cleanable.dirty.ratio {config['min.cleanable.dirty.ratio']}"
                 f"{'; max.compaction.lag.ms passed' if cleaning.due else ''}): {verdict}; "
-                f"stops at {', '.join(cleaning.blocked_by)}", style="" if cleaning.will_clean else "yellow"))
+                f"stops at {visible(', '.join(cleaning.blocked_by))}",   # (a transactional id is the client's)
+                style="" if cleaning.will_clean else "yellow"))
         console.print()
     for path, finding in findings:
         console.print(Text(visible(path), style="bold"), soft_wrap=True)

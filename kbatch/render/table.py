@@ -619,3 +619,12 @@ class TableSink:
             parts.append(f"{counted(beside, 'file')} beside segments")
         if self.selection and parts:
             self.console.print(f"Stepped over, outside {self.selection}: {', '.join(parts)}.")
+
+
+def held_against_line(paths: list[str], disagree: int) -> Text:
+    """"  held against 2 .txnindex and 1 .snapshot files: they agree with the log": what a partition's files beside
+    its log were held to it by the cross-checks (kbatch.partition.crosscheck.held_against_log), and how it went."""
+    counts = [f"{sum(path.endswith(suffix) for path in paths)} {suffix}" for suffix in (".txnindex", ".snapshot")]
+    files = f"{' and '.join(count for count in counts if not count.startswith('0 '))} file{'s' if len(paths) != 1 else ''}"
+    return Text(f"  held against {files}: " + (f"{disagree} finding{'s' if disagree != 1 else ''} (below)" if disagree
+                                              else "they agree with the log"), style="yellow" if disagree else "green")

@@ -7,7 +7,7 @@ from rich.console import JustifyMethod, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from kbatch.render.table import finding_line
+from kbatch.render.table import finding_line, held_against_line
 from kbatch.output.values import iso_timestamp
 from kbatch.output.visible import shell_word, visible
 
@@ -100,12 +100,6 @@ def _coordinator_table(coordinator) -> Table:
     return table
 
 
-def _files(paths) -> str:
-    """"2 .txnindex and 1 .snapshot files": what a partition's transactions were held against."""
-    counts = [f"{sum(path.endswith(suffix) for path in paths)} {suffix}" for suffix in (".txnindex", ".snapshot")]
-    return f"{' and '.join(count for count in counts if not count.startswith('0 '))} file{'s' if len(paths) != 1 else ''}"
-
-
 def print_txn(console, views, coordinator, findings) -> None:
     for view in views:
         console.print(Text.assemble(Text(_name(view), style="bold underline"), f": {_counts(view)}"))
@@ -125,10 +119,7 @@ def print_txn(console, views, coordinator, findings) -> None:
         for line in _open_lines(view):
             console.print(line, soft_wrap=bool(line.no_wrap))
         if view.cross_checked:
-            disagree = view.cross_check_findings
-            console.print(Text(f"  held against {_files(view.cross_checked)}: "
-                               + (f"{disagree} finding{'s' if disagree != 1 else ''} (below)" if disagree
-                                  else "they agree with the log"), style="yellow" if disagree else "green"))
+            console.print(held_against_line(view.cross_checked, view.cross_check_findings))
         console.print()
     if coordinator is not None:
         console.print(_coordinator_table(coordinator))
