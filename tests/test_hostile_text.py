@@ -154,8 +154,6 @@ TEXT_COMMANDS = {
     "not-there": (["dump", "N+"], 2, False),
     "offsets": (["offsets", "O"], 0, False),
     "offsets-at": (["offsets", "--at", "2030-01-01T00:00:00Z", "O"], 0, False),
-    "producers": (["producers", "P", "T"], 0, False),
-    "retention": (["retention", "P"], 0, False),
     "salvage": (["salvage", "N", "-o", "N.salvaged"], 0, False),
     "repair-length": (["repair-length", "N"], 0, False),
 }
