@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import struct
 
 import pytest
 
@@ -133,12 +134,15 @@ def test_clean_shutdown_leaves_the_damage(tmp_path, kbatch):
     assert (replica["clean_shutdown"], replica["recovery"], replica["kept_damage"]["base_offset"]) == (True, None, 3)
 
 
-def test_a_missing_offset_index_cuts_its_segment_alone(tmp_path):
-    # Clean shutdown, but segment 0 has no offset index: loadSegmentFiles recovers it as it opens it (sanityCheck:
-    # NoSuchFileException) and cuts it at 3, deleting nothing else: segment 6 stays, the log end is 8.  The epochs
-    # recovered (0@0) are no newer than the file's latest, which stays whole: truncateFromEnd(8) drops nothing.
+@pytest.mark.parametrize("clean_shutdown", [True, False])
+def test_a_missing_offset_index_cuts_its_segment_alone(tmp_path, clean_shutdown):
+    # Segment 0 has no offset index: loadSegmentFiles recovers it as it opens it (sanityCheck:
+    # NoSuchFileException), whatever the shutdown, and cuts it at 3, deleting nothing else.  Without a clean
+    # shutdown recoverLog then recovers segment 0 (it holds the recovery point 0) again: already cut, it truncates
+    # no byte, so segment 6 is recovered in turn and stays.  The log end is 8; the epochs recovered (0@0, 2@6) are
+    # no newer than the file's latest, which stays whole: truncateFromEnd(8) drops nothing.
     one = make_copy(tmp_path, "broker-1", [], segments={0: [COMMON, BAD], 6: [TAIL]}, epochs=EPOCHS,
-                    clean_shutdown=True)
+                    clean_shutdown=clean_shutdown)
     open(os.path.join(one, "orders-0", "00000000000000000006.index"), "wb").close()
     two = make_copy(tmp_path, "broker-2", [], segments={0: [COMMON, GOOD], 6: [TAIL]}, epochs=EPOCHS, indexed=True)
     report = _compare(one, two)
@@ -164,6 +168,40 @@ def test_recovered_epochs_replace_what_the_file_says_past_them(tmp_path):
     # An epoch file behind the batches: 0@0 only; recovery assigns 1@3 and 2@6 (each above the latest).
     three = make_copy(tmp_path, "broker-3", [COMMON, GOOD, TAIL], epochs=[(0, 0)], indexed=True)
     assert _compare(three, two).copies[0].epochs == EPOCHS
+
+
+def test_a_segment_emptied_by_the_cut_keeps_its_base_offset(tmp_path):
+    # Segment 6 begins with a damaged batch: recovery cuts it to nothing, and the log end offset is its
+    # LogSegment.readNextOffset, the base offset 6 of its name, not one past the last batch kept (2).
+    bad_tail = TAIL[:-1] + bytes([TAIL[-1] ^ 0x01])
+    one = make_copy(tmp_path, "broker-1", [], segments={0: [COMMON], 6: [bad_tail]}, epochs=EPOCHS, indexed=True)
+    two = make_copy(tmp_path, "broker-2", [], segments={0: [COMMON], 6: [TAIL]}, epochs=EPOCHS, indexed=True)
+    first = _compare(one, two).copies[0]
+    assert (first.log_end_offset, first.recovery.truncate_to, first.recovery.pos, first.epochs) == \
+        (6, 6, 0, [(0, 0), (1, 3)])
+
+
+def test_a_new_epoch_replaces_the_entries_it_overtakes(tmp_path):
+    # The file says 0@0 and 1@10 (an entry from a log since truncated); the batches say 0@0 and 2@3 (3..12).
+    # Recovery assigns 2@3, above the latest 1: LeaderEpochFileCache.maybeTruncateNonMonotonicEntries first drops
+    # 1@10 (its start is past 3), so the cache is 0@0 2@3, though 10 is below the log end 13.
+    long = batch(3, _records(3, 10, "v"), leader_epoch=2)
+    one = make_copy(tmp_path, "broker-1", [COMMON, long], epochs=[(0, 0), (1, 10)], indexed=True)
+    two = make_copy(tmp_path, "broker-2", [COMMON, long], epochs=[(0, 0), (2, 3)], indexed=True)
+    first = _compare(one, two).copies[0]
+    assert (first.log_end_offset, first.epochs) == (13, [(0, 0), (2, 3)])
+
+
+def test_a_length_field_that_lies_cuts_the_log(tmp_path):
+    # GOOD's size field 7 more than its bytes: kbatch finds its CRC at the true length (bad-length), but Kafka's
+    # FileLogInputStream frames it by the field, so ensureValid checks the CRC over other bytes and fails.
+    size = struct.unpack(">i", GOOD[8:12])[0]
+    lying = GOOD[:8] + struct.pack(">i", size + 7) + GOOD[12:]
+    one = make_copy(tmp_path, "broker-1", [COMMON, lying, TAIL], epochs=EPOCHS, indexed=True)
+    two = make_copy(tmp_path, "broker-2", [COMMON, GOOD, TAIL], epochs=EPOCHS, indexed=True)
+    first = _compare(one, two).copies[0]
+    assert (first.log_end_offset, first.recovery.pos, first.recovery.dropped, first.recovery.why) == \
+        (3, BAD_POS, (3, 7), "its length field is wrong: the CRC fails over the bytes it frames")
 
 
 def test_a_zero_tail_is_no_damage(tmp_path, kbatch):
