@@ -19,6 +19,7 @@ import pytest
 from kbatch.ops.replicas import advice, compare
 from tests.handmade import batch
 
+from .test_output_schema import LINE
 from .test_replicas import _records, make_copy
 
 EPOCHS = [(0, 0), (1, 3), (2, 6)]
@@ -44,8 +45,12 @@ def _compare(*log_dirs):
 
 
 def _jsonl(kbatch, *log_dirs) -> list[dict]:
+    """The replica lines, each held to the JSON Schema's line."""
     result = kbatch("replicas", "--format", "jsonl", *log_dirs, expect=1)
-    return [line for line in map(json.loads, result.out.splitlines()) if line["type"] == "replica"]
+    lines = list(map(json.loads, result.out.splitlines()))
+    for line in lines:
+        LINE.validate(line)
+    return [line for line in lines if line["type"] == "replica"]
 
 
 def test_damage_past_the_recovery_point_cuts_the_log(tmp_path, kbatch, monkeypatch):
