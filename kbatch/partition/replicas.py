@@ -311,21 +311,19 @@ def recovered(copy: Copy) -> Iterator[Head]:
     paths, on_open, unflushed = recovered_segments(copy)
     epochs_of: dict[str, list[tuple[int, int]]] = {}   # per recovered segment, the epochs recover assigns
     current = None
+    recovers = False                  # whether recovery reads the current segment
     cut = deleted_after = None        # the segment cut here; the segment whose cut deleted all after it
     segment_end = 0                   # one past the last offset kept in the current segment
     dropped: list[int] = []           # first and last offset cut off with the first cut
     for item in walk_copy(copy):
         if item.segment != current:
-            if deleted_after is not None:   # deleted: its batches are dropped with the first cut's
-                current = item.segment
-            else:
-                current, segment_end = item.segment, segment_base(item.segment)
-        if deleted_after is not None or cut == current:
+            current, segment_end = item.segment, segment_base(item.segment)
+            recovers = current in on_open or current in unflushed
+        if deleted_after is not None or cut == current:   # (after a deletion, dropped with the first cut)
             if isinstance(item, Head) and copy.recovery is not None and \
                     (deleted_after is not None or current == copy.recovery.segment):
                 dropped[:] = [min(dropped[:1] + [item.base_offset]), max(dropped[1:] + [item.last_offset])]
             continue
-        recovers = current in on_open or current in unflushed
         if isinstance(item, Region):
             why = f"bytes that are no batch ({item.finding.code})"
             damage = Damage(current, item.finding.pos, None, why, is_damage=item.finding.is_damage)
