@@ -209,6 +209,21 @@ def test_a_length_field_that_lies_cuts_the_log(tmp_path):
         (3, BAD_POS, (3, 7), "its length field is wrong: the CRC fails over the bytes it frames")
 
 
+def test_bytes_that_are_no_batch_cut_the_log(tmp_path, kbatch, monkeypatch):
+    # Garbage between COMMON and GOOD: FileLogInputStream frames it by whatever its size field reads, and
+    # ensureValid (or the framing) fails there: the log is cut at 3, GOOD and TAIL dropped with it.
+    garbage = b"\x00garbage!" * 3
+    one = make_copy(tmp_path, "broker-1", [COMMON, garbage, GOOD, TAIL], epochs=EPOCHS, indexed=True)
+    two = make_copy(tmp_path, "broker-2", [COMMON, GOOD, TAIL], epochs=EPOCHS, indexed=True)
+    first = _compare(one, two).copies[0]
+    assert (first.log_end_offset, first.recovery.pos, first.recovery.base_offset, first.recovery.dropped,
+            first.recovery.why) == (3, BAD_POS, None, (3, 7), "no batch: resync")
+    monkeypatch.setenv("COLUMNS", "400")
+    assert f"truncates it at offset 3: the bytes at position {BAD_POS} of 00000000000000000000.log (no batch: " \
+        "resync) fail validation, and they and all after them (offsets 3..7) are dropped" in \
+        kbatch("replicas", one, two, expect=1).out
+
+
 def test_a_zero_tail_is_no_damage(tmp_path, kbatch):
     # A preallocated segment's zero tail: recovery cuts those bytes, nothing with them: the copies agree.
     one = make_copy(tmp_path, "broker-1", [COMMON, GOOD, bytes(4096)], epochs=[(0, 0), (1, 3)], indexed=True)

@@ -48,10 +48,15 @@ def _union(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
 
 
 def _entry(damage: Damage) -> str:
+    """The entry, where it lies, and that Kafka's validation fails it."""
     where = f"position {damage.pos} of {os.path.basename(damage.segment)}"
     if damage.base_offset is None:
-        return f"the bytes at {where} ({damage.why})"
-    return f"the damaged batch at offset {damage.base_offset} ({where}: {damage.why})"
+        return f"the bytes at {where} ({damage.why}) fail validation"
+    return f"the damaged batch at offset {damage.base_offset} ({where}: {damage.why}) fails validation"
+
+
+def _them(damage: Damage, batch: str = "it", bytes_: str = "they") -> str:
+    return batch if damage.base_offset is not None else bytes_
 
 
 def recovery_lines(copy: Copy) -> list[str]:
@@ -64,19 +69,21 @@ def recovery_lines(copy: Copy) -> list[str]:
         if cut.later_segments_dropped:
             lines.append(f"Kafka's log recovery on start (no clean shutdown; the segment holds or follows the "
                          f"recovery point {copy.recovery_point or 0}) truncates it at offset {cut.truncate_to}: " +
-                         (f"{_entry(cut)} fails validation, and it and all after it{dropped} are dropped"
+                         (f"{_entry(cut)}, and {_them(cut)} and all after {_them(cut, 'it', 'them')}{dropped} are "
+                          "dropped"
                           if cut.is_damage else f"zero bytes end the segment, and the later segments{dropped} "
                           "are dropped"))
         else:
             lines.append(f"Kafka recovers {os.path.basename(cut.segment)} as it opens it (its offset index is "
-                         f"missing) and cuts it at offset {cut.truncate_to}: {_entry(cut)} fails validation, and it "
-                         f"and the rest of the segment{dropped} are dropped; the later segments stay")
+                         f"missing) and cuts it at offset {cut.truncate_to}: {_entry(cut)}, and {_them(cut)} and the "
+                         f"rest of the segment{dropped} are dropped; the later segments stay")
     kept = copy.kept_damage
     if kept is not None:
         because = "its log directory was shut down cleanly (.kafka_cleanshutdown)" if copy.clean_shutdown else \
             f"its segment lies wholly below the recovery point {copy.recovery_point or 0}"
-        lines.append(f"{_entry(kept)} fails validation, but {because}: Kafka's log recovery does not reach it and "
-                     f"the damage stays; a follower fetching it from {copy.name}, or a consumer reading it, fails")
+        lines.append(f"{_entry(kept)}, but {because}: Kafka's log recovery does not reach {_them(kept, 'it', 'them')} "
+                     f"and the damage stays; a follower fetching {_them(kept, 'it', 'them')} from {copy.name}, or a "
+                     f"consumer reading {_them(kept, 'it', 'them')}, fails")
     return lines
 
 

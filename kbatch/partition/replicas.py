@@ -325,7 +325,7 @@ def recovered(copy: Copy) -> Iterator[Head]:
                 dropped[:] = [min(dropped[:1] + [item.base_offset]), max(dropped[1:] + [item.last_offset])]
             continue
         if isinstance(item, Region):
-            why = f"bytes that are no batch ({item.finding.code})"
+            why = f"no batch: {item.finding.code}"
             damage = Damage(current, item.finding.pos, None, why, is_damage=item.finding.is_damage)
         else:
             damage = None if item.invalid is None else Damage(current, item.pos, item.base_offset, item.invalid)
