@@ -1,7 +1,7 @@
 """One partition across several brokers' copies: where they diverge, what Kafka truncates each to, what is lost.
 
 Each copy is a partition directory (``TOPIC-N``) with the checkpoints of its log directory.  Its batches are
-read as verify-crc reads them, headers and CRCs (:func:`heads`), every copy's stream in step (:func:`compare`), so
+read as verify-crc reads them, headers and CRCs (:func:`walk_copy`), every copy's stream in step (:func:`compare`), so
 memory holds one window of each copy whatever the sizes; only the batches not every copy holds are read again,
 their records decoded (:func:`records_held_by_some`).  Each copy is compared as its broker holds it once started,
 after Kafka's own log recovery (:func:`recovered`: a damaged batch past the recovery point cuts the log there).
@@ -220,12 +220,6 @@ class Region(NamedTuple):
 # The header fields a clean batch's Head takes, read by the declaration's names (kbatch.format.layouts).
 _CLEAN_HEAD = BATCH_HEADER.picker("base_offset", "partition_leader_epoch", "crc", "last_offset_delta", "producer_id",
                                   "base_sequence")
-
-
-def heads(copy: Copy) -> Iterator[Head]:
-    """The copy's batches in order, damaged ones too (counted in ``copy.damaged``), each as a Head
-    (:func:`walk_copy` without the ranges that are no batch)."""
-    return (item for item in walk_copy(copy) if isinstance(item, Head))
 
 
 def walk_copy(copy: Copy) -> Iterator[Head | Region]:
