@@ -19,7 +19,8 @@ HOSTILE = "broker-\x1b[31m<b>3&\u202e<script>"   # an escape sequence, markup, a
 
 def _copies(root) -> list[str]:
     """broker-1 led epoch 1 alone (3..7, two batches); broker-2 was elected uncleanly in epoch 2 and wrote its
-    own 3..4; the third copy's batch at 3 (broker-1's first, a byte flipped under its CRC) is damaged."""
+    own 3..4; the third copy's batch at 3 (broker-1's first, a byte flipped under its CRC) is damaged, and stays
+    so: its broker shut down cleanly, so Kafka's log recovery does not reach it."""
     common = batch(0, _records(0, 3, "v"), leader_epoch=0)
     old = batch(3, _records(3, 3, "old"), leader_epoch=1)
     damaged = bytearray(old)
@@ -28,7 +29,8 @@ def _copies(root) -> list[str]:
                       epochs=[(0, 0), (1, 3)], high_watermark=3, recovery_point=3),
             make_copy(root, "broker-2", [common, batch(3, _records(3, 2, "new"), leader_epoch=2)],
                       epochs=[(0, 0), (2, 3)], high_watermark=4, recovery_point=5),
-            make_copy(root, HOSTILE, [common, bytes(damaged)], epochs=[(0, 0)], high_watermark=3)]
+            make_copy(root, HOSTILE, [common, bytes(damaged)], epochs=[(0, 0)], high_watermark=3, indexed=True,
+                      clean_shutdown=True)]
 
 
 def _model(kbatch, *args, expect: int) -> dict:
@@ -44,7 +46,7 @@ def test_a_lane_per_copy_as_replicas_tells(tmp_path, kbatch):
     keys = ("log_start_offset", "log_end_offset", "high_watermark", "latest_epoch", "diverges_at", "truncate_to")
     assert [[lane[key] for key in keys] for lane in lanes["lanes"]] == [[line[key] for key in keys] for line in told]
     assert [[lane[key] for key in keys] for lane in lanes["lanes"]] == [
-        [0, 8, 3, 1, 3, 3], [0, 5, 4, 2, None, 5], [0, 6, 3, 1, 3, 3]]
+        [0, 8, 3, 1, 3, 3], [0, 5, 4, 2, None, 5], [0, 6, 3, 0, 3, 3]]   # (the third's cache: its file alone)
     assert lanes["leader"] == "broker-2" and [lane["leader"] for lane in lanes["lanes"]] == [False, True, False]
     # broker-1's two batches past 3 merge into one span the leader does not hold; the leader's own 3..4 is not
     # every copy's; the third copy's batch at 3 is damaged (its header's offsets)

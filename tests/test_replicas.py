@@ -26,13 +26,21 @@ def _records(base: int, count: int, tag: str) -> list:
 
 def make_copy(root, broker: str, batches: list[bytes], *, epochs: list[tuple[int, int]] | None = None,
               high_watermark: int | None = None, recovery_point: int | None = None,
-              epoch_file_text: str | None = None) -> str:
-    """A broker's log directory holding one partition: its segment, leader-epoch-checkpoint and checkpoints."""
+              epoch_file_text: str | None = None, segments: dict[int, list[bytes]] | None = None,
+              indexed: bool = False, clean_shutdown: bool = False) -> str:
+    """A broker's log directory holding one partition: its segment (or ``segments``, by base offset),
+    leader-epoch-checkpoint and checkpoints; ``indexed``: an (empty) offset index beside each segment, without
+    which Kafka recovers the segment on opening it; ``clean_shutdown``: the marker of a clean shutdown."""
     log_dir = os.path.join(str(root), broker)
     directory = os.path.join(log_dir, f"{TOPIC}-0")
     os.makedirs(directory)
-    with open(os.path.join(directory, "00000000000000000000.log"), "wb") as out:
-        out.write(b"".join(batches))
+    for base, held in (segments or {0: batches}).items():
+        with open(os.path.join(directory, f"{base:020d}.log"), "wb") as out:
+            out.write(b"".join(held))
+        if indexed:
+            open(os.path.join(directory, f"{base:020d}.index"), "wb").close()
+    if clean_shutdown:
+        open(os.path.join(log_dir, ".kafka_cleanshutdown"), "wb").close()
     if epoch_file_text is None and epochs is not None:
         epoch_file_text = f"0\n{len(epochs)}\n" + "".join(f"{epoch} {start}\n" for epoch, start in epochs)
     if epoch_file_text is not None:
@@ -145,10 +153,11 @@ def test_equal_copies_agree(tmp_path, kbatch):
 
 
 def test_damaged_batch_with_a_good_copy_elsewhere(tmp_path, kbatch):
+    # (its broker shut down cleanly: Kafka's log recovery leaves the damaged batch, tests/test_replicas_recovery.py)
     good = batch(0, _records(0, 3, "v"), leader_epoch=0)
     bad = bytearray(good)
     bad[-1] ^= 0xFF   # a byte under the CRC
-    one = make_copy(tmp_path, "broker-1", [bytes(bad)], epochs=[(0, 0)])
+    one = make_copy(tmp_path, "broker-1", [bytes(bad)], epochs=[(0, 0)], indexed=True, clean_shutdown=True)
     two = make_copy(tmp_path, "broker-2", [good], epochs=[(0, 0)])
     report = compare([os.path.join(one, "orders-0"), os.path.join(two, "orders-0")])
     assert "a good copy of the damaged batch at offset 0 of broker-1 is on broker-2" in advice(report)

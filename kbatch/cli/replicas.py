@@ -24,20 +24,26 @@ def replicas(paths, partition, output_format, no_color):
     """Compare one partition's copies across brokers: where they diverge and what Kafka will truncate.
 
     Each DIR is one broker's log directory (or a partition directory
-    TOPIC-N, or a copy of one).  For every partition present in two or more:
-    each copy's log start and end offsets, high watermark and recovery point
-    (its log directory's checkpoints), its latest leader epoch (the
-    leader-epoch-checkpoint, with the epochs of batches Kafka recovers past
-    the recovery point, entries at or past the log end dropped, as
-    LogLoader loads them); the offset Kafka truncates it to when it follows
+    TOPIC-N, or a copy of one).  Each copy is taken as its broker holds it
+    once started, after Kafka's log recovery (LogLoader, LogSegment.recover):
+    without .kafka_cleanshutdown in its log directory, a batch that fails
+    validation in the segment holding the recovery point or a later one cuts
+    the log there, and a line says where and at which file position; damage
+    recovery does not reach stays, and a line says so.  For every partition
+    present in two or more: each copy's log start and end offsets, high
+    watermark and recovery point (its log directory's checkpoints), its latest
+    leader epoch (the leader-epoch-checkpoint, with the epochs of the batches
+    recovery reads, entries at or past the log end dropped, as LogLoader
+    loads them); the offset Kafka truncates it to when it follows
     the copy with the newest epoch, round by round as
     AbstractFetcherThread applies OffsetsForLeaderEpoch; the first offset
     where its batches differ from that copy's.  Then advice: what electing
     each copy loses, records held by some copies only (and whether below a
     recorded high watermark), lost producer sequences, and where a good copy
-    of a damaged batch lies.  --format jsonl writes a "replica" object per
-    copy and a "record" object per record not every copy holds (the record
-    as dump --records writes it).
+    of a damaged batch lies (the version of the copy with the newest epoch,
+    where copies hold different ones).  --format jsonl writes a "replica"
+    object per copy and a "record" object per record not every copy holds
+    (the record as dump --records writes it).
 
     Each copy is read once, as verify-crc reads a file (batch headers and
     CRCs, in constant memory); records are decoded only of the batches not

@@ -48,6 +48,9 @@ _KRAFT_SNAPSHOT = re.compile(r"^(?P<base>\d{20})-(?P<epoch>\d{10})\.checkpoint(?
 LOG_START_OFFSET_CHECKPOINT = "log-start-offset-checkpoint"
 OFFSET_CHECKPOINTS = frozenset({"recovery-point-offset-checkpoint", "replication-offset-checkpoint",
                                 LOG_START_OFFSET_CHECKPOINT, "cleaner-offset-checkpoint"})
+# The marker a broker leaves in a log directory it shut down cleanly: then it skips log recovery on start
+# (CleanShutdownFileHandler.CLEAN_SHUTDOWN_FILE_NAME, read by LogManager.loadLogs).
+CLEAN_SHUTDOWN = ".kafka_cleanshutdown"
 
 
 def kind_of(path: str) -> str | None:

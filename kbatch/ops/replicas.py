@@ -1,14 +1,17 @@
 """``kbatch replicas`` as a library: each partition's copies compared (kbatch.partition.replicas), and the
-advice a person reads: which copy holds the most acknowledged data, what electing each would lose, where a
-good copy of a damaged batch lies."""
+advice a person reads: what Kafka's log recovery does to each copy, which copy holds the most acknowledged data,
+what electing each would lose, where a good copy of a damaged batch lies."""
 
 from __future__ import annotations
 
-from kbatch.partition.replicas import (NotACopy, Report, compare, find_copies, epoch_disagreements,
+import os
+from itertools import groupby
+
+from kbatch.partition.replicas import (Copy, Damage, NotACopy, Report, compare, find_copies, epoch_disagreements,
                                        highest_high_watermark, lost_sequences, records_held_by_some)
 
 __all__ = ["NotACopy", "Report", "advice", "compare", "compare_all", "exit_found", "highest_high_watermark",
-           "records_held_by_some"]
+           "records_held_by_some", "recovery_lines"]
 
 
 def compare_all(paths: list[str], partition: str | None = None) -> tuple[list[Report], list[str]]:
@@ -44,23 +47,98 @@ def _union(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return merged
 
 
-def advice(report: Report) -> list[str]:
-    """Plain lines: what each copy holds that the others do not, what electing each loses, where good copies lie."""
+def _entry(damage: Damage) -> str:
+    """The entry, where it lies, and that Kafka's validation fails it."""
+    where = f"position {damage.pos} of {os.path.basename(damage.segment)}"
+    if damage.base_offset is None:
+        return f"the bytes at {where} ({damage.why}) fail validation"
+    return f"the damaged batch at offset {damage.base_offset} ({where}: {damage.why}) fails validation"
+
+
+def _them(damage: Damage, batch: str = "it", bytes_: str = "they") -> str:
+    return batch if damage.base_offset is not None else bytes_
+
+
+def recovery_lines(copy: Copy) -> list[str]:
+    """What Kafka's log recovery does to the copy when its broker starts (kbatch.partition.replicas.recovered):
+    where it cuts the log, or the damage it does not reach and leaves."""
     lines = []
+    cut = copy.recovery
+    if cut is not None:
+        dropped = "" if cut.dropped is None else f" (offsets {cut.dropped[0]}..{cut.dropped[1]})"
+        if cut.later_segments_dropped:
+            lines.append(f"Kafka's log recovery on start (no clean shutdown; the segment holds or follows the "
+                         f"recovery point {copy.recovery_point or 0}) truncates it at offset {cut.truncate_to}: " +
+                         (f"{_entry(cut)}, and {_them(cut)} and all after {_them(cut, 'it', 'them')}{dropped} are "
+                          "dropped"
+                          if cut.is_damage else f"zero bytes end the segment, and the later segments{dropped} "
+                          "are dropped"))
+        else:
+            lines.append(f"Kafka recovers {os.path.basename(cut.segment)} as it opens it (its offset index is "
+                         f"missing) and cuts it at offset {cut.truncate_to}: {_entry(cut)}, and {_them(cut)} and the "
+                         f"rest of the segment{dropped} are dropped; the later segments stay")
+    kept = copy.kept_damage
+    if kept is not None:
+        because = "its log directory was shut down cleanly (.kafka_cleanshutdown)" if copy.clean_shutdown else \
+            f"its segment lies wholly below the recovery point {copy.recovery_point or 0}"
+        lines.append(f"{_entry(kept)}, but {because}: Kafka's log recovery does not reach {_them(kept, 'it', 'them')} "
+                     f"and the damage stays; a follower fetching {_them(kept, 'it', 'them')} from {copy.name}, or a "
+                     f"consumer reading {_them(kept, 'it', 'them')}, fails")
+    return lines
+
+
+def _good_copies(report: Report) -> list[str]:
+    """For each damaged batch, where an intact one lies.  Where the intact copies hold different versions of the
+    batch at that offset, the version that counts is the one the copy with the newest leader epoch holds: the
+    copy Kafka elects, the others follow and truncate to; the rest are other batches, not good copies of it."""
+    copies = report.copies
+    lines = []
+    for base_offset, group in groupby(report.divergences, key=lambda each: each.base_offset):
+        variants = list(group)
+        damaged = sorted({index for each in variants for index in each.damaged})
+        if not damaged:
+            continue
+        versions = [each for each in variants if each.holders]
+        names = ", ".join(copies[index].name for index in damaged)
+        if not versions:
+            lines.append(f"the batch at offset {base_offset} is damaged on every copy holding it")
+        elif len(versions) == 1:
+            holders = ", ".join(copies[index].name for index in versions[0].holders)
+            lines.extend(f"a good copy of the damaged batch at offset {base_offset} of {copies[index].name} is on "
+                         f"{holders}" for index in damaged)
+        else:
+            leader = report.leader
+            kept = [each for each in versions if leader in each.holders]
+            other_holders = [index for each in versions if each not in kept for index in each.holders]
+            others = ", ".join(copies[index].name for index in other_holders)
+            if kept and leader is not None:
+                also = "".join(f"; also on {copies[index].name}" for index in kept[0].holders if index != leader)
+                lines.append(f"the damaged batch at offset {base_offset} of {names}: the version Kafka keeps is the "
+                             f"one on {copies[leader].name} (the copy with the newest leader epoch, which the "
+                             f"others follow{also}); {others} {'holds' if len(other_holders) == 1 else 'hold'} a "
+                             f"different version of offset {base_offset}, not a good copy of the same batch")
+            else:
+                newest = "none of them that of the copy with the newest leader epoch" if leader not in damaged or \
+                    leader is None else f"the copy with the newest leader epoch, {copies[leader].name}, holding it damaged"
+                lines.append(f"the damaged batch at offset {base_offset} of {names}: {others} hold different "
+                             f"versions of offset {base_offset}, {newest}: which one, if any, is a good copy of it "
+                             "cannot be told")
+    return lines
+
+
+def advice(report: Report) -> list[str]:
+    """Plain lines: what Kafka's log recovery does to each copy, what each copy holds that the others do not, what
+    electing each loses, where good copies lie."""
+    lines: list[str] = []
     copies = report.copies
     if report.agree and not report.problems:
         return ["every copy holds the same batches: nothing to repair"]
+    for copy in copies:
+        lines.extend(f"{copy.name}: {line}" for line in recovery_lines(copy))
     marked = highest_high_watermark(report)
     if marked is not None:
         lines.append(f"highest high watermark recorded: {marked} (a checkpoint can trail what was acknowledged)")
-    for each in report.divergences:
-        if each.damaged and each.holders:
-            holders = ", ".join(copies[index].name for index in each.holders)
-            for index in each.damaged:
-                lines.append(f"a good copy of the damaged batch at offset {each.base_offset} of "
-                             f"{copies[index].name} is on {holders}")
-        elif each.damaged:
-            lines.append(f"the batch at offset {each.base_offset} is damaged on every copy holding it")
+    lines.extend(_good_copies(report))
     for copy in copies:
         for told in epoch_disagreements(copy):
             lines.append(f"{copy.name}: {told}")

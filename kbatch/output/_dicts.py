@@ -246,6 +246,21 @@ def cleaning_dict(partition, cleaning):
     return out
 
 
+def damage_dict(damage):
+    """What Kafka's log recovery does with an entry its validation fails (columns.DAMAGE)."""
+    out = {
+        "segment": json_name(damage.segment),
+        "pos": damage.pos,
+        "base_offset": damage.base_offset,
+        "why": damage.why,
+        "truncate_to": damage.truncate_to,
+        "dropped_first": damage.dropped[0] if damage.dropped else None,
+        "dropped_last": damage.dropped[1] if damage.dropped else None,
+        "later_segments_dropped": damage.later_segments_dropped,
+    }
+    return out
+
+
 def replica_dict(report, copy):
     """A broker's copy of a partition (columns.REPLICA)."""
     out = {
@@ -258,6 +273,9 @@ def replica_dict(report, copy):
         "latest_epoch": copy.latest_epoch,
         "diverges_at": copy.diverges_at,
         "truncate_to": copy.truncate_to,
+        "clean_shutdown": copy.clean_shutdown,
+        "recovery": None if copy.recovery is None else damage_dict(copy.recovery),
+        "kept_damage": None if copy.kept_damage is None else damage_dict(copy.kept_damage),
     }
     return out
 

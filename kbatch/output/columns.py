@@ -68,7 +68,7 @@ TYPES = {
 # The names the ``read`` expressions use besides batch, record, finding, decode and with_records
 # (kbatch/output/_dicts.py imports them: kbatch.output.docs.HELPER_IMPORTS).
 HELPERS = ("iso_timestamp", "bytes_json", "schema_ids", "control_dict", "finding_dict", "record_dict", "json_name",
-           "lost_offsets_of")
+           "lost_offsets_of", "damage_dict")
 
 _ISO_NOTE = "the timestamp to its left as ISO-8601 UTC with milliseconds (output only; null for -1 or none)"
 _BYTES_OR_NULL = {"oneOf": [{"type": "null"}, {"$ref": "#/$defs/bytes"}]}
@@ -335,6 +335,35 @@ CLEANING = (
            "whether the cleaner would pick it now (dirty ratio above min.cleanable.dirty.ratio, or due)"),
 )
 
+# -- what Kafka's log recovery does with an entry its validation fails, in a copy of replicas
+# (kbatch.partition.replicas.Damage): the objects a replica line's recovery and kept_damage hold ---------------
+
+DAMAGE = (
+    Column("segment", "string", False, "json_name(damage.segment)", "the segment holding it"),
+    Column("pos", "int64", False, "damage.pos", "file position where it begins"),
+    Column("base_offset", "int64", True, "damage.base_offset", "its header's base offset (null: bytes that are no "
+           "batch)"),
+    Column("why", "string", False, "damage.why", "why Kafka's validation fails it (ensureValid: the CRC; the framing)"),
+    Column("truncate_to", "int64", True, "damage.truncate_to",
+           "where recovery cuts the log (LogSegment.readNextOffset of the cut segment); null: recovery does not reach it"),
+    Column("dropped_first", "int64", True, "damage.dropped[0] if damage.dropped else None",
+           "the first offset of the batches dropped with it (null: none known)"),
+    Column("dropped_last", "int64", True, "damage.dropped[1] if damage.dropped else None",
+           "the last offset of those batches"),
+    Column("later_segments_dropped", "bool", False, "damage.later_segments_dropped",
+           "recovery deleted the later segments too (false: only its segment was cut, recovered on opening because "
+           "its offset index is missing; or recovery does not reach it)"),
+)
+
+
+def _nullable_object(columns_: tuple[Column, ...]) -> dict:
+    """The JSON Schema of a key holding null or an object of ``columns_``."""
+    return {"oneOf": [{"type": "null"}, {
+        "type": "object", "additionalProperties": False, "required": [column.name for column in columns_],
+        "properties": {column.name: {"type": [TYPES[column.type][0], "null"] if column.nullable else
+                                     TYPES[column.type][0], "description": column.doc} for column in columns_}}]}
+
+
 # -- lines of replicas --format jsonl: a broker's copy of a partition (kbatch.partition.replicas.Copy), a record
 # not every copy holds (kbatch.partition.replicas.Divergence, with its record's keys: RECORD) --------------------
 
@@ -352,6 +381,16 @@ REPLICA = (
            "the first offset whose batch differs from the newest-epoch copy's (null: none)"),
     Column("truncate_to", "int64", True, "copy.truncate_to",
            "the offset Kafka truncates it to when it follows the newest-epoch copy (AbstractFetcherThread)"),
+    Column("clean_shutdown", "bool", False, "copy.clean_shutdown",
+           "its log directory holds .kafka_cleanshutdown: Kafka skips log recovery when the broker starts"),
+    Column("recovery", "object", True, "None if copy.recovery is None else damage_dict(copy.recovery)",
+           "where Kafka's log recovery cuts it when the broker starts (LogSegment.recover, LogLoader.recoverLog; "
+           "the offsets above are counted after it), a damage object; null: recovery cuts nothing",
+           schema=_nullable_object(DAMAGE)),
+    Column("kept_damage", "object", True, "None if copy.kept_damage is None else damage_dict(copy.kept_damage)",
+           "the first entry Kafka's validation fails that its log recovery does not reach (its segment below the "
+           "recovery point, or a clean shutdown), a damage object: the damage stays, and a follower fetching it "
+           "or a consumer reading it fails; null: none", schema=_nullable_object(DAMAGE)),
 )
 
 REPLICA_RECORD_HEAD = (

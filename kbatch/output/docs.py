@@ -197,6 +197,8 @@ DICT_FUNCTIONS = (
     ("producer_dict", "epoch", columns.PRODUCER, "A producer epoch's keys (columns.PRODUCER)."),
     ("segment_verdict_dict", "segment", columns.SEGMENT_VERDICT, "A segment's verdict (columns.SEGMENT_VERDICT)."),
     ("cleaning_dict", "partition, cleaning", columns.CLEANING, "A partition's cleaning (columns.CLEANING)."),
+    ("damage_dict", "damage", columns.DAMAGE,
+     "What Kafka's log recovery does with an entry its validation fails (columns.DAMAGE)."),
     ("replica_dict", "report, copy", columns.REPLICA, "A broker's copy of a partition (columns.REPLICA)."),
     ("replica_record_head", "report, divergence, record, highest_high_watermark", columns.REPLICA_RECORD_HEAD,
      "A record not every copy holds: its keys before the record's (columns.REPLICA_RECORD_HEAD)."),
@@ -306,7 +308,7 @@ README_TABLES = {"batch": columns.BATCH, "record": columns.RECORD, "finding": co
                  "txn partition": columns.TXN_PARTITION, "coordinator": columns.COORDINATOR,
                  "difference": columns.DIFFERENCE, "diff summary": columns.DIFF_SUMMARY,
                  "summary": columns.SUMMARY_LINE, "segment verdict": columns.SEGMENT_VERDICT,
-                 "cleaning": columns.CLEANING, "replica": columns.REPLICA,
+                 "cleaning": columns.CLEANING, "replica": columns.REPLICA, "damage": columns.DAMAGE,
                  "replica record": columns.REPLICA_RECORD_HEAD, "pcap batch": columns.PCAP_BATCH_HEAD,
                  "pcap finding": columns.PCAP_FINDING, "pcap summary": columns.PCAP_SUMMARY,
                  "pcap match": columns.PCAP_MATCH}   # (grep match, replica record: a record's keys between)

@@ -1,10 +1,12 @@
 """One partition across several brokers' copies: where they diverge, what Kafka truncates each to, what is lost.
 
 Each copy is a partition directory (``TOPIC-N``) with the checkpoints of its log directory.  Its batches are
-read as verify-crc reads them, headers and CRCs (:func:`heads`), every copy's stream in step (:func:`compare`), so
+read as verify-crc reads them, headers and CRCs (:func:`walk_copy`), every copy's stream in step (:func:`compare`), so
 memory holds one window of each copy whatever the sizes; only the batches not every copy holds are read again,
-their records decoded (:func:`records_held_by_some`).  The truncation each copy would undergo when it follows
-the copy with the newest leader epoch is Kafka's, round by round (:func:`truncation_offset`).
+their records decoded (:func:`records_held_by_some`).  Each copy is compared as its broker holds it once started,
+after Kafka's own log recovery (:func:`recovered`: a damaged batch past the recovery point cuts the log there).
+The truncation each copy would undergo when it follows the copy with the newest leader epoch is Kafka's, round by
+round (:func:`truncation_offset`).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import Iterator, NamedTuple
 from kbatch.files import kinds
 from kbatch.files.inputs import topic_partition
 from kbatch.format.findings import Finding
-from kbatch.format.structs import BATCH_HEADER
+from kbatch.format.structs import BATCH_HEADER, SIZE_OFFSET
 from kbatch.kernels.batchrules import last_sequence
 from kbatch.partition.sidefile import Entry, SideFile
 from kbatch.partition.textfiles import checkpoint, checkpointed_offset, partition_metadata
@@ -35,6 +37,21 @@ class NotACopy(ValueError):
 
 
 @dataclass
+class Damage:
+    """An entry of a copy that Kafka's validation fails, and what its log recovery on start does about it."""
+
+    segment: str
+    pos: int                                    # where the entry (or the range that is no batch) begins
+    base_offset: int | None                     # as its header says (None: bytes that are no batch)
+    why: str
+    truncate_to: int | None = None              # where recovery cuts the log (None: recovery does not reach it)
+    dropped: tuple[int, int] | None = None      # the offsets of the batches cut off with it (first, last)
+    is_damage: bool = True                      # False: a zero tail, which recovery cuts off too
+    later_segments_dropped: bool = False        # recoverLog deleted the segments after it; False: only its own
+                                                # segment is cut (recovered on opening, its offset index missing)
+
+
+@dataclass
 class Copy:
     """One broker's copy of a partition, and what its directory's files say about it."""
 
@@ -47,11 +64,17 @@ class Copy:
     checkpointed_log_start: int | None = None   # log-start-offset-checkpoint
     epoch_file: list[tuple[int, int]] = field(default_factory=list)   # leader-epoch-checkpoint (epoch, start)
     epoch_file_damaged: bool = False
+    clean_shutdown: bool = False                # .kafka_cleanshutdown in its log directory
     # filled as the batches are read
     log_start_offset: int | None = None
     log_end_offset: int = 0
     batch_epochs: list[tuple[int, int]] = field(default_factory=list)   # (epoch, first base offset), from batches
     damaged: int = 0                            # damaged batches or ranges
+    # Kafka's log recovery on start (see recovered): the epochs it assigns, in its order; the entry it cuts the
+    # log at; the first entry it fails to validate and does not reach (the damage stays)
+    recovered_epochs: list[tuple[int, int]] = field(default_factory=list)
+    recovery: Damage | None = None
+    kept_damage: Damage | None = None
     # what Kafka's rule gives
     epochs: list[tuple[int, int]] = field(default_factory=list)   # the cache Kafka loads (see loaded_epochs)
     diverges_at: int | None = None
@@ -123,12 +146,20 @@ def load_copy(directory: str) -> Copy:
                     copy.epoch_file_damaged = True
                 elif isinstance(item, Entry) and None not in item.fields.values():
                     copy.epoch_file.append((item.fields["epoch"], item.fields["start_offset"]))
+    copy.clean_shutdown = os.path.isfile(os.path.join(os.path.dirname(directory), kinds.CLEAN_SHUTDOWN))
     return copy
 
 
 def segments(directory: str) -> list[str]:
     """The partition's segments, in offset order (their names are their base offsets)."""
     return sorted(glob.glob(os.path.join(glob.escape(directory), "*.log")), key=os.path.basename)
+
+
+def segment_base(path: str) -> int:
+    """A segment's base offset, the number its file name is (LogFileUtils.offsetFromFile); 0 for a name that is no
+    number (on which Kafka's log loading fails)."""
+    name = os.path.basename(path)[:-len(".log")]
+    return int(name) if name.isascii() and name.isdigit() else 0
 
 
 class Head(NamedTuple):
@@ -145,6 +176,7 @@ class Head(NamedTuple):
     base_sequence: int | None
     last_sequence: int | None
     damaged: bool                 # its CRC fails, or the reader found its bytes damaged
+    invalid: str | None           # why Kafka's validation fails it, log recovery stopping there (invalid_for_kafka)
 
     @property
     def key(self) -> tuple:
@@ -158,7 +190,31 @@ class Head(NamedTuple):
         return cls(batch.base_offset, batch.last_offset, batch.size, batch.partition_leader_epoch, batch.crc,
                    batch.pos, segment, batch.producer_id if producer else None,
                    batch.base_sequence if producer else None, batch.last_sequence if producer else None,
-                   not batch.crc_valid or any(finding.is_damage for finding in batch.findings))
+                   not batch.crc_valid or any(finding.is_damage for finding in batch.findings),
+                   invalid_for_kafka(batch))
+
+
+def invalid_for_kafka(batch: Batch) -> str | None:
+    """Why Kafka's own validation fails the entry kbatch read as ``batch`` (None: it passes).
+
+    LogSegment.recover asks each entry batch.ensureValid(): DefaultRecordBatch its CRC (the size below the
+    batch overhead kbatch reads as a damaged range), a v0/v1 message LegacyRecord's CRC.  FileLogInputStream
+    frames the entry by its length field, which no CRC covers: where kbatch found that field wrong (the CRC
+    verifies only at another length), Kafka checks the CRC over other bytes, and it fails.  Damage kbatch finds
+    beyond these (a count, a record's fields) Kafka's recovery does not look at.
+    """
+    if not batch.crc_valid:
+        return "its CRC fails"
+    if any(finding.code == "bad-length" and finding.pos == batch.pos + SIZE_OFFSET for finding in batch.findings):
+        return "its length field is wrong: the CRC fails over the bytes it frames"
+    return None
+
+
+class Region(NamedTuple):
+    """Bytes of a segment that are no batch (a damaged range, a zero tail), as the walk found them."""
+
+    segment: str
+    finding: Finding
 
 
 # The header fields a clean batch's Head takes, read by the declaration's names (kbatch.format.layouts).
@@ -166,8 +222,9 @@ _CLEAN_HEAD = BATCH_HEADER.picker("base_offset", "partition_leader_epoch", "crc"
                                   "base_sequence")
 
 
-def heads(copy: Copy) -> Iterator[Head]:
-    """The copy's batches in order, damaged ones too (counted in ``copy.damaged``), each as a Head.
+def walk_copy(copy: Copy) -> Iterator[Head | Region]:
+    """The copy's entries in order: each batch, damaged ones too, as a Head, and each range of bytes that is
+    no batch as a Region (the damaged ones, and batches, counted in ``copy.damaged``).
 
     verify-crc's walk: the CRC run (kbatch.walk.crcrun) takes the v2 batches whose frame and CRC hold, reading
     only their headers; the full reader reads the rest one at a time (records not decoded), and its findings
@@ -189,7 +246,7 @@ def heads(copy: Copy) -> Iterator[Head]:
             producer = producer_id != -1
             taken.append(Head(base_offset, base_offset + delta, end - i, epoch, crc, batch_pos, path,
                               producer_id if producer else None, base_sequence if producer else None,
-                              last_sequence(base_sequence, delta) if producer else None, False))
+                              last_sequence(base_sequence, delta) if producer else None, False, None))
 
         with open(path, "rb") as stream:
             reader = SegmentReader(stream, ReadOptions(records=False), read_ahead=True)
@@ -198,8 +255,9 @@ def heads(copy: Copy) -> Iterator[Head]:
                 while True:
                     ran_on = False
                     for item in walk.items(walk.landed or 0, reader.size, hand_out):
-                        if isinstance(item, Finding):
-                            copy.damaged += 1
+                        if isinstance(item, Finding):   # a range that is no batch (a zero tail is no damage)
+                            copy.damaged += item.is_damage
+                            yield Region(path, item)
                             continue
                         head = Head.of_batch(path, item)
                         copy.damaged += head.damaged
@@ -212,18 +270,107 @@ def heads(copy: Copy) -> Iterator[Head]:
                 reader.close()
 
 
+def recovered_segments(copy: Copy) -> tuple[list[str], set[str], set[str]]:
+    """The copy's segments, and which of them Kafka's LogLoader.load recovers when the broker starts.
+
+    loadSegmentFiles recovers a segment whose offset index is missing (LogSegment.sanityCheck throws
+    NoSuchFileException), whatever the shutdown was.  Then recoverLog, unless the log directory holds the clean
+    shutdown marker (LogManager.loadLogs: hadCleanShutdown), recovers the unflushed segments,
+    segments.values(recoveryPoint, Long.MAX_VALUE): the one holding the recovery point (LogSegments.values
+    starts at its floorKey) and all after it.  A recovery point not checkpointed is 0 (LogManager.loadLog).
+    Returns (segments, recovered on opening, unflushed).
+    """
+    paths = segments(copy.path)
+    on_open = {path for path in paths if not os.path.isfile(path[:-len(".log")] + ".index")}
+    if copy.clean_shutdown:
+        return paths, on_open, set()
+    point = copy.recovery_point or 0
+    holding = [index for index, path in enumerate(paths) if segment_base(path) <= point]
+    return paths, on_open, set(paths[holding[-1] if holding else 0:])
+
+
+def recovered(copy: Copy) -> Iterator[Head]:
+    """The copy's batches as its broker holds them once started: Kafka's log recovery applied to
+    :func:`walk_copy`.
+
+    LogSegment.recover reads a recovered segment's entries in order and truncates the segment at the first
+    that fails (ensureValid, the framing; see :func:`invalid_for_kafka`), assigning each earlier batch's
+    epoch to the leader epoch cache when it is above the latest (LeaderEpochFileCache.assign).  recoverLog
+    then deletes every later segment (truncatedBytes > 0: "Corruption found in segment ..."); a segment
+    already cut on opening (its index missing) is cut again by nothing, so it deletes none.  An invalid entry
+    recovery does not reach stays in the log, and is read as Kafka serves it.  Sets ``copy.recovery`` (the
+    first cut), ``copy.kept_damage`` (the first invalid entry left), ``copy.recovered_epochs`` and, when the
+    log's last segment holds no batch, the log end offset (LogSegment.readNextOffset: its base offset).
+    """
+    paths, on_open, unflushed = recovered_segments(copy)
+    epochs_of: dict[str, list[tuple[int, int]]] = {}   # per recovered segment, the epochs recover assigns
+    current = None
+    recovers = False                  # whether recovery reads the current segment
+    cut = deleted_after = None        # the segment cut here; the segment whose cut deleted all after it
+    segment_end = 0                   # one past the last offset kept in the current segment
+    dropped: list[int] = []           # first and last offset cut off with the first cut
+    for item in walk_copy(copy):
+        if item.segment != current:
+            current, segment_end = item.segment, segment_base(item.segment)
+            recovers = current in on_open or current in unflushed
+        if deleted_after is not None or cut == current:   # (after a deletion, dropped with the first cut)
+            if isinstance(item, Head) and copy.recovery is not None and \
+                    (deleted_after is not None or current == copy.recovery.segment):
+                dropped[:] = [min(dropped[:1] + [item.base_offset]), max(dropped[1:] + [item.last_offset])]
+            continue
+        if isinstance(item, Region):
+            why = f"no batch: {item.finding.code}"
+            damage = Damage(current, item.finding.pos, None, why, is_damage=item.finding.is_damage)
+        else:
+            damage = None if item.invalid is None else Damage(current, item.pos, item.base_offset, item.invalid)
+        if damage is None:
+            if recovers and item.partition_leader_epoch is not None and item.partition_leader_epoch >= 0:
+                assigned = epochs_of.setdefault(current, [])
+                if not assigned or item.partition_leader_epoch > assigned[-1][0]:
+                    assigned.append((item.partition_leader_epoch, item.base_offset))
+            segment_end = max(segment_end, item.last_offset + 1)
+            yield item
+        elif recovers:
+            cut = current
+            if current in unflushed and current not in on_open:
+                deleted_after = current
+            if copy.recovery is None:
+                damage.truncate_to, damage.later_segments_dropped = segment_end, deleted_after is not None
+                copy.recovery = damage
+                if isinstance(item, Head):
+                    dropped[:] = [item.base_offset, item.last_offset]
+        else:
+            if copy.kept_damage is None and damage.is_damage:
+                copy.kept_damage = damage
+            if isinstance(item, Head):
+                segment_end = max(segment_end, item.last_offset + 1)
+                yield item
+    if copy.recovery is not None:
+        copy.recovery.dropped = (dropped[0], dropped[1]) if dropped else None
+        if not copy.recovery.is_damage and copy.recovery.dropped is None:
+            copy.recovery = None   # a zero tail cut off, nothing with it: no news
+    kept = paths[:paths.index(deleted_after) + 1] if deleted_after is not None else paths
+    if kept:
+        copy.log_end_offset = max(copy.log_end_offset, segment_base(kept[-1]))
+    # the order recovery assigns in: the segments recovered on opening, then the unflushed ones kept
+    copy.recovered_epochs = [entry for path in paths if path in on_open for entry in epochs_of.get(path, ())] + \
+        [entry for path in kept if path in unflushed for entry in epochs_of.get(path, ())]
+
+
 def loaded_epochs(copy: Copy) -> list[tuple[int, int]]:
     """The leader epoch cache Kafka holds for the copy once it loads the log.
 
-    The file's entries, then, for batches past the recovery point (recovered on load, LogSegment.recover
-    assigning each batch's epoch: LeaderEpochFileCache.assign keeps only an epoch above the latest), the
-    batches' newer epochs; entries at or past the log end offset are dropped (LogLoader.load:
+    The file's entries, then the epochs log recovery assigns (:func:`recovered`; LeaderEpochFileCache.assign
+    first drops the entries of that epoch or later, or starting at its start offset or later:
+    maybeTruncateNonMonotonicEntries); entries at or past the log end offset are dropped (LogLoader.load:
     leaderEpochCache.truncateFromEndAsyncFlush(nextOffset)), as are those below the log start but the last
     (UnifiedLog: truncateFromStartAsyncFlush).
     """
     epochs = list(copy.epoch_file)
-    for epoch, start in copy.batch_epochs:
-        if (copy.recovery_point is None or start >= copy.recovery_point) and (not epochs or epoch > epochs[-1][0]):
+    for epoch, start in copy.recovered_epochs:
+        if not epochs or epoch > epochs[-1][0]:   # LogSegment.recover: only an epoch above the latest
+            while epochs and (epochs[-1][0] >= epoch or epochs[-1][1] >= start):
+                epochs.pop()
             epochs.append((epoch, start))
     epochs = [(epoch, start) for epoch, start in epochs if start < copy.log_end_offset]
     if copy.log_start_offset is not None:
@@ -320,7 +467,7 @@ class Report:
 
     @property
     def agree(self) -> bool:
-        return not self.divergences and not any(copy.damaged for copy in self.copies) and \
+        return not self.divergences and not any(copy.damaged or copy.recovery for copy in self.copies) and \
             len({copy.log_end_offset for copy in self.copies}) == 1
 
     def held_only_by(self, index: int) -> list[Divergence]:
@@ -336,7 +483,7 @@ def compare(directories: list[str]) -> Report:
     if len(ids) > 1:
         report.problems.append("copies of different topics (topic ids in partition.metadata: "
                                f"{', '.join(sorted(ids))}): from different clusters, or the topic was recreated")
-    streams = [heads(copy) for copy in copies]
+    streams = [recovered(copy) for copy in copies]
     front: list[Head | None] = [next(stream, None) for stream in streams]   # each copy's next batch
     while True:
         first = front[0]

@@ -12,7 +12,7 @@ chunk and reading the next go on at once: the CRC pass of
 :func:`kbatch.ops.verify.verify_file`.  It serves every other walk too: a range
 of a file (a part, a Spark split), a stream; and ``kbatch replicas``, which keeps
 each taken batch's header fields to compare the copies by
-(:func:`kbatch.partition.replicas.heads`).
+(:func:`kbatch.partition.replicas.walk_copy`).
 """
 
 from __future__ import annotations
