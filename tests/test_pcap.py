@@ -266,3 +266,59 @@ def test_against_a_batch_the_broker_recompressed_is_compared_by_its_records(tmp_
     changed = _logdir(tmp_path / "changed", gzip_batch([values[0], b"c" * 200]))
     [found], _ = _matches(kbatch, "--against", changed, _write(tmp_path, _produced(sent), "b.pcap"), expect=1)
     assert (found["hop"], found["first_differing_byte"]) == ("broker", 0)
+
+
+def _recrc(data: bytes) -> bytes:
+    """A v2 batch with its CRC-32C made to hold again over attributes..end (DefaultRecordBatch.computeChecksum)."""
+    import crc32c
+    return data[:17] + crc32c.crc32c(data[21:]).to_bytes(4, "big") + data[21:]
+
+
+def _patched(data: bytes, at: int, value: bytes) -> bytes:
+    return _recrc(data[:at] + value + data[at + len(value):])
+
+
+@pytest.mark.parametrize("deep", [False, True])
+def test_records_walked_with_deep_only_and_header_rules_always(tmp_path, kbatch, deep):
+    """Without --deep a batch's CRC and header are checked (a reserved attributes bit is told either way); a
+    lastOffsetDelta shorter than the records' (bytes 23..27) takes walking the records: --deep tells it (damage).
+    Reserved bits are a warning: the exit status is the short batch's."""
+    short = _patched(TWO, 23, (0).to_bytes(4, "big"))
+    reserved = _patched(TWO, 21, (0x0100).to_bytes(2, "big"))
+    capture = (Capture()
+               .send(request("Produce", 9, 11, produce(9, {"orders": {0: short, 1: reserved}}), flexible=True))
+               .answer(response(11, produce_response(9, {"orders": {0: (0, 500), 1: (0, 600)}}), flexible=True)))
+    path = _write(tmp_path, capture)
+    result = kbatch("pcap", "--format", "jsonl", *(["--deep"] if deep else []), path, expect=1 if deep else 0)
+    short_line, reserved_line, summary = [json.loads(line) for line in result.out.splitlines()]
+    assert [finding["code"] for finding in short_line["findings"]] == (["last-offset-delta-mismatch"] if deep else [])
+    assert [finding["code"] for finding in reserved_line["findings"]] == ["reserved-bits"]
+    assert (short_line["crc_valid"], reserved_line["crc_valid"]) == (True, True)
+
+
+def test_decompressed_size_with_deep_only(tmp_path, kbatch):
+    from kafka.record.default_records import DefaultRecordBatchBuilder
+    builder = DefaultRecordBatchBuilder(magic=2, compression_type=1, is_transactional=False, producer_id=-1,
+                                        producer_epoch=-1, base_sequence=-1, batch_size=1 << 20)
+    builder.append(0, timestamp=1_700_000_000_000, key=b"k", value=b"v" * 300, headers=[])
+    gzipped = bytes(builder.build())
+    capture = (Capture()
+               .send(request("Produce", 9, 11, produce(9, {"orders": {0: gzipped}}), flexible=True))
+               .answer(response(11, produce_response(9, {"orders": {0: (0, 500)}}), flexible=True)))
+    path = _write(tmp_path, capture)
+    listed = json.loads(kbatch("pcap", "--format", "jsonl", path, expect=0).out.splitlines()[0])
+    deep = json.loads(kbatch("pcap", "--format", "jsonl", "--deep", path, expect=0).out.splitlines()[0])
+    assert (listed["codec"], listed["decompressed_size"]) == ("gzip", None)
+    assert deep["decompressed_size"] > 300
+    assert {**deep, "decompressed_size": None} == listed
+
+
+def test_batch_lines_are_json_dumps_lines(tmp_path, kbatch):
+    """A clean batch's line is written by the compiled batch writer after the capture's keys (hostile topic and
+    client id here): each line is what json.dumps writes of its own object, key for key, byte for byte."""
+    path = _write(tmp_path, damaged_capture())
+    result = kbatch("pcap", "--format", "jsonl", path, expect=1)
+    lines = result.out.splitlines()
+    assert [json.loads(line)["type"] for line in lines] == ["batch", "batch", "summary"]
+    assert json.loads(lines[0])["topic"] == HOSTILE_TOPIC and json.loads(lines[0])["client_id"] == HOSTILE_CLIENT.decode()
+    assert all(line == json.dumps(json.loads(line), ensure_ascii=False) for line in lines)

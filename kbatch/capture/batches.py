@@ -34,7 +34,14 @@ from kbatch.messages.spec import in_range, version_range
 from kbatch.reading.invariants import batch_invariants
 from kbatch.reading.model import Batch
 from kbatch.reading.reader import BufferStream, ReadOptions, SegmentReader
+from kbatch.format.structs import BATCH_HEADER
+from kbatch.kernels.batchrules import producer_fields_problem, v2_reserved_bits
+from kbatch.reading.summary import FileSummary
+from kbatch.reading.v2 import batch_fields, batch_of
+from kbatch.walk.crcrun import CrcRun
 from kbatch.walk.engine import entries
+
+_unpack_header = BATCH_HEADER.unpack_from
 
 # ApiKeys (clients/src/main/java/org/apache/kafka/common/protocol/ApiKeys.java): the ones read here.
 PRODUCE, FETCH, METADATA, API_VERSIONS, SHARE_FETCH = 0, 1, 3, 18, 78
@@ -48,7 +55,7 @@ class CapturedBatch:
     """One record batch (or v0/v1 message) found in a Produce request or a (Share)Fetch response."""
 
     batch: Batch                 # as the reader read it; positions are inside the partition's Records field
-    raw: bytes                   # its bytes, as sent
+    records: bytes               # the partition's Records field it lies in (``raw`` is its bytes, as sent)
     api: str                     # "Produce", "Fetch", "ShareFetch"
     request: Request             # the request (its version, correlation id, client id)
     packet: int                  # the packet the message carrying it began in
@@ -64,6 +71,10 @@ class CapturedBatch:
     @property
     def direction(self) -> str:
         return "produce" if self.api == "Produce" else "fetch"
+
+    @property
+    def raw(self) -> bytes:
+        return bytes(self.records[self.batch.pos:self.batch.pos + self.batch.size])
 
 
 @dataclass(frozen=True)
@@ -191,10 +202,10 @@ class _Produced:
 class CaptureReader:
     """Reads a capture's Kafka traffic: :meth:`read` yields CapturedBatch and CaptureFinding."""
 
-    def __init__(self, ports: Iterable[int] = DEFAULT_PORTS, *, records: bool = False,
+    def __init__(self, ports: Iterable[int] = DEFAULT_PORTS, *, records: bool = False, deep: bool = False,
                  decompressed_limit: int | None = None):
         self.ports = tuple(ports)
-        options = {"records": True, "record_objects": records}
+        options = {"records": records or deep, "record_objects": records}
         if decompressed_limit is not None:
             options["decompressed_limit"] = decompressed_limit
         self.options = ReadOptions(**options)
@@ -383,10 +394,20 @@ class CaptureReader:
                  partition: int, records_pos: int, *, partial_end: bool = False
                  ) -> list[CapturedBatch | CaptureFinding]:
         """A partition's Records walked as a segment's bytes are: each batch with its invariants' findings,
-        each damaged range a finding of its own (its positions inside the Records)."""
+        each damaged range a finding of its own (its positions inside the Records).  Without records to walk,
+        verify-crc's CRC run takes the clean v2 batches from their headers (:class:`_HeadersTaken`)."""
         out: list = []
-        reader = SegmentReader(BufferStream(data), self.options, size=len(data))
-        for item in entries(reader):
+        reader = SegmentReader(BufferStream(data, unchanging=True), self.options, size=len(data))
+        taken = None if self.options.records else _HeadersTaken(self.options.max_entry_size)
+
+        def captured(batch: Batch) -> CapturedBatch:
+            return CapturedBatch(batch, data, api, request, message.packet, message.time, message.connection,
+                                 topic, topic_id, partition, records_pos)
+
+        for item in entries(reader, run=None if taken is None else taken.run):
+            if taken is not None and taken.batches:
+                out += map(captured, taken.batches)
+                taken.batches.clear()
             if isinstance(item, Finding):
                 if partial_end and item.code == "truncated" and item.pos + item.size >= len(data):
                     item = Finding(PARTIAL_BATCH, item.entry_pos, item.pos, item.size, item.field,
@@ -394,10 +415,29 @@ class CaptureReader:
                 out.append(CaptureFinding(item, message.packet, message.connection, api, topic, topic_id, partition))
                 continue
             item.findings += batch_invariants(item)
-            out.append(CapturedBatch(item, bytes(data[item.pos:item.pos + item.size]), api, request,
-                                     message.packet, message.time, message.connection, topic,
-                                     topic_id, partition, records_pos))
+            out.append(captured(item))
+        if taken is not None:
+            out += map(captured, taken.batches)
         return out
+
+
+class _HeadersTaken:
+    """The batches verify-crc's CRC run takes (kbatch.walk.crcrun: framed, CRC holding), each made a Batch of
+    its header alone, as the reader makes it without walking records: the rules a header alone answers
+    (reserved bits, producer fields) asked of it, the batch's findings only when one of them fails."""
+
+    def __init__(self, max_entry_size: int):
+        self.batches: list[Batch] = []
+        self.run = CrcRun(FileSummary("", 0), max_entry_size, keep=self._keep)
+
+    def _keep(self, taken: tuple) -> None:
+        batch_pos, view, i, end, _, computed = taken
+        batch = batch_of(batch_fields(batch_pos, end - i, _unpack_header(view, i), computed))
+        if v2_reserved_bits(batch.attributes) or producer_fields_problem(
+                batch.is_transactional, batch.is_control, batch.producer_id, batch.producer_epoch,
+                batch.base_sequence):
+            batch.findings += batch_invariants(batch)
+        self.batches.append(batch)
 
 
 def _offset_span(batch: Batch) -> int:

@@ -66,10 +66,10 @@ class CaptureSummary:
 
 
 def read_capture(path: str, stream: BinaryIO, summary: CaptureSummary, *, ports: Iterable[int] = DEFAULT_PORTS,
-                 records: bool = False) -> Iterator[CapturedBatch | CaptureFinding]:
+                 records: bool = False, deep: bool = False) -> Iterator[CapturedBatch | CaptureFinding]:
     """Every batch and finding of the capture, in the order they are settled (a Produce batch once its response
     came, or at the end), each counted in ``summary``."""
-    reader = CaptureReader(ports, records=records)
+    reader = CaptureReader(ports, records=records, deep=deep)
     for item in reader.read(stream):
         summary.add(item)
         yield item
