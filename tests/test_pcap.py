@@ -322,3 +322,37 @@ def test_batch_lines_are_json_dumps_lines(tmp_path, kbatch):
     assert [json.loads(line)["type"] for line in lines] == ["batch", "batch", "summary"]
     assert json.loads(lines[0])["topic"] == HOSTILE_TOPIC and json.loads(lines[0])["client_id"] == HOSTILE_CLIENT.decode()
     assert all(line == json.dumps(json.loads(line), ensure_ascii=False) for line in lines)
+
+
+def test_extract_spills_batches_as_they_come_and_writes_them_in_offset_order(tmp_path, kbatch):
+    """Fetched out of order and twice: each offset written once, in offset order; a different batch at an
+    offset already written is counted and left out.  Nothing of the batches' bytes is held meanwhile."""
+    later = handmade.batch(2, [(None, b"third")])
+    other = handmade.batch(0, [(b"k1", b"changed"), (b"k2", b"v2")])
+    capture = (Capture()
+               .send(request("Fetch", 12, 1, b"", flexible=True))
+               .answer(response(1, fetch_response(12, {"orders": {0: later}}), flexible=True))
+               .send(request("Fetch", 12, 2, b"", flexible=True))
+               .answer(response(2, fetch_response(12, {"orders": {0: TWO + later}}), flexible=True))
+               .send(request("Fetch", 12, 3, b"", flexible=True))
+               .answer(response(3, fetch_response(12, {"orders": {0: other}}), flexible=True)))
+    out = tmp_path / "out"
+    result = kbatch("pcap", "--extract", str(out), "--format", "jsonl", _write(tmp_path, capture), expect=0)
+    assert "1 segment files written" in result.err and "1 batches differ" in result.err
+    assert (out / "fetch" / "orders-0" / "00000000000000000000.log").read_bytes() == TWO + later
+    assert [path.name for path in out.iterdir()] == ["fetch"]   # the spill file had no name
+
+
+def test_extraction_keeps_an_entry_per_batch_not_its_bytes(tmp_path):
+    import io
+
+    from kbatch.ops.pcap import CaptureSummary, CapturedBatch, Extraction, read_capture
+
+    extraction = Extraction(str(tmp_path / "out"))
+    for item in read_capture("c", io.BytesIO(clean_capture().pcap()), CaptureSummary("c")):
+        if isinstance(item, CapturedBatch):
+            extraction.add(item)
+    # (offset, where in the spill file, size): the produced batch came first (its response, packet 4)
+    assert {key: spilled.batches for key, spilled in extraction.kept.items()} == {
+        ("produce", "orders-0"): [(500, 0, len(TWO))], ("fetch", "orders-0"): [(0, len(TWO), len(TWO))]}
+    assert len(extraction.write()) == 2
