@@ -356,3 +356,67 @@ def test_extraction_keeps_an_entry_per_batch_not_its_bytes(tmp_path):
     assert {key: spilled.batches for key, spilled in extraction.kept.items()} == {
         ("produce", "orders-0"): [(500, 0, len(TWO))], ("fetch", "orders-0"): [(0, len(TWO), len(TWO))]}
     assert len(extraction.write()) == 2
+
+
+# -- TCP gaps: the direction read again at the next segment that starts a Kafka frame --------------------------
+
+def _problems(lines: list[dict]) -> list[tuple]:
+    return [(line["packet"], line["connection"], line["size"], line["actual"]) for line in lines
+            if line["type"] == "finding"]
+
+
+CLIENT, BROKER = "127.0.0.1:40000 -> 127.0.0.1:9092", "127.0.0.1:9092 -> 127.0.0.1:40000"
+
+
+def test_a_gap_in_the_requests_is_resynced_at_the_next_request(tmp_path, kbatch):
+    """Produce request 12 goes out in 40-byte segments (packets 5-8) and the capture misses packet 6: the
+    broker's ACK in its response (packet 8) says those 40 bytes arrived, so they are a gap there; the rest of
+    request 12 is passed over, and request 13 (packet 9) is read again, paired with its response."""
+    capture = (Capture()
+               .send(request("Produce", 9, 11, produce(9, {"orders": {0: TWO}}), flexible=True))
+               .answer(response(11, produce_response(9, {"orders": {0: (0, 500)}}), flexible=True))
+               .send(request("Produce", 9, 12, produce(9, {"orders": {1: TWO}}), flexible=True), mss=40)
+               .drop(5)
+               .answer(response(12, produce_response(9, {"orders": {1: (0, 700)}}), flexible=True))
+               .send(request("Produce", 9, 13, produce(9, {"orders": {0: TWO}}), flexible=True))
+               .answer(response(13, produce_response(9, {"orders": {0: (0, 502)}}), flexible=True)))
+    result = kbatch("pcap", "--format", "jsonl", _write(tmp_path, capture), expect=0)
+    lines = [json.loads(line) for line in result.out.splitlines()]
+    assert _problems(lines) == [
+        (8, CLIENT, 40, "40 bytes of the stream never captured (the other side acknowledged them)"),
+        (8, BROKER, 0, "a response with correlation id 12, whose request was not captured"),
+        (9, CLIENT, 0, "52 bytes after the gap at packet 8 passed over: read again from this packet, whose "
+                       "segment starts a Kafka frame")]
+    assert [(line["correlation_id"], line["packet"], line["assigned_offset"]) for line in lines
+            if line["type"] == "batch"] == [(11, 3, 500), (13, 9, 502)]
+
+
+def test_a_gap_in_the_responses_is_resynced_at_a_response_to_a_waiting_request(tmp_path, kbatch):
+    """Fetch response 2 in 50-byte segments, packet 5 missed: the client's next request ACKs it (a gap at
+    packet 6); response 3 starts with a correlation id still waiting, so it is read again there."""
+    capture = (Capture()
+               .send(request("Fetch", 12, 2, b"", flexible=True))
+               .answer(response(2, fetch_response(12, {"orders": {0: TWO}}), flexible=True), mss=50)
+               .drop(4)
+               .send(request("Fetch", 12, 3, b"", flexible=True))
+               .answer(response(3, fetch_response(12, {"orders": {0: TWO}}), flexible=True)))
+    result = kbatch("pcap", "--format", "jsonl", _write(tmp_path, capture), expect=0)
+    lines = [json.loads(line) for line in result.out.splitlines()]
+    assert _problems(lines) == [
+        (6, BROKER, 50, "50 bytes of the stream never captured (the other side acknowledged them)"),
+        (7, BROKER, 0, "50 bytes after the gap at packet 6 passed over: read again from this packet, whose "
+                       "segment starts a Kafka frame")]
+    assert [(line["correlation_id"], line["packet"], line["count"]) for line in lines if line["type"] == "batch"] \
+        == [(3, 7, 2)]
+
+
+def test_a_capture_ending_before_any_frame_after_a_gap(tmp_path, kbatch):
+    capture = (Capture()
+               .send(request("Produce", 9, 12, produce(9, {"orders": {1: TWO}}), flexible=True), mss=40)
+               .drop(3)
+               .answer(response(12, produce_response(9, {"orders": {1: (0, 700)}}), flexible=True)))
+    result = kbatch("pcap", "--format", "jsonl", _write(tmp_path, capture), expect=0)
+    problems = _problems([json.loads(line) for line in result.out.splitlines()])
+    assert problems[0] == (6, CLIENT, 40, "40 bytes of the stream never captured (the other side acknowledged them)")
+    assert problems[-1] == (6, CLIENT, 0, "the capture ended before a segment after this gap started a Kafka frame "
+                                          "(52 bytes passed over)")

@@ -23,8 +23,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import BinaryIO, Iterable, Iterator
 
-from kbatch.capture.exchanges import Request, Response, _connection_pair, exchanges
-from kbatch.capture.frames import kafka_frames
+from kbatch.capture.exchanges import Pairing, Request, Response, _connection_pair
+from kbatch.capture.frames import LARGEST_FRAME, SMALLEST_FRAME, kafka_frames
 from kbatch.capture.packets import PacketProblem, Segment, read_segments
 from kbatch.capture.streams import StreamGap, reassemble
 from kbatch.format.findings import Finding
@@ -213,13 +213,15 @@ class CaptureReader:
         self.waiting: dict[tuple[str, int], _Produced] = {}
         self.packets = 0
         self.topic_names: dict[str, str] = {}   # topic id -> name, from Metadata responses
+        self.pairing = Pairing()
 
     def read(self, stream: BinaryIO) -> Iterator[CapturedBatch | CaptureFinding]:
         return map(self._named, self._read(stream))
 
     def _read(self, stream: BinaryIO) -> Iterator[CapturedBatch | CaptureFinding]:
         segments = self._counted(read_segments(stream))
-        for event in exchanges(kafka_frames(reassemble(kafka_segments(segments, self.ports)))):
+        frames = kafka_frames(reassemble(kafka_segments(segments, self.ports)), self._starts_frame)
+        for event in self.pairing(frames):
             if isinstance(event, Request):
                 yield from self._request(event)
             elif isinstance(event, Response):
@@ -229,6 +231,18 @@ class CaptureReader:
         for produced in self.waiting.values():   # never answered (acks=0, or the capture ended first)
             yield from produced.batches
         self.waiting.clear()
+
+    def _starts_frame(self, connection: str, data: bytes) -> bool:
+        """Whether a segment after a gap starts a Kafka frame: a sane size, then on the requesting direction a
+        request header of an API key and version read here, on the other a response to a request still
+        waiting (its correlation id)."""
+        if len(data) < 8 or not SMALLEST_FRAME <= int.from_bytes(data[0:4], "big", signed=True) <= LARGEST_FRAME:
+            return False
+        if not self.pairing.carries_requests(connection):
+            return self.pairing.awaited(connection, int.from_bytes(data[4:8], "big", signed=True))
+        api_key, version = int.from_bytes(data[4:6], "big", signed=True), int.from_bytes(data[6:8], "big", signed=True)
+        return api_key in API_NAMES and _defined(API_NAMES[api_key] + "Response", version) and \
+            _looks_like_request(data)
 
     def _named(self, item):
         """The item with its topic's name, where its message gave only the id and a Metadata response named it."""

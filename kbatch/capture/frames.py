@@ -2,9 +2,11 @@
 bytes (NetworkReceive.readFrom in clients/src/main/java/org/apache/kafka/common/network/NetworkReceive.java).
 
 A size below the smallest header (a response's correlation id: 4 bytes) or above the broker's default
-``socket.request.max.bytes`` (100 MiB, SocketServerConfigs) is absurd: a problem, and the direction is given up,
-as it is after a gap in the stream (this first version does not resync).  What remains unframed at the end is
-a problem too.
+``socket.request.max.bytes`` (100 MiB, SocketServerConfigs) is absurd: a problem, and the direction is given up.
+After a gap in the stream the frame it cut is lost, and the direction is read again from the next segment
+that starts a frame the layer above recognises (``starts_frame``: a request header of a known API key and
+version, or a response to a request still waiting); the bytes skipped until then are a problem.  What
+remains unframed at the end is a problem too.
 """
 
 from __future__ import annotations
@@ -44,6 +46,8 @@ class _Framer:
         self.wanted = 0                   # how many bytes that frame has, its size field included (once known)
         self.packet, self.time = 0, 0.0   # the packet its size field began in
         self.given_up = False
+        self.skipping: int | None = None  # after a gap: the bytes passed over until a segment starts a frame
+        self.gap_packet = 0
 
     def feed(self, event: StreamBytes) -> Iterator[KafkaFrame | FrameProblem]:
         data, at = event.data, 0
@@ -100,24 +104,55 @@ class _Framer:
         self.given_up = True
         self.partial.clear()
 
+    def lost_step(self, gap: StreamGap) -> None:
+        """A gap: the frame it cut is lost; segments are passed over until one starts a frame (:meth:`resync`)."""
+        self.partial.clear()
+        self.skipping, self.gap_packet = 0, gap.packet
 
-def kafka_frames(events: Iterable[StreamBytes | StreamGap | PacketProblem]
+    def resync(self, event: StreamBytes, starts_frame) -> Iterator[FrameProblem]:
+        """After a gap: whether this segment starts a frame (then the bytes passed over are told), else pass it."""
+        if starts_frame is None or not starts_frame(event.connection, event.data):
+            self.skipping += len(event.data)
+            return False
+        if self.skipping:
+            yield FrameProblem(event.connection, event.packet,
+                               f"{self.skipping} bytes after the gap at packet {self.gap_packet} passed over: read "
+                               f"again from this packet, whose segment starts a Kafka frame")
+        self.skipping = None
+        return True
+
+
+def kafka_frames(events: Iterable[StreamBytes | StreamGap | PacketProblem], starts_frame=None
                  ) -> Iterator[KafkaFrame | FrameProblem | StreamGap | PacketProblem]:
-    """Every whole Kafka frame of every direction, with the problems of framing and of the layers below."""
+    """Every whole Kafka frame of every direction, with the problems of framing and of the layers below.
+    ``starts_frame(connection, data)`` says whether a segment's bytes start a frame, to resync at after a gap
+    (None: a direction is given up at its first gap)."""
     framers: dict[str, _Framer] = {}
     for event in events:
         if isinstance(event, StreamBytes):
-            framer = framers.setdefault(event.connection, _Framer())
-            if not framer.given_up:
-                yield from framer.feed(event)
+            framer = framers.get(event.connection)
+            if framer is None:
+                framer = framers[event.connection] = _Framer()
+            if framer.given_up:
+                continue
+            if framer.skipping is not None and not (yield from framer.resync(event, starts_frame)):
+                continue
+            yield from framer.feed(event)
             continue
         yield event
         framer = framers.setdefault(event.connection, _Framer()) if isinstance(event, StreamGap) else None
-        if framer is not None and not framer.given_up:
+        if framer is None or framer.given_up:
+            continue
+        if starts_frame is None:
             framer.give_up()
-            yield FrameProblem(event.connection, event.packet,
-                               "after this gap the rest of this direction is not read (no resync yet)")
+            yield FrameProblem(event.connection, event.packet, "after this gap the rest of this direction is not read")
+        elif framer.skipping is None:
+            framer.lost_step(event)
     for connection, framer in framers.items():
         if framer.partial:
             yield FrameProblem(connection, framer.packet,
                                f"the capture ends inside a Kafka frame ({len(framer.partial)} bytes of it)")
+        elif framer.skipping:
+            yield FrameProblem(connection, framer.gap_packet,
+                               f"the capture ended before a segment after this gap started a Kafka frame "
+                               f"({framer.skipping} bytes passed over)")

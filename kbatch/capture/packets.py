@@ -38,6 +38,7 @@ class Segment:
     flags: int           # TCP flags (dpkt.tcp.TH_SYN, TH_FIN, TH_RST, ...)
     payload: bytes
     cut: int = 0         # bytes of the TCP payload the capture did not keep (snaplen)
+    ack: int | None = None   # the acknowledgment number, when the ACK flag is set
 
 
 @dataclass(frozen=True)
@@ -107,8 +108,9 @@ def read_segments(stream: BinaryIO) -> Iterator[Segment | PacketProblem]:
             return
         fast = _plain_tcp(link_type, frame)
         if fast is not None:
-            source, sport, destination, dport, seq, flags, payload, cut = fast
-            yield Segment(number, time, (source, sport), (destination, dport), seq, flags, payload, cut)
+            source, sport, destination, dport, seq, ack, flags, payload, cut = fast
+            yield Segment(number, time, (source, sport), (destination, dport), seq, flags, payload, cut,
+                          ack if flags & dpkt.tcp.TH_ACK else None)
             continue
         try:
             ip = _network_layer(link_type, frame)
@@ -130,7 +132,8 @@ def read_segments(stream: BinaryIO) -> Iterator[Segment | PacketProblem]:
         sent = max(0, ip_payload - tcp.off * 4)
         payload = bytes(tcp.data)
         yield Segment(number, float(time), (_address(ip.src), tcp.sport), (_address(ip.dst), tcp.dport),
-                      tcp.seq, tcp.flags, payload, cut=max(0, sent - len(payload)))
+                      tcp.seq, tcp.flags, payload, cut=max(0, sent - len(payload)),
+                      ack=tcp.ack if tcp.flags & dpkt.tcp.TH_ACK else None)
 
 
 def _dpkt_records(stream: _ShortReadWatch, reader) -> Iterator[tuple]:
@@ -193,14 +196,14 @@ def _pcap_records(stream: _ShortReadWatch, reader: dpkt.pcap.Reader) -> Iterator
 
 
 _U16 = struct.Struct(">H").unpack_from
-_TCP_START = struct.Struct(">HHI").unpack_from   # source port, destination port, sequence number
+_TCP_START = struct.Struct(">HHII").unpack_from   # source and destination port, sequence and acknowledgment number
 _addresses: dict[bytes, str] = {}
 
 
 def _plain_tcp(link_type: int, frame: bytes) -> tuple | None:
     """An Ethernet frame's IPv4 or IPv6 TCP segment read with struct where every header is whole and plain
     (no VLAN tag, no IPv6 extension header, not a later fragment, lengths that agree): (source, source port,
-    destination, destination port, seq, flags, payload, bytes cut).  None for anything else, which dpkt reads.
+    destination, destination port, seq, ack, flags, payload, bytes cut).  None for anything else, which dpkt reads.
     The same values dpkt gives: tests/test_capture_packets.py holds the two to each other."""
     if link_type != dpkt.pcap.DLT_EN10MB or len(frame) < 54:
         return None
@@ -226,10 +229,11 @@ def _plain_tcp(link_type: int, frame: bytes) -> tuple | None:
     offset = (offset_flags >> 12) * 4
     if offset < 20:
         return None
-    sport, dport, seq = _TCP_START(frame, tcp)
+    sport, dport, seq, ack = _TCP_START(frame, tcp)
     payload = frame[tcp + offset:end]
     return (_addresses.get(source) or _remembered(source), sport, _addresses.get(destination) or
-            _remembered(destination), dport, seq, offset_flags & 0x1FF, payload, max(0, sent - offset - len(payload)))
+            _remembered(destination), dport, seq, ack, offset_flags & 0x1FF, payload,
+            max(0, sent - offset - len(payload)))
 
 
 def _remembered(raw: bytes) -> str:
