@@ -9,7 +9,7 @@ bytes are (:func:`kbatch.walk.engine.entries`, the reader with records decoded, 
 
 A Produce batch waits for its response, which says whether the broker took it (the partition's ErrorCode)
 and at which offset (BaseOffset, the first batch's; the next batches follow it): memory is bounded by the
-requests not yet answered.  A request with acks=0 is never answered; its batches come out at the end.
+requests not yet answered.  A request with acks=0 is never answered; its batches come out as it is read.
 
 ApiVersions responses are read too: a Produce or Fetch request of a version the broker did not advertise on
 that connection is a warning.  Metadata responses (v10+) name each topic id: a batch whose message names its
@@ -228,7 +228,7 @@ class CaptureReader:
                 yield from self._response(event)
             else:
                 yield self._problem(event)
-        for produced in self.waiting.values():   # never answered (acks=0, or the capture ended first)
+        for produced in self.waiting.values():   # never answered (the capture ended first)
             yield from produced.batches
         self.waiting.clear()
 
@@ -302,6 +302,9 @@ class CaptureReader:
                     if data:
                         produced.batches += self._batches(data, "Produce", request, request, topic.get("name"),
                                                           topic.get("topicId"), partition["index"], pos)
+            if fields["acks"] == 0:   # no response will come (KafkaApis.handleProduceRequest sends none)
+                yield from produced.batches
+                return
             self.waiting[(request.connection, request.correlation_id)] = produced
         elif request.api_key == FETCH:
             yield from self._version_findings(request, "FetchResponse")

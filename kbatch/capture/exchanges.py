@@ -12,7 +12,7 @@ Which direction carries requests: the one whose connection spoke first (a Kafka 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Iterable, Iterator
 
 from kbatch.capture.frames import FrameProblem, KafkaFrame
@@ -98,8 +98,8 @@ class Pairing:
             requester = requesters.setdefault(pair, event.connection)
             if event.connection == requester:
                 request = read_request(event)
-                if isinstance(request, Request):
-                    waiting[(event.connection, request.correlation_id)] = request
+                if isinstance(request, Request):   # (kept without its bytes: its response needs its header alone)
+                    waiting[(event.connection, request.correlation_id)] = replace(request, frame=b"")
                 yield request
                 continue
             correlation_id = int.from_bytes(event.data[:4], "big", signed=True)
