@@ -53,7 +53,10 @@ class Capture:
 
     def _packet(self, side: str, payload: bytes, flags=dpkt.tcp.TH_ACK | dpkt.tcp.TH_PUSH, seq=None):
         sport, dport = (self.client_port, self.port) if side == "client" else (self.port, self.client_port)
+        other = "broker" if side == "client" else "client"
+        # every byte the other side sent acknowledged, as a receiver does (dropped packets' too: ``drop``)
         tcp = dpkt.tcp.TCP(sport=sport, dport=dport, seq=self.seq[side] if seq is None else seq, flags=flags,
+                           ack=self.seq[other] if flags & dpkt.tcp.TH_ACK else 0,
                            data=payload, sum=0xBAD)   # an unfilled checksum, as on loopback
         ip = dpkt.ip.IP(src=socket.inet_aton("127.0.0.1"), dst=socket.inet_aton("127.0.0.1"),
                         p=dpkt.ip.IP_PROTO_TCP, data=tcp, len=20 + len(tcp))
@@ -70,6 +73,11 @@ class Capture:
     def answer(self, data: bytes, mss: int = 1 << 16) -> "Capture":
         for start in range(0, len(data), mss):
             self._packet("broker", data[start:start + mss])
+        return self
+
+    def drop(self, index: int) -> "Capture":
+        """Leave the packet at ``index`` (of those added so far) out of the capture, as a capture that missed it."""
+        del self.packets[index]
         return self
 
     def pcap(self) -> bytes:

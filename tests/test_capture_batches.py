@@ -194,3 +194,15 @@ def test_a_response_that_does_not_read_is_a_finding_naming_its_api(api, version,
                .answer(response(3, b"\x00\x00\x00\x07garbage", flexible=flexible)))
     bad = [item for item in findings(read(capture.pcap())) if item.finding.code == "bad-kafka-message"]
     assert [(item.api, item.packet, item.connection) for item in bad] == [(api, 4, BROKER)]
+
+
+def test_an_acks_0_produce_comes_out_as_it_is_read_not_at_the_end():
+    """acks=0: the broker sends no response (KafkaApis.handleProduceRequest), so nothing waits for one; the
+    batch comes out before the Fetch response read after it."""
+    capture = (Capture()
+               .send(request("Produce", 9, 1, produce(9, {"orders": {0: TWO}}, acks=0), flexible=True))
+               .send(request("Fetch", 12, 2, b"", flexible=True))
+               .answer(response(2, fetch_response(12, {"orders": {0: TWO}}), flexible=True)))
+    produced, fetched = read(capture.pcap())
+    assert (produced.direction, produced.packet, produced.error_code) == ("produce", 3, None)
+    assert (fetched.direction, fetched.packet) == ("fetch", 5)

@@ -7,7 +7,7 @@ import pytest
 
 dpkt = pytest.importorskip("dpkt")
 
-from kbatch.capture.packets import PacketProblem, Segment, read_segments  # noqa: E402
+from kbatch.capture.packets import PacketProblem, Segment, _plain_tcp, read_segments  # noqa: E402
 
 PAYLOAD = b"\x00\x00\x00\x05hello"
 
@@ -90,3 +90,44 @@ def test_truncated_file_is_a_problem_after_the_packets_before(cut_inside):
 def test_not_a_capture():
     [problem] = list(read_segments(io.BytesIO(b"this is no capture at all")))
     assert isinstance(problem, PacketProblem) and problem.packet == 0
+
+
+def _with_ip_options(ip: bytes) -> bytes:
+    """The IPv4 packet with a 4-byte options field (NOP NOP NOP EOL): IHL 6, total length 4 more."""
+    total = int.from_bytes(ip[2:4], "big") + 4
+    return bytes([0x46]) + ip[1:2] + total.to_bytes(2, "big") + ip[4:20] + b"\x01\x01\x01\x00" + ip[20:]
+
+
+@pytest.mark.parametrize("ip, cut", [
+    (ip_packet(), 0),
+    (ip_packet(v6=True), 0),
+    (_with_ip_options(ip_packet()), 0),
+    (ip_packet(), 4),                       # snaplen: the payload's last 4 bytes not kept
+    (ip_packet(v6=True), 7),
+    (ip_packet(b""), 0),                    # a bare ACK
+    (ip_packet(b"x" * 3000, seq=2**32 - 1), 1000),
+    (bytes(dpkt.ip.IP(src=b"\x01\x02\x03\x04", dst=b"\x05\x06\x07\x08", p=dpkt.ip.IP_PROTO_TCP,
+                      data=dpkt.tcp.TCP(sport=1, dport=2, off=8, opts=b"\x01" * 12, data=b"optioned"))), 0),
+])
+def test_ethernet_segments_read_with_struct_are_dpkts(ip, cut):
+    """An Ethernet frame's segment is read with struct (packets._plain_tcp); the same IP packet under the raw-IP
+    link type goes through dpkt: the two segments agree field for field (padding after the IP packet too)."""
+    ethernet = bytes(dpkt.ethernet.Ethernet(type=dpkt.ethernet.ETH_TYPE_IP6 if ip[0] >> 4 == 6 else
+                                            dpkt.ethernet.ETH_TYPE_IP, data=ip)) + b"\x00" * 6   # padding
+    kept = len(ethernet) - 6 - cut
+    raw = capture([(1.25, ip[:len(ip) - cut])], 101).getvalue()
+    through_dpkt = segments(io.BytesIO(raw[:24 + 12] + len(ip).to_bytes(4, "little") + raw[24 + 16:]))
+    assert _plain_tcp(dpkt.pcap.DLT_EN10MB, ethernet[:kept]) is not None
+    assert segments(capture([(1.25, ethernet[:kept])], dpkt.pcap.DLT_EN10MB)) == through_dpkt
+    assert len(through_dpkt) == 1 and through_dpkt[0].cut == cut
+
+
+@pytest.mark.parametrize("frame", [
+    bytes(dpkt.ethernet.Ethernet(type=dpkt.ethernet.ETH_TYPE_IP, data=ip_packet()))[:40],   # the TCP header cut
+    bytes(dpkt.ethernet.Ethernet(type=dpkt.ethernet.ETH_TYPE_ARP, data=b"\x00" * 60)),
+    bytes(dpkt.ethernet.Ethernet(type=dpkt.ethernet.ETH_TYPE_IP, data=bytes(dpkt.ip.IP(
+        p=dpkt.ip.IP_PROTO_TCP, offset=800, data=b"\x00" * 40))))[:-20] + b"\x00" * 20,       # a later fragment
+    bytes(dpkt.ethernet.Ethernet(type=dpkt.ethernet.ETH_TYPE_IP, data=bytes([0x44]) + ip_packet()[1:])),  # IHL 4
+])
+def test_frames_struct_does_not_read_are_left_to_dpkt(frame):
+    assert _plain_tcp(dpkt.pcap.DLT_EN10MB, frame) is None

@@ -266,3 +266,157 @@ def test_against_a_batch_the_broker_recompressed_is_compared_by_its_records(tmp_
     changed = _logdir(tmp_path / "changed", gzip_batch([values[0], b"c" * 200]))
     [found], _ = _matches(kbatch, "--against", changed, _write(tmp_path, _produced(sent), "b.pcap"), expect=1)
     assert (found["hop"], found["first_differing_byte"]) == ("broker", 0)
+
+
+def _recrc(data: bytes) -> bytes:
+    """A v2 batch with its CRC-32C made to hold again over attributes..end (DefaultRecordBatch.computeChecksum)."""
+    import crc32c
+    return data[:17] + crc32c.crc32c(data[21:]).to_bytes(4, "big") + data[21:]
+
+
+def _patched(data: bytes, at: int, value: bytes) -> bytes:
+    return _recrc(data[:at] + value + data[at + len(value):])
+
+
+@pytest.mark.parametrize("deep", [False, True])
+def test_records_walked_with_deep_only_and_header_rules_always(tmp_path, kbatch, deep):
+    """Without --deep a batch's CRC and header are checked (a reserved attributes bit is told either way); a
+    lastOffsetDelta shorter than the records' (bytes 23..27) takes walking the records: --deep tells it (damage).
+    Reserved bits are a warning: the exit status is the short batch's."""
+    short = _patched(TWO, 23, (0).to_bytes(4, "big"))
+    reserved = _patched(TWO, 21, (0x0100).to_bytes(2, "big"))
+    capture = (Capture()
+               .send(request("Produce", 9, 11, produce(9, {"orders": {0: short, 1: reserved}}), flexible=True))
+               .answer(response(11, produce_response(9, {"orders": {0: (0, 500), 1: (0, 600)}}), flexible=True)))
+    path = _write(tmp_path, capture)
+    result = kbatch("pcap", "--format", "jsonl", *(["--deep"] if deep else []), path, expect=1 if deep else 0)
+    short_line, reserved_line, summary = [json.loads(line) for line in result.out.splitlines()]
+    assert [finding["code"] for finding in short_line["findings"]] == (["last-offset-delta-mismatch"] if deep else [])
+    assert [finding["code"] for finding in reserved_line["findings"]] == ["reserved-bits"]
+    assert (short_line["crc_valid"], reserved_line["crc_valid"]) == (True, True)
+
+
+def test_decompressed_size_with_deep_only(tmp_path, kbatch):
+    from kafka.record.default_records import DefaultRecordBatchBuilder
+    builder = DefaultRecordBatchBuilder(magic=2, compression_type=1, is_transactional=False, producer_id=-1,
+                                        producer_epoch=-1, base_sequence=-1, batch_size=1 << 20)
+    builder.append(0, timestamp=1_700_000_000_000, key=b"k", value=b"v" * 300, headers=[])
+    gzipped = bytes(builder.build())
+    capture = (Capture()
+               .send(request("Produce", 9, 11, produce(9, {"orders": {0: gzipped}}), flexible=True))
+               .answer(response(11, produce_response(9, {"orders": {0: (0, 500)}}), flexible=True)))
+    path = _write(tmp_path, capture)
+    listed = json.loads(kbatch("pcap", "--format", "jsonl", path, expect=0).out.splitlines()[0])
+    deep = json.loads(kbatch("pcap", "--format", "jsonl", "--deep", path, expect=0).out.splitlines()[0])
+    assert (listed["codec"], listed["decompressed_size"]) == ("gzip", None)
+    assert deep["decompressed_size"] > 300
+    assert {**deep, "decompressed_size": None} == listed
+
+
+def test_batch_lines_are_json_dumps_lines(tmp_path, kbatch):
+    """A clean batch's line is written by the compiled batch writer after the capture's keys (hostile topic and
+    client id here): each line is what json.dumps writes of its own object, key for key, byte for byte."""
+    path = _write(tmp_path, damaged_capture())
+    result = kbatch("pcap", "--format", "jsonl", path, expect=1)
+    lines = result.out.splitlines()
+    assert [json.loads(line)["type"] for line in lines] == ["batch", "batch", "summary"]
+    assert json.loads(lines[0])["topic"] == HOSTILE_TOPIC and json.loads(lines[0])["client_id"] == HOSTILE_CLIENT.decode()
+    assert all(line == json.dumps(json.loads(line), ensure_ascii=False) for line in lines)
+
+
+def test_extract_spills_batches_as_they_come_and_writes_them_in_offset_order(tmp_path, kbatch):
+    """Fetched out of order and twice: each offset written once, in offset order; a different batch at an
+    offset already written is counted and left out.  Nothing of the batches' bytes is held meanwhile."""
+    later = handmade.batch(2, [(None, b"third")])
+    other = handmade.batch(0, [(b"k1", b"changed"), (b"k2", b"v2")])
+    capture = (Capture()
+               .send(request("Fetch", 12, 1, b"", flexible=True))
+               .answer(response(1, fetch_response(12, {"orders": {0: later}}), flexible=True))
+               .send(request("Fetch", 12, 2, b"", flexible=True))
+               .answer(response(2, fetch_response(12, {"orders": {0: TWO + later}}), flexible=True))
+               .send(request("Fetch", 12, 3, b"", flexible=True))
+               .answer(response(3, fetch_response(12, {"orders": {0: other}}), flexible=True)))
+    out = tmp_path / "out"
+    result = kbatch("pcap", "--extract", str(out), "--format", "jsonl", _write(tmp_path, capture), expect=0)
+    assert "1 segment files written" in result.err and "1 batches differ" in result.err
+    assert (out / "fetch" / "orders-0" / "00000000000000000000.log").read_bytes() == TWO + later
+    assert [path.name for path in out.iterdir()] == ["fetch"]   # the spill file had no name
+
+
+def test_extraction_keeps_an_entry_per_batch_not_its_bytes(tmp_path):
+    import io
+
+    from kbatch.ops.pcap import CaptureSummary, CapturedBatch, Extraction, read_capture
+
+    extraction = Extraction(str(tmp_path / "out"))
+    for item in read_capture("c", io.BytesIO(clean_capture().pcap()), CaptureSummary("c")):
+        if isinstance(item, CapturedBatch):
+            extraction.add(item)
+    # (offset, where in the spill file, size): the produced batch came first (its response, packet 4)
+    assert {key: spilled.batches for key, spilled in extraction.kept.items()} == {
+        ("produce", "orders-0"): [(500, 0, len(TWO))], ("fetch", "orders-0"): [(0, len(TWO), len(TWO))]}
+    assert len(extraction.write()) == 2
+
+
+# -- TCP gaps: the direction read again at the next segment that starts a Kafka frame --------------------------
+
+def _problems(lines: list[dict]) -> list[tuple]:
+    return [(line["packet"], line["connection"], line["size"], line["actual"]) for line in lines
+            if line["type"] == "finding"]
+
+
+CLIENT, BROKER = "127.0.0.1:40000 -> 127.0.0.1:9092", "127.0.0.1:9092 -> 127.0.0.1:40000"
+
+
+def test_a_gap_in_the_requests_is_resynced_at_the_next_request(tmp_path, kbatch):
+    """Produce request 12 goes out in 40-byte segments (packets 5-8) and the capture misses packet 6: the
+    broker's ACK in its response (packet 8) says those 40 bytes arrived, so they are a gap there; the rest of
+    request 12 is passed over, and request 13 (packet 9) is read again, paired with its response."""
+    capture = (Capture()
+               .send(request("Produce", 9, 11, produce(9, {"orders": {0: TWO}}), flexible=True))
+               .answer(response(11, produce_response(9, {"orders": {0: (0, 500)}}), flexible=True))
+               .send(request("Produce", 9, 12, produce(9, {"orders": {1: TWO}}), flexible=True), mss=40)
+               .drop(5)
+               .answer(response(12, produce_response(9, {"orders": {1: (0, 700)}}), flexible=True))
+               .send(request("Produce", 9, 13, produce(9, {"orders": {0: TWO}}), flexible=True))
+               .answer(response(13, produce_response(9, {"orders": {0: (0, 502)}}), flexible=True)))
+    result = kbatch("pcap", "--format", "jsonl", _write(tmp_path, capture), expect=0)
+    lines = [json.loads(line) for line in result.out.splitlines()]
+    assert _problems(lines) == [
+        (8, CLIENT, 40, "40 bytes of the stream never captured (the other side acknowledged them)"),
+        (8, BROKER, 0, "a response with correlation id 12, whose request was not captured"),
+        (9, CLIENT, 0, "52 bytes after the gap at packet 8 passed over: read again from this packet, whose "
+                       "segment starts a Kafka frame")]
+    assert [(line["correlation_id"], line["packet"], line["assigned_offset"]) for line in lines
+            if line["type"] == "batch"] == [(11, 3, 500), (13, 9, 502)]
+
+
+def test_a_gap_in_the_responses_is_resynced_at_a_response_to_a_waiting_request(tmp_path, kbatch):
+    """Fetch response 2 in 50-byte segments, packet 5 missed: the client's next request ACKs it (a gap at
+    packet 6); response 3 starts with a correlation id still waiting, so it is read again there."""
+    capture = (Capture()
+               .send(request("Fetch", 12, 2, b"", flexible=True))
+               .answer(response(2, fetch_response(12, {"orders": {0: TWO}}), flexible=True), mss=50)
+               .drop(4)
+               .send(request("Fetch", 12, 3, b"", flexible=True))
+               .answer(response(3, fetch_response(12, {"orders": {0: TWO}}), flexible=True)))
+    result = kbatch("pcap", "--format", "jsonl", _write(tmp_path, capture), expect=0)
+    lines = [json.loads(line) for line in result.out.splitlines()]
+    assert _problems(lines) == [
+        (6, BROKER, 50, "50 bytes of the stream never captured (the other side acknowledged them)"),
+        (7, BROKER, 0, "50 bytes after the gap at packet 6 passed over: read again from this packet, whose "
+                       "segment starts a Kafka frame")]
+    assert [(line["correlation_id"], line["packet"], line["count"]) for line in lines if line["type"] == "batch"] \
+        == [(3, 7, 2)]
+
+
+def test_a_capture_ending_before_any_frame_after_a_gap(tmp_path, kbatch):
+    capture = (Capture()
+               .send(request("Produce", 9, 12, produce(9, {"orders": {1: TWO}}), flexible=True), mss=40)
+               .drop(3)
+               .answer(response(12, produce_response(9, {"orders": {1: (0, 700)}}), flexible=True)))
+    result = kbatch("pcap", "--format", "jsonl", _write(tmp_path, capture), expect=0)
+    problems = _problems([json.loads(line) for line in result.out.splitlines()])
+    assert problems[0] == (6, CLIENT, 40, "40 bytes of the stream never captured (the other side acknowledged them)")
+    assert problems[-1] == (6, CLIENT, 0, "the capture ended before a segment after this gap started a Kafka frame "
+                                          "(52 bytes passed over)")

@@ -9,7 +9,7 @@ bytes are (:func:`kbatch.walk.engine.entries`, the reader with records decoded, 
 
 A Produce batch waits for its response, which says whether the broker took it (the partition's ErrorCode)
 and at which offset (BaseOffset, the first batch's; the next batches follow it): memory is bounded by the
-requests not yet answered.  A request with acks=0 is never answered; its batches come out at the end.
+requests not yet answered.  A request with acks=0 is never answered; its batches come out as it is read.
 
 ApiVersions responses are read too: a Produce or Fetch request of a version the broker did not advertise on
 that connection is a warning.  Metadata responses (v10+) name each topic id: a batch whose message names its
@@ -23,8 +23,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import BinaryIO, Iterable, Iterator
 
-from kbatch.capture.exchanges import Request, Response, _connection_pair, exchanges
-from kbatch.capture.frames import kafka_frames
+from kbatch.capture.exchanges import Pairing, Request, Response, _connection_pair
+from kbatch.capture.frames import LARGEST_FRAME, SMALLEST_FRAME, kafka_frames
 from kbatch.capture.packets import PacketProblem, Segment, read_segments
 from kbatch.capture.streams import StreamGap, reassemble
 from kbatch.format.findings import Finding
@@ -34,7 +34,14 @@ from kbatch.messages.spec import in_range, version_range
 from kbatch.reading.invariants import batch_invariants
 from kbatch.reading.model import Batch
 from kbatch.reading.reader import BufferStream, ReadOptions, SegmentReader
+from kbatch.format.structs import BATCH_HEADER
+from kbatch.kernels.batchrules import producer_fields_problem, v2_reserved_bits
+from kbatch.reading.summary import FileSummary
+from kbatch.reading.v2 import batch_fields, batch_of
+from kbatch.walk.crcrun import CrcRun
 from kbatch.walk.engine import entries
+
+_unpack_header = BATCH_HEADER.unpack_from
 
 # ApiKeys (clients/src/main/java/org/apache/kafka/common/protocol/ApiKeys.java): the ones read here.
 PRODUCE, FETCH, METADATA, API_VERSIONS, SHARE_FETCH = 0, 1, 3, 18, 78
@@ -48,7 +55,7 @@ class CapturedBatch:
     """One record batch (or v0/v1 message) found in a Produce request or a (Share)Fetch response."""
 
     batch: Batch                 # as the reader read it; positions are inside the partition's Records field
-    raw: bytes                   # its bytes, as sent
+    records: bytes               # the partition's Records field it lies in (``raw`` is its bytes, as sent)
     api: str                     # "Produce", "Fetch", "ShareFetch"
     request: Request             # the request (its version, correlation id, client id)
     packet: int                  # the packet the message carrying it began in
@@ -64,6 +71,10 @@ class CapturedBatch:
     @property
     def direction(self) -> str:
         return "produce" if self.api == "Produce" else "fetch"
+
+    @property
+    def raw(self) -> bytes:
+        return bytes(self.records[self.batch.pos:self.batch.pos + self.batch.size])
 
 
 @dataclass(frozen=True)
@@ -191,10 +202,10 @@ class _Produced:
 class CaptureReader:
     """Reads a capture's Kafka traffic: :meth:`read` yields CapturedBatch and CaptureFinding."""
 
-    def __init__(self, ports: Iterable[int] = DEFAULT_PORTS, *, records: bool = False,
+    def __init__(self, ports: Iterable[int] = DEFAULT_PORTS, *, records: bool = False, deep: bool = False,
                  decompressed_limit: int | None = None):
         self.ports = tuple(ports)
-        options = {"records": True, "record_objects": records}
+        options = {"records": records or deep, "record_objects": records}
         if decompressed_limit is not None:
             options["decompressed_limit"] = decompressed_limit
         self.options = ReadOptions(**options)
@@ -202,22 +213,36 @@ class CaptureReader:
         self.waiting: dict[tuple[str, int], _Produced] = {}
         self.packets = 0
         self.topic_names: dict[str, str] = {}   # topic id -> name, from Metadata responses
+        self.pairing = Pairing()
 
     def read(self, stream: BinaryIO) -> Iterator[CapturedBatch | CaptureFinding]:
         return map(self._named, self._read(stream))
 
     def _read(self, stream: BinaryIO) -> Iterator[CapturedBatch | CaptureFinding]:
         segments = self._counted(read_segments(stream))
-        for event in exchanges(kafka_frames(reassemble(kafka_segments(segments, self.ports)))):
+        frames = kafka_frames(reassemble(kafka_segments(segments, self.ports)), self._starts_frame)
+        for event in self.pairing(frames):
             if isinstance(event, Request):
                 yield from self._request(event)
             elif isinstance(event, Response):
                 yield from self._response(event)
             else:
                 yield self._problem(event)
-        for produced in self.waiting.values():   # never answered (acks=0, or the capture ended first)
+        for produced in self.waiting.values():   # never answered (the capture ended first)
             yield from produced.batches
         self.waiting.clear()
+
+    def _starts_frame(self, connection: str, data: bytes) -> bool:
+        """Whether a segment after a gap starts a Kafka frame: a sane size, then on the requesting direction a
+        request header of an API key and version read here, on the other a response to a request still
+        waiting (its correlation id)."""
+        if len(data) < 8 or not SMALLEST_FRAME <= int.from_bytes(data[0:4], "big", signed=True) <= LARGEST_FRAME:
+            return False
+        if not self.pairing.carries_requests(connection):
+            return self.pairing.awaited(connection, int.from_bytes(data[4:8], "big", signed=True))
+        api_key, version = int.from_bytes(data[4:6], "big", signed=True), int.from_bytes(data[6:8], "big", signed=True)
+        return api_key in API_NAMES and _defined(API_NAMES[api_key] + "Response", version) and \
+            _looks_like_request(data)
 
     def _named(self, item):
         """The item with its topic's name, where its message gave only the id and a Metadata response named it."""
@@ -277,6 +302,9 @@ class CaptureReader:
                     if data:
                         produced.batches += self._batches(data, "Produce", request, request, topic.get("name"),
                                                           topic.get("topicId"), partition["index"], pos)
+            if fields["acks"] == 0:   # no response will come (KafkaApis.handleProduceRequest sends none)
+                yield from produced.batches
+                return
             self.waiting[(request.connection, request.correlation_id)] = produced
         elif request.api_key == FETCH:
             yield from self._version_findings(request, "FetchResponse")
@@ -383,10 +411,20 @@ class CaptureReader:
                  partition: int, records_pos: int, *, partial_end: bool = False
                  ) -> list[CapturedBatch | CaptureFinding]:
         """A partition's Records walked as a segment's bytes are: each batch with its invariants' findings,
-        each damaged range a finding of its own (its positions inside the Records)."""
+        each damaged range a finding of its own (its positions inside the Records).  Without records to walk,
+        verify-crc's CRC run takes the clean v2 batches from their headers (:class:`_HeadersTaken`)."""
         out: list = []
-        reader = SegmentReader(BufferStream(data), self.options, size=len(data))
-        for item in entries(reader):
+        reader = SegmentReader(BufferStream(data, unchanging=True), self.options, size=len(data))
+        taken = None if self.options.records else _HeadersTaken(self.options.max_entry_size)
+
+        def captured(batch: Batch) -> CapturedBatch:
+            return CapturedBatch(batch, data, api, request, message.packet, message.time, message.connection,
+                                 topic, topic_id, partition, records_pos)
+
+        for item in entries(reader, run=None if taken is None else taken.run):
+            if taken is not None and taken.batches:
+                out += map(captured, taken.batches)
+                taken.batches.clear()
             if isinstance(item, Finding):
                 if partial_end and item.code == "truncated" and item.pos + item.size >= len(data):
                     item = Finding(PARTIAL_BATCH, item.entry_pos, item.pos, item.size, item.field,
@@ -394,10 +432,29 @@ class CaptureReader:
                 out.append(CaptureFinding(item, message.packet, message.connection, api, topic, topic_id, partition))
                 continue
             item.findings += batch_invariants(item)
-            out.append(CapturedBatch(item, bytes(data[item.pos:item.pos + item.size]), api, request,
-                                     message.packet, message.time, message.connection, topic,
-                                     topic_id, partition, records_pos))
+            out.append(captured(item))
+        if taken is not None:
+            out += map(captured, taken.batches)
         return out
+
+
+class _HeadersTaken:
+    """The batches verify-crc's CRC run takes (kbatch.walk.crcrun: framed, CRC holding), each made a Batch of
+    its header alone, as the reader makes it without walking records: the rules a header alone answers
+    (reserved bits, producer fields) asked of it, the batch's findings only when one of them fails."""
+
+    def __init__(self, max_entry_size: int):
+        self.batches: list[Batch] = []
+        self.run = CrcRun(FileSummary("", 0), max_entry_size, keep=self._keep)
+
+    def _keep(self, taken: tuple) -> None:
+        batch_pos, view, i, end, _, computed = taken
+        batch = batch_of(batch_fields(batch_pos, end - i, _unpack_header(view, i), computed))
+        if v2_reserved_bits(batch.attributes) or producer_fields_problem(
+                batch.is_transactional, batch.is_control, batch.producer_id, batch.producer_epoch,
+                batch.base_sequence):
+            batch.findings += batch_invariants(batch)
+        self.batches.append(batch)
 
 
 def _offset_span(batch: Batch) -> int:

@@ -12,7 +12,7 @@ Which direction carries requests: the one whose connection spoke first (a Kafka 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Iterable, Iterator
 
 from kbatch.capture.frames import FrameProblem, KafkaFrame
@@ -72,27 +72,46 @@ def read_request(frame: KafkaFrame) -> Request | FrameProblem:
                    position, data)
 
 
-def exchanges(events: Iterable) -> Iterator:
+class Pairing:
+    """Which direction of each connection carries requests, and the requests not answered yet."""
+
+    def __init__(self):
+        self.requesters: dict[frozenset, str] = {}
+        self.waiting: dict[tuple[str, int], Request] = {}   # (request direction, correlation id) -> request
+
+    def carries_requests(self, connection: str) -> bool:
+        """Whether ``connection`` is its pair's requesting direction (or the pair has not spoken yet)."""
+        return self.requesters.get(_connection_pair(connection), connection) == connection
+
+    def awaited(self, connection: str, correlation_id: int) -> bool:
+        """Whether a response on ``connection`` with ``correlation_id`` answers a request not answered yet."""
+        requester = self.requesters.get(_connection_pair(connection))
+        return requester is not None and (requester, correlation_id) in self.waiting
+
+    def __call__(self, events: Iterable) -> Iterator:
+        requesters, waiting = self.requesters, self.waiting
+        for event in events:
+            if not isinstance(event, KafkaFrame):
+                yield event
+                continue
+            pair = _connection_pair(event.connection)
+            requester = requesters.setdefault(pair, event.connection)
+            if event.connection == requester:
+                request = read_request(event)
+                if isinstance(request, Request):   # (kept without its bytes: its response needs its header alone)
+                    waiting[(event.connection, request.correlation_id)] = replace(request, frame=b"")
+                yield request
+                continue
+            correlation_id = int.from_bytes(event.data[:4], "big", signed=True)
+            request = waiting.pop((requester, correlation_id), None)
+            if request is None:
+                yield FrameProblem(event.connection, event.packet,
+                                   f"a response with correlation id {correlation_id}, whose request was not captured")
+                continue
+            yield Response(event.connection, event.packet, event.time, request, event.data)
+
+
+def exchanges(events: Iterable, pairing: Pairing | None = None) -> Iterator:
     """Requests, responses paired with their request, and everything else passed through; a response whose
     request was not captured is a problem."""
-    requesters: dict[frozenset, str] = {}
-    waiting: dict[tuple[str, int], Request] = {}   # (request direction, correlation id) -> request
-    for event in events:
-        if not isinstance(event, KafkaFrame):
-            yield event
-            continue
-        pair = _connection_pair(event.connection)
-        requester = requesters.setdefault(pair, event.connection)
-        if event.connection == requester:
-            request = read_request(event)
-            if isinstance(request, Request):
-                waiting[(event.connection, request.correlation_id)] = request
-            yield request
-            continue
-        correlation_id = int.from_bytes(event.data[:4], "big", signed=True)
-        request = waiting.pop((requester, correlation_id), None)
-        if request is None:
-            yield FrameProblem(event.connection, event.packet,
-                               f"a response with correlation id {correlation_id}, whose request was not captured")
-            continue
-        yield Response(event.connection, event.packet, event.time, request, event.data)
+    return (pairing or Pairing())(events)

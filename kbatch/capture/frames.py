@@ -2,14 +2,15 @@
 bytes (NetworkReceive.readFrom in clients/src/main/java/org/apache/kafka/common/network/NetworkReceive.java).
 
 A size below the smallest header (a response's correlation id: 4 bytes) or above the broker's default
-``socket.request.max.bytes`` (100 MiB, SocketServerConfigs) is absurd: a problem, and the direction is given up,
-as it is after a gap in the stream (this first version does not resync).  What remains unframed at the end is
-a problem too.
+``socket.request.max.bytes`` (100 MiB, SocketServerConfigs) is absurd: a problem, and the direction is given up.
+After a gap in the stream the frame it cut is lost, and the direction is read again from the next segment
+that starts a frame the layer above recognises (``starts_frame``: a request header of a known API key and
+version, or a response to a request still waiting); the bytes skipped until then are a problem.  What
+remains unframed at the end is a problem too.
 """
 
 from __future__ import annotations
 
-from collections import deque
 from dataclasses import dataclass
 from typing import Iterable, Iterator
 
@@ -37,58 +38,121 @@ class FrameProblem:
 
 
 class _Framer:
+    """One direction's frames: a frame that lies whole in a chunk is sliced out of it; one that goes on past
+    its chunk is gathered in ``partial`` (its size field first) until it is whole."""
+
     def __init__(self):
-        self.buffer = bytearray()
-        self.consumed = 0                 # stream offset of buffer[0]
-        self.received = 0                 # stream offset past the last byte received
-        self.chunks: deque = deque()      # (stream offset, packet, time) of each chunk still in the buffer
+        self.partial = bytearray()        # the frame begun and not yet whole, from its size field
+        self.wanted = 0                   # how many bytes that frame has, its size field included (once known)
+        self.packet, self.time = 0, 0.0   # the packet its size field began in
         self.given_up = False
+        self.skipping: int | None = None  # after a gap: the bytes passed over until a segment starts a frame
+        self.gap_packet = 0
 
     def feed(self, event: StreamBytes) -> Iterator[KafkaFrame | FrameProblem]:
-        self.chunks.append((self.received, event.packet, event.time))
-        self.buffer += event.data
-        self.received += len(event.data)
-        while len(self.buffer) >= SIZE_BYTES:
-            while len(self.chunks) > 1 and self.chunks[1][0] <= self.consumed:
-                self.chunks.popleft()
-            _, packet, time = self.chunks[0]
-            size = int.from_bytes(self.buffer[:SIZE_BYTES], "big", signed=True)
+        data, at = event.data, 0
+        end = len(data)
+        while True:
+            if self.partial:
+                if len(self.partial) < SIZE_BYTES:
+                    at = self._gather(data, at, SIZE_BYTES)
+                    if len(self.partial) < SIZE_BYTES:
+                        return
+                    size = int.from_bytes(self.partial, "big", signed=True)
+                    if not SMALLEST_FRAME <= size <= LARGEST_FRAME:
+                        yield self._absurd(event.connection, self.packet, size)
+                        return
+                    self.wanted = SIZE_BYTES + size
+                at = self._gather(data, at, self.wanted)
+                if len(self.partial) < self.wanted:
+                    return
+                with memoryview(self.partial) as gathered:
+                    frame = bytes(gathered[SIZE_BYTES:])
+                self.partial.clear()
+                yield KafkaFrame(event.connection, self.packet, self.time, frame)
+                continue
+            if at == end:
+                return
+            self.packet, self.time = event.packet, event.time
+            if end - at < SIZE_BYTES:
+                self._gather(data, at, SIZE_BYTES)
+                return
+            size = int.from_bytes(data[at:at + SIZE_BYTES], "big", signed=True)
             if not SMALLEST_FRAME <= size <= LARGEST_FRAME:
-                yield FrameProblem(event.connection, packet,
-                                   f"a Kafka frame size of {size} bytes (expected {SMALLEST_FRAME} to "
-                                   f"{LARGEST_FRAME}): not Kafka, or the stream is out of step; the rest of "
-                                   f"this direction is not read")
-                self.give_up()
+                yield self._absurd(event.connection, event.packet, size)
                 return
-            if len(self.buffer) < SIZE_BYTES + size:
+            if at + SIZE_BYTES + size > end:
+                self.wanted = SIZE_BYTES + size
+                self._gather(data, at, self.wanted)
                 return
-            yield KafkaFrame(event.connection, packet, time, bytes(self.buffer[SIZE_BYTES:SIZE_BYTES + size]))
-            del self.buffer[:SIZE_BYTES + size]
-            self.consumed += SIZE_BYTES + size
+            yield KafkaFrame(event.connection, event.packet, event.time, data[at + SIZE_BYTES:at + SIZE_BYTES + size])
+            at += SIZE_BYTES + size
+
+    def _gather(self, data, at: int, wanted: int) -> int:
+        """Add to ``partial`` from ``data[at:]`` up to ``wanted`` bytes in all; where in ``data`` it stopped."""
+        take = min(wanted - len(self.partial), len(data) - at)
+        self.partial += data[at:at + take]
+        return at + take
+
+    def _absurd(self, connection: str, packet: int, size: int) -> FrameProblem:
+        self.give_up()
+        return FrameProblem(connection, packet, f"a Kafka frame size of {size} bytes (expected {SMALLEST_FRAME} to "
+                                                f"{LARGEST_FRAME}): not Kafka, or the stream is out of step; the rest "
+                                                f"of this direction is not read")
 
     def give_up(self):
         self.given_up = True
-        self.buffer.clear()
-        self.chunks.clear()
+        self.partial.clear()
+
+    def lost_step(self, gap: StreamGap) -> None:
+        """A gap: the frame it cut is lost; segments are passed over until one starts a frame (:meth:`resync`)."""
+        self.partial.clear()
+        self.skipping, self.gap_packet = 0, gap.packet
+
+    def resync(self, event: StreamBytes, starts_frame) -> Iterator[FrameProblem]:
+        """After a gap: whether this segment starts a frame (then the bytes passed over are told), else pass it."""
+        if starts_frame is None or not starts_frame(event.connection, event.data):
+            self.skipping += len(event.data)
+            return False
+        if self.skipping:
+            yield FrameProblem(event.connection, event.packet,
+                               f"{self.skipping} bytes after the gap at packet {self.gap_packet} passed over: read "
+                               f"again from this packet, whose segment starts a Kafka frame")
+        self.skipping = None
+        return True
 
 
-def kafka_frames(events: Iterable[StreamBytes | StreamGap | PacketProblem]
+def kafka_frames(events: Iterable[StreamBytes | StreamGap | PacketProblem], starts_frame=None
                  ) -> Iterator[KafkaFrame | FrameProblem | StreamGap | PacketProblem]:
-    """Every whole Kafka frame of every direction, with the problems of framing and of the layers below."""
+    """Every whole Kafka frame of every direction, with the problems of framing and of the layers below.
+    ``starts_frame(connection, data)`` says whether a segment's bytes start a frame, to resync at after a gap
+    (None: a direction is given up at its first gap)."""
     framers: dict[str, _Framer] = {}
     for event in events:
         if isinstance(event, StreamBytes):
-            framer = framers.setdefault(event.connection, _Framer())
-            if not framer.given_up:
-                yield from framer.feed(event)
+            framer = framers.get(event.connection)
+            if framer is None:
+                framer = framers[event.connection] = _Framer()
+            if framer.given_up:
+                continue
+            if framer.skipping is not None and not (yield from framer.resync(event, starts_frame)):
+                continue
+            yield from framer.feed(event)
             continue
         yield event
         framer = framers.setdefault(event.connection, _Framer()) if isinstance(event, StreamGap) else None
-        if framer is not None and not framer.given_up:
+        if framer is None or framer.given_up:
+            continue
+        if starts_frame is None:
             framer.give_up()
-            yield FrameProblem(event.connection, event.packet,
-                               "after this gap the rest of this direction is not read (no resync yet)")
+            yield FrameProblem(event.connection, event.packet, "after this gap the rest of this direction is not read")
+        elif framer.skipping is None:
+            framer.lost_step(event)
     for connection, framer in framers.items():
-        if framer.buffer:
-            yield FrameProblem(connection, framer.chunks[0][1],
-                               f"the capture ends inside a Kafka frame ({len(framer.buffer)} bytes of it)")
+        if framer.partial:
+            yield FrameProblem(connection, framer.packet,
+                               f"the capture ends inside a Kafka frame ({len(framer.partial)} bytes of it)")
+        elif framer.skipping:
+            yield FrameProblem(connection, framer.gap_packet,
+                               f"the capture ended before a segment after this gap started a Kafka frame "
+                               f"({framer.skipping} bytes passed over)")

@@ -11,6 +11,7 @@ packet number; the rest of the capture is still read.
 from __future__ import annotations
 
 import struct
+from decimal import Decimal
 from dataclasses import dataclass
 from typing import BinaryIO, Iterator
 
@@ -37,6 +38,7 @@ class Segment:
     flags: int           # TCP flags (dpkt.tcp.TH_SYN, TH_FIN, TH_RST, ...)
     payload: bytes
     cut: int = 0         # bytes of the TCP payload the capture did not keep (snaplen)
+    ack: int | None = None   # the acknowledgment number, when the ACK flag is set
 
 
 @dataclass(frozen=True)
@@ -98,22 +100,18 @@ def read_segments(stream: BinaryIO) -> Iterator[Segment | PacketProblem]:
         yield PacketProblem(0, f"not a pcap or pcapng file: {error}")
         return
     link_type = reader.datalink()
-    packets = iter(reader)
+    packets = _pcap_records(stream, reader) if isinstance(reader, dpkt.pcap.Reader) else _dpkt_records(stream, reader)
     number = 0
-    while True:
-        try:
-            time, frame = next(packets)
-        except StopIteration:
-            if stream.short:   # a cut record header
-                yield PacketProblem(number + 1, f"the capture ends inside packet {number + 1}")
+    for number, time, frame in packets:
+        if frame is None:           # the file ends: ``time`` says why
+            yield PacketProblem(number, time)
             return
-        except (ValueError, dpkt.dpkt.Error, struct.error, EOFError) as error:
-            yield PacketProblem(number + 1, f"the capture ends inside packet {number + 1}: {error}")
-            return
-        number += 1
-        if stream.short:
-            yield PacketProblem(number, f"the capture ends inside packet {number}")
-            return
+        fast = _plain_tcp(link_type, frame)
+        if fast is not None:
+            source, sport, destination, dport, seq, ack, flags, payload, cut = fast
+            yield Segment(number, time, (source, sport), (destination, dport), seq, flags, payload, cut,
+                          ack if flags & dpkt.tcp.TH_ACK else None)
+            continue
         try:
             ip = _network_layer(link_type, frame)
         except ValueError as error:
@@ -134,4 +132,112 @@ def read_segments(stream: BinaryIO) -> Iterator[Segment | PacketProblem]:
         sent = max(0, ip_payload - tcp.off * 4)
         payload = bytes(tcp.data)
         yield Segment(number, float(time), (_address(ip.src), tcp.sport), (_address(ip.dst), tcp.dport),
-                      tcp.seq, tcp.flags, payload, cut=max(0, sent - len(payload)))
+                      tcp.seq, tcp.flags, payload, cut=max(0, sent - len(payload)),
+                      ack=tcp.ack if tcp.flags & dpkt.tcp.TH_ACK else None)
+
+
+def _dpkt_records(stream: _ShortReadWatch, reader) -> Iterator[tuple]:
+    """(packet number, time, frame) of each packet dpkt's reader gives (pcapng); at the end of a cut file
+    (number, why, None)."""
+    packets = iter(reader)
+    number = 0
+    while True:
+        try:
+            time, frame = next(packets)
+        except StopIteration:
+            if stream.short:   # a cut record header
+                yield number + 1, f"the capture ends inside packet {number + 1}", None
+            return
+        except (ValueError, dpkt.dpkt.Error, struct.error, EOFError) as error:
+            yield number + 1, f"the capture ends inside packet {number + 1}: {error}", None
+            return
+        number += 1
+        if stream.short:
+            yield number, f"the capture ends inside packet {number}", None
+            return
+        yield number, float(time), frame
+
+
+# The pcap record header (https://www.ietf.org/archive/id/draft-ietf-opsawg-pcap-03.html, section 5):
+# seconds, micro- or nanoseconds, captured length, original length, in the file header's byte order.
+_RECORD_HEADERS = {dpkt.pcap.TCPDUMP_MAGIC: ">IIII", dpkt.pcap.TCPDUMP_MAGIC_NANO: ">IIII",
+                   dpkt.pcap.PMUDPCT_MAGIC: "<IIII", dpkt.pcap.PMUDPCT_MAGIC_NANO: "<IIII"}
+_NANO = (dpkt.pcap.TCPDUMP_MAGIC_NANO, dpkt.pcap.PMUDPCT_MAGIC_NANO)
+
+
+def _pcap_records(stream: _ShortReadWatch, reader: dpkt.pcap.Reader) -> Iterator[tuple]:
+    """What :func:`_dpkt_records` gives, read here for a classic pcap: a struct unpack a packet instead of
+    dpkt's header objects.  Times are dpkt's to the last bit (its divisor: 1E6, or Decimal 1E9)."""
+    stream.seek(-dpkt.pcap.FileHdr.__hdr_len__, 1)
+    magic = int.from_bytes(stream.read(4), "big")
+    stream.seek(dpkt.pcap.FileHdr.__hdr_len__ - 4, 1)
+    if magic not in _RECORD_HEADERS:   # (a modified pcap: dpkt's own records)
+        yield from _dpkt_records(stream, reader)
+        return
+    header = struct.Struct(_RECORD_HEADERS[magic])
+    nano = magic in _NANO
+    divisor = Decimal("1E9") if nano else 1E6
+    read = stream._stream.read
+    number = 0
+    while True:
+        head = read(header.size)
+        if len(head) < header.size:
+            if head:   # dpkt's reader fails on it so: its words kept
+                yield number + 1, f"the capture ends inside packet {number + 1}: got {len(head)}, " \
+                                  f"{header.size} needed at least", None
+            return
+        seconds, fraction, caplen, _ = header.unpack(head)
+        frame = read(caplen)
+        number += 1
+        if 0 < len(frame) < caplen:
+            yield number, f"the capture ends inside packet {number}", None
+            return
+        yield number, float(seconds + Decimal(fraction) / divisor) if nano else seconds + fraction / divisor, frame
+
+
+_U16 = struct.Struct(">H").unpack_from
+_TCP_START = struct.Struct(">HHII").unpack_from   # source and destination port, sequence and acknowledgment number
+_addresses: dict[bytes, str] = {}
+
+
+def _plain_tcp(link_type: int, frame: bytes) -> tuple | None:
+    """An Ethernet frame's IPv4 or IPv6 TCP segment read with struct where every header is whole and plain
+    (no VLAN tag, no IPv6 extension header, not a later fragment, lengths that agree): (source, source port,
+    destination, destination port, seq, ack, flags, payload, bytes cut).  None for anything else, which dpkt reads.
+    The same values dpkt gives: tests/test_capture_packets.py holds the two to each other."""
+    if link_type != dpkt.pcap.DLT_EN10MB or len(frame) < 54:
+        return None
+    ether_type = _U16(frame, 12)[0]
+    if ether_type == dpkt.ethernet.ETH_TYPE_IP:
+        version_ihl = frame[14]
+        header = (version_ihl & 0xF) * 4
+        total = _U16(frame, 16)[0]
+        if version_ihl >> 4 != 4 or header < 20 or frame[23] != dpkt.ip.IP_PROTO_TCP or \
+                _U16(frame, 20)[0] & dpkt.ip.IP_OFFMASK or total < header + 20 or len(frame) < 14 + header + 20:
+            return None
+        source, destination = frame[26:30], frame[30:34]
+        tcp, end, sent = 14 + header, 14 + total, total - header
+    elif ether_type == dpkt.ethernet.ETH_TYPE_IP6:
+        sent = _U16(frame, 18)[0]
+        if frame[20] != dpkt.ip.IP_PROTO_TCP or sent < 20 or len(frame) < 74:
+            return None
+        source, destination = frame[22:38], frame[38:54]
+        tcp, end = 54, 54 + sent
+    else:
+        return None
+    offset_flags = _U16(frame, tcp + 12)[0]
+    offset = (offset_flags >> 12) * 4
+    if offset < 20:
+        return None
+    sport, dport, seq, ack = _TCP_START(frame, tcp)
+    payload = frame[tcp + offset:end]
+    return (_addresses.get(source) or _remembered(source), sport, _addresses.get(destination) or
+            _remembered(destination), dport, seq, ack, offset_flags & 0x1FF, payload,
+            max(0, sent - offset - len(payload)))
+
+
+def _remembered(raw: bytes) -> str:
+    if len(_addresses) > 4096:
+        _addresses.clear()
+    address = _addresses[raw] = _address(raw)
+    return address

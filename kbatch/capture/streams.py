@@ -4,7 +4,8 @@ Per direction the next expected sequence number is kept (from the SYN, else the 
 a segment ahead of it waits, one behind it (a retransmission) is dropped, one overlapping it gives only its
 new bytes.  Waiting bytes are capped per direction: past the cap, or at the end of the capture, the missing
 bytes are a gap (the packet number and the connection said) and the stream goes on at the first waiting
-segment -- the Kafka layer above resyncs there.
+segment -- the Kafka layer above resyncs there.  A hole is a gap at once when the other side acknowledges
+bytes past it (its ACK number): the receiver had them, so they will not come again and the capture missed them.
 """
 
 from __future__ import annotations
@@ -66,6 +67,8 @@ def reassemble(items: Iterable[Segment | PacketProblem],
             continue
         name = connection_name(item)
         direction = directions.setdefault(name, _Direction())
+        if item.ack is not None:
+            yield from _acknowledged(directions, item)
         if item.flags & 0x02:   # SYN: the data starts one past its sequence number
             direction.next_seq = (item.seq + 1) % SEQ_MODULUS
             continue
@@ -85,6 +88,21 @@ def reassemble(items: Iterable[Segment | PacketProblem],
     for name, direction in directions.items():
         while direction.waiting:
             yield from _skip_to_waiting(name, direction, "the capture ended before it came")
+
+
+def _acknowledged(directions: dict, segment: Segment) -> Iterator[StreamBytes | StreamGap]:
+    """The other direction's bytes up to ``segment``'s ACK number the receiver had: those never captured
+    before segments waiting beyond them are a gap (RFC 9293 3.4: an ACK says every byte before it arrived)."""
+    name = f"{_endpoint(*segment.destination)} -> {_endpoint(*segment.source)}"
+    other = directions.get(name)
+    if other is None or other.next_seq is None:
+        return
+    while other.waiting and _ahead(segment.ack, other.next_seq) > 0:
+        first = min(other.waiting, key=lambda seq: _ahead(seq, other.next_seq))
+        end = first if _ahead(segment.ack, first) >= 0 else segment.ack   # the hole ends where bytes wait
+        yield StreamGap(name, segment.packet, _ahead(end, other.next_seq), "the other side acknowledged them")
+        other.next_seq = end
+        yield from _drain(name, other)
 
 
 def _deliver(name: str, direction: _Direction, segment: Segment) -> Iterator[StreamBytes]:

@@ -23,6 +23,8 @@ Examples:
               help="A broker port to read (repeat for more). [default: 9092; any other connection whose first "
                    "bytes read as a Kafka request is read too]")
 @click.option("--records", is_flag=True, help="List each batch's records (jsonl, json).")
+@click.option("--deep", is_flag=True, help="Walk every batch's records (decompressed) and hold them to the rules "
+                                           "of verify-crc --deep; without it each batch's CRC and header are checked.")
 @click.option("--format", "output_format", type=click.Choice(["table", "jsonl", "json"]), default="table",
               show_default=True, help="table for people, jsonl or json for programs.")
 @click.option("--extract", "extract_to", type=click.Path(file_okay=False), metavar="DIR",
@@ -33,7 +35,7 @@ Examples:
               help="Hold each batch against the one the broker wrote in LOGDIR (a log directory): which hop "
                    "changed it -- the client, the broker's disk, or the Fetch response.")
 @no_color_option
-def pcap(captures, ports, records, output_format, extract_to, against, no_color):
+def pcap(captures, ports, records, deep, output_format, extract_to, against, no_color):
     """Read the record batches out of pcap or pcapng captures of Kafka traffic.
 
     Each TCP connection is reassembled in both directions (out-of-order
@@ -41,8 +43,8 @@ def pcap(captures, ports, records, output_format, extract_to, against, no_color)
     responses, read with Kafka's own message definitions: every record batch
     in a Produce request (every version Kafka trunk defines, topics by name
     or by id), in a Fetch response and in a ShareFetch response goes through
-    the reader a segment's bytes do: its CRC, the invariants of verify-crc
-    --deep, its records with --records.  Each is shown with its topic (or
+    the reader a segment's bytes do: its CRC and header, the invariants of
+    verify-crc --deep with --deep, its records with --records.  Each is shown with its topic (or
     topic id), partition, direction, API version, correlation id, client id,
     packet and connection; a Produce response's error code and the offset the
     broker gave the batch are joined to it.  ApiVersions responses say which
@@ -94,7 +96,7 @@ def pcap(captures, ports, records, output_format, extract_to, against, no_color)
             continue
         summary = CaptureSummary(path)
         with stream:
-            for item in read_capture(path, stream, summary, ports=ports or DEFAULT_PORTS, records=records):
+            for item in read_capture(path, stream, summary, ports=ports or DEFAULT_PORTS, records=records, deep=deep):
                 sink.item(path, item)
                 if extraction is not None and isinstance(item, CapturedBatch):
                     extraction.add(item)

@@ -7,8 +7,10 @@ Every batch is held to the same reader and rules as a segment's (CRC, the batch 
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
+import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import BinaryIO, Iterable, Iterator
@@ -66,10 +68,10 @@ class CaptureSummary:
 
 
 def read_capture(path: str, stream: BinaryIO, summary: CaptureSummary, *, ports: Iterable[int] = DEFAULT_PORTS,
-                 records: bool = False) -> Iterator[CapturedBatch | CaptureFinding]:
+                 records: bool = False, deep: bool = False) -> Iterator[CapturedBatch | CaptureFinding]:
     """Every batch and finding of the capture, in the order they are settled (a Produce batch once its response
     came, or at the end), each counted in ``summary``."""
-    reader = CaptureReader(ports, records=records)
+    reader = CaptureReader(ports, records=records, deep=deep)
     for item in reader.read(stream):
         summary.add(item)
         yield item
@@ -93,6 +95,15 @@ def directory_name(topic: str, partition: int) -> str:
 
 
 @dataclass
+class _Spilled:
+    """One partition's batches in the spill file: (offset, where, size) each, and the digest of the batch kept
+    at each offset (duplicates are told by it)."""
+
+    batches: list = field(default_factory=list)
+    digests: dict = field(default_factory=dict)
+
+
+@dataclass
 class Extraction:
     """Each partition's batches, by direction, for segment files under ``directory``:
 
@@ -104,43 +115,60 @@ class Extraction:
 
     A batch fetched twice is written once; a second, different batch at the same offset is counted in
     ``differing`` and left out (the first one wins).  The topic is its name, else its id.
+
+    Each batch is written as it comes to one spill file (unnamed, in ``directory``), so memory holds an
+    entry per batch, not its bytes; :meth:`write` puts each partition's segment in place from it
+    (atomically, in offset order).
     """
 
     directory: str
-    kept: dict = field(default_factory=dict)     # (kind, TOPIC-N) -> {base offset: bytes}, or [bytes] unassigned
+    kept: dict = field(default_factory=dict)     # (kind, TOPIC-N) -> _Spilled
     differing: int = 0
+    spill: BinaryIO | None = None
 
     def add(self, item: CapturedBatch) -> None:
         topic = item.topic if item.topic is not None else item.topic_id
         name = directory_name(topic if topic is not None else "unknown", item.partition)
         raw = item.raw
+        if item.direction == "produce" and item.assigned_offset is None:
+            self._spill(self.kept.setdefault(("unassigned", name), _Spilled()), None, raw)
+            return
         if item.direction == "produce":
-            if item.assigned_offset is None:
-                self.kept.setdefault(("unassigned", name), []).append(raw)
-                return
             if item.batch.magic >= 2:
                 raw = _BASE_OFFSET.pack(item.assigned_offset) + raw[_BASE_OFFSET.size:]   # (baseOffset comes first)
             kind, offset = "produce", item.assigned_offset
         else:
             kind, offset = "fetch", item.batch.base_offset
-        batches = self.kept.setdefault((kind, name), {})
-        if offset in batches:
-            self.differing += batches[offset] != raw
+        spilled = self.kept.setdefault((kind, name), _Spilled())
+        digest = hashlib.blake2b(raw, digest_size=16).digest()
+        if offset in spilled.digests:
+            self.differing += spilled.digests[offset] != digest
             return
-        batches[offset] = raw
+        spilled.digests[offset] = digest
+        self._spill(spilled, offset, raw)
+
+    def _spill(self, spilled: _Spilled, offset: int | None, raw: bytes) -> None:
+        if self.spill is None:
+            os.makedirs(self.directory, exist_ok=True)
+            self.spill = tempfile.TemporaryFile(dir=self.directory)
+        spilled.batches.append((offset, self.spill.tell(), len(raw)))
+        self.spill.write(raw)
 
     def write(self) -> list[str]:
         """Write each partition's segment, named after its first offset (unassigned: 0); the paths written."""
         written = []
-        for (kind, name), batches in sorted(self.kept.items()):
-            if isinstance(batches, dict):
-                ordered = [batches[offset] for offset in sorted(batches)]
-                first = min(batches)
-            else:
-                ordered, first = batches, 0
-            directory = os.path.join(self.directory, kind, name)
-            os.makedirs(directory, exist_ok=True)
-            path = os.path.join(directory, f"{max(first, 0):020d}.log")
-            write_atomically(path, ordered)
-            written.append(path)
+        try:
+            if self.spill is not None:
+                self.spill.flush()
+            for (kind, name), spilled in sorted(self.kept.items()):
+                ordered = spilled.batches if kind == "unassigned" else sorted(spilled.batches)
+                first = 0 if kind == "unassigned" else ordered[0][0]
+                directory = os.path.join(self.directory, kind, name)
+                os.makedirs(directory, exist_ok=True)
+                path = os.path.join(directory, f"{max(first, 0):020d}.log")
+                write_atomically(path, (os.pread(self.spill.fileno(), size, at) for _, at, size in ordered))
+                written.append(path)
+        finally:
+            if self.spill is not None:
+                self.spill.close()
         return written

@@ -89,7 +89,7 @@ class SegmentReader:
         if size is None:
             size = stream.seek(0, os.SEEK_END)
         self.options = options
-        ahead = None
+        ahead = stream if isinstance(stream, BufferStream) and stream.unchanging else None
         if read_ahead:
             from kbatch.reading.readahead import read_ahead_of   # (here: only a whole local file reads ahead)
 
@@ -311,11 +311,21 @@ def damaged_range(pos: int, end: int, problem: Finding, *, resumed: bool) -> Fin
 
 
 class BufferStream:
-    """A read-only stream over a buffer (a decompressor's view), without copying it whole as BytesIO would."""
+    """A read-only stream over a buffer (a decompressor's view), without copying it whole as BytesIO would.
 
-    def __init__(self, buffer):
+    ``unchanging``: the buffer's bytes stay as they are while the stream is read (a bytes object), so the
+    reader's window takes views of them (:meth:`bytes_at`, a read-ahead's part) instead of copies."""
+
+    def __init__(self, buffer, *, unchanging: bool = False):
         self.buffer = memoryview(buffer)
         self.position = 0
+        self.unchanging = unchanging
+
+    def bytes_at(self, pos: int, size: int) -> memoryview:
+        return self.buffer[pos:].toreadonly()
+
+    def close(self) -> None:
+        pass
 
     def seek(self, position: int, whence: int = os.SEEK_SET) -> int:
         self.position = position if whence == os.SEEK_SET else len(self.buffer) + position

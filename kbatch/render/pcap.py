@@ -8,7 +8,10 @@ import time as clock
 
 from rich.text import Text
 
-from kbatch.capture.batches import CaptureFinding
+from kbatch.capture.batches import CaptureFinding, CapturedBatch
+from kbatch.kernels.jsonl import batch_json
+from kbatch.kernels.recordwalk import is_compiled
+from kbatch.output.jsonout import _batch_json_matches_batch_dict, utf8_buffer
 from kbatch.output._dicts import batch_dict, pcap_batch_head, pcap_finding_dict, pcap_match_dict, pcap_summary_dict
 from kbatch.output.visible import visible
 from kbatch.render.console import print_wrapped
@@ -20,21 +23,66 @@ def item_dict(path: str, item, records: bool) -> dict:
     return {**pcap_batch_head(path, item), **batch_dict(item.batch, with_records=records)}
 
 
+# What the compiled batch writer opens a batch's keys with: a pcap line has "type" first, before its own keys.
+_TYPE_BATCH = b'"type": "batch"'
+
+
 class JsonlSink:
     def __init__(self, out, records: bool):
         self.out, self.records = out, records
+        self._bytes = utf8_buffer(out)
+        # A batch's keys by the compiled writer, as dump's listing writes them (json.dumps of a dict is most of
+        # the time of a capture's listing); interpreted, json.dumps is the faster of the two.
+        self.compiled_lines = not records and self._bytes is not None and is_compiled() and \
+            _batch_json_matches_batch_dict()
+        self._head_of: tuple | None = None
+        self._head = b""
+        if self._bytes is not None:
+            out.flush()   # what its text layer holds goes first
+
+    def _emit(self, line: str) -> None:
+        if self._bytes is None:
+            self.out.write(line)
+        else:
+            self._bytes.write(line.encode("utf-8", "surrogateescape"))
 
     def item(self, path: str, item) -> None:
-        self.out.write(json.dumps(item_dict(path, item, self.records), ensure_ascii=False) + "\n")
+        line = self._batch_line(path, item) if self.compiled_lines and isinstance(item, CapturedBatch) else None
+        if line is None:
+            self._emit(json.dumps(item_dict(path, item, self.records), ensure_ascii=False) + "\n")
+        else:
+            self._bytes.write(line)
+
+    def _batch_line(self, path: str, item) -> bytes | None:
+        """json.dumps of item_dict, UTF-8, for a batch the compiled writer writes: the capture's keys up to
+        records_pos kept from the batch before while they are the same (a partition's batches share them)."""
+        keys = batch_json(item.batch, b"")
+        if keys is None or not keys.startswith(_TYPE_BATCH):
+            return None
+        request = item.request
+        shared = (path, item.api, item.topic, item.topic_id, item.partition, request.api_version,
+                  request.correlation_id, request.client_id, item.connection, item.packet, item.time,
+                  item.records_pos)
+        if shared != self._head_of:
+            head = pcap_batch_head(path, item)
+            del head["error_code"], head["assigned_offset"]
+            self._head = json.dumps(head, ensure_ascii=False)[:-1].encode("utf-8", "surrogateescape")
+            self._head_of = shared
+        return b"".join((self._head, b', "error_code": ', _json_int(item.error_code), b', "assigned_offset": ',
+                         _json_int(item.assigned_offset), keys[len(_TYPE_BATCH):], b"\n"))
 
     def match(self, path: str, match) -> None:
-        self.out.write(json.dumps(pcap_match_dict(path, match), ensure_ascii=False) + "\n")
+        self._emit(json.dumps(pcap_match_dict(path, match), ensure_ascii=False) + "\n")
 
     def done(self, summary) -> None:
-        self.out.write(json.dumps(pcap_summary_dict(summary.path, summary), ensure_ascii=False) + "\n")
+        self._emit(json.dumps(pcap_summary_dict(summary.path, summary), ensure_ascii=False) + "\n")
 
     def close(self) -> None:
         pass
+
+
+def _json_int(value: int | None) -> bytes:
+    return b"null" if value is None else str(value).encode()
 
 
 class JsonSink:
