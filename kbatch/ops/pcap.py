@@ -156,19 +156,20 @@ class Extraction:
 
     def write(self) -> list[str]:
         """Write each partition's segment, named after its first offset (unassigned: 0); the paths written."""
-        written = []
+        written: list[str] = []
+        spill = self.spill
+        if spill is None:   # no batch was kept
+            return written
         try:
-            if self.spill is not None:
-                self.spill.flush()
+            spill.flush()
             for (kind, name), spilled in sorted(self.kept.items()):
                 ordered = spilled.batches if kind == "unassigned" else sorted(spilled.batches)
                 first = 0 if kind == "unassigned" else ordered[0][0]
                 directory = os.path.join(self.directory, kind, name)
                 os.makedirs(directory, exist_ok=True)
                 path = os.path.join(directory, f"{max(first, 0):020d}.log")
-                write_atomically(path, (os.pread(self.spill.fileno(), size, at) for _, at, size in ordered))
+                write_atomically(path, (os.pread(spill.fileno(), size, at) for _, at, size in ordered))
                 written.append(path)
         finally:
-            if self.spill is not None:
-                self.spill.close()
+            spill.close()
         return written
