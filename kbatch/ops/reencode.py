@@ -51,18 +51,15 @@ class LayoutTotal:
     control_batches_dropped: int = 0
     left_uncompressed: int = 0        # zstd batches in v0/v1
 
-    def as_dict(self, stored: int, recompress: bool) -> dict:
-        overhead = self.bytes - self.carried_payload
-        out = {"layout": self.layout, "entries": self.entries, "records": self.records, "bytes": self.bytes,
-               "per_record_overhead": round(overhead / self.records, 3) if self.records else None,
-               "difference": self.bytes - stored,
-               "recompressed_bytes": self.recompressed_bytes if recompress else None,
-               "recompressed_difference": self.recompressed_bytes - stored if recompress else None}
-        if self.layout in ("v0", "v1"):
-            out.update(headers_dropped=self.headers_dropped, header_bytes_dropped=self.header_bytes_dropped,
-                       control_batches_dropped=self.control_batches_dropped,
-                       zstd_left_uncompressed=self.left_uncompressed)
-        return out
+    @property
+    def per_record_overhead(self) -> float | None:
+        """Bytes per record beyond its key, value (and carried header) bytes."""
+        return round((self.bytes - self.carried_payload) / self.records, 3) if self.records else None
+
+    @property
+    def legacy(self) -> bool:
+        """v0 and v1, which drop what they cannot carry (headers, control batches, zstd)."""
+        return self.layout in ("v0", "v1")
 
 
 @dataclass
@@ -146,18 +143,10 @@ class WhatIf:
             for data in written:
                 self.write(layout, data)
 
-    # -- the report --------------------------------------------------------------------
+    # -- the report (its keys: kbatch.output.columns.WHAT_IF) ---------------------------
 
-    def as_dict(self) -> dict:
-        return {
-            "recompress": self.recompress,
-            "stored": {"entries": self.stored_entries, "records": self.stored_records, "bytes": self.stored_bytes},
-            "left_out": {"damaged_batches": self.damaged_batches_left_out, "bytes": self.damaged_bytes_left_out},
-            "layouts": [self.totals[layout].as_dict(self.stored_bytes, self.recompress) for layout in self.layouts],
-            "headers_first": {"compressed_batches": self.compressed_batches,
-                              "inflated_today": self.inflated_today,
-                              "prefix": self.headers_first_prefix},
-        }
+    def layout_totals(self) -> list[LayoutTotal]:
+        return [self.totals[layout] for layout in self.layouts]
 
 
 def _legacy_messages(batch: Batch, records: list[Record], magic: int) -> list[bytes]:
