@@ -2,25 +2,19 @@
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import sys
-from typing import TYPE_CHECKING
 
 import click
 
-from kbatch.ops.grep import Query, Search, parse_field, search_in_parts
-from kbatch.messages import DECODERS, decoder_for_path
+from kbatch.ops.grep import GrepJob, Query, parse_field
+from kbatch.messages import DECODERS
 from kbatch.partition.seek import Window
-from kbatch.walk.parts import usable_cpus, worth_parts
-from kbatch.reading.reader import input_kind
+from kbatch.walk.parts import usable_cpus
 from kbatch.cli.options import (consumer_views, decode_option, decompressed_limit_option, expand_inputs,
                                 isolation_option, kafka_version_option, parse_offset_range, parse_time, report_unreadable)
 from kbatch.cli.status import ExitStatus
 from kbatch.render.grep import Output, Shown
-
-if TYPE_CHECKING:
-    from kbatch.ops.visibility import ConsumerViews
 
 MATCH, NONE, TROUBLE = 0, 1, 2   # grep's exit status: a record selected, none, an error
 
@@ -172,70 +166,16 @@ def grep(args, pattern_option, in_key, in_value, fixed, hex_bytes, headers, fiel
                   quiet, only_matching, strict)
     job = GrepJob(query, Output(sys.stdout, output_format, show_names, _colour(color), decode, query, shown),
                   window if window.selects else None, isolation, decoder, decompressed_limit, jobs or usable_cpus(),
-                  kafka_version)
+                  report_unreadable, kafka_version)
     if spark:
         from kbatch.cli.grep_spark import spark_grep
 
         matched, damaged, trouble = spark_grep(job, files, master)
     else:
-        matched, damaged, trouble = job.run(files)
+        matched, damaged, trouble = job.run(files, consumer_views(decompressed_limit, isolation))
     if trouble or status is ExitStatus.TROUBLE or (strict and damaged):
         return TROUBLE
     return MATCH if matched else NONE
-
-
-@dataclasses.dataclass
-class GrepJob:
-    """One grep over files, as the command line asked it (the same here and in a Spark task)."""
-
-    query: Query
-    out: Output
-    window: Window | None
-    isolation: str | None   # None: every record the bytes hold; else the records a consumer of it is given
-    decoder: str
-    decompressed_limit: int
-    jobs: int
-    kafka_version: str | None = None
-
-    def run(self, files: list[str]) -> tuple[bool, bool, bool]:
-        """Search every file: (a record selected -- with -L, a file printed --, damage met, an input unreadable)."""
-        matched = damaged = trouble = False
-        views = consumer_views(self.decompressed_limit, self.isolation)
-        for path in files:
-            found, hurt, unreadable = self.one(path, views)
-            matched, damaged, trouble = matched or found > 0, damaged or hurt, trouble or unreadable
-        damaged |= views is not None and views.damaged
-        return matched, damaged, trouble
-
-    def one(self, path: str, views: ConsumerViews | None, shown: str | None = None) -> tuple[int, bool, bool]:
-        """Search one file (named ``shown`` in the lines, if given): (records selected -- with -L, 1 when the file
-        was printed --, damage met, unreadable)."""
-        from kbatch.reading.reader import open_input
-
-        committed = views.of(path) if views is not None else None
-        try:
-            stream = open_input(path)
-        except (OSError, ValueError) as error:
-            report_unreadable(path, error)
-            return 0, False, True
-        internal = decoder_for_path(path) if self.decoder == "auto" else self.decoder
-        settings = self.out.shown
-        window = views.window(path, self.window) if views is not None else self.window
-        search = Search(self.query, decoder=internal, kafka_version=self.kafka_version, window=window,
-                        committed=committed, every_record=bool(settings.before or settings.after),
-                        consumer_view=self.isolation is not None, decompressed_limit=self.decompressed_limit)
-        with stream:
-            # A large file is searched in parts at once (kbatch.walk.parts) when its lines are all there is to print.
-            if settings.lines_only and not search.window and path != "-" and input_kind(path) == "file" \
-                    and worth_parts(os.fstat(stream.fileno()).st_size, self.jobs):
-                tally = search_in_parts(path, stream, search, self.out, self.jobs)
-            else:
-                tally = self.out.file(shown or path, search.run(path, stream))
-                tally.left_out = search.left_out
-        self.out.untrusted(shown or path, tally)
-        if settings.names == "without":
-            return int(tally.matched == 0), tally.damaged, False
-        return tally.matched, tally.damaged, False
 
 
 def _looks_like_pattern(args) -> bool:

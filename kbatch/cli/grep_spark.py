@@ -1,7 +1,7 @@
 """``kbatch grep --spark``: the same search as a Spark job, a task per file, the same lines printed (the command
 line's own search run on the executors, so it lives with the command).
 
-Each task runs the command line's own search (kbatch.cli.grep.GrepJob.one) on its file, its lines and
+Each task runs the command line's own search (kbatch.ops.grep.GrepJob.one) on its file, its lines and
 what it says on stderr caught; the driver prints them in the files' order, so the output is the one
 ``kbatch grep`` prints without Spark.
 """

@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import sys
+from typing import Any, TextIO
 
 from kbatch.format.findings import Finding
 from kbatch.ops.grep import Found, Note, Query, Tally
@@ -60,7 +61,7 @@ class Shown:
 class Output:
     """What grep prints, file by file."""
 
-    out: object
+    out: TextIO
     format: str
     show_names: bool
     colour: bool
@@ -68,7 +69,7 @@ class Output:
     query: Query
     shown: Shown = Shown()
     groups: int = 0   # groups of context lines shown
-    highlight: object = dataclasses.field(init=False, default=None)   # the pattern as marked in colour
+    highlight: Any = dataclasses.field(init=False, default=None)   # the pattern as marked in colour (an RE2 pattern)
 
     def __post_init__(self):
         query = self.query
