@@ -198,6 +198,8 @@ def refuse_writing_an_input(output: str | None, inputs, hint: str = "") -> None:
     refused before anything is read (kbatch never modifies an input: :func:`kbatch.files.outputs.input_written`)."""
     from kbatch.files.outputs import input_written
 
+    if output is None:
+        return
     source = input_written(output, inputs)
     if source is not None:
         where = "stdout" if output == "-" else output

@@ -27,7 +27,9 @@ This module is the library: it imports neither click nor rich.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from kbatch.ops.encode import encode_entry, legacy_key_value, legacy_message
 from kbatch.reading.model import Batch, Record
@@ -68,7 +70,7 @@ class WhatIf:
 
     recompress: bool = False
     layouts: tuple[str, ...] = LAYOUTS
-    write: object = None
+    write: Callable[[str, bytes], None] | None = None
     totals: dict = field(default_factory=dict)
     stored_entries: int = 0
     stored_records: int = 0
@@ -99,7 +101,7 @@ class WhatIf:
         self.stored_entries += 1
         self.stored_records += 0 if batch.is_control else len(records)
         self.stored_bytes += batch.size
-        deltas = _stored_timestamp_deltas(batch, record_bytes)
+        deltas = _stored_timestamp_deltas(batch, records, record_bytes)
         for layout in self.layouts:
             self._encode(layout, batch, records, deltas, snappy_framing, frame)
 
@@ -174,7 +176,7 @@ def _header_bytes(record: Record) -> int:
     return size
 
 
-def _stored_timestamp_deltas(batch: Batch, record_bytes) -> list[int] | None:
+def _stored_timestamp_deltas(batch: Batch, records: list[Record], record_bytes) -> list[int] | None:
     """Under LogAppendTime a v2 record's timestamp is the batch's: its stored delta is read from its bytes."""
     if batch.magic < 2 or batch.timestamp_type != "LogAppendTime" or record_bytes is None:
         return None
@@ -184,7 +186,7 @@ def _stored_timestamp_deltas(batch: Batch, record_bytes) -> list[int] | None:
     start = 0 if batch.compressed else batch.payload_pos
     deltas = []
     try:
-        for record in batch.records:
+        for record in records:
             fields, _ = decode_record(data, record.pos - start, len(data), "record")
             deltas.append(fields["timestamp_delta"])
     except RecordError:
@@ -197,7 +199,7 @@ def _specs(batch: Batch, records: list[Record], magic: int, deltas, snappy_frami
     log_append_time = batch.timestamp_type == "LogAppendTime"
 
     def record_spec(index: int, record: Record) -> dict:
-        spec = {"offset": record.offset, "key": record.key, "value": record.value}
+        spec: dict[str, Any] = {"offset": record.offset, "key": record.key, "value": record.value}
         if magic >= 1:
             spec["timestamp"] = record.timestamp if record.timestamp is not None else -1
         if magic >= 2:

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from kbatch.output import columns
 
@@ -23,12 +25,12 @@ JSON_KEYS_PATH = Path(__file__).resolve().parent.parent / "kernels" / "_json_key
 COMMAND = "python -m kbatch.output.docs"
 
 # What encode-from-json reads besides dump's output (kbatch.ops.encode): never written by kbatch.
-_VARINT = {"description": "an integer, or {\"hex\": ...}: the exact bytes to write (e.g. an over-long varint)",
+_VARINT: dict = {"description": "an integer, or {\"hex\": ...}: the exact bytes to write (e.g. an over-long varint)",
            "oneOf": [{"type": ["integer", "null"]}, {"$ref": "#/$defs/bytes"}]}
 ENCODE_ONLY_RECORD = {"magic": {"type": ["integer", "null"]},
                       **{name: _VARINT for name in ("offset_delta", "timestamp_delta", "length", "key_length",
                                                     "value_length", "headers_count")}}
-ENCODE_ONLY_BATCH = {
+ENCODE_ONLY_BATCH: dict[str, dict] = {
     "truncate_to": {"type": "integer", "minimum": 0},
     "snappy_framing": {"enum": ["xerial", "raw"]},
     "lz4_kafka3160": {"type": "boolean"},
@@ -57,7 +59,7 @@ def _property(column: columns.Column, derived: bool) -> dict:
 
 
 def _object(properties: dict, description: str | None = None, required=None, closed: bool = True) -> dict:
-    out = {"type": "object"}
+    out: dict[str, Any] = {"type": "object"}
     if description:
         out["description"] = description
     out["properties"] = properties
@@ -378,6 +380,11 @@ def _markers(name: str) -> tuple[str, str]:
             f"<!-- end of {name} keys -->\n")
 
 
+def _as_it_is(block: str) -> Callable[[re.Match[str]], str]:
+    """A replacement that puts ``block`` in as it is (re.sub would read its backslashes)."""
+    return lambda _match: block
+
+
 def readme_text(text: str) -> str:
     """README.md's text with each generated list of keys (between its markers) made afresh."""
     for name, columns_ in README_TABLES.items():
@@ -385,8 +392,7 @@ def readme_text(text: str) -> str:
         pattern = re.compile(re.escape(begin) + ".*?" + re.escape(end), re.S)
         if not pattern.search(text):
             raise ValueError(f"README.md has no {begin.strip()} ... {end.strip()} block")
-        block = begin + readme_table(columns_) + end
-        text = pattern.sub(lambda _, block=block: block, text)
+        text = pattern.sub(_as_it_is(begin + readme_table(columns_) + end), text)
     return text
 
 

@@ -89,7 +89,7 @@ def partition_report(spark, batches, findings, sizes: dict[str, int], cross_chec
     # The findings counted in one query, then split here: those beside the segments (a cross-check's code, or
     # a file that is no segment) go to the cross-checks; an error about a segment makes it damaged.
     checks: dict[tuple, CrossChecks] = defaultdict(CrossChecks)
-    damage = defaultdict(int)
+    damage: dict[str, int] = defaultdict(int)   # errors per segment
     for row in findings.groupBy("topic", "partition", "file", "code", "severity").count().collect():
         if row.code in CROSS_CHECK_CODES or row.file not in sizes:
             entry = checks[(row.topic, row.partition)]
@@ -215,7 +215,8 @@ def _replay_partitions(header: dict[str, str], record_batches):
     from kbatch.ops.producers import PartitionProducers
     from kbatch.reading.model import Batch
 
-    key, view = None, None
+    key: tuple = ()
+    view = None
     for record_batch in record_batches:
         for row in record_batch.to_pylist():
             if view is None or (row["topic"], row["partition"]) != key:
