@@ -144,3 +144,102 @@ def test_a_line_the_declaration_does_not_know_is_refused():
     assert not LINE.is_valid({**line, "extra": 1})
     assert not LINE.is_valid({key: value for key, value in line.items() if key != "kind"})
     assert not LINE.is_valid({**line, "type": "differences"})
+
+
+# Each command's one JSON document besides dump's and pcap's (kbatch.output.docs.DOCUMENTS): its own validator.
+DOCUMENTS = {name: jsonschema.Draft202012Validator({"$defs": SCHEMA["$defs"], "$ref": f"#/$defs/{name}"})
+             for name, _, _ in docs.DOCUMENTS}
+
+
+def assert_a_document_of_the_schema(document: dict, name: str) -> None:
+    """``document`` fits #/$defs/``name`` (and the schema's top level, which takes each document too)."""
+    for validator in (DOCUMENTS[name], DOCUMENT):
+        errors = sorted(validator.iter_errors(document), key=str)
+        assert not errors, (name, [error.message for error in errors][:3])
+
+
+def _stats_document(args, capsys, monkeypatch, expect: int) -> dict:
+    document = json.loads(run_kbatch(["stats", "--format", "json", *args], capsys, monkeypatch, expect=expect).out)
+    assert_a_document_of_the_schema(document, "stats_document")
+    return document
+
+
+@pytest.mark.parametrize("path", SEGMENTS, ids=fixture_id)
+def test_stats_writes_a_document_of_the_schema(path, capsys, monkeypatch):
+    """stats --format json, plain and with --what-if --recompress, on each fixture: the document fits, and its
+    damaged key is what the exit status says."""
+    for what_if in ([], ["--what-if", "--recompress"]):
+        document = _stats_document([*what_if, str(path)], capsys, monkeypatch, expected_status(path))
+        assert document["damaged"] == bool(expected_status(path)) and ("what_if" in document) == bool(what_if)
+
+
+def test_stats_of_every_kind_of_batch_writes_every_declared_key():
+    """Over the fixtures together every key of the stats document and its parts is written (a v0/v1 layout's
+    keys among them), so the schema's closed objects are held to real output, not to keys never written."""
+    from kbatch.output.jsonout import stats_dict
+    from kbatch.ops.reencode import WhatIf
+    from kbatch.ops.stats import SegmentStats, collect
+
+    stats, what_if = SegmentStats(), WhatIf(recompress=True)
+    for path in SEGMENTS:
+        with open(path, "rb") as stream:
+            collect(stats, str(path), stream, what_if=what_if)
+    document = stats_dict(stats, what_if)
+    assert DOCUMENTS["stats_document"].is_valid(document)
+    parts = {"stats_file": document["files"], "stats_share": document["stored"] + document["inflated"],
+             "stats_overhead": [document["record_overhead"]],
+             "stats_bucket": document["records_per_batch"] + document["batch_sizes"],
+             "stats_by_magic": document["by_magic"], "stats_by_codec": document["by_codec"],
+             "stats_by_producer": document["by_producer"], "what_if": [document["what_if"]],
+             "what_if_stored": [document["what_if"]["stored"]], "what_if_left_out": [document["what_if"]["left_out"]],
+             "what_if_headers_first": [document["what_if"]["headers_first"]],
+             "what_if_layout": document["what_if"]["layouts"], "stats_document": [document]}
+    assert set(parts) == {name for name, _, _ in docs.DOCUMENT_KINDS + docs.DOCUMENTS}
+    for name, kind_columns, _ in docs.DOCUMENT_KINDS + docs.DOCUMENTS:
+        assert {key for each in parts[name] for key in each} == set(columns.names(kind_columns)), name
+    assert [layout["layout"] for layout in document["what_if"]["layouts"]] == ["v0", "v1", "v2", "v3"]
+    assert "headers_dropped" in document["what_if"]["layouts"][0] and "headers_dropped" not in \
+        document["what_if"]["layouts"][2]
+
+
+def test_a_stats_document_the_declaration_does_not_know_is_refused(capsys, monkeypatch):
+    document = _stats_document([str(FIXTURES / "v2-gzip.log")], capsys, monkeypatch, 0)
+    validator = DOCUMENTS["stats_document"]
+    assert not validator.is_valid({**document, "extra": 1})
+    assert not validator.is_valid({key: value for key, value in document.items() if key != "stored"})
+    assert not validator.is_valid({**document, "stored": [{**document["stored"][0], "extra": 1}]})
+    assert not validator.is_valid({**document, "by_producer": [{**document["by_producer"][0], "producer_id": "x"}]})
+
+
+def test_a_scan_report_is_a_document_of_the_schema():
+    """scan's report as scan_dict writes it (what run_scan returns; tests/test_scan.py and test_partition_scan.py
+    hold real scans to the schema on Spark): every declared key, and nothing else, fits."""
+    from kbatch.output.jsonout import scan_dict
+    from kbatch.spark.report import Between, CrossChecks, PartitionReport, ScanReport
+
+    def partition(topic, checks, **fields):
+        return PartitionReport(**{
+            "topic": topic, "partition": 0, "segments": 2, "batches": 8, "records": 22, "bytes": 5684,
+            "compression_ratio": None, "corrupt_batches": 0, "damaged_segments": [], "offset_gaps": [],
+            "offset_overlaps": [], "first_offset": 0, "last_offset": 21, "first_timestamp": 1700000000000,
+            "last_timestamp": 1700000000302, "producers": 1, "producer_breaks": {}, "open_transactions": [],
+            "unknown_outcome_transactions": [], "cross_checks": checks, **fields})
+
+    report = ScanReport("/tmp/scan", ["batches", "findings"], 3, 9000, [
+        partition("payments", CrossChecks(1, 0, {"txnindex-missing": 1}), damaged_segments=["p/0.log"],
+                  offset_gaps=[Between("p/0.log", "p/9.log", 5, 8)], compression_ratio=3.37,
+                  producer_breaks={"producer-sequence-gap": 2}, open_transactions=[4009],
+                  unknown_outcome_transactions=[4010]),
+        partition(None, None, partition=None, first_offset=None, last_offset=None)])
+    document = scan_dict(report)
+    assert_a_document_of_the_schema(document, "scan_document")
+    assert document["damaged_segments"] == ["p/0.log"] and document["failed_cross_checks"] == ["payments-0"]
+    first = document["partitions"][0]
+    assert tuple(document) == columns.names(columns.SCAN) and tuple(first) == columns.names(columns.SCAN_PARTITION)
+    assert first["offset_gaps"] == [{"after": "p/0.log", "before": "p/9.log", "from": 5, "to": 8}]
+    assert first["cross_checks"] == {"errors": 1, "warnings": 0, "findings": {"txnindex-missing": 1}}
+    validator = DOCUMENTS["scan_document"]
+    assert not validator.is_valid({**document, "extra": 1})
+    assert not validator.is_valid({**document, "partitions": [{**first, "offset_gaps": [{"from": 5}]}]})
+    assert not validator.is_valid({**document, "partitions": [{key: value for key, value in first.items()
+                                                               if key != "producers"}]})

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 
+from .test_output_schema import assert_a_document_of_the_schema
 from .test_partition_crosscheck import BUILDER, CLEAN
 
 
@@ -16,6 +17,7 @@ def test_scan_deep_reports_cross_checks_per_partition(tmp_path, kbatch, spark):
     out = tmp_path / "scan"
     result = kbatch("scan", "--deep", str(logs), "--out", str(out), "--format", "json")
     report = json.loads(result.out)
+    assert_a_document_of_the_schema(report, "scan_document")
     assert result.code == 1 and report["damaged_segments"] == []   # the segments' bytes are intact
     assert report["failed_cross_checks"] == ["payments-0"]
     checks = {row["topic"]: row["cross_checks"] for row in report["partitions"]}
@@ -33,5 +35,6 @@ def test_scan_deep_reports_cross_checks_per_partition(tmp_path, kbatch, spark):
 def test_scan_without_deep_does_not_cross_check(tmp_path, kbatch, spark):
     result = kbatch("scan", str(CLEAN), "--out", str(tmp_path / "scan"), "--format", "json")
     report = json.loads(result.out)
+    assert_a_document_of_the_schema(report, "scan_document")
     assert result.code == 0 and report["failed_cross_checks"] == []
     assert [row["cross_checks"] for row in report["partitions"]] == [None]

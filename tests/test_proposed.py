@@ -14,6 +14,7 @@ from kbatch.ops.encode import encode_document
 from kbatch.format.findings import Finding
 from kbatch.format.layouts import BATCH_V3_FIXED, IGNORE_MESSAGE_ATTRIBUTES_MASK, RecordBatchV3Header
 from kbatch.reading.reader import ReadOptions, SegmentReader
+from kbatch.output.jsonout import what_if_dict
 from kbatch.ops.stats import SegmentStats, collect
 from kbatch.ops.reencode import WhatIf
 
@@ -153,6 +154,6 @@ def test_every_fixture_as_v3_round_trips(path, kbatch, tmp_path):
     with open(path, "rb") as stream:
         collect(SegmentStats(), str(path), stream, what_if=what_if)
     data = bytes(written["v3"])
-    assert what_if.as_dict()["layouts"][0]["recompressed_bytes"] == len(data)
+    assert what_if_dict(what_if)["layouts"][0]["recompressed_bytes"] == len(data)
     if data:
         assert _round_trip(data, kbatch, tmp_path) == data

@@ -12,6 +12,7 @@ import pytest
 from kbatch.output.columns import BATCH, FINDING, FINDING_OFFSETS
 
 from .helpers import FIXTURES, expected_status, sidecar
+from .test_output_schema import assert_a_document_of_the_schema
 
 pytest.importorskip("pyspark")
 if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
@@ -290,6 +291,7 @@ def test_scan_writes_tables_and_flags_the_damage(tmp_path, kbatch, spark):
     result = kbatch("scan", "fixtures/logdir", "--out", str(out), "--records", "--format", "json")
     assert result.code == 1
     report = json.loads(result.out)
+    assert_a_document_of_the_schema(report, "scan_document")
     assert {name for name in os.listdir(out) if not name.startswith(".")} >= {"batches", "findings", "records"}
     by_partition = {(row["topic"], row["partition"]): row for row in report["partitions"]}
     assert report["damaged_segments"] == ["fixtures/logdir/payments-0/00000000000000000000.log"]
@@ -317,6 +319,7 @@ def test_a_clean_sweep_reports_no_damage(tmp_path, kbatch, spark):
 def test_scanning_the_fixtures_flags_every_damaged_one(tmp_path, kbatch, spark):
     result = kbatch("scan", "fixtures/", "--out", str(tmp_path / "x"), "--format", "json")
     report = json.loads(result.out)
+    assert_a_document_of_the_schema(report, "scan_document")
     damaged = {path for path in report["damaged_segments"]}
     expected = {f"fixtures/{path.name}" for path in FIXTURES.glob("damaged-*.log") if "zero-tail" not in path.name}
     assert result.code == 1 and expected <= damaged

@@ -11,6 +11,7 @@ import pytest
 import kbatch.reading.records as kbatch_records
 from kbatch.ops.encode import encode_document
 from kbatch.reading.reader import ReadOptions
+from kbatch.output.jsonout import stats_dict
 from kbatch.ops.stats import SegmentStats, collect, varint_size
 
 from .helpers import FIXTURES, REPRESENTATIVE, ROOT, expected_status, fixture_id, fixture_paths, read_all, sidecar
@@ -162,7 +163,7 @@ def _stats_with(path, record_objects: bool) -> dict:
     stats = SegmentStats()
     with open(path, "rb") as stream:
         collect(stats, "<file>", stream, ReadOptions(records=True, record_objects=record_objects))
-    return stats.as_dict()
+    return stats_dict(stats)
 
 
 @pytest.mark.parametrize("path", ALL, ids=fixture_id)

@@ -9,6 +9,7 @@ from collections import defaultdict
 import pytest
 from kafka.record.memory_records import MemoryRecords
 
+from kbatch.output.jsonout import what_if_dict
 from kbatch.ops.stats import SegmentStats, collect
 from kbatch.ops.reencode import WhatIf
 
@@ -23,7 +24,7 @@ def _what_if(path, recompress: bool) -> tuple[dict, dict[str, bytes]]:
     what_if = WhatIf(recompress=recompress, write=lambda layout, data: written[layout].extend(data))
     with open(path, "rb") as stream:
         collect(SegmentStats(), str(path), stream, what_if=what_if)
-    return what_if.as_dict(), {layout: bytes(data) for layout, data in written.items()}
+    return what_if_dict(what_if), {layout: bytes(data) for layout, data in written.items()}
 
 
 def _kafka_python_records(data: bytes, magic: int) -> list[tuple]:

@@ -20,7 +20,7 @@ from kbatch.files.inputs import PARTITION_FILES
 from kbatch.output.jsonout import JsonlSink
 from kbatch.reading.summary import FileSummary
 from kbatch.output.visible import visible
-from kbatch.cli.options import (ConsumerViews, decode_option, decompressed_limit_option, files_argument,
+from kbatch.cli.options import (consumer_views, decode_option, decompressed_limit_option, files_argument,
                                 for_each_input, hex_option, isolation_option, kafka_version_option, no_color_option,
                                 parse_offset_range, parse_time)
 
@@ -105,7 +105,7 @@ def dump(files, records, output_format, decode, decoder, kafka_version, full, li
     """
     if isolation is not None and not records:
         raise click.UsageError(f"--isolation {isolation} selects records: give --records too")
-    views = ConsumerViews(decompressed_limit, isolation) if isolation is not None else None
+    views = consumer_views(decompressed_limit, isolation)
     # The json document carries what encode-from-json needs to rebuild the input byte for byte.
     # The records of a v2 batch are walked into columns, never held as a list of objects: jsonl writes
     # them straight from the columns; the other formats (and a selection by offset or time) read them as

@@ -8,8 +8,7 @@ import sys
 import click
 
 from kbatch.format.codecs import CodecError
-from kbatch.ops.encode import (SpecError, check_decoded_matches_bytes, check_payload_matches_records, encode_document,
-                      entries_of)
+from kbatch.ops.encode import SpecError, encode_spec
 from kbatch.files.outputs import write_output
 from kbatch.cli.options import output_name, refuse_writing_an_input
 from kbatch.cli.status import ExitStatus
@@ -64,13 +63,7 @@ def encode_from_json(spec, output, single_batch, hex_output, rederive):
         click.echo(f"kbatch: {visible(spec)}: the JSON nests too deeply (a kbatch document is a few levels deep)", err=True)
         return ExitStatus.TROUBLE
     try:
-        entries, path = entries_of(document, single_batch=single_batch, require_version=True)
-        if not single_batch:
-            check_decoded_matches_bytes(document, entries, path)
-        if not rederive:
-            for index, entry in enumerate(entries):
-                check_payload_matches_records(entry, path if single_batch else f"{path}[{index}]")
-        data = encode_document(document, single_batch=single_batch, rederive=rederive, require_version=True)
+        data = encode_spec(document, single_batch=single_batch, rederive=rederive)
     except SpecError as error:
         click.echo(f"kbatch: {visible(spec)}: {error}", err=True)
         return ExitStatus.TROUBLE

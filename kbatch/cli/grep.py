@@ -2,24 +2,19 @@
 
 from __future__ import annotations
 
-import dataclasses
-import json
 import os
 import sys
 
 import click
 
-from kbatch.format.findings import Finding
-from kbatch.ops.grep import Found, Note, Query, Search, Tally, parse_field, search_in_parts
-from kbatch.messages import DECODERS, decoder_for_path
+from kbatch.ops.grep import GrepJob, Query, parse_field
+from kbatch.messages import DECODERS
 from kbatch.partition.seek import Window
-from kbatch.walk.parts import usable_cpus, worth_parts
-from kbatch.reading.reader import input_kind
-from kbatch.output.values import bytes_text, finding_text
-from kbatch.output.visible import visible
-from kbatch.cli.options import (ConsumerViews, decode_option, decompressed_limit_option, expand_inputs,
+from kbatch.walk.parts import usable_cpus
+from kbatch.cli.options import (consumer_views, decode_option, decompressed_limit_option, expand_inputs,
                                 isolation_option, kafka_version_option, parse_offset_range, parse_time, report_unreadable)
 from kbatch.cli.status import ExitStatus
+from kbatch.render.grep import Output, Shown
 
 MATCH, NONE, TROUBLE = 0, 1, 2   # grep's exit status: a record selected, none, an error
 
@@ -171,93 +166,16 @@ def grep(args, pattern_option, in_key, in_value, fixed, hex_bytes, headers, fiel
                   quiet, only_matching, strict)
     job = GrepJob(query, Output(sys.stdout, output_format, show_names, _colour(color), decode, query, shown),
                   window if window.selects else None, isolation, decoder, decompressed_limit, jobs or usable_cpus(),
-                  kafka_version)
+                  report_unreadable, kafka_version)
     if spark:
         from kbatch.cli.grep_spark import spark_grep
 
         matched, damaged, trouble = spark_grep(job, files, master)
     else:
-        matched, damaged, trouble = job.run(files)
+        matched, damaged, trouble = job.run(files, consumer_views(decompressed_limit, isolation))
     if trouble or status is ExitStatus.TROUBLE or (strict and damaged):
         return TROUBLE
     return MATCH if matched else NONE
-
-
-@dataclasses.dataclass(frozen=True)
-class Shown:
-    """What grep prints of each file's matches."""
-
-    max_count: int | None = None   # -m: stop a file after this many
-    before: int = 0                # -B: records shown before each match
-    after: int = 0                 # -A: and after
-    count: bool = False            # -c: only how many
-    names: str | None = None       # -l ("with") and -L ("without"): only the names of files with or without one
-    quiet: bool = False            # -q: nothing
-    only_matching: bool = False    # -o: the matched parts of keys and values
-    read_to_end: bool = False      # --strict: -l, -L and -q still read each file to its end, for its damage
-
-    @property
-    def lines_only(self) -> bool:
-        """Whether every line of every match is printed and nothing else (a file may be searched in parts)."""
-        return not (self.count or self.names or self.quiet or self.max_count is not None or self.before or self.after)
-
-    @property
-    def stops_at_first(self) -> bool:
-        return (self.names is not None or self.quiet) and not self.read_to_end
-
-
-@dataclasses.dataclass
-class GrepJob:
-    """One grep over files, as the command line asked it (the same here and in a Spark task)."""
-
-    query: Query
-    out: "Output"
-    window: Window | None
-    isolation: str | None   # None: every record the bytes hold; else the records a consumer of it is given
-    decoder: str
-    decompressed_limit: int
-    jobs: int
-    kafka_version: str | None = None
-
-    def run(self, files: list[str]) -> tuple[bool, bool, bool]:
-        """Search every file: (a record selected -- with -L, a file printed --, damage met, an input unreadable)."""
-        matched = damaged = trouble = False
-        views = ConsumerViews(self.decompressed_limit, self.isolation) if self.isolation is not None else None
-        for path in files:
-            found, hurt, unreadable = self.one(path, views)
-            matched, damaged, trouble = matched or found > 0, damaged or hurt, trouble or unreadable
-        damaged |= views is not None and views.damaged
-        return matched, damaged, trouble
-
-    def one(self, path: str, views: ConsumerViews | None, shown: str | None = None) -> tuple[int, bool, bool]:
-        """Search one file (named ``shown`` in the lines, if given): (records selected -- with -L, 1 when the file
-        was printed --, damage met, unreadable)."""
-        from kbatch.reading.reader import open_input
-
-        committed = views.of(path) if views is not None else None
-        try:
-            stream = open_input(path)
-        except (OSError, ValueError) as error:
-            report_unreadable(path, error)
-            return 0, False, True
-        internal = decoder_for_path(path) if self.decoder == "auto" else self.decoder
-        settings = self.out.shown
-        window = views.window(path, self.window) if views is not None else self.window
-        search = Search(self.query, decoder=internal, kafka_version=self.kafka_version, window=window,
-                        committed=committed, every_record=bool(settings.before or settings.after),
-                        consumer_view=self.isolation is not None, decompressed_limit=self.decompressed_limit)
-        with stream:
-            # A large file is searched in parts at once (kbatch.walk.parts) when its lines are all there is to print.
-            if settings.lines_only and not search.window and path != "-" and input_kind(path) == "file" \
-                    and worth_parts(os.fstat(stream.fileno()).st_size, self.jobs):
-                tally = search_in_parts(path, stream, search, self.out, self.jobs)
-            else:
-                tally = self.out.file(shown or path, search.run(path, stream))
-                tally.left_out = search.left_out
-        self.out.untrusted(shown or path, tally)
-        if settings.names == "without":
-            return int(tally.matched == 0), tally.damaged, False
-        return tally.matched, tally.damaged, False
 
 
 def _looks_like_pattern(args) -> bool:
@@ -274,130 +192,3 @@ def _colour(choice: str) -> bool:
     if choice == "auto":
         return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
     return choice == "always"
-
-
-@dataclasses.dataclass
-class Output:
-    """What grep prints, file by file."""
-
-    out: object
-    format: str
-    show_names: bool
-    colour: bool
-    decode: str
-    query: Query
-    shown: Shown = Shown()
-    groups: int = 0   # groups of context lines shown
-    highlight: object = dataclasses.field(init=False, default=None)   # the pattern as marked in colour
-
-    def __post_init__(self):
-        query = self.query
-        if not self.colour or query.invert or (query.pattern is None and query.literal is None):
-            return
-        from kbatch.ops.regex import shown_text_pattern   # (RE2: a hostile value cannot make marking it run on)
-
-        self.highlight = shown_text_pattern(
-            query.pattern, None if query.literal is None else query.literal.decode("utf-8", "replace"),
-            query.ignore_case)
-
-    def file(self, path: str, items) -> Tally:
-        """Show what the search of one file hands out, as ``self.shown`` says."""
-        shown = self.shown
-        tally = Tally()
-        before: list[Found] = []      # the last records before a match, not shown yet (-B)
-        after = 0                     # records still to show after the last match (-A)
-        index, last_shown = 0, None   # which record of the file this is; which was shown last
-        lines = not (shown.count or shown.names or shown.quiet)
-        for item in items:
-            if isinstance(item, Note):
-                click.echo(f"kbatch: {visible(path)}: {item.text}", err=True)
-                continue
-            if isinstance(item, Finding):
-                click.echo(f"kbatch: {visible(path)}: {finding_text(item)}", err=True)
-                tally.damaged |= item.is_damage
-                continue
-            index += 1
-            if not item.selected:
-                if after:
-                    self._line(path, item, "-")
-                    last_shown, after = index, after - 1
-                elif shown.before:
-                    before = (before + [item])[-shown.before:]
-                continue
-            if shown.max_count is not None and tally.matched >= shown.max_count:
-                break
-            tally.matched += 1
-            tally.marked += item.refused is not None
-            if tally.matched == 1 and shown.stops_at_first:
-                break
-            if not lines:
-                continue
-            if shown.before or shown.after:
-                first = index - len(before)
-                if self.groups and last_shown is not None and first > last_shown + 1:
-                    self.out.write("--\n")
-                for context in before:
-                    self._line(path, context, "-")
-                before = []
-                self.groups += 1
-            self._line(path, item, ":")
-            last_shown, after = index, shown.after
-        if shown.count:
-            self.out.write(f"{self._name(path) + ':' if self.show_names else ''}{tally.matched}\n")
-        elif shown.names == ("with" if tally.matched else "without") and not shown.quiet:
-            self.out.write(self._name(path) + "\n")
-        return tally
-
-    def untrusted(self, path: str, tally: Tally) -> None:
-        """Under a file's matches (on stderr): how many of them a consumer is refused (kbatch.ops.visibility.refused),
-        shown marked or left out."""
-        why = "matching records a consumer refuses as corrupt (their batch or message fails its check)"
-        if tally.marked:
-            click.echo(f"kbatch: {visible(path)}: {why}: {tally.marked}, marked untrusted (--isolation leaves them out)",
-                       err=True)
-        if tally.left_out:
-            click.echo(f"kbatch: {visible(path)}: {why}: {tally.left_out}, left out (without --isolation they are shown, "
-                       f"marked untrusted)", err=True)
-
-    def _name(self, path: str) -> str:
-        path = visible(path)
-        return click.style(path, fg="magenta") if self.colour else path
-
-    def _line(self, path: str, found: Found, separator: str) -> None:
-        if self.format == "jsonl":
-            from kbatch.output.jsonout import match_dict
-
-            self.out.write(json.dumps(match_dict(path, found, self.decode)) + "\n")
-            return
-        record = found.record
-        sep = click.style(separator, fg="cyan") if self.colour else separator
-        offset = click.style(str(record.offset), fg="green") if self.colour else str(record.offset)
-        head = f"{self._name(path)}{sep}" if self.show_names else ""
-        unknown = "\t(read_committed: unknown outcome)" if found.seen is not None and found.seen.visible is None \
-            else ""
-        untrusted = f"\t(untrusted: {found.refused})" if found.refused is not None else ""
-        if untrusted and self.colour:
-            untrusted = click.style(untrusted, fg="yellow", bold=True)
-        if self.shown.only_matching:
-            if separator == ":":   # (a context record matched nothing to show)
-                for part in self._parts(record):
-                    self.out.write(f"{head}{offset}{sep}{part}{unknown}{untrusted}\n")
-            return
-        key, value = bytes_text(record.key, self.decode), bytes_text(record.value, self.decode)   # (one line each)
-        highlight = self.highlight
-        if highlight is not None and separator == ":":
-            key, value = _marked(highlight, key), _marked(highlight, value)
-        self.out.write(f"{head}{offset}{sep}{key}\t{value}{unknown}{untrusted}\n")
-
-    def _parts(self, record) -> list[str]:
-        """-o: the matched parts of the key, then of the value (where the query looks), as text."""
-        where = self.query.where
-        parts = (self.query.parts(record.key) if where != "value" else []) + \
-            (self.query.parts(record.value) if where != "key" else [])
-        if self.query.invert:
-            return []   # (grep -o -v prints nothing: a record selected for not matching has no matched part)
-        return [bytes_text(part, self.decode) for part in parts]
-
-
-def _marked(highlight, text: str) -> str:
-    return highlight.sub(lambda m: click.style(m.group(0), fg="red", bold=True) if m.group(0) else "", text)

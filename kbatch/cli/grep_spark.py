@@ -1,7 +1,7 @@
 """``kbatch grep --spark``: the same search as a Spark job, a task per file, the same lines printed (the command
 line's own search run on the executors, so it lives with the command).
 
-Each task runs the command line's own search (kbatch.cli.grep.GrepJob.one) on its file, its lines and
+Each task runs the command line's own search (kbatch.ops.grep.GrepJob.one) on its file, its lines and
 what it says on stderr caught; the driver prints them in the files' order, so the output is the one
 ``kbatch grep`` prints without Spark.
 """
@@ -36,12 +36,12 @@ def spark_grep(job, files: list[str], master: str | None) -> tuple[bool, bool, b
 
 def _search(job, index: int, shown: str, path: str):
     """One file searched in a task: (index, its lines, its stderr, matched, damaged, unreadable)."""
-    from kbatch.cli.options import ConsumerViews
+    from kbatch.cli.options import consumer_views
 
     out, err = io.StringIO(), io.StringIO()
     mine = dataclasses.replace(job, out=dataclasses.replace(job.out, out=out))
     with contextlib.redirect_stderr(err):
-        views = ConsumerViews(job.decompressed_limit, job.isolation) if job.isolation is not None else None
+        views = consumer_views(job.decompressed_limit, job.isolation)
         found, hurt, unreadable = mine.one(path, views, shown)   # the lines name the file as it was given
         hurt |= views is not None and views.damaged
     return index, out.getvalue(), err.getvalue().replace(path, shown), found, hurt, unreadable

@@ -53,51 +53,17 @@ kafka_version_option = click.option(
          "newest when more than one does]")
 
 
-class ConsumerViews:
-    """What a consumer of ``isolation`` is given of each partition a command reads (kbatch.ops.visibility): the
-    read_committed view, made once a partition, whose making is told on stderr (damage, .txnindex files that
-    disagree with the log, and each transaction whose outcome is unknown); and where it starts, the log start
-    offset, said once a partition."""
+def consumer_views(decompressed_limit: int | None, isolation: str | None):
+    """What a consumer of ``isolation`` is given of each partition (kbatch.ops.visibility.ConsumerViews), told on
+    stderr; None without --isolation."""
+    from kbatch.ops.visibility import ConsumerViews
 
-    def __init__(self, decompressed_limit: int | None = None, isolation: str = "read_committed"):
-        self.decompressed_limit = decompressed_limit
-        self.isolation = isolation
-        self.views: dict[str, object] = {}
-        self.starts: set[str] = set()
-        self.damaged = False
+    return None if isolation is None else ConsumerViews(decompressed_limit, isolation, tell=tell)
 
-    def window(self, path: str, window):
-        """The window of ``path`` such a consumer reads (kbatch.ops.visibility.from_log_start)."""
-        from kbatch.ops.visibility import from_log_start, log_start_of, partition_of
 
-        narrowed = from_log_start(window, path)
-        key = partition_of(path)
-        if narrowed is not window and key not in self.starts:
-            self.starts.add(key)
-            click.echo(f"kbatch: {visible(key)}: starts at its log start offset {log_start_of(path)} "
-                       "(log-start-offset-checkpoint): no consumer is given the records below it", err=True)
-        return narrowed
-
-    def of(self, path: str):
-        """The read_committed view of the partition ``path`` is in; None under read_uncommitted."""
-        from kbatch.output.values import finding_text
-        from kbatch.ops.visibility import committed_view, partition_of
-
-        if self.isolation != "read_committed":
-            return None
-        key = partition_of(path)
-        if key not in self.views:
-            view, findings = committed_view(path, self.decompressed_limit)
-            for where, finding in findings:
-                click.echo(f"kbatch: {visible(where)}: {finding_text(finding)}", err=True)
-                self.damaged |= finding.is_damage
-            for txn in view.transactions.transactions:
-                if txn.outcome == "UNKNOWN" and not txn.empty:
-                    click.echo(f"kbatch: {visible(txn.path)}: producer {txn.producer_id}'s transaction from offset "
-                               f"{txn.first_offset} has an unknown outcome, and so whether read_committed gives its "
-                               f"records: {txn.marker_doubt}", err=True)
-            self.views[key] = view
-        return self.views[key]
+def tell(line: str) -> None:
+    """A line for the person at the terminal, on stderr (diagnostics never go to stdout)."""
+    click.echo(line, err=True)
 
 
 def parse_offset_range(ctx, param, value: str | None) -> tuple[int | None, int | None] | None:
@@ -233,6 +199,8 @@ def refuse_writing_an_input(output: str | None, inputs, hint: str = "") -> None:
     refused before anything is read (kbatch never modifies an input: :func:`kbatch.files.outputs.input_written`)."""
     from kbatch.files.outputs import input_written
 
+    if output is None:
+        return
     source = input_written(output, inputs)
     if source is not None:
         where = "stdout" if output == "-" else output

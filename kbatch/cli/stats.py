@@ -78,9 +78,9 @@ def stats(paths, output_format, what_if, recompress, layouts_dir, hex_input, dec
                 collect(accounting, path, stream, options, what_if=encoder)
     if not accounting.files:
         return status   # nothing could be read: the errors said why, and there is nothing to add up
-    report = accounting.as_dict()
-    if encoder is not None:
-        report["what_if"] = encoder.as_dict()
+    from kbatch.output.jsonout import stats_dict
+
+    report = stats_dict(accounting, encoder)
     if output_format == "json":
         from kbatch.render.stats import write_stats_json
         write_stats_json(sys.stdout, report)

@@ -206,6 +206,19 @@ def entries_of(document, *, single_batch: bool = False, require_version: bool = 
     return entries, f"{prefix}entries"
 
 
+def encode_spec(document, *, single_batch: bool = False, rederive: bool = False) -> bytes:
+    """A document a user wrote (encode-from-json), checked, then encoded: its version given, each record's
+    ``decoded`` what its bytes hold and, unless ``rederive``, each entry's ``payload`` what its ``records`` say
+    (a SpecError where not)."""
+    entries, path = entries_of(document, single_batch=single_batch, require_version=True)
+    if not single_batch:
+        check_decoded_matches_bytes(document, entries, path)
+    if not rederive:
+        for index, entry in enumerate(entries):
+            check_payload_matches_records(entry, path if single_batch else f"{path}[{index}]")
+    return encode_document(document, single_batch=single_batch, rederive=rederive, require_version=True)
+
+
 def encode_document(document, *, single_batch: bool = False, rederive: bool = False,
                     require_version: bool = False) -> bytes:
     entries, path = entries_of(document, single_batch=single_batch, require_version=require_version)

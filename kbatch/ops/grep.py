@@ -18,18 +18,23 @@ import io
 import json
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import BinaryIO, Iterator
+from typing import TYPE_CHECKING, Any, BinaryIO, Iterator
 
 from kbatch.format.findings import Finding
 from kbatch.reading.model import Batch, Record
 from kbatch.reading.records import RecordStream, chunk_records, record_chunks
 from kbatch.kernels.match import RecordMatch
 from kbatch.ops.regex import LinearRegex
-from kbatch.ops.visibility import refused
+from kbatch.ops.visibility import Seen, refused
 from kbatch.walk.deep import MatchRun
 from kbatch.walk.engine import Walk
-from kbatch.walk.parts import copy_out, walk_in_parts
+from kbatch.walk.parts import copy_out, walk_in_parts, worth_parts
+
+if TYPE_CHECKING:
+    from kbatch.ops.visibility import ConsumerViews
+    from kbatch.partition.seek import Window
 
 try:   # Python 3.11+: the regular expression parser
     from re import _parser as _re_parser
@@ -174,7 +179,7 @@ class Found:
     batch: Batch
     record: Record
     selected: bool
-    seen: object = None   # kbatch.ops.visibility.Seen with --isolation read_committed
+    seen: Seen | None = None   # with --isolation read_committed
     refused: str | None = None   # why a consumer is never given it (kbatch.ops.visibility.refused), or None
 
 
@@ -306,7 +311,7 @@ class _Part:
 def search_in_parts(path: str, stream, search: Search, out, jobs: int) -> Tally:
     """The lines of a large local file, its parts searched at once by forked processes (kbatch.walk.parts), each
     writing its lines to a temporary file, copied out in file order.  ``out`` shows a file's matches
-    (``out.file(path, items) -> Tally``; kbatch.cli.grep.Output), a copy of it in each child writing to its spill."""
+    (``out.file(path, items) -> Tally``; kbatch.render.grep.Output), a copy of it in each child writing to its spill."""
 
     size = os.fstat(stream.fileno()).st_size
     errors = getattr(out.out, "errors", None) or "strict"
@@ -339,3 +344,61 @@ def search_in_parts(path: str, stream, search: Search, out, jobs: int) -> Tally:
     for _ in walk_in_parts(path, size, jobs, work, take, walk_here, spill=True):
         pass
     return totals
+
+
+@dataclasses.dataclass
+class GrepJob:
+    """One grep over files, as the command line asked it (the same in a Spark task: kbatch.cli.grep_spark): each
+    file opened, searched and its matches handed to ``out``, which shows them (kbatch.render.grep.Output: its
+    ``shown`` says what is shown, ``file(path, items)`` shows a file's and tallies them)."""
+
+    query: Query
+    out: Any
+    window: Window | None
+    isolation: str | None   # None: every record the bytes hold; else the records a consumer of it is given
+    decoder: str
+    decompressed_limit: int
+    jobs: int
+    unreadable: Callable[[str, Exception], None]   # reports an input that cannot be opened
+    kafka_version: str | None = None
+
+    def run(self, files: list[str], views: ConsumerViews | None) -> tuple[bool, bool, bool]:
+        """Search every file, as a consumer of ``isolation`` sees it through ``views`` (None without one): (a record
+        selected -- with -L, a file printed --, damage met, an input unreadable)."""
+        matched = damaged = trouble = False
+        for path in files:
+            found, hurt, unreadable = self.one(path, views)
+            matched, damaged, trouble = matched or found > 0, damaged or hurt, trouble or unreadable
+        damaged |= views is not None and views.damaged
+        return matched, damaged, trouble
+
+    def one(self, path: str, views: ConsumerViews | None, shown: str | None = None) -> tuple[int, bool, bool]:
+        """Search one file (named ``shown`` in the lines, if given): (records selected -- with -L, 1 when the file
+        was printed --, damage met, unreadable)."""
+        from kbatch.messages import decoder_for_path
+        from kbatch.reading.reader import input_kind, open_input
+
+        committed = views.of(path) if views is not None else None
+        try:
+            stream = open_input(path)
+        except (OSError, ValueError) as error:
+            self.unreadable(path, error)
+            return 0, False, True
+        internal = decoder_for_path(path) if self.decoder == "auto" else self.decoder
+        settings = self.out.shown
+        window = views.window(path, self.window) if views is not None else self.window
+        search = Search(self.query, decoder=internal, kafka_version=self.kafka_version, window=window,
+                        committed=committed, every_record=bool(settings.before or settings.after),
+                        consumer_view=self.isolation is not None, decompressed_limit=self.decompressed_limit)
+        with stream:
+            # A large file is searched in parts at once (kbatch.walk.parts) when its lines are all there is to print.
+            if settings.lines_only and not search.window and path != "-" and input_kind(path) == "file" \
+                    and worth_parts(os.fstat(stream.fileno()).st_size, self.jobs):
+                tally = search_in_parts(path, stream, search, self.out, self.jobs)
+            else:
+                tally = self.out.file(shown or path, search.run(path, stream))
+                tally.left_out = search.left_out
+        self.out.untrusted(shown or path, tally)
+        if settings.names == "without":
+            return int(tally.matched == 0), tally.damaged, False
+        return tally.matched, tally.damaged, False

@@ -128,7 +128,7 @@ class OffsetHistory:
         self.positions: dict[tuple[str, str, int], Position] = {}
         self.positions_at: dict[tuple[str, str, int], Commit] = {}
         self.group_state: dict[str, Group] = {}
-        self.pending: dict[int, list[Commit]] = {}   # producer id -> its open transaction's commits
+        self.pending: dict[int | None, list[Commit]] = {}   # producer id -> its open transaction's commits
         self.unreadable = 0                          # records whose key or value did not read
 
     def add_batch(self, batch: Batch, path: str) -> None:

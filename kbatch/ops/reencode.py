@@ -27,7 +27,9 @@ This module is the library: it imports neither click nor rich.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from kbatch.ops.encode import encode_entry, legacy_key_value, legacy_message
 from kbatch.reading.model import Batch, Record
@@ -51,18 +53,15 @@ class LayoutTotal:
     control_batches_dropped: int = 0
     left_uncompressed: int = 0        # zstd batches in v0/v1
 
-    def as_dict(self, stored: int, recompress: bool) -> dict:
-        overhead = self.bytes - self.carried_payload
-        out = {"layout": self.layout, "entries": self.entries, "records": self.records, "bytes": self.bytes,
-               "per_record_overhead": round(overhead / self.records, 3) if self.records else None,
-               "difference": self.bytes - stored,
-               "recompressed_bytes": self.recompressed_bytes if recompress else None,
-               "recompressed_difference": self.recompressed_bytes - stored if recompress else None}
-        if self.layout in ("v0", "v1"):
-            out.update(headers_dropped=self.headers_dropped, header_bytes_dropped=self.header_bytes_dropped,
-                       control_batches_dropped=self.control_batches_dropped,
-                       zstd_left_uncompressed=self.left_uncompressed)
-        return out
+    @property
+    def per_record_overhead(self) -> float | None:
+        """Bytes per record beyond its key, value (and carried header) bytes."""
+        return round((self.bytes - self.carried_payload) / self.records, 3) if self.records else None
+
+    @property
+    def legacy(self) -> bool:
+        """v0 and v1, which drop what they cannot carry (headers, control batches, zstd)."""
+        return self.layout in ("v0", "v1")
 
 
 @dataclass
@@ -71,7 +70,7 @@ class WhatIf:
 
     recompress: bool = False
     layouts: tuple[str, ...] = LAYOUTS
-    write: object = None
+    write: Callable[[str, bytes], None] | None = None
     totals: dict = field(default_factory=dict)
     stored_entries: int = 0
     stored_records: int = 0
@@ -102,7 +101,7 @@ class WhatIf:
         self.stored_entries += 1
         self.stored_records += 0 if batch.is_control else len(records)
         self.stored_bytes += batch.size
-        deltas = _stored_timestamp_deltas(batch, record_bytes)
+        deltas = _stored_timestamp_deltas(batch, records, record_bytes)
         for layout in self.layouts:
             self._encode(layout, batch, records, deltas, snappy_framing, frame)
 
@@ -146,18 +145,10 @@ class WhatIf:
             for data in written:
                 self.write(layout, data)
 
-    # -- the report --------------------------------------------------------------------
+    # -- the report (its keys: kbatch.output.columns.WHAT_IF) ---------------------------
 
-    def as_dict(self) -> dict:
-        return {
-            "recompress": self.recompress,
-            "stored": {"entries": self.stored_entries, "records": self.stored_records, "bytes": self.stored_bytes},
-            "left_out": {"damaged_batches": self.damaged_batches_left_out, "bytes": self.damaged_bytes_left_out},
-            "layouts": [self.totals[layout].as_dict(self.stored_bytes, self.recompress) for layout in self.layouts],
-            "headers_first": {"compressed_batches": self.compressed_batches,
-                              "inflated_today": self.inflated_today,
-                              "prefix": self.headers_first_prefix},
-        }
+    def layout_totals(self) -> list[LayoutTotal]:
+        return [self.totals[layout] for layout in self.layouts]
 
 
 def _legacy_messages(batch: Batch, records: list[Record], magic: int) -> list[bytes]:
@@ -185,7 +176,7 @@ def _header_bytes(record: Record) -> int:
     return size
 
 
-def _stored_timestamp_deltas(batch: Batch, record_bytes) -> list[int] | None:
+def _stored_timestamp_deltas(batch: Batch, records: list[Record], record_bytes) -> list[int] | None:
     """Under LogAppendTime a v2 record's timestamp is the batch's: its stored delta is read from its bytes."""
     if batch.magic < 2 or batch.timestamp_type != "LogAppendTime" or record_bytes is None:
         return None
@@ -195,7 +186,7 @@ def _stored_timestamp_deltas(batch: Batch, record_bytes) -> list[int] | None:
     start = 0 if batch.compressed else batch.payload_pos
     deltas = []
     try:
-        for record in batch.records:
+        for record in records:
             fields, _ = decode_record(data, record.pos - start, len(data), "record")
             deltas.append(fields["timestamp_delta"])
     except RecordError:
@@ -208,7 +199,7 @@ def _specs(batch: Batch, records: list[Record], magic: int, deltas, snappy_frami
     log_append_time = batch.timestamp_type == "LogAppendTime"
 
     def record_spec(index: int, record: Record) -> dict:
-        spec = {"offset": record.offset, "key": record.key, "value": record.value}
+        spec: dict[str, Any] = {"offset": record.offset, "key": record.key, "value": record.value}
         if magic >= 1:
             spec["timestamp"] = record.timestamp if record.timestamp is not None else -1
         if magic >= 2:

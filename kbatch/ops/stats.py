@@ -114,8 +114,10 @@ class Tally:
     stored_records_bytes: int = 0     # codecs: the compressed records as stored
     inflated_records_bytes: int = 0   # codecs: what they inflate to
 
-    def as_dict(self) -> dict:
-        return {key: value for key, value in vars(self).items()}
+    @property
+    def ratio(self) -> float | None:
+        """codecs: inflated over stored records bytes."""
+        return round(self.inflated_records_bytes / self.stored_records_bytes, 3) if self.stored_records_bytes else None
 
 
 @dataclass
@@ -331,45 +333,42 @@ class SegmentStats:
     def record_overhead(self) -> int:
         return sum(self.stored[key] + self.inflated[key] for key in RECORD_OVERHEAD)
 
-    def as_dict(self) -> dict:
-        from kbatch.output.visible import json_name   # the names as JSON holds them: UTF-8
+    @property
+    def inflated_bytes(self) -> int:
+        return sum(self.inflated.values())
 
-        total = self.total_bytes
-        inflated_total = sum(self.inflated.values())
+    # -- the rows of the report (its keys: kbatch.output.columns.STATS) ---------
+
+    def shares(self, account: Counter, whole: int) -> list[Share]:
+        """The categories of an account that hold bytes, in CATEGORIES' order."""
         records = self.records
+        return [Share(key, label, account[key], round(account[key] / records, 3) if records else None,
+                      round(account[key] / whole, 6) if whole else 0.0)
+                for key, label in CATEGORIES if account[key]]
 
-        def rows(account: Counter, whole: int) -> list[dict]:
-            return [{"category": key, "label": label, "bytes": account[key],
-                     "per_record": round(account[key] / records, 3) if records else None,
-                     "share": round(account[key] / whole, 6) if whole else 0.0}
-                    for key, label in CATEGORIES if account[key]]
+    @property
+    def overhead_per_record(self) -> float | None:
+        return round(self.record_overhead / self.records, 3) if self.records else None
 
-        return {
-            "files": [{"file": json_name(entry.path), "size": entry.size, "accounted": entry.accounted}
-                      for entry in self.files],
-            "total_bytes": total,
-            "batch_count": self.batches,
-            "record_count": records,
-            "control_batch_count": self.control_batches,
-            "stored": rows(self.stored, total),
-            "inflated": rows(self.inflated, inflated_total),
-            "inflated_bytes": inflated_total,
-            "record_overhead": {"bytes": self.record_overhead,
-                                "per_record": round(self.record_overhead / records, 3) if records else None},
-            "records_per_batch": [{"bucket": bucket_label(k), "batches": n}
-                                  for k, n in sorted(self.records_per_batch.items())],
-            "batch_sizes": [{"bucket": bucket_label(k), "batches": n} for k, n in sorted(self.batch_sizes.items())],
-            "by_magic": [{"magic": magic, **tally.as_dict()} for magic, tally in sorted(self.by_magic.items())],
-            "by_codec": [{"codec": codec, **tally.as_dict(),
-                          "ratio": round(tally.inflated_records_bytes / tally.stored_records_bytes, 3)
-                          if tally.stored_records_bytes else None}
-                         for codec, tally in sorted(self.by_codec.items())],
-            "by_producer": [{"producer_id": producer, **tally.as_dict()}
-                            for producer, tally in sorted(self.by_producer.items(), key=lambda item: str(item[0]))],
-            "records_measured_by_layout": self.records_measured_by_layout,
-            "findings": dict(sorted(self.findings.items())),
-            "damaged": self.damaged,
-        }
+    @staticmethod
+    def buckets(counter: Counter) -> list[tuple[str, int]]:
+        """(bucket label, batches) in bucket order."""
+        return [(bucket_label(k), n) for k, n in sorted(counter.items())]
+
+    def producers(self) -> list[tuple[int | str, Tally]]:
+        """(producer id, or "none"; its tally), ordered by the id as text."""
+        return sorted(self.by_producer.items(), key=lambda item: str(item[0]))
+
+
+@dataclass(frozen=True)
+class Share:
+    """A category's bytes in an account: per record, and as a share of the account's whole."""
+
+    category: str
+    label: str
+    bytes: int
+    per_record: float | None
+    share: float
 
 
 def _record_count(batch: Batch) -> int:

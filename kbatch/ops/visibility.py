@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import bisect
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from typing import TYPE_CHECKING
@@ -216,3 +217,52 @@ def committed_view(path: str, decompressed_limit: int | None = None) -> tuple[Co
     if key != path:
         findings += cross_check(view, decompressed_limit)
     return CommittedView(view), findings
+
+
+class ConsumerViews:
+    """What a consumer of ``isolation`` is given of each partition a command reads: the read_committed view, made
+    once a partition, whose making is told (damage, .txnindex files that disagree with the log, and each
+    transaction whose outcome is unknown); and where it starts, the log start offset, told once a partition.
+    ``tell`` receives each line to tell (the command line: stderr); ``damaged`` says whether damage was met."""
+
+    def __init__(self, decompressed_limit: int | None = None, isolation: str = "read_committed", *,
+                 tell: Callable[[str], None]):
+        self.decompressed_limit = decompressed_limit
+        self.isolation = isolation
+        self.tell = tell
+        self.views: dict[str, CommittedView] = {}
+        self.starts: set[str] = set()
+        self.damaged = False
+
+    def window(self, path: str, window):
+        """The window of ``path`` such a consumer reads (:func:`from_log_start`)."""
+        from kbatch.output.visible import visible
+
+        narrowed = from_log_start(window, path)
+        key = partition_of(path)
+        if narrowed is not window and key not in self.starts:
+            self.starts.add(key)
+            self.tell(f"kbatch: {visible(key)}: starts at its log start offset {log_start_of(path)} "
+                      "(log-start-offset-checkpoint): no consumer is given the records below it")
+        return narrowed
+
+    def of(self, path: str) -> CommittedView | None:
+        """The read_committed view of the partition ``path`` is in; None under read_uncommitted."""
+        from kbatch.output.values import finding_text
+        from kbatch.output.visible import visible
+
+        if self.isolation != "read_committed":
+            return None
+        key = partition_of(path)
+        if key not in self.views:
+            view, findings = committed_view(path, self.decompressed_limit)
+            for where, finding in findings:
+                self.tell(f"kbatch: {visible(where)}: {finding_text(finding)}")
+                self.damaged |= finding.is_damage
+            for txn in view.transactions.transactions:
+                if txn.outcome == "UNKNOWN" and not txn.empty:
+                    self.tell(f"kbatch: {visible(txn.path)}: producer {txn.producer_id}'s transaction from offset "
+                              f"{txn.first_offset} has an unknown outcome, and so whether read_committed gives its "
+                              f"records: {txn.marker_doubt}")
+            self.views[key] = view
+        return self.views[key]

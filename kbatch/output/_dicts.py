@@ -645,3 +645,236 @@ def diff_summary_dict(summary, path_a, path_b):
         "same": summary.same,
     }
     return out
+
+
+def stats_dict(stats, what_if=None):
+    """stats' report (kbatch.ops.stats.SegmentStats; with --what-if, kbatch.ops.reencode.WhatIf; columns.STATS)."""
+    out = {
+        "files": [stats_file_dict(entry) for entry in stats.files],
+        "total_bytes": stats.total_bytes,
+        "batch_count": stats.batches,
+        "record_count": stats.records,
+        "control_batch_count": stats.control_batches,
+        "stored": [stats_share_dict(share) for share in stats.shares(stats.stored, stats.total_bytes)],
+        "inflated": [stats_share_dict(share) for share in stats.shares(stats.inflated, stats.inflated_bytes)],
+        "inflated_bytes": stats.inflated_bytes,
+        "record_overhead": stats_overhead_dict(stats),
+        "records_per_batch": [stats_bucket_dict(label, batches) for label, batches in stats.buckets(stats.records_per_batch)],
+        "batch_sizes": [stats_bucket_dict(label, batches) for label, batches in stats.buckets(stats.batch_sizes)],
+        "by_magic": [stats_by_magic_dict(group, tally) for group, tally in sorted(stats.by_magic.items())],
+        "by_codec": [stats_by_codec_dict(group, tally) for group, tally in sorted(stats.by_codec.items())],
+        "by_producer": [stats_by_producer_dict(group, tally) for group, tally in stats.producers()],
+        "records_measured_by_layout": stats.records_measured_by_layout,
+        "findings": dict(sorted(stats.findings.items())),
+        "damaged": stats.damaged,
+    }
+    value = None if what_if is None else what_if_dict(what_if)
+    if value is not None:
+        out["what_if"] = value
+    return out
+
+
+def stats_file_dict(entry):
+    """A file stats read (columns.STATS_FILE)."""
+    out = {
+        "file": json_name(entry.path),
+        "size": entry.size,
+        "accounted": entry.accounted,
+    }
+    return out
+
+
+def stats_share_dict(share):
+    """A category's bytes (kbatch.ops.stats.Share; columns.STATS_SHARE)."""
+    out = {
+        "category": share.category,
+        "label": share.label,
+        "bytes": share.bytes,
+        "per_record": share.per_record,
+        "share": share.share,
+    }
+    return out
+
+
+def stats_overhead_dict(stats):
+    """The records' overhead (columns.STATS_OVERHEAD)."""
+    out = {
+        "bytes": stats.record_overhead,
+        "per_record": stats.overhead_per_record,
+    }
+    return out
+
+
+def stats_bucket_dict(label, batches):
+    """A bucket of a distribution (columns.STATS_BUCKET)."""
+    out = {
+        "bucket": label,
+        "batches": batches,
+    }
+    return out
+
+
+def stats_by_magic_dict(group, tally):
+    """A magic's tally (kbatch.ops.stats.Tally; columns.STATS_BY_MAGIC)."""
+    out = {
+        "magic": group,
+        "batches": tally.batches,
+        "records": tally.records,
+        "bytes": tally.bytes,
+        "stored_records_bytes": tally.stored_records_bytes,
+        "inflated_records_bytes": tally.inflated_records_bytes,
+    }
+    return out
+
+
+def stats_by_codec_dict(group, tally):
+    """A codec's tally (columns.STATS_BY_CODEC)."""
+    out = {
+        "codec": group,
+        "batches": tally.batches,
+        "records": tally.records,
+        "bytes": tally.bytes,
+        "stored_records_bytes": tally.stored_records_bytes,
+        "inflated_records_bytes": tally.inflated_records_bytes,
+        "ratio": tally.ratio,
+    }
+    return out
+
+
+def stats_by_producer_dict(group, tally):
+    """A producer's tally (columns.STATS_BY_PRODUCER)."""
+    out = {
+        "producer_id": group,
+        "batches": tally.batches,
+        "records": tally.records,
+        "bytes": tally.bytes,
+        "stored_records_bytes": tally.stored_records_bytes,
+        "inflated_records_bytes": tally.inflated_records_bytes,
+    }
+    return out
+
+
+def what_if_dict(what_if):
+    """stats --what-if (kbatch.ops.reencode.WhatIf; columns.WHAT_IF)."""
+    out = {
+        "recompress": what_if.recompress,
+        "stored": what_if_stored_dict(what_if),
+        "left_out": what_if_left_out_dict(what_if),
+        "layouts": [what_if_layout_dict(total, what_if.stored_bytes, what_if.recompress) for total in what_if.layout_totals()],
+        "headers_first": what_if_headers_first_dict(what_if),
+    }
+    return out
+
+
+def what_if_stored_dict(what_if):
+    """What was re-encoded (columns.WHAT_IF_STORED)."""
+    out = {
+        "entries": what_if.stored_entries,
+        "records": what_if.stored_records,
+        "bytes": what_if.stored_bytes,
+    }
+    return out
+
+
+def what_if_left_out_dict(what_if):
+    """What was not (columns.WHAT_IF_LEFT_OUT)."""
+    out = {
+        "damaged_batches": what_if.damaged_batches_left_out,
+        "bytes": what_if.damaged_bytes_left_out,
+    }
+    return out
+
+
+def what_if_headers_first_dict(what_if):
+    """Compressed batches validated with the records' metadata first (columns.WHAT_IF_HEADERS_FIRST)."""
+    out = {
+        "compressed_batches": what_if.compressed_batches,
+        "inflated_today": what_if.inflated_today,
+        "prefix": what_if.headers_first_prefix,
+    }
+    return out
+
+
+def what_if_layout_dict(total, stored, recompress):
+    """One layout's size (kbatch.ops.reencode.LayoutTotal; columns.WHAT_IF_LAYOUT)."""
+    out = {
+        "layout": total.layout,
+        "entries": total.entries,
+        "records": total.records,
+        "bytes": total.bytes,
+        "per_record_overhead": total.per_record_overhead,
+        "difference": total.bytes - stored,
+        "recompressed_bytes": total.recompressed_bytes if recompress else None,
+        "recompressed_difference": total.recompressed_bytes - stored if recompress else None,
+    }
+    if total.legacy:
+        out["headers_dropped"] = total.headers_dropped
+    if total.legacy:
+        out["header_bytes_dropped"] = total.header_bytes_dropped
+    if total.legacy:
+        out["control_batches_dropped"] = total.control_batches_dropped
+    if total.legacy:
+        out["zstd_left_uncompressed"] = total.left_uncompressed
+    return out
+
+
+def scan_dict(report):
+    """scan's report (kbatch.spark.report.ScanReport; columns.SCAN)."""
+    out = {
+        "out": report.out,
+        "tables": report.tables,
+        "segments": report.segments,
+        "bytes": report.bytes,
+        "damaged_segments": report.damaged_segments,
+        "failed_cross_checks": report.failed_cross_checks,
+        "partitions": [scan_partition_dict(partition) for partition in report.partitions],
+    }
+    return out
+
+
+def scan_partition_dict(partition):
+    """A topic-partition's report (kbatch.spark.report.PartitionReport; columns.SCAN_PARTITION)."""
+    out = {
+        "topic": partition.topic,
+        "partition": partition.partition,
+        "segments": partition.segments,
+        "batches": partition.batches,
+        "records": partition.records,
+        "bytes": partition.bytes,
+        "compression_ratio": partition.compression_ratio,
+        "corrupt_batches": partition.corrupt_batches,
+        "damaged_segments": partition.damaged_segments,
+        "offset_gaps": [scan_between_dict(between) for between in partition.offset_gaps],
+        "offset_overlaps": [scan_between_dict(between) for between in partition.offset_overlaps],
+        "first_offset": partition.first_offset,
+        "last_offset": partition.last_offset,
+        "first_timestamp": partition.first_timestamp,
+        "last_timestamp": partition.last_timestamp,
+        "producers": partition.producers,
+        "producer_breaks": partition.producer_breaks,
+        "open_transactions": partition.open_transactions,
+        "unknown_outcome_transactions": partition.unknown_outcome_transactions,
+        "cross_checks": None if partition.cross_checks is None else scan_cross_checks_dict(partition.cross_checks),
+    }
+    return out
+
+
+def scan_between_dict(between):
+    """Offsets missing or held twice between two segments (kbatch.spark.report.Between; columns.SCAN_BETWEEN)."""
+    out = {
+        "after": between.after,
+        "before": between.before,
+        "from": between.first,
+        "to": between.last,
+    }
+    return out
+
+
+def scan_cross_checks_dict(checks):
+    """A partition's cross-checks counted (kbatch.spark.report.CrossChecks; columns.SCAN_CROSS_CHECKS)."""
+    out = {
+        "errors": checks.errors,
+        "warnings": checks.warnings,
+        "findings": dict(sorted(checks.findings.items())),
+    }
+    return out

@@ -68,7 +68,10 @@ TYPES = {
 # The names the ``read`` expressions use besides batch, record, finding, decode and with_records
 # (kbatch/output/_dicts.py imports them: kbatch.output.docs.HELPER_IMPORTS).
 HELPERS = ("iso_timestamp", "bytes_json", "schema_ids", "control_dict", "finding_dict", "record_dict", "json_name",
-           "lost_offsets_of", "damage_dict")
+           "lost_offsets_of", "damage_dict", "stats_file_dict", "stats_share_dict", "stats_overhead_dict",
+           "stats_bucket_dict", "stats_by_magic_dict", "stats_by_codec_dict", "stats_by_producer_dict", "what_if_dict",
+           "what_if_stored_dict", "what_if_left_out_dict", "what_if_layout_dict", "what_if_headers_first_dict",
+           "scan_between_dict", "scan_cross_checks_dict", "scan_partition_dict")
 
 _ISO_NOTE = "the timestamp to its left as ISO-8601 UTC with milliseconds (output only; null for -1 or none)"
 _BYTES_OR_NULL = {"oneOf": [{"type": "null"}, {"$ref": "#/$defs/bytes"}]}
@@ -705,6 +708,212 @@ DIFF_SUMMARY = (
     Column("size_a", "int64", False, "summary.size_a", "A's size"),
     Column("size_b", "int64", False, "summary.size_b", "B's size"),
     Column("same", "bool", False, "summary.same", "whether they hold the same batches and records"),
+)
+
+# -- stats --format json: one document (kbatch.ops.stats.SegmentStats; with --what-if, kbatch.ops.reencode.WhatIf) --
+
+def _items(kind: str) -> dict:
+    """An array of objects of a kind declared here (its schema is #/$defs/<kind>)."""
+    return {"type": "array", "items": {"$ref": f"#/$defs/{kind}"}}
+
+
+STATS_FILE = (
+    _file("entry.path"),
+    Column("size", "int64", False, "entry.size", "its size"),
+    Column("accounted", "int64", False, "entry.accounted", "what its categories add up to (its size, always)"),
+)
+STATS_SHARE = (
+    Column("category", "string", False, "share.category", "the category's key (entry_framing, batch_header, keys, ...)"),
+    Column("label", "string", False, "share.label", "its name in the table"),
+    Column("bytes", "int64", False, "share.bytes", "its bytes"),
+    Column("per_record", "float", True, "share.per_record", "per data record (null: no records)"),
+    Column("share", "float", False, "share.share", "its share of the account's bytes (0..1)"),
+)
+STATS_OVERHEAD = (
+    Column("bytes", "int64", False, "stats.record_overhead",
+           "the bytes of the records' fields other than keys, values and headers, stored and inflated"),
+    Column("per_record", "float", True, "stats.overhead_per_record", "per data record (null: no records)"),
+)
+STATS_BUCKET = (
+    Column("bucket", "string", False, "label", "a power-of-two range (0, 1, 2-3, 4-7, ...)"),
+    Column("batches", "int64", False, "batches", "the batches in it"),
+)
+_TALLY = (
+    Column("batches", "int64", False, "tally.batches", "its batches"),
+    Column("records", "int64", False, "tally.records", "their data records"),
+    Column("bytes", "int64", False, "tally.bytes", "their bytes"),
+    Column("stored_records_bytes", "int64", False, "tally.stored_records_bytes",
+           "by codec: the compressed records as stored (else 0)"),
+    Column("inflated_records_bytes", "int64", False, "tally.inflated_records_bytes",
+           "by codec: what they inflate to (else 0)"),
+)
+STATS_BY_MAGIC = (Column("magic", "int32", False, "group", "the magic"), *_TALLY)
+STATS_BY_CODEC = (
+    Column("codec", "string", False, "group", "the codec"), *_TALLY,
+    Column("ratio", "float", True, "tally.ratio", "inflated over stored records bytes (null: nothing compressed)"),
+)
+STATS_BY_PRODUCER = (
+    Column("producer_id", "any", False, "group", "the producer id, or \"none\" (no producer id, or -1)",
+           schema={"oneOf": [{"type": "integer"}, {"const": "none"}]}),
+    *_TALLY,
+)
+STATS = (
+    Column("files", "array", False, "[stats_file_dict(entry) for entry in stats.files]", "the files read",
+           schema=_items("stats_file")),
+    Column("total_bytes", "int64", False, "stats.total_bytes", "their bytes"),
+    Column("batch_count", "int64", False, "stats.batches", "log entries read"),
+    Column("record_count", "int64", False, "stats.records",
+           "their data records (control records count with control batches)"),
+    Column("control_batch_count", "int64", False, "stats.control_batches", "control batches"),
+    Column("stored", "array", False,
+           "[stats_share_dict(share) for share in stats.shares(stats.stored, stats.total_bytes)]",
+           "the bytes in the files by category: they add up to total_bytes", schema=_items("stats_share")),
+    Column("inflated", "array", False,
+           "[stats_share_dict(share) for share in stats.shares(stats.inflated, stats.inflated_bytes)]",
+           "the bytes inside compressed batches by category, as they inflate", schema=_items("stats_share")),
+    Column("inflated_bytes", "int64", False, "stats.inflated_bytes", "what compressed batches inflate to"),
+    Column("record_overhead", "object", False, "stats_overhead_dict(stats)", "the records' overhead",
+           schema={"$ref": "#/$defs/stats_overhead"}),
+    Column("records_per_batch", "array", False,
+           "[stats_bucket_dict(label, batches) for label, batches in stats.buckets(stats.records_per_batch)]",
+           "records per batch, as a distribution", schema=_items("stats_bucket")),
+    Column("batch_sizes", "array", False,
+           "[stats_bucket_dict(label, batches) for label, batches in stats.buckets(stats.batch_sizes)]",
+           "batch sizes in bytes, as a distribution", schema=_items("stats_bucket")),
+    Column("by_magic", "array", False,
+           "[stats_by_magic_dict(group, tally) for group, tally in sorted(stats.by_magic.items())]",
+           "batches, records and bytes per magic", schema=_items("stats_by_magic")),
+    Column("by_codec", "array", False,
+           "[stats_by_codec_dict(group, tally) for group, tally in sorted(stats.by_codec.items())]",
+           "the same per codec, with the compression ratio", schema=_items("stats_by_codec")),
+    Column("by_producer", "array", False,
+           "[stats_by_producer_dict(group, tally) for group, tally in stats.producers()]",
+           "the same per producer id", schema=_items("stats_by_producer")),
+    Column("records_measured_by_layout", "int64", False, "stats.records_measured_by_layout",
+           "records measured field by field through the layout (their varints not the shortest)"),
+    Column("findings", "object", False, "dict(sorted(stats.findings.items()))", "how many findings of each code",
+           schema={"type": "object", "additionalProperties": {"type": "integer"}}),
+    Column("damaged", "bool", False, "stats.damaged", "whether a finding is damage"),
+    Column("what_if", "object", True, "None if what_if is None else what_if_dict(what_if)",
+           "--what-if: each layout's size (keys below)", optional=True, schema={"$ref": "#/$defs/what_if"}),
+)
+
+# ... stats --what-if (kbatch.ops.reencode.WhatIf, LayoutTotal)
+WHAT_IF_STORED = (
+    Column("entries", "int64", False, "what_if.stored_entries", "the entries re-encoded"),
+    Column("records", "int64", False, "what_if.stored_records", "their data records"),
+    Column("bytes", "int64", False, "what_if.stored_bytes", "their bytes as stored"),
+)
+WHAT_IF_LEFT_OUT = (
+    Column("damaged_batches", "int64", False, "what_if.damaged_batches_left_out", "damaged batches not re-encoded"),
+    Column("bytes", "int64", False, "what_if.damaged_bytes_left_out", "their bytes and the damaged ranges'"),
+)
+WHAT_IF_HEADERS_FIRST = (
+    Column("compressed_batches", "int64", False, "what_if.compressed_batches", "the compressed batches"),
+    Column("inflated_today", "int64", False, "what_if.inflated_today",
+           "what a broker inflates to validate them today: all their records"),
+    Column("prefix", "int64", False, "what_if.headers_first_prefix",
+           "what it would inflate with every record's metadata before all keys and values"),
+)
+_LEGACY = 'total.legacy'
+WHAT_IF_LAYOUT = (
+    Column("layout", "string", False, "total.layout", "v0, v1, v2 or v3", schema={"enum": ["v0", "v1", "v2", "v3"]}),
+    Column("entries", "int64", False, "total.entries", "log entries written (v0/v1 uncompressed: one per record)"),
+    Column("records", "int64", False, "total.records", "records written"),
+    Column("bytes", "int64", False, "total.bytes", "their bytes, uncompressed"),
+    Column("per_record_overhead", "float", True, "total.per_record_overhead",
+           "bytes per record beyond its key, value and header bytes, batch headers included"),
+    Column("difference", "int64", False, "total.bytes - stored", "bytes against the stored"),
+    Column("recompressed_bytes", "int64", True, "total.recompressed_bytes if recompress else None",
+           "--recompress: each entry compressed with its batch's codec"),
+    Column("recompressed_difference", "int64", True, "total.recompressed_bytes - stored if recompress else None",
+           "--recompress: those bytes against the stored"),
+    Column("headers_dropped", "int64", False, "total.headers_dropped", "v0/v1: record headers they cannot carry",
+           when=_LEGACY),
+    Column("header_bytes_dropped", "int64", False, "total.header_bytes_dropped", "v0/v1: their bytes", when=_LEGACY),
+    Column("control_batches_dropped", "int64", False, "total.control_batches_dropped",
+           "v0/v1: control batches, which they have not", when=_LEGACY),
+    Column("zstd_left_uncompressed", "int64", False, "total.left_uncompressed",
+           "v0/v1: zstd batches, which they cannot compress, left uncompressed", when=_LEGACY),
+)
+WHAT_IF = (
+    Column("recompress", "bool", False, "what_if.recompress", "whether --recompress was given"),
+    Column("stored", "object", False, "what_if_stored_dict(what_if)", "what was re-encoded",
+           schema={"$ref": "#/$defs/what_if_stored"}),
+    Column("left_out", "object", False, "what_if_left_out_dict(what_if)", "what was not",
+           schema={"$ref": "#/$defs/what_if_left_out"}),
+    Column("layouts", "array", False,
+           "[what_if_layout_dict(total, what_if.stored_bytes, what_if.recompress) for total in what_if.layout_totals()]",
+           "each layout's size", schema=_items("what_if_layout")),
+    Column("headers_first", "object", False, "what_if_headers_first_dict(what_if)",
+           "what validating compressed batches would inflate with each record's metadata first",
+           schema={"$ref": "#/$defs/what_if_headers_first"}),
+)
+
+# -- scan --format json: one document (kbatch.spark.report.ScanReport, PartitionReport) ----------------------------
+
+SCAN_BETWEEN = (
+    Column("after", "string", False, "between.after", "the segment before"),
+    Column("before", "string", False, "between.before", "the segment after"),
+    Column("from", "int64", False, "between.first", "the first offset missing (an overlap: held twice)"),
+    Column("to", "int64", False, "between.last", "the last"),
+)
+SCAN_CROSS_CHECKS = (
+    Column("errors", "int64", False, "checks.errors", "findings that are damage"),
+    Column("warnings", "int64", False, "checks.warnings", "findings that are warnings"),
+    Column("findings", "object", False, "dict(sorted(checks.findings.items()))", "how many findings of each code",
+           schema={"type": "object", "additionalProperties": {"type": "integer"}}),
+)
+_OFFSETS_OR_NULL = {"type": ["integer", "null"]}
+SCAN_PARTITION = (
+    Column("topic", "string", True, "partition.topic", "the topic (null: a segment in no TOPIC-N directory)"),
+    Column("partition", "int32", True, "partition.partition", "the partition, likewise"),
+    Column("segments", "int64", False, "partition.segments", "its segments"),
+    Column("batches", "int64", False, "partition.batches", "their batches"),
+    Column("records", "int64", False, "partition.records", "the records the batches count"),
+    Column("bytes", "int64", False, "partition.bytes", "the segments' bytes, damaged ones included"),
+    Column("compression_ratio", "float", True, "partition.compression_ratio",
+           "what compressed batches inflate to over their bytes (null: none compressed)"),
+    Column("corrupt_batches", "int64", False, "partition.corrupt_batches", "batches with damage"),
+    Column("damaged_segments", "array", False, "partition.damaged_segments",
+           "the segments with damage (as given)", schema={"type": "array", "items": {"type": "string"}}),
+    Column("offset_gaps", "array", False, "[scan_between_dict(between) for between in partition.offset_gaps]",
+           "offsets missing between consecutive segments", schema=_items("scan_between")),
+    Column("offset_overlaps", "array", False,
+           "[scan_between_dict(between) for between in partition.offset_overlaps]",
+           "offsets held by two consecutive segments", schema=_items("scan_between")),
+    Column("first_offset", "int64", True, "partition.first_offset", "its first undamaged batch's base offset"),
+    Column("last_offset", "int64", True, "partition.last_offset", "its last undamaged batch's last offset"),
+    Column("first_timestamp", "int64", True, "partition.first_timestamp", "the smallest base timestamp"),
+    Column("last_timestamp", "int64", True, "partition.last_timestamp", "the largest max timestamp"),
+    Column("producers", "int64", False, "partition.producers", "distinct producer ids"),
+    Column("producer_breaks", "object", False, "partition.producer_breaks",
+           "how many times each of kbatch producers' rules broke, by its code",
+           schema={"type": "object", "additionalProperties": {"type": "integer"}}),
+    Column("open_transactions", "array", False, "partition.open_transactions",
+           "the producer ids with a transaction open at the log's end",
+           schema={"type": "array", "items": {"type": "integer"}}),
+    Column("unknown_outcome_transactions", "array", False, "partition.unknown_outcome_transactions",
+           "those whose last transaction ends at a marker whose CRC fails: committed or aborted, nobody can say",
+           schema={"type": "array", "items": {"type": "integer"}}),
+    Column("cross_checks", "object", True,
+           "None if partition.cross_checks is None else scan_cross_checks_dict(partition.cross_checks)",
+           "--deep: its indexes, snapshots and checkpoints held to its segments (null: not cross-checked)",
+           schema={"oneOf": [{"type": "null"}, {"$ref": "#/$defs/scan_cross_checks"}]}),
+)
+SCAN = (
+    Column("out", "string", False, "report.out", "where the tables went (--out)"),
+    Column("tables", "array", False, "report.tables", "the tables written (batches, findings, records)",
+           schema={"type": "array", "items": {"enum": ["batches", "findings", "records"]}}),
+    Column("segments", "int64", False, "report.segments", "the segments read"),
+    Column("bytes", "int64", False, "report.bytes", "their bytes"),
+    Column("damaged_segments", "array", False, "report.damaged_segments", "the segments with damage (as given)",
+           schema={"type": "array", "items": {"type": "string"}}),
+    Column("failed_cross_checks", "array", False, "report.failed_cross_checks",
+           "--deep: the partitions (TOPIC-N) whose cross-checks found damage",
+           schema={"type": "array", "items": {"type": "string"}}),
+    Column("partitions", "array", False, "[scan_partition_dict(partition) for partition in report.partitions]",
+           "a report per topic-partition (keys below)", schema=_items("scan_partition")),
 )
 
 # -- the Spark tables (kbatch.spark.source): each row says where it comes from --------------------------

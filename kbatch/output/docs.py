@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from kbatch.output import columns
 
@@ -23,12 +25,12 @@ JSON_KEYS_PATH = Path(__file__).resolve().parent.parent / "kernels" / "_json_key
 COMMAND = "python -m kbatch.output.docs"
 
 # What encode-from-json reads besides dump's output (kbatch.ops.encode): never written by kbatch.
-_VARINT = {"description": "an integer, or {\"hex\": ...}: the exact bytes to write (e.g. an over-long varint)",
+_VARINT: dict = {"description": "an integer, or {\"hex\": ...}: the exact bytes to write (e.g. an over-long varint)",
            "oneOf": [{"type": ["integer", "null"]}, {"$ref": "#/$defs/bytes"}]}
 ENCODE_ONLY_RECORD = {"magic": {"type": ["integer", "null"]},
                       **{name: _VARINT for name in ("offset_delta", "timestamp_delta", "length", "key_length",
                                                     "value_length", "headers_count")}}
-ENCODE_ONLY_BATCH = {
+ENCODE_ONLY_BATCH: dict[str, dict] = {
     "truncate_to": {"type": "integer", "minimum": 0},
     "snappy_framing": {"enum": ["xerial", "raw"]},
     "lz4_kafka3160": {"type": "boolean"},
@@ -57,7 +59,7 @@ def _property(column: columns.Column, derived: bool) -> dict:
 
 
 def _object(properties: dict, description: str | None = None, required=None, closed: bool = True) -> dict:
-    out = {"type": "object"}
+    out: dict[str, Any] = {"type": "object"}
     if description:
         out["description"] = description
     out["properties"] = properties
@@ -109,6 +111,32 @@ LINE_KINDS = (
 )
 
 
+# The objects of a command's one JSON document (stats --format json; its parts, each its own kind of object):
+# their names in the schema's $defs, their columns and what they are.  Each document is also one of the schema's
+# top-level choices.
+DOCUMENT_KINDS = (
+    ("stats_file", columns.STATS_FILE, "kbatch stats: a file read"),
+    ("stats_share", columns.STATS_SHARE, "kbatch stats: a category's bytes"),
+    ("stats_overhead", columns.STATS_OVERHEAD, "kbatch stats: the records' overhead"),
+    ("stats_bucket", columns.STATS_BUCKET, "kbatch stats: a bucket of a distribution"),
+    ("stats_by_magic", columns.STATS_BY_MAGIC, "kbatch stats: a magic's batches"),
+    ("stats_by_codec", columns.STATS_BY_CODEC, "kbatch stats: a codec's batches"),
+    ("stats_by_producer", columns.STATS_BY_PRODUCER, "kbatch stats: a producer's batches"),
+    ("what_if_stored", columns.WHAT_IF_STORED, "kbatch stats --what-if: what was re-encoded"),
+    ("what_if_left_out", columns.WHAT_IF_LEFT_OUT, "kbatch stats --what-if: what was not"),
+    ("what_if_headers_first", columns.WHAT_IF_HEADERS_FIRST,
+     "kbatch stats --what-if: compressed batches validated with each record's metadata first"),
+    ("what_if_layout", columns.WHAT_IF_LAYOUT, "kbatch stats --what-if: one layout's size"),
+    ("what_if", columns.WHAT_IF, "kbatch stats --what-if: each layout's size against what is stored"),
+    ("scan_between", columns.SCAN_BETWEEN, "kbatch scan: offsets missing (or held twice) between two segments"),
+    ("scan_cross_checks", columns.SCAN_CROSS_CHECKS, "kbatch scan --deep: a partition's cross-checks counted"),
+    ("scan_partition", columns.SCAN_PARTITION, "kbatch scan: a topic-partition's report"),
+)
+DOCUMENTS = (
+    ("stats_document", columns.STATS, "what kbatch stats --format json writes"),
+    ("scan_document", columns.SCAN, "what kbatch scan --format json writes"),
+)
+
 def json_schema() -> dict:
     """kbatch-json-v1.schema.json: the document ``--format json`` writes, each entry's keys from the columns."""
     file_ = columns.LOCATION[0]
@@ -143,7 +171,7 @@ def json_schema() -> dict:
         "description": "What `kbatch dump --format json` writes and `kbatch encode-from-json` reads. A field that "
                        "is present is written as given; an absent (or null) one is derived.",
         "oneOf": [document, {"$ref": "#/$defs/entry", "description": "one entry (encode-from-json --batch)"},
-                  {"$ref": "#/$defs/pcap_document"}],
+                  {"$ref": "#/$defs/pcap_document"}, *({"$ref": f"#/$defs/{name}"} for name, _, _ in DOCUMENTS)],
         "$defs": {
             "bytes": {"oneOf": [_object({mode: {"type": "string", **extra}}, required=[mode])
                                 for mode, extra in (("utf8", {}), ("hex", {"pattern": "^([0-9a-fA-F]{2})*$"}),
@@ -159,6 +187,7 @@ def json_schema() -> dict:
             "entry": {"oneOf": [{"$ref": "#/$defs/raw"}, {"$ref": "#/$defs/finding_entry"},
                                 {"$ref": "#/$defs/batch"}]},
             **{name: _kind_object(columns_, description) for name, columns_, description in LINE_KINDS},
+            **{name: _kind_object(columns_, description) for name, columns_, description in DOCUMENT_KINDS + DOCUMENTS},
             "pcap_document": _object({
                 "kbatch_json_version": {"const": 1},
                 "captures": {"type": "array", "items": _object({
@@ -234,6 +263,33 @@ DICT_FUNCTIONS = (
      "A difference diff finds (kbatch.ops.diff.Difference; columns.DIFFERENCE)."),
     ("diff_summary_dict", "summary, path_a, path_b", columns.DIFF_SUMMARY,
      "diff's summary (kbatch.ops.diff.DiffSummary; columns.DIFF_SUMMARY)."),
+    ("stats_dict", "stats, what_if=None", columns.STATS,
+     "stats' report (kbatch.ops.stats.SegmentStats; with --what-if, kbatch.ops.reencode.WhatIf; columns.STATS)."),
+    ("stats_file_dict", "entry", columns.STATS_FILE, "A file stats read (columns.STATS_FILE)."),
+    ("stats_share_dict", "share", columns.STATS_SHARE,
+     "A category's bytes (kbatch.ops.stats.Share; columns.STATS_SHARE)."),
+    ("stats_overhead_dict", "stats", columns.STATS_OVERHEAD, "The records' overhead (columns.STATS_OVERHEAD)."),
+    ("stats_bucket_dict", "label, batches", columns.STATS_BUCKET,
+     "A bucket of a distribution (columns.STATS_BUCKET)."),
+    ("stats_by_magic_dict", "group, tally", columns.STATS_BY_MAGIC,
+     "A magic's tally (kbatch.ops.stats.Tally; columns.STATS_BY_MAGIC)."),
+    ("stats_by_codec_dict", "group, tally", columns.STATS_BY_CODEC, "A codec's tally (columns.STATS_BY_CODEC)."),
+    ("stats_by_producer_dict", "group, tally", columns.STATS_BY_PRODUCER,
+     "A producer's tally (columns.STATS_BY_PRODUCER)."),
+    ("what_if_dict", "what_if", columns.WHAT_IF, "stats --what-if (kbatch.ops.reencode.WhatIf; columns.WHAT_IF)."),
+    ("what_if_stored_dict", "what_if", columns.WHAT_IF_STORED, "What was re-encoded (columns.WHAT_IF_STORED)."),
+    ("what_if_left_out_dict", "what_if", columns.WHAT_IF_LEFT_OUT, "What was not (columns.WHAT_IF_LEFT_OUT)."),
+    ("what_if_headers_first_dict", "what_if", columns.WHAT_IF_HEADERS_FIRST,
+     "Compressed batches validated with the records' metadata first (columns.WHAT_IF_HEADERS_FIRST)."),
+    ("what_if_layout_dict", "total, stored, recompress", columns.WHAT_IF_LAYOUT,
+     "One layout's size (kbatch.ops.reencode.LayoutTotal; columns.WHAT_IF_LAYOUT)."),
+    ("scan_dict", "report", columns.SCAN, "scan's report (kbatch.spark.report.ScanReport; columns.SCAN)."),
+    ("scan_partition_dict", "partition", columns.SCAN_PARTITION,
+     "A topic-partition's report (kbatch.spark.report.PartitionReport; columns.SCAN_PARTITION)."),
+    ("scan_between_dict", "between", columns.SCAN_BETWEEN,
+     "Offsets missing or held twice between two segments (kbatch.spark.report.Between; columns.SCAN_BETWEEN)."),
+    ("scan_cross_checks_dict", "checks", columns.SCAN_CROSS_CHECKS,
+     "A partition's cross-checks counted (kbatch.spark.report.CrossChecks; columns.SCAN_CROSS_CHECKS)."),
 )
 
 # Where the helpers the ``read`` expressions use (columns.HELPERS) come from, those not written there.
@@ -311,7 +367,9 @@ README_TABLES = {"batch": columns.BATCH, "record": columns.RECORD, "finding": co
                  "cleaning": columns.CLEANING, "replica": columns.REPLICA, "damage": columns.DAMAGE,
                  "replica record": columns.REPLICA_RECORD_HEAD, "pcap batch": columns.PCAP_BATCH_HEAD,
                  "pcap finding": columns.PCAP_FINDING, "pcap summary": columns.PCAP_SUMMARY,
-                 "pcap match": columns.PCAP_MATCH}   # (grep match, replica record: a record's keys between)
+                 "pcap match": columns.PCAP_MATCH, "stats": columns.STATS,
+                 "what if layout": columns.WHAT_IF_LAYOUT,
+                 "scan partition": columns.SCAN_PARTITION}   # (grep match, replica record: a record's keys between)
 
 
 def readme_table(columns_) -> str:
@@ -327,6 +385,11 @@ def _markers(name: str) -> tuple[str, str]:
             f"<!-- end of {name} keys -->\n")
 
 
+def _as_it_is(block: str) -> Callable[[re.Match[str]], str]:
+    """A replacement that puts ``block`` in as it is (re.sub would read its backslashes)."""
+    return lambda _match: block
+
+
 def readme_text(text: str) -> str:
     """README.md's text with each generated list of keys (between its markers) made afresh."""
     for name, columns_ in README_TABLES.items():
@@ -334,8 +397,7 @@ def readme_text(text: str) -> str:
         pattern = re.compile(re.escape(begin) + ".*?" + re.escape(end), re.S)
         if not pattern.search(text):
             raise ValueError(f"README.md has no {begin.strip()} ... {end.strip()} block")
-        block = begin + readme_table(columns_) + end
-        text = pattern.sub(lambda _, block=block: block, text)
+        text = pattern.sub(_as_it_is(begin + readme_table(columns_) + end), text)
     return text
 
 

@@ -26,7 +26,8 @@ from kbatch.output._dicts import (batch_dict, coordinator_dict, coordinator_part
                                   difference_dict, error_line, file_summary_dict, file_summary_line, finding_dict,
                                   finding_line, finding_offsets, grep_match_dict, record_dict, region_dict,
                                   sidecar_entry_dict, sidecar_header_dict, sidecar_summary_dict,
-                                  sidecar_summary_line, transaction_dict, txn_partition_dict)
+                                  sidecar_summary_line, stats_dict, transaction_dict, txn_partition_dict,
+                                  what_if_dict, scan_dict)
 from kbatch.reading.summary import FileSummary
 from kbatch.output.visible import json_name
 

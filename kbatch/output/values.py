@@ -7,6 +7,7 @@ JSON Lines and in the dump-log format.
 from __future__ import annotations
 
 import time
+from typing import overload
 
 from kbatch.output.visible import json_visible, visible
 
@@ -23,6 +24,14 @@ def _utf8(data: bytes) -> str | None:
 def _printable(text: str) -> bool:
     # str.isprintable runs in C; the per-character look is only for text holding tabs or newlines
     return text.isprintable() or all(char.isprintable() or char in "\t\n\r" for char in text)
+
+
+@overload
+def bytes_json(data: bytes, mode: str = "auto") -> dict: ...
+@overload
+def bytes_json(data: None, mode: str = "auto") -> None: ...
+@overload
+def bytes_json(data: bytes | None, mode: str = "auto") -> dict | None: ...
 
 
 def bytes_json(data: bytes | None, mode: str = "auto") -> dict | None:

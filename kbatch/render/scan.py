@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rich.console import JustifyMethod, RenderableType
 from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
@@ -35,10 +36,11 @@ def render_report(console, result: dict) -> None:
 
 def _table(title: str, partitions: list[dict]) -> Table:
     table = Table(title=title, title_justify="left", header_style="bold")
-    for name, justify in (("topic-partition", "left"), ("segments", "right"), ("batches", "right"),
-                          ("records", "right"), ("bytes", "right"), ("ratio", "right"), ("corrupt", "right"),
-                          ("gaps", "right"), ("overlaps", "right"), ("time range", "left"),
-                          ("producers", "right"), ("open txns", "left")):
+    columns: tuple[tuple[str, JustifyMethod], ...] = (
+        ("topic-partition", "left"), ("segments", "right"), ("batches", "right"), ("records", "right"),
+        ("bytes", "right"), ("ratio", "right"), ("corrupt", "right"), ("gaps", "right"), ("overlaps", "right"),
+        ("time range", "left"), ("producers", "right"), ("open txns", "left"))
+    for name, justify in columns:
         table.add_column(name, justify=justify, overflow="fold")
     cross_checked = any(row.get("cross_checks") for row in partitions)
     if cross_checked:
@@ -46,7 +48,7 @@ def _table(title: str, partitions: list[dict]) -> Table:
     for row in partitions:
         span = "-" if row["first_timestamp"] is None else \
             f"{iso_timestamp(row['first_timestamp'])}\n{iso_timestamp(row['last_timestamp'])}"
-        cells = [_name(row), str(row["segments"]), str(row["batches"]), str(row["records"]), str(row["bytes"]),
+        cells: list[RenderableType] = [_name(row), str(row["segments"]), str(row["batches"]), str(row["records"]), str(row["bytes"]),
                  _ratio(row), _corrupt(row), str(len(row["offset_gaps"])), str(len(row["offset_overlaps"])), span,
                  _producers(row), _open_transactions(row)]
         if cross_checked:
@@ -83,7 +85,7 @@ def _ratio(row: dict) -> str:
 
 
 def _corrupt(row: dict) -> Text:
-    return Text(str(row["corrupt_batches"]), style="bold red" if row["corrupt_batches"] else None)
+    return Text(str(row["corrupt_batches"]), style="bold red" if row["corrupt_batches"] else "")
 
 
 def _producers(row: dict) -> Text:

@@ -4,13 +4,79 @@ from __future__ import annotations
 
 import os
 from collections import defaultdict
+from dataclasses import dataclass, field
 from functools import partial
 
 from kbatch.files.inputs import segment_base_offset, topic_partition
 
+# What the report says (its keys: kbatch.output.columns.SCAN, SCAN_PARTITION; kbatch.output.jsonout.scan_dict).
 
-def partition_report(spark, batches, findings, sizes: dict[str, int], cross_checked=()) -> list[dict]:
-    """One dict per topic-partition; ``sizes`` are the segments' file sizes (damaged bytes included).
+
+@dataclass
+class Between:
+    """Offsets missing (or held twice) between two consecutive segments: ``first`` to ``last``."""
+
+    after: str
+    before: str
+    first: int
+    last: int
+
+
+@dataclass
+class CrossChecks:
+    """A partition's cross-check findings counted (scan --deep)."""
+
+    errors: int = 0
+    warnings: int = 0
+    findings: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class PartitionReport:
+    topic: str | None
+    partition: int | None
+    segments: int
+    batches: int
+    records: int
+    bytes: int
+    compression_ratio: float | None
+    corrupt_batches: int
+    damaged_segments: list[str]
+    offset_gaps: list[Between]
+    offset_overlaps: list[Between]
+    first_offset: int | None
+    last_offset: int | None
+    first_timestamp: int | None
+    last_timestamp: int | None
+    producers: int
+    producer_breaks: dict[str, int]       # how many times each of kbatch.ops.producers' rules broke, by its code
+    open_transactions: list[int]
+    # their last transaction ends at a marker whose CRC fails: committed or aborted, nobody can say
+    unknown_outcome_transactions: list[int]
+    cross_checks: CrossChecks | None
+
+
+@dataclass
+class ScanReport:
+    out: str
+    tables: list[str]
+    segments: int
+    bytes: int
+    partitions: list[PartitionReport]
+
+    @property
+    def damaged_segments(self) -> list[str]:
+        return sorted({path for partition in self.partitions for path in partition.damaged_segments})
+
+    @property
+    def failed_cross_checks(self) -> list[str]:
+        """The partitions (TOPIC-N) whose cross-checks found damage."""
+        return [f"{partition.topic}-{partition.partition}" for partition in self.partitions
+                if partition.cross_checks and partition.cross_checks.errors]
+
+
+def partition_report(spark, batches, findings, sizes: dict[str, int], cross_checked=()) -> list[PartitionReport]:
+    """One report per topic-partition; ``sizes`` are the segments' file sizes (damaged bytes included).
 
     ``cross_checked`` are the partition directories whose other files were held against the segments:
     their findings (the cross-check codes, or any finding about a file that is no segment) are counted
@@ -22,14 +88,14 @@ def partition_report(spark, batches, findings, sizes: dict[str, int], cross_chec
 
     # The findings counted in one query, then split here: those beside the segments (a cross-check's code, or
     # a file that is no segment) go to the cross-checks; an error about a segment makes it damaged.
-    checks = defaultdict(lambda: {"errors": 0, "warnings": 0, "findings": {}})
-    damage = defaultdict(int)
+    checks: dict[tuple, CrossChecks] = defaultdict(CrossChecks)
+    damage: dict[str, int] = defaultdict(int)   # errors per segment
     for row in findings.groupBy("topic", "partition", "file", "code", "severity").count().collect():
         if row.code in CROSS_CHECK_CODES or row.file not in sizes:
             entry = checks[(row.topic, row.partition)]
-            entry["findings"][row.code] = entry["findings"].get(row.code, 0) + row["count"]
-            entry["errors"] += row["count"] if row.severity == "error" else 0
-            entry["warnings"] += row["count"] if row.severity == "warning" else 0
+            entry.findings[row.code] = entry.findings.get(row.code, 0) + row["count"]
+            entry.errors += row["count"] if row.severity == "error" else 0
+            entry.warnings += row["count"] if row.severity == "warning" else 0
         elif row.severity == "error" and row.code != "split-handover":
             damage[row.file] += row["count"]
     checked = {topic_partition(os.path.join(directory, "x")) for directory in cross_checked}
@@ -83,29 +149,26 @@ def partition_report(spark, batches, findings, sizes: dict[str, int], cross_chec
         inflated = sum(row.inflated_bytes or 0 for row in real)
         deflated = sum(row.compressed_bytes or 0 for row in real)
         damaged_files = sorted(path for path in paths if damage.get(path) or corrupt.get(path))
-        report.append({
-            "topic": topic, "partition": partition, "segments": len(rows),
-            "batches": sum(row.batches for row in real), "records": sum(row.records or 0 for row in real),
-            "bytes": sum(sizes.get(path, 0) for path in paths),
-            "compression_ratio": round(inflated / deflated, 3) if deflated and inflated else None,
-            "corrupt_batches": sum(row.corrupt_batches or 0 for row in real),
-            "damaged_segments": damaged_files,
-            "offset_gaps": gaps, "offset_overlaps": overlaps,
-            "first_offset": min((row.first_offset for row in real if row.first_offset is not None), default=None),
-            "last_offset": max((row.last_offset for row in real if row.last_offset is not None), default=None),
-            "first_timestamp": min((row.first_timestamp for row in real if row.first_timestamp is not None),
-                                   default=None),
-            "last_timestamp": max((row.last_timestamp for row in real if row.last_timestamp is not None),
-                                  default=None),
-            "producers": producers.get((topic, partition), 0),
-            # how many times each of kbatch.ops.producers' rules broke, by its code
-            "producer_breaks": dict(sorted(breaks.get((topic, partition), {}).items())),
-            "open_transactions": sorted(open_transactions.get((topic, partition), [])),
-            # their last transaction ends at a marker whose CRC fails: committed or aborted, nobody can say
-            "unknown_outcome_transactions": sorted(unknown_transactions.get((topic, partition), [])),
-            "cross_checks": (dict(checks[(topic, partition)], findings=dict(sorted(
-                checks[(topic, partition)]["findings"].items()))) if (topic, partition) in checked else None),
-        })
+        report.append(PartitionReport(
+            topic=topic, partition=partition, segments=len(rows),
+            batches=sum(row.batches for row in real), records=sum(row.records or 0 for row in real),
+            bytes=sum(sizes.get(path, 0) for path in paths),
+            compression_ratio=round(inflated / deflated, 3) if deflated and inflated else None,
+            corrupt_batches=sum(row.corrupt_batches or 0 for row in real),
+            damaged_segments=damaged_files,
+            offset_gaps=gaps, offset_overlaps=overlaps,
+            first_offset=min((row.first_offset for row in real if row.first_offset is not None), default=None),
+            last_offset=max((row.last_offset for row in real if row.last_offset is not None), default=None),
+            first_timestamp=min((row.first_timestamp for row in real if row.first_timestamp is not None),
+                                default=None),
+            last_timestamp=max((row.last_timestamp for row in real if row.last_timestamp is not None),
+                               default=None),
+            producers=producers.get((topic, partition), 0),
+            producer_breaks=dict(sorted(breaks.get((topic, partition), {}).items())),
+            open_transactions=sorted(open_transactions.get((topic, partition), [])),
+            unknown_outcome_transactions=sorted(unknown_transactions.get((topic, partition), [])),
+            cross_checks=checks[(topic, partition)] if (topic, partition) in checked else None,
+        ))
     return report
 
 
@@ -152,7 +215,8 @@ def _replay_partitions(header: dict[str, str], record_batches):
     from kbatch.ops.producers import PartitionProducers
     from kbatch.reading.model import Batch
 
-    key, view = None, None
+    key: tuple = ()
+    view = None
     for record_batch in record_batches:
         for row in record_batch.to_pylist():
             if view is None or (row["topic"], row["partition"]) != key:
@@ -178,18 +242,17 @@ def _broken(key: tuple, view):
         "code": pa.array(list(codes), pa.string()), "breaks": pa.array(list(codes.values()), pa.int64())})
 
 
-def _between_segments(segments) -> tuple[list[dict], list[dict]]:
+def _between_segments(segments) -> tuple[list[Between], list[Between]]:
     """Offsets missing (or held twice) between consecutive segments of a partition."""
-    gaps, overlaps = [], []
+    gaps: list[Between] = []
+    overlaps: list[Between] = []
     for previous, current in zip(segments, segments[1:]):
         if previous.last_offset is None or current.first_offset is None:
             continue
         if current.first_offset > previous.last_offset + 1:
-            gaps.append({"after": previous.file, "before": current.file, "from": previous.last_offset + 1,
-                         "to": current.first_offset - 1})
+            gaps.append(Between(previous.file, current.file, previous.last_offset + 1, current.first_offset - 1))
         elif current.first_offset <= previous.last_offset:
-            overlaps.append({"after": previous.file, "before": current.file, "from": current.first_offset,
-                             "to": previous.last_offset})
+            overlaps.append(Between(previous.file, current.file, current.first_offset, previous.last_offset))
     return gaps, overlaps
 
 

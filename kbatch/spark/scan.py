@@ -7,7 +7,7 @@ import os
 
 from kbatch.files.inputs import Segment, is_remote
 from kbatch.spark.records_table import write_records_table
-from kbatch.spark.report import partition_report
+from kbatch.spark.report import PartitionReport, ScanReport, partition_report
 from kbatch.spark.session import spark_session
 from kbatch.spark.source import BATCH_SCHEMA, FINDING_SCHEMA, RECORD_SCHEMA, KbatchReader
 
@@ -67,16 +67,10 @@ def run_scan(segments: list[Segment], out_dir: str, *, records: bool = False, de
     report = partition_report(spark, batches, findings,
                               {_absolute(segment.path): segment.size for segment in segments}, cross_checked)
     report = _paths_as_given(report, given)
-    return {
-        "out": out_dir,
-        "tables": sorted([*tables, "records"] if records else tables),
-        "segments": len(segments),
-        "bytes": total,
-        "damaged_segments": sorted({path for partition in report for path in partition["damaged_segments"]}),
-        "failed_cross_checks": [f"{partition['topic']}-{partition['partition']}" for partition in report
-                                if partition["cross_checks"] and partition["cross_checks"]["errors"]],
-        "partitions": report,
-    }
+    from kbatch.output.jsonout import scan_dict
+
+    return scan_dict(ScanReport(out_dir, sorted([*tables, "records"] if records else tables), len(segments), total,
+                                report))
 
 
 def _record_partitions(paths: list[str], split_bytes: int, failed: list[str], schema) -> list:
@@ -138,12 +132,12 @@ def _absolute(path: str) -> str:
     return path if is_remote(path) else os.path.abspath(path.removeprefix("file://"))
 
 
-def _paths_as_given(report: list[dict], given: dict[str, str]) -> list[dict]:
+def _paths_as_given(report: list[PartitionReport], given: dict[str, str]) -> list[PartitionReport]:
     for partition in report:
-        partition["damaged_segments"] = sorted(given.get(path, path) for path in partition["damaged_segments"])
-        for between in partition["offset_gaps"] + partition["offset_overlaps"]:
-            between["after"] = given.get(between["after"], between["after"])
-            between["before"] = given.get(between["before"], between["before"])
+        partition.damaged_segments = sorted(given.get(path, path) for path in partition.damaged_segments)
+        for between in partition.offset_gaps + partition.offset_overlaps:
+            between.after = given.get(between.after, between.after)
+            between.before = given.get(between.before, between.before)
     return report
 
 

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from typing import IO
 
 PART_MIN_SIZE = 32 * 1024 * 1024   # no part is smaller: a fork and the search for a part's start cost ms
 PART_START_SEARCH = 16 * 1024 * 1024   # how far past its cut a part's first entry is looked for
@@ -90,7 +91,7 @@ class Part:
     stop: int
     pid: int | None = None
     pipe: int | None = None     # the child's result comes through it, pickled
-    spill: object = None        # a temporary file the child wrote its bulk output to
+    spill: IO[bytes] | None = None   # a temporary file the child wrote its bulk output to
 
     def result(self, pos: int):
         """The child's payload if its walk began at ``pos``; None if not, if it gave up or failed (or for the
