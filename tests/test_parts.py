@@ -15,7 +15,7 @@ from kbatch.reading.summary import FileSummary
 from kbatch.render.verify import BatchOffsets
 
 from . import handmade
-from .helpers import fixture_id, fixture_paths, run_kbatch
+from .helpers import FIXTURES, fixture_id, fixture_paths, run_kbatch
 
 
 @pytest.fixture
@@ -167,6 +167,19 @@ def test_dump_jsonl_lists_every_fixture_the_same_in_parts(args, capsys, monkeypa
     several = run_kbatch(["dump", "--format", "jsonl", "--jobs", "3", *args, *paths], capsys, monkeypatch)
     assert several == one
     assert len(small_parts) > len(paths)
+
+
+def test_grep_in_parts_says_what_one_walk_says_of_the_damage_between(capsys, monkeypatch, small_parts):
+    """Every child stops after its first batch, so the parent searches the rest of each part: a damaged range
+    it meets there names the offsets it lost from the child's last batch (SegmentReader.follows), as one walk.
+    (A child's own findings go to its stderr, which is not this process's captured one: one fixture whose
+    range the parent meets.)"""
+    monkeypatch.setattr(parts, "MAX_SPILL", 1)
+    paths = [str(FIXTURES / "damaged-garbage-between.log")]
+    one = run_kbatch(["grep", "-H", "-j", "1", "", *paths], capsys, monkeypatch, expect=0)
+    assert "resync at pos 2335 (no offsets lost" in one.err
+    assert run_kbatch(["grep", "-H", "-j", "4", "", *paths], capsys, monkeypatch) == one
+    assert small_parts
 
 
 @pytest.mark.parametrize("args", [[], ["-r"]], ids=["listing", "records"])

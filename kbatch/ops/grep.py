@@ -205,12 +205,14 @@ class Search:
     decompressed_limit: int | None = None
     walked: int = field(default=0)        # batches the compiled walk took without an object
     landed: int = field(default=0)        # where the last run's walk ended
+    last_offset: int | None = field(default=None)   # and the last offset of the last intact entry it went past
     left_out: int = field(default=0)      # selected records left out of the consumer view as refused
 
-    def run(self, path: str, stream: BinaryIO, start: int = 0,
-            stop: int | None = None) -> Iterator[Found | Finding | Note]:
+    def run(self, path: str, stream: BinaryIO, start: int = 0, stop: int | None = None,
+            follows: int | None = None) -> Iterator[Found | Finding | Note]:
         """The records of the segment the search shows, and every finding met, in file order: of the entries
-        starting in [start, stop) (``start`` an entry's start; kbatch.walk.parts), ``self.landed`` where it ended."""
+        starting in [start, stop) (``start`` an entry's start; kbatch.walk.parts), ``self.landed`` where it ended;
+        ``follows``, the last offset of the intact entry before ``start`` (SegmentReader.follows)."""
         from kbatch.reading.reader import ReadOptions, SegmentReader
 
         internal = self.decoder not in (None, "none")
@@ -218,6 +220,7 @@ class Search:
         if self.decompressed_limit is not None:
             options = ReadOptions(records=True, record_objects=internal, decompressed_limit=self.decompressed_limit)
         reader = SegmentReader(stream, options)
+        reader.follows(follows)
         match = self.query.match(decoded=internal)
         selects = self.window is not None and self.window.selects
         if selects:
@@ -237,7 +240,7 @@ class Search:
 
         yield from self._entries(walk.items(start, reader.size if stop is None else stop, after_run=count_taken),
                                  match, internal)
-        self.landed = walk.landed
+        self.landed, self.last_offset = walk.landed, reader.last_intact_offset()
 
     def _entries(self, items, match: RecordMatch, internal: bool) -> Iterator[Found | Finding]:
         from kbatch.reading.records import stream_records
@@ -306,6 +309,7 @@ class _Part:
 
     landed: int
     tally: Tally
+    last_offset: int | None   # the last offset of the last intact entry it went past
 
 
 def search_in_parts(path: str, stream, search: Search, out, jobs: int) -> Tally:
@@ -316,10 +320,11 @@ def search_in_parts(path: str, stream, search: Search, out, jobs: int) -> Tally:
     size = os.fstat(stream.fileno()).st_size
     errors = getattr(out.out, "errors", None) or "strict"
     totals = Tally()
+    before_last = None   # what a damaged range the parent meets after a child's part lost is told from it
 
-    def searched(output, start, stop, part_stream) -> Tally:
+    def searched(output, start, stop, part_stream, follows=None) -> Tally:
         before = search.left_out
-        tally = output.file(path, search.run(path, part_stream, start, stop))
+        tally = output.file(path, search.run(path, part_stream, start, stop, follows))
         tally.left_out = search.left_out - before
         return tally
 
@@ -328,16 +333,20 @@ def search_in_parts(path: str, stream, search: Search, out, jobs: int) -> Tally:
         tally = searched(dataclasses.replace(out, out=text), start, stop, child_stream)
         text.flush()
         text.detach()
-        return _Part(search.landed, tally)
+        return _Part(search.landed, tally, search.last_offset)
 
     def take(part, got):
+        nonlocal before_last
         copy_out(part.spill, out.out)
         totals.add(got.tally)
+        before_last = got.last_offset
         return got.landed
         yield   # (a step of walk_in_parts: the lines went to the output)
 
     def walk_here(pos, stop):   # searched here, on from where the walk ended
-        totals.add(searched(out, pos, stop, stream))
+        nonlocal before_last
+        totals.add(searched(out, pos, stop, stream, before_last))
+        before_last = search.last_offset
         return search.landed
         yield   # (likewise)
 
