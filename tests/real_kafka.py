@@ -156,7 +156,8 @@ class Broker:
     WORKLOAD = KAFKA_DIR / "Workload.java"
     DUMP_LOG_SEGMENTS = "org.apache.kafka.tools.DumpLogSegments"
 
-    def __init__(self, jars: Path, home: Path):
+    def __init__(self, jars: Path, home: Path, classes: Path | None = None):
+        """``classes``: the plugins as another broker on the same jars compiled them (javac takes seconds)."""
         self.jars = jars
         self.home = home
         self.log_dir = home / "logs"
@@ -171,7 +172,7 @@ class Broker:
         self.config.write_text(self.PROPERTIES.format(port=self.port, controller_port=self.controller_port,
                                                       proxied_port=self.proxied_port, proxy_port=self.proxy_port,
                                                       log_dir=self.log_dir, remote_dir=home / "remote"))
-        self.classes = home / "classes"
+        self.classes = classes or home / "classes"
         if self.PLUGINS and not self.classes.exists():
             subprocess.run(["javac", "-nowarn", "-cp", classpath(jars), "-d", str(self.classes),
                             *map(str, self.PLUGINS)], check=True, capture_output=True, timeout=120)
