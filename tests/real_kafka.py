@@ -211,12 +211,26 @@ class Broker:
         """A clean shutdown (SIGTERM): the broker trims the active segment's indexes and writes its checkpoints."""
         if self.process is None or self.process.poll() is not None:
             return
+        self._wait_for_tiered_storage()
         os.killpg(self.process.pid, signal.SIGTERM)
         try:
             self.process.wait(timeout=60)
         except subprocess.TimeoutExpired:
             os.killpg(self.process.pid, signal.SIGKILL)
             self.process.wait()
+
+    def _wait_for_tiered_storage(self, timeout: float = 90) -> None:
+        """Until tiered storage's metadata manager has its topic.  Stopped before, the broker hangs after its
+        logs are closed: TopicBasedRemoteLogMetadataManager.close joins the thread that initializes it, which
+        cannot reach the closed listeners and retries for two minutes (initializationRetryMaxTimeoutMs)."""
+        if "remote.log.storage.system.enable=true" not in self.config.read_text():
+            return
+        deadline = time.monotonic() + timeout
+        while "Initialized topic-based RLMM resources successfully" not in (
+                self.server_log.read_text(errors="replace") if self.server_log.exists() else ""):
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                return   # stopped as it is: stop() kills it if it hangs
+            time.sleep(0.2)
 
     def log_tail(self, lines: int = 60) -> str:
         text = self.server_log.read_text(errors="replace") if self.server_log.exists() else ""
