@@ -28,12 +28,23 @@ LEADER_ELECTION = "org.apache.kafka.tools.LeaderElectionCommand"
 
 
 def _leader(cluster) -> tuple[int, list[int]]:
-    """The partition's leader and ISR as kafka-topics.sh --describe prints them (-1: none)."""
-    text = cluster.tool(TOPIC_COMMAND, "--bootstrap-server", cluster.bootstrap, "--describe", "--topic", TOPIC)
-    found = re.search(r"Leader: (-?\d+)\s+Replicas: [\d,]+\s+Isr: ([\d,]*)", text)
-    if not found:
-        raise RuntimeError(f"no partition line in:\n{text}")
-    return int(found[1]), [int(node) for node in found[2].split(",") if node]
+    """The partition's leader and ISR (-1: none), from a broker's metadata as kafka-topics.sh --describe has
+    them (Admin.describeTopics: a Metadata request), asked by a Python client: a JVM a poll cost seconds."""
+    from kafka import KafkaAdminClient
+    from kafka.errors import KafkaError
+
+    try:
+        admin = KafkaAdminClient(bootstrap_servers=cluster.bootstrap, request_timeout_ms=10000)
+        try:
+            [topic] = admin.describe_topics([TOPIC])
+        finally:
+            admin.close()
+    except KafkaError:   # no broker serves yet (a restarted one's server.log says "started" from before)
+        return -1, []
+    for partition in topic["partitions"]:   # none while the brokers do not know the new topic yet
+        if partition["partition_index"] == 0:
+            return partition["leader_id"], list(partition["isr_nodes"])
+    return -1, []
 
 
 def _wait_for(condition, what: str, timeout: float = 60) -> None:
@@ -107,7 +118,7 @@ def run(cluster, home: Path) -> dict:
     cluster.start(2)
     _wait_for(lambda: _leader(cluster)[0] == 2, "broker 2 to lead again")
     cluster.start(1, 3)
-    _wait_for(lambda: len(_leader(cluster)[1]) == 3, "all three back in the ISR", timeout=90)   # (a JVM a poll)
+    _wait_for(lambda: len(_leader(cluster)[1]) == 3, "all three back in the ISR", timeout=90)
     consumed = _consume(cluster.bootstrap)
     cluster.stop_all()
     after = _copy(cluster, home / "after")

@@ -156,7 +156,8 @@ class Broker:
     WORKLOAD = KAFKA_DIR / "Workload.java"
     DUMP_LOG_SEGMENTS = "org.apache.kafka.tools.DumpLogSegments"
 
-    def __init__(self, jars: Path, home: Path):
+    def __init__(self, jars: Path, home: Path, classes: Path | None = None):
+        """``classes``: the plugins as another broker on the same jars compiled them (javac takes seconds)."""
         self.jars = jars
         self.home = home
         self.log_dir = home / "logs"
@@ -171,7 +172,7 @@ class Broker:
         self.config.write_text(self.PROPERTIES.format(port=self.port, controller_port=self.controller_port,
                                                       proxied_port=self.proxied_port, proxy_port=self.proxy_port,
                                                       log_dir=self.log_dir, remote_dir=home / "remote"))
-        self.classes = home / "classes"
+        self.classes = classes or home / "classes"
         if self.PLUGINS and not self.classes.exists():
             subprocess.run(["javac", "-nowarn", "-cp", classpath(jars), "-d", str(self.classes),
                             *map(str, self.PLUGINS)], check=True, capture_output=True, timeout=120)
@@ -210,12 +211,26 @@ class Broker:
         """A clean shutdown (SIGTERM): the broker trims the active segment's indexes and writes its checkpoints."""
         if self.process is None or self.process.poll() is not None:
             return
+        self._wait_for_tiered_storage()
         os.killpg(self.process.pid, signal.SIGTERM)
         try:
             self.process.wait(timeout=60)
         except subprocess.TimeoutExpired:
             os.killpg(self.process.pid, signal.SIGKILL)
             self.process.wait()
+
+    def _wait_for_tiered_storage(self, timeout: float = 90) -> None:
+        """Until tiered storage's metadata manager has its topic.  Stopped before, the broker hangs after its
+        logs are closed: TopicBasedRemoteLogMetadataManager.close joins the thread that initializes it, which
+        cannot reach the closed listeners and retries for two minutes (initializationRetryMaxTimeoutMs)."""
+        if "remote.log.storage.system.enable=true" not in self.config.read_text():
+            return
+        deadline = time.monotonic() + timeout
+        while "Initialized topic-based RLMM resources successfully" not in (
+                self.server_log.read_text(errors="replace") if self.server_log.exists() else ""):
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                return   # stopped as it is: stop() kills it if it hangs
+            time.sleep(0.2)
 
     def log_tail(self, lines: int = 60) -> str:
         text = self.server_log.read_text(errors="replace") if self.server_log.exists() else ""

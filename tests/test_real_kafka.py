@@ -240,7 +240,7 @@ def test_the_broker_loads_a_mended_segment_and_serves_every_record_kbatch_kept(r
     checkpoint = home / "logs" / "recovery-point-offset-checkpoint"
     checkpoint.write_text(re.sub(r"^codec-none 0 \d+$", "codec-none 0 0", checkpoint.read_text(), flags=re.M))
 
-    broker = Broker(real_kafka.broker.jars, home)
+    broker = Broker(real_kafka.broker.jars, home, classes=real_kafka.broker.classes)
     broker.start()
     try:
         consumer = KafkaConsumer(bootstrap_servers=broker.bootstrap, auto_offset_reset="earliest",
@@ -304,7 +304,7 @@ def test_a_deleted_topic_reloaded_by_a_restarted_broker_verifies_clean(real_kafk
 
     home = tmp_path / "broker"
     shutil.copytree(real_kafka.stopped, home / "logs")
-    broker = Broker(real_kafka.broker.jars, home)
+    broker = Broker(real_kafka.broker.jars, home, classes=real_kafka.broker.classes)
     broker.start()
     broker.stop()
     (deleted,) = (home / "logs").glob("doomed-0.*-delete")
