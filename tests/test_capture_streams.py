@@ -72,3 +72,33 @@ def test_a_waiting_segment_retransmitted_is_counted_once_against_the_cap():
     events = list(reassemble([segment(1, 100, b"ab"), segment(2, 110, b"x" * 6), segment(3, 110, b"x" * 6),
                               segment(4, 102, b"c" * 8)], waiting_limit=10))
     assert gaps(events) == [] and stream_of(events) == b"ab" + b"c" * 8 + b"x" * 6
+
+
+def test_write_streams_gives_each_direction_a_file_that_ends_at_its_first_gap(tmp_path):
+    from kbatch.capture.streams import write_streams
+
+    problem = PacketProblem(9, "the capture ends inside packet 9")
+    written = write_streams([
+        segment(1, 99, b"", SYN),
+        segment(2, 104, b"efgh"),                                          # ahead: waits
+        segment(3, 70, b"resp", source=SERVER, destination=CLIENT),
+        segment(4, 100, b"abcd"),                                          # fills the hole
+        segment(5, 74, b"onse", source=SERVER, destination=CLIENT),
+        segment(6, 200, b"late", source=SERVER, destination=CLIENT),      # a hole never filled
+        problem,
+    ], str(tmp_path))
+    client, server = "127.0.0.1:40000 -> 127.0.0.1:9092", "127.0.0.1:9092 -> 127.0.0.1:40000"
+    assert written.paths == {server: str(tmp_path / "00001.stream"), client: str(tmp_path / "00002.stream")}
+    assert (tmp_path / "00002.stream").read_bytes() == b"abcdefgh"
+    assert (tmp_path / "00001.stream").read_bytes() == b"response"     # not "late": it is past a gap
+    assert written.problems[0] is problem
+    assert [(gap.connection, gap.missing) for gap in written.problems[1:]] == [(server, 200 - 78)]
+
+
+def test_write_streams_never_writes_over_a_file(tmp_path):
+    from kbatch.capture.streams import write_streams
+
+    (tmp_path / "00001.stream").write_bytes(b"mine")
+    with pytest.raises(FileExistsError):
+        write_streams([segment(1, 5, b"req")], str(tmp_path))
+    assert (tmp_path / "00001.stream").read_bytes() == b"mine"

@@ -1,5 +1,6 @@
 """``kbatch pcap`` on real traffic: the real-broker workload's loopback traffic, captured by tcpdump while it ran
-(the ``real_kafka`` fixture), held against the segments the broker wrote and against Wireshark's dissector.
+(the ``real_kafka`` fixture), held against the segments the broker wrote, against Kafka's own protocol classes
+(tests/kafka/StreamParser.java on the same reassembled streams) and against Wireshark's dissector.
 
 The Java clients of Kafka 4.4 speak Produce v13 and Fetch v17+ (topics by id), kafka-python older versions
 (topics by name); the share group's consumer ShareFetch.
@@ -141,6 +142,98 @@ def test_every_fetched_batch_is_the_disks(captured, real_kafka, disk):
             assert (on_disk["crc"], on_disk["last_offset"]) == (line["crc"], line["last_offset"])
             same += 1
     assert same > 10
+
+
+# ApiKeys.PRODUCE, FETCH, SHARE_FETCH (clients/src/main/java/org/apache/kafka/common/protocol/ApiKeys.java)
+API_KEYS = {"Produce": 0, "Fetch": 1, "ShareFetch": 78}
+
+
+@pytest.fixture(scope="module")
+def kafkas_reading(real_kafka, tmp_path_factory):
+    """Kafka's own classes on the capture's TCP streams: each connection's two directions as kbatch reassembles
+    them (kbatch.capture.streams.write_streams), read by tests/kafka/StreamParser.java on the broker's jars
+    (RequestHeader.parse, AbstractRequest.parseRequest, AbstractResponse.parseResponse, MemoryRecords.batches);
+    its jsonl lines, each "stream" replaced by the connection (the TCP direction) that file holds."""
+    from kbatch.capture.batches import kafka_segments
+    from kbatch.capture.packets import read_segments
+    from kbatch.capture.streams import write_streams
+    from tests.real_kafka import KAFKA_DIR, classpath
+
+    capture, port = _capture(real_kafka), real_kafka.broker.port
+    directory = tmp_path_factory.mktemp("streams")
+    with open(capture, "rb") as stream:
+        written = write_streams(kafka_segments(read_segments(stream), [port]), str(directory))
+    assert written.problems == []   # every direction whole: no gap, no packet unread
+    connections = {path: connection for connection, path in written.paths.items()}
+    pairs = []
+    for connection, path in written.paths.items():
+        client, _, broker = connection.partition(" -> ")
+        if broker.endswith(f":{port}"):   # client -> broker: the requests; the reverse direction the responses
+            answers = written.paths.get(f"{broker} -> {client}")
+            if answers is None:           # (never answered: an empty stream)
+                answers = str(directory / f"{Path(path).stem}.unanswered")
+                Path(answers).touch()
+            pairs += [path, answers]
+    assert len(pairs) > 10
+    done = subprocess.run(["java", "-Xmx512m", "-cp", classpath(real_kafka.broker.jars),
+                           str(KAFKA_DIR / "StreamParser.java"), *pairs],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-5000:]
+    lines = [json.loads(line) for line in done.stdout.splitlines()]
+    for line in lines:
+        if "stream" in line:
+            line["connection"] = connections.get(line.pop("stream"))
+    return lines
+
+
+def test_kafkas_own_classes_read_every_request_and_response(kafkas_reading, captured):
+    """Every frame of every connection is a request or a response Kafka's classes read (none refused, none
+    without its request), of every Produce, Fetch and ShareFetch version kbatch saw."""
+    java = kafkas_reading
+    assert [line for line in java if line["type"] == "error"] == []
+    read = {(line["kind"], line["api_key"], line["api_version"]) for line in java if line["type"] == "message"}
+    ours = {(API_KEYS[line["api"]], line["api_version"]) for line in captured if line["type"] == "batch"}
+    for api_key, version in ours:
+        assert ("request", api_key, version) in read and ("response", api_key, version) in read, (api_key, version)
+    assert {api_key for _, api_key, _ in read} >= {0, 1, 3, 18, 78}   # ... and Metadata's, ApiVersions'
+
+
+def test_kafkas_own_classes_read_the_same_batches(kafkas_reading, captured):
+    """Each batch kbatch pcap reads is one Kafka's classes read in the same message and partition, in the same
+    order, field by field (RecordBatch.baseOffset(), lastOffset(), countOrNull(), checksum(), isValid(),
+    magic()), and the other way round; a Fetch response's last bytes that are no whole batch are kbatch's
+    partial-batch finding where MemoryRecords.validBytes() falls short of sizeInBytes()."""
+    fields = ("magic", "base_offset", "last_offset", "count", "crc", "crc_valid")
+
+    def by_partition(lines):
+        # the message (the TCP direction and the request's correlation id, api and version) and the partition;
+        # the topic as the message names it: by id from Produce v13 and Fetch v13 on (kbatch then adds the name
+        # a Metadata response gave, which test_every_produced_batch_is_the_one_the_broker_wrote checks)
+        found = defaultdict(list)
+        for line in lines:
+            topic = line["topic_id"] if line["topic_id"] is not None else line["topic"]
+            key = (line["connection"], line["correlation_id"], line["api_key"], line["api_version"], topic,
+                   line["partition"])
+            found[key].append(tuple(line[field] for field in fields))
+        return found
+
+    ours_lines = [{**line, "api_key": API_KEYS[line["api"]]} for line in captured if line["type"] == "batch"]
+    java = by_partition([line for line in kafkas_reading if line["type"] == "batch"])
+    ours = by_partition(ours_lines)
+    assert len(java) > 100 and sum(map(len, java.values())) > 200
+    assert ours.keys() == java.keys()
+    for key, batches in java.items():
+        assert ours[key] == batches, (key, fields)
+    # a topic named by id only: kbatch gives the name the capture's Metadata responses gave, as Kafka read them
+    names = {line["topic_id"]: line["topic"] for line in kafkas_reading if line["type"] == "topic"}
+    by_id = [line for line in ours_lines if line["topic_id"] is not None]
+    assert by_id and [line["topic"] for line in by_id] == [names[line["topic_id"]] for line in by_id]
+    # a fetch cut short by its size limit
+    cuts = sorted((line["connection"], line["topic_id"] or line["topic"], line["partition"], line["bytes"])
+                  for line in kafkas_reading if line["type"] == "cut")
+    partial = sorted((line["connection"], line["topic_id"] or line["topic"], line["partition"], line["size"])
+                     for line in captured if line["type"] == "finding" and line["code"] == "partial-batch")
+    assert cuts == partial
 
 
 def test_wireshark_reads_the_same_batches_where_it_knows_the_version(captured, real_kafka):

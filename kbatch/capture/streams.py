@@ -131,3 +131,37 @@ def _skip_to_waiting(name: str, direction: _Direction, why: str) -> Iterator[Str
     yield StreamGap(name, direction.waiting[first].packet, missing, why)
     direction.next_seq = first
     yield from _drain(name, direction)
+
+
+@dataclass
+class WrittenStreams:
+    """What :func:`write_streams` wrote: each direction's file, and what kept a direction from being whole."""
+
+    paths: dict = field(default_factory=dict)       # connection ("client:port -> server:port") -> its file
+    problems: list = field(default_factory=list)    # StreamGap and PacketProblem, in capture order
+
+
+def write_streams(items: Iterable[Segment | PacketProblem], directory: str,
+                  waiting_limit: int = DEFAULT_WAITING_LIMIT) -> WrittenStreams:
+    """Each TCP direction's reassembled bytes (:func:`reassemble`) written to a file of its own in ``directory``
+    (``00001.stream``, ... in the order the directions first carried data), for readers other than kbatch's to
+    take the same streams.  A file ends at its direction's first gap: the bytes after a hole cannot continue it."""
+    import os
+
+    written = WrittenStreams()
+    broken: set[str] = set()
+    for event in reassemble(items, waiting_limit):
+        if not isinstance(event, StreamBytes):
+            written.problems.append(event)
+            if isinstance(event, StreamGap):
+                broken.add(event.connection)
+            continue
+        if event.connection in broken:
+            continue
+        path, mode = written.paths.get(event.connection), "ab"
+        if path is None:   # a new direction: its file must not be there yet ("x"), no other file is written over
+            path = written.paths[event.connection] = os.path.join(directory, f"{len(written.paths) + 1:05d}.stream")
+            mode = "xb"
+        with open(path, mode) as out:
+            out.write(event.data)
+    return written
