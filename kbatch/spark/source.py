@@ -123,6 +123,20 @@ class KbatchReader(DataSourceReader):
         self.inflate = options.get("decompress", "false").lower() == "true"
         self.decompressed_limit = _int_option(options, "maxDecompressedBytes", 256 * _MIB)
         self.pushed = PushedFilters()   # the records level's filters Spark left to the source (pushFilters)
+        # A file's bytes handed over with it (Spark's Hadoop file systems read them: kbatch.spark.hadoop), by path
+        self.contents: dict = {}
+
+    def open_segment(self, path: str):
+        """The segment at ``path`` as a seekable stream: its bytes if they were handed over, else the file itself
+        (kbatch.files.inputs.open_segment: local, or through pyarrow.fs)."""
+        held = self.contents.get(path)
+        if held is not None:
+            import pyarrow as pa
+
+            return pa.BufferReader(held)
+        from kbatch.files.inputs import open_segment
+
+        return open_segment(path)
 
     # -- planning, on the driver -----------------------------------------------
 
@@ -131,6 +145,11 @@ class KbatchReader(DataSourceReader):
 
         segments = [segment for segment in list_segments(_paths(self.options), self.options.get("pattern", "*.log"))
                     if self.pushed.wants_file(segment.path)]
+        for segment in segments:
+            if segment.size < 0:
+                raise ValueError(f"kbatch: {segment.path}: the data source reads through pyarrow.fs, which does not "
+                                 f"open this scheme (s3://, gs://, hdfs:// it does); kbatch scan reads it "
+                                 f"through Spark's Hadoop file systems")
         split_bytes = _int_option(self.options, "splitBytes", 0)
         ranges = []
         for segment in segments:
@@ -371,7 +390,7 @@ def batch_arrow(ranges: list[FileRange], source: KbatchReader, schema, columnar:
     """The batches level's Arrow batches for file ranges, in file order: the clean v2 batches by whole columns
     (kbatch.spark.batch_columns), gathered across the ranges; every other entry the full reader reads as a row
     (``columnar`` False: all of them, the way the columns are held to)."""
-    from kbatch.files.inputs import open_segment, topic_partition
+    from kbatch.files.inputs import topic_partition
     from kbatch.reading.reader import ReadOptions, SegmentReader
     from kbatch.spark.batch_columns import BatchColumnsRun
     from kbatch.walk.engine import Walk
@@ -391,7 +410,7 @@ def batch_arrow(ranges: list[FileRange], source: KbatchReader, schema, columnar:
         topic, partition = topic_partition(file_range.path)
         if run is not None:
             run.begin(file_range.path, topic, partition)
-        with open_segment(file_range.path) as stream:
+        with source.open_segment(file_range.path) as stream:
             walk = Walk(SegmentReader(stream, options, size=file_range.file_size), run)
             pos = file_range.start
             while pos < min(file_range.stop, walk.reader.size):
@@ -436,7 +455,7 @@ def record_batches(file_range: FileRange, source: KbatchReader, schema, columnar
     from kbatch.reading.reader import ReadOptions, SegmentReader
     from kbatch.reading.records import chunk_records, record_chunks
     from kbatch.kernels.jsonl import any_key_or_value_starts_with_zero
-    from kbatch.files.inputs import open_segment, topic_partition
+    from kbatch.files.inputs import topic_partition
     from kbatch.messages import decoder_for_path
     from kbatch.spark.record_columns import RecordColumnsRun
     from kbatch.walk.engine import Walk
@@ -483,7 +502,7 @@ def record_batches(file_range: FileRange, source: KbatchReader, schema, columnar
                 yield records.flush()
             records.add(chunk, batch, visible_to_read_committed(committed, batch))
 
-    with open_segment(file_range.path) as stream:
+    with source.open_segment(file_range.path) as stream:
         walk = Walk(SegmentReader(stream, options, size=file_range.file_size), run)
         pos = file_range.start
         while pos < min(file_range.stop, walk.reader.size):
@@ -664,12 +683,11 @@ def pushed_record_rows(file_range: FileRange, source: KbatchReader, topic, parti
     """The rows of the records that pass the pushed filters: batches with no record that may are walked by the
     compiled loop without objects (kbatch.ops.grep.Search), and only passing records become rows."""
     from kbatch.ops.grep import Found, Search
-    from kbatch.files.inputs import open_segment
 
     pushed = source.pushed
     search = Search(pushed.query(), decoder=internal, decompressed_limit=source.decompressed_limit,
                     controls=True)
-    with open_segment(file_range.path) as stream:
+    with source.open_segment(file_range.path) as stream:
         for item in search.run(file_range.path, stream, file_range.start, file_range.stop):
             if isinstance(item, Found) and pushed.keeps(item.batch, item.record):
                 yield from record_rows(file_range.path, topic, partition, item.batch, [item.record], internal,
@@ -681,7 +699,7 @@ def finding_rows(file_range: FileRange, source: KbatchReader):
     from kbatch.format.findings import Finding
     from kbatch.output.jsonout import finding_dict
     from kbatch.output.jsonout import finding_offsets
-    from kbatch.files.inputs import open_segment, topic_partition
+    from kbatch.files.inputs import topic_partition
     from kbatch.reading.summary import FileSummary
     from kbatch.ops.verify import VerifyOptions, verify_file
 
@@ -690,7 +708,7 @@ def finding_rows(file_range: FileRange, source: KbatchReader):
     options = VerifyOptions(deep=source.deep, decompressed_limit=source.decompressed_limit)
     landed = {}
     batch = {}   # the batch being verified: its findings carry its offsets
-    with open_segment(file_range.path) as stream:
+    with source.open_segment(file_range.path) as stream:
         summary = FileSummary(file_range.path, file_range.file_size)
         for finding in verify_file(file_range.path, stream, summary, options, start=file_range.start,
                                    stop=file_range.stop, landed=landed,
