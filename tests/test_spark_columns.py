@@ -1,7 +1,8 @@
-"""The batches level by whole columns (kbatch.spark.batch_columns) gives the full reader's rows, row for row.
+"""The batches level by whole columns (kbatch.spark.batch_columns) and the records level from the walk's record
+columns (kbatch.spark.record_columns) give the full reader's rows, row for row.
 
-Read without Spark (the data source's read, called directly): every fixture, and segments of random v2 headers,
-each compiled and pure Python."""
+Read without Spark (the data source's read, called directly): every fixture, damaged ones too, and segments of
+random v2 headers, each compiled and pure Python."""
 
 from __future__ import annotations
 
@@ -22,18 +23,23 @@ pytest.importorskip("pyarrow")
 INPUTS = sorted(FIXTURES.glob("*.log")) + sorted((FIXTURES / "vectors").glob("*.bin"))
 
 
-def _schema():
-    """The batches level's Arrow schema, its DDL (primitive columns only) read without a JVM as Spark reads it."""
+def _schema(ddl: str | None = None):
+    """A level's Arrow schema (the batches level's by default), its DDL read without a JVM as Spark reads it."""
+    import re
+
     from pyspark.sql import types
     from pyspark.sql.pandas.types import to_arrow_schema
 
     from kbatch.spark.source import BATCH_SCHEMA
 
+    header = types.StructType([types.StructField("key", types.BinaryType()),
+                               types.StructField("value", types.BinaryType())])
     kinds = {"STRING": types.StringType(), "INT": types.IntegerType(), "LONG": types.LongType(),
-             "BOOLEAN": types.BooleanType()}
+             "BOOLEAN": types.BooleanType(), "BINARY": types.BinaryType(),
+             "ARRAY<STRUCT<key: BINARY, value: BINARY>>": types.ArrayType(header)}
+    columns = re.split(r", (?=\w+ )", ddl or BATCH_SCHEMA)   # (not at the comma inside a struct's fields)
     return to_arrow_schema(types.StructType([types.StructField(name, kinds[kind]) for name, kind in
-                                             (column.split() for column in BATCH_SCHEMA.split(", "))]),
-                           timezone="UTC")
+                                             (column.split(" ", 1) for column in columns)]), timezone="UTC")
 
 
 def rows_both_ways(paths: list[str], inflate: bool) -> list:
@@ -136,3 +142,116 @@ def test_a_tasks_files_share_record_batches(paths):
     # the random segments' batches, all clean as stored: the three files' 900 rows in one record batch
     as_stored = KbatchReader({"level": "batches"}, None)
     assert [batch.num_rows for batch in batch_arrow(ranges[-3:], as_stored, schema)] == [900]
+
+
+# -- the records level ------------------------------------------------------------------------------------
+
+RECORD_INPUTS = INPUTS + sorted(FIXTURES.glob("*/**/*.log"))   # logdir, partitions, internal topics, registry
+
+
+def record_rows_both_ways(paths: list[str]) -> list:
+    """Per path: (rows by the walk's columns, rows with a Batch of every batch), each row a list of values; and
+    last, how many batches the walk's run took."""
+    from kbatch.spark.record_columns import RecordColumnsRun
+    from kbatch.spark.source import RECORD_SCHEMA, FileRange, KbatchReader, record_batches
+
+    schema = _schema(RECORD_SCHEMA)
+    source = KbatchReader({"level": "records"}, None)
+    walk, runs = RecordColumnsRun.walk, []
+
+    def counted(run, *args):   # (a run that took nothing would prove nothing)
+        if run not in runs:
+            runs.append(run)
+        return walk(run, *args)
+
+    RecordColumnsRun.walk = counted
+    out = []
+    try:
+        for path in paths:
+            size = os.path.getsize(path)
+            both = []
+            for columnar in (True, False):
+                batches = list(record_batches(FileRange(path, 0, size, size), source, schema, columnar=columnar))
+                assert all(batch.schema == schema for batch in batches)
+                both.append([list(row.values()) for batch in batches for row in batch.to_pylist()])
+            out.append(both)
+    finally:
+        RecordColumnsRun.walk = walk
+    out.append(sum(run.taken for run in runs))
+    return out
+
+
+def random_records_segment(seed: int) -> bytes:
+    """v2 batches of records kafka-python's builder writes (every codec it has, LogAppendTime, transactional,
+    sequences, headers, null keys and values, a value in the schema registry's framing), and a few with
+    a record's bytes flipped under a CRC made to hold."""
+    import crc32c
+    from kafka.record.default_records import DefaultRecordBatchBuilder
+
+    rng = random.Random(seed)
+    out = bytearray()
+    offset = 0
+    for index in range(120):
+        transactional = rng.random() < 0.2
+        builder = DefaultRecordBatchBuilder(magic=2, compression_type=rng.choice([0, 0, 0, 1, 2, 3, 4]),
+                                            is_transactional=transactional,
+                                            producer_id=rng.choice([-1, 7]) if not transactional else 7,
+                                            producer_epoch=0, base_sequence=rng.choice([-1, 0, 2**31 - 2]),
+                                            batch_size=1 << 20)
+        for delta in range(rng.choice([0, 1, 3, 20])):
+            key = rng.choice([None, b"", rng.randbytes(rng.randrange(1, 12))])
+            value = b"\x00\x00\x00\x00\x05ok" if rng.random() < 0.01 else rng.choice([None, rng.randbytes(40)])
+            headers = [(f"h{n}", rng.choice([None, rng.randbytes(3)])) for n in range(rng.choice([0, 0, 2]))]
+            builder.append(delta, timestamp=1_700_000_000_000 + rng.randrange(-5, 5000), key=key, value=value,
+                           headers=headers)
+        data = bytearray(builder.build())
+        struct.pack_into(">q", data, 0, offset)
+        if rng.random() < 0.2:   # LogAppendTime: every record's timestamp is the batch's maxTimestamp
+            struct.pack_into(">h", data, 21, struct.unpack_from(">h", data, 21)[0] | 0x08)
+        if rng.random() < 0.1 and len(data) > 70:   # a record's byte flipped (the CRC made to hold)
+            data[rng.randrange(61, len(data))] ^= 0xFF
+        struct.pack_into(">I", data, 17, crc32c.crc32c(bytes(data[21:])))
+        out += data
+        offset += 100 + index
+    return bytes(out)
+
+
+@pytest.fixture(scope="module")
+def record_paths(tmp_path_factory) -> list[str]:
+    pytest.importorskip("kafka")
+    directory = tmp_path_factory.mktemp("records")
+    made = []
+    for seed in range(3):
+        path = directory / f"records-{seed}.log"
+        path.write_bytes(random_records_segment(seed))
+        made.append(str(path))
+    # Past the reader's window (kbatch.reading.window.CHUNK): the walk reads on in a window slid along the file.
+    from kbatch.reading.window import CHUNK
+
+    larger = directory / "records-larger.log"
+    segment = random_records_segment(3)
+    larger.write_bytes(segment * (2 * CHUNK // len(segment) + 2))
+    return [str(path) for path in RECORD_INPUTS] + made + [str(larger)]
+
+
+@pytest.mark.parametrize("arrow_rows", [4096, 5], ids=["record-batches", "tiny-record-batches"])
+def test_the_walks_record_columns_give_the_full_readers_rows(record_paths, arrow_rows, monkeypatch):
+    """With record batches of a few rows too: each held batch goes out before a batch that does not fit."""
+    from kbatch.spark import source
+
+    monkeypatch.setattr(source, "ARROW_ROWS", arrow_rows)
+    *per_path, taken = record_rows_both_ways(record_paths)
+    for path, (by_columns, by_reader) in zip(record_paths, per_path):
+        assert by_columns == by_reader, path
+    assert sum(len(by_reader) for _, by_reader in per_path) > 5000
+    assert taken > (300 if arrow_rows > 5 else 200)   # most batches went without a Batch made of them
+
+
+def test_pure_python_gives_the_same_records(record_paths):
+    """The build without compiled kernels (KBATCH_PURE_PYTHON=1) gives the same rows, both ways."""
+    script = ("import json, sys; from tests.test_spark_columns import record_rows_both_ways; "
+              "print(json.dumps(record_rows_both_ways(json.loads(sys.argv[1]))[:-1], default=repr))")
+    done = subprocess.run([sys.executable, "-c", script, json.dumps(record_paths)], capture_output=True, text=True,
+                          env={**os.environ, "KBATCH_PURE_PYTHON": "1"}, cwd=os.path.dirname(os.path.dirname(__file__)))
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout) == json.loads(json.dumps(record_rows_both_ways(record_paths)[:-1], default=repr))

@@ -64,7 +64,7 @@ def scan(paths, out_dir, records, deep, master, split_bytes, pattern, output_for
 
     try:
         result = run_scan(segments, out_dir, records=records, deep=deep, master=master, split_bytes=split_bytes,
-                          quiet=not verbose, progress=progress)
+                          quiet=not verbose, progress=progress, pattern=pattern)
     except Exception as error:
         from kbatch.spark.scan import spark_error_line
 

@@ -60,6 +60,16 @@ def is_remote(path: str) -> bool:
     return "://" in path and not path.startswith("file://")
 
 
+# The URI schemes pyarrow.fs opens (FileSystem.from_uri). A remote URI of any other (s3a://, wasb://, ...) names
+# files only Hadoop's clients reach: ``kbatch scan`` has Spark list and read them (kbatch.spark.hadoop).
+PYARROW_SCHEMES = frozenset({"s3", "gs", "gcs", "hdfs", "viewfs", "abfs", "abfss"})
+
+
+def through_hadoop(path: str) -> bool:
+    """Whether ``path`` is a URI only Hadoop's file systems open (``s3a://bucket/kafka/``), not pyarrow.fs."""
+    return is_remote(path) and path.split("://", 1)[0].lower() not in PYARROW_SCHEMES
+
+
 def expand_paths(paths, pattern: str | tuple[str, ...] = "*.log") -> tuple[list[str], list[str], list[tuple[str, str]]]:
     """The files that command-line paths name, in the order given; each path that names none; and each file
     found that is passed over unopened, with why (:func:`passed_over`).
@@ -150,11 +160,16 @@ def _search(directory: str, pattern: str | tuple[str, ...], passed: list[tuple[s
 
 
 def list_segments(paths: list[str], pattern: str = "*.log") -> list[Segment]:
-    """Every segment the paths name (see :func:`expand_paths`), and remote object-store URIs; sorted, once each."""
+    """Every segment the paths name (see :func:`expand_paths`), and remote object-store URIs; sorted, once each.
+
+    A URI only Hadoop's file systems open (:func:`through_hadoop`) is kept as it is, its size -1: not listed
+    here (Spark lists it, kbatch.spark.hadoop)."""
     found: dict[str, int] = {}
     local = []
     for path in paths:
-        if is_remote(path):
+        if through_hadoop(path):
+            found[path] = -1
+        elif is_remote(path):
             found.update(_remote(path, pattern))
         else:
             local.append(path)

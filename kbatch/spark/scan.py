@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 
-from kbatch.files.inputs import Segment, is_remote
+from kbatch.files.inputs import Segment, is_remote, through_hadoop
 from kbatch.spark.records_table import write_records_table
 from kbatch.spark.report import PartitionReport, ScanReport, partition_report
 from kbatch.spark.session import spark_session
@@ -13,23 +13,41 @@ from kbatch.spark.source import BATCH_SCHEMA, FINDING_SCHEMA, RECORD_SCHEMA, Kba
 
 
 def run_scan(segments: list[Segment], out_dir: str, *, records: bool = False, deep: bool = False,
-             master: str | None = None, split_bytes: int = 0, quiet: bool = True, progress=print) -> dict:
+             master: str | None = None, split_bytes: int = 0, quiet: bool = True, progress=print,
+             pattern: str = "*.log") -> dict:
+    """Scan ``segments`` (kbatch.files.inputs.list_segments: those of size -1 are URIs only Hadoop's file
+    systems open, whose files matching ``pattern`` are listed here through Spark's) into tables under ``out_dir``; the report."""
     from pyspark.sql import functions as F
 
-    total = sum(segment.size for segment in segments)
+    from kbatch.spark.hadoop import hadoop_files, level_frame, listed
+
+    unlisted = [segment.path for segment in segments if segment.size < 0]
+    segments = [segment for segment in segments if segment.size >= 0]
     where = master or (f"Spark Connect at {os.environ['SPARK_REMOTE']}" if os.environ.get("SPARK_REMOTE")
                        else "local[*]")
-    progress(f"{len(segments)} segments, {total} bytes; starting Spark ({where})")
+    progress(f"{len(segments)} segments, {sum(segment.size for segment in segments)} bytes"
+             f"{f' and {len(unlisted)} path(s) for Spark to list' if unlisted else ''}; starting Spark ({where})")
     spark = spark_session(master, quiet=quiet, log_path=os.path.join(out_dir, "spark.log"))
+    hadoop = None
+    if unlisted:
+        hadoop = hadoop_files(spark, unlisted, pattern)
+        found = listed(hadoop)
+        progress(f"{len(found)} segments under {len(unlisted)} path(s) read through Spark's Hadoop file systems")
+        segments = sorted(segments + found, key=lambda segment: segment.path)
+    total = sum(segment.size for segment in segments)
     # Executors have working directories of their own: they get absolute paths, the report the ones given.
     given = {_absolute(segment.path): segment.path for segment in segments}
-    paths = json.dumps(list(given))
+    local = [path for path in given if not through_hadoop(path)]   # (the rest: Spark hands over their bytes)
+    paths = json.dumps(local)
+    options = {"deep": str(deep).lower(), "decompress": "true"}
 
-    def read(level: str, split: int, file_paths: str = paths):
-        reader = (spark.read.format("kbatch").option("level", level).option("paths", file_paths)
-                  .option("splitBytes", str(split)).option("deep", str(deep).lower())
-                  .option("decompress", "true"))
-        return reader.load()
+    def read(level: str, split: int, file_paths: str = paths, with_hadoop: bool = True):
+        frame = (spark.read.format("kbatch").option("level", level).option("paths", file_paths)
+                 .option("splitBytes", str(split)).options(**options).load())
+        if hadoop is None or not with_hadoop:
+            return frame
+        through = level_frame(hadoop, level, options, frame.schema)
+        return frame.unionByName(through) if local else through
 
     tables = {"batches": read("batches", split_bytes), "findings": read("findings", split_bytes)}
     cross_checked = []
@@ -49,7 +67,7 @@ def run_scan(segments: list[Segment], out_dir: str, *, records: bool = False, de
         if failed:
             progress(f"{len(failed)} file(s) did not split cleanly; reading them whole")
             for level in tables:
-                whole = read(level, 0, json.dumps(failed))
+                whole = read(level, 0, json.dumps(failed), with_hadoop=False)
                 tables[level] = tables[level].where(~F.col("file").isin(failed)).unionByName(whole)
     for level, frame in tables.items():
         progress(f"writing {level}/")
@@ -58,8 +76,10 @@ def run_scan(segments: list[Segment], out_dir: str, *, records: bool = False, de
         # Not through Spark's writer, which turns every record back into a JVM row (records_table.py).
         progress("writing records/")
         schema = spark.createDataFrame([], RECORD_SCHEMA).schema
-        write_records_table(spark, _record_partitions(list(given), split_bytes, failed, schema),
-                            _beside(spark, os.path.join(out_dir, "batches"), "records"), schema)
+        table = _beside(spark, os.path.join(out_dir, "batches"), "records")
+        write_records_table(spark, _record_partitions(local, split_bytes, failed, schema), table, schema)
+        if hadoop is not None:   # added to the table by Spark's writer (their bytes are in Spark's hands)
+            level_frame(hadoop, "records", options, schema).write.mode("append").partitionBy("topic").parquet(table)
     progress("reporting")
     # With the schema given, a table with no rows (a clean sweep has no findings) reads back empty.
     batches = spark.read.schema(BATCH_SCHEMA).parquet(os.path.join(out_dir, "batches"))

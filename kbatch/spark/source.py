@@ -123,6 +123,20 @@ class KbatchReader(DataSourceReader):
         self.inflate = options.get("decompress", "false").lower() == "true"
         self.decompressed_limit = _int_option(options, "maxDecompressedBytes", 256 * _MIB)
         self.pushed = PushedFilters()   # the records level's filters Spark left to the source (pushFilters)
+        # A file's bytes handed over with it (Spark's Hadoop file systems read them: kbatch.spark.hadoop), by path
+        self.contents: dict = {}
+
+    def open_segment(self, path: str):
+        """The segment at ``path`` as a seekable stream: its bytes if they were handed over, else the file itself
+        (kbatch.files.inputs.open_segment: local, or through pyarrow.fs)."""
+        held = self.contents.get(path)
+        if held is not None:
+            import pyarrow as pa
+
+            return pa.BufferReader(held)
+        from kbatch.files.inputs import open_segment
+
+        return open_segment(path)
 
     # -- planning, on the driver -----------------------------------------------
 
@@ -131,6 +145,11 @@ class KbatchReader(DataSourceReader):
 
         segments = [segment for segment in list_segments(_paths(self.options), self.options.get("pattern", "*.log"))
                     if self.pushed.wants_file(segment.path)]
+        for segment in segments:
+            if segment.size < 0:
+                raise ValueError(f"kbatch: {segment.path}: the data source reads through pyarrow.fs, which does not "
+                                 f"open this scheme (s3://, gs://, hdfs:// it does); kbatch scan reads it "
+                                 f"through Spark's Hadoop file systems")
         split_bytes = _int_option(self.options, "splitBytes", 0)
         ranges = []
         for segment in segments:
@@ -262,20 +281,28 @@ class ColumnarRecords:
         self.rows = 0
 
     def add(self, columns, batch, visible: bool | None = None) -> None:
+        """A chunk of ``batch``'s records (read by the full reader: a Batch)."""
+        self.add_fields(columns, batch.record_data, (
+            batch.pos, batch.base_offset, batch.codec, batch.timestamp_type, batch.timestamp_type == "LogAppendTime",
+            batch.max_timestamp, -1 if batch.base_sequence is None else batch.base_sequence, batch.producer_id,
+            batch.is_transactional), visible)
+
+    def add_fields(self, columns, data, fields: tuple, visible: bool | None) -> None:
+        """A chunk of records whose positions are inside ``data``, of the batch whose ``fields`` are (pos,
+        base_offset, codec, timestamp_type, whether LogAppendTime, max_timestamp, base_sequence or -1,
+        producer_id, is_transactional): the full reader's Batch, or a header the walk read
+        (kbatch.spark.record_columns)."""
         n = columns.n
         pos, size = columns.records["pos"], columns.records["size"]
         start, stop = pos[0], pos[n - 1] + size[n - 1]
-        # Positions in the columns are inside batch.record_data: they move by where its bytes land here.
+        # Positions in the columns are inside ``data``: they move by where its bytes land here.
         shift = len(self.data) - start
-        self.data += batch.record_data[start:stop]
+        self.data += data[start:stop]
         for name in self.RECORD_FIELDS:
             self.records[name] += columns.records[name][:n]
         for name, column in self.headers.items():
             column += columns.headers[name][:columns.n_headers]
-        self.chunks.append((n, columns.n_headers, shift, batch.pos, batch.base_offset, batch.codec,
-                            batch.timestamp_type, batch.timestamp_type == "LogAppendTime", batch.max_timestamp,
-                            -1 if batch.base_sequence is None else batch.base_sequence, batch.producer_id,
-                            batch.is_transactional, visible))
+        self.chunks.append((n, columns.n_headers, shift, *fields, visible))
         self.rows += n
 
     def flush(self):
@@ -359,21 +386,11 @@ def binary_spans(data, pos, length):
 # -- rows ------------------------------------------------------------------------------
 
 
-def _walk(file_range: FileRange, reader_options):
-    from kbatch.reading.reader import SegmentReader
-    from kbatch.files.inputs import open_segment
-    from kbatch.walk.engine import entries
-
-    stream = open_segment(file_range.path)
-    reader = SegmentReader(stream, reader_options, size=file_range.file_size)
-    return stream, reader, entries(reader, file_range.start, file_range.stop)
-
-
 def batch_arrow(ranges: list[FileRange], source: KbatchReader, schema, columnar: bool = True):
     """The batches level's Arrow batches for file ranges, in file order: the clean v2 batches by whole columns
     (kbatch.spark.batch_columns), gathered across the ranges; every other entry the full reader reads as a row
     (``columnar`` False: all of them, the way the columns are held to)."""
-    from kbatch.files.inputs import open_segment, topic_partition
+    from kbatch.files.inputs import topic_partition
     from kbatch.reading.reader import ReadOptions, SegmentReader
     from kbatch.spark.batch_columns import BatchColumnsRun
     from kbatch.walk.engine import Walk
@@ -393,7 +410,7 @@ def batch_arrow(ranges: list[FileRange], source: KbatchReader, schema, columnar:
         topic, partition = topic_partition(file_range.path)
         if run is not None:
             run.begin(file_range.path, topic, partition)
-        with open_segment(file_range.path) as stream:
+        with source.open_segment(file_range.path) as stream:
             walk = Walk(SegmentReader(stream, options, size=file_range.file_size), run)
             pos = file_range.start
             while pos < min(file_range.stop, walk.reader.size):
@@ -425,20 +442,23 @@ def batch_row(batch, path: str, topic, partition) -> tuple:
     return tuple(row[name] for name in columns.names(columns.SPARK_BATCHES))
 
 
-def record_batches(file_range: FileRange, source: KbatchReader, schema):
+def record_batches(file_range: FileRange, source: KbatchReader, schema, columnar: bool = True):
     """The records level's Arrow batches for a file range.
 
-    The records of a v2 batch go from the decoder's columns to Arrow arrays (:class:`ColumnarRecords`);
+    The records of a v2 data batch go from the record walk's columns to Arrow arrays (:class:`ColumnarRecords`),
+    most of them without a Batch made of their batch (kbatch.spark.record_columns: a run of the walk engine);
     those that need an object each go as rows: v0/v1 messages, control records (decoded markers),
     an internal topic's records (decoded with Kafka's schemas) and chunks holding a key or value in the
     schema registry's framing (their ids read from the bytes), as ``dump --format jsonl`` does.
+    (``columnar`` False: every batch through the full reader, the way the run is held to.)
     """
-    from kbatch.reading.model import Batch
-    from kbatch.reading.reader import ReadOptions
+    from kbatch.reading.reader import ReadOptions, SegmentReader
     from kbatch.reading.records import chunk_records, record_chunks
     from kbatch.kernels.jsonl import any_key_or_value_starts_with_zero
     from kbatch.files.inputs import topic_partition
     from kbatch.messages import decoder_for_path
+    from kbatch.spark.record_columns import RecordColumnsRun
+    from kbatch.walk.engine import Walk
 
     topic, partition = topic_partition(file_range.path)
     internal = decoder_for_path(file_range.path)
@@ -447,40 +467,57 @@ def record_batches(file_range: FileRange, source: KbatchReader, schema):
         yield from in_arrow_batches(pushed_record_rows(file_range, source, topic, partition, internal, committed),
                                     schema)
         return
-    columnar = ColumnarRecords(schema, file_range.path, topic, partition)
+    records = ColumnarRecords(schema, file_range.path, topic, partition)
+    options = ReadOptions(records=True, record_objects=False, decompressed_limit=source.decompressed_limit)
+    run = None
+    if columnar and internal is None:   # (an internal topic's records are decoded each into an object)
+        run = RecordColumnsRun(records, options.max_entry_size, source.decompressed_limit, ARROW_ROWS,
+                               ARROW_RECORD_BYTES, committed)
     rows = []
 
-    def as_rows(batch, records):
-        # Rows stay in file order: what the columns gathered goes first.
-        yield from [columnar.flush()] if columnar.rows else []
-        rows.extend(record_rows(file_range.path, topic, partition, batch, records, internal,
+    def in_order():
+        """The rows, then the columns gathered after them: what was read, in the order it was."""
+        yield from in_arrow_batches(rows, schema)
+        rows.clear()
+        if records.rows:
+            yield records.flush()
+
+    def as_rows(batch, objects):
+        if records.rows:   # what the columns gathered went before these
+            yield from in_order()
+        rows.extend(record_rows(file_range.path, topic, partition, batch, objects, internal,
                                 visible_to_read_committed(committed, batch)))
 
-    options = ReadOptions(records=True, record_objects=False, decompressed_limit=source.decompressed_limit)
-    stream, _, items = _walk(file_range, options)
-    with stream:
-        for batch in items:
-            if not isinstance(batch, Batch):
+    def batch_records(batch):
+        if batch.record_data is None:   # read into objects: v0/v1, control batches (or none decoded)
+            yield from as_rows(batch, batch.records or [])
+            return
+        for chunk in record_chunks(batch, ARROW_ROWS):
+            if internal is not None or any_key_or_value_starts_with_zero(chunk, batch.record_data):
+                yield from as_rows(batch, chunk_records(chunk, batch))
                 continue
-            if batch.record_data is None:   # read into objects: v0/v1, control batches (or none decoded)
-                yield from as_rows(batch, batch.records or [])
-                continue
-            for columns in record_chunks(batch, ARROW_ROWS):
-                if internal is not None or any_key_or_value_starts_with_zero(columns, batch.record_data):
-                    yield from as_rows(batch, chunk_records(columns, batch))
-                    continue
-                if rows:
-                    yield from in_arrow_batches(rows, schema)
-                    rows.clear()
-                if columnar.rows + columns.n > ARROW_ROWS or len(columnar.data) >= ARROW_RECORD_BYTES:
-                    yield columnar.flush()
-                columnar.add(columns, batch, visible_to_read_committed(committed, batch))
-            if len(rows) >= ARROW_ROWS:
-                yield from in_arrow_batches(rows, schema)
-                rows.clear()
-    if columnar.rows:
-        yield columnar.flush()
-    yield from in_arrow_batches(rows, schema)
+            if rows:
+                yield from in_order()
+            if records.rows + chunk.n > ARROW_ROWS or len(records.data) >= ARROW_RECORD_BYTES:
+                yield records.flush()
+            records.add(chunk, batch, visible_to_read_committed(committed, batch))
+
+    with source.open_segment(file_range.path) as stream:
+        walk = Walk(SegmentReader(stream, options, size=file_range.file_size), run)
+        pos = file_range.start
+        while pos < min(file_range.stop, walk.reader.size):
+            # The walk hands back each time the run holds a record batch's worth, which goes out then.
+            for item in walk.items(pos, file_range.stop, None if run is None else lambda _: run.full):
+                if isinstance(item, Batch):
+                    yield from batch_records(item)
+                    if len(rows) >= ARROW_ROWS:
+                        yield from in_order()
+            if walk.landed is None or walk.landed <= pos:
+                break
+            pos = walk.landed
+            if run is not None and run.full:
+                yield from in_order()
+    yield from in_order()
 
 
 def record_rows(path: str, topic, partition, batch, records, internal: str | None,
@@ -646,12 +683,11 @@ def pushed_record_rows(file_range: FileRange, source: KbatchReader, topic, parti
     """The rows of the records that pass the pushed filters: batches with no record that may are walked by the
     compiled loop without objects (kbatch.ops.grep.Search), and only passing records become rows."""
     from kbatch.ops.grep import Found, Search
-    from kbatch.files.inputs import open_segment
 
     pushed = source.pushed
     search = Search(pushed.query(), decoder=internal, decompressed_limit=source.decompressed_limit,
                     controls=True)
-    with open_segment(file_range.path) as stream:
+    with source.open_segment(file_range.path) as stream:
         for item in search.run(file_range.path, stream, file_range.start, file_range.stop):
             if isinstance(item, Found) and pushed.keeps(item.batch, item.record):
                 yield from record_rows(file_range.path, topic, partition, item.batch, [item.record], internal,
@@ -663,7 +699,7 @@ def finding_rows(file_range: FileRange, source: KbatchReader):
     from kbatch.format.findings import Finding
     from kbatch.output.jsonout import finding_dict
     from kbatch.output.jsonout import finding_offsets
-    from kbatch.files.inputs import open_segment, topic_partition
+    from kbatch.files.inputs import topic_partition
     from kbatch.reading.summary import FileSummary
     from kbatch.ops.verify import VerifyOptions, verify_file
 
@@ -672,7 +708,7 @@ def finding_rows(file_range: FileRange, source: KbatchReader):
     options = VerifyOptions(deep=source.deep, decompressed_limit=source.decompressed_limit)
     landed = {}
     batch = {}   # the batch being verified: its findings carry its offsets
-    with open_segment(file_range.path) as stream:
+    with source.open_segment(file_range.path) as stream:
         summary = FileSummary(file_range.path, file_range.file_size)
         for finding in verify_file(file_range.path, stream, summary, options, start=file_range.start,
                                    stop=file_range.stop, landed=landed,
