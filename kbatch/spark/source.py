@@ -386,6 +386,25 @@ def binary_spans(data, pos, length):
 # -- rows ------------------------------------------------------------------------------
 
 
+_RUN_FULL = object()   # what _walked hands out when the run holds an Arrow batch's worth
+
+
+def _walked(walk, file_range: FileRange, run):
+    """The entries the full reader reads in ``file_range`` that are batches, in file order, and _RUN_FULL each
+    time the walk hands back with ``run`` (which takes the others as columns) holding an Arrow batch's worth:
+    its columns go out then, after the rows read before them."""
+    pos = file_range.start
+    while pos < min(file_range.stop, walk.reader.size):
+        for item in walk.items(pos, file_range.stop, None if run is None else lambda _: run.full):
+            if isinstance(item, Batch):
+                yield item
+        if walk.landed is None or walk.landed <= pos:
+            break
+        pos = walk.landed
+        if run is not None and run.full:
+            yield _RUN_FULL
+
+
 def batch_arrow(ranges: list[FileRange], source: KbatchReader, schema, columnar: bool = True):
     """The batches level's Arrow batches for file ranges, in file order: the clean v2 batches by whole columns
     (kbatch.spark.batch_columns), gathered across the ranges; every other entry the full reader reads as a row
@@ -412,20 +431,14 @@ def batch_arrow(ranges: list[FileRange], source: KbatchReader, schema, columnar:
             run.begin(file_range.path, topic, partition)
         with source.open_segment(file_range.path) as stream:
             walk = Walk(SegmentReader(stream, options, size=file_range.file_size), run)
-            pos = file_range.start
-            while pos < min(file_range.stop, walk.reader.size):
-                # The walk hands back each time the run holds a record batch's worth, which goes out then.
-                for item in walk.items(pos, file_range.stop, None if run is None else lambda _: run.full):
-                    if isinstance(item, Batch):
-                        if run is not None and run.held:
-                            yield from in_order()
-                        rows.append(batch_row(item, file_range.path, topic, partition))
-                        if len(rows) == ARROW_ROWS:
-                            yield from in_order()
-                if walk.landed is None or walk.landed <= pos:
-                    break
-                pos = walk.landed
-                if run is not None and run.full:
+            for item in _walked(walk, file_range, run):
+                if item is _RUN_FULL:
+                    yield from in_order()
+                    continue
+                if run is not None and run.held:
+                    yield from in_order()
+                rows.append(batch_row(item, file_range.path, topic, partition))
+                if len(rows) == ARROW_ROWS:
                     yield from in_order()
         if rows:
             yield from in_order()
@@ -504,18 +517,12 @@ def record_batches(file_range: FileRange, source: KbatchReader, schema, columnar
 
     with source.open_segment(file_range.path) as stream:
         walk = Walk(SegmentReader(stream, options, size=file_range.file_size), run)
-        pos = file_range.start
-        while pos < min(file_range.stop, walk.reader.size):
-            # The walk hands back each time the run holds a record batch's worth, which goes out then.
-            for item in walk.items(pos, file_range.stop, None if run is None else lambda _: run.full):
-                if isinstance(item, Batch):
-                    yield from batch_records(item)
-                    if len(rows) >= ARROW_ROWS:
-                        yield from in_order()
-            if walk.landed is None or walk.landed <= pos:
-                break
-            pos = walk.landed
-            if run is not None and run.full:
+        for item in _walked(walk, file_range, run):
+            if item is _RUN_FULL:
+                yield from in_order()
+                continue
+            yield from batch_records(item)
+            if len(rows) >= ARROW_ROWS:
                 yield from in_order()
     yield from in_order()
 
