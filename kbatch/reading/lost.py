@@ -80,4 +80,3 @@ def range_lost_offsets(before_last: int | None, next_first: int | None, why: str
         around.append(f"before the entry after, which starts at {next_first}")
     how = ", and ".join(around) or "no intact entry on either side"
     return LostOffsets(first, last, how if why is None else f"{why}: {how}")
-
