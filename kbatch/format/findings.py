@@ -185,6 +185,8 @@ class Finding:
         return self.severity is Severity.ERROR
 
     def as_dict(self) -> dict:
+        """The finding's own fields and its severity (a range's lost offsets are the output's: columns.REGION)."""
         out = asdict(self)
+        del out["lost_offsets"]
         out["severity"] = self.severity.value
         return out
