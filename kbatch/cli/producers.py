@@ -49,9 +49,9 @@ def producers(paths, producer_ids, transactional_ids, output_format, decompresse
     snapshot-mismatch; a producer only in a snapshot (its batches removed by
     retention or the cleaner) is none, Kafka keeps it.
 
-    Exit status: 0 clean, 1 damage found in the logs or their .snapshot
-    files (a snapshot-mismatch), 2 usage or I/O error.  (The warnings alone
-    leave it 0.)
+    Exit status: 0 clean, 1 a producer rule broken (of the producers
+    selected), damage found in the logs or their .snapshot files (a
+    snapshot-mismatch), 2 usage or I/O error.
     """
     from kbatch.ops.logs import partition_key, replay
     from kbatch.ops.producers import PartitionProducers, hold_snapshots, join_transactional_ids
@@ -87,8 +87,11 @@ def producers(paths, producer_ids, transactional_ids, output_format, decompresse
                    err=True)
     selected = (lambda producer_id: producer_id in wanted) if producer_ids or transactional_ids else \
         (lambda producer_id: True)
-    findings = replayed.findings + [(path, finding) for view in ordered for path, finding, producer_id in view.breaks
-                                     if selected(producer_id)]
+    breaks = [(path, finding) for view in ordered for path, finding, producer_id in view.breaks
+              if selected(producer_id)]
+    findings = replayed.findings + breaks
+    if breaks and status is ExitStatus.OK:   # a rule broken is what the command looks for (warnings all the same)
+        status = ExitStatus.FOUND
     for view in ordered:   # (a finding about a snapshot file itself names no producer)
         view.snapshot_findings = [(path, finding, producer_id) for path, finding, producer_id
                                   in view.snapshot_findings if producer_id is None or selected(producer_id)]
