@@ -389,20 +389,25 @@ def binary_spans(data, pos, length):
 _RUN_FULL = object()   # what _walked hands out when the run holds an Arrow batch's worth
 
 
-def _walked(walk, file_range: FileRange, run):
+def _walked(source: KbatchReader, file_range: FileRange, options, run):
     """The entries the full reader reads in ``file_range`` that are batches, in file order, and _RUN_FULL each
     time the walk hands back with ``run`` (which takes the others as columns) holding an Arrow batch's worth:
     its columns go out then, after the rows read before them."""
-    pos = file_range.start
-    while pos < min(file_range.stop, walk.reader.size):
-        for item in walk.items(pos, file_range.stop, None if run is None else lambda _: run.full):
-            if isinstance(item, Batch):
-                yield item
-        if walk.landed is None or walk.landed <= pos:
-            break
-        pos = walk.landed
-        if run is not None and run.full:
-            yield _RUN_FULL
+    from kbatch.reading.reader import SegmentReader
+    from kbatch.walk.engine import Walk
+
+    with source.open_segment(file_range.path) as stream:
+        walk = Walk(SegmentReader(stream, options, size=file_range.file_size), run)
+        pos = file_range.start
+        while pos < min(file_range.stop, walk.reader.size):
+            for item in walk.items(pos, file_range.stop, None if run is None else lambda _: run.full):
+                if isinstance(item, Batch):
+                    yield item
+            if walk.landed is None or walk.landed <= pos:
+                break
+            pos = walk.landed
+            if run is not None and run.full:
+                yield _RUN_FULL
 
 
 def batch_arrow(ranges: list[FileRange], source: KbatchReader, schema, columnar: bool = True):
@@ -410,9 +415,8 @@ def batch_arrow(ranges: list[FileRange], source: KbatchReader, schema, columnar:
     (kbatch.spark.batch_columns), gathered across the ranges; every other entry the full reader reads as a row
     (``columnar`` False: all of them, the way the columns are held to)."""
     from kbatch.files.inputs import topic_partition
-    from kbatch.reading.reader import ReadOptions, SegmentReader
+    from kbatch.reading.reader import ReadOptions
     from kbatch.spark.batch_columns import BatchColumnsRun
-    from kbatch.walk.engine import Walk
 
     options = ReadOptions(decompressed_limit=source.decompressed_limit, inflate=source.inflate)
     run = BatchColumnsRun(options.max_entry_size, options.inflate, ARROW_ROWS) if columnar else None
@@ -429,17 +433,15 @@ def batch_arrow(ranges: list[FileRange], source: KbatchReader, schema, columnar:
         topic, partition = topic_partition(file_range.path)
         if run is not None:
             run.begin(file_range.path, topic, partition)
-        with source.open_segment(file_range.path) as stream:
-            walk = Walk(SegmentReader(stream, options, size=file_range.file_size), run)
-            for item in _walked(walk, file_range, run):
-                if item is _RUN_FULL:
-                    yield from in_order()
-                    continue
-                if run is not None and run.held:
-                    yield from in_order()
-                rows.append(batch_row(item, file_range.path, topic, partition))
-                if len(rows) == ARROW_ROWS:
-                    yield from in_order()
+        for item in _walked(source, file_range, options, run):
+            if item is _RUN_FULL:
+                yield from in_order()
+                continue
+            if run is not None and run.held:
+                yield from in_order()
+            rows.append(batch_row(item, file_range.path, topic, partition))
+            if len(rows) == ARROW_ROWS:
+                yield from in_order()
         if rows:
             yield from in_order()
     yield from in_order()
@@ -465,13 +467,12 @@ def record_batches(file_range: FileRange, source: KbatchReader, schema, columnar
     schema registry's framing (their ids read from the bytes), as ``dump --format jsonl`` does.
     (``columnar`` False: every batch through the full reader, the way the run is held to.)
     """
-    from kbatch.reading.reader import ReadOptions, SegmentReader
+    from kbatch.reading.reader import ReadOptions
     from kbatch.reading.records import chunk_records, record_chunks
     from kbatch.kernels.jsonl import any_key_or_value_starts_with_zero
     from kbatch.files.inputs import topic_partition
     from kbatch.messages import decoder_for_path
     from kbatch.spark.record_columns import RecordColumnsRun
-    from kbatch.walk.engine import Walk
 
     topic, partition = topic_partition(file_range.path)
     internal = decoder_for_path(file_range.path)
@@ -515,15 +516,13 @@ def record_batches(file_range: FileRange, source: KbatchReader, schema, columnar
                 yield records.flush()
             records.add(chunk, batch, visible_to_read_committed(committed, batch))
 
-    with source.open_segment(file_range.path) as stream:
-        walk = Walk(SegmentReader(stream, options, size=file_range.file_size), run)
-        for item in _walked(walk, file_range, run):
-            if item is _RUN_FULL:
-                yield from in_order()
-                continue
-            yield from batch_records(item)
-            if len(rows) >= ARROW_ROWS:
-                yield from in_order()
+    for item in _walked(source, file_range, options, run):
+        if item is _RUN_FULL:
+            yield from in_order()
+            continue
+        yield from batch_records(item)
+        if len(rows) >= ARROW_ROWS:
+            yield from in_order()
     yield from in_order()
 
 
