@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import io
-import mmap
 import sys
 
 import click
 
-from kbatch.ops.annotate import Span, decompressed_spans, entry_spans, range_spans, select_entry, start_for_offset
+from kbatch.ops.annotate import Annotation, Span, decompressed_spans, entry_spans
 from kbatch.format.codecs import CodecError
-from kbatch.format.findings import MAX_HELD, Finding
-from kbatch.reading.reader import ReadOptions, SegmentReader, open_input
+from kbatch.format.findings import Finding
+from kbatch.reading.reader import open_input
 from kbatch.output.values import counted
 from kbatch.output.visible import visible
 from kbatch.cli.options import (decompressed_limit_option, hex_option, kafka_version_option, no_color_option,
@@ -97,21 +95,15 @@ def hexdump_annotate(file, batch_index, record_offset, position, byte_range, wid
     ruler = no_color or console.no_color or console.color_system is None
     width = int(width)
     with stream:
-        # A v0/v1 wrapper's records are not shown (its inner messages are, from the bytes): keep half as many
-        # as other commands, so that a wrapper bomb's records and its inflated bytes fit the same bound.
-        reader = SegmentReader(stream, ReadOptions(records=True, decompressed_limit=decompressed_limit,
-                                                   held_records=MAX_HELD // 2))
-        view = _lazy_bytes(stream, reader.size)
+        annotation = Annotation(stream, decompressed_limit)
+        view = annotation.view
         if byte_range is not None:
-            return _show_range(reader, view, byte_range, console, width, ruler, render, internal)
+            return _show_range(annotation, byte_range, console, width, ruler, render, internal)
         if not chosen:
             position = 0   # the first entry, damaged or not
-        start = (0, 0)
-        if record_offset is not None:
-            start, note = start_for_offset(file, reader, stream, record_offset)
-            if note:
-                click.echo(note, err=True)
-        shown = select_entry(reader, batch_index, record_offset, position, start)
+        shown, note = annotation.entry(file, batch_index, record_offset, position)
+        if note:
+            click.echo(note, err=True)
         if shown is None:
             click.echo(f"kbatch: {visible(file)} has no such batch", err=True)
             return ExitStatus.TROUBLE
@@ -136,8 +128,7 @@ def hexdump_annotate(file, batch_index, record_offset, position, byte_range, wid
         for finding in item.findings:
             console.print(finding_line(finding))
         if decompressed and item.compressed:
-            _show_decompressed(view, item, index, console, width, ruler, render, reader.decompressor, max_bytes,
-                               internal)
+            _show_decompressed(annotation, item, index, console, width, ruler, render, max_bytes, internal)
         elif not chosen:
             console.print("(the first batch: --batch N, --offset O, --position P or --range A:B show others)")
         return ExitStatus.FOUND if item.is_damaged else ExitStatus.OK
@@ -154,21 +145,9 @@ def _within(spans, low: int, high: int) -> list:
             or span.start == span.end and low <= span.start < high]
 
 
-def _lazy_bytes(stream, size: int):
-    """The input's bytes as a buffer that reads only what is sliced (a map of the file; stdin is spooled to one)."""
-    if isinstance(stream, io.BytesIO):
-        return stream.getbuffer()
-    if size == 0:
-        return b""
-    return memoryview(mmap.mmap(stream.fileno(), 0, access=mmap.ACCESS_READ))
-
-
-def _show_decompressed(view, batch, index, console, width, ruler, render, decompressor, max_bytes,
-                       internal) -> None:
-    payload = view[batch.payload_pos:batch.payload_pos + batch.payload_size]
+def _show_decompressed(annotation, batch, index, console, width, ruler, render, max_bytes, internal) -> None:
     try:
-        # The reader's own decompressor: its buffer is reused, so the records are never inflated twice over.
-        inflated = decompressor.decompress_view(batch.attributes & 7, payload, batch.magic)
+        inflated = annotation.inflated(batch)
     except CodecError as error:
         console.print(f"(the records do not decompress: {error.detail})")
         return
@@ -181,9 +160,9 @@ def _show_decompressed(view, batch, index, console, width, ruler, render, decomp
                  "(positions +N are inside the decompressed data, not the file)")
 
 
-def _show_range(reader, view, byte_range, console, width, ruler, render, internal):
+def _show_range(annotation, byte_range, console, width, ruler, render, internal):
     low, high = byte_range
-    spans, damaged = range_spans(reader, view, low, high, internal)
-    high = min(high, reader.size)
-    render(console, view[low:high], low, spans, width=width, ruler=ruler, title=f"positions {low}–{high - 1}")
+    spans, damaged = annotation.range(low, high, internal)
+    high = min(high, annotation.size)
+    render(console, annotation.view[low:high], low, spans, width=width, ruler=ruler, title=f"positions {low}–{high - 1}")
     return ExitStatus.FOUND if damaged else ExitStatus.OK

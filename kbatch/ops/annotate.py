@@ -12,6 +12,8 @@ whose positions are inside the decompressed bytes (``Span.inner``).
 
 from __future__ import annotations
 
+import io
+import mmap
 from dataclasses import dataclass
 
 from kbatch.format.findings import Finding
@@ -26,7 +28,9 @@ from kbatch.format.layouts import (
     RecordBatchV3Header,
     field_spans,
 )
+from kbatch.format.findings import MAX_HELD
 from kbatch.reading.model import Batch
+from kbatch.reading.reader import ReadOptions, SegmentReader
 from kbatch.format.structs import BATCH_V3_FIXED, CONTROL_TYPES, IGNORE_MESSAGE_ATTRIBUTES_MASK, PROPOSED_V3_MAGIC
 
 
@@ -429,3 +433,46 @@ def range_spans(reader, view, low: int, high: int, internal: dict) -> tuple[list
     each(entries(reader), batch, region)
     high = min(high, reader.size)
     return [span for span in spans if span.end > low and span.start < high], damaged
+
+
+class Annotation:
+    """One input's bytes and the reader that ties them to fields: what ``hexdump-annotate`` shows from.
+
+    The bytes are a map of the file (stdin is spooled to a buffer), so that only what is shown is read.
+    """
+
+    def __init__(self, stream, decompressed_limit: int):
+        # A v0/v1 wrapper's records are not shown (its inner messages are, from the bytes): keep half as many
+        # as other commands, so that a wrapper bomb's records and its inflated bytes fit the same bound.
+        self.reader = SegmentReader(stream, ReadOptions(records=True, decompressed_limit=decompressed_limit,
+                                                        held_records=MAX_HELD // 2))
+        self.stream = stream
+        self.view = _lazy_bytes(stream, self.reader.size)
+
+    @property
+    def size(self) -> int:
+        return self.reader.size
+
+    def entry(self, path: str, batch_index: int | None, record_offset: int | None, position: int | None):
+        """((batch index, the batch or damaged range, its findings) or None, the note an index lookup left)."""
+        start, note = (0, 0), None
+        if record_offset is not None:
+            start, note = start_for_offset(path, self.reader, self.stream, record_offset)
+        return select_entry(self.reader, batch_index, record_offset, position, start), note
+
+    def range(self, low: int, high: int, internal: dict) -> tuple[list[Span], bool]:
+        return range_spans(self.reader, self.view, low, high, internal)
+
+    def inflated(self, batch: Batch):
+        """The batch's records, decompressed by the reader's own decompressor (its buffer is reused, so the
+        records are never inflated twice over); raises CodecError."""
+        payload = self.view[batch.payload_pos:batch.payload_pos + batch.payload_size]
+        return self.reader.decompressor.decompress_view(batch.attributes & 7, payload, batch.magic)
+
+
+def _lazy_bytes(stream, size: int):
+    if isinstance(stream, io.BytesIO):
+        return stream.getbuffer()
+    if size == 0:
+        return b""
+    return memoryview(mmap.mmap(stream.fileno(), 0, access=mmap.ACCESS_READ))
