@@ -92,7 +92,7 @@ class Decompressor:
             data = _lz4_fix_kafka3160_header(data) if magic == 0 else data
         module = {1: cramjam.gzip, 3: cramjam.lz4, 4: cramjam.zstd}[codec_id]
         size = self._into(module.decompress_into, data, CODEC_NAMES[codec_id], 0)
-        return memoryview(self._out)[:size]
+        return memoryview(self._buffer())[:size]
 
     def release(self) -> None:
         """Say the last view is no longer in use: the pages a large batch inflated into are handed back now,
@@ -135,7 +135,7 @@ class Decompressor:
         data = bytes(data)
         if not data.startswith(XERIAL_MAGIC):
             size = self._raw_snappy(data, 0)
-            return memoryview(self._out)[:size]
+            return memoryview(self._buffer())[:size]
         # snappy-java's SnappyOutputStream framing (xerial), as Java clients write it: each block is
         # inflated straight into its place in the buffer, so the whole is never held twice.
         if len(data) < _XERIAL_HEADER.size:

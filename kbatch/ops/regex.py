@@ -14,14 +14,14 @@ also before a final newline), and ``\\s`` does not match the vertical tab (0x0B)
 
 from __future__ import annotations
 
+from importlib import import_module
+
 import re2
 
-try:   # Python 3.11+: the regular expression parser, to name what a refused pattern holds
-    from re import _constants as _re_constants
-    from re import _parser as _re_parser
-except ImportError:  # pragma: no cover - Python 3.10
-    import sre_constants as _re_constants
-    import sre_parse as _re_parser
+# Python's own regular expression parser, to name what a refused pattern holds (private modules, which the
+# type stubs do not declare: imported by name).
+_re_constants = import_module("re._constants")
+_re_parser = import_module("re._parser")
 
 # What needs backtracking, by the opcode Python's parser gives it, and how a user calls it.
 _BACKTRACKING = {"GROUPREF": "a backreference", "GROUPREF_EXISTS": "a conditional group",

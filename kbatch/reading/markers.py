@@ -32,7 +32,7 @@ class EndMarker:
     @property
     def outcome(self) -> str:
         """COMMIT or ABORT when believed, else UNKNOWN."""
-        return self.marker.type if self.trusted else "UNKNOWN"
+        return self.marker.type if self.trusted and self.marker is not None else "UNKNOWN"
 
     @property
     def if_believed(self) -> str | None:
@@ -68,11 +68,11 @@ def _a(word: str) -> str:
 
 def describe(marker: EndMarker, batch: Batch) -> str:
     """One line for a report: where the marker is, why it is not believed, what it would say."""
-    said = marker.if_believed
-    if said:
-        would = f"if believed, {_a(said)} (coordinator epoch {marker.marker.coordinator_epoch})"
-    elif marker.marker is None:   # its records were not walked: its key was never read, whatever its bytes hold
+    read = marker.marker
+    if read is None:   # its records were not walked: its key was never read, whatever its bytes hold
         would = "its records do not decode as its header describes them, so what it would say is not known"
+    elif read.type in END_TYPES:
+        would = f"if believed, {_a(read.type)} (coordinator epoch {read.coordinator_epoch})"
     else:
-        would = f"its record reads {marker.marker.type}, which ends no transaction"
+        would = f"its record reads {read.type}, which ends no transaction"
     return f"the marker at offset {batch.base_offset} (pos {batch.pos}) is not believed: {marker.doubt}; {would}"
