@@ -385,3 +385,22 @@ def test_a_snapshot_text_holds_nothing_a_terminal_or_a_review_would_act_on(hosti
     run = _run("snapshot", "check", str(segment))
     assert run.returncode == 1
     assert_safe(run.stdout) and assert_safe(run.stderr)
+
+
+def _two_copies(hostile: dict, root: Path) -> list[str]:
+    """Two brokers' log directories, each holding a copy of the hostile partition."""
+    name = os.path.basename(os.fsencode(hostile["partition"]))
+    brokers = [root / "broker-1", root / "broker-2"]
+    for broker in brokers:
+        shutil.copytree(os.fsencode(hostile["partition"]), os.path.join(os.fsencode(broker), name))
+    return [str(broker) for broker in brokers]
+
+
+def test_replicas_jsonl_is_utf8_json_naming_the_hostile_copies(hostile, tmp_path):
+    run = _run("replicas", "--format", "jsonl", *_two_copies(hostile, tmp_path))
+    assert run.returncode == 0, run.stderr
+    lines = [json.loads(line) for line in run.stdout.decode("utf-8").split("\n")[:-1]]
+    assert [line["type"] for line in lines] == ["replica", "replica"]
+    assert [line["path"] for line in lines] == [json_name(os.path.join(tmp_path, broker, os.path.basename(
+        hostile["partition"]))) for broker in ("broker-1", "broker-2")]
+    assert lines[0]["partition"] == json_name(os.path.basename(hostile["partition"]))
