@@ -145,6 +145,8 @@ TEXT_COMMANDS = {
     "txn": (["txn", "P", "T"], 0, False),
     "producers": (["producers", "P", "T"], 0, False),
     "retention": (["retention", "--config", "cleanup.policy=compact", "P", "TD"], 0, False),
+    "retention-config-key": (["retention", "--config", HOSTILE + "=1", "TD"], 2, False),
+    "retention-config-policy": (["retention", "--config", "cleanup.policy=" + HOSTILE.replace(",", ""), "TD"], 2, False),
     "grep": (["grep", "", "S", "N", "O"], 0, True),
     "grep-count": (["grep", "-c", "", "S", "N"], 0, False),
     "stats": (["stats", "S", "N"], 0, False),
