@@ -144,6 +144,7 @@ TEXT_COMMANDS = {
     "verify-crc-deep": (["verify-crc", "--deep", "P"], 0, False),
     "txn": (["txn", "P", "T"], 0, False),
     "producers": (["producers", "P", "T"], 0, False),
+    "producers-unknown-id": (["producers", "--transactional-id", HOSTILE + "?", "TD"], 0, False),
     "retention": (["retention", "--config", "cleanup.policy=compact", "P", "TD"], 0, False),
     "retention-config-key": (["retention", "--config", HOSTILE + "=1", "TD"], 2, False),
     "retention-config-policy": (["retention", "--config", "cleanup.policy=" + HOSTILE.replace(",", ""), "TD"], 2, False),
