@@ -407,3 +407,16 @@ def test_replicas_jsonl_is_utf8_json_naming_the_hostile_copies(hostile, tmp_path
     assert [line["path"] for line in lines] == [json_name(os.path.join(tmp_path, broker, os.path.basename(
         hostile["partition"]))) for broker in ("broker-1", "broker-2")]
     assert lines[0]["partition"] == json_name(os.path.basename(hostile["partition"]))
+
+
+def test_junit_names_each_file_as_the_terminal_does(hostile):
+    """verify-crc --format junit: a CI page shows a testcase's name; the name is written with visible's escapes
+    (exact, and nothing a page would act on: a bidi override, a zero-width space, a line end), then as XML."""
+    from xml.etree import ElementTree
+
+    run = _run("verify-crc", "--format", "junit", hostile["segment"], hostile["named"], hostile["named"] + "x")
+    assert run.returncode == 2   # a name that matches no file
+    text, _ = assert_safe(run.stdout), assert_safe(run.stderr)
+    root = ElementTree.fromstring(text)
+    assert [case.get("name") for case in root.iter("testcase")] == [visible(hostile["segment"]),
+                                                                   visible(hostile["named"])]
