@@ -420,3 +420,43 @@ def test_junit_names_each_file_as_the_terminal_does(hostile):
     root = ElementTree.fromstring(text)
     assert [case.get("name") for case in root.iter("testcase")] == [visible(hostile["segment"]),
                                                                    visible(hostile["named"])]
+
+
+def _hostile_capture(path: Path) -> Path:
+    """A produce of the hostile records to the hostile topic, by a hostile client and transactional id, and
+    its answer; then a frame of an absurd size (the rest of that direction is not read)."""
+    from .capture_builder import Capture, produce, produce_response, request, response
+
+    topic = HOSTILE.replace("\n", "")[:60]
+    records = _record_batch(0, [(HOSTILE.encode(), HOSTILE.encode() + NOT_UTF8, [(HOSTILE, NOT_UTF8)])],
+                            transactional=True, producer_id=7)
+    capture = (Capture()
+               .send(request("Produce", 9, 11, produce(9, {topic: {0: records}}, transactional_id=HOSTILE),
+                             client_id=HOSTILE.encode() + NOT_UTF8, flexible=True))
+               .answer(response(11, produce_response(9, {topic: {0: (0, 500)}}), flexible=True))
+               .send(struct.pack(">i", 0x7FFFFFFF) + b"\x1b[31m"))
+    path.write_bytes(capture.pcap())
+    return path
+
+
+@pytest.mark.parametrize("args", [[], ["--deep"], ["--format", "jsonl"]])
+def test_pcap_shows_what_a_capture_names_escaped(tmp_path, args):
+    pytest.importorskip("dpkt")
+    capture = _hostile_capture(Path(os.fsdecode(os.path.join(os.fsencode(tmp_path), HOSTILE_NAME + b".pcap"))))
+    run = _run("pcap", *args, str(capture))
+    assert run.returncode == 0, run.stderr   # a frame kbatch cannot follow is a warning
+    err = assert_safe(run.stderr)
+    if "jsonl" in args:
+        lines = [json.loads(line) for line in run.stdout.decode("utf-8").split("\n")[:-1]]
+        assert json_name(str(capture)) in _strings(lines) and err == ""
+        return
+    out = assert_safe(run.stdout)
+    assert "\\x1b[31mred" in out and "\\xff\\xc3(.pcap" in out   # the topic and client id; the file's name
+    assert "a Kafka frame size of 2147483647 bytes" in out.replace("\n", " ")
+
+
+def test_replicas_table_shows_the_hostile_copies_escaped(hostile, tmp_path):
+    run = _run("replicas", *_two_copies(hostile, tmp_path))
+    assert run.returncode == 0, run.stderr
+    out, _ = assert_safe(run.stdout), assert_safe(run.stderr)
+    assert "\\x1b[31mred" in out and "nothing to repair" in out
