@@ -10,7 +10,6 @@ import os
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
-from kbatch.files import kinds
 from kbatch.files.inputs import topic_partition
 from kbatch.format.codecs import Decompressor
 from kbatch.format.findings import Finding
@@ -51,13 +50,6 @@ def replay(files: list[str], options: ReadOptions, add: Callable[[str, Batch], N
         decompressor = Decompressor(options.decompressed_limit)
     replayed = Replayed()
     for path in files:
-        kind = kinds.kind_of(path)
-        if kind is not None and kind not in kinds.BATCH_KINDS:
-            # a file beside the segments, named alone: read as batches, a healthy one would be all damage
-            replayed.unreadable.append((path, ValueError(
-                f"{kinds.DESCRIPTIONS[kind]}, not a log segment: kbatch dump reads it (give this command the "
-                "partition's directory or its .log files)")))
-            continue
         try:
             stream = open_input(path)
         except (OSError, ValueError) as error:
