@@ -144,7 +144,10 @@ TEXT_COMMANDS = {
     "verify-crc-deep": (["verify-crc", "--deep", "P"], 0, False),
     "txn": (["txn", "P", "T"], 0, False),
     "producers": (["producers", "P", "T"], 0, False),
+    "producers-unknown-id": (["producers", "--transactional-id", HOSTILE + "?", "TD"], 0, False),
     "retention": (["retention", "--config", "cleanup.policy=compact", "P", "TD"], 0, False),
+    "retention-config-key": (["retention", "--config", HOSTILE + "=1", "TD"], 2, False),
+    "retention-config-policy": (["retention", "--config", "cleanup.policy=" + HOSTILE.replace(",", ""), "TD"], 2, False),
     "grep": (["grep", "", "S", "N", "O"], 0, True),
     "grep-count": (["grep", "-c", "", "S", "N"], 0, False),
     "stats": (["stats", "S", "N"], 0, False),
@@ -385,3 +388,75 @@ def test_a_snapshot_text_holds_nothing_a_terminal_or_a_review_would_act_on(hosti
     run = _run("snapshot", "check", str(segment))
     assert run.returncode == 1
     assert_safe(run.stdout) and assert_safe(run.stderr)
+
+
+def _two_copies(hostile: dict, root: Path) -> list[str]:
+    """Two brokers' log directories, each holding a copy of the hostile partition."""
+    name = os.path.basename(os.fsencode(hostile["partition"]))
+    brokers = [root / "broker-1", root / "broker-2"]
+    for broker in brokers:
+        shutil.copytree(os.fsencode(hostile["partition"]), os.path.join(os.fsencode(broker), name))
+    return [str(broker) for broker in brokers]
+
+
+def test_replicas_jsonl_is_utf8_json_naming_the_hostile_copies(hostile, tmp_path):
+    run = _run("replicas", "--format", "jsonl", *_two_copies(hostile, tmp_path))
+    assert run.returncode == 0, run.stderr
+    lines = [json.loads(line) for line in run.stdout.decode("utf-8").split("\n")[:-1]]
+    assert [line["type"] for line in lines] == ["replica", "replica"]
+    assert [line["path"] for line in lines] == [json_name(os.path.join(tmp_path, broker, os.path.basename(
+        hostile["partition"]))) for broker in ("broker-1", "broker-2")]
+    assert lines[0]["partition"] == json_name(os.path.basename(hostile["partition"]))
+
+
+def test_junit_names_each_file_as_the_terminal_does(hostile):
+    """verify-crc --format junit: a CI page shows a testcase's name; the name is written with visible's escapes
+    (exact, and nothing a page would act on: a bidi override, a zero-width space, a line end), then as XML."""
+    from xml.etree import ElementTree
+
+    run = _run("verify-crc", "--format", "junit", hostile["segment"], hostile["named"], hostile["named"] + "x")
+    assert run.returncode == 2   # a name that matches no file
+    text, _ = assert_safe(run.stdout), assert_safe(run.stderr)
+    root = ElementTree.fromstring(text)
+    assert [case.get("name") for case in root.iter("testcase")] == [visible(hostile["segment"]),
+                                                                   visible(hostile["named"])]
+
+
+def _hostile_capture(path: Path) -> Path:
+    """A produce of the hostile records to the hostile topic, by a hostile client and transactional id, and
+    its answer; then a frame of an absurd size (the rest of that direction is not read)."""
+    from .capture_builder import Capture, produce, produce_response, request, response
+
+    topic = HOSTILE.replace("\n", "")[:60]
+    records = _record_batch(0, [(HOSTILE.encode(), HOSTILE.encode() + NOT_UTF8, [(HOSTILE, NOT_UTF8)])],
+                            transactional=True, producer_id=7)
+    capture = (Capture()
+               .send(request("Produce", 9, 11, produce(9, {topic: {0: records}}, transactional_id=HOSTILE),
+                             client_id=HOSTILE.encode() + NOT_UTF8, flexible=True))
+               .answer(response(11, produce_response(9, {topic: {0: (0, 500)}}), flexible=True))
+               .send(struct.pack(">i", 0x7FFFFFFF) + b"\x1b[31m"))
+    path.write_bytes(capture.pcap())
+    return path
+
+
+@pytest.mark.parametrize("args", [[], ["--deep"], ["--format", "jsonl"]])
+def test_pcap_shows_what_a_capture_names_escaped(tmp_path, args):
+    pytest.importorskip("dpkt")
+    capture = _hostile_capture(Path(os.fsdecode(os.path.join(os.fsencode(tmp_path), HOSTILE_NAME + b".pcap"))))
+    run = _run("pcap", *args, str(capture))
+    assert run.returncode == 0, run.stderr   # a frame kbatch cannot follow is a warning
+    err = assert_safe(run.stderr)
+    if "jsonl" in args:
+        lines = [json.loads(line) for line in run.stdout.decode("utf-8").split("\n")[:-1]]
+        assert json_name(str(capture)) in _strings(lines) and err == ""
+        return
+    out = assert_safe(run.stdout)
+    assert "\\x1b[31mred" in out and "\\xff\\xc3(.pcap" in out   # the topic and client id; the file's name
+    assert "a Kafka frame size of 2147483647 bytes" in out.replace("\n", " ")
+
+
+def test_replicas_table_shows_the_hostile_copies_escaped(hostile, tmp_path):
+    run = _run("replicas", *_two_copies(hostile, tmp_path))
+    assert run.returncode == 0, run.stderr
+    out, _ = assert_safe(run.stdout), assert_safe(run.stderr)
+    assert "\\x1b[31mred" in out and "nothing to repair" in out

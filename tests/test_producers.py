@@ -428,3 +428,20 @@ def test_an_aborted_transactions_records_sent_again_are_no_duplicate():
     # without the abort, the idempotent producer's records again under a new epoch are a duplicate
     assert _codes(_replay(data(0, 0, [b"x"]), data(1, 1, [b"y"]), data(2, 0, [b"x"], epoch=1))) == [
         ("duplicate-records", PID)]
+
+
+@pytest.mark.parametrize("command, name", [(["producers"], "00000000000000000027.snapshot"),
+                                           (["txn"], "00000000000000000027.txnindex"),
+                                           (["offsets"], "00000000000000000000.index"),
+                                           (["verify-crc", "--deep"], "00000000000000000027.snapshot"),
+                                           (["grep", "x"], "leader-epoch-checkpoint"),
+                                           (["stats"], "00000000000000000000.timeindex")])
+def test_a_file_beside_the_segments_named_alone_is_not_read_as_a_segment(kbatch, command, name):
+    """A healthy producer snapshot (or index, or checkpoint) named on the command line was read as a log
+    segment and reported as damaged (resync, unknown-magic): it is passed over, saying what it is and what
+    reads it."""
+    path = f"fixtures/partition/orders-0/{name}"
+    result = kbatch(*command, path, expect=2)
+    assert "resync" not in result.out + result.err and "unknown-magic" not in result.out + result.err
+    assert f"kbatch: cannot read {path}: " in result.err and "not a log segment" in result.err
+    assert "kbatch dump" in result.err

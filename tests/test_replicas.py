@@ -250,3 +250,15 @@ def test_unreadable_segment_is_an_io_error(tmp_path, kbatch):
     result = kbatch("replicas", str(one), str(two))
     assert result.code == 2
     assert "kbatch: error:" in result.err and "Traceback" not in result.err
+
+
+@pytest.mark.parametrize("text", ["0\n1\nnot numbers\n", "\0" * 64, "\xff\xfe garbage"])
+def test_a_damaged_epoch_file_is_said_and_exits_1_when_the_copies_agree(tmp_path, kbatch, text):
+    """Kafka's CheckpointFile refuses such a file (the broker takes the log directory offline): the copies'
+    batches agreeing is no reason to keep quiet about it."""
+    common = [batch(0, _records(0, 3, "v"), leader_epoch=0)]
+    one = make_copy(tmp_path, "broker-1", common, epoch_file_text=text, high_watermark=3)
+    two = make_copy(tmp_path, "broker-2", common, epochs=[(0, 0)], high_watermark=3)
+    result = kbatch("replicas", one, two, expect=1)
+    assert "broker-1: leader-epoch-checkpoint is damaged" in result.out
+    assert "nothing to repair" not in result.out

@@ -271,3 +271,15 @@ def test_a_transaction_left_open_stops_the_cleaner_at_its_first_offset(real_kafk
             transaction["transactional_id"], transaction["coordinator_state"], transaction["hanging"],
             transaction["last_stable_offset_held"]) == (producer_id, open_from, "OPEN", "txn-pinned", "Ongoing",
                                                         False, True)
+
+
+@pytest.mark.parametrize("config, said", [
+    ("retentoin.ms=1", "'retentoin.ms' is not a config retention reads"),   # a typo, once taken as read
+    ("segment.bytes=1024", "'segment.bytes' is not a config retention reads"),
+    ("cleanup.policy=compcat", "cleanup.policy holds 'compcat': expected compact or delete"),
+    ("\x1b]0;x\x07\u202e=1", "'\\x1b]0;x\\x07\\u202e' is not a config retention reads"),
+])
+def test_a_config_retention_does_not_read_is_a_usage_error(tmp_path, kbatch, config, said):
+    directory = _partition(tmp_path, "orders-0", [(0, [(0, NOW)])])
+    result = kbatch("retention", "--config", config, str(directory), expect=2)
+    assert said in result.err and result.out == ""

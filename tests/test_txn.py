@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import struct
 
 import pytest
 
@@ -147,3 +148,53 @@ def test_the_coordinator_table_never_splits_an_iso_time(width):
     assert_iso_times_whole(out, width)
     assert all(f"2023-11-14T22:13:20.00{n}Z" in out for n in range(3))
     assert all(len(line) <= width for line in out.splitlines())
+
+
+def _coordinator_segment(tmp_path, records, *, flip_crc: bool = False) -> str:
+    """A __transaction_state-0 segment of ``records`` (key, value) by kafka-python's builder."""
+    from .test_hostile_text import _record_batch
+
+    directory = tmp_path / "__transaction_state-0"
+    directory.mkdir()
+    data = bytearray(_record_batch(0, [(key, value, []) for key, value in records]))
+    if flip_crc:
+        data[data.index(_TXN_VALUE) + 9] ^= 0x01   # the value's producerId, under the CRC: 7 read as 6
+    (directory / "00000000000000000000.log").write_bytes(bytes(data))
+    return str(directory)
+
+
+def _txn_key(tid: bytes) -> bytes:   # TransactionLogKey v0
+    return struct.pack(">hh", 0, len(tid)) + tid
+
+
+# TransactionLogValue v0: producerId 7, producerEpoch 0, timeout, status 4 (CompleteCommit), no partitions, times
+_TXN_VALUE = struct.pack(">hqhibiqq", 0, 7, 0, 60_000, 4, 0, 1_700_000_000_000, 1_700_000_000_000)
+
+
+def test_a_coordinator_record_that_does_not_read_is_a_finding_and_exits_1(kbatch, tmp_path):
+    """A __transaction_state record whose key or value does not read is said, as dump says it, not passed over."""
+    directory = _coordinator_segment(tmp_path, [(_txn_key(b"tx-good"), _TXN_VALUE),
+                                                (_txn_key(b"tx-cut"), _TXN_VALUE[:9]),
+                                                (b"\x00\x00\x7f\xff", _TXN_VALUE)])
+    result = kbatch("txn", "--format", "jsonl", directory, expect=1)
+    findings = [line for line in _lines(result) if line["type"] == "finding"]
+    assert [(finding["code"], finding["field"]) for finding in findings] == [
+        ("bad-internal-record", "records[1].value.producerId"),
+        ("bad-internal-record", "records[2].key.transactionalId")]
+    assert [line["transactional_id"] for line in _lines(result) if line["type"] == "coordinator"] == ["tx-good"]
+    table = kbatch("txn", directory, expect=1).out
+    assert "2 record(s) did not read" in table and "records[1].value.producerId" in table
+
+
+def test_a_coordinator_batch_whose_crc_fails_is_not_believed(kbatch, tmp_path):
+    directory = _coordinator_segment(tmp_path, [(_txn_key(b"tx-good"), _TXN_VALUE)], flip_crc=True)
+    result = kbatch("txn", "--format", "jsonl", directory, expect=1)
+    assert [line["code"] for line in _lines(result) if line["type"] == "finding"] == ["crc-mismatch"]
+    assert not [line for line in _lines(result) if line["type"] == "coordinator"]
+
+
+@pytest.mark.parametrize("command", ["producers", "retention"])
+def test_the_other_readers_of_the_coordinator_say_so_too(kbatch, tmp_path, command):
+    directory = _coordinator_segment(tmp_path, [(_txn_key(b"tx-cut"), _TXN_VALUE[:9])])
+    result = kbatch(command, "--format", "jsonl", directory, expect=1)
+    assert [line["field"] for line in _lines(result) if line["type"] == "finding"] == ["records[0].value.producerId"]

@@ -56,6 +56,7 @@ def producers(paths, producer_ids, transactional_ids, output_format, decompresse
     from kbatch.ops.logs import partition_key, replay
     from kbatch.ops.producers import PartitionProducers, hold_snapshots, join_transactional_ids
     from kbatch.ops.txn import CoordinatorView, is_transaction_state
+    from kbatch.output.visible import visible
     from kbatch.reading.reader import ReadOptions
 
     files, status = expand_inputs(paths)
@@ -82,7 +83,7 @@ def producers(paths, producer_ids, transactional_ids, output_format, decompresse
     wanted = set(producer_ids) | {state.producer_id for tid, state in coordinator.ids.items()
                                   if tid in set(transactional_ids)}
     if transactional_ids and not any(tid in coordinator.ids for tid in transactional_ids):
-        click.echo("kbatch: no __transaction_state record names " + ", ".join(transactional_ids)
+        click.echo("kbatch: no __transaction_state record names " + ", ".join(map(visible, transactional_ids))
                    + " (give the __transaction_state partition it lives in: kbatch offsets --transactional-id)",
                    err=True)
     selected = (lambda producer_id: producer_id in wanted) if producer_ids or transactional_ids else \

@@ -50,8 +50,8 @@ def replicas(paths, partition, output_format, no_color):
     every copy holds.  kbatch map --replicas draws the copies as lanes on
     one offset axis.
 
-    Exit status: 0 every copy agrees, 1 the copies diverge or one is damaged,
-    2 usage or I/O error.
+    Exit status: 0 every copy agrees, 1 the copies diverge or one is damaged
+    (its leader-epoch-checkpoint too), 2 usage or I/O error.
     """
     from kbatch.ops.replicas import exit_found
 

@@ -33,7 +33,7 @@ Examples:
 @click.option("--config", "configs", multiple=True, callback=_pairs, metavar="KEY=VALUE",
               help="A topic config (retention.ms, retention.bytes, cleanup.policy, min.cleanable.dirty.ratio, "
                    "min.compaction.lag.ms, max.compaction.lag.ms, remote.storage.enable, ...), over every other "
-                   "source (repeatable).")
+                   "source (repeatable); a key retention does not read is refused.")
 @click.option("--metadata", type=click.Path(exists=True, file_okay=False), metavar="DIR",
               help="A __cluster_metadata-0 directory whose ConfigRecords give each topic's configs (default: the "
                    "one in the log directory, where there is one).")
@@ -67,11 +67,14 @@ def retention(paths, configs, metadata, now, output_format, decompressed_limit, 
     """
     from kbatch.ops.logs import Replayed
     from kbatch.ops.retention import (judge, name_open_transactions, parse_config, partition_directories,
-                                      read_partition, topic_configs)
+                                      read_partition, topic_configs, unread_config)
     from kbatch.ops.txn import CoordinatorView
     from kbatch.reading.reader import ReadOptions
     from kbatch.files.inputs import topic_partition
 
+    unread = unread_config(configs)
+    if unread is not None:
+        raise click.BadParameter(unread, param_hint="--config")
     options = ReadOptions(records=True, decompressed_limit=decompressed_limit)
     now = int(time.time() * 1000) if now is None else now
     status = ExitStatus.OK

@@ -88,7 +88,10 @@ def expand_paths(paths, pattern: str | tuple[str, ...] = "*.log") -> tuple[list[
     for path in paths:
         path = path.removeprefix("file://")
         if path == "-" or os.path.isfile(path):
-            files.append(path)
+            if (why := not_a_segment(path, pattern)) is None:
+                files.append(path)
+            else:
+                passed.append((path, why))
             continue
         if os.path.isdir(path):
             found = _search(path, pattern, passed)
@@ -99,7 +102,7 @@ def expand_paths(paths, pattern: str | tuple[str, ...] = "*.log") -> tuple[list[
             for match in sorted(glob.glob(path, recursive=True)):
                 if os.path.isdir(match):
                     found += _search(match, pattern, passed)
-                elif (why := passed_over(match)) is None:
+                elif (why := passed_over(match) or not_a_segment(match, pattern)) is None:
                     found.append(match)
                 else:
                     passed.append((match, why))
@@ -109,6 +112,18 @@ def expand_paths(paths, pattern: str | tuple[str, ...] = "*.log") -> tuple[list[
             found = [path]   # reported as unreadable when opened (or read as a stream: a FIFO named alone)
         files += found
     return files, missing, passed
+
+
+def not_a_segment(path: str, pattern: str | tuple[str, ...]) -> str | None:
+    """Why a file named to a command that reads log segments (``pattern`` "*.log") is not read as one: Kafka's
+    name for it says it is another kind (a producer snapshot, an index, a checkpoint), whose bytes read as
+    batches would all be damage.  None: read it."""
+    from kbatch.files import kinds
+
+    kind = kinds.kind_of(path)
+    if pattern != "*.log" or kind is None or kind in kinds.BATCH_KINDS:
+        return None
+    return f"{kinds.DESCRIPTIONS[kind]}, not a log segment (kbatch dump reads it)"
 
 
 def passed_over(path: str) -> str | None:

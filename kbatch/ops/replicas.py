@@ -27,8 +27,10 @@ def compare_all(paths: list[str], partition: str | None = None) -> tuple[list[Re
 
 
 def exit_found(reports: list[Report]) -> bool:
-    """Whether any partition's copies diverge, or a copy is damaged (exit status 1)."""
-    return any(not report.agree or report.problems for report in reports)
+    """Whether any partition's copies diverge, or a copy is damaged, its leader-epoch-checkpoint too (exit
+    status 1)."""
+    return any(not report.agree or report.problems or any(copy.epoch_file_damaged for copy in report.copies)
+               for report in reports)
 
 
 def _ranges(offsets: list[tuple[int, int]]) -> str:
@@ -132,6 +134,11 @@ def advice(report: Report) -> list[str]:
     lines: list[str] = []
     copies = report.copies
     if report.agree and not report.problems:
+        # a damaged epoch file is still said: CheckpointFile.read refuses it, and CheckpointFileWithFailureHandler
+        # takes the log directory offline
+        told = [f"{copy.name}: {told}" for copy in copies for told in epoch_disagreements(copy)]
+        if any(copy.epoch_file_damaged for copy in copies):
+            return ["every copy holds the same batches", *told]
         return ["every copy holds the same batches: nothing to repair"]
     for copy in copies:
         lines.extend(f"{copy.name}: {line}" for line in recovery_lines(copy))

@@ -56,6 +56,16 @@ _NUMBERS = {"retention.ms", "retention.bytes", "min.compaction.lag.ms", "max.com
             "local.retention.bytes"}
 
 
+def unread_config(keys) -> str | None:
+    """Why a config asked for (--config) cannot be applied: a key retention does not read, as a typo of one
+    it does would otherwise be passed over and the verdicts given under its default; None: all are read.  (Names
+    are quoted by repr: a key is the user's text, shown with its controls escaped.)"""
+    for key in keys:
+        if key not in DEFAULTS:
+            return f"{key!r} is not a config retention reads (those are {', '.join(DEFAULTS)})"
+    return None
+
+
 def parse_config(pairs: dict[str, str]) -> dict:
     """Topic configs as Kafka's text gives them, over DEFAULTS; ValueError names one that does not parse."""
     config = dict(DEFAULTS)
@@ -70,6 +80,10 @@ def parse_config(pairs: dict[str, str]) -> dict:
             config[key] = text.lower() == "true"
         elif key == "cleanup.policy":
             config[key] = text.replace(" ", "")
+            # LogConfig: a LIST, ValidList.in(compact, delete)
+            unknown = [policy for policy in config[key].split(",") if policy not in ("", "compact", "delete")]
+            if unknown:
+                raise ValueError(f"cleanup.policy holds {', '.join(map(repr, unknown))}: expected compact or delete")
         else:
             config[key] = text
     return config

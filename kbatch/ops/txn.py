@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from kbatch.format.findings import Finding
 from kbatch.reading.markers import describe, end_marker
-from kbatch.messages.topics import decode_transactions
+from kbatch.reading.internal import decode_batch
 from kbatch.reading.model import Batch
 from kbatch.files.inputs import topic_partition
 
@@ -150,19 +150,21 @@ class CoordinatorView:
 
     def __init__(self):
         self.ids: dict[str, CoordinatorState] = {}
+        self.unreadable = 0   # records whose key or value did not read (each is a finding of its batch)
 
     def add_batch(self, batch: Batch) -> None:
-        if batch.is_control:
-            return
-        for record in batch.records or []:
-            decoded = decode_transactions(record.key, record.value)
-            if decoded.key is None:
+        """Replay one batch; a record that does not read adds its finding to the batch's (as dump's do)."""
+        if batch.is_control or batch.is_damaged or batch.records is None:
+            return   # a damaged batch's records are not believed: its damage is the walk's finding
+        decode_batch(batch, "transactions")
+        for record in batch.records:
+            decoded = record.decoded
+            if decoded.key is None or (decoded.value is None and not decoded.tombstone):
+                self.unreadable += 1   # (its finding says why): what it said is not the coordinator's state
                 continue
             tid = decoded.key["data"]["transactionalId"]
             if decoded.tombstone:
                 self.ids.pop(tid, None)
-                continue
-            if decoded.value is None:
                 continue
             data = decoded.value["data"]
             partitions = [f"{topic['topic']}-{partition}" for topic in data["transactionPartitions"] or []

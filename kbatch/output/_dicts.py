@@ -265,8 +265,8 @@ def replica_dict(report, copy):
     """A broker's copy of a partition (columns.REPLICA)."""
     out = {
         "type": "replica",
-        "partition": report.topic + '-' + str(report.partition),
-        "path": copy.path,
+        "partition": json_name(report.topic + '-' + str(report.partition)),
+        "path": json_name(copy.path),
         "log_start_offset": copy.log_start_offset,
         "log_end_offset": copy.log_end_offset,
         "high_watermark": copy.high_watermark,
@@ -284,8 +284,8 @@ def replica_record_head(report, divergence, record, highest_high_watermark):
     """A record not every copy holds: its keys before the record's (columns.REPLICA_RECORD_HEAD)."""
     out = {
         "type": "record",
-        "partition": report.topic + '-' + str(report.partition),
-        "replicas": [report.copies[index].path for index in divergence.holders],
+        "partition": json_name(report.topic + '-' + str(report.partition)),
+        "replicas": [json_name(report.copies[index].path) for index in divergence.holders],
         "below_high_watermark": record.offset < (highest_high_watermark or 0),
     }
     return out

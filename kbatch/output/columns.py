@@ -372,8 +372,9 @@ def _nullable_object(columns_: tuple[Column, ...]) -> dict:
 
 REPLICA = (
     Column("type", "string", False, '"replica"', "always \"replica\"", schema={"const": "replica"}),
-    Column("partition", "string", False, "report.topic + '-' + str(report.partition)", "the partition (TOPIC-N)"),
-    Column("path", "string", False, "copy.path", "the copy's partition directory"),
+    Column("partition", "string", False, "json_name(report.topic + '-' + str(report.partition))",
+           "the partition (TOPIC-N)"),
+    Column("path", "string", False, "json_name(copy.path)", "the copy's partition directory"),
     Column("log_start_offset", "int64", True, "copy.log_start_offset", "its first batch's base offset"),
     Column("log_end_offset", "int64", False, "copy.log_end_offset", "one past its last batch's last offset"),
     Column("high_watermark", "int64", True, "copy.high_watermark",
@@ -398,8 +399,9 @@ REPLICA = (
 
 REPLICA_RECORD_HEAD = (
     Column("type", "string", False, '"record"', "always \"record\"", schema={"const": "record"}),
-    Column("partition", "string", False, "report.topic + '-' + str(report.partition)", "the partition (TOPIC-N)"),
-    Column("replicas", "array", False, "[report.copies[index].path for index in divergence.holders]",
+    Column("partition", "string", False, "json_name(report.topic + '-' + str(report.partition))",
+           "the partition (TOPIC-N)"),
+    Column("replicas", "array", False, "[json_name(report.copies[index].path) for index in divergence.holders]",
            "the copies holding it"),
     Column("below_high_watermark", "bool", False, "record.offset < (highest_high_watermark or 0)",
            "below a high watermark a copy holding it recorded: acknowledged to an acks=all producer"),

@@ -4,7 +4,8 @@ commands (``--format github``).
 JUnit XML as CI tools read it (Jenkins' junit-10.xsd, which GitLab, GitHub's test reporters and Surefire's
 readers follow): one ``testsuite`` for the run, one ``testcase`` per file, a ``failure`` for a damaged file
 holding its findings, an ``error`` for a file that could not be read, the warnings and notes of a clean
-file in its ``system-out``.  Nothing in it depends on the clock or the machine: the same bytes give the
+file in its ``system-out``; each file's name is written as the terminal shows it (kbatch.output.visible).
+Nothing in it depends on the clock or the machine: the same bytes give the
 same report.
 
 GitHub Actions: ``::error file=F,title=CODE::MESSAGE`` for each finding that is damage, ``::warning`` for a
@@ -52,7 +53,7 @@ class JunitSink(BatchOffsets):
         """A file's testcase, with the findings told since the one before: a partition's cross-checks report
         each finding with the file it is in (an index, a segment), the case is the partition's."""
         self.current = self.previous = None
-        lines = [line if path == summary.path else f"{path}: {line}" for path, line in self.pending]
+        lines = [line if path == summary.path else f"{visible(path)}: {line}" for path, line in self.pending]
         self.cases.append((summary.path, summary, lines, None))
         self.pending = []
 
@@ -76,9 +77,11 @@ class JunitSink(BatchOffsets):
                f"<testsuites name={attr(SUITE)} {counts}>",
                f'  <testsuite name={attr(SUITE)} {counts} skipped="0">']
         for path, summary, lines, reason in self.cases:
-            case = f"    <testcase name={attr(path)} classname={attr(SUITE)}"
+            # a name as the terminal shows it (a CI page shows it too): exact, and nothing a page acts on
+            case = f"    <testcase name={attr(visible(path))} classname={attr(SUITE)}"
             if reason is not None:
-                out += [case + ">", f"      <error type=\"unreadable\" message={attr('cannot read: ' + reason)}/>",
+                out += [case + ">",
+                        f"      <error type=\"unreadable\" message={attr('cannot read: ' + visible(reason))}/>",
                         "    </testcase>"]
                 continue
             said = (f"{counted(summary.batches, 'batch')}, {counted(summary.records, 'record')}, "

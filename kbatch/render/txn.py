@@ -123,6 +123,9 @@ def print_txn(console, views, coordinator, findings) -> None:
         console.print()
     if coordinator is not None:
         console.print(_coordinator_table(coordinator))
+        if coordinator.unreadable:
+            console.print(Text(f"  {coordinator.unreadable} record(s) did not read: what they said is not the "
+                               "coordinator's state (findings below)", style="yellow"))
     for path, finding in findings:
         console.print(Text(visible(path), style="bold"))
         console.print(finding_line(finding))
