@@ -175,3 +175,16 @@ def test_apply_with_nothing_to_fix_writes_nothing(name, kbatch, tmp_path):
     assert result.code == (1 if name.startswith("damaged") else 0), result.out
     assert "nothing to fix: nothing written" in result.out
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("command", [["salvage"], ["repair-length"], ["hexdump-annotate"]])
+@pytest.mark.parametrize("name", ["00000000000000000027.snapshot", "00000000000000000000.index"])
+def test_a_file_beside_the_segments_is_not_salvaged_repaired_or_annotated_as_one(kbatch, tmp_path, command, name):
+    """A healthy producer snapshot or index named to a one-segment command read as batches and all damage:
+    repair-length proposed cutting its tail.  It is refused, saying what it is and what reads it."""
+    path = f"fixtures/partition/orders-0/{name}"
+    extra = ["-o", str(tmp_path / "out.log")] if command == ["salvage"] else []
+    result = kbatch(*command, *extra, path, expect=2)
+    assert "resync" not in result.out + result.err and "cut" not in result.out
+    assert f"kbatch: cannot read {path}: " in result.err and "not a log segment (kbatch dump reads it)" in result.err
+    assert not (tmp_path / "out.log").exists()

@@ -9,11 +9,10 @@ import click
 from kbatch.ops.annotate import Annotation, Span, decompressed_spans, entry_spans
 from kbatch.format.codecs import CodecError
 from kbatch.format.findings import Finding
-from kbatch.reading.reader import open_input
 from kbatch.output.values import counted
 from kbatch.output.visible import visible
 from kbatch.cli.options import (decompressed_limit_option, hex_option, kafka_version_option, no_color_option,
-                                report_unreadable)
+                                open_segment, report_unreadable)
 from kbatch.cli.status import ExitStatus
 
 
@@ -87,7 +86,7 @@ def hexdump_annotate(file, batch_index, record_offset, position, byte_range, wid
     if len(chosen) > 1:
         raise click.UsageError(f"choose one of {', '.join(chosen)}")
     try:
-        stream = open_input(file, hex_text=hex_input)
+        stream = open_segment(file, hex_text=hex_input)
     except (OSError, ValueError) as error:
         report_unreadable(file, error)
         return ExitStatus.TROUBLE

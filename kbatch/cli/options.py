@@ -107,6 +107,19 @@ def unreadable_reason(error: Exception) -> str:
     return str(getattr(error, "strerror", None) or error)
 
 
+def open_segment(path: str, **options):
+    """The input of a command that reads one log segment (salvage, repair-length, hexdump-annotate), opened by
+    open_input; ValueError when Kafka's name for the file says it is another kind (a producer snapshot, an
+    index, a checkpoint), whose bytes would all read as damage (``kbatch dump`` reads every kind)."""
+    from kbatch.files.inputs import not_a_segment
+    from kbatch.reading.reader import open_input
+
+    why = not_a_segment(path, "*.log")
+    if why is not None:
+        raise ValueError(why)
+    return open_input(path, **options)
+
+
 def report_unreadable(path: str, error: Exception | str) -> None:
     """The line every command prints for an input it cannot read (``error``: what went wrong, or why)."""
     reason = error if isinstance(error, str) else unreadable_reason(error)

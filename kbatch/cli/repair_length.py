@@ -11,7 +11,7 @@ from kbatch.reading.reader import open_input
 from kbatch.output.values import counted
 from kbatch.ops.repair import InputCut, plan_repairs, write_repaired
 from kbatch.cli.options import (no_color_option, output_name, refuse_writing_an_input, report_stream,
-                                report_unreadable, segment_output)
+                                open_segment, report_unreadable, segment_output)
 from kbatch.cli.status import ExitStatus
 
 
@@ -67,7 +67,7 @@ def repair_length(path, output, apply, truncate_tail, in_place, backup, no_color
         segment_output(output)
     console = make_console(report_stream(output), no_color=no_color)
     try:
-        stream = open_input(path)
+        stream = open_segment(path)
     except (OSError, ValueError) as error:
         report_unreadable(path, error)
         return ExitStatus.TROUBLE

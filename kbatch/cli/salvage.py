@@ -6,11 +6,10 @@ from __future__ import annotations
 import click
 
 from kbatch.files.outputs import write_output
-from kbatch.reading.reader import open_input
 from kbatch.output.values import counted
 from kbatch.ops.repair import SalvageReport, salvage as salvage_batches
 from kbatch.cli.options import (no_color_option, output_name, refuse_writing_an_input, report_stream,
-                                report_unreadable, segment_output)
+                                open_segment, report_unreadable, segment_output)
 from kbatch.cli.status import ExitStatus
 
 
@@ -45,7 +44,7 @@ def salvage(path, output, no_color):
     console = make_console(report_stream(output), no_color=no_color)
     report = SalvageReport(0)
     try:
-        stream = open_input(path)
+        stream = open_segment(path)
     except (OSError, ValueError) as error:
         report_unreadable(path, error)
         return ExitStatus.TROUBLE
