@@ -77,6 +77,18 @@ def _capture_reader(stream: BinaryIO):
     return dpkt.pcap.Reader(stream)
 
 
+def not_a_capture(stream: BinaryIO) -> str | None:
+    """Why the stream is no capture kbatch reads (its file header is neither pcap's nor pcapng's), or None;
+    the stream is left at its start."""
+    try:
+        _capture_reader(stream)
+    except (ValueError, dpkt.dpkt.Error, struct.error, EOFError) as error:
+        return f"not a pcap or pcapng file: {error}"
+    finally:
+        stream.seek(0)
+    return None
+
+
 def _address(raw: bytes) -> str:
     import ipaddress
     return str(ipaddress.ip_address(raw))

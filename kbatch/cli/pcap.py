@@ -64,6 +64,7 @@ def pcap(captures, ports, records, deep, output_format, extract_to, against, no_
     disk), 1 damage found, 2 usage or I/O error.
     """
     from kbatch.output.visible import visible
+    from kbatch.capture.packets import not_a_capture
     from kbatch.ops.pcap import DEFAULT_PORTS, CaptureSummary, CapturedBatch, Extraction, read_capture
 
     try:
@@ -92,6 +93,12 @@ def pcap(captures, ports, records, deep, output_format, extract_to, against, no_
         except OSError as error:
             click.echo(f"kbatch: error: {visible(path)}: cannot read: {visible(error.strerror or str(error))}",
                        err=True)
+            status = ExitStatus.TROUBLE
+            continue
+        problem = not_a_capture(stream)
+        if problem is not None:   # said once, as for any input that cannot be read: no table of nothing
+            stream.close()
+            click.echo(f"kbatch: error: {visible(path)}: {visible(problem)}", err=True)
             status = ExitStatus.TROUBLE
             continue
         summary = CaptureSummary(path)

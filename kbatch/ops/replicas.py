@@ -136,9 +136,9 @@ def advice(report: Report) -> list[str]:
     if report.agree and not report.problems:
         # a damaged epoch file is still said: CheckpointFile.read refuses it, and CheckpointFileWithFailureHandler
         # takes the log directory offline
-        told = [f"{copy.name}: {told}" for copy in copies for told in epoch_disagreements(copy)]
+        damage = [f"{copy.name}: {told}" for copy in copies for told in epoch_disagreements(copy)]
         if any(copy.epoch_file_damaged for copy in copies):
-            return ["every copy holds the same batches", *told]
+            return ["every copy holds the same batches", *damage]
         return ["every copy holds the same batches: nothing to repair"]
     for copy in copies:
         lines.extend(f"{copy.name}: {line}" for line in recovery_lines(copy))

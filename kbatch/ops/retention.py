@@ -79,9 +79,9 @@ def parse_config(pairs: dict[str, str]) -> dict:
                 raise ValueError(f"{key} must be true or false, not {text!r}")
             config[key] = text.lower() == "true"
         elif key == "cleanup.policy":
-            config[key] = text.replace(" ", "")
+            policies = config[key] = text.replace(" ", "")
             # LogConfig: a LIST, ValidList.in(compact, delete)
-            unknown = [policy for policy in config[key].split(",") if policy not in ("", "compact", "delete")]
+            unknown = [policy for policy in policies.split(",") if policy not in ("", "compact", "delete")]
             if unknown:
                 raise ValueError(f"cleanup.policy holds {', '.join(map(repr, unknown))}: expected compact or delete")
         else:
