@@ -14,6 +14,7 @@ from typing import BinaryIO
 CHUNK = 2 * 1024 * 1024
 PAGE = mmap.PAGESIZE
 BUFFER_SIZE = CHUNK + PAGE   # a chunk at any place in a page
+_NO_BYTES = memoryview(b"")   # a window's bytes before its first read, and while it lets go of a buffer
 
 
 def page_aligned_buffer(size: int) -> mmap.mmap:
@@ -45,9 +46,9 @@ class Window:
         self.stream = stream
         self.size = size            # bytes in the stream (fewer once a read comes up short: :meth:`_ended`)
         self.opened_size = size     # ... as it was when the reading began
-        self.buf = b""              # the window's bytes: a memoryview into a buffer of BUFFERS
+        self.buf = _NO_BYTES        # the window's bytes: a memoryview into a buffer of BUFFERS
         self.base = 0               # stream position of buf[0]
-        self._stream_pos = None
+        self._stream_pos: int | None = None
         self.ahead = ahead          # a kbatch.reading.readahead.ReadAhead: the stream read ahead on a thread
 
     def view(self, pos: int, size: int) -> tuple[memoryview, int, int]:
@@ -59,7 +60,7 @@ class Window:
         # The bytes still ahead are read again with the rest: one copy out of the page cache, where
         # joining them to the next chunk copied all of it a second time.  The window lets go of its own
         # view first, so that the buffer under it can take the read.
-        self.buf = b""
+        self.buf = _NO_BYTES
         if self.ahead is not None:
             ahead = self.ahead.bytes_at(pos, size)
             if ahead is not None:
@@ -130,7 +131,8 @@ class Window:
 
     def _read(self, pos: int, size: int) -> bytes:
         self._seek(pos)
-        parts, wanted = [], min(size, self.size - pos)
+        parts: list[bytes] = []
+        wanted = min(size, self.size - pos)
         while wanted > 0:
             part = self.stream.read(wanted)
             if not part:
