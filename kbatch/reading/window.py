@@ -6,7 +6,7 @@ import mmap
 import os
 import sys
 import threading
-from typing import BinaryIO
+from typing import Protocol
 
 # Bytes read at a time (and scanned at a time when resyncing).  2 MiB holds the largest batch a broker
 # takes by default (max.message.bytes: 1 MiB + 12) with room to spare; 4 MiB measured 8% slower on a
@@ -31,6 +31,14 @@ def page_aligned_buffer(size: int) -> mmap.mmap:
     return mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | getattr(mmap, "MAP_POPULATE", 0))
 
 
+class Stream(Protocol):
+    """What a window reads: a binary stream's seek and read (a file, a BytesIO, a reader.BufferStream)."""
+
+    def seek(self, position: int, whence: int = os.SEEK_SET, /) -> int: ...
+
+    def read(self, size: int = -1, /) -> bytes: ...
+
+
 class EntryCut(Exception):
     """The bytes of an entry framed whole ended early: the file was cut while it was read."""
 
@@ -42,7 +50,7 @@ class Window:
     written again only once no view of them is left.
     """
 
-    def __init__(self, stream: BinaryIO, size: int, ahead=None):
+    def __init__(self, stream: Stream, size: int, ahead=None):
         self.stream = stream
         self.size = size            # bytes in the stream (fewer once a read comes up short: :meth:`_ended`)
         self.opened_size = size     # ... as it was when the reading began
