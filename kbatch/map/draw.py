@@ -25,6 +25,7 @@ from __future__ import annotations
 import functools
 import html
 import json
+from typing import Any
 
 from kbatch.output.values import iso_timestamp
 from kbatch.output.visible import json_name, visible
@@ -132,9 +133,9 @@ def byte_map(partition: dict, choice: str) -> dict:
     # An outline tells batches apart while each is a few pixels wide; narrower, it would hide them.
     most = max((len(segment["blocks"]) for segment in partition["segments"]), default=0)
     outline = {"stroke": "white", "strokeWidth": 0.3} if most <= WIDTH // 4 else {}
-    block = {"transform": [{"calculate": f"datum.cat['{choice}']", "as": "colour"}],
-             "mark": {"type": "rect", **outline},
-             "encoding": {"x": x, "x2": {"field": "end"}, "y": y, "color": _colour(choice)}}
+    block: dict[str, Any] = {"transform": [{"calculate": f"datum.cat['{choice}']", "as": "colour"}],
+                             "mark": {"type": "rect", **outline},
+                             "encoding": {"x": x, "x2": {"field": "end"}, "y": y, "color": _colour(choice)}}
     # The blocks share one colour scale (the choice's); the damaged ranges have their own, so that damage is in
     # the legend whatever the blocks are coloured by.
     blocks = {"layer": [
@@ -189,7 +190,7 @@ def timeline(partition: dict) -> dict:
     epochs = [{**run, "offset": run["first_offset"], "end": run["last_offset"] + 1} for run in partition["epochs"]]
     boundaries = [{**band, "offset": band["from"], "end": band["to"] + 1} for band in partition["boundaries"]]
     checkpoint = [{**entry, "offset": entry["start_offset"]} for entry in partition["checkpoint_epochs"]]
-    layers = [
+    layers: list[dict[str, Any]] = [
         {"name": f"{pid}_epoch", "data": {"values": epochs}, "mark": {"type": "rect", "opacity": 0.18},
          "encoding": {"x": x, "x2": {"field": "end"},
                       "color": {"field": "epoch", "type": "ordinal", "title": "leader epoch",

@@ -112,13 +112,14 @@ def hexdump_command(path: str, pos: int) -> str:
 
 @dataclass
 class _Bin:
-    """What the batches starting in one bin of a segment's bytes add up to."""
+    """What the batches starting in one bin of a segment's bytes add up to (a bin starts with its first batch's
+    offsets)."""
 
+    first_offset: int
+    last_offset: int
     batches: int = 0
     records: int = 0
     bytes: int = 0
-    first_offset: int | None = None
-    last_offset: int | None = None
     min_ts: int | None = None
     max_ts: int | None = None
     damaged: int = 0
@@ -183,7 +184,7 @@ class SegmentMap:
         number = batch.pos // self.bin_bytes
         found = self.bins.get(number)
         if found is None:
-            found = self.bins[number] = _Bin()
+            found = self.bins[number] = _Bin(batch.base_offset, batch.last_offset)
         found.add(batch, said)
         if self.detail is not None:
             if len(self.detail) >= self.most:

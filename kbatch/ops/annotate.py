@@ -196,9 +196,9 @@ def record_spans(batch: Batch, data, base: int, path: str, *, inner: bool = Fals
         fields, error = _declared(declaration, rest, position, rest_path, inner=inner)
         # The declaration alone does not bound a record by its length; the reader does.  Stop where the
         # reader's finding says the record broke, so both tell the same story.
-        failed_at = next((i for i, span in enumerate(fields)
-                          if finding is not None and span.path.endswith("." + finding.field)), None)
-        if failed_at is not None:
+        failed_at = None if finding is None else next(
+            (i for i, span in enumerate(fields) if span.path.endswith("." + finding.field)), None)
+        if finding is not None and failed_at is not None:
             fields, error = fields[:failed_at], SpanError(fields[failed_at].path, fields[failed_at].start,
                                                           f"{finding.code}: expected {finding.expected}")
         elif error is None:   # it reads, but the reader found it does not belong (e.g. past recordsCount)
@@ -224,7 +224,7 @@ def _control_fields(spans: list[Span], chunk: bytes, base: int, inner: bool) -> 
     from kbatch.messages.control import KRAFT_CONTROL_MESSAGES, kraft_control_spans
 
     out = []
-    control_type = None
+    control_type: str | None = None
     for span in spans:
         name = span.path.rsplit(".", 1)[-1]
         if name == "value" and control_type in KRAFT_CONTROL_MESSAGES and span.size:

@@ -76,9 +76,9 @@ def _below_base(pos: int, where: int, relative: int) -> Finding:
                    "0 or more (an offset at or above the segment's base offset)", str(relative))
 
 
-def offset_index(data: bytes, base_offset: int | None) -> Iterator[Entry | Finding]:
+def offset_index(data: SideFile, base_offset: int | None) -> Iterator[Entry | Finding]:
     layout = OFFSET_INDEX_ENTRY
-    previous = None
+    previous: tuple[int, int] | None = None
     for item in _entries(kinds.OFFSET_INDEX, data, layout):
         if isinstance(item, Finding):
             yield item
@@ -101,9 +101,9 @@ def offset_index(data: bytes, base_offset: int | None) -> Iterator[Entry | Findi
         yield entry
 
 
-def time_index(data: bytes, base_offset: int | None) -> Iterator[Entry | Finding]:
+def time_index(data: SideFile, base_offset: int | None) -> Iterator[Entry | Finding]:
     layout = TIME_INDEX_ENTRY
-    previous = None
+    previous: tuple[int, int] | None = None
     for item in _entries(kinds.TIME_INDEX, data, layout):
         if isinstance(item, Finding):
             yield item
@@ -127,7 +127,7 @@ def time_index(data: bytes, base_offset: int | None) -> Iterator[Entry | Finding
         yield entry
 
 
-def txn_index(data: bytes, base_offset: int | None) -> Iterator[Entry | Finding]:
+def txn_index(data: SideFile, base_offset: int | None) -> Iterator[Entry | Finding]:
     layout = ABORTED_TXN_ENTRY
     previous_last = None
     # TransactionIndex only appends (openChannel positions at the end; nothing preallocates it).

@@ -49,15 +49,15 @@ def _lines(data: SideFile, limit: int = LINE_LIMIT, piece_size: int = CHUNK) -> 
     """Each line, as BufferedReader.readLine splits them (at \\n, \\r or \\r\\n), read a window at a time: a
     line of any length costs LINE_LIMIT bytes."""
     line: Line | None = None
-    after_cr = False   # the last piece ended in \r: a \n opening the next belongs to that line
+    cr_ended: Line | None = None   # the line the last piece's final \r ended: a \n opening the next belongs to it
     for pos, piece in data.pieces(0, len(data), piece_size):
         at = 0
-        if after_cr and piece[:1] == b"\n":
-            line.size += 1
-            at = 1
-        if after_cr:
-            yield line
-            line, after_cr = None, False
+        if cr_ended is not None:
+            if piece[:1] == b"\n":
+                cr_ended.size += 1
+                at = 1
+            yield cr_ended
+            line = cr_ended = None
         if b"\r" not in piece:   # the lines a JVM writes: split at once, the carried line first
             *whole, rest = piece[at:].split(b"\n")
             for text in whole:
@@ -84,7 +84,7 @@ def _lines(data: SideFile, limit: int = LINE_LIMIT, piece_size: int = CHUNK) -> 
             _extend(line, text, limit)
             line.size += len(match[0])
             if match.end() == len(piece) and match[0] == b"\r":
-                after_cr = True   # maybe \r\n across the pieces
+                cr_ended = line   # maybe \r\n across the pieces
             else:
                 yield line
                 line = None
@@ -221,7 +221,8 @@ def checkpoint(kind: str, data: SideFile) -> Iterator[Entry | Header | Finding]:
                       for (name, bits), part in zip(fields, parts)}
             if None in values.values():
                 findings.append(_bad(line, "entry", grammar))
-            elif kind == kinds.LEADER_EPOCH_CHECKPOINT and min(values.values()) < 0:
+            elif kind == kinds.LEADER_EPOCH_CHECKPOINT and any(isinstance(value, int) and value < 0
+                                                               for value in values.values()):
                 # LeaderEpochFileCache.assign, on every entry it loads: "invalid partition leader epoch entry"
                 findings.append(_bad(line, "entry", "an epoch and a start offset of 0 or more "
                                                     "(LeaderEpochFileCache.assign)"))
@@ -419,8 +420,8 @@ def meta_properties(data: SideFile, base_offset: int | None) -> Iterator[Entry |
     """MetaProperties.Builder(Properties).build(): the version, then what that version requires."""
     entry = Entry(kinds.META_PROPERTIES, 0, 0, len(data), {"version": None})
     found: dict[str, tuple[Line, str]] = {}
-    for line, key, value in _properties(data):
-        found[key] = (line, value)   # Properties: the last one wins
+    for line, key, said in _properties(data):
+        found[key] = (line, said)   # Properties: the last one wins
         entry.findings += _long_line(line, key, [])
 
     def bad(key: str, expected: str, actual: str) -> None:

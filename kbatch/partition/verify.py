@@ -6,7 +6,7 @@ import os
 import re
 
 from kbatch.reading.summary import FileSummary
-from kbatch.files.kinds import LOG, OFFSET_CHECKPOINTS, kind_of
+from kbatch.files.kinds import LOG, META_PROPERTIES, OFFSET_CHECKPOINT, OFFSET_CHECKPOINTS, kind_of
 
 
 def partition_directories(paths) -> list[str]:
@@ -82,7 +82,8 @@ def verify_partitions(paths, sink, *, index_only: bool, decompressed_limit: int)
     return summaries
 
 
-LOG_DIRECTORY_FILES = OFFSET_CHECKPOINTS | {"meta.properties"}
+# The files of a log directory read on their own, by name, with the kind each is read as.
+LOG_DIRECTORY_FILES = {name: OFFSET_CHECKPOINT for name in OFFSET_CHECKPOINTS} | {"meta.properties": META_PROPERTIES}
 
 
 def log_directories(paths) -> list[str]:
@@ -99,12 +100,12 @@ def log_directory_findings(directory: str):
     on its own."""
     from kbatch.partition.sidecars import Entry, Header, read_sidecar
 
-    for name in sorted(LOG_DIRECTORY_FILES):
+    for name, kind in sorted(LOG_DIRECTORY_FILES.items()):
         path = os.path.join(directory, name)
         if not os.path.isfile(path):
             continue
         with open(path, "rb") as stream:
-            for item in read_sidecar(kind_of(name), stream):
+            for item in read_sidecar(kind, stream):
                 for finding in item.findings if isinstance(item, (Entry, Header)) else [item]:
                     yield path, finding
 

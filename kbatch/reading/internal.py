@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kbatch.reading.invariants import _record_finding
-from kbatch.reading.model import Batch
+from kbatch.reading.model import Batch, Record
 from kbatch.messages.topics import decode
 
 
@@ -16,13 +16,14 @@ def decode_batch(batch: Batch, decoder: str | None, kafka_version: str | None = 
     COMMIT marker, which is no offset key).  In ``__cluster_metadata`` every record, control ones too, is
     also held to KRaft's framing rules (:mod:`.kraft`).
     """
-    if decoder in (None, "none") or not batch.records:
+    records = batch.records
+    if decoder is None or decoder == "none" or not records:
         return
     if decoder == "metadata":
-        _kraft_rules(batch)
+        _kraft_rules(batch, records)
     if batch.is_control:
         return
-    for index, record in enumerate(batch.records):
+    for index, record in enumerate(records):
         decoded = decode(decoder, record.key, record.value, kafka_version)
         record.decoded = decoded
         for problem in decoded.problems:
@@ -31,9 +32,9 @@ def decode_batch(batch: Batch, decoder: str | None, kafka_version: str | None = 
                 f"{problem.actual} (byte {problem.pos} of the {problem.part})"))
 
 
-def _kraft_rules(batch: Batch) -> None:
+def _kraft_rules(batch: Batch, records: list[Record]) -> None:
     from kbatch.reading.kraft import record_refusal
-    for index, record in enumerate(batch.records):
+    for index, record in enumerate(records):
         refusal = record_refusal(batch, record)
         # a data record's missing or empty value is the metadata decoder's finding already
         if refusal is not None and not (refusal[0] == "value" and not batch.is_control):

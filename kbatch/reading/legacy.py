@@ -83,7 +83,8 @@ def _unwrap(batch: Batch, value: bytes | None, codec_id: int, log_append_time: b
     # A wrapper of a few hundred KB can inflate to millions of inner messages: each is checked as it
     # passes, but only the first MAX_HELD records (and findings) are kept, so memory stays bounded
     # whatever the wrapper holds; a finding says what was not kept.
-    count, records, last = 0, [], None
+    records: list[Record] = []
+    count, last = 0, None
     findings_left = MAX_HELD
     for item in read_inner(inner, batch.magic):
         problems = [item] if isinstance(item, Finding) else item.findings
@@ -114,15 +115,12 @@ def _unwrap(batch: Batch, value: bytes | None, codec_id: int, log_append_time: b
     if count > len(records) and last is not None:
         finding("not-all-kept", "inner", f"at most {held} records kept per wrapper",
                 f"{count} inner messages; records after the first {len(records)} are checked, not kept")
-    shift = 0
-    if batch.magic == 1 and records:
-        last_inner = last.offset
-        shift = _absolute_inner_offsets(batch, records, last_inner)
     if log_append_time:   # LegacyRecord.timestamp(): the wrapper's LogAppendTime wins for v1 messages
         for record in records:
             if record.magic == 1:
                 record.timestamp = batch.base_timestamp
-    if records:
+    if records and last is not None:   # last: the last inner record walked, kept or not (set when any is kept)
+        shift = _absolute_inner_offsets(batch, records, last.offset) if batch.magic == 1 else 0
         batch.base_offset = records[0].offset
         batch.last_offset = records[-1].offset if last is records[-1] else last.offset + shift
     batch.records = records

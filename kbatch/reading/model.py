@@ -9,10 +9,14 @@ Fields that a magic does not have are ``None``.
 from __future__ import annotations
 
 from dataclasses import KW_ONLY, dataclass, field, fields
+from typing import TYPE_CHECKING
 
 from kbatch.format.findings import Finding
 # The sequence rules, compiled: used from here (increment_sequence by importers of this module).
 from kbatch.kernels.batchrules import NO_SEQUENCE, increment_sequence, last_sequence  # noqa: F401
+
+if TYPE_CHECKING:   # for the annotation only: reading a segment does not load the decoders
+    from kbatch.messages.topics import Decoded
 
 TIMESTAMP_TYPES = ("CreateTime", "LogAppendTime")
 NO_TIMESTAMP_TYPE = "NoTimestampType"  # magic 0 (TimestampType.NO_TIMESTAMP_TYPE)
@@ -46,7 +50,7 @@ class Record:
     crc: int | None = None
     crc_valid: bool | None = None
     control: ControlMarker | None = None
-    decoded: object | None = None   # an internal topic's key and value read with Kafka's schemas (messages.topics)
+    decoded: Decoded | None = None   # an internal topic's key and value read with Kafka's schemas (messages.topics)
 
 
 @dataclass(slots=True)

@@ -100,10 +100,10 @@ class ReadAhead:
             if carry > RESERVE:
                 return None   # a large entry cut by the chunk's end: the window reads it whole
             offset, buffer, count = self._next_chunk()
-            if carry:
-                at = self.first + pos - self.start
-                buffer[RESERVE - carry:RESERVE] = self.buffer[at:at + carry]
             if self.buffer is not None:
+                if carry:
+                    at = self.first + pos - self.start
+                    buffer[RESERVE - carry:RESERVE] = self.buffer[at:at + carry]
                 self.retired.append(self.buffer)
             self.buffer, self.first = buffer, RESERVE - carry
             self.start, self.end = offset - carry, offset + count

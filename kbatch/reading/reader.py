@@ -29,7 +29,7 @@ import re
 import stat
 import sys
 from dataclasses import dataclass, replace
-from typing import BinaryIO, Iterator
+from typing import TYPE_CHECKING, BinaryIO, Iterator
 
 from kbatch.format.codecs import DEFAULT_DECOMPRESSED_LIMIT, Decompressor
 from kbatch.format.findings import Finding
@@ -50,7 +50,7 @@ from kbatch.reading.legacy import read_message
 from kbatch.reading.lost import entry_lost_offsets, range_lost_offsets, wrapper_not_opened
 from kbatch.reading.recovery import Recovery
 from kbatch.reading.v2 import load_records, read_batch
-from kbatch.reading.window import CHUNK, EntryCut, Window
+from kbatch.reading.window import CHUNK, EntryCut, Stream, Window
 from kbatch.format.structs import (
     BATCH_HEADER,
     HEADER_SIZE_UP_TO_MAGIC,
@@ -62,6 +62,9 @@ from kbatch.format.structs import (
     PROPOSED_V3_MAGIC,
     SIZE_OFFSET,
 )
+
+if TYPE_CHECKING:   # imported where a file reads ahead
+    from kbatch.reading.readahead import ReadAhead
 
 _OFFSETS = BATCH_HEADER.picker("base_offset", "last_offset_delta")
 _LEGACY_OFFSET = MESSAGE_V0_HEADER.picker("offset", "attributes")   # where v1 has them too
@@ -83,13 +86,14 @@ class ReadOptions:
 class SegmentReader:
     """Yields every log entry (as a Batch) and every damaged range (as a Finding)."""
 
-    def __init__(self, stream: BinaryIO, options: ReadOptions = ReadOptions(), *, size: int | None = None,
+    def __init__(self, stream: Stream, options: ReadOptions = ReadOptions(), *, size: int | None = None,
                  decompressor: Decompressor | None = None, nested_magic: int | None = None,
                  read_ahead: bool = False):
         if size is None:
             size = stream.seek(0, os.SEEK_END)
         self.options = options
-        ahead = stream if isinstance(stream, BufferStream) and stream.unchanging else None
+        ahead: BufferStream | ReadAhead | None = (stream if isinstance(stream, BufferStream) and stream.unchanging
+                                                  else None)
         if read_ahead:
             from kbatch.reading.readahead import read_ahead_of   # (here: only a whole local file reads ahead)
 

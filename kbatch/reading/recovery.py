@@ -203,7 +203,9 @@ class Recovery:
             buf, i, available = self.window.view(pos, CHUNK)
             if not available:
                 break   # the file ended early (cut while it is read): the window's size says where
-            zeros = _LEADING_ZEROS.match(buf, i, i + available).end() - i
+            leading = _LEADING_ZEROS.match(buf, i, i + available)
+            assert leading is not None   # \x00* matches the empty string too
+            zeros = leading.end() - i
             if zeros < available:
                 return pos + zeros
             pos += available

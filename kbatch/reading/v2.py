@@ -25,6 +25,8 @@ from kbatch.format.structs import (
 from kbatch.reading.window import CHUNK
 
 _CRC = CHECKSUMS[2]
+# recordsCount's place in the unpacked header: an int there (Batch.count is None where no v0/v1 count is known).
+_RECORDS_COUNT = BATCH_HEADER.names.index("records_count")
 _unpack_header = BATCH_HEADER.unpack_from
 
 
@@ -39,7 +41,7 @@ def read_batch(pos: int, entry: memoryview, decompressor: Decompressor, *, recor
     batch = batch_of(batch_fields(pos, len(entry), header, _CRC.compute(entry)))
     if not batch.crc_valid:
         batch.findings.append(crc_mismatch(pos, pos + len(entry), 2, batch.computed_crc, batch.crc))
-    count_problem = records_count_problem(pos, batch.count)
+    count_problem = records_count_problem(pos, header[_RECORDS_COUNT])
     if count_problem is not None and not records:   # decoding the records reports it itself
         batch.findings.append(count_problem)
     if records or (inflate and batch.attributes & COMPRESSION_CODEC_MASK):

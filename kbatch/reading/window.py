@@ -6,7 +6,7 @@ import mmap
 import os
 import sys
 import threading
-from typing import BinaryIO
+from typing import Protocol
 
 # Bytes read at a time (and scanned at a time when resyncing).  2 MiB holds the largest batch a broker
 # takes by default (max.message.bytes: 1 MiB + 12) with room to spare; 4 MiB measured 8% slower on a
@@ -14,6 +14,7 @@ from typing import BinaryIO
 CHUNK = 2 * 1024 * 1024
 PAGE = mmap.PAGESIZE
 BUFFER_SIZE = CHUNK + PAGE   # a chunk at any place in a page
+_NO_BYTES = memoryview(b"")   # a window's bytes before its first read, and while it lets go of a buffer
 
 
 def page_aligned_buffer(size: int) -> mmap.mmap:
@@ -30,6 +31,14 @@ def page_aligned_buffer(size: int) -> mmap.mmap:
     return mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | getattr(mmap, "MAP_POPULATE", 0))
 
 
+class Stream(Protocol):
+    """What a window reads: a binary stream's seek and read (a file, a BytesIO, a reader.BufferStream)."""
+
+    def seek(self, position: int, whence: int = os.SEEK_SET, /) -> int: ...
+
+    def read(self, size: int = -1, /) -> bytes: ...
+
+
 class EntryCut(Exception):
     """The bytes of an entry framed whole ended early: the file was cut while it was read."""
 
@@ -41,13 +50,13 @@ class Window:
     written again only once no view of them is left.
     """
 
-    def __init__(self, stream: BinaryIO, size: int, ahead=None):
+    def __init__(self, stream: Stream, size: int, ahead=None):
         self.stream = stream
         self.size = size            # bytes in the stream (fewer once a read comes up short: :meth:`_ended`)
         self.opened_size = size     # ... as it was when the reading began
-        self.buf = b""              # the window's bytes: a memoryview into a buffer of BUFFERS
+        self.buf = _NO_BYTES        # the window's bytes: a memoryview into a buffer of BUFFERS
         self.base = 0               # stream position of buf[0]
-        self._stream_pos = None
+        self._stream_pos: int | None = None
         self.ahead = ahead          # a kbatch.reading.readahead.ReadAhead: the stream read ahead on a thread
 
     def view(self, pos: int, size: int) -> tuple[memoryview, int, int]:
@@ -59,7 +68,7 @@ class Window:
         # The bytes still ahead are read again with the rest: one copy out of the page cache, where
         # joining them to the next chunk copied all of it a second time.  The window lets go of its own
         # view first, so that the buffer under it can take the read.
-        self.buf = b""
+        self.buf = _NO_BYTES
         if self.ahead is not None:
             ahead = self.ahead.bytes_at(pos, size)
             if ahead is not None:
@@ -130,7 +139,8 @@ class Window:
 
     def _read(self, pos: int, size: int) -> bytes:
         self._seek(pos)
-        parts, wanted = [], min(size, self.size - pos)
+        parts: list[bytes] = []
+        wanted = min(size, self.size - pos)
         while wanted > 0:
             part = self.stream.read(wanted)
             if not part:

@@ -96,8 +96,8 @@ def record_line(record: Record, batch: Batch, decode: str = "auto") -> str:
         marker = record.control
         if marker is not None and marker.type in ("ABORT", "COMMIT") and marker.coordinator_epoch is not None:
             line += f" endTxnMarker: {marker.type} coordinatorEpoch: {marker.coordinator_epoch}"
-        elif marker is not None and control_dumplog_tokens(marker) is not None:
-            line += control_dumplog_tokens(marker)
+        elif marker is not None and (tokens := control_dumplog_tokens(marker)) is not None:
+            line += tokens
         elif marker is not None:
             # `case controlType => print(s" controlType: $controlType($controlTypeId)")`: the enum's name, and
             # a type id this Kafka does not know is its UNKNOWN constant, printed "UNKNOWN(7)".

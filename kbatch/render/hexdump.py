@@ -136,13 +136,13 @@ def _legend_cells(index: int, span: Span, data, base: int) -> tuple[list[list[tu
     under the row across the width rather than into the value's column.  Strings, not Text: a batch of
     tiny records has hundreds of thousands of spans."""
     style = _style(index, span)
-    value = [(line, None) for line in strip_control_codes(span.value).split("\n")]
+    value: list[tuple[str, str | None]] = [(line, None) for line in strip_control_codes(span.value).split("\n")]
     finding = None
     if span.finding is not None and span.kind != "field":
         finding = strip_control_codes(f"✗ {finding_text(span.finding)}")
     raw = data[max(span.start - base, 0):max(span.end - base, 0)]
     raw_hex = raw[:12].hex(" ") + (" …" if len(raw) > 12 else "")
-    path = [(line, style) for line in strip_control_codes(span.path).split("\n")]
+    path: list[tuple[str, str | None]] = [(line, style) for line in strip_control_codes(span.path).split("\n")]
     return [[(str(index + 1), style)], path, [(_where(span), None)], [(str(span.size), None)], [(raw_hex, None)],
             value], finding
 
@@ -187,8 +187,8 @@ def legend_lines(console, spans: list[Span], data, base: int):
                     styles.append(StyleSpan(start, start + len(text), style))
             yield Text("".join(parts), spans=styles)
         if finding is not None:
-            for text, style in _folded_value(console, finding, "bold red", max(console.width - indent, 20)):
-                yield Text(" " * indent + text, spans=[StyleSpan(indent, indent + len(text), style)])
+            for text, _ in _folded_value(console, finding, "bold red", max(console.width - indent, 20)):
+                yield Text(" " * indent + text, spans=[StyleSpan(indent, indent + len(text), "bold red")])
 
 
 _BYTES = 4            # the legend's bytes column: a copy of what the dump above shows, so it gives way first

@@ -82,7 +82,7 @@ def _entries_table(entries: list[Entry], width: int) -> tuple[Table, bool]:
     A timestamp has its ISO time under it where the table has room for it whole, else none: an ISO
     time is never split across lines."""
     names = list(entries[0].fields)
-    columns = [("slot", [entry.slot for entry in entries]), ("pos", [entry.pos for entry in entries]),
+    columns: list[tuple[str, list]] = [("slot", [entry.slot for entry in entries]), ("pos", [entry.pos for entry in entries]),
                *((_HEADINGS.get(name, name.replace("_", " ")), [entry.fields.get(name) for entry in entries])
                  for name in names)]
     widths = [max([len(str(value)) for value in values] + [len(word) for word in heading.split()])
@@ -99,7 +99,7 @@ def _entries_table(entries: list[Entry], width: int) -> tuple[Table, bool]:
     if with_findings:
         table.add_column("findings", min_width=findings_width)
     for entry in entries:
-        cells = [str(entry.slot), str(entry.pos), *(_cell(name, entry.fields.get(name), iso_fits) for name in names)]
+        cells: list[str | Text] = [str(entry.slot), str(entry.pos), *(_cell(name, entry.fields.get(name), iso_fits) for name in names)]
         if with_findings:
             cells.append(_codes(entry.findings))
         table.add_row(*cells, style="on grey11" if entry.is_damaged else None)
@@ -137,8 +137,8 @@ def _table(console, path, size, kind, items, summary) -> None:
         console.print(finding_line(finding))
     verdict = Text("damaged", style="bold red") if summary.damaged else Text("clean", style="green")
     findings = ", ".join(f"{count} {code}" for code, count in sorted(summary.findings.items()))
-    entries = f"{summary.entries} {'entry' if summary.entries == 1 else 'entries'}"
-    console.print(Text.assemble(f"{visible(path)}: {kinds.DESCRIPTIONS[kind]}, {entries}, {size} bytes; ",
+    counted_entries = f"{summary.entries} {'entry' if summary.entries == 1 else 'entries'}"
+    console.print(Text.assemble(f"{visible(path)}: {kinds.DESCRIPTIONS[kind]}, {counted_entries}, {size} bytes; ",
                                 verdict, f" ({findings})" if findings else ""))
     console.print()
 
@@ -156,7 +156,7 @@ def _decrement_sequence(sequence: int, decrement: int) -> int:
     return sequence - decrement if sequence >= decrement else 2**31 - 1 - (decrement - sequence) + 1
 
 
-def dumplog_line(entry: Entry) -> str | None:
+def dumplog_line(entry: Entry) -> str:
     f = entry.fields
     if entry.kind == kinds.OFFSET_INDEX:
         return f"offset: {f['offset'] if f['offset'] is not None else f['relative_offset']} position: {f['position']}"

@@ -12,9 +12,10 @@ from __future__ import annotations
 import os
 import re
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Sequence
 
 if TYPE_CHECKING:
+    from rich.console import RenderableType
     from rich.table import Table
 
 # Rich is imported where it is asked: verify-crc's summary off a terminal is written without loading it.
@@ -148,12 +149,12 @@ def plain_table_lines(table: Table, console) -> list[str] | None:
     from rich.text import Text
 
     columns = table.columns
-    rows = [[column.header for column in columns]] if table.show_header else []
+    rows: list[Sequence[RenderableType]] = [[column.header for column in columns]] if table.show_header else []
     rows += zip(*(column.cells for column in columns))
     texts = []
-    for row in rows:
-        cells = []
-        for cell in row:
+    for given in rows:
+        cells: list[list[str]] = []
+        for cell in given:
             text = cell.plain if isinstance(cell, Text) else cell
             if not isinstance(text, str) or (not isinstance(cell, Text) and "[" in text):
                 return None   # a str cell is read as markup by Rich

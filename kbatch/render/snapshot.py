@@ -87,9 +87,9 @@ def snapshot_text(stream: BinaryIO) -> Iterator[str]:
     yield f"\n{HEX_HEADING}\n"
     stream.seek(0)
     pos = 0
-    while piece := read_exactly(stream, _HEX_PIECE):
-        yield "".join(line + "\n" for line in _hex_lines(piece, pos))
-        pos += len(piece)
+    while chunk := read_exactly(stream, _HEX_PIECE):
+        yield "".join(line + "\n" for line in _hex_lines(chunk, pos))
+        pos += len(chunk)
 
 
 def read_exactly(stream: BinaryIO, size: int) -> bytes:
@@ -234,7 +234,7 @@ def explain(old: bytes, new: bytes, old_name: str = "the snapshot", new_name: st
              f"first differing byte: {summary.first_different_byte} (sizes {len(old)} → {len(new)})"]
     layout = _Layout(old)
     lines += layout.differing_fields(old, new, summary.first_different_byte)
-    by_batch: dict[int, list[Difference]] = {}
+    by_batch: dict[int | None, list[Difference]] = {}   # None: no batch of A holds it
     others: list[Difference] = []
     for difference in differences:
         if difference.kind in ("batch-changed", "record-changed"):
@@ -322,7 +322,7 @@ def _record_place(difference: Difference, batch: Batch | None) -> str:
     """Which record: its offset (and offsetDelta in a v2 batch), and where it starts in A (inside a
     compressed batch: where the compressed records start)."""
     place = f"record offset {difference.offset}"
-    if batch is not None and batch.magic == 2:
+    if batch is not None and batch.magic == 2 and difference.offset is not None:
         place += f" (offsetDelta {difference.offset - batch.base_offset})"
     if difference.a_pos is None:
         return place

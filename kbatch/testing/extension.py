@@ -48,17 +48,18 @@ class KafkaSnapshotAssertion(SnapshotAssertion):
 
     def __repr__(self) -> str:
         result = self.executions.get(self.num_executions - 1) if self.num_executions else None
-        stored = result.recalled_data if result is not None else None
-        if not isinstance(stored, str):
+        if result is None or not isinstance(result.recalled_data, str):
             return "<kafka_snapshot: none stored yet>"
+        stored, asserted = result.recalled_data, result.asserted_data
         lines = stored.splitlines()
         summary = lines[1] if len(lines) > 1 else "not a kbatch snapshot"
         where = ""
         try:
-            old, new = snapshot_bytes(stored), snapshot_bytes(result.asserted_data)
-        except (ValueError, TypeError):
-            pass
-        else:
+            old = snapshot_bytes(stored)
+            new = snapshot_bytes(asserted) if isinstance(asserted, str) else None   # None: nothing asserted yet
+        except ValueError:
+            new = None
+        if new is not None:
             first = next((at for at, (a, b) in enumerate(zip(old, new)) if a != b), min(len(old), len(new)))
             where = "; the same bytes" if old == new else f"; differs from byte {first} ({len(old)} → {len(new)} bytes)"
         return f"<kafka_snapshot {result.snapshot_name}: {summary}{where}>"
