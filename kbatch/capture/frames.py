@@ -2,11 +2,11 @@
 bytes (NetworkReceive.readFrom in clients/src/main/java/org/apache/kafka/common/network/NetworkReceive.java).
 
 A size below the smallest header (a response's correlation id: 4 bytes) or above the broker's default
-``socket.request.max.bytes`` (100 MiB, SocketServerConfigs) is absurd: a problem, and the direction is given up.
-After a gap in the stream the frame it cut is lost, and the direction is read again from the next segment
-that starts a frame the layer above recognises (``starts_frame``: a request header of a known API key and
-version, or a response to a request still waiting); the bytes skipped until then are a problem.  What
-remains unframed at the end is a problem too.
+``socket.request.max.bytes`` (100 MiB, SocketServerConfigs) is absurd: a problem, and the direction is out of
+step.  So is it after a gap in the stream: the frame the gap cut is lost.  Either way the direction is read
+again from the next segment that starts a frame the layer above recognises (``starts_frame``: a request
+header of a known API key and version, or a response to a request still waiting); the bytes skipped until
+then are a problem.  What remains unframed at the end is a problem too.
 """
 
 from __future__ import annotations
@@ -41,13 +41,15 @@ class _Framer:
     """One direction's frames: a frame that lies whole in a chunk is sliced out of it; one that goes on past
     its chunk is gathered in ``partial`` (its size field first) until it is whole."""
 
-    def __init__(self):
+    def __init__(self, resyncs: bool = False):
+        self.resyncs = resyncs            # whether an absurd size is passed over (:meth:`lose_step`) or ends it all
         self.partial = bytearray()        # the frame begun and not yet whole, from its size field
         self.wanted = 0                   # how many bytes that frame has, its size field included (once known)
         self.packet, self.time = 0, 0.0   # the packet its size field began in
         self.given_up = False
-        self.skipping: int | None = None  # after a gap: the bytes passed over until a segment starts a frame
-        self.gap_packet = 0
+        self.skipping: int | None = None  # out of step: the bytes passed over until a segment starts a frame
+        self.gap_packet = 0               # the packet where it lost step
+        self.lost_by = "gap"              # what lost it: "gap" or "absurd frame size"
 
     def feed(self, event: StreamBytes) -> Iterator[KafkaFrame | FrameProblem]:
         data, at = event.data, 0
@@ -60,7 +62,7 @@ class _Framer:
                         return
                     size = int.from_bytes(self.partial, "big", signed=True)
                     if not SMALLEST_FRAME <= size <= LARGEST_FRAME:
-                        yield self._absurd(event.connection, self.packet, size)
+                        yield self._absurd(event.connection, self.packet, size, end - at)
                         return
                     self.wanted = SIZE_BYTES + size
                 at = self._gather(data, at, self.wanted)
@@ -79,7 +81,7 @@ class _Framer:
                 return
             size = int.from_bytes(data[at:at + SIZE_BYTES], "big", signed=True)
             if not SMALLEST_FRAME <= size <= LARGEST_FRAME:
-                yield self._absurd(event.connection, event.packet, size)
+                yield self._absurd(event.connection, event.packet, size, end - at - SIZE_BYTES)
                 return
             if at + SIZE_BYTES + size > end:
                 self.wanted = SIZE_BYTES + size
@@ -94,30 +96,37 @@ class _Framer:
         self.partial += data[at:at + take]
         return at + take
 
-    def _absurd(self, connection: str, packet: int, size: int) -> FrameProblem:
-        self.give_up()
-        return FrameProblem(connection, packet, f"a Kafka frame size of {size} bytes (expected {SMALLEST_FRAME} to "
-                                                f"{LARGEST_FRAME}): not Kafka, or the stream is out of step; the rest "
-                                                f"of this direction is not read")
+    def _absurd(self, connection: str, packet: int, size: int, unread: int) -> FrameProblem:
+        """A size no frame has: the direction given up, or with ``resyncs`` passed over from its size field
+        (``unread``: the bytes after it in the segment in hand) until a segment starts a frame."""
+        said = f"a Kafka frame size of {size} bytes (expected {SMALLEST_FRAME} to {LARGEST_FRAME}): not Kafka, or " \
+               f"the stream is out of step; "
+        if not self.resyncs:
+            self.give_up()
+            return FrameProblem(connection, packet, said + "the rest of this direction is not read")
+        self.lose_step(packet, "absurd frame size")
+        self.skipping = unread
+        return FrameProblem(connection, packet, said + "read again from the next segment that starts a frame")
 
     def give_up(self):
         self.given_up = True
         self.partial.clear()
 
-    def lost_step(self, gap: StreamGap) -> None:
-        """A gap: the frame it cut is lost; segments are passed over until one starts a frame (:meth:`resync`)."""
+    def lose_step(self, packet: int, by: str) -> None:
+        """A gap or an absurd size at ``packet``: the frame in hand is lost; segments are passed over until one
+        starts a frame (:meth:`resync`)."""
         self.partial.clear()
-        self.skipping, self.gap_packet = 0, gap.packet
+        self.skipping, self.gap_packet, self.lost_by = 0, packet, by
 
     def resync(self, event: StreamBytes, starts_frame) -> Iterator[FrameProblem]:
-        """After a gap: whether this segment starts a frame (then the bytes passed over are told), else pass it."""
+        """Out of step: whether this segment starts a frame (then the bytes passed over are told), else pass it."""
         if starts_frame is None or not starts_frame(event.connection, event.data):
             self.skipping += len(event.data)
             return False
         if self.skipping:
             yield FrameProblem(event.connection, event.packet,
-                               f"{self.skipping} bytes after the gap at packet {self.gap_packet} passed over: read "
-                               f"again from this packet, whose segment starts a Kafka frame")
+                               f"{self.skipping} bytes after the {self.lost_by} at packet {self.gap_packet} passed "
+                               f"over: read again from this packet, whose segment starts a Kafka frame")
         self.skipping = None
         return True
 
@@ -132,7 +141,7 @@ def kafka_frames(events: Iterable[StreamBytes | StreamGap | PacketProblem], star
         if isinstance(event, StreamBytes):
             framer = framers.get(event.connection)
             if framer is None:
-                framer = framers[event.connection] = _Framer()
+                framer = framers[event.connection] = _Framer(resyncs=starts_frame is not None)
             if framer.given_up:
                 continue
             if framer.skipping is not None and not (yield from framer.resync(event, starts_frame)):
@@ -140,19 +149,20 @@ def kafka_frames(events: Iterable[StreamBytes | StreamGap | PacketProblem], star
             yield from framer.feed(event)
             continue
         yield event
-        framer = framers.setdefault(event.connection, _Framer()) if isinstance(event, StreamGap) else None
+        framer = framers.setdefault(event.connection, _Framer(starts_frame is not None)) \
+            if isinstance(event, StreamGap) else None
         if framer is None or framer.given_up:
             continue
         if starts_frame is None:
             framer.give_up()
             yield FrameProblem(event.connection, event.packet, "after this gap the rest of this direction is not read")
         elif framer.skipping is None:
-            framer.lost_step(event)
+            framer.lose_step(event.packet, "gap")
     for connection, framer in framers.items():
         if framer.partial:
             yield FrameProblem(connection, framer.packet,
                                f"the capture ends inside a Kafka frame ({len(framer.partial)} bytes of it)")
         elif framer.skipping:
             yield FrameProblem(connection, framer.gap_packet,
-                               f"the capture ended before a segment after this gap started a Kafka frame "
-                               f"({framer.skipping} bytes passed over)")
+                               f"the capture ended before a segment after this {framer.lost_by} started a Kafka "
+                               f"frame ({framer.skipping} bytes passed over)")
