@@ -28,6 +28,7 @@ from kbatch.capture.frames import LARGEST_FRAME, SMALLEST_FRAME, kafka_frames
 from kbatch.capture.packets import PacketProblem, Segment, read_segments
 from kbatch.capture.streams import StreamGap, reassemble
 from kbatch.format.findings import Finding
+from kbatch.messages import readers
 from kbatch.messages.decoder import ZERO_UUID, MessageDecoder, MessageError
 from kbatch.messages.schemas import SCHEMAS
 from kbatch.messages.spec import in_range, version_range
@@ -152,13 +153,26 @@ def _defined(name: str, version: int) -> bool:
     return low <= version <= high
 
 
-def _body(name: str, data: bytes, version: int, start: int) -> tuple[dict, list]:
-    """The message ``name`` at ``version`` from ``start`` of ``data``, and the spans of its fields."""
+def _read(name: str, version: int, data: bytes, start: int = 0) -> tuple[dict, int, dict[str, tuple[int, bytes]]]:
+    """The message ``name`` at ``version`` from ``start`` of ``data``: its fields, where they end, its Records
+    fields by path (where each one's bytes start in ``data``, the bytes).  Its straight-line reader
+    (kbatch.messages.readers) reads it where the bytes are well formed, else the generic decoder, which says
+    what is wrong (a MessageError)."""
+    read = readers.read(name, version, data, start)
+    if read is not None:
+        return read
     spans: list = []
     fields, end = MessageDecoder(SCHEMAS[name], version, name).decode(data, start, spans=spans)
+    return fields, end, _records_spans(spans)
+
+
+def _body(name: str, data: bytes, version: int, start: int) -> tuple[dict, dict[str, tuple[int, bytes]]]:
+    """The message ``name`` at ``version`` from ``start`` of ``data`` to its end (:func:`_read`): the fields
+    and the Records fields by path."""
+    fields, end, records = _read(name, version, data, start)
     if end != len(data):
         raise MessageError(end, name, f"the message to end at {len(data)}", f"{len(data) - end} bytes after it")
-    return fields, spans
+    return fields, records
 
 
 def _request_body_start(request: Request) -> int:
@@ -167,8 +181,7 @@ def _request_body_start(request: Request) -> int:
     name = API_NAMES[request.api_key] + "Request"
     if name not in SCHEMAS or not _flexible(name, request.api_version):
         return request.after_client_id
-    _, end = MessageDecoder(SCHEMAS["RequestHeader"], 2, "RequestHeader").decode(request.frame)
-    return end
+    return _read("RequestHeader", 2, request.frame)[1]
 
 
 def _response_body_start(response: Response) -> int:
@@ -178,8 +191,7 @@ def _response_body_start(response: Response) -> int:
     request = response.request
     name = API_NAMES[request.api_key] + "Response"
     flexible = _flexible(name, request.api_version) and request.api_key != API_VERSIONS
-    _, end = MessageDecoder(SCHEMAS["ResponseHeader"], 1 if flexible else 0, "ResponseHeader").decode(response.frame)
-    return end
+    return _read("ResponseHeader", 1 if flexible else 0, response.frame)[1]
 
 
 def _records_spans(spans: list) -> dict[str, tuple[int, bytes]]:
@@ -290,12 +302,11 @@ class CaptureReader:
                 return
             produced = _Produced(request)
             try:
-                fields, spans = _body("ProduceRequest", request.frame, request.api_version,
-                                      _request_body_start(request))
+                fields, records = _body("ProduceRequest", request.frame, request.api_version,
+                                        _request_body_start(request))
             except MessageError as error:
                 yield self._bad(error, request, request, "ProduceRequest")
                 return
-            records = _records_spans(spans)
             for t, topic in enumerate(fields["topicData"]):
                 for p, partition in enumerate(topic["partitionData"]):
                     pos, data = records.get(f"topicData[{t}].partitionData[{p}].records", (0, None))
@@ -373,8 +384,7 @@ class CaptureReader:
         if isinstance(read, CaptureFinding):
             yield read
             return
-        fields, spans = read
-        records = _records_spans(spans)
+        fields, records = read
         api = API_NAMES[request.api_key]
         for t, topic in enumerate(fields["responses"]):
             for p, partition in enumerate(topic["partitions"]):
