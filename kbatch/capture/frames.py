@@ -39,12 +39,15 @@ class FrameProblem:
 
 class _Framer:
     """One direction's frames: a frame that lies whole in a chunk is sliced out of it; one that goes on past
-    its chunk is gathered in ``partial`` (its size field first) until it is whole."""
+    its chunk is gathered -- its size field in ``head``, views of its chunks' bytes in ``parts`` -- and joined
+    once it is whole (one copy of its bytes, however many segments carried it)."""
 
     def __init__(self, resyncs: bool = False):
         self.resyncs = resyncs            # whether an absurd size is passed over (:meth:`lose_step`) or ends it all
-        self.partial = bytearray()        # the frame begun and not yet whole, from its size field
-        self.wanted = 0                   # how many bytes that frame has, its size field included (once known)
+        self.head = b""                   # the size field of the frame begun and not yet whole (up to 4 bytes)
+        self.parts: list = []             # that frame's bytes after its size field, so far
+        self.have = 0                     # how many bytes ``parts`` holds
+        self.wanted = 0                   # the frame's size (once ``head`` is whole)
         self.packet, self.time = 0, 0.0   # the packet its size field began in
         self.given_up = False
         self.skipping: int | None = None  # out of step: the bytes passed over until a segment starts a frame
@@ -55,46 +58,54 @@ class _Framer:
         data, at = event.data, 0
         end = len(data)
         while True:
-            if self.partial:
-                if len(self.partial) < SIZE_BYTES:
-                    at = self._gather(data, at, SIZE_BYTES)
-                    if len(self.partial) < SIZE_BYTES:
+            if self.head:
+                if len(self.head) < SIZE_BYTES:
+                    take = min(SIZE_BYTES - len(self.head), end - at)
+                    self.head += data[at:at + take]
+                    at += take
+                    if len(self.head) < SIZE_BYTES:
                         return
-                    size = int.from_bytes(self.partial, "big", signed=True)
+                    size = int.from_bytes(self.head, "big", signed=True)
                     if not SMALLEST_FRAME <= size <= LARGEST_FRAME:
                         yield self._absurd(event.connection, self.packet, size, end - at)
                         return
-                    self.wanted = SIZE_BYTES + size
-                at = self._gather(data, at, self.wanted)
-                if len(self.partial) < self.wanted:
+                    self.wanted = size
+                take = min(self.wanted - self.have, end - at)
+                if take:
+                    self.parts.append(memoryview(data)[at:at + take])
+                    self.have += take
+                    at += take
+                if self.have < self.wanted:
                     return
-                with memoryview(self.partial) as gathered:
-                    frame = bytes(gathered[SIZE_BYTES:])
-                self.partial.clear()
+                frame = b"".join(self.parts)
+                self.drop_frame()
                 yield KafkaFrame(event.connection, self.packet, self.time, frame)
                 continue
             if at == end:
                 return
             self.packet, self.time = event.packet, event.time
             if end - at < SIZE_BYTES:
-                self._gather(data, at, SIZE_BYTES)
+                self.head = bytes(data[at:])
                 return
             size = int.from_bytes(data[at:at + SIZE_BYTES], "big", signed=True)
             if not SMALLEST_FRAME <= size <= LARGEST_FRAME:
                 yield self._absurd(event.connection, event.packet, size, end - at - SIZE_BYTES)
                 return
             if at + SIZE_BYTES + size > end:
-                self.wanted = SIZE_BYTES + size
-                self._gather(data, at, self.wanted)
+                self.head, self.wanted = bytes(data[at:at + SIZE_BYTES]), size
+                self.parts, self.have = [memoryview(data)[at + SIZE_BYTES:]], end - at - SIZE_BYTES
                 return
             yield KafkaFrame(event.connection, event.packet, event.time, data[at + SIZE_BYTES:at + SIZE_BYTES + size])
             at += SIZE_BYTES + size
 
-    def _gather(self, data, at: int, wanted: int) -> int:
-        """Add to ``partial`` from ``data[at:]`` up to ``wanted`` bytes in all; where in ``data`` it stopped."""
-        take = min(wanted - len(self.partial), len(data) - at)
-        self.partial += data[at:at + take]
-        return at + take
+    def drop_frame(self) -> None:
+        """Forget the frame begun (joined, or lost)."""
+        self.head, self.parts, self.have, self.wanted = b"", [], 0, 0
+
+    @property
+    def begun(self) -> int:
+        """How many bytes of a frame not yet whole are held, its size field included."""
+        return len(self.head) + self.have
 
     def _absurd(self, connection: str, packet: int, size: int, unread: int) -> FrameProblem:
         """A size no frame has: the direction given up, or with ``resyncs`` passed over from its size field
@@ -110,12 +121,12 @@ class _Framer:
 
     def give_up(self):
         self.given_up = True
-        self.partial.clear()
+        self.drop_frame()
 
     def lose_step(self, packet: int, by: str) -> None:
         """A gap or an absurd size at ``packet``: the frame in hand is lost; segments are passed over until one
         starts a frame (:meth:`resync`)."""
-        self.partial.clear()
+        self.drop_frame()
         self.skipping, self.gap_packet, self.lost_by = 0, packet, by
 
     def resync(self, event: StreamBytes, starts_frame) -> Iterator[FrameProblem]:
@@ -159,9 +170,9 @@ def kafka_frames(events: Iterable[StreamBytes | StreamGap | PacketProblem], star
         elif framer.skipping is None:
             framer.lose_step(event.packet, "gap")
     for connection, framer in framers.items():
-        if framer.partial:
+        if framer.begun:
             yield FrameProblem(connection, framer.packet,
-                               f"the capture ends inside a Kafka frame ({len(framer.partial)} bytes of it)")
+                               f"the capture ends inside a Kafka frame ({framer.begun} bytes of it)")
         elif framer.skipping:
             yield FrameProblem(connection, framer.gap_packet,
                                f"the capture ended before a segment after this {framer.lost_by} started a Kafka "
