@@ -446,3 +446,28 @@ def test_an_absurd_frame_size_is_resynced_at_the_next_request_and_response(tmp_p
                          "packet, whose segment starts a Kafka frame")]
     assert [(line["correlation_id"], line["packet"], line["assigned_offset"]) for line in lines
             if line["type"] == "batch"] == [(11, 3, 500), (13, 9, 502)]
+
+
+def test_each_batch_line_has_its_own_partition_keys(tmp_path, kbatch):
+    """A line's capture keys are kept from the line before only while its batch lies in the same Records field:
+    partitions, topics and responses in turn, every line is json.dumps of its own item's dict."""
+    from kbatch.ops.pcap import CaptureSummary, read_capture
+    from kbatch.render.pcap import item_dict
+
+    later = handmade.batch(2, [(None, b"third")])
+    capture = (Capture()
+               .send(request("Fetch", 12, 1, b"", flexible=True))
+               .answer(response(1, fetch_response(12, {"orders": {0: later, 1: TWO + later}, "payments": {3: TWO}}),
+                                flexible=True))
+               .send(request("Fetch", 12, 2, b"", flexible=True))
+               .answer(response(2, fetch_response(12, {"orders": {0: TWO + later}}), flexible=True)))
+    path = _write(tmp_path, capture)
+    lines = kbatch("pcap", "--format", "jsonl", path, expect=0).out.splitlines()
+    with open(path, "rb") as stream:
+        expected = [json.dumps(item_dict(path, item, False), ensure_ascii=False)
+                    for item in read_capture(path, stream, CaptureSummary(path))]
+    assert lines[:-1] == expected
+    assert [(line["topic"], line["partition"], line["correlation_id"], line["base_offset"])
+            for line in map(json.loads, lines[:-1])] == [
+        ("orders", 0, 1, 2), ("orders", 1, 1, 0), ("orders", 1, 1, 2), ("payments", 3, 1, 0), ("orders", 0, 2, 0),
+        ("orders", 0, 2, 2)]
