@@ -15,8 +15,9 @@ consumer connections send Fetch v11 requests answered by Fetch responses of abou
 partitions, their batches' offsets running on).  Produce v8 and Fetch v11 are the newest versions Debian's
 tshark dissects.  The connections' messages are interleaved and cut into TCP segments of at most 64 KiB.
 
-Each command runs as a whole process, stdout to /dev/null; wall time is the best of ``--repeat`` runs, peak
-RSS the child's ru_maxrss (the largest of the runs).
+Each command runs as a whole process, stdout to /dev/null; wall time is the best of ``--repeat`` runs, CPU time
+(the child's user + system time: what a shared, loaded machine measures fairly) their median, peak RSS the
+child's ru_maxrss (the largest of the runs).  The ratio is of the CPU times.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import statistics
 import struct
 import subprocess
 import sys
@@ -152,18 +154,21 @@ def write_capture(path: Path, mib: int, seed: int = 47) -> dict:
     return counts
 
 
-def timed(argv: list[str]) -> tuple[float, int, int]:
-    """Wall seconds, peak RSS in KiB, exit status of one run (stdout to /dev/null)."""
+def timed(argv: list[str]) -> tuple[float, float, int, int]:
+    """Wall seconds, CPU seconds, peak RSS in KiB, exit status of one run (stdout to /dev/null)."""
     start = time.perf_counter()
     child = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                              env={**os.environ, "PYTHONPATH": str(ROOT)})
     _, status, usage = os.wait4(child.pid, 0)
-    return time.perf_counter() - start, usage.ru_maxrss, os.waitstatus_to_exitcode(status)
+    return (time.perf_counter() - start, usage.ru_utime + usage.ru_stime, usage.ru_maxrss,
+            os.waitstatus_to_exitcode(status))
 
 
-def best_of(argv: list[str], repeat: int) -> tuple[float, int, int]:
+def summarised(argv: list[str], repeat: int) -> tuple[float, float, int, int]:
+    """The best wall time, the median CPU time, the largest peak RSS, the last exit status of ``repeat`` runs."""
     runs = [timed(argv) for _ in range(repeat)]
-    return min(run[0] for run in runs), max(run[1] for run in runs), runs[-1][2]
+    return (min(run[0] for run in runs), statistics.median(run[1] for run in runs), max(run[2] for run in runs),
+            runs[-1][3])
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -187,12 +192,13 @@ def main(argv: list[str] | None = None) -> None:
         rows.append(("tshark -r CAPTURE -Y kafka", ["tshark", "-r", str(options.out), "-Y", "kafka"]))
     results = {}
     for label, command in rows:
-        results[label] = best_of(command, options.repeat)
-        seconds, rss, status = results[label]
-        print(f"{label:28} {seconds:8.2f} s  peak RSS {rss / 1024:7.0f} MiB  exit {status}", flush=True)
+        results[label] = summarised(command, options.repeat)
+        seconds, cpu, rss, status = results[label]
+        print(f"{label:28} {seconds:8.2f} s wall  {cpu:8.2f} s CPU  peak RSS {rss / 1024:7.0f} MiB  exit {status}",
+              flush=True)
     if len(results) == 2:
-        (kbatch, *_), (tshark, *_) = results.values()
-        print(f"tshark / kbatch: {tshark / kbatch:.1f}x")
+        (_, kbatch, *_), (_, tshark, *_) = results.values()
+        print(f"tshark / kbatch (CPU): {tshark / kbatch:.1f}x")
 
 
 if __name__ == "__main__":

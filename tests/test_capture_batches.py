@@ -140,9 +140,13 @@ def test_non_kafka_traffic_and_absurd_sizes_are_findings_and_the_rest_is_read():
     both = Capture()
     both.packets = capture.packets + other.packets
     items = read(both.pcap())
-    [absurd] = findings(items)
+    absurd, unread = findings(items)
     assert (absurd.finding.code, absurd.packet, absurd.connection) == ("capture-problem", 3, CLIENT)
     assert "frame size of 369295618" in absurd.finding.actual
+    # no later segment of that connection starts a Kafka frame: the rest of the hello was never read
+    assert (unread.finding.code, unread.packet, unread.connection, unread.finding.actual) == (
+        "capture-problem", 3, CLIENT, "the capture ended before a segment after this absurd frame size started a "
+                                      f"Kafka frame ({len(tls_hello) - 4} bytes passed over)")
     assert [b.batch.count for b in batches(items)] == [1]
 
 

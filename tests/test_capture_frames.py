@@ -45,3 +45,32 @@ def test_a_gap_gives_the_direction_up_and_the_other_goes_on():
 def test_the_capture_ending_inside_a_frame():
     events = list(kafka_frames([chunk(1, framed(b"whole")), chunk(2, framed(b"cut short")[:7])]))
     assert events[1] == FrameProblem(A, 2, "the capture ends inside a Kafka frame (7 bytes of it)")
+
+
+def test_absurd_sizes_are_passed_over_until_a_segment_starts_a_frame():
+    """With a way to recognise a frame, an absurd size loses step as a gap does: the rest of its segment and
+    every segment that starts no frame are passed over, then the direction is read again."""
+    def starts_frame(connection, data):
+        return data.startswith(framed(b"next")[:4])
+
+    for size in (-1, 0x7FFFFFFF):
+        absurd = size.to_bytes(4, "big", signed=True) + b"junk-junk"
+        events = list(kafka_frames([chunk(1, framed(b"good") + absurd), chunk(2, b"more junk"),
+                                    chunk(3, framed(b"next") + framed(b"then"))], starts_frame))
+        assert events == [
+            KafkaFrame(A, 1, 1.0, b"good"),
+            FrameProblem(A, 1, f"a Kafka frame size of {size} bytes (expected 4 to {LARGEST_FRAME}): not Kafka, or "
+                               f"the stream is out of step; read again from the next segment that starts a frame"),
+            FrameProblem(A, 3, "18 bytes after the absurd frame size at packet 1 passed over: read again from this "
+                               "packet, whose segment starts a Kafka frame"),
+            KafkaFrame(A, 3, 3.0, b"next"), KafkaFrame(A, 3, 3.0, b"then")]
+
+
+def test_an_absurd_size_split_across_segments_and_no_frame_after_it():
+    """The size field's bytes come in two segments; nothing after it starts a frame, which the end tells."""
+    events = list(kafka_frames([chunk(1, b"\x80\x00"), chunk(2, b"\x00\x00rest")], lambda connection, data: False))
+    assert [(event.packet, event.what) for event in events] == [
+        (1, f"a Kafka frame size of -2147483648 bytes (expected 4 to {LARGEST_FRAME}): not Kafka, or the stream is "
+            f"out of step; read again from the next segment that starts a frame"),
+        (1, "the capture ended before a segment after this absurd frame size started a Kafka frame (4 bytes "
+            "passed over)")]

@@ -423,3 +423,54 @@ def test_a_capture_ending_before_any_frame_after_a_gap(tmp_path, kbatch):
     assert problems[0] == (6, CLIENT, 40, "40 bytes of the stream never captured (the other side acknowledged them)")
     assert problems[-1] == (6, CLIENT, 0, "the capture ended before a segment after this gap started a Kafka frame "
                                           "(52 bytes passed over)")
+
+
+def test_an_absurd_frame_size_is_resynced_at_the_next_request_and_response(tmp_path, kbatch):
+    """Mid-connection the client sends a frame size of 0x7fffffff and the broker one of -1 (packets 5 and 6,
+    each followed by junk and by a segment of more junk): each direction is a finding at its packet and is read
+    again at the next segment that starts a Kafka frame, so request 13 and its response still pair."""
+    junk = b"\xee" * 30
+    capture = (Capture()
+               .send(request("Produce", 9, 11, produce(9, {"orders": {0: TWO}}), flexible=True))
+               .answer(response(11, produce_response(9, {"orders": {0: (0, 500)}}), flexible=True))
+               .send(b"\x7f\xff\xff\xff" + junk).answer(b"\xff\xff\xff\xff" + junk)
+               .send(junk).answer(junk)
+               .send(request("Produce", 9, 13, produce(9, {"orders": {0: TWO}}), flexible=True))
+               .answer(response(13, produce_response(9, {"orders": {0: (0, 502)}}), flexible=True)))
+    result = kbatch("pcap", "--format", "jsonl", _write(tmp_path, capture), expect=0)
+    lines = [json.loads(line) for line in result.out.splitlines()]
+    out_of_step = "not Kafka, or the stream is out of step; read again from the next segment that starts a frame"
+    assert _problems(lines) == [
+        (5, CLIENT, 0, f"a Kafka frame size of 2147483647 bytes (expected 4 to 104857600): {out_of_step}"),
+        (6, BROKER, 0, f"a Kafka frame size of -1 bytes (expected 4 to 104857600): {out_of_step}"),
+        (9, CLIENT, 0, "60 bytes after the absurd frame size at packet 5 passed over: read again from this packet, "
+                        "whose segment starts a Kafka frame"),
+        (10, BROKER, 0, "60 bytes after the absurd frame size at packet 6 passed over: read again from this "
+                         "packet, whose segment starts a Kafka frame")]
+    assert [(line["correlation_id"], line["packet"], line["assigned_offset"]) for line in lines
+            if line["type"] == "batch"] == [(11, 3, 500), (13, 9, 502)]
+
+
+def test_each_batch_line_has_its_own_partition_keys(tmp_path, kbatch):
+    """A line's capture keys are kept from the line before only while its batch lies in the same Records field:
+    partitions, topics and responses in turn, every line is json.dumps of its own item's dict."""
+    from kbatch.ops.pcap import CaptureSummary, read_capture
+    from kbatch.render.pcap import item_dict
+
+    later = handmade.batch(2, [(None, b"third")])
+    capture = (Capture()
+               .send(request("Fetch", 12, 1, b"", flexible=True))
+               .answer(response(1, fetch_response(12, {"orders": {0: later, 1: TWO + later}, "payments": {3: TWO}}),
+                                flexible=True))
+               .send(request("Fetch", 12, 2, b"", flexible=True))
+               .answer(response(2, fetch_response(12, {"orders": {0: TWO + later}}), flexible=True)))
+    path = _write(tmp_path, capture)
+    lines = kbatch("pcap", "--format", "jsonl", path, expect=0).out.splitlines()
+    with open(path, "rb") as stream:
+        expected = [json.dumps(item_dict(path, item, False), ensure_ascii=False)
+                    for item in read_capture(path, stream, CaptureSummary(path))]
+    assert lines[:-1] == expected
+    assert [(line["topic"], line["partition"], line["correlation_id"], line["base_offset"])
+            for line in map(json.loads, lines[:-1])] == [
+        ("orders", 0, 1, 2), ("orders", 1, 1, 0), ("orders", 1, 1, 2), ("payments", 3, 1, 0), ("orders", 0, 2, 0),
+        ("orders", 0, 2, 2)]

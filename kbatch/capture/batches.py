@@ -28,6 +28,7 @@ from kbatch.capture.frames import LARGEST_FRAME, SMALLEST_FRAME, kafka_frames
 from kbatch.capture.packets import PacketProblem, Segment, read_segments
 from kbatch.capture.streams import StreamGap, reassemble
 from kbatch.format.findings import Finding
+from kbatch.messages import readers
 from kbatch.messages.decoder import ZERO_UUID, MessageDecoder, MessageError
 from kbatch.messages.schemas import SCHEMAS
 from kbatch.messages.spec import in_range, version_range
@@ -67,6 +68,9 @@ class CapturedBatch:
     records_pos: int             # where the partition's Records field starts in the message (after its size)
     error_code: int | None = None        # the partition's ErrorCode in the response (None: no response seen)
     assigned_offset: int | None = None   # Produce: the offset the broker gave the batch's first record
+    # A clean v2 batch taken from its header alone: the header fields ``batch`` was made of (batch_fields'),
+    # which its JSON line is written from (kbatch.kernels.jsonl.fields_json: no 27 attributes read back)
+    header: tuple | None = None
 
     @property
     def direction(self) -> str:
@@ -152,13 +156,26 @@ def _defined(name: str, version: int) -> bool:
     return low <= version <= high
 
 
-def _body(name: str, data: bytes, version: int, start: int) -> tuple[dict, list]:
-    """The message ``name`` at ``version`` from ``start`` of ``data``, and the spans of its fields."""
+def _read(name: str, version: int, data: bytes, start: int = 0) -> tuple[dict, int, dict[str, tuple[int, bytes]]]:
+    """The message ``name`` at ``version`` from ``start`` of ``data``: its fields, where they end, its Records
+    fields by path (where each one's bytes start in ``data``, the bytes).  Its straight-line reader
+    (kbatch.messages.readers) reads it where the bytes are well formed, else the generic decoder, which says
+    what is wrong (a MessageError)."""
+    read = readers.read(name, version, data, start)
+    if read is not None:
+        return read
     spans: list = []
     fields, end = MessageDecoder(SCHEMAS[name], version, name).decode(data, start, spans=spans)
+    return fields, end, _records_spans(spans)
+
+
+def _body(name: str, data: bytes, version: int, start: int) -> tuple[dict, dict[str, tuple[int, bytes]]]:
+    """The message ``name`` at ``version`` from ``start`` of ``data`` to its end (:func:`_read`): the fields
+    and the Records fields by path."""
+    fields, end, records = _read(name, version, data, start)
     if end != len(data):
         raise MessageError(end, name, f"the message to end at {len(data)}", f"{len(data) - end} bytes after it")
-    return fields, spans
+    return fields, records
 
 
 def _request_body_start(request: Request) -> int:
@@ -167,8 +184,7 @@ def _request_body_start(request: Request) -> int:
     name = API_NAMES[request.api_key] + "Request"
     if name not in SCHEMAS or not _flexible(name, request.api_version):
         return request.after_client_id
-    _, end = MessageDecoder(SCHEMAS["RequestHeader"], 2, "RequestHeader").decode(request.frame)
-    return end
+    return _read("RequestHeader", 2, request.frame)[1]
 
 
 def _response_body_start(response: Response) -> int:
@@ -178,8 +194,7 @@ def _response_body_start(response: Response) -> int:
     request = response.request
     name = API_NAMES[request.api_key] + "Response"
     flexible = _flexible(name, request.api_version) and request.api_key != API_VERSIONS
-    _, end = MessageDecoder(SCHEMAS["ResponseHeader"], 1 if flexible else 0, "ResponseHeader").decode(response.frame)
-    return end
+    return _read("ResponseHeader", 1 if flexible else 0, response.frame)[1]
 
 
 def _records_spans(spans: list) -> dict[str, tuple[int, bytes]]:
@@ -290,12 +305,11 @@ class CaptureReader:
                 return
             produced = _Produced(request)
             try:
-                fields, spans = _body("ProduceRequest", request.frame, request.api_version,
-                                      _request_body_start(request))
+                fields, records = _body("ProduceRequest", request.frame, request.api_version,
+                                        _request_body_start(request))
             except MessageError as error:
                 yield self._bad(error, request, request, "ProduceRequest")
                 return
-            records = _records_spans(spans)
             for t, topic in enumerate(fields["topicData"]):
                 for p, partition in enumerate(topic["partitionData"]):
                     pos, data = records.get(f"topicData[{t}].partitionData[{p}].records", (0, None))
@@ -373,19 +387,15 @@ class CaptureReader:
         if isinstance(read, CaptureFinding):
             yield read
             return
-        fields, spans = read
-        records = _records_spans(spans)
+        fields, records = read
         api = API_NAMES[request.api_key]
         for t, topic in enumerate(fields["responses"]):
             for p, partition in enumerate(topic["partitions"]):
                 pos, data = records.get(f"responses[{t}].partitions[{p}].records", (0, None))
                 if not data:
                     continue
-                for item in self._batches(data, api, request, response, topic.get("topic"), topic.get("topicId"),
-                                          partition["partitionIndex"], pos, partial_end=True):
-                    if isinstance(item, CapturedBatch):
-                        item.error_code = partition["errorCode"]
-                    yield item
+                yield from self._batches(data, api, request, response, topic.get("topic"), topic.get("topicId"),
+                                         partition["partitionIndex"], pos, fetched=partition["errorCode"])
 
     def _api_versions(self, response: Response) -> Iterator[CaptureFinding]:
         version = response.request.api_version
@@ -408,25 +418,26 @@ class CaptureReader:
     # -- the batches ----------------------------------------------------------------------------------------
 
     def _batches(self, data: bytes, api: str, request: Request, message, topic: str | None, topic_id: str | None,
-                 partition: int, records_pos: int, *, partial_end: bool = False
+                 partition: int, records_pos: int, *, fetched: int | None = None
                  ) -> list[CapturedBatch | CaptureFinding]:
         """A partition's Records walked as a segment's bytes are: each batch with its invariants' findings,
         each damaged range a finding of its own (its positions inside the Records).  Without records to walk,
-        verify-crc's CRC run takes the clean v2 batches from their headers (:class:`_HeadersTaken`)."""
+        verify-crc's CRC run takes the clean v2 batches from their headers (:class:`_HeadersTaken`).
+        ``fetched``: the partition's ErrorCode in a (Share)Fetch response, whose last batch may be cut short
+        (None: a Produce request's)."""
         out: list = []
         reader = SegmentReader(BufferStream(data, unchanging=True), self.options, size=len(data))
         taken = None if self.options.records else _HeadersTaken(self.options.max_entry_size)
 
-        def captured(batch: Batch) -> CapturedBatch:
+        def captured(batch: Batch, header: tuple | None = None) -> CapturedBatch:
             return CapturedBatch(batch, data, api, request, message.packet, message.time, message.connection,
-                                 topic, topic_id, partition, records_pos)
+                                 topic, topic_id, partition, records_pos, error_code=fetched, header=header)
 
         for item in entries(reader, run=None if taken is None else taken.run):
             if taken is not None and taken.batches:
-                out += map(captured, taken.batches)
-                taken.batches.clear()
+                out += taken.captured(captured)
             if isinstance(item, Finding):
-                if partial_end and item.code == "truncated" and item.pos + item.size >= len(data):
+                if fetched is not None and item.code == "truncated" and item.pos + item.size >= len(data):
                     item = Finding(PARTIAL_BATCH, item.entry_pos, item.pos, item.size, item.field,
                                    "a whole batch", f"{item.actual} (the fetch's size limit cut it)")
                 out.append(CaptureFinding(item, message.packet, message.connection, api, topic, topic_id, partition))
@@ -434,27 +445,35 @@ class CaptureReader:
             item.findings += batch_invariants(item)
             out.append(captured(item))
         if taken is not None:
-            out += map(captured, taken.batches)
+            out += taken.captured(captured)
         return out
 
 
 class _HeadersTaken:
     """The batches verify-crc's CRC run takes (kbatch.walk.crcrun: framed, CRC holding), each made a Batch of
     its header alone, as the reader makes it without walking records: the rules a header alone answers
-    (reserved bits, producer fields) asked of it, the batch's findings only when one of them fails."""
+    (reserved bits, producer fields) asked of it, the batch's findings only when one of them fails.  Each is
+    kept with its header fields where it has no finding (its line is written from them)."""
 
     def __init__(self, max_entry_size: int):
-        self.batches: list[Batch] = []
+        self.batches: list[tuple[Batch, tuple | None]] = []
         self.run = CrcRun(FileSummary("", 0), max_entry_size, keep=self._keep)
 
     def _keep(self, taken: tuple) -> None:
         batch_pos, view, i, end, _, computed = taken
-        batch = batch_of(batch_fields(batch_pos, end - i, _unpack_header(view, i), computed))
+        header = batch_fields(batch_pos, end - i, _unpack_header(view, i), computed)
+        batch = batch_of(header)
         if v2_reserved_bits(batch.attributes) or producer_fields_problem(
                 batch.is_transactional, batch.is_control, batch.producer_id, batch.producer_epoch,
                 batch.base_sequence):
             batch.findings += batch_invariants(batch)
-        self.batches.append(batch)
+        self.batches.append((batch, None if batch.findings else header))
+
+    def captured(self, captured) -> list:
+        """``captured(batch, header)`` of each batch taken since the last call."""
+        out = [captured(batch, header) for batch, header in self.batches]
+        self.batches.clear()
+        return out
 
 
 def _offset_span(batch: Batch) -> int:

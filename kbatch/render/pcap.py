@@ -9,7 +9,7 @@ import time as clock
 from rich.text import Text
 
 from kbatch.capture.batches import CaptureFinding, CapturedBatch
-from kbatch.kernels.jsonl import batch_json
+from kbatch.kernels.jsonl import batch_json, fields_json
 from kbatch.kernels.recordwalk import is_compiled
 from kbatch.output.jsonout import _batch_json_matches_batch_dict, utf8_buffer
 from kbatch.output._dicts import batch_dict, pcap_batch_head, pcap_finding_dict, pcap_match_dict, pcap_summary_dict
@@ -54,20 +54,20 @@ class JsonlSink:
             self._bytes.write(line)
 
     def _batch_line(self, path: str, item) -> bytes | None:
-        """json.dumps of item_dict, UTF-8, for a batch the compiled writer writes: the capture's keys up to
-        records_pos kept from the batch before while they are the same (a partition's batches share them)."""
-        keys = batch_json(item.batch, b"")
+        """json.dumps of item_dict, UTF-8, for a batch the compiled writer writes (from the header fields of a
+        batch taken from its header alone): the capture's keys up to records_pos kept from the batch before
+        while it lies in the same Records field of the same capture (a partition's batches share them)."""
+        keys = batch_json(item.batch, b"") if item.header is None else fields_json(item.header, b"")
         if keys is None or not keys.startswith(_TYPE_BATCH):
             return None
-        request = item.request
-        shared = (path, item.api, item.topic, item.topic_id, item.partition, request.api_version,
-                  request.correlation_id, request.client_id, item.connection, item.packet, item.time,
-                  item.records_pos)
-        if shared != self._head_of:
+        if self._head_of is None or self._head_of[0] is not item.records or self._head_of[1] != path or \
+                self._head_of[2] != item.topic:
             head = pcap_batch_head(path, item)
             del head["error_code"], head["assigned_offset"]
             self._head = json.dumps(head, ensure_ascii=False)[:-1].encode("utf-8", "surrogateescape")
-            self._head_of = shared
+            # (a Records field's bytes are one object: its batches share the message, request, partition and
+            # place; the topic's name may come later, from a Metadata response)
+            self._head_of = (item.records, path, item.topic)
         return b"".join((self._head, b', "error_code": ', _json_int(item.error_code), b', "assigned_offset": ',
                          _json_int(item.assigned_offset), keys[len(_TYPE_BATCH):], b"\n"))
 
