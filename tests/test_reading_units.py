@@ -1,0 +1,190 @@
+"""Exact values of kbatch.reading's small rules, one function at a time: the offsets a damaged entry lost
+(lost.py), what a pass adds up to (summary.py), and how a doubted end marker is read and worded (markers.py).
+
+Every expected value is written out here, not taken from a run: a mistake in a bound, a word or a sum
+changes one of them.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from kbatch.format.findings import Finding
+from kbatch.reading.lost import LostOffsets, entry_lost_offsets, range_lost_offsets, wrapper_not_opened
+from kbatch.reading.markers import EndMarker, describe, end_marker
+from kbatch.reading.model import Batch, ControlMarker, Record
+from kbatch.reading.summary import FileSummary
+
+
+def _entry(magic=2, codec="none", base=10, last=14, offset_field=None, crc=7, computed=7, count=5, size=100,
+           records=None, pos=40, findings=()):
+    return Batch(pos, size, magic, size - 12, base if offset_field is None else offset_field, base, last, count, 0,
+                 codec, crc, computed, "CreateTime", 0, 0, records=records, findings=list(findings))
+
+
+# -- lost.py ------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("first, last, span", [
+    (5, 9, "5–9"), (5, 5, "5"), (6, 5, "none"), (None, 9, "?–9"), (5, None, "5–?"), (None, None, "?–?"),
+])
+def test_a_span_is_written_from_its_bounds(first, last, span):
+    lost = LostOffsets(first, last, "why")
+    assert lost.span() == span
+    assert lost.text() == f"{span} (why)"
+    assert lost.none is (span == "none")
+
+
+@pytest.mark.parametrize("magic, codec, records, unopened", [
+    (0, "gzip", None, True), (1, "snappy", [], True), (1, "gzip", ["inner"], False), (1, "none", None, False),
+    (2, "gzip", None, False),
+])
+def test_only_a_v0_v1_compressed_wrapper_without_records_is_not_opened(magic, codec, records, unopened):
+    assert wrapper_not_opened(_entry(magic=magic, codec=codec, records=records)) is unopened
+
+
+def test_an_unopened_wrappers_offsets_run_from_after_the_entry_before_to_its_own_offset():
+    wrapper = _entry(magic=1, codec="gzip", offset_field=20)
+    assert entry_lost_offsets(wrapper, 15) == LostOffsets(
+        16, 20, "after the entry before, which ends at 15, up to the wrapper's own offset, its last inner record's")
+    assert entry_lost_offsets(wrapper, 19) == LostOffsets(
+        20, 20, "after the entry before, which ends at 19, up to the wrapper's own offset, its last inner record's")
+    assert entry_lost_offsets(wrapper, None) == LostOffsets(
+        None, 20, "up to the wrapper's own offset, its last inner record's; no entry before it tells where they start")
+
+
+def test_an_unopened_wrapper_not_above_the_entry_before_is_bounded_by_its_neighbours():
+    wrapper = _entry(magic=0, codec="gzip", offset_field=20)
+    assert entry_lost_offsets(wrapper, 20, 30) == LostOffsets(
+        21, 29, "the wrapper's own offset 20 is not above the entry before's: after the entry before, which ends "
+                "at 20, and before the entry after, which starts at 30")
+    assert entry_lost_offsets(wrapper, 25) == LostOffsets(
+        26, None, "the wrapper's own offset 20 is not above the entry before's: after the entry before, which "
+                  "ends at 25")
+
+
+@pytest.mark.parametrize("magic, codec, computed, how", [
+    (2, "none", 7, "its header"), (2, "zstd", 8, "its header, unverified: its CRC fails"),
+    (1, "gzip", 7, "its inner records"), (0, "none", 7, "its offset field"),
+    (1, "none", 9, "its offset field, unverified: its CRC fails"),
+])
+def test_an_entry_that_reads_says_its_own_offsets_and_what_told_them(magic, codec, computed, how):
+    records = ["inner"] if codec != "none" and magic < 2 else None
+    entry = _entry(magic=magic, codec=codec, computed=computed, records=records, base=10, last=14)
+    assert entry_lost_offsets(entry, 3, 99) == LostOffsets(10, 14, how)
+
+
+def test_a_range_lies_between_the_entries_around_it():
+    assert range_lost_offsets(4, 9) == LostOffsets(
+        5, 8, "after the entry before, which ends at 4, and before the entry after, which starts at 9")
+    assert range_lost_offsets(None, 9) == LostOffsets(None, 8, "before the entry after, which starts at 9")
+    assert range_lost_offsets(4, None) == LostOffsets(5, None, "after the entry before, which ends at 4")
+    assert range_lost_offsets(None, None) == LostOffsets(None, None, "no intact entry on either side")
+    assert range_lost_offsets(None, None, "cut") == LostOffsets(None, None, "cut: no intact entry on either side")
+    assert range_lost_offsets(4, 5).span() == "none"
+
+
+# -- summary.py ---------------------------------------------------------------------------------------------
+
+
+def _finding(code, pos=0):
+    return Finding(code, 0, pos, 1, "f", "e", "a")
+
+
+def test_a_summary_counts_batches_records_bytes_and_damage():
+    summary = FileSummary("seg.log", 500)
+    summary.add_batch(_entry(count=5, size=100, findings=[_finding("crc-mismatch"), _finding("zero-tail")]))
+    summary.add_batch(_entry(count=-3, size=61))      # a negative recordsCount adds no record
+    summary.add_batch(_entry(count=None, size=7))
+    assert (summary.batches, summary.records, summary.batch_bytes, summary.errors) == (3, 5, 168, 1)
+    assert summary.findings == Counter({"crc-mismatch": 1, "zero-tail": 1})
+    assert summary.damaged is True
+    assert summary.size_now is None
+    assert summary.as_dict() == {"file": "seg.log", "size": 500, "batch_count": 3, "record_count": 5,
+                                 "batch_bytes": 168, "findings": {"crc-mismatch": 1, "zero-tail": 1}, "errors": 1,
+                                 "damaged": True}
+
+
+def test_a_summary_without_damage_is_not_damaged_and_a_cut_file_says_where_it_ended():
+    summary = FileSummary("seg.log", 500)
+    summary.add_finding(_finding("zero-tail"))
+    assert (summary.errors, summary.damaged) == (0, False)
+    summary.add_finding(_finding("truncated-while-reading", pos=321))
+    assert summary.size_now == 321
+    assert summary.as_dict()["size_changed"] == {"opened": 500, "ended_at": 321}
+    assert summary.as_dict()["damaged"] is True
+
+
+def test_summaries_of_two_parts_add_up_and_the_first_cut_stands():
+    whole = FileSummary("seg.log", 500, batches=1, records=2, batch_bytes=30, findings=Counter(a=1), errors=1)
+    part = FileSummary("seg.log", 500, batches=4, records=5, batch_bytes=60, findings=Counter(a=2, b=1), errors=2,
+                       size_now=400)
+    whole.add_summary(part)
+    assert (whole.batches, whole.records, whole.batch_bytes, whole.errors, whole.size_now) == (5, 7, 90, 3, 400)
+    assert whole.findings == Counter(a=3, b=1)
+    whole.add_summary(FileSummary("seg.log", 500, size_now=300))
+    assert whole.size_now == 400
+    whole.add_summary(FileSummary("seg.log", 500))
+    assert whole.size_now == 400
+
+
+# -- markers.py ---------------------------------------------------------------------------------------------
+
+
+def _control(kind, type_id=0, epoch=5, value_version=0):
+    return Record(13, 0, b"", b"", [], 0, 1, control=ControlMarker(0, type_id, kind, value_version, epoch))
+
+
+def _marker_batch(records, crc=11, computed=11):
+    return _entry(base=13, last=13, crc=crc, computed=computed, records=records, pos=200)
+
+
+def test_an_empty_control_batch_with_its_crc_holding_ends_nothing():
+    assert end_marker(_marker_batch([])) is None
+    doubted = end_marker(_marker_batch([], crc=1, computed=2))
+    assert doubted == EndMarker(None, "its CRC fails (stored 1, computed 2): a broker's recovery drops it")
+
+
+def test_a_believed_marker_says_its_type():
+    commit = end_marker(_marker_batch([_control("COMMIT", 1)]))
+    assert commit == EndMarker(ControlMarker(0, 1, "COMMIT", 0, 5))
+    assert (commit.trusted, commit.outcome, commit.if_believed) == (True, "COMMIT", "COMMIT")
+
+
+@pytest.mark.parametrize("records, crc, doubt, if_believed", [
+    ([_control("ABORT")], 3, "its CRC fails (stored 3, computed 11): a broker's recovery drops it", "ABORT"),
+    (None, 11, "its control record does not read", None),
+    ([Record(13, 0, b"", b"", [], 0, 1)], 11, "its control record does not read", None),
+    ([_control("UNKNOWN(5)", 5)], 11, "an UNKNOWN(5) control record is no end transaction marker (a broker's "
+                                      "EndTransactionMarker.deserialize throws on it)", None),
+    ([_control("LEADER_CHANGE", 2)], 11, "a LEADER_CHANGE control record is no end transaction marker (a "
+                                         "broker's EndTransactionMarker.deserialize throws on it)", None),
+    ([_control("COMMIT", 1, epoch=None)], 11, "its COMMIT value does not read", "COMMIT"),
+    ([_control("ABORT", 0, value_version=-1)], 11, "its ABORT value does not read", "ABORT"),
+])
+def test_a_doubted_marker_says_why_and_what_it_would_say(records, crc, doubt, if_believed):
+    marker = end_marker(_marker_batch(records, crc=crc))
+    assert marker.doubt == doubt
+    assert (marker.trusted, marker.outcome, marker.if_believed) == (False, "UNKNOWN", if_believed)
+
+
+def test_a_marker_of_value_version_zero_or_none_with_an_epoch_is_believed():
+    assert end_marker(_marker_batch([_control("ABORT", 0, value_version=None)])).trusted is True
+    assert end_marker(_marker_batch([_control("ABORT", 0, value_version=0)])).trusted is True
+
+
+def test_a_doubted_marker_is_described_with_its_place_and_what_it_would_say():
+    batch = _marker_batch([_control("COMMIT", 1)], crc=3)
+    assert describe(end_marker(batch), batch) == (
+        "the marker at offset 13 (pos 200) is not believed: its CRC fails (stored 3, computed 11): a broker's "
+        "recovery drops it; if believed, a COMMIT (coordinator epoch 5)")
+    batch = _marker_batch([_control("ABORT")], crc=3)
+    assert describe(end_marker(batch), batch).endswith("; if believed, an ABORT (coordinator epoch 5)")
+    batch = _marker_batch(None)
+    assert describe(end_marker(batch), batch) == (
+        "the marker at offset 13 (pos 200) is not believed: its control record does not read; its records do "
+        "not decode as its header describes them, so what it would say is not known")
+    batch = _marker_batch([_control("LEADER_CHANGE", 2)])
+    assert describe(end_marker(batch), batch).endswith("; its record reads LEADER_CHANGE, which ends no transaction")
