@@ -1,5 +1,6 @@
 """Exact values of kbatch.reading's small rules, one function at a time: the offsets a damaged entry lost
-(lost.py), what a pass adds up to (summary.py), and how a doubted end marker is read and worded (markers.py).
+(lost.py), what a pass adds up to (summary.py), how a doubted end marker is read and worded (markers.py) and
+which framing KRaft refuses (kraft.py).
 
 Every expected value is written out here, not taken from a run: a mistake in a bound, a word or a sum
 changes one of them.
@@ -12,6 +13,7 @@ from collections import Counter
 import pytest
 
 from kbatch.format.findings import Finding
+from kbatch.reading.kraft import _last_byte, record_refusal
 from kbatch.reading.lost import LostOffsets, entry_lost_offsets, range_lost_offsets, wrapper_not_opened
 from kbatch.reading.markers import EndMarker, describe, end_marker
 from kbatch.reading.model import Batch, ControlMarker, Record
@@ -188,3 +190,63 @@ def test_a_doubted_marker_is_described_with_its_place_and_what_it_would_say():
         "not decode as its header describes them, so what it would say is not known")
     batch = _marker_batch([_control("LEADER_CHANGE", 2)])
     assert describe(end_marker(batch), batch).endswith("; its record reads LEADER_CHANGE, which ends no transaction")
+
+
+# -- kraft.py -----------------------------------------------------------------------------------------------
+
+
+def _kraft(key, value, *, control=False, kind="LEADER_CHANGE", timestamp=1000, headers=(), timestamp_type="CreateTime"):
+    batch = _entry(records=None)
+    batch.is_control, batch.base_timestamp, batch.timestamp_type = control, 1000, timestamp_type
+    record = Record(0, timestamp, key, value, list(headers), 0, 1,
+                    control=ControlMarker(0, 2, kind) if control and kind else None)
+    return record_refusal(batch, record)
+
+
+@pytest.mark.parametrize("headers, last", [
+    ([], 0), ([(b"h", None)], 1), ([(b"h", b"")], 0), ([(b"h", b"\x7f")], 127), ([(b"h", b"\x80")], -128),
+    ([(b"h", b"\x01"), (b"i", b"\xff")], -1),
+])
+def test_the_last_byte_kraft_takes_for_the_header_count(headers, last):
+    assert _last_byte(headers) == last
+
+
+def test_a_well_framed_kraft_record_is_not_refused():
+    assert _kraft(None, b"\x01") is None
+    assert _kraft(b"\x00\x00\x00\x02", b"\x00", control=True) is None
+    assert _kraft(None, b"\x01", timestamp=5, timestamp_type="LogAppendTime") is None
+    assert _kraft(None, b"\x01", timestamp=None) is None
+    assert _kraft(None, b"\x01", headers=[(b"h", b"")]) is None
+
+
+@pytest.mark.parametrize("kwargs, refusal", [
+    (dict(key=None, value=b"\x01", timestamp=1003), ("timestampDelta", "0", "3", "Got timestamp delta of 3, but "
+                                                     "this is invalid because it is not 0 as expected.")),
+    (dict(key=None, value=b"\x01", timestamp=998), ("timestampDelta", "0", "-2", "Got timestamp delta of -2, but "
+                                                    "this is invalid because it is not 0 as expected.")),
+    (dict(key=b"ab", value=b"\x01"), ("key", "no key", "2 bytes", "Got key in the record when no key was expected")),
+    (dict(key=b"", value=b"\x01"), ("key", "no key", "0 bytes", "Got key in the record when no key was expected")),
+    (dict(key=None, value=None), ("value", "a metadata record", "null",
+                                  "Missing value in the record when a value was expected")),
+    (dict(key=None, value=b""), ("value", "a metadata record", "0 bytes",
+                                 "Got an unexpected empty value in the record")),
+    (dict(key=None, value=b"\x01", control=True), ("key", "a control record key", "null",
+                                                   "Missing key in the record when a key was expected")),
+    (dict(key=b"", value=b"\x01", control=True), ("key", "a control record key", "0 bytes",
+                                                  "Got an unexpected empty key in the record")),
+    (dict(key=b"k", value=None, control=True), ("value", "a control record value", "null",
+                                                "Missing value in the record when a value was expected")),
+    (dict(key=b"k", value=b"", control=True), ("value", "a control record value", "0 bytes",
+                                               "Got an unexpected empty value in the record")),
+    (dict(key=b"k", value=b"v", control=True, kind="COMMIT"), (
+        "key.type", "a KRaft control type (LEADER_CHANGE, SNAPSHOT_HEADER, SNAPSHOT_FOOTER, KRAFT_VERSION, "
+        "KRAFT_VOTERS)", "COMMIT", "Unknown control record type COMMIT")),
+    (dict(key=b"k", value=b"v", control=True, kind=None), (
+        "key.type", "a KRaft control type (LEADER_CHANGE, SNAPSHOT_HEADER, SNAPSHOT_FOOTER, KRAFT_VERSION, "
+        "KRAFT_VOTERS)", "UNKNOWN", "Unknown control record type UNKNOWN")),
+    (dict(key=None, value=b"\x01", headers=[(b"h", b"x"), (b"i", None)]), (
+        "headers", "no headers (the record's last byte 0)", "2 headers, last byte 1",
+        "Got numHeaders of 1, but this is invalid because it is not 0 as expected.")),
+])
+def test_a_kraft_record_framed_otherwise_is_refused_with_kafkas_words(kwargs, refusal):
+    assert _kraft(**kwargs) == refusal
