@@ -1,6 +1,6 @@
 """Exact values of kbatch.reading's small rules, one function at a time: the offsets a damaged entry lost
 (lost.py), what a pass adds up to (summary.py), how a doubted end marker is read and worded (markers.py) and
-which framing KRaft refuses (kraft.py).
+which framing KRaft refuses (kraft.py) and which bytes the read-ahead holds (readahead.py).
 
 Every expected value is written out here, not taken from a run: a mistake in a bound, a word or a sum
 changes one of them.
@@ -13,6 +13,7 @@ from collections import Counter
 import pytest
 
 from kbatch.format.findings import Finding
+from kbatch.reading import readahead
 from kbatch.reading.kraft import _last_byte, record_refusal
 from kbatch.reading.lost import LostOffsets, entry_lost_offsets, range_lost_offsets, wrapper_not_opened
 from kbatch.reading.markers import EndMarker, describe, end_marker
@@ -250,3 +251,68 @@ def test_a_well_framed_kraft_record_is_not_refused():
 ])
 def test_a_kraft_record_framed_otherwise_is_refused_with_kafkas_words(kwargs, refusal):
     assert _kraft(**kwargs) == refusal
+
+
+# -- readahead.py -------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def small_chunks(monkeypatch):
+    """Chunks of 64 bytes with 16 in front: a file of a few hundred bytes crosses several."""
+    monkeypatch.setattr(readahead, "CHUNK", 64)
+    monkeypatch.setattr(readahead, "RESERVE", 16)
+    monkeypatch.setattr(readahead, "_kept", [])
+
+
+def _file(tmp_path, size):
+    path = tmp_path / "seg.log"
+    path.write_bytes(bytes(range(256)) * (size // 256) + bytes(range(size % 256)))
+    return path
+
+
+def test_read_ahead_gives_the_chunk_that_holds_the_bytes_and_carries_a_cut_entrys_start(tmp_path, small_chunks):
+    path = _file(tmp_path, 200)   # chunks 0-63, 64-127, 128-191, 192-199
+    with open(path, "rb") as stream:
+        ahead = readahead.ReadAhead(stream.fileno(), 200)
+        try:
+            assert bytes(ahead.bytes_at(0, 10)) == bytes(range(64))          # to the end of its chunk
+            assert bytes(ahead.bytes_at(60, 4)) == bytes(range(60, 64))
+            assert bytes(ahead.bytes_at(60, 10)) == bytes(range(60, 128))    # 4 carried in front of the next
+            assert (ahead.start, ahead.end, ahead.first) == (60, 128, 12)
+            assert ahead.bytes_at(10, 1) is None                             # behind it: the window reads
+            assert bytes(ahead.bytes_at(100, 28)) == bytes(range(100, 128))
+            assert ahead.bytes_at(100, 40) is None                           # more than RESERVE carried
+            assert bytes(ahead.bytes_at(112, 20)) == bytes(range(112, 192))  # RESERVE carried: still whole
+            assert (ahead.start, ahead.end, ahead.first) == (112, 192, 0)
+            assert ahead.ended is False
+            assert bytes(ahead.bytes_at(190, 5)) == bytes(range(190, 200))
+            assert ahead.ended is True                                       # the file's last chunk
+            assert ahead.bytes_at(199, 2) is None
+        finally:
+            ahead.close()
+
+
+def test_read_ahead_of_a_file_ending_on_a_chunk_ends_there(tmp_path, small_chunks):
+    path = _file(tmp_path, 128)
+    with open(path, "rb") as stream:
+        ahead = readahead.ReadAhead(stream.fileno(), 128)
+        try:
+            assert bytes(ahead.bytes_at(0, 64)) == bytes(range(64))
+            assert ahead.ended is False
+            assert bytes(ahead.bytes_at(64, 64)) == bytes(range(64, 128))
+            assert ahead.ended is True
+        finally:
+            ahead.close()
+        assert len(readahead._kept) == readahead.BUFFERS_AHEAD
+
+
+def test_read_ahead_is_only_made_for_a_regular_file_large_enough(tmp_path, monkeypatch):
+    import io
+    path = _file(tmp_path, 10)
+    with open(path, "rb") as stream:
+        assert readahead.read_ahead_of(stream, readahead.MIN_SIZE - 1) is None
+        assert readahead.read_ahead_of(io.BytesIO(b"x"), readahead.MIN_SIZE) is None
+        ahead = readahead.read_ahead_of(stream, readahead.MIN_SIZE)
+        assert isinstance(ahead, readahead.ReadAhead)
+        ahead.close()
+    assert readahead.MIN_SIZE == 16 * 1024 * 1024 and readahead.RESERVE == 256 * 1024
