@@ -1,6 +1,7 @@
 """Exact values of kbatch.reading's small rules, one function at a time: the offsets a damaged entry lost
-(lost.py), what a pass adds up to (summary.py), how a doubted end marker is read and worded (markers.py) and
-which framing KRaft refuses (kraft.py) and which bytes the read-ahead holds (readahead.py).
+(lost.py), what a pass adds up to (summary.py), how a doubted end marker is read and worded (markers.py),
+which framing KRaft refuses (kraft.py), which bytes the read-ahead holds (readahead.py) and a batch's offsets
+against its segment's name (invariants.py).
 
 Every expected value is written out here, not taken from a run: a mistake in a bound, a word or a sum
 changes one of them.
@@ -14,6 +15,7 @@ import pytest
 
 from kbatch.format.findings import Finding
 from kbatch.reading import readahead
+from kbatch.reading.invariants import segment_range_checks
 from kbatch.reading.kraft import _last_byte, record_refusal
 from kbatch.reading.lost import LostOffsets, entry_lost_offsets, range_lost_offsets, wrapper_not_opened
 from kbatch.reading.markers import EndMarker, describe, end_marker
@@ -316,3 +318,22 @@ def test_read_ahead_is_only_made_for_a_regular_file_large_enough(tmp_path, monke
         assert isinstance(ahead, readahead.ReadAhead)
         ahead.close()
     assert readahead.MIN_SIZE == 16 * 1024 * 1024 and readahead.RESERVE == 256 * 1024
+
+
+# -- invariants.py: the offsets against the segment's file name ---------------------------------------------
+
+
+def test_a_batch_below_its_segments_base_offset_is_named_with_its_offset_field():
+    assert segment_range_checks(_entry(magic=2, base=99, last=105, pos=64), 100) == [Finding(
+        "below-segment-base", 64, 64, 8, "base_offset", "100 or more (the base offset in the segment's file name)",
+        "99")]
+    assert segment_range_checks(_entry(magic=1, base=90, last=99, offset_field=99, pos=0), 100) == [Finding(
+        "below-segment-base", 0, 0, 8, "offset", "100 or more (the base offset in the segment's file name)", "99")]
+    assert segment_range_checks(_entry(magic=2, base=100, last=105), 100) == []
+
+
+def test_a_batch_past_the_relative_offsets_range_is_named_with_its_last_offset():
+    assert segment_range_checks(_entry(magic=2, base=100, last=100 + 2**31 - 1), 100) == []
+    assert segment_range_checks(_entry(magic=0, base=100 + 2**31, last=100 + 2**31, pos=12), 100) == [Finding(
+        "beyond-segment-range", 12, 12, 8, "offset",
+        "a last offset at most 2147483747 (the file name's base + 2^31-1)", "2147483748")]
