@@ -1,7 +1,7 @@
 """Exact values of kbatch.reading's small rules, one function at a time: the offsets a damaged entry lost
 (lost.py), what a pass adds up to (summary.py), how a doubted end marker is read and worded (markers.py),
-which framing KRaft refuses (kraft.py), which bytes the read-ahead holds (readahead.py) and a batch's offsets
-against its segment's name (invariants.py).
+which framing KRaft refuses (kraft.py), which bytes the read-ahead holds (readahead.py), a batch's offsets
+against its segment's name (invariants.py) and records read a chunk at a time (records.py).
 
 Every expected value is written out here, not taken from a run: a mistake in a bound, a word or a sum
 changes one of them.
@@ -9,9 +9,11 @@ changes one of them.
 
 from __future__ import annotations
 
+import io
 from collections import Counter
 
 import pytest
+from kafka.record.default_records import DefaultRecordBatchBuilder
 
 from kbatch.format.findings import Finding
 from kbatch.reading import readahead
@@ -20,7 +22,11 @@ from kbatch.reading.kraft import _last_byte, record_refusal
 from kbatch.reading.lost import LostOffsets, entry_lost_offsets, range_lost_offsets, wrapper_not_opened
 from kbatch.reading.markers import EndMarker, describe, end_marker
 from kbatch.reading.model import Batch, ControlMarker, Record
+from kbatch.reading.reader import ReadOptions, SegmentReader
+from kbatch.reading.records import RecordStream, chunk_records, record_chunks
 from kbatch.reading.summary import FileSummary
+
+from .handmade import batch
 
 
 def _entry(magic=2, codec="none", base=10, last=14, offset_field=None, crc=7, computed=7, count=5, size=100,
@@ -337,3 +343,45 @@ def test_a_batch_past_the_relative_offsets_range_is_named_with_its_last_offset()
     assert segment_range_checks(_entry(magic=0, base=100 + 2**31, last=100 + 2**31, pos=12), 100) == [Finding(
         "beyond-segment-range", 12, 12, 8, "offset",
         "a last offset at most 2147483747 (the file name's base + 2^31-1)", "2147483748")]
+
+
+# -- records.py: records walked without objects, a chunk at a time ------------------------------------------
+
+
+def _walked_without_objects(data):
+    return list(SegmentReader(io.BytesIO(data), ReadOptions(records=True, record_objects=False)))
+
+
+def test_records_walked_without_objects_read_back_whole_however_they_are_chunked():
+    data = batch(0, [(b"a", b"1")]) + batch(100, [(None, b"xy"), (b"k", None), (b"kk", b"vv")], timestamp=5)
+    first, second = _walked_without_objects(data)
+    assert first.records is None and second.records is None
+    # chunks of 2: the columns walked with the batch are of another size, so the bytes are walked again
+    chunks = [[(r.offset, r.key, r.pos) for r in chunk_records(columns, second)]
+              for columns in record_chunks(second, chunk=2)]
+    assert chunks == [[(100, None, 131), (101, b"k", 140)], [(102, b"kk", 148)]]
+    assert [(r.offset, r.timestamp, r.key, r.value, r.pos, r.size) for r in RecordStream(second)] == [
+        (100, 5, None, b"xy", 131, 9), (101, 5, b"k", None, 140, 8), (102, 5, b"kk", b"vv", 148, 11)]
+    assert (len(RecordStream(second)), bool(RecordStream(second))) == (3, True)
+    assert [(r.offset, r.key) for columns in record_chunks(second, chunk=2)
+            for r in chunk_records(columns, second, [1])] == [(101, b"k")]
+    assert [(r.offset, r.timestamp, r.key, r.pos) for r in RecordStream(first)] == [(0, 1_700_000_000_000, b"a", 61)]
+
+
+def test_a_compressed_batchs_records_walked_without_objects_lie_in_its_decompressed_bytes():
+    builder = DefaultRecordBatchBuilder(magic=2, compression_type=DefaultRecordBatchBuilder.CODEC_GZIP,
+                                        is_transactional=False, producer_id=-1, producer_epoch=-1, base_sequence=-1,
+                                        batch_size=1 << 20)
+    builder.append(0, timestamp=7, key=b"a", value=b"1" * 40, headers=[])
+    builder.append(1, timestamp=9, key=None, value=b"2" * 40, headers=[("h", b"x")])
+    (walked,) = _walked_without_objects(bytes(builder.build()))
+    assert walked.codec == "gzip"
+    assert [(r.offset, r.timestamp, r.key, r.value, r.headers, r.pos, r.size) for r in RecordStream(walked)] == [
+        (0, 7, b"a", b"1" * 40, [], 0, 48), (1, 9, None, b"2" * 40, [(b"h", b"x")], 48, 51)]
+    assert [(r.offset, r.pos) for columns in record_chunks(walked, chunk=1)
+            for r in chunk_records(columns, walked)] == [(0, 0), (1, 48)]
+
+
+def test_a_stream_of_no_records_is_false():
+    (empty,) = _walked_without_objects(batch(7, []))
+    assert (len(RecordStream(empty)), bool(RecordStream(empty)), list(RecordStream(empty))) == (0, False, [])
