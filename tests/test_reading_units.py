@@ -1,7 +1,8 @@
 """Exact values of kbatch.reading's small rules, one function at a time: the offsets a damaged entry lost
 (lost.py), what a pass adds up to (summary.py), how a doubted end marker is read and worded (markers.py),
 which framing KRaft refuses (kraft.py), which bytes the read-ahead holds (readahead.py), a batch's offsets
-against its segment's name (invariants.py) and records read a chunk at a time (records.py).
+against its segment's name (invariants.py), records read a chunk at a time (records.py) and a metadata batch held
+to KRaft's framing (internal.py).
 
 Every expected value is written out here, not taken from a run: a mistake in a bound, a word or a sum
 changes one of them.
@@ -17,6 +18,7 @@ from kafka.record.default_records import DefaultRecordBatchBuilder
 
 from kbatch.format.findings import Finding
 from kbatch.reading import readahead
+from kbatch.reading.internal import decode_batch
 from kbatch.reading.invariants import segment_range_checks
 from kbatch.reading.kraft import _last_byte, record_refusal
 from kbatch.reading.lost import LostOffsets, entry_lost_offsets, range_lost_offsets, wrapper_not_opened
@@ -385,3 +387,43 @@ def test_a_compressed_batchs_records_walked_without_objects_lie_in_its_decompres
 def test_a_stream_of_no_records_is_false():
     (empty,) = _walked_without_objects(batch(7, []))
     assert (len(RecordStream(empty)), bool(RecordStream(empty)), list(RecordStream(empty))) == (0, False, [])
+
+
+# -- internal.py: KRaft's framing rules applied to a __cluster_metadata batch -------------------------------
+
+
+def _metadata_batch(records, control):
+    batch = _entry(records=records, pos=40)
+    batch.is_control, batch.base_timestamp = control, 0
+    return batch
+
+
+def test_a_metadata_control_record_framed_otherwise_is_reported_where_it_lies():
+    good = Record(0, 0, b"\x00\x00\x00\x02", b"\x00", [], 101, 20, control=ControlMarker(0, 2, "LEADER_CHANGE"))
+    empty_key = Record(1, 0, b"", b"\x00", [], 121, 12, control=ControlMarker(0, 2, "LEADER_CHANGE"))
+    empty_value = Record(2, 0, b"\x00\x00\x00\x02", b"", [], 133, 14, control=ControlMarker(0, 2, "LEADER_CHANGE"))
+    batch = _metadata_batch([good, empty_key, empty_value], control=True)
+    decode_batch(batch, "metadata")
+    assert batch.findings == [
+        Finding("bad-kraft-record", 40, 121, 12, "records[1].key", "a control record key",
+                "0 bytes (Got an unexpected empty key in the record)"),
+        Finding("bad-kraft-record", 40, 133, 14, "records[2].value", "a control record value",
+                "0 bytes (Got an unexpected empty value in the record)")]
+
+
+def test_a_metadata_data_records_missing_value_is_left_to_the_decoder_and_a_key_is_refused():
+    keyed = Record(0, 0, b"k", b"\x01\x02\x00\x00", [], 101, 20)
+    no_value = Record(1, 0, None, None, [], 121, 12)
+    batch = _metadata_batch([keyed, no_value], control=False)
+    decode_batch(batch, "metadata")
+    kraft = [finding for finding in batch.findings if finding.code == "bad-kraft-record"]
+    assert kraft == [Finding("bad-kraft-record", 40, 101, 20, "records[0].key", "no key",
+                             "1 bytes (Got key in the record when no key was expected)")]
+    assert any(finding.field.startswith("records[1].") for finding in batch.findings)
+
+
+def test_only_the_metadata_decoder_holds_records_to_kraft_framing():
+    batch = _metadata_batch([Record(0, 0, b"", b"", [], 101, 12, control=ControlMarker(0, 2, "COMMIT"))], True)
+    decode_batch(batch, "offsets")
+    decode_batch(batch, None)
+    assert batch.findings == []
