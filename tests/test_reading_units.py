@@ -1,0 +1,429 @@
+"""Exact values of kbatch.reading's small rules, one function at a time: the offsets a damaged entry lost
+(lost.py), what a pass adds up to (summary.py), how a doubted end marker is read and worded (markers.py),
+which framing KRaft refuses (kraft.py), which bytes the read-ahead holds (readahead.py), a batch's offsets
+against its segment's name (invariants.py), records read a chunk at a time (records.py) and a metadata batch held
+to KRaft's framing (internal.py).
+
+Every expected value is written out here, not taken from a run: a mistake in a bound, a word or a sum
+changes one of them.
+"""
+
+from __future__ import annotations
+
+import io
+from collections import Counter
+
+import pytest
+from kafka.record.default_records import DefaultRecordBatchBuilder
+
+from kbatch.format.findings import Finding
+from kbatch.reading import readahead
+from kbatch.reading.internal import decode_batch
+from kbatch.reading.invariants import segment_range_checks
+from kbatch.reading.kraft import _last_byte, record_refusal
+from kbatch.reading.lost import LostOffsets, entry_lost_offsets, range_lost_offsets, wrapper_not_opened
+from kbatch.reading.markers import EndMarker, describe, end_marker
+from kbatch.reading.model import Batch, ControlMarker, Record
+from kbatch.reading.reader import ReadOptions, SegmentReader
+from kbatch.reading.records import RecordStream, chunk_records, record_chunks
+from kbatch.reading.summary import FileSummary
+
+from .handmade import batch
+
+
+def _entry(magic=2, codec="none", base=10, last=14, offset_field=None, crc=7, computed=7, count=5, size=100,
+           records=None, pos=40, findings=()):
+    return Batch(pos, size, magic, size - 12, base if offset_field is None else offset_field, base, last, count, 0,
+                 codec, crc, computed, "CreateTime", 0, 0, records=records, findings=list(findings))
+
+
+# -- lost.py ------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("first, last, span", [
+    (5, 9, "5–9"), (5, 5, "5"), (6, 5, "none"), (None, 9, "?–9"), (5, None, "5–?"), (None, None, "?–?"),
+])
+def test_a_span_is_written_from_its_bounds(first, last, span):
+    lost = LostOffsets(first, last, "why")
+    assert lost.span() == span
+    assert lost.text() == f"{span} (why)"
+    assert lost.none is (span == "none")
+
+
+@pytest.mark.parametrize("magic, codec, records, unopened", [
+    (0, "gzip", None, True), (1, "snappy", [], True), (1, "gzip", ["inner"], False), (1, "none", None, False),
+    (2, "gzip", None, False),
+])
+def test_only_a_v0_v1_compressed_wrapper_without_records_is_not_opened(magic, codec, records, unopened):
+    assert wrapper_not_opened(_entry(magic=magic, codec=codec, records=records)) is unopened
+
+
+def test_an_unopened_wrappers_offsets_run_from_after_the_entry_before_to_its_own_offset():
+    wrapper = _entry(magic=1, codec="gzip", offset_field=20)
+    assert entry_lost_offsets(wrapper, 15) == LostOffsets(
+        16, 20, "after the entry before, which ends at 15, up to the wrapper's own offset, its last inner record's")
+    assert entry_lost_offsets(wrapper, 19) == LostOffsets(
+        20, 20, "after the entry before, which ends at 19, up to the wrapper's own offset, its last inner record's")
+    assert entry_lost_offsets(wrapper, None) == LostOffsets(
+        None, 20, "up to the wrapper's own offset, its last inner record's; no entry before it tells where they start")
+
+
+def test_an_unopened_wrapper_not_above_the_entry_before_is_bounded_by_its_neighbours():
+    wrapper = _entry(magic=0, codec="gzip", offset_field=20)
+    assert entry_lost_offsets(wrapper, 20, 30) == LostOffsets(
+        21, 29, "the wrapper's own offset 20 is not above the entry before's: after the entry before, which ends "
+                "at 20, and before the entry after, which starts at 30")
+    assert entry_lost_offsets(wrapper, 25) == LostOffsets(
+        26, None, "the wrapper's own offset 20 is not above the entry before's: after the entry before, which "
+                  "ends at 25")
+
+
+@pytest.mark.parametrize("magic, codec, computed, how", [
+    (2, "none", 7, "its header"), (2, "zstd", 8, "its header, unverified: its CRC fails"),
+    (1, "gzip", 7, "its inner records"), (0, "none", 7, "its offset field"),
+    (1, "none", 9, "its offset field, unverified: its CRC fails"),
+])
+def test_an_entry_that_reads_says_its_own_offsets_and_what_told_them(magic, codec, computed, how):
+    records = ["inner"] if codec != "none" and magic < 2 else None
+    entry = _entry(magic=magic, codec=codec, computed=computed, records=records, base=10, last=14)
+    assert entry_lost_offsets(entry, 3, 99) == LostOffsets(10, 14, how)
+
+
+def test_a_range_lies_between_the_entries_around_it():
+    assert range_lost_offsets(4, 9) == LostOffsets(
+        5, 8, "after the entry before, which ends at 4, and before the entry after, which starts at 9")
+    assert range_lost_offsets(None, 9) == LostOffsets(None, 8, "before the entry after, which starts at 9")
+    assert range_lost_offsets(4, None) == LostOffsets(5, None, "after the entry before, which ends at 4")
+    assert range_lost_offsets(None, None) == LostOffsets(None, None, "no intact entry on either side")
+    assert range_lost_offsets(None, None, "cut") == LostOffsets(None, None, "cut: no intact entry on either side")
+    assert range_lost_offsets(4, 5).span() == "none"
+
+
+# -- summary.py ---------------------------------------------------------------------------------------------
+
+
+def _finding(code, pos=0):
+    return Finding(code, 0, pos, 1, "f", "e", "a")
+
+
+def test_a_summary_counts_batches_records_bytes_and_damage():
+    summary = FileSummary("seg.log", 500)
+    summary.add_batch(_entry(count=5, size=100, findings=[_finding("crc-mismatch"), _finding("zero-tail")]))
+    summary.add_batch(_entry(count=-3, size=61))      # a negative recordsCount adds no record
+    summary.add_batch(_entry(count=None, size=7))
+    assert (summary.batches, summary.records, summary.batch_bytes, summary.errors) == (3, 5, 168, 1)
+    assert summary.findings == Counter({"crc-mismatch": 1, "zero-tail": 1})
+    assert summary.damaged is True
+    assert summary.size_now is None
+    assert summary.as_dict() == {"file": "seg.log", "size": 500, "batch_count": 3, "record_count": 5,
+                                 "batch_bytes": 168, "findings": {"crc-mismatch": 1, "zero-tail": 1}, "errors": 1,
+                                 "damaged": True}
+
+
+def test_a_summary_without_damage_is_not_damaged_and_a_cut_file_says_where_it_ended():
+    summary = FileSummary("seg.log", 500)
+    summary.add_finding(_finding("zero-tail"))
+    assert (summary.errors, summary.damaged) == (0, False)
+    summary.add_finding(_finding("truncated-while-reading", pos=321))
+    assert summary.size_now == 321
+    assert summary.as_dict()["size_changed"] == {"opened": 500, "ended_at": 321}
+    assert summary.as_dict()["damaged"] is True
+
+
+def test_summaries_of_two_parts_add_up_and_the_first_cut_stands():
+    whole = FileSummary("seg.log", 500, batches=1, records=2, batch_bytes=30, findings=Counter(a=1), errors=1)
+    part = FileSummary("seg.log", 500, batches=4, records=5, batch_bytes=60, findings=Counter(a=2, b=1), errors=2,
+                       size_now=400)
+    whole.add_summary(part)
+    assert (whole.batches, whole.records, whole.batch_bytes, whole.errors, whole.size_now) == (5, 7, 90, 3, 400)
+    assert whole.findings == Counter(a=3, b=1)
+    whole.add_summary(FileSummary("seg.log", 500, size_now=300))
+    assert whole.size_now == 400
+    whole.add_summary(FileSummary("seg.log", 500))
+    assert whole.size_now == 400
+
+
+# -- markers.py ---------------------------------------------------------------------------------------------
+
+
+def _control(kind, type_id=0, epoch=5, value_version=0):
+    return Record(13, 0, b"", b"", [], 0, 1, control=ControlMarker(0, type_id, kind, value_version, epoch))
+
+
+def _marker_batch(records, crc=11, computed=11):
+    return _entry(base=13, last=13, crc=crc, computed=computed, records=records, pos=200)
+
+
+def test_an_empty_control_batch_with_its_crc_holding_ends_nothing():
+    assert end_marker(_marker_batch([])) is None
+    doubted = end_marker(_marker_batch([], crc=1, computed=2))
+    assert doubted == EndMarker(None, "its CRC fails (stored 1, computed 2): a broker's recovery drops it")
+
+
+def test_a_believed_marker_says_its_type():
+    commit = end_marker(_marker_batch([_control("COMMIT", 1)]))
+    assert commit == EndMarker(ControlMarker(0, 1, "COMMIT", 0, 5))
+    assert (commit.trusted, commit.outcome, commit.if_believed) == (True, "COMMIT", "COMMIT")
+
+
+@pytest.mark.parametrize("records, crc, doubt, if_believed", [
+    ([_control("ABORT")], 3, "its CRC fails (stored 3, computed 11): a broker's recovery drops it", "ABORT"),
+    (None, 11, "its control record does not read", None),
+    ([Record(13, 0, b"", b"", [], 0, 1)], 11, "its control record does not read", None),
+    ([_control("UNKNOWN(5)", 5)], 11, "an UNKNOWN(5) control record is no end transaction marker (a broker's "
+                                      "EndTransactionMarker.deserialize throws on it)", None),
+    ([_control("LEADER_CHANGE", 2)], 11, "a LEADER_CHANGE control record is no end transaction marker (a "
+                                         "broker's EndTransactionMarker.deserialize throws on it)", None),
+    ([_control("COMMIT", 1, epoch=None)], 11, "its COMMIT value does not read", "COMMIT"),
+    ([_control("ABORT", 0, value_version=-1)], 11, "its ABORT value does not read", "ABORT"),
+])
+def test_a_doubted_marker_says_why_and_what_it_would_say(records, crc, doubt, if_believed):
+    marker = end_marker(_marker_batch(records, crc=crc))
+    assert marker.doubt == doubt
+    assert (marker.trusted, marker.outcome, marker.if_believed) == (False, "UNKNOWN", if_believed)
+
+
+def test_a_marker_of_value_version_zero_or_none_with_an_epoch_is_believed():
+    assert end_marker(_marker_batch([_control("ABORT", 0, value_version=None)])).trusted is True
+    assert end_marker(_marker_batch([_control("ABORT", 0, value_version=0)])).trusted is True
+
+
+def test_a_doubted_marker_is_described_with_its_place_and_what_it_would_say():
+    batch = _marker_batch([_control("COMMIT", 1)], crc=3)
+    assert describe(end_marker(batch), batch) == (
+        "the marker at offset 13 (pos 200) is not believed: its CRC fails (stored 3, computed 11): a broker's "
+        "recovery drops it; if believed, a COMMIT (coordinator epoch 5)")
+    batch = _marker_batch([_control("ABORT")], crc=3)
+    assert describe(end_marker(batch), batch).endswith("; if believed, an ABORT (coordinator epoch 5)")
+    batch = _marker_batch(None)
+    assert describe(end_marker(batch), batch) == (
+        "the marker at offset 13 (pos 200) is not believed: its control record does not read; its records do "
+        "not decode as its header describes them, so what it would say is not known")
+    batch = _marker_batch([_control("LEADER_CHANGE", 2)])
+    assert describe(end_marker(batch), batch).endswith("; its record reads LEADER_CHANGE, which ends no transaction")
+
+
+# -- kraft.py -----------------------------------------------------------------------------------------------
+
+
+def _kraft(key, value, *, control=False, kind="LEADER_CHANGE", timestamp=1000, headers=(), timestamp_type="CreateTime"):
+    batch = _entry(records=None)
+    batch.is_control, batch.base_timestamp, batch.timestamp_type = control, 1000, timestamp_type
+    record = Record(0, timestamp, key, value, list(headers), 0, 1,
+                    control=ControlMarker(0, 2, kind) if control and kind else None)
+    return record_refusal(batch, record)
+
+
+@pytest.mark.parametrize("headers, last", [
+    ([], 0), ([(b"h", None)], 1), ([(b"h", b"")], 0), ([(b"h", b"\x7f")], 127), ([(b"h", b"\x80")], -128),
+    ([(b"h", b"\x01"), (b"i", b"\xff")], -1),
+])
+def test_the_last_byte_kraft_takes_for_the_header_count(headers, last):
+    assert _last_byte(headers) == last
+
+
+def test_a_well_framed_kraft_record_is_not_refused():
+    assert _kraft(None, b"\x01") is None
+    assert _kraft(b"\x00\x00\x00\x02", b"\x00", control=True) is None
+    assert _kraft(None, b"\x01", timestamp=5, timestamp_type="LogAppendTime") is None
+    assert _kraft(None, b"\x01", timestamp=None) is None
+    assert _kraft(None, b"\x01", headers=[(b"h", b"")]) is None
+
+
+@pytest.mark.parametrize("kwargs, refusal", [
+    (dict(key=None, value=b"\x01", timestamp=1003), ("timestampDelta", "0", "3", "Got timestamp delta of 3, but "
+                                                     "this is invalid because it is not 0 as expected.")),
+    (dict(key=None, value=b"\x01", timestamp=998), ("timestampDelta", "0", "-2", "Got timestamp delta of -2, but "
+                                                    "this is invalid because it is not 0 as expected.")),
+    (dict(key=b"ab", value=b"\x01"), ("key", "no key", "2 bytes", "Got key in the record when no key was expected")),
+    (dict(key=b"", value=b"\x01"), ("key", "no key", "0 bytes", "Got key in the record when no key was expected")),
+    (dict(key=None, value=None), ("value", "a metadata record", "null",
+                                  "Missing value in the record when a value was expected")),
+    (dict(key=None, value=b""), ("value", "a metadata record", "0 bytes",
+                                 "Got an unexpected empty value in the record")),
+    (dict(key=None, value=b"\x01", control=True), ("key", "a control record key", "null",
+                                                   "Missing key in the record when a key was expected")),
+    (dict(key=b"", value=b"\x01", control=True), ("key", "a control record key", "0 bytes",
+                                                  "Got an unexpected empty key in the record")),
+    (dict(key=b"k", value=None, control=True), ("value", "a control record value", "null",
+                                                "Missing value in the record when a value was expected")),
+    (dict(key=b"k", value=b"", control=True), ("value", "a control record value", "0 bytes",
+                                               "Got an unexpected empty value in the record")),
+    (dict(key=b"k", value=b"v", control=True, kind="COMMIT"), (
+        "key.type", "a KRaft control type (LEADER_CHANGE, SNAPSHOT_HEADER, SNAPSHOT_FOOTER, KRAFT_VERSION, "
+        "KRAFT_VOTERS)", "COMMIT", "Unknown control record type COMMIT")),
+    (dict(key=b"k", value=b"v", control=True, kind=None), (
+        "key.type", "a KRaft control type (LEADER_CHANGE, SNAPSHOT_HEADER, SNAPSHOT_FOOTER, KRAFT_VERSION, "
+        "KRAFT_VOTERS)", "UNKNOWN", "Unknown control record type UNKNOWN")),
+    (dict(key=None, value=b"\x01", headers=[(b"h", b"x"), (b"i", None)]), (
+        "headers", "no headers (the record's last byte 0)", "2 headers, last byte 1",
+        "Got numHeaders of 1, but this is invalid because it is not 0 as expected.")),
+])
+def test_a_kraft_record_framed_otherwise_is_refused_with_kafkas_words(kwargs, refusal):
+    assert _kraft(**kwargs) == refusal
+
+
+# -- readahead.py -------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def small_chunks(monkeypatch):
+    """Chunks of 64 bytes with 16 in front: a file of a few hundred bytes crosses several."""
+    monkeypatch.setattr(readahead, "CHUNK", 64)
+    monkeypatch.setattr(readahead, "RESERVE", 16)
+    monkeypatch.setattr(readahead, "_kept", [])
+
+
+def _file(tmp_path, size):
+    path = tmp_path / "seg.log"
+    path.write_bytes(bytes(range(256)) * (size // 256) + bytes(range(size % 256)))
+    return path
+
+
+def test_read_ahead_gives_the_chunk_that_holds_the_bytes_and_carries_a_cut_entrys_start(tmp_path, small_chunks):
+    path = _file(tmp_path, 200)   # chunks 0-63, 64-127, 128-191, 192-199
+    with open(path, "rb") as stream:
+        ahead = readahead.ReadAhead(stream.fileno(), 200)
+        try:
+            assert bytes(ahead.bytes_at(0, 10)) == bytes(range(64))          # to the end of its chunk
+            assert bytes(ahead.bytes_at(60, 4)) == bytes(range(60, 64))
+            assert bytes(ahead.bytes_at(60, 10)) == bytes(range(60, 128))    # 4 carried in front of the next
+            assert (ahead.start, ahead.end, ahead.first) == (60, 128, 12)
+            assert ahead.bytes_at(10, 1) is None                             # behind it: the window reads
+            assert bytes(ahead.bytes_at(100, 28)) == bytes(range(100, 128))
+            assert ahead.bytes_at(100, 40) is None                           # more than RESERVE carried
+            assert bytes(ahead.bytes_at(112, 20)) == bytes(range(112, 192))  # RESERVE carried: still whole
+            assert (ahead.start, ahead.end, ahead.first) == (112, 192, 0)
+            assert ahead.ended is False
+            assert bytes(ahead.bytes_at(190, 5)) == bytes(range(190, 200))
+            assert ahead.ended is True                                       # the file's last chunk
+            assert ahead.bytes_at(199, 2) is None
+        finally:
+            ahead.close()
+
+
+def test_read_ahead_of_a_file_ending_on_a_chunk_ends_there(tmp_path, small_chunks):
+    path = _file(tmp_path, 128)
+    with open(path, "rb") as stream:
+        ahead = readahead.ReadAhead(stream.fileno(), 128)
+        try:
+            assert bytes(ahead.bytes_at(0, 64)) == bytes(range(64))
+            assert ahead.ended is False
+            assert bytes(ahead.bytes_at(64, 64)) == bytes(range(64, 128))
+            assert ahead.ended is True
+        finally:
+            ahead.close()
+        assert len(readahead._kept) == readahead.BUFFERS_AHEAD
+
+
+def test_read_ahead_is_only_made_for_a_regular_file_large_enough(tmp_path, monkeypatch):
+    import io
+    path = _file(tmp_path, 10)
+    with open(path, "rb") as stream:
+        assert readahead.read_ahead_of(stream, readahead.MIN_SIZE - 1) is None
+        assert readahead.read_ahead_of(io.BytesIO(b"x"), readahead.MIN_SIZE) is None
+        ahead = readahead.read_ahead_of(stream, readahead.MIN_SIZE)
+        assert isinstance(ahead, readahead.ReadAhead)
+        ahead.close()
+    assert readahead.MIN_SIZE == 16 * 1024 * 1024 and readahead.RESERVE == 256 * 1024
+
+
+# -- invariants.py: the offsets against the segment's file name ---------------------------------------------
+
+
+def test_a_batch_below_its_segments_base_offset_is_named_with_its_offset_field():
+    assert segment_range_checks(_entry(magic=2, base=99, last=105, pos=64), 100) == [Finding(
+        "below-segment-base", 64, 64, 8, "base_offset", "100 or more (the base offset in the segment's file name)",
+        "99")]
+    assert segment_range_checks(_entry(magic=1, base=90, last=99, offset_field=99, pos=0), 100) == [Finding(
+        "below-segment-base", 0, 0, 8, "offset", "100 or more (the base offset in the segment's file name)", "99")]
+    assert segment_range_checks(_entry(magic=2, base=100, last=105), 100) == []
+
+
+def test_a_batch_past_the_relative_offsets_range_is_named_with_its_last_offset():
+    assert segment_range_checks(_entry(magic=2, base=100, last=100 + 2**31 - 1), 100) == []
+    assert segment_range_checks(_entry(magic=0, base=100 + 2**31, last=100 + 2**31, pos=12), 100) == [Finding(
+        "beyond-segment-range", 12, 12, 8, "offset",
+        "a last offset at most 2147483747 (the file name's base + 2^31-1)", "2147483748")]
+
+
+# -- records.py: records walked without objects, a chunk at a time ------------------------------------------
+
+
+def _walked_without_objects(data):
+    return list(SegmentReader(io.BytesIO(data), ReadOptions(records=True, record_objects=False)))
+
+
+def test_records_walked_without_objects_read_back_whole_however_they_are_chunked():
+    data = batch(0, [(b"a", b"1")]) + batch(100, [(None, b"xy"), (b"k", None), (b"kk", b"vv")], timestamp=5)
+    first, second = _walked_without_objects(data)
+    assert first.records is None and second.records is None
+    # chunks of 2: the columns walked with the batch are of another size, so the bytes are walked again
+    chunks = [[(r.offset, r.key, r.pos) for r in chunk_records(columns, second)]
+              for columns in record_chunks(second, chunk=2)]
+    assert chunks == [[(100, None, 131), (101, b"k", 140)], [(102, b"kk", 148)]]
+    assert [(r.offset, r.timestamp, r.key, r.value, r.pos, r.size) for r in RecordStream(second)] == [
+        (100, 5, None, b"xy", 131, 9), (101, 5, b"k", None, 140, 8), (102, 5, b"kk", b"vv", 148, 11)]
+    assert (len(RecordStream(second)), bool(RecordStream(second))) == (3, True)
+    assert [(r.offset, r.key) for columns in record_chunks(second, chunk=2)
+            for r in chunk_records(columns, second, [1])] == [(101, b"k")]
+    assert [(r.offset, r.timestamp, r.key, r.pos) for r in RecordStream(first)] == [(0, 1_700_000_000_000, b"a", 61)]
+
+
+def test_a_compressed_batchs_records_walked_without_objects_lie_in_its_decompressed_bytes():
+    builder = DefaultRecordBatchBuilder(magic=2, compression_type=DefaultRecordBatchBuilder.CODEC_GZIP,
+                                        is_transactional=False, producer_id=-1, producer_epoch=-1, base_sequence=-1,
+                                        batch_size=1 << 20)
+    builder.append(0, timestamp=7, key=b"a", value=b"1" * 40, headers=[])
+    builder.append(1, timestamp=9, key=None, value=b"2" * 40, headers=[("h", b"x")])
+    (walked,) = _walked_without_objects(bytes(builder.build()))
+    assert walked.codec == "gzip"
+    assert [(r.offset, r.timestamp, r.key, r.value, r.headers, r.pos, r.size) for r in RecordStream(walked)] == [
+        (0, 7, b"a", b"1" * 40, [], 0, 48), (1, 9, None, b"2" * 40, [(b"h", b"x")], 48, 51)]
+    assert [(r.offset, r.pos) for columns in record_chunks(walked, chunk=1)
+            for r in chunk_records(columns, walked)] == [(0, 0), (1, 48)]
+
+
+def test_a_stream_of_no_records_is_false():
+    (empty,) = _walked_without_objects(batch(7, []))
+    assert (len(RecordStream(empty)), bool(RecordStream(empty)), list(RecordStream(empty))) == (0, False, [])
+
+
+# -- internal.py: KRaft's framing rules applied to a __cluster_metadata batch -------------------------------
+
+
+def _metadata_batch(records, control):
+    batch = _entry(records=records, pos=40)
+    batch.is_control, batch.base_timestamp = control, 0
+    return batch
+
+
+def test_a_metadata_control_record_framed_otherwise_is_reported_where_it_lies():
+    good = Record(0, 0, b"\x00\x00\x00\x02", b"\x00", [], 101, 20, control=ControlMarker(0, 2, "LEADER_CHANGE"))
+    empty_key = Record(1, 0, b"", b"\x00", [], 121, 12, control=ControlMarker(0, 2, "LEADER_CHANGE"))
+    empty_value = Record(2, 0, b"\x00\x00\x00\x02", b"", [], 133, 14, control=ControlMarker(0, 2, "LEADER_CHANGE"))
+    batch = _metadata_batch([good, empty_key, empty_value], control=True)
+    decode_batch(batch, "metadata")
+    assert batch.findings == [
+        Finding("bad-kraft-record", 40, 121, 12, "records[1].key", "a control record key",
+                "0 bytes (Got an unexpected empty key in the record)"),
+        Finding("bad-kraft-record", 40, 133, 14, "records[2].value", "a control record value",
+                "0 bytes (Got an unexpected empty value in the record)")]
+
+
+def test_a_metadata_data_records_missing_value_is_left_to_the_decoder_and_a_key_is_refused():
+    keyed = Record(0, 0, b"k", b"\x01\x02\x00\x00", [], 101, 20)
+    no_value = Record(1, 0, None, None, [], 121, 12)
+    batch = _metadata_batch([keyed, no_value], control=False)
+    decode_batch(batch, "metadata")
+    kraft = [finding for finding in batch.findings if finding.code == "bad-kraft-record"]
+    assert kraft == [Finding("bad-kraft-record", 40, 101, 20, "records[0].key", "no key",
+                             "1 bytes (Got key in the record when no key was expected)")]
+    assert any(finding.field.startswith("records[1].") for finding in batch.findings)
+
+
+def test_only_the_metadata_decoder_holds_records_to_kraft_framing():
+    batch = _metadata_batch([Record(0, 0, b"", b"", [], 101, 12, control=ControlMarker(0, 2, "COMMIT"))], True)
+    decode_batch(batch, "offsets")
+    decode_batch(batch, None)
+    assert batch.findings == []
