@@ -172,3 +172,30 @@ def test_dump_in_parts_of_a_segment_cut_while_read_tells_it_once(kbatch, tmp_pat
     assert summary["findings"]["truncated-while-reading"] == 1
     assert summary["size_changed"] == {"opened": summary["size"], "ended_at": cut["pos"]}
     assert all(line["pos"] + line["size"] <= cut["pos"] for line in lines if line.get("type") == "batch")
+
+
+def test_an_entry_cut_while_read_with_an_entry_inside_it_reads_as_the_cut_file_does(tmp_path, monkeypatch):
+    """The cut entry holds a whole batch in its value: the walk resumes there, the size field is what lies
+    (bad-length, naming the field and the size it declared), as on a file that was already that short; this
+    used to end in an internal error (the cut entry's magic was not handed on)."""
+    from kbatch.reading.reader import ReadOptions, SegmentReader
+
+    inner = handmade.batch(0, [(b"k", b"v")])
+    path = tmp_path / "00000000000000000000.log"
+    path.write_bytes(handmade.batch(0, [(b"k", b"x" * 100 + inner + b"y" * 100_000)]))
+    monkeypatch.setattr(window, "CHUNK", 16 * 1024)
+    original = window.Window._read_into_buffer
+
+    def reading(self, pos, size):   # cut as the walk reads the entry whole, past its first chunk
+        if size > 20_000 and path.stat().st_size > 50_000:
+            os.truncate(path, 50_000)
+        return original(self, pos, size)
+
+    monkeypatch.setattr(window.Window, "_read_into_buffer", reading)
+    with open(path, "rb") as stream:
+        read = list(SegmentReader(stream, ReadOptions()))
+    assert path.stat().st_size == 50_000 and read[-1].code == "truncated-while-reading"
+    with open(path, "rb") as stream:
+        assert read[:-1] == list(SegmentReader(stream, ReadOptions()))   # the file as it is now
+    assert "bad-length, batch_length at pos 8 is 100231" in read[0].actual
+    assert read[1].pos == 172 and read[1].crc_valid

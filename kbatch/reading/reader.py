@@ -221,7 +221,7 @@ class SegmentReader:
             batch = self._entry(pos, end, magic, buf, i)
         except EntryCut:   # the file was cut inside the entry while it was read: it ends there now
             return (yield from self._damaged(pos, frame_problem(pos, magic, size, self.options.max_entry_size,
-                                                                self.size)))
+                                                                self.size), magic=magic, declared_size=size))
         if batch.crc_valid:
             yield self._intact(batch)
             return end
