@@ -100,7 +100,7 @@ def test_a_task_holds_its_records_in_row_groups_of_bounded_size(spark, tmp_path,
 
     arrow_schema = to_arrow_schema(schema, timezone="UTC")
     expected = [batch.drop_columns(["topic"]) for batch in
-                record_batches(FileRange(path, 0, size, size), KbatchReader({"level": "records"}, schema), arrow_schema)]
+                record_batches([FileRange(path, 0, size, size)], KbatchReader({"level": "records"}, schema), arrow_schema)]
     assert staged.metadata.num_row_groups == len(expected) > 1
     assert staged.read().to_pylist() == [row for batch in expected for row in batch.to_pylist()]
     assert written["rows"] == staged.metadata.num_rows

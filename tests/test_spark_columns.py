@@ -171,7 +171,7 @@ def record_rows_both_ways(paths: list[str]) -> list:
             size = os.path.getsize(path)
             both = []
             for columnar in (True, False):
-                batches = list(record_batches(FileRange(path, 0, size, size), source, schema, columnar=columnar))
+                batches = list(record_batches([FileRange(path, 0, size, size)], source, schema, columnar=columnar))
                 assert all(batch.schema == schema for batch in batches)
                 both.append([list(row.values()) for batch in batches for row in batch.to_pylist()])
             out.append(both)
@@ -245,6 +245,26 @@ def test_the_walks_record_columns_give_the_full_readers_rows(record_paths, arrow
         assert by_columns == by_reader, path
     assert sum(len(by_reader) for _, by_reader in per_path) > 5000
     assert taken > (300 if arrow_rows > 5 else 200)   # most batches went without a Batch made of them
+
+
+@pytest.mark.parametrize("arrow_rows", [4096, 5], ids=["record-batches", "tiny-record-batches"])
+def test_a_tasks_files_share_record_batches_of_records(record_paths, arrow_rows, monkeypatch):
+    """A task's ranges go into the same record batches of records, each row naming its own file, its topic and
+    partition and its partition's read_committed view; an internal topic's file between them keeps its order."""
+    from kbatch.spark import source
+    from kbatch.spark.source import RECORD_SCHEMA, FileRange, KbatchReader, record_batches
+
+    monkeypatch.setattr(source, "ARROW_ROWS", arrow_rows)
+    schema = _schema(RECORD_SCHEMA)
+    reader = KbatchReader({"level": "records"}, None)
+    ranges = [FileRange(path, 0, os.path.getsize(path), os.path.getsize(path)) for path in record_paths]
+    together = list(record_batches(ranges, reader, schema))
+    alone = [list(record_batches([one], reader, schema)) for one in ranges]
+    assert [row for batch in together for row in batch.to_pylist()] == \
+        [row for batches in alone for batch in batches for row in batch.to_pylist()]
+    assert all(batch.num_rows <= arrow_rows for batch in together)
+    if arrow_rows > 5:   # fewer record batches than one per file and more: files shared them
+        assert len(together) < sum(len(batches) for batches in alone)
 
 
 def test_pure_python_gives_the_same_records(record_paths):

@@ -39,7 +39,7 @@ class RecordColumnsRun:
 
     ``rows`` and ``data_bytes`` say when a record batch's worth is held (``full``: the walk hands back to have
     it flushed); a batch of more than ``rows`` records is the full reader's.  ``committed`` is the partition's
-    read_committed view (kbatch.ops.visibility), or None.
+    read_committed view (kbatch.ops.visibility), or None: the caller sets it for each file it walks.
     """
 
     def __init__(self, records, max_entry_size: int, decompressed_limit: int, rows: int, data_bytes: int,

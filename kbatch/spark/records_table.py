@@ -97,9 +97,12 @@ def _write_partition(partition, index: int, out: str, job: str, schema) -> list[
     staging = f"{root}/_temporary/{job}/{uuid.uuid4().hex}"
     name = f"part-{index:05d}-{job}.c000.snappy.parquet"
     topics: dict[str | None, _TopicFile] = {}
+    # A topic's files read together (their records share Arrow batches), in the task's order.
+    by_topic: dict[str | None, list] = {}
     for file_range in partition.ranges:
-        topic = topic_partition(file_range.path)[0]
-        for batch in record_batches(file_range, reader, arrow_schema):
+        by_topic.setdefault(topic_partition(file_range.path)[0], []).append(file_range)
+    for topic, ranges in by_topic.items():
+        for batch in record_batches(ranges, reader, arrow_schema):
             if batch.num_rows:
                 if topic not in topics:
                     directory = partition_directory("topic", topic)

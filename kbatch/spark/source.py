@@ -170,8 +170,7 @@ class KbatchReader(DataSourceReader):
         # the same way and rejects a batch whose schema differs): derived, never kept by hand.
         schema = to_arrow_schema(self.schema, timezone="UTC")
         if self.level == "records":
-            for file_range in partition.ranges:
-                yield from record_batches(file_range, self, schema)
+            yield from record_batches(partition.ranges, self, schema)
             return
         if self.level == "batches":
             yield from batch_arrow(partition.ranges, self, schema)
@@ -259,15 +258,20 @@ class ColumnarRecords:
     RECORD_SCHEMA by whole columns (numpy, Arrow's take): no Python object per record.
 
     :meth:`add` copies a chunk's columns (kbatch.kernels.recordwalk.RecordColumns, reused by the decoder) and
-    the bytes its records span; :meth:`flush` turns what was gathered into one record batch.
+    the bytes its records span; :meth:`flush` turns what was gathered into one record batch.  The chunks of
+    many files go into one record batch (a task's tiny segments), each after :meth:`begin` named its file.
     """
 
     RECORD_FIELDS = ("offset", "timestamp", "offset_delta", "key_pos", "key_length", "value_pos",
                      "value_length", "headers_count")
 
-    def __init__(self, schema, path: str, topic: str | None, partition: int | None):
-        self.schema, self.path, self.topic, self.partition = schema, path, topic, partition
+    def __init__(self, schema):
+        self.schema = schema
+        self.located = (None, None, None)   # the file the chunks added from now on are of: path, topic, partition
         self._reset()
+
+    def begin(self, path: str, topic: str | None, partition: int | None) -> None:
+        self.located = (path, topic, partition)
 
     def _reset(self) -> None:
         from array import array
@@ -277,7 +281,7 @@ class ColumnarRecords:
         self.records = {name: array("q") for name in self.RECORD_FIELDS}
         self.headers = {name: array("q") for name in HEADER_COLUMNS}
         self.data = bytearray()   # the records' bytes, chunk after chunk
-        self.chunks = []          # per chunk: its rows, its header rows, where its bytes start, its batch's fields
+        self.chunks = []   # per chunk: its rows, its header rows, where its bytes start, its file, its batch's fields
         self.rows = 0
 
     def add(self, columns, batch, visible: bool | None = None) -> None:
@@ -302,14 +306,14 @@ class ColumnarRecords:
             self.records[name] += columns.records[name][:n]
         for name, column in self.headers.items():
             column += columns.headers[name][:columns.n_headers]
-        self.chunks.append((n, columns.n_headers, shift, *fields, visible))
+        self.chunks.append((n, columns.n_headers, shift, *self.located, *fields, visible))
         self.rows += n
 
     def flush(self):
         import numpy as np
         import pyarrow as pa
 
-        (counts, header_counts, shifts, batch_pos, base_offset, codec, timestamp_type, log_append_time,
+        (counts, header_counts, shifts, path, topic, partition, batch_pos, base_offset, codec, timestamp_type, log_append_time,
          max_timestamp, base_sequence, producer_id, transactional, visible) = zip(*self.chunks)
         n = self.rows
         column = {name: np.frombuffer(values, dtype=np.int64) for name, values in self.records.items()}
@@ -342,8 +346,8 @@ class ColumnarRecords:
              binary_spans(data, header["value_pos"] + header_shift, header["value_length"])],
             fields=list(headers_type.value_type))
         arrays = {
-            "file": constant(self.path, pa.string()), "topic": constant(self.topic, pa.string()),
-            "partition": constant(self.partition, pa.int32()),
+            "file": per_chunk(path, pa.string()), "topic": per_chunk(topic, pa.string()),
+            "partition": per_chunk(partition, pa.int32()),
             "batch_pos": per_chunk(batch_pos, pa.int64()), "batch_base_offset": per_chunk(base_offset, pa.int64()),
             "magic": constant(2, pa.int32()), "codec": per_chunk(codec, pa.string()),
             "offset": pa.array(column["offset"]), "timestamp": pa.array(timestamp),
@@ -457,11 +461,12 @@ def batch_row(batch, path: str, topic, partition) -> tuple:
     return tuple(row[name] for name in columns.names(columns.SPARK_BATCHES))
 
 
-def record_batches(file_range: FileRange, source: KbatchReader, schema, columnar: bool = True):
-    """The records level's Arrow batches for a file range.
+def record_batches(ranges: list[FileRange], source: KbatchReader, schema, columnar: bool = True):
+    """The records level's Arrow batches for file ranges, in file order.
 
     The records of a v2 data batch go from the record walk's columns to Arrow arrays (:class:`ColumnarRecords`),
-    most of them without a Batch made of their batch (kbatch.spark.record_columns: a run of the walk engine);
+    most of them without a Batch made of their batch (kbatch.spark.record_columns: a run of the walk engine),
+    gathered across the ranges (a task's tiny segments share record batches, as the batches level's do);
     those that need an object each go as rows: v0/v1 messages, control records (decoded markers),
     an internal topic's records (decoded with Kafka's schemas) and chunks holding a key or value in the
     schema registry's framing (their ids read from the bytes), as ``dump --format jsonl`` does.
@@ -474,19 +479,17 @@ def record_batches(file_range: FileRange, source: KbatchReader, schema, columnar
     from kbatch.messages import decoder_for_path
     from kbatch.spark.record_columns import RecordColumnsRun
 
-    topic, partition = topic_partition(file_range.path)
-    internal = decoder_for_path(file_range.path)
-    committed = committed_view_of(file_range.path, source.decompressed_limit)
     if source.pushed.selects:
-        yield from in_arrow_batches(pushed_record_rows(file_range, source, topic, partition, internal, committed),
-                                    schema)
+        yield from in_arrow_batches((row for file_range in ranges for row in pushed_record_rows(
+            file_range, source, *topic_partition(file_range.path), decoder_for_path(file_range.path),
+            committed_view_of(file_range.path, source.decompressed_limit))), schema)
         return
-    records = ColumnarRecords(schema, file_range.path, topic, partition)
+    records = ColumnarRecords(schema)
     options = ReadOptions(records=True, record_objects=False, decompressed_limit=source.decompressed_limit)
     run = None
-    if columnar and internal is None:   # (an internal topic's records are decoded each into an object)
+    if columnar:
         run = RecordColumnsRun(records, options.max_entry_size, source.decompressed_limit, ARROW_ROWS,
-                               ARROW_RECORD_BYTES, committed)
+                               ARROW_RECORD_BYTES)
     rows = []
 
     def in_order():
@@ -496,19 +499,19 @@ def record_batches(file_range: FileRange, source: KbatchReader, schema, columnar
         if records.rows:
             yield records.flush()
 
-    def as_rows(batch, objects):
+    def as_rows(file_range, batch, objects, internal, committed):
         if records.rows:   # what the columns gathered went before these
             yield from in_order()
-        rows.extend(record_rows(file_range.path, topic, partition, batch, objects, internal,
+        rows.extend(record_rows(file_range.path, *records.located[1:], batch, objects, internal,
                                 visible_to_read_committed(committed, batch)))
 
-    def batch_records(batch):
+    def batch_records(file_range, batch, internal, committed):
         if batch.record_data is None:   # read into objects: v0/v1, control batches (or none decoded)
-            yield from as_rows(batch, batch.records or [])
+            yield from as_rows(file_range, batch, batch.records or [], internal, committed)
             return
         for chunk in record_chunks(batch, ARROW_ROWS):
             if internal is not None or any_key_or_value_starts_with_zero(chunk, batch.record_data):
-                yield from as_rows(batch, chunk_records(chunk, batch))
+                yield from as_rows(file_range, batch, chunk_records(chunk, batch), internal, committed)
                 continue
             if rows:
                 yield from in_order()
@@ -516,13 +519,20 @@ def record_batches(file_range: FileRange, source: KbatchReader, schema, columnar
                 yield records.flush()
             records.add(chunk, batch, visible_to_read_committed(committed, batch))
 
-    for item in _walked(source, file_range, options, run):
-        if item is _RUN_FULL:
-            yield from in_order()
-            continue
-        yield from batch_records(item)
-        if len(rows) >= ARROW_ROWS:
-            yield from in_order()
+    for file_range in ranges:
+        records.begin(file_range.path, *topic_partition(file_range.path))
+        internal = decoder_for_path(file_range.path)
+        committed = committed_view_of(file_range.path, source.decompressed_limit)
+        if run is not None:
+            run.committed = committed
+        # (an internal topic's records are decoded each into an object: no run)
+        for item in _walked(source, file_range, options, run if internal is None else None):
+            if item is _RUN_FULL:
+                yield from in_order()
+                continue
+            yield from batch_records(file_range, item, internal, committed)
+            if len(rows) >= ARROW_ROWS:
+                yield from in_order()
     yield from in_order()
 
 
