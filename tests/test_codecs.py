@@ -295,3 +295,47 @@ def test_a_codec_a_magic_does_not_have():
 
     assert [codec_name(codec_id) for codec_id in (0, 1, 2, 3, 4, 5)] == \
         ["none", "gzip", "snappy", "lz4", "zstd", "unknown(5)"]
+
+
+# -- an lz4 frame of one incompressible block, byte for byte ------------------------------------------------------
+# 3 bytes do not compress: the block is stored as is, its length's high bit set (03000080).  The magic-0 frame is
+# kafka-python's lz4_encode_old_kafka's bytes exactly (its header checksum 1a hashes the frame magic too).
+
+@pytest.mark.parametrize("options, frame", [
+    ({}, "04224d18" "6040" "82" "03000080" "010203" "00000000"),
+    ({"lz4_kafka3160": True}, "04224d18" "6040" "1a" "03000080" "010203" "00000000"),
+    # block and content checksums: xxHash32 of the 3 bytes, f59c78c4 (above 2^31: written unsigned)
+    ({"frame": {"block_checksum": True, "content_checksum": True}},
+     "04224d18" "7440" "bd" "03000080" "010203" "c4789cf5" "00000000" "c4789cf5"),
+])
+def test_an_incompressible_lz4_block_is_stored_as_is(options, frame):
+    assert compress(3, b"\x01\x02\x03", **options).hex() == frame
+    assert xxh32(b"\x01\x02\x03") == 0xF59C78C4
+
+
+# -- what a stored frame's header says of how it was written ------------------------------------------------------
+
+@pytest.mark.parametrize("codec_id, head, options", [
+    # FLG 0x64: version 1, independent blocks, content checksum; BD 0x70: 4 MiB blocks
+    (3, "04224d18" "6470", {"block_size": 4 << 20, "independent_blocks": True, "block_checksum": False,
+                            "content_size": False, "content_checksum": True}),
+    # FLG 0x41: version 1 and a dictionary id, nothing else; BD 0x50: 256 KiB
+    (3, "04224d18" "4150", {"block_size": 256 << 10, "independent_blocks": False, "block_checksum": False,
+                            "content_size": False, "content_checksum": False}),
+    (3, "04224d18" "5840" "00", {"block_size": 64 << 10, "independent_blocks": False, "block_checksum": True,
+                                 "content_size": True, "content_checksum": False}),
+    (3, "04224d18" "6430", None),        # BD 3: no block size of the format
+    (3, "04224d18" "64", None),          # cut short
+    (3, "28b52ffd" "0158", None),        # a zstd frame is no lz4 frame
+    (4, "04224d18" "6470", None),        # nor an lz4 frame a zstd one
+    (2, "04224d18" "6470", None),
+    # descriptor 0x01: a one-byte dictionary id, no content size, not single segment; window 0x58 (not the
+    # 1 KiB zstd fits to 1000 bytes)
+    (4, "28b52ffd" "0158", {"content_size": False, "single_segment": False, "window_descriptor": 0x58}),
+    (4, "28b52ffd" "0100", {"content_size": False, "single_segment": False, "window_descriptor": None}),
+    (4, "28b52ffd" "20e8", {"content_size": True, "single_segment": True, "window_descriptor": None}),
+    (4, "28b52ffd" "4000", {"content_size": True, "single_segment": False, "window_descriptor": None}),
+    (4, "28b52ffd" "01", None),
+])
+def test_frame_options_read_from_a_frame_header(codec_id, head, options):
+    assert frame_options(codec_id, bytes.fromhex(head), 1000) == options

@@ -249,3 +249,20 @@ def test_a_varint_made_here_holds_its_own_bound_and_width():
     assert layouts.ZigZagVarint(max_bytes=3, bits=16).parse(b"\xfe\xff\x07") == 32767
     with pytest.raises(Short):
         short.parse(b"\x80")
+
+
+def test_field_spans_walk_a_nested_struct_and_a_fixed_array_with_their_values():
+    """No declaration of Kafka's nests a Struct outside an Array: one made here, whose inner field's size is its
+    parent's field (construct's ``this._``), and an Array of a fixed count."""
+    from construct import Array, Bytes, Int8sb, Int16sb, Struct, this
+
+    declaration = Struct("n" / Int8sb, "inner" / Struct("a" / Int16sb, "b" / Bytes(this._.n)),
+                         "pair" / Array(2, Struct("c" / Int8sb)), "tail" / Int8sb)
+    spans, error = layouts.field_spans(declaration, bytes.fromhex("02" "0102" "6869" "fe" "07" "09"), base=100)
+    assert error is None
+    assert [(span.path, span.start, span.end, span.value) for span in spans] == [
+        ("n", 100, 101, 2), ("inner.a", 101, 103, 258), ("inner.b", 103, 105, b"hi"),
+        ("pair[0].c", 105, 106, -2), ("pair[1].c", 106, 107, 7), ("tail", 107, 108, 9)]
+    spans, error = layouts.field_spans(declaration, bytes.fromhex("02" "0102" "68"), base=100, path="x")
+    assert [span.path for span in spans] == ["x.n", "x.inner.a"]
+    assert error == layouts.SpanError("x.inner.b", 103, "stream read less than specified amount, expected 2, found 1")
