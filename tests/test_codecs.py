@@ -339,3 +339,22 @@ def test_an_incompressible_lz4_block_is_stored_as_is(options, frame):
 ])
 def test_frame_options_read_from_a_frame_header(codec_id, head, options):
     assert frame_options(codec_id, bytes.fromhex(head), 1000) == options
+
+
+# -- compress (encode-from-json) run inside a test: the parametrized cases above compress while being collected ----
+
+def test_snappy_is_written_as_kafka_pythons_xerial_blocks_of_32_kib_or_one_raw_block():
+    assert compress(2, b"kafka " * 10).hex() == \
+        XERIAL_HEAD + "0000000b" "3c146b61666b6120d60600"   # one block: 11 bytes of raw snappy
+    data = bytes(range(256)) * 200   # 51,200 bytes: blocks of 32,768 and 18,432
+    assert compress(2, data) == kafka_codec.snappy_encode(data, xerial_compatible=True)
+    assert compress(2, data, snappy_framing="raw") == kafka_codec.snappy_encode(data, xerial_compatible=False)
+    assert compress(2, b"") == bytes.fromhex(XERIAL_HEAD)
+
+
+def test_compress_leaves_codec_0_alone_gzips_1_and_refuses_an_unknown_codec():
+    assert compress(0, memoryview(b"kafka")) == b"kafka"
+    assert bytes(cramjam.gzip.decompress(compress(1, b"kafka " * 10))) == b"kafka " * 10
+    with pytest.raises(CodecError) as caught:
+        compress(5, b"kafka")
+    assert (caught.value.code, caught.value.detail) == ("unknown-codec", "codec id 5 does not exist")
