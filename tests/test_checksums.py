@@ -41,3 +41,15 @@ def test_the_crc_of_a_span_from_the_crcs_of_two_prefixes(first, second):
     for function, reference in ((crc32c, package.crc32c), (crc32, zlib.crc32)):
         spans = SpanCrc(function)
         assert spans.span(reference(first), reference(first + second), len(second)) == reference(second)
+
+
+def test_the_function_loaded_here_is_the_extensions_without_the_package(monkeypatch):
+    """_crc32c_function run now (at import it runs before a test can watch): the package's C function, from its
+    extension module, the package itself left unloaded."""
+    from kbatch.format.checksums import _crc32c_function
+
+    for name in [name for name in sys.modules if name == "crc32c" or name.startswith("crc32c.")]:
+        monkeypatch.delitem(sys.modules, name)
+    function = _crc32c_function()
+    assert "crc32c" not in sys.modules
+    assert function(b"123456789") == 0xE3069283 and function(b"56789", function(b"1234")) == 0xE3069283

@@ -295,3 +295,66 @@ def test_a_codec_a_magic_does_not_have():
 
     assert [codec_name(codec_id) for codec_id in (0, 1, 2, 3, 4, 5)] == \
         ["none", "gzip", "snappy", "lz4", "zstd", "unknown(5)"]
+
+
+# -- an lz4 frame of one incompressible block, byte for byte ------------------------------------------------------
+# 3 bytes do not compress: the block is stored as is, its length's high bit set (03000080).  The magic-0 frame is
+# kafka-python's lz4_encode_old_kafka's bytes exactly (its header checksum 1a hashes the frame magic too).
+
+@pytest.mark.parametrize("options, frame", [
+    ({}, "04224d18" "6040" "82" "03000080" "010203" "00000000"),
+    ({"lz4_kafka3160": True}, "04224d18" "6040" "1a" "03000080" "010203" "00000000"),
+    # block and content checksums: xxHash32 of the 3 bytes, f59c78c4 (above 2^31: written unsigned)
+    ({"frame": {"block_checksum": True, "content_checksum": True}},
+     "04224d18" "7440" "bd" "03000080" "010203" "c4789cf5" "00000000" "c4789cf5"),
+])
+def test_an_incompressible_lz4_block_is_stored_as_is(options, frame):
+    assert compress(3, b"\x01\x02\x03", **options).hex() == frame
+    assert xxh32(b"\x01\x02\x03") == 0xF59C78C4
+
+
+# -- what a stored frame's header says of how it was written ------------------------------------------------------
+
+@pytest.mark.parametrize("codec_id, head, options", [
+    # FLG 0x64: version 1, independent blocks, content checksum; BD 0x70: 4 MiB blocks
+    (3, "04224d18" "6470", {"block_size": 4 << 20, "independent_blocks": True, "block_checksum": False,
+                            "content_size": False, "content_checksum": True}),
+    # FLG 0x41: version 1 and a dictionary id, nothing else; BD 0x50: 256 KiB
+    (3, "04224d18" "4150", {"block_size": 256 << 10, "independent_blocks": False, "block_checksum": False,
+                            "content_size": False, "content_checksum": False}),
+    (3, "04224d18" "5840" "00", {"block_size": 64 << 10, "independent_blocks": False, "block_checksum": True,
+                                 "content_size": True, "content_checksum": False}),
+    (3, "04224d18" "6430", None),        # BD 3: no block size of the format
+    (3, "04224d18" "64", None),          # cut short
+    (3, "28b52ffd" "0158", None),        # a zstd frame is no lz4 frame
+    (4, "04224d18" "6470", None),        # nor an lz4 frame a zstd one
+    (2, "04224d18" "6470", None),
+    # descriptor 0x01: a one-byte dictionary id, no content size, not single segment; window 0x58 (not the
+    # 1 KiB zstd fits to 1000 bytes)
+    (4, "28b52ffd" "0158", {"content_size": False, "single_segment": False, "window_descriptor": 0x58}),
+    (4, "28b52ffd" "0100", {"content_size": False, "single_segment": False, "window_descriptor": None}),
+    (4, "28b52ffd" "20e8", {"content_size": True, "single_segment": True, "window_descriptor": None}),
+    (4, "28b52ffd" "4000", {"content_size": True, "single_segment": False, "window_descriptor": None}),
+    (4, "28b52ffd" "01", None),
+])
+def test_frame_options_read_from_a_frame_header(codec_id, head, options):
+    assert frame_options(codec_id, bytes.fromhex(head), 1000) == options
+
+
+# -- compress (encode-from-json) run inside a test: the parametrized cases above compress while being collected ----
+
+def test_snappy_is_written_as_kafka_pythons_xerial_blocks_of_32_kib_or_one_raw_block():
+    assert compress(2, b"kafka " * 10).hex() == \
+        XERIAL_HEAD + "0000000b" "3c146b61666b6120d60600"   # one block: 11 bytes of raw snappy
+    data = bytes(range(256)) * 200   # 51,200 bytes: blocks of 32,768 and 18,432
+    assert compress(2, data) == kafka_codec.snappy_encode(data, xerial_compatible=True)
+    assert compress(2, data, snappy_framing="raw") == kafka_codec.snappy_encode(data, xerial_compatible=False)
+    assert compress(2, b"") == bytes.fromhex(XERIAL_HEAD)
+
+
+def test_compress_leaves_codec_0_alone_gzips_1_and_refuses_an_unknown_codec():
+    assert compress(0, memoryview(b"kafka")) == b"kafka"
+    assert bytes(cramjam.gzip.decompress(compress(1, b"kafka " * 10))) == b"kafka " * 10
+    with pytest.raises(CodecError) as caught:
+        compress(5, b"kafka")
+    assert (caught.value.code, caught.value.detail) == ("unknown-codec", "codec id 5 does not exist")

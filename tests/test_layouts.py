@@ -188,3 +188,81 @@ def test_a_picker_reads_what_the_whole_header_gives_for_the_fields_it_names():
         assert picker.unpack_from(header) == tuple(whole[name] for name in wanted)
         last = wanted[-1]
         assert picker.size == BATCH_HEADER.offsets[last] + BATCH_HEADER.sizes[last]
+
+
+# -- what the declarations are made into, made here (at import they are made before any test can watch) -----------
+
+
+def test_a_fixed_layout_places_its_fields_one_after_another():
+    from kbatch.format.structs import FixedLayout
+
+    layout = FixedLayout(("offset", "q"), ("size", "i"), ("epoch", "h"), ("magic", "b"))
+    assert layout.fields == (("offset", "q"), ("size", "i"), ("epoch", "h"), ("magic", "b"))
+    assert layout.names == ("offset", "size", "epoch", "magic")
+    assert layout.offsets == {"offset": 0, "size": 8, "epoch": 12, "magic": 14}
+    assert layout.sizes == {"offset": 8, "size": 4, "epoch": 2, "magic": 1}
+    assert (layout.size, layout.codec.format) == (15, ">qihb")
+    data = bytes.fromhex("00000000000000ff" "fffffffe" "0102" "80")   # big-endian, signed
+    assert layout.unpack_from(data) == (255, -2, 258, -128)
+    assert layout.unpack_from(b"\x07" + data, 1) == (255, -2, 258, -128)
+    assert layout.build({"magic": -128, "epoch": 258, "size": -2, "offset": 255}) == data
+    assert (layout.field("epoch").format, layout.field("epoch").unpack_from(data, 12)) == (">h", (258,))
+    again = FixedLayout(*layout.fields)
+    assert again == layout and hash(again) == hash(layout) and len({again, layout}) == 1
+    assert layout != FixedLayout(("offset", "q")) and layout != layout.fields
+    assert repr(FixedLayout(("a", "q"), ("b", "I"))) == "FixedLayout(('a', 'q'), ('b', 'I'))"
+
+
+def test_a_declaration_made_here_gives_its_struct_codecs():
+    from construct import Int8sb, Int32ub, Int64sb, Struct
+
+    from kbatch.format.structs import FixedLayout
+
+    declaration = Struct("a" / Int64sb * "doc", "b" / Int32ub, "c" / Int8sb)
+    assert layouts.fixed_layout(declaration) == FixedLayout(("a", "q"), ("b", "L"), ("c", "b"))   # construct's Int32ub: ">L"
+    assert layouts.field_struct(declaration, "b").format == ">L"
+    assert layouts.field_struct(declaration, "a").format == ">q"   # through the doc's Renamed
+    assert layouts.field_struct(layouts.MessageV1, "value_length").format == ">l"
+
+
+@pytest.mark.parametrize("data, length, value", [
+    ("00000002" "6162", 2, b"ab"), ("00000000", 0, b""), ("ffffffff", -1, None), ("fffffffe", -2, None),
+])
+def test_a_nullable_field_made_here_reads_nothing_for_a_negative_length(data, length, value):
+    from construct import Int32sb, Struct
+
+    declaration = Struct("n" / Int32sb, "data" / layouts._nullable_bytes("n"))
+    parsed = declaration.parse(bytes.fromhex(data))
+    assert (parsed.n, parsed.data) == (length, value)
+    assert declaration.build({"n": length, "data": value}) == bytes.fromhex(data)
+
+
+def test_a_varint_made_here_holds_its_own_bound_and_width():
+    from construct import StreamError as Short
+
+    short = layouts.ZigZagVarint(max_bytes=2, bits=16)
+    assert short.parse(b"\x7f") == -64 and short.parse(b"\xff\x01") == -128
+    assert short.build(-128) == b"\xff\x01" and short.to_bytes(63) == b"\x7e"
+    with pytest.raises(layouts.VarintOverflow, match="varint longer than 2 bytes"):
+        short.parse(b"\x80\x80\x01")
+    # raw 0x1fffe: 16 bits keep 0xfffe (as Java's int drops the bits above 32), zig-zag 32767
+    assert layouts.ZigZagVarint(max_bytes=3, bits=16).parse(b"\xfe\xff\x07") == 32767
+    with pytest.raises(Short):
+        short.parse(b"\x80")
+
+
+def test_field_spans_walk_a_nested_struct_and_a_fixed_array_with_their_values():
+    """No declaration of Kafka's nests a Struct outside an Array: one made here, whose inner field's size is its
+    parent's field (construct's ``this._``), and an Array of a fixed count."""
+    from construct import Array, Bytes, Int8sb, Int16sb, Struct, this
+
+    declaration = Struct("n" / Int8sb, "inner" / Struct("a" / Int16sb, "b" / Bytes(this._.n)),
+                         "pair" / Array(2, Struct("c" / Int8sb)), "tail" / Int8sb)
+    spans, error = layouts.field_spans(declaration, bytes.fromhex("02" "0102" "6869" "fe" "07" "09"), base=100)
+    assert error is None
+    assert [(span.path, span.start, span.end, span.value) for span in spans] == [
+        ("n", 100, 101, 2), ("inner.a", 101, 103, 258), ("inner.b", 103, 105, b"hi"),
+        ("pair[0].c", 105, 106, -2), ("pair[1].c", 106, 107, 7), ("tail", 107, 108, 9)]
+    spans, error = layouts.field_spans(declaration, bytes.fromhex("02" "0102" "68"), base=100, path="x")
+    assert [span.path for span in spans] == ["x.n", "x.inner.a"]
+    assert error == layouts.SpanError("x.inner.b", 103, "stream read less than specified amount, expected 2, found 1")
