@@ -313,8 +313,8 @@ class ColumnarRecords:
         import numpy as np
         import pyarrow as pa
 
-        (counts, header_counts, shifts, path, topic, partition, batch_pos, base_offset, codec, timestamp_type, log_append_time,
-         max_timestamp, base_sequence, producer_id, transactional, visible) = zip(*self.chunks)
+        (counts, header_counts, shifts, path, topic, partition, batch_pos, base_offset, codec, timestamp_type,
+         log_append_time, max_timestamp, base_sequence, producer_id, transactional, visible) = zip(*self.chunks)
         n = self.rows
         column = {name: np.frombuffer(values, dtype=np.int64) for name, values in self.records.items()}
         header = {name: np.frombuffer(values, dtype=np.int64) for name, values in self.headers.items()}
