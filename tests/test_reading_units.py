@@ -19,12 +19,12 @@ from kafka.record.default_records import DefaultRecordBatchBuilder
 from kbatch.format.findings import Finding
 from kbatch.reading import readahead
 from kbatch.reading.internal import decode_batch
-from kbatch.reading.invariants import segment_range_checks
-from kbatch.reading.kraft import _last_byte, record_refusal
+from kbatch.reading.invariants import OffsetOrder, batch_invariants, segment_range_checks
+from kbatch.reading.kraft import SnapshotRules, _last_byte, record_refusal
 from kbatch.reading.lost import LostOffsets, entry_lost_offsets, range_lost_offsets, wrapper_not_opened
 from kbatch.reading.markers import EndMarker, describe, end_marker
 from kbatch.reading.model import Batch, ControlMarker, Record
-from kbatch.reading.reader import ReadOptions, SegmentReader
+from kbatch.reading.reader import ReadOptions, SegmentReader, parse_hex
 from kbatch.reading.records import RecordStream, chunk_records, record_chunks
 from kbatch.reading.summary import FileSummary
 
@@ -427,3 +427,199 @@ def test_only_the_metadata_decoder_holds_records_to_kraft_framing():
     decode_batch(batch, "offsets")
     decode_batch(batch, None)
     assert batch.findings == []
+
+
+# -- invariants.py: v0/v1 entries and the order across batches ------------------------------------------------
+
+
+def _message(offset, timestamp, pos):
+    return Record(offset, timestamp, None, b"v", [], pos, 34, magic=1)
+
+
+@pytest.mark.parametrize("magic, attributes, allowed", [(0, 0x08, "0x07"), (1, 0x41, "0x0f"), (1, 0x80, "0x0f")])
+def test_a_legacy_entrys_undefined_attribute_bits_are_reserved_bits_at_its_attributes_byte(magic, attributes,
+                                                                                            allowed):
+    entry = _entry(magic=magic, pos=40)
+    entry.attributes = attributes
+    # the attributes byte follows offset (8), size (4), crc (4) and magic (1)
+    assert batch_invariants(entry) == [Finding("reserved-bits", 40, 57, 1, "attributes", f"only bits {allowed}",
+                                               f"0x{attributes:02x}")]
+
+
+@pytest.mark.parametrize("magic", [0, 1])
+def test_a_legacy_entrys_defined_attribute_bits_are_no_finding(magic):
+    entry = _entry(magic=magic, codec="gzip", pos=40)
+    entry.attributes = 0x0F if magic == 1 else 0x07
+    assert batch_invariants(entry) == []
+
+
+def test_a_wrappers_inner_offsets_must_go_up_and_are_told_inside_its_value():
+    inner = [_message(3, 100, 0), _message(5, 100, 34), _message(5, 100, 68), _message(4, 100, 102)]
+    wrapper = _entry(magic=1, codec="gzip", base=3, last=5, records=inner, pos=40)
+    wrapper.base_timestamp = wrapper.max_timestamp = 100
+    wrapper.payload_pos, wrapper.payload_size = 74, 66
+    assert batch_invariants(wrapper) == [
+        Finding("offset-delta-order", 40, 74, 66, "records[2].offset", "more than 5", "5", inner_pos=68),
+        Finding("offset-delta-order", 40, 74, 66, "records[3].offset", "more than 5", "4", inner_pos=102),
+    ]
+
+
+def test_an_uncompressed_entrys_single_message_is_not_held_to_inner_order():
+    entry = _entry(magic=1, codec="none", base=3, last=3, records=[_message(3, 100, 40), _message(2, 100, 40)])
+    assert batch_invariants(entry) == []
+
+
+@pytest.mark.parametrize("timestamp_type, magic, found", [
+    ("CreateTime", 1, [Finding("max-timestamp-mismatch", 40, 58, 8, "timestamp", "300 (the largest inner timestamp)",
+                               "250")]),
+    ("LogAppendTime", 1, []),   # the broker's time replaces every inner one
+    ("CreateTime", 0, []),      # magic 0 has no timestamps
+])
+def test_a_v1_wrappers_timestamp_is_its_largest_inner_one(timestamp_type, magic, found):
+    inner = [_message(3, 100, 0), _message(4, 300, 34), _message(5, 200, 68)]
+    wrapper = _entry(magic=magic, codec="gzip", base=3, last=5, records=inner, pos=40)
+    wrapper.timestamp_type, wrapper.max_timestamp = timestamp_type, 250
+    assert batch_invariants(wrapper) == found
+
+
+def test_a_gap_is_held_for_its_batch_and_handed_on_with_the_order():
+    order = OffsetOrder()
+    assert order.check(_entry(base=0, last=4, pos=0)) == []
+    jumper = _entry(base=10, last=14, pos=100)
+    assert order.check(jumper) == []
+    assert order.holds_gap_of(jumper)
+    assert not order.holds_gap_of(_entry(base=10, last=14, pos=0))
+    later = OffsetOrder()
+    assert not later.holds_gap_of(jumper)
+    later.continue_from(order)
+    assert (later.last_offset, later.last_pos, later.last_base, later.damage) == (14, 100, 10, None)
+    assert later.holds_gap_of(jumper)
+    assert later.end() == [Finding("offset-gap", 100, 100, 8, "base_offset", "5", "10 (5 offsets absent)")]
+    assert later.end() == []
+
+
+def test_a_damaged_range_is_handed_on_with_the_order():
+    order = OffsetOrder()
+    order.check(_entry(base=0, last=4, pos=0))
+    order.damaged_range(Finding("resync", 100, 100, 40, "entry", "a valid log entry", "40 bytes"))
+    later = OffsetOrder()
+    later.continue_from(order)
+    assert later.damage == (100, 40)
+    assert later.check(_entry(base=9, last=9, pos=140)) == []
+    assert later.end() == [Finding("offset-gap", 140, 140, 8, "base_offset", "5",
+                                   "9 (offsets 5..8 fall in the damaged range at pos 100 (40 bytes))")]
+
+
+# -- kraft.py: a snapshot's first and last batch ----------------------------------------------------------------
+
+
+def _snapshot_batch(kinds, pos, control=True):
+    records = [Record(0, 0, b"k", b"v", [], pos + 61 + 20 * index, 20,
+                      control=ControlMarker(0, 0, kind, 0, None) if control else None)
+               for index, kind in enumerate(kinds)]
+    entry = _entry(base=0, last=len(kinds) - 1, records=records, pos=pos, size=61 + 20 * len(kinds))
+    entry.is_control = control
+    return entry
+
+
+def test_a_snapshot_from_header_to_footer_keeps_kraft_s_rules():
+    rules = SnapshotRules()
+    assert rules.batch(_snapshot_batch(["SNAPSHOT_HEADER"], 0)) == []
+    assert rules.batch(_snapshot_batch(["a", "b"], 81, control=False)) == []
+    assert rules.batch(_snapshot_batch(["SNAPSHOT_FOOTER"], 182)) == []
+    assert rules.end() == []
+
+
+def test_a_snapshot_whose_first_batch_holds_data_is_refused_as_kafka_refuses_it():
+    rules = SnapshotRules()
+    assert rules.batch(_snapshot_batch(["a"], 0, control=False)) == [Finding(
+        "bad-snapshot", 0, 0, 81, "batch", "a control batch with a SNAPSHOT_HEADER first",
+        "a data batch (First batch is not a control batch with at least one record)")]
+    assert rules.batch(_snapshot_batch(["a"], 81, control=False)) == []   # only the first batch is held to it
+
+
+def test_a_snapshot_whose_first_control_record_is_no_header_is_refused_at_that_record():
+    rules = SnapshotRules()
+    assert rules.batch(_snapshot_batch(["LEADER_CHANGE", "SNAPSHOT_HEADER"], 0)) == [Finding(
+        "bad-snapshot", 0, 61, 20, "records[0].key.type", "SNAPSHOT_HEADER",
+        "LEADER_CHANGE (First control record is not a snapshot header (LEADER_CHANGE))")]
+
+
+def test_an_empty_first_control_batch_is_no_snapshot_header():
+    rules = SnapshotRules()
+    assert [finding.code for finding in rules.batch(_snapshot_batch([], 0))] == ["bad-snapshot"]
+
+
+@pytest.mark.parametrize("last", [["SNAPSHOT_HEADER"], ["SNAPSHOT_FOOTER", "SNAPSHOT_HEADER"]])
+def test_a_snapshot_not_ending_on_a_footer_may_be_cut_short(last):
+    rules = SnapshotRules()
+    rules.batch(_snapshot_batch(["SNAPSHOT_HEADER"], 0))
+    rules.batch(_snapshot_batch(last, 81))
+    assert rules.end() == [Finding("snapshot-without-footer", 81, 81, 61 + 20 * len(last), "batch",
+                                   "a SNAPSHOT_FOOTER control record last (RecordsSnapshotWriter.freeze)",
+                                   "none: the snapshot may be cut short")]
+
+
+def test_a_footer_in_a_data_batch_ends_no_snapshot_and_no_batch_at_all_is_no_finding():
+    rules = SnapshotRules()
+    assert rules.end() == []
+    rules.batch(_snapshot_batch(["SNAPSHOT_HEADER"], 0))
+    rules.batch(_snapshot_batch(["SNAPSHOT_FOOTER"], 81, control=False))
+    assert [finding.code for finding in rules.end()] == ["snapshot-without-footer"]
+
+
+# -- reader.py: pasted hex, and where the next intact entry starts ---------------------------------------------
+
+
+def test_pasted_hex_reads_through_spaces_colons_commas_bars_dashes_and_0x():
+    assert parse_hex(b"0x00 01:02,03|04-05\n\t0A0b") == bytes([0, 1, 2, 3, 4, 5, 10, 11])
+    assert parse_hex(b"") == b""
+
+
+@pytest.mark.parametrize("text, said", [
+    (b"00 11\nzz", "not hex: 'z' on line 2"),
+    (b"00\n11\n0x22 :33 g4", "not hex: 'g' on line 3"),
+    (b"0x0g", "not hex: 'g' on line 1"),
+    (b"001", r"not hex: an odd number of hex digits \(3\): half a byte at the end"),
+])
+def test_pasted_hex_that_is_not_says_what_and_on_which_line(text, said):
+    with pytest.raises(ValueError, match=f"^{said}$"):
+        parse_hex(text)
+
+
+def _two_batches_after(garbage: bytes):
+    first, second = batch(0, [(None, b"a")]), batch(1, [(None, b"bc")])
+    data = garbage + first + b"\x00" * 7 + second
+    return SegmentReader(io.BytesIO(data)), len(garbage), len(garbage) + len(first) + 7
+
+
+def test_the_next_intact_entry_is_where_a_crc_verifies():
+    reader, first, second = _two_batches_after(b"\x01" * 13)
+    assert reader.next_entry_at_or_after(first) == first
+    assert reader.next_entry_at_or_after(0) == first
+    assert reader.next_entry_at_or_after(first + 1) == second
+    assert reader.next_entry_at_or_after(second + 1) is None
+
+
+@pytest.mark.parametrize("step", [1, 5, 64 * 1024])
+def test_an_intact_entry_is_looked_for_only_within_the_bounds_given(step):
+    reader, first, second = _two_batches_after(b"\x01" * 13)
+    assert reader.verified_entry_within(0, second + 1, 1000, step) == first
+    assert reader.verified_entry_within(first + 1, second + 1, 1000, step) == second
+    assert reader.verified_entry_within(first + 1, second, 1000, step) is None     # stop excludes its own position
+    assert reader.verified_entry_within(first, second + 1, 10, step) is None       # no entry that small
+
+
+# -- v2.py: the generated header reader is rewritten only when it changed ---------------------------------------
+
+
+def test_batch_fields_is_rewritten_only_when_its_declaration_changed(tmp_path, monkeypatch):
+    from kbatch.reading import v2
+
+    written = tmp_path / "_batch_fields.py"
+    written.write_text("stale\n")
+    monkeypatch.setattr(v2, "BATCH_FIELDS_PATH", written)
+    assert v2.write_batch_fields() is True
+    assert written.read_text() == v2.batch_fields_module()
+    assert v2.write_batch_fields() is False
+    assert written.read_text() == v2.batch_fields_module()
