@@ -104,6 +104,8 @@ def test_check_of_hex_text(kbatch, tmp_path):
 @pytest.mark.parametrize("setup, message", [
     ("no snapshot", "has no snapshot"),
     ("edited hex", "hex line 1: not hex"),
+    ("edited position", r"hex line 1 starts with '0000\\u2028\\x1b[31m', not its position in hex digits"),
+    ("underscored position", "hex line 1 starts with '0_000000', not its position in hex digits"),
     ("not a snapshot", "not a kbatch snapshot"),
     ("no file", "cannot read"),
 ])
@@ -116,6 +118,12 @@ def test_trouble_is_status_2(kbatch, tmp_path, setup, message):
     if setup == "edited hex":
         text = snapshot.read_text()
         snapshot.write_text(text.replace("\n00000000  ", "\n00000000  zz", 1))
+    elif setup == "edited position":   # a hand-edited file's text reaches the terminal escaped
+        text = snapshot.read_text()
+        snapshot.write_text(text.replace("\n00000000  ", "\n0000\u2028\x1b[31m  ", 1))
+    elif setup == "underscored position":
+        text = snapshot.read_text()
+        snapshot.write_text(text.replace("\n00000000  ", "\n0_000000  ", 1))
     elif setup == "not a snapshot":
         snapshot.write_text("hello\n")
     elif setup == "no file":

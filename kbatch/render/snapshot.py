@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import tempfile
 from bisect import bisect_right
 from typing import BinaryIO, Iterable, Iterator
@@ -149,6 +150,9 @@ def snapshot_bytes(text: str) -> bytes:
     return b"".join(snapshot_pieces(io.StringIO(text)))
 
 
+_POSITION = re.compile(r"[0-9a-fA-F]+")
+
+
 def snapshot_pieces(lines: Iterable[str]) -> Iterator[bytes]:
     """The bytes a snapshot text holds, a hex line at a time, from its lines (a text file read line by line);
     ValueError when it is no snapshot or its hex does not read (raised when that line is reached)."""
@@ -160,6 +164,8 @@ def snapshot_pieces(lines: Iterable[str]) -> Iterator[bytes]:
         position, _, digits = line.strip().partition("  ")
         if not line.strip():
             continue
+        if not _POSITION.fullmatch(position):   # (int() would take "0x1", "1_0" and other scripts' digits)
+            raise ValueError(f"hex line {number} starts with {position!r}, not its position in hex digits")
         if int(position, 16) != expected:
             raise ValueError(f"hex line {number} says position {position}, but {expected} bytes come before it")
         try:
