@@ -194,7 +194,7 @@ def test_batch_fields_is_what_v2_header_fields_gives():
     string at import: it must be what the table gives now."""
     from kbatch.reading import v2
 
-    assert v2.BATCH_FIELDS_PATH.read_text() == v2.batch_fields_module(), \
+    assert Path(v2.BATCH_FIELDS_PATH).read_text() == v2.batch_fields_module(), \
         f"kbatch/reading/_batch_fields.py is stale: run {v2.BATCH_FIELDS_COMMAND}"
     assert v2.batch_fields.__module__ == "kbatch.reading._batch_fields"
 
