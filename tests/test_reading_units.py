@@ -17,6 +17,7 @@ import pytest
 from kafka.record.default_records import DefaultRecordBatchBuilder
 
 from kbatch.format.findings import Finding
+from kbatch.format.structs import IGNORE_MESSAGE_ATTRIBUTES_MASK
 from kbatch.reading import readahead
 from kbatch.reading.internal import decode_batch
 from kbatch.reading.invariants import OffsetOrder, batch_invariants, segment_range_checks
@@ -24,11 +25,12 @@ from kbatch.reading.kraft import SnapshotRules, _last_byte, record_refusal
 from kbatch.reading.lost import LostOffsets, entry_lost_offsets, range_lost_offsets, wrapper_not_opened
 from kbatch.reading.markers import EndMarker, describe, end_marker
 from kbatch.reading.model import Batch, ControlMarker, Record
-from kbatch.reading.reader import ReadOptions, SegmentReader, parse_hex
+from kbatch.reading.reader import ReadOptions, SegmentReader, _position_in, parse_hex
 from kbatch.reading.records import RecordStream, chunk_records, record_chunks
 from kbatch.reading.summary import FileSummary
+from kbatch.reading.v3 import _decode_records
 
-from .handmade import batch
+from .handmade import batch, end_marker as handmade_end_marker, record as handmade_record
 
 
 def _entry(magic=2, codec="none", base=10, last=14, offset_field=None, crc=7, computed=7, count=5, size=100,
@@ -623,3 +625,119 @@ def test_batch_fields_is_rewritten_only_when_its_declaration_changed(tmp_path, m
     assert written.read_text() == v2.batch_fields_module()
     assert v2.write_batch_fields() is False
     assert written.read_text() == v2.batch_fields_module()
+
+
+# -- v3.py: the proposal's records, each held to its length -----------------------------------------------------
+
+
+def _v3_batch(count, *, codec="none", control=False, ignore_attributes=False, base_sequence=-1,
+              timestamp_type="CreateTime"):
+    entry = _entry(magic=3, codec=codec, base=100, last=100 + count - 1, count=count, pos=1000)
+    entry.attributes = IGNORE_MESSAGE_ATTRIBUTES_MASK if ignore_attributes else 0
+    entry.payload_pos, entry.payload_size = 1040, 70
+    entry.base_timestamp, entry.max_timestamp, entry.timestamp_type = 5000, 5009, timestamp_type
+    entry.base_sequence, entry.is_control = base_sequence, control
+    return entry
+
+
+def test_v3_records_are_read_at_their_offsets_times_places_and_sequences():
+    first, second = handmade_record(0, b"k", b"v", timestamp_delta=3), handmade_record(1, None, b"ww", 9)
+    entry = _v3_batch(2, base_sequence=7)
+    assert _decode_records(entry, first + second) == []
+    assert entry.records == [Record(100, 5003, b"k", b"v", [], 1040, len(first), sequence=7),
+                             Record(101, 5009, None, b"ww", [], 1040 + len(first), len(second), sequence=8)]
+
+
+def test_v3_records_under_log_append_time_take_the_batchs_time_and_without_a_sequence_none():
+    entry = _v3_batch(1, timestamp_type="LogAppendTime")
+    assert _decode_records(entry, handmade_record(0, None, b"v", timestamp_delta=3)) == []
+    assert (entry.records[0].timestamp, entry.records[0].sequence) == (5009, -1)
+
+
+def test_v3_records_without_their_attributes_byte_when_the_batch_says_so():
+    with_byte = handmade_record(0, b"k", b"v", timestamp_delta=2)
+    body = with_byte[2:]   # (the length, one byte here, then the attributes byte)
+    entry = _v3_batch(1, ignore_attributes=True)
+    assert _decode_records(entry, bytes([len(body) * 2]) + body) == []
+    assert entry.records == [Record(100, 5002, b"k", b"v", [], 1040, 1 + len(body))]
+
+
+def test_fewer_v3_records_than_counted_end_the_batch_early():
+    one = handmade_record(0, None, b"v")
+    entry = _v3_batch(3)
+    assert _decode_records(entry, one) == [Finding("records-count-mismatch", 1000, 1040 + len(one), 0, "records_count",
+                                                   "3 records", "1 records, then the end of the batch")]
+    assert len(entry.records) == 1
+
+
+def test_bytes_after_the_counted_v3_records_are_trailing():
+    one, two = handmade_record(0, None, b"v"), handmade_record(1, None, b"vv")
+    entry = _v3_batch(1)
+    assert _decode_records(entry, one + two) == [Finding("trailing-bytes", 1000, 1040 + len(one), len(two), "records[1:]",
+                                                         "1 records and nothing after them", f"{len(two)} more bytes")]
+
+
+def test_a_v3_record_whose_length_is_not_what_its_fields_use():
+    good = handmade_record(0, None, b"v")
+    lying = bytes([(good[0] // 2 + 1) * 2]) + good[1:]   # one more than its fields use
+    entry = _v3_batch(1)
+    assert _decode_records(entry, lying) == [Finding(
+        "bad-record-length", 1000, 1040, len(good), "records[0].length", f"{len(good) - 1} bytes (what the fields use)",
+        str(len(good)))]
+    assert entry.records == []
+
+
+def test_a_cut_v3_record_overruns_and_is_said_inside_a_compressed_batch():
+    first, cut = handmade_record(0, None, b"v"), handmade_record(1, b"key", b"value")[:-4]
+    entry = _v3_batch(2, codec="gzip")
+    (found,) = _decode_records(entry, first + cut)
+    assert (found.code, found.entry_pos, found.pos, found.size, found.field, found.expected, found.inner_pos) == \
+        ("record-overrun", 1000, 1040, 70, "records[1]", "a record that reads", len(first))
+    assert found.actual
+    assert entry.records == [Record(100, 5000, None, b"v", [], 0, len(first))]   # (inside the decompressed bytes)
+
+
+def test_a_v3_control_batchs_records_are_markers_and_a_bad_one_is_said():
+    key, value = handmade_end_marker("COMMIT", 4)
+    good, bad = handmade_record(0, key, value), handmade_record(1, b"\x00", value)
+    entry = _v3_batch(2, control=True)
+    assert _decode_records(entry, good + bad) == [Finding(
+        "bad-control-record", 1000, 1040 + len(good), len(bad), "records[1]", "a key of version int16 + type int16",
+        "1 key bytes")]
+    assert entry.records[0].control == ControlMarker(0, 1, "COMMIT", 0, 4)
+    assert entry.records[1].control is None
+
+
+# -- what the first mutation run of reading/ left alive ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("text, digit, at", [(b"ab cd", 1, 1), (b"ab cd", 2, 3), (b"ab cd", 3, 4),
+                                             (b"0x00 11\n zz", 4, 9), (b" \n\n1", 0, 3)])
+def test_a_digits_place_in_pasted_text_counts_the_noise_before_it(text, digit, at):
+    assert _position_in(text, digit) == at
+
+
+def test_a_bad_hex_digits_line_counts_only_the_lines_before_it():
+    with pytest.raises(ValueError, match="^not hex: 'z' on line 2$"):
+        parse_hex(b"00\nzz\n11\n22")
+
+
+def test_the_next_intact_entry_may_start_at_the_very_next_byte():
+    reader, first, _ = _two_batches_after(b"\x01" * 13)
+    assert reader.next_entry_at_or_after(first - 1) == first
+
+
+def test_an_order_broken_at_the_second_record_is_said_there():
+    inner = [_message(5, 100, 0), _message(4, 100, 34), _message(6, 100, 68)]
+    wrapper = _entry(magic=1, codec="gzip", base=4, last=6, records=inner, pos=40)
+    wrapper.base_timestamp = wrapper.max_timestamp = 100
+    wrapper.payload_pos, wrapper.payload_size = 74, 66
+    assert batch_invariants(wrapper) == [
+        Finding("offset-delta-order", 40, 74, 66, "records[1].offset", "more than 5", "4", inner_pos=34)]
+
+
+def test_a_snapshot_header_missing_is_said_at_the_first_records_own_bytes():
+    entry = _snapshot_batch(["LEADER_CHANGE", "SNAPSHOT_HEADER"], 0)
+    entry.records[1].size = 99
+    (found,) = SnapshotRules().batch(entry)
+    assert (found.pos, found.size) == (61, 20)
