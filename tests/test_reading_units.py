@@ -11,6 +11,7 @@ changes one of them.
 from __future__ import annotations
 
 import io
+import os
 from collections import Counter
 
 import pytest
@@ -741,3 +742,95 @@ def test_a_snapshot_header_missing_is_said_at_the_first_records_own_bytes():
     entry.records[1].size = 99
     (found,) = SnapshotRules().batch(entry)
     assert (found.pos, found.size) == (61, 20)
+
+
+def test_buffers_of_the_chunk_size_are_taken_from_those_kept_first(small_chunks):
+    right, wrong = bytearray(16 + 64), bytearray(8)
+    readahead._kept[:] = [wrong, right]
+    taken = readahead._new_buffers(2)
+    assert len(taken) == 2 and taken[0] is right and len(taken[1]) == 16 + 64
+    assert readahead._kept == [wrong] and readahead._kept[0] is wrong
+
+
+def test_chunks_read_and_not_yet_taken_are_kept_for_the_next_file(tmp_path, small_chunks):
+    path = _file(tmp_path, 192)   # exactly the three buffers' worth: the thread reads them all and ends
+    with open(path, "rb") as stream:
+        ahead = readahead.ReadAhead(stream.fileno(), 192)
+        ahead.thread.join()
+        ahead.close()
+    assert len(readahead._kept) == readahead.BUFFERS_AHEAD
+
+
+def test_a_chunk_still_viewed_is_not_kept_and_the_thread_gets_a_new_buffer_meanwhile(tmp_path, small_chunks):
+    path = _file(tmp_path, 64 * 6)
+    with open(path, "rb") as stream:
+        ahead = readahead.ReadAhead(stream.fileno(), 64 * 6)
+        try:   # every chunk held by a view: without new buffers the thread would wait for ever
+            views = [ahead.bytes_at(64 * index, 64) for index in range(6)]
+            assert [bytes(view) for view in views] == [bytes(range(64 * index % 256, 64 * index % 256 + 64))
+                                                       for index in range(6)]
+        finally:
+            ahead.close()
+    assert readahead._kept == []   # each one is still viewed
+    del views
+
+
+def test_a_file_shorter_than_said_ends_the_read_ahead_at_its_end(tmp_path, small_chunks):
+    path = _file(tmp_path, 100)
+    with open(path, "rb") as stream:
+        ahead = readahead.ReadAhead(stream.fileno(), 300)   # (cut after it was measured)
+        try:
+            assert bytes(ahead.bytes_at(0, 64)) == bytes(range(64))
+            assert bytes(ahead.bytes_at(64, 10)) == bytes(range(64, 100))
+            assert ahead.ended is True
+            assert ahead.bytes_at(100, 1) is None
+        finally:
+            ahead.close()
+
+
+def test_a_read_that_fails_on_the_thread_is_raised_on_the_walks(tmp_path, small_chunks):
+    descriptor = os.open(tmp_path, os.O_RDONLY)   # a directory: every read fails
+    try:
+        ahead = readahead.ReadAhead(descriptor, 128)
+        with pytest.raises(IsADirectoryError):
+            ahead.bytes_at(0, 1)
+        assert ahead.ended is True
+        assert ahead.bytes_at(0, 1) is None   # the window reads on itself
+        ahead.close()
+    finally:
+        os.close(descriptor)
+
+
+def test_the_generated_header_reader_reads_as_the_one_checked_in():
+    """What batch_fields_module writes, run, gives what kbatch/reading/_batch_fields.py gives (its drift test
+    holds the text to it; this holds the code, where the drift test cannot run)."""
+    from kbatch.format.structs import BATCH_HEADER
+    from kbatch.reading import v2
+    from kbatch.reading._batch_fields import batch_fields
+
+    generated: dict = {}
+    exec(compile(v2.batch_fields_module(), "_batch_fields.py", "exec"), generated)   # noqa: S102 (a test)
+    raw = batch(40, [(None, b"v"), (b"k", None)], producer_id=9, producer_epoch=2, base_sequence=5)
+    at = BATCH_HEADER.names.index("attributes")
+    for attributes in (0, 0x01, 0x13, 0x2c, 0x4b):
+        header = BATCH_HEADER.unpack_from(raw)
+        header = header[:at] + (attributes,) + header[at + 1:]
+        assert generated["batch_fields"](7, len(raw), header, 1234) == batch_fields(7, len(raw), header, 1234)
+
+
+def test_a_cut_v3_record_in_the_file_is_said_from_its_start_to_the_end_with_constructs_words():
+    first, cut = handmade_record(0, None, b"v"), handmade_record(1, b"key", b"value")[:-4]
+    entry = _v3_batch(2)
+    assert _decode_records(entry, first + cut) == [Finding(
+        "record-overrun", 1000, 1040 + len(first), len(cut), "records[1]", "a record that reads",
+        "stream read less than specified amount, expected 5, found 2")]
+
+
+def test_a_second_v3_record_whose_length_lies_is_said_at_its_own_bytes():
+    first, good = handmade_record(0, None, b"v"), handmade_record(1, None, b"vv")
+    lying = bytes([(good[0] // 2 + 1) * 2]) + good[1:]
+    entry = _v3_batch(2, base_sequence=0)
+    assert _decode_records(entry, first + lying) == [Finding(
+        "bad-record-length", 1000, 1040 + len(first), len(good), "records[1].length",
+        f"{len(good) - 1} bytes (what the fields use)", str(len(good)))]
+    assert [record.sequence for record in entry.records] == [0]   # a base sequence of 0 counts from 0
