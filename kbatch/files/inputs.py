@@ -40,7 +40,7 @@ class Segment:
         return topic_partition(self.path)[1]
 
 
-def topic_partition(path: str) -> tuple[str, int] | tuple[None, None]:
+def topic_partition(path: str) -> tuple[str | None, int | None]:
     from kbatch.files.kinds import renamed_partition
 
     directory = path.rstrip("/").rsplit("/", 2)[-2] if "/" in path.rstrip("/") else ""

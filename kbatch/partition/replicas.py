@@ -119,18 +119,17 @@ def find_copies(paths: list[str], partition: str | None = None) -> dict[tuple[st
         if not candidates:
             raise NotACopy(f"{path}: neither a partition directory (TOPIC-N) nor a log directory holding one")
         for directory in candidates:
-            key = topic_partition(os.path.join(directory, "x"))
-            if key[0] is not None and (partition is None or f"{key[0]}-{key[1]}" == partition):
-                found.setdefault(key, []).append(directory)
+            topic, number = topic_partition(os.path.join(directory, "x"))
+            if topic is not None and number is not None and (partition is None or f"{topic}-{number}" == partition):
+                found.setdefault((topic, number), []).append(directory)
     return found
 
 
 def load_copy(directory: str) -> Copy:
     """A copy's checkpoints and epoch file (its batches are read by :func:`compare_streams`)."""
-    key = topic_partition(os.path.join(directory, "x"))
-    if key[0] is None:
+    topic, number = topic_partition(os.path.join(directory, "x"))
+    if topic is None or number is None:
         raise NotACopy(f"{directory}: not a partition directory (TOPIC-N)")
-    topic, number = key
     copy = Copy(directory, topic, number,
                 high_watermark=checkpointed_offset(directory, "replication-offset-checkpoint"),
                 recovery_point=checkpointed_offset(directory, "recovery-point-offset-checkpoint"),
