@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import mmap
 import struct
+from collections.abc import Mapping
 
 CODEC_NAMES = {0: "none", 1: "gzip", 2: "snappy", 3: "lz4", 4: "zstd"}
 CODEC_IDS = {name: codec_id for codec_id, name in CODEC_NAMES.items()}
@@ -183,7 +184,7 @@ LZ4_FRAME_DEFAULTS = {"block_size": LZ4_BLOCK_SIZE, "independent_blocks": True, 
 # smallest window that holds the content, as zstd picks when it knows the size).  Kafka's producer streams
 # (ZstdCompression: ZstdOutputStreamNoFinalizer), so it writes no content size.
 ZSTD_FRAME_DEFAULTS = {"content_size": False, "single_segment": False, "window_descriptor": None}
-FRAME_DEFAULTS = {3: LZ4_FRAME_DEFAULTS, 4: ZSTD_FRAME_DEFAULTS}
+FRAME_DEFAULTS: dict[int, Mapping[str, object]] = {3: LZ4_FRAME_DEFAULTS, 4: ZSTD_FRAME_DEFAULTS}
 
 
 def frame_options(codec_id: int, head: bytes, content_size: int) -> dict | None:

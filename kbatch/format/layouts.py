@@ -122,8 +122,9 @@ class ZigZagVarint(Construct):
         raise SizeofError("a varint has no fixed size", path=path)
 
 
-Varint = ZigZagVarint(max_bytes=5, bits=32) * "varint (zig-zag, at most 5 bytes)"
-Varlong = ZigZagVarint(max_bytes=10, bits=64) * "varlong (zig-zag, at most 10 bytes)"
+# (annotated: construct ships no types, and mypy takes ``Construct * "doc"`` for str's repetition)
+Varint: Construct = ZigZagVarint(max_bytes=5, bits=32) * "varint (zig-zag, at most 5 bytes)"
+Varlong: Construct = ZigZagVarint(max_bytes=10, bits=64) * "varlong (zig-zag, at most 10 bytes)"
 # The shortest encodings Kafka writes (ByteUtils.writeVarint / writeVarlong), as bytes.
 varint_bytes = Varint.subcon.to_bytes
 varlong_bytes = Varlong.subcon.to_bytes
@@ -485,7 +486,8 @@ def derived_values() -> dict[str, object]:
 
 def structs_block() -> str:
     """kbatch/format/structs.py's generated block: one assignment per derived value, in declaration order."""
-    lines, written = [], {}   # a FixedLayout met again (ENTRY_HEADERS) is written by its name
+    lines: list[str] = []
+    written: dict[FixedLayout, str] = {}   # a FixedLayout met again (ENTRY_HEADERS) is written by its name
     for name, value in derived_values().items():
         lines.append(f"{name} = {_literal(value, written, top=True)}")
         if isinstance(value, FixedLayout):

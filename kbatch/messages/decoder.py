@@ -69,7 +69,7 @@ def default_value(field: F):
 def _tagged_somewhere(field: F) -> bool:
     """Whether the field is tagged in some version it exists in (FieldSpec: versions ∩ taggedVersions)."""
     versions, tagged = version_range(field.versions), version_range(field.tagged)
-    return tagged is not None and max(versions[0], tagged[0]) <= min(versions[1], tagged[1])
+    return versions is not None and tagged is not None and max(versions[0], tagged[0]) <= min(versions[1], tagged[1])
 
 
 class _Reader:

@@ -253,15 +253,15 @@ def regenerate(kafka: Kafka, directory: Path = FIXTURES, out: Path = TABLE) -> N
             (directory / Path(path).name).write_text(kafka.read(path, commit))
             lines.append(f"{path} {commit} {release}")
     (directory / "SOURCES.txt").write_text("\n".join(lines) + "\n")
-    for line, commit, release, _, paths in EARLIER_LAYOUTS:
+    for line, commit, release, _, earlier in EARLIER_LAYOUTS:
         folder = directory / line
         folder.mkdir(exist_ok=True)
         for old in folder.glob("*.json"):
             old.unlink()
-        for path in paths:
+        for path in earlier:
             (folder / Path(path).name).write_text(kafka.read(path, commit))
         (folder / "SOURCES.txt").write_text("\n".join([f"{commit} {release}"]
-                                                      + [f"{path} {commit} {release}" for path in paths]) + "\n")
+                                                      + [f"{path} {commit} {release}" for path in earlier]) + "\n")
     out.write_text(table(directory))
 
 

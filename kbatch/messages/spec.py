@@ -56,7 +56,10 @@ class M:
 
     @property
     def valid_range(self) -> tuple[int, int]:
-        return version_range(self.valid)
+        versions = version_range(self.valid)
+        if versions is None:   # (MessageSpec takes "none"; no message kbatch reads has it)
+            raise ValueError(f"validVersions {self.valid!r}: the message has none")
+        return versions
 
 
 def release_number(text: str) -> tuple[int, int]:

@@ -25,6 +25,7 @@ shown raw.
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from kbatch.messages.decoder import MessageDecoder, MessageError, _Reader
@@ -36,7 +37,7 @@ def _record_types(module: str) -> dict[int, str]:
     """A coordinator's record types: CoordinatorRecordType (generated from the "coordinator-key" definitions'
     apiKeys) -> the name its key and value messages share ("OffsetCommit" for OffsetCommitKey/Value)."""
     return {schema.api_key: name[:-len("Key")] for name, schema in SCHEMAS.items()
-            if schema.kind == "coordinator-key" and schema.module == module}
+            if schema.kind == "coordinator-key" and schema.module == module and schema.api_key is not None}
 
 
 # GroupCoordinatorRecordSerde: 0 LegacyOffsetCommit, 1 OffsetCommit, 2 GroupMetadata, 3.. the consumer, share
@@ -53,10 +54,10 @@ TRANSACTION_STATES = {0: "Empty", 1: "Ongoing", 2: "PrepareCommit", 3: "PrepareA
 
 # MetadataRecordType (the "metadata" definitions of Kafka's metadata module): apiKey -> record name.
 METADATA_TYPES = {schema.api_key: name for name, schema in SCHEMAS.items()
-                  if schema.kind == "metadata" and schema.module == "metadata"}
+                  if schema.kind == "metadata" and schema.module == "metadata" and schema.api_key is not None}
 # Tiered storage's own MetadataRecordType (storage/src/main/resources/message: the "metadata" definitions).
 REMOTE_TYPES = {schema.api_key: name for name, schema in SCHEMAS.items()
-                if schema.kind == "metadata" and schema.module == "storage"}
+                if schema.kind == "metadata" and schema.module == "storage" and schema.api_key is not None}
 
 _INT16 = struct.Struct(">h")
 
@@ -114,9 +115,13 @@ def _message(decoded: Decoded, part: str, name: str, version: int, data: bytes, 
     label = f"{name} v{version}" if layout is None else f"{name} v{version}, Kafka {layout.name} layout"
     # CoordinatorRecordSerde.readMessage wraps what the message's reader throws; AbstractApiMessageSerde.read
     # (metadata) throws its own text.
-    wrap = (lambda java: f"Failed to deserialize record with type {extra['apiKey']}") if "apiKey" in extra else \
-        (lambda java: None if java is None else
-         f"Could not read record with version {version} from {part}'s buffer due to: {java}.")
+    if "apiKey" in extra:
+        def wrap(java: str | None) -> str | None:
+            return f"Failed to deserialize record with type {extra['apiKey']}"
+    else:
+        def wrap(java: str | None) -> str | None:
+            return None if java is None else \
+                f"Could not read record with version {version} from {part}'s buffer due to: {java}."
     low, high = schema.valid_range
     if not key and (version < low or (version > high and refused is not None)):
         decoded.problems.append(Problem("unknown-record-version", part, 0, f"{part}.version",
@@ -327,19 +332,22 @@ def _frame_number(reader: _Reader, field: str, entity: str) -> int:
     return value
 
 
-_DECODE = {"offsets": decode_offsets, "transactions": decode_transactions, "metadata": decode_metadata,
-           "share": decode_share, "remote": decode_remote}
+_DECODE: dict[str, Callable[[bytes | None, bytes | None], Decoded]] = {
+    "offsets": decode_offsets, "transactions": decode_transactions, "metadata": decode_metadata,
+    "share": decode_share, "remote": decode_remote}
 
 
 # The decoders whose records have values Kafka changed in place (LAYOUTS): they take the Kafka version.
-_LAYOUT_DECODERS = ("offsets", "share")
+_LAYOUT_DECODERS: dict[str, Callable[[bytes | None, bytes | None, str | None], Decoded]] = {
+    "offsets": decode_offsets, "share": decode_share}
 
 
 def decode(decoder: str, key: bytes | None, value: bytes | None, kafka_version: str | None = None) -> Decoded:
     """Read a record with ``decoder``; ``kafka_version`` (a release, "4.0.2") chooses the layout of the values
     that release wrote where Kafka changed one in place (:func:`layouts`)."""
-    if decoder in _LAYOUT_DECODERS:
-        return _DECODE[decoder](key, value, kafka_version)
+    by_layout = _LAYOUT_DECODERS.get(decoder)
+    if by_layout is not None:
+        return by_layout(key, value, kafka_version)
     return _DECODE[decoder](key, value)
 
 
@@ -359,11 +367,11 @@ def field_spans(decoder: str, key: bytes | None, value: bytes | None,
     whether they read to the end.  Where reading fails the spans stop (hexdump-annotate shows the rest raw).
     A value is split with the layout :func:`decode` reads it with."""
     if decoder in ("metadata", "remote"):
-        types = METADATA_TYPES if decoder == "metadata" else REMOTE_TYPES
-        return {"key": ([], not key), "value": _metadata_spans(value or b"", types)}
+        api_types = METADATA_TYPES if decoder == "metadata" else REMOTE_TYPES
+        return {"key": ([], not key), "value": _metadata_spans(value or b"", api_types)}
     types = {"offsets": GROUP_RECORD_TYPES, "share": SHARE_RECORD_TYPES,
              "transactions": TRANSACTION_RECORD_TYPES}[decoder]
-    out = {"key": ([], not key), "value": ([], not value)}
+    out: dict[str, tuple[Spans, bool]] = {"key": ([], not key), "value": ([], not value)}
     if key is None or len(key) < 2:
         return out
     record_type = _INT16.unpack_from(key)[0]
@@ -394,19 +402,21 @@ def _metadata_spans(data: bytes, types: dict[int, str]) -> tuple[Spans, bool]:
             spans.append((start, reader.pos, name, numbers[-1]))
     except MessageError:
         return spans, False
-    name = types.get(numbers[1])
-    if numbers[0] != 1 or name is None:
+    message = types.get(numbers[1])
+    if numbers[0] != 1 or message is None:
         return spans, False
-    spans[1] = (*spans[1][:3], Label(f"{numbers[1]} ({name})"))
-    return _message_spans(spans, name, numbers[2], data, reader.pos)
+    spans[1] = (*spans[1][:3], Label(f"{numbers[1]} ({message})"))
+    return _message_spans(spans, message, numbers[2], data, reader.pos)
 
 
 def _message_spans(spans: Spans, name: str | None, version: int, data: bytes, start: int = 2,
                    schema: M | None = None) -> tuple[Spans, bool]:
     """``spans`` followed by those of message ``name`` (read with ``schema``, trunk's by default) at
     ``version`` read from ``data[start:]``."""
-    schema = schema or (SCHEMAS[name] if name is not None else None)
-    if name is None or version < schema.valid_range[0]:   # above the newest: read as the newest
+    if name is None:
+        return spans, False
+    schema = schema or SCHEMAS[name]
+    if version < schema.valid_range[0]:   # above the newest: read as the newest
         return spans, False
     try:
         _, end = MessageDecoder(schema, version, name).decode(data, start, spans=spans)

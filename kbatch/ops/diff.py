@@ -14,7 +14,7 @@ records differently compare equal.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import BinaryIO, Iterator
+from typing import AbstractSet, BinaryIO, Iterator
 
 from kbatch.format.findings import MAX_HELD, Finding
 from kbatch.reading.model import Batch, Record
@@ -193,7 +193,7 @@ def _damage(side: str, finding: Finding, batch: Batch | None, summary: DiffSumma
                       finding.pos if side == "a" else None, finding.pos if side == "b" else None)
 
 
-def diff_streams(stream_a: BinaryIO, stream_b: BinaryIO, summary: DiffSummary, *, ignore: set[str] = frozenset(),
+def diff_streams(stream_a: BinaryIO, stream_b: BinaryIO, summary: DiffSummary, *, ignore: AbstractSet[str] = frozenset(),
                  records_only: bool = False,
                  decompressed_limit: int = DEFAULT_DECOMPRESSED_LIMIT) -> Iterator[Difference]:
     """Every difference between two inputs, in offset order."""
@@ -218,7 +218,7 @@ def diff_streams(stream_a: BinaryIO, stream_b: BinaryIO, summary: DiffSummary, *
                              summary, ignore, records_only, decompressed_limit)
 
 
-def _differences(a: _Side, b: _Side, summary: DiffSummary, ignore: set[str], records_only: bool,
+def _differences(a: _Side, b: _Side, summary: DiffSummary, ignore: AbstractSet[str], records_only: bool,
                   decompressed_limit: int) -> Iterator[Difference]:
     decompressor = Decompressor(decompressed_limit)   # for the records of batches that differ
     if records_only:
@@ -228,18 +228,18 @@ def _differences(a: _Side, b: _Side, summary: DiffSummary, ignore: set[str], rec
         yield from a.take_pending()
         yield from b.take_pending()
         batch_a, batch_b = a.current, b.current
-        if batch_b is None or (batch_a is not None and batch_a.last_offset < batch_b.base_offset):
+        if batch_a is not None and (batch_b is None or batch_a.last_offset < batch_b.base_offset):
             summary.batches["only_a"] += 1
             summary.records["only_a"] += _record_count(batch_a)
             yield Difference("batch-only-a", batch_a.base_offset, "", _batch_label(batch_a), None, batch_a.pos)
             a.advance()
-        elif batch_a is None or batch_b.last_offset < batch_a.base_offset:
+        elif batch_b is not None and (batch_a is None or batch_b.last_offset < batch_a.base_offset):
             summary.batches["only_b"] += 1
             summary.records["only_b"] += _record_count(batch_b)
             yield Difference("batch-only-b", batch_b.base_offset, "", None, _batch_label(batch_b), None, batch_b.pos)
             b.advance()
-        else:
-            group_a, group_b = _overlapping(a, b)
+        elif batch_a is not None and batch_b is not None:   # (always, here: the loop runs while either has one)
+            group_a, group_b = _overlapping(a, b, batch_a, batch_b)
             if len(group_a) == len(group_b) == 1:   # one batch each side: the same batch, maybe altered
                 differences = list(_diff_batches(batch_a, batch_b, summary, ignore, decompressor))
                 summary.batches["changed" if differences else "same"] += 1
@@ -250,11 +250,11 @@ def _differences(a: _Side, b: _Side, summary: DiffSummary, ignore: set[str], rec
     yield from b.take_pending()
 
 
-def _overlapping(a: _Side, b: _Side) -> tuple[list[Batch], list[Batch]]:
-    """The batches of each side, from the current ones on, whose offsets overlap those of the other side's
-    (transitively): one span of offsets the two sides batch differently."""
-    group_a, group_b = [a.current], [b.current]
-    end = max(a.current.last_offset, b.current.last_offset)
+def _overlapping(a: _Side, b: _Side, current_a: Batch, current_b: Batch) -> tuple[list[Batch], list[Batch]]:
+    """The batches of each side, from the current ones on (``current_a``, ``current_b``), whose offsets overlap
+    those of the other side's (transitively): one span of offsets the two sides batch differently."""
+    group_a, group_b = [current_a], [current_b]
+    end = max(current_a.last_offset, current_b.last_offset)
     a.advance()
     b.advance()
     grew = True
@@ -269,7 +269,7 @@ def _overlapping(a: _Side, b: _Side) -> tuple[list[Batch], list[Batch]]:
     return group_a, group_b
 
 
-def _diff_regrouped(group_a: list[Batch], group_b: list[Batch], summary: DiffSummary, ignore: set[str],
+def _diff_regrouped(group_a: list[Batch], group_b: list[Batch], summary: DiffSummary, ignore: AbstractSet[str],
                     decompressor: Decompressor) -> Iterator[Difference]:
     """A span of offsets batched differently on the two sides: the batching is the one batch-level
     difference (no header pairs up with another); the records are compared by offset across the batches."""
@@ -305,14 +305,14 @@ def _batch_label(batch: Batch) -> str:
            f"{batch.codec}, {batch.size} bytes at {batch.pos}"
 
 
-def _field(batch: Batch, name: str, ignore: set[str]):
+def _field(batch: Batch, name: str, ignore: AbstractSet[str]):
     value = getattr(batch, "length_field" if name == "batch_length" else name)
     if name == "attributes" and "compression" in ignore:
         value &= ~COMPRESSION_CODEC_MASK
     return value
 
 
-def _diff_batches(a: Batch, b: Batch, summary: DiffSummary, ignore: set[str],
+def _diff_batches(a: Batch, b: Batch, summary: DiffSummary, ignore: AbstractSet[str],
                   decompressor: Decompressor) -> Iterator[Difference]:
     if a.body is not None and a.body == b.body and a.magic == b.magic:
         # The same record bytes: the records are the same, whatever the header says.
@@ -340,7 +340,7 @@ def _load_records(side: str, batch: Batch, summary: DiffSummary, decompressor: D
                     if finding.is_damage)
 
 
-def _diff_headers(a: Batch, b: Batch, ignore: set[str]) -> Iterator[Difference]:
+def _diff_headers(a: Batch, b: Batch, ignore: AbstractSet[str]) -> Iterator[Difference]:
     if a.base_offset != b.base_offset:
         yield Difference("batch-changed", a.base_offset, "base_offset", str(a.base_offset), str(b.base_offset),
                          a.pos, b.pos)
@@ -352,19 +352,19 @@ def _diff_headers(a: Batch, b: Batch, ignore: set[str]) -> Iterator[Difference]:
             yield Difference("batch-changed", a.base_offset, name, _shown(value_a), _shown(value_b), a.pos, b.pos)
 
 
-def _merge_records(side_a, side_b, summary: DiffSummary, ignore: set[str]) -> Iterator[Difference]:
+def _merge_records(side_a, side_b, summary: DiffSummary, ignore: AbstractSet[str]) -> Iterator[Difference]:
     """Merge two offset-ordered streams of (record, batch) and compare records holding the same offset."""
     a, b = next(side_a, None), next(side_b, None)
     while a is not None or b is not None:
-        if b is None or (a is not None and a[0].offset < b[0].offset):
+        if a is not None and (b is None or a[0].offset < b[0].offset):
             summary.records["only_a"] += 1
             yield Difference("record-only-a", a[0].offset, "", _record_label(a[0]), None, _record_pos(*a))
             a = next(side_a, None)
-        elif a is None or b[0].offset < a[0].offset:
+        elif b is not None and (a is None or b[0].offset < a[0].offset):
             summary.records["only_b"] += 1
             yield Difference("record-only-b", b[0].offset, "", None, _record_label(b[0]), None, _record_pos(*b))
             b = next(side_b, None)
-        else:
+        elif a is not None and b is not None:   # (always, here: the same offset on both sides)
             differences = list(_diff_record(a, b, ignore))
             summary.records["changed" if differences else "same"] += 1
             yield from differences
@@ -381,7 +381,7 @@ def _record_label(record: Record) -> str:
     return f"key {_shown(record.key)}, value {_shown(record.value)}"
 
 
-def _diff_record(a, b, ignore: set[str]) -> Iterator[Difference]:
+def _diff_record(a, b, ignore: AbstractSet[str]) -> Iterator[Difference]:
     (record_a, batch_a), (record_b, batch_b) = a, b
     pos_a, pos_b = _record_pos(record_a, batch_a), _record_pos(record_b, batch_b)
     for name in RECORD_FIELDS:
@@ -421,7 +421,7 @@ def _whole_header(header) -> dict | None:
     return None if header is None else {"key": _whole(header[0]), "value": _whole(header[1])}
 
 
-def _diff_records_only(a: _Side, b: _Side, summary: DiffSummary, ignore: set[str]) -> Iterator[Difference]:
+def _diff_records_only(a: _Side, b: _Side, summary: DiffSummary, ignore: AbstractSet[str]) -> Iterator[Difference]:
     """Records merged across batches: batching, compression and batch headers do not matter."""
     def records(side: _Side):
         while side.current is not None:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import base64
 import binascii
 import io
+from typing import Literal, overload
 
 from kbatch.format.checksums import crc32, crc32c
 from kbatch.format.codecs import CODEC_IDS, FRAME_DEFAULTS, LZ4_BLOCK_SIZES, CodecError, Decompressor, compress
@@ -88,7 +89,11 @@ def _show(value) -> str:
 BYTES_EXPECTED = '{"utf8"|"hex"|"base64"} or null'
 
 
-def spec_bytes(value, path: str, *, nullable: bool = True) -> bytes | None:
+@overload
+def spec_bytes(value: object, path: str, *, nullable: Literal[False]) -> bytes: ...
+@overload
+def spec_bytes(value: object, path: str, *, nullable: bool = True) -> bytes | None: ...
+def spec_bytes(value: object, path: str, *, nullable: bool = True) -> bytes | None:
     if value is None and nullable:
         return None
     if isinstance(value, bytes):   # a spec built by a program (stats --what-if), not read from JSON

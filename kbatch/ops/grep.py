@@ -20,7 +20,7 @@ import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, BinaryIO, Iterator
+from typing import TYPE_CHECKING, Any, BinaryIO, Iterator, TypedDict, cast
 
 from kbatch.format.findings import Finding
 from kbatch.reading.model import Batch, Record
@@ -33,15 +33,15 @@ from kbatch.walk.engine import Walk
 from kbatch.walk.parts import copy_out, walk_in_parts, worth_parts
 
 if TYPE_CHECKING:
-    from kbatch.ops.visibility import ConsumerViews
+    from kbatch.ops.visibility import CommittedView, ConsumerViews
     from kbatch.partition.seek import Window
 
-try:   # Python 3.11+: the regular expression parser
-    from re import _parser as _re_parser
-    from re import _constants as _re_constants
-except ImportError:  # pragma: no cover - Python 3.10
+if TYPE_CHECKING:   # typeshed has the regular expression parser under its names before 3.11 only
     import sre_constants as _re_constants
     import sre_parse as _re_parser
+else:               # (importing those names is deprecated since 3.11, the oldest Python kbatch runs on)
+    from re import _constants as _re_constants
+    from re import _parser as _re_parser
 
 
 
@@ -88,9 +88,14 @@ class Query:
 
     def parts(self, data: bytes | None) -> list[bytes]:
         """The pieces of ``data`` (a key or value) the pattern matches, left to right, none empty (``-o``)."""
-        if data is None or (self.pattern is None and self.literal is None):
+        if data is None:
             return []
-        source = self.pattern.encode() if self.literal is None else re.escape(self.literal)
+        if self.literal is not None:
+            source = re.escape(self.literal)
+        elif self.pattern is not None:
+            source = self.pattern.encode()
+        else:
+            return []
         if self.word:   # the word is the group inside its neighbours
             return LinearRegex(_word_bounded(source, captured=True), self.ignore_case, group=1).pieces(data)
         return LinearRegex(source, self.ignore_case).pieces(data)
@@ -103,19 +108,29 @@ def _word_bounded(source: bytes, captured: bool = False) -> bytes:
     return rb"(?:^|\W)" + inner + rb"(?:\W|$)"
 
 
-def _text_test(pattern: str | None, literal: bytes | None, ignore_case: bool, word: bool = False) -> dict:
+class _TextTest(TypedDict, total=False):
+    """RecordMatch's arguments for the text a record must hold: a literal, or a regular expression and the
+    bytes every match of it holds; ``fold``: ASCII letters of either case."""
+    literal: bytes | None
+    regex: LinearRegex
+    required: tuple[bytes, ...]
+    fold: bool
+
+
+def _text_test(pattern: str | None, literal: bytes | None, ignore_case: bool, word: bool = False) -> _TextTest:
     """RecordMatch's arguments for a pattern: a literal where it is one, else the regular expression and the
     bytes every match of it holds (``word``: only where no word character touches it, a regular expression
     holding the literal)."""
     if literal is None and pattern is not None:
         source = pattern.encode()
         try:
-            parsed = _re_parser.parse(source, re.IGNORECASE if ignore_case else 0)
+            # (typeshed's sre_parse.parse takes a str only: the parser reads a bytes pattern as well)
+            parsed = _re_parser.parse(source, re.IGNORECASE if ignore_case else 0)  # type: ignore[arg-type]
         except re.error as error:
             raise ValueError(f"not a regular expression: {pattern!r}: {error}") from None
         fold = bool(parsed.state.flags & re.IGNORECASE)   # -i, or (?i) in the pattern (bytes: ASCII letters)
-        if all(op is _re_constants.LITERAL for op, _ in parsed) and not word:
-            return {"literal": bytes(code for _, code in parsed), "fold": fold}
+        if all(op is _re_constants.LITERAL for op, _ in parsed.data) and not word:
+            return {"literal": bytes(cast(int, code) for _, code in parsed.data), "fold": fold}
         required = _required(parsed)
     elif literal is not None and word:
         source, required, fold = re.escape(literal), (literal,), ignore_case
@@ -126,16 +141,18 @@ def _text_test(pattern: str | None, literal: bytes | None, ignore_case: bool, wo
     return {"regex": LinearRegex(source, ignore_case), "required": required, "fold": fold}
 
 
-def _required(parsed) -> tuple[bytes, ...]:
+def _required(parsed: _re_parser.SubPattern) -> tuple[bytes, ...]:
     """The runs of literal bytes in a parsed pattern's top-level sequence, longest first: every match holds
     each of them."""
     runs, run = [], bytearray()
-    for op, arg in list(parsed) + [(None, None)]:
+    for op, arg in parsed.data:
         if op is _re_constants.LITERAL:
-            run.append(arg)
+            run.append(cast(int, arg))   # (a literal's argument is its byte)
         elif run:
             runs.append(bytes(run))
             run = bytearray()
+    if run:
+        runs.append(bytes(run))
     return tuple(sorted(runs, key=len, reverse=True))
 
 
@@ -197,8 +214,8 @@ class Search:
     query: Query
     decoder: str | None = None            # an internal topic's decoder (kbatch.messages), or None
     kafka_version: str | None = None      # the release whose layouts read its records (--kafka-version)
-    window: object = None                 # kbatch.partition.seek.Window selecting offsets or times
-    committed: object = None              # kbatch.ops.visibility.CommittedView: read_committed
+    window: Window | None = None          # selecting offsets or times
+    committed: CommittedView | None = None   # read_committed
     every_record: bool = False            # hand out every record (--context), not only the selected
     controls: bool = False                # ask control records too (the Spark records table holds them)
     consumer_view: bool = False           # --isolation: only what a consumer is given (no refused record)
@@ -222,25 +239,24 @@ class Search:
         reader = SegmentReader(stream, options)
         reader.follows(follows)
         match = self.query.match(decoded=internal)
-        selects = self.window is not None and self.window.selects
-        if selects:
+        if self.window is not None and self.window.selects:
             from kbatch.partition.seek import select, start_position
 
-            start = start_position(path, reader, stream, self.window)
-            if start.note:
-                yield Note(start.note)
-            yield from self._entries(select(reader, stream, start.pos, self.window), match, internal)
+            first = start_position(path, reader, stream, self.window)
+            if first.note:
+                yield Note(first.note)
+            yield from self._entries(select(reader, stream, first.pos, self.window), match, internal)
             return
         run = None if self.every_record or internal else MatchRun(match, reader.options.max_entry_size, reader.decompressor)
         walk = Walk(reader, run)
 
         def count_taken(pos: int) -> bool:   # the batches the run took without an object, counted
-            self.walked += run.taken
+            self.walked += run.taken if run is not None else 0   # (called only after the run went on)
             return False   # (the walk goes on)
 
         yield from self._entries(walk.items(start, reader.size if stop is None else stop, after_run=count_taken),
                                  match, internal)
-        self.landed, self.last_offset = walk.landed, reader.last_intact_offset()
+        self.landed, self.last_offset = cast(int, walk.landed), reader.last_intact_offset()   # (set by items)
 
     def _entries(self, items, match: RecordMatch, internal: bool) -> Iterator[Found | Finding]:
         from kbatch.reading.records import stream_records

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import dataclasses
 import io
+from collections.abc import Callable, Iterable
+from typing import Protocol, TextIO, cast
 
 from kbatch.format.findings import Finding
-from kbatch.ops.visibility import refused
+from kbatch.ops.visibility import CommittedView, refused
 from kbatch.partition.seek import Window, keep_selected, select, start_position
 from kbatch.reading.model import Batch
 from kbatch.reading.reader import ReadOptions, SegmentReader
@@ -24,44 +26,66 @@ from kbatch.walk.engine import Walk
 from kbatch.walk.parts import copy_out, spill_limit, walk_in_parts, worth_parts
 
 
+class Sink(Protocol):
+    """Where a listing's entries go: kbatch.output's JSON, kbatch.render's tables and dumplog lines."""
+
+    records: bool   # whether it shows each batch's records
+
+    def begin(self, path: str, size: int) -> None: ...
+    def batch(self, batch: Batch) -> None: ...
+    def region(self, finding: Finding, raw: bytes | None = None) -> None: ...
+    def end(self, summary: FileSummary) -> None: ...
+
+
+class LineSink(Sink, Protocol):
+    """The JSON Lines sink (kbatch.output.jsonout.JsonlSink) where its compiled writer writes the lines."""
+
+    compiled_lines: bool
+    head: bytes     # what opens every line
+    out: TextIO
+
+    def lines(self, data: bytes) -> None: ...
+
+
 @dataclasses.dataclass
 class Listing:
     """What dump does with each entry the reader hands out: each shown to ``sink``, counted in ``summary``."""
 
     reader: SegmentReader
     summary: FileSummary
-    sink: object
+    sink: Sink
     options: ReadOptions
     internal: str | None
     columns: bool
     window: Window
     limit: int | None
-    committed: object = None    # kbatch.ops.visibility.CommittedView: only what read_committed gives is listed
+    committed: CommittedView | None = None   # only what read_committed gives is listed
     log_start: int | None = None   # the partition's log start offset, the records below it marked
     kafka_version: str | None = None   # the release whose layouts read internal records (--kafka-version)
     left_out: int = 0   # records a consumer refuses as corrupt, not listed under --isolation
 
-    def list_from(self, pos: int, stop: int, enough=None) -> int:
+    def list_from(self, pos: int, stop: int, enough: Callable[[], bool] | None = None) -> int:
         """List the entries that start in [pos, stop) (``pos`` is an entry's start); where the walk ended.
 
         It ends early after a batch where ``enough()`` says so (asked at least every few MiB), or at --limit.
         """
         walk = Walk(self.reader, self._run())
         ended = self.show(walk.items(pos, stop, None if enough is None else lambda _: enough()), enough)
-        return walk.landed if ended is None else ended
+        return cast(int, walk.landed) if ended is None else ended   # (items set it)
 
     def _run(self):
         """The listing's walk over the batches it lists as they are (kbatch.walk.listing), where that is its
         output: JSON Lines of every batch, without records, written by the compiled writer; else None."""
-        sink, options = self.sink, self.options
-        if not (getattr(sink, "compiled_lines", False) and not sink.records and self.limit is None
+        options = self.options
+        if not (getattr(self.sink, "compiled_lines", False) and not self.sink.records and self.limit is None
                 and not self.window.selects and not options.keep_body and not options.inflate):
             return None
+        sink = cast(LineSink, self.sink)   # (only it has compiled lines)
         from kbatch.walk.listing import ListRun   # (looked up here: tests swap it)
 
         return ListRun(self.summary, sink.head, sink.lines, options.max_entry_size)
 
-    def show(self, items, enough=None) -> int | None:
+    def show(self, items: Iterable[Batch | Finding], enough: Callable[[], bool] | None = None) -> int | None:
         """Show every entry of ``items``; None, or where the showing stopped early (at --limit, or after a
         batch where ``enough()`` says so)."""
         selects, window, limit, sink, summary = self.window.selects, self.window, self.limit, self.sink, self.summary
@@ -97,7 +121,8 @@ class Listing:
             sink.batch(item)
             shown += 1
             # a batch holds a view of the reader's window: let it go before the walk reads on
-            end, item = item.pos + item.size, None
+            end = item.pos + item.size
+            del item
             if enough is not None and enough():
                 return end   # where the walk goes on after this batch
         return None
@@ -106,7 +131,7 @@ class Listing:
         """A consumer is never given a record it refuses as corrupt (kbatch.ops.visibility.refused): what one is
         given (--isolation) lists the batch, with its damage, without them.  (Only a damaged batch is asked: its
         records become objects here, where a clean one's may stay a stream.)"""
-        records = list(batch.records)
+        records = list(batch.records or ())   # (asked of a batch with records)
         batch.records = [record for record in records if refused(batch, record) is None]
         self.left_out += len(records) - len(batch.records)
 
@@ -153,7 +178,8 @@ class _Listed:
 def list_in_parts(path: str, listing: Listing, jobs: int) -> None:
     """JSON Lines of a large local file, its parts listed at once by forked processes (kbatch.walk.parts): each
     child writes its part's lines to a temporary file (up to spill_limit), copied out in file order."""
-    out = listing.sink.out
+    sink = cast(LineSink, listing.sink)   # (a large file is listed in parts only as JSON Lines: worth_parts)
+    out = sink.out
     limit = spill_limit(jobs - 1)
     errors = getattr(out, "errors", None) or "strict"
 
@@ -161,7 +187,7 @@ def list_in_parts(path: str, listing: Listing, jobs: int) -> None:
         reader = SegmentReader(stream, listing.options, size=listing.reader.size)
         summary = FileSummary(path, reader.size)
         text = io.TextIOWrapper(spill, encoding="utf-8", errors=errors)   # as the output (JsonlSink.writes_utf8)
-        listing.sink.out = text   # this process's copy of the sink
+        sink.out = text   # this process's copy of the sink
         # Up to the spill limit; the parent lists the rest of the part.
         ended = dataclasses.replace(listing, reader=reader, summary=summary).list_from(
             start, stop, lambda: spill.tell() >= limit)

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter, defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from kbatch.format.codecs import XERIAL_MAGIC, CodecError, Decompressor, frame_options
@@ -261,7 +262,7 @@ class SegmentStats:
         self.inflated["damaged"] += batch.decompressed_size - used
 
     @staticmethod
-    def _account_legacy_record(account: Counter, record: Record, magic: int):
+    def _account_legacy_record(account: Counter, record: Record, magic: int | None) -> None:
         """A v0/v1 message holding one record: offset+size, crc, magic, attributes, [timestamp], key, value."""
         key = len(record.key) if record.key is not None else 0
         value = len(record.value) if record.value is not None else 0
@@ -478,10 +479,13 @@ def v2_record_sizes(record: Record, batch: Batch) -> dict[str, int] | None:
         sizes["header_value_length"] += varint_size(-1 if header_value is None else len(header_value))
         sizes["header_values"] += len(header_value) if header_value is not None else 0
     known = sum(sizes.values())
+    candidates: Iterable[int]
     if batch.timestamp_type == "LogAppendTime":
         candidates = range(1, 11)
-    else:
+    elif record.timestamp is not None and batch.base_timestamp is not None:   # (a v2 record's always are)
         candidates = (varint_size(record.timestamp - batch.base_timestamp, 64),)
+    else:
+        return None
     for timestamp_size in candidates:
         body = known + timestamp_size
         if varint_size(body) + body == record.size:

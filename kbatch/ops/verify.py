@@ -12,7 +12,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 from dataclasses import dataclass
-from typing import BinaryIO, Iterator
+from typing import TYPE_CHECKING, BinaryIO, Iterator, cast
 
 from kbatch.format.codecs import DEFAULT_DECOMPRESSED_LIMIT
 from kbatch.format.findings import Finding
@@ -21,6 +21,10 @@ from kbatch.messages import decoder_for_path
 from kbatch.walk.parts import walk_in_parts, worth_parts
 from kbatch.files.inputs import is_remote, segment_base_offset
 from kbatch.reading.summary import FileSummary
+
+if TYPE_CHECKING:
+    from kbatch.reading.model import Batch
+    from kbatch.walk.engine import Run
 
 
 @dataclass(frozen=True)
@@ -113,7 +117,7 @@ def verify_stream(stream: BinaryIO, summary: FileSummary, options: VerifyOptions
     # The run over the entries with nothing to say (kbatch.walk.engine): --deep's walks the data batches in
     # its compiled loop (kbatch.walk.deep), the CRC run the v2 batches whose CRC holds (kbatch.walk.crcrun);
     # every other entry is the full reader's, one at a time.  (An internal topic's records are objects: no run.)
-    run = None
+    run: Run | None = None
     if not options.deep:
         run = CrcRun(summary, reader.options.max_entry_size)
     elif not objects:
@@ -159,12 +163,12 @@ def verify_stream(stream: BinaryIO, summary: FileSummary, options: VerifyOptions
             yield from item.findings
             if progress is not None:
                 progress(item.pos + item.size)
-            item = None   # a batch holds a view of the reader's window: let it go before the run reads on
+            del item   # a batch holds a view of the reader's window: let it go before the run reads on
         if landed is not None:
             landed["last_offset"] = reader.last_intact_offset()
     finally:
         reader.close()   # (a read-ahead thread stops: the rest may go to forked parts)
-    pos = walk.landed
+    pos = cast(int, walk.landed)   # (set by items)
     yield from _told(summary, order.take_settled())
     if pos >= summary.size:   # the end of the input: no batch after the last to call it an outlier
         yield from _told(summary, order.end())
@@ -248,10 +252,10 @@ def verify_in_parts(path: str, stream: BinaryIO, summary: FileSummary, options: 
 class _Found:
     """What a child found in its part: findings in file order, and what the parent needs to go on."""
 
-    items: list                   # a Finding (a damaged range), or (batch, its findings)
+    items: list[Finding | tuple[Batch, list[Finding]]]   # a damaged range, or a batch and its findings
     summary: FileSummary          # what the part's walk counted
     landed: int                   # where it ended
-    first: object | None          # the part's first batch (its findings are in items)
+    first: Batch | None           # the part's first batch (its findings are in items)
     second_base: int | None       # the base offset of the part's second batch, if the full reader read it
     order: OffsetOrder            # the part's OffsetOrder at its end
     last_offset: int | None       # the last offset of the last intact entry it walked

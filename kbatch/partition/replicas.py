@@ -119,15 +119,17 @@ def find_copies(paths: list[str], partition: str | None = None) -> dict[tuple[st
         if not candidates:
             raise NotACopy(f"{path}: neither a partition directory (TOPIC-N) nor a log directory holding one")
         for directory in candidates:
-            key = topic_partition(os.path.join(directory, "x"))
-            if partition is None or f"{key[0]}-{key[1]}" == partition:
-                found.setdefault(key, []).append(directory)
+            topic, number = topic_partition(os.path.join(directory, "x"))
+            if topic is not None and number is not None and (partition is None or f"{topic}-{number}" == partition):
+                found.setdefault((topic, number), []).append(directory)
     return found
 
 
 def load_copy(directory: str) -> Copy:
     """A copy's checkpoints and epoch file (its batches are read by :func:`compare_streams`)."""
     topic, number = topic_partition(os.path.join(directory, "x"))
+    if topic is None or number is None:
+        raise NotACopy(f"{directory}: not a partition directory (TOPIC-N)")
     copy = Copy(directory, topic, number,
                 high_watermark=checkpointed_offset(directory, "replication-offset-checkpoint"),
                 recovery_point=checkpointed_offset(directory, "recovery-point-offset-checkpoint"),
@@ -141,11 +143,11 @@ def load_copy(directory: str) -> Copy:
     epochs = os.path.join(directory, "leader-epoch-checkpoint")
     if os.path.isfile(epochs):
         with open(epochs, "rb") as stream:
-            for item in checkpoint(kinds.LEADER_EPOCH_CHECKPOINT, SideFile(stream)):
-                if isinstance(item, Finding) or item.findings:
+            for line in checkpoint(kinds.LEADER_EPOCH_CHECKPOINT, SideFile(stream)):
+                if isinstance(line, Finding) or line.findings:
                     copy.epoch_file_damaged = True
-                elif isinstance(item, Entry) and None not in item.fields.values():
-                    copy.epoch_file.append((item.fields["epoch"], item.fields["start_offset"]))
+                elif isinstance(line, Entry) and None not in line.fields.values():
+                    copy.epoch_file.append((line.fields["epoch"], line.fields["start_offset"]))
     copy.clean_shutdown = os.path.isfile(os.path.join(os.path.dirname(directory), kinds.CLEAN_SHUTDOWN))
     return copy
 
@@ -160,6 +162,10 @@ def segment_base(path: str) -> int:
     number (on which Kafka's log loading fails)."""
     name = os.path.basename(path)[:-len(".log")]
     return int(name) if name.isascii() and name.isdigit() else 0
+
+
+# What makes two copies of a batch the same (Head.key): base offset, last offset, size, leader epoch, CRC.
+HeadKey = tuple[int, int, int, int | None, int | None]
 
 
 class Head(NamedTuple):
@@ -179,7 +185,7 @@ class Head(NamedTuple):
     invalid: str | None           # why Kafka's validation fails it, log recovery stopping there (invalid_for_kafka)
 
     @property
-    def key(self) -> tuple:
+    def key(self) -> HeadKey:
         """What makes two copies of a batch the same: its place, size, epoch and the CRC over the rest."""
         return self[:5]
 
@@ -304,7 +310,7 @@ def recovered(copy: Copy) -> Iterator[Head]:
     """
     paths, on_open, unflushed = recovered_segments(copy)
     epochs_of: dict[str, list[tuple[int, int]]] = {}   # per recovered segment, the epochs recover assigns
-    current = None
+    current = ""                      # the segment being read (none yet)
     recovers = False                  # whether recovery reads the current segment
     cut = deleted_after = None        # the segment cut here; the segment whose cut deleted all after it
     segment_end = 0                   # one past the last offset kept in the current segment
@@ -319,18 +325,19 @@ def recovered(copy: Copy) -> Iterator[Head]:
                 dropped[:] = [min(dropped[:1] + [item.base_offset]), max(dropped[1:] + [item.last_offset])]
             continue
         if isinstance(item, Region):
-            why = f"no batch: {item.finding.code}"
-            damage = Damage(current, item.finding.pos, None, why, is_damage=item.finding.is_damage)
-        else:
-            damage = None if item.invalid is None else Damage(current, item.pos, item.base_offset, item.invalid)
-        if damage is None:
+            damage = Damage(current, item.finding.pos, None, f"no batch: {item.finding.code}",
+                            is_damage=item.finding.is_damage)
+        elif item.invalid is not None:
+            damage = Damage(current, item.pos, item.base_offset, item.invalid)
+        else:   # a batch Kafka's validation passes
             if recovers and item.partition_leader_epoch is not None and item.partition_leader_epoch >= 0:
                 assigned = epochs_of.setdefault(current, [])
                 if not assigned or item.partition_leader_epoch > assigned[-1][0]:
                     assigned.append((item.partition_leader_epoch, item.base_offset))
             segment_end = max(segment_end, item.last_offset + 1)
             yield item
-        elif recovers:
+            continue
+        if recovers:
             cut = current
             if current in unflushed and current not in on_open:
                 deleted_after = current
@@ -498,17 +505,18 @@ def compare(directories: list[str]) -> Report:
         if not present:
             break
         base = min(present)
-        here = [index for index, head in enumerate(front) if head is not None and head.base_offset == base]
-        for index in here:
-            copies[index].hold(front[index])
-        good = [index for index in here if not front[index].damaged]
-        damaged = [index for index in here if front[index].damaged]
-        keys = list(dict.fromkeys(front[index].key for index in good))   # each variant, in copy order
+        # the copies with a batch at this base offset (by index, in copy order), and that batch
+        here = {index: head for index, head in enumerate(front) if head is not None and head.base_offset == base}
+        for index, head in here.items():
+            copies[index].hold(head)
+        good = [index for index, head in here.items() if not head.damaged]
+        damaged = [index for index, head in here.items() if head.damaged]
+        keys: list[HeadKey | None] = list(dict.fromkeys(here[index].key for index in good))   # each variant, in order
         if len(here) != len(copies) or len(keys) > 1 or damaged:
             # one Divergence per variant of the batch here, with the copies holding its bytes intact
-            for key in keys or [None]:
-                holders = [index for index in good if front[index].key == key]
-                sample = front[holders[0]] if holders else front[here[0]]
+            for key in keys or [None]:   # (None: every copy's batch here is damaged)
+                holders = [index for index in good if here[index].key == key]
+                sample = here[holders[0]] if holders else next(iter(here.values()))
                 report.divergences.append(Divergence(
                     base, sample.last_offset, holders, holders, damaged, sample.producer_id, sample.base_sequence,
                     sample.last_sequence, (sample.segment, sample.pos, sample.size) if holders else None))
@@ -565,7 +573,8 @@ def lost_sequences(report: Report, index: int) -> dict[int, list[tuple[int, int]
     """Per producer id, the sequence ranges the copy holds and the leader copy does not."""
     lost: dict[int, list[tuple[int, int]]] = {}
     for each in report.held_only_by(index):
-        if each.producer_id is not None and each.base_sequence is not None and each.base_sequence >= 0:
+        if each.producer_id is not None and each.base_sequence is not None and each.last_sequence is not None \
+                and each.base_sequence >= 0:
             lost.setdefault(each.producer_id, []).append((each.base_sequence, each.last_sequence))
     return lost
 

@@ -13,11 +13,11 @@ can be): the checks here word findings from them, and --deep's fast pass
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Iterator, cast
 
 from kbatch.format.findings import MAX_HELD, Finding
 from kbatch.reading.lost import wrapper_not_opened
-from kbatch.reading.model import Batch
+from kbatch.reading.model import Batch, Record
 from kbatch.kernels.batchrules import (
     MAX_RELATIVE_OFFSET,
     NO_PRODUCER_ID,
@@ -137,10 +137,10 @@ def _record_finding(batch: Batch, pos: int, size: int, code: str, field: str, ex
     return Finding(code, batch.pos, pos, size, field, expected, actual)
 
 
-def _increasing(batch: Batch, offsets: list[int], field: str) -> Iterator[Finding]:
+def _increasing(batch: Batch, records: list[Record], offsets: list[int], field: str) -> Iterator[Finding]:
     for index in range(1, len(offsets)):
         if offsets[index] <= offsets[index - 1]:
-            record = batch.records[index]
+            record = records[index]
             yield _record_finding(batch, record.pos, record.size, "offset-delta-order", f"records[{index}].{field}",
                                   f"more than {offsets[index - 1]}", str(offsets[index]))
 
@@ -153,9 +153,9 @@ def _legacy_checks(batch: Batch) -> Iterator[Finding]:
     records = batch.records or []
     if batch.codec == "none" or not records:
         return
-    yield from _increasing(batch, [record.offset for record in records], "offset")
+    yield from _increasing(batch, records, [record.offset for record in records], "offset")
     if batch.magic == 1 and batch.timestamp_type == "CreateTime":
-        largest = max(record.timestamp for record in records)
+        largest = max(cast("list[int]", [record.timestamp for record in records]))   # (magic 1: each has one)
         if largest != batch.max_timestamp:
             yield _header_finding(batch, "max-timestamp-mismatch", "timestamp",
                                   f"{largest} (the largest inner timestamp)", batch.max_timestamp)
@@ -258,7 +258,7 @@ class OffsetOrder:
             found.append(Finding(problem, batch.pos, batch.pos, 8, field,
                                  f"more than {before} (the last offset of the batch at {before_pos})",
                                  str(batch.base_offset)))
-        elif problem == "offset-gap":
+        elif problem == "offset-gap" and before is not None and before_pos is not None:   # (a gap has a batch before)
             gap = _gap_finding(batch, field, before, damage, outlier)
             self.jump = _Jump(batch.pos, batch.magic, batch.base_offset, batch.last_offset,
                               (before_base if before_base is not None else before, before), before_pos, gap)

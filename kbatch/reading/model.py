@@ -15,8 +15,10 @@ from kbatch.format.findings import Finding
 # The sequence rules, compiled: used from here (increment_sequence by importers of this module).
 from kbatch.kernels.batchrules import NO_SEQUENCE, increment_sequence, last_sequence  # noqa: F401
 
-if TYPE_CHECKING:   # for the annotation only: reading a segment does not load the decoders
+if TYPE_CHECKING:   # for the annotations only: reading a segment does not load the decoders
     from kbatch.messages.topics import Decoded
+    from kbatch.reading.lost import LostOffsets
+    from kbatch.reading.records import RecordChecks
 
 TIMESTAMP_TYPES = ("CreateTime", "LogAppendTime")
 NO_TIMESTAMP_TYPE = "NoTimestampType"  # magic 0 (TimestampType.NO_TIMESTAMP_TYPE)
@@ -86,7 +88,7 @@ class Batch:
     _: KW_ONLY
     records: list[Record] | None = None
     # v2, once its records were walked: what verify-crc --deep compares with the header (records.RecordChecks)
-    record_checks: object | None = None
+    record_checks: RecordChecks | None = None
     # v2 records walked without Record objects (ReadOptions.record_objects False): their bytes, decompressed,
     # for an output that reads them from the decoder's columns (records.record_chunks)
     record_data: bytes | memoryview | None = None
@@ -101,7 +103,7 @@ class Batch:
     log_start_offset: int | None = None
     # A damaged entry's offsets as far as the intact entry before it tells (kbatch.reading.lost.LostOffsets),
     # set by the reader; None for an intact one, whose header says them.
-    lost_offsets: object | None = None
+    lost_offsets: LostOffsets | None = None
 
     @property
     def crc_valid(self) -> bool:

@@ -29,7 +29,7 @@ import re
 import stat
 import sys
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, BinaryIO, Iterator
+from typing import TYPE_CHECKING, BinaryIO, Iterator, cast
 
 from kbatch.format.codecs import DEFAULT_DECOMPRESSED_LIMIT, Decompressor
 from kbatch.format.findings import Finding
@@ -220,8 +220,8 @@ class SegmentReader:
         try:
             batch = self._entry(pos, end, magic, buf, i)
         except EntryCut:   # the file was cut inside the entry while it was read: it ends there now
-            return (yield from self._damaged(pos, frame_problem(pos, magic, size, self.options.max_entry_size,
-                                                                self.size), magic=magic, declared_size=size))
+            cut = cast(Finding, frame_problem(pos, magic, size, self.options.max_entry_size, self.size))   # (truncated)
+            return (yield from self._damaged(pos, cut, magic=magic, declared_size=size))
         if batch.crc_valid:
             yield self._intact(batch)
             return end
@@ -250,7 +250,8 @@ class SegmentReader:
                 yield replace(problem, lost_offsets=range_lost_offsets(self._last_offset_before(), None))
                 return self.size
             # Valid entries follow, so the input is not cut short: the size field is what lies.
-            problem = Finding("bad-length", pos, pos + SIZE_OFFSET, 4, LENGTH_FIELD[magic],
+            # (a frame found truncated was read up to its magic: frame_problem's callers pass it)
+            problem = Finding("bad-length", pos, pos + SIZE_OFFSET, 4, LENGTH_FIELD[cast(int, magic)],
                               f"at most {self.size - pos - LOG_OVERHEAD} (the bytes left in the input)",
                               str(declared_size))
         lost = range_lost_offsets(self._last_offset_before(), None if resume is None else self._first_offset_at(resume))

@@ -15,6 +15,7 @@ This module is the library: it imports neither click nor rich.
 from __future__ import annotations
 
 import io
+from typing import cast
 
 from construct import ConstructError
 
@@ -69,7 +70,7 @@ def read_v3_batch(pos: int, entry, decompressor: Decompressor, *, records: bool,
         batch.findings.append(Finding("record-overrun", pos, error.start, len(entry) - (error.start - pos),
                                       error.path, "a complete varint", error.message))
         return batch
-    last_offset_delta, base_timestamp, max_timestamp_delta = (span.value for span in spans)
+    last_offset_delta, base_timestamp, max_timestamp_delta = (cast(int, span.value) for span in spans)   # varints
     header_end = spans[-1].end - pos
     batch.last_offset_delta = last_offset_delta
     batch.last_offset = base_offset + last_offset_delta
@@ -84,18 +85,18 @@ def read_v3_batch(pos: int, entry, decompressor: Decompressor, *, records: bool,
         if codec_id:
             try:
                 payload = decompressor.decompress(codec_id, payload, 2)
-            except CodecError as error:
-                batch.findings.append(Finding(error.code, pos, batch.payload_pos, batch.payload_size, "records",
-                                              f"{batch.codec} data", error.detail))
+            except CodecError as failure:
+                batch.findings.append(Finding(failure.code, pos, batch.payload_pos, batch.payload_size, "records",
+                                              f"{batch.codec} data", failure.detail))
                 batch.records = []
                 return batch
             batch.decompressed_size = len(payload)
-        batch.findings += _decode_records(batch, bytes(payload))
+        batch.findings += _decode_records(batch, bytes(payload), records_count)
     return batch
 
 
-def _decode_records(batch: Batch, data: bytes) -> list[Finding]:
-    """The records, each parsed with its declaration and held to its length, as DefaultRecord.readFrom does."""
+def _decode_records(batch: Batch, data: bytes, count: int) -> list[Finding]:
+    """The ``count`` records (recordsCount), each parsed with its declaration and held to its length, as DefaultRecord.readFrom does."""
     in_file = not batch.compressed
     declaration = record_declaration(batch.attributes)
     findings: list[Finding] = []
@@ -107,10 +108,10 @@ def _decode_records(batch: Batch, data: bytes) -> list[Finding]:
             return Finding(code, batch.pos, batch.payload_pos + at, size, field, expected, actual)
         return Finding(code, batch.pos, batch.payload_pos, batch.payload_size, field, expected, actual, inner_pos=at)
 
-    for index in range(max(batch.count, 0)):
+    for index in range(max(count, 0)):
         start = stream.tell()
         if start >= len(data):
-            findings.append(finding("records-count-mismatch", start, 0, "records_count", f"{batch.count} records",
+            findings.append(finding("records-count-mismatch", start, 0, "records_count", f"{count} records",
                                     f"{index} records, then the end of the batch"))
             return findings
         try:
@@ -143,6 +144,6 @@ def _decode_records(batch: Batch, data: bytes) -> list[Finding]:
                 findings.append(finding("bad-control-record", start, end - start, f"records[{index}]", *problem))
     if stream.tell() < len(data):
         at = stream.tell()
-        findings.append(finding("trailing-bytes", at, len(data) - at, f"records[{batch.count}:]",
-                                f"{batch.count} records and nothing after them", f"{len(data) - at} more bytes"))
+        findings.append(finding("trailing-bytes", at, len(data) - at, f"records[{count}:]",
+                                f"{count} records and nothing after them", f"{len(data) - at} more bytes"))
     return findings

@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 import sys
 from contextlib import contextmanager
+from typing import TextIO, cast
 
 from kbatch.format.findings import CODES, Finding, Severity
 from kbatch.reading.summary import FileSummary
@@ -41,7 +42,7 @@ def _total(summaries: list[FileSummary], unreadable: int) -> str:
 class JunitSink(BatchOffsets):
     """The run as one JUnit XML document, written when it ends (its totals head it)."""
 
-    def __init__(self, out):
+    def __init__(self, out: TextIO):
         self.out = out
         self.cases: list[tuple[str, FileSummary | None, list[str], str | None]] = []   # path, summary, lines, error
         self.pending: list[tuple[str, str]] = []   # the findings since the last file was done: (path, line)
@@ -79,9 +80,9 @@ class JunitSink(BatchOffsets):
         for path, summary, lines, reason in self.cases:
             # a name as the terminal shows it (a CI page shows it too): exact, and nothing a page acts on
             case = f"    <testcase name={attr(visible(path))} classname={attr(SUITE)}"
-            if reason is not None:
+            if summary is None:   # an unreadable file: its reason said instead
                 out += [case + ">",
-                        f"      <error type=\"unreadable\" message={attr('cannot read: ' + visible(reason))}/>",
+                        f"      <error type=\"unreadable\" message={attr('cannot read: ' + visible(cast(str, reason)))}/>",
                         "    </testcase>"]
                 continue
             said = (f"{counted(summary.batches, 'batch')}, {counted(summary.records, 'record')}, "
@@ -140,7 +141,7 @@ class GithubSink(BatchOffsets):
     """A workflow command per finding as it is found (GitHub shows each as an annotation on its file), and
     a notice with the run's totals."""
 
-    def __init__(self, out):
+    def __init__(self, out: TextIO):
         self.out = out
         self.summaries: list[FileSummary] = []
         self.unreadable_count = 0

@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from itertools import islice
+from typing import NamedTuple, cast
 
+from rich.box import HEAVY_HEAD
 from rich.cells import cell_len
+from rich.console import Console
+from rich.containers import Lines
 from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
 from kbatch.format.findings import Finding
-from kbatch.reading.model import Batch
+from kbatch.reading.model import Batch, Record
+from kbatch.reading.summary import FileSummary
 from kbatch.render.internal import control_text, key_compact, value_text
 from kbatch.render.plain import box_rule, lines_width, plain_table_lines, row_lines
 from kbatch.render.user_topic import user_bytes_text
@@ -153,10 +159,10 @@ class BatchTable:
             return _table_width(used, layout.bordered)
 
         layout = _Layout(_ALWAYS, crc_value=False)
-        for fallback in ({"bordered": False}, {"stacked_offsets": True}):
+        for narrower in (replace(layout, bordered=False), replace(layout, bordered=False, stacked_offsets=True)):
             if total(layout) <= self.width:
                 break
-            layout = replace(layout, **fallback)   # the essential columns do not fit: save room
+            layout = narrower   # the essential columns do not fit: save room
         for name in _BY_PRIORITY:
             if name in empty:
                 continue
@@ -168,10 +174,10 @@ class BatchTable:
         layout.fits = total(layout) <= self.width
         return layout
 
-    def renderables(self) -> list:
+    def renderables(self) -> list[Text | Table]:
         layout = self.layout()
-        table = Table(header_style="bold", expand=False,
-                      **({} if layout.bordered else {"box": None, "pad_edge": False}))
+        table = Table(header_style="bold", expand=False, box=HEAVY_HEAD if layout.bordered else None,
+                      pad_edge=layout.bordered)
         for name in layout.shown:
             table.add_column(name, justify="right" if name in _RIGHT else "left", no_wrap=name != "findings")
         keys = layout.keys()
@@ -190,7 +196,7 @@ def batch_cells(batch: Batch) -> tuple[dict[str, Text | str], str | None]:
     """A batch's cells, by column name (and the row's style)."""
     offsets = entry_offsets_cell(batch)
     verdict = Text("✓", style="green") if batch.crc_valid else Text("✗", style="bold red")
-    cells = {
+    cells: dict[str, Text | str] = {
         "pos": str(batch.pos), "offsets": offsets, "stacked offsets": _stacked(batch),
         "count": "-" if batch.count is None else str(batch.count), "magic": str(batch.magic),
         "codec": batch.codec, "size": str(batch.size), "crc": verdict, "crc value": _crc_cell(batch),
@@ -221,10 +227,10 @@ class StreamedBatchTable:
 
     _LINES_PER_PRINT = 512
 
-    def __init__(self, held: BatchTable, console):
+    def __init__(self, held: BatchTable, console: Console):
         self.console, self.title = console, held.title
         self.plain = console.no_color or console.color_system is None
-        self.pending: list = []
+        self.pending: list[tuple[str | list[Text | str], str | None]] = []   # a rule, or a row's pieces
         self.filled: set[str] = set()    # columns left out as empty that a later row has something in
         self.dropped: list[str] = []     # columns left out for room, in any of the tables
         console.print(Text(self.title, style="italic"))
@@ -288,19 +294,19 @@ class StreamedBatchTable:
                 lines = [_plain(text).split("\n") for text in texts]
         self._row(texts, style, lines)
 
-    def _row(self, texts: list[Text | str], style: str | None, lines: list[list[str]] | None = None,
+    def _row(self, texts: Sequence[Text | str], style: str | None, lines: list[list[str]] | None = None,
              heavy: bool = False) -> None:
         """A row of cells (``lines``: each cell's plain lines, where the caller has them)."""
         edge = "┃" if heavy else "│"
         if self.plain:   # no colour: the lines as strings, the common case (a pipe, a file)
             self._plain_row(lines or [_plain(text).split("\n") for text in texts], edge)
             return
-        texts = [_text(text) for text in texts]
-        cells = [text.split("\n") if "\n" in text.plain else [text] for text in texts]
-        for index in range(max(len(lines) for lines in cells)):
-            pieces = []
-            for column, lines in enumerate(cells):
-                part = lines[index] if index < len(lines) else Text("")
+        styled = [_text(text) for text in texts]
+        cells: list[Lines | list[Text]] = [text.split("\n") if "\n" in text.plain else [text] for text in styled]
+        for index in range(max(len(cell) for cell in cells)):
+            pieces: list[Text | str] = []
+            for column, cell in enumerate(cells):
+                part = cell[index] if index < len(cell) else Text("")
                 padding = " " * (self.widths[column] - cell_len(part.plain))
                 if self.layout.bordered:
                     pieces.append(edge + " ")
@@ -321,7 +327,7 @@ class StreamedBatchTable:
         for line in row_lines(cells, self.widths, self.right, edge if self.layout.bordered else None):
             self._emit(line)
 
-    def _emit(self, line, style: str | None = None) -> None:
+    def _emit(self, line: str | list[Text | str], style: str | None = None) -> None:
         self.pending.append((line, style))
         if len(self.pending) >= self._LINES_PER_PRINT:
             self._print()
@@ -330,7 +336,8 @@ class StreamedBatchTable:
         if not self.pending:
             return
         if self.plain:   # every line a string
-            self.console.file.write("\n".join(line for line, _ in self.pending) + "\n")
+            lines = cast("list[tuple[str, None]]", self.pending)
+            self.console.file.write("\n".join(line for line, _ in lines) + "\n")
         else:            # rules as strings, rows as pieces to style
             text = Text()
             for line, style in self.pending:
@@ -343,7 +350,6 @@ class StreamedBatchTable:
 def _stacked(batch: Batch) -> str:
     if batch.lost_offsets is not None or batch.base_offset == batch.last_offset:
         return entry_offsets_cell(batch)
-        return str(batch.base_offset)
     return f"{batch.base_offset}\n–{batch.last_offset}"
 
 
@@ -361,6 +367,15 @@ def records_frame(show_header: bool = True, whole: tuple[str, ...] = (),
     return table
 
 
+class _RecordRow(NamedTuple):
+    """A record's cells, in _RECORD_COLUMNS' order."""
+    offset: Text | str
+    timestamp: str        # its epoch milliseconds, a space, its ISO time (stacked where the room is short)
+    key: Text
+    value: Text
+    headers: Text
+
+
 @dataclass
 class _RecordsLayout:
     columns: tuple[str, ...] = _RECORD_COLUMNS
@@ -368,7 +383,7 @@ class _RecordsLayout:
     whole: tuple[str, ...] = ()     # the columns never wrapped
 
 
-def _records_layout(rows: list[list[Text | str]], width: int | None) -> _RecordsLayout:
+def _records_layout(rows: list[_RecordRow], width: int | None) -> _RecordsLayout:
     """How a records table is laid out for a terminal ``width`` columns wide (inside dump's four spaces;
     None: as Rich lays it out).
 
@@ -387,31 +402,30 @@ def _records_layout(rows: list[list[Text | str]], width: int | None) -> _Records
 
     if sum(widths) <= room(_RECORD_COLUMNS):
         return _RecordsLayout()
-    columns = _RECORD_COLUMNS if any(_plain(row[4]) for row in rows) else _RECORD_COLUMNS[:4]
-    timestamp = max([len("timestamp")] + [lines_width(row[1].split(" ")) for row in rows])
+    columns = _RECORD_COLUMNS if any(row.headers.plain for row in rows) else _RECORD_COLUMNS[:4]
+    timestamp = max([len("timestamp")] + [lines_width(row.timestamp.split(" ")) for row in rows])
     left = room(columns) - widths[0] - timestamp - (widths[4] if len(columns) == 5 else 0)
     whole = ("offset", "timestamp", "key") if widths[2] <= left // 2 else ("offset", "timestamp")
     return _RecordsLayout(columns, stacked=True, whole=whole)
 
 
-def records_table(batch: Batch, decode: str, full: bool, records=None, show_header: bool = True,
-                  width: int | None = None) -> Table:
+def records_table(batch: Batch, decode: str, full: bool, records: list[Record] | None = None,
+                  show_header: bool = True, width: int | None = None) -> Table:
     """The records of ``batch`` (or the slice ``records`` of them) as a table, laid out for a terminal
     ``width`` columns wide (None: left to Rich)."""
     limit = None if full else VALUE_WIDTH
-    rows = []
+    rows: list[_RecordRow] = []
     for record in batch.records or [] if records is None else records:
         # an internal topic's bytes that did not read are shown as bytes; a user topic's get its framing named
         shown = bytes_text if record.decoded is not None or record.control is not None else user_bytes_text
         if record.control is not None:
-            marker = record.control
-            value = Text(control_text(marker), style="magenta")
-        elif record.decoded is not None and value_text(record.decoded, limit) is not None:
-            value = Text(value_text(record.decoded, limit), style="cyan")
+            value = Text(control_text(record.control), style="magenta")
+        elif record.decoded is not None and (decoded_value := value_text(record.decoded, limit)) is not None:
+            value = Text(decoded_value, style="cyan")
         else:
             value = _bytes_cell(record.value, decode, limit, shown)
-        key = key_compact(record.decoded, limit) if record.decoded is not None else None
-        key = Text(key, style="cyan") if key is not None else _bytes_cell(record.key, decode, limit, shown)
+        compact = key_compact(record.decoded, limit) if record.decoded is not None else None
+        key = Text(compact, style="cyan") if compact is not None else _bytes_cell(record.key, decode, limit, shown)
         headers = Text()
         for index, (name, val) in enumerate(record.headers):
             headers.append_text(Text.assemble(", " if index else "", _bytes_cell(name, "auto", limit), "=",
@@ -419,13 +433,13 @@ def records_table(batch: Batch, decode: str, full: bool, records=None, show_head
         timestamp = "-" if record.timestamp is None else \
             f"{record.timestamp} {iso_timestamp(record.timestamp)}".rstrip()
         below = batch.log_start_offset is not None and record.offset < batch.log_start_offset
-        rows.append([Text(str(record.offset), style="dim strike") if below else str(record.offset), timestamp,
-                     key, value, headers])
+        rows.append(_RecordRow(Text(str(record.offset), style="dim strike") if below else str(record.offset),
+                               timestamp, key, value, headers))
     layout = _records_layout(rows, width)
     table = records_frame(show_header, layout.whole, layout.columns)
     for row in rows:
         if layout.stacked:
-            row[1] = row[1].replace(" ", "\n")
+            row = row._replace(timestamp=row.timestamp.replace(" ", "\n"))
         table.add_row(*row[:len(layout.columns)])
     return table
 
@@ -480,11 +494,11 @@ def _fields_wrapped(fields: list[Text], width: int | None, indent: str, more: st
     return out
 
 
-def below_log_start_line(batch: Batch) -> Text:
-    """The line under a batch some of whose records lie below the partition's log start offset."""
-    last = min(batch.last_offset, batch.log_start_offset - 1)
+def below_log_start_line(batch: Batch, log_start: int) -> Text:
+    """The line under a batch some of whose records lie below the partition's log start offset ``log_start``."""
+    last = min(batch.last_offset, log_start - 1)
     offsets = f"offset {last}" if last == batch.base_offset else f"offsets {batch.base_offset}–{last}"
-    return Text(f"  ↓ {offsets} below the log start offset {batch.log_start_offset}: deleted, no consumer is "
+    return Text(f"  ↓ {offsets} below the log start offset {log_start}: deleted, no consumer is "
                 "given them", style="yellow")
 
 
@@ -499,7 +513,7 @@ class TableSink:
 
     ROWS_PER_TABLE = 1000   # print in slices so a huge segment never sits in memory as one table
 
-    def __init__(self, console, *, records: bool, decode: str, full: bool, selection: str = ""):
+    def __init__(self, console: Console, *, records: bool, decode: str, full: bool, selection: str = ""):
         self.console, self.records, self.decode, self.full = console, records, decode, full
         # With a selection (--offset-range, --since, --until: its words), only what it selects is shown: a
         # segment without a batch in it is stepped over, and counted for the line that says so at the end.
@@ -508,7 +522,7 @@ class TableSink:
 
     def begin(self, path: str, size: int) -> None:
         self.title = f"{visible(path)} ({counted(size, 'byte')})"
-        self.table = None
+        self.table: BatchTable | None = None
         self.streamed: StreamedBatchTable | None = None
         self.pos_width = len(str(size))   # no entry starts past the file's end
         self.details: list[Finding] = []
@@ -561,7 +575,7 @@ class TableSink:
             self._title()
             self.console.print(batch_heading(batch, self.console.width))
             if batch.log_start_offset is not None and batch.base_offset < batch.log_start_offset:
-                self.console.print(below_log_start_line(batch))
+                self.console.print(below_log_start_line(batch, batch.log_start_offset))
             for finding in batch.findings:
                 self.console.print(finding_line(finding))
             # In slices, as the batch table: a batch of millions of records never sits in memory as one table.
@@ -591,7 +605,7 @@ class TableSink:
         self.console.print(Text.assemble(f"{visible(path)}: ", Text("cannot read", style="bold red"), f" ({visible(reason)})"))
         self.console.print()
 
-    def end(self, summary) -> None:
+    def end(self, summary: FileSummary) -> None:
         if self.selection and not summary.batches and not summary.findings:
             self.segments_stepped_over += 1   # nothing selected in it: "0 batches" would read as empty
             return
