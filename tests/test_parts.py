@@ -5,6 +5,8 @@ The parts are made small here (PART_MIN_SIZE) so that the fixtures and a few han
 
 from __future__ import annotations
 
+import pickle
+
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
@@ -153,11 +155,18 @@ def test_a_part_keeps_damaged_ranges_after_batches_with_findings(tmp_path, small
     assert small_parts and small_parts[0][0] < len(b"".join(entries[:6]))
 
 
-def _part(path, start, stop, *, deep=True):
+def _part(path, start, stop, *, deep=True, decoder=None, segment_base=None):
     """What a child sends back for [start, stop) of ``path``, computed here in the test's own process."""
     size = path.stat().st_size
     with open(path, "rb", buffering=0) as stream:
-        return verify._verify_part(str(path), stream, start, stop, size, verify.VerifyOptions(deep=deep), None, None)
+        found = verify._verify_part(str(path), stream, start, stop, size, verify.VerifyOptions(deep=deep), decoder,
+                                    segment_base)
+    if found is not None:   # it goes back pickled: only what the parent needs, no views of the child's window
+        assert pickle.loads(pickle.dumps(found)).landed == found.landed
+        for batch, _findings in (item for item in found.items if not isinstance(item, verify.Finding)):
+            assert (batch.records, batch.record_data, batch.record_checks, batch.walked_columns, batch.findings) == \
+                (None, None, None, None, [])
+    return found
 
 
 def _kept(found):
@@ -183,8 +192,9 @@ def test_a_childs_part_keeps_its_first_batch_those_with_findings_and_the_ranges_
     assert (whole.landed, whole.second_base, whole.last_offset) == (starts[-1], 1, 5)
     assert whole.first is whole.items[0][0]
     assert (whole.summary.batches, sum(whole.summary.findings.values()), whole.order.last_offset) == (3, 4, 5)
-    # only what pickles goes back: no records, no views of the child's window, the findings beside the batch
-    assert (whole.first.records, whole.first.body, whole.first.findings) == (None, None, [])
+    # the file name's base offset is checked too (segment_range_checks)
+    assert [codes for _pos, _base, codes in _kept(_part(path, 0, starts[-1], segment_base=1))[:2]] == \
+        [["below-segment-base"], ["transactional-without-producer"]]
     # Without --deep the CRC run takes the intact batches: only the damaged ranges are kept.
     crc = _part(path, 0, starts[-1], deep=False)
     assert (_kept(crc), crc.first, crc.second_base, crc.last_offset) == \
@@ -203,6 +213,10 @@ def test_a_part_ends_at_its_stop_and_leaves_a_gap_held_to_the_parent(tmp_path):
     assert _kept(middle) == [(starts[1], 1, []), (starts[3], 10, [])]
     assert (middle.landed, middle.last_offset, middle.summary.batches, middle.summary.errors) == (starts[4], 10, 3, 0)
     assert middle.order.last_offset == 10 and middle.order.holds_gap_of(middle.items[1][0])
+    # An internal topic's records are read as objects: no compiled run, so the full reader reads the second
+    # batch and its base offset is kept; without a decoder the run takes it.
+    assert (_part(path, 0, starts[2], decoder="offsets").second_base, _part(path, 0, starts[2]).second_base) == \
+        (1, None)
 
 
 def test_a_part_with_more_findings_than_a_child_keeps_is_none(tmp_path, monkeypatch):

@@ -99,3 +99,16 @@ def test_a_part_that_found_no_cut_is_counted_whole_after_one_that_did():
                    OffsetOrder(), None)
     assert [finding.code for finding in found.replay(summary, None, None)] == ["resync"]
     assert (summary.findings["truncated-while-reading"], summary.findings["resync"], summary.errors) == (1, 2, 3)
+
+
+def test_a_gap_held_before_a_parts_damaged_range_is_told_and_counted_first():
+    """The parent's last batch opened a gap (held: it may be an outlier's); a child's part begins with bytes that
+    are no entry, so the gap is told before them (OffsetOrder.damaged_range), and counted."""
+    order = _walked(_batch(0, 0, 4), _batch(70, 10, 14))
+    damage = Finding("resync", 140, 140, 20, "entry", "an entry", "no entry")
+    part = FileSummary("x", 200)
+    part.add_finding(damage)
+    summary = FileSummary("x", 200)
+    told = list(_Found([damage], part, 160, None, None, OffsetOrder(), None).replay(summary, order, None))
+    assert [(finding.code, finding.pos) for finding in told] == [("offset-gap", 70), ("resync", 140)]
+    assert (summary.findings["offset-gap"], summary.findings["resync"], summary.errors) == (1, 1, 1)

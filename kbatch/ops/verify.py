@@ -332,8 +332,9 @@ def _verify_part(path: str, stream: BinaryIO, start: int, stop: int, size: int, 
             second_base = batch.base_offset
         if batch.findings or first is None or order.holds_gap_of(batch):   # (its gap is told after it)
             # Only what the parent needs, and what pickles (not the record decoder's columns).
-            kept = dataclasses.replace(batch, records=None, record_data=None, record_checks=None, body=None,
-                                       walked_columns=None, findings=[])
+            # (no body: verify_stream's reader keeps no entry's bytes, ReadOptions.keep_body)
+            kept = dataclasses.replace(batch, records=None, record_data=None, record_checks=None, walked_columns=None,
+                                       findings=[])
             first = kept if first is None else first
             items.append((kept, list(batch.findings)))
 
