@@ -112,3 +112,27 @@ def test_a_gap_held_before_a_parts_damaged_range_is_told_and_counted_first():
     told = list(_Found([damage], part, 160, None, None, OffsetOrder(), None).replay(summary, order, None))
     assert [(finding.code, finding.pos) for finding in told] == [("offset-gap", 70), ("resync", 140)]
     assert (summary.findings["offset-gap"], summary.findings["resync"], summary.errors) == (1, 1, 1)
+
+
+def test_a_parts_first_batch_is_checked_against_the_offsets_before_it_its_findings_in_file_order():
+    """The parent checks a part's first batch across (an overlap here, at the batch's start) and sorts it in among
+    the batch's own findings (one inside its records), as verify_stream sorts a batch's findings."""
+    first = _batch(70, 3, 9)
+    own = _finding(100, 4)
+    found = _Found([(first, [own])], FileSummary("x", 200), 140, first, None, OffsetOrder(), 9)
+    summary = FileSummary("x", 200)
+    handed = []
+    told = list(found.replay(summary, _walked(_batch(0, 0, 4)), lambda batch: handed.append(batch.findings)))
+    assert [(finding.code, finding.pos) for finding in told] == [("offset-overlap", 70), ("record-crc-mismatch", 100)]
+    assert handed == [told]
+    assert (summary.findings["offset-overlap"], summary.errors) == (1, 1)
+
+
+def test_a_parts_clean_first_batch_is_not_handed_on():
+    """A first batch that goes on in order and has nothing to say is not handed to on_batch (verify_stream's
+    fast runs hand on no such batch either)."""
+    first = _batch(70, 5, 9)
+    found = _Found([(first, [])], FileSummary("x", 200), 140, first, None, OffsetOrder(), 9)
+    handed = []
+    assert list(found.replay(FileSummary("x", 200), _walked(_batch(0, 0, 4)), handed.append)) == []
+    assert handed == []
