@@ -209,14 +209,13 @@ def verify_in_parts(path: str, stream: BinaryIO, summary: FileSummary, options: 
     comes out, and in what order, is verify_stream's over the whole file; only
     ``on_batch`` is not called for a child's batches with nothing to report.
     """
-    serial = dataclasses.replace(options, jobs=1)
     order = OffsetOrder()
     # The last offset of the last intact entry walked, whoever walked it: where the parent reads on after a
     # child's part, what a damaged range there lost is told from it (a child's part starts at an intact entry).
     before_last = follows
 
     def work(part_stream, start, stop, _spill):
-        return _verify_part(path, part_stream, start, stop, summary.size, serial, decoder, segment_base)
+        return _verify_part(path, part_stream, start, stop, summary.size, options, decoder, segment_base)
 
     def take(_part, found):
         nonlocal before_last
@@ -231,7 +230,7 @@ def verify_in_parts(path: str, stream: BinaryIO, summary: FileSummary, options: 
     def walk_here(pos, stop):
         nonlocal before_last
         walked = {}
-        yield from verify_stream(stream, summary, serial, progress=progress, start=pos, stop=stop, landed=walked,
+        yield from verify_stream(stream, summary, options, progress=progress, start=pos, stop=stop, landed=walked,
                                  on_batch=on_batch, decoder=decoder, segment_base=segment_base, order=order,
                                  follows=before_last)
         before_last = walked["last_offset"]
