@@ -43,3 +43,24 @@ def test_a_header_field_reads_where_and_as_the_declaration_says():
         [(0, 8, True), (16, 1, True), (17, 4, False)]
     assert [field.read(header, 0) for field in fields.values()] == [-1, 2, 0xFEDCBA98]
     assert fields["crc"].read(b"\x00" + header, 1) == 0xFEDCBA98
+
+
+def test_a_folded_literal_matches_in_any_ascii_case():
+    match = RecordMatch(literal=b"OrDer", fold=True)
+    assert match.record(b"an ORDER", None, []) and match.record(None, b"order-1", [])
+    assert not match.record(b"ordre", b"\xc3\x96rder", [])   # only ASCII letters fold
+
+
+def test_no_literal_and_no_expression_matches_every_record():
+    match = RecordMatch()
+    assert match.record(b"", None, []) and match.record(None, b"x", []) and match.record(None, None, [])
+
+
+def test_an_expressions_required_bytes_are_looked_for_in_their_own_case_unless_folded():
+    """``required``: bytes every match of the expression holds (kbatch.ops.grep works them out), a prefilter."""
+    import re
+
+    match = RecordMatch(regex=re.compile(rb"ORDER-\d"), required=(b"ORDER-",))
+    assert match.record(b"ORDER-1", None, []) and not match.record(b"order-1", None, [])
+    folded = RecordMatch(regex=re.compile(rb"(?i)ORDER-\d"), required=(b"ORDER-",), fold=True)
+    assert folded.record(b"order-1", None, []) and folded.record(b"Order-2", None, [])
