@@ -5,6 +5,8 @@ The parts are made small here (PART_MIN_SIZE) so that the fixtures and a few han
 
 from __future__ import annotations
 
+import pickle
+
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
@@ -151,6 +153,81 @@ def test_a_part_keeps_damaged_ranges_after_batches_with_findings(tmp_path, small
     assert [finding.code for finding, _ in whole[0]] == ["offset-gap", "resync", "resync"]
     assert _verify(path, jobs=2, deep=True) == whole
     assert small_parts and small_parts[0][0] < len(b"".join(entries[:6]))
+
+
+def _part(path, start, stop, *, deep=True, decoder=None, segment_base=None):
+    """What a child sends back for [start, stop) of ``path``, computed here in the test's own process."""
+    size = path.stat().st_size
+    with open(path, "rb", buffering=0) as stream:
+        found = verify._verify_part(str(path), stream, start, stop, size, verify.VerifyOptions(deep=deep), decoder,
+                                    segment_base)
+    if found is not None:   # it goes back pickled: only what the parent needs, no views of the child's window
+        assert pickle.loads(pickle.dumps(found)).landed == found.landed
+        for batch, _findings in (item for item in found.items if not isinstance(item, verify.Finding)):
+            assert (batch.records, batch.record_data, batch.record_checks, batch.walked_columns, batch.findings) == \
+                (None, None, None, None, [])
+    return found
+
+
+def _kept(found):
+    """A part's items as (pos, base offset, codes) for a batch and (pos, code) for a damaged range."""
+    return [(item.pos, item.code) if isinstance(item, verify.Finding) else
+            (item[0].pos, item[0].base_offset, [finding.code for finding in item[1]]) for item in found.items]
+
+
+def test_a_childs_part_keeps_its_first_batch_those_with_findings_and_the_ranges_between(tmp_path):
+    """verify._verify_part, the work of a child, run in this process: exactly what goes back to the parent.
+
+    A batch's own findings go with it; an offset gap is held (OffsetOrder) and told after the batch, a
+    damaged range between batches is an item of its own.  Batches the compiled run takes are not kept, and
+    the second batch's base offset only when the full reader read it."""
+    entries = [handmade.batch(0, [(b"k", b"v")]), handmade.batch(1, [(b"k", b"v")], transactional=True),
+               b"\x07" * 20, handmade.batch(5, [(b"k", b"v")]), b"\x01" * 20]
+    starts = [sum(map(len, entries[:index])) for index in range(len(entries) + 1)]
+    path = _segment(tmp_path, entries)
+
+    whole = _part(path, 0, starts[-1])
+    assert _kept(whole) == [(0, 0, []), (starts[1], 1, ["transactional-without-producer"]), (starts[2], "resync"),
+                            (starts[3], 5, []), (starts[3], "offset-gap"), (starts[4], "truncated")]
+    assert (whole.landed, whole.second_base, whole.last_offset) == (starts[-1], 1, 5)
+    assert whole.first is whole.items[0][0]
+    assert (whole.summary.batches, sum(whole.summary.findings.values()), whole.order.last_offset) == (3, 4, 5)
+    # the file name's base offset is checked too (segment_range_checks)
+    assert [codes for _pos, _base, codes in _kept(_part(path, 0, starts[-1], segment_base=1))[:2]] == \
+        [["below-segment-base"], ["transactional-without-producer"]]
+    # Without --deep the CRC run takes the intact batches: only the damaged ranges are kept.
+    crc = _part(path, 0, starts[-1], deep=False)
+    assert (_kept(crc), crc.first, crc.second_base, crc.last_offset) == \
+        ([(starts[2], "resync"), (starts[4], "truncated")], None, None, 5)
+
+
+def test_a_part_ends_at_its_stop_and_leaves_a_gap_held_to_the_parent(tmp_path):
+    entries = [handmade.batch(offset, [(b"k", b"v" * 30)]) for offset in range(3)]
+    entries += [handmade.batch(10, [(b"k", b"gap before")]), b"\x07" * 50, handmade.batch(11, [(b"k", b"v")])]
+    starts = [sum(map(len, entries[:index])) for index in range(len(entries) + 1)]
+    path = _segment(tmp_path, entries)
+    whole = _part(path, 0, starts[-1])
+    assert _kept(whole) == [(0, 0, []), (starts[3], 10, []), (starts[3], "offset-gap"), (starts[4], "resync")]
+    assert (whole.landed, whole.second_base, whole.last_offset, whole.summary.batches) == (starts[-1], None, 11, 5)
+    middle = _part(path, starts[1], starts[4])   # the gap's batch last: the gap held is not told by the part
+    assert _kept(middle) == [(starts[1], 1, []), (starts[3], 10, [])]
+    assert (middle.landed, middle.last_offset, middle.summary.batches, middle.summary.errors) == (starts[4], 10, 3, 0)
+    assert middle.order.last_offset == 10 and middle.order.holds_gap_of(middle.items[1][0])
+    # An internal topic's records are read as objects: no compiled run, so the full reader reads the second
+    # batch and its base offset is kept; without a decoder the run takes it.
+    assert (_part(path, 0, starts[2], decoder="offsets").second_base, _part(path, 0, starts[2]).second_base) == \
+        (1, None)
+
+
+def test_a_part_with_more_findings_than_a_child_keeps_is_none(tmp_path, monkeypatch):
+    """MAX_PART_FINDINGS findings are kept; one more and the part goes back to the parent as None."""
+    entries = [handmade.batch(0, [(b"k", b"v")]), b"\x07" * 20, handmade.batch(5, [(b"k", b"v")]), b"\x01" * 20]
+    path = _segment(tmp_path, entries)   # a resync, an offset gap, the cut: three findings
+    monkeypatch.setattr(verify, "MAX_PART_FINDINGS", 3)
+    assert [finding.code for finding in _part(path, 0, path.stat().st_size).items[1:] if isinstance(finding,
+            verify.Finding)] == ["resync", "offset-gap", "truncated"]
+    monkeypatch.setattr(verify, "MAX_PART_FINDINGS", 2)
+    assert _part(path, 0, path.stat().st_size) is None
 
 
 # -- dump --format jsonl ----------------------------------------------------------------------------------

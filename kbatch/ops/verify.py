@@ -213,14 +213,13 @@ def verify_in_parts(path: str, stream: BinaryIO, summary: FileSummary, options: 
     comes out, and in what order, is verify_stream's over the whole file; only
     ``on_batch`` is not called for a child's batches with nothing to report.
     """
-    serial = dataclasses.replace(options, jobs=1)
     order = OffsetOrder()
     # The last offset of the last intact entry walked, whoever walked it: where the parent reads on after a
     # child's part, what a damaged range there lost is told from it (a child's part starts at an intact entry).
     before_last = follows
 
     def work(part_stream, start, stop, _spill):
-        return _verify_part(path, part_stream, start, stop, summary.size, serial, decoder, segment_base)
+        return _verify_part(path, part_stream, start, stop, summary.size, options, decoder, segment_base)
 
     def take(_part, found):
         nonlocal before_last
@@ -235,7 +234,7 @@ def verify_in_parts(path: str, stream: BinaryIO, summary: FileSummary, options: 
     def walk_here(pos, stop):
         nonlocal before_last
         walked = {}
-        yield from verify_stream(stream, summary, serial, progress=progress, start=pos, stop=stop, landed=walked,
+        yield from verify_stream(stream, summary, options, progress=progress, start=pos, stop=stop, landed=walked,
                                  on_batch=on_batch, decoder=decoder, segment_base=segment_base, order=order,
                                  follows=before_last)
         before_last = walked["last_offset"]
@@ -336,8 +335,9 @@ def _verify_part(path: str, stream: BinaryIO, start: int, stop: int, size: int, 
             second_base = batch.base_offset
         if batch.findings or first is None or order.holds_gap_of(batch):   # (its gap is told after it)
             # Only what the parent needs, and what pickles (not the record decoder's columns).
-            kept = dataclasses.replace(batch, records=None, record_data=None, record_checks=None, body=None,
-                                       walked_columns=None, findings=[])
+            # (no body: verify_stream's reader keeps no entry's bytes, ReadOptions.keep_body)
+            kept = dataclasses.replace(batch, records=None, record_data=None, record_checks=None, walked_columns=None,
+                                       findings=[])
             first = kept if first is None else first
             items.append((kept, list(batch.findings)))
 

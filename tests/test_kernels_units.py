@@ -1,0 +1,66 @@
+"""The kernels' plain rules on literal values (compiled or KBATCH_PURE_PYTHON=1 alike): what a batch's last
+sequence is, and what a RecordMatch made with nothing but a literal looks for."""
+
+from __future__ import annotations
+
+import pytest
+
+from kbatch.kernels.batchrules import NO_SEQUENCE, last_sequence
+from kbatch.kernels.match import RecordMatch
+
+
+@pytest.mark.parametrize(("base_sequence", "last_offset_delta", "expected"), [
+    (None, 3, -1),                # no producer fields read (a v0/v1 entry)
+    (-1, 3, -1),                  # NO_SEQUENCE: not idempotent, whatever the records
+    (0, 0, 0),
+    (5, 3, 8),
+    (2_147_483_646, 1, 2_147_483_647),
+    (2_147_483_646, 3, 1),        # DefaultRecordBatch.incrementSequence wraps past Integer.MAX_VALUE to 0
+    (-2, 3, 1),                   # only -1 means no sequence: another negative one is counted on
+])
+def test_last_sequence_is_kafkas(base_sequence, last_offset_delta, expected):
+    """DefaultRecordBatch.lastSequence (clients/.../record/DefaultRecordBatch.java)."""
+    assert NO_SEQUENCE == -1
+    assert last_sequence(base_sequence, last_offset_delta) == expected
+
+
+def test_a_literal_alone_is_looked_for_as_is_in_keys_and_values_for_any_producer():
+    match = RecordMatch(literal=b"Order")
+    assert match.record(b"an Order", None, []) and match.record(None, b"Order-1", [])
+    assert not match.record(b"an order", b"ORDER", [])   # no case folding unless asked
+    assert (match.undecided, match.invert, match.producer_id) == (False, False, -2)
+    assert match.wants_producer(-1) and match.wants_producer(12345)
+
+
+def test_a_header_field_reads_where_and_as_the_declaration_says():
+    """cleanruns.HeaderField, made here (the kernel's own are made at import): base offset at 0, 8 bytes signed;
+    magic at 16, one byte; CRC at 17, 4 bytes unsigned -- on a literal v2 batch header's first 21 bytes."""
+    from kbatch.kernels.cleanruns import BATCH_HEADER, HeaderField
+
+    header = bytes.fromhex("ffffffff ffffffff 0000003d 00000000 02 fedcba98".replace(" ", ""))
+    fields = {name: HeaderField(BATCH_HEADER, name) for name in ("base_offset", "magic", "crc")}
+    assert [(field.at, field.size, field.signed) for field in fields.values()] == \
+        [(0, 8, True), (16, 1, True), (17, 4, False)]
+    assert [field.read(header, 0) for field in fields.values()] == [-1, 2, 0xFEDCBA98]
+    assert fields["crc"].read(b"\x00" + header, 1) == 0xFEDCBA98
+
+
+def test_a_folded_literal_matches_in_any_ascii_case():
+    match = RecordMatch(literal=b"OrDer", fold=True)
+    assert match.record(b"an ORDER", None, []) and match.record(None, b"order-1", [])
+    assert not match.record(b"ordre", b"\xc3\x96rder", [])   # only ASCII letters fold
+
+
+def test_no_literal_and_no_expression_matches_every_record():
+    match = RecordMatch()
+    assert match.record(b"", None, []) and match.record(None, b"x", []) and match.record(None, None, [])
+
+
+def test_an_expressions_required_bytes_are_looked_for_in_their_own_case_unless_folded():
+    """``required``: bytes every match of the expression holds (kbatch.ops.grep works them out), a prefilter."""
+    import re
+
+    match = RecordMatch(regex=re.compile(rb"ORDER-\d"), required=(b"ORDER-",))
+    assert match.record(b"ORDER-1", None, []) and not match.record(b"order-1", None, [])
+    folded = RecordMatch(regex=re.compile(rb"(?i)ORDER-\d"), required=(b"ORDER-",), fold=True)
+    assert folded.record(b"order-1", None, []) and folded.record(b"Order-2", None, [])
