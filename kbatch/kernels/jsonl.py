@@ -143,6 +143,7 @@ class _JsonWriter:
     capacity: cython.Py_ssize_t
     at: cython.Py_ssize_t
     parts: cython.const[cython.uchar][::1]
+    parts_start: cython.p_char      # compiled: _JSON_PARTS' bytes, where they lie (part copies from here)
     hex_digits: cython.const[cython.uchar][::1]
     digit_pairs: cython.const[cython.uchar][::1]
     at_parts: cython.Py_ssize_t[64]   # where each part of _JSON_FIELDS is in _JSON_PARTS (room for _PARTS)
@@ -157,6 +158,9 @@ class _JsonWriter:
         self.capacity = size
         self.at = 0
         self.parts = _JSON_PARTS
+        parts: bytes = _JSON_PARTS   # (a module constant: it outlives every writer)
+        if cython.compiled:
+            self.parts_start = parts
         self.hex_digits = _HEX_DIGITS
         self.digit_pairs = _DIGIT_PAIRS
         self.day = -1
@@ -193,7 +197,11 @@ class _JsonWriter:
     @cython.boundscheck(False)
     @cython.wraparound(False)
     def part(self, which: cython.int) -> cython.void:
-        self.copy(self.parts, self.at_parts[which], self.len_parts[which])
+        if cython.compiled:   # from where the parts lie: no memoryview of them passed on (each pass costs more)
+            memcpy(cython.address(self.out[self.at]), self.parts_start + self.at_parts[which], self.len_parts[which])
+            self.at += self.len_parts[which]
+        else:
+            self.copy(self.parts, self.at_parts[which], self.len_parts[which])
 
     @cython.cfunc
     @cython.exceptval(check=False)
