@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 
@@ -474,3 +477,45 @@ def test_each_batch_line_has_its_own_partition_keys(tmp_path, kbatch):
             for line in map(json.loads, lines[:-1])] == [
         ("orders", 0, 1, 2), ("orders", 1, 1, 0), ("orders", 1, 1, 2), ("payments", 3, 1, 0), ("orders", 0, 2, 0),
         ("orders", 0, 2, 2)]
+
+
+def test_a_run_of_clean_batches_is_written_as_each_of_its_batches(tmp_path, kbatch):
+    """Clean batches lying end to end in a Records field are written in one go (a CapturedRun): with a batch
+    whose CRC fails and one with reserved bits between them, in a Produce request (offsets from the response,
+    running on) and a Fetch response, each line is json.dumps of its own batch's dict, and the pure build
+    writes the same bytes."""
+    from kbatch.ops.pcap import CaptureSummary, read_capture
+    from kbatch.render.pcap import item_dict
+    from tests.helpers import ROOT, run_kbatch_pure
+
+    later = handmade.batch(2, [(None, b"third")])
+    bad_crc = _flipped(later, len(later) - 2)
+    reserved = _patched(later, 21, (0x0100).to_bytes(2, "big"))
+    records = TWO + later + bad_crc + TWO + reserved + later + TWO
+    capture = (Capture()
+               .send(request("Produce", 9, 11, produce(9, {"orders": {0: records}}), flexible=True))
+               .answer(response(11, produce_response(9, {"orders": {0: (0, 500)}}), flexible=True))
+               .send(request("Fetch", 12, 12, b"", flexible=True))
+               .answer(response(12, fetch_response(12, {"orders": {1: records}}), flexible=True)))
+    path = _write(tmp_path, capture)
+    lines = kbatch("pcap", "--format", "jsonl", path, expect=1).out.splitlines()
+    with open(path, "rb") as stream:
+        expected = [json.dumps(item_dict(path, item, False), ensure_ascii=False)
+                    for item in read_capture(path, stream, CaptureSummary(path))]
+    assert lines[:-1] == expected
+    batches = [json.loads(line) for line in lines if json.loads(line)["type"] == "batch"]
+    assert [(line["direction"], line["assigned_offset"], line["crc_valid"], len(line["findings"]))
+            for line in batches] == [
+        ("produce", 500, True, 0), ("produce", 502, True, 0), ("produce", 503, False, 1), ("produce", 504, True, 0),
+        ("produce", 506, True, 1), ("produce", 507, True, 0), ("produce", 508, True, 0),
+        ("fetch", None, True, 0), ("fetch", None, True, 0), ("fetch", None, False, 1), ("fetch", None, True, 0),
+        ("fetch", None, True, 1), ("fetch", None, True, 0), ("fetch", None, True, 0)]
+    assert json.loads(lines[-1])["batch_count"] == 14
+    # a process of its own, its stdout a file: the runs written by the compiled writer where it is built
+    with open(tmp_path / "out.jsonl", "wb") as out:
+        done = subprocess.run([sys.executable, "-m", "kbatch", "pcap", "--format", "jsonl", path], cwd=ROOT,
+                              stdout=out, env={k: v for k, v in os.environ.items() if k != "KBATCH_PURE_PYTHON"})
+    assert done.returncode == 1
+    written = (tmp_path / "out.jsonl").read_text(encoding="utf-8")
+    assert written.splitlines() == lines
+    assert run_kbatch_pure(["pcap", "--format", "jsonl", path], expect=1).out == written

@@ -469,3 +469,67 @@ def test_the_reader_tests_pass_on_the_pure_build():
                           env=pure_python_env(), capture_output=True, text=True)
     assert done.returncode == 0, done.stdout[-4000:]
     assert " passed" in done.stdout.splitlines()[-1] and "skipped" not in done.stdout.splitlines()[-1]
+
+
+@settings(max_examples=300, deadline=None)
+@given(headers=st.lists(st.tuples(*(st.integers(-(2**(8 * size - 1)), 2**(8 * size - 1) - 1)
+                                    for size in layouts.BATCH_HEADER.sizes.values())), min_size=1, max_size=4),
+       clean=st.integers(0, 4), base=st.integers(0, 2**40))
+def test_a_runs_lines_are_the_lines_of_its_batches_fields(headers, clean, base):
+    """``kbatch pcap --format jsonl`` writes the lines of a Records field's clean batches as it takes them
+    (clean_batch_lines), from their headers' bytes: each the keys after "type" fields_json writes of the fields
+    batch_fields makes of the header, compiled and plain Python alike.  It takes the batches clean_v2_batches
+    hands out whose header the header rules say nothing of, and stops at the first other one (or, compiled, a
+    last offset past 64 bits)."""
+    from kbatch.capture.batches import _LINE_NAMES
+    from kbatch.format.framing import CHECKSUMS, size_bounds
+    from kbatch.kernels.batchrules import producer_fields_problem, v2_reserved_bits
+    from kbatch.reading.model import HEADER_FIELDS
+    from kbatch.reading.reader import BufferStream, ReadOptions, SegmentReader
+    from kbatch.reading.v2 import batch_fields
+    from kbatch.walk.engine import clean_v2_batches
+
+    records = b"".join(_header_batch(header, fixed=k < clean) for k, header in enumerate(headers))
+    least, most = size_bounds(2, 1 << 30)
+    expected, spans, taken_end, last = [], [], 0, -1
+    window = SegmentReader(BufferStream(records, unchanging=True), ReadOptions(), size=len(records)).window
+    for batch_pos, view, i, end, _, computed in clean_v2_batches(window, 0, len(records), 1 << 30):
+        fields = batch_fields(base + batch_pos, end - i, layouts.BATCH_HEADER.unpack_from(view, i), computed)
+        named = dict(zip(HEADER_FIELDS, fields))
+        if v2_reserved_bits(named["attributes"]) or producer_fields_problem(
+                named["is_transactional"], named["is_control"], named["producer_id"], named["producer_epoch"],
+                named["base_sequence"]) is not None:
+            break
+        expected.append(pure.fields_json(fields, b"")[len(b'"type": "batch"'):] + b"\n")
+        spans.append(named["last_offset_delta"] + 1)
+        taken_end, last = end, base + batch_pos
+    for module in (pure, compiled):
+        lines, got_spans = [], []
+        end, got_last, _ = module.clean_batch_lines(records, 0, len(records), base, least, most, CHECKSUMS[2],
+                                                   _LINE_NAMES, lines, got_spans)
+        if module is compiled and len(lines) < len(expected):   # a last offset past 64 bits stops it
+            assert not -(2**63) <= headers[len(lines)][0] + headers[len(lines)][6] < 2**63
+            assert lines == expected[:len(lines)]
+            continue
+        assert (lines, got_spans, end, got_last) == (expected, spans, taken_end, last)
+
+
+def _header_batch(header: tuple, fixed: bool) -> bytes:
+    """A v2 batch of ``header``'s fields with no records: with ``fixed`` framed as a batch of its size, magic 2,
+    a count of 0 and its CRC holding (else as the fields say, the CRC too)."""
+    import struct
+
+    from kbatch.format.framing import CHECKSUMS
+    from kbatch.format.structs import BATCH_HEADER, LOG_OVERHEAD
+
+    fields = [value % (1 << 8 * BATCH_HEADER.sizes[name]) if char.isupper() else value   # (crc: unsigned)
+              for value, (name, char) in zip(header, BATCH_HEADER.fields)]
+    if fixed:
+        fields[1], fields[3], fields[12] = BATCH_HEADER.size - LOG_OVERHEAD, 2, 0   # batch_length, magic, count
+        fields[5] &= 0x7F   # attributes: no reserved bit
+    data = bytearray(struct.pack(">" + "".join(char for _, char in BATCH_HEADER.fields), *fields))
+    if fixed:
+        start = CHECKSUMS[2].start
+        crc_at = BATCH_HEADER.offsets["crc"]
+        data[crc_at:crc_at + 4] = CHECKSUMS[2].function(bytes(data[start:])).to_bytes(4, "big")
+    return bytes(data)

@@ -27,18 +27,21 @@ from kbatch.capture.exchanges import Pairing, Request, Response, _connection_pai
 from kbatch.capture.frames import LARGEST_FRAME, SMALLEST_FRAME, kafka_frames
 from kbatch.capture.packets import PacketProblem, Segment, read_segments
 from kbatch.capture.streams import StreamGap, reassemble
+from kbatch.format.codecs import codec_name
 from kbatch.format.findings import Finding
+from kbatch.format.framing import CHECKSUMS, size_bounds
+from kbatch.format.structs import BATCH_HEADER, COMPRESSION_CODEC_MASK
+from kbatch.kernels.batchrules import producer_fields_problem, v2_reserved_bits
+from kbatch.kernels.jsonl import clean_batch_lines
 from kbatch.messages import readers
 from kbatch.messages.decoder import ZERO_UUID, MessageDecoder, MessageError
 from kbatch.messages.schemas import SCHEMAS
 from kbatch.messages.spec import in_range, version_range
 from kbatch.reading.invariants import batch_invariants
-from kbatch.reading.model import Batch
+from kbatch.reading.model import TIMESTAMP_TYPES, Batch
 from kbatch.reading.reader import BufferStream, ReadOptions, SegmentReader
-from kbatch.format.structs import BATCH_HEADER
-from kbatch.kernels.batchrules import producer_fields_problem, v2_reserved_bits
 from kbatch.reading.summary import FileSummary
-from kbatch.reading.v2 import batch_fields, batch_of
+from kbatch.reading.v2 import batch_fields, batch_in_view, batch_of
 from kbatch.walk.crcrun import CrcRun
 from kbatch.walk.engine import entries
 
@@ -74,11 +77,43 @@ class CapturedBatch:
 
     @property
     def direction(self) -> str:
-        return "produce" if self.api == "Produce" else "fetch"
+        return _direction(self.api)
 
     @property
     def raw(self) -> bytes:
         return bytes(self.records[self.batch.pos:self.batch.pos + self.batch.size])
+
+
+def _direction(api: str) -> str:
+    return "produce" if api == "Produce" else "fetch"
+
+
+@dataclass
+class CapturedRun:
+    """Clean v2 batches lying end to end in one Records field, each of which a CapturedBatch taken from its
+    header alone with nothing to say about it would be, held as one item with their JSON lines written as they
+    were taken (kbatch.kernels.jsonl.clean_batch_lines): a reader made with ``runs=True`` hands these out, for
+    ``--format jsonl``; what the batches share is held once."""
+
+    lines: list                  # each batch's line's keys after "type" (a newline ending them)
+    spans: list                  # how many offsets each batch takes (lastOffsetDelta + 1)
+    record_count: int            # the records of all of them
+    records: bytes               # the Records field they lie in
+    api: str
+    request: Request
+    packet: int
+    time: float
+    connection: str
+    topic: str | None
+    topic_id: str | None
+    partition: int
+    records_pos: int
+    error_code: int | None = None
+    assigned_offset: int | None = None   # Produce: the offset the broker gave the first batch's first record
+
+    @property
+    def direction(self) -> str:
+        return _direction(self.api)
 
 
 @dataclass(frozen=True)
@@ -215,10 +250,12 @@ class _Produced:
 
 
 class CaptureReader:
-    """Reads a capture's Kafka traffic: :meth:`read` yields CapturedBatch and CaptureFinding."""
+    """Reads a capture's Kafka traffic: :meth:`read` yields CapturedBatch and CaptureFinding, and with ``runs``
+    a CapturedRun for clean batches lying end to end, their lines written as they are read (else a CapturedBatch
+    of each)."""
 
     def __init__(self, ports: Iterable[int] = DEFAULT_PORTS, *, records: bool = False, deep: bool = False,
-                 decompressed_limit: int | None = None):
+                 decompressed_limit: int | None = None, runs: bool = False):
         self.ports = tuple(ports)
         options = {"records": records or deep, "record_objects": records}
         if decompressed_limit is not None:
@@ -229,8 +266,11 @@ class CaptureReader:
         self.packets = 0
         self.topic_names: dict[str, str] = {}   # topic id -> name, from Metadata responses
         self.pairing = Pairing()
+        # the run each partition's Records are walked with (one for all: each walk hands out all it took)
+        self.taken = None if self.options.records else \
+            (_LinesTaken if runs else _HeadersTaken)(self.options.max_entry_size)
 
-    def read(self, stream: BinaryIO) -> Iterator[CapturedBatch | CaptureFinding]:
+    def read(self, stream: BinaryIO) -> Iterator[CapturedBatch | CapturedRun | CaptureFinding]:
         return map(self._named, self._read(stream))
 
     def _read(self, stream: BinaryIO) -> Iterator[CapturedBatch | CaptureFinding]:
@@ -366,14 +406,15 @@ class CaptureReader:
                     answers[key] = (partition["errorCode"], partition["baseOffset"])
         next_offset: dict[tuple, int] = {}
         for item in produced.batches:
-            if isinstance(item, CapturedBatch):
+            if not isinstance(item, CaptureFinding):
                 key = (item.topic, item.topic_id, item.partition)
                 if key in answers:
                     item.error_code, base = answers[key]
                     if item.error_code == 0 and base >= 0:
                         # the broker gives the partition's batches consecutive offsets from BaseOffset
                         item.assigned_offset = next_offset.get(key, base)
-                        next_offset[key] = item.assigned_offset + _offset_span(item.batch)
+                        next_offset[key] = item.assigned_offset + (
+                            sum(item.spans) if isinstance(item, CapturedRun) else _offset_span(item.batch))
             yield item
 
     def _fetch_response(self, response: Response) -> Iterator[CapturedBatch | CaptureFinding]:
@@ -427,15 +468,20 @@ class CaptureReader:
         (None: a Produce request's)."""
         out: list = []
         reader = SegmentReader(BufferStream(data, unchanging=True), self.options, size=len(data))
-        taken = None if self.options.records else _HeadersTaken(self.options.max_entry_size)
+        taken = self.taken
 
         def captured(batch: Batch, header: tuple | None = None) -> CapturedBatch:
             return CapturedBatch(batch, data, api, request, message.packet, message.time, message.connection,
                                  topic, topic_id, partition, records_pos, error_code=fetched, header=header)
 
+        def run(lines: _Lines) -> CapturedRun:
+            return CapturedRun(lines.lines, lines.spans, lines.record_count, data, api, request, message.packet,
+                               message.time, message.connection, topic, topic_id, partition, records_pos,
+                               error_code=fetched)
+
         for item in entries(reader, run=None if taken is None else taken.run):
             if taken is not None and taken.batches:
-                out += taken.captured(captured)
+                out += taken.captured(captured, run)
             if isinstance(item, Finding):
                 if fetched is not None and item.code == "truncated" and item.pos + item.size >= len(data):
                     item = Finding(PARTIAL_BATCH, item.entry_pos, item.pos, item.size, item.field,
@@ -445,7 +491,7 @@ class CaptureReader:
             item.findings += batch_invariants(item)
             out.append(captured(item))
         if taken is not None:
-            out += taken.captured(captured)
+            out += taken.captured(captured, run)
         return out
 
 
@@ -456,7 +502,7 @@ class _HeadersTaken:
     kept with its header fields where it has no finding (its line is written from them)."""
 
     def __init__(self, max_entry_size: int):
-        self.batches: list[tuple[Batch, tuple | None]] = []
+        self.batches: list = []   # (Batch, header fields or None); _LinesTaken adds its runs' _Lines
         self.run = CrcRun(FileSummary("", 0), max_entry_size, keep=self._keep)
 
     def _keep(self, taken: tuple) -> None:
@@ -469,11 +515,62 @@ class _HeadersTaken:
             batch.findings += batch_invariants(batch)
         self.batches.append((batch, None if batch.findings else header))
 
-    def captured(self, captured) -> list:
-        """``captured(batch, header)`` of each batch taken since the last call."""
-        out = [captured(batch, header) for batch, header in self.batches]
+    def captured(self, captured, run) -> list:
+        """``captured(batch, header)`` of each batch taken since the last call, ``run(lines)`` of each run of
+        lines (_LinesTaken)."""
+        out = [run(each) if isinstance(each, _Lines) else captured(*each) for each in self.batches]
         self.batches.clear()
         return out
+
+
+@dataclass
+class _Lines:
+    """A run of clean batches' lines (CapturedRun's)."""
+
+    lines: list = field(default_factory=list)
+    spans: list = field(default_factory=list)
+    record_count: int = 0
+
+
+# clean_batch_lines' names: the codec names by codec id (the attributes' three codec bits), the timestamp types
+_LINE_NAMES = tuple(codec_name(codec_id) for codec_id in range(COMPRESSION_CODEC_MASK + 1)) + TIMESTAMP_TYPES
+
+
+class _LinesTaken(_HeadersTaken):
+    """The batches _HeadersTaken takes, the clean ones with their lines written as they are taken, in one
+    compiled call a run (kbatch.kernels.jsonl.clean_batch_lines: the batches clean_v2_batches hands out, of
+    whose header the header rules say nothing); a batch it leaves that the CRC run takes is _HeadersTaken's.
+    A run of lines ends where such a batch, or one for the full reader, lies between."""
+
+    def __init__(self, max_entry_size: int):
+        super().__init__(max_entry_size)
+        self.least, self.most = size_bounds(2, max_entry_size)
+        self.last_pos: int | None = None
+        self._crc_run, self.run = self.run, self   # (the Run the walk engine is handed: this one)
+
+    def walk(self, window, pos: int, stop: int) -> int:
+        """The walk engine's Run.walk: the batches from ``pos`` taken; where it stopped."""
+        crc_run = self._crc_run
+        while pos < stop:
+            data, i = batch_in_view(window, pos)
+            base = pos - i
+            if not self.batches or not isinstance(self.batches[-1], _Lines):
+                self.batches.append(_Lines())
+            lines = self.batches[-1]
+            end, last, records = clean_batch_lines(data, i, stop - base, base, self.least, self.most, CHECKSUMS[2],
+                                                   _LINE_NAMES, lines.lines, lines.spans)
+            if last >= 0:
+                lines.record_count += records
+                self.last_pos, pos = last, base + end
+            elif not lines.lines:
+                self.batches.pop()
+            if pos >= stop:
+                break
+            taken = crc_run.walk(window, pos, pos + 1)   # one the CRC run takes, else the full reader's
+            if taken == pos:
+                break
+            self.last_pos, pos = crc_run.last_pos, taken
+        return pos
 
 
 def _offset_span(batch: Batch) -> int:
@@ -481,4 +578,4 @@ def _offset_span(batch: Batch) -> int:
     return batch.last_offset - batch.base_offset + 1
 
 
-__all__ = ["CaptureFinding", "CaptureReader", "CapturedBatch", "DEFAULT_PORTS", "kafka_segments"]
+__all__ = ["CaptureFinding", "CaptureReader", "CapturedBatch", "CapturedRun", "DEFAULT_PORTS", "kafka_segments"]

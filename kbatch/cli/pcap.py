@@ -103,7 +103,10 @@ def pcap(captures, ports, records, deep, output_format, extract_to, against, no_
             continue
         summary = CaptureSummary(path)
         with stream:
-            for item in read_capture(path, stream, summary, ports=ports or DEFAULT_PORTS, records=records, deep=deep):
+            # (a run of clean batches is written at once where nothing else wants each batch)
+            runs = extraction is None and against is None and getattr(sink, "takes_runs", False)
+            for item in read_capture(path, stream, summary, ports=ports or DEFAULT_PORTS, records=records, deep=deep,
+                                     runs=runs):
                 sink.item(path, item)
                 if extraction is not None and isinstance(item, CapturedBatch):
                     extraction.add(item)

@@ -13,12 +13,15 @@ except ImportError:  # not compiled and no Cython installed: the same code as pl
 
 if cython.compiled:
     from cython.cimports.libc.string import memcpy
-    from cython.cimports.kbatch.kernels.batchrules import increment_sequence
+    from cython.cimports.kbatch.kernels.batchrules import (framed_v2_batch, increment_sequence, producer_fields_problem,
+                                                           v2_reserved_bits)
     from cython.cimports.kbatch.kernels.recordwalk import RecordColumns
 else:
-    from kbatch.kernels.batchrules import increment_sequence
+    from kbatch.kernels.batchrules import framed_v2_batch, increment_sequence, producer_fields_problem, v2_reserved_bits
     from kbatch.kernels.recordwalk import RecordColumns
 from kbatch.kernels.batchrules import last_sequence
+from kbatch.format.structs import (BATCH_HEADER, COMPRESSION_CODEC_MASK, CONTROL_FLAG_MASK, DELETE_HORIZON_FLAG_MASK,
+                                   LOG_OVERHEAD, TIMESTAMP_TYPE_MASK, TRANSACTIONAL_FLAG_MASK)
 from kbatch.kernels._json_keys import BATCH_JSON_KEYS, RECORD_JSON_KEYS  # noqa: F401
 
 # -- JSON Lines at the decoder's speed ------------------------------------------------------------
@@ -140,6 +143,7 @@ class _JsonWriter:
     capacity: cython.Py_ssize_t
     at: cython.Py_ssize_t
     parts: cython.const[cython.uchar][::1]
+    parts_start: cython.p_char      # compiled: _JSON_PARTS' bytes, where they lie (part copies from here)
     hex_digits: cython.const[cython.uchar][::1]
     digit_pairs: cython.const[cython.uchar][::1]
     at_parts: cython.Py_ssize_t[64]   # where each part of _JSON_FIELDS is in _JSON_PARTS (room for _PARTS)
@@ -154,6 +158,9 @@ class _JsonWriter:
         self.capacity = size
         self.at = 0
         self.parts = _JSON_PARTS
+        parts: bytes = _JSON_PARTS   # (a module constant: it outlives every writer)
+        if cython.compiled:
+            self.parts_start = parts
         self.hex_digits = _HEX_DIGITS
         self.digit_pairs = _DIGIT_PAIRS
         self.day = -1
@@ -190,7 +197,11 @@ class _JsonWriter:
     @cython.boundscheck(False)
     @cython.wraparound(False)
     def part(self, which: cython.int) -> cython.void:
-        self.copy(self.parts, self.at_parts[which], self.len_parts[which])
+        if cython.compiled:   # from where the parts lie: no memoryview of them passed on (each pass costs more)
+            memcpy(cython.address(self.out[self.at]), self.parts_start + self.at_parts[which], self.len_parts[which])
+            self.at += self.len_parts[which]
+        else:
+            self.copy(self.parts, self.at_parts[which], self.len_parts[which])
 
     @cython.cfunc
     @cython.exceptval(check=False)
@@ -353,6 +364,21 @@ class _JsonWriter:
     @cython.wraparound(False)
     def raw(self, data: cython.const[cython.uchar][::1]) -> cython.void:
         self.copy(data, 0, len(data))
+
+    @cython.cfunc
+    @cython.exceptval(check=False)
+    def bytes_(self, data: bytes) -> cython.void:
+        """raw() of a bytes object, copied from where it lies (compiled: no memoryview made of it, which costs
+        more than copying a batch line's short pieces)."""
+        length: cython.Py_ssize_t = len(data)
+        source: cython.p_char
+        if cython.compiled:
+            if length > 0:
+                source = data
+                memcpy(cython.address(self.out[self.at]), source, length)
+            self.at += length
+        else:
+            self.raw(data)
 
     @cython.cfunc
     @cython.exceptval(check=False)
@@ -536,20 +562,115 @@ def _batch_line(head: bytes, pos, size, magic, length_field, offset_field, base_
                 partition_leader_epoch, last_offset_delta, producer_id, producer_epoch, base_sequence,
                 is_transactional: cython.bint, is_control: cython.bint, delete_horizon_ms, payload_pos,
                 payload_size, decompressed_size):
-    """The line of batch_json: each key of BATCH_JSON_KEYS in turn, with its value."""
-    plain_codec = _plain_name(codec)
-    plain_timestamp_type = _plain_name(timestamp_type)
-    if plain_codec is None or plain_timestamp_type is None:
-        return None
+    """The line of batch_json: ``head``, then each key of BATCH_JSON_KEYS in turn, with its value."""
     global _line
-    size_bound: cython.Py_ssize_t = len(head) + len(plain_codec) + len(plain_timestamp_type) + 2048   # 32 keys, 24 numbers
+    size_bound: cython.Py_ssize_t = len(head) + _LINE_BOUND
     if _line is None or _line.capacity < size_bound:
         _line = _JsonWriter(size_bound, bytearray(size_bound))
     out: _JsonWriter = _line
     out.rewind()
-    out.raw(head)
-    try:   # in BATCH_JSON_KEYS' order, each writing the next key
+    out.bytes_(head)
+    if not _write_batch(out, True, pos, size, magic, length_field, offset_field, base_offset, last_offset, count,
+                        attributes, codec, crc, computed_crc, timestamp_type, base_timestamp, max_timestamp,
+                        partition_leader_epoch, last_offset_delta, producer_id, producer_epoch, base_sequence,
+                        is_transactional, is_control, delete_horizon_ms, payload_pos, payload_size,
+                        decompressed_size):
+        return None
+    return bytes(memoryview(out.data)[:out.at])
+
+
+# A v2 batch's header, as kbatch.reading.v2.batch_fields reads it (clean_batch_lines)
+_unpack_header = BATCH_HEADER.unpack_from
+_HEADER_SIZE = cython.declare(cython.Py_ssize_t, BATCH_HEADER.size)
+_LOG_OVERHEAD = cython.declare(cython.Py_ssize_t, LOG_OVERHEAD)
+_CODEC_MASK = cython.declare(cython.longlong, COMPRESSION_CODEC_MASK)
+_TIMESTAMP_TYPE_MASK = cython.declare(cython.longlong, TIMESTAMP_TYPE_MASK)
+_TRANSACTIONAL_MASK = cython.declare(cython.longlong, TRANSACTIONAL_FLAG_MASK)
+_CONTROL_MASK = cython.declare(cython.longlong, CONTROL_FLAG_MASK)
+_DELETE_HORIZON_MASK = cython.declare(cython.longlong, DELETE_HORIZON_FLAG_MASK)
+# Room for one batch's keys and values after its head: 32 keys, 24 numbers, two names of up to 64 bytes.
+_LINE_BOUND = cython.declare(cython.Py_ssize_t, 2048 + 2 * 64)
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def clean_batch_lines(data, i: cython.Py_ssize_t, stop: cython.Py_ssize_t, base: cython.longlong,
+                      least: cython.longlong, most: cython.longlong, checksum, names: tuple, lines: list,
+                      spans: list) -> tuple:
+    """``kbatch pcap --format jsonl``'s run over a Records field, the lines of its clean batches written as they
+    are taken: the v2 batches in ``data`` from index ``i`` (an entry start) on that start before index ``stop``
+    and lie whole in it, framed as kbatch.format.framing says (``least``, ``most``: the bounds of a v2 batch's
+    size field), holding a count that is not negative and the CRC ``checksum`` (CHECKSUMS[2]) gives -- the
+    batches kbatch.walk.engine.clean_v2_batches hands out -- and whose header the rules a header alone answers
+    (reserved bits, producer fields) say nothing of.  For each, its line's keys after "type" (fields_json's of
+    the fields kbatch.reading.v2.batch_fields makes of its header), a newline ending them, are appended to
+    ``lines``, and the offsets it takes (lastOffsetDelta + 1) to ``spans``.  ``base`` is the position of
+    ``data[0]``; ``names`` the codec names by codec id (0-7), then the timestamp types (CreateTime,
+    LogAppendTime).  It stops at the first batch that is not one, or whose line fields_json leaves to json.dumps.
+
+    (the index where it stopped, the position where the last batch taken starts or -1, the records taken).
+    """
+    global _line
+    limit: cython.Py_ssize_t = len(data)
+    end: cython.Py_ssize_t
+    last: cython.longlong = -1
+    records: cython.longlong = 0
+    attributes: cython.longlong
+    crc = checksum.function
+    crc_start: cython.Py_ssize_t = checksum.start
+    if _line is None or _line.capacity < _LINE_BOUND:
+        _line = _JsonWriter(_LINE_BOUND, bytearray(_LINE_BOUND))
+    out: _JsonWriter = _line
+    with memoryview(data) as view:
+        while i < stop and i + _HEADER_SIZE <= limit:
+            (base_offset, batch_length, partition_leader_epoch, magic, stored_crc, attributes, last_offset_delta,
+             base_timestamp, max_timestamp, producer_id, producer_epoch, base_sequence, count) = _unpack_header(data, i)
+            end = i + _LOG_OVERHEAD + batch_length
+            if not framed_v2_batch(magic, batch_length, least, most) or end > limit or count < 0:
+                break
+            computed = crc(view[i + crc_start:end])
+            if computed != stored_crc:
+                break
+            if v2_reserved_bits(attributes) or producer_fields_problem(
+                    attributes & _TRANSACTIONAL_MASK != 0, attributes & _CONTROL_MASK != 0, producer_id,
+                    producer_epoch, base_sequence) is not None:
+                break
+            pos = base + i
+            out.rewind()
+            out.keys = 1   # (the line's "type" is written before it)
+            if not _write_batch(out, False, pos, end - i, 2, batch_length, base_offset, base_offset,
+                                base_offset + last_offset_delta, count, attributes, names[attributes & _CODEC_MASK],
+                                stored_crc, computed, names[8 + (attributes & _TIMESTAMP_TYPE_MASK != 0)],
+                                base_timestamp, max_timestamp, partition_leader_epoch, last_offset_delta,
+                                producer_id, producer_epoch, base_sequence, attributes & _TRANSACTIONAL_MASK != 0,
+                                attributes & _CONTROL_MASK != 0,
+                                base_timestamp if attributes & _DELETE_HORIZON_MASK else None,
+                                pos + _HEADER_SIZE, end - i - _HEADER_SIZE, None):
+                break
+            out.bytes_(b"\n")
+            lines.append(bytes(memoryview(out.data)[:out.at]))
+            spans.append(last_offset_delta + 1)
+            records += count
+            last = pos
+            i = end
+    return i, last, records
+
+
+@cython.cfunc
+def _write_batch(out: _JsonWriter, typed: cython.bint, pos, size, magic, length_field, offset_field, base_offset,
+                 last_offset, count, attributes, codec, crc, computed_crc, timestamp_type, base_timestamp,
+                 max_timestamp, partition_leader_epoch, last_offset_delta, producer_id, producer_epoch,
+                 base_sequence, is_transactional: cython.bint, is_control: cython.bint, delete_horizon_ms,
+                 payload_pos, payload_size, decompressed_size) -> cython.bint:
+    """Each key of BATCH_JSON_KEYS in turn with its value, and the object's end (``typed``: from "type" on; else
+    from the key after it, the caller having written it): false where the line is json.dumps' to write."""
+    plain_codec = _plain_name(codec)
+    plain_timestamp_type = _plain_name(timestamp_type)
+    if plain_codec is None or plain_timestamp_type is None or len(plain_codec) > 64 or len(plain_timestamp_type) > 64:
+        return False
+    if typed:
         _name(out, b"batch")                   # type
+    try:   # in BATCH_JSON_KEYS' order, each writing the next key
         _number(out, pos)
         _number(out, size)
         _number(out, magic)
@@ -581,11 +702,11 @@ def _batch_line(head: bytes, pos, size, magic, length_field, offset_field, base_
         _number(out, payload_size)
         _number(out, decompressed_size)
     except OverflowError:   # compiled only: plain Python writes any integer, as json.dumps does
-        return None
+        return False
     out.key()                                  # findings (none: batch_json writes no batch with any)
-    out.raw(b"[]}")
+    out.bytes_(b"[]}")
     assert out.keys == len(BATCH_JSON_KEYS), "kbatch.kernels.jsonl: a batch line's keys and values disagree"
-    return bytes(memoryview(out.data)[:out.at])
+    return True
 
 
 _line = cython.declare(_JsonWriter, None)   # the writer batch_json reuses line after line (making one costs more)
@@ -632,7 +753,7 @@ def _name(out: _JsonWriter, name: bytes) -> cython.void:
     """The next key with a string whose JSON is ``name`` between quotes (_plain_name's)."""
     out.key()
     out.part(_QUOTE)
-    out.raw(name)
+    out.bytes_(name)
     out.part(_QUOTE)
 
 

@@ -15,13 +15,13 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import BinaryIO, Iterable, Iterator
 
-from kbatch.capture.batches import DEFAULT_PORTS, CaptureFinding, CaptureReader, CapturedBatch
+from kbatch.capture.batches import DEFAULT_PORTS, CaptureFinding, CaptureReader, CapturedBatch, CapturedRun
 from kbatch.files.outputs import write_atomically
 from kbatch.format.structs import BATCH_HEADER
 
 _BASE_OFFSET = BATCH_HEADER.field("base_offset")
 
-__all__ = ["CaptureFinding", "CaptureSummary", "CapturedBatch", "DEFAULT_PORTS", "Extraction", "read_capture"]
+__all__ = ["CaptureFinding", "CaptureSummary", "CapturedBatch", "CapturedRun", "DEFAULT_PORTS", "Extraction", "read_capture"]
 
 
 @dataclass
@@ -46,11 +46,20 @@ class CaptureSummary:
             self.hops = Counter()
         self.hops[match.hop or "unmatched"] += 1
 
-    def add(self, item: CapturedBatch | CaptureFinding) -> None:
+    def add(self, item: CapturedBatch | CapturedRun | CaptureFinding) -> None:
         if isinstance(item, CaptureFinding):
             if item.packet == 0:   # before the first packet: the file's own header
                 self.unreadable = item.finding.actual
             self._finding(item.finding)
+            return
+        if isinstance(item, CapturedRun):   # clean batches: a count that is not negative, no finding
+            taken = len(item.lines)
+            self.batches += taken
+            self.records += item.record_count
+            if item.direction == "produce":
+                self.produced += taken
+            else:
+                self.fetched += taken
             return
         self.batches += 1
         self.records += max(item.batch.count or 0, 0)
@@ -68,10 +77,12 @@ class CaptureSummary:
 
 
 def read_capture(path: str, stream: BinaryIO, summary: CaptureSummary, *, ports: Iterable[int] = DEFAULT_PORTS,
-                 records: bool = False, deep: bool = False) -> Iterator[CapturedBatch | CaptureFinding]:
+                 records: bool = False, deep: bool = False, runs: bool = False
+                 ) -> Iterator[CapturedBatch | CapturedRun | CaptureFinding]:
     """Every batch and finding of the capture, in the order they are settled (a Produce batch once its response
-    came, or at the end), each counted in ``summary``."""
-    reader = CaptureReader(ports, records=records, deep=deep)
+    came, or at the end), each counted in ``summary``; with ``runs``, clean batches lying end to end as one
+    CapturedRun."""
+    reader = CaptureReader(ports, records=records, deep=deep, runs=runs)
     for item in reader.read(stream):
         summary.add(item)
         yield item

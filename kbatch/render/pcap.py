@@ -8,7 +8,7 @@ import time as clock
 
 from rich.text import Text
 
-from kbatch.capture.batches import CaptureFinding, CapturedBatch
+from kbatch.capture.batches import CaptureFinding, CapturedBatch, CapturedRun
 from kbatch.kernels.jsonl import batch_json, fields_json
 from kbatch.kernels.recordwalk import is_compiled
 from kbatch.output.jsonout import _batch_json_matches_batch_dict, utf8_buffer
@@ -46,20 +46,47 @@ class JsonlSink:
         else:
             self._bytes.write(line.encode("utf-8", "surrogateescape"))
 
+    @property
+    def takes_runs(self) -> bool:
+        """Whether a CapturedRun is written at once here (else the reader hands out each of its batches)."""
+        return self.compiled_lines
+
     def item(self, path: str, item) -> None:
+        if isinstance(item, CapturedRun):
+            self._run(path, item)
+            return
         line = self._batch_line(path, item) if self.compiled_lines and isinstance(item, CapturedBatch) else None
         if line is None:
             self._emit(json.dumps(item_dict(path, item, self.records), ensure_ascii=False) + "\n")
         else:
             self._bytes.write(line)
 
+    def _run(self, path: str, run) -> None:
+        """The lines of a run's batches (kbatch.capture.batches.CapturedRun), as :meth:`item` writes each: the
+        capture's keys, then the broker's offset of each batch (each following the one before), then its own."""
+        head = self._head_for(path, run) + b', "error_code": ' + _json_int(run.error_code) + b', "assigned_offset": '
+        assigned = run.assigned_offset
+        if assigned is None:
+            self._bytes.write(b"".join([head + b"null" + line for line in run.lines]))
+            return
+        parts = []
+        for line, span in zip(run.lines, run.spans):
+            parts += (head, str(assigned).encode(), line)
+            assigned += span
+        self._bytes.write(b"".join(parts))
+
     def _batch_line(self, path: str, item) -> bytes | None:
         """json.dumps of item_dict, UTF-8, for a batch the compiled writer writes (from the header fields of a
-        batch taken from its header alone): the capture's keys up to records_pos kept from the batch before
-        while it lies in the same Records field of the same capture (a partition's batches share them)."""
+        batch taken from its header alone)."""
         keys = batch_json(item.batch, b"") if item.header is None else fields_json(item.header, b"")
         if keys is None or not keys.startswith(_TYPE_BATCH):
             return None
+        return b"".join((self._head_for(path, item), b', "error_code": ', _json_int(item.error_code),
+                         b', "assigned_offset": ', _json_int(item.assigned_offset), keys[len(_TYPE_BATCH):], b"\n"))
+
+    def _head_for(self, path: str, item) -> bytes:
+        """A line's capture keys up to records_pos, kept from the batch before while it lies in the same Records
+        field of the same capture (a partition's batches share them)."""
         if self._head_of is None or self._head_of[0] is not item.records or self._head_of[1] != path or \
                 self._head_of[2] != item.topic:
             head = pcap_batch_head(path, item)
@@ -68,8 +95,7 @@ class JsonlSink:
             # (a Records field's bytes are one object: its batches share the message, request, partition and
             # place; the topic's name may come later, from a Metadata response)
             self._head_of = (item.records, path, item.topic)
-        return b"".join((self._head, b', "error_code": ', _json_int(item.error_code), b', "assigned_offset": ',
-                         _json_int(item.assigned_offset), keys[len(_TYPE_BATCH):], b"\n"))
+        return self._head
 
     def match(self, path: str, match) -> None:
         self._emit(json.dumps(pcap_match_dict(path, match), ensure_ascii=False) + "\n")

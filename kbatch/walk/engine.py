@@ -28,13 +28,17 @@ to hand off:
   batches in which no record is selected;
 * the window run (:class:`kbatch.partition.seek.WindowRun`, ``dump --offset-range``,
   ``--since``): the entries whose header puts them outside the selected offsets
-  or times, stepped over unread.
+  or times, stepped over unread;
+* the capture's run (:class:`kbatch.capture.batches._LinesTaken`, ``pcap --format
+  jsonl``): the CRC run's batches whose header the header rules say nothing of,
+  each one's line written in the compiled loop as it is taken.
 
 Every command reaches a segment's entries through :func:`entries` (a walk with
 no run is the full reader's alone), and most hand them on with :func:`each`.
 
 The CRC run and the listing run take the batches :func:`clean_v2_batches`
-hands out; the deep run's compiled loop frames them by the same bounds
+hands out (the capture's compiled loop the same ones: tests/test_recordwalk.py
+holds it to them); the deep run's compiled loop frames them by the same bounds
 (kbatch.format.framing.size_bounds).  Over a whole local file, verify-crc's
 walk has its window read ahead on a second thread (kbatch.reading.readahead).
 """
