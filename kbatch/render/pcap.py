@@ -69,7 +69,7 @@ class JsonlSink:
         if assigned is None:
             self._bytes.write(b"".join([head + b"null" + line for line in run.lines]))
             return
-        parts = []
+        parts: list[bytes] = []
         for line, span in zip(run.lines, run.spans):
             parts += (head, str(assigned).encode(), line)
             assigned += span
