@@ -644,14 +644,14 @@ def _v3_batch(count, *, codec="none", control=False, ignore_attributes=False, ba
 def test_v3_records_are_read_at_their_offsets_times_places_and_sequences():
     first, second = handmade_record(0, b"k", b"v", timestamp_delta=3), handmade_record(1, None, b"ww", 9)
     entry = _v3_batch(2, base_sequence=7)
-    assert _decode_records(entry, first + second) == []
+    assert _decode_records(entry, first + second, entry.count) == []
     assert entry.records == [Record(100, 5003, b"k", b"v", [], 1040, len(first), sequence=7),
                              Record(101, 5009, None, b"ww", [], 1040 + len(first), len(second), sequence=8)]
 
 
 def test_v3_records_under_log_append_time_take_the_batchs_time_and_without_a_sequence_none():
     entry = _v3_batch(1, timestamp_type="LogAppendTime")
-    assert _decode_records(entry, handmade_record(0, None, b"v", timestamp_delta=3)) == []
+    assert _decode_records(entry, handmade_record(0, None, b"v", timestamp_delta=3), entry.count) == []
     assert (entry.records[0].timestamp, entry.records[0].sequence) == (5009, -1)
 
 
@@ -659,30 +659,32 @@ def test_v3_records_without_their_attributes_byte_when_the_batch_says_so():
     with_byte = handmade_record(0, b"k", b"v", timestamp_delta=2)
     body = with_byte[2:]   # (the length, one byte here, then the attributes byte)
     entry = _v3_batch(1, ignore_attributes=True)
-    assert _decode_records(entry, bytes([len(body) * 2]) + body) == []
+    assert _decode_records(entry, bytes([len(body) * 2]) + body, entry.count) == []
     assert entry.records == [Record(100, 5002, b"k", b"v", [], 1040, 1 + len(body))]
 
 
 def test_fewer_v3_records_than_counted_end_the_batch_early():
     one = handmade_record(0, None, b"v")
     entry = _v3_batch(3)
-    assert _decode_records(entry, one) == [Finding("records-count-mismatch", 1000, 1040 + len(one), 0, "records_count",
-                                                   "3 records", "1 records, then the end of the batch")]
+    assert _decode_records(entry, one, entry.count) == [Finding(
+        "records-count-mismatch", 1000, 1040 + len(one), 0, "records_count", "3 records",
+        "1 records, then the end of the batch")]
     assert len(entry.records) == 1
 
 
 def test_bytes_after_the_counted_v3_records_are_trailing():
     one, two = handmade_record(0, None, b"v"), handmade_record(1, None, b"vv")
     entry = _v3_batch(1)
-    assert _decode_records(entry, one + two) == [Finding("trailing-bytes", 1000, 1040 + len(one), len(two), "records[1:]",
-                                                         "1 records and nothing after them", f"{len(two)} more bytes")]
+    assert _decode_records(entry, one + two, entry.count) == [Finding(
+        "trailing-bytes", 1000, 1040 + len(one), len(two), "records[1:]", "1 records and nothing after them",
+        f"{len(two)} more bytes")]
 
 
 def test_a_v3_record_whose_length_is_not_what_its_fields_use():
     good = handmade_record(0, None, b"v")
     lying = bytes([(good[0] // 2 + 1) * 2]) + good[1:]   # one more than its fields use
     entry = _v3_batch(1)
-    assert _decode_records(entry, lying) == [Finding(
+    assert _decode_records(entry, lying, entry.count) == [Finding(
         "bad-record-length", 1000, 1040, len(good), "records[0].length", f"{len(good) - 1} bytes (what the fields use)",
         str(len(good)))]
     assert entry.records == []
@@ -691,7 +693,7 @@ def test_a_v3_record_whose_length_is_not_what_its_fields_use():
 def test_a_cut_v3_record_overruns_and_is_said_inside_a_compressed_batch():
     first, cut = handmade_record(0, None, b"v"), handmade_record(1, b"key", b"value")[:-4]
     entry = _v3_batch(2, codec="gzip")
-    (found,) = _decode_records(entry, first + cut)
+    (found,) = _decode_records(entry, first + cut, entry.count)
     assert (found.code, found.entry_pos, found.pos, found.size, found.field, found.expected, found.inner_pos) == \
         ("record-overrun", 1000, 1040, 70, "records[1]", "a record that reads", len(first))
     assert found.actual
@@ -702,7 +704,7 @@ def test_a_v3_control_batchs_records_are_markers_and_a_bad_one_is_said():
     key, value = handmade_end_marker("COMMIT", 4)
     good, bad = handmade_record(0, key, value), handmade_record(1, b"\x00", value)
     entry = _v3_batch(2, control=True)
-    assert _decode_records(entry, good + bad) == [Finding(
+    assert _decode_records(entry, good + bad, entry.count) == [Finding(
         "bad-control-record", 1000, 1040 + len(good), len(bad), "records[1]", "a key of version int16 + type int16",
         "1 key bytes")]
     assert entry.records[0].control == ControlMarker(0, 1, "COMMIT", 0, 4)
@@ -821,7 +823,7 @@ def test_the_generated_header_reader_reads_as_the_one_checked_in():
 def test_a_cut_v3_record_in_the_file_is_said_from_its_start_to_the_end_with_constructs_words():
     first, cut = handmade_record(0, None, b"v"), handmade_record(1, b"key", b"value")[:-4]
     entry = _v3_batch(2)
-    assert _decode_records(entry, first + cut) == [Finding(
+    assert _decode_records(entry, first + cut, entry.count) == [Finding(
         "record-overrun", 1000, 1040 + len(first), len(cut), "records[1]", "a record that reads",
         "stream read less than specified amount, expected 5, found 2")]
 
@@ -830,7 +832,7 @@ def test_a_second_v3_record_whose_length_lies_is_said_at_its_own_bytes():
     first, good = handmade_record(0, None, b"v"), handmade_record(1, None, b"vv")
     lying = bytes([(good[0] // 2 + 1) * 2]) + good[1:]
     entry = _v3_batch(2, base_sequence=0)
-    assert _decode_records(entry, first + lying) == [Finding(
+    assert _decode_records(entry, first + lying, entry.count) == [Finding(
         "bad-record-length", 1000, 1040 + len(first), len(good), "records[1].length",
         f"{len(good) - 1} bytes (what the fields use)", str(len(good)))]
     assert [record.sequence for record in entry.records] == [0]   # a base sequence of 0 counts from 0

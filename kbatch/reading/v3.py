@@ -96,7 +96,8 @@ def read_v3_batch(pos: int, entry, decompressor: Decompressor, *, records: bool,
 
 
 def _decode_records(batch: Batch, data: bytes, count: int) -> list[Finding]:
-    """The ``count`` records (recordsCount), each parsed with its declaration and held to its length, as DefaultRecord.readFrom does."""
+    """The ``count`` records (recordsCount), each parsed with its declaration and held to its length, as
+    DefaultRecord.readFrom does."""
     in_file = not batch.compressed
     declaration = record_declaration(batch.attributes)
     findings: list[Finding] = []
