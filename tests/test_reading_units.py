@@ -10,8 +10,11 @@ changes one of them.
 
 from __future__ import annotations
 
+import gzip
 import io
 import os
+import struct
+import zlib
 from collections import Counter
 
 import pytest
@@ -30,6 +33,8 @@ from kbatch.reading.reader import ReadOptions, SegmentReader, _position_in, pars
 from kbatch.reading.records import RecordStream, chunk_records, record_chunks
 from kbatch.reading.summary import FileSummary
 from kbatch.reading.v3 import _decode_records
+
+from kbatch.walk.engine import entries
 
 from .handmade import batch, end_marker as handmade_end_marker, record as handmade_record
 
@@ -836,3 +841,40 @@ def test_a_second_v3_record_whose_length_lies_is_said_at_its_own_bytes():
         "bad-record-length", 1000, 1040 + len(first), len(good), "records[1].length",
         f"{len(good) - 1} bytes (what the fields use)", str(len(good)))]
     assert [record.sequence for record in entry.records] == [0]   # a base sequence of 0 counts from 0
+
+
+# -- legacy.py: what a v0/v1 wrapper's value may fail with --------------------------------------------------
+
+
+def _message_v1(offset, attributes, value, timestamp=1000):
+    """A magic-1 message worked by hand (LegacyRecord): crc, magic, attributes, timestamp, null key, value."""
+    body = struct.pack(">bbq", 1, attributes, timestamp) + b"\xff\xff\xff\xff" + struct.pack(">i", len(value)) + value
+    message = struct.pack(">I", zlib.crc32(body)) + body
+    return struct.pack(">qi", offset, len(message)) + message
+
+
+# offset and size (12), crc, magic, attributes and timestamp (14), the key's and the value's lengths (8)
+_V1_VALUE_AT = 34
+
+
+def _read_one(data):
+    (entry,) = entries(SegmentReader(io.BytesIO(data), ReadOptions(records=True)))
+    return entry
+
+
+def test_a_compressed_message_inside_a_compressed_message_set_is_nested_compression():
+    plain = _message_v1(0, 0, b"a") + _message_v1(1, 0, b"b")
+    data = _message_v1(1, 1, gzip.compress(_message_v1(1, 1, gzip.compress(plain, mtime=0)), mtime=0))
+    wrapper = _read_one(data)
+    assert wrapper.findings == [Finding("nested-compression", 0, _V1_VALUE_AT, len(data) - _V1_VALUE_AT,
+                                        "inner[0].attributes", "an uncompressed inner message",
+                                        "gzip inside a compressed message set", _V1_VALUE_AT)]
+    assert (wrapper.count, wrapper.records) == (1, [])
+
+
+def test_a_wrappers_value_that_does_not_decompress_is_said_at_the_value_and_counts_nothing():
+    data = _message_v1(1, 1, b"not gzip at all")
+    wrapper = _read_one(data)
+    assert wrapper.findings == [Finding("decompress-failed", 0, _V1_VALUE_AT, 15, "value", "gzip data",
+                                        "gzip: invalid gzip header")]
+    assert (wrapper.count, wrapper.records) == (None, None)
