@@ -24,7 +24,7 @@ from kbatch.format.findings import Finding
 from kbatch.format.structs import IGNORE_MESSAGE_ATTRIBUTES_MASK
 from kbatch.reading import readahead
 from kbatch.reading.internal import decode_batch
-from kbatch.reading.invariants import OffsetOrder, batch_invariants, segment_range_checks
+from kbatch.reading.invariants import OffsetOrder, batch_invariants, outlier_finding, segment_range_checks
 from kbatch.reading.kraft import SnapshotRules, _last_byte, record_refusal
 from kbatch.reading.lost import LostOffsets, entry_lost_offsets, range_lost_offsets, wrapper_not_opened
 from kbatch.reading.markers import EndMarker, describe, end_marker
@@ -878,3 +878,27 @@ def test_a_wrappers_value_that_does_not_decompress_is_said_at_the_value_and_coun
     assert wrapper.findings == [Finding("decompress-failed", 0, _V1_VALUE_AT, 15, "value", "gzip data",
                                         "gzip: invalid gzip header")]
     assert (wrapper.count, wrapper.records) == (None, None)
+
+
+# -- invariants.py: an outlier's words, and a transaction marker that does not stand alone ----------------------
+
+
+@pytest.mark.parametrize("magic, field", [(2, "base_offset"), (1, "offset"), (0, "offset")])
+def test_an_outlier_says_where_the_sequence_runs_and_that_base_offset_is_outside_the_crc(magic, field):
+    assert outlier_finding(100, magic, 50, (10, 14), 15) == Finding(
+        "offset-outlier", 100, 100, 8, field, "15 (after 10..14; the batch after it starts at 15)",
+        "50: baseOffset 50 breaks the sequence 10..14 → 15 (baseOffset lies outside the CRC)")
+
+
+def _control_batch_read(records):
+    data = batch(7, records, control=True, transactional=True, producer_id=3, producer_epoch=1)
+    (read,) = entries(SegmentReader(io.BytesIO(bytes(40) + data), ReadOptions(records=True)), 40)
+    return read
+
+
+def test_a_transaction_marker_stands_alone_in_its_batch():
+    marker = handmade_end_marker("COMMIT", 4)
+    assert batch_invariants(_control_batch_read([marker])) == []
+    # records_count lies at 57 in a v2 header: the batch starts at 40
+    assert batch_invariants(_control_batch_read([marker, handmade_end_marker("ABORT", 4)])) == [Finding(
+        "bad-control-record", 40, 97, 4, "records_count", "1 control record (a transaction marker stands alone)", "2")]
