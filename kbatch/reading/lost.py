@@ -10,33 +10,7 @@ its inner records cannot be read, its first offset is only known as the one afte
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from kbatch.reading.model import Batch
-
-
-@dataclass(frozen=True, slots=True)
-class LostOffsets:
-    """The offsets a damaged entry or range held: ``first``..``last`` (None: nothing tells), and ``how`` that
-    is known."""
-
-    first: int | None
-    last: int | None
-    how: str
-
-    @property
-    def none(self) -> bool:
-        return self.first is not None and self.last is not None and self.last < self.first
-
-    def span(self) -> str:
-        if self.none:
-            return "none"
-        if self.first is not None and self.first == self.last:
-            return str(self.first)
-        return f"{'?' if self.first is None else self.first}–{'?' if self.last is None else self.last}"
-
-    def text(self) -> str:
-        return f"{self.span()} ({self.how})"
+from kbatch.reading.model import Batch, LostOffsets   # (declared with the model: a Batch holds one)
 
 
 def wrapper_not_opened(entry: Batch) -> bool:

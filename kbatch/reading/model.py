@@ -17,11 +17,47 @@ from kbatch.kernels.batchrules import NO_SEQUENCE, increment_sequence, last_sequ
 
 if TYPE_CHECKING:   # for the annotations only: reading a segment does not load the decoders
     from kbatch.messages.topics import Decoded
-    from kbatch.reading.lost import LostOffsets
-    from kbatch.reading.records import RecordChecks
 
 TIMESTAMP_TYPES = ("CreateTime", "LogAppendTime")
 NO_TIMESTAMP_TYPE = "NoTimestampType"  # magic 0 (TimestampType.NO_TIMESTAMP_TYPE)
+
+
+@dataclass(frozen=True, slots=True)
+class LostOffsets:
+    """The offsets a damaged entry or range held: ``first``..``last`` (None: nothing tells), and ``how`` that
+    is known (kbatch.reading.lost works them out)."""
+
+    first: int | None
+    last: int | None
+    how: str
+
+    @property
+    def none(self) -> bool:
+        return self.first is not None and self.last is not None and self.last < self.first
+
+    def span(self) -> str:
+        if self.none:
+            return "none"
+        if self.first is not None and self.first == self.last:
+            return str(self.first)
+        return f"{'?' if self.first is None else self.first}–{'?' if self.last is None else self.last}"
+
+    def text(self) -> str:
+        return f"{self.span()} ({self.how})"
+
+
+@dataclass(slots=True)
+class RecordChecks:
+    """What a walk over a batch's records found that ``verify-crc --deep`` checks against the header
+    (kbatch.reading.records fills it)."""
+
+    decoded: int                     # records that decoded
+    last_offset_delta: int           # the last one's offsetDelta
+    last_offset: int                 # ... and its offset (baseOffset + offsetDelta, as Java adds longs)
+    max_timestamp: int               # the largest baseTimestamp + timestampDelta
+    # (index, pos, size, previous offset, offset) where offsets do not increase; pos as Record.pos
+    order_breaks: list = field(default_factory=list)
+    breaks_not_kept: int = 0         # order breaks past the first MAX_HELD, counted only
 
 
 @dataclass(slots=True)

@@ -9,11 +9,9 @@ decodes control records.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from kbatch.format.findings import MAX_HELD, Finding
 from kbatch.reading.markers import END_TYPES
-from kbatch.reading.model import NO_SEQUENCE, Batch, ControlMarker, Record, increment_sequence
+from kbatch.reading.model import NO_SEQUENCE, Batch, ControlMarker, Record, RecordChecks, increment_sequence
 from kbatch.kernels.recordwalk import DEFAULT_CHUNK, RecordColumns, RecordWalker
 from kbatch.format.structs import CONTROL_KEY, CONTROL_TYPES, END_TXN_VALUE, RECORD_FIELD_ORDER
 
@@ -28,19 +26,6 @@ class RecordError(Exception):
         super().__init__(f"{field}: expected {expected}, got {actual}")
         self.code, self.pos, self.size = code, pos, size
         self.field, self.expected, self.actual = field, expected, actual
-
-
-@dataclass(slots=True)
-class RecordChecks:
-    """What a walk over a batch's records found that ``verify-crc --deep`` checks against the header."""
-
-    decoded: int                     # records that decoded
-    last_offset_delta: int           # the last one's offsetDelta
-    last_offset: int                 # ... and its offset (baseOffset + offsetDelta, as Java adds longs)
-    max_timestamp: int               # the largest baseTimestamp + timestampDelta
-    # (index, pos, size, previous offset, offset) where offsets do not increase; pos as Record.pos
-    order_breaks: list = field(default_factory=list)
-    breaks_not_kept: int = 0         # order breaks past the first MAX_HELD, counted only
 
 
 def decode_record(data, pos: int, end: int, path: str) -> tuple[dict, int]:
