@@ -64,3 +64,15 @@ def test_an_expressions_required_bytes_are_looked_for_in_their_own_case_unless_f
     assert match.record(b"ORDER-1", None, []) and not match.record(b"order-1", None, [])
     folded = RecordMatch(regex=re.compile(rb"(?i)ORDER-\d"), required=(b"ORDER-",), fold=True)
     assert folded.record(b"order-1", None, []) and folded.record(b"Order-2", None, [])
+
+
+def test_new_record_columns_hold_no_row_and_room_for_at_least_one():
+    from kbatch.kernels.recordwalk import HEADER_COLUMNS, RECORD_COLUMNS, RecordColumns
+
+    columns = RecordColumns(0)
+    assert columns.capacity == 1 and len(columns.records["pos"]) == 1 and len(columns.headers["key_pos"]) == 1
+    assert (columns.n, columns.n_headers, columns.first_index, columns.fills) == (0, 0, 0, 0)
+    assert all(len(columns.column(name)) == 0 for name in RECORD_COLUMNS)
+    assert all(len(columns.header_column(name)) == 0 for name in HEADER_COLUMNS)
+    # room for headers: as asked, else as many as for records
+    assert [len(RecordColumns(3, asked).headers["key_pos"]) for asked in (-1, 0, 1, 5)] == [3, 3, 1, 5]

@@ -89,6 +89,9 @@ def _agree(data, count, base_offset=0, base_timestamp=0) -> dict:
         holding = module.RecordWalker(padded, 0, 0, 0)
         in_place = _walk(module, padded, count, base_offset, base_timestamp, walker=holding, span=(5, 5 + len(data)))
         assert _moved(in_place, -5) == reference, module
+        # and by a walker given that span when it is made
+        made_so = _walk(module, padded, count, base_offset, base_timestamp, span=(5, 5 + len(data)))
+        assert _moved(made_so, -5) == reference, module
     return reference
 
 
