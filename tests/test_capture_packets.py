@@ -2,12 +2,15 @@
 
 import io
 import socket
+import struct
+import subprocess
+import sys
 
 import pytest
 
 dpkt = pytest.importorskip("dpkt")
 
-from kbatch.capture.packets import PacketProblem, Segment, _plain_tcp, read_segments  # noqa: E402
+from kbatch.capture.packets import PacketProblem, Segment, _network_layer, _plain_tcp, read_segments  # noqa: E402
 
 PAYLOAD = b"\x00\x00\x00\x05hello"
 
@@ -131,3 +134,40 @@ def test_ethernet_segments_read_with_struct_are_dpkts(ip, cut):
 ])
 def test_frames_struct_does_not_read_are_left_to_dpkt(frame):
     assert _plain_tcp(dpkt.pcap.DLT_EN10MB, frame) is None
+
+
+@pytest.mark.parametrize("order", ["<", ">"])
+@pytest.mark.parametrize("nano", [False, True])
+def test_classic_pcap_headers_read_as_dpkt_reads_them(order, nano):
+    """A classic pcap's file and record headers are read with struct, in either byte order and resolution: the
+    link type, each packet's time and frame what dpkt's own reader gives (a link type other than Ethernet: the
+    frames then go to dpkt's decoders)."""
+    frames = [bytes(dpkt.ethernet.Ethernet(type=dpkt.ethernet.ETH_TYPE_IP, data=ip_packet(seq=seq))) for seq in (7, 9)]
+    sll = [bytes(dpkt.sll.SLL(ethtype=dpkt.ethernet.ETH_TYPE_IP, data=ip_packet(seq=11)))]
+    times = [(1700000000, 123456789 if nano else 123456), (1700000001, 999999999 if nano else 999999)]
+    for linktype, packets in ((dpkt.pcap.DLT_EN10MB, frames), (dpkt.pcap.DLT_LINUX_SLL, sll)):
+        magic = 0xA1B23C4D if nano else 0xA1B2C3D4
+        raw = struct.pack(order + "IHHiIII", magic, 2, 4, 0, 0, 65535, linktype) + b"".join(
+            struct.pack(order + "IIII", seconds, fraction, len(frame), len(frame)) + frame
+            for (seconds, fraction), frame in zip(times, packets))
+        theirs = dpkt.pcap.Reader(io.BytesIO(raw))
+        assert theirs.datalink() == linktype
+        got = segments(io.BytesIO(raw))
+        assert [(segment.time, segment.seq) for segment in got] == \
+            [(float(time), _network_layer(linktype, frame).data.seq) for time, frame in theirs]
+
+
+def test_plain_ethernet_pcap_read_without_dpkt(tmp_path):
+    """dpkt is imported where it reads: not for a classic pcap of plain Ethernet frames, but for one frame it must
+    decode (here a Linux cooked one)."""
+    ethernet = bytes(dpkt.ethernet.Ethernet(type=dpkt.ethernet.ETH_TYPE_IP, data=ip_packet()))
+    sll = bytes(dpkt.sll.SLL(ethtype=dpkt.ethernet.ETH_TYPE_IP, data=ip_packet()))
+    for name, linktype, frame in (("plain", dpkt.pcap.DLT_EN10MB, ethernet), ("cooked", dpkt.pcap.DLT_LINUX_SLL, sll)):
+        (tmp_path / name).write_bytes(capture([(1.0, frame)], linktype).getvalue())
+    script = ("import sys\nfrom kbatch.capture.packets import Segment, not_a_capture, read_segments\n"
+              "with open(sys.argv[1], 'rb') as f:\n"
+              "    assert not_a_capture(f) is None\n"
+              "    print(sum(isinstance(i, Segment) for i in read_segments(f)), 'dpkt' in sys.modules)\n")
+    said = [subprocess.run([sys.executable, "-c", script, str(tmp_path / name)], capture_output=True, text=True,
+                           check=True).stdout for name in ("plain", "cooked")]
+    assert said == ["1 False\n", "1 True\n"]

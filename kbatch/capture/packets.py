@@ -1,11 +1,12 @@
 """TCP segments out of a pcap or pcapng file.
 
-The file formats and the link, IP and TCP headers are read by dpkt (the optional extra ``kbatch[pcap]``);
-this module picks the link layers a Kafka capture has -- Ethernet, Linux cooked (SLL and SLL2: ``tcpdump -i
-any``), BSD loopback/null -- and yields each IPv4/IPv6 TCP segment with its packet number (1-based, as
-Wireshark counts) and time.  A TCP checksum is never checked: loopback captures carry unfilled checksums
-(checksum offload), and a segment is never dropped for one.  What cannot be read is a problem with its
-packet number; the rest of the capture is still read.
+The file formats and the link, IP and TCP headers are read by dpkt (the optional extra ``kbatch[pcap]``),
+but for a classic pcap's records and a plain Ethernet frame's IPv4/IPv6 TCP headers, the common case, read
+here with struct (dpkt not even imported for them).  This module picks the link layers a Kafka capture has --
+Ethernet, Linux cooked (SLL and SLL2: ``tcpdump -i any``), BSD loopback/null -- and yields each IPv4/IPv6 TCP
+segment with its packet number (1-based, as Wireshark counts) and time.  A TCP checksum is never checked:
+loopback captures carry unfilled checksums (checksum offload), and a segment is never dropped for one.  What
+cannot be read is a problem with its packet number; the rest of the capture is still read.
 """
 
 from __future__ import annotations
@@ -13,19 +14,34 @@ from __future__ import annotations
 import struct
 from decimal import Decimal
 from dataclasses import dataclass
+from functools import cache
 from typing import BinaryIO, Iterator
 
-import dpkt
+# dpkt is imported where it reads (pcapng, link layers other than plain Ethernet, damaged headers): a classic
+# pcap of plain Ethernet frames -- what tcpdump writes on a host's interfaces and loopback -- is read without it
+# (importing it is a tenth of a second).
 
-# Link types (https://www.tcpdump.org/linktypes.html) -> dpkt's decoder of that link header.
-LINK_DECODERS = {
-    dpkt.pcap.DLT_EN10MB: dpkt.ethernet.Ethernet,
-    dpkt.pcap.DLT_LINUX_SLL: dpkt.sll.SLL,
-    dpkt.pcap.DLT_LINUX_SLL2: dpkt.sll2.SLL2,
-    dpkt.pcap.DLT_NULL: dpkt.loopback.Loopback,
-    dpkt.pcap.DLT_LOOP: dpkt.loopback.Loopback,
-}
-LINKTYPE_RAW = (dpkt.pcap.DLT_RAW, 101)   # bare IP: 12 or 14 on some systems, 101 in files
+DLT_EN10MB = 1            # Ethernet (https://www.tcpdump.org/linktypes.html)
+TH_SYN, TH_ACK = 0x02, 0x10
+ETH_TYPE_IP, ETH_TYPE_IP6 = 0x0800, 0x86DD
+IP_PROTO_TCP = 6
+IP_OFFMASK = 0x1FFF       # an IPv4 fragment's offset
+
+
+@cache
+def _link_decoders() -> dict:
+    """Link types -> dpkt's decoder of that link header."""
+    import dpkt
+    return {
+        dpkt.pcap.DLT_EN10MB: dpkt.ethernet.Ethernet,
+        dpkt.pcap.DLT_LINUX_SLL: dpkt.sll.SLL,
+        dpkt.pcap.DLT_LINUX_SLL2: dpkt.sll2.SLL2,
+        dpkt.pcap.DLT_NULL: dpkt.loopback.Loopback,
+        dpkt.pcap.DLT_LOOP: dpkt.loopback.Loopback,
+    }
+
+
+LINKTYPE_RAW = (12, 101)   # bare IP: DLT_RAW (12; 14 on OpenBSD, whose files say 101) and LINKTYPE_RAW
 
 
 @dataclass(frozen=True)
@@ -70,6 +86,7 @@ class _ShortReadWatch:
 
 def _capture_reader(stream: BinaryIO):
     """dpkt's reader for the stream's file format (pcap, either byte order and resolution, or pcapng)."""
+    import dpkt
     magic = stream.read(4)
     stream.seek(-len(magic), 1)
     if magic == b"\x0a\x0d\x0d\x0a":
@@ -77,13 +94,37 @@ def _capture_reader(stream: BinaryIO):
     return dpkt.pcap.Reader(stream)
 
 
+# The classic pcap file header (https://www.ietf.org/archive/id/draft-ietf-opsawg-pcap-03.html, section 4):
+# magic number, major and minor version, two reserved words, snaplen, link type, in the byte order the magic
+# number is written in.  By magic number (read big-endian): its packet records' header (section 5: seconds,
+# micro- or nanoseconds, captured length, original length).
+PCAP_FILE_HEADER_SIZE = 24
+_RECORD_HEADERS = {0xA1B2C3D4: ">IIII", 0xA1B23C4D: ">IIII", 0xD4C3B2A1: "<IIII", 0x4D3CB2A1: "<IIII"}
+_NANO = (0xA1B23C4D, 0x4D3CB2A1)
+
+
+def _classic_pcap(stream: BinaryIO) -> tuple | None:
+    """(magic number, link type) of a classic pcap whose file header is whole, the stream left after it; None
+    for anything else (pcapng, a modified pcap, no capture: dpkt's readers decide), the stream left as it was.
+    The header read as dpkt.pcap.Reader reads it, which checks nothing more."""
+    head = stream.read(PCAP_FILE_HEADER_SIZE)
+    magic = int.from_bytes(head[:4], "big")
+    if len(head) == PCAP_FILE_HEADER_SIZE and magic in _RECORD_HEADERS:
+        return magic, struct.unpack_from(_RECORD_HEADERS[magic][0] + "I", head, 20)[0]
+    stream.seek(-len(head), 1)
+    return None
+
+
 def not_a_capture(stream: BinaryIO) -> str | None:
     """Why the stream is no capture kbatch reads (its file header is neither pcap's nor pcapng's), or None;
     the stream is left at its start."""
     try:
-        _capture_reader(stream)
-    except (ValueError, dpkt.dpkt.Error, struct.error, EOFError) as error:
-        return f"not a pcap or pcapng file: {error}"
+        if _classic_pcap(stream) is None:
+            import dpkt
+            try:
+                _capture_reader(stream)
+            except (ValueError, dpkt.dpkt.Error, struct.error, EOFError) as error:
+                return f"not a pcap or pcapng file: {error}"
     finally:
         stream.seek(0)
     return None
@@ -95,8 +136,10 @@ def _address(raw: bytes) -> str:
 
 
 def _network_layer(link_type: int, frame: bytes):
-    if link_type in LINK_DECODERS:
-        return LINK_DECODERS[link_type](frame).data
+    import dpkt
+    decoders = _link_decoders()
+    if link_type in decoders:
+        return decoders[link_type](frame).data
     if link_type in LINKTYPE_RAW:
         version = frame[0] >> 4 if frame else 0
         return dpkt.ip6.IP6(frame) if version == 6 else dpkt.ip.IP(frame)
@@ -106,13 +149,19 @@ def _network_layer(link_type: int, frame: bytes):
 def read_segments(stream: BinaryIO) -> Iterator[Segment | PacketProblem]:
     """Every TCP segment of the capture in file order, and a problem for each packet that cannot be read."""
     stream = _ShortReadWatch(stream)
-    try:
-        reader = _capture_reader(stream)
-    except (ValueError, dpkt.dpkt.Error, struct.error, EOFError) as error:
-        yield PacketProblem(0, f"not a pcap or pcapng file: {error}")
-        return
-    link_type = reader.datalink()
-    packets = _pcap_records(stream, reader) if isinstance(reader, dpkt.pcap.Reader) else _dpkt_records(stream, reader)
+    classic = _classic_pcap(stream)
+    if classic is not None:
+        magic, link_type = classic
+        packets = _pcap_records(stream, magic)
+    else:
+        import dpkt
+        try:
+            reader = _capture_reader(stream)
+        except (ValueError, dpkt.dpkt.Error, struct.error, EOFError) as error:
+            yield PacketProblem(0, f"not a pcap or pcapng file: {error}")
+            return
+        link_type = reader.datalink()
+        packets = _dpkt_records(stream, reader)
     number = 0
     for number, time, frame in packets:
         if frame is None:           # the file ends: ``time`` says why
@@ -122,8 +171,9 @@ def read_segments(stream: BinaryIO) -> Iterator[Segment | PacketProblem]:
         if fast is not None:
             source, sport, destination, dport, seq, ack, flags, payload, cut = fast
             yield Segment(number, time, (source, sport), (destination, dport), seq, flags, payload, cut,
-                          ack if flags & dpkt.tcp.TH_ACK else None)
+                          ack if flags & TH_ACK else None)
             continue
+        import dpkt   # (everything that is not a plain Ethernet frame's segment: dpkt reads it)
         try:
             ip = _network_layer(link_type, frame)
         except ValueError as error:
@@ -136,7 +186,7 @@ def read_segments(stream: BinaryIO) -> Iterator[Segment | PacketProblem]:
             continue
         tcp = ip.data
         if not isinstance(tcp, dpkt.tcp.TCP):
-            if ip.p == dpkt.ip.IP_PROTO_TCP:
+            if ip.p == IP_PROTO_TCP:
                 yield PacketProblem(number, "the TCP header is cut or damaged")
             continue
         # The IP total length says how much TCP payload was sent; a snaplen-cut packet keeps less of it.
@@ -145,12 +195,13 @@ def read_segments(stream: BinaryIO) -> Iterator[Segment | PacketProblem]:
         payload = bytes(tcp.data)
         yield Segment(number, float(time), (_address(ip.src), tcp.sport), (_address(ip.dst), tcp.dport),
                       tcp.seq, tcp.flags, payload, cut=max(0, sent - len(payload)),
-                      ack=tcp.ack if tcp.flags & dpkt.tcp.TH_ACK else None)
+                      ack=tcp.ack if tcp.flags & TH_ACK else None)
 
 
 def _dpkt_records(stream: _ShortReadWatch, reader) -> Iterator[tuple]:
     """(packet number, time, frame) of each packet dpkt's reader gives (pcapng); at the end of a cut file
     (number, why, None)."""
+    import dpkt
     packets = iter(reader)
     number = 0
     while True:
@@ -170,22 +221,10 @@ def _dpkt_records(stream: _ShortReadWatch, reader) -> Iterator[tuple]:
         yield number, float(time), frame
 
 
-# The pcap record header (https://www.ietf.org/archive/id/draft-ietf-opsawg-pcap-03.html, section 5):
-# seconds, micro- or nanoseconds, captured length, original length, in the file header's byte order.
-_RECORD_HEADERS = {dpkt.pcap.TCPDUMP_MAGIC: ">IIII", dpkt.pcap.TCPDUMP_MAGIC_NANO: ">IIII",
-                   dpkt.pcap.PMUDPCT_MAGIC: "<IIII", dpkt.pcap.PMUDPCT_MAGIC_NANO: "<IIII"}
-_NANO = (dpkt.pcap.TCPDUMP_MAGIC_NANO, dpkt.pcap.PMUDPCT_MAGIC_NANO)
-
-
-def _pcap_records(stream: _ShortReadWatch, reader: dpkt.pcap.Reader) -> Iterator[tuple]:
-    """What :func:`_dpkt_records` gives, read here for a classic pcap: a struct unpack a packet instead of
-    dpkt's header objects.  Times are dpkt's to the last bit (its divisor: 1E6, or Decimal 1E9)."""
-    stream.seek(-dpkt.pcap.FileHdr.__hdr_len__, 1)
-    magic = int.from_bytes(stream.read(4), "big")
-    stream.seek(dpkt.pcap.FileHdr.__hdr_len__ - 4, 1)
-    if magic not in _RECORD_HEADERS:   # (a modified pcap: dpkt's own records)
-        yield from _dpkt_records(stream, reader)
-        return
+def _pcap_records(stream: _ShortReadWatch, magic: int) -> Iterator[tuple]:
+    """What :func:`_dpkt_records` gives, read here for a classic pcap (the stream after its file header,
+    ``magic`` its magic number): a struct unpack a packet instead of dpkt's header objects.  Times are dpkt's
+    to the last bit (its divisor: 1E6, or Decimal 1E9)."""
     header = struct.Struct(_RECORD_HEADERS[magic])
     nano = magic in _NANO
     divisor = Decimal("1E9") if nano else 1E6
@@ -217,21 +256,21 @@ def _plain_tcp(link_type: int, frame: bytes) -> tuple | None:
     (no VLAN tag, no IPv6 extension header, not a later fragment, lengths that agree): (source, source port,
     destination, destination port, seq, ack, flags, payload, bytes cut).  None for anything else, which dpkt reads.
     The same values dpkt gives: tests/test_capture_packets.py holds the two to each other."""
-    if link_type != dpkt.pcap.DLT_EN10MB or len(frame) < 54:
+    if link_type != DLT_EN10MB or len(frame) < 54:
         return None
     ether_type = _U16(frame, 12)[0]
-    if ether_type == dpkt.ethernet.ETH_TYPE_IP:
+    if ether_type == ETH_TYPE_IP:
         version_ihl = frame[14]
         header = (version_ihl & 0xF) * 4
         total = _U16(frame, 16)[0]
-        if version_ihl >> 4 != 4 or header < 20 or frame[23] != dpkt.ip.IP_PROTO_TCP or \
-                _U16(frame, 20)[0] & dpkt.ip.IP_OFFMASK or total < header + 20 or len(frame) < 14 + header + 20:
+        if version_ihl >> 4 != 4 or header < 20 or frame[23] != IP_PROTO_TCP or \
+                _U16(frame, 20)[0] & IP_OFFMASK or total < header + 20 or len(frame) < 14 + header + 20:
             return None
         source, destination = frame[26:30], frame[30:34]
         tcp, end, sent = 14 + header, 14 + total, total - header
-    elif ether_type == dpkt.ethernet.ETH_TYPE_IP6:
+    elif ether_type == ETH_TYPE_IP6:
         sent = _U16(frame, 18)[0]
-        if frame[20] != dpkt.ip.IP_PROTO_TCP or sent < 20 or len(frame) < 74:
+        if frame[20] != IP_PROTO_TCP or sent < 20 or len(frame) < 74:
             return None
         source, destination = frame[22:38], frame[38:54]
         tcp, end = 54, 54 + sent

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 
 import click
@@ -67,9 +68,7 @@ def pcap(captures, ports, records, deep, output_format, extract_to, against, no_
     from kbatch.capture.packets import not_a_capture
     from kbatch.ops.pcap import DEFAULT_PORTS, CaptureSummary, CapturedBatch, Extraction, read_capture
 
-    try:
-        import dpkt  # noqa: F401
-    except ImportError:
+    if importlib.util.find_spec("dpkt") is None:   # (imported where it reads: a plain capture needs it not)
         click.echo("kbatch: error: reading captures needs dpkt: pip install 'kbatch[pcap]'", err=True)
         return ExitStatus.TROUBLE
     if output_format == "jsonl":
