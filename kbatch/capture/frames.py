@@ -95,7 +95,7 @@ class _Framer:
                 self.head, self.wanted = bytes(data[at:at + SIZE_BYTES]), size
                 self.parts, self.have = [memoryview(data)[at + SIZE_BYTES:]], end - at - SIZE_BYTES
                 return
-            yield KafkaFrame(event.connection, event.packet, event.time, data[at + SIZE_BYTES:at + SIZE_BYTES + size])
+            yield KafkaFrame(event.connection, event.packet, event.time, bytes(data[at + SIZE_BYTES:at + SIZE_BYTES + size]))
             at += SIZE_BYTES + size
 
     def drop_frame(self) -> None:

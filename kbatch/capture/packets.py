@@ -52,7 +52,7 @@ class Segment:
     destination: tuple
     seq: int
     flags: int           # TCP flags (dpkt.tcp.TH_SYN, TH_FIN, TH_RST, ...)
-    payload: bytes
+    payload: bytes | memoryview   # (a view of the packet read with struct: sliced without a copy)
     cut: int = 0         # bytes of the TCP payload the capture did not keep (snaplen)
     ack: int | None = None   # the acknowledgment number, when the ACK flag is set
 
@@ -281,7 +281,7 @@ def _plain_tcp(link_type: int, frame: bytes) -> tuple | None:
     if offset < 20:
         return None
     sport, dport, seq, ack = _TCP_START(frame, tcp)
-    payload = frame[tcp + offset:end]
+    payload = memoryview(frame)[tcp + offset:end]   # (a view: the frame sliced out of it is the one copy)
     return (_addresses.get(source) or _remembered(source), sport, _addresses.get(destination) or
             _remembered(destination), dport, seq, ack, offset_flags & 0x1FF, payload,
             max(0, sent - offset - len(payload)))

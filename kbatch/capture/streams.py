@@ -30,7 +30,7 @@ class StreamBytes:
     connection: str      # "client:port -> server:port" of this direction
     packet: int          # the packet the first byte came in
     time: float
-    data: bytes
+    data: bytes | memoryview
 
 
 @dataclass(frozen=True)
