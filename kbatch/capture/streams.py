@@ -61,14 +61,18 @@ def reassemble(items: Iterable[Segment | PacketProblem],
                waiting_limit: int = DEFAULT_WAITING_LIMIT) -> Iterator[StreamBytes | StreamGap | PacketProblem]:
     """The in-order bytes of every TCP direction, gaps, and the packet layer's problems passed through."""
     directions: dict[str, _Direction] = {}
+    names: dict[tuple, tuple[str, str]] = {}   # (source, destination) -> this direction's name, the other's
     for item in items:
         if isinstance(item, PacketProblem):
             yield item
             continue
-        name = connection_name(item)
+        ends = item.source, item.destination
+        if ends not in names:
+            names[ends] = connection_name(item), f"{_endpoint(*item.destination)} -> {_endpoint(*item.source)}"
+        name, other = names[ends]
         direction = directions.setdefault(name, _Direction())
-        if item.ack is not None:
-            yield from _acknowledged(directions, item)
+        if item.ack is not None and directions.get(other) is not None:
+            yield from _acknowledged(directions, other, item)
         if item.flags & 0x02:   # SYN: the data starts one past its sequence number
             direction.next_seq = (item.seq + 1) % SEQ_MODULUS
             continue
@@ -76,6 +80,10 @@ def reassemble(items: Iterable[Segment | PacketProblem],
             continue
         if direction.next_seq is None:
             direction.next_seq = item.seq
+        if item.seq == direction.next_seq and not direction.waiting:   # the common case: the next bytes, in order
+            direction.next_seq = (item.seq + len(item.payload)) % SEQ_MODULUS
+            yield StreamBytes(name, item.packet, item.time, item.payload)
+            continue
         if _ahead(item.seq, direction.next_seq) > 0:
             if item.seq not in direction.waiting:   # a retransmission of a waiting segment is not counted twice
                 direction.waiting[item.seq] = item
@@ -90,10 +98,10 @@ def reassemble(items: Iterable[Segment | PacketProblem],
             yield from _skip_to_waiting(name, direction, "the capture ended before it came")
 
 
-def _acknowledged(directions: dict, segment: Segment) -> Iterator[StreamBytes | StreamGap]:
-    """The other direction's bytes up to ``segment``'s ACK number the receiver had: those never captured
-    before segments waiting beyond them are a gap (RFC 9293 3.4: an ACK says every byte before it arrived)."""
-    name = f"{_endpoint(*segment.destination)} -> {_endpoint(*segment.source)}"
+def _acknowledged(directions: dict, name: str, segment: Segment) -> Iterator[StreamBytes | StreamGap]:
+    """The other direction's (``name``) bytes up to ``segment``'s ACK number the receiver had: those never
+    captured before segments waiting beyond them are a gap (RFC 9293 3.4: an ACK says every byte before it
+    arrived)."""
     other = directions.get(name)
     if other is None or other.next_seq is None:
         return
