@@ -23,6 +23,10 @@ def item_dict(path: str, item, records: bool) -> dict:
     return {**pcap_batch_head(path, item), **batch_dict(item.batch, with_records=records)}
 
 
+# json.dumps(value, ensure_ascii=False), without the encoder json.dumps makes a call (a line's capture keys are
+# written once a Records field: tens of thousands of times in a large capture)
+_json_text = json.JSONEncoder(ensure_ascii=False).encode
+
 # What the compiled batch writer opens a batch's keys with: a pcap line has "type" first, before its own keys.
 _TYPE_BATCH = b'"type": "batch"'
 
@@ -91,7 +95,7 @@ class JsonlSink:
                 self._head_of[2] != item.topic:
             head = pcap_batch_head(path, item)
             del head["error_code"], head["assigned_offset"]
-            self._head = json.dumps(head, ensure_ascii=False)[:-1].encode("utf-8", "surrogateescape")
+            self._head = _json_text(head)[:-1].encode("utf-8", "surrogateescape")
             # (a Records field's bytes are one object: its batches share the message, request, partition and
             # place; the topic's name may come later, from a Metadata response)
             self._head_of = (item.records, path, item.topic)
