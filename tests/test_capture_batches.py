@@ -15,7 +15,7 @@ pytest.importorskip("dpkt")
 from tests import handmade  # noqa: E402
 from tests.capture_builder import (Capture, api_versions_response, fetch_response, metadata_response,  # noqa: E402
                                    produce, produce_response, request, response, share_fetch_response)
-from kbatch.capture.batches import CaptureFinding, CaptureReader, CapturedBatch  # noqa: E402
+from kbatch.capture.batches import CaptureFinding, CaptureReader, CapturedBatch, CapturedRun  # noqa: E402
 
 TOPIC_ID = "0a8hLp9fQyKg2T1S2cH2kQ"
 CLIENT = "127.0.0.1:40000 -> 127.0.0.1:9092"
@@ -210,3 +210,19 @@ def test_an_acks_0_produce_comes_out_as_it_is_read_not_at_the_end():
     produced, fetched = read(capture.pcap())
     assert (produced.direction, produced.packet, produced.error_code) == ("produce", 3, None)
     assert (fetched.direction, fetched.packet) == ("fetch", 5)
+
+
+def test_damage_after_a_run_of_clean_batches_follows_their_offsets():
+    """A Records field whose clean batches come first, then a damaged entry (an unknown magic): with the clean
+    batches taken as a run of lines the damaged range's lost offsets still follow the batch before it, as when
+    every batch is read whole."""
+    after = bytearray(handmade.batch(2, [(b"k3", b"v3"), (b"k4", b"v4")], producer_id=7, producer_epoch=0,
+                                     base_sequence=2))
+    after[16] = 7   # magic
+    capture = Capture().send(request("Produce", 9, 1, produce(9, {"orders": {0: TWO + bytes(after)}}),
+                                     flexible=True)).pcap()
+    for runs in (False, True):
+        [clean, damaged] = read(capture, runs=runs)
+        assert isinstance(clean, CapturedRun if runs else CapturedBatch)
+        assert (damaged.finding.code, damaged.finding.pos, damaged.finding.lost_offsets.first,
+                damaged.finding.lost_offsets.how) == ("resync", len(TWO), 2, "after the entry before, which ends at 1")

@@ -467,7 +467,6 @@ class CaptureReader:
         ``fetched``: the partition's ErrorCode in a (Share)Fetch response, whose last batch may be cut short
         (None: a Produce request's)."""
         out: list = []
-        reader = SegmentReader(BufferStream(data, unchanging=True), self.options, size=len(data))
         taken = self.taken
 
         def captured(batch: Batch, header: tuple | None = None) -> CapturedBatch:
@@ -479,7 +478,13 @@ class CaptureReader:
                                message.time, message.connection, topic, topic_id, partition, records_pos,
                                error_code=fetched)
 
-        for item in entries(reader, run=None if taken is None else taken.run):
+        start = taken.leading(data) if isinstance(taken, _LinesTaken) else 0
+        if start and start == len(data):   # (the common case: every batch clean, and no reader made)
+            return taken.captured(captured, run)
+        reader = SegmentReader(BufferStream(data, unchanging=True), self.options, size=len(data))
+        if start:
+            reader.passed_batch_at(taken.last_pos)   # as the walk engine tells it after a run
+        for item in entries(reader, start, run=None if taken is None else taken.run):
             if taken is not None and taken.batches:
                 out += taken.captured(captured, run)
             if isinstance(item, Finding):
@@ -547,6 +552,19 @@ class _LinesTaken(_HeadersTaken):
         self.least, self.most = size_bounds(2, max_entry_size)
         self.last_pos: int | None = None
         self._crc_run, self.run = self.run, self   # (the Run the walk engine is handed: this one)
+
+    def leading(self, data) -> int:
+        """The clean batches a Records field (``data``) starts with taken, their lines a run (see :meth:`walk`);
+        where they end (0: none taken).  Most of the time they are the whole field, and no reader is made."""
+        lines = _Lines()
+        end, last, records = clean_batch_lines(data, 0, len(data), 0, self.least, self.most, CHECKSUMS[2],
+                                               _LINE_NAMES, lines.lines, lines.spans)
+        if last < 0:
+            return 0
+        lines.record_count = records
+        self.batches.append(lines)
+        self.last_pos = last
+        return end
 
     def walk(self, window, pos: int, stop: int) -> int:
         """The walk engine's Run.walk: the batches from ``pos`` taken; where it stopped."""
