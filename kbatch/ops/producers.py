@@ -33,11 +33,12 @@ from __future__ import annotations
 
 import hashlib
 from collections import deque
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from kbatch.format.findings import Finding
 from kbatch.reading.markers import end_marker
-from kbatch.reading.model import Batch
+from kbatch.reading.model import Batch, ProducerFields
 
 INT32_MAX = 2**31 - 1
 NO_SEQUENCE = -1
@@ -116,15 +117,16 @@ class PartitionProducers:
         if self.next_offset is not None and batch.base_offset > self.next_offset:
             self.removed += batch.base_offset - self.next_offset
         self.next_offset = max(self.next_offset or 0, batch.last_offset + 1)
-        if batch.magic < 2 or batch.producer_id is None or batch.producer_id < 0:
+        header = batch.producer
+        if header is None or header.id < 0:
             return
         if batch.is_control:
-            self._marker(batch)
+            self._marker(batch, header)
         else:
-            self._data(batch, path)
+            self._data(batch, header, path)
 
-    def _marker(self, batch: Batch) -> None:
-        producer = self.producers.get(batch.producer_id)
+    def _marker(self, batch: Batch, header: ProducerFields) -> None:
+        producer = self.producers.get(header.id)
         marker = end_marker(batch)
         if producer is None or marker is None:
             return
@@ -133,17 +135,17 @@ class PartitionProducers:
             producer.recent = deque((entry for entry in producer.recent if entry[3] < first), maxlen=RECENT_BATCHES)
         producer.open_transaction = None
 
-    def _data(self, batch: Batch, path: str) -> None:
-        producer = self.producers.get(batch.producer_id)
-        first_seq, last_seq = batch.base_sequence, batch.last_sequence
+    def _data(self, batch: Batch, header: ProducerFields, path: str) -> None:
+        producer = self.producers.get(header.id)
+        first_seq, last_seq = header.base_sequence, batch.last_sequence
         if producer is None:
-            producer = self.producers[batch.producer_id] = _Producer(self._new_epoch(batch))
+            producer = self.producers[header.id] = _Producer(self._new_epoch(batch, header))
         else:
-            breaks = list(self._check(producer, batch))
-            if batch.producer_epoch != producer.epoch.producer_epoch:
-                producer.epoch = self._new_epoch(batch)
+            breaks = list(self._check(producer, batch, header))
+            if header.epoch != producer.epoch.producer_epoch:
+                producer.epoch = self._new_epoch(batch, header)
             producer.epoch.breaks += len(breaks)   # (counted where the batch belongs)
-            self.breaks.extend((path, finding, batch.producer_id) for finding in breaks)
+            self.breaks.extend((path, finding, header.id) for finding in breaks)
         epoch = producer.epoch
         epoch.last_sequence = last_seq if first_seq != NO_SEQUENCE else epoch.last_sequence
         epoch.last_offset = batch.last_offset
@@ -153,18 +155,18 @@ class PartitionProducers:
             producer.open_transaction = batch.base_offset
         producer.removed_before = self.removed
         if batch.records is not None:
-            producer.recent.append((records_digest(batch), batch.producer_epoch, first_seq, batch.base_offset))
+            producer.recent.append((records_digest(batch), header.epoch, first_seq, batch.base_offset))
 
-    def _new_epoch(self, batch: Batch) -> ProducerEpoch:
-        epoch = ProducerEpoch(self.partition, batch.producer_id, batch.producer_epoch, batch.base_sequence,
+    def _new_epoch(self, batch: Batch, header: ProducerFields) -> ProducerEpoch:
+        epoch = ProducerEpoch(self.partition, header.id, header.epoch, header.base_sequence,
                               batch.last_sequence, batch.base_offset, batch.last_offset, batch.is_transactional)
         self.epochs.append(epoch)
         return epoch
 
-    def _check(self, producer: _Producer, batch: Batch):
+    def _check(self, producer: _Producer, batch: Batch, header: ProducerFields) -> Iterator[Finding]:
         current = producer.epoch
-        epoch, first_seq = batch.producer_epoch, batch.base_sequence
-        pid = f"producer {batch.producer_id}"
+        epoch, first_seq = header.epoch, header.base_sequence
+        pid = f"producer {header.id}"
         if epoch < current.producer_epoch:   # checkProducerEpoch
             yield _break("producer-epoch-backwards", batch, "producerEpoch",
                          f"{pid}'s epoch {current.producer_epoch} or later (its batch at offset "

@@ -15,12 +15,17 @@ open transaction and shows a hanging one: open in the partition while the coordi
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
+from kbatch.format.codecs import DEFAULT_DECOMPRESSED_LIMIT
 from kbatch.format.findings import Finding
 from kbatch.reading.markers import describe, end_marker
 from kbatch.reading.internal import decode_batch
-from kbatch.reading.model import Batch
+from kbatch.reading.model import Batch, ProducerFields
 from kbatch.files.inputs import topic_partition
+
+if TYPE_CHECKING:
+    from kbatch.ops.logs import Replayed
 
 
 # TransactionState: the coordinator still owes the partitions their markers in these
@@ -80,47 +85,48 @@ class PartitionTransactions:
 
     def add_batch(self, batch: Batch, path: str) -> None:
         self.logs.add(path)
-        if batch.magic < 2 or batch.producer_id is None or batch.producer_id < 0:
+        producer = batch.producer
+        if producer is None or producer.id < 0:
             self._seen(batch)
             return
         if batch.is_control:
-            self._marker(batch, path)
+            self._marker(batch, producer, path)
         elif batch.is_transactional:
-            self._data(batch, path)
+            self._data(batch, producer, path)
         self._seen(batch)
 
     def _seen(self, batch: Batch) -> None:
         if self.last_offset is None or batch.last_offset > self.last_offset:
             self.last_offset = batch.last_offset
 
-    def _data(self, batch: Batch, path: str) -> None:
-        txn = self.open.get(batch.producer_id)
+    def _data(self, batch: Batch, producer: ProducerFields, path: str) -> None:
+        txn = self.open.get(producer.id)
         if txn is None:
-            txn = Transaction(self.topic, self.partition, batch.producer_id, batch.producer_epoch,
+            txn = Transaction(self.topic, self.partition, producer.id, producer.epoch,
                               batch.base_offset, batch.last_offset, first_timestamp=batch.base_timestamp,
                               path=path)
-            self.open[batch.producer_id] = txn
+            self.open[producer.id] = txn
             self.transactions.append(txn)
         txn.last_offset = batch.last_offset
         txn.records += max(batch.count or 0, 0)
         txn.batches += 1
 
-    def _marker(self, batch: Batch, path: str) -> None:
+    def _marker(self, batch: Batch, producer: ProducerFields, path: str) -> None:
         found = end_marker(batch)
         if found is None:
             return   # an empty control batch: its transaction was cleaned away
         # A marker not believed (kbatch.reading.markers) still ends what it would end: the producer's next data opens
         # a transaction of its own, never merged into this one, whose outcome is unknown.
-        txn = self.open.pop(batch.producer_id, None)
+        txn = self.open.pop(producer.id, None)
         if txn is None:
-            txn = Transaction(self.topic, self.partition, batch.producer_id, batch.producer_epoch,
+            txn = Transaction(self.topic, self.partition, producer.id, producer.epoch,
                               batch.base_offset, batch.base_offset, empty=True, path=path)
             self.transactions.append(txn)
         txn.outcome = found.outcome
         txn.marker_offset = batch.base_offset
-        txn.marker_epoch = batch.producer_epoch
-        if found.trusted:
-            txn.coordinator_epoch = found.marker.coordinator_epoch
+        txn.marker_epoch = producer.epoch
+        if found.believed is not None:
+            txn.coordinator_epoch = found.believed.coordinator_epoch
         else:
             txn.marker_pos = batch.pos
             txn.marker_doubt = describe(found, batch)
@@ -148,7 +154,7 @@ class CoordinatorState:
 class CoordinatorView:
     """The last state of every transactional id in __transaction_state partitions (tombstones remove it)."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.ids: dict[str, CoordinatorState] = {}
         self.unreadable = 0   # records whose key or value did not read (each is a finding of its batch)
 
@@ -159,18 +165,20 @@ class CoordinatorView:
         decode_batch(batch, "transactions")
         for record in batch.records:
             decoded = record.decoded
-            if decoded.key is None or (decoded.value is None and not decoded.tombstone):
+            assert decoded is not None   # decode_batch decodes every record of a data batch
+            key, value = decoded.key, decoded.value
+            if key is None or (value is None and not decoded.tombstone):
                 self.unreadable += 1   # (its finding says why): what it said is not the coordinator's state
                 continue
-            tid = decoded.key["data"]["transactionalId"]
-            if decoded.tombstone:
+            tid = key["data"]["transactionalId"]
+            if decoded.tombstone or value is None:   # (value is None only for a tombstone here)
                 self.ids.pop(tid, None)
                 continue
-            data = decoded.value["data"]
+            data = value["data"]
             partitions = [f"{topic['topic']}-{partition}" for topic in data["transactionPartitions"] or []
                           for partition in topic["partitionIds"]]
             self.ids[tid] = CoordinatorState(tid, data["producerId"], data["producerEpoch"],
-                                             decoded.value["state"], partitions, data["transactionTimeoutMs"],
+                                             value["state"], partitions, data["transactionTimeoutMs"],
                                              data["transactionStartTimestampMs"],
                                              data["transactionLastUpdateTimestampMs"], record.offset)
 
@@ -221,14 +229,14 @@ class TxnReport:
     partitions: list[PartitionTransactions]
     coordinator: CoordinatorView | None
     findings: list[tuple[str, Finding]]
-    replayed: object   # kbatch.ops.logs.Replayed
+    replayed: Replayed
 
     @property
     def damaged(self) -> bool:
         return self.replayed.damaged or any(finding.is_damage for _, finding in self.findings)
 
 
-def transactions(files: list[str], decompressed_limit: int | None = None) -> TxnReport:
+def transactions(files: list[str], decompressed_limit: int = DEFAULT_DECOMPRESSED_LIMIT) -> TxnReport:
     """Every transaction of every producer in the partitions ``files`` belong to, joined with the coordinator's
     state where ``__transaction_state`` is among them, and each partition's .txnindex and producer snapshots
     held against its log (:func:`cross_check`)."""

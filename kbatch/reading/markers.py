@@ -30,6 +30,11 @@ class EndMarker:
         return self.doubt is None
 
     @property
+    def believed(self) -> ControlMarker | None:
+        """The marker when it is believed (a believed one always read); None when it is not."""
+        return self.marker if self.trusted else None
+
+    @property
     def outcome(self) -> str:
         """COMMIT or ABORT when believed, else UNKNOWN."""
         return self.marker.type if self.trusted and self.marker is not None else "UNKNOWN"

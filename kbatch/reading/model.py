@@ -9,7 +9,7 @@ Fields that a magic does not have are ``None``.
 from __future__ import annotations
 
 from dataclasses import KW_ONLY, dataclass, field, fields
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from kbatch.format.findings import Finding
 # The sequence rules, compiled: used from here (increment_sequence by importers of this module).
@@ -91,6 +91,15 @@ class Record:
     decoded: Decoded | None = None   # an internal topic's key and value read with Kafka's schemas (messages.topics)
 
 
+class ProducerFields(NamedTuple):
+    """A v2 batch's producer fields (DefaultRecordBatch: producerId, producerEpoch, baseSequence), which a
+    v2 header always has and v0/v1 have not: ``Batch.producer``."""
+
+    id: int
+    epoch: int
+    base_sequence: int
+
+
 @dataclass(slots=True)
 class Batch:
     pos: int                        # file position of the entry's first byte
@@ -154,6 +163,13 @@ class Batch:
     def last_sequence(self) -> int:
         """DefaultRecordBatch.lastSequence: only -1 means 'no sequence'; it counts lastOffsetDelta on."""
         return last_sequence(self.base_sequence, self.last_offset_delta)
+
+    @property
+    def producer(self) -> ProducerFields | None:
+        """The producer fields of a v2 header (``id`` -1: none); None for a v0/v1 message, which has none."""
+        if self.producer_id is None or self.producer_epoch is None or self.base_sequence is None:
+            return None
+        return ProducerFields(self.producer_id, self.producer_epoch, self.base_sequence)
 
     @property
     def is_damaged(self) -> bool:
