@@ -206,7 +206,7 @@ class PartitionCheck:
             if kinds.TXN_INDEX in segment.others:
                 txn_entries, _, own = _read(segment.others[kinds.TXN_INDEX], kinds.TXN_INDEX)
                 yield from (Located(segment.others[kinds.TXN_INDEX], finding) for finding in own)
-            aborts: list[tuple[tuple, Batch]] = []
+            aborts: list[tuple[Abort, Batch]] = []
             first: Batch | None = None
             last_offset = None
             max_timestamp = (-1, -1)                     # (timestamp, offset): maxTimestampAndOffsetSoFar
@@ -299,18 +299,20 @@ class PartitionCheck:
 
     def _producer(self, batch: Batch, reader: SegmentReader) -> Abort | None:
         """ProducerAppendInfo.append; returns the aborted transaction an ABORT marker completes."""
-        if batch.magic < 2 or batch.producer_id is None or batch.producer_id < 0:
+        header = batch.producer
+        if header is None or header.id < 0:
             return None
-        state = self.producers.get(batch.producer_id)
+        state = self.producers.get(header.id)
         if state is None:
-            state = self.producers[batch.producer_id] = ProducerState()
-        if state.epoch != batch.producer_epoch:   # ProducerStateEntry.maybeUpdateProducerEpoch
-            state.epoch, state.last_sequence, state.last_offset, state.offset_delta = batch.producer_epoch, -1, -1, 0
+            state = self.producers[header.id] = ProducerState()
+        if state.epoch != header.epoch:   # ProducerStateEntry.maybeUpdateProducerEpoch
+            state.epoch, state.last_sequence, state.last_offset, state.offset_delta = header.epoch, -1, -1, 0
         if batch.is_control:
             found = self._marker(batch, reader)
             if found is None:
                 return None   # an empty control batch: its transaction was cleaned away
-            if not found.trusted:
+            marker = found.believed
+            if marker is None:
                 # Not believed (kbatch.reading.markers): the transaction it would end has no known outcome, so nothing
                 # about it (its .txnindex entry, the snapshot's coordinator epoch) can be held to the log.
                 self.doubted_markers.add(batch.base_offset)
@@ -321,7 +323,6 @@ class PartitionCheck:
                 state.current_txn_first_offset = NO_OFFSET
                 state.txn_first_known = False
                 return None
-            marker = found.marker
             completed = None
             if marker.type == "ABORT":
                 begun = state.current_txn_first_offset != NO_OFFSET
@@ -329,18 +330,21 @@ class PartitionCheck:
                 # .txnindex entry (CleanedTransactionMetadata.onControlBatchRead); Kafka writes no entry for
                 # a transaction with no batch (ProducerAppendInfo.appendEndTxnMarker), so _txn_index asks
                 # the entry to say where they were.
-                completed = Abort(batch.producer_id, state.current_txn_first_offset if begun else None,
-                                  batch.base_offset, self._last_stable_offset(batch.producer_id, batch.base_offset),
+                completed = Abort(header.id, state.current_txn_first_offset if begun else None,
+                                  batch.base_offset, self._last_stable_offset(header.id, batch.base_offset),
                                   state.txn_first_known, state.txn_after if begun else state.last_seen_offset,
                                   state.txn_absent_before if begun else self.last_absent)
             state.last_seen_offset = batch.last_offset
             state.coordinator_epoch = marker.coordinator_epoch
-            state.timestamp = batch.records[0].timestamp if batch.records else batch.max_timestamp
+            timestamp = batch.records[0].timestamp if batch.records else batch.max_timestamp
+            assert timestamp is not None   # v2: a batch and its records have timestamps
+            state.timestamp = timestamp
             state.current_txn_first_offset = NO_OFFSET
             state.txn_first_known = True
             return completed
         state.last_sequence = batch.last_sequence
         state.last_offset, state.offset_delta = batch.last_offset, batch.last_offset - batch.base_offset
+        assert batch.max_timestamp is not None   # (v2)
         state.timestamp = batch.max_timestamp
         if batch.is_transactional and state.current_txn_first_offset == NO_OFFSET:
             state.current_txn_first_offset = batch.base_offset
@@ -417,6 +421,7 @@ class PartitionCheck:
                     f"{abort.last_offset} in {os.path.basename(os.path.splitext(segment.log)[0])}.txnindex",
                     f"none ({txnindex})" if path else txnindex))
                 continue
+            assert path is not None   # the entry was read from it
             marker = f"ABORT marker at {_where(segment.log, batch.pos)}"
             found_first = entry.fields["first_offset"]
             checks = [("producer_id", entry.fields["producer_id"] == abort.producer_id,
@@ -440,6 +445,7 @@ class PartitionCheck:
                     yield Located(path, Finding(
                         "txnindex-mismatch", entry.pos, entry.pos, entry.size, name, expected, str(entry.fields[name])))
         for entry in by_last.values():
+            assert path is not None   # the entry was read from it
             if entry.fields["last_offset"] in self.doubted_markers:
                 continue   # it names a marker not believed (reported at the marker): it may well be right
             yield Located(path, Finding(
@@ -464,7 +470,7 @@ class PartitionCheck:
             return
         # Only the entries of the log's epochs are held, and the lowest epoch of all.
         log_epochs = {epoch for epoch, *_ in self.epoch_starts}
-        lowest = []
+        lowest: list[int] = []
         count = [0]
 
         def keep(entry: Entry) -> bool:
@@ -497,6 +503,7 @@ class PartitionCheck:
                     following, start, following_log, following_pos, _ = starts[number + 1]
                     bound = f"the first batch of epoch {following}, {_where(following_log, following_pos)}"
                 else:
+                    assert self.epoch_last_offset is not None   # set with each epoch start
                     start, bound = self.epoch_last_offset + 1, "the log end offset"
             else:
                 bound = f"the first batch of epoch {epoch} left, {_where(log, pos)}"
@@ -633,4 +640,5 @@ class _IndexCursor:
                 "appended when it rolled", f"the last entry's timestamp {self.last_timestamp}"))
 
     def _finding(self, code, entry: Entry, field_name, expected, actual) -> Located:
+        assert self.path is not None   # only a cursor over an index file has its entries
         return Located(self.path, Finding(code, entry.pos, entry.pos, entry.size, field_name, expected, actual))
