@@ -93,11 +93,11 @@ class WhatIf:
         """One entry read; ``snappy_framing`` is how its records are framed when it is snappy (xerial or raw),
         ``frame`` the options of its lz4 or zstd frame (codecs.frame_options): both kept when it is compressed
         again, as its producer would."""
-        if batch.is_damaged or batch.records is None:
+        records = batch.record_list
+        if batch.is_damaged or records is None:
             self.damaged_batches_left_out += 1
             self.damaged_bytes_left_out += batch.size
             return
-        records = batch.records
         self.stored_entries += 1
         self.stored_records += 0 if batch.is_control else len(records)
         self.stored_bytes += batch.size

@@ -172,7 +172,7 @@ class SegmentStats:
         for finding in batch.findings:
             self._finding(finding)
         self.batches += 1
-        records = [] if batch.is_control else (batch.records or [])
+        records = [] if batch.is_control else (batch.record_list or [])
         count = 0 if batch.is_control else _record_count(batch)
         self.records += count
         self.records_per_batch[bucket(count)] += 1

@@ -336,7 +336,8 @@ class PartitionCheck:
                                   state.txn_absent_before if begun else self.last_absent)
             state.last_seen_offset = batch.last_offset
             state.coordinator_epoch = marker.coordinator_epoch
-            timestamp = batch.records[0].timestamp if batch.records else batch.max_timestamp
+            records = batch.record_list
+            timestamp = records[0].timestamp if records else batch.max_timestamp
             assert timestamp is not None   # v2: a batch and its records have timestamps
             state.timestamp = timestamp
             state.current_txn_first_offset = NO_OFFSET

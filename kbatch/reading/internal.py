@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from kbatch.reading.invariants import _record_finding
 from kbatch.reading.model import Batch, Record
 from kbatch.messages.topics import decode
@@ -32,7 +34,7 @@ def decode_batch(batch: Batch, decoder: str | None, kafka_version: str | None = 
                 f"{problem.actual} (byte {problem.pos} of the {problem.part})"))
 
 
-def _kraft_rules(batch: Batch, records: list[Record]) -> None:
+def _kraft_rules(batch: Batch, records: Iterable[Record]) -> None:
     from kbatch.reading.kraft import record_refusal
     for index, record in enumerate(records):
         refusal = record_refusal(batch, record)

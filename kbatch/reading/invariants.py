@@ -150,7 +150,7 @@ def _legacy_checks(batch: Batch) -> Iterator[Finding]:
     if batch.attributes & ~defined & 0xFF:
         yield _header_finding(batch, "reserved-bits", "attributes", f"only bits 0x{defined:02x}",
                               f"0x{batch.attributes & 0xFF:02x}")
-    records = batch.records or []
+    records = batch.record_list or []
     if batch.codec == "none" or not records:
         return
     yield from _increasing(batch, records, [record.offset for record in records], "offset")

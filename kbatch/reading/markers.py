@@ -50,9 +50,10 @@ class EndMarker:
 def end_marker(batch: Batch) -> EndMarker | None:
     """The control batch ``batch`` (its records loaded) as an end marker; None for an empty control batch
     (its transaction was cleaned from the log: ProducerAppendInfo.append appends nothing)."""
-    if batch.records is not None and not batch.records and batch.crc_valid:
+    records = batch.record_list
+    if records is not None and not records and batch.crc_valid:
         return None
-    marker = batch.records[0].control if batch.records else None
+    marker = records[0].control if records else None
     if not batch.crc_valid:
         return EndMarker(marker, f"its CRC fails (stored {batch.crc}, computed {batch.computed_crc}): "
                                  "a broker's recovery drops it")

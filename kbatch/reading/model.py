@@ -17,6 +17,7 @@ from kbatch.kernels.batchrules import NO_SEQUENCE, increment_sequence, last_sequ
 
 if TYPE_CHECKING:   # for the annotations only: reading a segment does not load the decoders
     from kbatch.messages.topics import Decoded
+    from kbatch.reading.records import RecordStream
 
 TIMESTAMP_TYPES = ("CreateTime", "LogAppendTime")
 NO_TIMESTAMP_TYPE = "NoTimestampType"  # magic 0 (TimestampType.NO_TIMESTAMP_TYPE)
@@ -131,7 +132,9 @@ class Batch:
     # The fields above are a batch's header fields (HEADER_FIELDS), what its fixed header and its place in the
     # file give; those below are filled in as it is read, and only ever named.
     _: KW_ONLY
-    records: list[Record] | None = None
+    # A list as the reader walked them; an output that only iterates may have them stand as a RecordStream,
+    # made a chunk at a time (kbatch.reading.records.stream_records)
+    records: list[Record] | RecordStream | None = None
     # v2, once its records were walked: what verify-crc --deep compares with the header (records.RecordChecks)
     record_checks: RecordChecks | None = None
     # v2 records walked without Record objects (ReadOptions.record_objects False): their bytes, decompressed,
@@ -163,6 +166,13 @@ class Batch:
     def last_sequence(self) -> int:
         """DefaultRecordBatch.lastSequence: only -1 means 'no sequence'; it counts lastOffsetDelta on."""
         return last_sequence(self.base_sequence, self.last_offset_delta)
+
+    @property
+    def record_list(self) -> list[Record] | None:
+        """``records`` where the reader's list is known to stand: the checks and counts run before any output
+        streams them, and a control batch's or a v0/v1 message's are never streamed."""
+        assert self.records is None or isinstance(self.records, list)
+        return self.records
 
     @property
     def producer(self) -> ProducerFields | None:

@@ -90,13 +90,13 @@ def walk_batch_records(batch: Batch, data, data_pos: int, finding_pos: int, find
     columns = reused_columns(chunk)
     objects = objects or batch.is_control   # a control record is shown by its decoded marker
     records: list[Record] | None = [] if objects else None
-    controls = []
+    controls: list = []
     fills = 0
     while walker.fill(columns):
         fills += 1
         # Objects for the first MAX_HELD records only: a few KB of gzip can hold millions (the rest are
         # still walked and checked; JSON Lines writes them all from the columns).
-        if objects and len(records) < MAX_HELD:
+        if records is not None and len(records) < MAX_HELD:   # (objects)
             records += _records(columns, batch, data, data_pos if in_file else 0)[:MAX_HELD - len(records)]
         if batch.is_control and len(controls) < MAX_HELD:
             controls += _controls(columns, data)[:MAX_HELD - len(controls)]
@@ -176,6 +176,7 @@ class RecordStream:
             yield from chunk_records(columns, self.batch)
 
     def __len__(self) -> int:
+        assert self.batch.record_checks is not None   # a batch walked without objects has its checks
         return self.batch.record_checks.decoded
 
     def __bool__(self) -> bool:
@@ -256,10 +257,11 @@ def decode_control(key: bytes | None, value: bytes | None) -> tuple[ControlMarke
         if value is None or len(value) < END_TXN_VALUE.size:
             return marker, ("a value of version int16 + coordinatorEpoch int32",
                             f"{'null' if value is None else len(value)} value bytes")
-        marker.value_version, marker.coordinator_epoch = END_TXN_VALUE.unpack_from(value)
-        if marker.value_version < 0:
+        value_version, marker.coordinator_epoch = END_TXN_VALUE.unpack_from(value)
+        marker.value_version = value_version
+        if value_version < 0:
             return marker, ("an end transaction marker value version >= 0",
-                            f"{marker.value_version} (Kafka: invalid version, data corruption)")
+                            f"{value_version} (Kafka: invalid version, data corruption)")
     else:   # KRaft's values are Kafka messages, read with the schemas (loaded only for such a record)
         from kbatch.messages.control import KRAFT_CONTROL_MESSAGES, decode_kraft_control
 
