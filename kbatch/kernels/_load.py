@@ -133,7 +133,7 @@ def _decide(directory: str) -> dict[str, Build]:
     return {stem: Build(False, whys.get(stem) or ALL_OR_NONE) for stem in names}
 
 
-def source_spec(name: str, path: str) -> ModuleSpec:
+def source_spec(name: str, path: str) -> ModuleSpec | None:
     """The spec that loads a kernel's ``.py`` as plain Python (through the bytecode cache, as any module)."""
     return spec_from_file_location(name, path, loader=SourceFileLoader(name, path))
 

@@ -123,7 +123,8 @@ class _TopicFile:
 
     def __init__(self, writer, staged: str, final: str):
         self.writer, self.staged, self.final, self.rows = writer, staged, final, 0
-        self.pending, self.pending_bytes = [], 0
+        self.pending: list = []   # pyarrow RecordBatches, until a row group's worth
+        self.pending_bytes = 0
 
     def add(self, batch) -> None:
         self.pending.append(batch)

@@ -32,6 +32,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
+from typing import cast
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
@@ -163,19 +164,21 @@ class KbatchReader(DataSourceReader):
 
     # -- reading, on the executors ----------------------------------------------
 
-    def read(self, partition: SegmentPartition):
+    def read(self, partition: InputPartition):
         from pyspark.sql.pandas.types import to_arrow_schema
+
+        ranges = cast(SegmentPartition, partition).ranges   # Spark hands back what partitions() made
 
         # The Arrow schema Spark holds each batch to (pyspark/sql/worker/plan_data_source_read.py builds it
         # the same way and rejects a batch whose schema differs): derived, never kept by hand.
         schema = to_arrow_schema(self.schema, timezone="UTC")
         if self.level == "records":
-            yield from record_batches(partition.ranges, self, schema)
+            yield from record_batches(ranges, self, schema)
             return
         if self.level == "batches":
-            yield from batch_arrow(partition.ranges, self, schema)
+            yield from batch_arrow(ranges, self, schema)
             return
-        for file_range in partition.ranges:
+        for file_range in ranges:
             yield from in_arrow_batches(finding_rows(file_range, self), schema)
 
 
@@ -190,7 +193,7 @@ class FilteringKbatchReader(KbatchReader):
                 yield each
 
 
-def pack(ranges: list[FileRange], max_partition_bytes: int, open_cost: int, min_partitions: int) -> list:
+def pack(ranges: list[FileRange], max_partition_bytes: int, open_cost: int, min_partitions: int) -> list[SegmentPartition]:
     """Bin-pack file ranges into tasks as Spark's FilePartition.getFilePartitions does.
 
     Each range weighs its bytes plus an open cost; a task holds up to a split
@@ -201,7 +204,9 @@ def pack(ranges: list[FileRange], max_partition_bytes: int, open_cost: int, min_
         return []
     total = sum(r.stop - r.start + open_cost for r in ranges)
     split = min(max_partition_bytes, max(open_cost, total // max(min_partitions, 1)))
-    partitions, current, current_bytes = [], [], 0
+    partitions: list[SegmentPartition] = []
+    current: list[FileRange] = []
+    current_bytes = 0
     for file_range in sorted(ranges, key=lambda r: r.stop - r.start, reverse=True):
         weight = file_range.stop - file_range.start + open_cost
         if current and current_bytes + weight > split:
@@ -281,7 +286,7 @@ class ColumnarRecords:
         self.records = {name: array("q") for name in self.RECORD_FIELDS}
         self.headers = {name: array("q") for name in HEADER_COLUMNS}
         self.data = bytearray()   # the records' bytes, chunk after chunk
-        self.chunks = []   # per chunk: its rows, its header rows, where its bytes start, its file, its batch's fields
+        self.chunks: list[tuple] = []   # per chunk: its rows, its header rows, where its bytes start, its file, its batch's fields
         self.rows = 0
 
     def add(self, columns, batch, visible: bool | None = None) -> None:
@@ -424,7 +429,7 @@ def batch_arrow(ranges: list[FileRange], source: KbatchReader, schema, columnar:
 
     options = ReadOptions(decompressed_limit=source.decompressed_limit, inflate=source.inflate)
     run = BatchColumnsRun(options.max_entry_size, options.inflate, ARROW_ROWS) if columnar else None
-    rows = []
+    rows: list[tuple] = []
 
     def in_order():
         """The rows, then the columns taken after them: what was read, in the order it was."""
@@ -490,7 +495,7 @@ def record_batches(ranges: list[FileRange], source: KbatchReader, schema, column
     if columnar:
         run = RecordColumnsRun(records, options.max_entry_size, source.decompressed_limit, ARROW_ROWS,
                                ARROW_RECORD_BYTES)
-    rows = []
+    rows: list[tuple] = []
 
     def in_order():
         """The rows, then the columns gathered after them: what was read, in the order it was."""
@@ -722,8 +727,8 @@ def finding_rows(file_range: FileRange, source: KbatchReader):
     topic, partition = topic_partition(file_range.path)
     names = columns.names(columns.SPARK_FINDINGS[len(columns.LOCATION):])   # after file, topic, partition
     options = VerifyOptions(deep=source.deep, decompressed_limit=source.decompressed_limit)
-    landed = {}
-    batch = {}   # the batch being verified: its findings carry its offsets
+    landed: dict = {}
+    batch: dict = {}   # the batch being verified: its findings carry its offsets
     with source.open_segment(file_range.path) as stream:
         summary = FileSummary(file_range.path, file_range.file_size)
         for finding in verify_file(file_range.path, stream, summary, options, start=file_range.start,
