@@ -27,7 +27,7 @@ from kbatch.capture.exchanges import Pairing, Request, Response, _connection_pai
 from kbatch.capture.frames import LARGEST_FRAME, SMALLEST_FRAME, kafka_frames
 from kbatch.capture.packets import PacketProblem, Segment, read_segments
 from kbatch.capture.streams import StreamGap, reassemble
-from kbatch.format.codecs import codec_name
+from kbatch.format.codecs import DEFAULT_DECOMPRESSED_LIMIT, codec_name
 from kbatch.format.findings import Finding
 from kbatch.format.framing import CHECKSUMS, size_bounds
 from kbatch.format.structs import BATCH_HEADER, COMPRESSION_CODEC_MASK
@@ -43,7 +43,7 @@ from kbatch.reading.reader import BufferStream, ReadOptions, SegmentReader
 from kbatch.reading.summary import FileSummary
 from kbatch.reading.v2 import batch_fields, batch_in_view, batch_of
 from kbatch.walk.crcrun import CrcRun
-from kbatch.walk.engine import entries
+from kbatch.walk.engine import Run, entries
 
 _unpack_header = BATCH_HEADER.unpack_from
 
@@ -257,10 +257,9 @@ class CaptureReader:
     def __init__(self, ports: Iterable[int] = DEFAULT_PORTS, *, records: bool = False, deep: bool = False,
                  decompressed_limit: int | None = None, runs: bool = False):
         self.ports = tuple(ports)
-        options = {"records": records or deep, "record_objects": records}
-        if decompressed_limit is not None:
-            options["decompressed_limit"] = decompressed_limit
-        self.options = ReadOptions(**options)
+        self.options = ReadOptions(records=records or deep, record_objects=records,
+                                   decompressed_limit=DEFAULT_DECOMPRESSED_LIMIT if decompressed_limit is None
+                                   else decompressed_limit)
         self.advertised: dict[frozenset, dict[int, tuple[int, int]]] = {}   # connection pair -> ApiVersions
         self.waiting: dict[tuple[str, int], _Produced] = {}
         self.packets = 0
@@ -478,12 +477,14 @@ class CaptureReader:
                                message.time, message.connection, topic, topic_id, partition, records_pos,
                                error_code=fetched)
 
-        start = taken.leading(data) if isinstance(taken, _LinesTaken) else 0
-        if start and start == len(data):   # (the common case: every batch clean, and no reader made)
-            return taken.captured(captured, run)
+        start, passed = 0, None
+        if isinstance(taken, _LinesTaken):
+            start, passed = taken.leading(data), taken.last_pos
+            if start and start == len(data):   # (the common case: every batch clean, and no reader made)
+                return taken.captured(captured, run)
         reader = SegmentReader(BufferStream(data, unchanging=True), self.options, size=len(data))
         if start:
-            reader.passed_batch_at(taken.last_pos)   # as the walk engine tells it after a run
+            reader.passed_batch_at(passed)   # as the walk engine tells it after a run
         for item in entries(reader, start, run=None if taken is None else taken.run):
             if taken is not None and taken.batches:
                 out += taken.captured(captured, run)
@@ -508,7 +509,8 @@ class _HeadersTaken:
 
     def __init__(self, max_entry_size: int):
         self.batches: list = []   # (Batch, header fields or None); _LinesTaken adds its runs' _Lines
-        self.run = CrcRun(FileSummary("", 0), max_entry_size, keep=self._keep)
+        self.crc_run = CrcRun(FileSummary("", 0), max_entry_size, keep=self._keep)
+        self.run: Run = self.crc_run   # the Run the walk engine is handed
 
     def _keep(self, taken: tuple) -> None:
         batch_pos, view, i, end, _, computed = taken
@@ -551,7 +553,7 @@ class _LinesTaken(_HeadersTaken):
         super().__init__(max_entry_size)
         self.least, self.most = size_bounds(2, max_entry_size)
         self.last_pos: int | None = None
-        self._crc_run, self.run = self.run, self   # (the Run the walk engine is handed: this one)
+        self.run = self   # (the Run the walk engine is handed: this one, around the CRC run)
 
     def leading(self, data) -> int:
         """The clean batches a Records field (``data``) starts with taken, their lines a run (see :meth:`walk`);
@@ -568,7 +570,7 @@ class _LinesTaken(_HeadersTaken):
 
     def walk(self, window, pos: int, stop: int) -> int:
         """The walk engine's Run.walk: the batches from ``pos`` taken; where it stopped."""
-        crc_run = self._crc_run
+        crc_run = self.crc_run
         while pos < stop:
             data, i = batch_in_view(window, pos)
             base = pos - i

@@ -103,12 +103,12 @@ class Pairing:
                 yield request
                 continue
             correlation_id = int.from_bytes(event.data[:4], "big", signed=True)
-            request = waiting.pop((requester, correlation_id), None)
-            if request is None:
+            asked = waiting.pop((requester, correlation_id), None)
+            if asked is None:
                 yield FrameProblem(event.connection, event.packet,
                                    f"a response with correlation id {correlation_id}, whose request was not captured")
                 continue
-            yield Response(event.connection, event.packet, event.time, request, event.data)
+            yield Response(event.connection, event.packet, event.time, asked, event.data)
 
 
 def exchanges(events: Iterable, pairing: Pairing | None = None) -> Iterator:

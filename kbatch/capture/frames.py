@@ -12,7 +12,7 @@ then are a problem.  What remains unframed at the end is a problem too.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Iterator
+from typing import Generator, Iterable, Iterator
 
 from kbatch.capture.packets import PacketProblem
 from kbatch.capture.streams import StreamBytes, StreamGap
@@ -129,8 +129,9 @@ class _Framer:
         self.drop_frame()
         self.skipping, self.gap_packet, self.lost_by = 0, packet, by
 
-    def resync(self, event: StreamBytes, starts_frame) -> Iterator[FrameProblem]:
+    def resync(self, event: StreamBytes, starts_frame) -> Generator[FrameProblem, None, bool]:
         """Out of step: whether this segment starts a frame (then the bytes passed over are told), else pass it."""
+        assert self.skipping is not None   # (out of step)
         if starts_frame is None or not starts_frame(event.connection, event.data):
             self.skipping += len(event.data)
             return False
@@ -160,9 +161,10 @@ def kafka_frames(events: Iterable[StreamBytes | StreamGap | PacketProblem], star
             yield from framer.feed(event)
             continue
         yield event
-        framer = framers.setdefault(event.connection, _Framer(starts_frame is not None)) \
-            if isinstance(event, StreamGap) else None
-        if framer is None or framer.given_up:
+        if not isinstance(event, StreamGap):
+            continue
+        framer = framers.setdefault(event.connection, _Framer(starts_frame is not None))
+        if framer.given_up:
             continue
         if starts_frame is None:
             framer.give_up()

@@ -84,7 +84,7 @@ class _ShortReadWatch:
         return getattr(self._stream, name)
 
 
-def _capture_reader(stream: BinaryIO):
+def _capture_reader(stream: BinaryIO | _ShortReadWatch):
     """dpkt's reader for the stream's file format (pcap, either byte order and resolution, or pcapng)."""
     import dpkt
     magic = stream.read(4)
@@ -101,9 +101,10 @@ def _capture_reader(stream: BinaryIO):
 PCAP_FILE_HEADER_SIZE = 24
 _RECORD_HEADERS = {0xA1B2C3D4: ">IIII", 0xA1B23C4D: ">IIII", 0xD4C3B2A1: "<IIII", 0x4D3CB2A1: "<IIII"}
 _NANO = (0xA1B23C4D, 0x4D3CB2A1)
+_NANO_DIVISOR = Decimal("1E9")   # dpkt's (a microsecond file's: 1E6)
 
 
-def _classic_pcap(stream: BinaryIO) -> tuple | None:
+def _classic_pcap(stream: BinaryIO | _ShortReadWatch) -> tuple | None:
     """(magic number, link type) of a classic pcap whose file header is whole, the stream left after it; None
     for anything else (pcapng, a modified pcap, no capture: dpkt's readers decide), the stream left as it was.
     The header read as dpkt.pcap.Reader reads it, which checks nothing more."""
@@ -148,20 +149,20 @@ def _network_layer(link_type: int, frame: bytes):
 
 def read_segments(stream: BinaryIO) -> Iterator[Segment | PacketProblem]:
     """Every TCP segment of the capture in file order, and a problem for each packet that cannot be read."""
-    stream = _ShortReadWatch(stream)
-    classic = _classic_pcap(stream)
+    watched = _ShortReadWatch(stream)
+    classic = _classic_pcap(watched)
     if classic is not None:
         magic, link_type = classic
-        packets = _pcap_records(stream, magic)
+        packets = _pcap_records(watched, magic)
     else:
         import dpkt
         try:
-            reader = _capture_reader(stream)
+            reader = _capture_reader(watched)
         except (ValueError, dpkt.dpkt.Error, struct.error, EOFError) as error:
             yield PacketProblem(0, f"not a pcap or pcapng file: {error}")
             return
         link_type = reader.datalink()
-        packets = _dpkt_records(stream, reader)
+        packets = _dpkt_records(watched, reader)
     number = 0
     for number, time, frame in packets:
         if frame is None:           # the file ends: ``time`` says why
@@ -227,7 +228,6 @@ def _pcap_records(stream: _ShortReadWatch, magic: int) -> Iterator[tuple]:
     to the last bit (its divisor: 1E6, or Decimal 1E9)."""
     header = struct.Struct(_RECORD_HEADERS[magic])
     nano = magic in _NANO
-    divisor = Decimal("1E9") if nano else 1E6
     read = stream._stream.read
     number = 0
     while True:
@@ -243,7 +243,7 @@ def _pcap_records(stream: _ShortReadWatch, magic: int) -> Iterator[tuple]:
         if 0 < len(frame) < caplen:
             yield number, f"the capture ends inside packet {number}", None
             return
-        yield number, float(seconds + Decimal(fraction) / divisor) if nano else seconds + fraction / divisor, frame
+        yield number, float(seconds + Decimal(fraction) / _NANO_DIVISOR) if nano else seconds + fraction / 1E6, frame
 
 
 _U16 = struct.Struct(">H").unpack_from

@@ -72,7 +72,7 @@ def reassemble(items: Iterable[Segment | PacketProblem],
         name, other = names[ends]
         direction = directions.setdefault(name, _Direction())
         if item.ack is not None and directions.get(other) is not None:
-            yield from _acknowledged(directions, other, item)
+            yield from _acknowledged(directions, other, item, item.ack)
         if item.flags & 0x02:   # SYN: the data starts one past its sequence number
             direction.next_seq = (item.seq + 1) % SEQ_MODULUS
             continue
@@ -98,44 +98,57 @@ def reassemble(items: Iterable[Segment | PacketProblem],
             yield from _skip_to_waiting(name, direction, "the capture ended before it came")
 
 
-def _acknowledged(directions: dict, name: str, segment: Segment) -> Iterator[StreamBytes | StreamGap]:
-    """The other direction's (``name``) bytes up to ``segment``'s ACK number the receiver had: those never
-    captured before segments waiting beyond them are a gap (RFC 9293 3.4: an ACK says every byte before it
-    arrived)."""
+def _acknowledged(directions: dict, name: str, segment: Segment, ack: int) -> Iterator[StreamBytes | StreamGap]:
+    """The other direction's (``name``) bytes up to ``segment``'s ACK number ``ack`` the receiver had: those
+    never captured before segments waiting beyond them are a gap (RFC 9293 3.4: an ACK says every byte before
+    it arrived)."""
     other = directions.get(name)
     if other is None or other.next_seq is None:
         return
-    while other.waiting and _ahead(segment.ack, other.next_seq) > 0:
-        first = min(other.waiting, key=lambda seq: _ahead(seq, other.next_seq))
-        end = first if _ahead(segment.ack, first) >= 0 else segment.ack   # the hole ends where bytes wait
-        yield StreamGap(name, segment.packet, _ahead(end, other.next_seq), "the other side acknowledged them")
+    while other.waiting:
+        reached = _position(other)
+        if _ahead(ack, reached) <= 0:
+            break
+        first = min(other.waiting, key=lambda seq: _ahead(seq, reached))
+        end = first if _ahead(ack, first) >= 0 else ack   # the hole ends where bytes wait
+        yield StreamGap(name, segment.packet, _ahead(end, reached), "the other side acknowledged them")
         other.next_seq = end
         yield from _drain(name, other)
 
 
+def _position(direction: _Direction) -> int:
+    """The sequence number a direction's stream has reached: known from its first segment on, as it is to
+    any direction with bytes to deliver or waiting."""
+    assert direction.next_seq is not None
+    return direction.next_seq
+
+
 def _deliver(name: str, direction: _Direction, segment: Segment) -> Iterator[StreamBytes]:
-    behind = -_ahead(segment.seq, direction.next_seq)   # bytes of it already delivered (retransmitted)
+    reached = _position(direction)
+    behind = -_ahead(segment.seq, reached)   # bytes of it already delivered (retransmitted)
     if behind < len(segment.payload):
         data = segment.payload[behind:]
-        direction.next_seq = (direction.next_seq + len(data)) % SEQ_MODULUS
+        direction.next_seq = (reached + len(data)) % SEQ_MODULUS
         yield StreamBytes(name, segment.packet, segment.time, data)
 
 
 def _drain(name: str, direction: _Direction) -> Iterator[StreamBytes]:
     """The waiting segments the stream has now reached."""
     while True:
-        ready = [seq for seq in direction.waiting if _ahead(seq, direction.next_seq) <= 0]
+        reached = _position(direction)
+        ready = [seq for seq in direction.waiting if _ahead(seq, reached) <= 0]
         if not ready:
             return
-        for seq in sorted(ready, key=lambda seq: _ahead(seq, direction.next_seq)):
+        for seq in sorted(ready, key=lambda seq: _ahead(seq, reached)):
             segment = direction.waiting.pop(seq)
             direction.waiting_bytes -= len(segment.payload)
             yield from _deliver(name, direction, segment)
 
 
 def _skip_to_waiting(name: str, direction: _Direction, why: str) -> Iterator[StreamBytes | StreamGap]:
-    first = min(direction.waiting, key=lambda seq: _ahead(seq, direction.next_seq))
-    missing = _ahead(first, direction.next_seq)
+    reached = _position(direction)
+    first = min(direction.waiting, key=lambda seq: _ahead(seq, reached))
+    missing = _ahead(first, reached)
     yield StreamGap(name, direction.waiting[first].packet, missing, why)
     direction.next_seq = first
     yield from _drain(name, direction)
