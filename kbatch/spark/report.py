@@ -86,49 +86,48 @@ def partition_report(spark, batches, findings, sizes: dict[str, int], cross_chec
 
     from kbatch.partition.crosscheck import CROSS_CHECK_CODES
 
-    # The findings counted in one query, then split here: those beside the segments (a cross-check's code, or
-    # a file that is no segment) go to the cross-checks; an error about a segment makes it damaged.
+    # The batches table per segment and the findings table per segment and code, in one query (a ``table``
+    # column keeps their groups apart). Findings beside the segments (a cross-check's code, or a file that is
+    # no segment) go to the cross-checks; an error about a segment makes it damaged.
+    compressed = F.col("codec") != "none"
+    counted = (batches.withColumn("table", F.lit("batches"))
+               .unionByName(findings.select("topic", "partition", "file", "code", "severity")
+                            .withColumn("table", F.lit("findings")), allowMissingColumns=True)
+               .groupBy("table", "topic", "partition", "file", "code", "severity").agg(
+                   F.count("*").alias("rows"),   # batches, or findings of that code and severity
+                   F.sum(F.greatest(F.coalesce("count", F.lit(0)), F.lit(0))).alias("records"),
+                   F.sum(F.when(compressed, F.col("payload_size"))).alias("compressed_bytes"),
+                   F.sum(F.when(compressed, F.col("decompressed_size"))).alias("inflated_bytes"),
+                   F.sum(F.col("damaged").cast("int")).alias("corrupt_batches"),
+                   F.min(F.when(~F.col("damaged"), F.col("base_offset"))).alias("first_offset"),
+                   F.max(F.when(~F.col("damaged"), F.col("last_offset"))).alias("last_offset"),
+                   F.min(F.when(F.col("base_timestamp") >= 0, F.col("base_timestamp"))).alias("first_timestamp"),
+                   F.max(F.when(F.col("max_timestamp") >= 0, F.col("max_timestamp"))).alias("last_timestamp"),
+               ).collect())
+    per_file = [row for row in counted if row.table == "batches"]
     checks: dict[tuple, CrossChecks] = defaultdict(CrossChecks)
     damage: dict[str, int] = defaultdict(int)   # errors per segment
-    for row in findings.groupBy("topic", "partition", "file", "code", "severity").count().collect():
+    for row in counted:
+        if row.table != "findings":
+            continue
         if row.code in CROSS_CHECK_CODES or row.file not in sizes:
             entry = checks[(row.topic, row.partition)]
-            entry.findings[row.code] = entry.findings.get(row.code, 0) + row["count"]
-            entry.errors += row["count"] if row.severity == "error" else 0
-            entry.warnings += row["count"] if row.severity == "warning" else 0
+            entry.findings[row.code] = entry.findings.get(row.code, 0) + row.rows
+            entry.errors += row.rows if row.severity == "error" else 0
+            entry.warnings += row.rows if row.severity == "warning" else 0
         elif row.severity == "error" and row.code != "split-handover":
-            damage[row.file] += row["count"]
+            damage[row.file] += row.rows
     checked = {topic_partition(os.path.join(directory, "x")) for directory in cross_checked}
 
-    compressed = F.col("codec") != "none"
-    per_file = batches.groupBy("topic", "partition", "file").agg(
-        F.count("*").alias("batches"),
-        F.sum(F.greatest(F.coalesce("count", F.lit(0)), F.lit(0))).alias("records"),
-        F.sum(F.when(compressed, F.col("payload_size"))).alias("compressed_bytes"),
-        F.sum(F.when(compressed, F.col("decompressed_size"))).alias("inflated_bytes"),
-        F.sum(F.col("damaged").cast("int")).alias("corrupt_batches"),
-        F.min(F.when(~F.col("damaged"), F.col("base_offset"))).alias("first_offset"),
-        F.max(F.when(~F.col("damaged"), F.col("last_offset"))).alias("last_offset"),
-        F.min(F.when(F.col("base_timestamp") >= 0, F.col("base_timestamp"))).alias("first_timestamp"),
-        F.max(F.when(F.col("max_timestamp") >= 0, F.col("max_timestamp"))).alias("last_timestamp"),
-    ).collect()
-    producers = {(row.topic, row.partition): row.producers for row in batches.where(F.col("producer_id") >= 0)
-                 .groupBy("topic", "partition").agg(F.countDistinct("producer_id").alias("producers")).collect()}
-    transactions = batches.where(F.col("is_transactional")).groupBy("topic", "partition", "producer_id").agg(
-        F.max(F.when(~F.col("is_control"), F.col("last_offset"))).alias("last_data"),
-        # a marker whose CRC fails is never believed (kbatch.reading.markers): it ends its transaction, outcome unknown
-        F.max(F.when(F.col("is_control") & F.col("crc_valid"), F.col("last_offset"))).alias("last_marker"),
-        F.max(F.when(F.col("is_control") & ~F.col("crc_valid"), F.col("last_offset"))).alias("last_doubted"),
-    ).collect()
-    open_transactions, unknown_transactions = defaultdict(list), defaultdict(list)
-    for row in transactions:
-        ended = max((offset for offset in (row.last_marker, row.last_doubted) if offset is not None), default=None)
-        if row.last_data is not None and (ended is None or ended < row.last_data):
-            open_transactions[(row.topic, row.partition)].append(row.producer_id)
-        elif row.last_doubted is not None and row.last_doubted == ended and \
-                (row.last_data is not None and row.last_data < row.last_doubted):
-            unknown_transactions[(row.topic, row.partition)].append(row.producer_id)
-    breaks = producer_breaks(batches)
+    # The producers counted and the transactions left open (or of unknown outcome), per partition, in one query.
+    producers, open_transactions, unknown_transactions = {}, {}, {}
+    for row in _producer_rows(batches).collect():
+        key = (row.topic, row.partition)
+        producers[key] = row.producers
+        open_transactions[key], unknown_transactions[key] = row.open, row.unknown
+    # Only an idempotent producer's batches (producer_id >= 0) can break a rule (PartitionProducers.add_batch):
+    # where there are none, the replay is not run.
+    breaks = producer_breaks(batches) if any(producers.values()) else {}
 
     files = defaultdict(list)
     for row in per_file:
@@ -151,7 +150,7 @@ def partition_report(spark, batches, findings, sizes: dict[str, int], cross_chec
         damaged_files = sorted(path for path in paths if damage.get(path) or corrupt.get(path))
         report.append(PartitionReport(
             topic=topic, partition=partition, segments=len(rows),
-            batches=sum(row.batches for row in real), records=sum(row.records or 0 for row in real),
+            batches=sum(row.rows for row in real), records=sum(row.records or 0 for row in real),
             bytes=sum(sizes.get(path, 0) for path in paths),
             compression_ratio=round(inflated / deflated, 3) if deflated and inflated else None,
             corrupt_batches=sum(row.corrupt_batches or 0 for row in real),
@@ -170,6 +169,35 @@ def partition_report(spark, batches, findings, sizes: dict[str, int], cross_chec
             cross_checks=checks[(topic, partition)] if (topic, partition) in checked else None,
         ))
     return report
+
+
+def _producer_rows(batches):
+    """Per topic-partition: ``producers`` (distinct producer ids >= 0), and the producer ids of transactions
+    left ``open`` (data after the last marker, or no marker) and of ``unknown`` outcome (ended by a marker
+    whose CRC fails, after the producer's last data).
+
+    A marker whose CRC fails is never believed (kbatch.reading.markers): it ends its transaction, outcome unknown.
+    """
+    from pyspark.sql import functions as F
+
+    transactional, control = F.col("is_transactional"), F.col("is_control")
+    per_producer = (batches.where((F.col("producer_id") >= 0) | transactional)
+                    .groupBy("topic", "partition", "producer_id").agg(
+                        F.max(transactional).alias("transactional"),
+                        F.max(F.when(transactional & ~control, F.col("last_offset"))).alias("last_data"),
+                        F.max(F.when(transactional & control & F.col("crc_valid"), F.col("last_offset")))
+                        .alias("last_marker"),
+                        F.max(F.when(transactional & control & ~F.col("crc_valid"), F.col("last_offset")))
+                        .alias("last_doubted"))
+                    .withColumn("ended", F.greatest("last_marker", "last_doubted")))   # (greatest skips nulls)
+    last_data, ended, doubted = F.col("last_data"), F.col("ended"), F.col("last_doubted")
+    is_open = F.col("transactional") & last_data.isNotNull() & (ended.isNull() | (ended < last_data))
+    is_unknown = (F.col("transactional") & ~is_open & doubted.isNotNull() & (doubted == ended)
+                  & last_data.isNotNull() & (last_data < doubted))
+    return per_producer.groupBy("topic", "partition").agg(
+        F.count(F.when(F.col("producer_id") >= 0, True)).alias("producers"),
+        F.sort_array(F.collect_list(F.when(is_open, F.col("producer_id")))).alias("open"),
+        F.sort_array(F.collect_list(F.when(is_unknown, F.col("producer_id")))).alias("unknown"))
 
 
 # What a batch row of scan's batches table holds of a Batch's header: (column, Batch field) where the column
