@@ -1010,3 +1010,27 @@ def test_a_v1_wrapper_at_offset_zero_is_said_and_its_inner_offsets_taken_as_they
     assert [(r.offset, r.timestamp) for r in wrapper.records] == [(0, 1229), (1, 1230)]
     assert wrapper.findings == [Finding("wrapper-offset-zero", 0, 0, 8, "offset", "the offset of the last inner message",
                                         "0, so the inner offsets 0..1 are taken as they are")]
+
+
+def test_records_walked_a_few_at_a_time_are_kept_up_to_the_bound_and_read_back_from_every_chunk(monkeypatch):
+    from kbatch.reading import records
+
+    monkeypatch.setattr(records, "MAX_HELD", 3)
+    data = batch(20, [(bytes([65 + index]), b"v") for index in range(5)])
+    entry = _read_one(data, record_objects=False)
+    payload = data[entry.payload_pos:]
+    assert records.walk_batch_records(entry, payload, entry.payload_pos, entry.payload_pos, entry.payload_size,
+                                      objects=True, chunk=2)[0].actual.startswith("5 records; those after the first 3")
+    assert [(record.offset, record.key) for record in entry.records] == [(20, b"A"), (21, b"B"), (22, b"C")]
+    # Without objects, over three chunks of 2: no columns are handed on, every chunk is walked again.
+    assert records.walk_batch_records(entry, payload, entry.payload_pos, entry.payload_pos, entry.payload_size,
+                                      objects=False, chunk=2) == []
+    assert entry.records is None and entry.walked_columns is None
+    assert [[record.offset for record in chunk_records(columns, entry)]
+            for columns in record_chunks(entry, chunk=2)] == [[20, 21], [22, 23], [24]]
+    # In one chunk the walk's columns are handed on and read as they are.
+    records.walk_batch_records(entry, payload, entry.payload_pos, entry.payload_pos, entry.payload_size,
+                               objects=False, chunk=8)
+    (walked,) = record_chunks(entry, chunk=8)
+    assert walked is entry.walked_columns[0]
+    assert [record.offset for record in chunk_records(walked, entry)] == [20, 21, 22, 23, 24]
