@@ -31,7 +31,7 @@ from kbatch.reading.lost import LostOffsets, entry_lost_offsets, range_lost_offs
 from kbatch.reading.markers import EndMarker, describe, end_marker
 from kbatch.reading.model import Batch, ControlMarker, Record
 from kbatch.reading.reader import ReadOptions, SegmentReader, _position_in, parse_hex
-from kbatch.reading.records import RecordStream, chunk_records, record_chunks
+from kbatch.reading.records import RecordError, RecordStream, chunk_records, decode_record, record_chunks
 from kbatch.reading.summary import FileSummary
 from kbatch.reading.v3 import _decode_records
 
@@ -1034,3 +1034,23 @@ def test_records_walked_a_few_at_a_time_are_kept_up_to_the_bound_and_read_back_f
     (walked,) = record_chunks(entry, chunk=8)
     assert walked is entry.walked_columns[0]
     assert [record.offset for record in chunk_records(walked, entry)] == [20, 21, 22, 23, 24]
+
+
+def _record_error(data, pos, end):
+    with pytest.raises(RecordError) as raised:
+        decode_record(data, pos, end, "records[7]")
+    error = raised.value
+    return error.code, error.pos, error.size, error.field, error.expected, error.actual
+
+
+def test_one_record_is_decoded_where_it_lies_and_ends_where_its_length_says():
+    one = handmade_record(3, b"k", b"vv", timestamp_delta=2)   # 10 bytes: its length varint says 9
+    data = b"\xff" * 5 + one + b"\x00\x01"
+    assert decode_record(data, 5, len(data), "records[7]") == (
+        {"length": 9, "attributes": 0, "timestamp_delta": 2, "offset_delta": 3, "key_length": 1, "key": b"k",
+         "value_length": 2, "value": b"vv", "headers_count": 0, "headers": []}, 15)
+    # No bytes at all: a length varint cut short, named with the path given, at the record's place.
+    assert _record_error(data, 15, 15) == ("record-overrun", 15, 0, "records[7].length", "a complete varint",
+                                           "0 byte(s) then the end of the record")
+    assert _record_error(b"\x00" * 5 + one[:6], 5, 11) == (
+        "bad-record-length", 5, 1, "records[7].length", "0..5 (bytes left in the batch)", "9")
