@@ -1054,3 +1054,17 @@ def test_one_record_is_decoded_where_it_lies_and_ends_where_its_length_says():
                                            "0 byte(s) then the end of the record")
     assert _record_error(b"\x00" * 5 + one[:6], 5, 11) == (
         "bad-record-length", 5, 1, "records[7].length", "0..5 (bytes left in the batch)", "9")
+
+
+@pytest.mark.parametrize("wrapper_offset, inner, offsets, findings", [
+    (10, 3, [8, 9, 10], []),   # relative inner offsets 0..2 end at the wrapper's own
+    (1, 3, [0, 1, 2], [Finding("bad-wrapper-offset", 0, 0, 8, "offset", "at least the last inner offset 2", "1")]),
+    (0, 1, [0], []),           # offset 0 holding one message at 0: nothing to say
+])
+def test_a_v1_wrappers_inner_offsets_are_made_absolute_from_its_own(wrapper_offset, inner, offsets, findings):
+    data = bytearray(_legacy_set(1, 1, tuple((index, b"k", b"v" * 30) for index in range(inner))))
+    data[:8] = struct.pack(">q", wrapper_offset)   # the offset field is outside the CRC
+    (wrapper,) = SegmentReader(io.BytesIO(bytes(data)), ReadOptions(records=True))
+    assert ([record.offset for record in wrapper.records], wrapper.base_offset, wrapper.last_offset) == (
+        offsets, offsets[0], offsets[-1])
+    assert wrapper.findings == findings
