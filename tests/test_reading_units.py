@@ -19,6 +19,7 @@ from collections import Counter
 
 import pytest
 from kafka.record.default_records import DefaultRecordBatchBuilder
+from kafka.record.legacy_records import LegacyRecordBatchBuilder
 
 from kbatch.format.findings import Finding
 from kbatch.format.structs import IGNORE_MESSAGE_ATTRIBUTES_MASK
@@ -30,7 +31,7 @@ from kbatch.reading.lost import LostOffsets, entry_lost_offsets, range_lost_offs
 from kbatch.reading.markers import EndMarker, describe, end_marker
 from kbatch.reading.model import Batch, ControlMarker, Record
 from kbatch.reading.reader import ReadOptions, SegmentReader, _position_in, parse_hex
-from kbatch.reading.records import RecordStream, chunk_records, record_chunks
+from kbatch.reading.records import RecordError, RecordStream, chunk_records, decode_record, record_chunks
 from kbatch.reading.summary import FileSummary
 from kbatch.reading.v3 import _decode_records
 
@@ -902,3 +903,168 @@ def test_a_transaction_marker_stands_alone_in_its_batch():
     # records_count lies at 57 in a v2 header: the batch starts at 40
     assert batch_invariants(_control_batch_read([marker, handmade_end_marker("ABORT", 4)])) == [Finding(
         "bad-control-record", 40, 97, 4, "records_count", "1 control record (a transaction marker stands alone)", "2")]
+
+
+# -- records.py: what a batch's records walk keeps, and where it says what it did not -------------------------
+
+
+def _read_one(data, **options):
+    (entry,) = SegmentReader(io.BytesIO(data), ReadOptions(records=True, **options))
+    return entry
+
+
+def test_records_past_those_kept_are_walked_and_said_at_the_records_start(monkeypatch):
+    from kbatch.reading import records
+
+    monkeypatch.setattr(records, "MAX_HELD", 2)
+    entry = _read_one(batch(0, [(b"a", b"1"), (b"b", b"2"), (b"c", b"3")]))
+    assert [record.offset for record in entry.records] == [0, 1]
+    assert entry.findings == [Finding("not-all-kept", 0, 61, 0, "records", "at most 2 records kept per batch",
+                                      "3 records; those after the first 2 are checked, not kept "
+                                      "(--format jsonl lists them all)")]
+    checks = entry.record_checks
+    assert (checks.decoded, checks.last_offset_delta, checks.last_offset) == (3, 2, 2)
+
+
+def test_records_past_those_kept_in_a_compressed_batch_are_said_at_its_payload_and_inside_it(monkeypatch):
+    from kbatch.reading import records
+
+    monkeypatch.setattr(records, "MAX_HELD", 2)
+    builder = DefaultRecordBatchBuilder(magic=2, compression_type=DefaultRecordBatchBuilder.CODEC_GZIP,
+                                        is_transactional=False, producer_id=-1, producer_epoch=-1, base_sequence=-1,
+                                        batch_size=1 << 20)
+    for offset in range(3):
+        builder.append(offset, timestamp=7, key=b"k", value=b"v" * 40, headers=[])
+    entry = _read_one(bytes(builder.build()))
+    assert (entry.codec, [record.offset for record in entry.records]) == ("gzip", [0, 1])
+    assert entry.findings == [Finding("not-all-kept", 0, 61, 39, "records", "at most 2 records kept per batch",
+                                      "3 records; those after the first 2 are checked, not kept "
+                                      "(--format jsonl lists them all)", inner_pos=0)]
+
+
+def test_a_control_batch_of_producer_zero_that_ends_no_transaction_is_said_at_its_record():
+    # A snapshot header (type 3: version 0, lastContainedLogTimestamp 0, no tagged fields) from producer 0:
+    # the broker's producer-state rebuild reads it as an end marker and fails.  Without a producer, nothing.
+    snapshot_header = (struct.pack(">hh", 0, 3), struct.pack(">hqb", 0, 0, 0))
+    produced = _read_one(batch(3, [snapshot_header], control=True, transactional=True, producer_id=0,
+                               producer_epoch=0))
+    assert produced.findings == [Finding(
+        "control-not-end-marker", 0, 61, 22, "records[0].type",
+        "ABORT or COMMIT (a control batch of a producer ends its transaction)",
+        "SNAPSHOT_HEADER (producer 0: a broker rebuilding its producer state fails on it)")]
+    assert produced.records[0].control.type == "SNAPSHOT_HEADER"
+    assert _read_one(batch(3, [snapshot_header], control=True, producer_id=-1)).findings == []
+
+
+# -- legacy.py: a magic 0/1 message read field by field ------------------------------------------------------
+
+
+def _legacy_set(magic, compression_type=0, messages=((5, b"key", b"value"), (6, None, b""), (7, b"", None))):
+    builder = LegacyRecordBatchBuilder(magic=magic, compression_type=compression_type, batch_size=1 << 20)
+    for offset, key, value in messages:
+        builder.append(offset, timestamp=1229 + offset if magic else None, key=key, value=value)
+    return bytes(builder.build())
+
+
+def _entry_fields(entry):
+    return (entry.pos, entry.size, entry.magic, entry.length_field, entry.offset_field, entry.base_offset,
+            entry.last_offset, entry.count, entry.attributes, entry.codec, entry.crc == entry.computed_crc,
+            entry.timestamp_type, entry.base_timestamp, entry.max_timestamp, entry.payload_pos, entry.payload_size)
+
+
+@pytest.mark.parametrize("magic, fields, times", [
+    (0, [(0, 34, 0, 22, 5, 5, 5, 1, 0, "none", True, "NoTimestampType", None, None, 29, 5),
+         (34, 26, 0, 14, 6, 6, 6, 1, 0, "none", True, "NoTimestampType", None, None, 60, 0),
+         (60, 26, 0, 14, 7, 7, 7, 1, 0, "none", True, "NoTimestampType", None, None, 86, 0)],
+     [None, None, None]),
+    (1, [(0, 42, 1, 30, 5, 5, 5, 1, 0, "none", True, "CreateTime", 1234, 1234, 37, 5),
+         (42, 34, 1, 22, 6, 6, 6, 1, 0, "none", True, "CreateTime", 1235, 1235, 76, 0),
+         (76, 34, 1, 22, 7, 7, 7, 1, 0, "none", True, "CreateTime", 1236, 1236, 110, 0)],
+     [1234, 1235, 1236]),
+])
+def test_legacy_messages_are_read_field_by_field(magic, fields, times):
+    entries = list(SegmentReader(io.BytesIO(_legacy_set(magic)), ReadOptions(records=True)))
+    assert [_entry_fields(entry) for entry in entries] == fields
+    assert [entry.findings for entry in entries] == [[], [], []]
+    assert [[(r.offset, r.timestamp, r.key, r.value, r.pos, r.size, r.magic, r.crc == entry.crc, r.crc_valid)
+             for r in entry.records] for entry in entries] == [
+        [(5, times[0], b"key", b"value", 0, fields[0][1], magic, True, True)],
+        [(6, times[1], None, b"", fields[1][0], fields[1][1], magic, True, True)],
+        [(7, times[2], b"", None, fields[2][0], fields[2][1], magic, True, True)]]
+
+
+@pytest.mark.parametrize("magic, timestamp_type, timestamp", [(1, "LogAppendTime", 1234), (0, "NoTimestampType", None)])
+def test_only_a_v1_message_takes_the_log_append_time_bit(magic, timestamp_type, timestamp):
+    entry = bytearray(_legacy_set(magic, messages=((5, b"key", b"value"),)))
+    entry[17] |= 0x08   # attributes (after offset 8, length 4, crc 4, magic 1); the CRC covers magic onwards
+    entry[12:16] = struct.pack(">I", zlib.crc32(entry[16:]))
+    (read,) = SegmentReader(io.BytesIO(bytes(entry)), ReadOptions(records=True))
+    assert (read.timestamp_type, read.base_timestamp, read.records[0].timestamp) == (timestamp_type, timestamp,
+                                                                                   timestamp)
+
+
+def test_a_v1_wrapper_at_offset_zero_is_said_and_its_inner_offsets_taken_as_they_are():
+    (wrapper,) = SegmentReader(io.BytesIO(_legacy_set(1, 1, ((0, b"k", b"v" * 30), (1, None, b"w" * 30)))),
+                               ReadOptions(records=True))
+    assert (wrapper.base_offset, wrapper.last_offset, wrapper.count) == (0, 1, 2)
+    assert [(r.offset, r.timestamp) for r in wrapper.records] == [(0, 1229), (1, 1230)]
+    assert wrapper.findings == [Finding("wrapper-offset-zero", 0, 0, 8, "offset", "the offset of the last inner message",
+                                        "0, so the inner offsets 0..1 are taken as they are")]
+
+
+def test_records_walked_a_few_at_a_time_are_kept_up_to_the_bound_and_read_back_from_every_chunk(monkeypatch):
+    from kbatch.reading import records
+
+    monkeypatch.setattr(records, "MAX_HELD", 3)
+    data = batch(20, [(bytes([65 + index]), b"v") for index in range(5)])
+    entry = _read_one(data, record_objects=False)
+    payload = data[entry.payload_pos:]
+    assert records.walk_batch_records(entry, payload, entry.payload_pos, entry.payload_pos, entry.payload_size,
+                                      objects=True, chunk=2)[0].actual.startswith("5 records; those after the first 3")
+    assert [(record.offset, record.key) for record in entry.records] == [(20, b"A"), (21, b"B"), (22, b"C")]
+    # Without objects, over three chunks of 2: no columns are handed on, every chunk is walked again.
+    assert records.walk_batch_records(entry, payload, entry.payload_pos, entry.payload_pos, entry.payload_size,
+                                      objects=False, chunk=2) == []
+    assert entry.records is None and entry.walked_columns is None
+    assert [[record.offset for record in chunk_records(columns, entry)]
+            for columns in record_chunks(entry, chunk=2)] == [[20, 21], [22, 23], [24]]
+    # In one chunk the walk's columns are handed on and read as they are.
+    records.walk_batch_records(entry, payload, entry.payload_pos, entry.payload_pos, entry.payload_size,
+                               objects=False, chunk=8)
+    (walked,) = record_chunks(entry, chunk=8)
+    assert walked is entry.walked_columns[0]
+    assert [record.offset for record in chunk_records(walked, entry)] == [20, 21, 22, 23, 24]
+
+
+def _record_error(data, pos, end):
+    with pytest.raises(RecordError) as raised:
+        decode_record(data, pos, end, "records[7]")
+    error = raised.value
+    return error.code, error.pos, error.size, error.field, error.expected, error.actual
+
+
+def test_one_record_is_decoded_where_it_lies_and_ends_where_its_length_says():
+    one = handmade_record(3, b"k", b"vv", timestamp_delta=2)   # 10 bytes: its length varint says 9
+    data = b"\xff" * 5 + one + b"\x00\x01"
+    assert decode_record(data, 5, len(data), "records[7]") == (
+        {"length": 9, "attributes": 0, "timestamp_delta": 2, "offset_delta": 3, "key_length": 1, "key": b"k",
+         "value_length": 2, "value": b"vv", "headers_count": 0, "headers": []}, 15)
+    # No bytes at all: a length varint cut short, named with the path given, at the record's place.
+    assert _record_error(data, 15, 15) == ("record-overrun", 15, 0, "records[7].length", "a complete varint",
+                                           "0 byte(s) then the end of the record")
+    assert _record_error(b"\x00" * 5 + one[:6], 5, 11) == (
+        "bad-record-length", 5, 1, "records[7].length", "0..5 (bytes left in the batch)", "9")
+
+
+@pytest.mark.parametrize("wrapper_offset, inner, offsets, findings", [
+    (10, 3, [8, 9, 10], []),   # relative inner offsets 0..2 end at the wrapper's own
+    (1, 3, [0, 1, 2], [Finding("bad-wrapper-offset", 0, 0, 8, "offset", "at least the last inner offset 2", "1")]),
+    (0, 1, [0], []),           # offset 0 holding one message at 0: nothing to say
+])
+def test_a_v1_wrappers_inner_offsets_are_made_absolute_from_its_own(wrapper_offset, inner, offsets, findings):
+    data = bytearray(_legacy_set(1, 1, tuple((index, b"k", b"v" * 30) for index in range(inner))))
+    data[:8] = struct.pack(">q", wrapper_offset)   # the offset field is outside the CRC
+    (wrapper,) = SegmentReader(io.BytesIO(bytes(data)), ReadOptions(records=True))
+    assert ([record.offset for record in wrapper.records], wrapper.base_offset, wrapper.last_offset) == (
+        offsets, offsets[0], offsets[-1])
+    assert wrapper.findings == findings
