@@ -40,14 +40,15 @@ from kbatch.kernels._json_keys import BATCH_JSON_KEYS, RECORD_JSON_KEYS  # noqa:
 # holds the pieces below to them (a column added there must be taught to this writer too).
 # The pieces of JSON the writer copies (the record's keys spelt out, in RECORD_JSON_KEYS' order; a v2 record
 # has no crc, crc_valid or control of its own: those close the object as nulls) ...
-_JSON_FIELDS = (b'{"offset": ', b', "timestamp": ', b', "key": ', b', "value": ', b', "headers": [',
-                b'], "pos": ', b', "inner_pos": ', b', "size": ', b', "attributes": ', b', "sequence": ',
-                b', "crc": null, "crc_valid": null, "control": null}', b'{"key": ', b', "value": ', b'}',
-                b', ', b'null', b'{"hex": "', b'{"utf8": "', b'"}', b', "timestamp_iso": ',
-                b'true', b'false', b'"')
+_RECORD_FIELDS = (b'{"offset": ', b', "timestamp": ', b', "key": ', b', "value": ', b', "headers": [',
+                  b'], "pos": ', b', "inner_pos": ', b', "size": ', b', "attributes": ', b', "sequence": ',
+                  b', "crc": null, "crc_valid": null, "control": null}', b'{"key": ', b', "value": ', b'}',
+                  b', ', b'null', b'{"hex": "', b'{"utf8": "', b'"}', b', "timestamp_iso": ',
+                  b'true', b'false', b'"')
 # ... and then a batch's keys: BATCH_JSON_KEYS[i] is part _BATCH_KEY + i.
-_BATCH_KEY = cython.declare(cython.int, len(_JSON_FIELDS))
-_JSON_FIELDS += tuple(f'{", " if index else ""}"{key}": '.encode() for index, key in enumerate(BATCH_JSON_KEYS))
+_BATCH_KEY = cython.declare(cython.int, len(_RECORD_FIELDS))
+_JSON_FIELDS = _RECORD_FIELDS + tuple(f'{", " if index else ""}"{key}": '.encode()
+                                      for index, key in enumerate(BATCH_JSON_KEYS))
 _PARTS = cython.declare(cython.int, len(_JSON_FIELDS))   # how many parts there are
 _JSON_PARTS = b"".join(_JSON_FIELDS)
 _JSON_AT = tuple(sum(map(len, _JSON_FIELDS[:index])) for index in range(len(_JSON_FIELDS)))
@@ -139,7 +140,7 @@ class _JsonWriter:
     """Bytes written into a buffer sized beforehand."""
 
     out: cython.uchar[::1]
-    data: object                  # the bytearray ``out`` views
+    data: bytearray               # the bytearray ``out`` views
     capacity: cython.Py_ssize_t
     at: cython.Py_ssize_t
     parts: cython.const[cython.uchar][::1]
@@ -710,7 +711,7 @@ def _write_batch(out: _JsonWriter, typed: cython.bint, pos, size, magic, length_
 
 
 _line = cython.declare(_JsonWriter, None)   # the writer batch_json reuses line after line (making one costs more)
-_plain_names = {}     # name -> _plain_name(name), for the few names batches have
+_plain_names: dict[str, bytes | None] = {}     # name -> _plain_name(name), for the few names batches have
 
 
 def _plain_name(name):

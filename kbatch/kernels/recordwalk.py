@@ -127,8 +127,9 @@ class RecordWalker:
 
     def __init__(self, data, count: cython.longlong, base_offset: cython.longlong,
                  base_timestamp: cython.longlong, start: cython.Py_ssize_t = 0, end: cython.Py_ssize_t = -1):
-        self.findings = []
-        self.order_breaks = []
+        # (declared for Cython in recordwalk.pxd; for mypy, whose annotations Cython would take as its own)
+        self.findings = []      # type: list[tuple]
+        self.order_breaks = []  # type: list[tuple]
         self._source = None
         self.reset(data, count, base_offset, base_timestamp, start, end)
 
