@@ -9,7 +9,7 @@ Fields that a magic does not have are ``None``.
 from __future__ import annotations
 
 from dataclasses import KW_ONLY, dataclass, field, fields
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Iterator, NamedTuple, Protocol
 
 from kbatch.format.findings import Finding
 # The sequence rules, compiled: used from here (increment_sequence by importers of this module).
@@ -17,7 +17,6 @@ from kbatch.kernels.batchrules import NO_SEQUENCE, increment_sequence, last_sequ
 
 if TYPE_CHECKING:   # for the annotations only: reading a segment does not load the decoders
     from kbatch.messages.topics import Decoded
-    from kbatch.reading.records import RecordStream
 
 TIMESTAMP_TYPES = ("CreateTime", "LogAppendTime")
 NO_TIMESTAMP_TYPE = "NoTimestampType"  # magic 0 (TimestampType.NO_TIMESTAMP_TYPE)
@@ -92,6 +91,15 @@ class Record:
     decoded: Decoded | None = None   # an internal topic's key and value read with Kafka's schemas (messages.topics)
 
 
+class RecordsMadeAsRead(Protocol):
+    """A batch's records made a chunk at a time as they are iterated (kbatch.reading.records.RecordStream), in
+    place of the reader's list for an output that only iterates."""
+
+    def __iter__(self) -> Iterator[Record]: ...
+
+    def __len__(self) -> int: ...
+
+
 class ProducerFields(NamedTuple):
     """A v2 batch's producer fields (DefaultRecordBatch: producerId, producerEpoch, baseSequence), which a
     v2 header always has and v0/v1 have not: ``Batch.producer``."""
@@ -132,9 +140,8 @@ class Batch:
     # The fields above are a batch's header fields (HEADER_FIELDS), what its fixed header and its place in the
     # file give; those below are filled in as it is read, and only ever named.
     _: KW_ONLY
-    # A list as the reader walked them; an output that only iterates may have them stand as a RecordStream,
-    # made a chunk at a time (kbatch.reading.records.stream_records)
-    records: list[Record] | RecordStream | None = None
+    # A list as the reader walked them; an output that only iterates may have them stand as RecordsMadeAsRead
+    records: list[Record] | RecordsMadeAsRead | None = None
     # v2, once its records were walked: what verify-crc --deep compares with the header (records.RecordChecks)
     record_checks: RecordChecks | None = None
     # v2 records walked without Record objects (ReadOptions.record_objects False): their bytes, decompressed,
