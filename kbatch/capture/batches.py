@@ -558,13 +558,21 @@ class _LinesTaken(_HeadersTaken):
     def leading(self, data) -> int:
         """The clean batches a Records field (``data``) starts with taken, their lines a run (see :meth:`walk`);
         where they end (0: none taken).  Most of the time they are the whole field, and no reader is made."""
-        lines = _Lines()
-        end, last, records = clean_batch_lines(data, 0, len(data), 0, self.least, self.most, CHECKSUMS[2],
+        return self._lines(data, 0, len(data), 0)
+
+    def _lines(self, data, i: int, limit: int, base: int) -> int:
+        """The clean batches from ``data[i]`` (file position ``base + i``) up to ``limit`` taken in the compiled
+        loop, their lines added to the last run of lines; where they end (``i``: none taken)."""
+        if not self.batches or not isinstance(self.batches[-1], _Lines):
+            self.batches.append(_Lines())
+        lines = self.batches[-1]
+        end, last, records = clean_batch_lines(data, i, limit, base, self.least, self.most, CHECKSUMS[2],
                                                _LINE_NAMES, lines.lines, lines.spans)
         if last < 0:
-            return 0
-        lines.record_count = records
-        self.batches.append(lines)
+            if not lines.lines:
+                self.batches.pop()
+            return i
+        lines.record_count += records
         self.last_pos = last
         return end
 
@@ -574,16 +582,7 @@ class _LinesTaken(_HeadersTaken):
         while pos < stop:
             data, i = batch_in_view(window, pos)
             base = pos - i
-            if not self.batches or not isinstance(self.batches[-1], _Lines):
-                self.batches.append(_Lines())
-            lines = self.batches[-1]
-            end, last, records = clean_batch_lines(data, i, stop - base, base, self.least, self.most, CHECKSUMS[2],
-                                                   _LINE_NAMES, lines.lines, lines.spans)
-            if last >= 0:
-                lines.record_count += records
-                self.last_pos, pos = last, base + end
-            elif not lines.lines:
-                self.batches.pop()
+            pos = base + self._lines(data, i, stop - base, base)
             if pos >= stop:
                 break
             taken = crc_run.walk(window, pos, pos + 1)   # one the CRC run takes, else the full reader's
