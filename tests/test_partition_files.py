@@ -469,6 +469,31 @@ def test_a_renamed_partition_directory_says_what_it_is_and_reads_as_its_partitio
     assert result.err.count(f"renamed -{state}") == 1 and "read as partition orders-0" in result.err
 
 
+@pytest.mark.parametrize("name, read", [
+    ("orders-3", ("orders", 3)), ("my-topic-12", ("my-topic", 12)), ("t--1", ("t-", 1)),
+    ("orders-3.a5e2e2a1f2ba4e2c8cd3b0e0b1c2d3e4-delete", ("orders", 3)), ("orders-3.x-future", ("orders", 3)),
+    ("orders-3.x-stray", ("orders", 3)), ("__consumer_offsets-49", ("__consumer_offsets", 49)),
+    # LocalLog.parseTopicPartitionName refuses these (KafkaException): no "-", an empty topic or partition,
+    # a partition that is no integer; a suffix other than Kafka's three is part of the partition
+    ("orders", None), ("-3", None), ("orders-", None), ("orders-x", None), ("orders-3.x-deleted", None),
+    ("orders-\u0663", None), ("orders-3.log", None), ("", None),
+])
+def test_a_partition_directory_name_is_read_as_kafka_reads_it(name, read):
+    from kbatch.files.inputs import partition_directory, topic_partition
+
+    assert partition_directory(name) == read
+    assert topic_partition(f"/logs/{name}/00000000000000000000.log") == (read or (None, None))
+
+
+@pytest.mark.parametrize("name, base", [("00000000000000000042.log", 42), ("/d/orders-0/7.log", 7),
+                                        ("00000000000000000042.index", None), ("42.log.deleted", None),
+                                        (".log", None), ("x42.log", None), ("\u0664\u0662.log", None)])
+def test_a_segments_base_offset_is_its_names_number(name, base):
+    from kbatch.files.inputs import segment_base_offset
+
+    assert segment_base_offset(name) == base
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.sampled_from([b"0", b"12 7", b" ", b"\n", b"\r", b"\r\n", b"x" * 9]), max_size=40),
        st.integers(1, 12), st.integers(1, 20))

@@ -11,13 +11,10 @@ import errno
 import fnmatch
 import glob
 import os
-import re
 import stat
 from dataclasses import dataclass
 from typing import BinaryIO
 
-_PARTITION_DIR = re.compile(r"^(?P<topic>.+)-(?P<partition>\d+)$")
-_SEGMENT_NAME = re.compile(r"^(?P<base>\d+)\.log$")
 
 # Every file of a partition directory kbatch reads (``dump DIR``): a directory lists them as Kafka keeps
 # them, by offset, each segment's files together (kbatch.files.kinds.listing_order).
@@ -41,19 +38,28 @@ class Segment:
 
 
 def topic_partition(path: str) -> tuple[str | None, int | None]:
+    """The topic and partition a file's directory names (``orders-3/00000000000000000000.log``), or Nones."""
+    directory = path.rstrip("/").rsplit("/", 2)[-2] if "/" in path.rstrip("/") else ""
+    return partition_directory(directory) or (None, None)
+
+
+def partition_directory(name: str) -> tuple[str, int] | None:
+    """(topic, partition) of a partition directory's name, read as LocalLog.parseTopicPartitionName reads it:
+    TOPIC-N, the last "-" ending the topic; or TOPIC-N.ID-delete, -future or -stray, a directory Kafka renamed
+    that holds the same files (kinds.renamed_partition).  None for any other name."""
     from kbatch.files.kinds import renamed_partition
 
-    directory = path.rstrip("/").rsplit("/", 2)[-2] if "/" in path.rstrip("/") else ""
-    renamed = renamed_partition(directory)   # <topic>-<partition>.<id>-delete/-future/-stray: the same partition
-    match = _PARTITION_DIR.match(renamed[0] if renamed else directory)
-    if not match:
-        return None, None
-    return match["topic"], int(match["partition"])
+    renamed = renamed_partition(name)
+    topic, dash, partition = (renamed[0] if renamed else name).rpartition("-")
+    if not (topic and dash and partition.isascii() and partition.isdigit()):
+        return None
+    return topic, int(partition)
 
 
 def segment_base_offset(path: str) -> int | None:
-    match = _SEGMENT_NAME.match(path.rsplit("/", 1)[-1])
-    return int(match["base"]) if match else None
+    """The base offset a segment's name gives (``00000000000000000042.log``), or None."""
+    stem, dot, suffix = path.rsplit("/", 1)[-1].partition(".")
+    return int(stem) if dot and suffix == "log" and stem.isascii() and stem.isdigit() else None
 
 
 def is_remote(path: str) -> bool:

@@ -7,7 +7,8 @@ without loading the schemas; the decoders are in :mod:`.topics`.
 from __future__ import annotations
 
 import os
-import re
+
+from kbatch.files.inputs import partition_directory
 
 DECODERS = ("offsets", "transactions", "metadata", "share", "remote", "none")
 
@@ -22,11 +23,8 @@ def decoder_for_path(path: str) -> str | None:
     parts = _path_parts(path)
     if parts[-1:] == ["bootstrap.checkpoint"]:   # KRaft's bootstrap snapshot (BootstrapDirectory)
         return "metadata"
-    directory = parts[-2] if len(parts) > 1 else ""
-    # A partition directory renamed <topic>-<partition>.<id>-delete/-future/-stray (LocalLog) holds the same.
-    directory = re.sub(r"^(\S+-\S+)\.\S+-(?:delete|future|stray)$", r"\1", directory)
-    match = re.fullmatch(r"(.+)-(\d+)", directory)
-    return TOPIC_DECODERS.get(match.group(1)) if match else None
+    partition = partition_directory(parts[-2]) if len(parts) > 1 else None
+    return TOPIC_DECODERS.get(partition[0]) if partition else None
 
 
 def _path_parts(path: str) -> list[str]:

@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import io
 import os
-import re
 from dataclasses import dataclass
 
 from kbatch.capture.batches import CapturedBatch
+from kbatch.files.inputs import partition_directory
 from kbatch.format.findings import Finding
 from kbatch.format.structs import BATCH_HEADER
 from kbatch.reading.reader import ReadOptions, SegmentReader
@@ -32,7 +32,6 @@ from kbatch.walk.engine import entries
 REWRITTEN = tuple((BATCH_HEADER.offsets[name], BATCH_HEADER.offsets[name] + BATCH_HEADER.sizes[name])
                   for name in ("base_offset", "partition_leader_epoch"))
 HOPS = ("client", "broker", "fetch", "none")
-_PARTITION_DIRECTORY = re.compile(r"(.+)-\d+(?:\.\w+-(?:delete|future|stray))?")
 
 
 @dataclass(frozen=True)
@@ -85,13 +84,13 @@ class LogDir:
         TOPIC-N, or TOPIC-N.ID-delete once its topic was deleted (LocalLog.logDeleteDirName)."""
         names: dict[str, str] = {}
         for entry in sorted(os.listdir(self.root)) if os.path.isdir(self.root) else ():
-            directory = _PARTITION_DIRECTORY.fullmatch(entry)
+            partition = partition_directory(entry)
             metadata = os.path.join(self.root, entry, "partition.metadata")
-            if directory and os.path.isfile(metadata):
+            if partition and os.path.isfile(metadata):
                 with open(metadata, encoding="utf-8", errors="replace") as text:
                     for line in text:
                         if line.startswith("topic_id:"):
-                            names.setdefault(line.split(":", 1)[1].strip(), directory[1])
+                            names.setdefault(line.split(":", 1)[1].strip(), partition[0])
         return names
 
     def topic(self, found: CapturedBatch) -> str | None:

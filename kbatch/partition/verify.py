@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import os
-import re
 
 from kbatch.reading.summary import FileSummary
+from kbatch.files.inputs import partition_directory
 from kbatch.files.kinds import LOG, META_PROPERTIES, OFFSET_CHECKPOINT, OFFSET_CHECKPOINTS, kind_of
 
 
@@ -37,9 +37,8 @@ def complete_and_partial_partitions(paths) -> tuple[list[str], list[tuple[str, i
                 named.setdefault(os.path.dirname(segment) or ".", set()).add(os.path.basename(segment))
     partial = []
     for directory, names in named.items():
-        # Kafka names a partition's directory TOPIC-N (UnifiedLog.parseTopicPartitionName): a scratch
-        # directory holding one segment is no partition to hold indexes against.
-        if directory in found or not re.fullmatch(r".+-\d+", os.path.basename(os.path.abspath(directory))):
+        # A scratch directory holding one segment is no partition to hold indexes against.
+        if directory in found or partition_directory(os.path.basename(os.path.abspath(directory))) is None:
             continue
         in_it = {name for name in os.listdir(directory)
                  if kind_of(name) == LOG and os.path.isfile(os.path.join(directory, name))}
