@@ -12,8 +12,7 @@ import fnmatch
 import glob
 import os
 import stat
-from dataclasses import dataclass
-from typing import BinaryIO
+from typing import BinaryIO, NamedTuple
 
 
 # Every file of a partition directory kbatch reads (``dump DIR``): a directory lists them as Kafka keeps
@@ -23,8 +22,7 @@ PARTITION_FILES = ("*.log", "*.index", "*.timeindex", "*.txnindex", "*.snapshot"
                    "quorum-state", "meta.properties")
 
 
-@dataclass(frozen=True)
-class Segment:
+class Segment(NamedTuple):
     path: str
     size: int
 

@@ -23,8 +23,7 @@ This module imports only the layouts, the checksums and the findings.
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, NamedTuple
 
 from kbatch.format.checksums import CRC32C, crc32
 from kbatch.format.findings import Finding
@@ -58,8 +57,7 @@ LENGTH_FIELD = {magic: layout.names[1] for magic, layout in ENTRY_HEADERS.items(
 # ---------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Checksum:
+class Checksum(NamedTuple):
     """Which CRC an entry of one magic carries, over which bytes, and where it is stored."""
 
     name: str

@@ -11,15 +11,14 @@ unknown outcome.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from kbatch.reading.model import Batch, ControlMarker
 
 END_TYPES = ("ABORT", "COMMIT")
 
 
-@dataclass(frozen=True)
-class EndMarker:
+class EndMarker(NamedTuple):
     """A producer's control batch, as an end of its transaction."""
 
     marker: ControlMarker | None    # its first record as decoded (None: it does not read)

@@ -22,8 +22,7 @@ TIMESTAMP_TYPES = ("CreateTime", "LogAppendTime")
 NO_TIMESTAMP_TYPE = "NoTimestampType"  # magic 0 (TimestampType.NO_TIMESTAMP_TYPE)
 
 
-@dataclass(frozen=True, slots=True)
-class LostOffsets:
+class LostOffsets(NamedTuple):
     """The offsets a damaged entry or range held: ``first``..``last`` (None: nothing tells), and ``how`` that
     is known (kbatch.reading.lost works them out)."""
 
