@@ -143,7 +143,7 @@ def list_file(path: str, stream, options: ReadOptions, sink, *, internal: str | 
     (``jobs``), or from where the indexes say the window starts, stepping over the batches outside it;
     ``note(text)`` is told what a user should know (an index not trusted, records left out)."""
     if internal not in (None, "none"):   # an internal topic's records are read into objects by its decoder
-        options = dataclasses.replace(options, record_objects=True)
+        options = options._replace(record_objects=True)
     reader = SegmentReader(stream, options)
     summary = FileSummary(path, reader.size)
     sink.begin(path, reader.size)

@@ -7,7 +7,7 @@ the damage it met; what a damaged range held is not seen, and the replay goes on
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Callable
 
 from kbatch.files.inputs import topic_partition
@@ -46,7 +46,7 @@ def replay(files: list[str], options: ReadOptions, add: Callable[[str, Batch], N
     batch's header alone, and the records of a few, costs a header a batch, not a record object a record).
     """
     if wants_records is not None:
-        options = replace(options, records=False, keep_body=True)
+        options = options._replace(records=False, keep_body=True)
         decompressor = Decompressor(options.decompressed_limit)
     replayed = Replayed()
     for path in files:

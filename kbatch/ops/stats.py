@@ -23,7 +23,6 @@ the file size.  This module is the library: it imports neither click nor rich.
 
 from __future__ import annotations
 
-import dataclasses
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -500,7 +499,7 @@ def collect(stats: SegmentStats, path: str, stream,
     """Read one file into ``stats`` (and, when given, into a :class:`kbatch.ops.reencode.WhatIf`: it re-encodes
     Record objects, so with it records are read into objects)."""
     if what_if is not None and not options.record_objects:
-        options = dataclasses.replace(options, record_objects=True)
+        options = options._replace(record_objects=True)
     reader = SegmentReader(stream, options)
     decompressor = Decompressor(options.decompressed_limit)
 

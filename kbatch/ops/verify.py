@@ -12,7 +12,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, BinaryIO, Iterator, cast
+from typing import TYPE_CHECKING, BinaryIO, Iterator, NamedTuple, cast
 
 from kbatch.format.codecs import DEFAULT_DECOMPRESSED_LIMIT
 from kbatch.format.findings import Finding
@@ -27,8 +27,7 @@ if TYPE_CHECKING:
     from kbatch.walk.engine import Run
 
 
-@dataclass(frozen=True)
-class VerifyOptions:
+class VerifyOptions(NamedTuple):
     deep: bool = False
     decompressed_limit: int = DEFAULT_DECOMPRESSED_LIMIT
     jobs: int = 1    # processes a large local file is read by, a part each (verify_in_parts)

@@ -28,8 +28,8 @@ import os
 import re
 import stat
 import sys
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, BinaryIO, Iterator, cast
+from dataclasses import replace
+from typing import TYPE_CHECKING, BinaryIO, Iterator, NamedTuple, cast
 
 from kbatch.format.codecs import DEFAULT_DECOMPRESSED_LIMIT, Decompressor
 from kbatch.format.findings import Finding
@@ -72,8 +72,7 @@ _LEGACY_OFFSET = MESSAGE_V0_HEADER.picker("offset", "attributes")   # where v1 h
 __all__ = ["DEFAULT_MAX_ENTRY_SIZE", "ReadOptions", "SegmentReader", "load_records", "open_input", "parse_hex"]
 
 
-@dataclass(frozen=True)
-class ReadOptions:
+class ReadOptions(NamedTuple):
     records: bool = False                    # decode the records of every batch
     record_objects: bool = True              # ... into Batch.records (False: only findings and record_checks)
     decompressed_limit: int = DEFAULT_DECOMPRESSED_LIMIT
