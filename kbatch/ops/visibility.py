@@ -32,9 +32,7 @@ from __future__ import annotations
 import bisect
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
-
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from kbatch.format.findings import Finding
 from kbatch.format.structs import SIZE_OFFSET
@@ -51,8 +49,7 @@ UNKNOWN = "unknown"          # its transaction's marker is not believed
 CONTROL = "control"          # a control batch: never data
 
 
-@dataclass(frozen=True)
-class Seen:
+class Seen(NamedTuple):
     """What a read_committed consumer makes of a batch, and the transaction that decides it (if any)."""
 
     state: str

@@ -16,8 +16,7 @@ Headers are read with the declarations of :mod:`kbatch.format.layouts`.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
-from typing import BinaryIO, Iterator
+from typing import BinaryIO, Iterator, NamedTuple
 
 from kbatch.format.findings import Finding
 from kbatch.reading.model import Batch
@@ -41,8 +40,7 @@ _V2 = {name: index for index, name in enumerate(BATCH_HEADER.names)}
 _V1 = {name: index for index, name in enumerate(MESSAGE_V1_HEADER.names)}
 
 
-@dataclass(frozen=True)
-class Window:
+class Window(NamedTuple):
     """What a dump selects: record offsets low..high and timestamps since..until (inclusive; None: open)."""
 
     low: int | None = None
@@ -68,8 +66,7 @@ class Window:
         return ", ".join(said)
 
 
-@dataclass(frozen=True)
-class Header:
+class Header(NamedTuple):
     """A log entry's fixed header, as far as a skip needs it."""
 
     end: int
@@ -254,8 +251,7 @@ def _time_entry_holds(entry: dict, offsets: _Slots, reader, stream) -> bool:
     return False
 
 
-@dataclass(frozen=True)
-class Start:
+class Start(NamedTuple):
     pos: int
     note: str | None = None      # why an index was not used, for the user
 

@@ -7,7 +7,6 @@ import mmap
 from dataclasses import dataclass
 
 from kbatch.files import kinds
-from kbatch.partition.sidecars import looks_like
 
 SNIFF_LIMIT = 64 * 1024 * 1024   # a file beside a segment is smaller; a larger one is read as a segment
 
@@ -20,6 +19,8 @@ def looks_like_other_kind(stream) -> str | None:
     if size == 0 or size > SNIFF_LIMIT or SegmentReader(stream, size=size).entry_verifies_at(0):
         stream.seek(0)
         return None
+    from kbatch.partition.sidecars import looks_like   # (loaded only for a file whose first entry fails)
+
     # A map of the file: the sniff reads only the bytes it looks at (a kind is ruled out at its first
     # damage), not the whole file.
     try:

@@ -344,13 +344,15 @@ class BufferStream:
 
 # -- opening inputs ------------------------------------------------------------
 
-_HEX_NOISE = re.compile(rb"0x|[\s:,|-]")
+# (patterns compiled at their first use, by re's cache: few runs read pasted hex)
+_HEX_NOISE = rb"0x|[\s:,|-]"
+_NOT_HEX = rb"[^0-9a-fA-F]"
 
 
 def parse_hex(text: bytes) -> bytes:
     """Bytes from pasted hex: whitespace, colons, commas and 0x prefixes are ignored."""
-    digits = _HEX_NOISE.sub(b"", text)
-    bad = _NOT_HEX.search(digits)
+    digits = re.sub(_HEX_NOISE, b"", text)
+    bad = re.search(_NOT_HEX, digits)
     if bad is not None:   # said in the input's own terms, not fromhex()'s (which counts the stripped text)
         line = text.count(b"\n", 0, _position_in(text, bad.start())) + 1
         raise ValueError(f"not hex: {bad.group().decode('latin-1')!r} on line {line}")
@@ -359,13 +361,10 @@ def parse_hex(text: bytes) -> bytes:
     return bytes.fromhex(digits.decode("ascii"))
 
 
-_NOT_HEX = re.compile(rb"[^0-9a-fA-F]")
-
-
 def _position_in(text: bytes, digit_index: int) -> int:
     """Where the ``digit_index``-th byte left after removing the noise is in ``text``."""
     position = 0
-    for match in _HEX_NOISE.finditer(text):
+    for match in re.finditer(_HEX_NOISE, text):
         gap = match.start() - position
         if digit_index < gap:
             return position + digit_index
