@@ -7,8 +7,8 @@ kebab-case, and documented in :data:`CODES`.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
 from enum import Enum
+from typing import NamedTuple
 
 
 class Severity(str, Enum):
@@ -147,8 +147,7 @@ REGION_CODES = frozenset({"resync", "truncated", "zero-tail"})
 MAX_HELD = 100_000
 
 
-@dataclass(frozen=True, slots=True)
-class Finding:
+class Finding(NamedTuple):
     """One damaged (or noteworthy) byte range.
 
     ``pos``/``size`` span the bytes concerned, as file positions.  Inside a
@@ -186,7 +185,7 @@ class Finding:
 
     def as_dict(self) -> dict:
         """The finding's own fields and its severity (a range's lost offsets are the output's: columns.REGION)."""
-        out = asdict(self)
+        out = self._asdict()
         del out["lost_offsets"]
         out["severity"] = self.severity.value
         return out

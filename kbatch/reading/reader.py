@@ -28,7 +28,6 @@ import os
 import re
 import stat
 import sys
-from dataclasses import replace
 from typing import TYPE_CHECKING, BinaryIO, Iterator, NamedTuple, cast
 
 from kbatch.format.codecs import DEFAULT_DECOMPRESSED_LIMIT, Decompressor
@@ -246,7 +245,7 @@ class SegmentReader:
             return intact.pos + intact.size
         if problem.code == "truncated":
             if resume is None:   # the input ends inside this entry: every offset after the entry before is gone
-                yield replace(problem, lost_offsets=range_lost_offsets(self._last_offset_before(), None))
+                yield problem._replace(lost_offsets=range_lost_offsets(self._last_offset_before(), None))
                 return self.size
             # Valid entries follow, so the input is not cut short: the size field is what lies.
             # (a frame found truncated was read up to its magic: frame_problem's callers pass it)
@@ -254,7 +253,7 @@ class SegmentReader:
                               f"at most {self.size - pos - LOG_OVERHEAD} (the bytes left in the input)",
                               str(declared_size))
         lost = range_lost_offsets(self._last_offset_before(), None if resume is None else self._first_offset_at(resume))
-        yield replace(damaged_range(pos, end, problem, resumed=resume is not None), lost_offsets=lost)
+        yield damaged_range(pos, end, problem, resumed=resume is not None)._replace(lost_offsets=lost)
         return end
 
     def _first_offset_at(self, pos: int) -> int | None:
