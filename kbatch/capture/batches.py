@@ -167,10 +167,10 @@ def kafka_segments(items: Iterable[Segment | PacketProblem], ports: Iterable[int
         if isinstance(item, PacketProblem):
             yield item
             continue
-        pair = frozenset((item.source, item.destination))
         if item.source[1] in ports or item.destination[1] in ports:
             yield item
             continue
+        pair = frozenset((item.source, item.destination))
         if pair not in decided:
             if not item.payload:
                 yield item          # a handshake: kept until the first data decides

@@ -90,11 +90,14 @@ class Pairing:
 
     def __call__(self, events: Iterable) -> Iterator:
         requesters, waiting = self.requesters, self.waiting
+        pairs: dict[str, frozenset] = {}   # connection -> _connection_pair's (made once a connection)
         for event in events:
             if not isinstance(event, KafkaFrame):
                 yield event
                 continue
-            pair = _connection_pair(event.connection)
+            pair = pairs.get(event.connection)
+            if pair is None:
+                pair = pairs[event.connection] = _connection_pair(event.connection)
             requester = requesters.setdefault(pair, event.connection)
             if event.connection == requester:
                 request = read_request(event)
