@@ -121,6 +121,23 @@ def test_records_are_found_by_path_where_their_bytes_start():
     assert fields["responses"][0]["partitions"][1]["records"] == records
 
 
+@pytest.mark.parametrize(("name", "version"), [("ProduceRequest", 8), ("FetchResponse", 11), ("FetchResponse", 16)])
+def test_a_records_field_is_a_view_of_the_message_not_a_copy(name, version):
+    """The batches of a Records field are read where they lie in the message's bytes (a capture's every batch
+    copied once more otherwise)."""
+    records = bytes(range(70))
+    if name == "ProduceRequest":
+        values = {"acks": -1, "timeoutMs": 1, "topicData": [{"name": "a", "partitionData": [
+            {"index": 0, "records": records}]}]}
+    else:
+        values = {"responses": [{"topic": "a", "topicId": uuid_text(bytes(range(16))), "partitions": [
+            {"partitionIndex": 0, "records": records}]}]}
+    raw = FIX.Writer(name, version).message(values)
+    _, _, found = readers.read(name, version, raw, 0)
+    [(pos, view)] = found.values()
+    assert isinstance(view, memoryview) and view.obj is raw and bytes(view) == records == raw[pos:pos + 70]
+
+
 def test_readers_is_what_the_declarations_write():
     """kbatch/messages/readers.py below its line is what make_readers writes from the schema table: a change to
     the table (or to the writer) without ``python -m kbatch.messages.make_readers`` fails here."""

@@ -152,6 +152,38 @@ def test_extract_writes_segments_every_other_command_reads(tmp_path, kbatch):
         == [(500, 501, True), (502, 502, True)]
 
 
+def test_glibc_is_asked_to_keep_freed_memory_and_nothing_else_is(monkeypatch):
+    """kbatch pcap has glibc keep up to 8 MiB freed at its heap's top and serve blocks of up to 4 MiB from the heap
+    (mallopt M_TRIM_THRESHOLD -1, M_MMAP_THRESHOLD -3, malloc.h); elsewhere it asks nothing, and a C library
+    without mallopt is no error."""
+    import ctypes
+
+    from kbatch.cli import pcap as command
+
+    asked: list = []
+
+    class Glibc:
+        def __init__(self, name):
+            assert name is None   # the process's own C library
+
+        def mallopt(self, parameter, value):
+            asked.append((parameter, value))
+            return 1
+
+    monkeypatch.setattr(ctypes, "CDLL", Glibc)
+    monkeypatch.setattr(sys, "platform", "linux")
+    command._keep_freed_memory()
+    assert asked == [(-1, 8 << 20), (-3, 4 << 20)]
+    asked.clear()
+    monkeypatch.setattr(sys, "platform", "darwin")
+    command._keep_freed_memory()
+    assert asked == []
+    monkeypatch.setattr(sys, "platform", "linux")
+    monkeypatch.setattr(ctypes, "CDLL", lambda name: object())   # (musl's has one; say another has not)
+    command._keep_freed_memory()
+    assert asked == []
+
+
 def test_a_hostile_topic_name_never_leaves_the_extract_directory():
     from kbatch.ops.pcap import directory_name
 

@@ -59,7 +59,7 @@ class CapturedBatch:
     """One record batch (or v0/v1 message) found in a Produce request or a (Share)Fetch response."""
 
     batch: Batch                 # as the reader read it; positions are inside the partition's Records field
-    records: bytes               # the partition's Records field it lies in (``raw`` is its bytes, as sent)
+    records: bytes | memoryview  # the partition's Records field it lies in (``raw`` is its bytes, as sent)
     api: str                     # "Produce", "Fetch", "ShareFetch"
     request: Request             # the request (its version, correlation id, client id)
     packet: int                  # the packet the message carrying it began in
@@ -98,7 +98,7 @@ class CapturedRun:
     lines: list                  # each batch's line's keys after "type" (a newline ending them)
     spans: list                  # how many offsets each batch takes (lastOffsetDelta + 1)
     record_count: int            # the records of all of them
-    records: bytes               # the Records field they lie in
+    records: bytes | memoryview  # the Records field they lie in
     api: str
     request: Request
     packet: int
@@ -167,10 +167,10 @@ def kafka_segments(items: Iterable[Segment | PacketProblem], ports: Iterable[int
         if isinstance(item, PacketProblem):
             yield item
             continue
-        pair = frozenset((item.source, item.destination))
         if item.source[1] in ports or item.destination[1] in ports:
             yield item
             continue
+        pair = frozenset((item.source, item.destination))
         if pair not in decided:
             if not item.payload:
                 yield item          # a handshake: kept until the first data decides

@@ -20,7 +20,7 @@ from kbatch.capture.frames import FrameProblem, KafkaFrame
 CONTROLLED_SHUTDOWN = 7   # its version 0 alone has request header v0, without ClientId
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)   # (one a message: see kbatch.capture.packets.Segment)
 class Request:
     connection: str
     packet: int
@@ -33,7 +33,7 @@ class Request:
     frame: bytes
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)   # (one a message: see kbatch.capture.packets.Segment)
 class Response:
     connection: str
     packet: int
@@ -90,11 +90,14 @@ class Pairing:
 
     def __call__(self, events: Iterable) -> Iterator:
         requesters, waiting = self.requesters, self.waiting
+        pairs: dict[str, frozenset] = {}   # connection -> _connection_pair's (made once a connection)
         for event in events:
             if not isinstance(event, KafkaFrame):
                 yield event
                 continue
-            pair = _connection_pair(event.connection)
+            pair = pairs.get(event.connection)
+            if pair is None:
+                pair = pairs[event.connection] = _connection_pair(event.connection)
             requester = requesters.setdefault(pair, event.connection)
             if event.connection == requester:
                 request = read_request(event)

@@ -44,7 +44,7 @@ def _link_decoders() -> dict:
 LINKTYPE_RAW = (12, 101)   # bare IP: DLT_RAW (12; 14 on OpenBSD, whose files say 101) and LINKTYPE_RAW
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)   # (slots: one a packet, made in half the time of a frozen dataclass without them)
 class Segment:
     packet: int          # 1-based packet number in the capture
     time: float          # seconds since the epoch (nanosecond pcaps keep their precision to float's)

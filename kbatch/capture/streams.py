@@ -25,7 +25,7 @@ def _ahead(a: int, b: int) -> int:
     return distance - SEQ_MODULUS if distance >= SEQ_MODULUS // 2 else distance
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)   # (one a segment: see kbatch.capture.packets.Segment)
 class StreamBytes:
     connection: str      # "client:port -> server:port" of this direction
     packet: int          # the packet the first byte came in
@@ -71,8 +71,9 @@ def reassemble(items: Iterable[Segment | PacketProblem],
             names[ends] = connection_name(item), f"{_endpoint(*item.destination)} -> {_endpoint(*item.source)}"
         name, other = names[ends]
         direction = directions.setdefault(name, _Direction())
-        if item.ack is not None and directions.get(other) is not None:
-            yield from _acknowledged(directions, other, item, item.ack)
+        acknowledged = directions.get(other)
+        if item.ack is not None and acknowledged is not None and acknowledged.waiting:
+            yield from _acknowledged(directions, other, item, item.ack)   # (it tells only of bytes past a hole)
         if item.flags & 0x02:   # SYN: the data starts one past its sequence number
             direction.next_seq = (item.seq + 1) % SEQ_MODULUS
             continue

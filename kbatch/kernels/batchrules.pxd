@@ -1,6 +1,7 @@
 # The C-level face of batchrules.py, for the kernels that ask its rules without Python calls
 # (cleanruns.py, jsonl.py).
 cpdef long long increment_sequence(long long sequence, long long increment) noexcept
+cpdef long long v2_last_sequence(long long base_sequence, long long last_offset_delta) noexcept
 cpdef long long v2_reserved_bits(long long attributes) noexcept
 cpdef producer_fields_problem(bint is_transactional, bint is_control, long long producer_id,
                               long long producer_epoch, long long base_sequence)

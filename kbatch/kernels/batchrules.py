@@ -25,9 +25,18 @@ NO_SEQUENCE = -1   # a batch's baseSequence (a record's sequence) when the produ
 
 
 def last_sequence(base_sequence, last_offset_delta):
-    """DefaultRecordBatch.lastSequence: only -1 means 'no sequence'; it counts lastOffsetDelta on."""
-    if base_sequence is None or base_sequence == NO_SEQUENCE:
+    """DefaultRecordBatch.lastSequence (:func:`v2_last_sequence`), of a batch that may have no baseSequence."""
+    if base_sequence is None:
         return NO_SEQUENCE
+    return v2_last_sequence(base_sequence, last_offset_delta)
+
+
+@cython.ccall
+@cython.exceptval(check=False)
+def v2_last_sequence(base_sequence: cython.longlong, last_offset_delta: cython.longlong) -> cython.longlong:
+    """DefaultRecordBatch.lastSequence: only -1 means 'no sequence'; it counts lastOffsetDelta on."""
+    if base_sequence == _NO_SEQUENCE:
+        return _NO_SEQUENCE
     return increment_sequence(base_sequence, last_offset_delta)
 
 

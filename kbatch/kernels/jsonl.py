@@ -12,12 +12,14 @@ except ImportError:  # not compiled and no Cython installed: the same code as pl
     from kbatch.kernels import _cython_shim as cython
 
 if cython.compiled:
+    from cython.cimports.cpython.bytes import PyBytes_FromStringAndSize
     from cython.cimports.libc.string import memcpy
     from cython.cimports.kbatch.kernels.batchrules import (framed_v2_batch, increment_sequence, producer_fields_problem,
-                                                           v2_reserved_bits)
+                                                           v2_last_sequence, v2_reserved_bits)
     from cython.cimports.kbatch.kernels.recordwalk import RecordColumns
 else:
-    from kbatch.kernels.batchrules import framed_v2_batch, increment_sequence, producer_fields_problem, v2_reserved_bits
+    from kbatch.kernels.batchrules import (framed_v2_batch, increment_sequence, producer_fields_problem,
+                                           v2_last_sequence, v2_reserved_bits)
     from kbatch.kernels.recordwalk import RecordColumns
 from kbatch.kernels.batchrules import last_sequence
 from kbatch.format.structs import (BATCH_HEADER, COMPRESSION_CODEC_MASK, CONTROL_FLAG_MASK, DELETE_HORIZON_FLAG_MASK,
@@ -76,6 +78,33 @@ _TIMESTAMP_ISO = cython.declare(cython.int, 19)
 _TRUE = cython.declare(cython.int, 20)
 _FALSE = cython.declare(cython.int, 21)
 _QUOTE = cython.declare(cython.int, 22)
+
+# A batch line's numbers, each written from a slot of the writer (_JsonWriter.values): batch_json's from its
+# Python ints, clean_batch_lines' from the header it read, by the one writer of their keys (_write_batch).
+_POS_VALUE = cython.declare(cython.int, 0)
+_SIZE_VALUE = cython.declare(cython.int, 1)
+_MAGIC_VALUE = cython.declare(cython.int, 2)
+_BASE_OFFSET_VALUE = cython.declare(cython.int, 3)
+_LAST_OFFSET_VALUE = cython.declare(cython.int, 4)
+_OFFSET_FIELD_VALUE = cython.declare(cython.int, 5)
+_COUNT_VALUE = cython.declare(cython.int, 6)
+_LENGTH_FIELD_VALUE = cython.declare(cython.int, 7)
+_LEADER_EPOCH_VALUE = cython.declare(cython.int, 8)
+_CRC_VALUE = cython.declare(cython.int, 9)
+_COMPUTED_CRC_VALUE = cython.declare(cython.int, 10)
+_ATTRIBUTES_VALUE = cython.declare(cython.int, 11)
+_LAST_OFFSET_DELTA_VALUE = cython.declare(cython.int, 12)
+_BASE_TIMESTAMP_VALUE = cython.declare(cython.int, 13)
+_MAX_TIMESTAMP_VALUE = cython.declare(cython.int, 14)
+_DELETE_HORIZON_VALUE = cython.declare(cython.int, 15)
+_PRODUCER_ID_VALUE = cython.declare(cython.int, 16)
+_PRODUCER_EPOCH_VALUE = cython.declare(cython.int, 17)
+_BASE_SEQUENCE_VALUE = cython.declare(cython.int, 18)
+_LAST_SEQUENCE_VALUE = cython.declare(cython.int, 19)
+_PAYLOAD_POS_VALUE = cython.declare(cython.int, 20)
+_PAYLOAD_SIZE_VALUE = cython.declare(cython.int, 21)
+_DECOMPRESSED_SIZE_VALUE = cython.declare(cython.int, 22)
+_SLOTS = cython.declare(cython.int, 23)   # (the writer has room for 24)
 # The writer's tables of parts are C arrays, whose length must be a constant: room for this many.
 assert _PARTS <= 64, "kbatch.kernels.jsonl: more than 64 parts of JSON; make _JsonWriter's arrays longer"
 JSON_OTHER = 0   # records_json's modes (Python values: callers pass them)
@@ -152,6 +181,8 @@ class _JsonWriter:
     day: cython.longlong            # the day whose date iso() wrote last, and where in ``out``
     day_at: cython.Py_ssize_t
     keys: cython.int                # how many of a batch line's keys were written (key)
+    values: cython.longlong[24]     # a batch line's numbers by slot (_SLOTS of them: _POS_VALUE, ...) ...
+    nulls: cython.ulonglong         # ... and which of them are null (bit 1 << slot)
 
     def __init__(self, size: cython.Py_ssize_t, buffer: bytearray):
         self.out = buffer
@@ -167,6 +198,7 @@ class _JsonWriter:
         self.day = -1
         self.day_at = 0
         self.keys = 0
+        self.nulls = 0
         i: cython.Py_ssize_t
         if cython.compiled:
             for i in range(len(_JSON_FIELDS)):
@@ -175,14 +207,27 @@ class _JsonWriter:
         else:
             self.at_parts = list(_JSON_AT)
             self.len_parts = [len(part) for part in _JSON_FIELDS]
+            self.values = [0] * _SLOTS
 
     @cython.cfunc
     @cython.exceptval(check=False)
     def rewind(self) -> cython.void:
-        """Write from the start again: what was written is forgotten, the last date and key too."""
+        """Write from the start again: what was written is forgotten, the last date and key too, and every
+        value slot is not null."""
         self.at = 0
         self.day = -1
         self.keys = 0
+        self.nulls = 0
+
+    @cython.cfunc
+    @cython.boundscheck(False)
+    def written(self) -> bytes:
+        """What was written since the last rewind, as bytes."""
+        if cython.compiled:   # (no memoryview made and sliced: that costs more than the copy of a line)
+            line = PyBytes_FromStringAndSize(cython.cast(cython.p_char, cython.address(self.out[0])), self.at)
+        else:
+            line = bytes(memoryview(self.data)[:self.at])
+        return line
 
     @cython.cfunc
     @cython.exceptval(check=False)
@@ -571,13 +616,36 @@ def _batch_line(head: bytes, pos, size, magic, length_field, offset_field, base_
     out: _JsonWriter = _line
     out.rewind()
     out.bytes_(head)
-    if not _write_batch(out, True, pos, size, magic, length_field, offset_field, base_offset, last_offset, count,
-                        attributes, codec, crc, computed_crc, timestamp_type, base_timestamp, max_timestamp,
-                        partition_leader_epoch, last_offset_delta, producer_id, producer_epoch, base_sequence,
-                        is_transactional, is_control, delete_horizon_ms, payload_pos, payload_size,
-                        decompressed_size):
+    try:
+        _value(out, _POS_VALUE, pos)
+        _value(out, _SIZE_VALUE, size)
+        _value(out, _MAGIC_VALUE, magic)
+        _value(out, _BASE_OFFSET_VALUE, base_offset)
+        _value(out, _LAST_OFFSET_VALUE, last_offset)
+        _value(out, _OFFSET_FIELD_VALUE, offset_field)
+        _value(out, _COUNT_VALUE, count)
+        _value(out, _LENGTH_FIELD_VALUE, length_field)
+        _value(out, _LEADER_EPOCH_VALUE, partition_leader_epoch)
+        _value(out, _CRC_VALUE, crc)
+        _value(out, _COMPUTED_CRC_VALUE, computed_crc)
+        _value(out, _ATTRIBUTES_VALUE, attributes)
+        _value(out, _LAST_OFFSET_DELTA_VALUE, last_offset_delta)
+        _value(out, _BASE_TIMESTAMP_VALUE, base_timestamp)
+        _value(out, _MAX_TIMESTAMP_VALUE, max_timestamp)
+        _value(out, _DELETE_HORIZON_VALUE, delete_horizon_ms)
+        _value(out, _PRODUCER_ID_VALUE, producer_id)
+        _value(out, _PRODUCER_EPOCH_VALUE, producer_epoch)
+        _value(out, _BASE_SEQUENCE_VALUE, base_sequence)
+        _value(out, _LAST_SEQUENCE_VALUE, last_sequence(base_sequence, last_offset_delta) if magic >= 2 else None)
+        _value(out, _PAYLOAD_POS_VALUE, payload_pos)
+        _value(out, _PAYLOAD_SIZE_VALUE, payload_size)
+        _value(out, _DECOMPRESSED_SIZE_VALUE, decompressed_size)
+    except OverflowError:   # compiled only: plain Python writes any integer, as json.dumps does
         return None
-    return bytes(memoryview(out.data)[:out.at])
+    if not _write_batch(out, True, _plain_name(codec), _plain_name(timestamp_type), crc == computed_crc,
+                        is_transactional, is_control):
+        return None
+    return out.written()
 
 
 # A v2 batch's header, as kbatch.reading.v2.batch_fields reads it (clean_batch_lines)
@@ -591,6 +659,8 @@ _CONTROL_MASK = cython.declare(cython.longlong, CONTROL_FLAG_MASK)
 _DELETE_HORIZON_MASK = cython.declare(cython.longlong, DELETE_HORIZON_FLAG_MASK)
 # Room for one batch's keys and values after its head: 32 keys, 24 numbers, two names of up to 64 bytes.
 _LINE_BOUND = cython.declare(cython.Py_ssize_t, 2048 + 2 * 64)
+_LONG_MAX = cython.declare(cython.longlong, 2**63 - 1)
+_LONG_MIN = cython.declare(cython.longlong, -_LONG_MAX - 1)
 
 
 @cython.boundscheck(False)
@@ -616,9 +686,28 @@ def clean_batch_lines(data, i: cython.Py_ssize_t, stop: cython.Py_ssize_t, base:
     end: cython.Py_ssize_t
     last: cython.longlong = -1
     records: cython.longlong = 0
+    pos: cython.longlong
+    base_offset: cython.longlong
+    batch_length: cython.longlong
+    magic: cython.longlong
+    stored_crc: cython.longlong
+    computed: cython.longlong
     attributes: cython.longlong
+    last_offset_delta: cython.longlong
+    base_timestamp: cython.longlong
+    max_timestamp: cython.longlong
+    partition_leader_epoch: cython.longlong
+    producer_id: cython.longlong
+    producer_epoch: cython.longlong
+    base_sequence: cython.longlong
+    count: cython.longlong
+    is_transactional: cython.bint
+    is_control: cython.bint
+    codec: bytes
+    timestamp_type: bytes
     crc = checksum.function
     crc_start: cython.Py_ssize_t = checksum.start
+    plain_names = [_plain_name(name) for name in names]
     if _line is None or _line.capacity < _LINE_BOUND:
         _line = _JsonWriter(_LINE_BOUND, bytearray(_LINE_BOUND))
     out: _JsonWriter = _line
@@ -632,24 +721,50 @@ def clean_batch_lines(data, i: cython.Py_ssize_t, stop: cython.Py_ssize_t, base:
             computed = crc(view[i + crc_start:end])
             if computed != stored_crc:
                 break
+            is_transactional = attributes & _TRANSACTIONAL_MASK != 0
+            is_control = attributes & _CONTROL_MASK != 0
             if v2_reserved_bits(attributes) or producer_fields_problem(
-                    attributes & _TRANSACTIONAL_MASK != 0, attributes & _CONTROL_MASK != 0, producer_id,
-                    producer_epoch, base_sequence) is not None:
+                    is_transactional, is_control, producer_id, producer_epoch, base_sequence) is not None:
                 break
+            if not _sum_in_64_bits(base_offset, last_offset_delta):   # the last offset: fields_json leaves it too
+                break
+            codec = plain_names[attributes & _CODEC_MASK]
+            timestamp_type = plain_names[8 + (attributes & _TIMESTAMP_TYPE_MASK != 0)]
             pos = base + i
             out.rewind()
             out.keys = 1   # (the line's "type" is written before it)
-            if not _write_batch(out, False, pos, end - i, 2, batch_length, base_offset, base_offset,
-                                base_offset + last_offset_delta, count, attributes, names[attributes & _CODEC_MASK],
-                                stored_crc, computed, names[8 + (attributes & _TIMESTAMP_TYPE_MASK != 0)],
-                                base_timestamp, max_timestamp, partition_leader_epoch, last_offset_delta,
-                                producer_id, producer_epoch, base_sequence, attributes & _TRANSACTIONAL_MASK != 0,
-                                attributes & _CONTROL_MASK != 0,
-                                base_timestamp if attributes & _DELETE_HORIZON_MASK else None,
-                                pos + _HEADER_SIZE, end - i - _HEADER_SIZE, None):
+            # the values of fields_json's line of batch_fields' fields, as C numbers (a v2 batch's fit 64 bits)
+            out.values[_POS_VALUE] = pos
+            out.values[_SIZE_VALUE] = end - i
+            out.values[_MAGIC_VALUE] = 2
+            out.values[_BASE_OFFSET_VALUE] = base_offset
+            out.values[_LAST_OFFSET_VALUE] = base_offset + last_offset_delta
+            out.values[_OFFSET_FIELD_VALUE] = base_offset
+            out.values[_COUNT_VALUE] = count
+            out.values[_LENGTH_FIELD_VALUE] = batch_length
+            out.values[_LEADER_EPOCH_VALUE] = partition_leader_epoch
+            out.values[_CRC_VALUE] = stored_crc
+            out.values[_COMPUTED_CRC_VALUE] = computed
+            out.values[_ATTRIBUTES_VALUE] = attributes
+            out.values[_LAST_OFFSET_DELTA_VALUE] = last_offset_delta
+            out.values[_BASE_TIMESTAMP_VALUE] = base_timestamp
+            out.values[_MAX_TIMESTAMP_VALUE] = max_timestamp
+            if attributes & _DELETE_HORIZON_MASK:
+                out.values[_DELETE_HORIZON_VALUE] = base_timestamp
+            else:
+                _null(out, _DELETE_HORIZON_VALUE)
+            out.values[_PRODUCER_ID_VALUE] = producer_id
+            out.values[_PRODUCER_EPOCH_VALUE] = producer_epoch
+            out.values[_BASE_SEQUENCE_VALUE] = base_sequence
+            out.values[_LAST_SEQUENCE_VALUE] = v2_last_sequence(base_sequence, last_offset_delta)
+            out.values[_PAYLOAD_POS_VALUE] = pos + _HEADER_SIZE
+            out.values[_PAYLOAD_SIZE_VALUE] = end - i - _HEADER_SIZE
+            _null(out, _DECOMPRESSED_SIZE_VALUE)
+            if not _write_batch(out, False, codec, timestamp_type, stored_crc == computed, is_transactional,
+                                is_control):
                 break
             out.bytes_(b"\n")
-            lines.append(bytes(memoryview(out.data)[:out.at]))
+            lines.append(out.written())
             spans.append(last_offset_delta + 1)
             records += count
             last = pos
@@ -658,52 +773,55 @@ def clean_batch_lines(data, i: cython.Py_ssize_t, stop: cython.Py_ssize_t, base:
 
 
 @cython.cfunc
-def _write_batch(out: _JsonWriter, typed: cython.bint, pos, size, magic, length_field, offset_field, base_offset,
-                 last_offset, count, attributes, codec, crc, computed_crc, timestamp_type, base_timestamp,
-                 max_timestamp, partition_leader_epoch, last_offset_delta, producer_id, producer_epoch,
-                 base_sequence, is_transactional: cython.bint, is_control: cython.bint, delete_horizon_ms,
-                 payload_pos, payload_size, decompressed_size) -> cython.bint:
+@cython.exceptval(check=False)
+def _sum_in_64_bits(a: cython.longlong, b: cython.longlong) -> cython.bint:
+    """Whether a + b is a C long long, as the writer's numbers are compiled (plain Python writes any integer)."""
+    if not cython.compiled:
+        return True
+    return a <= _LONG_MAX - b if b >= 0 else a >= _LONG_MIN - b
+
+
+@cython.cfunc
+def _write_batch(out: _JsonWriter, typed: cython.bint, codec, timestamp_type, crc_valid: cython.bint,
+                 is_transactional: cython.bint, is_control: cython.bint) -> cython.bint:
     """Each key of BATCH_JSON_KEYS in turn with its value, and the object's end (``typed``: from "type" on; else
-    from the key after it, the caller having written it): false where the line is json.dumps' to write."""
-    plain_codec = _plain_name(codec)
-    plain_timestamp_type = _plain_name(timestamp_type)
-    if plain_codec is None or plain_timestamp_type is None or len(plain_codec) > 64 or len(plain_timestamp_type) > 64:
+    from the key after it, the caller having written it): the numbers from ``out``'s value slots, the codec's and
+    timestamp type's names as _plain_name gives them.  False where the line is json.dumps' to write."""
+    if codec is None or timestamp_type is None or len(codec) > 64 or len(timestamp_type) > 64:
         return False
     if typed:
         _name(out, b"batch")                   # type
-    try:   # in BATCH_JSON_KEYS' order, each writing the next key
-        _number(out, pos)
-        _number(out, size)
-        _number(out, magic)
-        _number(out, base_offset)
-        _number(out, last_offset)
-        _number(out, offset_field)             # stored_offset
-        _number(out, count)
-        _number(out, length_field)             # batch_length
-        _number(out, partition_leader_epoch)
-        _number(out, crc)
-        _number(out, computed_crc)             # crc_computed
-        _flag(out, crc == computed_crc)        # crc_valid
-        _number(out, attributes)
-        _name(out, plain_codec)
-        _name(out, plain_timestamp_type)
-        _flag(out, is_transactional)
-        _flag(out, is_control)
-        _number(out, last_offset_delta)
-        _number(out, base_timestamp)
-        _number(out, base_timestamp, True)     # base_timestamp_iso
-        _number(out, max_timestamp)
-        _number(out, max_timestamp, True)      # max_timestamp_iso
-        _number(out, delete_horizon_ms)
-        _number(out, producer_id)
-        _number(out, producer_epoch)
-        _number(out, base_sequence)
-        _number(out, last_sequence(base_sequence, last_offset_delta) if magic >= 2 else None)   # last_sequence
-        _number(out, payload_pos)
-        _number(out, payload_size)
-        _number(out, decompressed_size)
-    except OverflowError:   # compiled only: plain Python writes any integer, as json.dumps does
-        return False
+    # in BATCH_JSON_KEYS' order, each writing the next key
+    _number(out, _POS_VALUE)
+    _number(out, _SIZE_VALUE)
+    _number(out, _MAGIC_VALUE)
+    _number(out, _BASE_OFFSET_VALUE)
+    _number(out, _LAST_OFFSET_VALUE)
+    _number(out, _OFFSET_FIELD_VALUE)          # stored_offset
+    _number(out, _COUNT_VALUE)
+    _number(out, _LENGTH_FIELD_VALUE)          # batch_length
+    _number(out, _LEADER_EPOCH_VALUE)          # partition_leader_epoch
+    _number(out, _CRC_VALUE)
+    _number(out, _COMPUTED_CRC_VALUE)          # crc_computed
+    _flag(out, crc_valid)
+    _number(out, _ATTRIBUTES_VALUE)
+    _name(out, codec)
+    _name(out, timestamp_type)
+    _flag(out, is_transactional)
+    _flag(out, is_control)
+    _number(out, _LAST_OFFSET_DELTA_VALUE)
+    _number(out, _BASE_TIMESTAMP_VALUE)
+    _number(out, _BASE_TIMESTAMP_VALUE, True)  # base_timestamp_iso
+    _number(out, _MAX_TIMESTAMP_VALUE)
+    _number(out, _MAX_TIMESTAMP_VALUE, True)   # max_timestamp_iso
+    _number(out, _DELETE_HORIZON_VALUE)        # delete_horizon_ms
+    _number(out, _PRODUCER_ID_VALUE)
+    _number(out, _PRODUCER_EPOCH_VALUE)
+    _number(out, _BASE_SEQUENCE_VALUE)
+    _number(out, _LAST_SEQUENCE_VALUE)
+    _number(out, _PAYLOAD_POS_VALUE)
+    _number(out, _PAYLOAD_SIZE_VALUE)
+    _number(out, _DECOMPRESSED_SIZE_VALUE)
     out.key()                                  # findings (none: batch_json writes no batch with any)
     out.bytes_(b"[]}")
     assert out.keys == len(BATCH_JSON_KEYS), "kbatch.kernels.jsonl: a batch line's keys and values disagree"
@@ -727,17 +845,33 @@ def _plain_name(name):
 
 @cython.cfunc
 @cython.exceptval(-1)
-def _number(out: _JsonWriter, value, as_date: cython.bint = False) -> cython.int:
-    """The next key of BATCH_JSON_KEYS with an integer (``as_date``: milliseconds as values.iso_timestamp
-    shows them, as batch_dict has it) or null.  OverflowError past 64 bits, compiled."""
-    out.key()
+def _value(out: _JsonWriter, slot: cython.int, value) -> cython.int:
+    """A value slot of ``out`` set to an integer, or made null (None).  OverflowError past 64 bits, compiled."""
     if value is None:
+        _null(out, slot)
+    else:
+        out.values[slot] = value
+    return 0
+
+
+@cython.cfunc
+@cython.exceptval(check=False)
+def _null(out: _JsonWriter, slot: cython.int) -> cython.void:
+    out.nulls |= cython.cast(cython.ulonglong, 1) << slot
+
+
+@cython.cfunc
+@cython.exceptval(check=False)
+def _number(out: _JsonWriter, slot: cython.int, as_date: cython.bint = False) -> cython.void:
+    """The next key of BATCH_JSON_KEYS with the integer in a value slot of ``out`` (``as_date``: milliseconds as
+    values.iso_timestamp shows them, as batch_dict has it) or null."""
+    out.key()
+    if out.nulls >> slot & 1:
         out.part(_NULL)
     elif as_date:
-        out.iso(value)
+        out.iso(out.values[slot])
     else:
-        out.integer(value)
-    return 0
+        out.integer(out.values[slot])
 
 
 @cython.cfunc

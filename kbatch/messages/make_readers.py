@@ -145,6 +145,8 @@ class _Writer:
         value = "bytes(data[pos:pos + length])"
         if kind == "string":
             value += ".decode('utf-8', errors='replace')"
+        elif kind == "records":   # a view of the message's bytes: its batches are read where they lie, not copied
+            value = "memoryview(data)[pos:pos + length]"
         lines.append(f"{indent}    {target} = {value}")
         if kind == "records":
             lines.append(f"{indent}    records[path + {field.json_name!r}] = (pos, {target})")

@@ -46,7 +46,9 @@ def _uv(data: bytes, pos: int) -> tuple[int, int]:
 def read(name: str, version: int, data: bytes, pos: int) -> tuple[dict, int, dict[str, tuple[int, bytes]]] | None:
     """Message ``name`` at ``version`` from ``pos`` of ``data`` (to its end at most): its fields as the generic
     decoder gives them, where they end, and {path of each non-null Records field: (where its bytes start, the
-    bytes)}; None where the generic decoder must read it (no reader for that version, or bytes off the path)."""
+    bytes)}; None where the generic decoder must read it (no reader for that version, or bytes off the path).
+    A Records field is a memoryview of ``data`` here (its batches are read where they lie; the generic decoder
+    gives bytes, equal to it)."""
     reader = READERS.get((name, version))
     if reader is None:
         return None
@@ -89,7 +91,7 @@ def _produce_request_v3_2(data, pos, end, records, path):
     else:
         if pos + length > end:
             raise GiveUp
-        out['records'] = bytes(data[pos:pos + length])
+        out['records'] = memoryview(data)[pos:pos + length]
         records[path + 'records'] = (pos, out['records'])
         pos += length
     return out, pos
@@ -160,7 +162,7 @@ def _produce_request_v9_2(data, pos, end, records, path):
     else:
         if pos + length > end:
             raise GiveUp
-        out['records'] = bytes(data[pos:pos + length])
+        out['records'] = memoryview(data)[pos:pos + length]
         records[path + 'records'] = (pos, out['records'])
         pos += length
     count, pos = _uv(data, pos)
@@ -739,7 +741,7 @@ def _fetch_response_v4_2(data, pos, end, records, path):
     else:
         if pos + length > end:
             raise GiveUp
-        out['records'] = bytes(data[pos:pos + length])
+        out['records'] = memoryview(data)[pos:pos + length]
         records[path + 'records'] = (pos, out['records'])
         pos += length
     return out, pos
@@ -814,7 +816,7 @@ def _fetch_response_v5_2(data, pos, end, records, path):
     else:
         if pos + length > end:
             raise GiveUp
-        out['records'] = bytes(data[pos:pos + length])
+        out['records'] = memoryview(data)[pos:pos + length]
         records[path + 'records'] = (pos, out['records'])
         pos += length
     return out, pos
@@ -910,7 +912,7 @@ def _fetch_response_v11_2(data, pos, end, records, path):
     else:
         if pos + length > end:
             raise GiveUp
-        out['records'] = bytes(data[pos:pos + length])
+        out['records'] = memoryview(data)[pos:pos + length]
         records[path + 'records'] = (pos, out['records'])
         pos += length
     return out, pos
@@ -1000,7 +1002,7 @@ def _fetch_response_v12_2(data, pos, end, records, path):
     else:
         if pos + length > end:
             raise GiveUp
-        out['records'] = bytes(data[pos:pos + length])
+        out['records'] = memoryview(data)[pos:pos + length]
         records[path + 'records'] = (pos, out['records'])
         pos += length
     count, pos = _uv(data, pos)
@@ -1181,7 +1183,7 @@ def _share_fetch_response_v1_2(data, pos, end, records, path):
     else:
         if pos + length > end:
             raise GiveUp
-        out['records'] = bytes(data[pos:pos + length])
+        out['records'] = memoryview(data)[pos:pos + length]
         records[path + 'records'] = (pos, out['records'])
         pos += length
     length, pos = _uv(data, pos)

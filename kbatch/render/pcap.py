@@ -6,15 +6,12 @@ import json
 import textwrap
 import time as clock
 
-from rich.text import Text
-
 from kbatch.capture.batches import CaptureFinding, CapturedBatch, CapturedRun
 from kbatch.kernels.jsonl import batch_json, fields_json
 from kbatch.kernels.recordwalk import is_compiled
 from kbatch.output.jsonout import _batch_json_matches_batch_dict, utf8_buffer
 from kbatch.output._dicts import batch_dict, pcap_batch_head, pcap_finding_dict, pcap_match_dict, pcap_summary_dict
 from kbatch.output.visible import visible
-from kbatch.render.console import print_wrapped
 
 
 def item_dict(path: str, item, records: bool) -> dict:
@@ -161,7 +158,8 @@ def _fit(text: str, width: int, right: bool = False) -> str:
 class TableSink:
     """A line per batch -- packet, time, direction, topic-partition, offsets, records, CRC, the response --
     and each finding beneath its batch, then a summary; fits 80 columns (the connection and client id on
-    a line of their own where the connection changes)."""
+    a line of their own where the connection changes).  (rich is imported where it writes: the JSON sinks
+    run without it.)"""
 
     def __init__(self, console):
         self.console = console
@@ -171,6 +169,8 @@ class TableSink:
         self.partition_width = max(18, min(260, console.width - 62))   # 62: the other columns, "no response"
 
     def item(self, path: str, item) -> None:
+        from rich.text import Text
+
         console = self.console
         if not self.header:
             console.print(Text(f"{'packet':>7} {'time':8} {'dir':7} {'partition':{self.partition_width}} {'offsets':>13} "
@@ -215,15 +215,21 @@ class TableSink:
             return
         where = "" if match.disk is None else f" ({visible(match.disk.path)} at pos {match.disk.pos})"
         byte = "" if match.first_differing_byte is None else f", first at byte {match.first_differing_byte}"
+        from kbatch.render.console import print_wrapped
+
         print_wrapped(self.console, f"hop {match.hop}: {match.explanation}{byte}{where}", "bold red")
 
     def _finding(self, finding, packet: int) -> None:
+        from kbatch.render.console import print_wrapped
+
         style = {"error": "red", "warning": "yellow"}.get(finding.severity.value, "dim")
         print_wrapped(self.console, f"{finding.severity.value} {finding.code} (packet {packet}, pos {finding.pos}) "
                       f"{visible(finding.field)}: expected {visible(finding.expected)}, found "
                       f"{visible(finding.actual)}", style)
 
     def done(self, summary) -> None:
+        from rich.text import Text
+
         # (each count kept on one line with what it counts: NUL stands for its space while the line is wrapped)
         counts = ", ".join(f"{count}\0{code}" for code, count in sorted(summary.findings.items())) or "no findings"
         if summary.hops is not None:
