@@ -111,6 +111,14 @@ def test_headers_of_the_batches_a_run_took():
     assert headers.taken[0].producer == (7, 1, 3)
     assert headers.taken[0].last_sequence == 4
     assert headers.taken[1].last_sequence == -1
+    # a part's process sends them back as plain tuples; the parent makes them BatchHeaders again
+    plain = Headers(plain=True)
+    plain.run(memoryview(data), 10, 10 + len(first) + len(second), 1000)
+    assert [type(header) for header in plain.taken] == [tuple, tuple]
+    again = Headers()
+    again.extend(plain.taken)
+    assert again.taken == headers.taken
+    assert [type(header) for header in again.taken] == [BatchHeader, BatchHeader]
 
 
 def _read_one(data: bytes, options: ReadOptions):

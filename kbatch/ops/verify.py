@@ -25,7 +25,7 @@ from kbatch.reading.summary import FileSummary
 if TYPE_CHECKING:
     from kbatch.reading.model import Batch
     from kbatch.walk.engine import Run
-    from kbatch.walk.headers import BatchHeader, Headers
+    from kbatch.walk.headers import Headers
 
 
 class VerifyOptions(NamedTuple):
@@ -231,7 +231,7 @@ def verify_in_parts(path: str, stream: BinaryIO, summary: FileSummary, options: 
         if options.deep and not found.goes_on_from(order):
             return None
         if headers is not None:
-            headers.taken += found.headers
+            headers.extend(found.headers)
         yield from found.replay(summary, order if options.deep else None, on_batch)
         before_last = found.last_offset if found.last_offset is not None else before_last
         if progress is not None:
@@ -265,8 +265,8 @@ class _Found:
     second_base: int | None       # the base offset of the part's second batch, if the full reader read it
     order: OffsetOrder            # the part's OffsetOrder at its end
     last_offset: int | None       # the last offset of the last intact entry it walked
-    # each batch's header, when the parent asked for them (verify_stream's headers)
-    headers: list[BatchHeader] = dataclasses.field(default_factory=list)
+    # each batch's header as a plain tuple, when the parent asked for them (verify_stream's headers)
+    headers: list[tuple] = dataclasses.field(default_factory=list)
 
     def goes_on_from(self, order: OffsetOrder) -> bool:
         """Whether the part's own offset checks are the ones a walk from the start makes.
@@ -338,7 +338,7 @@ def _verify_part(path: str, stream: BinaryIO, start: int, stop: int, size: int, 
     pending = 0   # findings of the batch just handed over that verify_stream is still to yield
     if with_headers:
         from kbatch.walk.headers import Headers
-    headers = Headers() if with_headers else None
+    headers = Headers(plain=True) if with_headers else None   # (plain tuples pickle fast)
 
     def keep(batch):
         nonlocal first, pending, second_base
