@@ -3,7 +3,12 @@
 One pass over the segments in offset order (headers only; the one record of a
 control batch is decoded for its marker) carries what Kafka itself derives
 from the log -- index entries, the producer state, aborted transactions, leader
-epochs -- and compares it with what the files beside the log say.  Each
+epochs -- and compares it with what the files beside the log say.  The
+headers come from the walk that verifies each log where there is one
+(``verify-crc --deep``: kbatch.walk.headers, fed through
+kbatch.partition.verify.WalkedLogs to :meth:`PartitionCheck.segment`), so that
+a log is read once; else (``--index-only``, ``map``, ``scan``, ``txn``) the
+check reads them itself (:meth:`PartitionCheck.run`).  Each
 disagreement is a finding about the file that disagrees, at its position
 there; the text names the other file and the position in it.
 
