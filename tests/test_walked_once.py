@@ -108,7 +108,6 @@ def test_headers_of_the_batches_a_run_took():
     assert headers.taken == [
         BatchHeader(1010, len(first), 2, 5, 6, 2, TIME, 4, 7, 1, 3, 1, False, True),
         BatchHeader(1010 + len(first), len(second), 2, 7, 7, 1, TIME, 0, -1, -1, -1, 0, False, False)]
-    assert headers.taken[0].producer == (7, 1, 3)
     assert headers.taken[0].last_sequence == 4
     assert headers.taken[1].last_sequence == -1
     # a part's process sends them back as plain tuples; the parent makes them BatchHeaders again

@@ -330,14 +330,14 @@ class PartitionCheck:
 
     def _producer(self, batch: BatchHeader) -> Abort | None:
         """ProducerAppendInfo.append; returns the aborted transaction an ABORT marker completes."""
-        header = batch.producer
-        if header is None or header.id < 0:
+        producer_id = batch.producer_id
+        if producer_id is None or producer_id < 0:   # a v0/v1 message, or a batch of no producer
             return None
-        state = self.producers.get(header.id)
+        state = self.producers.get(producer_id)
         if state is None:
-            state = self.producers[header.id] = ProducerState()
-        if state.epoch != header.epoch:   # ProducerStateEntry.maybeUpdateProducerEpoch
-            state.epoch, state.last_sequence, state.last_offset, state.offset_delta = header.epoch, -1, -1, 0
+            state = self.producers[producer_id] = ProducerState()
+        if state.epoch != batch.producer_epoch:   # ProducerStateEntry.maybeUpdateProducerEpoch
+            state.epoch, state.last_sequence, state.last_offset, state.offset_delta = batch.producer_epoch, -1, -1, 0
         if batch.is_control:
             found = batch.marker
             if found is None:
@@ -361,8 +361,8 @@ class PartitionCheck:
                 # .txnindex entry (CleanedTransactionMetadata.onControlBatchRead); Kafka writes no entry for
                 # a transaction with no batch (ProducerAppendInfo.appendEndTxnMarker), so _txn_index asks
                 # the entry to say where they were.
-                completed = Abort(header.id, state.current_txn_first_offset if begun else None,
-                                  batch.base_offset, self._last_stable_offset(header.id, batch.base_offset),
+                completed = Abort(producer_id, state.current_txn_first_offset if begun else None,
+                                  batch.base_offset, self._last_stable_offset(producer_id, batch.base_offset),
                                   state.txn_first_known, state.txn_after if begun else state.last_seen_offset,
                                   state.txn_absent_before if begun else self.last_absent)
             state.last_seen_offset = batch.last_offset

@@ -18,7 +18,7 @@ from typing import NamedTuple
 from kbatch.format.structs import BATCH_HEADER, CONTROL_FLAG_MASK, LOG_OVERHEAD, TRANSACTIONAL_FLAG_MASK
 from kbatch.reading.markers import EndMarker, end_marker
 from kbatch.kernels.batchrules import last_sequence
-from kbatch.reading.model import Batch, ProducerFields
+from kbatch.reading.model import Batch
 
 # The header fields a batch the deep run took gives the cross-checks, in the declaration's order.
 _HELD = BATCH_HEADER.picker("base_offset", "batch_length", "partition_leader_epoch", "attributes",
@@ -46,13 +46,6 @@ class BatchHeader(NamedTuple):
     is_transactional: bool
     marker: EndMarker | None = None      # a producer's control batch as an end marker (None: empty, or none)
     marker_timestamp: int | None = None  # its first record's timestamp (ProducerAppendInfo.appendEndTxnMarker)
-
-    @property
-    def producer(self) -> ProducerFields | None:
-        """Batch.producer: the producer fields of a v2 header; None for a v0/v1 message."""
-        if self.producer_id is None or self.producer_epoch is None or self.base_sequence is None:
-            return None
-        return ProducerFields(self.producer_id, self.producer_epoch, self.base_sequence)
 
     @property
     def last_sequence(self) -> int:
