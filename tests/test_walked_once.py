@@ -118,6 +118,11 @@ def test_headers_of_the_batches_a_run_took():
     again.extend(plain.taken)
     assert again.taken == headers.taken
     assert [type(header) for header in again.taken] == [BatchHeader, BatchHeader]
+    handed: list = []
+    passed_on = Headers(handed.append)
+    passed_on.run(memoryview(data), 10, 10 + len(first) + len(second), 1000)
+    passed_on.extend(plain.taken[:1])
+    assert (passed_on.taken, handed) == ([], headers.taken + headers.taken[:1])
 
 
 def _read_one(data: bytes, options: ReadOptions):
@@ -174,8 +179,10 @@ def test_logs_walked_in_turn_give_the_checks_findings(tmp_path):
     for number, log in enumerate(sorted(partition.glob("*.log"))):
         headers = walked.headers_for(str(log))
         assert headers is not None
-        headers.taken = _walked_headers(log)
-        walked.walked(str(log), headers, log.stat().st_size)
+        for header in _walked_headers(log):
+            headers.take(header)
+        assert headers.taken == []   # each went to the check as it came
+        walked.walked(str(log), log.stat().st_size)
         assert walked.fed[str(partition)] == number + 1
     found = walked.findings(str(partition))
     alone = list(PartitionCheck(str(partition), segments_verified=True).run())

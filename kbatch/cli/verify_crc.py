@@ -176,6 +176,6 @@ def _verify_file(path, stream, sink, *, deep: bool, decompressed_limit: int, job
                                    on_batch=sink.entry, headers=headers):
             sink.finding(path, finding)
     if headers is not None:
-        walked.walked(path, headers, summary.size if summary.size_now is None else summary.size_now)
+        walked.walked(path, summary.size if summary.size_now is None else summary.size_now)
     sink.file_done(summary)
     return summary

@@ -89,6 +89,21 @@ class Abort:
 
 
 @dataclass
+class _OpenSegment:
+    """What the check holds of the segment whose batches it is taking."""
+
+    segment: SegmentFiles
+    rolled: bool
+    offsets: _IndexCursor
+    times: _IndexCursor
+    txn_entries: list[Entry]
+    aborts: list[tuple[Abort, BatchHeader]] = field(default_factory=list)
+    first: BatchHeader | None = None
+    last_offset: int | None = None
+    max_timestamp: tuple[int, int] = (-1, -1)     # (timestamp, offset): maxTimestampAndOffsetSoFar
+
+
+@dataclass
 class SegmentFiles:
     base: int
     log: str
@@ -198,6 +213,7 @@ class PartitionCheck:
         self._log = ""                                              # the segment being walked
         self.pending_snapshots = sorted(self.snapshots.items())    # those above the batches taken so far
         self.previous: tuple[SegmentFiles, int | None] | None = None   # (the segment before, its last offset)
+        self.open: _OpenSegment | None = None                       # the segment whose batches are being taken
         self.batches = self.records = self.bytes = 0                # what the walk read, for its summary
 
     # -- the walk ---------------------------------------------------------------------------------------
@@ -227,7 +243,15 @@ class PartitionCheck:
     def segment(self, number: int, batches: Iterable[BatchHeader], size_of: Callable[[], int]) -> Iterator[Located]:
         """The findings of the ``number``-th segment (in offset order; each once, in that order, then
         :meth:`end`): its files held against ``batches``, its log's batches in file order (their headers:
-        :mod:`kbatch.walk.headers`), and the log's size, ``size_of()`` once they are all taken."""
+        :mod:`kbatch.walk.headers`), and the log's size, ``size_of()`` once they are all taken.  The same as
+        :meth:`begin`, :meth:`take` for each batch and :meth:`finish`, which a walk feeds as it goes."""
+        yield from self.begin(number)
+        for batch in batches:
+            yield from self.take(batch)
+        yield from self.finish(size_of())
+
+    def begin(self, number: int) -> Iterator[Located]:
+        """The ``number``-th segment's start: its index files read (their own findings), its batches to come."""
         segment = self.segments[number]
         rolled = number < len(self.segments) - 1
         offsets = self._index(segment, kinds.OFFSET_INDEX, rolled)
@@ -237,43 +261,47 @@ class PartitionCheck:
         if kinds.TXN_INDEX in segment.others:
             txn_entries, _, own = _read(segment.others[kinds.TXN_INDEX], kinds.TXN_INDEX)
             yield from (Located(segment.others[kinds.TXN_INDEX], finding) for finding in own)
-        aborts: list[tuple[Abort, BatchHeader]] = []
-        first: BatchHeader | None = None
-        last_offset = None
-        max_timestamp = (-1, -1)                     # (timestamp, offset): maxTimestampAndOffsetSoFar
         self._log = segment.log
-        pending_snapshots = self.pending_snapshots
-        for batch in batches:
-            self.batches += 1
-            self.records += max(batch.count or 0, 0)
-            if first is None:
-                first = batch
-                yield from self._segment_start(segment, batch, self.previous)
-            # Snapshots taken at an offset this batch reaches hold the state before it.
-            while pending_snapshots and pending_snapshots[0][0] <= batch.base_offset:
-                yield from self._snapshot(*pending_snapshots.pop(0))
-            yield from offsets.batch(batch)
-            if batch.max_timestamp is not None and batch.max_timestamp > max_timestamp[0]:
-                max_timestamp = (batch.max_timestamp, batch.last_offset)
-                yield from times.time_batch(batch, max_timestamp)
-            else:
-                yield from times.time_batch(batch, None)
-            self._epoch(segment, batch)
-            if self.next_offset is None or batch.base_offset > self.next_offset:
-                self.last_absent = batch.base_offset - 1   # a gap: what compaction leaves
-            abort = self._producer(batch)
-            yield from self.marker_findings
-            self.marker_findings.clear()
-            if abort is not None:
-                aborts.append((abort, batch))
-            last_offset = batch.last_offset
-            self.next_offset = batch.last_offset + 1
-        size = size_of()
+        self.open = _OpenSegment(segment, rolled, offsets, times, txn_entries)
+
+    def take(self, batch: BatchHeader) -> Iterator[Located]:
+        """The open segment's next batch (in file order) held against its files and the partition's."""
+        open_, pending_snapshots = self.open, self.pending_snapshots
+        assert open_ is not None   # (begin)
+        self.batches += 1
+        self.records += max(batch.count or 0, 0)
+        if open_.first is None:
+            open_.first = batch
+            yield from self._segment_start(open_.segment, batch, self.previous)
+        # Snapshots taken at an offset this batch reaches hold the state before it.
+        while pending_snapshots and pending_snapshots[0][0] <= batch.base_offset:
+            yield from self._snapshot(*pending_snapshots.pop(0))
+        yield from open_.offsets.batch(batch)
+        if batch.max_timestamp is not None and batch.max_timestamp > open_.max_timestamp[0]:
+            open_.max_timestamp = (batch.max_timestamp, batch.last_offset)
+            yield from open_.times.time_batch(batch, open_.max_timestamp)
+        else:
+            yield from open_.times.time_batch(batch, None)
+        self._epoch(open_.segment, batch)
+        if self.next_offset is None or batch.base_offset > self.next_offset:
+            self.last_absent = batch.base_offset - 1   # a gap: what compaction leaves
+        abort = self._producer(batch)
+        yield from self.marker_findings
+        self.marker_findings.clear()
+        if abort is not None:
+            open_.aborts.append((abort, batch))
+        open_.last_offset = batch.last_offset
+        self.next_offset = batch.last_offset + 1
+
+    def finish(self, size: int) -> Iterator[Located]:
+        """The open segment's end: its log ``size`` bytes, every batch taken."""
+        open_, self.open = self.open, None
+        assert open_ is not None   # (begin)
         self.bytes += size
-        yield from offsets.finish(size)
-        yield from times.finish_time(rolled, max_timestamp, segment.log)
-        yield from self._txn_index(segment, txn_entries, aborts)
-        self.previous = (segment, last_offset)
+        yield from open_.offsets.finish(size)
+        yield from open_.times.finish_time(open_.rolled, open_.max_timestamp, open_.segment.log)
+        yield from self._txn_index(open_.segment, open_.txn_entries, open_.aborts)
+        self.previous = (open_.segment, open_.last_offset)
 
     def end(self) -> Iterator[Located]:
         """The findings after the last segment's: the snapshots above the log, the epochs, the files the log

@@ -51,12 +51,13 @@ def complete_and_partial_partitions(paths) -> tuple[list[str], list[tuple[str, i
 
 class WalkedLogs:
     """The cross-checks of partition directories fed by the walks that verify their logs (``verify-crc --deep``):
-    each walk hands its log's batch headers over (:meth:`headers_for`, :meth:`walked`), and the check holds the
-    files beside that log against them at once, so that a log is read once, not a second time by the check.
+    each walk hands its log's batch headers over as it goes (:meth:`headers_for`, :meth:`walked`), and the check
+    holds the files beside that log against each at once, so that a log is read once, not a second time by
+    the check.
 
     A partition's logs must be walked in its segments' order, each once; a partition whose logs come otherwise
-    (named in another order, or twice) is checked on its own afterwards, reading its logs itself.  Memory holds
-    the headers of the log being walked, and the findings (told after every file's, as before).
+    (named in another order, or twice) is checked on its own afterwards, reading its logs itself.  Memory
+    holds no batch: only the checks' state and their findings (told after every file's, as before).
     """
 
     def __init__(self, directories, decompressed_limit: int):
@@ -70,26 +71,28 @@ class WalkedLogs:
                              for segment in check.segments}
 
     def headers_for(self, path: str):
-        """A :class:`kbatch.walk.headers.Headers` for the walk of ``path`` to fill, when it is the next log a
-        partition's check wants; else None (and a partition whose log comes out of turn is checked on its own)."""
+        """A :class:`kbatch.walk.headers.Headers` for the walk of ``path`` to hand its batches' headers to, when it
+        is the next log a partition's check wants; else None (and a partition whose log comes out of turn is
+        checked on its own)."""
         from kbatch.walk.headers import Headers
 
         directory = self.directory_of.get(_same_file(path))
         if directory is None or directory not in self.fed:
             return None
-        segments, number = self.checks[directory].segments, self.fed[directory]
-        if number >= len(segments) or _same_file(segments[number].log) != _same_file(path):
+        check, number = self.checks[directory], self.fed[directory]
+        if number >= len(check.segments) or _same_file(check.segments[number].log) != _same_file(path):
             del self.fed[directory]   # out of turn: its check reads its logs itself
             return None
-        return Headers()
+        found = self.found[directory]
+        found += check.begin(number)
+        return Headers(lambda batch: found.extend(check.take(batch)))
 
-    def walked(self, path: str, headers, size: int) -> None:
-        """The walk of ``path`` ended (its headers filled, the log ``size`` bytes): its segment's checks."""
+    def walked(self, path: str, size: int) -> None:
+        """The walk of ``path`` (given :meth:`headers_for`'s Headers) ended, the log ``size`` bytes."""
         directory = self.directory_of[_same_file(path)]
         if directory in self.fed:
-            number = self.fed[directory]
-            self.found[directory] += self.checks[directory].segment(number, headers.taken, lambda: size)
-            self.fed[directory] = number + 1
+            self.found[directory] += self.checks[directory].finish(size)
+            self.fed[directory] += 1
 
     def findings(self, directory: str):
         """Every finding of the partition's check when every log of it was walked in turn; else None."""

@@ -13,7 +13,7 @@ cross-checks read; the walk decoded it).
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Callable, NamedTuple
 
 from kbatch.format.structs import BATCH_HEADER, CONTROL_FLAG_MASK, LOG_OVERHEAD, TRANSACTIONAL_FLAG_MASK
 from kbatch.reading.markers import EndMarker, end_marker
@@ -72,31 +72,34 @@ def header_of(batch: Batch, load_records=None) -> BatchHeader:
 
 
 class Headers:
-    """The headers of one walk's batches, in file order (``taken``): each a BatchHeader, or with ``plain`` a
-    plain tuple of its values (what a process walking a part sends back: a tuple pickles in a tenth of the
-    time a NamedTuple takes)."""
+    """The headers of one walk's batches, in file order: each handed to ``take`` as it comes, or else kept in
+    ``taken``.  Each a BatchHeader, or with ``plain`` a plain tuple of its values (what a process walking a part
+    sends back: a tuple pickles in a tenth of the time a NamedTuple takes)."""
 
-    def __init__(self, plain: bool = False):
+    def __init__(self, take: Callable[[BatchHeader], object] | None = None, *, plain: bool = False):
         self.taken: list = []
+        self.take = self.taken.append if take is None else take
         self._make = tuple if plain else BatchHeader._make
 
     def batch(self, batch: Batch) -> None:
         """A batch the full reader read (its records decoded, a control batch's as objects)."""
-        self.taken.append(self._make(header_of(batch)))
+        self.take(self._make(header_of(batch)))
 
     def extend(self, plain: list[tuple]) -> None:
         """The headers another process took, in plain tuples, after those taken so far."""
-        self.taken += map(self._make, plain)
+        take, make = self.take, self._make
+        for header in plain:
+            take(make(header))
 
     def run(self, data, i: int, stop: int, base: int) -> None:
         """The batches a run took: those lying end to end in ``data[i:stop]``, ``data[0]`` at file position
         ``base`` (each a v2 data batch, framed and checked by the run)."""
-        append, unpack, make = self.taken.append, _HELD.unpack_from, self._make
+        take, unpack, make = self.take, _HELD.unpack_from, self._make
         while i < stop:
             (base_offset, batch_length, epoch, attributes, last_offset_delta, max_timestamp, producer_id,
              producer_epoch, base_sequence, count) = unpack(data, i)
             size = LOG_OVERHEAD + batch_length
-            append(make((base + i, size, 2, base_offset, base_offset + last_offset_delta, count, max_timestamp, epoch,
-                         producer_id, producer_epoch, base_sequence, last_offset_delta,
-                         attributes & CONTROL_FLAG_MASK != 0, attributes & TRANSACTIONAL_FLAG_MASK != 0, None, None)))
+            take(make((base + i, size, 2, base_offset, base_offset + last_offset_delta, count, max_timestamp, epoch,
+                       producer_id, producer_epoch, base_sequence, last_offset_delta,
+                       attributes & CONTROL_FLAG_MASK != 0, attributes & TRANSACTIONAL_FLAG_MASK != 0, None, None)))
             i += size
