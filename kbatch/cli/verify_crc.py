@@ -102,10 +102,12 @@ def _verify_crc(paths, deep, index_only, jobs, output_format, quiet, kafka_versi
     status = ExitStatus.OK
     show_progress = not quiet and sys.stderr.isatty()
 
+    walked = None   # the cross-checks the walks verifying the logs feed (each log read once)
+
     def verify_one(path, stream) -> FileSummary:
         return _verify_file(path, stream, sink, deep=deep, decompressed_limit=decompressed_limit, jobs=jobs,
                             stream_is_file=not hex_input and os.path.isfile(path),   # a named pipe is spooled
-                            show_progress=show_progress, kafka_version=kafka_version)
+                            show_progress=show_progress, kafka_version=kafka_version, walked=walked)
 
     partitions = []
     if (deep or index_only) and not hex_input:
@@ -119,11 +121,16 @@ def _verify_crc(paths, deep, index_only, jobs, output_format, quiet, kafka_versi
     if index_only:
         _, status = expand_inputs(paths)   # the logs are read by the cross-checks; report paths naming none
     else:
+        if partitions:
+            from kbatch.partition.verify import WalkedLogs
+
+            walked = WalkedLogs(partitions, decompressed_limit)
         status = for_each_input(paths, hex_input, verify_one, status, sink=sink)
     if partitions:
         from kbatch.partition.verify import verify_partitions
 
-        checked = verify_partitions(paths, sink, index_only=index_only, decompressed_limit=decompressed_limit)
+        checked = verify_partitions(paths, sink, index_only=index_only, decompressed_limit=decompressed_limit,
+                                    walked=walked)
         if any(summary.damaged for summary in checked) and status is ExitStatus.OK:
             status = ExitStatus.FOUND
     sink.close()
@@ -141,13 +148,16 @@ def _why_none(paths, partial) -> str:
 
 
 def _verify_file(path, stream, sink, *, deep: bool, decompressed_limit: int, jobs: int | None,
-                 stream_is_file: bool, show_progress: bool, kafka_version: str | None = None) -> FileSummary:
+                 stream_is_file: bool, show_progress: bool, kafka_version: str | None = None,
+                 walked=None) -> FileSummary:
     from kbatch.walk.parts import usable_cpus
     from kbatch.ops.verify import VerifyOptions, verify_file
 
     size = stream.seek(0, os.SEEK_END)
     stream.seek(0)
     summary = FileSummary(path, size)
+    # A log of a partition being cross-checked hands its batches' headers to the check as it is walked.
+    headers = walked.headers_for(path) if walked is not None and stream_is_file else None
     options = VerifyOptions(deep=deep, decompressed_limit=decompressed_limit, jobs=jobs or usable_cpus(),
                             kafka_version=kafka_version)
     if show_progress and size > PROGRESS_ABOVE:
@@ -158,12 +168,14 @@ def _verify_file(path, stream, sink, *, deep: bool, decompressed_limit: int, job
         with Progress(console=error_console(), transient=True) as progress:
             task = progress.add_task(f"verifying {path}", total=size)
             for finding in verify_file(path, stream, summary, options, stream_is_file=stream_is_file,
-                                       on_batch=sink.entry,
+                                       on_batch=sink.entry, headers=headers,
                                        progress=lambda pos: progress.update(task, completed=pos)):
                 sink.finding(path, finding)
     else:
         for finding in verify_file(path, stream, summary, options, stream_is_file=stream_is_file,
-                                   on_batch=sink.entry):
+                                   on_batch=sink.entry, headers=headers):
             sink.finding(path, finding)
+    if headers is not None:
+        walked.walked(path, summary.size if summary.size_now is None else summary.size_now)
     sink.file_done(summary)
     return summary

@@ -25,6 +25,7 @@ from kbatch.reading.summary import FileSummary
 if TYPE_CHECKING:
     from kbatch.reading.model import Batch
     from kbatch.walk.engine import Run
+    from kbatch.walk.headers import Headers
 
 
 class VerifyOptions(NamedTuple):
@@ -36,7 +37,7 @@ class VerifyOptions(NamedTuple):
 
 def verify_file(path: str, stream: BinaryIO, summary: FileSummary, options: VerifyOptions = VerifyOptions(),
                 *, stream_is_file: bool = True, progress=None, start: int = 0, stop: int | None = None,
-                landed: dict | None = None, on_batch=None) -> Iterator[Finding]:
+                landed: dict | None = None, on_batch=None, headers: Headers | None = None) -> Iterator[Finding]:
     """Every finding of the file at ``path`` (its bytes: ``stream``), in file order.
 
     A whole local file checked without ``deep`` is walked in this process first (:func:`verify_stream`, its
@@ -64,13 +65,13 @@ def verify_file(path: str, stream: BinaryIO, summary: FileSummary, options: Veri
         yield from verify_in_parts(path.removeprefix("file://"), stream, summary, options, progress=progress,
                                    landed=landed, on_batch=on_batch, decoder=decoder,
                                    segment_base=segment_base_offset(path), start=walk_from,
-                                   follows=walked.get("last_offset"))
+                                   follows=walked.get("last_offset"), headers=headers)
         return
     # a KRaft snapshot (its own rules: kbatch.reading.kraft.SnapshotRules), read from its start
     snapshot = decoder == "metadata" and path.endswith(".checkpoint") and start == 0
     yield from verify_stream(stream, summary, options, progress=progress, start=walk_from, stop=stop, landed=landed,
                              on_batch=on_batch, decoder=decoder, segment_base=segment_base_offset(path),
-                             snapshot=snapshot)
+                             snapshot=snapshot, headers=headers)
 
 
 def verify_stream(stream: BinaryIO, summary: FileSummary, options: VerifyOptions = VerifyOptions(),
@@ -78,7 +79,7 @@ def verify_stream(stream: BinaryIO, summary: FileSummary, options: VerifyOptions
                   landed: dict | None = None, on_batch=None, decoder: str | None = None,
                   segment_base: int | None = None, order: OffsetOrder | None = None,
                   snapshot: bool = False, read_ahead: bool = False, parts_from=None,
-                  follows: int | None = None) -> Iterator[Finding]:
+                  follows: int | None = None, headers: Headers | None = None) -> Iterator[Finding]:
     """Every finding of one input, in file order; ``summary`` counts batches, records and findings.
 
     Without ``deep`` the reader checks framing and every CRC (each inner
@@ -93,7 +94,9 @@ def verify_stream(stream: BinaryIO, summary: FileSummary, options: VerifyOptions
     local file) ahead of the walk on a second thread.  ``parts_from(pos)``, once the walk met damage, is asked
     each time the run went on to ``pos`` whether the rest is read in parts: then the walk ends there, and
     ``landed`` says so (``landed["parts_from"]``).  ``follows``: the last offset of the intact entry before
-    ``start``, read by another walk (``landed["last_offset"]`` says this walk's, for the next).
+    ``start``, read by another walk (``landed["last_offset"]`` says this walk's, for the next).  With ``deep``,
+    ``headers`` (kbatch.walk.headers.Headers) takes each batch's header in file order, for the partition
+    cross-checks, which then need not read the log again.
     """
     from kbatch.reading.reader import ReadOptions, SegmentReader
     from kbatch.walk.crcrun import CrcRun   # (looked up here: tests swap it)
@@ -122,7 +125,7 @@ def verify_stream(stream: BinaryIO, summary: FileSummary, options: VerifyOptions
     elif not objects:
         from kbatch.walk.deep import DeepRun   # (looked up here: tests swap it)
 
-        run = DeepRun(summary, order, segment_base, reader.options.max_entry_size, reader.decompressor)
+        run = DeepRun(summary, order, segment_base, reader.options.max_entry_size, reader.decompressor, headers)
     stop = summary.size if stop is None else min(stop, summary.size)
     walk = Walk(reader, run)
 
@@ -157,6 +160,8 @@ def verify_stream(stream: BinaryIO, summary: FileSummary, options: VerifyOptions
                 item.findings += order.check(item)   # last: the one check across batches (where parts meet, too)
                 item.findings.sort(key=in_file_order)
             summary.add_batch(item)
+            if headers is not None:
+                headers.batch(item)
             if on_batch is not None:
                 on_batch(item)
             yield from item.findings
@@ -201,7 +206,7 @@ MAX_PART_FINDINGS = 10_000   # a part with more is read again by the parent (the
 def verify_in_parts(path: str, stream: BinaryIO, summary: FileSummary, options: VerifyOptions, *, progress=None,
                     landed: dict | None = None, on_batch=None, decoder: str | None = None,
                     segment_base: int | None = None, start: int = 0,
-                    follows: int | None = None) -> Iterator[Finding]:
+                    follows: int | None = None, headers: Headers | None = None) -> Iterator[Finding]:
     """verify_stream's findings for a local file from ``start`` (an entry start, 0 unless verify_stream walked
     the entries before it) to its end, its parts read at once by ``options.jobs`` processes.
 
@@ -218,12 +223,15 @@ def verify_in_parts(path: str, stream: BinaryIO, summary: FileSummary, options: 
     before_last = follows
 
     def work(part_stream, start, stop, _spill):
-        return _verify_part(path, part_stream, start, stop, summary.size, options, decoder, segment_base)
+        return _verify_part(path, part_stream, start, stop, summary.size, options, decoder, segment_base,
+                            headers is not None)
 
     def take(_part, found):
         nonlocal before_last
         if options.deep and not found.goes_on_from(order):
             return None
+        if headers is not None:
+            headers.extend(found.headers)
         yield from found.replay(summary, order if options.deep else None, on_batch)
         before_last = found.last_offset if found.last_offset is not None else before_last
         if progress is not None:
@@ -235,7 +243,7 @@ def verify_in_parts(path: str, stream: BinaryIO, summary: FileSummary, options: 
         walked = {}
         yield from verify_stream(stream, summary, options, progress=progress, start=pos, stop=stop, landed=walked,
                                  on_batch=on_batch, decoder=decoder, segment_base=segment_base, order=order,
-                                 follows=before_last)
+                                 follows=before_last, headers=headers)
         before_last = walked["last_offset"]
         return walked["pos"]
 
@@ -257,6 +265,8 @@ class _Found:
     second_base: int | None       # the base offset of the part's second batch, if the full reader read it
     order: OffsetOrder            # the part's OffsetOrder at its end
     last_offset: int | None       # the last offset of the last intact entry it walked
+    # each batch's header as a plain tuple, when the parent asked for them (verify_stream's headers)
+    headers: list[tuple] = dataclasses.field(default_factory=list)
 
     def goes_on_from(self, order: OffsetOrder) -> bool:
         """Whether the part's own offset checks are the ones a walk from the start makes.
@@ -314,7 +324,7 @@ class _Found:
 
 
 def _verify_part(path: str, stream: BinaryIO, start: int, stop: int, size: int, options: VerifyOptions, decoder,
-                 segment_base) -> _Found | None:
+                 segment_base, with_headers: bool = False) -> _Found | None:
     """A child's part: verify_stream over [start, stop), kept for the parent.
 
     Only the batches with findings are kept (and the first, for the check across batches); None when the
@@ -326,6 +336,9 @@ def _verify_part(path: str, stream: BinaryIO, start: int, stop: int, size: int, 
     walked: dict = {}
     first = second_base = None
     pending = 0   # findings of the batch just handed over that verify_stream is still to yield
+    if with_headers:
+        from kbatch.walk.headers import Headers
+    headers = Headers(plain=True) if with_headers else None   # (plain tuples pickle fast)
 
     def keep(batch):
         nonlocal first, pending, second_base
@@ -342,11 +355,12 @@ def _verify_part(path: str, stream: BinaryIO, start: int, stop: int, size: int, 
 
     for count, finding in enumerate(verify_stream(stream, summary, options, start=start, stop=stop, landed=walked,
                                                   on_batch=keep, decoder=decoder, segment_base=segment_base,
-                                                  order=order)):
+                                                  order=order, headers=headers)):
         if count >= MAX_PART_FINDINGS:
             return None
         if pending:
             pending -= 1   # one of the batch's own: kept with it
         else:
             items.append(finding)   # a damaged range between batches
-    return _Found(items, summary, walked["pos"], first, second_base, order, walked["last_offset"])
+    return _Found(items, summary, walked["pos"], first, second_base, order, walked["last_offset"],
+                  headers.taken if headers is not None else [])

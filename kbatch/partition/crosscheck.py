@@ -3,7 +3,12 @@
 One pass over the segments in offset order (headers only; the one record of a
 control batch is decoded for its marker) carries what Kafka itself derives
 from the log -- index entries, the producer state, aborted transactions, leader
-epochs -- and compares it with what the files beside the log say.  Each
+epochs -- and compares it with what the files beside the log say.  The
+headers come from the walk that verifies each log where there is one
+(``verify-crc --deep``: kbatch.walk.headers, fed through
+kbatch.partition.verify.WalkedLogs to :meth:`PartitionCheck.segment`), so that
+a log is read once; else (``--index-only``, ``map``, ``scan``, ``txn``) the
+check reads them itself (:meth:`PartitionCheck.run`).  Each
 disagreement is a finding about the file that disagrees, at its position
 there; the text names the other file and the position in it.
 
@@ -18,17 +23,18 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Iterator
+from typing import Callable, Iterable, Iterator
 
 from kbatch.format.codecs import Decompressor
 from kbatch.format.findings import Finding
-from kbatch.reading.markers import EndMarker, describe, end_marker
+from kbatch.reading.markers import describe
 from kbatch.reading.model import Batch
 from kbatch.reading.reader import ReadOptions, SegmentReader, load_records
 from kbatch.files import kinds
 from kbatch.partition.sidecars import Entry, Header, read_sidecar
 from kbatch.partition.textfiles import log_start_offset
 from kbatch.walk.engine import entries
+from kbatch.walk.headers import BatchHeader, header_of
 
 NO_OFFSET = -1
 
@@ -80,6 +86,21 @@ class Abort:
     first_known: bool               # the first batch read is the transaction's first (the whole history read)
     after: int                      # the producer's last offset before the transaction (-1: none read)
     absent_before: int              # the last offset in no batch read, below its first batch read (or marker)
+
+
+@dataclass
+class _OpenSegment:
+    """What the check holds of the segment whose batches it is taking."""
+
+    segment: SegmentFiles
+    rolled: bool
+    offsets: _IndexCursor
+    times: _IndexCursor
+    txn_entries: list[Entry]
+    aborts: list[tuple[Abort, BatchHeader]] = field(default_factory=list)
+    first: BatchHeader | None = None
+    last_offset: int | None = None
+    max_timestamp: tuple[int, int] = (-1, -1)     # (timestamp, offset): maxTimestampAndOffsetSoFar
 
 
 @dataclass
@@ -190,65 +211,103 @@ class PartitionCheck:
         self.doubted_markers: set[int] = set()                     # offsets of the markers not believed
         self.marker_findings: list[Located] = []
         self._log = ""                                              # the segment being walked
+        self.pending_snapshots = sorted(self.snapshots.items())    # those above the batches taken so far
+        self.previous: tuple[SegmentFiles, int | None] | None = None   # (the segment before, its last offset)
+        self.open: _OpenSegment | None = None                       # the segment whose batches are being taken
         self.batches = self.records = self.bytes = 0                # what the walk read, for its summary
 
     # -- the walk ---------------------------------------------------------------------------------------
 
     def run(self) -> Iterator[Located]:
-        pending_snapshots = sorted(self.snapshots.items())
-        previous: tuple[SegmentFiles, int | None] | None = None   # (segment, its last offset)
+        """Every finding, each log read here (the check on its own: when no walk verifying the logs hands it
+        their batches' headers, see :meth:`segment`)."""
         for number, segment in enumerate(self.segments):
-            rolled = number < len(self.segments) - 1
-            offsets = self._index(segment, kinds.OFFSET_INDEX, rolled)
-            times = self._index(segment, kinds.TIME_INDEX, rolled)
-            yield from offsets.own + times.own
-            txn_entries: list[Entry] = []
-            if kinds.TXN_INDEX in segment.others:
-                txn_entries, _, own = _read(segment.others[kinds.TXN_INDEX], kinds.TXN_INDEX)
-                yield from (Located(segment.others[kinds.TXN_INDEX], finding) for finding in own)
-            aborts: list[tuple[Abort, Batch]] = []
-            first: Batch | None = None
-            last_offset = None
-            max_timestamp = (-1, -1)                     # (timestamp, offset): maxTimestampAndOffsetSoFar
-            self._log = segment.log
             with open(segment.log, "rb") as stream:
                 reader = SegmentReader(stream, ReadOptions())
-                for batch in entries(reader):
-                    if isinstance(batch, Finding):
-                        if batch.is_damage:
-                            self.log_findings.append(Located(segment.log, batch))
-                        continue
-                    self.batches += 1
-                    self.records += max(batch.count or 0, 0)
-                    if first is None:
-                        first = batch
-                        yield from self._segment_start(segment, batch, previous)
-                    # Snapshots taken at an offset this batch reaches hold the state before it.
-                    while pending_snapshots and pending_snapshots[0][0] <= batch.base_offset:
-                        yield from self._snapshot(*pending_snapshots.pop(0))
-                    yield from offsets.batch(batch)
-                    if batch.max_timestamp is not None and batch.max_timestamp > max_timestamp[0]:
-                        max_timestamp = (batch.max_timestamp, batch.last_offset)
-                        yield from times.time_batch(batch, max_timestamp)
-                    else:
-                        yield from times.time_batch(batch, None)
-                    self._epoch(segment, batch)
-                    if self.next_offset is None or batch.base_offset > self.next_offset:
-                        self.last_absent = batch.base_offset - 1   # a gap: what compaction leaves
-                    abort = self._producer(batch, reader)
-                    yield from self.marker_findings
-                    self.marker_findings.clear()
-                    if abort is not None:
-                        aborts.append((abort, batch))
-                    last_offset = batch.last_offset
-                    self.next_offset = batch.last_offset + 1
-            self.bytes += reader.size
-            yield from offsets.finish(reader.size)
-            yield from times.finish_time(rolled, max_timestamp, segment.log)
-            yield from self._txn_index(segment, txn_entries, aborts)
-            previous = (segment, last_offset)
-        for offset, path in pending_snapshots:
-            yield from self._snapshot(offset, path)
+                yield from self.segment(number, self._headers(segment, reader), lambda reader=reader: reader.size)
+        yield from self.end()
+
+    def _headers(self, segment: SegmentFiles, reader: SegmentReader) -> Iterator[BatchHeader]:
+        """The headers of a log's batches as this check reads them (headers only; a producer's control batch's
+        record for its marker); the damage met on the way is kept in :attr:`log_findings`."""
+        def load(batch: Batch) -> None:
+            load_records(batch, reader.read_bytes(batch.payload_pos, batch.payload_size), self.decompressor)
+
+        for item in entries(reader):
+            if isinstance(item, Finding):
+                if item.is_damage:
+                    self.log_findings.append(Located(segment.log, item))
+                continue
+            yield header_of(item, load)
+
+    def segment(self, number: int, batches: Iterable[BatchHeader], size_of: Callable[[], int]) -> Iterator[Located]:
+        """The findings of the ``number``-th segment (in offset order; each once, in that order, then
+        :meth:`end`): its files held against ``batches``, its log's batches in file order (their headers:
+        :mod:`kbatch.walk.headers`), and the log's size, ``size_of()`` once they are all taken.  The same as
+        :meth:`begin`, :meth:`take` for each batch and :meth:`finish`, which a walk feeds as it goes."""
+        yield from self.begin(number)
+        for batch in batches:
+            yield from self.take(batch)
+        yield from self.finish(size_of())
+
+    def begin(self, number: int) -> Iterator[Located]:
+        """The ``number``-th segment's start: its index files read (their own findings), its batches to come."""
+        segment = self.segments[number]
+        rolled = number < len(self.segments) - 1
+        offsets = self._index(segment, kinds.OFFSET_INDEX, rolled)
+        times = self._index(segment, kinds.TIME_INDEX, rolled)
+        yield from offsets.own + times.own
+        txn_entries: list[Entry] = []
+        if kinds.TXN_INDEX in segment.others:
+            txn_entries, _, own = _read(segment.others[kinds.TXN_INDEX], kinds.TXN_INDEX)
+            yield from (Located(segment.others[kinds.TXN_INDEX], finding) for finding in own)
+        self._log = segment.log
+        self.open = _OpenSegment(segment, rolled, offsets, times, txn_entries)
+
+    def take(self, batch: BatchHeader) -> Iterator[Located]:
+        """The open segment's next batch (in file order) held against its files and the partition's."""
+        open_, pending_snapshots = self.open, self.pending_snapshots
+        assert open_ is not None   # (begin)
+        self.batches += 1
+        self.records += max(batch.count or 0, 0)
+        if open_.first is None:
+            open_.first = batch
+            yield from self._segment_start(open_.segment, batch, self.previous)
+        # Snapshots taken at an offset this batch reaches hold the state before it.
+        while pending_snapshots and pending_snapshots[0][0] <= batch.base_offset:
+            yield from self._snapshot(*pending_snapshots.pop(0))
+        yield from open_.offsets.batch(batch)
+        if batch.max_timestamp is not None and batch.max_timestamp > open_.max_timestamp[0]:
+            open_.max_timestamp = (batch.max_timestamp, batch.last_offset)
+            yield from open_.times.time_batch(batch, open_.max_timestamp)
+        else:
+            yield from open_.times.time_batch(batch, None)
+        self._epoch(open_.segment, batch)
+        if self.next_offset is None or batch.base_offset > self.next_offset:
+            self.last_absent = batch.base_offset - 1   # a gap: what compaction leaves
+        abort = self._producer(batch)
+        yield from self.marker_findings
+        self.marker_findings.clear()
+        if abort is not None:
+            open_.aborts.append((abort, batch))
+        open_.last_offset = batch.last_offset
+        self.next_offset = batch.last_offset + 1
+
+    def finish(self, size: int) -> Iterator[Located]:
+        """The open segment's end: its log ``size`` bytes, every batch taken."""
+        open_, self.open = self.open, None
+        assert open_ is not None   # (begin)
+        self.bytes += size
+        yield from open_.offsets.finish(size)
+        yield from open_.times.finish_time(open_.rolled, open_.max_timestamp, open_.segment.log)
+        yield from self._txn_index(open_.segment, open_.txn_entries, open_.aborts)
+        self.previous = (open_.segment, open_.last_offset)
+
+    def end(self) -> Iterator[Located]:
+        """The findings after the last segment's: the snapshots above the log, the epochs, the files the log
+        says nothing of."""
+        while self.pending_snapshots:
+            yield from self._snapshot(*self.pending_snapshots.pop(0))
         yield from self._epochs()
         for kind in (kinds.PARTITION_METADATA, kinds.QUORUM_STATE):   # read on their own: the log says nothing of them
             if kind in self.singles:
@@ -257,7 +316,7 @@ class PartitionCheck:
 
     # -- segments ---------------------------------------------------------------------------------------
 
-    def _segment_start(self, segment: SegmentFiles, batch: Batch, previous) -> Iterator[Located]:
+    def _segment_start(self, segment: SegmentFiles, batch: BatchHeader, previous) -> Iterator[Located]:
         if self.walk_start is None:
             self.walk_start = batch.base_offset
         if batch.base_offset < segment.base and not self.segments_verified:
@@ -297,18 +356,18 @@ class PartitionCheck:
 
     # -- producer state ---------------------------------------------------------------------------------
 
-    def _producer(self, batch: Batch, reader: SegmentReader) -> Abort | None:
+    def _producer(self, batch: BatchHeader) -> Abort | None:
         """ProducerAppendInfo.append; returns the aborted transaction an ABORT marker completes."""
-        header = batch.producer
-        if header is None or header.id < 0:
+        producer_id = batch.producer_id
+        if producer_id is None or producer_id < 0:   # a v0/v1 message, or a batch of no producer
             return None
-        state = self.producers.get(header.id)
+        state = self.producers.get(producer_id)
         if state is None:
-            state = self.producers[header.id] = ProducerState()
-        if state.epoch != header.epoch:   # ProducerStateEntry.maybeUpdateProducerEpoch
-            state.epoch, state.last_sequence, state.last_offset, state.offset_delta = header.epoch, -1, -1, 0
+            state = self.producers[producer_id] = ProducerState()
+        if state.epoch != batch.producer_epoch:   # ProducerStateEntry.maybeUpdateProducerEpoch
+            state.epoch, state.last_sequence, state.last_offset, state.offset_delta = batch.producer_epoch, -1, -1, 0
         if batch.is_control:
-            found = self._marker(batch, reader)
+            found = batch.marker
             if found is None:
                 return None   # an empty control batch: its transaction was cleaned away
             marker = found.believed
@@ -330,14 +389,13 @@ class PartitionCheck:
                 # .txnindex entry (CleanedTransactionMetadata.onControlBatchRead); Kafka writes no entry for
                 # a transaction with no batch (ProducerAppendInfo.appendEndTxnMarker), so _txn_index asks
                 # the entry to say where they were.
-                completed = Abort(header.id, state.current_txn_first_offset if begun else None,
-                                  batch.base_offset, self._last_stable_offset(header.id, batch.base_offset),
+                completed = Abort(producer_id, state.current_txn_first_offset if begun else None,
+                                  batch.base_offset, self._last_stable_offset(producer_id, batch.base_offset),
                                   state.txn_first_known, state.txn_after if begun else state.last_seen_offset,
                                   state.txn_absent_before if begun else self.last_absent)
             state.last_seen_offset = batch.last_offset
             state.coordinator_epoch = marker.coordinator_epoch
-            records = batch.record_list
-            timestamp = records[0].timestamp if records else batch.max_timestamp
+            timestamp = batch.marker_timestamp
             assert timestamp is not None   # v2: a batch and its records have timestamps
             state.timestamp = timestamp
             state.current_txn_first_offset = NO_OFFSET
@@ -354,11 +412,6 @@ class PartitionCheck:
             state.txn_absent_before, state.txn_after = self.last_absent, state.last_seen_offset
         state.last_seen_offset = batch.last_offset
         return None
-
-    def _marker(self, batch: Batch, reader: SegmentReader) -> EndMarker | None:
-        if batch.records is None:
-            load_records(batch, reader.read_bytes(batch.payload_pos, batch.payload_size), self.decompressor)
-        return end_marker(batch)
 
     def _last_stable_offset(self, producer_id: int, marker_offset: int) -> int:
         """ProducerStateManager.lastStableOffset: the earliest other open transaction, else lastOffset + 1."""
@@ -405,7 +458,7 @@ class PartitionCheck:
 
     # -- transaction index --------------------------------------------------------------------------------
 
-    def _txn_index(self, segment: SegmentFiles, entries: list[Entry], aborts: list[tuple[Abort, Batch]]) \
+    def _txn_index(self, segment: SegmentFiles, entries: list[Entry], aborts: list[tuple[Abort, BatchHeader]]) \
             -> Iterator[Located]:
         path = segment.others.get(kinds.TXN_INDEX)
         by_last = {entry.fields["last_offset"]: entry for entry in entries}
@@ -456,7 +509,7 @@ class PartitionCheck:
 
     # -- leader epochs ----------------------------------------------------------------------------------
 
-    def _epoch(self, segment: SegmentFiles, batch: Batch) -> None:
+    def _epoch(self, segment: SegmentFiles, batch: BatchHeader) -> None:
         """LeaderEpochFileCache.assign(partitionLeaderEpoch, baseOffset) for each batch of magic 2."""
         if batch.magic < 2 or batch.partition_leader_epoch is None or batch.partition_leader_epoch < 0:
             return
@@ -568,7 +621,7 @@ class _IndexCursor:
 
     # offset index (OffsetIndex; LogSegment.append: largest offset of an append -> where the append began)
 
-    def batch(self, batch: Batch) -> Iterator[Located]:
+    def batch(self, batch: BatchHeader) -> Iterator[Located]:
         if self.kind != kinds.OFFSET_INDEX:
             return
         while self.pending and self.pending[0].fields["position"] < batch.pos + batch.size:
@@ -609,7 +662,7 @@ class _IndexCursor:
 
     # time index (TimeIndex; LogSegment.append: maxTimestampSoFar and the last offset of its batch)
 
-    def time_batch(self, batch: Batch, new_max: tuple[int, int] | None) -> Iterator[Located]:
+    def time_batch(self, batch: BatchHeader, new_max: tuple[int, int] | None) -> Iterator[Located]:
         if self.kind != kinds.TIME_INDEX:
             return
         while self.pending and (self.pending[0].fields["offset"] or 0) <= batch.last_offset:

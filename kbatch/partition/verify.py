@@ -49,11 +49,70 @@ def complete_and_partial_partitions(paths) -> tuple[list[str], list[tuple[str, i
     return list(found), partial
 
 
-def verify_partitions(paths, sink, *, index_only: bool, decompressed_limit: int) -> list[FileSummary]:
+class WalkedLogs:
+    """The cross-checks of partition directories fed by the walks that verify their logs (``verify-crc --deep``):
+    each walk hands its log's batch headers over as it goes (:meth:`headers_for`, :meth:`walked`), and the check
+    holds the files beside that log against each at once, so that a log is read once, not a second time by
+    the check.
+
+    A partition's logs must be walked in its segments' order, each once; a partition whose logs come otherwise
+    (named in another order, or twice) is checked on its own afterwards, reading its logs itself.  Memory
+    holds no batch: only the checks' state and their findings (told after every file's, as before).
+    """
+
+    def __init__(self, directories, decompressed_limit: int):
+        from kbatch.partition.crosscheck import PartitionCheck
+
+        self.checks = {directory: PartitionCheck(directory, decompressed_limit=decompressed_limit,
+                                                 segments_verified=True) for directory in directories}
+        self.fed = dict.fromkeys(self.checks, 0)                # segments fed so far
+        self.found: dict[str, list] = {directory: [] for directory in self.checks}
+        self.directory_of = {_same_file(segment.log): directory for directory, check in self.checks.items()
+                             for segment in check.segments}
+
+    def headers_for(self, path: str):
+        """A :class:`kbatch.walk.headers.Headers` for the walk of ``path`` to hand its batches' headers to, when it
+        is the next log a partition's check wants; else None (and a partition whose log comes out of turn is
+        checked on its own)."""
+        from kbatch.walk.headers import Headers
+
+        directory = self.directory_of.get(_same_file(path))
+        if directory is None or directory not in self.fed:
+            return None
+        check, number = self.checks[directory], self.fed[directory]
+        if number >= len(check.segments) or _same_file(check.segments[number].log) != _same_file(path):
+            del self.fed[directory]   # out of turn: its check reads its logs itself
+            return None
+        found = self.found[directory]
+        found += check.begin(number)
+        return Headers(lambda batch: found.extend(check.take(batch)))
+
+    def walked(self, path: str, size: int) -> None:
+        """The walk of ``path`` (given :meth:`headers_for`'s Headers) ended, the log ``size`` bytes."""
+        directory = self.directory_of[_same_file(path)]
+        if directory in self.fed:
+            self.found[directory] += self.checks[directory].finish(size)
+            self.fed[directory] += 1
+
+    def findings(self, directory: str):
+        """Every finding of the partition's check when every log of it was walked in turn; else None."""
+        check = self.checks.get(directory)
+        if check is None or self.fed.get(directory) != len(check.segments):
+            return None
+        return self.found.pop(directory) + list(check.end())
+
+
+def _same_file(path: str) -> str:
+    return os.path.normpath(os.path.abspath(path))
+
+
+def verify_partitions(paths, sink, *, index_only: bool, decompressed_limit: int,
+                      walked: WalkedLogs | None = None) -> list[FileSummary]:
     """Cross-check every partition directory in ``paths``; each finding goes to ``sink`` with its file.
 
     With ``index_only`` the damage the walk meets in the logs is reported too (the logs themselves are
-    not verified record by record); otherwise the caller has verified them already.
+    not verified record by record); otherwise the caller has verified them already, and ``walked`` holds
+    the checks its walks fed (those it did not are made here, reading the logs).
     """
     from kbatch.partition.crosscheck import PartitionCheck   # here: naming a lone segment must not load the cross-checks
 
@@ -61,7 +120,8 @@ def verify_partitions(paths, sink, *, index_only: bool, decompressed_limit: int)
     for directory in partition_directories(paths):
         check = PartitionCheck(directory, decompressed_limit=decompressed_limit, segments_verified=not index_only)
         summary = FileSummary(directory.rstrip("/") + "/ (cross-checks)", 0, cross_check=True)
-        for located in check.run():
+        fed = walked.findings(directory) if walked is not None else None
+        for located in check.run() if fed is None else fed:
             summary.add_finding(located.finding)
             sink.finding(located.path, located.finding)
         if index_only:   # the logs were verified by no one else: their counts and damage are this row's

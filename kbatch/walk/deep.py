@@ -30,6 +30,7 @@ from kbatch.reading import invariants
 from kbatch.reading.invariants import OffsetOrder
 from kbatch.reading.v2 import batch_in_view
 from kbatch.reading.summary import FileSummary
+from kbatch.walk.headers import Headers
 
 
 def checks_every_rule() -> bool:
@@ -78,13 +79,15 @@ class DeepRun(CompiledRun):
 
     ``order`` is the walk's OffsetOrder, shared with the full reader's batches; ``segment_base`` the base
     offset the segment's file name says (None: not named so); ``max_entry_size`` the reader's, and
-    ``decompressor`` the reader's too (its limit, its buffer).
+    ``decompressor`` the reader's too (its limit, its buffer).  ``headers`` (kbatch.walk.headers.Headers), when
+    given, takes the header of each batch walked here, for the partition cross-checks.
     """
 
     def __init__(self, summary: FileSummary, order: OffsetOrder, segment_base: int | None, max_entry_size: int,
-                 decompressor: Decompressor):
+                 decompressor: Decompressor, headers: Headers | None = None):
         super().__init__(CleanBatches(), max_entry_size, decompressor)
         self.summary = summary
+        self.headers = headers
         self.order = order
         self.segment_base = segment_base
         self.decompressor = decompressor
@@ -105,6 +108,8 @@ class DeepRun(CompiledRun):
             at = batches.last_pos - base
             order.walked_past(batches.last_offset, batches.last_pos,
                               int.from_bytes(data[at:at + 8], "big", signed=True))
+            if self.headers is not None:
+                self.headers.run(data, pos - base, stopped, base)
         self.walked += walked
         self.summary.batches += walked
         self.summary.records += batches.records - records
