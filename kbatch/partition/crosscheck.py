@@ -6,7 +6,7 @@ from the log -- index entries, the producer state, aborted transactions, leader
 epochs -- and compares it with what the files beside the log say.  The
 headers come from the walk that verifies each log where there is one
 (``verify-crc --deep``: kbatch.walk.headers, fed through
-kbatch.partition.verify.WalkedLogs to :meth:`PartitionCheck.segment`), so that
+kbatch.partition.verify.WalkedLogs to :meth:`PartitionCheck.take`), so that
 a log is read once; else (``--index-only``, ``map``, ``scan``, ``txn``) the
 check reads them itself (:meth:`PartitionCheck.run`).  Each
 disagreement is a finding about the file that disagrees, at its position
@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Iterator
+from typing import Iterator
 
 from kbatch.format.codecs import Decompressor
 from kbatch.format.findings import Finding
@@ -219,12 +219,16 @@ class PartitionCheck:
     # -- the walk ---------------------------------------------------------------------------------------
 
     def run(self) -> Iterator[Located]:
-        """Every finding, each log read here (the check on its own: when no walk verifying the logs hands it
-        their batches' headers, see :meth:`segment`)."""
+        """Every finding, each log read here: the check on its own, where no walk verifying the logs hands it
+        their batches' headers (each segment in offset order: :meth:`begin`, :meth:`take` for each of its log's
+        batches in file order, :meth:`finish`; then :meth:`end`)."""
         for number, segment in enumerate(self.segments):
             with open(segment.log, "rb") as stream:
                 reader = SegmentReader(stream, ReadOptions())
-                yield from self.segment(number, self._headers(segment, reader), lambda reader=reader: reader.size)
+                yield from self.begin(number)
+                for batch in self._headers(segment, reader):
+                    yield from self.take(batch)
+                yield from self.finish(reader.size)   # (its size once read: a log cut while read is shorter)
         yield from self.end()
 
     def _headers(self, segment: SegmentFiles, reader: SegmentReader) -> Iterator[BatchHeader]:
@@ -239,16 +243,6 @@ class PartitionCheck:
                     self.log_findings.append(Located(segment.log, item))
                 continue
             yield header_of(item, load)
-
-    def segment(self, number: int, batches: Iterable[BatchHeader], size_of: Callable[[], int]) -> Iterator[Located]:
-        """The findings of the ``number``-th segment (in offset order; each once, in that order, then
-        :meth:`end`): its files held against ``batches``, its log's batches in file order (their headers:
-        :mod:`kbatch.walk.headers`), and the log's size, ``size_of()`` once they are all taken.  The same as
-        :meth:`begin`, :meth:`take` for each batch and :meth:`finish`, which a walk feeds as it goes."""
-        yield from self.begin(number)
-        for batch in batches:
-            yield from self.take(batch)
-        yield from self.finish(size_of())
 
     def begin(self, number: int) -> Iterator[Located]:
         """The ``number``-th segment's start: its index files read (their own findings), its batches to come."""
@@ -269,7 +263,7 @@ class PartitionCheck:
         open_, pending_snapshots = self.open, self.pending_snapshots
         assert open_ is not None   # (begin)
         self.batches += 1
-        self.records += max(batch.count or 0, 0)
+        self.records += max(batch.records_count or 0, 0)
         if open_.first is None:
             open_.first = batch
             yield from self._segment_start(open_.segment, batch, self.previous)
@@ -358,14 +352,14 @@ class PartitionCheck:
 
     def _producer(self, batch: BatchHeader) -> Abort | None:
         """ProducerAppendInfo.append; returns the aborted transaction an ABORT marker completes."""
-        producer_id = batch.producer_id
-        if producer_id is None or producer_id < 0:   # a v0/v1 message, or a batch of no producer
+        producer_id, epoch = batch.producer_id, batch.producer_epoch
+        if producer_id is None or producer_id < 0 or epoch is None:   # a v0/v1 message, or a batch of no producer
             return None
         state = self.producers.get(producer_id)
         if state is None:
             state = self.producers[producer_id] = ProducerState()
-        if state.epoch != batch.producer_epoch:   # ProducerStateEntry.maybeUpdateProducerEpoch
-            state.epoch, state.last_sequence, state.last_offset, state.offset_delta = batch.producer_epoch, -1, -1, 0
+        if state.epoch != epoch:   # ProducerStateEntry.maybeUpdateProducerEpoch
+            state.epoch, state.last_sequence, state.last_offset, state.offset_delta = epoch, -1, -1, 0
         if batch.is_control:
             found = batch.marker
             if found is None:

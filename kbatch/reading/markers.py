@@ -11,7 +11,7 @@ unknown outcome.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
 from kbatch.reading.model import Batch, ControlMarker
 
@@ -71,7 +71,17 @@ def _a(word: str) -> str:
     return f"{'an' if word[:1].upper() in 'AEIOU' else 'a'} {word}"
 
 
-def describe(marker: EndMarker, batch: Batch) -> str:
+class _Placed(Protocol):
+    """A batch as far as a report places it (kbatch.walk.headers.BatchHeader has no more of it)."""
+
+    @property
+    def base_offset(self) -> int: ...
+
+    @property
+    def pos(self) -> int: ...
+
+
+def describe(marker: EndMarker, batch: Batch | _Placed) -> str:
     """One line for a report: where the marker is, why it is not believed, what it would say."""
     read = marker.marker
     if read is None:   # its records were not walked: its key was never read, whatever its bytes hold

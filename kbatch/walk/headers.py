@@ -13,7 +13,7 @@ cross-checks read; the walk decoded it).
 
 from __future__ import annotations
 
-from typing import Callable, NamedTuple
+from typing import Any, Callable, Iterable, NamedTuple
 
 from kbatch.format.structs import BATCH_HEADER, CONTROL_FLAG_MASK, LOG_OVERHEAD, TRANSACTIONAL_FLAG_MASK
 from kbatch.reading.markers import EndMarker, end_marker
@@ -35,7 +35,7 @@ class BatchHeader(NamedTuple):
     magic: int
     base_offset: int
     last_offset: int
-    count: int | None
+    records_count: int | None   # (Batch.count: a NamedTuple field may not take tuple.count's name)
     max_timestamp: int | None
     partition_leader_epoch: int | None
     producer_id: int | None
@@ -78,8 +78,8 @@ class Headers:
 
     def __init__(self, take: Callable[[BatchHeader], object] | None = None, *, plain: bool = False):
         self.taken: list = []
-        self.take = self.taken.append if take is None else take
-        self._make = tuple if plain else BatchHeader._make
+        self.take: Callable[[Any], object] = self.taken.append if take is None else take
+        self._make: Callable[[Iterable], tuple] = tuple if plain else BatchHeader._make
 
     def batch(self, batch: Batch) -> None:
         """A batch the full reader read (its records decoded, a control batch's as objects)."""
