@@ -76,3 +76,33 @@ def test_new_record_columns_hold_no_row_and_room_for_at_least_one():
     assert all(len(columns.header_column(name)) == 0 for name in HEADER_COLUMNS)
     # room for headers: as asked, else as many as for records
     assert [len(RecordColumns(3, asked).headers["key_pos"]) for asked in (-1, 0, 1, 5)] == [3, 3, 1, 5]
+
+
+# -- kernels.jsonl: a clean batch's line from its header's fields ---------------------------------------------
+
+# (base_offset, batch_length, partition_leader_epoch, magic, crc, attributes, last_offset_delta, base_timestamp,
+#  max_timestamp, producer_id, producer_epoch, base_sequence, records_count), as the header walk unpacks them
+_HEADERS = [
+    (0, 61, 0, 2, 1234, 0, 0, 1_700_000_000_000, 1_700_000_000_000, -1, -1, -1, 1),
+    (42, 4_000, 7, 2, 4_294_967_295, 0x34, 9, 0, 17, 5, 2, 100, 10),          # zstd, transactional, LogAppendTime
+    (2**62, 70, -1, 2, 0, 0x23, 0, -5, -1, 2**62, 32767, 2**31 - 1, 1),       # lz4, control; negative times
+    (5, 100, 3, 2, 77, 0x1, -1, 1_600_000_000_000, 1_600_000_000_001, 1, 0, 0, 0),   # gzip, an empty batch
+]
+
+
+@pytest.mark.parametrize("header", _HEADERS)
+@pytest.mark.parametrize("computed_crc", [1234, 77])
+def test_a_clean_batchs_line_from_its_header_fields_is_json_dumps_of_its_dict(header, computed_crc):
+    """kbatch.walk.listing writes a clean batch's line from its header's fields, without a Batch: the bytes of
+    json.dumps of the dict the output declares for the Batch the reader makes of the same fields."""
+    import json
+
+    from kbatch.kernels.jsonl import batch_json, fields_json
+    from kbatch.output.jsonout import batch_dict
+    from kbatch.reading.v2 import batch_fields, batch_of
+
+    fields = batch_fields(1000, header[1] + 12, header, computed_crc)
+    batch = batch_of(fields)
+    head = b'{"file": "orders-0/00000000000000000000.log", '
+    expected = json.dumps({"file": "orders-0/00000000000000000000.log", **batch_dict(batch)}, ensure_ascii=False)
+    assert fields_json(fields, head) == batch_json(batch, head) == expected.encode()
