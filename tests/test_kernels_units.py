@@ -87,17 +87,23 @@ _HEADERS = [
     (42, 4_000, 7, 2, 4_294_967_295, 0x34, 9, 0, 17, 5, 2, 100, 10),          # zstd, transactional, LogAppendTime
     (2**62, 70, -1, 2, 0, 0x23, 0, -5, -1, 2**62, 32767, 2**31 - 1, 1),       # lz4, control; negative times
     (5, 100, 3, 2, 77, 0x1, -1, 1_600_000_000_000, 1_600_000_000_001, 1, 0, 0, 0),   # gzip, an empty batch
+    (9, 90, 1, 2, 5, 0x42, 3, 1_650_000_000_000, 1_650_000_000_009, -1, -1, -1, 4),  # snappy, a delete horizon
 ]
 
 
 @pytest.mark.parametrize("header", _HEADERS)
 @pytest.mark.parametrize("computed_crc", [1234, 77])
-def test_a_clean_batchs_line_from_its_header_fields_is_json_dumps_of_its_dict(header, computed_crc):
+def test_a_clean_batchs_line_from_its_header_fields_is_json_dumps_of_its_dict(header, computed_crc, monkeypatch):
     """kbatch.walk.listing writes a clean batch's line from its header's fields, without a Batch: the bytes of
-    json.dumps of the dict the output declares for the Batch the reader makes of the same fields."""
+    json.dumps of the dict the output declares for the Batch the reader makes of the same fields (by a writer
+    made for the test, not the one an earlier line left)."""
     import json
 
+    from kbatch.kernels import jsonl
     from kbatch.kernels.jsonl import batch_json, fields_json
+
+    if hasattr(jsonl, "_line"):   # the pure build's writer (compiled, a C global)
+        monkeypatch.setattr(jsonl, "_line", None)
     from kbatch.output.jsonout import batch_dict
     from kbatch.reading.v2 import batch_fields, batch_of
 
@@ -106,3 +112,23 @@ def test_a_clean_batchs_line_from_its_header_fields_is_json_dumps_of_its_dict(he
     head = b'{"file": "orders-0/00000000000000000000.log", '
     expected = json.dumps({"file": "orders-0/00000000000000000000.log", **batch_dict(batch)}, ensure_ascii=False)
     assert fields_json(fields, head) == batch_json(batch, head) == expected.encode()
+
+
+def test_a_name_is_written_between_quotes_only_when_its_json_is_that():
+    """_plain_name: a name's bytes where json.dumps writes it as itself between quotes, else None (the line is
+    then json.dumps' to write); asked again, the same answer; and it keeps at most 64 names' answers."""
+    import itertools
+    import json
+
+    from kbatch.kernels import jsonl
+
+    fresh = (f"codec-{n}-{id(object())}" for n in itertools.count())   # names no other test asked about
+    for make, plain in [(lambda n: n, True), (lambda n: n + '"', False), (lambda n: n + "\\", False),
+                        (lambda n: n + "\u00e9", False), (lambda n: n + "\x07", False), (lambda n: n + "\n", False)]:
+        name = make(next(fresh))
+        expected = name.encode() if plain else None
+        assert jsonl._plain_name(name) == expected and jsonl._plain_name(name) == expected
+        assert expected is None or json.dumps(name).encode() == b'"' + expected + b'"'
+    for _ in range(80):
+        assert jsonl._plain_name(next(fresh)) is not None
+    assert len(jsonl._plain_names) == 64
