@@ -29,7 +29,12 @@ def run() -> None:
 
     gc.freeze()
     gc.enable()
-    sys.stdout = _every_byte_or_broken_pipe(sys.stdout)
+    from kbatch.output.inert import read_by_a_runner
+
+    if read_by_a_runner(os.environ):   # a CI runner reads commands from the log: no line kbatch writes is one
+        sys.stdout, sys.stderr = _whole(sys.stdout, inert=True), _whole(sys.stderr, inert=True)
+    else:
+        sys.stdout = _whole(sys.stdout)
     try:
         main()
     except SystemExit as done:
@@ -37,7 +42,7 @@ def run() -> None:
 
 
 class _WholeWrites(io.FileIO):
-    """Standard output whose every write is whole, or raises.
+    """A standard stream whose every write is whole, or raises.
 
     When the reader of a pipe goes away during a large write, the system returns the part it took, and
     Python's buffered writer reports that short count without an error; the text layer above it drops the
@@ -53,22 +58,29 @@ class _WholeWrites(io.FileIO):
             while done < len(view):
                 done += super().write(view[done:])
         except OSError as error:   # a full disk (ENOSPC), a file too large (EFBIG): the error line names stdout
-            from kbatch.files.outputs import STDOUT
+            if self.fileno() == 1:
+                from kbatch.files.outputs import STDOUT
 
-            error.filename = error.filename or STDOUT
+                error.filename = error.filename or STDOUT
             raise
         return done
 
 
-def _every_byte_or_broken_pipe(stream):
-    """``stream`` (sys.stdout) as it was, over :class:`_WholeWrites` of its file descriptor."""
+def _whole(stream, *, inert: bool = False):
+    """``stream`` (sys.stdout, or sys.stderr) as it was, over :class:`_WholeWrites` of its file descriptor;
+    with ``inert``, every line made one no CI runner reads as its command (kbatch.output.inert)."""
+    if stream is None:
+        return stream
     try:
         descriptor = stream.fileno()
     except (AttributeError, OSError, ValueError):   # not a file (replaced by a caller): left as it is
         return stream
     stream.flush()
     raw = _WholeWrites(descriptor, "w", closefd=False)
-    return io.TextIOWrapper(io.BufferedWriter(raw), encoding=stream.encoding, errors=stream.errors,
+    if inert:
+        from kbatch.output.inert import InertBuffer
+    buffer: io.BufferedWriter = InertBuffer(raw) if inert else io.BufferedWriter(raw)
+    return io.TextIOWrapper(buffer, encoding=stream.encoding, errors=stream.errors,
                             line_buffering=stream.line_buffering, write_through=stream.write_through)
 
 

@@ -25,6 +25,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from kafka.record.default_records import DefaultRecordBatchBuilder
 
+from kbatch.output.inert import RUNNER_VARIABLES
 from kbatch.output.visible import json_name, json_visible, shell_word, visible
 
 from .helpers import ROOT
@@ -61,37 +62,40 @@ def _string(text: bytes) -> bytes:
 
 # __consumer_offsets: OffsetCommitKey v1 (group, topic, partition), OffsetCommitValue v1 (offset, metadata,
 # commitTimestamp, expireTimestamp): Kafka's coordinator-common OffsetCommitKey.json / OffsetCommitValue.json.
-OFFSET_KEY = struct.pack(">h", 1) + _string(HOSTILE.encode()) + _string(HOSTILE.encode()) + struct.pack(">i", 0)
-OFFSET_VALUE = struct.pack(">hq", 1, 42) + _string(HOSTILE.encode()) + struct.pack(">qq", 1_700_000_000_000, -1)
+def _offset_commit(text: bytes) -> tuple[bytes, bytes]:
+    return (struct.pack(">h", 1) + _string(text) + _string(text) + struct.pack(">i", 0),
+            struct.pack(">hq", 1, 42) + _string(text) + struct.pack(">qq", 1_700_000_000_000, -1))
+
+
 # __transaction_state: TransactionLogKey v0 (transactionalId), TransactionLogValue v0 (producerId,
 # producerEpoch, transactionTimeoutMs, transactionStatus, transactionPartitions, transactionLastUpdateTimestampMs,
 # transactionStartTimestampMs); status 1 is Ongoing, over one partition of the hostile topic.
-TXN_KEY = struct.pack(">h", 0) + _string(HOSTILE.encode())
-TXN_VALUE = (struct.pack(">hqhib", 0, 7, 0, 60_000, 1) + struct.pack(">i", 1) + _string(HOSTILE_TOPIC[:40])
-             + struct.pack(">ii", 1, 0) + struct.pack(">qq", 1_700_000_000_000, 1_700_000_000_000))
+def _transaction(text: bytes, topic: bytes) -> tuple[bytes, bytes]:
+    return (struct.pack(">h", 0) + _string(text),
+            struct.pack(">hqhib", 0, 7, 0, 60_000, 1) + struct.pack(">i", 1) + _string(topic[:40])
+            + struct.pack(">ii", 1, 0) + struct.pack(">qq", 1_700_000_000_000, 1_700_000_000_000))
 
 
-def build(root: Path) -> dict[str, Path]:
+def build(root: Path, text: str = HOSTILE, name: bytes = HOSTILE_NAME) -> dict[str, Path]:
     """The hostile log directory under ``root``: a partition directory with a hostile name holding an open
     transaction of hostile records, a segment with a hostile name, and the two internal topics."""
-    root = Path(root)
-    records = [(HOSTILE.encode(), HOSTILE.encode(), [(HOSTILE, HOSTILE.encode())]),
-               (NOT_UTF8, HOSTILE.encode() + NOT_UTF8, [(HOSTILE, NOT_UTF8)]),
+    root, topic = Path(root), name.replace(b"\n", b"")
+    records = [(text.encode(), text.encode(), [(text, text.encode())]),
+               (NOT_UTF8, text.encode() + NOT_UTF8, [(text, NOT_UTF8)]),
                (b"plain", b"plain", [])]
-    partition = Path(os.fsdecode(os.path.join(os.fsencode(root), HOSTILE_TOPIC + b"-0")))
+    partition = Path(os.fsdecode(os.path.join(os.fsencode(root), topic + b"-0")))
     partition.mkdir()
     segment = partition / "00000000000000000000.log"
     segment.write_bytes(_record_batch(0, records, transactional=True, producer_id=7))
-    named = Path(os.fsdecode(os.path.join(os.fsencode(root), HOSTILE_NAME + b".log")))
+    named = Path(os.fsdecode(os.path.join(os.fsencode(root), name + b".log")))
     named.write_bytes(_record_batch(0, records))
     offsets = root / "__consumer_offsets-0"
     offsets.mkdir()
-    (offsets / "00000000000000000000.log").write_bytes(_record_batch(0, [(OFFSET_KEY, OFFSET_VALUE, [])]))
+    (offsets / "00000000000000000000.log").write_bytes(_record_batch(0, [(*_offset_commit(text.encode()), [])]))
     txns = root / "__transaction_state-0"
     txns.mkdir()
-    (txns / "00000000000000000000.log").write_bytes(_record_batch(0, [(TXN_KEY, TXN_VALUE, [])]))
+    (txns / "00000000000000000000.log").write_bytes(_record_batch(0, [(*_transaction(text.encode(), topic), [])]))
     return {"partition": partition, "segment": segment, "named": named, "offsets": offsets, "txns": txns}
-
 
 
 @pytest.fixture(scope="module")
@@ -100,7 +104,8 @@ def hostile(tmp_path_factory) -> dict[str, str]:
 
 
 def _run(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    environment = {key: value for key, value in os.environ.items() if key not in ("COLUMNS", "KBATCH_DEBUG")}
+    environment = {key: value for key, value in os.environ.items()
+                   if key not in ("COLUMNS", "KBATCH_DEBUG", *RUNNER_VARIABLES)}
     return subprocess.run([sys.executable, "-m", "kbatch", *args], cwd=ROOT, capture_output=True,
                           env={**environment, **(env or {})})
 
@@ -310,7 +315,37 @@ def test_github_annotations_and_stderr_forge_no_workflow_command(hostile, tmp_pa
     assert [line.split(" ", 1)[0] for line in lines] == ["::error", "::notice"]
     assert lines[0].startswith("::error file=") and "%3A%3Aerror%3A%3Ax\\n##[error]y\\xff\\xc3(.log," in lines[0]
     assert all(line.count("::") == 2 for line in lines)
-    assert err.split("\n")[:-1] == [f"kbatch: no file matches {missing.replace('##[', '##' + chr(92) + 'x5b')}"]
+    assert err.split("\n")[:-1] == [f"kbatch: no file matches {missing.replace('##[', '##' + chr(92) + 'u005b')}"]
+
+
+# What a CI runner reads as its command: GitHub's at a line's start and its older form anywhere, Azure
+# Pipelines' and TeamCity's anywhere (kbatch.output.inert), as a record, a group, a transaction and a file
+# name: at the start of a first column, a grep line's value, Kafka's dump text.
+COMMANDING = ("::error::FORGED ##[error]FORGED ##vso[task.setvariable variable=x]FORGED "
+              "##teamcity[message text='FORGED']")
+RUNNER_COMMAND = re.compile(r"^\s*::|##\w*\[", re.M)
+
+
+@pytest.fixture(scope="module")
+def commanding(tmp_path_factory) -> dict[str, str]:
+    root = tmp_path_factory.mktemp("commanding")
+    return {name: str(path) for name, path in build(root, COMMANDING, COMMANDING.encode()).items()}
+
+
+@pytest.mark.parametrize("command", [*TEXT_COMMANDS, *JSON_COMMANDS])
+def test_in_a_runners_job_no_output_holds_a_runners_command(commanding, command):
+    """Every command, text and JSON, on stdout and stderr; JSON still reads back the text as it was."""
+    args, status = TEXT_COMMANDS[command][:2] if command in TEXT_COMMANDS else (JSON_COMMANDS[command], 0)
+    run = _run(*_args(commanding, [arg.replace(HOSTILE, COMMANDING) for arg in args]),
+               env={"GITHUB_ACTIONS": "true"})
+    assert run.returncode == status, run.stderr
+    out, err = run.stdout.decode("utf-8"), run.stderr.decode("utf-8")
+    assert not RUNNER_COMMAND.search(out) and not RUNNER_COMMAND.search(err), RUNNER_COMMAND.search(out + err)
+    if command in JSON_COMMANDS:
+        documents = [json.loads(line) for line in out.split("\n")[:-1]] if "jsonl" in command else [json.loads(out)]
+        assert any(COMMANDING in string for string in _strings(documents)) and "##\\u005b" in out
+    elif command not in ("stats", "hexdump-annotate-internal"):   # (these name no file and show no text)
+        assert "##vso\\u005btask" in out + err   # shown, and inert
 
 
 def test_a_page_asked_for_a_colouring_no_object_names_keeps_its_own(tmp_path):
@@ -345,7 +380,9 @@ def test_map_draws_hostile_names_without_a_byte_a_terminal_would_act_on(hostile,
 
 def test_on_a_terminal_nothing_but_kbatchs_own_styles_are_written(hostile):
     """The same outputs on a pseudo-terminal, in colour: once Rich's own SGR sequences are taken out, no
-    escape is left (the onlcr line discipline makes each line end CR LF)."""
+    escape is left (the onlcr line discipline makes each line end CR LF).  The terminal is wide enough that
+    no cell wraps: a wrapped cell's next line may start with any of its text, and where the wrap falls
+    depends on the length of the temporary directory's name."""
     import pty
     import select
 
@@ -356,7 +393,7 @@ def test_on_a_terminal_nothing_but_kbatchs_own_styles_are_written(hostile):
                        if key not in ("COLUMNS", "NO_COLOR", "KBATCH_DEBUG")}
         process = subprocess.Popen([sys.executable, "-m", "kbatch", *_args(hostile, args)], cwd=ROOT,
                                    stdin=follower, stdout=follower, stderr=follower,
-                                   env={**environment, "TERM": "xterm-256color", "COLUMNS": "80"})
+                                   env={**environment, "TERM": "xterm-256color", "COLUMNS": "1000"})
         os.close(follower)
         received = bytearray()
         while True:
@@ -460,3 +497,60 @@ def test_replicas_table_shows_the_hostile_copies_escaped(hostile, tmp_path):
     assert run.returncode == 0, run.stderr
     out, _ = assert_safe(run.stdout), assert_safe(run.stderr)
     assert "\\x1b[31mred" in out and "nothing to repair" in out
+
+
+@pytest.mark.parametrize("variable", RUNNER_VARIABLES)
+def test_each_runner_switches_it_on_and_outside_one_the_output_is_as_it_was(commanding, variable):
+    args = _args(commanding, ["dump", "--records", "N"])
+    outside, inside = _run(*args), _run(*args, env={variable: "True"})
+    assert outside.returncode == inside.returncode == 0
+    assert "##[error]FORGED ##vso[task" in outside.stdout.decode()
+    assert inside.stdout == outside.stdout.replace(b"##[", b"##\\u005b").replace(b"##vso[", b"##vso\\u005b") \
+        .replace(b"##teamcity[", b"##teamcity\\u005b")
+
+
+@pytest.mark.parametrize("writes, written", [
+    ([b"a\n::error::x\n"], b"a\n:\\x3aerror::x\n"),                     # a line's start
+    ([b"::x"], b":\\x3ax"),                                             # the output's start
+    ([b"a\n  :", b":error::x"], b"a\n  :\\x3aerror::x"),                # the two colons in two writes
+    ([b"a\n", b"\t::x"], b"a\n\t:\\x3ax"),
+    (["a\n\u3000::x".encode()], "a\n\u3000:\\x3ax".encode()),          # a blank .NET's TrimStart trims
+    ([b"a\r::x"], b"a\r:\\x3ax"),                                       # a carriage return ends a line too
+    ([b"mid ::x"], b"mid ::x"),                                         # inside a line: nothing to read
+    ([b"a" * 100, b"::x"], b"a" * 100 + b"::x"),                       # a long line goes on
+    ([b"x ##[e]"], b"x ##\\u005be]"),                                   # the older form, anywhere
+    ([b"x ##", b"vso[t]"], b"x ##vso\\u005bt]"),
+    ([b"x #", b"#[e]"], b"x ##\\u005be]"),
+    ([b"x ##teamcity[m]"], b"x ##teamcity\\u005bm]"),
+    ([b"# one [", b"## two"], b"# one [## two"),                        # no prefix: as it was
+    ([b"\xff\xc3(\n::"], b"\xff\xc3(\n:\\x3a"),                          # bytes that are not UTF-8 kept
+])
+def test_the_programs_output_is_inert_across_writes(writes, written):
+    import io
+
+    from kbatch.output.inert import InertBuffer
+
+    raw = io.BytesIO()
+    buffer = InertBuffer(raw)
+    assert [buffer.write(data) for data in writes] == [len(data) for data in writes]
+    buffer.flush()
+    assert raw.getvalue() == written
+
+
+def test_bytes_that_are_not_text_pass_verbatim_and_the_filter_comes_back():
+    import io
+
+    from kbatch.output.inert import InertBuffer, inert, verbatim
+
+    raw = io.BytesIO()
+    stream = io.TextIOWrapper(InertBuffer(raw), encoding="utf-8")
+    stream.write("::a\n")
+    with verbatim(stream):
+        stream.write("::error::meant\n")
+        stream.flush()   # (as files.outputs does before its bytes)
+        stream.buffer.write(b"##[segment bytes]\n")
+    stream.write("::b ##[c]\n")
+    stream.flush()
+    assert raw.getvalue() == b":\\x3aa\n::error::meant\n##[segment bytes]\n:\\x3ab ##\\u005bc]\n"
+    assert inert(inert("::x ##[y]")) == inert("::x ##[y]") == ":\\x3ax ##\\u005by]"   # once is enough
+    assert json.loads(inert('{"v": "##[x]"}')) == {"v": "##[x]"}

@@ -74,9 +74,11 @@ def verify_crc(paths, deep, index_only, jobs, output_format, quiet, kafka_versio
                  no_color)
     if output_format != "github":
         return _verify_crc(*arguments)
+    from kbatch.output.inert import verbatim
     from kbatch.render.ci import inert_stderr
 
-    with inert_stderr():   # GitHub's runner reads workflow commands on stderr too
+    # stdout: the workflow commands kbatch means, each escaped as the runner's rules say; stderr: none
+    with inert_stderr(), verbatim(sys.stdout):
         return _verify_crc(*arguments)
 
 

@@ -17,6 +17,7 @@ import shutil
 import stat
 import sys
 import tempfile
+from contextlib import nullcontext
 from typing import Iterable
 
 from kbatch.files.inputs import what_it_is
@@ -215,7 +216,11 @@ def _write_all(out, chunks: Iterable[bytes]) -> int:
 
 def _write_stdout(chunks: Iterable[bytes]) -> int:
     try:
-        return _write_all(sys.stdout.buffer, chunks)
+        sys.stdout.flush()
+        buffer = sys.stdout.buffer
+        # Kafka's bytes, not text: they pass the program's inert output (kbatch.output.inert) as they are.
+        with getattr(buffer, "verbatim", nullcontext)():
+            return _write_all(buffer, chunks)
     except OSError as error:
         discard_stdout()   # what is still buffered must not fail again at exit
         error.filename = error.filename or STDOUT

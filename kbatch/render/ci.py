@@ -26,6 +26,7 @@ from typing import TextIO, cast
 from kbatch.format.findings import CODES, Finding, Severity
 from kbatch.reading.summary import FileSummary
 from kbatch.output.values import counted, finding_text
+from kbatch.output.inert import inert
 from kbatch.output.visible import visible
 from kbatch.render.verify import BatchOffsets, finding_marker
 
@@ -166,20 +167,10 @@ class GithubSink(BatchOffsets):
                                             title=SUITE) + "\n")
 
 
-def inert(line: str) -> str:
-    """A line of text (no line end) GitHub's runner cannot take for a workflow command.  It reads one from a
-    line that starts with ``::`` after blanks (actions/runner ActionCommand.TryParseV2) and, in its older
-    form, from ``##[`` anywhere in a line (ActionCommand.TryParse): there the first colon, or the bracket, is
-    written as kbatch.output.visible writes a character (``\\x3a``, ``\\x5b``)."""
-    stripped = line.lstrip()
-    if stripped.startswith("::"):
-        line = line[:len(line) - len(stripped)] + "\\x3a" + stripped[1:]
-    return line.replace("##[", "##\\x5b")
-
-
 class InertLines:
-    """A text stream, stderr under ``--format github``, that writes each line :func:`inert`: a line is
-    written when it ends (or when the stream is closed), so no command is built across writes."""
+    """A text stream, stderr under ``--format github``, that writes each line inert (kbatch.output.inert):
+    a line is written when it ends (or when the stream is closed), so no command is built across writes.
+    The ``kbatch`` program's own streams are inert already; this is for a caller of kbatch.cli.main."""
 
     def __init__(self, stream):
         self.stream, self.pending = stream, ""
