@@ -86,6 +86,16 @@ def test_unclean_election_truncates_old_leader(tmp_path, kbatch):
     assert result.code == 1
 
 
+def test_one_record_lost_is_said_in_the_singular(tmp_path):
+    common = batch(0, _records(0, 2, "v"), leader_epoch=0)
+    one = make_copy(tmp_path, "broker-1", [common, batch(2, _records(2, 1, "w"), leader_epoch=0)],
+                    epochs=[(0, 0)], high_watermark=3)
+    two = make_copy(tmp_path, "broker-2", [common], epochs=[(0, 0)], high_watermark=2)
+    lines = advice(compare([os.path.join(one, "orders-0"), os.path.join(two, "orders-0")]))
+    assert "electing broker-2 loses 1 record (2), 1 of them below a high watermark" in lines
+    assert "electing broker-1 loses nothing another copy holds" in lines
+
+
 def test_epoch_the_leader_never_had_takes_two_rounds(tmp_path):
     # Epochs with gaps: leader 0@0, 2@4, 4@8 (end 10); follower 0@0, 1@2, 3@6 (end 7): epochs 1 and 3 the
     # leader never had.  Round 1: asks 3, the leader answers (2, 8); the follower's own end for 2 is (1, 6):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 from itertools import groupby
 
+from kbatch.output.values import counted
 from kbatch.partition.replicas import (Copy, Damage, NotACopy, Report, compare, find_copies, epoch_disagreements,
                                        highest_high_watermark, lost_sequences, records_held_by_some)
 
@@ -161,14 +162,14 @@ def advice(report: Report) -> list[str]:
              for mark in [highest_high_watermark(report, each.holders)] if mark is not None and each.base_offset < mark]))
         losses.append((acked, records, index))
         if spans:
-            lines.append(f"electing {copy.name} loses {records} records ({_ranges(spans)}), {acked} of them below "
-                         "a high watermark")
+            lines.append(f"electing {copy.name} loses {counted(records, 'record')} ({_ranges(spans)}), {acked} of "
+                         "them below a high watermark")
         else:
             lines.append(f"electing {copy.name} loses nothing another copy holds")
     acked, records, best = min(losses)
     if acked:
-        lines.append(f"{copies[best].name} holds the most acknowledged data: electing it loses {acked} records "
-                     "below a high watermark, the fewest")
+        lines.append(f"{copies[best].name} holds the most acknowledged data: electing it loses "
+                     f"{counted(acked, 'record')} below a high watermark, the fewest")
     else:
         lines.append(f"electing {copies[best].name} loses no record below a high watermark and the fewest records")
     if report.leader is not None:
