@@ -21,6 +21,11 @@ def run() -> None:
             sys.stderr.write("kbatch: cannot write stdout: Bad file descriptor\n")
             sys.stderr.flush()
         os._exit(2)
+    if sys.stderr is None:
+        # Started with stderr closed (``2>&-``): what kbatch would say there is dropped, as the shell asked,
+        # and /dev/null holds descriptor 2, so that no file kbatch opens takes it (a salvaged copy would
+        # receive what a library or a child process writes to "stderr").  The status stays the run's own.
+        sys.stderr = _devnull_on(2)
     # The ~20,000 objects made while the modules load all live as long as the process: the collector would
     # walk them again and again as they are made (~5 ms), and free none.  Frozen once loaded, they are left
     # out of every later collection too, and a forked part's pages stay shared with the parent.
@@ -82,6 +87,16 @@ def _whole(stream, *, inert: bool = False):
     buffer: io.BufferedWriter = InertBuffer(raw) if inert else io.BufferedWriter(raw)
     return io.TextIOWrapper(buffer, encoding=stream.encoding, errors=stream.errors,
                             line_buffering=stream.line_buffering, write_through=stream.write_through)
+
+
+def _devnull_on(descriptor: int):
+    """/dev/null opened on ``descriptor`` (a standard stream's, closed), as a text stream."""
+    null = os.open(os.devnull, os.O_WRONLY)
+    if null != descriptor:
+        os.dup2(null, descriptor)
+        os.close(null)
+    return io.TextIOWrapper(io.FileIO(descriptor, "w", closefd=False), encoding="utf-8", errors="backslashreplace",
+                            line_buffering=True)
 
 
 def leave(status) -> None:

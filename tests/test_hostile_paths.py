@@ -375,6 +375,28 @@ def test_a_closed_stdout_is_one_line_and_status_2():
     assert result.stderr.decode().splitlines() == ["kbatch: cannot write stdout: Bad file descriptor"]
 
 
+@pytest.mark.parametrize("name, status", [("v2-gzip.log", 0), ("damaged-crc-field.log", 1)])
+def test_a_closed_stderr_leaves_the_status_to_the_run(name, status):
+    """2>&-: nothing is said there, and the status is the run's own (it was 1, "damage found", for a clean
+    file: the last flush met no stderr)."""
+    result = _run("dump", str(FIXTURES / name), stderr=None, preexec_fn=lambda: os.close(2))
+    assert result.returncode == status
+    assert f"{name}: " in result.stdout.decode()
+
+
+def test_a_closed_stderr_is_held_by_dev_null_so_no_file_kbatch_opens_takes_it():
+    probe = ("import os, kbatch.cli as cli\n"
+             "def where_stderr_goes():\n"
+             "    print(os.readlink('/proc/self/fd/2'))\n"
+             "    raise SystemExit(0)\n"
+             "cli.main = where_stderr_goes\n"
+             "from kbatch.__main__ import run\n"
+             "run()\n")
+    result = subprocess.run([PYTHON, "-c", probe], cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)),
+                            stdout=subprocess.PIPE, preexec_fn=lambda: os.close(2), timeout=60)
+    assert (result.returncode, result.stdout) == (0, b"/dev/null\n")
+
+
 def test_a_closed_pipe_stays_silent():
     child = subprocess.Popen([PYTHON, "-m", "kbatch", "dump", "--records", str(FIXTURES / "mixed-v0-v1-v2.log")],
                              cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)), stdout=subprocess.PIPE,
