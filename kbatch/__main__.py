@@ -21,6 +21,11 @@ def run() -> None:
             sys.stderr.write("kbatch: cannot write stdout: Bad file descriptor\n")
             sys.stderr.flush()
         os._exit(2)
+    if sys.stdin is None:
+        # Started with stdin closed (``<&-``): /dev/null holds descriptor 0 (no file kbatch opens takes it),
+        # and reading "-" says stdin cannot be read, as cat does, with status 2.
+        _devnull_on(0, os.O_RDONLY)
+        sys.stdin = _ClosedStdin()
     if sys.stderr is None:
         # Started with stderr closed (``2>&-``): what kbatch would say there is dropped, as the shell asked,
         # and /dev/null holds descriptor 2, so that no file kbatch opens takes it (a salvaged copy would
@@ -89,9 +94,23 @@ def _whole(stream, *, inert: bool = False):
                             line_buffering=stream.line_buffering, write_through=stream.write_through)
 
 
-def _devnull_on(descriptor: int):
+class _ClosedStdin:
+    """sys.stdin (and its buffer) where the process was started without one: reading it is an I/O error."""
+
+    buffer = property(lambda self: self)
+
+    def read(self, *_size) -> bytes:
+        raise OSError(9, "Bad file descriptor", "stdin")
+
+    readline = readinto = fileno = read
+
+    def isatty(self) -> bool:
+        return False
+
+
+def _devnull_on(descriptor: int, flags: int = os.O_WRONLY):
     """/dev/null opened on ``descriptor`` (a standard stream's, closed), as a text stream."""
-    null = os.open(os.devnull, os.O_WRONLY)
+    null = os.open(os.devnull, flags)
     if null != descriptor:
         os.dup2(null, descriptor)
         os.close(null)

@@ -34,7 +34,8 @@ as_root = pytest.mark.skipif(os.geteuid() != 0, reason="making a device node (mk
 def _run(*args: str, timeout: float = 60, **options) -> subprocess.CompletedProcess:
     options.setdefault("stdout", subprocess.PIPE)
     options.setdefault("stderr", subprocess.PIPE)
-    return subprocess.run([PYTHON, "-m", "kbatch", *args], timeout=timeout, cwd=ROOT,
+    options.setdefault("cwd", ROOT)
+    return subprocess.run([PYTHON, "-m", "kbatch", *args], timeout=timeout,
                           env=dict(os.environ, PYTHONPATH=str(ROOT)), **options)
 
 
@@ -382,6 +383,14 @@ def test_a_closed_stderr_leaves_the_status_to_the_run(name, status):
     result = _run("dump", str(FIXTURES / name), stderr=None, preexec_fn=lambda: os.close(2))
     assert result.returncode == status
     assert f"{name}: " in result.stdout.decode()
+
+
+@pytest.mark.parametrize("command", [["dump", "-"], ["encode-from-json", "-", "-o", "never-written.log"]])
+def test_reading_a_closed_stdin_is_one_line_and_status_2(command, tmp_path):
+    result = _run(*command, stdin=None, cwd=tmp_path, preexec_fn=lambda: os.close(0))
+    assert result.returncode == 2
+    assert "Bad file descriptor" in result.stderr.decode() + result.stdout.decode()
+    assert "internal error" not in result.stderr.decode() and list(tmp_path.iterdir()) == []
 
 
 def test_a_closed_stderr_is_held_by_dev_null_so_no_file_kbatch_opens_takes_it():
