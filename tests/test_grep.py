@@ -373,6 +373,21 @@ def test_read_committed_leaves_out_aborted_and_open_transactions_and_says_what_i
         == f"{sum(visible is not False for visible in seen.values())}\n"
 
 
+def test_read_committed_holds_the_txnindex_to_a_log_with_an_empty_active_segment(kbatch, tmp_path):
+    """The view reads every segment of the partition, an empty one (just rolled) too, and so holds its
+    .txnindex against the log: a wrong producer id in it is said."""
+    directory = tmp_path / "orders-0"
+    directory.mkdir()
+    for path in (FIXTURES / "partition" / "orders-0").iterdir():
+        (directory / path.name).write_bytes(path.read_bytes())
+    index = directory / "00000000000000000000.txnindex"
+    index.write_bytes(index.read_bytes()[:2] + (4004).to_bytes(8, "big") + index.read_bytes()[10:])
+    (directory / "00000000000000000053.log").write_bytes(b"")
+    result = kbatch("grep", "-c", "--isolation", "read_committed", "", str(directory), expect=0)
+    assert "00000000000000000000.txnindex: txnindex-mismatch at pos 0" in result.err
+    assert result.out.splitlines()[-1].endswith("00000000000000000053.log:0")
+
+
 def test_dump_read_committed_lists_what_grep_finds(kbatch, tmp_path):
     seen = _transactional_partition(tmp_path)
     path = str(tmp_path / "orders-0" / "00000000000000000000.log")

@@ -81,10 +81,9 @@ class PartitionTransactions:
     directory: str | None = None   # the partition directory its segments were found in
     cross_checked: list[str] = field(default_factory=list)   # its .txnindex and .snapshot files held to the log
     cross_check_findings: int = 0                            # ... and where they disagree or do not read
-    logs: set[str] = field(default_factory=set)              # the segments read
+    logs: set[str] = field(default_factory=set)   # the segments read whole, those without a batch too
 
     def add_batch(self, batch: Batch, path: str) -> None:
-        self.logs.add(path)
         producer = batch.producer
         if producer is None or producer.id < 0:
             self._seen(batch)
@@ -260,6 +259,11 @@ def transactions(files: list[str], decompressed_limit: int = DEFAULT_DECOMPRESSE
         partitions[key].add_batch(batch, path)
 
     replayed = replay(files, ReadOptions(records=True, decompressed_limit=decompressed_limit), add)
+    unreadable = {path for path, _ in replayed.unreadable}
+    for path in files:   # every segment read: an empty one (a new active segment) too
+        view = partitions.get(partition_key(path))
+        if view is not None and path not in unreadable:
+            view.logs.add(path)
     findings = list(replayed.findings)
     join(list(partitions.values()), coordinator)
     views = [partitions[key] for key in sorted(partitions)]

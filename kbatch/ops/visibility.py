@@ -201,6 +201,7 @@ def committed_view(path: str, decompressed_limit: int | None = None) -> tuple[Co
             stream = open_input(log)
         except (OSError, ValueError):
             continue   # the search reports it, if it reads it
+        view.logs.add(log)
         with stream:
             reader = SegmentReader(stream, options)
 
