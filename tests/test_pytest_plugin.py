@@ -334,3 +334,33 @@ def test_an_assert_is_explained_up_to_a_number_of_records(count, explained):
     assert (lines is not None) == explained
     if explained:
         assert any("value 'v-3' → 'v-4'" in line for line in lines), lines
+
+
+def _batch_holding(value: bytes) -> bytes:
+    from kafka.record.default_records import DefaultRecordBatchBuilder
+
+    builder = DefaultRecordBatchBuilder(magic=2, compression_type=0, is_transactional=False, producer_id=-1,
+                                        producer_epoch=-1, base_sequence=-1, batch_size=1 << 20)
+    builder.append(0, timestamp=1_700_000_000_000, key=b"k", value=value, headers=[])
+    return bytes(builder.build())
+
+
+@pytest.mark.parametrize("runner", [None, "GITHUB_ACTIONS", "TF_BUILD", "TEAMCITY_VERSION"])
+def test_in_a_runners_job_an_explanation_holds_no_runners_command(monkeypatch, runner):
+    """A value ``##[error]...`` shown in pytest's report of a failed assert, or of a changed snapshot, would
+    be read by the CI runner as its own command; where one reads the log it is written inert."""
+    from kbatch.output.inert import RUNNER_VARIABLES
+    from kbatch.pytest_plugin import pytest_assertrepr_compare
+    from kbatch.render.snapshot import describe
+    from kbatch.testing.extension import KafkaSnapshotExtension
+
+    for name in RUNNER_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    if runner:
+        monkeypatch.setenv(runner, "true")
+    old, new = _batch_holding(b"##[error]old"), _batch_holding(b"##vso[task.setvariable variable=x]new")
+    shown = "\n".join(pytest_assertrepr_compare(None, "==", old, new))
+    snapshot = "\n".join(KafkaSnapshotExtension().diff_lines(describe(new), describe(old)))
+    for text in (shown, snapshot):
+        assert ("##[error]old" in text and "##vso[task" in text) == (runner is None), text
+        assert ("##\\u005berror]old" in text and "##vso\\u005btask" in text) == (runner is not None), text

@@ -22,9 +22,10 @@ from __future__ import annotations
 
 import functools
 import io
+import os
 import re
 from contextlib import contextmanager
-from typing import Mapping
+from typing import Iterable, Mapping
 
 _KEPT = 64   # of a line not yet ended: enough to hold any runner's prefix (``##teamcity``) and its start
 
@@ -36,6 +37,12 @@ RUNNER_VARIABLES = ("GITHUB_ACTIONS", "TF_BUILD", "TEAMCITY_VERSION")
 def read_by_a_runner(environ: Mapping[str, str]) -> bool:
     """Whether a CI runner that takes commands from a step's log reads this process's output."""
     return any(environ.get(name) for name in RUNNER_VARIABLES)
+
+
+def inert_where_a_runner_reads(lines: Iterable[str]) -> list[str]:
+    """``lines`` kbatch hands to another program's output (pytest's report of a failed assert), made inert
+    where a CI runner reads it, else as they are."""
+    return [inert(line) for line in lines] if read_by_a_runner(os.environ) else list(lines)
 
 
 def inert(text: str) -> str:

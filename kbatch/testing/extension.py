@@ -11,6 +11,7 @@ from __future__ import annotations
 from syrupy.assertion import SnapshotAssertion
 from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 
+from kbatch.output.inert import inert_where_a_runner_reads
 from kbatch.render.snapshot import EXTENSION, as_bytes, describe, explain, snapshot_bytes
 
 
@@ -28,6 +29,10 @@ class KafkaSnapshotExtension(SingleFileSnapshotExtension):
             return False
 
     def diff_lines(self, serialized_data, snapshot_data):
+        # (what a record holds is shown: in a CI runner's job, never as the runner's command)
+        yield from inert_where_a_runner_reads(self._diff_lines(serialized_data, snapshot_data))
+
+    def _diff_lines(self, serialized_data, snapshot_data):
         if not snapshot_data:   # none yet: syrupy says so
             yield "(pytest --snapshot-update writes it)"
             return
