@@ -170,7 +170,8 @@ class GithubSink(BatchOffsets):
 class InertLines:
     """A text stream, stderr under ``--format github``, that writes each line inert (kbatch.output.inert):
     a line is written when it ends (or when the stream is closed), so no command is built across writes.
-    The ``kbatch`` program's own streams are inert already; this is for a caller of kbatch.cli.main."""
+    (In a runner's job the ``kbatch`` program's streams are inert already; this format asks for it anywhere,
+    and of any caller of kbatch.cli.main.)"""
 
     def __init__(self, stream):
         self.stream, self.pending = stream, ""
