@@ -67,8 +67,9 @@ class JsonlSink:
         capture's keys, then the broker's offset of each batch (each following the one before), then its own."""
         head = self._head_for(path, run) + b', "error_code": ' + _json_int(run.error_code) + b', "assigned_offset": '
         assigned = run.assigned_offset
-        if assigned is None:
-            self._bytes.write(b"".join([head + b"null" + line for line in run.lines]))
+        if assigned is None:   # (each line ends in a newline: the next one's head joins them)
+            head += b"null"
+            self._bytes.write(b"".join((head, head.join(run.lines))))
             return
         parts: list[bytes] = []
         for line, span in zip(run.lines, run.spans):
