@@ -551,3 +551,37 @@ def test_a_run_of_clean_batches_is_written_as_each_of_its_batches(tmp_path, kbat
     written = (tmp_path / "out.jsonl").read_text(encoding="utf-8")
     assert written.splitlines() == lines
     assert run_kbatch_pure(["pcap", "--format", "jsonl", path], expect=1).out == written
+
+
+def test_a_lines_capture_keys_are_json_of_the_head_run_by_run():
+    """The capture keys of a batch's line, encoded a run of keys at a time and the runs kept, are the JSON
+    encoder's of the whole head (without its closing brace), whatever the values: hostile and non-UTF-8 names,
+    None, floats, the same run with other values, more runs than are kept; a head of other keys is encoded
+    whole."""
+    from kbatch.render.pcap import _HeadEncoder
+
+    encoder = _HeadEncoder()
+    encoder.KEPT = 3
+
+    def head(n: int, **changed) -> dict:
+        values = {"type": "batch", "file": ["/tmp/a.pcap", "caf\u00e9 \udcff.pcap", 'q"\\.pcap'][n % 3],
+                  "direction": "produce" if n % 2 else "fetch", "api": "Produce" if n % 2 else "Fetch",
+                  "topic": [HOSTILE_TOPIC, None, "orders"][n % 3], "topic_id": [None, "AAAAAAAAAAAAAAAAAAAAAA"][n % 2],
+                  "partition": n % 5, "api_version": 8 + n % 4, "correlation_id": -n, "client_id": [None, "\u2603"][n % 2],
+                  "connection": "[::1]:9092 -> [::1]:5000", "packet": n, "packet_time": 1763800000.000851 + n / 7,
+                  "records_pos": n * 61}
+        values.update(changed)
+        return values
+
+    def whole(values: dict) -> bytes:
+        return json.dumps(values, ensure_ascii=False)[:-1].encode("utf-8", "surrogateescape")
+
+    for n in [*range(40), *range(40)]:
+        assert encoder.encode(head(n)) == whole(head(n))
+    assert all(len(kept) <= 3 for kept in encoder.kept)
+    odd = head(1, records_pos=True)   # (no head has one: written as the encoder writes it)
+    assert encoder.encode(odd) == whole(odd)
+    other = {**head(2), "extra": 1}
+    assert encoder.encode(other) == whole(other)
+    reordered = dict(reversed(list(head(3).items())))
+    assert encoder.encode(reordered) == whole(reordered)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import textwrap
 import time as clock
+from operator import itemgetter
 
 from kbatch.capture.batches import CaptureFinding, CapturedBatch, CapturedRun
 from kbatch.kernels.jsonl import batch_json, fields_json
@@ -38,6 +39,7 @@ class JsonlSink:
             _batch_json_matches_batch_dict()
         self._head_of: tuple | None = None
         self._head = b""
+        self._heads = _HeadEncoder()
         if self._bytes is not None:
             out.flush()   # what its text layer holds goes first
 
@@ -93,7 +95,7 @@ class JsonlSink:
                 self._head_of[2] != item.topic:
             head = pcap_batch_head(path, item)
             del head["error_code"], head["assigned_offset"]
-            self._head = _json_text(head)[:-1].encode("utf-8", "surrogateescape")
+            self._head = self._heads.encode(head)
             # (a Records field's bytes are one object: its batches share the message, request, partition and
             # place; the topic's name may come later, from a Metadata response)
             self._head_of = (item.records, path, item.topic)
@@ -107,6 +109,40 @@ class JsonlSink:
 
     def close(self) -> None:
         pass
+
+
+class _HeadEncoder:
+    """A batch line's capture keys (pcap_batch_head's, less error_code and assigned_offset) as the JSON encoder
+    writes the object, without its closing brace, UTF-8: each run of keys that many Records fields share -- the
+    capture's, the partition's, the message's -- encoded once and kept (json's encoder costs more to set up for
+    an object than to write its keys).  A dict's JSON is its keys' and values' JSON joined by ", ", so the runs
+    joined are the whole; a head of other keys (its columns changed) is encoded whole."""
+
+    # the runs, in pcap_batch_head's order (kbatch.output.columns.PCAP_BATCH_HEAD); records_pos, an int, last
+    RUNS = (("type", "file", "direction", "api"), ("topic", "topic_id", "partition"),
+            ("api_version", "correlation_id", "client_id", "connection", "packet", "packet_time"))
+    KEYS = sum(RUNS, ()) + ("records_pos",)
+    KEPT = 4096   # runs kept per kind (a hostile capture's partitions are not all held)
+
+    def __init__(self):
+        self.kept: tuple[dict, ...] = tuple({} for _ in self.RUNS)
+        self.values = tuple(itemgetter(*run) for run in self.RUNS)
+
+    def encode(self, head: dict) -> bytes:
+        if tuple(head) != self.KEYS:
+            return _json_text(head)[:-1].encode("utf-8", "surrogateescape")
+        parts = []
+        for run, values, kept in zip(self.RUNS, self.values, self.kept):
+            key = values(head)
+            text = kept.get(key)
+            if text is None:
+                if len(kept) >= self.KEPT:
+                    kept.clear()
+                text = kept[key] = _json_text(dict(zip(run, key)))[1:-1].encode("utf-8", "surrogateescape")
+            parts.append(text)
+        records_pos = head["records_pos"]
+        return b"{" + b", ".join(parts) + b', "records_pos": ' + \
+            (str(records_pos).encode() if type(records_pos) is int else _json_text(records_pos).encode())
 
 
 def _json_int(value: int | None) -> bytes:
