@@ -20,7 +20,7 @@ from kbatch.capture.frames import FrameProblem, KafkaFrame
 CONTROLLED_SHUTDOWN = 7   # its version 0 alone has request header v0, without ClientId
 
 
-@dataclass(frozen=True, slots=True)   # (one a message: see kbatch.capture.packets.Segment)
+@dataclass(slots=True)   # (one a message: see kbatch.capture.packets.Segment)
 class Request:
     connection: str
     packet: int
@@ -33,7 +33,7 @@ class Request:
     frame: bytes
 
 
-@dataclass(frozen=True, slots=True)   # (one a message: see kbatch.capture.packets.Segment)
+@dataclass(slots=True)   # (one a message: see kbatch.capture.packets.Segment)
 class Response:
     connection: str
     packet: int

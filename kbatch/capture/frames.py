@@ -22,7 +22,7 @@ SMALLEST_FRAME = 4
 LARGEST_FRAME = 100 * 1024 * 1024
 
 
-@dataclass(frozen=True, slots=True)   # (one a frame: see kbatch.capture.packets.Segment)
+@dataclass(slots=True)   # (one a frame: see kbatch.capture.packets.Segment)
 class KafkaFrame:
     connection: str
     packet: int          # the packet the frame's size field began in

@@ -25,7 +25,7 @@ def _ahead(a: int, b: int) -> int:
     return distance - SEQ_MODULUS if distance >= SEQ_MODULUS // 2 else distance
 
 
-@dataclass(frozen=True, slots=True)   # (one a segment: see kbatch.capture.packets.Segment)
+@dataclass(slots=True)   # (one a segment: see kbatch.capture.packets.Segment)
 class StreamBytes:
     connection: str      # "client:port -> server:port" of this direction
     packet: int          # the packet the first byte came in
