@@ -579,8 +579,9 @@ def test_a_lines_capture_keys_are_json_of_the_head_run_by_run():
     for n in [*range(40), *range(40)]:
         assert encoder.encode(head(n)) == whole(head(n))
     assert all(len(kept) <= 3 for kept in encoder.kept)
-    odd = head(1, records_pos=True)   # (no head has one: written as the encoder writes it)
-    assert encoder.encode(odd) == whole(odd)
+    for odd in (head(1, records_pos=True), head(2, packet_time=float("nan")), head(3, packet_time=float("-inf")),
+                head(4, partition=False, correlation_id=2 ** 70, client_id=""), head(5, packet_time=-0.0, packet=1.5)):
+        assert encoder.encode(odd) == whole(odd)   # (values no head has: written as the encoder writes them)
     other = {**head(2), "extra": 1}
     assert encoder.encode(other) == whole(other)
     reordered = dict(reversed(list(head(3).items())))

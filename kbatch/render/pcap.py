@@ -114,11 +114,12 @@ class JsonlSink:
 class _HeadEncoder:
     """A batch line's capture keys (pcap_batch_head's, less error_code and assigned_offset) as the JSON encoder
     writes the object, without its closing brace, UTF-8: each run of keys that many Records fields share -- the
-    capture's, the partition's, the message's -- encoded once and kept (json's encoder costs more to set up for
-    an object than to write its keys).  A dict's JSON is its keys' and values' JSON joined by ", ", so the runs
-    joined are the whole; a head of other keys (its columns changed) is encoded whole."""
+    capture's, the partition's, the message's -- written once and kept, each value as the encoder writes it
+    (:func:`_json_value`; json's encoder costs more to set up for an object than to write its keys).  A dict's
+    JSON is its keys' and values' JSON joined by ", ", so the runs joined are the whole; a head of other keys (its
+    columns changed) is encoded whole."""
 
-    # the runs, in pcap_batch_head's order (kbatch.output.columns.PCAP_BATCH_HEAD); records_pos, an int, last
+    # the runs, in pcap_batch_head's order (kbatch.output.columns.PCAP_BATCH_HEAD); records_pos last
     RUNS = (("type", "file", "direction", "api"), ("topic", "topic_id", "partition"),
             ("api_version", "correlation_id", "client_id", "connection", "packet", "packet_time"))
     KEYS = sum(RUNS, ()) + ("records_pos",)
@@ -127,22 +128,40 @@ class _HeadEncoder:
     def __init__(self):
         self.kept: tuple[dict, ...] = tuple({} for _ in self.RUNS)
         self.values = tuple(itemgetter(*run) for run in self.RUNS)
+        self.names = tuple(tuple(_json_text(key) + ": " for key in run) for run in self.RUNS)
 
     def encode(self, head: dict) -> bytes:
         if tuple(head) != self.KEYS:
             return _json_text(head)[:-1].encode("utf-8", "surrogateescape")
         parts = []
-        for run, values, kept in zip(self.RUNS, self.values, self.kept):
+        for values, kept, names in zip(self.values, self.kept, self.names):
             key = values(head)
             text = kept.get(key)
             if text is None:
                 if len(kept) >= self.KEPT:
                     kept.clear()
-                text = kept[key] = _json_text(dict(zip(run, key)))[1:-1].encode("utf-8", "surrogateescape")
+                text = kept[key] = ", ".join([name + _json_value(value) for name, value in zip(names, key)]).encode(
+                    "utf-8", "surrogateescape")
             parts.append(text)
-        records_pos = head["records_pos"]
-        return b"{" + b", ".join(parts) + b', "records_pos": ' + \
-            (str(records_pos).encode() if type(records_pos) is int else _json_text(records_pos).encode())
+        return b"{" + b", ".join(parts) + b', "records_pos": ' + _json_value(head["records_pos"]).encode()
+
+
+_json_string = json.encoder.encode_basestring   # (what the encoder writes a str with, ensure_ascii=False)
+_INFINITY = float("inf")
+
+
+def _json_value(value) -> str:
+    """The JSON encoder's text of a value (None, str, int, a finite float; anything else as it encodes it)."""
+    if value is None:
+        return "null"
+    kind = type(value)
+    if kind is str:
+        return _json_string(value)
+    if kind is int:
+        return int.__repr__(value)
+    if kind is float and -_INFINITY < value < _INFINITY:
+        return float.__repr__(value)
+    return _json_text(value)
 
 
 def _json_int(value: int | None) -> bytes:
