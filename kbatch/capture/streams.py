@@ -70,7 +70,9 @@ def reassemble(items: Iterable[Segment | PacketProblem],
         if ends not in names:
             names[ends] = connection_name(item), f"{_endpoint(*item.destination)} -> {_endpoint(*item.source)}"
         name, other = names[ends]
-        direction = directions.setdefault(name, _Direction())
+        direction = directions.get(name)
+        if direction is None:   # (not setdefault: that would make a _Direction a segment)
+            direction = directions[name] = _Direction()
         acknowledged = directions.get(other)
         if item.ack is not None and acknowledged is not None and acknowledged.waiting:
             yield from _acknowledged(directions, other, item, item.ack)   # (it tells only of bytes past a hole)
