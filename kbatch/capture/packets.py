@@ -12,7 +12,6 @@ cannot be read is a problem with its packet number; the rest of the capture is s
 from __future__ import annotations
 
 import struct
-from decimal import Decimal
 from dataclasses import dataclass
 from functools import cache
 from typing import BinaryIO, Iterator
@@ -104,7 +103,6 @@ def _capture_reader(stream: BinaryIO | _ShortReadWatch):
 PCAP_FILE_HEADER_SIZE = 24
 _RECORD_HEADERS = {0xA1B2C3D4: ">IIII", 0xA1B23C4D: ">IIII", 0xD4C3B2A1: "<IIII", 0x4D3CB2A1: "<IIII"}
 _NANO = (0xA1B23C4D, 0x4D3CB2A1)
-_NANO_DIVISOR = Decimal("1E9")   # dpkt's (a microsecond file's: 1E6)
 
 
 def _classic_pcap(stream: BinaryIO | _ShortReadWatch) -> tuple | None:
@@ -231,6 +229,9 @@ def _pcap_records(stream: _ShortReadWatch, magic: int) -> Iterator[tuple]:
     to the last bit (its divisor: 1E6, or Decimal 1E9)."""
     header = struct.Struct(_RECORD_HEADERS[magic])
     nano = magic in _NANO
+    if nano:   # (decimal imported for these files alone)
+        from decimal import Decimal
+        nano_divisor = Decimal("1E9")   # dpkt's (a microsecond file's: 1E6)
     read = stream._stream.read
     number = 0
     while True:
@@ -246,7 +247,7 @@ def _pcap_records(stream: _ShortReadWatch, magic: int) -> Iterator[tuple]:
         if 0 < len(frame) < caplen:
             yield number, f"the capture ends inside packet {number}", None
             return
-        yield number, float(seconds + Decimal(fraction) / _NANO_DIVISOR) if nano else seconds + fraction / 1E6, frame
+        yield number, float(seconds + Decimal(fraction) / nano_divisor) if nano else seconds + fraction / 1E6, frame
 
 
 _U16 = struct.Struct(">H").unpack_from

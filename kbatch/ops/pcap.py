@@ -7,10 +7,8 @@ Every batch is held to the same reader and rules as a segment's (CRC, the batch 
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
-import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import BinaryIO, Iterable, Iterator
@@ -151,6 +149,8 @@ class Extraction:
         else:
             kind, offset = "fetch", item.batch.base_offset
         spilled = self.kept.setdefault((kind, name), _Spilled())
+        import hashlib   # (imported for --extract alone, as tempfile below)
+
         digest = hashlib.blake2b(raw, digest_size=16).digest()
         if offset in spilled.digests:
             self.differing += spilled.digests[offset] != digest
@@ -161,6 +161,8 @@ class Extraction:
     def _spill(self, spilled: _Spilled, offset: int | None, raw: bytes) -> None:
         if self.spill is None:
             os.makedirs(self.directory, exist_ok=True)
+            import tempfile
+
             self.spill = tempfile.TemporaryFile(dir=self.directory)
         spilled.batches.append((offset, self.spill.tell(), len(raw)))
         self.spill.write(raw)
