@@ -21,13 +21,13 @@ pq = pytest.importorskip("pyarrow.parquet")
 
 def _ours_and_sparks(spark, tmp_path, paths: list[str], split_bytes: int = 0):
     from kbatch.spark.records_table import write_records_table
-    from kbatch.spark.scan import _record_partitions
+    from kbatch.spark.scan import _partitions
     from kbatch.spark.source import RECORD_SCHEMA
 
     paths = [os.path.abspath(path) for path in paths]
     schema = spark.createDataFrame([], RECORD_SCHEMA).schema
     ours, sparks = tmp_path / "ours", tmp_path / "sparks"
-    written = write_records_table(spark, _record_partitions(paths, split_bytes, [], schema), str(ours), schema)
+    written = write_records_table(spark, _partitions(paths, split_bytes, [], schema), str(ours), schema)
     (spark.read.format("kbatch").option("level", "records").option("paths", json.dumps(paths)).load()
      .write.mode("overwrite").partitionBy("topic").parquet(str(sparks)))
     return written, ours, sparks
@@ -110,7 +110,7 @@ def test_only_the_counted_attempts_files_are_moved_into_place(tmp_path):
     from kbatch.spark import records_table
 
     (tmp_path / "stale.txt").write_text("from the last scan")
-    list(records_table._begin(str(tmp_path), []))
+    list(records_table._begin([str(tmp_path)], []))
     assert list(tmp_path.iterdir()) == []                     # overwrite: what was there is gone
     for attempt in ("failed", "counted"):
         staged = tmp_path / "_temporary" / "job" / attempt / "topic=t"
@@ -118,7 +118,7 @@ def test_only_the_counted_attempts_files_are_moved_into_place(tmp_path):
         (staged / "part-00000-job.c000.snappy.parquet").write_text(attempt)
     moves = [(f"{tmp_path}/_temporary/job/counted/topic=t/part-00000-job.c000.snappy.parquet",
               "topic=t/part-00000-job.c000.snappy.parquet")]
-    list(records_table._commit(str(tmp_path), moves, []))
+    list(records_table._commit({str(tmp_path): moves}, []))
     assert (tmp_path / "topic=t" / "part-00000-job.c000.snappy.parquet").read_text() == "counted"
     assert sorted(path.name for path in tmp_path.iterdir()) == ["_SUCCESS", "topic=t"]
 

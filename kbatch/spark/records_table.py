@@ -1,12 +1,14 @@
-"""``DIR/records`` of ``kbatch scan``, written by the executors with Arrow's Parquet writer.
+"""The tables of ``kbatch scan`` (``DIR/batches``, ``DIR/findings``, ``DIR/records``), written by the executors
+with Arrow's Parquet writer.
 
 Through Spark's own writer, every Arrow batch the data source yields is turned back into rows on the
 JVM, sorted by topic for ``partitionBy`` and encoded value by value: for the records table (a row of 26
-columns per record) that was most of a ``scan --records`` (benchmarks/README.md has the profile).
-Here each task reads its file ranges with the data source's own code (:func:`.source.record_batches`)
-and hands the batches straight to pyarrow.parquet; Spark only schedules the tasks.
+columns per record) that was most of a ``scan --records``, and for the batches table most of what a scan
+spends per byte beyond the walk (benchmarks/README.md has the profiles). Here each task reads its file
+ranges with the data source's own code (:meth:`.source.KbatchReader.read`), one level after another, and
+hands the batches straight to pyarrow.parquet; Spark only schedules the tasks, all the tables' in one job.
 
-The table is laid out as Spark lays out ``.partitionBy("topic").parquet(DIR/records)`` and reads back
+A table is laid out as Spark lays out ``.partitionBy("topic").parquet(DIR/records)`` and reads back
 the same (tests/test_records_table.py holds it to that): ``topic=<name>/part-<task>-<job>.c000.snappy.parquet``,
 the topic in the directory's name and not in the files, and ``_SUCCESS`` when done. As Hadoop's
 FileOutputCommitter does, tasks write under ``_temporary/``, and only the files of the attempts Spark
@@ -25,8 +27,8 @@ ROW_GROUP_BYTES = 64 * 1024 * 1024
 HIVE_DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 # The characters Spark writes as %XX in a partition directory's name (ExternalCatalogUtils.escapePathName).
 _ESCAPED = frozenset([chr(code) for code in range(0x01, 0x20)] + list("\"#%'*/:=?\\\x7f{[]^"))
-# What each task reports: a file it wrote, where the file goes, and its rows.
-_WRITTEN = "staged STRING, final STRING, rows LONG"
+# What each task reports: a file it wrote, of which table, where the file goes, and its rows.
+_WRITTEN = "table STRING, staged STRING, final STRING, rows LONG"
 
 
 def partition_directory(column: str, value: str | None) -> str:
@@ -39,70 +41,88 @@ def _escape(text: str) -> str:
 
 
 def write_records_table(spark, partitions: list, out: str, schema) -> int:
-    """Write the records of ``partitions`` (as :meth:`.source.KbatchReader.partitions` plans them) as the
-    table at ``out`` (absolute, or a URI pyarrow.fs knows), replacing what is there; the rows written.
+    """Write the records of ``partitions`` as the table at ``out``: :func:`write_tables` of the records level."""
+    return write_tables(spark, partitions, {"records": (out, schema)})["records"]
 
-    ``schema`` is the records level's StructType. The file work runs in Spark tasks, where the executors
-    see ``out``: the driver need not (Spark Connect's client).
+
+def write_tables(spark, partitions: list, tables: dict[str, tuple], options: dict | None = None) -> dict[str, int]:
+    """Write the levels ``tables`` names (level: its table's location, absolute or a URI pyarrow.fs knows, and
+    its StructType) of ``partitions`` (as :meth:`.source.KbatchReader.partitions` plans them), replacing what
+    is there; the rows written, per level.
+
+    ``options`` are the data source's (``deep``, ``decompress``). The file work runs in Spark tasks, where the
+    executors see the locations: the driver need not (Spark Connect's client). One job clears the tables, one
+    writes them (a task reads its ranges once per level), one moves the files into place.
     """
     job = uuid.uuid4().hex
     one = spark.range(0, 1, 1, 1)
-    one.mapInArrow(partial(_begin, out), "done BOOLEAN").collect()
+    locations = {level: out for level, (out, _) in tables.items()}
+    one.mapInArrow(partial(_begin, list(locations.values())), "done BOOLEAN").collect()
     if partitions:
+        schemas = {level: schema for level, (_, schema) in tables.items()}
         written = (spark.range(0, len(partitions), 1, len(partitions))
-                   .mapInArrow(partial(_write_tasks, partitions, out, job, schema), _WRITTEN).collect())
+                   .mapInArrow(partial(_write_tasks, partitions, locations, job, schemas, options or {}), _WRITTEN)
+                   .collect())
     else:
         written = []
-    moves = [(row.staged, row.final) for row in written]
-    one.mapInArrow(partial(_commit, out, moves), "done BOOLEAN").collect()
-    return sum(row.rows for row in written)
+    moves: dict[str, list] = {out: [] for out in locations.values()}
+    for row in written:
+        moves[locations[row.table]].append((row.staged, row.final))
+    one.mapInArrow(partial(_commit, moves), "done BOOLEAN").collect()
+    rows = dict.fromkeys(tables, 0)
+    for row in written:
+        rows[row.table] += row.rows
+    return rows
 
 
 # -- on the executors -------------------------------------------------------------------------
 
 
-def _begin(out: str, batches):
-    """Clear the table's directory, as mode("overwrite") does."""
+def _begin(outs: list[str], batches):
+    """Clear each table's directory, as mode("overwrite") does."""
     from pyarrow import fs
 
-    filesystem, root = file_system(out)
-    if filesystem.get_file_info(root).type != fs.FileType.NotFound:
-        filesystem.delete_dir(root)
-    filesystem.create_dir(root, recursive=True)
+    for out in outs:
+        filesystem, root = file_system(out)
+        if filesystem.get_file_info(root).type != fs.FileType.NotFound:
+            filesystem.delete_dir(root)
+        filesystem.create_dir(root, recursive=True)
     yield from _done(batches)
 
 
-def _write_tasks(partitions: list, out: str, job: str, schema, batches):
+def _write_tasks(partitions: list, locations: dict[str, str], job: str, schemas: dict, options: dict, batches):
     import pyarrow as pa
 
     for batch in batches:
         for index in batch.column("id").to_pylist():
-            written = _write_partition(partitions[index], index, out, job, schema)
-            if written:   # string, string, int64: the types of _WRITTEN
-                yield pa.RecordBatch.from_pylist(written)
+            for level, out in locations.items():
+                written = _write_partition(partitions[index], index, out, job, schemas[level], level, options)
+                if written:   # string, string, string, int64: the types of _WRITTEN
+                    yield pa.RecordBatch.from_pylist([{"table": level, **each} for each in written])
 
 
-def _write_partition(partition, index: int, out: str, job: str, schema) -> list[dict]:
-    """Write one task's records, a file per topic, under this attempt's own staging directory."""
+def _write_partition(partition, index: int, out: str, job: str, schema, level: str = "records",
+                     options: dict | None = None) -> list[dict]:
+    """Write one task's rows of ``level``, a file per topic, under this attempt's own staging directory."""
     import pyarrow.parquet as pq
     from pyspark.sql.pandas.types import to_arrow_schema
 
     from kbatch.files.inputs import topic_partition
-    from kbatch.spark.source import KbatchReader, record_batches
+    from kbatch.spark.source import KbatchReader, SegmentPartition
 
     filesystem, root = file_system(out)
     arrow_schema = to_arrow_schema(schema, timezone="UTC")
     data_schema = arrow_schema.remove(arrow_schema.get_field_index("topic"))
-    reader = KbatchReader({"level": "records"}, schema)
+    reader = KbatchReader({**(options or {}), "level": level}, schema)
     staging = f"{root}/_temporary/{job}/{uuid.uuid4().hex}"
     name = f"part-{index:05d}-{job}.c000.snappy.parquet"
     topics: dict[str | None, _TopicFile] = {}
-    # A topic's files read together (their records share Arrow batches), in the task's order.
+    # A topic's files read together (their rows share Arrow batches), in the task's order.
     by_topic: dict[str | None, list] = {}
     for file_range in partition.ranges:
         by_topic.setdefault(topic_partition(file_range.path)[0], []).append(file_range)
     for topic, ranges in by_topic.items():
-        for batch in record_batches(ranges, reader, arrow_schema):
+        for batch in reader.read(SegmentPartition(ranges)):
             if batch.num_rows:
                 if topic not in topics:
                     directory = partition_directory("topic", topic)
@@ -146,21 +166,23 @@ class _TopicFile:
         self.writer.close()
 
 
-def _commit(out: str, moves: list[tuple[str, str]], batches):
-    """Move the counted attempts' files into place, then ``_SUCCESS``; drop ``_temporary``.
+def _commit(moves: dict[str, list[tuple[str, str]]], batches):
+    """For each table (its location: the counted attempts' files, staged and final), move those files into
+    place, then ``_SUCCESS``; drop ``_temporary``.
 
     A table with no rows is ``_SUCCESS`` alone, as Spark's writer leaves it for ``partitionBy``.
     """
     from pyarrow import fs
 
-    filesystem, root = file_system(out)
-    for staged, final in moves:
-        filesystem.create_dir(f"{root}/{final.rsplit('/', 1)[0]}", recursive=True)
-        filesystem.move(staged, f"{root}/{final}")
-    if filesystem.get_file_info(f"{root}/_temporary").type != fs.FileType.NotFound:
-        filesystem.delete_dir(f"{root}/_temporary")
-    with filesystem.open_output_stream(f"{root}/_SUCCESS"):
-        pass
+    for out, table_moves in moves.items():
+        filesystem, root = file_system(out)
+        for staged, final in table_moves:
+            filesystem.create_dir(f"{root}/{final.rsplit('/', 1)[0]}", recursive=True)
+            filesystem.move(staged, f"{root}/{final}")
+        if filesystem.get_file_info(f"{root}/_temporary").type != fs.FileType.NotFound:
+            filesystem.delete_dir(f"{root}/_temporary")
+        with filesystem.open_output_stream(f"{root}/_SUCCESS"):
+            pass
     yield from _done(batches)
 
 

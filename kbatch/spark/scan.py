@@ -6,10 +6,10 @@ import json
 import os
 
 from kbatch.files.inputs import Segment, is_remote, through_hadoop
-from kbatch.spark.records_table import write_records_table
+from kbatch.spark.records_table import write_tables
 from kbatch.spark.report import PartitionReport, ScanReport, partition_report
 from kbatch.spark.session import spark_session
-from kbatch.spark.source import BATCH_SCHEMA, FINDING_SCHEMA, RECORD_SCHEMA, KbatchReader
+from kbatch.spark.source import BATCH_SCHEMA, FINDING_SCHEMA, SCHEMAS, KbatchReader
 
 
 def run_scan(segments: list[Segment], out_dir: str, *, records: bool = False, deep: bool = False,
@@ -49,7 +49,7 @@ def run_scan(segments: list[Segment], out_dir: str, *, records: bool = False, de
         through = level_frame(hadoop, level, options, frame.schema)
         return frame.unionByName(through) if local else through
 
-    tables = {"batches": read("batches", split_bytes), "findings": read("findings", split_bytes)}
+    levels = ["batches", "findings", *(["records"] if records else [])]
     cross_checked = []
     if deep:
         # The files beside the segments held against them (as verify-crc --deep does): a task per partition.
@@ -57,29 +57,27 @@ def run_scan(segments: list[Segment], out_dir: str, *, records: bool = False, de
 
         # Absolute, as the segments are: an executor's working directory is not the user's.
         cross_checked = directories_of(_absolute(segment.path) for segment in segments)
-        if cross_checked:
-            tables["findings"] = tables["findings"].unionByName(_cross_checks(spark, cross_checked))
     failed = []
-    if split_bytes:
-        # A range whose walk did not end where the next began: read that file again, whole.
-        failed = [row.file for row in tables["findings"].where(F.col("code") == "split-handover")
-                  .select("file").distinct().collect()]
+    if split_bytes and local:
+        # A range whose walk did not end where the next began: that file is read again, whole.
+        failed = [row.file for row in read("findings", split_bytes, with_hadoop=False)
+                  .where(F.col("code") == "split-handover").select("file").distinct().collect()]
         if failed:
             progress(f"{len(failed)} file(s) did not split cleanly; reading them whole")
-            for level in tables:
-                whole = read(level, 0, json.dumps(failed), with_hadoop=False)
-                tables[level] = tables[level].where(~F.col("file").isin(failed)).unionByName(whole)
-    for level, frame in tables.items():
-        progress(f"writing {level}/")
-        frame.write.mode("overwrite").partitionBy("topic").parquet(os.path.join(out_dir, level))
-    if records:
-        # Not through Spark's writer, which turns every record back into a JVM row (records_table.py).
-        progress("writing records/")
-        schema = spark.createDataFrame([], RECORD_SCHEMA).schema
-        table = _beside(spark, os.path.join(out_dir, "batches"), "records")
-        write_records_table(spark, _record_partitions(local, split_bytes, failed, schema), table, schema)
-        if hadoop is not None:   # added to the table by Spark's writer (their bytes are in Spark's hands)
-            level_frame(hadoop, "records", options, schema).write.mode("append").partitionBy("topic").parquet(table)
+    # Not through Spark's writer, which turns every row back into a JVM row (records_table.py): the
+    # executors write the tables, a task's ranges read for each level in one Spark job.
+    progress(f"writing {', '.join(f'{level}/' for level in levels)}")
+    schemas = {level: spark.createDataFrame([], SCHEMAS[level]).schema for level in levels}
+    where = _locations(spark, out_dir, levels)
+    write_tables(spark, _partitions(local, split_bytes, failed, schemas["batches"]),
+                 {level: (where[level], schemas[level]) for level in levels}, options)
+    appended = {level: level_frame(hadoop, level, options, schemas[level]) for level in levels} if hadoop else {}
+    if cross_checked:
+        cross_checks = _cross_checks(spark, cross_checked)
+        appended["findings"] = (appended["findings"].unionByName(cross_checks) if "findings" in appended
+                                else cross_checks)
+    for level, frame in appended.items():   # (their bytes are in Spark's hands: added by Spark's writer)
+        frame.write.mode("append").partitionBy("topic").parquet(where[level])
     progress("reporting")
     # With the schema given, a table with no rows (a clean sweep has no findings) reads back empty.
     batches = spark.read.schema(BATCH_SCHEMA).parquet(os.path.join(out_dir, "batches"))
@@ -89,29 +87,34 @@ def run_scan(segments: list[Segment], out_dir: str, *, records: bool = False, de
     report = _paths_as_given(report, given)
     from kbatch.output.jsonout import scan_dict
 
-    return scan_dict(ScanReport(out_dir, sorted([*tables, "records"] if records else tables), len(segments), total,
-                                report))
+    return scan_dict(ScanReport(out_dir, sorted(levels), len(segments), total, report))
 
 
-def _record_partitions(paths: list[str], split_bytes: int, failed: list[str], schema) -> list:
-    """The records' tasks, as the data source plans them: files that did not split cleanly read whole."""
+def _partitions(paths: list[str], split_bytes: int, failed: list[str], schema) -> list:
+    """The tables' tasks, as the data source plans them: files that did not split cleanly read whole."""
     def planned(files: list[str], split: int) -> list:
-        options = {"level": "records", "paths": json.dumps(files), "splitBytes": str(split)}
+        options = {"level": "batches", "paths": json.dumps(files), "splitBytes": str(split)}
         return KbatchReader(options, schema).partitions() if files else []
 
     return planned([path for path in paths if path not in failed], split_bytes) + planned(failed, 0)
 
 
-def _beside(spark, table: str, name: str) -> str:
-    """Where the table ``name`` goes, beside ``table`` as Spark resolved and wrote it.
+def _locations(spark, out_dir: str, levels: list[str]) -> dict[str, str]:
+    """Where each level's table goes: where Spark's writer puts ``out_dir/level``.
 
-    Spark puts a path with no scheme on Hadoop's default file system, which on many clusters is HDFS:
-    the path Spark wrote ``table``'s files under says which (``file:/...`` or ``hdfs://nn/...``).
+    Spark puts a path with no scheme on Hadoop's default file system, which on many clusters is HDFS, not
+    on each executor's local disk: the driver's JVM qualifies it; through Spark Connect (no JVM here), a
+    row Spark writes in the batches table's place says where it went (the tables' writer clears it).
     """
-    files = spark.read.schema(BATCH_SCHEMA).parquet(table).inputFiles()
-    if not files:
-        return _absolute(os.path.join(os.path.dirname(table), name))
-    return sibling_table(files[0], os.path.basename(table), name)
+    jvm = getattr(spark, "_jvm", None)
+    if jvm is not None:
+        path = jvm.org.apache.hadoop.fs.Path(out_dir)
+        qualified = path.getFileSystem(spark._jsc.hadoopConfiguration()).makeQualified(path).toString()
+        return {level: sibling_table(f"{qualified.rstrip('/')}/batches/x", "batches", level) for level in levels}
+    batches = os.path.join(out_dir, "batches")
+    spark.range(0, 1, 1, 1).write.mode("overwrite").parquet(batches)
+    files = spark.read.parquet(batches).inputFiles()
+    return {level: sibling_table(files[0], "batches", level) for level in levels}
 
 
 def sibling_table(file_uri: str, table: str, name: str) -> str:
