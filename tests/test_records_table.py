@@ -158,3 +158,41 @@ def test_the_records_table_goes_where_spark_put_the_others():
                          "records") == "/tmp/my scan/records"
     assert sibling_table("hdfs://nn:8020/data/batches/scan/batches/topic=batches/part-0.parquet", "batches",
                          "records") == "hdfs://nn:8020/data/batches/scan/records"
+
+
+def test_a_tasks_findings_walk_only_the_files_its_batches_walk_met_a_finding_in(spark, tmp_path, monkeypatch):
+    """A task writes the batches level first; the findings level then walks again only the whole files whose
+    walk met a finding (KbatchReader.walked_clean). Its rows are verify-crc's all the same (the data source's
+    findings level, which walks every file), on every fixture, damaged or clean."""
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    from kbatch.spark import records_table, source
+    from kbatch.spark.source import BATCH_SCHEMA, FINDING_SCHEMA, FileRange, KbatchReader, SegmentPartition
+
+    paths = sorted(FIXTURES.glob("*.log")) + sorted((FIXTURES / "vectors").glob("*.bin")) + \
+        sorted((FIXTURES / "logdir").glob("*/*.log"))
+    ranges = [FileRange(str(path), 0, os.path.getsize(path), os.path.getsize(path)) for path in paths]
+    schemas = {level: spark.createDataFrame([], ddl).schema for level, ddl in
+               (("batches", BATCH_SCHEMA), ("findings", FINDING_SCHEMA))}
+    options = {"deep": "false", "decompress": "true"}
+    walked = []
+    finding_rows = source.finding_rows
+    monkeypatch.setattr(source, "finding_rows", lambda file_range, reader: walked.append(file_range.path) or
+                        finding_rows(file_range, reader))
+    clean: set = set()
+    written = {level: records_table._write_partition(SegmentPartition(ranges), 0, str(tmp_path / level), "job",
+                                                     schemas[level], level, options, clean)
+               for level in ("batches", "findings")}
+    assert 5 < len(walked) < len(ranges) - 20 and {each.path for each in clean} == {str(p) for p in paths} - set(walked)
+    damaged = [str(path) for path in paths if "damaged" in path.name]
+    assert damaged and set(damaged) <= set(walked)
+
+    expected_schema = to_arrow_schema(schemas["findings"], timezone="UTC")
+    every = KbatchReader({**options, "level": "findings"}, schemas["findings"])
+    expected = sorted(json.dumps(row, sort_keys=True, default=repr)
+                      for file_range in ranges
+                      for batch in source.in_arrow_batches(finding_rows(file_range, every), expected_schema)
+                      for row in batch.drop_columns(["topic"]).to_pylist())
+    got = sorted(json.dumps(row, sort_keys=True, default=repr)
+                 for each in written["findings"] for row in pq.ParquetFile(each["staged"]).read().to_pylist())
+    assert got == expected and len(got) > 5

@@ -95,15 +95,21 @@ def _write_tasks(partitions: list, locations: dict[str, str], job: str, schemas:
 
     for batch in batches:
         for index in batch.column("id").to_pylist():
+            walked_clean: set = set()   # the whole files the batches level's walk found nothing to say about
             for level, out in locations.items():
-                written = _write_partition(partitions[index], index, out, job, schemas[level], level, options)
+                written = _write_partition(partitions[index], index, out, job, schemas[level], level, options,
+                                           walked_clean)
                 if written:   # string, string, string, int64: the types of _WRITTEN
                     yield pa.RecordBatch.from_pylist([{"table": level, **each} for each in written])
 
 
 def _write_partition(partition, index: int, out: str, job: str, schema, level: str = "records",
-                     options: dict | None = None) -> list[dict]:
-    """Write one task's rows of ``level``, a file per topic, under this attempt's own staging directory."""
+                     options: dict | None = None, walked_clean: set | None = None) -> list[dict]:
+    """Write one task's rows of ``level``, a file per topic, under this attempt's own staging directory.
+
+    ``walked_clean`` is shared by a task's levels (:attr:`.source.KbatchReader.walked_clean`): the findings
+    level, read after the batches level, walks again only the files whose walk met a finding.
+    """
     import pyarrow.parquet as pq
     from pyspark.sql.pandas.types import to_arrow_schema
 
@@ -114,6 +120,8 @@ def _write_partition(partition, index: int, out: str, job: str, schema, level: s
     arrow_schema = to_arrow_schema(schema, timezone="UTC")
     data_schema = arrow_schema.remove(arrow_schema.get_field_index("topic"))
     reader = KbatchReader({**(options or {}), "level": level}, schema)
+    if walked_clean is not None:
+        reader.walked_clean = walked_clean
     staging = f"{root}/_temporary/{job}/{uuid.uuid4().hex}"
     name = f"part-{index:05d}-{job}.c000.snappy.parquet"
     topics: dict[str | None, _TopicFile] = {}

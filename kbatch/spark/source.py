@@ -126,6 +126,9 @@ class KbatchReader(DataSourceReader):
         self.pushed = PushedFilters()   # the records level's filters Spark left to the source (pushFilters)
         # A file's bytes handed over with it (Spark's Hadoop file systems read them: kbatch.spark.hadoop), by path
         self.contents: dict = {}
+        # Whole files a walk of the task (another level's, sharing this set: kbatch.spark.records_table) found
+        # nothing to say about: the findings level need not walk them again (see _walked).
+        self.walked_clean: set[FileRange] = set()
 
     def open_segment(self, path: str):
         """The segment at ``path`` as a seekable stream: its bytes if they were handed over, else the file itself
@@ -179,6 +182,8 @@ class KbatchReader(DataSourceReader):
             yield from batch_arrow(ranges, self, schema)
             return
         for file_range in ranges:
+            if not self.deep and file_range in self.walked_clean:
+                continue   # what verify-crc says of it: nothing
             yield from in_arrow_batches(finding_rows(file_range, self), schema)
 
 
@@ -401,22 +406,35 @@ _RUN_FULL = object()   # what _walked hands out when the run holds an Arrow batc
 def _walked(source: KbatchReader, file_range: FileRange, options, run):
     """The entries the full reader reads in ``file_range`` that are batches, in file order, and _RUN_FULL each
     time the walk hands back with ``run`` (which takes the others as columns) holding an Arrow batch's worth:
-    its columns go out then, after the rows read before them."""
+    its columns go out then, after the rows read before them.
+
+    A whole file whose walk met no finding at all (no damaged range, no batch with a finding, read to its
+    end) is added to ``source.walked_clean``: verify-crc without --deep would say nothing of it either. Its
+    walk is the same engine with the same run's batches (kbatch.walk.engine.clean_v2_batches, which the
+    CRC run takes), and every other entry was read by the full reader with at least verify-crc's checks
+    (``options`` only add some: decompressing, decoding records).
+    """
     from kbatch.reading.reader import SegmentReader
     from kbatch.walk.engine import Walk
 
+    clean = file_range.start == 0 and file_range.stop >= file_range.file_size
     with source.open_segment(file_range.path) as stream:
         walk = Walk(SegmentReader(stream, options, size=file_range.file_size), run)
         pos = file_range.start
         while pos < min(file_range.stop, walk.reader.size):
             for item in walk.items(pos, file_range.stop, None if run is None else lambda _: run.full):
                 if isinstance(item, Batch):
+                    clean = clean and not item.findings
                     yield item
+                else:
+                    clean = False
             if walk.landed is None or walk.landed <= pos:
                 break
             pos = walk.landed
             if run is not None and run.full:
                 yield _RUN_FULL
+        if clean and pos >= file_range.file_size == walk.reader.size:
+            source.walked_clean.add(file_range)
 
 
 def batch_arrow(ranges: list[FileRange], source: KbatchReader, schema, columnar: bool = True):
