@@ -275,3 +275,28 @@ def test_pure_python_gives_the_same_records(record_paths):
                           env={**os.environ, "KBATCH_PURE_PYTHON": "1"}, cwd=os.path.dirname(os.path.dirname(__file__)))
     assert done.returncode == 0, done.stderr[-2000:]
     assert json.loads(done.stdout) == json.loads(json.dumps(record_rows_both_ways(record_paths)[:-1], default=repr))
+
+
+def test_the_run_takes_batches_again_after_one_that_had_no_room_where_a_walk_began(tmp_path, monkeypatch):
+    """A walk ends at the window's end holding rows; when the next batch's records do not fit beside them, that
+    batch is the full reader's (which sends the held rows out first), and the run takes the batches after it
+    again: not the rest of the file through the full reader."""
+    pytest.importorskip("kafka")
+    from kafka.record.default_records import DefaultRecordBatchBuilder
+
+    from kbatch.reading.window import CHUNK
+    from kbatch.spark import source
+
+    builder = DefaultRecordBatchBuilder(magic=2, compression_type=0, is_transactional=False, producer_id=-1,
+                                        producer_epoch=-1, base_sequence=-1, batch_size=1 << 20)
+    for delta in range(5):
+        builder.append(delta, timestamp=1_700_000_000_000, key=b"k", value=b"v" * 100, headers=[])
+    batch = bytes(builder.build())
+    count = 3 * CHUNK // len(batch)   # windows end between batches that hold 5 or 10 rows
+    path = tmp_path / "t-0" / "00000000000000000000.log"
+    path.parent.mkdir()
+    path.write_bytes(batch * count)
+    monkeypatch.setattr(source, "ARROW_ROWS", 12)   # two batches' records fit, a third does not
+    (by_columns, by_reader), taken = record_rows_both_ways([str(path)])
+    assert by_columns == by_reader and len(by_columns) == 5 * count
+    assert taken > 0.99 * count

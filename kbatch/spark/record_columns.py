@@ -60,8 +60,9 @@ class RecordColumnsRun:
 
     def walk(self, window, pos: int, stop: int) -> int:
         records, walker, committed = self.records, self.walker, self.committed
-        if not records.rows:
-            self.no_room = False
+        # Said of the batch the last walk stopped at, which has gone out since (with the rows held before it,
+        # or, where this run took none of its walk, read by the full reader, which sent them out first).
+        self.no_room = False
         columns = reused_columns(self.rows)
         header_size = BATCH_HEADER.size
         batches = clean_v2_batches(window, pos, stop, self.max_entry_size)
