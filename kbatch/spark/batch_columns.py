@@ -142,10 +142,13 @@ def _iso(ms):
     import pyarrow.compute as pc
 
     out_of_range = (ms < 0) | (ms > ISO_MAX_MS)
-    stamps = pa.array(ms.clip(0, ISO_MAX_MS), type=pa.int64()).cast(pa.timestamp("ms", tz="UTC"))
-    # %S of a millisecond timestamp is seconds with three decimals
-    return pc.if_else(pa.array(out_of_range), pa.nulls(len(ms), pa.string()),
-                      pc.strftime(stamps, format="%Y-%m-%dT%H:%M:%SZ"))
+    # Arrow writes a millisecond timestamp of no time zone as "YYYY-MM-DD HH:MM:SS.mmm" (milliseconds since
+    # the epoch, so UTC's): the ISO form is that with a T and a Z.  (strftime of one in UTC says the same and
+    # takes 70 times longer: it converts each from its zone.)
+    stamps = pa.array(ms.clip(0, ISO_MAX_MS), type=pa.int64()).cast(pa.timestamp("ms"))
+    text = pc.binary_join_element_wise(pc.replace_substring(stamps.cast(pa.string()), " ", "T", max_replacements=1),
+                                       "Z", "")
+    return pc.if_else(pa.array(out_of_range), pa.nulls(len(ms), pa.string()), text)
 
 
 def _last_sequence(base_sequence, delta):
