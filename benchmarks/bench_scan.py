@@ -38,8 +38,8 @@ process ``kbatch scan`` is), of the JVM and of the largest Python worker; the
 CPU seconds of the whole tree; and the CPU time everything else on the machine
 used meanwhile (``other``, from /proc/stat, in cores).  The driver's progress
 lines on stderr are time-stamped, which splits a scan into start-up (up to
-``writing batches/``), writing the batches table, writing the findings table,
-and the report.  ``verify-crc`` runs under ``/usr/bin/time -v``.
+``writing ...``), writing the tables (one job since the batches and findings
+tables are written by the executors; before, a line per table), and the report.  ``verify-crc`` runs under ``/usr/bin/time -v``.
 
 Every scan's JSON report is checked against the counts the generator wrote:
 segments, batches, records and bytes per partition, no offset gaps or

@@ -20,14 +20,14 @@ pq = pytest.importorskip("pyarrow.parquet")
 
 
 def _ours_and_sparks(spark, tmp_path, paths: list[str], split_bytes: int = 0):
-    from kbatch.spark.records_table import write_records_table
+    from kbatch.spark.records_table import write_tables
     from kbatch.spark.scan import _partitions
     from kbatch.spark.source import RECORD_SCHEMA
 
     paths = [os.path.abspath(path) for path in paths]
     schema = spark.createDataFrame([], RECORD_SCHEMA).schema
     ours, sparks = tmp_path / "ours", tmp_path / "sparks"
-    written = write_records_table(spark, _partitions(paths, split_bytes, [], schema), str(ours), schema)
+    written = write_tables(spark, _partitions(paths, split_bytes, [], schema), {"records": (str(ours), schema)})["records"]
     (spark.read.format("kbatch").option("level", "records").option("paths", json.dumps(paths)).load()
      .write.mode("overwrite").partitionBy("topic").parquet(str(sparks)))
     return written, ours, sparks

@@ -40,11 +40,6 @@ def _escape(text: str) -> str:
     return "".join(f"%{ord(char):02X}" if char in _ESCAPED else char for char in text)
 
 
-def write_records_table(spark, partitions: list, out: str, schema) -> int:
-    """Write the records of ``partitions`` as the table at ``out``: :func:`write_tables` of the records level."""
-    return write_tables(spark, partitions, {"records": (out, schema)})["records"]
-
-
 def write_tables(spark, partitions: list, tables: dict[str, tuple], options: dict | None = None) -> dict[str, int]:
     """Write the levels ``tables`` names (level: its table's location, absolute or a URI pyarrow.fs knows, and
     its StructType) of ``partitions`` (as :meth:`.source.KbatchReader.partitions` plans them), replacing what

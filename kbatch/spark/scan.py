@@ -68,16 +68,16 @@ def run_scan(segments: list[Segment], out_dir: str, *, records: bool = False, de
     # executors write the tables, a task's ranges read for each level in one Spark job.
     progress(f"writing {', '.join(f'{level}/' for level in levels)}")
     schemas = {level: spark.createDataFrame([], SCHEMAS[level]).schema for level in levels}
-    where = _locations(spark, out_dir, levels)
+    locations = _locations(spark, out_dir, levels)
     write_tables(spark, _partitions(local, split_bytes, failed, schemas["batches"]),
-                 {level: (where[level], schemas[level]) for level in levels}, options)
+                 {level: (locations[level], schemas[level]) for level in levels}, options)
     appended = {level: level_frame(hadoop, level, options, schemas[level]) for level in levels} if hadoop else {}
     if cross_checked:
         cross_checks = _cross_checks(spark, cross_checked)
         appended["findings"] = (appended["findings"].unionByName(cross_checks) if "findings" in appended
                                 else cross_checks)
     for level, frame in appended.items():   # (their bytes are in Spark's hands: added by Spark's writer)
-        frame.write.mode("append").partitionBy("topic").parquet(where[level])
+        frame.write.mode("append").partitionBy("topic").parquet(locations[level])
     progress("reporting")
     # With the schema given, a table with no rows (a clean sweep has no findings) reads back empty.
     batches = spark.read.schema(BATCH_SCHEMA).parquet(os.path.join(out_dir, "batches"))
