@@ -109,18 +109,35 @@ def test_a_task_holds_its_records_in_row_groups_of_bounded_size(spark, tmp_path,
 def test_only_the_counted_attempts_files_are_moved_into_place(tmp_path):
     from kbatch.spark import records_table
 
-    (tmp_path / "stale.txt").write_text("from the last scan")
-    list(records_table._begin([str(tmp_path)], []))
-    assert list(tmp_path.iterdir()) == []                     # overwrite: what was there is gone
+    table = tmp_path / "records"
+    table.mkdir()
+    (table / "stale.txt").write_text("from the last scan")
+    list(records_table._clear_tables([str(table)], []))
+    assert list(table.iterdir()) == []                     # overwrite: what was there is gone
     for attempt in ("failed", "counted"):
-        staged = tmp_path / "_temporary" / "job" / attempt / "topic=t"
+        staged = table / "_temporary" / "job" / attempt / "topic=t"
         staged.mkdir(parents=True)
         (staged / "part-00000-job.c000.snappy.parquet").write_text(attempt)
-    moves = [(f"{tmp_path}/_temporary/job/counted/topic=t/part-00000-job.c000.snappy.parquet",
+    moves = [(f"{table}/_temporary/job/counted/topic=t/part-00000-job.c000.snappy.parquet",
               "topic=t/part-00000-job.c000.snappy.parquet")]
-    list(records_table._commit({str(tmp_path): moves}, []))
-    assert (tmp_path / "topic=t" / "part-00000-job.c000.snappy.parquet").read_text() == "counted"
-    assert sorted(path.name for path in tmp_path.iterdir()) == ["_SUCCESS", "topic=t"]
+    list(records_table._commit_tables({str(table): moves}, []))
+    assert (table / "topic=t" / "part-00000-job.c000.snappy.parquet").read_text() == "counted"
+    assert sorted(path.name for path in table.iterdir()) == ["_SUCCESS", "topic=t"]
+
+
+def test_only_a_directory_named_as_a_table_is_ever_cleared(tmp_path):
+    """A string where the list of tables was meant (each of its characters a location: "/" first), the root,
+    or a directory not named as a level's table: refused, and nothing is deleted."""
+    from kbatch.spark import records_table
+
+    kept = tmp_path / "scan" / "keep.txt"
+    kept.parent.mkdir()
+    kept.write_text("a file the scan did not write")
+    for outs in (str(tmp_path / "scan" / "records"), ["/"], [str(tmp_path / "scan")],
+                 [str(tmp_path / "scan" / "records"), str(tmp_path)]):
+        with pytest.raises(ValueError, match="not a list of tables"):
+            list(records_table._clear_tables(outs, []))
+    assert kept.read_text() == "a file the scan did not write"
 
 
 def test_a_scan_cut_into_ranges_writes_the_tables_of_a_scan_that_is_not(tmp_path, kbatch, spark):

@@ -52,7 +52,7 @@ def write_tables(spark, partitions: list, tables: dict[str, tuple], options: dic
     job = uuid.uuid4().hex
     one = spark.range(0, 1, 1, 1)
     locations = {level: out for level, (out, _) in tables.items()}
-    one.mapInArrow(partial(_begin, list(locations.values())), "done BOOLEAN").collect()
+    one.mapInArrow(partial(_clear_tables, list(locations.values())), "done BOOLEAN").collect()
     if partitions:
         schemas = {level: schema for level, (_, schema) in tables.items()}
         written = (spark.range(0, len(partitions), 1, len(partitions))
@@ -63,7 +63,7 @@ def write_tables(spark, partitions: list, tables: dict[str, tuple], options: dic
     moves: dict[str, list] = {out: [] for out in locations.values()}
     for row in written:
         moves[locations[row.table]].append((row.staged, row.final))
-    one.mapInArrow(partial(_commit, moves), "done BOOLEAN").collect()
+    one.mapInArrow(partial(_commit_tables, moves), "done BOOLEAN").collect()
     rows = dict.fromkeys(tables, 0)
     for row in written:
         rows[row.table] += row.rows
@@ -73,10 +73,20 @@ def write_tables(spark, partitions: list, tables: dict[str, tuple], options: dic
 # -- on the executors -------------------------------------------------------------------------
 
 
-def _begin(outs: list[str], batches):
-    """Clear each table's directory, as mode("overwrite") does."""
+def _clear_tables(outs: list[str], batches):
+    """Clear each table's directory, as mode("overwrite") does.
+
+    Only a directory named as a level's table is ever deleted: a location that is not one (a string where
+    the list was meant, whose characters are each "/"; a driver of another kbatch calling a function of
+    this name with other arguments) is refused before anything is touched.
+    """
     from pyarrow import fs
 
+    from kbatch.spark.source import LEVELS
+
+    if not isinstance(outs, list) or not all(isinstance(out, str) and out.rstrip("/").rsplit("/", 1)[-1] in LEVELS
+                                             for out in outs):
+        raise ValueError(f"kbatch: not a list of tables' directories (.../batches, .../records): {outs!r}")
     for out in outs:
         filesystem, root = file_system(out)
         if filesystem.get_file_info(root).type != fs.FileType.NotFound:
@@ -169,7 +179,7 @@ class _TopicFile:
         self.writer.close()
 
 
-def _commit(moves: dict[str, list[tuple[str, str]]], batches):
+def _commit_tables(moves: dict[str, list[tuple[str, str]]], batches):
     """For each table (its location: the counted attempts' files, staged and final), move those files into
     place, then ``_SUCCESS``; drop ``_temporary``.
 
