@@ -279,6 +279,21 @@ def test_many_small_files_are_packed_into_few_tasks():
     assert len(pack(ranges[:4], 128 * 2**20, 2**20, 2)) == 2   # few files still spread over the cores
 
 
+def test_local_tiny_segments_are_packed_into_fewer_tasks_than_remote_ones(tmp_path):
+    from kbatch.spark.scan import LOCAL_OPEN_COST, _record_partitions
+
+    files = []
+    for n in range(600):   # (at 1 MiB a file, more than two tasks of 128 MiB)
+        files.append(str(tmp_path / f"t-0/{n:020d}.log"))
+        os.makedirs(os.path.dirname(files[-1]), exist_ok=True)
+        with open(files[-1], "wb") as out:
+            out.write(bytes(900))
+    default = _record_partitions(files, 0, [], None)
+    local = _record_partitions(files, 0, [], None, {"openCostInBytes": str(LOCAL_OPEN_COST), "deep": "false"})
+    assert len(local) < len(default)
+    assert sorted(r.path for p in local for r in p.ranges) == sorted(r.path for p in default for r in p.ranges)
+
+
 def test_the_worker_launcher_takes_only_the_zipped_pyspark_off_the_path(tmp_path):
     import glob
     import subprocess
