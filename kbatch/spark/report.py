@@ -90,7 +90,7 @@ def partition_report(spark, batches, findings, sizes: dict[str, int], cross_chec
     # column keeps their groups apart). Findings beside the segments (a cross-check's code, or a file that is
     # no segment) go to the cross-checks; an error about a segment makes it damaged.
     compressed = F.col("codec") != "none"
-    counted = _named(batches.withColumn("table", F.lit("batches"))
+    counted = _collected(batches.withColumn("table", F.lit("batches"))
                      .unionByName(findings.select("topic", "partition", "file", "code", "severity")
                                   .withColumn("table", F.lit("findings")), allowMissingColumns=True)
                      .groupBy("table", "topic", "partition", "file", "code", "severity").agg(
@@ -103,7 +103,7 @@ def partition_report(spark, batches, findings, sizes: dict[str, int], cross_chec
                          F.max(F.when(~F.col("damaged"), F.col("last_offset"))).alias("last_offset"),
                          F.min(F.when(F.col("base_timestamp") >= 0, F.col("base_timestamp"))).alias("first_timestamp"),
                          F.max(F.when(F.col("max_timestamp") >= 0, F.col("max_timestamp"))).alias("last_timestamp"),
-                     ).collect())
+                     ))
     per_file = [row for row in counted if row.table == "batches"]
     checks: dict[tuple, CrossChecks] = defaultdict(CrossChecks)
     damage: dict[str, int] = defaultdict(int)   # errors per segment
@@ -171,13 +171,13 @@ def partition_report(spark, batches, findings, sizes: dict[str, int], cross_chec
     return report
 
 
-def _named(rows: list) -> list:
-    """Spark's Rows as namedtuples of the same fields: a Row looks each field up by name in a list
-    (pyspark.sql.Row.__getattr__), which over 100,000 segments' rows cost the report seconds."""
-    if not rows:
-        return rows
-    named = namedtuple("Counted", rows[0].__fields__)   # type: ignore[misc]
-    return [named._make(row) for row in rows]
+def _collected(frame) -> list:
+    """The rows of ``frame`` as namedtuples of its columns, collected as Arrow: a pyspark Row is pickled by
+    the JVM, unpickled here, and looks each field up by name in a list (Row.__getattr__), which over
+    100,000 segments' rows cost the report seconds."""
+    table = frame.toArrow()
+    named = namedtuple("Counted", table.column_names)   # type: ignore[misc]
+    return [named._make(values) for values in zip(*(column.to_pylist() for column in table.columns))]
 
 
 def _producer_rows(batches):
