@@ -279,6 +279,59 @@ def test_many_small_files_are_packed_into_few_tasks():
     assert len(pack(ranges[:4], 128 * 2**20, 2**20, 2)) == 2   # few files still spread over the cores
 
 
+def test_local_tiny_segments_are_packed_into_fewer_tasks_than_remote_ones(tmp_path):
+    from kbatch.spark.scan import LOCAL_OPEN_COST, _partitions
+
+    files = []
+    for n in range(600):   # (at 1 MiB a file, more than two tasks of 128 MiB)
+        files.append(str(tmp_path / f"t-0/{n:020d}.log"))
+        os.makedirs(os.path.dirname(files[-1]), exist_ok=True)
+        with open(files[-1], "wb") as out:
+            out.write(bytes(900))
+    default = _partitions(files, 0, [], None)
+    local = _partitions(files, 0, [], None, {"openCostInBytes": str(LOCAL_OPEN_COST), "deep": "false"})
+    assert len(local) < len(default)
+    assert sorted(r.path for p in local for r in p.ranges) == sorted(r.path for p in default for r in p.ranges)
+
+
+def test_the_worker_launcher_takes_only_the_zipped_pyspark_off_the_path(tmp_path):
+    import glob
+    import subprocess
+    import sys
+
+    import pyspark
+
+    from kbatch.spark.session import _worker_python
+
+    zips = glob.glob(os.path.join(os.path.dirname(os.path.realpath(pyspark.__file__)), "python", "lib", "*.zip"))
+    launcher = _worker_python(str(tmp_path))
+    if not zips:
+        assert launcher == sys.executable
+        pytest.skip("this PySpark has no zipped copy of itself (not a pip install)")
+    others = ["/a dir/with spaces", "/b*", "/c"]   # (kept as they are: no word splitting, no globbing)
+    path = ":".join([zips[0], others[0], *zips[1:], *others[1:]])
+    shown = subprocess.run([launcher, "-c", "import os, sys; print(os.environ['PYTHONPATH']); print(sys.executable)"],
+                           env={**os.environ, "PYTHONPATH": path}, capture_output=True, text=True, check=True)
+    assert shown.stdout.splitlines() == [":".join(others), sys.executable]
+
+
+def test_a_local_sessions_python_workers_import_the_installed_pyspark(spark):
+    import pyspark
+
+    if not os.path.exists(os.path.join(os.path.dirname(pyspark.__file__), "python", "lib", "pyspark.zip")):
+        pytest.skip("this PySpark has no zipped copy of itself (not a pip install)")
+
+    def where(batches):
+        import pyarrow as pa
+        import pyspark
+
+        for _ in batches:
+            yield pa.RecordBatch.from_pydict({"file": [pyspark.__file__]})
+
+    files = {row.file for row in spark.range(2).mapInArrow(where, "file string").collect()}
+    assert files == {pyspark.__file__}
+
+
 def test_spark_finds_the_data_source_by_its_module_name():
     import pyspark_kbatch
 

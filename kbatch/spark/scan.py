@@ -11,6 +11,8 @@ from kbatch.spark.report import PartitionReport, ScanReport, partition_report
 from kbatch.spark.session import spark_session
 from kbatch.spark.source import BATCH_SCHEMA, FINDING_SCHEMA, SCHEMAS, KbatchReader
 
+LOCAL_OPEN_COST = 64 * 1024   # bytes: what opening a local segment weighs when files are packed into tasks
+
 
 def run_scan(segments: list[Segment], out_dir: str, *, records: bool = False, deep: bool = False,
              master: str | None = None, split_bytes: int = 0, quiet: bool = True, progress=print,
@@ -40,6 +42,11 @@ def run_scan(segments: list[Segment], out_dir: str, *, records: bool = False, de
     local = [path for path in given if not through_hadoop(path)]   # (the rest: Spark hands over their bytes)
     paths = json.dumps(local)
     options = {"deep": str(deep).lower(), "decompress": "true"}
+    if not any(is_remote(path) for path in local):
+        # A local file is opened in about the time 64 KiB of it is read (the data source's default, 1 MiB,
+        # is a remote file's): 2,000 tiny segments go into two or three tasks, not 16, each a Parquet file of
+        # each table and a round of Spark's and the Python worker's cost per task.
+        options["openCostInBytes"] = str(LOCAL_OPEN_COST)
 
     def read(level: str, split: int, file_paths: str = paths, with_hadoop: bool = True):
         frame = (spark.read.format("kbatch").option("level", level).option("paths", file_paths)
@@ -69,7 +76,7 @@ def run_scan(segments: list[Segment], out_dir: str, *, records: bool = False, de
     progress(f"writing {', '.join(f'{level}/' for level in levels)}")
     schemas = {level: spark.createDataFrame([], SCHEMAS[level]).schema for level in levels}
     locations = _locations(spark, out_dir, levels)
-    write_tables(spark, _partitions(local, split_bytes, failed, schemas["batches"]),
+    write_tables(spark, _partitions(local, split_bytes, failed, schemas["batches"], options),
                  {level: (locations[level], schemas[level]) for level in levels}, options)
     appended = {level: level_frame(hadoop, level, options, schemas[level]) for level in levels} if hadoop else {}
     if cross_checked:
@@ -90,11 +97,14 @@ def run_scan(segments: list[Segment], out_dir: str, *, records: bool = False, de
     return scan_dict(ScanReport(out_dir, sorted(levels), len(segments), total, report))
 
 
-def _partitions(paths: list[str], split_bytes: int, failed: list[str], schema) -> list:
-    """The tables' tasks, as the data source plans them: files that did not split cleanly read whole."""
+def _partitions(paths: list[str], split_bytes: int, failed: list[str], schema, options: dict | None = None) -> list:
+    """The tables' tasks, as the data source plans them (with the reads' ``options``' open cost, if any):
+    files that did not split cleanly read whole."""
+    packing = {name: value for name, value in (options or {}).items() if name == "openCostInBytes"}
+
     def planned(files: list[str], split: int) -> list:
-        options = {"level": "batches", "paths": json.dumps(files), "splitBytes": str(split)}
-        return KbatchReader(options, schema).partitions() if files else []
+        level = {"level": "batches", "paths": json.dumps(files), "splitBytes": str(split), **packing}
+        return KbatchReader(level, schema).partitions() if files else []
 
     return planned([path for path in paths if path not in failed], split_bytes) + planned(failed, 0)
 
