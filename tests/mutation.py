@@ -10,13 +10,17 @@ package's table in pyproject.toml ([tool.kbatch-mutation.NAME]) says:
   the mutated function);
 * ``pure``: run with pure-Python kernels (KBATCH_PURE_PYTHON=1: a mutant of a kernel's source must run);
   the other packages run with the compiled kernels, as kbatch runs (the listing run, for one, is only used
-  with the compiled writer);
+  with the compiled writer).  The copy's kernels lose their ``@cython.`` decorators (each line left empty):
+  mutmut mutates no decorated function, which in a kernel is nearly every one (``cfunc``, ``ccall``,
+  ``exceptval``, ``boundscheck``, ...), and run as Python those decorators return what they are given
+  (Cython's pure-mode shadow, or kbatch/kernels/_cython_shim.py), so the copy behaves as the source does;
 * ``deselect``: tests that cannot pass under mutmut whatever the mutant (what mutmut's own import loads);
 * ``not_mutated``: patterns of lines left alone, each for a reason given beside it (a mutant of a line that
   forks or signals processes can fork thousands or signal mutmut's own process group).
 """
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -24,6 +28,7 @@ import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+CYTHON_DECORATOR = re.compile(r"^[ \t]*@cython\..*$", re.MULTILINE)   # one line each (with any comment after it)
 
 
 def _toml_list(values):
@@ -39,6 +44,9 @@ def prepare(name):
     shutil.rmtree(work, ignore_errors=True)   # a fresh copy: mutmut's results of an earlier tree would stand
     for part in ("kbatch", "tests", "fixtures"):
         shutil.copytree(ROOT / part, work / part, ignore=shutil.ignore_patterns("__pycache__", "*.c"))
+    if package.get("pure"):   # (why: the docstring's ``pure``)
+        for kernel in (work / "kbatch" / "kernels").glob("*.py"):
+            kernel.write_text(CYTHON_DECORATOR.sub("", kernel.read_text()))
     # The project's own file (pytest's settings) with [tool.mutmut] narrowed to this package.
     text = (ROOT / "pyproject.toml").read_text()
     start = text.index("[tool.mutmut]\n")
