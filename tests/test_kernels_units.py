@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from kbatch.kernels.batchrules import NO_SEQUENCE, last_sequence
+from kbatch.kernels.batchrules import NO_SEQUENCE, framed_v2_batch, last_sequence
 from kbatch.kernels.match import RecordMatch
 
 
@@ -22,6 +22,14 @@ def test_last_sequence_is_kafkas(base_sequence, last_offset_delta, expected):
     """DefaultRecordBatch.lastSequence (clients/.../record/DefaultRecordBatch.java)."""
     assert NO_SEQUENCE == -1
     assert last_sequence(base_sequence, last_offset_delta) == expected
+
+
+@pytest.mark.parametrize(("magic", "batch_length", "framed"), [
+    (2, 49, True), (2, 100, True),                 # the bounds themselves are in
+    (2, 48, False), (2, 101, False), (1, 60, False), (3, 60, False),
+])
+def test_a_v2_batch_is_framed_with_magic_2_and_a_length_within_the_bounds_given(magic, batch_length, framed):
+    assert framed_v2_batch(magic, batch_length, 49, 100) is framed
 
 
 def test_a_literal_alone_is_looked_for_as_is_in_keys_and_values_for_any_producer():
@@ -54,6 +62,15 @@ def test_a_folded_literal_matches_in_any_ascii_case():
 def test_no_literal_and_no_expression_matches_every_record():
     match = RecordMatch()
     assert match.record(b"", None, []) and match.record(None, b"x", []) and match.record(None, None, [])
+
+
+def test_a_value_must_hold_every_value_literal():
+    """``value_literals``: bytes every selected record's value holds (grep --field's prefilter); a null value
+    holds none."""
+    match = RecordMatch(value_literals=(b'"id"', b"42"))
+    assert match.record(None, b'{"id": 42}', []) and match.record(b"k", b'42 "id"', [])
+    assert not match.record(None, b'{"id": 7}', []) and not match.record(b'"id" 42', b"", [])
+    assert not match.record(b'"id" 42', None, [])
 
 
 def test_an_expressions_required_bytes_are_looked_for_in_their_own_case_unless_folded():
@@ -132,3 +149,149 @@ def test_a_name_is_written_between_quotes_only_when_its_json_is_that():
     for _ in range(80):
         assert jsonl._plain_name(next(fresh)) is not None
     assert len(jsonl._plain_names) == 64
+
+
+# A v2 batch header, clean (a run over a Records field reads no record): base offset 0, batch length 49, magic 2,
+# CRC 0x92a76b63, attributes 0, both timestamps 1_700_000_000_000, no producer (-1, -1, -1), a count of 2.
+_BATCH_HEADER = bytes.fromhex("0000000000000000 00000031 00000000 02 92a76b63 0000 00000000 0000018bcfe56800"
+                              "0000018bcfe56800 ffffffffffffffff ffff ffffffff 00000002".replace(" ", ""))
+
+
+@pytest.mark.parametrize(("codec", "timestamp_type", "taken"), [
+    ("c" * 64, "t" * 64, True),     # the line's room holds two names of 64 bytes
+    ("c" * 65, "CreateTime", False),
+    ("none", "t" * 65, False),
+    ('"zstd"', "CreateTime", False),   # a name whose JSON is not itself between quotes (_plain_name: None)
+    ("none", "Create\\Time", False),
+])
+def test_a_runs_line_holds_names_of_up_to_64_bytes_and_leaves_longer_ones_to_json_dumps(codec, timestamp_type, taken,
+                                                                                       monkeypatch):
+    """clean_batch_lines writes a codec's and a timestamp type's name of up to 64 bytes itself; a longer one, or
+    one JSON escapes, stops the run before the batch (its line is then json.dumps' to write).  By a writer made
+    for the test."""
+    from kbatch.format.framing import CHECKSUMS
+    from kbatch.kernels import jsonl
+    from kbatch.kernels.jsonl import clean_batch_lines
+
+    if hasattr(jsonl, "_line"):   # the pure build's writer (compiled, a C global)
+        monkeypatch.setattr(jsonl, "_line", None)
+
+    names = (codec,) * 8 + (timestamp_type, "LogAppendTime")
+    lines: list = []
+    spans: list = []
+    stopped = clean_batch_lines(_BATCH_HEADER, 0, 61, 1000, 49, 1 << 30, CHECKSUMS[2], names, lines, spans)
+    if not taken:
+        assert (stopped, lines, spans) == ((0, -1, 0), [], [])
+        return
+    assert stopped == (61, 1000, 2) and spans == [1]   # (where it stopped, the last batch's position, records)
+    assert lines == [(', "pos": 1000, "size": 61, "magic": 2, "base_offset": 0, "last_offset": 0, "stored_offset": 0, '
+                      '"count": 2, "batch_length": 49, "partition_leader_epoch": 0, "crc": 2460445539, '
+                      '"crc_computed": 2460445539, "crc_valid": true, "attributes": 0, '
+                      f'"codec": "{codec}", "timestamp_type": "{timestamp_type}", '
+                      '"is_transactional": false, "is_control": false, "last_offset_delta": 0, '
+                      '"base_timestamp": 1700000000000, "base_timestamp_iso": "2023-11-14T22:13:20.000Z", '
+                      '"max_timestamp": 1700000000000, "max_timestamp_iso": "2023-11-14T22:13:20.000Z", '
+                      '"delete_horizon_ms": null, "producer_id": -1, "producer_epoch": -1, "base_sequence": -1, '
+                      '"last_sequence": -1, "payload_pos": 1061, "payload_size": 0, "decompressed_size": null, '
+                      '"findings": []}\n').encode()]
+
+
+# One v2 record (attributes 0, timestamp and offset deltas 0): key b"a b", value b"x ~", no headers.
+_RECORD = bytes.fromhex("18 00 00 00 06 612062 06 78207e 00".replace(" ", ""))
+
+
+def _records_json(base_timestamp: int, mode: int) -> bytes:
+    from kbatch.kernels.jsonl import records_json
+    from kbatch.kernels.recordwalk import RecordColumns, RecordWalker
+
+    columns = RecordColumns(4)
+    assert RecordWalker(_RECORD, 1, 5, base_timestamp).fill(columns) == 1
+    return bytes(records_json(columns, _RECORD, 100, False, -1, False, 0, mode, lambda value: b'"OTHER"'))
+
+
+def test_a_records_json_holds_printable_ascii_space_and_tilde_included_as_text():
+    from kbatch.kernels.jsonl import JSON_TEXT
+
+    assert _records_json(1_700_000_000_000, JSON_TEXT) == (
+        b'{"offset": 5, "timestamp": 1700000000000, "timestamp_iso": "2023-11-14T22:13:20.000Z", '
+        b'"key": {"utf8": "a b"}, "value": {"utf8": "x ~"}, "headers": [], "pos": 100, "inner_pos": null, '
+        b'"size": 13, "attributes": 0, "sequence": -1, "crc": null, "crc_valid": null, "control": null}')
+
+
+@pytest.mark.parametrize(("ms", "iso"), [
+    (0, b'"1970-01-01T00:00:00.000Z"'),
+    (1_000, b'"1970-01-01T00:00:01.000Z"'),   # each unit at its turn: a second, a minute, an hour
+    (60_000, b'"1970-01-01T00:01:00.000Z"'),
+    (3_600_000, b'"1970-01-01T01:00:00.000Z"'),
+    (86_399_999, b'"1970-01-01T23:59:59.999Z"'),
+    (4_107_542_399_999, b'"2100-02-28T23:59:59.999Z"'),   # a century's turn: no 29 February in 2100
+    (4_107_542_400_000, b'"2100-03-01T00:00:00.000Z"'),
+    (7_263_216_000_000, b'"2200-03-01T00:00:00.000Z"'),
+    (10_418_889_600_000, b'"2300-03-01T00:00:00.000Z"'),
+    (13_574_563_200_000, b'"2400-02-29T00:00:00.000Z"'),  # 400 years: a 29 February
+    (13_574_649_600_000, b'"2400-03-01T00:00:00.000Z"'),
+    (253_402_300_799_999, b'"9999-12-31T23:59:59.999Z"'),  # the last with a four-digit year
+    (253_402_300_800_000, b"null"),
+    (-1, b"null"),
+])
+def test_a_records_timestamp_iso_is_its_utc_date_and_time_or_null_outside_four_digit_years(ms, iso):
+    from kbatch.kernels.jsonl import JSON_HEX
+
+    assert b'"timestamp_iso": ' + iso + b', ' in _records_json(ms, JSON_HEX)
+
+
+@pytest.mark.parametrize(("record", "finding"), [
+    # a header's key length: a continuation bit, then the record's end
+    ("0e 00 00 00 01 01 02 80",
+     ("record-overrun", 7, 1, "records[0].headers[0].key_length", "a complete varint",
+      "1 byte(s) then the end of the record")),
+    # a header's value length missing after its key b"a"
+    ("10 00 00 00 01 01 02 02 61",
+     ("record-overrun", 9, 0, "records[0].headers[0].value_length", "a complete varint",
+      "0 byte(s) then the end of the record")),
+    # a header's key length of more than 5 varint bytes
+    ("1a 00 00 00 01 01 02 ffffffffff01 00",
+     ("varint-overflow", 7, 5, "records[0].headers[0].key_length", "at most 5 varint bytes",
+      "a continuation bit on byte 5")),
+])
+def test_a_headers_length_that_does_not_decode_names_the_record_and_the_header(record, finding):
+    """A record of null key and value (-1) and one header (count 1) whose lengths do not decode: the finding
+    names the record by its index and the header by its own."""
+    from kbatch.kernels.recordwalk import RecordColumns, RecordWalker
+
+    walker = RecordWalker(bytes.fromhex(record.replace(" ", "")), 1, 5, 0)
+    assert walker.fill(RecordColumns(4)) == 0
+    assert walker.findings == [finding] and walker.done
+
+
+@pytest.mark.parametrize(("data", "stop", "stopped", "taken"), [
+    (_BATCH_HEADER * 2, 61, (61, 1000, 2), 1),       # the second batch starts at stop: not taken
+    (_BATCH_HEADER * 2, 62, (122, 1061, 4), 2),
+    (_BATCH_HEADER + _BATCH_HEADER[:60], 122, (61, 1000, 2), 1),   # no whole header after the first
+])
+def test_a_run_takes_the_batches_that_start_before_its_stop_and_lie_whole_in_the_data(data, stop, stopped, taken):
+    from kbatch.format.framing import CHECKSUMS
+    from kbatch.kernels.jsonl import clean_batch_lines
+
+    names = ("none",) * 8 + ("CreateTime", "LogAppendTime")
+    lines: list = []
+    spans: list = []
+    assert clean_batch_lines(data, 0, stop, 1000, 49, 1 << 30, CHECKSUMS[2], names, lines, spans) == stopped
+    assert len(lines) == len(spans) == taken
+
+
+def test_a_records_headers_whose_json_is_made_elsewhere_fit_the_buffer_sized_for_them():
+    """records_json sizes its buffer before writing: a record of 20 headers whose keys and values are not text
+    (their JSON made by ``other``, here 4 bytes each) is written whole, each piece where it goes."""
+    from kbatch.kernels.jsonl import JSON_TEXT, records_json
+    from kbatch.kernels.recordwalk import RecordColumns, RecordWalker
+
+    # length 86, attributes 0, deltas 0, null key and value, 20 headers: key b"\x00", value b"\x01"
+    record = bytes.fromhex("ac01 00 00 00 01 01 28".replace(" ", "")) + bytes.fromhex("02000201") * 20
+    columns = RecordColumns(4)
+    assert RecordWalker(record, 1, 5, 0).fill(columns) == 1 and columns.n_headers == 20
+    line = bytes(records_json(columns, record, 0, False, -1, False, 0, JSON_TEXT, lambda value: b'"%s"' % value.hex().encode()))
+    assert line == (b'{"offset": 5, "timestamp": 0, "timestamp_iso": "1970-01-01T00:00:00.000Z", "key": null, '
+                    b'"value": null, "headers": [' + b", ".join([b'{"key": "00", "value": "01"}'] * 20) +
+                    b'], "pos": 0, "inner_pos": null, "size": 88, "attributes": 0, "sequence": -1, "crc": null, '
+                    b'"crc_valid": null, "control": null}')
