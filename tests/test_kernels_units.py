@@ -73,6 +73,19 @@ def test_a_value_must_hold_every_value_literal():
     assert not match.record(b'"id" 42', None, [])
 
 
+def test_a_header_is_named_exactly_and_its_value_passes_its_own_test():
+    """``headers``: (name, test) pairs every selected record carries -- a header of exactly that name (case and
+    length), whose value the test (a RecordMatch, or None: any value, null too) finds."""
+    any_value = RecordMatch(headers=[(b"trace", None)])
+    assert any_value.record(None, None, [(b"x", b""), (b"trace", None)])
+    assert not any_value.record(None, None, [(b"tracer", b"1"), (b"Trace", b"1"), (b"trac", b"1")])
+    assert not any_value.record(b"trace", b"trace", [])
+    ones = RecordMatch(headers=[(b"trace", RecordMatch(literal=b"1")), (b"tenant", None)])
+    assert ones.record(None, None, [(b"tenant", b"a"), (b"trace", b"0"), (b"trace", b"x1x")])
+    assert not ones.record(None, None, [(b"tenant", b"a"), (b"trace", b"0"), (b"trace", None)])
+    assert not ones.record(None, None, [(b"trace", b"1")])   # no tenant
+
+
 def test_an_expressions_required_bytes_are_looked_for_in_their_own_case_unless_folded():
     """``required``: bytes every match of the expression holds (kbatch.ops.grep works them out), a prefilter."""
     import re
@@ -240,7 +253,16 @@ def test_a_records_timestamp_iso_is_its_utc_date_and_time_or_null_outside_four_d
     assert b'"timestamp_iso": ' + iso + b', ' in _records_json(ms, JSON_HEX)
 
 
+_CUT = "a complete varint", "1 byte(s) then the end of the record"
+
+
 @pytest.mark.parametrize(("record", "finding"), [
+    # each of a record's varints in turn: a continuation bit, then the record's end
+    ("04 00 80", ("record-overrun", 2, 1, "records[0].timestamp_delta", *_CUT)),
+    ("06 00 00 80", ("record-overrun", 3, 1, "records[0].offset_delta", *_CUT)),
+    ("08 00 00 00 80", ("record-overrun", 4, 1, "records[0].key_length", *_CUT)),
+    ("0a 00 00 00 01 80", ("record-overrun", 5, 1, "records[0].value_length", *_CUT)),
+    ("0c 00 00 00 01 01 80", ("record-overrun", 6, 1, "records[0].headers_count", *_CUT)),
     # a header's key length: a continuation bit, then the record's end
     ("0e 00 00 00 01 01 02 80",
      ("record-overrun", 7, 1, "records[0].headers[0].key_length", "a complete varint",
@@ -254,9 +276,9 @@ def test_a_records_timestamp_iso_is_its_utc_date_and_time_or_null_outside_four_d
      ("varint-overflow", 7, 5, "records[0].headers[0].key_length", "at most 5 varint bytes",
       "a continuation bit on byte 5")),
 ])
-def test_a_headers_length_that_does_not_decode_names_the_record_and_the_header(record, finding):
-    """A record of null key and value (-1) and one header (count 1) whose lengths do not decode: the finding
-    names the record by its index and the header by its own."""
+def test_a_length_that_does_not_decode_names_the_record_and_the_header(record, finding):
+    """A record cut inside a varint, or of null key and value (-1) and one header (count 1) whose lengths do not
+    decode: the finding names the record by its index and a header by its own."""
     from kbatch.kernels.recordwalk import RecordColumns, RecordWalker
 
     walker = RecordWalker(bytes.fromhex(record.replace(" ", "")), 1, 5, 0)
@@ -295,3 +317,21 @@ def test_a_records_headers_whose_json_is_made_elsewhere_fit_the_buffer_sized_for
                     b'"value": null, "headers": [' + b", ".join([b'{"key": "00", "value": "01"}'] * 20) +
                     b'], "pos": 0, "inner_pos": null, "size": 88, "attributes": 0, "sequence": -1, "crc": null, '
                     b'"crc_valid": null, "control": null}')
+
+
+def test_a_header_test_selects_from_walked_columns_only_rows_that_match_and_carry_the_header():
+    """RecordMatch.rows/any_row on a walk's columns: a row is selected when its key or value holds the literal
+    and it carries the header; the columns count each fill (a reader reuses columns only when none came since)."""
+    from kbatch.kernels.recordwalk import RecordColumns, RecordWalker
+
+    # offset deltas 0 and 1, each: key b"k", value b"v0" / b"v1", one header b"h": b"x"
+    records = bytes.fromhex("1a 00 00 00 02 6b 04 7630 02 02 68 02 78"
+                            "1a 00 00 02 02 6b 04 7631 02 02 68 02 78".replace(" ", ""))
+    columns = RecordColumns(4)
+    assert RecordWalker(records, 2, 0, 0).fill(columns) == 2 and columns.fills == 1
+    assert RecordMatch(literal=b"v1", headers=[(b"h", None)]).rows(columns, records) == [1]
+    assert RecordMatch(literal=b"v", headers=[(b"h", None)]).rows(columns, records) == [0, 1]
+    assert RecordMatch(literal=b"v1", headers=[(b"g", None)]).rows(columns, records) == []
+    assert not RecordMatch(literal=b"v2", headers=[(b"h", None)]).any_row(columns, records)
+    assert RecordMatch(literal=b"v2", headers=[(b"h", None)], invert=True).rows(columns, records) == [0, 1]
+    assert RecordWalker(records, 1, 0, 0).fill(columns) == 1 and columns.fills == 2
