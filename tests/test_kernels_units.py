@@ -118,6 +118,7 @@ _HEADERS = [
     (2**62, 70, -1, 2, 0, 0x23, 0, -5, -1, 2**62, 32767, 2**31 - 1, 1),       # lz4, control; negative times
     (5, 100, 3, 2, 77, 0x1, -1, 1_600_000_000_000, 1_600_000_000_001, 1, 0, 0, 0),   # gzip, an empty batch
     (9, 90, 1, 2, 5, 0x42, 3, 1_650_000_000_000, 1_650_000_000_009, -1, -1, -1, 4),  # snappy, a delete horizon
+    (7, 61, 0, 2, 1234, 0, 0, 86_400_000, 86_400_001, -1, -1, -1, 1),   # day 1 (1970-01-02): no date written before
 ]
 
 
@@ -193,6 +194,9 @@ def test_a_runs_line_holds_names_of_up_to_64_bytes_and_leaves_longer_ones_to_jso
     lines: list = []
     spans: list = []
     stopped = clean_batch_lines(_BATCH_HEADER, 0, 61, 1000, 49, 1 << 30, CHECKSUMS[2], names, lines, spans)
+    again: list = []   # (by the writer the first call made)
+    assert clean_batch_lines(_BATCH_HEADER, 0, 61, 1000, 49, 1 << 30, CHECKSUMS[2], names, again, []) == stopped
+    assert again == lines
     if not taken:
         assert (stopped, lines, spans) == ((0, -1, 0), [], [])
         return
