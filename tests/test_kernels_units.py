@@ -339,3 +339,43 @@ def test_a_header_test_selects_from_walked_columns_only_rows_that_match_and_carr
     assert not RecordMatch(literal=b"v2", headers=[(b"h", None)]).any_row(columns, records)
     assert RecordMatch(literal=b"v2", headers=[(b"h", None)], invert=True).rows(columns, records) == [0, 1]
     assert RecordWalker(records, 1, 0, 0).fill(columns) == 1 and columns.fills == 2
+
+
+def test_a_record_with_more_headers_than_room_doubles_the_room_and_is_read_again():
+    from kbatch.kernels.recordwalk import RecordColumns, RecordWalker
+
+    record = bytes.fromhex(("24 00 00 00 01 01 08" + " 02 61 01" * 4).replace(" ", ""))   # 4 headers: key b"a", null value
+    columns = RecordColumns(2, 3)
+    walker = RecordWalker(record, 1, 0, 0)
+    assert walker.fill(columns) == 1 and columns.n_headers == 4 and walker.findings == []
+    assert len(columns.headers["key_pos"]) == 6   # twice the 3 asked for (the record needs 4)
+    assert list(columns.header_column("key_pos")) == [8, 11, 14, 17]
+
+
+def test_a_key_or_value_length_below_minus_one_is_found_and_read_as_null():
+    from kbatch.kernels.recordwalk import RecordColumns, RecordWalker
+
+    walker = RecordWalker(bytes.fromhex("0c 00 00 00 03 05 00".replace(" ", "")), 1, 0, 0)   # lengths -2, -3
+    assert walker.fill(RecordColumns(2)) == 1
+    assert walker.findings == [
+        ("negative-length", 0, 7, "records[0].key_length", "-1 (null) or a length >= 0", "-2 (Kafka reads it as null)"),
+        ("negative-length", 0, 7, "records[0].value_length", "-1 (null) or a length >= 0",
+         "-3 (Kafka reads it as null)")]
+
+
+@pytest.mark.parametrize(("record", "starts_with_zero"), [
+    ("10 00 00 00 02 00 02 78 00", True),         # key b"\x00", value b"x"
+    ("10 00 00 00 02 78 02 00 00", True),         # key b"x", value b"\x00"
+    ("14 00 00 00 04 7800 04 7900 00", False),    # a zero byte, but not first
+    ("0c 00 00 00 00 00 00", False),              # empty key and value
+    ("0c 00 00 00 01 01 00", False),              # null key and value
+])
+def test_a_key_or_value_starting_with_a_zero_byte_is_told(record, starts_with_zero):
+    """any_key_or_value_starts_with_zero: the schema registry's magic byte first in a key or value."""
+    from kbatch.kernels.jsonl import any_key_or_value_starts_with_zero
+    from kbatch.kernels.recordwalk import RecordColumns, RecordWalker
+
+    data = bytes.fromhex(record.replace(" ", ""))
+    columns = RecordColumns(2)
+    assert RecordWalker(data, 1, 0, 0).fill(columns) == 1
+    assert any_key_or_value_starts_with_zero(columns, data) is starts_with_zero
