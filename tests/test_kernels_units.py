@@ -294,6 +294,9 @@ def test_a_length_that_does_not_decode_names_the_record_and_the_header(record, f
     (_BATCH_HEADER * 2, 61, (61, 1000, 2), 1),       # the second batch starts at stop: not taken
     (_BATCH_HEADER * 2, 62, (122, 1061, 4), 2),
     (_BATCH_HEADER + _BATCH_HEADER[:60], 122, (61, 1000, 2), 1),   # no whole header after the first
+    # the same header with a count of -1 (and its CRC, 0xc404afac): never taken
+    (bytes.fromhex("0000000000000000 00000031 00000000 02 c404afac 0000 00000000 0000018bcfe56800"
+                   "0000018bcfe56800 ffffffffffffffff ffff ffffffff ffffffff".replace(" ", "")), 61, (0, -1, 0), 0),
 ])
 def test_a_run_takes_the_batches_that_start_before_its_stop_and_lie_whole_in_the_data(data, stop, stopped, taken):
     from kbatch.format.framing import CHECKSUMS
