@@ -271,6 +271,9 @@ _CUT = "a complete varint", "1 byte(s) then the end of the record"
     ("0e 00 00 00 01 01 02 80",
      ("record-overrun", 7, 1, "records[0].headers[0].key_length", "a complete varint",
       "1 byte(s) then the end of the record")),
+    # a header's key length -1: a header key is never null
+    ("0e 00 00 00 01 01 02 01",
+     ("bad-length", 7, 1, "records[0].headers[0].key_length", "a length >= 0 (header keys are never null)", "-1")),
     # a header's value length missing after its key b"a"
     ("10 00 00 00 01 01 02 02 61",
      ("record-overrun", 9, 0, "records[0].headers[0].value_length", "a complete varint",
