@@ -94,6 +94,9 @@ def test_an_expressions_required_bytes_are_looked_for_in_their_own_case_unless_f
     assert match.record(b"ORDER-1", None, []) and not match.record(b"order-1", None, [])
     folded = RecordMatch(regex=re.compile(rb"(?i)ORDER-\d"), required=(b"ORDER-",), fold=True)
     assert folded.record(b"order-1", None, []) and folded.record(b"Order-2", None, [])
+    anywhere = RecordMatch(regex=re.compile(rb"-\d"))   # no bytes required: the expression alone, never on a null
+    assert anywhere.record(None, b"ORDER-1", []) and anywhere.record(b"ORDER-1", None, [])
+    assert not anywhere.record(None, None, []) and not anywhere.record(b"-", b"1", [])
 
 
 def test_new_record_columns_hold_no_row_and_room_for_at_least_one():
