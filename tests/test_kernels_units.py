@@ -270,6 +270,10 @@ _CUT = "a complete varint", "1 byte(s) then the end of the record"
     ("08 00 00 00 80", ("record-overrun", 4, 1, "records[0].key_length", *_CUT)),
     ("0a 00 00 00 01 80", ("record-overrun", 5, 1, "records[0].value_length", *_CUT)),
     ("0c 00 00 00 01 01 80", ("record-overrun", 6, 1, "records[0].headers_count", *_CUT)),
+    # a value of 3 bytes with 1 left in the record; a record 1 byte longer than its fields
+    ("0c 00 00 00 01 06 61", ("record-overrun", 5, 2, "records[0].value", "3 bytes", "1 bytes left in the record")),
+    ("0e 00 00 00 01 01 00 ff",
+     ("bad-record-length", 0, 8, "records[0].length", "6 bytes (what the fields use)", "7")),
     # a header's key length: a continuation bit, then the record's end
     ("0e 00 00 00 01 01 02 80",
      ("record-overrun", 7, 1, "records[0].headers[0].key_length", "a complete varint",
