@@ -392,3 +392,21 @@ def test_a_key_or_value_starting_with_a_zero_byte_is_told(record, starts_with_ze
     columns = RecordColumns(2)
     assert RecordWalker(data, 1, 0, 0).fill(columns) == 1
     assert any_key_or_value_starts_with_zero(columns, data) is starts_with_zero
+
+
+def test_a_runs_last_offset_past_64_bits_is_written_by_plain_python_and_stops_the_compiled_run():
+    """base offset 2**63 - 1 and lastOffsetDelta 1 (CRC 0xb361fd40): plain Python writes the last offset 2**63;
+    compiled, whose numbers are C long longs, the run stops before the batch (json.dumps then writes its line)."""
+    from kbatch.format.framing import CHECKSUMS
+    from kbatch.kernels.jsonl import clean_batch_lines
+    from kbatch.kernels.recordwalk import is_compiled
+
+    header = bytes.fromhex("7fffffffffffffff 00000031 00000000 02 b361fd40 0000 00000001 0000018bcfe56800"
+                           "0000018bcfe56800 ffffffffffffffff ffff ffffffff 00000002".replace(" ", ""))
+    names = ("none",) * 8 + ("CreateTime", "LogAppendTime")
+    lines: list = []
+    stopped = clean_batch_lines(header, 0, 61, 0, 49, 1 << 30, CHECKSUMS[2], names, lines, [])
+    if is_compiled():
+        assert (stopped, lines) == ((0, -1, 0), [])
+    else:
+        assert stopped == (61, 0, 2) and b'"last_offset": 9223372036854775808, ' in lines[0]
