@@ -48,14 +48,6 @@ def run_scan(segments: list[Segment], out_dir: str, *, records: bool = False, de
         # each table and a round of Spark's and the Python worker's cost per task.
         options["openCostInBytes"] = str(LOCAL_OPEN_COST)
 
-    def read(level: str, split: int, file_paths: str = paths, with_hadoop: bool = True):
-        frame = (spark.read.format("kbatch").option("level", level).option("paths", file_paths)
-                 .option("splitBytes", str(split)).options(**options).load())
-        if hadoop is None or not with_hadoop:
-            return frame
-        through = level_frame(hadoop, level, options, frame.schema)
-        return frame.unionByName(through) if local else through
-
     levels = ["batches", "findings", *(["records"] if records else [])]
     cross_checked = []
     if deep:
@@ -67,8 +59,10 @@ def run_scan(segments: list[Segment], out_dir: str, *, records: bool = False, de
     failed = []
     if split_bytes and local:
         # A range whose walk did not end where the next began: that file is read again, whole.
-        failed = [row.file for row in read("findings", split_bytes, with_hadoop=False)
-                  .where(F.col("code") == "split-handover").select("file").distinct().collect()]
+        findings = (spark.read.format("kbatch").option("level", "findings").option("paths", paths)
+                    .option("splitBytes", str(split_bytes)).options(**options).load())
+        failed = [row.file for row in findings.where(F.col("code") == "split-handover")
+                  .select("file").distinct().collect()]
         if failed:
             progress(f"{len(failed)} file(s) did not split cleanly; reading them whole")
     # Not through Spark's writer, which turns every row back into a JVM row (records_table.py): the
