@@ -70,12 +70,18 @@ def _produce(bootstrap: str, values: list[str], acks) -> list[int]:
 def _consume(bootstrap: str) -> list[tuple[int, str]]:
     from kafka import KafkaConsumer, TopicPartition
 
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, consumer_timeout_ms=5000)
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False)
     try:
         partition = TopicPartition(TOPIC, 0)
         consumer.assign([partition])
         consumer.seek_to_beginning(partition)
-        return [(record.offset, record.value.decode()) for record in consumer]
+        end = consumer.end_offsets([partition])[partition]   # (read up to it: an idle wait would cost seconds)
+        consumed: list[tuple[int, str]] = []
+        deadline = time.monotonic() + 30
+        while consumer.position(partition) < end and time.monotonic() < deadline:
+            for records in consumer.poll(timeout_ms=500).values():
+                consumed += [(record.offset, record.value.decode()) for record in records]
+        return consumed
     finally:
         consumer.close()
 

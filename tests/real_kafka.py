@@ -110,6 +110,11 @@ metadata.log.max.record.bytes.between.snapshots=2000
 metadata.log.max.snapshot.interval.ms=1000
 log.flush.start.offset.checkpoint.interval.ms=500
 log.segment.delete.delay.ms=3600000
+group.share.heartbeat.interval.ms=500
+group.share.min.heartbeat.interval.ms=500
+group.streams.heartbeat.interval.ms=500
+group.streams.min.heartbeat.interval.ms=500
+group.streams.initial.rebalance.delay.ms=0
 """
 
 # Tiered storage, its remote store a folder (tests/kafka/FolderRemoteStorage.java).
@@ -275,6 +280,7 @@ listeners=CONTROLLER://127.0.0.1:{controller_port}
 controller.listener.names=CONTROLLER
 listener.security.protocol.map=CONTROLLER:PLAINTEXT
 log.dirs={log_dir}
+broker.session.timeout.ms=1500
 """
 
 # A broker of the cluster. The internal topics have one replica (no test reads them here); a follower drops
@@ -300,6 +306,7 @@ share.coordinator.state.topic.replication.factor=1
 share.coordinator.state.topic.min.isr=1
 group.initial.rebalance.delay.ms=0
 replica.lag.time.max.ms=2000
+broker.heartbeat.interval.ms=300
 """
 
 
