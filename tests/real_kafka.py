@@ -82,7 +82,9 @@ def free_port() -> int:
 # minute), and a deleted topic's -delete directory (and each segment file the cleaner or retention replaced,
 # renamed *.deleted) stays an hour, past the session. A second listener, PROXIED, advertises the port of a
 # proxy the workload runs in front of it (tests/kafka/Workload.java's CuttingProxy): a client that bootstraps
-# through the proxy is told to connect to it again, so every request it makes passes the proxy.
+# through the proxy is told to connect to it again, so every request it makes passes the proxy. Share and
+# streams group members heartbeat every half second (5 s by default: a member waits a heartbeat for its
+# assignment), as Kafka's own tests of them set it.
 KRAFT_NODE = """\
 process.roles=broker,controller
 node.id=1
@@ -271,7 +273,9 @@ class Kafka40Broker(Broker):
 
 # -- three brokers and a controller, for copies of a partition that disagree (kbatch replicas) ---------------
 
-# A KRaft controller alone: the brokers can then stop and start while the quorum stays.
+# A KRaft controller alone: the brokers can then stop and start while the quorum stays. A stopped broker's
+# session ends 1.5 s after its last heartbeat (9 s by default): until then the controller refuses the
+# same node's registration when it starts again (ClusterControlManager.registerBroker).
 CLUSTER_CONTROLLER = """\
 process.roles=controller
 node.id=0
