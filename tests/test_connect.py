@@ -28,6 +28,8 @@ pyspark = pytest.importorskip("pyspark")
 pytest.importorskip("grpc", reason="Spark Connect's client needs pyspark[connect]")
 pq = pytest.importorskip("pyarrow.parquet")
 
+from kbatch.spark.session import _LOCAL_JVM, _worker_python  # noqa: E402  (PySpark present: checked above)
+
 SPARK_HOME = Path(pyspark.__file__).parent
 KBATCH = Path(sys.executable).parent / "kbatch"
 
@@ -42,8 +44,10 @@ def _listening(port: int) -> bool:
 def remote(tmp_path_factory):
     work = tmp_path_factory.mktemp("connect")
     port = free_port()
+    # The server runs as kbatch's own local sessions do: C1 and the serial collector in its JVM, its Python
+    # workers importing the installed PySpark, not its zipped copy (kbatch/spark/session.py says why).
     env = {**os.environ, "SPARK_HOME": str(SPARK_HOME), "SPARK_LOCAL_IP": "127.0.0.1",
-           "PYSPARK_PYTHON": sys.executable, "SPARK_NO_DAEMONIZE": "1", "SPARK_LOG_DIR": str(work),
+           "PYSPARK_PYTHON": _worker_python(str(work)), "SPARK_NO_DAEMONIZE": "1", "SPARK_LOG_DIR": str(work),
            "SPARK_PID_DIR": str(work)}
     env.pop("SPARK_REMOTE", None)
     log = open(work / "server.log", "wb")
@@ -52,7 +56,8 @@ def remote(tmp_path_factory):
         [str(SPARK_HOME / "sbin" / "start-connect-server.sh"), "--master", "local[2]",
          "--conf", "spark.connect.grpc.binding.address=127.0.0.1", "--conf", f"spark.connect.grpc.binding.port={port}",
          "--conf", "spark.driver.host=127.0.0.1", "--conf", "spark.driver.bindAddress=127.0.0.1",
-         "--conf", "spark.ui.enabled=false", "--conf", "spark.sql.session.timeZone=UTC"],
+         "--conf", "spark.ui.enabled=false", "--conf", "spark.sql.session.timeZone=UTC",
+         "--conf", f"spark.driver.extraJavaOptions={_LOCAL_JVM}"],
         env=env, stdout=log, stderr=subprocess.STDOUT, cwd=work, start_new_session=True)
     try:
         deadline = time.monotonic() + 180
