@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib.util
 import io
 import json
@@ -32,6 +33,23 @@ def fixture_paths() -> list[Path]:
 REPRESENTATIVE = [FIXTURES / name for name in (
     "v2-none.log", "mixed-v0-v1-v2.log", "v2-gzip.log", "v2-txn-commit.log", "damaged-garbage-between.log",
     "damaged-bitflip-record.log")]
+
+
+@functools.cache
+def schema_validator(definition: str | None = None):
+    """A validator of kbatch's JSON Schema (kbatch/schema/kbatch-json-v1.schema.json), of the whole or of its
+    ``$defs`` entry ``definition``; made once (``jsonschema.validate`` checks the schema itself on every call,
+    0.15 s each)."""
+    import jsonschema
+
+    from kbatch.output import docs
+
+    schema = json.loads(docs.SCHEMA_PATH.read_text())
+    if definition is not None:
+        schema = {**schema["$defs"][definition], "$defs": schema["$defs"]}
+    validator = jsonschema.validators.validator_for(schema)
+    validator.check_schema(schema)
+    return validator(schema)
 
 
 def fixture_id(path: Path) -> str:

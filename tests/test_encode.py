@@ -6,7 +6,6 @@ import io
 import re
 import json
 
-import jsonschema
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 from kafka.record.memory_records import MemoryRecords
@@ -17,9 +16,7 @@ from kbatch.reading.reader import ReadOptions
 from kbatch.reading.summary import FileSummary
 from kbatch.ops.verify import VerifyOptions, verify_stream
 
-from .helpers import ROOT, fixture_id, fixture_paths, read_all
-
-SCHEMA = json.loads((ROOT / "kbatch" / "schema" / "kbatch-json-v1.schema.json").read_text())
+from .helpers import ROOT, fixture_id, fixture_paths, read_all, schema_validator
 
 
 def _rel(path) -> str:
@@ -35,7 +32,7 @@ def _records(data: bytes) -> list[tuple]:
 @pytest.mark.parametrize("path", fixture_paths(), ids=fixture_id)
 def test_dump_then_encode_gives_the_same_bytes(path, records, kbatch, tmp_path):
     dumped = kbatch("dump", "--format", "json", *(["--records"] if records else []), _rel(path))
-    jsonschema.validate(json.loads(dumped.out), SCHEMA)
+    schema_validator().validate(json.loads(dumped.out))
     out = tmp_path / "copy.log"
     result = kbatch("encode-from-json", "-", "-o", str(out), stdin=dumped.out.encode())
     assert (result.code, result.err) == (0, "")

@@ -9,7 +9,7 @@ import pytest
 
 from kbatch.ops.grep import Query, Search
 
-from .helpers import FIXTURES, REPRESENTATIVE, ROOT, expected_status, fixture_id, fixture_paths
+from .helpers import FIXTURES, REPRESENTATIVE, ROOT, expected_status, fixture_id, fixture_paths, schema_validator
 
 # every segment we ship: the flat fixtures, the vectors, and the segments of the partition directories
 SEGMENTS = fixture_paths() + sorted(set(FIXTURES.glob("*/**/*.log")) - set(fixture_paths()))
@@ -604,12 +604,6 @@ def test_a_batch_whose_length_field_is_wrong_is_untrusted(kbatch):
 
 
 def test_grep_lines_hold_to_the_json_schema(kbatch, tmp_path):
-    import jsonschema
-
-    from kbatch.output import docs
-
-    schema = json.loads(docs.SCHEMA_PATH.read_text())
-    line_schema = {**schema["$defs"]["grep_match"], "$defs": schema["$defs"]}
     seen = _transactional_partition(tmp_path)
     partition = str(tmp_path / "orders-0" / "00000000000000000000.log")
     lines = _lines(kbatch("grep", "--format", "jsonl", "-C", "1", "order", _crc_flipped_segment(tmp_path), expect=0))
@@ -617,7 +611,7 @@ def test_grep_lines_hold_to_the_json_schema(kbatch, tmp_path):
     assert {match.get("untrusted") for match in lines} == {None, "batch CRC fails"}
     assert {match.get("visible_to_read_committed", "absent") for match in lines} == {"absent", True, None} and seen
     for line in lines:
-        jsonschema.validate(line, line_schema)
+        schema_validator("grep_match").validate(line)
 
 
 # -- what grep users type: -q, -w, -o, -L, -A, -B -------------------------------------------------------------------
