@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import tempfile
 
 import click
 
@@ -21,7 +22,8 @@ Examples:
 """)
 @click.argument("paths", nargs=-1, required=True, metavar="PATH...")
 @click.option("--out", "out_dir", required=True, metavar="DIR", type=click.Path(file_okay=False),
-              help="Where the Parquet tables go: DIR/batches, DIR/findings (and DIR/records).")
+              help="Where the Parquet tables go: DIR/batches, DIR/findings (and DIR/records); a "
+                   "directory, or a URI Spark writes (hdfs://, s3a://, ...).")
 @click.option("--records", is_flag=True, help="Also write one row per record (DIR/records).")
 @click.option("--deep", is_flag=True, help="Findings as verify-crc --deep finds them, with each partition "
                                              "directory's indexes, snapshots and checkpoints held against its "
@@ -51,27 +53,31 @@ def scan(paths, out_dir, records, deep, master, split_bytes, pattern, output_for
     except ImportError as error:
         click.echo(f"kbatch: scan needs PySpark: pip install '.[spark]' in kbatch's checkout ({error})", err=True)
         return ExitStatus.TROUBLE
-    from kbatch.files.inputs import list_segments
+    from kbatch.files.inputs import is_remote, list_segments
 
     segments = list_segments(list(paths), pattern)
     if not segments:
         click.echo(f"kbatch: no segment matches {' '.join(map(visible, paths))}", err=True)
         return ExitStatus.TROUBLE
-    os.makedirs(out_dir, exist_ok=True)
+    if is_remote(out_dir):   # (hdfs://, s3a://, ...: the tables go there; Spark's log stays on this machine)
+        log_dir = tempfile.mkdtemp(prefix="kbatch-scan-")
+    else:
+        log_dir = out_dir.removeprefix("file://")
+        os.makedirs(log_dir, exist_ok=True)
 
     def progress(message: str) -> None:
         click.echo(f"kbatch scan: {message}", err=True)
 
     try:
         result = run_scan(segments, out_dir, records=records, deep=deep, master=master, split_bytes=split_bytes,
-                          quiet=not verbose, progress=progress, pattern=pattern)
+                          quiet=not verbose, progress=progress, pattern=pattern, log_dir=log_dir)
     except Exception as error:
         from kbatch.spark.scan import spark_error_line
 
         line = spark_error_line(error)
         if line is None:
             raise
-        click.echo(f"kbatch: scan failed on Spark: {line} (spark.log in {visible(out_dir)} has the rest)", err=True)
+        click.echo(f"kbatch: scan failed on Spark: {line} (spark.log in {visible(log_dir)} has the rest)", err=True)
         return ExitStatus.TROUBLE
     if output_format == "json":
         sys.stdout.write(json.dumps(result, indent=1, ensure_ascii=False) + "\n")

@@ -16,9 +16,10 @@ LOCAL_OPEN_COST = 64 * 1024   # bytes: what opening a local segment weighs when 
 
 def run_scan(segments: list[Segment], out_dir: str, *, records: bool = False, deep: bool = False,
              master: str | None = None, split_bytes: int = 0, quiet: bool = True, progress=print,
-             pattern: str = "*.log") -> dict:
+             pattern: str = "*.log", log_dir: str | None = None) -> dict:
     """Scan ``segments`` (kbatch.files.inputs.list_segments: those of size -1 are URIs only Hadoop's file
-    systems open, whose files matching ``pattern`` are listed here through Spark's) into tables under ``out_dir``; the report."""
+    systems open, whose files matching ``pattern`` are listed here through Spark's) into tables under ``out_dir``
+    (a directory, or a URI); the report.  Spark's log goes to ``log_dir`` (default: ``out_dir``)."""
     from pyspark.sql import functions as F
 
     from kbatch.spark.hadoop import hadoop_files, level_frame, listed
@@ -29,7 +30,7 @@ def run_scan(segments: list[Segment], out_dir: str, *, records: bool = False, de
                        else "local[*]")
     progress(f"{len(segments)} segments, {sum(segment.size for segment in segments)} bytes"
              f"{f' and {len(unlisted)} path(s) for Spark to list' if unlisted else ''}; starting Spark ({where})")
-    spark = spark_session(master, quiet=quiet, log_path=os.path.join(out_dir, "spark.log"))
+    spark = spark_session(master, quiet=quiet, log_path=os.path.join(log_dir or out_dir, "spark.log"))
     hadoop = None
     if unlisted:
         hadoop = hadoop_files(spark, unlisted, pattern)
@@ -65,13 +66,18 @@ def run_scan(segments: list[Segment], out_dir: str, *, records: bool = False, de
                   .select("file").distinct().collect()]
         if failed:
             progress(f"{len(failed)} file(s) did not split cleanly; reading them whole")
-    # Not through Spark's writer, which turns every row back into a JVM row (records_table.py): the
-    # executors write the tables, a task's ranges read for each level in one Spark job.
     progress(f"writing {', '.join(f'{level}/' for level in levels)}")
     schemas = {level: spark.createDataFrame([], SCHEMAS[level]).schema for level in levels}
     locations = _locations(spark, out_dir, levels)
-    write_tables(spark, _partitions(local, split_bytes, failed, schemas["batches"], options),
-                 {level: (locations[level], schemas[level]) for level in levels}, options)
+    if not any(through_hadoop(location) for location in locations.values()):
+        # Not through Spark's writer, which turns every row back into a JVM row (records_table.py): the
+        # executors write the tables, a task's ranges read for each level in one Spark job.
+        write_tables(spark, _partitions(local, split_bytes, failed, schemas["batches"], options),
+                     {level: (locations[level], schemas[level]) for level in levels}, options)
+    else:   # tables only Hadoop's file systems reach (s3a://, ...; pyarrow opens none of them): Spark's writer
+        for level in levels:
+            _read_locally(spark, local, split_bytes, failed, options, level, schemas[level]) \
+                .write.mode("overwrite").partitionBy("topic").parquet(locations[level])
     appended = {level: level_frame(hadoop, level, options, schemas[level]) for level in levels} if hadoop else {}
     if cross_checked:
         cross_checks = _cross_checks(spark, cross_checked)
@@ -101,6 +107,18 @@ def _partitions(paths: list[str], split_bytes: int, failed: list[str], schema, o
         return KbatchReader(level, schema).partitions() if files else []
 
     return planned([path for path in paths if path not in failed], split_bytes) + planned(failed, 0)
+
+
+def _read_locally(spark, paths: list[str], split_bytes: int, failed: list[str], options: dict, level: str, schema):
+    """The ``level`` table of the files the executors open themselves, through the data source: the files that
+    did not split cleanly read whole (an empty frame of ``schema`` for no file)."""
+    frame = spark.createDataFrame([], schema)
+    for files, split in (([path for path in paths if path not in failed], split_bytes), (failed, 0)):
+        if files:
+            frame = frame.unionByName(spark.read.format("kbatch").option("level", level)
+                                      .option("paths", json.dumps(files)).option("splitBytes", str(split))
+                                      .options(**options).load())
+    return frame
 
 
 def _locations(spark, out_dir: str, levels: list[str]) -> dict[str, str]:
