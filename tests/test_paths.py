@@ -8,6 +8,7 @@ reported and makes the exit status 2.
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -53,8 +54,27 @@ def test_paths_naming_nothing_are_reported_and_a_missing_file_is_kept_for_the_op
     assert missing == [f"{log_tree / 'empty'} (no *.log files in it)", str(log_tree / "*.nothing")]
 
 
+def test_a_pattern_matching_nothing_is_reported_after_a_file_passed_over(log_tree):
+    """A FIFO passed over under one path does not hide that a later pattern matched nothing."""
+    os.mkfifo(log_tree / "orders-1" / "fifo.log")
+    files, missing, passed = expand_paths([str(log_tree / "orders-1"), str(log_tree / "*.nothing")])
+    assert files == [str(log_tree / "orders-1" / "00000000000000000000.log")]
+    assert passed == [(str(log_tree / "orders-1" / "fifo.log"), "a FIFO, not a regular file")]
+    assert missing == [str(log_tree / "*.nothing")]
+
+
 def test_scan_lists_the_same_segments(log_tree):
     assert [segment.path for segment in list_segments([str(log_tree)])] == expand_paths([str(log_tree)])[0]
+
+
+def test_scan_lists_what_it_leaves_out_and_why(log_tree):
+    os.mkfifo(log_tree / "orders-1" / "fifo.log")
+    unread: list = []
+    segments = list_segments([str(log_tree / "gone.log"), str(log_tree), str(log_tree / "*.nothing")], "*.log", unread)
+    assert [segment.path for segment in segments] == expand_paths([str(log_tree)])[0]
+    assert unread == [(str(log_tree / "gone.log"), "No such file or directory"),
+                      (str(log_tree / "orders-1" / "fifo.log"), "a FIFO, not a regular file"),
+                      (str(log_tree / "*.nothing"), None)]
 
 
 @pytest.mark.parametrize("command", [["dump", "--format", "jsonl"], ["dump", "--format", "dumplog"],

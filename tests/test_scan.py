@@ -11,7 +11,7 @@ import pytest
 
 from kbatch.output.columns import BATCH, FINDING, FINDING_OFFSETS
 
-from .helpers import FIXTURES, expected_status, sidecar
+from .helpers import FIXTURES, ROOT, expected_status, sidecar
 from .test_output_schema import assert_a_document_of_the_schema
 
 pytest.importorskip("pyspark")
@@ -367,6 +367,27 @@ def test_a_clean_sweep_reports_no_damage(tmp_path, kbatch, spark):
     assert result.code == 0, result.err
     report = json.loads(result.out)
     assert report["damaged_segments"] == [] and {row["topic"] for row in report["partitions"]} == {"orders"}
+
+
+def test_what_a_scan_cannot_read_is_said_and_the_status_is_2(tmp_path, kbatch, spark):
+    """A file that is not there, a FIFO, a pattern that matches nothing and a name that is no UTF-8 (the tables
+    hold names as text) are each named on stderr; the rest is scanned, and the status says trouble."""
+    tree = tmp_path / "tree"
+    (tree / "orders-0").mkdir(parents=True)
+    shutil.copy(ROOT / "fixtures/logdir/orders-0/00000000000000000000.log", tree / "orders-0")
+    os.mkfifo(tree / "orders-0" / "fifo.log")
+    odd = os.fsencode(tree / "orders-0") + b"/\xff.log"
+    with open(odd, "wb") as out:
+        out.write((ROOT / "fixtures/v2-none.log").read_bytes())
+    result = kbatch("scan", str(tree / "gone.log"), str(tree), str(tree / "*.nothing"), "--out", str(tmp_path / "out"),
+                    "--format", "json", expect=2)
+    assert result.err.splitlines()[:4] == [
+        f"kbatch: cannot read {tree / 'gone.log'}: No such file or directory",
+        f"kbatch: cannot read {tree / 'orders-0' / 'fifo.log'}: a FIFO, not a regular file",
+        f"kbatch: no segment matches {tree / '*.nothing'}",
+        f"kbatch: cannot read {tree / 'orders-0'}/\\xff.log: its name is not UTF-8, and the tables hold file names "
+        "as UTF-8 text"]
+    assert json.loads(result.out)["segments"] == 1
 
 
 def test_scanning_the_fixtures_flags_every_damaged_one(tmp_path, kbatch, spark):

@@ -55,9 +55,21 @@ def scan(paths, out_dir, records, deep, master, split_bytes, pattern, output_for
         return ExitStatus.TROUBLE
     from kbatch.files.inputs import is_remote, list_segments
 
-    segments = list_segments(list(paths), pattern)
+    unread: list[tuple[str, str | None]] = []
+    segments = []
+    for segment in list_segments(list(paths), pattern, unread):
+        try:
+            segment.path.encode("utf-8")
+        except UnicodeEncodeError:   # (bytes of a name that are no UTF-8, kept by Python as surrogates)
+            unread.append((segment.path, "its name is not UTF-8, and the tables hold file names as UTF-8 text"))
+        else:
+            segments.append(segment)
+    for path, why in unread:   # said, and the status is 2, but the rest is scanned
+        click.echo(f"kbatch: no segment matches {visible(path)}" if why is None else
+                   f"kbatch: cannot read {visible(path)}: {visible(why)}", err=True)
     if not segments:
-        click.echo(f"kbatch: no segment matches {' '.join(map(visible, paths))}", err=True)
+        if not unread:
+            click.echo(f"kbatch: no segment matches {' '.join(map(visible, paths))}", err=True)
         return ExitStatus.TROUBLE
     if is_remote(out_dir):   # (hdfs://, s3a://, ...: the tables go there; Spark's log stays on this machine)
         log_dir = tempfile.mkdtemp(prefix="kbatch-scan-")
@@ -85,4 +97,6 @@ def scan(paths, out_dir, records, deep, master, split_bytes, pattern, output_for
         from kbatch.render.console import make_console
         from kbatch.render.scan import render_report
         render_report(make_console(sys.stdout, no_color=no_color), result)
+    if unread:
+        return ExitStatus.TROUBLE
     return ExitStatus.FOUND if result["damaged_segments"] or result["failed_cross_checks"] else ExitStatus.OK

@@ -103,6 +103,7 @@ def expand_paths(paths, pattern: str | tuple[str, ...] = "*.log") -> tuple[list[
                 missing.append(f"{path} (no {pattern if isinstance(pattern, str) else pattern[0]} files in it)")
         elif glob.has_magic(path):
             found = []
+            passed_before = len(passed)
             for match in sorted(glob.glob(path, recursive=True)):
                 if os.path.isdir(match):
                     found += _search(match, pattern, passed)
@@ -110,7 +111,7 @@ def expand_paths(paths, pattern: str | tuple[str, ...] = "*.log") -> tuple[list[
                     found.append(match)
                 else:
                     passed.append((match, why))
-            if not found and not passed:
+            if not found and len(passed) == passed_before:   # (this pattern's: not an earlier path's)
                 missing.append(path)
         else:
             found = [path]   # reported as unreadable when opened (or read as a stream: a FIFO named alone)
@@ -178,11 +179,13 @@ def _search(directory: str, pattern: str | tuple[str, ...], passed: list[tuple[s
     return sorted(found)
 
 
-def list_segments(paths: list[str], pattern: str = "*.log") -> list[Segment]:
+def list_segments(paths: list[str], pattern: str = "*.log",
+                  unread: list[tuple[str, str | None]] | None = None) -> list[Segment]:
     """Every segment the paths name (see :func:`expand_paths`), and remote object-store URIs; sorted, once each.
 
     A URI only Hadoop's file systems open (:func:`through_hadoop`) is kept as it is, its size -1: not listed
-    here (Spark lists it, kbatch.spark.hadoop)."""
+    here (Spark lists it, kbatch.spark.hadoop).  What is left out goes to ``unread`` (when given): each file
+    passed over or not found, with why, and each path or pattern that names no file at all (why: None)."""
     found: dict[str, int] = {}
     local = []
     for path in paths:
@@ -192,9 +195,14 @@ def list_segments(paths: list[str], pattern: str = "*.log") -> list[Segment]:
             found.update(_remote(path, pattern))
         else:
             local.append(path)
-    for path in expand_paths(local, pattern)[0]:
+    files, missing, passed = expand_paths(local, pattern)
+    for path in files:
         if os.path.isfile(path):
             found[path] = os.path.getsize(path)
+        elif unread is not None:   # (not found, or a FIFO named alone: read as a stream elsewhere, not here)
+            unread.append((path, passed_over(path) or "not a regular file"))
+    if unread is not None:
+        unread += passed + [(path, None) for path in missing]
     return [Segment(path, size) for path, size in sorted(found.items())]
 
 
