@@ -384,7 +384,7 @@ def test_what_a_scan_cannot_read_is_said_and_the_status_is_2(tmp_path, kbatch, s
     assert result.err.splitlines()[:4] == [
         f"kbatch: cannot read {tree / 'gone.log'}: No such file or directory",
         f"kbatch: cannot read {tree / 'orders-0' / 'fifo.log'}: a FIFO, not a regular file",
-        f"kbatch: no segment matches {tree / '*.nothing'}",
+        f"kbatch: no file matches {tree / '*.nothing'}",
         f"kbatch: cannot read {tree / 'orders-0'}/\\xff.log: its name is not UTF-8, and the tables hold file names "
         "as UTF-8 text"]
     assert json.loads(result.out)["segments"] == 1

@@ -65,7 +65,7 @@ def scan(paths, out_dir, records, deep, master, split_bytes, pattern, output_for
         else:
             segments.append(segment)
     for path, why in unread:   # said, and the status is 2, but the rest is scanned
-        click.echo(f"kbatch: no segment matches {visible(path)}" if why is None else
+        click.echo(f"kbatch: no file matches {visible(path)}" if why is None else
                    f"kbatch: cannot read {visible(path)}: {visible(why)}", err=True)
     if not segments:
         if not unread:
