@@ -369,6 +369,26 @@ def test_a_clean_sweep_reports_no_damage(tmp_path, kbatch, spark):
     assert report["damaged_segments"] == [] and {row["topic"] for row in report["partitions"]} == {"orders"}
 
 
+def test_spark_writes_the_rows_the_executors_write_where_only_hadoop_reaches_the_tables(tmp_path, kbatch, spark):
+    """With --out on a file system only Hadoop's clients open (s3a://: tests/test_scan_s3.py), Spark's writer
+    writes the frames _read_locally reads: the rows the executors' own writer writes, level by level."""
+    import glob
+
+    from kbatch.spark.scan import _read_locally
+    from kbatch.spark.source import SCHEMAS
+
+    out = tmp_path / "scan"
+    kbatch("scan", "fixtures/logdir", "--out", str(out), "--records", expect=1)
+    paths = sorted(glob.glob(str(ROOT / "fixtures/logdir/*/*.log")))
+    for level in ("batches", "records", "findings"):
+        schema = spark.createDataFrame([], SCHEMAS[level]).schema
+        frame = _read_locally(spark, paths, 4096, paths[:1], {"deep": "false", "decompress": "true"}, level, schema)
+        rows = sorted(json.dumps(row.asDict(), sort_keys=True, default=repr) for row in frame.collect())
+        written = sorted(json.dumps(row.asDict(), sort_keys=True, default=repr)
+                         for row in spark.read.schema(schema).parquet(str(out / level)).collect())
+        assert rows == written and (rows or level == "findings"), level
+
+
 def test_what_a_scan_cannot_read_is_said_and_the_status_is_2(tmp_path, kbatch, spark):
     """A file that is not there, a FIFO, a pattern that matches nothing and a name that is no UTF-8 (the tables
     hold names as text) are each named on stderr; the rest is scanned, and the status says trouble."""
