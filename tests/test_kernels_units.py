@@ -41,9 +41,10 @@ def test_a_literal_alone_is_looked_for_as_is_in_keys_and_values_for_any_producer
 
 
 def test_a_header_field_reads_where_and_as_the_declaration_says():
-    """cleanruns.HeaderField, made here (the kernel's own are made at import): base offset at 0, 8 bytes signed;
+    """batchrules.HeaderField, made here (the kernels' own are made at import): base offset at 0, 8 bytes signed;
     magic at 16, one byte; CRC at 17, 4 bytes unsigned -- on a literal v2 batch header's first 21 bytes."""
-    from kbatch.kernels.cleanruns import BATCH_HEADER, HeaderField
+    from kbatch.format.structs import BATCH_HEADER
+    from kbatch.kernels.batchrules import HeaderField
 
     header = bytes.fromhex("ffffffff ffffffff 0000003d 00000000 02 fedcba98".replace(" ", ""))
     fields = {name: HeaderField(BATCH_HEADER, name) for name in ("base_offset", "magic", "crc")}
@@ -410,3 +411,4 @@ def test_a_runs_last_offset_past_64_bits_is_written_by_plain_python_and_stops_th
         assert (stopped, lines) == ((0, -1, 0), [])
     else:
         assert stopped == (61, 0, 2) and b'"last_offset": 9223372036854775808, ' in lines[0]
+
