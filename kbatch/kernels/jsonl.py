@@ -794,6 +794,34 @@ def clean_batch_lines(data, i: cython.Py_ssize_t, stop: cython.Py_ssize_t, base:
     return i, last, records
 
 
+def assigned_lines(head: bytes, lines: list, spans: list, assigned) -> memoryview | None:
+    """A run of clean batches' lines (clean_batch_lines' ``lines`` and ``spans``) as ``kbatch pcap`` writes a
+    Produce request's: before each, ``head`` and the broker's offset of its first record -- ``assigned`` for the
+    first, each next one the one before plus the offsets that batch takes.  None where an offset is not a C long
+    long (compiled: the caller writes them).
+    """
+    if not _LONG_MIN <= assigned <= _LONG_MAX:
+        return None
+    offset: cython.longlong = assigned
+    n: cython.Py_ssize_t = len(lines)
+    size: cython.Py_ssize_t = n * (len(head) + 20)   # (an offset takes at most 20 characters)
+    k: cython.Py_ssize_t
+    for k in range(n):
+        size += len(lines[k])
+    out: _JsonWriter = _JsonWriter(size, bytearray(size))
+    span: cython.longlong
+    for k in range(n):
+        out.bytes_(head)
+        out.integer(offset)
+        out.bytes_(lines[k])
+        span = spans[k]
+        if k + 1 < n:
+            if not _sum_in_64_bits(offset, span):
+                return None
+            offset += span
+    return memoryview(out.data)[:out.at]
+
+
 @cython.cfunc
 @cython.exceptval(check=False)
 def _sum_in_64_bits(a: cython.longlong, b: cython.longlong) -> cython.bint:

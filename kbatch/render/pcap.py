@@ -9,7 +9,7 @@ import time as clock
 from operator import attrgetter, itemgetter
 
 from kbatch.capture.batches import CaptureFinding, CapturedBatch, CapturedRun
-from kbatch.kernels.jsonl import batch_json, fields_json
+from kbatch.kernels.jsonl import assigned_lines, batch_json, fields_json
 from kbatch.kernels.recordwalk import is_compiled
 from kbatch.output.jsonout import _batch_json_matches_batch_dict, utf8_buffer
 from kbatch.output._dicts import batch_dict, pcap_batch_head, pcap_finding_dict, pcap_match_dict, pcap_summary_dict
@@ -75,6 +75,11 @@ class JsonlSink:
             head += b"null"
             self._bytes.write(b"".join((head, head.join(run.lines))))
             return
+        if self.compiled_lines:   # (the same lines, written in one compiled loop)
+            written = assigned_lines(head, run.lines, run.spans, assigned)
+            if written is not None:
+                self._bytes.write(written)
+                return
         parts: list[bytes] = []
         for line, span in zip(run.lines, run.spans):
             parts += (head, str(assigned).encode(), line)
