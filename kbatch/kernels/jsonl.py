@@ -794,12 +794,13 @@ def clean_batch_lines(data, i: cython.Py_ssize_t, stop: cython.Py_ssize_t, base:
     return i, last, records
 
 
-def assigned_lines(head: bytes, lines: list, spans: list, assigned) -> memoryview | None:
+def assigned_lines(head: bytes, lines: list, spans: list, assigned) -> bytes | None:
     """A run of clean batches' lines (clean_batch_lines' ``lines`` and ``spans``) as ``kbatch pcap`` writes a
     Produce request's: before each, ``head`` and the broker's offset of its first record -- ``assigned`` for the
     first, each next one the one before plus the offsets that batch takes.  None where an offset is not a C long
     long (compiled: the caller writes them).
     """
+    global _runs
     if not _LONG_MIN <= assigned <= _LONG_MAX:
         return None
     offset: cython.longlong = assigned
@@ -808,7 +809,11 @@ def assigned_lines(head: bytes, lines: list, spans: list, assigned) -> memoryvie
     k: cython.Py_ssize_t
     for k in range(n):
         size += len(lines[k])
-    out: _JsonWriter = _JsonWriter(size, bytearray(size))
+    if _runs is None or _runs.capacity < size:
+        size = max(size, 1 << 16)
+        _runs = _JsonWriter(size, bytearray(size))
+    out: _JsonWriter = _runs
+    out.rewind()
     span: cython.longlong
     for k in range(n):
         out.bytes_(head)
@@ -819,7 +824,7 @@ def assigned_lines(head: bytes, lines: list, spans: list, assigned) -> memoryvie
             if not _sum_in_64_bits(offset, span):
                 return None
             offset += span
-    return memoryview(out.data)[:out.at]
+    return out.written()
 
 
 @cython.cfunc
@@ -879,6 +884,7 @@ def _write_batch(out: _JsonWriter, typed: cython.bint, codec, timestamp_type, cr
 
 
 _line = cython.declare(_JsonWriter, None)   # the writer batch_json reuses line after line (making one costs more)
+_runs = cython.declare(_JsonWriter, None)   # and the one assigned_lines reuses run after run (grown to the largest)
 _plain_names: dict[str, bytes | None] = {}     # name -> _plain_name(name), for the few names batches have
 
 
