@@ -174,6 +174,7 @@ class _JsonWriter:
     at: cython.Py_ssize_t
     parts: cython.const[cython.uchar][::1]
     parts_start: cython.p_char      # compiled: _JSON_PARTS' bytes, where they lie (part copies from here)
+    pairs_start: cython.p_char      # compiled: _DIGIT_PAIRS' bytes, where they lie (pairs_back copies from here)
     hex_digits: cython.const[cython.uchar][::1]
     digit_pairs: cython.const[cython.uchar][::1]
     at_parts: cython.Py_ssize_t[64]   # where each part of _JSON_FIELDS is in _JSON_PARTS (room for _PARTS)
@@ -190,9 +191,11 @@ class _JsonWriter:
         self.capacity = size
         self.at = 0
         self.parts = _JSON_PARTS
-        parts: bytes = _JSON_PARTS   # (a module constant: it outlives every writer)
+        parts: bytes = _JSON_PARTS   # (module constants: they outlive every writer)
+        pairs: bytes = _DIGIT_PAIRS
         if cython.compiled:
             self.parts_start = parts
+            self.pairs_start = pairs
         self.hex_digits = _HEX_DIGITS
         self.digit_pairs = _DIGIT_PAIRS
         self.day = -1
@@ -279,18 +282,26 @@ class _JsonWriter:
     def pairs_back(self, value: cython.ulonglong, end: cython.Py_ssize_t) -> cython.void:
         """The decimal digits of ``value`` ending just before ``end``, written from the last, two at a time."""
         pair: cython.Py_ssize_t
+        out: cython.p_uchar
+        pairs: cython.p_char
+        if cython.compiled:   # through pointers: a store through the memoryview reloads it, every digit pair
+            out = cython.address(self.out[0])
+            pairs = self.pairs_start
+        else:
+            out = self.out
+            pairs = self.digit_pairs
         while value >= 100:
             pair = 2 * (value % 100)
             value //= 100
             end -= 2
-            self.out[end] = self.digit_pairs[pair]
-            self.out[end + 1] = self.digit_pairs[pair + 1]
+            out[end] = pairs[pair]
+            out[end + 1] = pairs[pair + 1]
         if value >= 10:
             pair = 2 * value
-            self.out[end - 2] = self.digit_pairs[pair]
-            self.out[end - 1] = self.digit_pairs[pair + 1]
+            out[end - 2] = pairs[pair]
+            out[end - 1] = pairs[pair + 1]
         else:
-            self.out[end - 1] = 0x30 + value
+            out[end - 1] = 0x30 + value
 
     @cython.cfunc
     @cython.exceptval(check=False)
@@ -718,7 +729,11 @@ def clean_batch_lines(data, i: cython.Py_ssize_t, stop: cython.Py_ssize_t, base:
     timestamp_type: bytes
     crc = checksum.function
     crc_start: cython.Py_ssize_t = checksum.start
-    plain_names = [_plain_name(name) for name in names]
+    plain_names = _plain_names_of.get(names)
+    if plain_names is None:
+        if len(_plain_names_of) >= 64:
+            _plain_names_of.clear()
+        plain_names = _plain_names_of[names] = [_plain_name(name) for name in names]
     if _line is None or _line.capacity < _LINE_BOUND:
         _line = _JsonWriter(_LINE_BOUND, bytearray(_LINE_BOUND))
     out: _JsonWriter = _line
@@ -886,6 +901,7 @@ def _write_batch(out: _JsonWriter, typed: cython.bint, codec, timestamp_type, cr
 _line = cython.declare(_JsonWriter, None)   # the writer batch_json reuses line after line (making one costs more)
 _runs = cython.declare(_JsonWriter, None)   # and the one assigned_lines reuses run after run (grown to the largest)
 _plain_names: dict[str, bytes | None] = {}     # name -> _plain_name(name), for the few names batches have
+_plain_names_of: dict[tuple, list] = {}        # clean_batch_lines' names -> _plain_name of each (one call a run)
 
 
 def _plain_name(name):
