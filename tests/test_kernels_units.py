@@ -41,9 +41,10 @@ def test_a_literal_alone_is_looked_for_as_is_in_keys_and_values_for_any_producer
 
 
 def test_a_header_field_reads_where_and_as_the_declaration_says():
-    """cleanruns.HeaderField, made here (the kernel's own are made at import): base offset at 0, 8 bytes signed;
+    """batchrules.HeaderField, made here (the kernels' own are made at import): base offset at 0, 8 bytes signed;
     magic at 16, one byte; CRC at 17, 4 bytes unsigned -- on a literal v2 batch header's first 21 bytes."""
-    from kbatch.kernels.cleanruns import BATCH_HEADER, HeaderField
+    from kbatch.format.structs import BATCH_HEADER
+    from kbatch.kernels.batchrules import HeaderField
 
     header = bytes.fromhex("ffffffff ffffffff 0000003d 00000000 02 fedcba98".replace(" ", ""))
     fields = {name: HeaderField(BATCH_HEADER, name) for name in ("base_offset", "magic", "crc")}
@@ -410,3 +411,34 @@ def test_a_runs_last_offset_past_64_bits_is_written_by_plain_python_and_stops_th
         assert (stopped, lines) == ((0, -1, 0), [])
     else:
         assert stopped == (61, 0, 2) and b'"last_offset": 9223372036854775808, ' in lines[0]
+
+
+def test_a_runs_lines_with_assigned_offsets_are_the_head_the_offset_and_the_line_of_each():
+    """assigned_lines writes what kbatch pcap's writer joins in Python: each line after the head and the offset
+    the broker gave its batch, each offset the one before plus the offsets that batch takes -- random heads,
+    lines and spans, offsets up to the 64-bit edge; None (the caller writes them) where the first offset is not
+    a long long, or compiled where a later one would not be."""
+    import random
+
+    from kbatch.kernels.jsonl import assigned_lines
+    from kbatch.kernels.recordwalk import is_compiled
+
+    def joined(head: bytes, lines: list, spans: list, assigned: int) -> bytes:
+        parts = []
+        for line, span in zip(lines, spans):
+            parts += (head, str(assigned).encode(), line)
+            assigned += span
+        return b"".join(parts)
+
+    rng = random.Random(47)
+    for _ in range(200):
+        n = rng.randrange(0, 6)
+        head = bytes(rng.randrange(32, 127) for _ in range(rng.randrange(0, 80)))
+        lines = [bytes(rng.randrange(256) for _ in range(rng.randrange(0, 200))) + b"\n" for _ in range(n)]
+        spans = [rng.randrange(1, 2 ** 31) for _ in range(n)]
+        assigned = rng.choice((0, 7, rng.randrange(2 ** 62), 2 ** 63 - 1 - sum(spans[:-1])))
+        written = assigned_lines(head, lines, spans, assigned)
+        assert written is not None and bytes(written) == joined(head, lines, spans, assigned)
+    assert assigned_lines(b"h", [b"a\n"], [1], 2 ** 63) is None and assigned_lines(b"h", [b"a\n"], [1], -2 ** 63 - 1) is None
+    over = assigned_lines(b"h", [b"a\n", b"b\n"], [2, 1], 2 ** 63 - 2)   # the second offset past 64 bits
+    assert (over is None) if is_compiled() else bytes(over) == joined(b"h", [b"a\n", b"b\n"], [2, 1], 2 ** 63 - 2)

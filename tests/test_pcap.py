@@ -586,3 +586,43 @@ def test_a_lines_capture_keys_are_json_of_the_head_run_by_run():
     assert encoder.encode(other) == whole(other)
     reordered = dict(reversed(list(head(3).items())))
     assert encoder.encode(reordered) == whole(reordered)
+
+
+def test_a_lines_capture_keys_read_from_the_item_are_those_of_its_head():
+    """encode_item, which reads a batch's values from it by the columns' expressions and makes no dict, writes what
+    encode writes of pcap_batch_head's dict (less error_code and assigned_offset), whatever the values and however
+    often they come again (more first runs than are kept); columns it cannot read so leave it to the dict."""
+    from types import SimpleNamespace
+
+    from kbatch.output._dicts import pcap_batch_head
+    from kbatch.render.pcap import _HeadEncoder, _item_getters
+
+    encoder, reference = _HeadEncoder(), _HeadEncoder()
+    assert encoder.item_values is not None
+    encoder.KEPT = 3
+
+    def item(n: int, **changed) -> SimpleNamespace:
+        values = {"api": ["Produce", "Fetch", "ShareFetch", None][n % 4], "topic": [HOSTILE_TOPIC, None, "orders"][n % 3],
+                  "topic_id": [None, "AAAAAAAAAAAAAAAAAAAAAA"][n % 2], "partition": n % 5,
+                  "request": SimpleNamespace(api_version=8 + n % 4, correlation_id=-n, client_id=[None, "\u2603"][n % 2]),
+                  "connection": "[::1]:9092 -> [::1]:5000", "packet": n, "time": 1763800000.000851 + n / 7,
+                  "records_pos": n * 61, "error_code": None, "assigned_offset": n}
+        values.update(changed)
+        found = SimpleNamespace(**values)
+        found.direction = "produce" if found.api == "Produce" else "fetch"
+        return found
+
+    def dict_encoded(path: str, found) -> bytes:
+        head = pcap_batch_head(path, found)
+        del head["error_code"], head["assigned_offset"]
+        return reference.encode(head)
+
+    paths = ["/tmp/a.pcap", "caf\u00e9 \udcff.pcap", 'q"\\.pcap']
+    for n in [*range(40), *range(40)]:
+        assert encoder.encode_item(paths[n % 3], item(n)) == dict_encoded(paths[n % 3], item(n))
+    assert len(encoder.kept_first) <= 3 and all(len(kept) <= 3 for kept in encoder.kept)
+    for odd in (item(1, records_pos=True), item(2, time=float("nan")), item(3, partition=False, packet=1.5),
+                item(4, request=SimpleNamespace(api_version=2 ** 70, correlation_id=None, client_id=""))):
+        encoder, reference = _HeadEncoder(), _HeadEncoder()   # (False is 0 to a kept run: values no batch has)
+        assert encoder.encode_item(paths[0], odd) == dict_encoded(paths[0], odd)
+    assert _item_getters(_HeadEncoder.RUNS, _HeadEncoder.KEYS[1:]) is None   # not pcap_batch_head's keys

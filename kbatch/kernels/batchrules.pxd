@@ -1,5 +1,18 @@
 # The C-level face of batchrules.py, for the kernels that ask its rules without Python calls
 # (cleanruns.py, jsonl.py).
+cimport cython
+
+
+@cython.final
+cdef class HeaderField:
+    cdef readonly Py_ssize_t at              # its offset in the layout
+    cdef readonly int size
+    cdef readonly bint signed
+    cdef object _unpack_from                 # the field's own struct, for plain Python
+
+    cpdef long long read(self, const unsigned char[::1] data, Py_ssize_t start) noexcept
+
+
 cpdef long long increment_sequence(long long sequence, long long increment) noexcept
 cpdef long long v2_last_sequence(long long base_sequence, long long last_offset_delta) noexcept
 cpdef long long v2_reserved_bits(long long attributes) noexcept

@@ -7,6 +7,8 @@ declarations in ``batchrules.pxd``).  Compiled by Cython where it can be; plain 
 
 from __future__ import annotations
 
+import struct
+
 try:
     import cython
 except ImportError:  # not compiled and no Cython installed: the same code as plain Python
@@ -20,6 +22,40 @@ from kbatch.format.structs import (
 )
 
 _INT_MAX = cython.declare(cython.longlong, 2**31 - 1)
+
+_ALL_ONES = cython.declare(cython.ulonglong, 2**64 - 1)
+
+
+@cython.final
+@cython.cclass
+class HeaderField:
+    """One integer field of a fixed-size layout (kbatch.format.structs), read where it lies in a buffer: big-endian,
+    signed or not as the declaration's struct format says.  Compiled, reading a header's fields this way
+    spares the tuple of Python ints unpack_from makes of all of them.  (Its C attributes are declared in
+    batchrules.pxd.)"""
+
+    def __init__(self, layout, name: str):
+        self.at, self.size = layout.offsets[name], layout.sizes[name]
+        field_format = dict(layout.fields)[name]
+        self.signed = field_format.islower()   # struct: "q", "l", "h", "b" signed; "L" not
+        self._unpack_from = struct.Struct(">" + field_format).unpack_from
+
+    @cython.ccall
+    @cython.exceptval(check=False)
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
+    def read(self, data: cython.const[cython.uchar][::1], start: cython.Py_ssize_t) -> cython.longlong:
+        """The field of the layout lying at ``data[start:]`` (the caller has checked the layout fits)."""
+        if not cython.compiled:   # the same number, as plain Python reads it fastest (no slice of data)
+            return self._unpack_from(data, start + self.at)[0]
+        value: cython.ulonglong = 0
+        k: cython.int
+        for k in range(self.size):
+            value = (value << 8) | data[start + self.at + k]
+        if self.signed and value >> (8 * self.size - 1):   # the sign bit set: -(the complement) - 1
+            return -cython.cast(cython.longlong, ~value & (_ALL_ONES >> (64 - 8 * self.size))) - 1
+        return cython.cast(cython.longlong, value)
+
 
 NO_SEQUENCE = -1   # a batch's baseSequence (a record's sequence) when the producer is not idempotent
 

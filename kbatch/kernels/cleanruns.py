@@ -8,22 +8,20 @@ reader).
 
 from __future__ import annotations
 
-import struct
-
 try:
     import cython
 except ImportError:  # not compiled and no Cython installed: the same code as plain Python
     from kbatch.kernels import _cython_shim as cython
 
 if cython.compiled:
-    from cython.cimports.kbatch.kernels.batchrules import (framed_v2_batch, last_offset_delta_short,
+    from cython.cimports.kbatch.kernels.batchrules import (HeaderField, framed_v2_batch, last_offset_delta_short,
                                                            max_timestamp_differs, offset_order_problem,
                                                            producer_fields_problem, segment_range_problem,
                                                            v2_reserved_bits)
     from cython.cimports.kbatch.kernels.match import RecordMatch
     from cython.cimports.kbatch.kernels.recordwalk import RecordColumns, RecordWalker
 else:
-    from kbatch.kernels.batchrules import (framed_v2_batch, last_offset_delta_short, max_timestamp_differs,
+    from kbatch.kernels.batchrules import (HeaderField, framed_v2_batch, last_offset_delta_short, max_timestamp_differs,
                                            offset_order_problem, producer_fields_problem, segment_range_problem,
                                            v2_reserved_bits)
     from kbatch.kernels.match import RecordMatch
@@ -49,42 +47,6 @@ _CODEC_MASK = cython.declare(cython.longlong, COMPRESSION_CODEC_MASK)
 _TIMESTAMP_TYPE_MASK = cython.declare(cython.longlong, TIMESTAMP_TYPE_MASK)
 _TRANSACTIONAL_MASK = cython.declare(cython.longlong, TRANSACTIONAL_FLAG_MASK)
 _CONTROL_MASK = cython.declare(cython.longlong, CONTROL_FLAG_MASK)
-_ALL_ONES = cython.declare(cython.ulonglong, 2**64 - 1)
-
-
-@cython.final
-@cython.cclass
-class HeaderField:
-    """One integer field of a fixed-size layout (kbatch.format.structs), read where it lies in a buffer: big-endian,
-    signed or not as the declaration's struct format says.  Compiled, reading a header's fields this way
-    spares the tuple of Python ints unpack_from makes of all of them."""
-
-    at = cython.declare(cython.Py_ssize_t, visibility="readonly")   # its offset in the layout
-    size = cython.declare(cython.int, visibility="readonly")
-    signed = cython.declare(cython.bint, visibility="readonly")
-    _unpack_from = cython.declare(object)   # the field's own struct, for plain Python
-
-    def __init__(self, layout, name: str):
-        self.at, self.size = layout.offsets[name], layout.sizes[name]
-        field_format = dict(layout.fields)[name]
-        self.signed = field_format.islower()   # struct: "q", "l", "h", "b" signed; "L" not
-        self._unpack_from = struct.Struct(">" + field_format).unpack_from
-
-    @cython.ccall
-    @cython.exceptval(check=False)
-    @cython.boundscheck(False)
-    @cython.wraparound(False)
-    def read(self, data: cython.const[cython.uchar][::1], start: cython.Py_ssize_t) -> cython.longlong:
-        """The field of the layout lying at ``data[start:]`` (the caller has checked the layout fits)."""
-        if not cython.compiled:   # the same number, as plain Python reads it fastest (no slice of data)
-            return self._unpack_from(data, start + self.at)[0]
-        value: cython.ulonglong = 0
-        k: cython.int
-        for k in range(self.size):
-            value = (value << 8) | data[start + self.at + k]
-        if self.signed and value >> (8 * self.size - 1):   # the sign bit set: -(the complement) - 1
-            return -cython.cast(cython.longlong, ~value & (_ALL_ONES >> (64 - 8 * self.size))) - 1
-        return cython.cast(cython.longlong, value)
 
 
 _FIELD_BASE_OFFSET = cython.declare(HeaderField, HeaderField(BATCH_HEADER, "base_offset"))

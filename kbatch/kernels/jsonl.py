@@ -14,11 +14,11 @@ except ImportError:  # not compiled and no Cython installed: the same code as pl
 if cython.compiled:
     from cython.cimports.cpython.bytes import PyBytes_FromStringAndSize
     from cython.cimports.libc.string import memcpy
-    from cython.cimports.kbatch.kernels.batchrules import (framed_v2_batch, increment_sequence, producer_fields_problem,
-                                                           v2_last_sequence, v2_reserved_bits)
+    from cython.cimports.kbatch.kernels.batchrules import (HeaderField, framed_v2_batch, increment_sequence,
+                                                           producer_fields_problem, v2_last_sequence, v2_reserved_bits)
     from cython.cimports.kbatch.kernels.recordwalk import RecordColumns
 else:
-    from kbatch.kernels.batchrules import (framed_v2_batch, increment_sequence, producer_fields_problem,
+    from kbatch.kernels.batchrules import (HeaderField, framed_v2_batch, increment_sequence, producer_fields_problem,
                                            v2_last_sequence, v2_reserved_bits)
     from kbatch.kernels.recordwalk import RecordColumns
 from kbatch.kernels.batchrules import last_sequence
@@ -174,6 +174,7 @@ class _JsonWriter:
     at: cython.Py_ssize_t
     parts: cython.const[cython.uchar][::1]
     parts_start: cython.p_char      # compiled: _JSON_PARTS' bytes, where they lie (part copies from here)
+    pairs_start: cython.p_char      # compiled: _DIGIT_PAIRS' bytes, where they lie (pairs_back copies from here)
     hex_digits: cython.const[cython.uchar][::1]
     digit_pairs: cython.const[cython.uchar][::1]
     at_parts: cython.Py_ssize_t[64]   # where each part of _JSON_FIELDS is in _JSON_PARTS (room for _PARTS)
@@ -190,9 +191,11 @@ class _JsonWriter:
         self.capacity = size
         self.at = 0
         self.parts = _JSON_PARTS
-        parts: bytes = _JSON_PARTS   # (a module constant: it outlives every writer)
+        parts: bytes = _JSON_PARTS   # (module constants: they outlive every writer)
+        pairs: bytes = _DIGIT_PAIRS
         if cython.compiled:
             self.parts_start = parts
+            self.pairs_start = pairs
         self.hex_digits = _HEX_DIGITS
         self.digit_pairs = _DIGIT_PAIRS
         self.day = -1
@@ -279,18 +282,26 @@ class _JsonWriter:
     def pairs_back(self, value: cython.ulonglong, end: cython.Py_ssize_t) -> cython.void:
         """The decimal digits of ``value`` ending just before ``end``, written from the last, two at a time."""
         pair: cython.Py_ssize_t
+        out: cython.p_uchar
+        pairs: cython.p_char
+        if cython.compiled:   # through pointers: a store through the memoryview reloads it, every digit pair
+            out = cython.address(self.out[0])
+            pairs = self.pairs_start
+        else:
+            out = self.out
+            pairs = self.digit_pairs
         while value >= 100:
             pair = 2 * (value % 100)
             value //= 100
             end -= 2
-            self.out[end] = self.digit_pairs[pair]
-            self.out[end + 1] = self.digit_pairs[pair + 1]
+            out[end] = pairs[pair]
+            out[end + 1] = pairs[pair + 1]
         if value >= 10:
             pair = 2 * value
-            self.out[end - 2] = self.digit_pairs[pair]
-            self.out[end - 1] = self.digit_pairs[pair + 1]
+            out[end - 2] = pairs[pair]
+            out[end - 1] = pairs[pair + 1]
         else:
-            self.out[end - 1] = 0x30 + value
+            out[end - 1] = 0x30 + value
 
     @cython.cfunc
     @cython.exceptval(check=False)
@@ -648,8 +659,20 @@ def _batch_line(head: bytes, pos, size, magic, length_field, offset_field, base_
     return out.written()
 
 
-# A v2 batch's header, as kbatch.reading.v2.batch_fields reads it (clean_batch_lines)
-_unpack_header = BATCH_HEADER.unpack_from
+# A v2 batch's header fields, each read where it lies (clean_batch_lines)
+_FIELD_BASE_OFFSET = cython.declare(HeaderField, HeaderField(BATCH_HEADER, "base_offset"))
+_FIELD_BATCH_LENGTH = cython.declare(HeaderField, HeaderField(BATCH_HEADER, "batch_length"))
+_FIELD_LEADER_EPOCH = cython.declare(HeaderField, HeaderField(BATCH_HEADER, "partition_leader_epoch"))
+_FIELD_MAGIC = cython.declare(HeaderField, HeaderField(BATCH_HEADER, "magic"))
+_FIELD_CRC = cython.declare(HeaderField, HeaderField(BATCH_HEADER, "crc"))
+_FIELD_ATTRIBUTES = cython.declare(HeaderField, HeaderField(BATCH_HEADER, "attributes"))
+_FIELD_LAST_OFFSET_DELTA = cython.declare(HeaderField, HeaderField(BATCH_HEADER, "last_offset_delta"))
+_FIELD_BASE_TIMESTAMP = cython.declare(HeaderField, HeaderField(BATCH_HEADER, "base_timestamp"))
+_FIELD_MAX_TIMESTAMP = cython.declare(HeaderField, HeaderField(BATCH_HEADER, "max_timestamp"))
+_FIELD_PRODUCER_ID = cython.declare(HeaderField, HeaderField(BATCH_HEADER, "producer_id"))
+_FIELD_PRODUCER_EPOCH = cython.declare(HeaderField, HeaderField(BATCH_HEADER, "producer_epoch"))
+_FIELD_BASE_SEQUENCE = cython.declare(HeaderField, HeaderField(BATCH_HEADER, "base_sequence"))
+_FIELD_RECORDS_COUNT = cython.declare(HeaderField, HeaderField(BATCH_HEADER, "records_count"))
 _HEADER_SIZE = cython.declare(cython.Py_ssize_t, BATCH_HEADER.size)
 _LOG_OVERHEAD = cython.declare(cython.Py_ssize_t, LOG_OVERHEAD)
 _CODEC_MASK = cython.declare(cython.longlong, COMPRESSION_CODEC_MASK)
@@ -689,7 +712,6 @@ def clean_batch_lines(data, i: cython.Py_ssize_t, stop: cython.Py_ssize_t, base:
     pos: cython.longlong
     base_offset: cython.longlong
     batch_length: cython.longlong
-    magic: cython.longlong
     stored_crc: cython.longlong
     computed: cython.longlong
     attributes: cython.longlong
@@ -707,20 +729,35 @@ def clean_batch_lines(data, i: cython.Py_ssize_t, stop: cython.Py_ssize_t, base:
     timestamp_type: bytes
     crc = checksum.function
     crc_start: cython.Py_ssize_t = checksum.start
-    plain_names = [_plain_name(name) for name in names]
+    plain_names = _plain_names_of.get(names)
+    if plain_names is None:
+        if len(_plain_names_of) >= 64:
+            _plain_names_of.clear()
+        plain_names = _plain_names_of[names] = [_plain_name(name) for name in names]
     if _line is None or _line.capacity < _LINE_BOUND:
         _line = _JsonWriter(_LINE_BOUND, bytearray(_LINE_BOUND))
     out: _JsonWriter = _line
+    buf: cython.const[cython.uchar][::1] = data
     with memoryview(data) as view:
         while i < stop and i + _HEADER_SIZE <= limit:
-            (base_offset, batch_length, partition_leader_epoch, magic, stored_crc, attributes, last_offset_delta,
-             base_timestamp, max_timestamp, producer_id, producer_epoch, base_sequence, count) = _unpack_header(data, i)
+            batch_length = _FIELD_BATCH_LENGTH.read(buf, i)
             end = i + _LOG_OVERHEAD + batch_length
-            if not framed_v2_batch(magic, batch_length, least, most) or end > limit or count < 0:
+            count = _FIELD_RECORDS_COUNT.read(buf, i)
+            if not framed_v2_batch(_FIELD_MAGIC.read(buf, i), batch_length, least, most) or end > limit or count < 0:
                 break
             computed = crc(view[i + crc_start:end])
+            stored_crc = _FIELD_CRC.read(buf, i)
             if computed != stored_crc:
                 break
+            base_offset = _FIELD_BASE_OFFSET.read(buf, i)
+            partition_leader_epoch = _FIELD_LEADER_EPOCH.read(buf, i)
+            attributes = _FIELD_ATTRIBUTES.read(buf, i)
+            last_offset_delta = _FIELD_LAST_OFFSET_DELTA.read(buf, i)
+            base_timestamp = _FIELD_BASE_TIMESTAMP.read(buf, i)
+            max_timestamp = _FIELD_MAX_TIMESTAMP.read(buf, i)
+            producer_id = _FIELD_PRODUCER_ID.read(buf, i)
+            producer_epoch = _FIELD_PRODUCER_EPOCH.read(buf, i)
+            base_sequence = _FIELD_BASE_SEQUENCE.read(buf, i)
             is_transactional = attributes & _TRANSACTIONAL_MASK != 0
             is_control = attributes & _CONTROL_MASK != 0
             if v2_reserved_bits(attributes) or producer_fields_problem(
@@ -770,6 +807,39 @@ def clean_batch_lines(data, i: cython.Py_ssize_t, stop: cython.Py_ssize_t, base:
             last = pos
             i = end
     return i, last, records
+
+
+def assigned_lines(head: bytes, lines: list, spans: list, assigned) -> bytes | None:
+    """A run of clean batches' lines (clean_batch_lines' ``lines`` and ``spans``) as ``kbatch pcap`` writes a
+    Produce request's: before each, ``head`` and the broker's offset of its first record -- ``assigned`` for the
+    first, each next one the one before plus the offsets that batch takes.  None where an offset is not a C long
+    long (compiled: the caller writes them).
+    """
+    global _runs
+    if not _LONG_MIN <= assigned <= _LONG_MAX:
+        return None
+    offset: cython.longlong = assigned
+    n: cython.Py_ssize_t = len(lines)
+    size: cython.Py_ssize_t = n * (len(head) + 20)   # (an offset takes at most 20 characters)
+    k: cython.Py_ssize_t
+    for k in range(n):
+        size += len(lines[k])
+    if _runs is None or _runs.capacity < size:
+        size = max(size, 1 << 16)
+        _runs = _JsonWriter(size, bytearray(size))
+    out: _JsonWriter = _runs
+    out.rewind()
+    span: cython.longlong
+    for k in range(n):
+        out.bytes_(head)
+        out.integer(offset)
+        out.bytes_(lines[k])
+        span = spans[k]
+        if k + 1 < n:
+            if not _sum_in_64_bits(offset, span):
+                return None
+            offset += span
+    return out.written()
 
 
 @cython.cfunc
@@ -829,7 +899,9 @@ def _write_batch(out: _JsonWriter, typed: cython.bint, codec, timestamp_type, cr
 
 
 _line = cython.declare(_JsonWriter, None)   # the writer batch_json reuses line after line (making one costs more)
+_runs = cython.declare(_JsonWriter, None)   # and the one assigned_lines reuses run after run (grown to the largest)
 _plain_names: dict[str, bytes | None] = {}     # name -> _plain_name(name), for the few names batches have
+_plain_names_of: dict[tuple, list] = {}        # clean_batch_lines' names -> _plain_name of each (one call a run)
 
 
 def _plain_name(name):

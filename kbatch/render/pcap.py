@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import json
+import re
 import textwrap
 import time as clock
-from operator import itemgetter
+from operator import attrgetter, itemgetter
 
 from kbatch.capture.batches import CaptureFinding, CapturedBatch, CapturedRun
-from kbatch.kernels.jsonl import batch_json, fields_json
+from kbatch.kernels.jsonl import assigned_lines, batch_json, fields_json
 from kbatch.kernels.recordwalk import is_compiled
 from kbatch.output.jsonout import _batch_json_matches_batch_dict, utf8_buffer
 from kbatch.output._dicts import batch_dict, pcap_batch_head, pcap_finding_dict, pcap_match_dict, pcap_summary_dict
+from kbatch.output.columns import PCAP_BATCH_HEAD
 from kbatch.output.visible import visible
 
 
@@ -73,6 +75,11 @@ class JsonlSink:
             head += b"null"
             self._bytes.write(b"".join((head, head.join(run.lines))))
             return
+        if self.compiled_lines:   # (the same lines, written in one compiled loop)
+            written = assigned_lines(head, run.lines, run.spans, assigned)
+            if written is not None:
+                self._bytes.write(written)
+                return
         parts: list[bytes] = []
         for line, span in zip(run.lines, run.spans):
             parts += (head, str(assigned).encode(), line)
@@ -93,9 +100,7 @@ class JsonlSink:
         field of the same capture (a partition's batches share them)."""
         if self._head_of is None or self._head_of[0] is not item.records or self._head_of[1] != path or \
                 self._head_of[2] != item.topic:
-            head = pcap_batch_head(path, item)
-            del head["error_code"], head["assigned_offset"]
-            self._head = self._heads.encode(head)
+            self._head = self._heads.encode_item(path, item)
             # (a Records field's bytes are one object: its batches share the message, request, partition and
             # place; the topic's name may come later, from a Metadata response)
             self._head_of = (item.records, path, item.topic)
@@ -129,21 +134,72 @@ class _HeadEncoder:
         self.kept: tuple[dict, ...] = tuple({} for _ in self.RUNS)
         self.values = tuple(itemgetter(*run) for run in self.RUNS)
         self.names = tuple(tuple(_json_text(key) + ": " for key in run) for run in self.RUNS)
+        self.item_values = _item_getters(self.RUNS, self.KEYS)
+        self.kept_first: dict = {}   # encode_item's first run: its text by the path and its item values
 
     def encode(self, head: dict) -> bytes:
         if tuple(head) != self.KEYS:
             return _json_text(head)[:-1].encode("utf-8", "surrogateescape")
-        parts = []
-        for values, kept, names in zip(self.values, self.kept, self.names):
-            key = values(head)
-            text = kept.get(key)
-            if text is None:
-                if len(kept) >= self.KEPT:
-                    kept.clear()
-                text = kept[key] = ", ".join([name + _json_value(value) for name, value in zip(names, key)]).encode(
-                    "utf-8", "surrogateescape")
-            parts.append(text)
+        parts = [self._run(kept, names, values(head)) for values, kept, names in zip(self.values, self.kept, self.names)]
         return b"{" + b", ".join(parts) + b', "records_pos": ' + _json_value(head["records_pos"]).encode()
+
+    def encode_item(self, path: str, item) -> bytes:
+        """:meth:`encode` of ``pcap_batch_head(path, item)`` less error_code and assigned_offset, without the
+        dict: each value read from the item by its column's own expression (kbatch.output.columns: an attribute
+        of ``found``, read as pcap_batch_head reads it), the first run's text kept by the path and those of its
+        values the item gives (its others are the path's or constant).  Where the columns are not so, the dict."""
+        if self.item_values is None:
+            head = pcap_batch_head(path, item)
+            del head["error_code"], head["assigned_offset"]
+            return self.encode(head)
+        first, later, records_pos = self.item_values
+        key = (path, first(item))
+        text = self.kept_first.get(key)
+        if text is None:
+            if len(self.kept_first) >= self.KEPT:
+                self.kept_first.clear()
+            text = self.kept_first[key] = self._run({}, self.names[0], self.values[0](pcap_batch_head(path, item)))
+        parts = [text]
+        for values, kept, names in zip(later, self.kept[1:], self.names[1:]):
+            parts.append(self._run(kept, names, values(item)))
+        return b"{" + b", ".join(parts) + b', "records_pos": ' + _json_value(records_pos(item)).encode()
+
+    def _run(self, kept: dict, names: tuple, key: tuple) -> bytes:
+        """A run of keys with these values (``key``), kept."""
+        text = kept.get(key)
+        if text is None:
+            if len(kept) >= self.KEPT:
+                kept.clear()
+            text = kept[key] = ", ".join([name + _json_value(value) for name, value in zip(names, key)]).encode(
+                "utf-8", "surrogateescape")
+        return text
+
+
+_ITEM_ATTRIBUTE = re.compile(r"found((?:\.[A-Za-z_]\w*)+)")
+
+
+def _item_getters(runs: tuple, keys: tuple) -> tuple | None:
+    """For :meth:`_HeadEncoder.encode_item`: (a getter of the first run's values an item gives, a getter of each
+    later run's values, the getter of records_pos), each an attrgetter of the columns' expressions; None unless
+    pcap_batch_head's keys are ``keys``, then error_code and assigned_offset, every later column is an attribute
+    of the item, and the first run's other columns do not read the item."""
+    reads = {column.name: column.read for column in PCAP_BATCH_HEAD}
+    if tuple(reads) != keys + ("error_code", "assigned_offset"):
+        return None
+    attributes = {name: match.group(1)[1:] for name, read in reads.items() if (match := _ITEM_ATTRIBUTE.fullmatch(read))}
+    if any(name not in attributes for run in runs[1:] for name in run) or "records_pos" not in attributes or \
+            any("found" in reads[name] for name in runs[0] if name not in attributes):
+        return None
+    return (_values_of([attributes[name] for name in runs[0] if name in attributes]),
+            tuple(_values_of([attributes[name] for name in run]) for run in runs[1:]), attrgetter(attributes["records_pos"]))
+
+
+def _values_of(attributes: list):
+    """A getter of these attributes' values, as a tuple however many they are."""
+    if len(attributes) >= 2:
+        return attrgetter(*attributes)
+    got = [attrgetter(name) for name in attributes]
+    return lambda found: tuple(get(found) for get in got)
 
 
 _json_string = json.encoder.encode_basestring   # (what the encoder writes a str with, ensure_ascii=False)
