@@ -230,6 +230,14 @@ def test_against_a_batch_written_as_sent_is_hop_none(tmp_path, kbatch):
     assert summary["hops"] == {"none": 1} and summary["damaged"] is False
 
 
+def test_against_a_log_directory_leaves_a_fifo_among_the_segments_unopened(tmp_path, kbatch):
+    """As Kafka's LogLoader, only regular files are read as segments: opening a FIFO would wait forever."""
+    logs = _logdir(tmp_path, _as_written(TWO, 500))
+    os.mkfifo(os.path.join(logs, "orders-0", f"{9:020d}.log"))
+    [found], _ = _matches(kbatch, "--against", logs, _write(tmp_path, _produced(TWO)), expect=0)
+    assert (found["hop"], found["base_offset"]) == ("none", 500)
+
+
 def test_against_topics_by_id_are_named_by_partition_metadata(tmp_path, kbatch):
     from tests.test_capture_batches import TOPIC_ID
 

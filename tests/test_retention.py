@@ -5,6 +5,7 @@ broker's log directory."""
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -50,6 +51,18 @@ def test_old_segments_are_deletable_up_to_the_first_kept(tmp_path, kbatch):
     assert lines[2]["reasons"] == [f"within retention.ms (604800000): expires at {NOW - DAY + 7 * DAY}"]
     # the newest is older than retention, but retention deletes from the oldest and stopped at offset 2
     assert lines[3]["reasons"] == ["an older segment is kept, and retention deletes from the oldest"]
+
+
+def test_a_fifo_among_the_segments_is_passed_over_and_said(tmp_path, kbatch):
+    """A FIFO named as a segment is not opened (opening it waited for a writer forever), as Kafka's LogLoader
+    loads regular files only; it is named on stderr, the status is 2, the segments are judged."""
+    directory = _partition(tmp_path, "orders-0", [(0, [(0, NOW - 10 * DAY)]), (1, [(1, NOW - DAY)])],
+                           high_watermark=2)
+    os.mkfifo(directory / f"{5:020d}.log")
+    lines = _verdicts(kbatch, str(directory), expect=2)
+    assert [(line["base_offset"], line["verdict"]) for line in lines] == [(0, "deletable"), (1, "kept")]
+    assert kbatch("retention", "--now", str(NOW), str(directory), expect=2).err == (
+        f"kbatch: cannot read {directory / f'{5:020d}.log'}: a FIFO, not a regular file: passed over unopened\n")
 
 
 def test_a_future_timestamp_keeps_its_segment_and_every_later_one(tmp_path, kbatch):

@@ -105,9 +105,9 @@ class LogDir:
             directory = os.path.join(self.root, f"{topic}-{partition}")
             names = sorted(os.listdir(directory)) if os.path.isdir(directory) else []
             for name in names:
-                if not name.endswith(".log"):
-                    continue
                 path = os.path.join(directory, name)
+                if not name.endswith(".log") or not os.path.isfile(path):   # (as LogLoader: a FIFO would block)
+                    continue
                 with open(path, "rb") as stream:
                     for batch in entries(SegmentReader(stream)):
                         if isinstance(batch, Finding):

@@ -33,7 +33,7 @@ class Replayed:
     whether any damage was found."""
 
     findings: list[tuple[str, Finding]] = field(default_factory=list)
-    unreadable: list[tuple[str, Exception]] = field(default_factory=list)
+    unreadable: list[tuple[str, Exception | str]] = field(default_factory=list)
     damaged: bool = False
 
 

@@ -313,13 +313,23 @@ def read_partition(directory: str, options, coordinator: CoordinatorView | None 
     """A partition directory's segments (oldest first) read into their facts, and its checkpoints; with what
     the replay met (kbatch.ops.logs.Replayed).  A __transaction_state partition's records go to ``coordinator``
     too, when given (the transactional ids of the producers: :func:`name_open_transactions`)."""
-    from kbatch.files.inputs import segment_base_offset
+    from kbatch.files.inputs import passed_over, segment_base_offset
     from kbatch.files.kinds import LOG_START_OFFSET_CHECKPOINT
     from kbatch.ops.txn import PartitionTransactions, is_transaction_state
     from kbatch.partition.textfiles import checkpointed_offset
 
-    paths = sorted((os.path.join(directory, name) for name in os.listdir(directory) if name.endswith(".log")),
-                   key=lambda path: segment_base_offset(path) or 0)
+    # Regular files only, as Kafka loads them (LogLoader.loadSegmentFiles): opening a FIFO would wait forever.
+    passed: list[tuple[str, str]] = []
+    paths: list[str] = []
+    for name in os.listdir(directory):
+        if name.endswith(".log"):
+            path = os.path.join(directory, name)
+            why = passed_over(path)
+            if why is None:
+                paths.append(path)
+            else:
+                passed.append((path, f"{why}: passed over unopened"))
+    paths.sort(key=lambda path: segment_base_offset(path) or 0)
     facts = {path: segment_facts(path, segment_base_offset(path) or 0) for path in paths}
     transactions = PartitionTransactions(directory, None, directory=directory)
     coordinator = coordinator if is_transaction_state(os.path.join(directory, "x")) else None
@@ -332,6 +342,7 @@ def read_partition(directory: str, options, coordinator: CoordinatorView | None 
 
     replayed = replay(paths, options, add,   # (the markers' records; all of __transaction_state's)
                       wants_records=lambda path, batch: batch.is_control or coordinator is not None)
+    replayed.unreadable += passed
     segments = list(facts.values())
     last = segments[-1] if segments else None
     end = (last.last_offset + 1 if last.last_offset is not None else last.base_offset) if last else 0
