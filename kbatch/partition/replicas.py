@@ -153,8 +153,16 @@ def load_copy(directory: str) -> Copy:
 
 
 def segments(directory: str) -> list[str]:
-    """The partition's segments, in offset order (their names are their base offsets)."""
-    return sorted(glob.glob(os.path.join(glob.escape(directory), "*.log")), key=os.path.basename)
+    """The partition's segments, in offset order (their names are their base offsets).  Anything else so named
+    (a directory, a FIFO: opening that would wait for a writer forever) is an OSError, raised before any is
+    opened: the copy cannot be read as its broker holds it."""
+    from kbatch.files.inputs import passed_over
+
+    found = sorted(glob.glob(os.path.join(glob.escape(directory), "*.log")), key=os.path.basename)
+    for path in found:
+        if (why := passed_over(path)) is not None:
+            raise OSError(f"{path}: {why}: passed over unopened")
+    return found
 
 
 def segment_base(path: str) -> int:
