@@ -1,6 +1,7 @@
 """``verify-crc --deep``'s fast pass: the v2 data batches it has nothing to say about, walked in one compiled
 loop without an object per batch (used by kbatch.walk.deep; by kbatch.ops.grep with a RecordMatch, taking only the
-batches where no record is selected).
+batches where no record is selected); and :func:`batch_into_rows`, a v2 data batch's records into the records
+table's rows without a Python object (kbatch.spark.record_columns).
 
 Compiled by Cython where it can be; plain Python otherwise (tests/test_fastdeep.py holds both to the full
 reader).
@@ -19,14 +20,15 @@ if cython.compiled:
                                                            producer_fields_problem, segment_range_problem,
                                                            v2_reserved_bits)
     from cython.cimports.kbatch.kernels.match import RecordMatch
-    from cython.cimports.kbatch.kernels.recordwalk import RecordColumns, RecordWalker
+    from cython.cimports.kbatch.kernels.recordwalk import RecordColumns, RecordRows, RecordWalker
 else:
     from kbatch.kernels.batchrules import (HeaderField, framed_v2_batch, last_offset_delta_short, max_timestamp_differs,
                                            offset_order_problem, producer_fields_problem, segment_range_problem,
                                            v2_reserved_bits)
     from kbatch.kernels.match import RecordMatch
-    from kbatch.kernels.recordwalk import RecordColumns, RecordWalker
+    from kbatch.kernels.recordwalk import RecordColumns, RecordRows, RecordWalker
 
+from kbatch.kernels.jsonl import any_key_or_value_starts_with_zero
 from kbatch.format.structs import (
     BATCH_HEADER,
     COMPRESSION_CODEC_MASK,
@@ -192,3 +194,66 @@ class CleanBatches:
         self.last_offset = last_offset
         walker.reset(b"", 0, 0, 0)   # lets go of data: the reader's window reuses its buffer once nothing holds it
         return i
+
+
+# -- scan --records: a batch's records into the records table's rows -------------------------------------------
+
+# What batch_into_rows answers: the batch's records were taken, or why not (the caller acts and asks again, or
+# stops and leaves the batch to the full reader).
+TAKEN = 0
+FULL = 1             # the rows hold a record batch's worth (the caller flushes them): nothing taken
+NOT_TAKEN = 2        # a control batch, a walk with a finding, a key or value in the schema registry's framing
+NO_ROOM = 3          # its records do not fit in the rows' record batch (flushed first, the batch is taken next)
+COMPRESSED = 4       # hand the inflated records over as ``records``
+ASK_VISIBILITY = 5   # hand its visible_to_read_committed over
+# ``visible``'s values beyond -1 (null), 0 and 1: each non-transactional batch visible (a view with no last stable
+# offset) and the others asked; each batch asked.
+VISIBLE_UNLESS_TRANSACTIONAL = 2
+ASK_EACH = 3
+
+
+@cython.ccall
+def batch_into_rows(rows: RecordRows, walker: RecordWalker, columns: RecordColumns, window, i: cython.Py_ssize_t,
+                    end: cython.Py_ssize_t, count: cython.longlong, batch_pos: cython.longlong, records,
+                    visible: cython.int, file: cython.int, max_rows: cython.Py_ssize_t,
+                    max_bytes: cython.Py_ssize_t) -> cython.int:
+    """The records of the v2 batch at ``window[i:end]`` (one kbatch.walk.engine.clean_v2_batches handed out:
+    ``count`` records, at file position ``batch_pos``) added to ``rows`` with its header's fields, walked with
+    ``walker`` into ``columns`` (whose capacity bounds a batch taken: a larger one does not walk whole); the answer
+    says whether (TAKEN and the others above).
+
+    ``records`` is None, or the batch's records inflated (asked for by COMPRESSED); ``visible`` its
+    visible_to_read_committed (-1: null), or one of the two asking values above; ``file`` the index of its file
+    (kbatch.spark.source.ColumnarRecords.files).  ``max_rows`` and ``max_bytes`` say when ``rows`` are full.
+    """
+    buf: cython.const[cython.uchar][::1] = window
+    attributes: cython.longlong = _FIELD_ATTRIBUTES.read(buf, i)
+    codec_id: cython.longlong = attributes & _CODEC_MASK
+    transactional: cython.bint = attributes & _TRANSACTIONAL_MASK != 0
+    base_offset: cython.longlong
+    if rows.n > 0 and (rows.n >= max_rows or rows.data_bytes >= max_bytes):
+        return FULL
+    if attributes & _CONTROL_MASK:
+        return NOT_TAKEN   # (its records are shown by their decoded markers)
+    if visible == ASK_EACH or (visible == VISIBLE_UNLESS_TRANSACTIONAL and transactional):
+        return ASK_VISIBILITY
+    if visible == VISIBLE_UNLESS_TRANSACTIONAL:
+        visible = 1
+    base_offset = _FIELD_BASE_OFFSET.read(buf, i)
+    if codec_id:
+        if records is None:
+            return COMPRESSED
+        walker.reset(records, count, base_offset, _FIELD_BASE_TIMESTAMP.read(buf, i))
+    else:   # where they lie in the window
+        records = window
+        walker.reset(window, count, base_offset, _FIELD_BASE_TIMESTAMP.read(buf, i), i + _HEADER_SIZE, end)
+    walker.fill(columns)
+    if not walker.done or (columns.n and any_key_or_value_starts_with_zero(columns, records)):
+        return NOT_TAKEN
+    if rows.n + columns.n > max_rows:
+        return NO_ROOM
+    if columns.n:
+        rows.add(columns, records, batch_pos, base_offset, codec_id, attributes & _TIMESTAMP_TYPE_MASK != 0,
+                 _FIELD_MAX_TIMESTAMP.read(buf, i), _FIELD_BASE_SEQUENCE.read(buf, i),
+                 _FIELD_PRODUCER_ID.read(buf, i), transactional, visible, file)
+    return TAKEN

@@ -51,3 +51,23 @@ cdef class RecordWalker:
                           Py_ssize_t index, long long header, str name) noexcept
     cdef bint _overrun(self, Py_ssize_t length_pos, Py_ssize_t pos, Py_ssize_t end, long long length,
                        Py_ssize_t index, long long header, str name) noexcept
+
+
+@cython.final
+cdef class RecordRows:
+    cdef readonly Py_ssize_t capacity        # rows there is room for
+    cdef readonly Py_ssize_t header_capacity
+    cdef readonly Py_ssize_t n               # rows held
+    cdef readonly Py_ssize_t n_headers
+    cdef readonly dict columns               # name -> array (ROW_COLUMNS)
+    cdef readonly dict header_columns        # name -> array (HEADER_ROW_COLUMNS)
+    cdef readonly dict bytes                 # name -> bytearray (ROW_BYTES)
+    cdef long long[::1] _offset, _timestamp, _batch_pos, _batch_base_offset, _producer_id
+    cdef int[::1] _sequence, _file, _key_offsets, _value_offsets, _headers_offsets, _h_key_offsets, _h_value_offsets
+    cdef unsigned char[::1] _codec, _log_append_time, _is_transactional, _key_null, _value_null, _h_value_null
+    cdef signed char[::1] _visible
+    cdef unsigned char[::1] _keys, _values, _h_keys, _h_values
+
+    cpdef add(self, RecordColumns columns, data, long long batch_pos, long long base_offset, int codec,
+              bint log_append_time, long long max_timestamp, long long base_sequence, long long producer_id,
+              bint transactional, int visible, int file)

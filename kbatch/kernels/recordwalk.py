@@ -34,6 +34,11 @@ try:
 except ImportError:  # not compiled and no Cython installed: the same code as plain Python
     from kbatch.kernels import _cython_shim as cython
 
+if cython.compiled:
+    from cython.cimports.libc.string import memcpy
+    from cython.cimports.kbatch.kernels.batchrules import increment_sequence
+else:
+    from kbatch.kernels.batchrules import increment_sequence
 from kbatch.format.findings import MAX_HELD
 
 # A record takes at least 7 bytes (7 one-byte fields), a header at least 2: no batch can hold more
@@ -439,3 +444,197 @@ def _field(index, header, name) -> str:
     if header >= 0:
         return f"records[{index}].headers[{header}].{name}"
     return f"records[{index}].{name}"
+
+
+# -- the records table's rows, gathered from walked chunks --------------------------------------------------
+
+# RecordRows' columns: one value per row (array typecodes; "offsets" ones hold one more, the end of the last) ...
+ROW_COLUMNS = {"offset": "q", "timestamp": "q", "sequence": "i", "batch_pos": "q", "batch_base_offset": "q",
+               "producer_id": "q", "codec": "B", "log_append_time": "B", "is_transactional": "B", "visible": "b",
+               "file": "i", "key_null": "B", "value_null": "B", "key_offsets": "i", "value_offsets": "i",
+               "headers_offsets": "i"}
+# ... one per header row ...
+HEADER_ROW_COLUMNS = {"key_offsets": "i", "value_offsets": "i", "value_null": "B"}
+# ... and the bytes of the keys, values, header keys and header values, each one after the other.
+ROW_BYTES = ("key", "value", "header_key", "header_value")
+
+
+@cython.final
+@cython.cclass
+class RecordRows:
+    """The records level's rows of many chunks, a column per field, as Arrow lays them out: keys, values and
+    the headers' keys and values copied one after the other, each with its offsets (Arrow's int32), so that the
+    columns are handed to Arrow as they are (kbatch.spark.source.ColumnarRecords).
+
+    :meth:`add` takes a chunk of walked records (RecordColumns) with its batch's fields, which it repeats on each
+    row.  Room grows as needed; ``n`` rows are held, their bytes count in ``data_bytes``.  (Its C attributes are
+    declared in recordwalk.pxd.)
+    """
+
+    def __init__(self, capacity: cython.Py_ssize_t = DEFAULT_CHUNK):
+        self.n = 0
+        self.n_headers = 0
+        self.capacity = 0
+        self.header_capacity = 0
+        self.columns = {}
+        self.header_columns = {}
+        self.bytes = {name: bytearray() for name in ROW_BYTES}
+        self._grow_rows(max(capacity, 1))
+        self._grow_headers(max(capacity, 1))
+        self._grow_bytes(0, 0, 0, 0)
+
+    @property
+    def data_bytes(self) -> int:
+        return (self._key_offsets[self.n] + self._value_offsets[self.n] + self._h_key_offsets[self.n_headers]
+                + self._h_value_offsets[self.n_headers])
+
+    def _grow_rows(self, capacity: cython.Py_ssize_t):
+        self.capacity = capacity
+        self.columns = {name: _grown(self.columns.get(name), typecode, capacity + 1)
+                        for name, typecode in ROW_COLUMNS.items()}
+        columns = self.columns
+        self._offset, self._timestamp, self._sequence = columns["offset"], columns["timestamp"], columns["sequence"]
+        self._batch_pos, self._batch_base_offset = columns["batch_pos"], columns["batch_base_offset"]
+        self._producer_id, self._codec = columns["producer_id"], columns["codec"]
+        self._log_append_time, self._is_transactional = columns["log_append_time"], columns["is_transactional"]
+        self._visible, self._file = columns["visible"], columns["file"]
+        self._key_null, self._value_null = columns["key_null"], columns["value_null"]
+        self._key_offsets, self._value_offsets = columns["key_offsets"], columns["value_offsets"]
+        self._headers_offsets = columns["headers_offsets"]
+
+    def _grow_headers(self, capacity: cython.Py_ssize_t):
+        self.header_capacity = capacity
+        self.header_columns = {name: _grown(self.header_columns.get(name), typecode, capacity + 1)
+                               for name, typecode in HEADER_ROW_COLUMNS.items()}
+        columns = self.header_columns
+        self._h_key_offsets, self._h_value_offsets = columns["key_offsets"], columns["value_offsets"]
+        self._h_value_null = columns["value_null"]
+
+    def _grow_bytes(self, key: cython.Py_ssize_t, value: cython.Py_ssize_t, header_key: cython.Py_ssize_t,
+                    header_value: cython.Py_ssize_t):
+        """Room for at least so many more bytes of each (twice what is needed: growing copies)."""
+        more = {"key": key, "value": value, "header_key": header_key, "header_value": header_value}
+        used = {"key": self._key_offsets[self.n], "value": self._value_offsets[self.n],
+                "header_key": self._h_key_offsets[self.n_headers],
+                "header_value": self._h_value_offsets[self.n_headers]} if self.bytes["key"] else dict.fromkeys(more, 0)
+        for name, held in self.bytes.items():
+            if used[name] + more[name] > len(held) or not held:
+                grown = bytearray(max(2 * (used[name] + more[name]), 4096))
+                grown[:used[name]] = held[:used[name]]
+                self.bytes[name] = grown
+        self._keys, self._values = self.bytes["key"], self.bytes["value"]
+        self._h_keys, self._h_values = self.bytes["header_key"], self.bytes["header_value"]
+
+    @cython.ccall
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
+    @cython.initializedcheck(False)
+    def add(self, columns: RecordColumns, data, batch_pos: cython.longlong, base_offset: cython.longlong,
+            codec: cython.int, log_append_time: cython.bint, max_timestamp: cython.longlong,
+            base_sequence: cython.longlong, producer_id: cython.longlong, transactional: cython.bint,
+            visible: cython.int, file: cython.int):
+        """The records of ``columns`` (positions inside ``data``) as rows, with their batch's fields: its file
+        position, base offset, codec id, whether its timestamps are LogAppendTime (each record then has
+        maxTimestamp, as Record.timestamp), maxTimestamp, baseSequence (-1: none), producer id, whether it is
+        transactional, its visible_to_read_committed (-1: null, 0, 1), and its file (an index the caller keeps)."""
+        view: cython.const[cython.uchar][::1] = data
+        m: cython.Py_ssize_t = columns.n
+        h: cython.Py_ssize_t = columns.n_headers
+        r: cython.Py_ssize_t
+        row: cython.Py_ssize_t
+        k: cython.Py_ssize_t
+        at: cython.Py_ssize_t
+        length: cython.longlong
+        key_more: cython.Py_ssize_t = 0
+        value_more: cython.Py_ssize_t = 0
+        h_key_more: cython.Py_ssize_t = 0
+        h_value_more: cython.Py_ssize_t = 0
+        for r in range(m):
+            key_more += max(columns._key_length[r], 0)
+            value_more += max(columns._value_length[r], 0)
+        for r in range(h):
+            h_key_more += max(columns._h_key_length[r], 0)
+            h_value_more += max(columns._h_value_length[r], 0)
+        if self.n + m > self.capacity:
+            self._grow_rows(max(2 * self.capacity, self.n + m))
+        if self.n_headers + h > self.header_capacity:
+            self._grow_headers(max(2 * self.header_capacity, self.n_headers + h))
+        if (self._key_offsets[self.n] + key_more > len(self._keys)
+                or self._value_offsets[self.n] + value_more > len(self._values)
+                or self._h_key_offsets[self.n_headers] + h_key_more > len(self._h_keys)
+                or self._h_value_offsets[self.n_headers] + h_value_more > len(self._h_values)):
+            self._grow_bytes(key_more, value_more, h_key_more, h_value_more)
+        if self._key_offsets[self.n] + key_more + self._value_offsets[self.n] + value_more > _INT32_MAX \
+                or self._h_key_offsets[self.n_headers] + h_key_more > _INT32_MAX \
+                or self._h_value_offsets[self.n_headers] + h_value_more > _INT32_MAX:
+            raise ValueError("kbatch: more than 2 GiB of keys, values or headers in one Arrow batch")
+        for r in range(h):
+            k = self.n_headers + r
+            at = self._h_key_offsets[k]
+            length = columns._h_key_length[r]
+            if length > 0:
+                _copy(self._h_keys, at, view, columns._h_key_pos[r], length)
+                at += length
+            self._h_key_offsets[k + 1] = at
+            at = self._h_value_offsets[k]
+            length = columns._h_value_length[r]
+            self._h_value_null[k] = length < 0
+            if length > 0:
+                _copy(self._h_values, at, view, columns._h_value_pos[r], length)
+                at += length
+            self._h_value_offsets[k + 1] = at
+        for r in range(m):
+            row = self.n + r
+            self._offset[row] = columns._offset[r]
+            self._timestamp[row] = max_timestamp if log_append_time else columns._timestamp[r]
+            self._sequence[row] = (increment_sequence(base_sequence, columns._offset_delta[r]) if base_sequence >= 0
+                                   else base_sequence)
+            self._batch_pos[row] = batch_pos
+            self._batch_base_offset[row] = base_offset
+            self._producer_id[row] = producer_id
+            self._codec[row] = codec
+            self._log_append_time[row] = log_append_time
+            self._is_transactional[row] = transactional
+            self._visible[row] = visible
+            self._file[row] = file
+            at = self._key_offsets[row]
+            length = columns._key_length[r]
+            self._key_null[row] = length < 0
+            if length > 0:
+                _copy(self._keys, at, view, columns._key_pos[r], length)
+                at += length
+            self._key_offsets[row + 1] = at
+            at = self._value_offsets[row]
+            length = columns._value_length[r]
+            self._value_null[row] = length < 0
+            if length > 0:
+                _copy(self._values, at, view, columns._value_pos[r], length)
+                at += length
+            self._value_offsets[row + 1] = at
+            self._headers_offsets[row + 1] = self._headers_offsets[row] + columns._headers_count[r]
+        self.n += m
+        self.n_headers += h
+
+
+_INT32_MAX = 2**31 - 1
+
+
+def _grown(held, typecode: str, size: int):
+    """An array of ``size`` items of ``typecode``, starting with those of ``held`` (if any)."""
+    grown = array(typecode, bytes(size * array(typecode).itemsize))
+    if held is not None:
+        grown[:len(held)] = held
+    return grown
+
+
+@cython.cfunc
+@cython.inline
+@cython.exceptval(check=False)
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def _copy(out: cython.uchar[::1], at: cython.Py_ssize_t, source: cython.const[cython.uchar][::1],
+          start: cython.Py_ssize_t, length: cython.Py_ssize_t) -> cython.void:
+    if cython.compiled:
+        memcpy(cython.address(out[at]), cython.address(source[start]), length)
+    else:
+        out[at:at + length] = source[start:start + length]

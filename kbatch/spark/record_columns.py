@@ -4,11 +4,12 @@ as columns.
 The full reader makes a Batch of every entry (about 25 µs in Python, whatever the batch holds) before its
 records are walked into columns.  For a v2 data batch whose CRC holds, the records table's rows need no
 more than its header and its records' columns: :class:`RecordColumnsRun` is a run of the walk engine
-(kbatch.walk.engine) over those.  For each batch that
-:func:`kbatch.walk.engine.clean_v2_batches` hands out it unpacks the header, inflates the records if they
-are compressed, walks them with one reused walker (kbatch.kernels.recordwalk) and gives the columns to
-:class:`kbatch.spark.source.ColumnarRecords` with the header's fields, which makes the Arrow record batch
-a window of records at a time.
+(kbatch.walk.engine) over those.  Each batch that :func:`kbatch.walk.engine.clean_v2_batches` hands out
+goes to one compiled call (kbatch.kernels.cleanruns.batch_into_rows), which reads its header, walks its records
+with one reused walker (kbatch.kernels.recordwalk) and adds them with the header's fields to the rows of
+:class:`kbatch.spark.source.ColumnarRecords` (kbatch.kernels.recordwalk.RecordRows), which become the Arrow
+record batch; only a compressed batch (inflated here) and, where the partition has an open transaction or a
+transactional batch is met, the batch's visibility (asked of the view) come back to Python.
 
 It only ever accepts: a control batch (its records are shown by their decoded markers), one whose records
 do not fit in one chunk, one whose records the codec cannot inflate, or one holding a key or value in the
@@ -21,17 +22,17 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from kbatch.format.codecs import CodecError, Decompressor, codec_name
-from kbatch.format.structs import (BATCH_HEADER, COMPRESSION_CODEC_MASK, CONTROL_FLAG_MASK, TIMESTAMP_TYPE_MASK,
-                                   TRANSACTIONAL_FLAG_MASK)
-from kbatch.kernels.jsonl import any_key_or_value_starts_with_zero
+from kbatch.format.codecs import CodecError, Decompressor
+from kbatch.format.structs import BATCH_HEADER, COMPRESSION_CODEC_MASK, TRANSACTIONAL_FLAG_MASK
+from kbatch.kernels.cleanruns import (ASK_EACH, ASK_VISIBILITY, COMPRESSED, NO_ROOM, TAKEN,
+                                      VISIBLE_UNLESS_TRANSACTIONAL, batch_into_rows)
 from kbatch.kernels.recordwalk import RecordWalker
-from kbatch.reading.model import TIMESTAMP_TYPES
 from kbatch.reading.records import reused_columns
 from kbatch.walk.engine import clean_v2_batches
 
 _unpack_header = BATCH_HEADER.unpack_from
 _NAMES = BATCH_HEADER.names
+_ATTRIBUTES_AT = BATCH_HEADER.offsets["attributes"]
 
 
 class RecordColumnsRun:
@@ -56,53 +57,51 @@ class RecordColumnsRun:
     def full(self) -> bool:
         records = self.records
         return records.rows > 0 and (self.no_room or records.rows >= self.rows
-                                     or len(records.data) >= self.data_bytes)
+                                     or records.data_bytes >= self.data_bytes)
+
+    def _visible(self) -> int:
+        """What batch_into_rows is told of visible_to_read_committed: null without a view; where the view has no
+        last stable offset, visible for every non-transactional batch (CommittedView.batch), the others asked;
+        else asked of each."""
+        committed = self.committed
+        if committed is None:
+            return -1
+        if committed.last_stable_offset is None:
+            return VISIBLE_UNLESS_TRANSACTIONAL
+        return ASK_EACH
 
     def walk(self, window, pos: int, stop: int) -> int:
-        records, walker, committed = self.records, self.walker, self.committed
+        records, walker, columns = self.records, self.walker, reused_columns(self.rows)
         # Said of the batch the last walk stopped at, which has gone out since (with the rows held before it,
         # or, where this run took none of its walk, read by the full reader, which sent them out first).
         self.no_room = False
-        columns = reused_columns(self.rows)
-        header_size = BATCH_HEADER.size
+        rows, file, visible = records.held, len(records.files) - 1, self._visible()
+        max_rows, max_bytes = self.rows, self.data_bytes
         batches = clean_v2_batches(window, pos, stop, self.max_entry_size)
         # The walker reads an uncompressed batch's records in place, through a view of the window's bytes of its
         # own (not the one the batches come in, which is released when they run out), indexed as that one is.
         in_place = None
         try:
             for batch_pos, view, i, end, count, _ in batches:
-                if self.full:
-                    break
-                head = dict(zip(_NAMES, _unpack_header(view, i)))
-                attributes = head["attributes"]
-                if attributes & CONTROL_FLAG_MASK:
-                    break
-                codec = attributes & COMPRESSION_CODEC_MASK
-                if codec:
+                in_place = in_place or memoryview(view)
+                told = visible
+                answer = batch_into_rows(rows, walker, columns, in_place, i, end, count, batch_pos, None, told, file,
+                                         max_rows, max_bytes)
+                if answer == ASK_VISIBILITY:
+                    told = self._batch_visible(view, i)
+                    answer = batch_into_rows(rows, walker, columns, in_place, i, end, count, batch_pos, None, told,
+                                             file, max_rows, max_bytes)
+                if answer == COMPRESSED:
+                    codec = view[i + _ATTRIBUTES_AT + 1] & COMPRESSION_CODEC_MASK   # (the low byte: big-endian)
                     try:   # (as kbatch.reading.v2.load_records inflates them; a failure is the full reader's to tell)
-                        data = self.decompressor.decompress_view(codec, view[i + header_size:end], 2)
+                        data = self.decompressor.decompress_view(codec, view[i + BATCH_HEADER.size:end], 2)
                     except CodecError:
                         break
-                    walker.reset(data, count, head["base_offset"], head["base_timestamp"])
-                else:   # positions inside the window's bytes
-                    data = in_place = in_place or memoryview(view)
-                    walker.reset(data, count, head["base_offset"], head["base_timestamp"], i + header_size, end)
-                walker.fill(columns)
-                if not walker.done or (columns.n and any_key_or_value_starts_with_zero(columns, data)):
+                    answer = batch_into_rows(rows, walker, columns, in_place, i, end, count, batch_pos, data, told,
+                                             file, max_rows, max_bytes)
+                if answer != TAKEN:
+                    self.no_room = answer == NO_ROOM   # (the record batch goes out first)
                     break
-                if records.rows + columns.n > self.rows:
-                    self.no_room = True   # the record batch goes out first
-                    break
-                if columns.n:
-                    timestamp_type = TIMESTAMP_TYPES[bool(attributes & TIMESTAMP_TYPE_MASK)]
-                    transactional = bool(attributes & TRANSACTIONAL_FLAG_MASK)
-                    visible = None if committed is None else committed.batch(SimpleNamespace(
-                        is_control=False, base_offset=head["base_offset"], is_transactional=transactional,
-                        producer_id=head["producer_id"])).visible
-                    records.add_fields(columns, data, (
-                        batch_pos, head["base_offset"], codec_name(codec), timestamp_type,
-                        timestamp_type == "LogAppendTime", head["max_timestamp"], head["base_sequence"],
-                        head["producer_id"], transactional), visible)
                 self.taken += 1
                 self.last_pos = batch_pos
                 pos = batch_pos + end - i
@@ -113,3 +112,12 @@ class RecordColumnsRun:
                 in_place.release()
             batches.close()
         return pos
+
+    def _batch_visible(self, view, i: int) -> int:
+        """The batch's visible_to_read_committed from the view (-1: null)."""
+        head = dict(zip(_NAMES, _unpack_header(view, i)))
+        visible = self.committed.batch(SimpleNamespace(
+            is_control=False, base_offset=head["base_offset"],
+            is_transactional=bool(head["attributes"] & TRANSACTIONAL_FLAG_MASK),
+            producer_id=head["producer_id"])).visible
+        return -1 if visible is None else int(visible)

@@ -36,8 +36,10 @@ from typing import cast
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
+from kbatch.format.codecs import codec_name
+from kbatch.format.structs import COMPRESSION_CODEC_MASK
 from kbatch.output import columns
-from kbatch.reading.model import Batch
+from kbatch.reading.model import NO_SEQUENCE, TIMESTAMP_TYPES, Batch
 
 LEVELS = ("batches", "records", "findings")
 
@@ -265,136 +267,105 @@ def in_arrow_batches(rows, schema):
 
 class ColumnarRecords:
     """The records of v2 batches gathered from the decoder's columns, and made an Arrow batch of
-    RECORD_SCHEMA by whole columns (numpy, Arrow's take): no Python object per record.
+    RECORD_SCHEMA by whole columns: no Python object per record.
 
-    :meth:`add` copies a chunk's columns (kbatch.kernels.recordwalk.RecordColumns, reused by the decoder) and
-    the bytes its records span; :meth:`flush` turns what was gathered into one record batch.  The chunks of
-    many files go into one record batch (a task's tiny segments), each after :meth:`begin` named its file.
+    :meth:`add_fields` hands a chunk's columns (kbatch.kernels.recordwalk.RecordColumns, reused by the decoder)
+    with its batch's fields to the compiled gatherer (kbatch.kernels.recordwalk.RecordRows), which copies the
+    keys, values and headers and repeats the batch's fields on each row; :meth:`flush` hands what was gathered
+    to Arrow as one record batch, the gatherer's buffers as they are.  The chunks of many files go into one
+    record batch (a task's tiny segments), each after :meth:`begin` named its file.
     """
 
-    RECORD_FIELDS = ("offset", "timestamp", "offset_delta", "key_pos", "key_length", "value_pos",
-                     "value_length", "headers_count")
-
-    def __init__(self, schema):
-        self.schema = schema
-        self.located = (None, None, None)   # the file the chunks added from now on are of: path, topic, partition
+    def __init__(self, schema, rows: int = ARROW_ROWS):
+        self.schema, self.capacity = schema, rows
+        self.located: tuple = (None, None, None)   # the file the chunks added from now on are of: path, topic, partition
+        self.codecs = [codec_name(codec) for codec in range(COMPRESSION_CODEC_MASK + 1)]
         self._reset()
 
     def begin(self, path: str, topic: str | None, partition: int | None) -> None:
         self.located = (path, topic, partition)
+        self.files.append(self.located)
 
     def _reset(self) -> None:
-        from array import array
+        from kbatch.kernels.recordwalk import RecordRows
 
-        from kbatch.kernels.recordwalk import HEADER_COLUMNS
+        self.held = RecordRows(self.capacity)
+        self.files: list[tuple] = [self.located]   # (path, topic, partition) of each file added since the last flush
 
-        self.records = {name: array("q") for name in self.RECORD_FIELDS}
-        self.headers = {name: array("q") for name in HEADER_COLUMNS}
-        self.data = bytearray()   # the records' bytes, chunk after chunk
-        self.chunks: list[tuple] = []   # per chunk: its rows, its header rows, where its bytes start, its file, its batch's fields
-        self.rows = 0
+    @property
+    def rows(self) -> int:
+        return self.held.n
+
+    @property
+    def data_bytes(self) -> int:
+        """The bytes of keys, values and headers held."""
+        return self.held.data_bytes
 
     def add(self, columns, batch, visible: bool | None = None) -> None:
         """A chunk of ``batch``'s records (read by the full reader: a Batch)."""
-        self.add_fields(columns, batch.record_data, (
-            batch.pos, batch.base_offset, batch.codec, batch.timestamp_type, batch.timestamp_type == "LogAppendTime",
-            batch.max_timestamp, -1 if batch.base_sequence is None else batch.base_sequence, batch.producer_id,
-            batch.is_transactional), visible)
+        self.add_fields(columns, batch.record_data, batch.pos, batch.base_offset,
+                        batch.attributes & COMPRESSION_CODEC_MASK, batch.timestamp_type == "LogAppendTime",
+                        batch.max_timestamp, NO_SEQUENCE if batch.base_sequence is None else batch.base_sequence,
+                        batch.producer_id, batch.is_transactional, visible)
 
-    def add_fields(self, columns, data, fields: tuple, visible: bool | None) -> None:
-        """A chunk of records whose positions are inside ``data``, of the batch whose ``fields`` are (pos,
-        base_offset, codec, timestamp_type, whether LogAppendTime, max_timestamp, base_sequence or -1,
-        producer_id, is_transactional): the full reader's Batch, or a header the walk read
+    def add_fields(self, columns, data, batch_pos: int, base_offset: int, codec: int, log_append_time: bool,
+                   max_timestamp: int, base_sequence: int, producer_id: int, transactional: bool,
+                   visible: bool | None) -> None:
+        """A chunk of records whose positions are inside ``data``, of the batch whose fields these are (its codec's
+        id; base_sequence -1 for none): the full reader's Batch, or a header the walk read
         (kbatch.spark.record_columns)."""
-        n = columns.n
-        pos, size = columns.records["pos"], columns.records["size"]
-        start, stop = pos[0], pos[n - 1] + size[n - 1]
-        # Positions in the columns are inside ``data``: they move by where its bytes land here.
-        shift = len(self.data) - start
-        self.data += data[start:stop]
-        for name in self.RECORD_FIELDS:
-            self.records[name] += columns.records[name][:n]
-        for name, column in self.headers.items():
-            column += columns.headers[name][:columns.n_headers]
-        self.chunks.append((n, columns.n_headers, shift, *self.located, *fields, visible))
-        self.rows += n
+        self.held.add(columns, data, batch_pos, base_offset, codec, log_append_time, max_timestamp, base_sequence,
+                      producer_id, transactional, -1 if visible is None else int(visible), len(self.files) - 1)
 
     def flush(self):
         import numpy as np
         import pyarrow as pa
 
-        (counts, header_counts, shifts, path, topic, partition, batch_pos, base_offset, codec, timestamp_type,
-         log_append_time, max_timestamp, base_sequence, producer_id, transactional, visible) = zip(*self.chunks)
-        n = self.rows
-        column = {name: np.frombuffer(values, dtype=np.int64) for name, values in self.records.items()}
-        header = {name: np.frombuffer(values, dtype=np.int64) for name, values in self.headers.items()}
-        shift = np.repeat(np.array(shifts, dtype=np.int64), counts)
-        header_shift = np.repeat(np.array(shifts, dtype=np.int64), header_counts)
-        data = pa.py_buffer(self.data)
-        chunk_of_row = pa.array(np.repeat(np.arange(len(counts), dtype=np.int32), counts))
+        held, n = self.held, self.held.n
+        column, header = held.columns, held.header_columns
 
-        def per_chunk(values, arrow_type):
-            return pa.array(values, arrow_type).take(chunk_of_row)
+        def values(name, dtype):
+            return np.frombuffer(column[name], dtype=dtype)[:n]
 
-        def constant(value, arrow_type):
-            return pa.repeat(pa.scalar(value, arrow_type), n)
+        def binary(data, offsets, null, count):
+            """Arrow's binary array over the gatherer's bytes and offsets (null where ``null`` says)."""
+            nulls = np.frombuffer(null, dtype=np.uint8)[:count].astype(bool)
+            validity = pa.py_buffer(np.packbits(~nulls, bitorder="little")) if nulls.any() else None
+            return pa.Array.from_buffers(pa.binary(), count, [validity, pa.py_buffer(offsets), pa.py_buffer(data)],
+                                         null_count=int(nulls.sum()))
 
-        # A timestamp as Record.timestamp has it: LogAppendTime batches give every record maxTimestamp.
-        timestamp = np.where(np.repeat(np.array(log_append_time, dtype=bool), counts),
-                             np.repeat(np.array(max_timestamp, dtype=np.int64), counts), column["timestamp"])
-        # Record.sequence: baseSequence + offsetDelta, wrapping past Integer.MAX_VALUE to 0
-        # (DefaultRecordBatch.incrementSequence); -1 where the batch has no sequence.
-        base = np.repeat(np.array(base_sequence, dtype=np.int64), counts)
-        sequence = base + column["offset_delta"]
-        sequence = np.where(sequence > 2**31 - 1, sequence - 2**31, sequence)
-        sequence = np.where(base >= 0, sequence, -1).astype(np.int32)
+        files = self.files
+        file = pa.array(values("file", np.int32))
         headers_type = self.schema.field("headers").type
-        list_offsets = np.zeros(n + 1, dtype=np.int32)
-        np.cumsum(column["headers_count"], out=list_offsets[1:])
         header_structs = pa.StructArray.from_arrays(
-            [binary_spans(data, header["key_pos"] + header_shift, header["key_length"]),
-             binary_spans(data, header["value_pos"] + header_shift, header["value_length"])],
+            [binary(held.bytes["header_key"], header["key_offsets"], bytes(held.n_headers), held.n_headers),
+             binary(held.bytes["header_value"], header["value_offsets"], header["value_null"], held.n_headers)],
             fields=list(headers_type.value_type))
+        visible = values("visible", np.int8)
         arrays = {
-            "file": per_chunk(path, pa.string()), "topic": per_chunk(topic, pa.string()),
-            "partition": per_chunk(partition, pa.int32()),
-            "batch_pos": per_chunk(batch_pos, pa.int64()), "batch_base_offset": per_chunk(base_offset, pa.int64()),
-            "magic": constant(2, pa.int32()), "codec": per_chunk(codec, pa.string()),
-            "offset": pa.array(column["offset"]), "timestamp": pa.array(timestamp),
-            "timestamp_type": per_chunk(timestamp_type, pa.string()),
-            "key": binary_spans(data, column["key_pos"] + shift, column["key_length"]),
-            "value": binary_spans(data, column["value_pos"] + shift, column["value_length"]),
-            "headers": pa.ListArray.from_arrays(pa.array(list_offsets), header_structs, type=headers_type),
-            "sequence": pa.array(sequence), "producer_id": per_chunk(producer_id, pa.int64()),
-            "is_transactional": per_chunk(transactional, pa.bool_()), "is_control": constant(False, pa.bool_()),
-            "visible_to_read_committed": per_chunk(visible, pa.bool_()),
+            "file": pa.array([path for path, _, _ in files], pa.string()).take(file),
+            "topic": pa.array([topic for _, topic, _ in files], pa.string()).take(file),
+            "partition": pa.array([partition for _, _, partition in files], pa.int32()).take(file),
+            "batch_pos": pa.array(values("batch_pos", np.int64)),
+            "batch_base_offset": pa.array(values("batch_base_offset", np.int64)),
+            "magic": pa.repeat(pa.scalar(2, pa.int32()), n),
+            "codec": pa.array(self.codecs, pa.string()).take(pa.array(values("codec", np.uint8))),
+            "offset": pa.array(values("offset", np.int64)), "timestamp": pa.array(values("timestamp", np.int64)),
+            "timestamp_type": pa.array(TIMESTAMP_TYPES, pa.string()).take(pa.array(values("log_append_time", np.uint8))),
+            "key": binary(held.bytes["key"], column["key_offsets"], column["key_null"], n),
+            "value": binary(held.bytes["value"], column["value_offsets"], column["value_null"], n),
+            "headers": pa.Array.from_buffers(headers_type, n, [None, pa.py_buffer(column["headers_offsets"])],
+                                             children=[header_structs]),
+            "sequence": pa.array(values("sequence", np.int32)),
+            "producer_id": pa.array(values("producer_id", np.int64)),
+            "is_transactional": pa.array(values("is_transactional", np.uint8).astype(bool)),
+            "is_control": pa.repeat(pa.scalar(False, pa.bool_()), n),
+            "visible_to_read_committed": pa.array(visible == 1, mask=visible < 0),
         }
         self._reset()
         # Control records, decoded internal records and schema-registry ids are never columnar: null.
         return pa.RecordBatch.from_arrays([arrays[field.name] if field.name in arrays else pa.nulls(n, field.type)
                                            for field in self.schema], schema=self.schema)
-
-
-def binary_spans(data, pos, length):
-    """The bytes ``data[pos[i]:pos[i] + length[i]]`` of every i (null where length < 0) as an Arrow
-    binary array; the spans follow one another in ``data`` (records', or headers', keys or values).
-
-    Arrow gathers them itself: one binary array over ``data`` whose odd elements are the spans and
-    whose even ones are the bytes between them, of which ``take`` copies the odd ones.
-    """
-    import numpy as np
-    import pyarrow as pa
-
-    n = len(pos)
-    if n == 0:
-        return pa.array([], pa.binary())
-    if data.size > 2**31 - 1:   # binary offsets are int32
-        raise ValueError(f"kbatch: {data.size} bytes of records in one Arrow batch")
-    offsets = np.zeros(2 * n + 1, dtype=np.int32)
-    offsets[1::2] = pos
-    offsets[2::2] = pos + np.maximum(length, 0)
-    whole = pa.Array.from_buffers(pa.binary(), 2 * n, [None, pa.py_buffer(offsets), data])
-    return whole.take(pa.array(np.arange(1, 2 * n, 2), mask=length < 0))
 
 
 # -- rows ------------------------------------------------------------------------------
@@ -538,7 +509,7 @@ def record_batches(ranges: list[FileRange], source: KbatchReader, schema, column
                 continue
             if rows:
                 yield from in_order()
-            if records.rows + chunk.n > ARROW_ROWS or len(records.data) >= ARROW_RECORD_BYTES:
+            if records.rows + chunk.n > ARROW_ROWS or records.data_bytes >= ARROW_RECORD_BYTES:
                 yield records.flush()
             records.add(chunk, batch, visible_to_read_committed(committed, batch))
 
