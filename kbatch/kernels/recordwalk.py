@@ -471,7 +471,9 @@ class RecordRows:
     declared in recordwalk.pxd.)
     """
 
-    def __init__(self, capacity: cython.Py_ssize_t = DEFAULT_CHUNK):
+    def __init__(self, capacity: cython.Py_ssize_t = DEFAULT_CHUNK, room: tuple = (0, 0, 0, 0)):
+        """Room for ``capacity`` rows (and as many header rows), and ``room`` bytes of each of ROW_BYTES (a caller
+        that flushes the rows once it holds so many, and passes what the last rows took, never grows them)."""
         self.n = 0
         self.n_headers = 0
         self.capacity = 0
@@ -481,7 +483,13 @@ class RecordRows:
         self.bytes = {name: bytearray() for name in ROW_BYTES}
         self._grow_rows(max(capacity, 1))
         self._grow_headers(max(capacity, 1))
-        self._grow_bytes(0, 0, 0, 0)
+        self._grow_bytes(*room)
+
+    @property
+    def room(self) -> tuple:
+        """The bytes held of each of ROW_BYTES."""
+        return (self._key_offsets[self.n], self._value_offsets[self.n], self._h_key_offsets[self.n_headers],
+                self._h_value_offsets[self.n_headers])
 
     @property
     def data_bytes(self) -> int:
@@ -512,15 +520,12 @@ class RecordRows:
 
     def _grow_bytes(self, key: cython.Py_ssize_t, value: cython.Py_ssize_t, header_key: cython.Py_ssize_t,
                     header_value: cython.Py_ssize_t):
-        """Room for at least so many more bytes of each (twice what is needed: growing copies)."""
-        more = {"key": key, "value": value, "header_key": header_key, "header_value": header_value}
-        used = {"key": self._key_offsets[self.n], "value": self._value_offsets[self.n],
-                "header_key": self._h_key_offsets[self.n_headers],
-                "header_value": self._h_value_offsets[self.n_headers]} if self.bytes["key"] else dict.fromkeys(more, 0)
-        for name, held in self.bytes.items():
-            if used[name] + more[name] > len(held) or not held:
-                grown = bytearray(max(2 * (used[name] + more[name]), 4096))
-                grown[:used[name]] = held[:used[name]]
+        """Room for at least so many more bytes of each of ROW_BYTES (twice what is needed, once grown: growing
+        copies)."""
+        for name, held, more in zip(ROW_BYTES, self.room, (key, value, header_key, header_value)):
+            if held + more > len(self.bytes[name]) or not self.bytes[name]:
+                grown = bytearray(max(held + more if not held else 2 * (held + more), 64))
+                grown[:held] = self.bytes[name][:held]
                 self.bytes[name] = grown
         self._keys, self._values = self.bytes["key"], self.bytes["value"]
         self._h_keys, self._h_values = self.bytes["header_key"], self.bytes["header_value"]

@@ -35,9 +35,11 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, NamedTuple
 
 from kbatch.format.findings import Finding
-from kbatch.format.structs import SIZE_OFFSET
+from kbatch.format.structs import BATCH_HEADER, CONTROL_FLAG_MASK, SIZE_OFFSET, TRANSACTIONAL_FLAG_MASK
 from kbatch.reading.model import Batch
-from kbatch.walk.engine import each, entries
+from kbatch.walk.engine import clean_v2_batches, each, entries
+
+_unpack_offsets = BATCH_HEADER.picker("base_offset", "attributes", "last_offset_delta").unpack_from
 
 if TYPE_CHECKING:   # (kbatch.ops.txn loads the internal topics' schemas: only a view of transactions needs it)
     from kbatch.ops.txn import PartitionTransactions, Transaction
@@ -211,10 +213,35 @@ def committed_view(path: str, decompressed_limit: int | None = None) -> tuple[Co
                                  reader.decompressor, objects=False)
                 view.add_batch(batch, log)
 
-            each(entries(reader), batch, lambda finding: None)   # (the search reports the damage)
+            # (the search reports the damage)
+            each(entries(reader, run=_UntransactedRun(view, options.max_entry_size)), batch, lambda finding: None)
     if key != path:
         findings += cross_check(view, decompressed_limit)
     return CommittedView(view), findings
+
+
+class _UntransactedRun:
+    """A run of the walk engine (kbatch.walk.engine) over the batches that tell a view nothing but how far the
+    partition's offsets go: the v2 batches :func:`kbatch.walk.engine.clean_v2_batches` hands out that are neither
+    transactional nor control (PartitionTransactions.add_batch only counts their last offset; every other entry is
+    the full reader's, and added as a Batch)."""
+
+    def __init__(self, view: PartitionTransactions, max_entry_size: int):
+        self.view, self.max_entry_size = view, max_entry_size
+        self.last_pos: int | None = None
+
+    def walk(self, window, pos: int, stop: int) -> int:
+        last_offset = self.view.last_offset
+        for batch_pos, view, i, end, _, _ in clean_v2_batches(window, pos, stop, self.max_entry_size):
+            base_offset, attributes, last_offset_delta = _unpack_offsets(view, i)
+            if attributes & (TRANSACTIONAL_FLAG_MASK | CONTROL_FLAG_MASK):
+                break
+            if last_offset is None or base_offset + last_offset_delta > last_offset:   # (Batch.last_offset)
+                last_offset = base_offset + last_offset_delta
+            self.last_pos = batch_pos
+            pos = batch_pos + end - i
+        self.view.last_offset = last_offset
+        return pos
 
 
 class ConsumerViews:

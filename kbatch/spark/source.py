@@ -289,7 +289,10 @@ class ColumnarRecords:
     def _reset(self) -> None:
         from kbatch.kernels.recordwalk import RecordRows
 
-        self.held = RecordRows(self.capacity)
+        # Room for a little more than the last rows took (Arrow holds on to the buffers as they are, room to
+        # spare too; growing them copies).
+        held = getattr(self, "held", None)
+        self.held = RecordRows(self.capacity, tuple(size + size // 4 for size in held.room) if held else (0, 0, 0, 0))
         self.files: list[tuple] = [self.located]   # (path, topic, partition) of each file added since the last flush
 
     @property
@@ -478,7 +481,7 @@ def record_batches(ranges: list[FileRange], source: KbatchReader, schema, column
             file_range, source, *topic_partition(file_range.path), decoder_for_path(file_range.path),
             committed_view_of(file_range.path, source.decompressed_limit))), schema)
         return
-    records = ColumnarRecords(schema)
+    records = ColumnarRecords(schema, ARROW_ROWS)
     options = ReadOptions(records=True, record_objects=False, decompressed_limit=source.decompressed_limit)
     run = None
     if columnar:
