@@ -478,8 +478,9 @@ class RecordRows:
         self.n_headers = 0
         self.capacity = 0
         self.header_capacity = 0
-        self.columns = {}
-        self.header_columns = {}
+        # (declared for Cython in recordwalk.pxd; for mypy, whose annotations Cython would take as its own)
+        self.columns = {}         # type: dict[str, array]
+        self.header_columns = {}  # type: dict[str, array]
         self.bytes = {name: bytearray() for name in ROW_BYTES}
         self._grow_rows(max(capacity, 1))
         self._grow_headers(max(capacity, 1))
