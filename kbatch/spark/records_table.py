@@ -24,6 +24,10 @@ from kbatch.files.inputs import file_system
 
 # Arrow data a task holds per topic before it writes it as one row group (Spark's: 128 MiB of encoded data).
 ROW_GROUP_BYTES = 64 * 1024 * 1024
+# Rows per Arrow record batch of the records level a task writes: no Spark between the reader and the writer
+# here, so more than the data source's (source.ARROW_ROWS: a batch has a cost of its own, in the making and in
+# the writing); at most source.ARROW_RECORD_BYTES of keys and values still.
+RECORD_ROWS = 32768
 HIVE_DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 # The characters Spark writes as %XX in a partition directory's name (ExternalCatalogUtils.escapePathName).
 _ESCAPED = frozenset([chr(code) for code in range(0x01, 0x20)] + list("\"#%'*/:=?\\\x7f{[]^"))
@@ -125,6 +129,7 @@ def _write_partition(partition, index: int, out: str, job: str, schema, level: s
     arrow_schema = to_arrow_schema(schema, timezone="UTC")
     data_schema = arrow_schema.remove(arrow_schema.get_field_index("topic"))
     reader = KbatchReader({**(options or {}), "level": level}, schema)
+    reader.record_rows = RECORD_ROWS
     if walked_clean is not None:
         reader.walked_clean = walked_clean
     staging = f"{root}/_temporary/{job}/{uuid.uuid4().hex}"

@@ -131,6 +131,9 @@ class KbatchReader(DataSourceReader):
         # Whole files a walk of the task (another level's, sharing this set: kbatch.spark.records_table) found
         # nothing to say about: the findings level need not walk them again (see _walked).
         self.walked_clean: set[FileRange] = set()
+        # Rows per Arrow record batch of the records level made by columns (None: ARROW_ROWS); kbatch's own writer
+        # of the tables takes more (kbatch.spark.records_table.RECORD_ROWS).
+        self.record_rows: int | None = None
 
     def open_segment(self, path: str):
         """The segment at ``path`` as a seekable stream: its bytes if they were handed over, else the file itself
@@ -481,11 +484,12 @@ def record_batches(ranges: list[FileRange], source: KbatchReader, schema, column
             file_range, source, *topic_partition(file_range.path), decoder_for_path(file_range.path),
             committed_view_of(file_range.path, source.decompressed_limit))), schema)
         return
-    records = ColumnarRecords(schema, ARROW_ROWS)
+    arrow_rows = source.record_rows or ARROW_ROWS
+    records = ColumnarRecords(schema, arrow_rows)
     options = ReadOptions(records=True, record_objects=False, decompressed_limit=source.decompressed_limit)
     run = None
     if columnar:
-        run = RecordColumnsRun(records, options.max_entry_size, source.decompressed_limit, ARROW_ROWS,
+        run = RecordColumnsRun(records, options.max_entry_size, source.decompressed_limit, arrow_rows,
                                ARROW_RECORD_BYTES)
     rows: list[tuple] = []
 
@@ -506,13 +510,13 @@ def record_batches(ranges: list[FileRange], source: KbatchReader, schema, column
         if batch.record_data is None:   # read into objects: v0/v1, control batches (or none decoded)
             yield from as_rows(file_range, batch, batch.records or [], internal, committed)
             return
-        for chunk in record_chunks(batch, ARROW_ROWS):
+        for chunk in record_chunks(batch, arrow_rows):
             if internal is not None or any_key_or_value_starts_with_zero(chunk, batch.record_data):
                 yield from as_rows(file_range, batch, chunk_records(chunk, batch), internal, committed)
                 continue
             if rows:
                 yield from in_order()
-            if records.rows + chunk.n > ARROW_ROWS or records.data_bytes >= ARROW_RECORD_BYTES:
+            if records.rows + chunk.n > arrow_rows or records.data_bytes >= ARROW_RECORD_BYTES:
                 yield records.flush()
             records.add(chunk, batch, visible_to_read_committed(committed, batch))
 
