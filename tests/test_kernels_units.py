@@ -442,3 +442,54 @@ def test_a_runs_lines_with_assigned_offsets_are_the_head_the_offset_and_the_line
     assert assigned_lines(b"h", [b"a\n"], [1], 2 ** 63) is None and assigned_lines(b"h", [b"a\n"], [1], -2 ** 63 - 1) is None
     over = assigned_lines(b"h", [b"a\n", b"b\n"], [2, 1], 2 ** 63 - 2)   # the second offset past 64 bits
     assert (over is None) if is_compiled() else bytes(over) == joined(b"h", [b"a\n", b"b\n"], [2, 1], 2 ** 63 - 2)
+
+
+# -- kernels.recordwalk.RecordRows: the records table's rows, gathered ---------------------------------------------
+
+def test_record_rows_grow_to_hold_every_chunk_given_and_keep_each_rows_bytes():
+    """Rows begun with room for one, given a chunk of 30 records (null and empty keys and values, headers with
+    and without a value) three times: every row's key, value, headers, offset, timestamp and sequence, and its
+    batch's fields, as kafka-python reads the batch."""
+    pytest.importorskip("kafka")
+    from kafka.record.default_records import DefaultRecordBatch, DefaultRecordBatchBuilder
+
+    from kbatch.format.structs import BATCH_HEADER
+    from kbatch.kernels.recordwalk import RecordColumns, RecordRows, RecordWalker
+
+    builder = DefaultRecordBatchBuilder(magic=2, compression_type=0, is_transactional=False, producer_id=9,
+                                        producer_epoch=0, base_sequence=2**31 - 10, batch_size=1 << 20)
+    for delta in range(30):
+        builder.append(delta, timestamp=1_700_000_000_000 + delta, key=[None, b"", b"k%d" % delta][delta % 3],
+                       value=None if delta % 5 == 0 else b"v" * delta,
+                       headers=[("h", None), ("i", b"%d" % delta)][:delta % 3])
+    data = bytes(builder.build())
+    expected = list(DefaultRecordBatch(data))
+    walker = RecordWalker(data, 30, 100, 1_700_000_000_000, BATCH_HEADER.size, len(data))
+    columns = RecordColumns(64)
+    assert walker.fill(columns) == 30 and walker.done
+    rows = RecordRows(1)
+    for file in range(3):
+        rows.add(columns, data, 7, 100, 0, False, 0, 2**31 - 10, 9, False, file - 1, file)
+    assert (rows.n, rows.n_headers) == (90, 3 * 30)
+    column, header, held = rows.columns, rows.header_columns, rows.bytes
+
+    def spans(data, offsets, nulls, count):
+        return [None if nulls is not None and nulls[k] else bytes(data[offsets[k]:offsets[k + 1]])
+                for k in range(count)]
+
+    keys = spans(held["key"], column["key_offsets"], column["key_null"], 90)
+    values = spans(held["value"], column["value_offsets"], column["value_null"], 90)
+    header_keys = spans(held["header_key"], header["key_offsets"], None, 90)
+    header_values = spans(held["header_value"], header["value_offsets"], header["value_null"], 90)
+    for row in range(90):
+        record = expected[row % 30]
+        first, last = column["headers_offsets"][row], column["headers_offsets"][row + 1]
+        assert (keys[row], values[row]) == (record.key, record.value)
+        assert list(zip(header_keys[first:last], header_values[first:last])) == \
+            [(key.encode(), value) for key, value in record.headers]
+        assert (column["offset"][row], column["timestamp"][row]) == (100 + record.offset, record.timestamp)
+        # baseSequence + offsetDelta, wrapping past Integer.MAX_VALUE to 0 (DefaultRecordBatch.incrementSequence)
+        assert column["sequence"][row] == (2**31 - 10 + row % 30 if row % 30 < 10 else row % 30 - 10)
+        assert (column["batch_pos"][row], column["batch_base_offset"][row], column["producer_id"][row],
+                column["visible"][row], column["file"][row]) == (7, 100, 9, row // 30 - 1, row // 30)
+    assert rows.data_bytes == sum(len(part or b"") for part in keys + values + header_keys + header_values)
