@@ -1,8 +1,8 @@
 """What is compiled where it can be (Cython's pure-Python mode: the same source runs as Python without it).
 
-* :mod:`.recordwalk` -- a v2 batch's records walked into columns;
+* :mod:`.recordwalk` -- a v2 batch's records walked into columns, and gathered as the records table's rows;
 * :mod:`.batchrules` -- the rules of a v2 batch on plain values, and the sequence arithmetic;
-* :mod:`.cleanruns` -- the clean runs of ``verify-crc --deep``;
+* :mod:`.cleanruns` -- the clean runs of ``verify-crc --deep``, and a clean batch's records into those rows;
 * :mod:`.jsonl` -- the JSON Lines writer;
 * :mod:`.match` -- what ``kbatch grep`` looks for, asked of a record's bytes where they lie (in the clean runs
   of :mod:`.cleanruns`, and on the records the full reader reads).

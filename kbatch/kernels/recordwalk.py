@@ -15,7 +15,10 @@ recordsCount says.  Offsets and timestamps are added as Java adds longs
 (DefaultRecord.readFrom: ``baseOffset + offsetDelta``, ``baseTimestamp +
 timestampDelta``): wrapped to 64 bits, with a ``long-overflow`` finding.
 
-The C-level declarations other kernels use (:class:`RecordColumns`, :class:`RecordWalker`) are in
+:class:`RecordRows` gathers walked chunks as the rows of ``kbatch scan --records``'s table, laid out as Arrow
+lays them out.
+
+The C-level declarations other kernels use (:class:`RecordColumns`, :class:`RecordWalker`, :class:`RecordRows`) are in
 ``recordwalk.pxd``; :mod:`.batchrules` holds the rules of the batch around the records, :mod:`.cleanruns`
 the compiled fast pass of ``verify-crc --deep``, :mod:`.jsonl` the JSON Lines writer of records.
 
