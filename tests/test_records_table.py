@@ -91,6 +91,7 @@ def test_a_task_holds_its_records_in_row_groups_of_bounded_size(spark, tmp_path,
     schema = spark.createDataFrame([], RECORD_SCHEMA).schema
     monkeypatch.setattr(records_table, "ROW_GROUP_BYTES", 1)
     monkeypatch.setattr(source, "ARROW_ROWS", 3)
+    monkeypatch.setattr(records_table, "RECORD_ROWS", 3)   # (the writer's record batches: the data source's here)
     partition = SegmentPartition([FileRange(path, 0, size, size)])
     [written] = records_table._write_partition(partition, 3, str(tmp_path), "job", schema)
     assert written["final"] == "topic=orders/part-00003-job.c000.snappy.parquet"
