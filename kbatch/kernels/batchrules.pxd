@@ -13,6 +13,13 @@ cdef class HeaderField:
     cpdef long long read(self, const unsigned char[::1] data, Py_ssize_t start) noexcept
 
 
+@cython.final
+cdef class V2Header:
+    cdef readonly HeaderField base_offset, batch_length, partition_leader_epoch, magic, crc, attributes
+    cdef readonly HeaderField last_offset_delta, base_timestamp, max_timestamp, producer_id, producer_epoch
+    cdef readonly HeaderField base_sequence, records_count
+
+
 cpdef long long increment_sequence(long long sequence, long long increment) noexcept
 cpdef long long v2_last_sequence(long long base_sequence, long long last_offset_delta) noexcept
 cpdef long long v2_reserved_bits(long long attributes) noexcept

@@ -15,6 +15,7 @@ except ImportError:  # not compiled and no Cython installed: the same code as pl
     from kbatch.kernels import _cython_shim as cython
 
 from kbatch.format.structs import (
+    BATCH_HEADER,
     COMPRESSION_CODEC_MASK,
     CONTROL_FLAG_MASK,
     TIMESTAMP_TYPE_MASK,
@@ -56,6 +57,31 @@ class HeaderField:
             return -cython.cast(cython.longlong, ~value & (_ALL_ONES >> (64 - 8 * self.size))) - 1
         return cython.cast(cython.longlong, value)
 
+
+
+@cython.final
+@cython.cclass
+class V2Header:
+    """Every field of a v2 batch's header (BATCH_HEADER) as a :class:`HeaderField`: the one set the kernels read
+    a header with where it lies (cleanruns.py, jsonl.py; declared in batchrules.pxd)."""
+
+    def __init__(self):
+        self.base_offset = HeaderField(BATCH_HEADER, "base_offset")
+        self.batch_length = HeaderField(BATCH_HEADER, "batch_length")
+        self.partition_leader_epoch = HeaderField(BATCH_HEADER, "partition_leader_epoch")
+        self.magic = HeaderField(BATCH_HEADER, "magic")
+        self.crc = HeaderField(BATCH_HEADER, "crc")
+        self.attributes = HeaderField(BATCH_HEADER, "attributes")
+        self.last_offset_delta = HeaderField(BATCH_HEADER, "last_offset_delta")
+        self.base_timestamp = HeaderField(BATCH_HEADER, "base_timestamp")
+        self.max_timestamp = HeaderField(BATCH_HEADER, "max_timestamp")
+        self.producer_id = HeaderField(BATCH_HEADER, "producer_id")
+        self.producer_epoch = HeaderField(BATCH_HEADER, "producer_epoch")
+        self.base_sequence = HeaderField(BATCH_HEADER, "base_sequence")
+        self.records_count = HeaderField(BATCH_HEADER, "records_count")
+
+
+V2_HEADER = V2Header()
 
 NO_SEQUENCE = -1   # a batch's baseSequence (a record's sequence) when the producer is not idempotent
 

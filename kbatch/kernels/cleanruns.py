@@ -15,19 +15,20 @@ except ImportError:  # not compiled and no Cython installed: the same code as pl
     from kbatch.kernels import _cython_shim as cython
 
 if cython.compiled:
-    from cython.cimports.kbatch.kernels.batchrules import (HeaderField, framed_v2_batch, last_offset_delta_short,
+    from cython.cimports.kbatch.kernels.batchrules import (V2Header, framed_v2_batch, last_offset_delta_short,
                                                            max_timestamp_differs, offset_order_problem,
                                                            producer_fields_problem, segment_range_problem,
                                                            v2_reserved_bits)
     from cython.cimports.kbatch.kernels.match import RecordMatch
     from cython.cimports.kbatch.kernels.recordwalk import RecordColumns, RecordRows, RecordWalker
 else:
-    from kbatch.kernels.batchrules import (HeaderField, framed_v2_batch, last_offset_delta_short, max_timestamp_differs,
+    from kbatch.kernels.batchrules import (V2Header, framed_v2_batch, last_offset_delta_short, max_timestamp_differs,
                                            offset_order_problem, producer_fields_problem, segment_range_problem,
                                            v2_reserved_bits)
     from kbatch.kernels.match import RecordMatch
     from kbatch.kernels.recordwalk import RecordColumns, RecordRows, RecordWalker
 
+from kbatch.kernels.batchrules import V2_HEADER
 from kbatch.kernels.jsonl import any_key_or_value_starts_with_zero
 from kbatch.format.structs import (
     BATCH_HEADER,
@@ -51,18 +52,7 @@ _TRANSACTIONAL_MASK = cython.declare(cython.longlong, TRANSACTIONAL_FLAG_MASK)
 _CONTROL_MASK = cython.declare(cython.longlong, CONTROL_FLAG_MASK)
 
 
-_FIELD_BASE_OFFSET = cython.declare(HeaderField, HeaderField(BATCH_HEADER, "base_offset"))
-_FIELD_BATCH_LENGTH = cython.declare(HeaderField, HeaderField(BATCH_HEADER, "batch_length"))
-_FIELD_MAGIC = cython.declare(HeaderField, HeaderField(BATCH_HEADER, "magic"))
-_FIELD_CRC = cython.declare(HeaderField, HeaderField(BATCH_HEADER, "crc"))
-_FIELD_ATTRIBUTES = cython.declare(HeaderField, HeaderField(BATCH_HEADER, "attributes"))
-_FIELD_LAST_OFFSET_DELTA = cython.declare(HeaderField, HeaderField(BATCH_HEADER, "last_offset_delta"))
-_FIELD_BASE_TIMESTAMP = cython.declare(HeaderField, HeaderField(BATCH_HEADER, "base_timestamp"))
-_FIELD_MAX_TIMESTAMP = cython.declare(HeaderField, HeaderField(BATCH_HEADER, "max_timestamp"))
-_FIELD_PRODUCER_ID = cython.declare(HeaderField, HeaderField(BATCH_HEADER, "producer_id"))
-_FIELD_PRODUCER_EPOCH = cython.declare(HeaderField, HeaderField(BATCH_HEADER, "producer_epoch"))
-_FIELD_BASE_SEQUENCE = cython.declare(HeaderField, HeaderField(BATCH_HEADER, "base_sequence"))
-_FIELD_RECORDS_COUNT = cython.declare(HeaderField, HeaderField(BATCH_HEADER, "records_count"))
+_V2 = cython.declare(V2Header, V2_HEADER)   # a v2 header's fields, each read where it lies
 _HEADER_SIZE = cython.declare(cython.Py_ssize_t, BATCH_HEADER.size)
 _LOG_OVERHEAD = cython.declare(cython.Py_ssize_t, LOG_OVERHEAD)
 
@@ -135,29 +125,29 @@ class CleanBatches:
         if last_offset is None:
             return i
         while i < stop and i + _HEADER_SIZE <= limit:
-            batch_length = _FIELD_BATCH_LENGTH.read(buf, i)
+            batch_length = _V2.batch_length.read(buf, i)
             end = i + _LOG_OVERHEAD + batch_length
-            if not framed_v2_batch(_FIELD_MAGIC.read(buf, i), batch_length, least, most) or end > limit:
+            if not framed_v2_batch(_V2.magic.read(buf, i), batch_length, least, most) or end > limit:
                 break
             # What the header alone says first: a batch refused after its CRC and records would have them
             # read again by the full reader.
-            count = _FIELD_RECORDS_COUNT.read(buf, i)
-            attributes = _FIELD_ATTRIBUTES.read(buf, i)
+            count = _V2.records_count.read(buf, i)
+            attributes = _V2.attributes.read(buf, i)
             if count < 0 or attributes & _CONTROL_MASK or v2_reserved_bits(attributes):
                 break
             if producer_fields_problem(attributes & _TRANSACTIONAL_MASK != 0, False,
-                                       _FIELD_PRODUCER_ID.read(buf, i), _FIELD_PRODUCER_EPOCH.read(buf, i),
-                                       _FIELD_BASE_SEQUENCE.read(buf, i)) is not None:
+                                       _V2.producer_id.read(buf, i), _V2.producer_epoch.read(buf, i),
+                                       _V2.base_sequence.read(buf, i)) is not None:
                 break
-            base_offset = _FIELD_BASE_OFFSET.read(buf, i)
-            last_offset_delta: object = _FIELD_LAST_OFFSET_DELTA.read(buf, i)   # the offset rules count exactly
+            base_offset = _V2.base_offset.read(buf, i)
+            last_offset_delta: object = _V2.last_offset_delta.read(buf, i)   # the offset rules count exactly
             batch_last_offset = base_offset + last_offset_delta
             if segment_base is not None and segment_range_problem(base_offset, batch_last_offset,
                                                                   segment_base) is not None:
                 break
             if offset_order_problem(last_offset, base_offset) is not None:
                 break
-            if crc(view[i + crc_start:end]) != _FIELD_CRC.read(buf, i):
+            if crc(view[i + crc_start:end]) != _V2.crc.read(buf, i):
                 break
             codec_id = attributes & _CODEC_MASK
             if codec_id:   # as kbatch.reading.v2.load_records inflates them
@@ -167,9 +157,9 @@ class CleanBatches:
                 first, last = 0, len(records)
             else:   # walked where they lie: the walker keeps its hold on data from batch to batch
                 records, first, last = data, i + _HEADER_SIZE, end
-            base_timestamp = _FIELD_BASE_TIMESTAMP.read(buf, i)
+            base_timestamp = _V2.base_timestamp.read(buf, i)
             walker.reset(records, count, base_offset, base_timestamp, first, last)
-            look = match is not None and match.wants_producer(_FIELD_PRODUCER_ID.read(buf, i)) and (
+            look = match is not None and match.wants_producer(_V2.producer_id.read(buf, i)) and (
                 match.begin(records, first, last) or match.invert)
             selected = False
             while walker.fill(columns):
@@ -181,7 +171,7 @@ class CleanBatches:
                 break
             if count and (last_offset_delta_short(base_offset, last_offset_delta, walker.last_offset)
                           or max_timestamp_differs(not attributes & _TIMESTAMP_TYPE_MASK,
-                                                   _FIELD_MAX_TIMESTAMP.read(buf, i), walker.max_timestamp)):
+                                                   _V2.max_timestamp.read(buf, i), walker.max_timestamp)):
                 break
             if selected:
                 break
@@ -227,7 +217,7 @@ def batch_into_rows(rows: RecordRows, walker: RecordWalker, columns: RecordColum
     (kbatch.spark.source.ColumnarRecords.files).  ``max_rows`` and ``max_bytes`` say when ``rows`` are full.
     """
     buf: cython.const[cython.uchar][::1] = window
-    attributes: cython.longlong = _FIELD_ATTRIBUTES.read(buf, i)
+    attributes: cython.longlong = _V2.attributes.read(buf, i)
     codec_id: cython.longlong = attributes & _CODEC_MASK
     transactional: cython.bint = attributes & _TRANSACTIONAL_MASK != 0
     base_offset: cython.longlong
@@ -239,14 +229,14 @@ def batch_into_rows(rows: RecordRows, walker: RecordWalker, columns: RecordColum
         return ASK_VISIBILITY
     if visible == VISIBLE_UNLESS_TRANSACTIONAL:
         visible = 1
-    base_offset = _FIELD_BASE_OFFSET.read(buf, i)
+    base_offset = _V2.base_offset.read(buf, i)
     if codec_id:
         if records is None:
             return COMPRESSED
-        walker.reset(records, count, base_offset, _FIELD_BASE_TIMESTAMP.read(buf, i))
+        walker.reset(records, count, base_offset, _V2.base_timestamp.read(buf, i))
     else:   # where they lie in the window
         records = window
-        walker.reset(window, count, base_offset, _FIELD_BASE_TIMESTAMP.read(buf, i), i + _HEADER_SIZE, end)
+        walker.reset(window, count, base_offset, _V2.base_timestamp.read(buf, i), i + _HEADER_SIZE, end)
     walker.fill(columns)
     if not walker.done or (columns.n and any_key_or_value_starts_with_zero(columns, records)):
         return NOT_TAKEN
@@ -254,6 +244,6 @@ def batch_into_rows(rows: RecordRows, walker: RecordWalker, columns: RecordColum
         return NO_ROOM
     if columns.n:
         rows.add(columns, records, batch_pos, base_offset, codec_id, attributes & _TIMESTAMP_TYPE_MASK != 0,
-                 _FIELD_MAX_TIMESTAMP.read(buf, i), _FIELD_BASE_SEQUENCE.read(buf, i),
-                 _FIELD_PRODUCER_ID.read(buf, i), transactional, visible, file)
+                 _V2.max_timestamp.read(buf, i), _V2.base_sequence.read(buf, i),
+                 _V2.producer_id.read(buf, i), transactional, visible, file)
     return TAKEN

@@ -14,14 +14,14 @@ except ImportError:  # not compiled and no Cython installed: the same code as pl
 if cython.compiled:
     from cython.cimports.cpython.bytes import PyBytes_FromStringAndSize
     from cython.cimports.libc.string import memcpy
-    from cython.cimports.kbatch.kernels.batchrules import (HeaderField, framed_v2_batch, increment_sequence,
+    from cython.cimports.kbatch.kernels.batchrules import (V2Header, framed_v2_batch, increment_sequence,
                                                            producer_fields_problem, v2_last_sequence, v2_reserved_bits)
     from cython.cimports.kbatch.kernels.recordwalk import RecordColumns
 else:
-    from kbatch.kernels.batchrules import (HeaderField, framed_v2_batch, increment_sequence, producer_fields_problem,
+    from kbatch.kernels.batchrules import (V2Header, framed_v2_batch, increment_sequence, producer_fields_problem,
                                            v2_last_sequence, v2_reserved_bits)
     from kbatch.kernels.recordwalk import RecordColumns
-from kbatch.kernels.batchrules import last_sequence
+from kbatch.kernels.batchrules import V2_HEADER, last_sequence
 from kbatch.format.structs import (BATCH_HEADER, COMPRESSION_CODEC_MASK, CONTROL_FLAG_MASK, DELETE_HORIZON_FLAG_MASK,
                                    LOG_OVERHEAD, TIMESTAMP_TYPE_MASK, TRANSACTIONAL_FLAG_MASK)
 from kbatch.kernels._json_keys import BATCH_JSON_KEYS, RECORD_JSON_KEYS  # noqa: F401
@@ -659,20 +659,7 @@ def _batch_line(head: bytes, pos, size, magic, length_field, offset_field, base_
     return out.written()
 
 
-# A v2 batch's header fields, each read where it lies (clean_batch_lines)
-_FIELD_BASE_OFFSET = cython.declare(HeaderField, HeaderField(BATCH_HEADER, "base_offset"))
-_FIELD_BATCH_LENGTH = cython.declare(HeaderField, HeaderField(BATCH_HEADER, "batch_length"))
-_FIELD_LEADER_EPOCH = cython.declare(HeaderField, HeaderField(BATCH_HEADER, "partition_leader_epoch"))
-_FIELD_MAGIC = cython.declare(HeaderField, HeaderField(BATCH_HEADER, "magic"))
-_FIELD_CRC = cython.declare(HeaderField, HeaderField(BATCH_HEADER, "crc"))
-_FIELD_ATTRIBUTES = cython.declare(HeaderField, HeaderField(BATCH_HEADER, "attributes"))
-_FIELD_LAST_OFFSET_DELTA = cython.declare(HeaderField, HeaderField(BATCH_HEADER, "last_offset_delta"))
-_FIELD_BASE_TIMESTAMP = cython.declare(HeaderField, HeaderField(BATCH_HEADER, "base_timestamp"))
-_FIELD_MAX_TIMESTAMP = cython.declare(HeaderField, HeaderField(BATCH_HEADER, "max_timestamp"))
-_FIELD_PRODUCER_ID = cython.declare(HeaderField, HeaderField(BATCH_HEADER, "producer_id"))
-_FIELD_PRODUCER_EPOCH = cython.declare(HeaderField, HeaderField(BATCH_HEADER, "producer_epoch"))
-_FIELD_BASE_SEQUENCE = cython.declare(HeaderField, HeaderField(BATCH_HEADER, "base_sequence"))
-_FIELD_RECORDS_COUNT = cython.declare(HeaderField, HeaderField(BATCH_HEADER, "records_count"))
+_V2 = cython.declare(V2Header, V2_HEADER)   # a v2 header's fields, each read where it lies
 _HEADER_SIZE = cython.declare(cython.Py_ssize_t, BATCH_HEADER.size)
 _LOG_OVERHEAD = cython.declare(cython.Py_ssize_t, LOG_OVERHEAD)
 _CODEC_MASK = cython.declare(cython.longlong, COMPRESSION_CODEC_MASK)
@@ -740,24 +727,24 @@ def clean_batch_lines(data, i: cython.Py_ssize_t, stop: cython.Py_ssize_t, base:
     buf: cython.const[cython.uchar][::1] = data
     with memoryview(data) as view:
         while i < stop and i + _HEADER_SIZE <= limit:
-            batch_length = _FIELD_BATCH_LENGTH.read(buf, i)
+            batch_length = _V2.batch_length.read(buf, i)
             end = i + _LOG_OVERHEAD + batch_length
-            count = _FIELD_RECORDS_COUNT.read(buf, i)
-            if not framed_v2_batch(_FIELD_MAGIC.read(buf, i), batch_length, least, most) or end > limit or count < 0:
+            count = _V2.records_count.read(buf, i)
+            if not framed_v2_batch(_V2.magic.read(buf, i), batch_length, least, most) or end > limit or count < 0:
                 break
             computed = crc(view[i + crc_start:end])
-            stored_crc = _FIELD_CRC.read(buf, i)
+            stored_crc = _V2.crc.read(buf, i)
             if computed != stored_crc:
                 break
-            base_offset = _FIELD_BASE_OFFSET.read(buf, i)
-            partition_leader_epoch = _FIELD_LEADER_EPOCH.read(buf, i)
-            attributes = _FIELD_ATTRIBUTES.read(buf, i)
-            last_offset_delta = _FIELD_LAST_OFFSET_DELTA.read(buf, i)
-            base_timestamp = _FIELD_BASE_TIMESTAMP.read(buf, i)
-            max_timestamp = _FIELD_MAX_TIMESTAMP.read(buf, i)
-            producer_id = _FIELD_PRODUCER_ID.read(buf, i)
-            producer_epoch = _FIELD_PRODUCER_EPOCH.read(buf, i)
-            base_sequence = _FIELD_BASE_SEQUENCE.read(buf, i)
+            base_offset = _V2.base_offset.read(buf, i)
+            partition_leader_epoch = _V2.partition_leader_epoch.read(buf, i)
+            attributes = _V2.attributes.read(buf, i)
+            last_offset_delta = _V2.last_offset_delta.read(buf, i)
+            base_timestamp = _V2.base_timestamp.read(buf, i)
+            max_timestamp = _V2.max_timestamp.read(buf, i)
+            producer_id = _V2.producer_id.read(buf, i)
+            producer_epoch = _V2.producer_epoch.read(buf, i)
+            base_sequence = _V2.base_sequence.read(buf, i)
             is_transactional = attributes & _TRANSACTIONAL_MASK != 0
             is_control = attributes & _CONTROL_MASK != 0
             if v2_reserved_bits(attributes) or producer_fields_problem(
