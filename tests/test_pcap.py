@@ -230,6 +230,18 @@ def test_against_a_batch_written_as_sent_is_hop_none(tmp_path, kbatch):
     assert summary["hops"] == {"none": 1} and summary["damaged"] is False
 
 
+def test_without_dpkt_the_extra_is_named_as_the_checkout_installs_it(tmp_path, kbatch, monkeypatch):
+    """Not 'kbatch[pcap]': the kbatch on PyPI is another project, which that would install."""
+    import importlib.util
+
+    find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *args: None if name == "dpkt" else
+                        find_spec(name, *args))
+    result = kbatch("pcap", _write(tmp_path, _produced(TWO)), expect=2)
+    assert result.err == ("kbatch: error: reading captures needs the pcap extra: pip install '.[pcap]' in kbatch's "
+                          "checkout (dpkt)\n")
+
+
 def test_against_a_log_directory_leaves_a_fifo_among_the_segments_unopened(tmp_path, kbatch):
     """As Kafka's LogLoader, only regular files are read as segments: opening a FIFO would wait forever."""
     logs = _logdir(tmp_path, _as_written(TWO, 500))

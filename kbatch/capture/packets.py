@@ -1,7 +1,7 @@
 """TCP segments out of a pcap or pcapng file.
 
-The file formats and the link, IP and TCP headers are read by dpkt (the optional extra ``kbatch[pcap]``),
-but for a classic pcap's records and a plain Ethernet frame's IPv4/IPv6 TCP headers, the common case, read
+The file formats and the link, IP and TCP headers are read by dpkt (the optional extra ``.[pcap]`` of kbatch's
+checkout), but for a classic pcap's records and a plain Ethernet frame's IPv4/IPv6 TCP headers, the common case, read
 here with struct (dpkt not even imported for them).  This module picks the link layers a Kafka capture has --
 Ethernet, Linux cooked (SLL and SLL2: ``tcpdump -i any``), BSD loopback/null -- and yields each IPv4/IPv6 TCP
 segment with its packet number (1-based, as Wireshark counts) and time.  A TCP checksum is never checked:

@@ -93,7 +93,9 @@ def pcap(captures, ports, records, deep, output_format, extract_to, against, no_
     from kbatch.ops.pcap import DEFAULT_PORTS, CaptureSummary, CapturedBatch, Extraction, read_capture
 
     if importlib.util.find_spec("dpkt") is None:   # (imported where it reads: a plain capture needs it not)
-        click.echo("kbatch: error: reading captures needs dpkt: pip install 'kbatch[pcap]'", err=True)
+        # (from the checkout: the kbatch on PyPI is another project, and 'kbatch[pcap]' would install that one)
+        click.echo("kbatch: error: reading captures needs the pcap extra: pip install '.[pcap]' in kbatch's "
+                   "checkout (dpkt)", err=True)
         return ExitStatus.TROUBLE
     if output_format == "jsonl":
         from kbatch.render.pcap import JsonlSink
