@@ -41,7 +41,6 @@ def run_scan(segments: list[Segment], out_dir: str, *, records: bool = False, de
     # Executors have working directories of their own: they get absolute paths, the report the ones given.
     given = {_absolute(segment.path): segment.path for segment in segments}
     local = [path for path in given if not through_hadoop(path)]   # (the rest: Spark hands over their bytes)
-    paths = json.dumps(local)
     options = {"deep": str(deep).lower(), "decompress": "true"}
     if not any(is_remote(path) for path in local):
         # A local file is opened in about the time 64 KiB of it is read (the data source's default, 1 MiB,
@@ -60,8 +59,7 @@ def run_scan(segments: list[Segment], out_dir: str, *, records: bool = False, de
     failed = []
     if split_bytes and local:
         # A range whose walk did not end where the next began: that file is read again, whole.
-        findings = (spark.read.format("kbatch").option("level", "findings").option("paths", paths)
-                    .option("splitBytes", str(split_bytes)).options(**options).load())
+        findings = _source_frame(spark, "findings", local, split_bytes, options)
         failed = [row.file for row in findings.where(F.col("code") == "split-handover")
                   .select("file").distinct().collect()]
         if failed:
@@ -115,10 +113,14 @@ def _read_locally(spark, paths: list[str], split_bytes: int, failed: list[str], 
     frame = spark.createDataFrame([], schema)
     for files, split in (([path for path in paths if path not in failed], split_bytes), (failed, 0)):
         if files:
-            frame = frame.unionByName(spark.read.format("kbatch").option("level", level)
-                                      .option("paths", json.dumps(files)).option("splitBytes", str(split))
-                                      .options(**options).load())
+            frame = frame.unionByName(_source_frame(spark, level, files, split, options))
     return frame
+
+
+def _source_frame(spark, level: str, files: list[str], split_bytes: int, options: dict):
+    """The data source's ``level`` table of ``files`` (absolute paths), larger ones cut at ``split_bytes``."""
+    return (spark.read.format("kbatch").option("level", level).option("paths", json.dumps(files))
+            .option("splitBytes", str(split_bytes)).options(**options).load())
 
 
 def _locations(spark, out_dir: str, levels: list[str]) -> dict[str, str]:
