@@ -305,6 +305,9 @@ def test_a_spec_that_is_no_kbatch_document_fails_cleanly_and_writes_nothing(text
 def test_not_json_and_stdout_and_hex(kbatch, tmp_path):
     result = kbatch("encode-from-json", "-", "-o", "-", stdin=b"{not json")
     assert result.code == 2 and "is not JSON: line 1 column 2" in result.err
+    result = kbatch("encode-from-json", "-", "-o", "-", stdin=b'{"records": "\x1b[31m"}')
+    assert result.code == 2
+    assert result.err.endswith("is not JSON: line 1 column 14: Invalid control character\n"), result.err
     spec = json.dumps({"records": [dict(V, offset=0)]}).encode()
     result = kbatch("encode-from-json", "--batch", "--hex", "-", "-o", "-", stdin=spec)
     assert result.code == 0

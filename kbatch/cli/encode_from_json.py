@@ -57,7 +57,10 @@ def encode_from_json(spec, output, single_batch, hex_output, rederive):
     try:
         document = json.loads(text)
     except json.JSONDecodeError as error:
-        click.echo(f"kbatch: {visible(spec)} is not JSON: line {error.lineno} column {error.colno}: {error.msg}", err=True)
+        # (json's message for a raw control character in a string is "Invalid control character at": the
+        # position it ends with is the line and column given first)
+        reason = error.msg.removesuffix(" at")
+        click.echo(f"kbatch: {visible(spec)} is not JSON: line {error.lineno} column {error.colno}: {reason}", err=True)
         return ExitStatus.TROUBLE
     except RecursionError:
         click.echo(f"kbatch: {visible(spec)}: the JSON nests too deeply (a kbatch document is a few levels deep)", err=True)
