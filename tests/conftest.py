@@ -303,3 +303,32 @@ def pytest_itemcollected(item):
     groups = {_SERVICE_GROUPS[name] for name in item.fixturenames if name in _SERVICE_GROUPS}
     if groups:
         item.add_marker(pytest.mark.xdist_group(min(groups)))
+
+
+# -- every capture a test reads, read both ways --------------------------------------------------------------
+
+@pytest.fixture(autouse=True)
+def _plain_capture_agrees(monkeypatch):
+    """Each capture a test reads (kbatch.capture.batches.CaptureReader.read) is first read to its requests,
+    responses and problems twice -- with the compiled loop over its common case (kbatch.kernels.plaincapture,
+    compiled or, with KBATCH_PURE_PYTHON=1, as plain Python) and with the generators it stands for alone -- and
+    the two must agree, to the last packet count."""
+    batches = sys.modules.get("kbatch.capture.batches")
+    if batches is None:
+        try:
+            from kbatch.capture import batches
+        except ImportError:   # (no dpkt)
+            return
+    from tests.plain_capture import read_both_ways
+
+    original = batches.CaptureReader.read
+
+    def read(self, stream):
+        start = stream.tell()
+        data = stream.read()
+        stream.seek(start)
+        plain, generators = read_both_ways(data, self.ports)
+        assert plain == generators
+        return original(self, stream)
+
+    monkeypatch.setattr(batches.CaptureReader, "read", read)

@@ -24,14 +24,16 @@ from dataclasses import dataclass, field, replace
 from typing import BinaryIO, Iterable, Iterator
 
 from kbatch.capture.exchanges import Pairing, Request, Response, _connection_pair
-from kbatch.capture.frames import LARGEST_FRAME, SMALLEST_FRAME, kafka_frames
-from kbatch.capture.packets import PacketProblem, Segment, read_segments
-from kbatch.capture.streams import StreamGap, reassemble
+from kbatch.capture.frames import LARGEST_FRAME, SIZE_BYTES, SMALLEST_FRAME, KafkaFrame, _Framer, kafka_frames
+from kbatch.capture.packets import (DLT_EN10MB, PCAP_FILE_HEADER_SIZE, PacketProblem, Segment, _address, _classic_pcap, read_segments,
+                                    resumed_segments)
+from kbatch.capture.streams import StreamGap, _Direction, _endpoint, reassemble
 from kbatch.format.codecs import DEFAULT_DECOMPRESSED_LIMIT, codec_name
 from kbatch.format.findings import Finding
 from kbatch.format.framing import CHECKSUMS, size_bounds
 from kbatch.format.structs import BATCH_HEADER, COMPRESSION_CODEC_MASK
 from kbatch.kernels.batchrules import producer_fields_problem, v2_reserved_bits
+from kbatch.kernels import plaincapture
 from kbatch.kernels.jsonl import clean_batch_lines
 from kbatch.messages import readers
 from kbatch.messages.decoder import ZERO_UUID, MessageDecoder, MessageError
@@ -273,9 +275,7 @@ class CaptureReader:
         return map(self._named, self._read(stream))
 
     def _read(self, stream: BinaryIO) -> Iterator[CapturedBatch | CaptureFinding]:
-        segments = self._counted(read_segments(stream))
-        frames = kafka_frames(reassemble(kafka_segments(segments, self.ports)), self._starts_frame)
-        for event in self.pairing(frames):
+        for event in self.pairing(self._frames(stream)):
             if isinstance(event, Request):
                 yield from self._request(event)
             elif isinstance(event, Response):
@@ -285,6 +285,43 @@ class CaptureReader:
         for produced in self.waiting.values():   # never answered (the capture ended first)
             yield from produced.batches
         self.waiting.clear()
+
+    def _frames(self, stream: BinaryIO) -> Iterator:
+        """The capture's Kafka frames, with the problems of the layers below: kafka_frames(reassemble(
+        kafka_segments(read_segments(...)))), its common case compiled (kbatch.kernels.plaincapture) where it can
+        be -- a classic microsecond pcap of Ethernet frames -- and those generators going on where it stops."""
+        readinto = getattr(stream, "readinto", None) if PLAIN_CAPTURE else None
+        classic = _classic_pcap(stream) if readinto is not None else None
+        if classic is None or classic[0] not in _PLAIN_MAGICS or classic[1] != DLT_EN10MB:
+            if classic is not None:
+                stream.seek(-PCAP_FILE_HEADER_SIZE, 1)
+            yield from kafka_frames(reassemble(kafka_segments(self._counted(read_segments(stream)), self.ports)),
+                                    self._starts_frame)
+            return
+        magic = classic[0]
+        plain = plaincapture.PlainCapture(readinto, _PLAIN_MAGICS[magic], self.ports, KafkaFrame, _flow_name)
+        while True:
+            frames = plain.frames()
+            if not frames:
+                break
+            yield from frames
+        # handed over: each direction's state as reassemble and kafka_frames would hold it had they read so far
+        self.packets = plain.last_segment or self.packets
+        directions = {flow.name: _Direction(None if flow.next_seq < 0 else flow.next_seq) for flow in plain.flows()}
+        framers = {}
+        for flow in plain.framed_flows():
+            framer = framers[flow.name] = _Framer(resyncs=True)
+            framer.packet, framer.time = flow.packet, flow.time
+            if flow.head_size:
+                framer.head, framer.wanted, framer.have = flow.size_field(), flow.wanted, flow.have
+                framer.parts = [flow.gathered()] if flow.head_size == SIZE_BYTES else []
+        if plain.stopped == plaincapture.ABSURD_SIZE:
+            flow = plain.absurd_flow
+            yield framers[flow.name]._absurd(flow.name, plain.absurd_packet, plain.absurd_size, plain.absurd_unread)
+        rest = _Rest(plain.rest(), stream.read)
+        segments = self._counted(resumed_segments(rest.read, magic, DLT_EN10MB, plain.number))
+        yield from kafka_frames(reassemble(kafka_segments(segments, self.ports), directions=directions),
+                                self._starts_frame, framers=framers)
 
     def _starts_frame(self, connection: str, data: bytes) -> bool:
         """Whether a segment after a gap starts a Kafka frame: a sane size, then on the requesting direction a
@@ -590,6 +627,34 @@ class _LinesTaken(_HeadersTaken):
                 break
             self.last_pos, pos = crc_run.last_pos, taken
         return pos
+
+
+# The compiled loop over a capture's common case (kbatch.kernels.plaincapture): taken where it runs compiled (as
+# plain Python the generators it stands for are faster).  Tests set it to hold the loop to them either way.
+PLAIN_CAPTURE = plaincapture.COMPILED
+# The classic pcap magic numbers the loop reads (microsecond ones), by whether the file is big-endian.
+_PLAIN_MAGICS = {0xA1B2C3D4: True, 0xD4C3B2A1: False}
+
+
+def _flow_name(addresses: bytes, ports: bytes) -> str:
+    """A direction's name (kbatch.capture.streams.connection_name) from its source and destination address and
+    their ports, as they lie in its IP and TCP headers."""
+    half = len(addresses) // 2
+    return f"{_endpoint(_address(addresses[:half]), int.from_bytes(ports[:2], 'big'))} -> " \
+           f"{_endpoint(_address(addresses[half:]), int.from_bytes(ports[2:], 'big'))}"
+
+
+class _Rest:
+    """A file read on from bytes already read out of it (``head``), then from ``read``."""
+
+    def __init__(self, head: bytes, read):
+        self.head, self._read = head, read
+
+    def read(self, size: int) -> bytes:
+        if not self.head:
+            return self._read(size)
+        taken, self.head = self.head[:size], self.head[size:]
+        return taken + self._read(size - len(taken)) if len(taken) < size else taken
 
 
 def _offset_span(batch: Batch) -> int:

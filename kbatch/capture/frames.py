@@ -143,12 +143,14 @@ class _Framer:
         return True
 
 
-def kafka_frames(events: Iterable[StreamBytes | StreamGap | PacketProblem], starts_frame=None
+def kafka_frames(events: Iterable[StreamBytes | StreamGap | PacketProblem], starts_frame=None,
+                 framers: dict[str, _Framer] | None = None
                  ) -> Iterator[KafkaFrame | FrameProblem | StreamGap | PacketProblem]:
     """Every whole Kafka frame of every direction, with the problems of framing and of the layers below.
     ``starts_frame(connection, data)`` says whether a segment's bytes start a frame, to resync at after a gap
-    (None: a direction is given up at its first gap)."""
-    framers: dict[str, _Framer] = {}
+    (None: a direction is given up at its first gap).  ``framers``: each direction's framer so far, where the
+    capture was framed up to here otherwise (kbatch.capture.batches' compiled loop hands it over so)."""
+    framers = {} if framers is None else framers
     for event in events:
         if isinstance(event, StreamBytes):
             framer = framers.get(event.connection)

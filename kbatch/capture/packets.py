@@ -154,7 +154,7 @@ def read_segments(stream: BinaryIO) -> Iterator[Segment | PacketProblem]:
     classic = _classic_pcap(watched)
     if classic is not None:
         magic, link_type = classic
-        packets = _pcap_records(watched, magic)
+        packets = _pcap_records(watched._stream.read, magic)
     else:
         import dpkt
         try:
@@ -164,7 +164,17 @@ def read_segments(stream: BinaryIO) -> Iterator[Segment | PacketProblem]:
             return
         link_type = reader.datalink()
         packets = _dpkt_records(watched, reader)
-    number = 0
+    yield from _segments(link_type, packets)
+
+
+def resumed_segments(read, magic: int, link_type: int, number: int) -> Iterator[Segment | PacketProblem]:
+    """What :func:`read_segments` gives of a classic pcap from its packet ``number + 1`` on: ``read`` reads the
+    file from that packet's record (kbatch.capture.batches hands a capture over to it so, mid-way)."""
+    return _segments(link_type, _pcap_records(read, magic, number))
+
+
+def _segments(link_type: int, packets: Iterator[tuple]) -> Iterator[Segment | PacketProblem]:
+    """The TCP segments of the packets (packet number, time, frame) of a capture of ``link_type``."""
     for number, time, frame in packets:
         if frame is None:           # the file ends: ``time`` says why
             yield PacketProblem(number, time)
@@ -223,17 +233,15 @@ def _dpkt_records(stream: _ShortReadWatch, reader) -> Iterator[tuple]:
         yield number, float(time), frame
 
 
-def _pcap_records(stream: _ShortReadWatch, magic: int) -> Iterator[tuple]:
-    """What :func:`_dpkt_records` gives, read here for a classic pcap (the stream after its file header,
-    ``magic`` its magic number): a struct unpack a packet instead of dpkt's header objects.  Times are dpkt's
-    to the last bit (its divisor: 1E6, or Decimal 1E9)."""
+def _pcap_records(read, magic: int, number: int = 0) -> Iterator[tuple]:
+    """What :func:`_dpkt_records` gives, read here for a classic pcap (``read`` reads the file after its file
+    header, or from packet ``number + 1``'s record; ``magic`` its magic number): a struct unpack a packet
+    instead of dpkt's header objects.  Times are dpkt's to the last bit (its divisor: 1E6, or Decimal 1E9)."""
     header = struct.Struct(_RECORD_HEADERS[magic])
     nano = magic in _NANO
     if nano:   # (decimal imported for these files alone)
         from decimal import Decimal
         nano_divisor = Decimal("1E9")   # dpkt's (a microsecond file's: 1E6)
-    read = stream._stream.read
-    number = 0
     while True:
         head = read(header.size)
         if len(head) < header.size:

@@ -57,10 +57,12 @@ def _endpoint(address: str, port: int) -> str:
     return f"[{address}]:{port}" if ":" in address else f"{address}:{port}"
 
 
-def reassemble(items: Iterable[Segment | PacketProblem],
-               waiting_limit: int = DEFAULT_WAITING_LIMIT) -> Iterator[StreamBytes | StreamGap | PacketProblem]:
-    """The in-order bytes of every TCP direction, gaps, and the packet layer's problems passed through."""
-    directions: dict[str, _Direction] = {}
+def reassemble(items: Iterable[Segment | PacketProblem], waiting_limit: int = DEFAULT_WAITING_LIMIT,
+               directions: dict[str, _Direction] | None = None) -> Iterator[StreamBytes | StreamGap | PacketProblem]:
+    """The in-order bytes of every TCP direction, gaps, and the packet layer's problems passed through.
+    ``directions``: each direction's state so far, by name, where the capture was read up to here otherwise
+    (kbatch.capture.batches' compiled loop hands it over so)."""
+    directions = {} if directions is None else directions
     names: dict[tuple, tuple[str, str]] = {}   # (source, destination) -> this direction's name, the other's
     for item in items:
         if isinstance(item, PacketProblem):

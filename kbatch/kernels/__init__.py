@@ -4,6 +4,7 @@
 * :mod:`.batchrules` -- the rules of a v2 batch on plain values, and the sequence arithmetic;
 * :mod:`.cleanruns` -- the clean runs of ``verify-crc --deep``, and a clean batch's records into those rows;
 * :mod:`.jsonl` -- the JSON Lines writer;
+* :mod:`.plaincapture` -- a classic pcap's common case, from the packet record to the Kafka frame (``kbatch pcap``);
 * :mod:`.match` -- what ``kbatch grep`` looks for, asked of a record's bytes where they lie (in the clean runs
   of :mod:`.cleanruns`, and on the records the full reader reads).
 
