@@ -112,16 +112,21 @@ def _with_ip_options(ip: bytes) -> bytes:
     (bytes(dpkt.ip.IP(src=b"\x01\x02\x03\x04", dst=b"\x05\x06\x07\x08", p=dpkt.ip.IP_PROTO_TCP,
                       data=dpkt.tcp.TCP(sport=1, dport=2, off=8, opts=b"\x01" * 12, data=b"optioned"))), 0),
 ])
-def test_ethernet_segments_read_with_struct_are_dpkts(ip, cut):
-    """An Ethernet frame's segment is read with struct (packets._plain_tcp); the same IP packet under the raw-IP
-    link type goes through dpkt: the two segments agree field for field (padding after the IP packet too)."""
-    ethernet = bytes(dpkt.ethernet.Ethernet(type=dpkt.ethernet.ETH_TYPE_IP6 if ip[0] >> 4 == 6 else
-                                            dpkt.ethernet.ETH_TYPE_IP, data=ip)) + b"\x00" * 6   # padding
-    kept = len(ethernet) - 6 - cut
+@pytest.mark.parametrize("linktype, link", [
+    (dpkt.pcap.DLT_EN10MB, lambda kind, ip: bytes(dpkt.ethernet.Ethernet(type=kind, data=ip))),
+    (dpkt.pcap.DLT_LINUX_SLL, lambda kind, ip: bytes(dpkt.sll.SLL(ethtype=kind, data=ip))),
+    (dpkt.pcap.DLT_LINUX_SLL2, lambda kind, ip: bytes(dpkt.sll2.SLL2(ethtype=kind, data=ip))),
+])
+def test_ethernet_and_linux_cooked_segments_read_with_struct_are_dpkts(ip, cut, linktype, link):
+    """An Ethernet or Linux cooked frame's segment is read with struct (packets._plain_tcp); the same IP packet
+    under the raw-IP link type goes through dpkt: the two segments agree field for field (padding after the IP
+    packet too)."""
+    framed = link(dpkt.ethernet.ETH_TYPE_IP6 if ip[0] >> 4 == 6 else dpkt.ethernet.ETH_TYPE_IP, ip) + b"\x00" * 6
+    kept = len(framed) - 6 - cut
     raw = capture([(1.25, ip[:len(ip) - cut])], 101).getvalue()
     through_dpkt = segments(io.BytesIO(raw[:24 + 12] + len(ip).to_bytes(4, "little") + raw[24 + 16:]))
-    assert _plain_tcp(dpkt.pcap.DLT_EN10MB, ethernet[:kept]) is not None
-    assert segments(capture([(1.25, ethernet[:kept])], dpkt.pcap.DLT_EN10MB)) == through_dpkt
+    assert _plain_tcp(linktype, framed[:kept]) is not None
+    assert segments(capture([(1.25, framed[:kept])], linktype)) == through_dpkt
     assert len(through_dpkt) == 1 and through_dpkt[0].cut == cut
 
 
@@ -158,16 +163,18 @@ def test_classic_pcap_headers_read_as_dpkt_reads_them(order, nano):
 
 
 def test_plain_ethernet_pcap_read_without_dpkt(tmp_path):
-    """dpkt is imported where it reads: not for a classic pcap of plain Ethernet frames, but for one frame it must
-    decode (here a Linux cooked one)."""
+    """dpkt is imported where it reads: not for a classic pcap of plain Ethernet or Linux cooked frames, but for
+    one frame it must decode (here a BSD loopback one)."""
     ethernet = bytes(dpkt.ethernet.Ethernet(type=dpkt.ethernet.ETH_TYPE_IP, data=ip_packet()))
-    sll = bytes(dpkt.sll.SLL(ethtype=dpkt.ethernet.ETH_TYPE_IP, data=ip_packet()))
-    for name, linktype, frame in (("plain", dpkt.pcap.DLT_EN10MB, ethernet), ("cooked", dpkt.pcap.DLT_LINUX_SLL, sll)):
+    sll = bytes(dpkt.sll2.SLL2(ethtype=dpkt.ethernet.ETH_TYPE_IP, data=ip_packet()))
+    loopback = (2).to_bytes(4, "little") + ip_packet()
+    for name, linktype, frame in (("plain", dpkt.pcap.DLT_EN10MB, ethernet), ("cooked", dpkt.pcap.DLT_LINUX_SLL2, sll),
+                                  ("loopback", dpkt.pcap.DLT_NULL, loopback)):
         (tmp_path / name).write_bytes(capture([(1.0, frame)], linktype).getvalue())
     script = ("import sys\nfrom kbatch.capture.packets import Segment, not_a_capture, read_segments\n"
               "with open(sys.argv[1], 'rb') as f:\n"
               "    assert not_a_capture(f) is None\n"
               "    print(sum(isinstance(i, Segment) for i in read_segments(f)), 'dpkt' in sys.modules)\n")
     said = [subprocess.run([sys.executable, "-c", script, str(tmp_path / name)], capture_output=True, text=True,
-                           check=True).stdout for name in ("plain", "cooked")]
-    assert said == ["1 False\n", "1 True\n"]
+                           check=True).stdout for name in ("plain", "cooked", "loopback")]
+    assert said == ["1 False\n", "1 False\n", "1 True\n"]

@@ -18,6 +18,7 @@ dpkt = pytest.importorskip("dpkt")
 
 from kbatch.capture import batches  # noqa: E402
 from kbatch.capture.frames import KafkaFrame  # noqa: E402
+from kbatch.capture.packets import PLAIN_LINKS  # noqa: E402
 from kbatch.kernels import plaincapture  # noqa: E402
 
 from .capture_builder import Capture, fetch_response, produce, produce_response, request, response  # noqa: E402
@@ -60,7 +61,9 @@ def taken(data: bytes) -> plaincapture.PlainCapture:
     stream = io.BytesIO(data)
     stream.seek(24)
     big_endian = data[:4] == b"\xa1\xb2\xc3\xd4"
-    loop = plaincapture.PlainCapture(stream.readinto, big_endian, batches.DEFAULT_PORTS, KafkaFrame, batches._flow_name)
+    link = PLAIN_LINKS[struct.unpack_from(">I" if big_endian else "<I", data, 20)[0]]
+    loop = plaincapture.PlainCapture(stream.readinto, big_endian, link, batches.DEFAULT_PORTS, KafkaFrame,
+                                     batches._flow_name)
     while loop.frames():
         pass
     return loop
@@ -124,12 +127,22 @@ ODD = {
 }
 
 
+LINKS = {"Ethernet": (dpkt.pcap.DLT_EN10MB, lambda frame: frame),
+         "Linux cooked": (dpkt.pcap.DLT_LINUX_SLL, lambda frame: bytes(dpkt.sll.SLL(
+             ethtype=struct.unpack_from(">H", frame, 12)[0], data=frame[14:]))),
+         "Linux cooked v2": (dpkt.pcap.DLT_LINUX_SLL2, lambda frame: bytes(dpkt.sll2.SLL2(
+             ethtype=struct.unpack_from(">H", frame, 12)[0], data=frame[14:])))}
+
+
+@pytest.mark.parametrize("link", LINKS)
 @pytest.mark.parametrize("name", PLAIN)
-def test_a_plain_packet_is_taken_as_dpkt_reads_it(name):
-    frame = PLAIN[name]
-    ip = dpkt.ethernet.Ethernet(frame).data
+def test_a_plain_packet_is_taken_as_dpkt_reads_it(name, link):
+    linktype, framed = LINKS[link]
+    frame = framed(PLAIN[name])
+    ip = (dpkt.ethernet.Ethernet if link == "Ethernet" else dpkt.sll.SLL if link == "Linux cooked" else
+          dpkt.sll2.SLL2)(frame).data
     segment = ip.data
-    loop = taken(pcap([frame]))
+    loop = taken(pcap([frame], linktype=linktype))
     assert loop.number == 1 and loop.last_segment == 1
     [flow] = loop.flows()
     source, destination = (socket.inet_ntop(socket.AF_INET6 if len(ip.src) == 16 else socket.AF_INET, address)
@@ -138,7 +151,7 @@ def test_a_plain_packet_is_taken_as_dpkt_reads_it(name):
     assert flow.name == f"{wrap(source)}:{segment.sport} -> {wrap(destination)}:{segment.dport}"
     assert flow.next_seq == (segment.seq + len(segment.data)) % (1 << 32)
     assert (flow.head_size, flow.have) == (0, 0)
-    agree(pcap([frame]))
+    agree(pcap([frame], linktype=linktype))
 
 
 @pytest.mark.parametrize("name", CUT)
@@ -148,14 +161,18 @@ def test_a_cut_packet_is_taken_as_the_generators_take_it(name):
     agree(pcap(clean[:4] + [CUT[name]] + clean[4:]))
 
 
+@pytest.mark.parametrize("link", LINKS)
 @pytest.mark.parametrize("name", ODD)
-def test_an_odd_packet_is_handed_over_and_read_as_the_generators_read_it(name):
-    frame = ODD[name]
-    loop = taken(pcap([frame]))
+def test_an_odd_packet_is_handed_over_and_read_as_the_generators_read_it(name, link):
+    linktype, framed = LINKS[link]
+    if link != "Ethernet" and len(ODD[name]) < 14:
+        return
+    frame = framed(ODD[name])
+    loop = taken(pcap([frame], linktype=linktype))
     assert loop.number == 0 and loop.stopped == plaincapture.HANDED_OVER and loop.rest()[16:] == frame
     # between clean exchanges: the loop hands the rest of the file over at it
-    clean = exchange().packets
-    agree(pcap(clean[:4] + [frame] + clean[4:]))
+    clean = [framed(packet) for packet in exchange().packets]
+    agree(pcap(clean[:4] + [frame] + clean[4:], linktype=linktype))
 
 
 def test_a_segment_its_frame_and_the_next_one_start_in_is_cut_as_the_generators_cut_it():
@@ -199,8 +216,8 @@ def test_an_absurd_frame_size_is_said_as_the_generators_say_it_and_read_on():
     agree(capture.pcap())
 
 
-@pytest.mark.parametrize("variant", ["nanoseconds", "big-endian", "snaplen 60", "Linux cooked"])
-def test_files_the_loop_leaves_to_the_generators(variant):
+@pytest.mark.parametrize("variant", ["nanoseconds", "big-endian", "snaplen 60", "Linux cooked", "BSD loopback"])
+def test_files_the_loop_leaves_to_the_generators_or_takes(variant):
     packets = exchange(mss=500).packets
     if variant == "nanoseconds":
         data = pcap(packets, nano=True)
@@ -209,6 +226,9 @@ def test_files_the_loop_leaves_to_the_generators(variant):
     elif variant == "Linux cooked":
         data = pcap([bytes(dpkt.sll.SLL(ethtype=dpkt.ethernet.ETH_TYPE_IP, data=packet[14:])) for packet in packets],
                     linktype=dpkt.pcap.DLT_LINUX_SLL)
+        assert taken(data).number == len(packets)
+    elif variant == "BSD loopback":
+        data = pcap([(2).to_bytes(4, "little") + packet[14:] for packet in packets], linktype=dpkt.pcap.DLT_NULL)
     else:
         little = pcap(packets)
         head = struct.unpack("<IHHiIII", little[:24])

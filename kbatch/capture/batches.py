@@ -25,8 +25,8 @@ from typing import BinaryIO, Iterable, Iterator
 
 from kbatch.capture.exchanges import Pairing, Request, Response, _connection_pair
 from kbatch.capture.frames import LARGEST_FRAME, SIZE_BYTES, SMALLEST_FRAME, KafkaFrame, _Framer, kafka_frames
-from kbatch.capture.packets import (DLT_EN10MB, PCAP_FILE_HEADER_SIZE, PacketProblem, Segment, _address, _classic_pcap, read_segments,
-                                    resumed_segments)
+from kbatch.capture.packets import (PCAP_FILE_HEADER_SIZE, PLAIN_LINKS, PacketProblem, Segment, _address,
+                                    _classic_pcap, read_segments, resumed_segments)
 from kbatch.capture.streams import StreamGap, _Direction, _endpoint, reassemble
 from kbatch.format.codecs import DEFAULT_DECOMPRESSED_LIMIT, codec_name
 from kbatch.format.findings import Finding
@@ -289,17 +289,19 @@ class CaptureReader:
     def _frames(self, stream: BinaryIO) -> Iterator:
         """The capture's Kafka frames, with the problems of the layers below: kafka_frames(reassemble(
         kafka_segments(read_segments(...)))), its common case compiled (kbatch.kernels.plaincapture) where it can
-        be -- a classic microsecond pcap of Ethernet frames -- and those generators going on where it stops."""
+        be -- a classic microsecond pcap of Ethernet or Linux cooked frames -- and those generators going on where
+        it stops."""
         readinto = getattr(stream, "readinto", None) if PLAIN_CAPTURE else None
         classic = _classic_pcap(stream) if readinto is not None else None
-        if classic is None or classic[0] not in _PLAIN_MAGICS or classic[1] != DLT_EN10MB:
+        if classic is None or classic[0] not in _PLAIN_MAGICS or classic[1] not in PLAIN_LINKS:
             if classic is not None:
                 stream.seek(-PCAP_FILE_HEADER_SIZE, 1)
             yield from kafka_frames(reassemble(kafka_segments(self._counted(read_segments(stream)), self.ports)),
                                     self._starts_frame)
             return
-        magic = classic[0]
-        plain = plaincapture.PlainCapture(readinto, _PLAIN_MAGICS[magic], self.ports, KafkaFrame, _flow_name)
+        magic, link_type = classic
+        plain = plaincapture.PlainCapture(readinto, _PLAIN_MAGICS[magic], PLAIN_LINKS[link_type], self.ports, KafkaFrame,
+                                          _flow_name)
         while True:
             frames = plain.frames()
             if not frames:
@@ -319,7 +321,7 @@ class CaptureReader:
             flow = plain.absurd_flow
             yield framers[flow.name]._absurd(flow.name, plain.absurd_packet, plain.absurd_size, plain.absurd_unread)
         rest = _Rest(plain.rest(), stream.read)
-        segments = self._counted(resumed_segments(rest.read, magic, DLT_EN10MB, plain.number))
+        segments = self._counted(resumed_segments(rest.read, magic, link_type, plain.number))
         yield from kafka_frames(reassemble(kafka_segments(segments, self.ports), directions=directions),
                                 self._starts_frame, framers=framers)
 

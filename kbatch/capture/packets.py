@@ -1,8 +1,8 @@
 """TCP segments out of a pcap or pcapng file.
 
 The file formats and the link, IP and TCP headers are read by dpkt (the optional extra ``.[pcap]`` of kbatch's
-checkout), but for a classic pcap's records and a plain Ethernet frame's IPv4/IPv6 TCP headers, the common case, read
-here with struct (dpkt not even imported for them).  This module picks the link layers a Kafka capture has --
+checkout), but for a classic pcap's records and a plain Ethernet or Linux cooked frame's IPv4/IPv6 TCP headers, the
+common case, read here with struct (dpkt not even imported for them).  This module picks the link layers a Kafka capture has --
 Ethernet, Linux cooked (SLL and SLL2: ``tcpdump -i any``), BSD loopback/null -- and yields each IPv4/IPv6 TCP
 segment with its packet number (1-based, as Wireshark counts) and time.  A TCP checksum is never checked:
 loopback captures carry unfilled checksums (checksum offload), and a segment is never dropped for one.  What
@@ -21,6 +21,7 @@ from typing import BinaryIO, Iterator
 # (importing it is a tenth of a second).
 
 DLT_EN10MB = 1            # Ethernet (https://www.tcpdump.org/linktypes.html)
+DLT_LINUX_SLL, DLT_LINUX_SLL2 = 113, 276   # Linux cooked, v1 and v2 (tcpdump -i any)
 TH_SYN, TH_ACK = 0x02, 0x10
 ETH_TYPE_IP, ETH_TYPE_IP6 = 0x0800, 0x86DD
 IP_PROTO_TCP = 6
@@ -41,6 +42,13 @@ def _link_decoders() -> dict:
 
 
 LINKTYPE_RAW = (12, 101)   # bare IP: DLT_RAW (12; 14 on OpenBSD, whose files say 101) and LINKTYPE_RAW
+
+# The link headers read here with struct, by link type: (their length, where their EtherType lies).  Ethernet II
+# (destination, source, type; a VLAN tag is dpkt's), Linux cooked v1 (packet type, ARPHRD type, address length,
+# 8 address bytes, protocol: https://www.tcpdump.org/linktypes/LINKTYPE_LINUX_SLL.html) and v2 (protocol, reserved,
+# interface index, ARPHRD type, packet type, address length, 8 address bytes: LINKTYPE_LINUX_SLL2.html), as
+# dpkt.ethernet.Ethernet, dpkt.sll.SLL and dpkt.sll2.SLL2 read them.
+PLAIN_LINKS = {DLT_EN10MB: (14, 12), DLT_LINUX_SLL: (16, 14), DLT_LINUX_SLL2: (20, 0)}
 
 
 # One a packet: slots, and not frozen -- a frozen dataclass's __init__ sets each field through object.__setattr__,
@@ -185,7 +193,7 @@ def _segments(link_type: int, packets: Iterator[tuple]) -> Iterator[Segment | Pa
             yield Segment(number, time, (source, sport), (destination, dport), seq, flags, payload, cut,
                           ack if flags & TH_ACK else None)
             continue
-        import dpkt   # (everything that is not a plain Ethernet frame's segment: dpkt reads it)
+        import dpkt   # (everything that is not a plain Ethernet or Linux cooked frame's segment: dpkt reads it)
         try:
             ip = _network_layer(link_type, frame)
         except ValueError as error:
@@ -264,28 +272,30 @@ _addresses: dict[bytes, str] = {}
 
 
 def _plain_tcp(link_type: int, frame: bytes) -> tuple | None:
-    """An Ethernet frame's IPv4 or IPv6 TCP segment read with struct where every header is whole and plain
-    (no VLAN tag, no IPv6 extension header, not a later fragment, lengths that agree): (source, source port,
-    destination, destination port, seq, ack, flags, payload, bytes cut).  None for anything else, which dpkt reads.
-    The same values dpkt gives: tests/test_capture_packets.py holds the two to each other."""
-    if link_type != DLT_EN10MB or len(frame) < 54:
+    """An Ethernet or Linux cooked frame's IPv4 or IPv6 TCP segment read with struct where every header is whole
+    and plain (no VLAN tag, no IPv6 extension header, not a later fragment, lengths that agree): (source, source
+    port, destination, destination port, seq, ack, flags, payload, bytes cut).  None for anything else, which dpkt
+    reads.  The same values dpkt gives: tests/test_capture_packets.py holds the two to each other (and
+    kbatch.kernels.plaincapture takes a packet by the same rules)."""
+    link = PLAIN_LINKS.get(link_type)
+    if link is None or len(frame) < link[0] + 40:
         return None
-    ether_type = _U16(frame, 12)[0]
-    if ether_type == ETH_TYPE_IP:
-        version_ihl = frame[14]
+    ip, ether_type = link[0], _U16(frame, link[1])[0]
+    if ether_type == ETH_TYPE_IP:   # (RFC 791 3.1: version and IHL, ..., total length, ..., fragment offset, ...)
+        version_ihl = frame[ip]
         header = (version_ihl & 0xF) * 4
-        total = _U16(frame, 16)[0]
-        if version_ihl >> 4 != 4 or header < 20 or frame[23] != IP_PROTO_TCP or \
-                _U16(frame, 20)[0] & IP_OFFMASK or total < header + 20 or len(frame) < 14 + header + 20:
+        total = _U16(frame, ip + 2)[0]
+        if version_ihl >> 4 != 4 or header < 20 or frame[ip + 9] != IP_PROTO_TCP or \
+                _U16(frame, ip + 6)[0] & IP_OFFMASK or total < header + 20 or len(frame) < ip + header + 20:
             return None
-        source, destination = frame[26:30], frame[30:34]
-        tcp, end, sent = 14 + header, 14 + total, total - header
-    elif ether_type == ETH_TYPE_IP6:
-        sent = _U16(frame, 18)[0]
-        if frame[20] != IP_PROTO_TCP or sent < 20 or len(frame) < 74:
+        source, destination = frame[ip + 12:ip + 16], frame[ip + 16:ip + 20]
+        tcp, end, sent = ip + header, ip + total, total - header
+    elif ether_type == ETH_TYPE_IP6:   # (RFC 8200 3: ..., payload length, next header, hop limit, addresses)
+        sent = _U16(frame, ip + 4)[0]
+        if frame[ip + 6] != IP_PROTO_TCP or sent < 20 or len(frame) < ip + 60:
             return None
-        source, destination = frame[22:38], frame[38:54]
-        tcp, end = 54, 54 + sent
+        source, destination = frame[ip + 8:ip + 24], frame[ip + 24:ip + 40]
+        tcp, end = ip + 40, ip + 40 + sent
     else:
         return None
     offset_flags = _U16(frame, tcp + 12)[0]

@@ -2,8 +2,8 @@
 kbatch.capture.batches, which uses it only compiled (as plain Python the generators of kbatch.capture read
 every capture: the same result, tests/test_capture_plain.py holds the two to each other).
 
-The loop takes a packet when everything about it is plain: a whole record of a microsecond pcap, an Ethernet
-frame's IPv4 or IPv6 TCP header read as kbatch.capture.packets._plain_tcp reads it (the rule is there, and
+The loop takes a packet when everything about it is plain: a whole record of a microsecond pcap, an Ethernet or
+Linux cooked frame's IPv4 or IPv6 TCP header read as kbatch.capture.packets._plain_tcp reads it (the rule is there, and
 this loop takes no packet that function would not), a port of ``ports`` at either end, and its bytes the next
 ones of its direction (kbatch.capture.streams.reassemble's common case: in order, none waiting) or none (a SYN,
 a bare ACK).  Those bytes are cut into Kafka frames as kbatch.capture.frames._Framer.feed cuts them, a frame
@@ -104,6 +104,8 @@ class PlainCapture:
     at = cython.declare(cython.Py_ssize_t)   # the next record's header in buffer
     at_end = cython.declare(cython.bint)     # the file read to its end
     big_endian = cython.declare(cython.bint)
+    link_size = cython.declare(cython.Py_ssize_t)      # the link header's length
+    ether_type_at = cython.declare(cython.Py_ssize_t)  # where its EtherType lies
     ports = cython.declare(frozenset)
     make_frame = cython.declare(object)
     by_key = cython.declare(dict)
@@ -118,8 +120,9 @@ class PlainCapture:
     absurd_size = cython.declare(cython.longlong, visibility="readonly")
     absurd_unread = cython.declare(cython.Py_ssize_t, visibility="readonly")
 
-    def __init__(self, readinto, big_endian: cython.bint, ports, make_frame, name_flow):
-        """``readinto``: the file's, after its file header; ``make_frame(connection, packet, time, data)`` makes
+    def __init__(self, readinto, big_endian: cython.bint, link: tuple, ports, make_frame, name_flow):
+        """``readinto``: the file's, after its file header; ``link``: its link header's length and where its
+        EtherType lies (kbatch.capture.packets.PLAIN_LINKS); ``make_frame(connection, packet, time, data)`` makes
         a frame (kbatch.capture.frames.KafkaFrame); ``ports`` as kbatch.capture.batches.kafka_segments takes;
         ``name_flow(addresses, ports)`` names a direction from its source and destination address and port (as
         they lie in the IP and TCP headers)."""
@@ -129,6 +132,7 @@ class PlainCapture:
         self.filled = self.at = 0
         self.at_end = False
         self.big_endian = big_endian
+        self.link_size, self.ether_type_at = link
         self.ports = frozenset(ports)
         self.make_frame = make_frame
         self.by_key = {}
@@ -212,9 +216,10 @@ class PlainCapture:
         """Take the packet whose record starts at ``record``: False (nothing changed) where it is not plain.
         The rules are kbatch.capture.packets._plain_tcp's, then kbatch.capture.streams.reassemble's."""
         frame: cython.Py_ssize_t = record + _RECORD_HEADER
-        if caplen < 54 or (buf[frame + 12] << 8 | buf[frame + 13]) not in (_ETH_IP, _ETH_IP6):
+        ip: cython.Py_ssize_t = frame + self.link_size
+        if caplen < self.link_size + 40:
             return False
-        ether_type: cython.int = buf[frame + 12] << 8 | buf[frame + 13]
+        ether_type: cython.int = buf[frame + self.ether_type_at] << 8 | buf[frame + self.ether_type_at + 1]
         header: cython.Py_ssize_t
         total: cython.Py_ssize_t
         tcp: cython.Py_ssize_t
@@ -223,20 +228,22 @@ class PlainCapture:
         source: cython.Py_ssize_t
         size: cython.Py_ssize_t   # of an address
         if ether_type == _ETH_IP:
-            header = (buf[frame + 14] & 0xF) * 4
-            total = buf[frame + 16] << 8 | buf[frame + 17]
-            if buf[frame + 14] >> 4 != 4 or header < 20 or buf[frame + 23] != _PROTO_TCP or \
-                    (buf[frame + 20] << 8 | buf[frame + 21]) & _OFFMASK or total < header + 20 or \
-                    caplen < 14 + header + 20:
+            header = (buf[ip] & 0xF) * 4
+            total = buf[ip + 2] << 8 | buf[ip + 3]
+            if buf[ip] >> 4 != 4 or header < 20 or buf[ip + 9] != _PROTO_TCP or \
+                    (buf[ip + 6] << 8 | buf[ip + 7]) & _OFFMASK or total < header + 20 or \
+                    caplen < self.link_size + header + 20:
                 return False
-            source, size = frame + 26, 4
-            tcp, end, sent = frame + 14 + header, frame + 14 + total, total - header
+            source, size = ip + 12, 4
+            tcp, end, sent = ip + header, ip + total, total - header
+        elif ether_type == _ETH_IP6:
+            sent = buf[ip + 4] << 8 | buf[ip + 5]
+            if buf[ip + 6] != _PROTO_TCP or sent < 20 or caplen < self.link_size + 60:
+                return False
+            source, size = ip + 8, 16
+            tcp, end = ip + 40, ip + 40 + sent
         else:
-            sent = buf[frame + 18] << 8 | buf[frame + 19]
-            if buf[frame + 20] != _PROTO_TCP or sent < 20 or caplen < 74:
-                return False
-            source, size = frame + 22, 16
-            tcp, end = frame + 54, frame + 54 + sent
+            return False
         offset_flags: cython.int = buf[tcp + 12] << 8 | buf[tcp + 13]
         offset: cython.Py_ssize_t = (offset_flags >> 12) * 4
         if offset < 20:
