@@ -25,9 +25,9 @@ from typing import BinaryIO, Iterable, Iterator
 
 from kbatch.capture.exchanges import Pairing, Request, Response, _connection_pair
 from kbatch.capture.frames import LARGEST_FRAME, SIZE_BYTES, SMALLEST_FRAME, KafkaFrame, _Framer, kafka_frames
-from kbatch.capture.packets import (PCAP_FILE_HEADER_SIZE, PLAIN_LINKS, PacketProblem, Segment, _address,
-                                    _classic_pcap, read_segments, resumed_segments)
-from kbatch.capture.streams import StreamGap, _Direction, _endpoint, reassemble
+from kbatch.capture.packets import (_NANO, _RECORD_HEADERS, PCAP_FILE_HEADER_SIZE, PLAIN_LINKS, PacketProblem, Segment,
+                                    _address, _classic_pcap, read_segments, resumed_segments)
+from kbatch.capture.streams import StreamGap, _Direction, direction_name, reassemble
 from kbatch.format.codecs import DEFAULT_DECOMPRESSED_LIMIT, codec_name
 from kbatch.format.findings import Finding
 from kbatch.format.framing import CHECKSUMS, size_bounds
@@ -634,16 +634,16 @@ class _LinesTaken(_HeadersTaken):
 # The compiled loop over a capture's common case (kbatch.kernels.plaincapture): taken where it runs compiled (as
 # plain Python the generators it stands for are faster).  Tests set it to hold the loop to them either way.
 PLAIN_CAPTURE = plaincapture.COMPILED
-# The classic pcap magic numbers the loop reads (microsecond ones), by whether the file is big-endian.
-_PLAIN_MAGICS = {0xA1B2C3D4: True, 0xD4C3B2A1: False}
+# The classic pcap magic numbers the loop reads (the microsecond ones), by whether the file is big-endian.
+_PLAIN_MAGICS = {magic: header.startswith(">") for magic, header in _RECORD_HEADERS.items() if magic not in _NANO}
 
 
 def _flow_name(addresses: bytes, ports: bytes) -> str:
     """A direction's name (kbatch.capture.streams.connection_name) from its source and destination address and
     their ports, as they lie in its IP and TCP headers."""
     half = len(addresses) // 2
-    return f"{_endpoint(_address(addresses[:half]), int.from_bytes(ports[:2], 'big'))} -> " \
-           f"{_endpoint(_address(addresses[half:]), int.from_bytes(ports[2:], 'big'))}"
+    return direction_name(_address(addresses[:half]), int.from_bytes(ports[:2], "big"), _address(addresses[half:]),
+                          int.from_bytes(ports[2:], "big"))
 
 
 class _Rest:

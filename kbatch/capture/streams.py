@@ -50,7 +50,12 @@ class _Direction:
 
 def connection_name(segment: Segment) -> str:
     (src, sport), (dst, dport) = segment.source, segment.destination
-    return f"{_endpoint(src, sport)} -> {_endpoint(dst, dport)}"
+    return direction_name(src, sport, dst, dport)
+
+
+def direction_name(source: str, sport: int, destination: str, dport: int) -> str:
+    """"client:port -> server:port" (an IPv6 address in brackets)."""
+    return f"{_endpoint(source, sport)} -> {_endpoint(destination, dport)}"
 
 
 def _endpoint(address: str, port: int) -> str:
