@@ -16,10 +16,7 @@ from typing import Generator, Iterable, Iterator
 
 from kbatch.capture.packets import PacketProblem
 from kbatch.capture.streams import StreamBytes, StreamGap
-
-SIZE_BYTES = 4
-SMALLEST_FRAME = 4
-LARGEST_FRAME = 100 * 1024 * 1024
+from kbatch.format.wire import LARGEST_FRAME, SIZE_BYTES, SMALLEST_FRAME
 
 
 @dataclass(slots=True)   # (one a frame: see kbatch.capture.packets.Segment)

@@ -16,16 +16,14 @@ from dataclasses import dataclass
 from functools import cache
 from typing import BinaryIO, Iterator
 
+from kbatch.format.wire import ETH_TYPE_IP, ETH_TYPE_IP6, IP_OFFMASK, IP_PROTO_TCP, TH_ACK
+
 # dpkt is imported where it reads (pcapng, link layers other than plain Ethernet, damaged headers): a classic
 # pcap of plain Ethernet frames -- what tcpdump writes on a host's interfaces and loopback -- is read without it
 # (importing it is a tenth of a second).
 
 DLT_EN10MB = 1            # Ethernet (https://www.tcpdump.org/linktypes.html)
 DLT_LINUX_SLL, DLT_LINUX_SLL2 = 113, 276   # Linux cooked, v1 and v2 (tcpdump -i any)
-TH_SYN, TH_ACK = 0x02, 0x10
-ETH_TYPE_IP, ETH_TYPE_IP6 = 0x0800, 0x86DD
-IP_PROTO_TCP = 6
-IP_OFFMASK = 0x1FFF       # an IPv4 fragment's offset
 
 
 @cache

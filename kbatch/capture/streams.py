@@ -14,8 +14,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
 from kbatch.capture.packets import PacketProblem, Segment
-
-SEQ_MODULUS = 1 << 32
+from kbatch.format.wire import SEQ_MODULUS
 DEFAULT_WAITING_LIMIT = 16 << 20   # out-of-order bytes a direction may hold before its hole is called a gap
 
 

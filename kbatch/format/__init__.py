@@ -6,5 +6,6 @@
 * :mod:`.framing` -- what makes bytes a log entry (magic, size bounds, the CRC per magic);
 * :mod:`.checksums` -- CRC-32 and CRC-32C;
 * :mod:`.codecs` -- the compression codecs, with their bounds;
-* :mod:`.findings` -- what kbatch says about bytes that are not as Kafka writes them.
+* :mod:`.findings` -- what kbatch says about bytes that are not as Kafka writes them;
+* :mod:`.wire` -- the numbers a capture of Kafka's traffic is read by: a frame's size field, link, IP and TCP.
 """

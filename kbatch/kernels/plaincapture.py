@@ -25,9 +25,8 @@ if cython.compiled:
     from cython.cimports.cpython.bytes import PyBytes_AS_STRING, PyBytes_FromStringAndSize
     from cython.cimports.libc.string import memcpy, memmove
 
-from kbatch.capture.frames import LARGEST_FRAME, SIZE_BYTES, SMALLEST_FRAME
-from kbatch.capture.packets import ETH_TYPE_IP, ETH_TYPE_IP6, IP_OFFMASK, IP_PROTO_TCP, TH_SYN
-from kbatch.capture.streams import SEQ_MODULUS
+from kbatch.format.wire import (ETH_TYPE_IP, ETH_TYPE_IP6, IP_OFFMASK, IP_PROTO_TCP, LARGEST_FRAME, SEQ_MODULUS,
+                                SIZE_BYTES, SMALLEST_FRAME, TH_SYN)
 
 _RECORD_HEADER = cython.declare(cython.Py_ssize_t, 16)   # seconds, microseconds, captured and original length
 _CHUNK = cython.declare(cython.Py_ssize_t, 4 << 20)      # the file is read this much at a time
