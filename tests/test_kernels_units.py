@@ -440,6 +440,8 @@ def test_a_runs_lines_with_assigned_offsets_are_the_head_the_offset_and_the_line
         written = assigned_lines(head, lines, spans, assigned)
         assert written is not None and bytes(written) == joined(head, lines, spans, assigned)
     assert assigned_lines(b"h", [b"a\n"], [1], 2 ** 63) is None and assigned_lines(b"h", [b"a\n"], [1], -2 ** 63 - 1) is None
+    for edge in (2 ** 63 - 1, -2 ** 63):   # the first offset at either end of a long is written
+        assert bytes(assigned_lines(b"h", [b"a\n"], [1], edge)) == b"h%da\n" % edge
     over = assigned_lines(b"h", [b"a\n", b"b\n"], [2, 1], 2 ** 63 - 2)   # the second offset past 64 bits
     assert (over is None) if is_compiled() else bytes(over) == joined(b"h", [b"a\n", b"b\n"], [2, 1], 2 ** 63 - 2)
 
@@ -493,3 +495,121 @@ def test_record_rows_grow_to_hold_every_chunk_given_and_keep_each_rows_bytes():
         assert (column["batch_pos"][row], column["batch_base_offset"][row], column["producer_id"][row],
                 column["visible"][row], column["file"][row]) == (7, 100, 9, row // 30 - 1, row // 30)
     assert rows.data_bytes == sum(len(part or b"") for part in keys + values + header_keys + header_values)
+
+
+def test_record_rows_repeat_each_batchs_own_fields_on_its_rows():
+    """Two chunks of one record each, of batches that differ in every field a row repeats: a gzip batch whose
+    timestamps are LogAppendTime (each row then has maxTimestamp, as Kafka's Record.timestamp gives it), with no
+    baseSequence, transactional and not visible, then a plain one; a header without a value is null."""
+    pytest.importorskip("kafka")
+    from kafka.record.default_records import DefaultRecordBatchBuilder
+
+    from kbatch.format.structs import BATCH_HEADER
+    from kbatch.kernels.recordwalk import RecordColumns, RecordRows, RecordWalker
+
+    builder = DefaultRecordBatchBuilder(magic=2, compression_type=0, is_transactional=False, producer_id=-1,
+                                        producer_epoch=-1, base_sequence=-1, batch_size=1 << 20)
+    builder.append(0, timestamp=1_000, key=b"key", value=None, headers=[("h", None), ("i", b"yes")])
+    data = bytes(builder.build())
+    rows = RecordRows(1)
+    for fields in ((11, 40, 1, True, 5_000, -1, 3, True, 0, 2), (12, 50, 0, False, 6_000, 7, -1, False, 1, 3)):
+        walker = RecordWalker(data, 1, fields[1], 900, BATCH_HEADER.size, len(data))
+        columns = RecordColumns(4)
+        assert walker.fill(columns) == 1
+        rows.add(columns, data, *fields)
+    column = rows.columns
+    assert [(column["batch_pos"][row], column["batch_base_offset"][row], column["codec"][row],
+             column["log_append_time"][row], column["timestamp"][row], column["sequence"][row],
+             column["producer_id"][row], column["is_transactional"][row], column["visible"][row],
+             column["file"][row], column["offset"][row]) for row in range(2)] == \
+        [(11, 40, 1, 1, 5_000, -1, 3, 1, 0, 2, 40), (12, 50, 0, 0, 900, 7, -1, 0, 1, 3, 50)]
+    assert (list(column["key_null"][:2]), list(column["value_null"][:2])) == ([0, 0], [1, 1])
+    assert list(column["key_offsets"][:3]) == [0, 3, 6] and list(column["value_offsets"][:3]) == [0, 0, 0]
+    assert list(column["headers_offsets"][:3]) == [0, 2, 4]
+    header = rows.header_columns
+    assert list(header["value_null"][:4]) == [1, 0, 1, 0] and list(header["value_offsets"][:5]) == [0, 0, 3, 3, 6]
+    assert rows.room == (6, 0, 4, 6) and rows.data_bytes == 16
+    assert bytes(rows.bytes["key"][:6]) == b"keykey" and bytes(rows.bytes["header_value"][:6]) == b"yesyes"
+
+
+def test_a_batch_is_taken_into_rows_or_told_why_not():
+    """kernels.cleanruns.batch_into_rows on literal batches (kafka-python's): what it answers for each kind of
+    batch and state of the rows, and the rows it adds."""
+    pytest.importorskip("kafka")
+    import gzip
+
+    from kafka.record.default_records import DefaultRecordBatchBuilder
+
+    from kbatch.format.structs import BATCH_HEADER
+    from kbatch.kernels.cleanruns import (ASK_EACH, ASK_VISIBILITY, COMPRESSED, FULL, NO_ROOM, NOT_TAKEN, TAKEN,
+                                          VISIBLE_UNLESS_TRANSACTIONAL, batch_into_rows)
+    from kbatch.kernels.recordwalk import RecordColumns, RecordRows, RecordWalker
+
+    def batch(*, codec=0, transactional=False, control=False, keys=(b"a", b"b"), base_offset=100, pad=b""):
+        builder = DefaultRecordBatchBuilder(magic=2, compression_type=codec, is_transactional=transactional,
+                                            producer_id=5, producer_epoch=0, base_sequence=20, batch_size=1 << 20)
+        for delta, key in enumerate(keys):
+            builder.append(delta, timestamp=2_000 + delta, key=key, value=b"v" + key + pad, headers=[])
+        data = bytearray(builder.build())
+        data[0:8] = base_offset.to_bytes(8, "big")
+        if control:   # the control bit (0x20) set after the CRC was taken: the rows never look at the CRC
+            data[22] |= 0x20
+        return bytes(data)
+
+    def into(rows, data, *, records=None, visible=-1, max_rows=100, max_bytes=1 << 20, capacity=16, file=4):
+        walker, columns = RecordWalker(b"", 0, 0, 0), RecordColumns(capacity)
+        return batch_into_rows(rows, walker, columns, data, 0, len(data), 2, 64, records, visible, file, max_rows,
+                               max_bytes)
+
+    rows = RecordRows(4)
+    plain = batch()
+    assert into(rows, plain) == TAKEN and rows.n == 2
+    assert into(rows, batch(control=True)) == NOT_TAKEN
+    assert into(rows, batch(transactional=True), visible=VISIBLE_UNLESS_TRANSACTIONAL) == ASK_VISIBILITY
+    assert into(rows, plain, visible=ASK_EACH) == ASK_VISIBILITY
+    assert into(rows, batch(keys=(b"a", b"\x00b")), visible=1) == NOT_TAKEN   # the schema registry's framing?
+    assert into(rows, plain, capacity=1) == NOT_TAKEN                         # its walk did not end
+    assert into(rows, plain, max_rows=3) == NO_ROOM
+    zipped = batch(codec=1, transactional=True, base_offset=200, pad=b"z" * 200)   # (long enough to be gzipped)
+    assert into(rows, zipped) == COMPRESSED
+    inflated = gzip.decompress(zipped[BATCH_HEADER.size:])
+    assert into(rows, zipped, records=inflated, visible=0) == TAKEN
+    assert into(rows, plain, visible=VISIBLE_UNLESS_TRANSACTIONAL) == TAKEN
+    assert rows.n == 6
+    assert into(rows, plain, max_rows=6) == FULL and into(rows, plain, max_bytes=12) == FULL
+    column = rows.columns
+    assert [(column["offset"][row], column["batch_base_offset"][row], column["codec"][row],
+             column["is_transactional"][row], column["visible"][row], column["timestamp"][row],
+             column["sequence"][row], column["producer_id"][row], column["batch_pos"][row], column["file"][row])
+            for row in range(6)] == [
+        (100, 100, 0, 0, -1, 2_000, 20, 5, 64, 4), (101, 100, 0, 0, -1, 2_001, 21, 5, 64, 4),
+        (200, 200, 1, 1, 0, 2_000, 20, 5, 64, 4), (201, 200, 1, 1, 0, 2_001, 21, 5, 64, 4),
+        (100, 100, 0, 0, 1, 2_000, 20, 5, 64, 4), (101, 100, 0, 0, 1, 2_001, 21, 5, 64, 4)]
+    assert bytes(rows.bytes["value"][:rows.room[1]]) == b"vavb" + b"va%svb%s" % (b"z" * 200, b"z" * 200) + b"vavb"
+    rows = RecordRows(4)
+    assert into(RecordRows(4), plain, max_rows=2) == TAKEN   # the records fill the rows exactly
+    assert into(rows, plain, max_bytes=0) == TAKEN and rows.n == 2   # rows that hold none are never full
+
+
+def test_each_v2_header_field_is_read_where_the_declaration_puts_it():
+    """kernels.batchrules.V2Header, made here (the kernels' own is made at import): each of the thirteen fields
+    on a literal header whose fields all differ, as kafka-python reads them."""
+    pytest.importorskip("kafka")
+    from kafka.record.default_records import DefaultRecordBatch
+
+    from kbatch.kernels.batchrules import V2Header
+
+    header = bytes.fromhex("0000000000000100" "00000038" "00000007" "02" "8badf00d" "0015" "00000003"
+                           "0000018bcfe56800" "0000018bcfe56bb8" "0000000000000009" "0004" "00000011" "0000000c")
+    fields = V2Header()
+    read = {name: getattr(fields, name).read(header, 0) for name in (
+        "base_offset", "batch_length", "partition_leader_epoch", "magic", "crc", "attributes", "last_offset_delta",
+        "base_timestamp", "max_timestamp", "producer_id", "producer_epoch", "base_sequence", "records_count")}
+    batch = DefaultRecordBatch(header + bytes(8))
+    assert read == {"base_offset": batch.base_offset, "batch_length": 0x38, "partition_leader_epoch": 7,
+                    "magic": batch.magic, "crc": batch.crc, "attributes": 0x15,
+                    "last_offset_delta": batch.last_offset_delta, "base_timestamp": batch.first_timestamp,
+                    "max_timestamp": batch.max_timestamp, "producer_id": batch.producer_id,
+                    "producer_epoch": batch.producer_epoch, "base_sequence": batch.base_sequence,
+                    "records_count": 12}
+    assert len(set(read.values())) == 13
