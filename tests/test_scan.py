@@ -332,6 +332,53 @@ def test_a_local_sessions_python_workers_import_the_installed_pyspark(spark):
     assert files == {pyspark.__file__}
 
 
+def test_a_local_sessions_workers_are_forked_by_a_daemon_that_imported_the_tables_writer(spark, tmp_path):
+    import sys
+
+    from kbatch.spark.session import _worker_python
+
+    if _worker_python(str(tmp_path)) == sys.executable or not sys.platform.startswith("linux"):
+        pytest.skip("no launcher here (PySpark without its zipped copy), or no /proc")
+
+    def daemon(batches):
+        import pyarrow as pa
+
+        with open(f"/proc/{os.getppid()}/cmdline", "rb") as source:
+            command = source.read().decode()
+        with open(f"/proc/{os.getppid()}/maps") as source:   # a module imported is a library mapped
+            libraries = {os.path.basename(line.split()[-1]) for line in source if ".so" in line}
+        for _ in batches:
+            yield pa.RecordBatch.from_pydict({"command": [command],
+                                              "parquet": [any(name.startswith("libparquet") for name in libraries)]})
+
+    rows = spark.range(2).mapInArrow(daemon, "command string, parquet boolean").collect()
+    assert all("kbatch.spark.daemon" in row.command and row.parquet for row in rows)
+
+
+def test_the_launcher_runs_pysparks_own_daemon_where_the_workers_path_has_no_kbatch(tmp_path):
+    import struct
+    import subprocess
+    import sys
+
+    from kbatch.spark.session import DAEMON_MODULE, _worker_python
+
+    launcher = _worker_python(str(tmp_path))
+    if launcher == sys.executable:
+        pytest.skip("no launcher here (PySpark without its zipped copy)")
+    shadow = tmp_path / "shadow" / "kbatch"   # a kbatch first on the path that does not import
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text("raise ImportError('not this kbatch')\n")
+    env = {**os.environ, "PYTHONPATH": str(shadow.parent)}
+    # PySpark's daemon writes the port it listens on, then stops when its input ends.
+    started = subprocess.run([launcher, "-m", DAEMON_MODULE], env=env, cwd=tmp_path, stdin=subprocess.DEVNULL,
+                             capture_output=True, timeout=60)
+    assert len(started.stdout) == 4 and struct.unpack(">i", started.stdout)[0] > 0, started.stderr.decode()
+    # (where kbatch does import, the same: kbatch's daemon is PySpark's, its modules imported first)
+    started = subprocess.run([launcher, "-m", DAEMON_MODULE], cwd=os.getcwd(), stdin=subprocess.DEVNULL,
+                             capture_output=True, timeout=60)
+    assert len(started.stdout) == 4 and struct.unpack(">i", started.stdout)[0] > 0, started.stderr.decode()
+
+
 def test_spark_finds_the_data_source_by_its_module_name():
     import pyspark_kbatch
 

@@ -45,7 +45,11 @@ def spark_session(master: str | None = None, *, quiet: bool = True, log_path: st
     atexit.register(shutil.rmtree, config_dir, ignore_errors=True)
     java_options = f"-Dlog4j2.configurationFile=file:{os.path.join(config_dir, 'log4j2.properties')}"
     if master.startswith("local"):
-        os.environ.setdefault("PYSPARK_PYTHON", _worker_python(config_dir))
+        ours = _worker_python(config_dir)
+        if os.environ.setdefault("PYSPARK_PYTHON", ours) == ours != sys.executable:
+            # The tasks' workers forked with kbatch's modules imported already (kbatch/spark/daemon.py;
+            # the launcher runs PySpark's own daemon where the workers' path has no kbatch).
+            builder = builder.config("spark.python.daemon.module", DAEMON_MODULE)
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
         builder = builder.config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
         java_options += " " + _LOCAL_JVM
@@ -71,6 +75,16 @@ def spark_session(master: str | None = None, *, quiet: bool = True, log_path: st
 _LOCAL_JVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 
 
+DAEMON_MODULE = "kbatch.spark.daemon"
+_DAEMON_OR_PYSPARKS = f"""\
+try:
+    from {DAEMON_MODULE} import main
+except ImportError:
+    from pyspark.daemon import manager as main
+main()
+"""
+
+
 def _worker_python(config_dir: str) -> str:
     """The interpreter a local session's Python processes run: this one, through a launcher (written to
     ``config_dir``) that takes the zipped copy of PySpark inside PySpark's own package
@@ -81,6 +95,9 @@ def _worker_python(config_dir: str) -> str:
     PySpark it imports again, about 0.3 s of CPU each. Without them the processes import the installed
     package, the same code, with its bytecode. Where Spark is not this PySpark's own (SPARK_HOME
     elsewhere) or there is no zip to take off, the interpreter itself.
+
+    Asked to run the tasks' daemon, DAEMON_MODULE, the launcher runs it if the workers' path holds kbatch,
+    and PySpark's own daemon if not: Spark's daemon module is a name that must import.
     """
     import py4j
     import pyspark
@@ -98,6 +115,7 @@ def _worker_python(config_dir: str) -> str:
                   "set -f\nkept=\nIFS=:\nfor entry in $PYTHONPATH; do\n"
                   f"  case $entry in {'|'.join(map(shlex.quote, zips))}) ;;\n"
                   '  *) kept=${kept:+$kept:}$entry ;;\n  esac\ndone\n'
+                  f'case "$1 $2" in "-m {DAEMON_MODULE}") shift 2; set -- -c {shlex.quote(_DAEMON_OR_PYSPARKS)} "$@" ;; esac\n'
                   f'PYTHONPATH=$kept exec {shlex.quote(sys.executable)} "$@"\n')
     os.chmod(launcher, 0o755)
     return launcher
