@@ -17,6 +17,7 @@ counted (one per task) are moved into place: a task retried or run twice leaves 
 
 from __future__ import annotations
 
+import pickle
 import uuid
 from functools import partial
 
@@ -59,8 +60,11 @@ def write_tables(spark, partitions: list, tables: dict[str, tuple], options: dic
     one.mapInArrow(partial(_clear_tables, list(locations.values())), "done BOOLEAN").collect()
     if partitions:
         schemas = {level: schema for level, (_, schema) in tables.items()}
+        # Spark hands every task the whole function, these plans with it: each pickled on its own, a task
+        # unpickles its own ranges only (100,000 tiny segments: 11 MB of plans, 0.15 s to unpickle them all).
+        plans = [pickle.dumps(partition) for partition in partitions]
         written = (spark.range(0, len(partitions), 1, len(partitions))
-                   .mapInArrow(partial(_write_tasks, partitions, locations, job, schemas, options or {}), _WRITTEN)
+                   .mapInArrow(partial(_write_tasks, plans, locations, job, schemas, options or {}), _WRITTEN)
                    .collect())
     else:
         written = []
@@ -99,14 +103,15 @@ def _clear_tables(outs: list[str], batches):
     yield from _done(batches)
 
 
-def _write_tasks(partitions: list, locations: dict[str, str], job: str, schemas: dict, options: dict, batches):
+def _write_tasks(plans: list[bytes], locations: dict[str, str], job: str, schemas: dict, options: dict, batches):
     import pyarrow as pa
 
     for batch in batches:
         for index in batch.column("id").to_pylist():
+            partition = pickle.loads(plans[index])
             walked_clean: set = set()   # the whole files the batches level's walk found nothing to say about
             for level, out in locations.items():
-                written = _write_partition(partitions[index], index, out, job, schemas[level], level, options,
+                written = _write_partition(partition, index, out, job, schemas[level], level, options,
                                            walked_clean)
                 if written:   # string, string, string, int64: the types of _WRITTEN
                     yield pa.RecordBatch.from_pylist([{"table": level, **each} for each in written])
