@@ -98,7 +98,7 @@ def main() -> None:
                               lambda rows: f"  collect {len(rows)} rows")
     DataFrame.toArrow = timed(DataFrame.toArrow, None,   # type: ignore[method-assign]
                               lambda table: f"  toArrow {table.num_rows} rows")
-    result = scan.run_scan(segments, out, master=master, progress=mark)
+    result = scan.run_scan(segments, out, master=master, progress=mark, records=bool(os.environ.get("RECORDS")))
     if os.environ.get("SHOW"):
         print(json.dumps(result, indent=1))
     mark("done")

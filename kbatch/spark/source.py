@@ -134,6 +134,9 @@ class KbatchReader(DataSourceReader):
         # Rows per Arrow record batch of the records level made by columns (None: ARROW_ROWS); kbatch's own writer
         # of the tables takes more (kbatch.spark.records_table.RECORD_ROWS).
         self.record_rows: int | None = None
+        # The Arrow schema of the batches read (None: Spark's, from ``schema``). kbatch's own writer of the tables
+        # asks for some string columns as dictionary arrays (records_table.records_arrow_schema).
+        self.arrow_schema = None
 
     def open_segment(self, path: str):
         """The segment at ``path`` as a seekable stream: its bytes if they were handed over, else the file itself
@@ -179,7 +182,7 @@ class KbatchReader(DataSourceReader):
 
         # The Arrow schema Spark holds each batch to (pyspark/sql/worker/plan_data_source_read.py builds it
         # the same way and rejects a batch whose schema differs): derived, never kept by hand.
-        schema = to_arrow_schema(self.schema, timezone="UTC")
+        schema = self.arrow_schema or to_arrow_schema(self.schema, timezone="UTC")
         if self.level == "records":
             yield from record_batches(ranges, self, schema)
             return
@@ -342,6 +345,18 @@ class ColumnarRecords:
 
         files = self.files
         file = pa.array(values("file", np.int32))
+
+        def strings(name, each, indices):
+            """Column ``name``: the strings ``each`` at ``indices``, a dictionary array where the schema asks for
+            one (no string copied per row)."""
+            kind = self.schema.field(name).type
+            if not pa.types.is_dictionary(kind):
+                return pa.array(each, pa.string()).take(indices)
+            dictionary = pa.array(each, kind.value_type)
+            if dictionary.null_count:   # (the first rows' files begin with None, no file's: a writer takes no null)
+                return dictionary.take(indices).dictionary_encode().cast(kind)
+            return pa.DictionaryArray.from_arrays(indices.cast(kind.index_type), dictionary)
+
         headers_type = self.schema.field("headers").type
         header_structs = pa.StructArray.from_arrays(
             [binary(held.bytes["header_key"], header["key_offsets"], bytes(held.n_headers), held.n_headers),
@@ -349,15 +364,15 @@ class ColumnarRecords:
             fields=list(headers_type.value_type))
         visible = values("visible", np.int8)
         arrays = {
-            "file": pa.array([path for path, _, _ in files], pa.string()).take(file),
+            "file": strings("file", [path for path, _, _ in files], file),
             "topic": pa.array([topic for _, topic, _ in files], pa.string()).take(file),
             "partition": pa.array([partition for _, _, partition in files], pa.int32()).take(file),
             "batch_pos": pa.array(values("batch_pos", np.int64)),
             "batch_base_offset": pa.array(values("batch_base_offset", np.int64)),
             "magic": pa.repeat(pa.scalar(2, pa.int32()), n),
-            "codec": pa.array(self.codecs, pa.string()).take(pa.array(values("codec", np.uint8))),
+            "codec": strings("codec", self.codecs, pa.array(values("codec", np.uint8))),
             "offset": pa.array(values("offset", np.int64)), "timestamp": pa.array(values("timestamp", np.int64)),
-            "timestamp_type": pa.array(TIMESTAMP_TYPES, pa.string()).take(pa.array(values("log_append_time", np.uint8))),
+            "timestamp_type": strings("timestamp_type", TIMESTAMP_TYPES, pa.array(values("log_append_time", np.uint8))),
             "key": binary(held.bytes["key"], column["key_offsets"], column["key_null"], n),
             "value": binary(held.bytes["value"], column["value_offsets"], column["value_null"], n),
             "headers": pa.Array.from_buffers(headers_type, n, [None, pa.py_buffer(column["headers_offsets"])],
