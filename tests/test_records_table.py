@@ -54,6 +54,9 @@ def test_the_records_table_reads_back_as_sparks_own_writer_writes_it(spark, tmp_
     assert written == len(rows) > 300
     assert spark.read.parquet(str(ours)).schema == spark.read.parquet(str(sparks)).schema
     assert rows == _rows(spark, sparks)
+    # Read by pyarrow too, the columns written from dictionary arrays (records_table.DICTIONARY_COLUMNS) are strings.
+    types = {field.name: field.type for field in pq.read_table(str(ours)).schema}
+    assert all(str(types[name]) == "string" for name in ("file", "codec", "timestamp_type"))
     assert _listing(ours) == _listing(sparks)
     assert "topic=__HIVE_DEFAULT_PARTITION__" in _listing(ours) and (ours / "_SUCCESS").exists()
     assert not (ours / "_temporary").exists()
