@@ -27,7 +27,8 @@ def spark_session(master: str | None = None, *, quiet: bool = True, log_path: st
     """The active session (spark-submit, Spark Connect via SPARK_REMOTE), or a new one on ``master``.
 
     A new local session runs its Python workers with this interpreter (importing PySpark with its
-    bytecode: :func:`_worker_python`) and its JVM with the quick compiler only (:data:`_LOCAL_JVM`),
+    bytecode: :func:`_worker_python`), forked by a daemon that imported what the tasks import
+    (kbatch/spark/daemon.py), and its JVM with the quick compiler only (:data:`_LOCAL_JVM`),
     binds to 127.0.0.1, keeps the UI off, registers the kbatch data source, and (``quiet``) sends the
     JVM's start-up chatter and logs below ERROR to ``log_path`` instead of the terminal.
     """
