@@ -446,6 +446,34 @@ def test_a_runs_lines_with_assigned_offsets_are_the_head_the_offset_and_the_line
     assert (over is None) if is_compiled() else bytes(over) == joined(b"h", [b"a\n", b"b\n"], [2, 1], 2 ** 63 - 2)
 
 
+def test_object_keys_are_json_dumps_of_the_values_or_none_where_it_writes_them_not():
+    """object_keys writes each key and value as json.dumps (ensure_ascii=False) writes a dict's, UTF-8 with lone
+    surrogates as their bytes: None, ints to the 64-bit edges, finite floats, hostile and non-ASCII strings, the
+    same string again (kept), more strings than are kept; None where a value is a bool, an int past 64 bits, a
+    float not finite or another kind, or the names and values differ in number."""
+    import json
+    import random
+
+    from kbatch.kernels.jsonl import object_keys
+
+    rng = random.Random(47)
+    strings = ["orders", "", 'q"\\ \n\t\x00\x1f\x7f', "caf\u00e9 \u2603 \U0001f600", "\udcff\udc80 bytes",
+               "10.0.0.1:51000 -> 10.0.0.2:9092", "x" * 5000]
+    names = ("topic", "partition", "client_id", "packet_time", "records_pos")
+    for n in range(6000):
+        values = (rng.choice(strings + [f"topic-{n}", None]), rng.choice((0, -1, 2 ** 63 - 1, -2 ** 63, n)),
+                  rng.choice((None, "\u2603", f"client-{n % 7}")), rng.choice((1763800000.000851 + n / 7, -0.0, 1e300, 5.0)),
+                  n * 61)
+        spelt = tuple(f', "{name}": '.encode() for name in names)
+        written = object_keys(b"{" + b'"type": "batch"', spelt, values, b"}")
+        expected = json.dumps({"type": "batch", **dict(zip(names, values))}, ensure_ascii=False)
+        assert written == expected.encode("utf-8", "surrogateescape")
+    one = (b', "v": ',)
+    for odd in (True, False, 2 ** 63, -2 ** 63 - 1, float("nan"), float("inf"), float("-inf"), b"bytes", [1], 1.5j):
+        assert object_keys(b"{", one, (odd,), b"}") is None
+    assert object_keys(b"{", one, (1, 2), b"}") is None and object_keys(b"{", (), (), b"}") == b"{}"
+
+
 # -- kernels.recordwalk.RecordRows: the records table's rows, gathered ---------------------------------------------
 
 def test_record_rows_grow_to_hold_every_chunk_given_and_keep_each_rows_bytes():

@@ -6,6 +6,8 @@ json.dumps of kbatch.output.jsonout's dicts).
 
 from __future__ import annotations
 
+import json
+
 try:
     import cython
 except ImportError:  # not compiled and no Cython installed: the same code as plain Python
@@ -829,6 +831,55 @@ def assigned_lines(head: bytes, lines: list, spans: list, assigned) -> bytes | N
     return out.written()
 
 
+def object_keys(opening: bytes, names: tuple, values: tuple, closing: bytes) -> bytes | None:
+    """Keys of a JSON object as json.dumps (ensure_ascii=False) writes them, UTF-8: ``opening``, then each of
+    ``names`` (a key spelt out with what goes before it: ``b', "topic": '``) followed by its value in
+    ``values``, then ``closing``.  A value is None, an int of 64 bits, a finite float or a str; None where one
+    is anything else (the caller's encoder writes those).  For kbatch pcap's capture keys, a Records field at a
+    time: a str's JSON is kept (_json_texts: a capture has a few names, client ids and connections)."""
+    global _keys
+    n: cython.Py_ssize_t = len(names)
+    if len(values) != n:
+        return None
+    texts: list = [None] * n   # each value's JSON, where it is not an int
+    size: cython.Py_ssize_t = len(opening) + len(closing)
+    k: cython.Py_ssize_t
+    for k in range(n):
+        value = values[k]
+        kind = type(value)
+        if kind is int:
+            if not _LONG_MIN <= value <= _LONG_MAX:
+                return None
+            size += 20
+        elif value is None:
+            texts[k] = b"null"
+        elif kind is str:
+            text = _json_texts.get(value)
+            if text is None:
+                if len(_json_texts) >= 4096:   # (a hostile capture's names are not all kept)
+                    _json_texts.clear()
+                text = _json_texts[value] = _json_string(value).encode("utf-8", "surrogateescape")
+            texts[k] = text
+        elif kind is float and -_INFINITY < value < _INFINITY:
+            texts[k] = float.__repr__(value).encode()
+        else:
+            return None
+        size += len(names[k]) + (0 if texts[k] is None else len(texts[k]))
+    if _keys is None or _keys.capacity < size:
+        _keys = _JsonWriter(max(size, 4096), bytearray(max(size, 4096)))
+    out: _JsonWriter = _keys
+    out.rewind()
+    out.bytes_(opening)
+    for k in range(n):
+        out.bytes_(names[k])
+        if texts[k] is None:
+            out.integer(values[k])
+        else:
+            out.bytes_(texts[k])
+    out.bytes_(closing)
+    return out.written()
+
+
 @cython.cfunc
 @cython.exceptval(check=False)
 def _sum_in_64_bits(a: cython.longlong, b: cython.longlong) -> cython.bint:
@@ -887,6 +938,10 @@ def _write_batch(out: _JsonWriter, typed: cython.bint, codec, timestamp_type, cr
 
 _line = cython.declare(_JsonWriter, None)   # the writer batch_json reuses line after line (making one costs more)
 _runs = cython.declare(_JsonWriter, None)   # and the one assigned_lines reuses run after run (grown to the largest)
+_keys = cython.declare(_JsonWriter, None)   # and the one object_keys reuses
+_json_texts: dict[str, bytes] = {}            # object_keys' strings -> their JSON, UTF-8
+_json_string = json.encoder.encode_basestring   # (what json.dumps writes a str with, ensure_ascii=False)
+_INFINITY = float("inf")
 _plain_names: dict[str, bytes | None] = {}     # name -> _plain_name(name), for the few names batches have
 _plain_names_of: dict[tuple, list] = {}        # clean_batch_lines' names -> _plain_name of each (one call a run)
 

@@ -9,7 +9,7 @@ import time as clock
 from operator import attrgetter, itemgetter
 
 from kbatch.capture.batches import CaptureFinding, CapturedBatch, CapturedRun
-from kbatch.kernels.jsonl import assigned_lines, batch_json, fields_json
+from kbatch.kernels.jsonl import assigned_lines, batch_json, fields_json, object_keys
 from kbatch.kernels.recordwalk import is_compiled
 from kbatch.output.jsonout import _batch_json_matches_batch_dict, utf8_buffer
 from kbatch.output._dicts import batch_dict, pcap_batch_head, pcap_finding_dict, pcap_match_dict, pcap_summary_dict
@@ -135,6 +135,9 @@ class _HeadEncoder:
         self.values = tuple(itemgetter(*run) for run in self.RUNS)
         self.names = tuple(tuple(_json_text(key) + ": " for key in run) for run in self.RUNS)
         self.item_values = _item_getters(self.RUNS, self.KEYS)
+        # (object_keys' names: each key after the first run with what goes before it)
+        self.names_after_first = tuple((", " + name).encode() for names in self.names[1:] for name in names) + \
+            (b', "records_pos": ',)
         self.kept_first: dict = {}   # encode_item's first run: its text by the path and its item values
 
     def encode(self, head: dict) -> bytes:
@@ -152,13 +155,17 @@ class _HeadEncoder:
             head = pcap_batch_head(path, item)
             del head["error_code"], head["assigned_offset"]
             return self.encode(head)
-        first, later, records_pos = self.item_values
+        first, later, records_pos, after_first = self.item_values
         key = (path, first(item))
         text = self.kept_first.get(key)
         if text is None:
             if len(self.kept_first) >= self.KEPT:
                 self.kept_first.clear()
             text = self.kept_first[key] = self._run({}, self.names[0], self.values[0](pcap_batch_head(path, item)))
+        if _compiled_keys is not None:   # (the keys after the first run written in one compiled call)
+            written = _compiled_keys(b"{" + text, self.names_after_first, after_first(item), b"")
+            if written is not None:
+                return written
         parts = [text]
         for values, kept, names in zip(later, self.kept[1:], self.names[1:]):
             parts.append(self._run(kept, names, values(item)))
@@ -180,7 +187,7 @@ _ITEM_ATTRIBUTE = re.compile(r"found((?:\.[A-Za-z_]\w*)+)")
 
 def _item_getters(runs: tuple, keys: tuple) -> tuple | None:
     """For :meth:`_HeadEncoder.encode_item`: (a getter of the first run's values an item gives, a getter of each
-    later run's values, the getter of records_pos), each an attrgetter of the columns' expressions; None unless
+    later run's values, the getter of records_pos, a getter of every value after the first run's), each an attrgetter of the columns' expressions; None unless
     pcap_batch_head's keys are ``keys``, then error_code and assigned_offset, every later column is an attribute
     of the item, and the first run's other columns do not read the item."""
     reads = {column.name: column.read for column in PCAP_BATCH_HEAD}
@@ -191,7 +198,8 @@ def _item_getters(runs: tuple, keys: tuple) -> tuple | None:
             any("found" in reads[name] for name in runs[0] if name not in attributes):
         return None
     return (_values_of([attributes[name] for name in runs[0] if name in attributes]),
-            tuple(_values_of([attributes[name] for name in run]) for run in runs[1:]), attrgetter(attributes["records_pos"]))
+            tuple(_values_of([attributes[name] for name in run]) for run in runs[1:]), attrgetter(attributes["records_pos"]),
+            _values_of([attributes[name] for run in runs[1:] for name in run] + [attributes["records_pos"]]))
 
 
 def _values_of(attributes: list):
@@ -203,6 +211,8 @@ def _values_of(attributes: list):
 
 
 _json_string = json.encoder.encode_basestring   # (what the encoder writes a str with, ensure_ascii=False)
+# A head's keys after its first run in one call where the writer is compiled (interpreted, the runs kept are faster)
+_compiled_keys = object_keys if is_compiled() else None
 _INFINITY = float("inf")
 
 
