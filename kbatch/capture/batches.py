@@ -497,13 +497,27 @@ class CaptureReader:
     # -- the batches ----------------------------------------------------------------------------------------
 
     def _batches(self, data: bytes, api: str, request: Request, message, topic: str | None, topic_id: str | None,
-                 partition: int, records_pos: int, *, fetched: int | None = None
-                 ) -> list[CapturedBatch | CaptureFinding]:
+                 partition: int, records_pos: int, *, fetched: int | None = None) -> list:
         """A partition's Records walked as a segment's bytes are: each batch with its invariants' findings,
         each damaged range a finding of its own (its positions inside the Records).  Without records to walk,
         verify-crc's CRC run takes the clean v2 batches from their headers (:class:`_HeadersTaken`).
         ``fetched``: the partition's ErrorCode in a (Share)Fetch response, whose last batch may be cut short
         (None: a Produce request's)."""
+        taken = self.taken
+        if isinstance(taken, _LinesTaken):
+            start = taken.leading(data)
+            if start == len(data) and len(taken.batches) == 1:   # (the common case: all one clean run, no reader)
+                lines = taken.batches.pop()
+                return [CapturedRun(lines.lines, lines.spans, lines.record_count, data, api, request, message.packet,
+                                    message.time, message.connection, topic, topic_id, partition, records_pos,
+                                    error_code=fetched)]
+        else:
+            start = 0
+        return self._walked(data, api, request, message, topic, topic_id, partition, records_pos, fetched, start)
+
+    def _walked(self, data: bytes, api: str, request: Request, message, topic: str | None, topic_id: str | None,
+                partition: int, records_pos: int, fetched: int | None, start: int) -> list:
+        """_batches' Records walked from ``start`` (after the clean batches it leads with, taken already)."""
         out: list = []
         taken = self.taken
 
@@ -516,14 +530,9 @@ class CaptureReader:
                                message.time, message.connection, topic, topic_id, partition, records_pos,
                                error_code=fetched)
 
-        start, passed = 0, None
-        if isinstance(taken, _LinesTaken):
-            start, passed = taken.leading(data), taken.last_pos
-            if start and start == len(data):   # (the common case: every batch clean, and no reader made)
-                return taken.captured(captured, run)
         reader = SegmentReader(BufferStream(data, unchanging=True), self.options, size=len(data))
-        if start:
-            reader.passed_batch_at(passed)   # as the walk engine tells it after a run
+        if start and isinstance(taken, _LinesTaken):
+            reader.passed_batch_at(taken.last_pos)   # as the walk engine tells it after a run
         for item in entries(reader, start, run=None if taken is None else taken.run):
             if taken is not None and taken.batches:
                 out += taken.captured(captured, run)

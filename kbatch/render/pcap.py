@@ -187,9 +187,10 @@ _ITEM_ATTRIBUTE = re.compile(r"found((?:\.[A-Za-z_]\w*)+)")
 
 def _item_getters(runs: tuple, keys: tuple) -> tuple | None:
     """For :meth:`_HeadEncoder.encode_item`: (a getter of the first run's values an item gives, a getter of each
-    later run's values, the getter of records_pos, a getter of every value after the first run's), each an attrgetter of the columns' expressions; None unless
-    pcap_batch_head's keys are ``keys``, then error_code and assigned_offset, every later column is an attribute
-    of the item, and the first run's other columns do not read the item."""
+    later run's values, the getter of records_pos, a getter of every value after the first run's), each an
+    attrgetter of the columns' expressions; None unless pcap_batch_head's keys are ``keys``, then error_code and
+    assigned_offset, every later column is an attribute of the item, and the first run's other columns do not
+    read the item."""
     reads = {column.name: column.read for column in PCAP_BATCH_HEAD}
     if tuple(reads) != keys + ("error_code", "assigned_offset"):
         return None
