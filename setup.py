@@ -24,7 +24,8 @@ KERNELS = os.path.join("kbatch", "kernels")
 # list to them).  The record walker first: the others take its C-level declarations (recordwalk.pxd,
 # batchrules.pxd).
 COMPILED_MODULES = ["kbatch.kernels.recordwalk", "kbatch.kernels.batchrules", "kbatch.kernels.match",
-                    "kbatch.kernels.cleanruns", "kbatch.kernels.jsonl", "kbatch.kernels.plaincapture"]
+                    "kbatch.kernels.cleanruns", "kbatch.kernels.jsonl", "kbatch.kernels.plaincapture",
+                    "kbatch.kernels.partitions"]
 # Warnings on, Cython's and the C compiler's (MSVC takes neither flag); tests/test_tools.py holds them at none.
 CYTHON_WARNINGS = {"warn.maybe_uninitialized": True, "warn.unreachable": True, "warn.unused": True}
 C_WARNINGS = [] if os.name == "nt" else ["-Wall", "-Wextra"]

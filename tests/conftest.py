@@ -332,3 +332,30 @@ def _plain_capture_agrees(monkeypatch):
         return original(self, stream)
 
     monkeypatch.setattr(batches.CaptureReader, "read", read)
+
+
+@pytest.fixture(autouse=True)
+def _partitions_agree(monkeypatch):
+    """Each Produce request and response and each (Share)Fetch response a test reads
+    (kbatch.capture.batches._partitions) is read by the compiled reader of its partitions
+    (kbatch.kernels.partitions, compiled or, with KBATCH_PURE_PYTHON=1, as plain Python) and its rows held to the
+    ones the readers' (or the generic decoder's) fields give, wherever the reader reads it."""
+    batches = sys.modules.get("kbatch.capture.batches")
+    if batches is None:
+        try:
+            from kbatch.capture import batches
+        except ImportError:   # (no dpkt)
+            return
+    from kbatch.kernels.partitions import Program
+    from kbatch.messages import programs
+
+    original = batches._partitions
+
+    def partitions(name, data, version, start):
+        written = programs.program(name, version)
+        read = None if written is None else Program(written).rows(data, start)
+        if read is not None and read[0] == len(data):
+            assert (read[1], read[2]) == programs.rows_of(name, *batches._body(name, data, version, start))
+        return original(name, data, version, start)
+
+    monkeypatch.setattr(batches, "_partitions", partitions)

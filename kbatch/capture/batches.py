@@ -33,9 +33,9 @@ from kbatch.format.findings import Finding
 from kbatch.format.framing import CHECKSUMS, size_bounds
 from kbatch.format.structs import BATCH_HEADER, COMPRESSION_CODEC_MASK
 from kbatch.kernels.batchrules import producer_fields_problem, v2_reserved_bits
-from kbatch.kernels import plaincapture
+from kbatch.kernels import partitions, plaincapture
 from kbatch.kernels.jsonl import clean_batch_lines
-from kbatch.messages import readers
+from kbatch.messages import programs, readers
 from kbatch.messages.decoder import ZERO_UUID, MessageDecoder, MessageError
 from kbatch.messages.schemas import SCHEMAS
 from kbatch.messages.spec import in_range, version_range
@@ -215,6 +215,30 @@ def _body(name: str, data: bytes, version: int, start: int) -> tuple[dict, dict[
     return fields, records
 
 
+def _partitions(name: str, data: bytes, version: int, start: int) -> tuple[tuple, list[tuple]]:
+    """The message ``name`` (kbatch.messages.programs.WANTED's: a Produce request or response, a Fetch response)
+    at ``version`` from ``start`` of ``data`` to its end: the fields it has once (their slots at its end) and a
+    row of slots per partition, as WANTED numbers them.  The compiled reader (kbatch.kernels.partitions) reads
+    them where it runs and the bytes are on its path; else they are taken from what :func:`_body` reads (a
+    MessageError where the bytes are not well formed)."""
+    if PARTITIONS:
+        if (name, version) not in _partition_readers:
+            written = programs.program(name, version)
+            _partition_readers[name, version] = None if written is None else partitions.Program(written)
+        reader = _partition_readers[name, version]
+        read = None if reader is None else reader.rows(data, start)
+        if read is not None and read[0] == len(data):
+            return read[1], read[2]
+    fields, records = _body(name, data, version, start)
+    return programs.rows_of(name, fields, records)
+
+
+def _records_of(data: bytes, pos, length: int) -> memoryview | None:
+    """A partition's Records field from its row's slots (where it starts, how long: None, -1 when null), a view
+    of the message's bytes; None where it is null or empty."""
+    return memoryview(data)[pos:pos + length] if length > 0 else None
+
+
 def _request_body_start(request: Request) -> int:
     """Where a request's body starts: after the header's tagged fields in a flexible version (header v2,
     RequestHeader.json), else after its ClientId (header v1)."""
@@ -382,19 +406,18 @@ class CaptureReader:
             if any(each.finding.code == UNKNOWN_VERSION for each in told):
                 return
             produced = _Produced(request)
+            frame = request.frame
             try:
-                fields, records = _body("ProduceRequest", request.frame, request.api_version,
-                                        _request_body_start(request))
+                (acks, *_), partitions_ = _partitions("ProduceRequest", frame, request.api_version,
+                                                      _request_body_start(request))
             except MessageError as error:
                 yield self._bad(error, request, request, "ProduceRequest")
                 return
-            for t, topic in enumerate(fields["topicData"]):
-                for p, partition in enumerate(topic["partitionData"]):
-                    pos, data = records.get(f"topicData[{t}].partitionData[{p}].records", (0, None))
-                    if data:
-                        produced.batches += self._batches(data, "Produce", request, request, topic.get("name"),
-                                                          topic.get("topicId"), partition["index"], pos)
-            if fields["acks"] == 0:   # no response will come (KafkaApis.handleProduceRequest sends none)
+            for _, name, topic_id, index, pos, length in partitions_:   # (WANTED["ProduceRequest"]'s slots)
+                data = _records_of(frame, pos, length)
+                if data is not None:
+                    produced.batches += self._batches(data, "Produce", request, request, name, topic_id, index, pos)
+            if acks == 0:   # no response will come (KafkaApis.handleProduceRequest sends none)
                 yield from produced.batches
                 return
             self.waiting[(request.connection, request.correlation_id)] = produced
@@ -426,6 +449,13 @@ class CaptureReader:
                 if topic.get("topicId") not in (None, ZERO_UUID) and topic.get("name") is not None:
                     self.topic_names[topic["topicId"]] = topic["name"]
 
+    def _read_partitions(self, response: Response, name: str) -> list[tuple] | CaptureFinding:
+        """A response's partitions (:func:`_partitions`' rows), or the finding that it is not well formed."""
+        try:
+            return _partitions(name, response.frame, response.request.api_version, _response_body_start(response))[1]
+        except MessageError as error:
+            return self._bad(error, response, response.request, name)
+
     def _read_response(self, response: Response, name: str, version: int):
         try:
             return _body(name, response.frame, version, _response_body_start(response))
@@ -433,15 +463,13 @@ class CaptureReader:
             return self._bad(error, response, response.request, name)
 
     def _produce_response(self, response: Response, produced: _Produced) -> Iterator[CapturedBatch | CaptureFinding]:
-        read = self._read_response(response, "ProduceResponse", response.request.api_version)
+        read = self._read_partitions(response, "ProduceResponse")
         answers = {}
         if isinstance(read, CaptureFinding):
             yield read
         else:
-            for topic in read[0]["responses"]:
-                for partition in topic["partitionResponses"]:
-                    key = (topic.get("name"), topic.get("topicId"), partition["index"])
-                    answers[key] = (partition["errorCode"], partition["baseOffset"])
+            for name, topic_id, index, error_code, base_offset, _ in read:   # (WANTED["ProduceResponse"]'s slots)
+                answers[(name, topic_id, index)] = (error_code, base_offset)
         next_offset: dict[tuple, int] = {}
         for item in produced.batches:
             if not isinstance(item, CaptureFinding):
@@ -462,19 +490,15 @@ class CaptureReader:
             if request.api_key == SHARE_FETCH:   # (a Fetch request's version was told with the request)
                 yield from self._version_findings(request, name)
             return
-        read = self._read_response(response, name, request.api_version)
+        read = self._read_partitions(response, name)
         if isinstance(read, CaptureFinding):
             yield read
             return
-        fields, records = read
-        api = API_NAMES[request.api_key]
-        for t, topic in enumerate(fields["responses"]):
-            for p, partition in enumerate(topic["partitions"]):
-                pos, data = records.get(f"responses[{t}].partitions[{p}].records", (0, None))
-                if not data:
-                    continue
-                yield from self._batches(data, api, request, response, topic.get("topic"), topic.get("topicId"),
-                                         partition["partitionIndex"], pos, fetched=partition["errorCode"])
+        api, frame = API_NAMES[request.api_key], response.frame
+        for topic, topic_id, index, error_code, pos, length in read:   # (WANTED[name]'s slots)
+            data = _records_of(frame, pos, length)
+            if data is not None:
+                yield from self._batches(data, api, request, response, topic, topic_id, index, pos, fetched=error_code)
 
     def _api_versions(self, response: Response) -> Iterator[CaptureFinding]:
         version = response.request.api_version
@@ -639,6 +663,12 @@ class _LinesTaken(_HeadersTaken):
             self.last_pos, pos = crc_run.last_pos, taken
         return pos
 
+
+# The compiled reader of a message's partitions (kbatch.kernels.partitions): taken where it runs compiled (as plain
+# Python the straight-line readers are faster), its Program of each message version made once.  Tests set it to
+# hold the two to the same rows either way.
+PARTITIONS = partitions.COMPILED
+_partition_readers: dict[tuple[str, int], partitions.Program | None] = {}
 
 # The compiled loop over a capture's common case (kbatch.kernels.plaincapture): taken where it runs compiled (as
 # plain Python the generators it stands for are faster).  Tests set it to hold the loop to them either way.
