@@ -114,6 +114,19 @@ def test_api_versions_tell_which_versions_a_broker_takes():
     assert len(batches(items)) == 1   # still read: the broker answers what it answers
 
 
+def test_a_version_said_nothing_of_before_the_api_versions_answer_is_told_after_it():
+    """A Produce v12 before the ApiVersions answer is not told (nothing advertised yet), the same version after
+    it is, every time: what was found quiet for a connection is forgotten when a broker says what it takes."""
+    capture = (Capture().send(request("Produce", 12, 1, produce(12, {"orders": {0: ONE}}, acks=0), flexible=True))
+               .send(request("ApiVersions", 3, 2, b"\x00\x00\x00", flexible=True))
+               .answer(response(2, api_versions_response(3, {0: (3, 11)}), flexible=False))
+               .send(request("Produce", 12, 3, produce(12, {"orders": {0: ONE}}, acks=0), flexible=True))
+               .send(request("Produce", 12, 4, produce(12, {"orders": {0: ONE}}, acks=0), flexible=True)))
+    items = read(capture.pcap())
+    assert [each.finding.code for each in findings(items)] == ["version-not-advertised"] * 2
+    assert len(batches(items)) == 3
+
+
 def test_a_version_trunk_does_not_define_is_told_and_not_read():
     capture = Capture().send(request("Produce", 2, 1, b"\x00\x01\x00\x00\x75\x30\x00\x00\x00\x00",
                                      flexible=False))

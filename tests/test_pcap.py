@@ -640,6 +640,10 @@ def test_a_lines_capture_keys_read_from_the_item_are_those_of_its_head():
     paths = ["/tmp/a.pcap", "caf\u00e9 \udcff.pcap", 'q"\\.pcap']
     for n in [*range(40), *range(40)]:
         assert encoder.encode_item(paths[n % 3], item(n)) == dict_encoded(paths[n % 3], item(n))
+        # a run's head: the same, then error_code's key and value and assigned_offset's key
+        errored = item(n, error_code=[None, 0, -1, 2 ** 70][n % 4])
+        assert encoder.run_head(paths[n % 3], errored) == dict_encoded(paths[n % 3], errored) + \
+            f', "error_code": {json.dumps(errored.error_code)}, "assigned_offset": '.encode()
     assert len(encoder.kept_first) <= 3 and all(len(kept) <= 3 for kept in encoder.kept)
     for odd in (item(1, records_pos=True), item(2, time=float("nan")), item(3, partition=False, packet=1.5),
                 item(4, request=SimpleNamespace(api_version=2 ** 70, correlation_id=None, client_id=""))):

@@ -21,6 +21,7 @@ a Fetch response's last batch cut short is "partial-batch", not damage.  A Produ
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from typing import BinaryIO, Iterable, Iterator
 
 from kbatch.capture.exchanges import Pairing, Request, Response, _connection_pair
@@ -184,6 +185,7 @@ def kafka_segments(items: Iterable[Segment | PacketProblem], ports: Iterable[int
 
 # -- the messages --------------------------------------------------------------------------------------------
 
+@lru_cache(maxsize=4096)   # (a message and its version: asked again for each message)
 def _flexible(name: str, version: int) -> bool:
     return in_range(version, version_range(SCHEMAS[name].flexible))
 
@@ -253,9 +255,17 @@ def _response_body_start(response: Response) -> int:
     fields (ResponseHeader v1) -- except ApiVersions, whose response header is always v0 so that a client of any
     version can read it (ApiKeys.responseHeaderVersion)."""
     request = response.request
-    name = API_NAMES[request.api_key] + "Response"
-    flexible = _flexible(name, request.api_version) and request.api_key != API_VERSIONS
-    return _read("ResponseHeader", 1 if flexible else 0, response.frame)[1]
+    header = _response_header_version(request.api_key, request.api_version)
+    size = programs.fixed_size("ResponseHeader", header)
+    if size is not None and len(response.frame) >= size:   # (v0: its correlation id alone, a fixed width)
+        return size
+    return _read("ResponseHeader", header, response.frame)[1]
+
+
+@lru_cache(maxsize=4096)
+def _response_header_version(api_key: int, api_version: int) -> int:
+    """The response header's version of a request of ``api_key`` at ``api_version`` (_response_body_start's)."""
+    return 1 if _flexible(API_NAMES[api_key] + "Response", api_version) and api_key != API_VERSIONS else 0
 
 
 def _records_spans(spans: list) -> dict[str, tuple[int, bytes]]:
@@ -287,6 +297,8 @@ class CaptureReader:
                                    decompressed_limit=DEFAULT_DECOMPRESSED_LIMIT if decompressed_limit is None
                                    else decompressed_limit)
         self.advertised: dict[frozenset, dict[int, tuple[int, int]]] = {}   # connection pair -> ApiVersions
+        # (direction, API key, version) of requests _version_findings said nothing of, until ApiVersions speaks
+        self.quiet: set[tuple[str, int, int]] = set()
         self.waiting: dict[tuple[str, int], _Produced] = {}
         self.packets = 0
         self.topic_names: dict[str, str] = {}   # topic id -> name, from Metadata responses
@@ -387,6 +399,9 @@ class CaptureReader:
     # -- requests -------------------------------------------------------------------------------------------
 
     def _version_findings(self, message: Request, name: str) -> Iterator[CaptureFinding]:
+        quiet = (message.connection, message.api_key, message.api_version)
+        if quiet in self.quiet:
+            return
         api = API_NAMES[message.api_key]
         low, high = SCHEMAS[name].valid_range
         if not low <= message.api_version <= high:
@@ -398,6 +413,10 @@ class CaptureReader:
             yield _finding(NOT_ADVERTISED, message.packet, message.connection, f"{name}.version",
                            f"{advertised[0]}-{advertised[1]} (what the broker's ApiVersions response gave)",
                            str(message.api_version), api=api)
+            return
+        if len(self.quiet) >= 4096:   # (a hostile capture's connections are not all kept)
+            self.quiet.clear()
+        self.quiet.add(quiet)
 
     def _request(self, request: Request) -> Iterator[CaptureFinding]:
         if request.api_key == PRODUCE:
@@ -515,6 +534,7 @@ class CaptureReader:
             return
         fields, _ = read
         if fields["errorCode"] == 0:
+            self.quiet.clear()   # (what a version is told may change)
             self.advertised[_connection_pair(response.connection)] = {
                 api["apiKey"]: (api["minVersion"], api["maxVersion"]) for api in fields["apiKeys"]}
 

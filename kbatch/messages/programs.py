@@ -109,6 +109,17 @@ def _struct(decoder: MessageDecoder, fields: tuple[F, ...], path: str, wanted: d
     return out
 
 
+@lru_cache(maxsize=None)
+def fixed_size(name: str, version: int) -> int | None:
+    """The size of message ``name`` at ``version`` where it is fixed-width fields alone (no tagged fields, no
+    flexible version's tag count), else None: a response header v0, for instance."""
+    decoder = MessageDecoder(SCHEMAS[name], version, name)
+    order = decoder._plan(SCHEMAS[name].fields)[0]
+    if decoder.flexible or any(tagged or field.type not in _WIDTHS for field, tagged in order):
+        return None
+    return sum(_WIDTHS[field.type] for field, _ in order)
+
+
 def rows_of(name: str, fields: dict, records: dict) -> tuple[tuple, list[tuple]]:
     """What the compiled reader gives of message ``name`` -- its slots at its end, a row of them after each
     element of its rows' array -- from its fields as the readers or the generic decoder read them, and its

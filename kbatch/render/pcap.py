@@ -69,7 +69,7 @@ class JsonlSink:
     def _run(self, path: str, run) -> None:
         """The lines of a run's batches (kbatch.capture.batches.CapturedRun), as :meth:`item` writes each: the
         capture's keys, then the broker's offset of each batch (each following the one before), then its own."""
-        head = self._head_for(path, run) + b', "error_code": ' + _json_int(run.error_code) + b', "assigned_offset": '
+        head = self._heads.run_head(path, run)
         assigned = run.assigned_offset
         if assigned is None:   # (each line ends in a newline: the next one's head joins them)
             head += b"null"
@@ -138,6 +138,7 @@ class _HeadEncoder:
         # (object_keys' names: each key after the first run with what goes before it)
         self.names_after_first = tuple((", " + name).encode() for names in self.names[1:] for name in names) + \
             (b', "records_pos": ',)
+        self.names_through_error_code = self.names_after_first + (b', "error_code": ',)
         self.kept_first: dict = {}   # encode_item's first run: its text by the path and its item values
 
     def encode(self, head: dict) -> bytes:
@@ -155,13 +156,8 @@ class _HeadEncoder:
             head = pcap_batch_head(path, item)
             del head["error_code"], head["assigned_offset"]
             return self.encode(head)
-        first, later, records_pos, after_first = self.item_values
-        key = (path, first(item))
-        text = self.kept_first.get(key)
-        if text is None:
-            if len(self.kept_first) >= self.KEPT:
-                self.kept_first.clear()
-            text = self.kept_first[key] = self._run({}, self.names[0], self.values[0](pcap_batch_head(path, item)))
+        _, later, records_pos, after_first, _ = self.item_values
+        text = self._first_run(path, item)
         if _compiled_keys is not None:   # (the keys after the first run written in one compiled call)
             written = _compiled_keys(b"{" + text, self.names_after_first, after_first(item), b"")
             if written is not None:
@@ -170,6 +166,26 @@ class _HeadEncoder:
         for values, kept, names in zip(later, self.kept[1:], self.names[1:]):
             parts.append(self._run(kept, names, values(item)))
         return b"{" + b", ".join(parts) + b', "records_pos": ' + _json_value(records_pos(item)).encode()
+
+    def run_head(self, path: str, item) -> bytes:
+        """:meth:`encode_item`'s keys, then error_code's, then the key of assigned_offset (a CapturedRun's head:
+        each of its lines writes its own offset after it) -- in one compiled call where it can be."""
+        if _compiled_keys is not None and self.item_values is not None:
+            written = _compiled_keys(b"{" + self._first_run(path, item), self.names_through_error_code,
+                                     self.item_values[4](item), b', "assigned_offset": ')
+            if written is not None:
+                return written
+        return self.encode_item(path, item) + b', "error_code": ' + _json_int(item.error_code) + b', "assigned_offset": '
+
+    def _first_run(self, path: str, item) -> bytes:
+        """The first run's text, kept by the path and those of its values the item gives."""
+        key = (path, self.item_values[0](item))
+        text = self.kept_first.get(key)
+        if text is None:
+            if len(self.kept_first) >= self.KEPT:
+                self.kept_first.clear()
+            text = self.kept_first[key] = self._run({}, self.names[0], self.values[0](pcap_batch_head(path, item)))
+        return text
 
     def _run(self, kept: dict, names: tuple, key: tuple) -> bytes:
         """A run of keys with these values (``key``), kept."""
@@ -187,20 +203,23 @@ _ITEM_ATTRIBUTE = re.compile(r"found((?:\.[A-Za-z_]\w*)+)")
 
 def _item_getters(runs: tuple, keys: tuple) -> tuple | None:
     """For :meth:`_HeadEncoder.encode_item`: (a getter of the first run's values an item gives, a getter of each
-    later run's values, the getter of records_pos, a getter of every value after the first run's), each an
-    attrgetter of the columns' expressions; None unless pcap_batch_head's keys are ``keys``, then error_code and
+    later run's values, the getter of records_pos, a getter of every value after the first run's, the same with
+    error_code's), each an attrgetter of the columns' expressions; None unless pcap_batch_head's keys are ``keys``, then error_code and
     assigned_offset, every later column is an attribute of the item, and the first run's other columns do not
     read the item."""
     reads = {column.name: column.read for column in PCAP_BATCH_HEAD}
     if tuple(reads) != keys + ("error_code", "assigned_offset"):
         return None
     attributes = {name: match.group(1)[1:] for name, read in reads.items() if (match := _ITEM_ATTRIBUTE.fullmatch(read))}
-    if any(name not in attributes for run in runs[1:] for name in run) or "records_pos" not in attributes or \
+    if any(name not in attributes for run in runs[1:] for name in run) or \
+            any(name not in attributes for name in ("records_pos", "error_code")) or \
             any("found" in reads[name] for name in runs[0] if name not in attributes):
         return None
     return (_values_of([attributes[name] for name in runs[0] if name in attributes]),
             tuple(_values_of([attributes[name] for name in run]) for run in runs[1:]), attrgetter(attributes["records_pos"]),
-            _values_of([attributes[name] for run in runs[1:] for name in run] + [attributes["records_pos"]]))
+            _values_of([attributes[name] for run in runs[1:] for name in run] + [attributes["records_pos"]]),
+            _values_of([attributes[name] for run in runs[1:] for name in run] + [attributes["records_pos"],
+                                                                                 attributes["error_code"]]))
 
 
 def _values_of(attributes: list):
