@@ -91,7 +91,7 @@ def _direction(api: str) -> str:
     return "produce" if api == "Produce" else "fetch"
 
 
-@dataclass
+@dataclass(slots=True)   # (one a Records field)
 class CapturedRun:
     """Clean v2 batches lying end to end in one Records field, each of which a CapturedBatch taken from its
     header alone with nothing to say about it would be, held as one item with their JSON lines written as they
@@ -622,13 +622,16 @@ class _HeadersTaken:
         return out
 
 
-@dataclass
 class _Lines:
-    """A run of clean batches' lines (CapturedRun's)."""
+    """A run of clean batches' lines (CapturedRun's).  (A plain class: one is made for each Records field, and a
+    dataclass's default factories cost more than its lines.)"""
 
-    lines: list = field(default_factory=list)
-    spans: list = field(default_factory=list)
-    record_count: int = 0
+    __slots__ = ("lines", "spans", "record_count")
+
+    def __init__(self):
+        self.lines: list = []
+        self.spans: list = []
+        self.record_count = 0
 
 
 # clean_batch_lines' names: the codec names by codec id (the attributes' three codec bits), the timestamp types

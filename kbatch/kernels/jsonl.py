@@ -837,7 +837,7 @@ def object_keys(opening: bytes, names: tuple, values: tuple, closing: bytes) -> 
     ``values``, then ``closing``.  A value is None, an int of 64 bits, a finite float or a str; None where one
     is anything else (the caller's encoder writes those).  For kbatch pcap's capture keys, a Records field at a
     time: a str's JSON is kept (_json_texts: a capture has a few names, client ids and connections)."""
-    global _keys
+    global _keys, _float_written
     n: cython.Py_ssize_t = len(names)
     if len(values) != n:
         return None
@@ -861,7 +861,9 @@ def object_keys(opening: bytes, names: tuple, values: tuple, closing: bytes) -> 
                 text = _json_texts[value] = _json_string(value).encode("utf-8", "surrogateescape")
             texts[k] = text
         elif kind is float and -_INFINITY < value < _INFINITY:
-            texts[k] = float.__repr__(value).encode()
+            if value is not _float_written[0]:   # (a message's time, again for each of its partitions)
+                _float_written = (value, float.__repr__(value).encode())
+            texts[k] = _float_written[1]
         else:
             return None
         size += len(names[k]) + (0 if texts[k] is None else len(texts[k]))
@@ -940,6 +942,7 @@ _line = cython.declare(_JsonWriter, None)   # the writer batch_json reuses line 
 _runs = cython.declare(_JsonWriter, None)   # and the one assigned_lines reuses run after run (grown to the largest)
 _keys = cython.declare(_JsonWriter, None)   # and the one object_keys reuses
 _json_texts: dict[str, bytes] = {}            # object_keys' strings -> their JSON, UTF-8
+_float_written: tuple = (None, b"")           # object_keys' last float and its JSON (repr's shortest digits are slow)
 _json_string = json.encoder.encode_basestring   # (what json.dumps writes a str with, ensure_ascii=False)
 _INFINITY = float("inf")
 _plain_names: dict[str, bytes | None] = {}     # name -> _plain_name(name), for the few names batches have
