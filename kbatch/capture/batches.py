@@ -310,14 +310,17 @@ class CaptureReader:
     def read(self, stream: BinaryIO) -> Iterator[CapturedBatch | CapturedRun | CaptureFinding]:
         return map(self._named, self._read(stream))
 
-    def _read(self, stream: BinaryIO) -> Iterator[CapturedBatch | CaptureFinding]:
+    def _read(self, stream: BinaryIO) -> Iterator[CapturedBatch | CapturedRun | CaptureFinding]:
+        # (each message's items made as a list: most messages have none, or a few)
         for event in self.pairing(self._frames(stream)):
             if isinstance(event, Request):
-                yield from self._request(event)
+                items = self._request(event)
             elif isinstance(event, Response):
-                yield from self._response(event)
+                items = self._response(event)
             else:
-                yield self._problem(event)
+                items = [self._problem(event)]
+            if items:
+                yield from items
         for produced in self.waiting.values():   # never answered (the capture ended first)
             yield from produced.batches
         self.waiting.clear()
@@ -398,50 +401,48 @@ class CaptureReader:
 
     # -- requests -------------------------------------------------------------------------------------------
 
-    def _version_findings(self, message: Request, name: str) -> Iterator[CaptureFinding]:
+    def _version_findings(self, message: Request, name: str) -> list:
         quiet = (message.connection, message.api_key, message.api_version)
         if quiet in self.quiet:
-            return
+            return []
         api = API_NAMES[message.api_key]
         low, high = SCHEMAS[name].valid_range
         if not low <= message.api_version <= high:
-            yield _finding(UNKNOWN_VERSION, message.packet, message.connection, f"{name}.version",
-                           f"a version Kafka trunk defines ({low}-{high})", str(message.api_version), api=api)
-            return
+            return [_finding(UNKNOWN_VERSION, message.packet, message.connection, f"{name}.version",
+                             f"a version Kafka trunk defines ({low}-{high})", str(message.api_version), api=api)]
         advertised = self.advertised.get(_connection_pair(message.connection), {}).get(message.api_key)
         if advertised is not None and not advertised[0] <= message.api_version <= advertised[1]:
-            yield _finding(NOT_ADVERTISED, message.packet, message.connection, f"{name}.version",
-                           f"{advertised[0]}-{advertised[1]} (what the broker's ApiVersions response gave)",
-                           str(message.api_version), api=api)
-            return
+            return [_finding(NOT_ADVERTISED, message.packet, message.connection, f"{name}.version",
+                             f"{advertised[0]}-{advertised[1]} (what the broker's ApiVersions response gave)",
+                             str(message.api_version), api=api)]
         if len(self.quiet) >= 4096:   # (a hostile capture's connections are not all kept)
             self.quiet.clear()
         self.quiet.add(quiet)
+        return []
 
-    def _request(self, request: Request) -> Iterator[CaptureFinding]:
-        if request.api_key == PRODUCE:
-            told = list(self._version_findings(request, "ProduceRequest"))
-            yield from told
-            if any(each.finding.code == UNKNOWN_VERSION for each in told):
-                return
-            produced = _Produced(request)
-            frame = request.frame
-            try:
-                (acks, *_), partitions_ = _partitions("ProduceRequest", frame, request.api_version,
-                                                      _request_body_start(request))
-            except MessageError as error:
-                yield self._bad(error, request, request, "ProduceRequest")
-                return
-            for _, name, topic_id, index, pos, length in partitions_:   # (WANTED["ProduceRequest"]'s slots)
-                data = _records_of(frame, pos, length)
-                if data is not None:
-                    produced.batches += self._batches(data, "Produce", request, request, name, topic_id, index, pos)
-            if acks == 0:   # no response will come (KafkaApis.handleProduceRequest sends none)
-                yield from produced.batches
-                return
-            self.waiting[(request.connection, request.correlation_id)] = produced
-        elif request.api_key == FETCH:
-            yield from self._version_findings(request, "FetchResponse")
+    def _request(self, request: Request) -> list:
+        if request.api_key == FETCH:
+            return self._version_findings(request, "FetchResponse")
+        if request.api_key != PRODUCE:
+            return []
+        told = self._version_findings(request, "ProduceRequest")
+        if any(each.finding.code == UNKNOWN_VERSION for each in told):
+            return told
+        produced = _Produced(request)
+        frame = request.frame
+        try:
+            (acks, *_), partitions_ = _partitions("ProduceRequest", frame, request.api_version,
+                                                  _request_body_start(request))
+        except MessageError as error:
+            return [*told, self._bad(error, request, request, "ProduceRequest")]
+        for _, name, topic_id, index, pos, length in partitions_:   # (WANTED["ProduceRequest"]'s slots)
+            data = _records_of(frame, pos, length)
+            if data is not None:
+                produced.batches += self._batches(data, "Produce", request, request, name, topic_id, index, pos)
+        if acks == 0:   # no response will come (KafkaApis.handleProduceRequest sends none)
+            return told + produced.batches
+        self.waiting[(request.connection, request.correlation_id)] = produced
+        return told
 
     def _bad(self, error: MessageError, message, request: Request, name: str) -> CaptureFinding:
         return _finding(BAD_MESSAGE, message.packet, message.connection, f"{name}.{error.field}", error.expected,
@@ -449,24 +450,23 @@ class CaptureReader:
 
     # -- responses ------------------------------------------------------------------------------------------
 
-    def _response(self, response: Response) -> Iterator[CapturedBatch | CaptureFinding]:
+    def _response(self, response: Response) -> list:
         request = response.request
         if request.api_key == PRODUCE:
             produced = self.waiting.pop((request.connection, request.correlation_id), None)
-            if produced is not None:
-                yield from self._produce_response(response, produced)
-        elif request.api_key in (FETCH, SHARE_FETCH):
-            yield from self._fetch_response(response)
-        elif request.api_key == API_VERSIONS:
-            yield from self._api_versions(response)
-        elif request.api_key == METADATA and _defined("MetadataResponse", request.api_version):
+            return [] if produced is None else self._produce_response(response, produced)
+        if request.api_key in (FETCH, SHARE_FETCH):
+            return self._fetch_response(response)
+        if request.api_key == API_VERSIONS:
+            return self._api_versions(response)
+        if request.api_key == METADATA and _defined("MetadataResponse", request.api_version):
             read = self._read_response(response, "MetadataResponse", request.api_version)
             if isinstance(read, CaptureFinding):
-                yield read
-                return
+                return [read]
             for topic in read[0]["topics"]:
                 if topic.get("topicId") not in (None, ZERO_UUID) and topic.get("name") is not None:
                     self.topic_names[topic["topicId"]] = topic["name"]
+        return []
 
     def _read_partitions(self, response: Response, name: str) -> list[tuple] | CaptureFinding:
         """A response's partitions (:func:`_partitions`' rows), or the finding that it is not well formed."""
@@ -481,12 +481,13 @@ class CaptureReader:
         except MessageError as error:
             return self._bad(error, response, response.request, name)
 
-    def _produce_response(self, response: Response, produced: _Produced) -> Iterator[CapturedBatch | CaptureFinding]:
+    def _produce_response(self, response: Response, produced: _Produced) -> list:
         read = self._read_partitions(response, "ProduceResponse")
         answers = {}
         if isinstance(read, CaptureFinding):
-            yield read
+            told = [read]
         else:
+            told = []
             for name, topic_id, index, error_code, base_offset, _ in read:   # (WANTED["ProduceResponse"]'s slots)
                 answers[(name, topic_id, index)] = (error_code, base_offset)
         next_offset: dict[tuple, int] = {}
@@ -500,29 +501,30 @@ class CaptureReader:
                         item.assigned_offset = next_offset.get(key, base)
                         next_offset[key] = item.assigned_offset + (
                             sum(item.spans) if isinstance(item, CapturedRun) else _offset_span(item.batch))
-            yield item
+        return told + produced.batches if told else produced.batches
 
-    def _fetch_response(self, response: Response) -> Iterator[CapturedBatch | CaptureFinding]:
+    def _fetch_response(self, response: Response) -> list:
         request = response.request
         name = "FetchResponse" if request.api_key == FETCH else "ShareFetchResponse"
         if not _defined(name, request.api_version):
             if request.api_key == SHARE_FETCH:   # (a Fetch request's version was told with the request)
-                yield from self._version_findings(request, name)
-            return
+                return self._version_findings(request, name)
+            return []
         read = self._read_partitions(response, name)
         if isinstance(read, CaptureFinding):
-            yield read
-            return
+            return [read]
         api, frame = API_NAMES[request.api_key], response.frame
+        out: list = []
         for topic, topic_id, index, error_code, pos, length in read:   # (WANTED[name]'s slots)
             data = _records_of(frame, pos, length)
             if data is not None:
-                yield from self._batches(data, api, request, response, topic, topic_id, index, pos, fetched=error_code)
+                out += self._batches(data, api, request, response, topic, topic_id, index, pos, fetched=error_code)
+        return out
 
-    def _api_versions(self, response: Response) -> Iterator[CaptureFinding]:
+    def _api_versions(self, response: Response) -> list:
         version = response.request.api_version
         if not _defined("ApiVersionsResponse", version):
-            return
+            return []
         read = self._read_response(response, "ApiVersionsResponse", version)
         if isinstance(read, CaptureFinding) and version > 0:
             # a broker that does not know the request's version answers with version 0 (KIP-511,
@@ -530,13 +532,13 @@ class CaptureReader:
             retry = self._read_response(response, "ApiVersionsResponse", 0)
             read = retry if not isinstance(retry, CaptureFinding) else read
         if isinstance(read, CaptureFinding):
-            yield read
-            return
+            return [read]
         fields, _ = read
         if fields["errorCode"] == 0:
             self.quiet.clear()   # (what a version is told may change)
             self.advertised[_connection_pair(response.connection)] = {
                 api["apiKey"]: (api["minVersion"], api["maxVersion"]) for api in fields["apiKeys"]}
+        return []
 
     # -- the batches ----------------------------------------------------------------------------------------
 
