@@ -124,17 +124,12 @@ def rows_of(name: str, fields: dict, records: dict) -> tuple[tuple, list[tuple]]
     """What the compiled reader gives of message ``name`` -- its slots at its end, a row of them after each
     element of its rows' array -- from its fields as the readers or the generic decoder read them, and its
     Records fields by path (kbatch.capture.batches._read's)."""
-    wanted, row_path = WANTED[name]
-    arrays = row_path.split(".")
+    arrays, levels = _levels(name)
     slots: list = [None] * SLOTS
     rows: list[tuple] = []
 
     def take(struct: dict, depth: int, where: str) -> None:
-        here = "".join(array + "." for array in arrays[:depth])   # (the wanted fields of this struct start so)
-        for key, slot in wanted.items():
-            field = key[len(here):]
-            if not key.startswith(here) or "." in field:
-                continue
+        for field, slot in levels[depth]:
             if field == "records":
                 pos, data = records.get(where + field, (None, None))
                 slots[slot], slots[slot + 1] = (None, -1) if data is None else (pos, len(data))
@@ -148,3 +143,15 @@ def rows_of(name: str, fields: dict, records: dict) -> tuple[tuple, list[tuple]]
 
     take(fields, 0, "")
     return tuple(slots), rows
+
+
+@lru_cache(maxsize=None)
+def _levels(name: str) -> tuple[list[str], list[list[tuple[str, int]]]]:
+    """WANTED[name] by depth: the arrays down to the rows' one, and the (field, slot) wanted at each depth."""
+    wanted, row_path = WANTED[name]
+    arrays = row_path.split(".")
+    levels: list[list[tuple[str, int]]] = [[] for _ in range(len(arrays) + 1)]
+    for key, slot in wanted.items():
+        *path, field = key.split(".")
+        levels[len(path)].append((field, slot))
+    return arrays, levels
