@@ -346,14 +346,13 @@ def _partitions_agree(monkeypatch):
             from kbatch.capture import batches
         except ImportError:   # (no dpkt)
             return
-    from kbatch.kernels.partitions import Program
     from kbatch.messages import programs
 
     original = batches._partitions
 
     def partitions(name, data, version, start):
         written = programs.program(name, version)
-        read = None if written is None else Program(written).rows(data, start)
+        read = None if written is None else programs.reader(written).rows(data, start)
         if read is not None and read[0] == len(data):
             assert (read[1], read[2]) == programs.rows_of(name, *batches._body(name, data, version, start))
         return original(name, data, version, start)

@@ -11,7 +11,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kbatch.capture import batches
-from kbatch.kernels.partitions import Program
 from kbatch.messages import programs, readers
 from kbatch.messages.decoder import MessageError
 from kbatch.messages.schemas import SCHEMAS
@@ -22,7 +21,7 @@ CASES = [(name, version) for name in programs.WANTED
 
 
 def _compiled(name: str, version: int, data: bytes):
-    read = Program(programs.program(name, version)).rows(data, 0)
+    read = programs.reader(programs.program(name, version)).rows(data, 0)
     return None if read is None or read[0] != len(data) else (read[1], read[2])
 
 

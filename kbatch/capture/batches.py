@@ -226,7 +226,7 @@ def _partitions(name: str, data: bytes, version: int, start: int) -> tuple[tuple
     if PARTITIONS:
         if (name, version) not in _partition_readers:
             written = programs.program(name, version)
-            _partition_readers[name, version] = None if written is None else partitions.Program(written)
+            _partition_readers[name, version] = None if written is None else programs.reader(written)
         reader = _partition_readers[name, version]
         read = None if reader is None else reader.rows(data, start)
         if read is not None and read[0] == len(data):

@@ -11,6 +11,8 @@ of a field that is not nullable, a string over 32767 bytes, a varint of more tha
 
 from __future__ import annotations
 
+from typing import Callable
+
 try:
     import cython
 except ImportError:  # not compiled and no Cython installed: the same code as plain Python
@@ -19,8 +21,16 @@ except ImportError:  # not compiled and no Cython installed: the same code as pl
 if cython.compiled:
     from cython.cimports.cpython.unicode import PyUnicode_DecodeUTF8
 
-from kbatch.messages.decoder import uuid_text
-from kbatch.messages.programs import ARRAY, BYTES, FIXED, INT, SLOTS, STRING, TAGS, UUID
+# The operations of a program, each an opcode and its arguments (slot: where a value read is kept, -1 none);
+# kbatch.messages.programs writes programs of them.
+FIXED = 0        # width: bytes skipped
+INT = 1          # width (2, 4 or 8), slot: a signed big-endian integer
+STRING = 2       # nullable, compact, slot: a string (decoded as Java does, malformed bytes replaced)
+BYTES = 3        # nullable, compact, slot: where the bytes start in slot, their length in slot + 1 (null: None, -1)
+UUID = 4         # slot: a uuid (as the program's ``uuid_text`` writes it)
+ARRAY = 5        # nullable, compact, body size, row: an array of structs, its element's program the next body size
+#                  ints; with ``row``, a row of the slots is kept after each element
+TAGS = 6         # the tagged fields' count of a flexible struct: any tag gives up
 
 _FIXED = cython.declare(cython.int, FIXED)
 _INT = cython.declare(cython.int, INT)
@@ -47,10 +57,15 @@ class Program:
     slots: list
     rows_made: list
     _last_length: cython.longlong   # what _length read
+    slot_count: cython.Py_ssize_t
+    uuid_text: Callable[[bytes], str]
 
-    def __init__(self, program: tuple):
+    def __init__(self, program: tuple, slot_count: int, uuid_text):
+        """``program``'s operations, with ``slot_count`` slots; ``uuid_text`` writes a uuid's 16 bytes."""
         if len(program) > _LONGEST_PROGRAM:
             raise ValueError(f"a program of {len(program)} operations")
+        self.slot_count = slot_count
+        self.uuid_text = uuid_text
         i: cython.Py_ssize_t
         if not cython.compiled:
             self.ops = [0] * _LONGEST_PROGRAM
@@ -61,11 +76,11 @@ class Program:
     def rows(self, data, pos: cython.Py_ssize_t):
         """(where the message ends, the slots at its end, a tuple of the slots after each row's element) of the
         message from ``pos`` of ``data`` to its end at most; None where the readers must read it.  A slot holds
-        an int, a str (a uuid as Uuid.toString writes it) or None; a Records field's start and length take two
+        an int, a str (a uuid as ``uuid_text`` writes it) or None; a Records field's start and length take two
         (null: None and -1)."""
         self.data = data
         self.end = len(data)
-        self.slots = [None] * SLOTS
+        self.slots = [None] * self.slot_count
         self.rows_made = []
         end: cython.Py_ssize_t = self._run(0, self.size, pos)
         self.data = None   # (the message's bytes not held past the call)
@@ -125,7 +140,7 @@ class Program:
             elif op == _UUID:
                 if pos + 16 > self.end:
                     return _GIVE_UP
-                self.slots[self.ops[at + 1]] = uuid_text(bytes(self.data[pos:pos + 16]))
+                self.slots[self.ops[at + 1]] = self.uuid_text(bytes(self.data[pos:pos + 16]))
                 pos += 16
                 at += 2
             elif op == _ARRAY:

@@ -19,20 +19,12 @@ from __future__ import annotations
 import struct
 from functools import lru_cache
 
-from kbatch.messages.decoder import _FIXED, MessageDecoder
+from kbatch.kernels.partitions import ARRAY, BYTES, FIXED, INT, STRING, TAGS, UUID, Program
+from kbatch.messages.decoder import _FIXED, MessageDecoder, uuid_text
 from kbatch.messages.schemas import SCHEMAS
 from kbatch.messages.spec import F
 
-# The operations, each an opcode and its arguments (slot: where a value read is kept, -1 none).
-FIXED = 0        # width: bytes skipped
-INT = 1          # width (2, 4 or 8), slot: a signed big-endian integer
-STRING = 2       # nullable, compact, slot: a string (decoded as Java does, malformed bytes replaced)
-BYTES = 3        # nullable, compact, slot: where the bytes start in slot, their length in slot + 1 (null: None, -1)
-UUID = 4         # slot: a uuid (as Uuid.toString writes it)
-ARRAY = 5        # nullable, compact, body size, row: an array of structs, its element's program the next body size
-#                  ints; with ``row``, a row of the slots is kept after each element
-TAGS = 6         # the tagged fields' count of a flexible struct: any tag gives up
-
+# (the operations a program is made of are the reader's: kbatch.kernels.partitions says what each does)
 _WIDTHS = {kind: struct.calcsize(code) for kind, code in _FIXED.items()} | {"bool": 1}
 _INTS = {"int16": 2, "int32": 4, "int64": 8}
 
@@ -70,6 +62,11 @@ def program(name: str, version: int) -> tuple[int, ...] | None:
 
 class _NoProgram(Exception):
     """A layout the compiled reader does not read."""
+
+
+def reader(program_: tuple[int, ...]) -> Program:
+    """The compiled reader of a program (:func:`program`'s), its uuids written as Uuid.toString writes them."""
+    return Program(program_, SLOTS, uuid_text)
 
 
 def _struct(decoder: MessageDecoder, fields: tuple[F, ...], path: str, wanted: dict, rows: str) -> list[int]:
