@@ -77,4 +77,5 @@ def test_a_produce_requests_rows_are_its_partitions_with_their_records_where_the
         assert top[0] == 1 and rows == [(1, name[0], topic_id[0], 3, at, 3), (1, name[0], topic_id[0], 4, None, -1),
                                         (1, name[1], topic_id[1], 0, rows[2][4], 0)]
         assert (top, rows) == _from_fields("ProduceRequest", version, raw)
-        assert batches._records_of(raw, at, 3) == b"abc" and batches._records_of(raw, None, -1) is None
+        view = memoryview(raw)
+        assert batches._records_of(view, at, 3) == b"abc" and batches._records_of(view, None, -1) is None

@@ -235,10 +235,10 @@ def _partitions(name: str, data: bytes, version: int, start: int) -> tuple[tuple
     return programs.rows_of(name, fields, records)
 
 
-def _records_of(data: bytes, pos, length: int) -> memoryview | None:
+def _records_of(message: memoryview, pos, length: int) -> memoryview | None:
     """A partition's Records field from its row's slots (where it starts, how long: None, -1 when null), a view
-    of the message's bytes; None where it is null or empty."""
-    return memoryview(data)[pos:pos + length] if length > 0 else None
+    of the message's bytes (``message``, a view of them all); None where it is null or empty."""
+    return message[pos:pos + length] if length > 0 else None
 
 
 def _request_body_start(request: Request) -> int:
@@ -435,8 +435,9 @@ class CaptureReader:
                                                   _request_body_start(request))
         except MessageError as error:
             return [*told, self._bad(error, request, request, "ProduceRequest")]
+        view = memoryview(frame)
         for _, name, topic_id, index, pos, length in partitions_:   # (WANTED["ProduceRequest"]'s slots)
-            data = _records_of(frame, pos, length)
+            data = _records_of(view, pos, length)
             if data is not None:
                 produced.batches += self._batches(data, "Produce", request, request, name, topic_id, index, pos)
         if acks == 0:   # no response will come (KafkaApis.handleProduceRequest sends none)
@@ -513,10 +514,10 @@ class CaptureReader:
         read = self._read_partitions(response, name)
         if isinstance(read, CaptureFinding):
             return [read]
-        api, frame = API_NAMES[request.api_key], response.frame
+        api, view = API_NAMES[request.api_key], memoryview(response.frame)
         out: list = []
         for topic, topic_id, index, error_code, pos, length in read:   # (WANTED[name]'s slots)
-            data = _records_of(frame, pos, length)
+            data = _records_of(view, pos, length)
             if data is not None:
                 out += self._batches(data, api, request, response, topic, topic_id, index, pos, fetched=error_code)
         return out
@@ -556,7 +557,7 @@ class CaptureReader:
                 lines = taken.batches.pop()
                 return [CapturedRun(lines.lines, lines.spans, lines.record_count, data, api, request, message.packet,
                                     message.time, message.connection, topic, topic_id, partition, records_pos,
-                                    error_code=fetched)]
+                                    fetched)]
         else:
             start = 0
         return self._walked(data, api, request, message, topic, topic_id, partition, records_pos, fetched, start)

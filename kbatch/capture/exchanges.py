@@ -12,12 +12,15 @@ Which direction carries requests: the one whose connection spoke first (a Kafka 
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass
 from typing import Iterable, Iterator
 
 from kbatch.capture.frames import FrameProblem, KafkaFrame
 
 CONTROLLED_SHUTDOWN = 7   # its version 0 alone has request header v0, without ClientId
+_HEADER_START = struct.Struct(">hhi")   # RequestApiKey, RequestApiVersion, CorrelationId
+_CLIENT_ID_LENGTH = struct.Struct(">h")   # (ClientId: a nullable string with the two-byte length, every version)
 
 
 @dataclass(slots=True)   # (one a message: see kbatch.capture.packets.Segment)
@@ -51,14 +54,12 @@ def read_request(frame: KafkaFrame) -> Request | FrameProblem:
     data = frame.data
     if len(data) < 8:
         return FrameProblem(frame.connection, frame.packet, f"a request of {len(data)} bytes: shorter than its header")
-    api_key = int.from_bytes(data[0:2], "big", signed=True)
-    api_version = int.from_bytes(data[2:4], "big", signed=True)
-    correlation_id = int.from_bytes(data[4:8], "big", signed=True)
+    api_key, api_version, correlation_id = _HEADER_START.unpack_from(data)
     client_id, position = None, 8
     if not (api_key == CONTROLLED_SHUTDOWN and api_version == 0):
         if len(data) < 10:
             return FrameProblem(frame.connection, frame.packet, "the request header ends before its ClientId")
-        length = int.from_bytes(data[8:10], "big", signed=True)
+        (length,) = _CLIENT_ID_LENGTH.unpack_from(data, 8)
         position = 10
         if length >= 0:
             if position + length > len(data):

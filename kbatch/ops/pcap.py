@@ -45,11 +45,6 @@ class CaptureSummary:
         self.hops[match.hop or "unmatched"] += 1
 
     def add(self, item: CapturedBatch | CapturedRun | CaptureFinding) -> None:
-        if isinstance(item, CaptureFinding):
-            if item.packet == 0:   # before the first packet: the file's own header
-                self.unreadable = item.finding.actual
-            self._finding(item.finding)
-            return
         if isinstance(item, CapturedRun):   # clean batches: a count that is not negative, no finding
             taken = len(item.lines)
             self.batches += taken
@@ -58,6 +53,11 @@ class CaptureSummary:
                 self.produced += taken
             else:
                 self.fetched += taken
+            return
+        if isinstance(item, CaptureFinding):
+            if item.packet == 0:   # before the first packet: the file's own header
+                self.unreadable = item.finding.actual
+            self._finding(item.finding)
             return
         self.batches += 1
         self.records += max(item.batch.count or 0, 0)
