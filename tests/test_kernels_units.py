@@ -559,6 +559,20 @@ def test_record_rows_repeat_each_batchs_own_fields_on_its_rows():
     assert rows.room == (6, 0, 4, 6) and rows.data_bytes == 16
     assert bytes(rows.bytes["key"][:6]) == b"keykey" and bytes(rows.bytes["header_value"][:6]) == b"yesyes"
 
+    # An empty value and an empty header value are empty, not null; baseSequence 0 is a sequence
+    builder = DefaultRecordBatchBuilder(magic=2, compression_type=0, is_transactional=False, producer_id=1,
+                                        producer_epoch=0, base_sequence=0, batch_size=1 << 20)
+    builder.append(0, timestamp=1_000, key=None, value=b"", headers=[("e", b"")])
+    builder.append(1, timestamp=1_001, key=None, value=b"", headers=[])
+    empty = bytes(builder.build())
+    walker, columns = RecordWalker(empty, 2, 60, 1_000, BATCH_HEADER.size, len(empty)), RecordColumns(4)
+    assert walker.fill(columns) == 2
+    rows.add(columns, empty, 13, 60, 0, False, 1_001, 0, 1, False, 1, 0)
+    column, header = rows.columns, rows.header_columns   # (grown: new arrays)
+    assert (list(column["key_null"][2:4]), list(column["value_null"][2:4])) == ([1, 1], [0, 0])
+    assert list(column["sequence"][2:4]) == [0, 1] and list(header["value_null"][4:5]) == [0]
+    assert rows.room == (6, 0, 5, 6)
+
 
 def test_a_batch_is_taken_into_rows_or_told_why_not():
     """kernels.cleanruns.batch_into_rows on literal batches (kafka-python's): what it answers for each kind of
