@@ -14,7 +14,7 @@ from kbatch.capture import batches
 from kbatch.messages import programs, readers
 from kbatch.messages.decoder import MessageError
 from kbatch.messages.schemas import SCHEMAS
-from tests.test_messages_readers import FIX, SETTINGS, messages
+from tests.test_messages_readers import FIX, SETTINGS, damage, messages
 
 CASES = [(name, version) for name in programs.WANTED
          for version in range(SCHEMAS[name].valid_range[0], SCHEMAS[name].valid_range[1] + 1)]
@@ -54,11 +54,7 @@ def test_a_well_formed_message_gives_the_rows_its_fields_give(name, version, dat
 @given(data=st.data())
 def test_damaged_bytes_are_left_to_the_readers_or_give_the_rows_they_give(name, version, data):
     raw = data.draw(messages(name, version))
-    at = data.draw(st.integers(0, max(len(raw) - 1, 0)))
-    if data.draw(st.booleans()) or not raw:
-        damaged = raw[:at]
-    else:
-        damaged = raw[:at] + bytes([raw[at] ^ data.draw(st.integers(1, 255))]) + raw[at + 1:]
+    damaged = damage(raw, data)
     compiled = _compiled(name, version, damaged)
     assert compiled is None or compiled == _from_fields(name, version, damaged)
 

@@ -93,16 +93,20 @@ def test_a_well_formed_message_reads_as_the_generic_decoder_reads_it(name, versi
         assert compiled == generic
 
 
+def damage(raw: bytes, data) -> bytes:
+    """``raw`` cut short, or with one byte changed, where ``data`` draws."""
+    at = data.draw(st.integers(0, max(len(raw) - 1, 0)))
+    if data.draw(st.booleans()) or not raw:
+        return raw[:at]
+    return raw[:at] + bytes([raw[at] ^ data.draw(st.integers(1, 255))]) + raw[at + 1:]
+
+
 @pytest.mark.parametrize(("name", "version"), CASES)
 @SETTINGS
 @given(data=st.data())
 def test_damaged_bytes_are_left_to_the_generic_decoder_or_read_as_it_reads_them(name, version, data):
     raw = data.draw(messages(name, version))
-    at = data.draw(st.integers(0, max(len(raw) - 1, 0)))
-    if data.draw(st.booleans()) or not raw:
-        damaged = raw[:at]
-    else:
-        damaged = raw[:at] + bytes([raw[at] ^ data.draw(st.integers(1, 255))]) + raw[at + 1:]
+    damaged = damage(raw, data)
     compiled = readers.read(name, version, damaged, 0)
     try:
         generic, _ = _generic(name, version, damaged)
