@@ -6,8 +6,6 @@ json.dumps of kbatch.output.jsonout's dicts).
 
 from __future__ import annotations
 
-import json
-
 try:
     import cython
 except ImportError:  # not compiled and no Cython installed: the same code as plain Python
@@ -858,7 +856,9 @@ def object_keys(opening: bytes, names: tuple, values: tuple, closing: bytes) -> 
             if text is None:
                 if len(_json_texts) >= 4096:   # (a hostile capture's names are not all kept)
                     _json_texts.clear()
-                text = _json_texts[value] = _json_string(value).encode("utf-8", "surrogateescape")
+                # (json imported here, as a string comes: the commands that write no capture never load it)
+                from json.encoder import encode_basestring   # what json.dumps writes a str with, ensure_ascii=False
+                text = _json_texts[value] = encode_basestring(value).encode("utf-8", "surrogateescape")
             texts[k] = text
         elif kind is float and -_INFINITY < value < _INFINITY:
             if value is not _float_written[0]:   # (a message's time, again for each of its partitions)
@@ -943,7 +943,6 @@ _runs = cython.declare(_JsonWriter, None)   # and the one assigned_lines reuses 
 _keys = cython.declare(_JsonWriter, None)   # and the one object_keys reuses
 _json_texts: dict[str, bytes] = {}            # object_keys' strings -> their JSON, UTF-8
 _float_written: tuple = (None, b"")           # object_keys' last float and its JSON (repr's shortest digits are slow)
-_json_string = json.encoder.encode_basestring   # (what json.dumps writes a str with, ensure_ascii=False)
 _INFINITY = float("inf")
 _plain_names: dict[str, bytes | None] = {}     # name -> _plain_name(name), for the few names batches have
 _plain_names_of: dict[tuple, list] = {}        # clean_batch_lines' names -> _plain_name of each (one call a run)
