@@ -355,6 +355,31 @@ def test_a_header_test_selects_from_walked_columns_only_rows_that_match_and_carr
     assert RecordWalker(records, 1, 0, 0).fill(columns) == 1 and columns.fills == 2
 
 
+def test_a_header_test_looks_at_each_of_a_records_headers_and_every_test_must_hold():
+    """RecordMatch on walked columns of records with several headers: a header is found wherever it stands
+    among them (last, first), with its value's own test, and each header asked for must be there."""
+    pytest.importorskip("kafka")
+    from kafka.record.default_records import DefaultRecordBatchBuilder
+
+    from kbatch.format.structs import BATCH_HEADER
+    from kbatch.kernels.recordwalk import RecordColumns, RecordWalker
+
+    builder = DefaultRecordBatchBuilder(magic=2, compression_type=0, is_transactional=False, producer_id=-1,
+                                        producer_epoch=-1, base_sequence=-1, batch_size=1 << 20)
+    builder.append(0, timestamp=0, key=b"k", value=b"v", headers=[("a", b"1"), ("b", b"2"), ("h", b"x")])
+    builder.append(1, timestamp=0, key=b"k", value=b"v", headers=[("h", b"y"), ("a", b"1")])
+    builder.append(2, timestamp=0, key=b"k", value=b"v", headers=[("a", b"1"), ("a", b"2")])
+    data = bytes(builder.build())
+    columns = RecordColumns(4, 16)   # (room for every header: one more than a row each asks a walk again)
+    assert RecordWalker(data, 3, 0, 0, BATCH_HEADER.size, len(data)).fill(columns) == 3
+    assert RecordMatch(literal=b"v", headers=[(b"h", None)]).rows(columns, data) == [0, 1]
+    assert RecordMatch(literal=b"v", headers=[(b"h", RecordMatch(literal=b"x"))]).rows(columns, data) == [0]
+    assert RecordMatch(literal=b"v", headers=[(b"a", RecordMatch(literal=b"2"))]).rows(columns, data) == [2]
+    assert RecordMatch(literal=b"v", headers=[(b"a", None), (b"b", None)]).rows(columns, data) == [0]
+    assert RecordMatch(literal=b"v", headers=[(b"b", None), (b"h", None)]).rows(columns, data) == [0]
+    assert RecordMatch(literal=b"v", headers=[(b"a", None), (b"c", None)]).rows(columns, data) == []
+
+
 def test_a_record_with_more_headers_than_room_doubles_the_room_and_is_read_again():
     from kbatch.kernels.recordwalk import RecordColumns, RecordWalker
 
