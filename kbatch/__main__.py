@@ -41,10 +41,8 @@ def run() -> None:
     gc.enable()
     from kbatch.output.inert import read_by_a_runner
 
-    if read_by_a_runner(os.environ):   # a CI runner reads commands from the log: no line kbatch writes is one
-        sys.stdout, sys.stderr = _whole(sys.stdout, inert=True), _whole(sys.stderr, inert=True)
-    else:
-        sys.stdout = _whole(sys.stdout)
+    inert = read_by_a_runner(os.environ)   # a CI runner reads commands from the log: no line kbatch writes is one
+    sys.stdout, sys.stderr = _whole(sys.stdout, inert=inert), _whole(sys.stderr, inert=inert, only_to_filter=True)
     try:
         main()
     except SystemExit as done:
@@ -76,20 +74,34 @@ class _WholeWrites(io.FileIO):
         return done
 
 
-def _whole(stream, *, inert: bool = False):
+def _whole(stream, *, inert: bool = False, only_to_filter: bool = False):
     """``stream`` (sys.stdout, or sys.stderr) as it was, over :class:`_WholeWrites` of its file descriptor;
-    with ``inert``, every line made one no CI runner reads as its command (kbatch.output.inert)."""
+    with ``inert``, every line made one no CI runner reads as its command (kbatch.output.inert); on a
+    terminal, nothing in it the terminal would act on but kbatch's own styles (kbatch.output.terminal).
+    ``only_to_filter``: left as it is where neither applies."""
     if stream is None:
         return stream
     try:
         descriptor = stream.fileno()
+        terminal = stream.isatty()
     except (AttributeError, OSError, ValueError):   # not a file (replaced by a caller): left as it is
+        return stream
+    if only_to_filter and not (inert or terminal):
         return stream
     stream.flush()
     raw = _WholeWrites(descriptor, "w", closefd=False)
+    encoding = stream.encoding if terminal else None
+    buffer: io.BufferedWriter
     if inert:
         from kbatch.output.inert import InertBuffer
-    buffer: io.BufferedWriter = InertBuffer(raw) if inert else io.BufferedWriter(raw)
+
+        buffer = InertBuffer(raw, encoding=encoding)
+    elif terminal:
+        from kbatch.output.terminal import TerminalBuffer
+
+        buffer = TerminalBuffer(raw, encoding=encoding)
+    else:
+        buffer = io.BufferedWriter(raw)
     return io.TextIOWrapper(buffer, encoding=stream.encoding, errors=stream.errors,
                             line_buffering=stream.line_buffering, write_through=stream.write_through)
 

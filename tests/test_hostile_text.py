@@ -378,40 +378,72 @@ def test_map_draws_hostile_names_without_a_byte_a_terminal_would_act_on(hostile,
                 .replace(">", "&gt;") in text.replace("&#x27;", "'").replace("&quot;", '"')
 
 
-def test_on_a_terminal_nothing_but_kbatchs_own_styles_are_written(hostile):
-    """The same outputs on a pseudo-terminal, in colour: once Rich's own SGR sequences are taken out, no
-    escape is left (the onlcr line discipline makes each line end CR LF).  The terminal is wide enough that
-    no cell wraps: a wrapped cell's next line may start with any of its text, and where the wrap falls
-    depends on the length of the temporary directory's name."""
+def _on_a_terminal(args: list[str]) -> tuple[int, bytes]:
+    """The ``kbatch`` program run on a pseudo-terminal, in colour: its status, and what it wrote (stdout and
+    stderr) with Rich's own SGR sequences taken out and each line's CR LF (the onlcr line discipline) made
+    LF.  The terminal is wide enough that no cell wraps: a wrapped cell's next line may start with any of its
+    text, and where the wrap falls depends on the length of the temporary directory's name."""
     import pty
     import select
 
+    leader, follower = pty.openpty()
+    environment = {key: value for key, value in os.environ.items()
+                   if key not in ("COLUMNS", "NO_COLOR", "KBATCH_DEBUG", *RUNNER_VARIABLES)}
+    process = subprocess.Popen([sys.executable, "-m", "kbatch", *args], cwd=ROOT,
+                               stdin=follower, stdout=follower, stderr=follower,
+                               env={**environment, "TERM": "xterm-256color", "COLUMNS": "1000"})
+    os.close(follower)
+    received = bytearray()
+    while True:
+        ready, _, _ = select.select([leader], [], [], 60)
+        if not ready:
+            break
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:   # the other end closed
+            break
+        if not chunk:
+            break
+        received += chunk
+    os.close(leader)
+    return process.wait(60), re.sub(rb"\x1b\[[0-9;]*m", b"", bytes(received)).replace(b"\r\n", b"\n")
+
+
+def test_on_a_terminal_nothing_but_kbatchs_own_styles_are_written(hostile):
+    """The same outputs on a pseudo-terminal, in colour: once Rich's own SGR sequences are taken out, no
+    escape is left."""
     for args in (["dump", "--records", "S", "N", "O", "T"], ["txn", "P", "T"], ["verify-crc", "S", "N"],
                  ["dump", "--format", "dumplog", "--records", "S", "N"], ["grep", "", "S", "N"]):
-        leader, follower = pty.openpty()
-        environment = {key: value for key, value in os.environ.items()
-                       if key not in ("COLUMNS", "NO_COLOR", "KBATCH_DEBUG")}
-        process = subprocess.Popen([sys.executable, "-m", "kbatch", *_args(hostile, args)], cwd=ROOT,
-                                   stdin=follower, stdout=follower, stderr=follower,
-                                   env={**environment, "TERM": "xterm-256color", "COLUMNS": "1000"})
-        os.close(follower)
-        received = bytearray()
-        while True:
-            ready, _, _ = select.select([leader], [], [], 60)
-            if not ready:
-                break
-            try:
-                chunk = os.read(leader, 65536)
-            except OSError:   # the other end closed
-                break
-            if not chunk:
-                break
-            received += chunk
-        os.close(leader)
-        assert process.wait(60) == 0, args
-        text = re.sub(rb"\x1b\[[0-9;]*m", b"", bytes(received)).replace(b"\r\n", b"\n")
+        status, text = _on_a_terminal(_args(hostile, args))
+        assert status == 0, args
         shown = assert_safe(text, tab=args[0] == "grep")
         assert args[0] == "verify-crc" or re.search(r"\\(x1b|u202e)", shown)   # (its names are cut to fit)
+
+
+@pytest.mark.parametrize("command", [*JSON_COMMANDS, "pcap-jsonl", "pcap-json", "replicas-jsonl"])
+def test_json_on_a_terminal_is_the_same_json_with_nothing_a_terminal_acts_on(hostile, tmp_path, command):
+    """To a pipe, JSON as json writes it (JSON is for programs): DEL, C1, the bidi controls and separators
+    as they are.  To a terminal a person reads it: each is written as JSON's own \\uNNNN (kbatch.output.
+    terminal), which a program reads back as the same JSON."""
+    if command.startswith("pcap"):
+        pytest.importorskip("dpkt")
+        args = ["pcap", "--format", command.split("-")[1], str(_hostile_capture(tmp_path / "hostile.pcap"))]
+    elif command == "replicas-jsonl":
+        args = ["replicas", "--format", "jsonl", *_two_copies(hostile, tmp_path)]
+    else:
+        args = _args(hostile, JSON_COMMANDS[command])
+    piped = _run(*args)
+    status, text = _on_a_terminal(args)
+    assert status == piped.returncode == 0, piped.stderr
+    shown = assert_safe(text)
+    if command not in ("grep-jsonl", "stats-json"):   # (grep's lines are escaped as its text is; stats names none)
+        assert any(_unsafe(char, False) for char in piped.stdout.decode("utf-8", "replace").replace("\n", ""))
+        assert "\\u202e" in shown   # the bidi override, as JSON writes it
+
+    def documents(text: str) -> list:
+        return [json.loads(line) for line in text.split("\n") if line] if "jsonl" in args else [json.loads(text)]
+
+    assert documents(shown) == documents(piped.stdout.decode("utf-8") + piped.stderr.decode("utf-8"))
 
 
 def test_a_snapshot_text_holds_nothing_a_terminal_or_a_review_would_act_on(hostile, tmp_path):
@@ -535,6 +567,58 @@ def test_the_programs_output_is_inert_across_writes(writes, written):
     assert [buffer.write(data) for data in writes] == [len(data) for data in writes]
     buffer.flush()
     assert raw.getvalue() == written
+
+
+@pytest.mark.parametrize("encoding, writes, written", [
+    ("utf-8", [b"plain ascii\n"], b"plain ascii\n"),
+    ("utf-8", [b"\x1b[1mbold\x1b[0m\t\n", "é→✓".encode()], "\x1b[1mbold\x1b[0m\t\né→✓".encode()),  # C0 passes
+    ("utf-8", [b"a\x7fb"], b"a\\u007fb"),
+    ("utf-8", ["\u009b31m\u202eevil\u2028".encode()], b"\\u009b31m\\u202eevil\\u2028"),
+    ("utf-8", [b"\xe2\x80", b"\xae!"], b"\\u202e!"),                           # one character, two writes
+    ("utf-8", [b"\xe2", b"\x80", b"\xae", b"\xe2\x80\x8b"], b"\\u202e\\u200b"),
+    ("utf-8", ["\U000e0041".encode()], b"\\udb40\\udc41"),                        # a tag: JSON's surrogate pair
+    ("utf-8", [b"\xff\xc3("], b"\\xff\\xc3("),                                   # bytes that are not UTF-8
+    ("latin-1", [b"\x9b31m\xe9"], b"\\u009b31m\xe9"),                           # C1 is a byte there
+])
+def test_what_reaches_a_terminal_is_shown_escaped_across_writes(encoding, writes, written):
+    import io
+
+    from kbatch.output.terminal import TerminalBuffer
+
+    raw = io.BytesIO()
+    buffer = TerminalBuffer(raw, encoding=encoding)
+    assert [buffer.write(data) for data in writes] == [len(data) for data in writes]
+    buffer.flush()
+    assert raw.getvalue() == written
+
+
+def test_a_terminal_gets_a_characters_start_as_it_came_when_flushed_before_its_end():
+    import io
+
+    from kbatch.output.terminal import TerminalBuffer
+
+    raw = io.BytesIO()
+    buffer = TerminalBuffer(raw, encoding="utf-8")
+    buffer.write(b"x\xe2\x80")
+    buffer.flush()
+    assert raw.getvalue() == b"x\xe2\x80"
+    with buffer.verbatim():
+        buffer.write(b"\x9b\xc2\x9b")
+    buffer.write("\u009b".encode())
+    buffer.flush()
+    assert raw.getvalue() == b"x\xe2\x80\x9b\xc2\x9b\\u009b"
+
+
+def test_a_runner_reading_a_terminal_gets_both_inert_and_shown_escaped():
+    import io
+
+    from kbatch.output.inert import InertBuffer
+
+    raw = io.BytesIO()
+    buffer = InertBuffer(raw, encoding="utf-8")
+    buffer.write("::error::\u202e\n".encode())
+    buffer.flush()
+    assert raw.getvalue() == b":\\x3aerror::\\u202e\n"
 
 
 def test_bytes_that_are_not_text_pass_verbatim_and_the_filter_comes_back():

@@ -27,6 +27,8 @@ import re
 from contextlib import contextmanager
 from typing import Iterable, Mapping
 
+from kbatch.output.terminal import TerminalBuffer
+
 _KEPT = 64   # of a line not yet ended: enough to hold any runner's prefix (``##teamcity``) and its start
 
 
@@ -65,7 +67,7 @@ def _patterns() -> tuple[re.Pattern, re.Pattern]:
 _MAY_START_A_COMMAND = frozenset(b" \t\x0b\x0c:\xc2\xe1\xe2\xe3")
 
 
-class InertBuffer(io.BufferedWriter):
+class InertBuffer(TerminalBuffer):
     """The buffer of a text stream, standard output or error of the ``kbatch`` program in a runner's job
     (kbatch.__main__), whose every write is made :func:`inert` on its way in, a prefix begun by one write
     and ended by the next included.
@@ -74,12 +76,12 @@ class InertBuffer(io.BufferedWriter):
     carriage return, and no line whose first byte could begin a command.  The end of the line not yet
     ended is kept (at most 64 bytes, as written) to see across writes; only the character that completes a
     prefix is rewritten, and it is always in the write at hand.  Bytes that are not text (a segment written
-    to standard output) pass :meth:`verbatim`.
+    to standard output) pass :meth:`verbatim`. With ``encoding``, on a terminal, what is written is then
+    made safe to show there too (:class:`TerminalBuffer`).
     """
 
-    def __init__(self, raw, buffer_size: int = io.DEFAULT_BUFFER_SIZE):
-        super().__init__(raw, buffer_size)
-        self.filtering = True
+    def __init__(self, raw, buffer_size: int = io.DEFAULT_BUFFER_SIZE, *, encoding: str | None = None):
+        super().__init__(raw, buffer_size, encoding=encoding)
         self._line = b""         # the end of the line not yet ended, as written
         self._line_whole = True  # whether _line holds all of that line (so its start is a line's start)
 
@@ -124,15 +126,9 @@ class InertBuffer(io.BufferedWriter):
 
     @contextmanager
     def verbatim(self):
-        """Writes that pass as they are while the block runs (bytes that are not text, commands meant)."""
-        self.flush()
-        self.filtering = False
-        try:
+        with super().verbatim():
             yield self
-        finally:
-            self.flush()
-            self.filtering = True
-            self._line, self._line_whole = b"", True   # where the bytes left off is not known: taken as a start
+        self._line, self._line_whole = b"", True   # where the bytes left off is not known: taken as a start
 
 
 def _inert_buffer(stream) -> InertBuffer | None:

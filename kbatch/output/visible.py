@@ -17,7 +17,7 @@ and ``less`` do, every such character is shown as an escape, in Python's spellin
 - ``\\\\`` for a backslash, so no text can forge an escape.
 
 Everything else, any script's letters included, is shown as it is.  JSON output does not use this: JSON
-has escapes of its own.
+has escapes of its own, and on a terminal :func:`terminal_visible` writes the rest (kbatch.output.terminal).
 """
 
 from __future__ import annotations
@@ -56,6 +56,21 @@ def json_visible(text: str) -> str:
     if text.isprintable():
         return text
     return "".join(char if char.isprintable() else _json_escape(char) for char in text)
+
+
+def terminal_visible(text: str) -> str:
+    """What the program writes, on its way to a terminal (kbatch.output.terminal): every character
+    :func:`visible` escapes but the C0 controls (kbatch's own line ends and colour sequences) as JSON's
+    ``\\uNNNN``, which reads back as the same character inside a JSON string, and a byte that is not text
+    (a lone surrogate, surrogateescape's) as ``\\xNN``."""
+    if text.isprintable():
+        return text
+    return "".join(char if char.isprintable() or char < " " else _terminal_escape(char) for char in text)
+
+
+def _terminal_escape(char: str) -> str:
+    point = ord(char)
+    return f"\\x{point - 0xDC00:02x}" if 0xDC80 <= point <= 0xDCFF else _json_escape(char)
 
 
 def _json_escape(char: str) -> str:
