@@ -1,6 +1,6 @@
 """Mutation testing, one package at a time: how many deliberate mistakes the tests catch.
 
-    python tests/mutation.py format            # or verify, walk, kernels, plaincapture, reading (pyproject.toml)
+    python tests/mutation.py format            # or verify, walk, kernels, plaincapture, partitions, reading
 
 The tree is copied to .mutation/NAME/ with a pyproject.toml whose [tool.mutmut] names only that package's
 files and its fast tests; mutmut runs there at nice 19 with two children, then prints its results.  Each
