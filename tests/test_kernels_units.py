@@ -680,3 +680,51 @@ def test_each_v2_header_field_is_read_where_the_declaration_puts_it():
                     "producer_epoch": batch.producer_epoch, "base_sequence": batch.base_sequence,
                     "records_count": 12}
     assert len(set(read.values())) == 13
+
+
+def _v2_batch(base_offset: int, values: list[bytes], producer_id: int = -1) -> bytes:
+    """A v2 batch of ``values`` by kafka-python's builder, its base offset set after (outside the CRC)."""
+    from kafka.record.default_records import DefaultRecordBatchBuilder
+
+    idempotent = producer_id >= 0
+    builder = DefaultRecordBatchBuilder(magic=2, compression_type=0, is_transactional=False, producer_id=producer_id,
+                                        producer_epoch=0 if idempotent else -1,
+                                        base_sequence=0 if idempotent else -1, batch_size=1 << 20)
+    for delta, value in enumerate(values):
+        builder.append(delta, timestamp=1_700_000_000_000 + delta, key=None, value=value, headers=[])
+    return base_offset.to_bytes(8, "big", signed=True) + bytes(builder.build())[8:]
+
+
+def _deep_pass(data: bytes, stop: int, match: RecordMatch | None = None) -> tuple[int, int, int, int]:
+    """CleanBatches.walk over ``data`` from its start to ``stop``: where it stopped, and the batches, records
+    and bytes it took."""
+    from kbatch.format.framing import CHECKSUMS
+    from kbatch.kernels.cleanruns import CleanBatches
+
+    run = CleanBatches(match=match)
+    run.last_offset = -1
+    stopped = run.walk(data, 0, stop, 0, 49, 1 << 30, None, None, CHECKSUMS[2])
+    return stopped, run.batches, run.records, run.batch_bytes
+
+
+def test_the_deep_pass_takes_the_batches_that_start_before_its_stop_and_lie_whole_in_the_data():
+    """Two batches of two records, then an empty one (a count of 0, a header and nothing else, as compaction
+    leaves): each is taken when it starts before the stop and ends within the data, the empty one too."""
+    pytest.importorskip("kafka")
+    first, second, empty = _v2_batch(0, [b"a", b"b"]), _v2_batch(2, [b"c", b"d"]), _v2_batch(4, [])
+    data = first + second + empty
+    assert len(empty) == 61
+    assert _deep_pass(data, len(first)) == (len(first), 1, 2, len(first))        # the second starts at the stop
+    assert _deep_pass(data, len(first) + 1) == (len(first + second), 2, 4, len(first + second))
+    assert _deep_pass(data, len(data)) == (len(data), 3, 4, len(data))            # the empty one ends the data
+    assert _deep_pass(data[:-1], len(data)) == (len(first + second), 2, 4, len(first + second))
+
+
+def test_the_deep_pass_leaves_to_the_full_reader_a_batch_in_which_grep_may_select_a_record():
+    """grep --producer-id: only the chosen producer's batches can hold a selected record; a batch of another
+    producer is taken by the fast pass even where its records match."""
+    pytest.importorskip("kafka")
+    batch = _v2_batch(0, [b"x1", b"y"], producer_id=7)
+    assert _deep_pass(batch, len(batch), RecordMatch(literal=b"x", producer_id=7))[:2] == (0, 0)
+    assert _deep_pass(batch, len(batch), RecordMatch(literal=b"x", producer_id=8))[:2] == (len(batch), 1)
+    assert _deep_pass(batch, len(batch), RecordMatch(literal=b"z", producer_id=7))[:2] == (len(batch), 1)
