@@ -378,7 +378,7 @@ def test_map_draws_hostile_names_without_a_byte_a_terminal_would_act_on(hostile,
                 .replace(">", "&gt;") in text.replace("&#x27;", "'").replace("&quot;", '"')
 
 
-def _on_a_terminal(args: list[str]) -> tuple[int, bytes]:
+def _on_a_terminal(args: list[str], cwd: Path = ROOT) -> tuple[int, bytes]:
     """The ``kbatch`` program run on a pseudo-terminal, in colour: its status, and what it wrote (stdout and
     stderr) with Rich's own SGR sequences taken out and each line's CR LF (the onlcr line discipline) made
     LF.  The terminal is wide enough that no cell wraps: a wrapped cell's next line may start with any of its
@@ -389,7 +389,7 @@ def _on_a_terminal(args: list[str]) -> tuple[int, bytes]:
     leader, follower = pty.openpty()
     environment = {key: value for key, value in os.environ.items()
                    if key not in ("COLUMNS", "NO_COLOR", "KBATCH_DEBUG", *RUNNER_VARIABLES)}
-    process = subprocess.Popen([sys.executable, "-m", "kbatch", *args], cwd=ROOT,
+    process = subprocess.Popen([sys.executable, "-m", "kbatch", *args], cwd=cwd,
                                stdin=follower, stdout=follower, stderr=follower,
                                env={**environment, "TERM": "xterm-256color", "COLUMNS": "1000"})
     os.close(follower)
@@ -418,6 +418,23 @@ def test_on_a_terminal_nothing_but_kbatchs_own_styles_are_written(hostile):
         assert status == 0, args
         shown = assert_safe(text, tab=args[0] == "grep")
         assert args[0] == "verify-crc" or re.search(r"\\(x1b|u202e)", shown)   # (its names are cut to fit)
+
+
+def test_the_progress_bar_shows_a_hostile_name_as_text(tmp_path):
+    """verify-crc's progress bar (a file past 64 MiB, on a terminal): the name is shown escaped, and Rich reads
+    no markup in it (a "[link=…]" would be a hyperlink, "[blink]" a style).  The name is given as it is, in
+    its directory: the bar's column is cut to fit."""
+    from kbatch.cli.verify_crc import PROGRESS_ABOVE
+
+    name = b"[link=https:evil][blink]\x1b]0;TITLE\x07\xe2\x80\xae.log"
+    with open(os.path.join(os.fsencode(tmp_path), name), "wb") as segment:   # sparse: zeros past the batches
+        segment.write((ROOT / "fixtures" / "v2-none.log").read_bytes())
+        segment.truncate(PROGRESS_ABOVE + 1)
+    status, text = _on_a_terminal(["verify-crc", os.fsdecode(name)], cwd=tmp_path)
+    assert status == 0   # (zeros after the last batch: a preallocated file, as Kafka leaves one)
+    assert b"\x1b]8;" not in text and b"\x1b[5m" not in text
+    shown = assert_safe(re.sub(rb"\x1b\[[0-9;?]*[A-Za-z]|\r", b"", text))   # (and the bar's redrawing)
+    assert "verifying [link=https:evil][blink]\\x1b]0;TITLE\\x07\\u202e.log" in shown
 
 
 @pytest.mark.parametrize("command", [*JSON_COMMANDS, "pcap-jsonl", "pcap-json", "replicas-jsonl"])

@@ -163,12 +163,16 @@ def _verify_file(path, stream, sink, *, deep: bool, decompressed_limit: int, job
     options = VerifyOptions(deep=deep, decompressed_limit=decompressed_limit, jobs=jobs or usable_cpus(),
                             kafka_version=kafka_version)
     if show_progress and size > PROGRESS_ABOVE:
-        from rich.progress import Progress
+        from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeRemainingColumn
 
         from kbatch.render.console import error_console
 
-        with Progress(console=error_console(), transient=True) as progress:
-            task = progress.add_task(f"verifying {path}", total=size)
+        # Progress's own description column reads markup: a name's "[link=…]" would be a link and its ESC
+        # reach the terminal.  The name is shown as everywhere else, and read as nothing but text.
+        columns = (TextColumn("{task.description}", style="progress.description", markup=False), BarColumn(),
+                   TaskProgressColumn(), TimeRemainingColumn())
+        with Progress(*columns, console=error_console(), transient=True) as progress:
+            task = progress.add_task(f"verifying {visible(path)}", total=size)
             for finding in verify_file(path, stream, summary, options, stream_is_file=stream_is_file,
                                        on_batch=sink.entry, headers=headers,
                                        progress=lambda pos: progress.update(task, completed=pos)):
