@@ -320,12 +320,13 @@ def test_an_internal_error_is_one_line_not_a_traceback(kbatch, monkeypatch):
     dump_module = importlib.import_module("kbatch.cli.dump")
 
     def explode(*args, **kwargs):
-        raise RuntimeError("boom")
+        raise RuntimeError("boom in \x1b]0;title\x07\u202e")   # (a message may quote the input)
 
     monkeypatch.setattr(dump_module, "list_file", explode)
     result = kbatch("dump", "fixtures/v2-none.log")
     assert result.code == 2
-    assert "internal error: RuntimeError: boom" in result.err and "Traceback" not in result.err
+    assert "internal error: RuntimeError: boom in \\x1b]0;title\\x07\\u202e\n" in result.err
+    assert "Traceback" not in result.err
 
 
 def test_the_input_file_is_never_modified(kbatch, tmp_path):

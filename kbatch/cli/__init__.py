@@ -160,7 +160,10 @@ def main(argv: list[str] | None = None) -> None:
     except Exception as error:  # noqa: BLE001 - the last line of defence: no traceback for users
         if os.environ.get("KBATCH_DEBUG"):
             raise
-        click.echo(f"kbatch: internal error: {type(error).__name__}: {error}\n"
+        from kbatch.output.visible import visible
+
+        # (what the error says may quote the input: a name, a record's bytes)
+        click.echo(f"kbatch: internal error: {type(error).__name__}: {visible(str(error))}\n"
                    "This is a bug in kbatch; please report it with the input. "
                    "KBATCH_DEBUG=1 shows the traceback.", err=True)
         status = ExitStatus.TROUBLE
