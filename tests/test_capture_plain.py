@@ -18,6 +18,7 @@ dpkt = pytest.importorskip("dpkt")
 
 from kbatch.capture import batches  # noqa: E402
 from kbatch.capture.frames import KafkaFrame  # noqa: E402
+from kbatch.format.wire import LARGEST_FRAME, SMALLEST_FRAME  # noqa: E402
 from kbatch.capture.packets import PLAIN_LINKS  # noqa: E402
 from kbatch.kernels import plaincapture  # noqa: E402
 
@@ -76,9 +77,9 @@ def tcp(payload=FRAME, *, sport=40000, dport=9092, seq=1000, flags=dpkt.tcp.TH_A
                         off=(20 + len(opts)) // 4)
 
 
-def ipv4(segment, *, opts=b"", mf=0, offset=0, src="127.0.0.1", dst="10.1.2.3", length=None) -> bytes:
+def ipv4(segment, *, opts=b"", mf=0, df=0, offset=0, src="127.0.0.1", dst="10.1.2.3", length=None) -> bytes:
     ip = dpkt.ip.IP(src=socket.inet_aton(src), dst=socket.inet_aton(dst), p=dpkt.ip.IP_PROTO_TCP, opts=opts,
-                    mf=mf, offset=offset, data=segment)
+                    mf=mf, df=df, offset=offset, data=segment)
     ip.v_hl = (4 << 4) | ((20 + len(opts)) // 4)
     packed = bytes(ip)
     # a total length that is not the packet's (dpkt would write the packet's)
@@ -103,6 +104,13 @@ PLAIN = {
     "IPv6": ethernet(ipv6(tcp()), dpkt.ethernet.ETH_TYPE_IP6),
     "IPv4, first fragment": ethernet(ipv4(tcp(), mf=1)),
     "IPv4, padded frame": ethernet(ipv4(tcp())) + b"\x00" * 6,
+    # every byte of the lengths and of the sequence number read: a segment past 255 bytes, a sequence number
+    # whose every byte counts (the next one wraps past 2**32)
+    "IPv4, a long segment": ethernet(ipv4(tcp(b"\x00\x00\x03\xe8" + bytes(1000), seq=0xFFFFFC17))),
+    "IPv6, a long segment": ethernet(ipv6(tcp(b"\x00\x00\x03\xe8" + bytes(1000), seq=0x81828384)),
+                                     dpkt.ethernet.ETH_TYPE_IP6),
+    "IPv4, don't fragment": ethernet(ipv4(tcp(), df=1)),
+    "IPv4, a long segment, padded frame": ethernet(ipv4(tcp(b"\x00\x00\x03\xe8" + bytes(1000)))) + b"\x00" * 6,
 }
 # taken, as kbatch.capture.packets._plain_tcp takes them, with the bytes the frame has
 CUT = {
@@ -116,6 +124,7 @@ ODD = {
     "IPv6 hop-by-hop header": ethernet(ipv6(tcp(), nxt=0, extension=bytes([6, 0]) + b"\x01\x04\x00\x00\x00\x00"),
                                        dpkt.ethernet.ETH_TYPE_IP6),
     "IPv4 later fragment": ethernet(ipv4(tcp(), offset=3)),
+    "IPv4 fragment at 2 KiB": ethernet(ipv4(tcp(), offset=0x100)),   # (the offset's high byte alone)
     "IPv4 total length short of the TCP header": ethernet(ipv4(tcp(), length=30)),
     "UDP": ethernet(dpkt.ip.IP(src=b"\x7f\x00\x00\x01", dst=b"\x7f\x00\x00\x01", p=dpkt.ip.IP_PROTO_UDP,
                                data=dpkt.udp.UDP(sport=1, dport=9092, data=b"x" * 40))),
@@ -214,6 +223,23 @@ def test_an_absurd_frame_size_is_said_as_the_generators_say_it_and_read_on():
     # the size cut by a segment's end, then absurd
     capture = exchange(Capture().send(b"\x7f\xff").send(b"\xff\xff" + b"x" * 10), correlation_id=31)
     agree(capture.pcap())
+
+
+@pytest.mark.parametrize("size", [SMALLEST_FRAME - 1, SMALLEST_FRAME, LARGEST_FRAME, LARGEST_FRAME + 1, 1 << 31,
+                                  (1 << 32) - 1])
+@pytest.mark.parametrize("cut", [False, True], ids=["whole", "size cut"])
+def test_a_frame_size_at_and_past_its_bounds_is_read_as_the_generators_read_it(size, cut):
+    """The bounds are in (a frame of 4 bytes; one of 100 MiB begun), past them absurd; a size with its top bit
+    set is a negative int32, as Kafka's NetworkReceive reads it; whole in a segment or cut by its end."""
+    head = struct.pack(">I", size)
+    body = b"x" * (size if size == SMALLEST_FRAME else 40)
+    capture = Capture().send(head[:2]).send(head[2:] + body) if cut else Capture().send(head + body)
+    events = agree(exchange(capture, correlation_id=41).pcap())
+    absurd = not SMALLEST_FRAME <= size <= LARGEST_FRAME
+    assert (taken(exchange(capture, correlation_id=41).pcap()).stopped == plaincapture.ABSURD_SIZE) is absurd
+    said = [str(event) for event in events if "Kafka frame size" in str(event)]
+    signed = size - (1 << 32) if size >= 1 << 31 else size
+    assert [f"a Kafka frame size of {signed} bytes" in line for line in said] == ([True] if absurd else [])
 
 
 @pytest.mark.parametrize("variant", ["nanoseconds", "big-endian", "snaplen 60", "Linux cooked", "BSD loopback"])
