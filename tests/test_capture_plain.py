@@ -111,6 +111,8 @@ PLAIN = {
                                      dpkt.ethernet.ETH_TYPE_IP6),
     "IPv4, don't fragment": ethernet(ipv4(tcp(), df=1)),
     "IPv4, a long segment, padded frame": ethernet(ipv4(tcp(b"\x00\x00\x03\xe8" + bytes(1000)))) + b"\x00" * 6,
+    "IPv4, an ACK alone": ethernet(ipv4(tcp(b""))),
+    "IPv6, an ACK alone": ethernet(ipv6(tcp(b"")), dpkt.ethernet.ETH_TYPE_IP6),
 }
 # taken, as kbatch.capture.packets._plain_tcp takes them, with the bytes the frame has
 CUT = {
@@ -158,7 +160,8 @@ def test_a_plain_packet_is_taken_as_dpkt_reads_it(name, link):
                            for address in (ip.src, ip.dst))
     wrap = (lambda a: f"[{a}]") if len(ip.src) == 16 else (lambda a: a)
     assert flow.name == f"{wrap(source)}:{segment.sport} -> {wrap(destination)}:{segment.dport}"
-    assert flow.next_seq == (segment.seq + len(segment.data)) % (1 << 32)
+    # (an ACK alone sets no next sequence number, as kbatch.capture.streams.reassemble)
+    assert flow.next_seq == ((segment.seq + len(segment.data)) % (1 << 32) if segment.data else -1)
     assert (flow.head_size, flow.have) == (0, 0)
     agree(pcap([frame], linktype=linktype))
 
@@ -212,6 +215,17 @@ def test_out_of_order_retransmitted_and_missed_segments_are_the_generators():
         loop = taken(pcap(packets))
         assert 0 < loop.number < len(packets)
         agree(pcap(packets))
+
+
+def test_a_segment_after_the_sequence_number_wrapped_to_0_is_checked_against_it():
+    """A segment that ends where the sequence numbers wrap leaves 0 as the next one, a number like any other:
+    the same segment sent again is a retransmission (the generators'), the next one is in order (the loop's)."""
+    first = ethernet(ipv4(tcp(b"\x00\x00\x00\x06" + b"x" * 6, seq=(1 << 32) - 10)))
+    following = ethernet(ipv4(tcp(b"\x00\x00\x00\x02yy", seq=0)))
+    assert taken(pcap([first, following])).number == 2
+    again = taken(pcap([first, first, following]))
+    assert again.number == 1 and again.stopped == plaincapture.HANDED_OVER
+    agree(pcap([first, first, following]))
 
 
 def test_an_absurd_frame_size_is_said_as_the_generators_say_it_and_read_on():
