@@ -75,3 +75,25 @@ def test_a_produce_requests_rows_are_its_partitions_with_their_records_where_the
         assert (top, rows) == _from_fields("ProduceRequest", version, raw)
         view = memoryview(raw)
         assert batches._records_of(view, at, 3) == b"abc" and batches._records_of(view, None, -1) is None
+
+
+def test_lengths_and_counts_of_two_varint_bytes_and_more_are_read_as_the_readers_read_them():
+    """A flexible Produce (v9) whose topic name (200 characters), partition count (130) and Records (300 bytes)
+    take compact lengths of two varint bytes; a name of 20,000 characters, three."""
+    for name in ("t" * 200, "\u00e9" * 10_000):
+        raw = FIX.Writer("ProduceRequest", 9).message({
+            "transactionalId": None, "acks": 1, "timeoutMs": 30000,
+            "topicData": [{"name": name, "partitionData": [{"index": index, "records": bytes(300)}
+                                                           for index in range(130)]}]})
+        read = _compiled("ProduceRequest", 9, raw)
+        assert read is not None and len(read[1]) == 130 and read[1][129][1] == name and read[1][129][5] == 300
+        assert read == _from_fields("ProduceRequest", 9, raw)
+
+
+def test_a_message_cut_inside_its_last_topic_id_is_not_read():
+    raw = FIX.Writer("ProduceRequest", 13).message({
+        "transactionalId": None, "acks": 1, "timeoutMs": 30000,
+        "topicData": [{"topicId": "AAAAAAAAAAAAAAAAAAAAAA", "partitionData": []}]})
+    at = raw.index(bytes(16))
+    assert _compiled("ProduceRequest", 13, raw) is not None
+    assert programs.reader(programs.program("ProduceRequest", 13)).rows(raw[:at + 15], 0) is None
