@@ -655,3 +655,25 @@ def test_bytes_that_are_not_text_pass_verbatim_and_the_filter_comes_back():
     assert raw.getvalue() == b":\\x3aa\n::error::meant\n##[segment bytes]\n:\\x3ab ##\\u005bc]\n"
     assert inert(inert("::x ##[y]")) == inert("::x ##[y]") == ":\\x3ax ##\\u005by]"   # once is enough
     assert json.loads(inert('{"v": "##[x]"}')) == {"v": "##[x]"}
+
+
+@pytest.mark.parametrize("where", ["value", "key", "bytes key"])
+def test_a_spec_encode_from_json_refuses_is_named_escaped(tmp_path, where):
+    """encode-from-json's error names the spec's path (its own keys) and what it found there (its own text, cut
+    at 60 characters: the bidi override, the clipboard's OSC 52 and C1's CSI first)."""
+    hostile = "\u202e\x1b]52;c;cHdu\x07\x9b31m\x7f\u2028" + HOSTILE
+    batch = {"type": "batch", "magic": 2, "codec": "none", "base_offset": 0,
+             "records": [{"offset": 0, "value": {"utf8": "x"}}]}
+    if where == "value":
+        batch["codec"] = hostile
+    elif where == "key":
+        batch[hostile] = 1
+    else:
+        batch["records"][0]["value"] = {hostile: "x"}
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps({"kbatch_json_version": 1, "files": [{"file": "x", "entries": [batch]}]}))
+    run = _run("encode-from-json", str(spec), "-o", str(tmp_path / "out.log"))
+    assert run.returncode == 2 and run.stdout == b""
+    said = assert_safe(run.stderr)
+    assert said.startswith(f"kbatch: {spec}: files[0].entries[0]") and "\\u202e" in said
+    assert not (tmp_path / "out.log").exists()

@@ -73,8 +73,11 @@ class SpecError(ValueError):
     """The JSON does not describe Kafka bytes: where (a JSON path), what was expected, what was found."""
 
     def __init__(self, path: str, expected: str, found):
+        from kbatch.output.visible import json_visible, visible
+
+        # The path holds the spec's own keys and the value its own text: both shown as every name is.
         shown = found if isinstance(found, str) and found.startswith("<") else _show(found)
-        super().__init__(f"{path or '(document)'}: expected {expected}, got {shown}")
+        super().__init__(f"{visible(path) or '(document)'}: expected {expected}, got {json_visible(shown)}")
         self.path = path
 
 
