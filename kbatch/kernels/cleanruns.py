@@ -247,3 +247,49 @@ def batch_into_rows(rows: RecordRows, walker: RecordWalker, columns: RecordColum
                  _V2.max_timestamp.read(buf, i), _V2.base_sequence.read(buf, i),
                  _V2.producer_id.read(buf, i), transactional, visible, file)
     return TAKEN
+
+
+# What batches_into_rows answers besides batch_into_rows's answers: the entry at the index it hands back is not
+# one kbatch.walk.engine.clean_v2_batches hands out (not a v2 batch framed as kbatch.format.framing says and
+# lying whole in the window, a negative count, a CRC that does not hold), or it starts at ``last`` or after.
+NOT_CLEAN = 6
+
+
+@cython.ccall
+def batches_into_rows(rows: RecordRows, walker: RecordWalker, columns: RecordColumns, window, i: cython.Py_ssize_t,
+                      last: cython.Py_ssize_t, least: cython.longlong, most: cython.longlong, checksum,
+                      base: cython.longlong, visible: cython.int, file: cython.int, max_rows: cython.Py_ssize_t,
+                      max_bytes: cython.Py_ssize_t) -> tuple:
+    """:func:`batch_into_rows` for each batch kbatch.walk.engine.clean_v2_batches would hand out from
+    ``window[i:]`` (a memoryview; ``i`` an entry start, ``base`` the file position of ``window[0]``) that starts before
+    ``last``, in one loop, up to the first that is not TAKEN: (its index, the answer, the batches taken, the
+    index of the last one taken or -1).  The framing, the count and the CRC are clean_v2_batches' checks, in its
+    order (tests/test_spark_columns.py holds the rows to the full reader's); ``checksum`` is a v2 batch's
+    (kbatch.format.framing.CHECKSUMS[2]), ``least`` and ``most`` the bounds of its size field
+    (kbatch.format.framing.size_bounds)."""
+    buf: cython.const[cython.uchar][::1] = window
+    limit: cython.Py_ssize_t = len(window)
+    crc = checksum.function
+    crc_start: cython.Py_ssize_t = checksum.start
+    end: cython.Py_ssize_t
+    batch_length: cython.longlong
+    count: cython.longlong
+    answer: cython.int
+    taken: cython.Py_ssize_t = 0
+    last_taken: cython.Py_ssize_t = -1
+    while i < last and i + _HEADER_SIZE <= limit:
+        batch_length = _V2.batch_length.read(buf, i)
+        end = i + _LOG_OVERHEAD + batch_length
+        if not framed_v2_batch(_V2.magic.read(buf, i), batch_length, least, most) or end > limit:
+            break   # not a v2 batch, a size that is damage, or one going on past the window
+        count = _V2.records_count.read(buf, i)
+        if count < 0 or crc(window[i + crc_start:end]) != _V2.crc.read(buf, i):
+            break
+        answer = batch_into_rows(rows, walker, columns, window, i, end, count, base + i, None, visible, file,
+                                 max_rows, max_bytes)
+        if answer != TAKEN:
+            return i, answer, taken, last_taken
+        taken += 1
+        last_taken = i
+        i = end
+    return i, NOT_CLEAN, taken, last_taken

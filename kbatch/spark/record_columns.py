@@ -4,8 +4,9 @@ as columns.
 The full reader makes a Batch of every entry (about 25 µs in Python, whatever the batch holds) before its
 records are walked into columns.  For a v2 data batch whose CRC holds, the records table's rows need no
 more than its header and its records' columns: :class:`RecordColumnsRun` is a run of the walk engine
-(kbatch.walk.engine) over those.  Each batch that :func:`kbatch.walk.engine.clean_v2_batches` hands out
-goes to one compiled call (kbatch.kernels.cleanruns.batch_into_rows), which reads its header, walks its records
+(kbatch.walk.engine) over those.  The batches :func:`kbatch.walk.engine.clean_v2_batches` would hand out
+are taken in one compiled loop (kbatch.kernels.cleanruns.batches_into_rows: no Python object per batch), each
+by kbatch.kernels.cleanruns.batch_into_rows, which reads its header, walks its records
 with one reused walker (kbatch.kernels.recordwalk) and adds them with the header's fields to the rows of
 :class:`kbatch.spark.source.ColumnarRecords` (kbatch.kernels.recordwalk.RecordRows), which become the Arrow
 record batch; only a compressed batch (inflated here) and, where the partition has an open transaction or a
@@ -23,16 +24,19 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from kbatch.format.codecs import CodecError, Decompressor
-from kbatch.format.structs import BATCH_HEADER, COMPRESSION_CODEC_MASK, TRANSACTIONAL_FLAG_MASK
+from kbatch.format.framing import CHECKSUMS, size_bounds
+from kbatch.format.structs import BATCH_HEADER, COMPRESSION_CODEC_MASK, LOG_OVERHEAD, TRANSACTIONAL_FLAG_MASK
 from kbatch.kernels.cleanruns import (ASK_EACH, ASK_VISIBILITY, COMPRESSED, NO_ROOM, TAKEN,
-                                      VISIBLE_UNLESS_TRANSACTIONAL, batch_into_rows)
+                                      VISIBLE_UNLESS_TRANSACTIONAL, batch_into_rows, batches_into_rows)
 from kbatch.kernels.recordwalk import RecordWalker
 from kbatch.reading.records import reused_columns
-from kbatch.walk.engine import clean_v2_batches
+from kbatch.reading.v2 import batch_in_view
 
 _unpack_header = BATCH_HEADER.unpack_from
 _NAMES = BATCH_HEADER.names
 _ATTRIBUTES_AT = BATCH_HEADER.offsets["attributes"]
+_unpack_frame = BATCH_HEADER.picker("batch_length", "records_count").unpack_from
+_CHECKSUM = CHECKSUMS[2]
 
 
 class RecordColumnsRun:
@@ -48,6 +52,7 @@ class RecordColumnsRun:
         self.records, self.max_entry_size = records, max_entry_size
         self.rows, self.data_bytes, self.committed = rows, data_bytes, committed
         self.decompressor = Decompressor(decompressed_limit)
+        self.least, self.most = size_bounds(2, max_entry_size)   # a v2 batch's size field, framed
         self.walker = RecordWalker(b"", 0, 0, 0)
         self.last_pos: int | None = None
         self.no_room = False   # the next batch's records would not fit in the record batch being gathered
@@ -77,41 +82,57 @@ class RecordColumnsRun:
         self.no_room = False
         rows, file, visible = records.held, len(records.files) - 1, self._visible()
         max_rows, max_bytes = self.rows, self.data_bytes
-        batches = clean_v2_batches(window, pos, stop, self.max_entry_size)
+        data, i = batch_in_view(window, pos)
+        base = pos - i   # the file position of data[0]
         # The walker reads an uncompressed batch's records in place, through a view of the window's bytes of its
-        # own (not the one the batches come in, which is released when they run out), indexed as that one is.
-        in_place = None
+        # own, let go of below (the window reads on into its buffer).
+        in_place = memoryview(data)
         try:
-            for batch_pos, view, i, end, count, _ in batches:
-                in_place = in_place or memoryview(view)
-                told = visible
-                answer = batch_into_rows(rows, walker, columns, in_place, i, end, count, batch_pos, None, told, file,
-                                         max_rows, max_bytes)
-                if answer == ASK_VISIBILITY:
-                    told = self._batch_visible(view, i)
-                    answer = batch_into_rows(rows, walker, columns, in_place, i, end, count, batch_pos, None, told,
-                                             file, max_rows, max_bytes)
-                if answer == COMPRESSED:
-                    codec = view[i + _ATTRIBUTES_AT + 1] & COMPRESSION_CODEC_MASK   # (the low byte: big-endian)
-                    try:   # (as kbatch.reading.v2.load_records inflates them; a failure is the full reader's to tell)
-                        data = self.decompressor.decompress_view(codec, view[i + BATCH_HEADER.size:end], 2)
-                    except CodecError:
-                        break
-                    answer = batch_into_rows(rows, walker, columns, in_place, i, end, count, batch_pos, data, told,
-                                             file, max_rows, max_bytes)
-                if answer != TAKEN:
-                    self.no_room = answer == NO_ROOM   # (the record batch goes out first)
-                    break
-                self.taken += 1
-                self.last_pos = batch_pos
-                pos = batch_pos + end - i
+            while True:
+                # The batches that need nothing of Python in one compiled loop; the one it stops at here.
+                i, answer, taken, last_taken = batches_into_rows(
+                    rows, walker, columns, in_place, i, stop - base, self.least, self.most, _CHECKSUM, base,
+                    visible, file, max_rows, max_bytes)
+                if taken:
+                    self.taken += taken
+                    self.last_pos = base + last_taken
+                if answer in (ASK_VISIBILITY, COMPRESSED):
+                    answer, end = self._take_one(in_place, i, base, visible, file)
+                    if answer == TAKEN:
+                        self.taken += 1
+                        self.last_pos = base + i
+                        i = end
+                        continue
+                # NOT_CLEAN, COMPRESSED (its records do not inflate), NOT_TAKEN: the full reader's; FULL, NO_ROOM:
+                # the record batch goes out first.
+                self.no_room = answer == NO_ROOM
+                return base + i
         finally:
-            # The walker lets go of the window's bytes (the window reads on into them).
             walker.reset(b"", 0, 0, 0)
-            if in_place is not None:
-                in_place.release()
-            batches.close()
-        return pos
+            in_place.release()
+
+    def _take_one(self, data, i: int, base: int, visible: int, file: int) -> tuple[int, int]:
+        """The batch at ``data[i:]`` that batches_into_rows stopped at to ask for its visibility or its records
+        inflated, taken with them: (batch_into_rows' answer, the batch's end)."""
+        rows, walker, columns = self.records.held, self.walker, reused_columns(self.rows)
+        batch_length, count = _unpack_frame(data, i)
+        end = i + LOG_OVERHEAD + batch_length
+        batch_pos = base + i
+        answer = batch_into_rows(rows, walker, columns, data, i, end, count, batch_pos, None, visible, file,
+                                 self.rows, self.data_bytes)
+        if answer == ASK_VISIBILITY:
+            visible = self._batch_visible(data, i)
+            answer = batch_into_rows(rows, walker, columns, data, i, end, count, batch_pos, None, visible, file,
+                                     self.rows, self.data_bytes)
+        if answer == COMPRESSED:
+            codec = data[i + _ATTRIBUTES_AT + 1] & COMPRESSION_CODEC_MASK   # (the low byte: big-endian)
+            try:   # (as kbatch.reading.v2.load_records inflates them; a failure is the full reader's to tell)
+                inflated = self.decompressor.decompress_view(codec, data[i + BATCH_HEADER.size:end], 2)
+            except CodecError:
+                return COMPRESSED, end
+            answer = batch_into_rows(rows, walker, columns, data, i, end, count, batch_pos, inflated, visible, file,
+                                     self.rows, self.data_bytes)
+        return answer, end
 
     def _batch_visible(self, view, i: int) -> int:
         """The batch's visible_to_read_committed from the view (-1: null)."""
