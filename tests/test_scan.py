@@ -346,13 +346,16 @@ def test_a_local_sessions_workers_are_forked_by_a_daemon_that_imported_the_table
         with open(f"/proc/{os.getppid()}/cmdline", "rb") as source:
             command = source.read().decode()
         with open(f"/proc/{os.getppid()}/maps") as source:   # a module imported is a library mapped
-            libraries = {os.path.basename(line.split()[-1]) for line in source if ".so" in line}
+            libraries = {line.split()[-1] for line in source if ".so" in line}
         for _ in batches:
-            yield pa.RecordBatch.from_pydict({"command": [command],
-                                              "parquet": [any(name.startswith("libparquet") for name in libraries)]})
+            yield pa.RecordBatch.from_pydict({
+                "command": [command],
+                "parquet": [any(os.path.basename(path).startswith("libparquet") for path in libraries)],
+                # (pyarrow imports pandas at a task's first pa.array of a Python list)
+                "pandas": [any(f"{os.sep}pandas{os.sep}_libs{os.sep}" in path for path in libraries)]})
 
-    rows = spark.range(2).mapInArrow(daemon, "command string, parquet boolean").collect()
-    assert all("kbatch.spark.daemon" in row.command and row.parquet for row in rows)
+    rows = spark.range(2).mapInArrow(daemon, "command string, parquet boolean, pandas boolean").collect()
+    assert all("kbatch.spark.daemon" in row.command and row.parquet and row.pandas for row in rows)
 
 
 def test_the_launcher_runs_pysparks_own_daemon_where_the_workers_path_has_no_kbatch(tmp_path):
