@@ -47,6 +47,10 @@ def run_scan(segments: list[Segment], out_dir: str, *, records: bool = False, de
         # is a remote file's): 2,000 tiny segments go into two or three tasks, not 16, each a Parquet file of
         # each table and a round of Spark's and the Python worker's cost per task.
         options["openCostInBytes"] = str(LOCAL_OPEN_COST)
+        # And a task costs Spark and its Python worker about 0.1 s of wall time whatever it reads, more than the
+        # batches and findings levels take to read 128 MiB (a task's most, maxPartitionBytes): files are not
+        # spread over the cores in tasks smaller than that (2,000 tiny segments: one task, not three).
+        options["minPartitions"] = "1"
 
     levels = ["batches", "findings", *(["records"] if records else [])]
     cross_checked = []
@@ -96,9 +100,10 @@ def run_scan(segments: list[Segment], out_dir: str, *, records: bool = False, de
 
 
 def _partitions(paths: list[str], split_bytes: int, failed: list[str], schema, options: dict | None = None) -> list:
-    """The tables' tasks, as the data source plans them (with the reads' ``options``' open cost, if any):
-    files that did not split cleanly read whole."""
-    packing = {name: value for name, value in (options or {}).items() if name == "openCostInBytes"}
+    """The tables' tasks, as the data source plans them (with the reads' ``options``' packing, if any): files
+    that did not split cleanly read whole."""
+    packing = {name: value for name, value in (options or {}).items()
+               if name in ("openCostInBytes", "minPartitions")}
 
     def planned(files: list[str], split: int) -> list:
         level = {"level": "batches", "paths": json.dumps(files), "splitBytes": str(split), **packing}
