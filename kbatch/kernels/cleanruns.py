@@ -249,9 +249,27 @@ def batch_into_rows(rows: RecordRows, walker: RecordWalker, columns: RecordColum
     return TAKEN
 
 
+@cython.cfunc
+@cython.exceptval(-2, check=True)
+def _clean_v2_end(buf: cython.const[cython.uchar][::1], window, i: cython.Py_ssize_t, least: cython.longlong,
+                  most: cython.longlong, crc, crc_start: cython.Py_ssize_t) -> cython.Py_ssize_t:
+    """Where the entry at ``window[i:]`` ends if it is one kbatch.walk.engine.clean_v2_batches hands out (a v2 batch
+    framed as kbatch.format.framing says, lying whole in the window, a count that is not negative, its CRC holding:
+    clean_v2_batches' checks, in its order), else -1.  ``buf`` is ``window``'s bytes."""
+    limit: cython.Py_ssize_t = buf.shape[0]
+    if i + _HEADER_SIZE > limit:
+        return -1
+    batch_length: cython.longlong = _V2.batch_length.read(buf, i)
+    end: cython.Py_ssize_t = i + _LOG_OVERHEAD + batch_length
+    if not framed_v2_batch(_V2.magic.read(buf, i), batch_length, least, most) or end > limit:
+        return -1   # not a v2 batch, a size that is damage, or one going on past the window
+    if _V2.records_count.read(buf, i) < 0 or crc(window[i + crc_start:end]) != _V2.crc.read(buf, i):
+        return -1
+    return end
+
+
 # What batches_into_rows answers besides batch_into_rows's answers: the entry at the index it hands back is not
-# one kbatch.walk.engine.clean_v2_batches hands out (not a v2 batch framed as kbatch.format.framing says and
-# lying whole in the window, a negative count, a CRC that does not hold), or it starts at ``last`` or after.
+# one kbatch.walk.engine.clean_v2_batches hands out, or it starts at ``last`` or after.
 NOT_CLEAN = 6
 
 
@@ -261,35 +279,69 @@ def batches_into_rows(rows: RecordRows, walker: RecordWalker, columns: RecordCol
                       base: cython.longlong, visible: cython.int, file: cython.int, max_rows: cython.Py_ssize_t,
                       max_bytes: cython.Py_ssize_t) -> tuple:
     """:func:`batch_into_rows` for each batch kbatch.walk.engine.clean_v2_batches would hand out from
-    ``window[i:]`` (a memoryview; ``i`` an entry start, ``base`` the file position of ``window[0]``) that starts before
-    ``last``, in one loop, up to the first that is not TAKEN: (its index, the answer, the batches taken, the
-    index of the last one taken or -1).  The framing, the count and the CRC are clean_v2_batches' checks, in its
-    order (tests/test_spark_columns.py holds the rows to the full reader's); ``checksum`` is a v2 batch's
-    (kbatch.format.framing.CHECKSUMS[2]), ``least`` and ``most`` the bounds of its size field
-    (kbatch.format.framing.size_bounds)."""
+    ``window[i:]`` (a memoryview; ``i`` an entry start, ``base`` the file position of ``window[0]``) that starts
+    before ``last``, in one loop, up to the first that is not TAKEN: (its index, the answer, the batches taken,
+    the index of the last one taken or -1).  ``checksum`` is a v2 batch's (kbatch.format.framing.CHECKSUMS[2]),
+    ``least`` and ``most`` the bounds of its size field (kbatch.format.framing.size_bounds).
+    (tests/test_spark_columns.py holds the rows to the full reader's.)"""
     buf: cython.const[cython.uchar][::1] = window
-    limit: cython.Py_ssize_t = len(window)
     crc = checksum.function
     crc_start: cython.Py_ssize_t = checksum.start
     end: cython.Py_ssize_t
-    batch_length: cython.longlong
-    count: cython.longlong
     answer: cython.int
     taken: cython.Py_ssize_t = 0
     last_taken: cython.Py_ssize_t = -1
-    while i < last and i + _HEADER_SIZE <= limit:
-        batch_length = _V2.batch_length.read(buf, i)
-        end = i + _LOG_OVERHEAD + batch_length
-        if not framed_v2_batch(_V2.magic.read(buf, i), batch_length, least, most) or end > limit:
-            break   # not a v2 batch, a size that is damage, or one going on past the window
-        count = _V2.records_count.read(buf, i)
-        if count < 0 or crc(window[i + crc_start:end]) != _V2.crc.read(buf, i):
+    while i < last:
+        end = _clean_v2_end(buf, window, i, least, most, crc, crc_start)
+        if end < 0:
             break
-        answer = batch_into_rows(rows, walker, columns, window, i, end, count, base + i, None, visible, file,
-                                 max_rows, max_bytes)
+        answer = batch_into_rows(rows, walker, columns, window, i, end, _V2.records_count.read(buf, i), base + i,
+                                 None, visible, file, max_rows, max_bytes)
         if answer != TAKEN:
             return i, answer, taken, last_taken
         taken += 1
         last_taken = i
         i = end
     return i, NOT_CLEAN, taken, last_taken
+
+
+_LONG_MAX = cython.declare(cython.longlong, 2**63 - 1)   # Java's Long.MAX_VALUE, MIN_VALUE
+_LONG_MIN = cython.declare(cython.longlong, -_LONG_MAX - 1)
+
+
+@cython.ccall
+def untransacted_batches(window, i: cython.Py_ssize_t, last: cython.Py_ssize_t, least: cython.longlong,
+                         most: cython.longlong, checksum, last_offset) -> tuple:
+    """The batches kbatch.walk.engine.clean_v2_batches would hand out from ``window[i:]`` (a memoryview; ``i`` an
+    entry start) that start before ``last`` and are neither transactional nor control, in one loop (a partition's
+    read_committed view needs only their last offsets: kbatch.ops.visibility): (the index of the first entry that
+    is not one, the greatest of ``last_offset`` (None: none yet) and their last offsets, the index of the last one
+    taken or -1).  A last offset beyond a Java long is the full reader's to count."""
+    buf: cython.const[cython.uchar][::1] = window
+    crc = checksum.function
+    crc_start: cython.Py_ssize_t = checksum.start
+    end: cython.Py_ssize_t
+    base_offset: cython.longlong
+    delta: cython.longlong
+    batch_last: cython.longlong
+    known: cython.bint = last_offset is not None
+    greatest: cython.longlong = 0
+    last_taken: cython.Py_ssize_t = -1
+    if known:
+        if not _LONG_MIN <= last_offset <= _LONG_MAX:
+            return i, last_offset, -1
+        greatest = last_offset
+    while i < last:
+        end = _clean_v2_end(buf, window, i, least, most, crc, crc_start)
+        if end < 0 or _V2.attributes.read(buf, i) & (_TRANSACTIONAL_MASK | _CONTROL_MASK):
+            break
+        base_offset = _V2.base_offset.read(buf, i)
+        delta = _V2.last_offset_delta.read(buf, i)
+        if (delta > 0 and base_offset > _LONG_MAX - delta) or (delta < 0 and base_offset < _LONG_MIN - delta):
+            break
+        batch_last = base_offset + delta
+        if not known or batch_last > greatest:   # (Batch.last_offset)
+            greatest, known = batch_last, True
+        last_taken = i
+        i = end
+    return i, greatest if known else None, last_taken

@@ -35,11 +35,13 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, NamedTuple
 
 from kbatch.format.findings import Finding
-from kbatch.format.structs import BATCH_HEADER, CONTROL_FLAG_MASK, SIZE_OFFSET, TRANSACTIONAL_FLAG_MASK
+from kbatch.format.framing import CHECKSUMS, size_bounds
+from kbatch.format.structs import SIZE_OFFSET
 from kbatch.reading.model import Batch
-from kbatch.walk.engine import clean_v2_batches, each, entries
+from kbatch.kernels.cleanruns import untransacted_batches
+from kbatch.reading.v2 import batch_in_view
+from kbatch.walk.engine import each, entries
 
-_unpack_offsets = BATCH_HEADER.picker("base_offset", "attributes", "last_offset_delta").unpack_from
 
 if TYPE_CHECKING:   # (kbatch.ops.txn loads the internal topics' schemas: only a view of transactions needs it)
     from kbatch.ops.txn import PartitionTransactions, Transaction
@@ -224,24 +226,23 @@ class _UntransactedRun:
     """A run of the walk engine (kbatch.walk.engine) over the batches that tell a view nothing but how far the
     partition's offsets go: the v2 batches :func:`kbatch.walk.engine.clean_v2_batches` hands out that are neither
     transactional nor control (PartitionTransactions.add_batch only counts their last offset; every other entry is
-    the full reader's, and added as a Batch)."""
+    the full reader's, and added as a Batch), in one compiled loop (kbatch.kernels.cleanruns.untransacted_batches:
+    no Python object per batch)."""
 
     def __init__(self, view: PartitionTransactions, max_entry_size: int):
-        self.view, self.max_entry_size = view, max_entry_size
+        self.view = view
+        self.least, self.most = size_bounds(2, max_entry_size)   # a v2 batch's size field, framed
         self.last_pos: int | None = None
 
     def walk(self, window, pos: int, stop: int) -> int:
-        last_offset = self.view.last_offset
-        for batch_pos, view, i, end, _, _ in clean_v2_batches(window, pos, stop, self.max_entry_size):
-            base_offset, attributes, last_offset_delta = _unpack_offsets(view, i)
-            if attributes & (TRANSACTIONAL_FLAG_MASK | CONTROL_FLAG_MASK):
-                break
-            if last_offset is None or base_offset + last_offset_delta > last_offset:   # (Batch.last_offset)
-                last_offset = base_offset + last_offset_delta
-            self.last_pos = batch_pos
-            pos = batch_pos + end - i
-        self.view.last_offset = last_offset
-        return pos
+        data, i = batch_in_view(window, pos)
+        base = pos - i   # the file position of data[0]
+        with memoryview(data) as view:
+            i, self.view.last_offset, last_taken = untransacted_batches(view, i, stop - base, self.least, self.most,
+                                                                        CHECKSUMS[2], self.view.last_offset)
+        if last_taken >= 0:
+            self.last_pos = base + last_taken
+        return base + i
 
 
 class ConsumerViews:
