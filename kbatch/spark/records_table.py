@@ -139,8 +139,10 @@ def _write_partition(partition, index: int, out: str, job: str, schema, level: s
     if level == "records":
         # (not the Arrow schema stored in the file, which would read the dictionaries back as such: without it,
         # as in the files Spark's writer makes, the table reads back with the Parquet schema's types, its own)
-        reader.arrow_schema = with_dictionaries(arrow_schema)
-        writing = {"schema": with_dictionaries(data_schema), "store_schema": False}
+        # The topic as a dictionary too, which is not written (a directory names it): no string made per row.
+        reader.arrow_schema = with_dictionaries(arrow_schema, (*DICTIONARY_COLUMNS, "topic"))
+        writing = {"schema": with_dictionaries(data_schema), "store_schema": False,
+                   "write_statistics": [name for name in data_schema.names if name not in UNSKIPPED_COLUMNS]}
     if walked_clean is not None:
         reader.walked_clean = walked_clean
     staging = f"{root}/_temporary/{job}/{uuid.uuid4().hex}"
@@ -171,13 +173,17 @@ def _write_partition(partition, index: int, out: str, job: str, schema, level: s
 # the Parquet writer, which writes them as it writes strings (dictionary-encoded, their statistics those of the
 # values present) without copying and hashing a string per row (a file's path: 121 MiB per 256 MiB of records).
 DICTIONARY_COLUMNS = ("file", "codec", "timestamp_type")
+# The records table's columns written without statistics: a row group's least and greatest value of the records'
+# payloads and headers skip no row group for any query (thousands of records' values span nearly all there are),
+# and the writer compares every value for them (value and headers: 5 % of its time).
+UNSKIPPED_COLUMNS = ("value", "headers")
 
 
-def with_dictionaries(arrow_schema):
-    """``arrow_schema`` with DICTIONARY_COLUMNS as dictionaries of their strings."""
+def with_dictionaries(arrow_schema, names=DICTIONARY_COLUMNS):
+    """``arrow_schema`` with the string columns ``names`` as dictionaries of their strings."""
     import pyarrow as pa
 
-    for name in DICTIONARY_COLUMNS:
+    for name in names:
         index = arrow_schema.get_field_index(name)
         field = arrow_schema.field(index)
         arrow_schema = arrow_schema.set(index, field.with_type(pa.dictionary(pa.int32(), field.type)))

@@ -365,7 +365,7 @@ class ColumnarRecords:
         visible = values("visible", np.int8)
         arrays = {
             "file": strings("file", [path for path, _, _ in files], file),
-            "topic": pa.array([topic for _, topic, _ in files], pa.string()).take(file),
+            "topic": strings("topic", [topic for _, topic, _ in files], file),
             "partition": pa.array([partition for _, _, partition in files], pa.int32()).take(file),
             "batch_pos": pa.array(values("batch_pos", np.int64)),
             "batch_base_offset": pa.array(values("batch_base_offset", np.int64)),
