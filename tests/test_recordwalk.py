@@ -520,6 +520,43 @@ def test_a_runs_lines_are_the_lines_of_its_batches_fields(headers, clean, base):
         assert (lines, got_spans, end, got_last) == (expected, spans, taken_end, last)
 
 
+@settings(max_examples=300, deadline=None)
+@given(headers=st.lists(st.tuples(*(st.integers(-(2**(8 * size - 1)), 2**(8 * size - 1) - 1)
+                                    for size in layouts.BATCH_HEADER.sizes.values())), min_size=1, max_size=4),
+       clean=st.integers(0, 4), plain=st.booleans(), last_offset=st.one_of(st.none(), st.integers(-(2**64), 2**64)))
+def test_a_views_run_takes_the_clean_batches_neither_transactional_nor_control(headers, clean, plain, last_offset):
+    """A partition's read_committed view walks the batches clean_v2_batches hands out that are neither
+    transactional nor control in one loop (untransacted_batches), which counts their greatest last offset
+    (Batch.last_offset) and stops at the first other one, or at a last offset past a Java long (one counted
+    before it: the full reader's), compiled and plain Python alike."""
+    from kbatch.format.framing import CHECKSUMS
+    from kbatch.format.structs import CONTROL_FLAG_MASK, TRANSACTIONAL_FLAG_MASK
+    from kbatch.reading.reader import BufferStream, ReadOptions, SegmentReader
+    from kbatch.walk.engine import clean_v2_batches
+
+    if plain:   # (else transactional and control batches among the clean ones, which stop the walk)
+        headers = [header[:5] + (header[5] & ~(TRANSACTIONAL_FLAG_MASK | CONTROL_FLAG_MASK),) + header[6:]
+                   for header in headers]
+    data = b"".join(_header_batch(header, fixed=k < clean) for k, header in enumerate(headers))
+    least, most = size_bounds(2, 1 << 30)
+    window = SegmentReader(BufferStream(data, unchanging=True), ReadOptions(), size=len(data)).window
+
+    def long(offset) -> bool:   # within a Java long (None: no offset counted yet)
+        return offset is None or -(2**63) <= offset < 2**63
+
+    greatest, stopped, taken = last_offset, 0, -1
+    for batch_pos, view, i, end, _, _ in clean_v2_batches(window, 0, len(data), 1 << 30):
+        base_offset, attributes, delta = (layouts.BATCH_HEADER.unpack_from(view, i)[k] for k in (0, 5, 6))
+        if attributes & (TRANSACTIONAL_FLAG_MASK | CONTROL_FLAG_MASK) or not long(last_offset) \
+                or not long(base_offset + delta):
+            break
+        greatest = base_offset + delta if greatest is None else max(greatest, base_offset + delta)
+        stopped, taken = end, batch_pos
+    for module in (pure, compiled):
+        got = module.untransacted_batches(memoryview(data), 0, len(data), least, most, CHECKSUMS[2], last_offset)
+        assert got == (stopped, greatest, taken)
+
+
 def _header_batch(header: tuple, fixed: bool) -> bytes:
     """A v2 batch of ``header``'s fields with no records: with ``fixed`` framed as a batch of its size, magic 2,
     a count of 0 and its CRC holding (else as the fields say, the CRC too)."""
