@@ -438,37 +438,47 @@ def test_a_runs_last_offset_past_64_bits_is_written_by_plain_python_and_stops_th
         assert stopped == (61, 0, 2) and b'"last_offset": 9223372036854775808, ' in lines[0]
 
 
-def test_a_runs_lines_with_assigned_offsets_are_the_head_the_offset_and_the_line_of_each():
-    """assigned_lines writes what kbatch pcap's writer joins in Python: each line after the head and the offset
-    the broker gave its batch, each offset the one before plus the offsets that batch takes -- random heads,
-    lines and spans, offsets up to the 64-bit edge; None (the caller writes them) where the first offset is not
-    a long long, or compiled where a later one would not be."""
+def test_runs_lines_gathered_are_the_head_the_offset_and_the_line_of_each():
+    """RunLines gathers what kbatch pcap's writer joins in Python: each line after its run's head and the offset
+    the broker gave its batch, each offset the one before plus the offsets that batch takes, or null where none
+    was given -- random heads, lines and spans, offsets up to the 64-bit edge, runs after runs past the first
+    buffer's size; nothing gathered (the caller writes them) where the first offset is not a long long, or
+    compiled where a later one would not be."""
     import random
 
-    from kbatch.kernels.jsonl import assigned_lines
+    from kbatch.kernels.jsonl import RunLines
     from kbatch.kernels.recordwalk import is_compiled
 
-    def joined(head: bytes, lines: list, spans: list, assigned: int) -> bytes:
+    def joined(head: bytes, lines: list, spans: list, assigned: int | None) -> bytes:
         parts = []
         for line, span in zip(lines, spans):
-            parts += (head, str(assigned).encode(), line)
-            assigned += span
+            parts += (head, b"null" if assigned is None else str(assigned).encode(), line)
+            assigned = None if assigned is None else assigned + span
         return b"".join(parts)
 
     rng = random.Random(47)
+    gathered, expected = RunLines(64), b""
     for _ in range(200):
         n = rng.randrange(0, 6)
         head = bytes(rng.randrange(32, 127) for _ in range(rng.randrange(0, 80)))
         lines = [bytes(rng.randrange(256) for _ in range(rng.randrange(0, 200))) + b"\n" for _ in range(n)]
         spans = [rng.randrange(1, 2 ** 31) for _ in range(n)]
-        assigned = rng.choice((0, 7, rng.randrange(2 ** 62), 2 ** 63 - 1 - sum(spans[:-1])))
-        written = assigned_lines(head, lines, spans, assigned)
-        assert written is not None and bytes(written) == joined(head, lines, spans, assigned)
-    assert assigned_lines(b"h", [b"a\n"], [1], 2 ** 63) is None and assigned_lines(b"h", [b"a\n"], [1], -2 ** 63 - 1) is None
+        assigned = rng.choice((None, 0, 7, rng.randrange(2 ** 62), 2 ** 63 - 1 - sum(spans[:-1])))
+        assert gathered.add(head, lines, spans, assigned)
+        expected += joined(head, lines, spans, assigned)
+        assert gathered.size == len(expected)
+        if rng.random() < 0.2:
+            assert bytes(gathered.taken()) == expected and gathered.size == 0
+            expected = b""
+    assert bytes(gathered.taken()) == expected
+    assert not gathered.add(b"h", [b"a\n"], [1], 2 ** 63) and not gathered.add(b"h", [b"a\n"], [1], -2 ** 63 - 1)
+    assert gathered.size == 0
     for edge in (2 ** 63 - 1, -2 ** 63):   # the first offset at either end of a long is written
-        assert bytes(assigned_lines(b"h", [b"a\n"], [1], edge)) == b"h%da\n" % edge
-    over = assigned_lines(b"h", [b"a\n", b"b\n"], [2, 1], 2 ** 63 - 2)   # the second offset past 64 bits
-    assert (over is None) if is_compiled() else bytes(over) == joined(b"h", [b"a\n", b"b\n"], [2, 1], 2 ** 63 - 2)
+        assert gathered.add(b"h", [b"a\n"], [1], edge) and bytes(gathered.taken()) == b"h%da\n" % edge
+    gathered.add(b"x", [b"y\n"], [1], None)
+    over = gathered.add(b"h", [b"a\n", b"b\n"], [2, 1], 2 ** 63 - 2)   # the second offset past 64 bits
+    expected = b"xnully\n" + (b"" if is_compiled() else joined(b"h", [b"a\n", b"b\n"], [2, 1], 2 ** 63 - 2))
+    assert over is not is_compiled() and bytes(gathered.taken()) == expected   # (compiled: the run left out whole)
 
 
 def test_object_keys_are_json_dumps_of_the_values_or_none_where_it_writes_them_not():

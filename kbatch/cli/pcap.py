@@ -130,15 +130,18 @@ def pcap(captures, ports, records, deep, output_format, extract_to, against, no_
         with stream:
             # (a run of clean batches is written at once where nothing else wants each batch)
             runs = extraction is None and against is None and getattr(sink, "takes_runs", False)
-            for item in read_capture(path, stream, summary, ports=ports or DEFAULT_PORTS, records=records, deep=deep,
-                                     runs=runs):
-                sink.item(path, item)
-                if extraction is not None and isinstance(item, CapturedBatch):
-                    extraction.add(item)
-                if against is not None and isinstance(item, CapturedBatch):
-                    found = match(item, logdir)
-                    summary.add_match(found)
-                    sink.match(path, found)
+            try:
+                for item in read_capture(path, stream, summary, ports=ports or DEFAULT_PORTS, records=records,
+                                         deep=deep, runs=runs):
+                    sink.item(path, item)
+                    if extraction is not None and isinstance(item, CapturedBatch):
+                        extraction.add(item)
+                    if against is not None and isinstance(item, CapturedBatch):
+                        found = match(item, logdir)
+                        summary.add_match(found)
+                        sink.match(path, found)
+            finally:   # (the lines a sink holds back are out before any error is said)
+                sink.flush()
         sink.done(summary)
         if summary.unreadable is not None:
             click.echo(f"kbatch: error: {visible(path)}: {visible(summary.unreadable)}", err=True)

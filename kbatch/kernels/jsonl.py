@@ -796,37 +796,69 @@ def clean_batch_lines(data, i: cython.Py_ssize_t, stop: cython.Py_ssize_t, base:
     return i, last, records
 
 
-def assigned_lines(head: bytes, lines: list, spans: list, assigned) -> bytes | None:
-    """A run of clean batches' lines (clean_batch_lines' ``lines`` and ``spans``) as ``kbatch pcap`` writes a
-    Produce request's: before each, ``head`` and the broker's offset of its first record -- ``assigned`` for the
-    first, each next one the one before plus the offsets that batch takes.  None where an offset is not a C long
-    long (compiled: the caller writes them).
+@cython.final
+@cython.cclass
+class RunLines:
+    """Runs of clean batches' lines (clean_batch_lines' ``lines`` and ``spans``) gathered end to end as
+    ``kbatch pcap`` writes them, for one write of many runs: before each line, its run's head and the broker's
+    offset of its batch's first record -- a Produce request's ``assigned`` for the first, each next one the one
+    before plus the offsets that batch takes; null where none was assigned (a fetched batch, an unanswered one).
     """
-    global _runs
-    if not _LONG_MIN <= assigned <= _LONG_MAX:
-        return None
-    offset: cython.longlong = assigned
-    n: cython.Py_ssize_t = len(lines)
-    size: cython.Py_ssize_t = n * (len(head) + 20)   # (an offset takes at most 20 characters)
-    k: cython.Py_ssize_t
-    for k in range(n):
-        size += len(lines[k])
-    if _runs is None or _runs.capacity < size:
-        size = max(size, 1 << 16)
-        _runs = _JsonWriter(size, bytearray(size))
-    out: _JsonWriter = _runs
-    out.rewind()
-    span: cython.longlong
-    for k in range(n):
-        out.bytes_(head)
-        out.integer(offset)
-        out.bytes_(lines[k])
-        span = spans[k]
-        if k + 1 < n:
-            if not _sum_in_64_bits(offset, span):
-                return None
-            offset += span
-    return out.written()
+
+    writer = cython.declare(_JsonWriter)
+
+    def __init__(self, size: cython.Py_ssize_t = 1 << 20):
+        self.writer = _JsonWriter(size, bytearray(size))
+
+    @property
+    def size(self) -> int:
+        """How many bytes are gathered."""
+        return self.writer.at
+
+    def add(self, head: bytes, lines: list, spans: list, assigned) -> bool:
+        """A run's lines gathered after those before; False, nothing gathered, where an offset is not a C long
+        long (compiled: the caller writes them)."""
+        if assigned is not None and not _LONG_MIN <= assigned <= _LONG_MAX:
+            return False
+        out: _JsonWriter = self.writer
+        n: cython.Py_ssize_t = len(lines)
+        size: cython.Py_ssize_t = out.at + n * (len(head) + 20)   # (an offset takes at most 20 characters)
+        k: cython.Py_ssize_t
+        for k in range(n):
+            size += len(lines[k])
+        if size > out.capacity:
+            size = max(size, 2 * out.capacity)
+            grown = _JsonWriter(size, bytearray(size))
+            grown.bytes_(out.written())
+            out = self.writer = grown
+        start: cython.Py_ssize_t = out.at
+        if assigned is None:
+            for k in range(n):
+                out.bytes_(head)
+                out.bytes_(b"null")
+                out.bytes_(lines[k])
+            return True
+        offset: cython.longlong = assigned
+        span: cython.longlong
+        for k in range(n):
+            out.bytes_(head)
+            out.integer(offset)
+            out.bytes_(lines[k])
+            span = spans[k]
+            if k + 1 < n:
+                if not _sum_in_64_bits(offset, span):
+                    out.at = start
+                    return False
+                offset += span
+        return True
+
+    def taken(self) -> memoryview:
+        """The lines gathered, none left gathered: a view of them, to be written before the next add (which
+        writes over them)."""
+        out: _JsonWriter = self.writer
+        gathered = memoryview(out.data)[:out.at]
+        out.rewind()
+        return gathered
 
 
 def object_keys(opening: bytes, names: tuple, values: tuple, closing: bytes) -> bytes | None:
@@ -939,7 +971,6 @@ def _write_batch(out: _JsonWriter, typed: cython.bint, codec, timestamp_type, cr
 
 
 _line = cython.declare(_JsonWriter, None)   # the writer batch_json reuses line after line (making one costs more)
-_runs = cython.declare(_JsonWriter, None)   # and the one assigned_lines reuses run after run (grown to the largest)
 _keys = cython.declare(_JsonWriter, None)   # and the one object_keys reuses
 _json_texts: dict[str, bytes] = {}            # object_keys' strings -> their JSON, UTF-8
 _float_written: tuple = (None, b"")           # object_keys' last float and its JSON (repr's shortest digits are slow)

@@ -9,7 +9,7 @@ import time as clock
 from operator import attrgetter, itemgetter
 
 from kbatch.capture.batches import CaptureFinding, CapturedBatch, CapturedRun
-from kbatch.kernels.jsonl import assigned_lines, batch_json, fields_json, object_keys
+from kbatch.kernels.jsonl import RunLines, batch_json, fields_json, object_keys
 from kbatch.kernels.recordwalk import is_compiled
 from kbatch.output.jsonout import _batch_json_matches_batch_dict, utf8_buffer
 from kbatch.output._dicts import batch_dict, pcap_batch_head, pcap_finding_dict, pcap_match_dict, pcap_summary_dict
@@ -27,6 +27,9 @@ def item_dict(path: str, item, records: bool) -> dict:
 # written once a Records field: tens of thousands of times in a large capture)
 _json_text = json.JSONEncoder(ensure_ascii=False).encode
 
+# How many bytes of runs' lines JsonlSink gathers before it writes them
+_GATHERED = 1 << 20
+
 # What the compiled batch writer opens a batch's keys with: a pcap line has "type" first, before its own keys.
 _TYPE_BATCH = b'"type": "batch"'
 
@@ -42,6 +45,9 @@ class JsonlSink:
         self._head_of: tuple | None = None
         self._head = b""
         self._heads = _HeadEncoder()
+        # runs' lines gathered by the compiled writer and written a MiB or so at a time (a write for each run's
+        # few lines, through the standard stream's layers, costs more than its lines)
+        self._gathered = RunLines(_GATHERED + (_GATHERED >> 2)) if self.compiled_lines else None
         if self._bytes is not None:
             out.flush()   # what its text layer holds goes first
 
@@ -49,7 +55,17 @@ class JsonlSink:
         if self._bytes is None:
             self.out.write(line)
         else:
-            self._bytes.write(line.encode("utf-8", "surrogateescape"))
+            self._write(line.encode("utf-8", "surrogateescape"))
+
+    def _write(self, data: bytes) -> None:
+        """``data`` written after the runs' lines gathered."""
+        self._write_gathered()
+        self._bytes.write(data)
+
+    def _write_gathered(self) -> None:
+        if self._gathered is not None and self._gathered.size:
+            with self._gathered.taken() as gathered:
+                self._bytes.write(gathered)
 
     @property
     def takes_runs(self) -> bool:
@@ -64,27 +80,26 @@ class JsonlSink:
         if line is None:
             self._emit(json.dumps(item_dict(path, item, self.records), ensure_ascii=False) + "\n")
         else:
-            self._bytes.write(line)
+            self._write(line)
 
     def _run(self, path: str, run) -> None:
         """The lines of a run's batches (kbatch.capture.batches.CapturedRun), as :meth:`item` writes each: the
         capture's keys, then the broker's offset of each batch (each following the one before), then its own."""
         head = self._heads.run_head(path, run)
+        gathered = self._gathered
+        if gathered is not None and gathered.add(head, run.lines, run.spans, run.assigned_offset):
+            if gathered.size >= _GATHERED:
+                self._write_gathered()
+            return
         assigned = run.assigned_offset
         if assigned is None:   # (each line ends in a newline: the next one's head joins them)
-            head += b"null"
-            self._bytes.write(b"".join((head, head.join(run.lines))))
+            self._write((head + b"null").join((b"", *run.lines)))
             return
-        if self.compiled_lines:   # (the same lines, written in one compiled loop)
-            written = assigned_lines(head, run.lines, run.spans, assigned)
-            if written is not None:
-                self._bytes.write(written)
-                return
         parts: list[bytes] = []
         for line, span in zip(run.lines, run.spans):
             parts += (head, str(assigned).encode(), line)
             assigned += span
-        self._bytes.write(b"".join(parts))
+        self._write(b"".join(parts))
 
     def _batch_line(self, path: str, item) -> bytes | None:
         """json.dumps of item_dict, UTF-8, for a batch the compiled writer writes (from the header fields of a
@@ -112,8 +127,13 @@ class JsonlSink:
     def done(self, summary) -> None:
         self._emit(json.dumps(pcap_summary_dict(summary.path, summary), ensure_ascii=False) + "\n")
 
+    def flush(self) -> None:
+        """The runs' lines gathered written."""
+        if self._bytes is not None:
+            self._write_gathered()
+
     def close(self) -> None:
-        pass
+        self.flush()
 
 
 class _HeadEncoder:
@@ -273,6 +293,9 @@ class JsonSink:
                               "summary": pcap_summary_dict(summary.path, summary)})
         self.entries = []
 
+    def flush(self) -> None:
+        pass   # (one document, written whole at the end)
+
     def close(self) -> None:
         json.dump({"kbatch_json_version": 1, "captures": self.captures}, self.out, ensure_ascii=False)
         self.out.write("\n")
@@ -381,6 +404,9 @@ class TableSink:
         wrapped = textwrap.fill(line, width=max(self.console.width, 40), subsequent_indent="  ",
                                 break_long_words=False, break_on_hyphens=False).replace("\0", " ")
         self.console.print(Text(wrapped, style="bold red" if summary.damaged else "bold"), soft_wrap=True)
+
+    def flush(self) -> None:
+        pass   # (each line printed as it comes)
 
     def close(self) -> None:
         pass
