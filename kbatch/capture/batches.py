@@ -426,7 +426,7 @@ class CaptureReader:
         if request.api_key != PRODUCE:
             return []
         told = self._version_findings(request, "ProduceRequest")
-        if any(each.finding.code == UNKNOWN_VERSION for each in told):
+        if told and any(each.finding.code == UNKNOWN_VERSION for each in told):
             return told
         produced = _Produced(request)
         frame = request.frame
@@ -551,15 +551,19 @@ class CaptureReader:
         ``fetched``: the partition's ErrorCode in a (Share)Fetch response, whose last batch may be cut short
         (None: a Produce request's)."""
         taken = self.taken
+        start = 0
         if isinstance(taken, _LinesTaken):
-            start = taken.leading(data)
-            if start == len(data) and len(taken.batches) == 1:   # (the common case: all one clean run, no reader)
-                lines = taken.batches.pop()
-                return [CapturedRun(lines.lines, lines.spans, lines.record_count, data, api, request, message.packet,
-                                    message.time, message.connection, topic, topic_id, partition, records_pos,
-                                    fetched)]
-        else:
-            start = 0
+            # the clean batches it starts with taken in one compiled call (kbatch.kernels.jsonl.clean_batch_lines);
+            # most of the time they are the whole field: one CapturedRun, no reader made
+            lines: list = []
+            spans: list = []
+            start, last, records = clean_batch_lines(data, 0, len(data), 0, taken.least, taken.most, _V2_CHECKSUM,
+                                                     _LINE_NAMES, lines, spans)
+            if start == len(data) and last >= 0:
+                return [CapturedRun(lines, spans, records, data, api, request, message.packet, message.time,
+                                    message.connection, topic, topic_id, partition, records_pos, fetched)]
+            if last >= 0:
+                taken.leading(lines, spans, records, last)
         return self._walked(data, api, request, message, topic, topic_id, partition, records_pos, fetched, start)
 
     def _walked(self, data: bytes, api: str, request: Request, message, topic: str | None, topic_id: str | None,
@@ -639,6 +643,7 @@ class _Lines:
 
 # clean_batch_lines' names: the codec names by codec id (the attributes' three codec bits), the timestamp types
 _LINE_NAMES = tuple(codec_name(codec_id) for codec_id in range(COMPRESSION_CODEC_MASK + 1)) + TIMESTAMP_TYPES
+_V2_CHECKSUM = CHECKSUMS[2]
 
 
 class _LinesTaken(_HeadersTaken):
@@ -653,10 +658,13 @@ class _LinesTaken(_HeadersTaken):
         self.last_pos: int | None = None
         self.run = self   # (the Run the walk engine is handed: this one, around the CRC run)
 
-    def leading(self, data) -> int:
-        """The clean batches a Records field (``data``) starts with taken, their lines a run (see :meth:`walk`);
-        where they end (0: none taken).  Most of the time they are the whole field, and no reader is made."""
-        return self._lines(data, 0, len(data), 0)
+    def leading(self, lines: list, spans: list, record_count: int, last: int) -> None:
+        """The lines of the clean batches a Records field starts with (clean_batch_lines' ``lines``, ``spans``,
+        records, the position of the last), taken before its walk, kept as its first run."""
+        run = _Lines()
+        run.lines, run.spans, run.record_count = lines, spans, record_count
+        self.batches.append(run)
+        self.last_pos = last
 
     def _lines(self, data, i: int, limit: int, base: int) -> int:
         """The clean batches from ``data[i]`` (file position ``base + i``) up to ``limit`` taken in the compiled
@@ -664,7 +672,7 @@ class _LinesTaken(_HeadersTaken):
         if not self.batches or not isinstance(self.batches[-1], _Lines):
             self.batches.append(_Lines())
         lines = self.batches[-1]
-        end, last, records = clean_batch_lines(data, i, limit, base, self.least, self.most, CHECKSUMS[2],
+        end, last, records = clean_batch_lines(data, i, limit, base, self.least, self.most, _V2_CHECKSUM,
                                                _LINE_NAMES, lines.lines, lines.spans)
         if last < 0:
             if not lines.lines:
