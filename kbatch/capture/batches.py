@@ -103,6 +103,7 @@ class CapturedRun:
     record_count: int            # the records of all of them
     records: bytes | memoryview  # the Records field they lie in
     api: str
+    direction: str               # CapturedBatch.direction's, held (asked of each run by the summary and the writer)
     request: Request
     packet: int
     time: float
@@ -113,10 +114,6 @@ class CapturedRun:
     records_pos: int
     error_code: int | None = None
     assigned_offset: int | None = None   # Produce: the offset the broker gave the first batch's first record
-
-    @property
-    def direction(self) -> str:
-        return _direction(self.api)
 
 
 @dataclass(frozen=True)
@@ -560,8 +557,8 @@ class CaptureReader:
             start, last, records = clean_batch_lines(data, 0, len(data), 0, taken.least, taken.most, _V2_CHECKSUM,
                                                      _LINE_NAMES, lines, spans)
             if start == len(data) and last >= 0:
-                return [CapturedRun(lines, spans, records, data, api, request, message.packet, message.time,
-                                    message.connection, topic, topic_id, partition, records_pos, fetched)]
+                return [CapturedRun(lines, spans, records, data, api, _direction(api), request, message.packet,
+                                    message.time, message.connection, topic, topic_id, partition, records_pos, fetched)]
             if last >= 0:
                 taken.leading(lines, spans, records, last)
         return self._walked(data, api, request, message, topic, topic_id, partition, records_pos, fetched, start)
@@ -577,9 +574,9 @@ class CaptureReader:
                                  topic, topic_id, partition, records_pos, error_code=fetched, header=header)
 
         def run(lines: _Lines) -> CapturedRun:
-            return CapturedRun(lines.lines, lines.spans, lines.record_count, data, api, request, message.packet,
-                               message.time, message.connection, topic, topic_id, partition, records_pos,
-                               error_code=fetched)
+            return CapturedRun(lines.lines, lines.spans, lines.record_count, data, api, _direction(api), request,
+                               message.packet, message.time, message.connection, topic, topic_id, partition,
+                               records_pos, error_code=fetched)
 
         reader = SegmentReader(BufferStream(data, unchanging=True), self.options, size=len(data))
         if start and isinstance(taken, _LinesTaken):

@@ -160,6 +160,7 @@ class _HeadEncoder:
             (b', "records_pos": ',)
         self.names_through_error_code = self.names_after_first + (b', "error_code": ',)
         self.kept_first: dict = {}   # encode_item's first run: its text by the path and its item values
+        self.kept_openings: dict = {}   # run_head's: "{" and the first run's text, by the same
 
     def encode(self, head: dict) -> bytes:
         if tuple(head) != self.KEYS:
@@ -191,8 +192,14 @@ class _HeadEncoder:
         """:meth:`encode_item`'s keys, then error_code's, then the key of assigned_offset (a CapturedRun's head:
         each of its lines writes its own offset after it) -- in one compiled call where it can be."""
         if _compiled_keys is not None and self.item_values is not None:
-            written = _compiled_keys(b"{" + self._first_run(path, item), self.names_through_error_code,
-                                     self.item_values[4](item), b', "assigned_offset": ')
+            key = (path, self.item_values[0](item))
+            opening = self.kept_openings.get(key)
+            if opening is None:   # (the object's opening brace and its first run: a few a capture)
+                if len(self.kept_openings) >= self.KEPT:
+                    self.kept_openings.clear()
+                opening = self.kept_openings[key] = b"{" + self._first_run(path, item)
+            written = _compiled_keys(opening, self.names_through_error_code, self.item_values[4](item),
+                                     b', "assigned_offset": ')
             if written is not None:
                 return written
         return self.encode_item(path, item) + b', "error_code": ' + _json_int(item.error_code) + b', "assigned_offset": '
