@@ -446,7 +446,7 @@ def test_runs_lines_gathered_are_the_head_the_offset_and_the_line_of_each():
     compiled where a later one would not be."""
     import random
 
-    from kbatch.kernels.jsonl import RunLines
+    from kbatch.kernels.jsonl import RunLines, object_keys
     from kbatch.kernels.recordwalk import is_compiled
 
     def joined(head: bytes, lines: list, spans: list, assigned: int | None) -> bytes:
@@ -479,6 +479,12 @@ def test_runs_lines_gathered_are_the_head_the_offset_and_the_line_of_each():
     over = gathered.add(b"h", [b"a\n", b"b\n"], [2, 1], 2 ** 63 - 2)   # the second offset past 64 bits
     expected = b"xnully\n" + (b"" if is_compiled() else joined(b"h", [b"a\n", b"b\n"], [2, 1], 2 ** 63 - 2))
     assert over is not is_compiled() and bytes(gathered.taken()) == expected   # (compiled: the run left out whole)
+    # with the head object_keys writes: the same lines; none gathered where it writes no head (a bool value)
+    names, values = (b'{"a": ', b', "b": '), ("t\u00e9", 7)
+    assert gathered.add_keyed(names[0][:1], names, values, b", ", [b"x\n", b"y\n"], [3, 1], 5)
+    head = object_keys(names[0][:1], names, values, b", ")
+    assert bytes(gathered.taken()) == joined(head, [b"x\n", b"y\n"], [3, 1], 5)
+    assert not gathered.add_keyed(b"{", names, ("t", True), b", ", [b"x\n"], [1], None) and gathered.size == 0
 
 
 def test_object_keys_are_json_dumps_of_the_values_or_none_where_it_writes_them_not():

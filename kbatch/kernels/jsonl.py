@@ -818,6 +818,10 @@ class RunLines:
     def add(self, head: bytes, lines: list, spans: list, assigned) -> bool:
         """A run's lines gathered after those before; False, nothing gathered, where an offset is not a C long
         long (compiled: the caller writes them)."""
+        return self._add(head, lines, spans, assigned)
+
+    @cython.cfunc
+    def _add(self, head: bytes, lines: list, spans: list, assigned) -> cython.bint:
         if assigned is not None and not _LONG_MIN <= assigned <= _LONG_MAX:
             return False
         out: _JsonWriter = self.writer
@@ -852,6 +856,13 @@ class RunLines:
                 offset += span
         return True
 
+    def add_keyed(self, opening: bytes, names: tuple, values: tuple, closing: bytes, lines: list, spans: list,
+                  assigned) -> bool:
+        """:meth:`add` with the head object_keys(opening, names, values, closing) writes; False, nothing
+        gathered, where it writes none."""
+        keys: _JsonWriter = _keys_written(opening, names, values, closing)
+        return keys is not None and self._add(keys.written(), lines, spans, assigned)
+
     def taken(self) -> memoryview:
         """The lines gathered, none left gathered: a view of them, to be written before the next add (which
         writes over them)."""
@@ -867,6 +878,13 @@ def object_keys(opening: bytes, names: tuple, values: tuple, closing: bytes) -> 
     ``values``, then ``closing``.  A value is None, an int of 64 bits, a finite float or a str; None where one
     is anything else (the caller's encoder writes those).  For kbatch pcap's capture keys, a Records field at a
     time: a str's JSON is kept (_json_texts: a capture has a few names, client ids and connections)."""
+    written: _JsonWriter = _keys_written(opening, names, values, closing)
+    return None if written is None else written.written()
+
+
+@cython.cfunc
+def _keys_written(opening: bytes, names: tuple, values: tuple, closing: bytes) -> _JsonWriter:
+    """object_keys' keys written into the writer it reuses, which is given back; None where it writes them not."""
     global _keys, _float_written
     n: cython.Py_ssize_t = len(names)
     if len(values) != n:
@@ -911,7 +929,7 @@ def object_keys(opening: bytes, names: tuple, values: tuple, closing: bytes) -> 
         else:
             out.bytes_(texts[k])
     out.bytes_(closing)
-    return out.written()
+    return out
 
 
 @cython.cfunc

@@ -29,6 +29,8 @@ _json_text = json.JSONEncoder(ensure_ascii=False).encode
 
 # How many bytes of runs' lines JsonlSink gathers before it writes them
 _GATHERED = 1 << 20
+# What a run's head ends with: each of its lines writes its own offset after it
+_ASSIGNED_OFFSET_KEY = b', "assigned_offset": '
 
 # What the compiled batch writer opens a batch's keys with: a pcap line has "type" first, before its own keys.
 _TYPE_BATCH = b'"type": "batch"'
@@ -74,7 +76,15 @@ class JsonlSink:
 
     def item(self, path: str, item) -> None:
         if isinstance(item, CapturedRun):
-            self._run(path, item)
+            heads, gathered = self._heads, self._gathered
+            # (the common case in one compiled call: the run's head and lines gathered)
+            if gathered is not None and heads.item_values is not None and gathered.add_keyed(
+                    heads.opening(path, item), heads.names_through_error_code, heads.item_values[4](item),
+                    _ASSIGNED_OFFSET_KEY, item.lines, item.spans, item.assigned_offset):
+                if gathered.size >= _GATHERED:
+                    self._write_gathered()
+            else:
+                self._run(path, item)
             return
         line = self._batch_line(path, item) if self.compiled_lines and isinstance(item, CapturedBatch) else None
         if line is None:
@@ -192,17 +202,22 @@ class _HeadEncoder:
         """:meth:`encode_item`'s keys, then error_code's, then the key of assigned_offset (a CapturedRun's head:
         each of its lines writes its own offset after it) -- in one compiled call where it can be."""
         if _compiled_keys is not None and self.item_values is not None:
-            key = (path, self.item_values[0](item))
-            opening = self.kept_openings.get(key)
-            if opening is None:   # (the object's opening brace and its first run: a few a capture)
-                if len(self.kept_openings) >= self.KEPT:
-                    self.kept_openings.clear()
-                opening = self.kept_openings[key] = b"{" + self._first_run(path, item)
-            written = _compiled_keys(opening, self.names_through_error_code, self.item_values[4](item),
-                                     b', "assigned_offset": ')
+            written = _compiled_keys(self.opening(path, item), self.names_through_error_code,
+                                     self.item_values[4](item), _ASSIGNED_OFFSET_KEY)
             if written is not None:
                 return written
-        return self.encode_item(path, item) + b', "error_code": ' + _json_int(item.error_code) + b', "assigned_offset": '
+        return self.encode_item(path, item) + b', "error_code": ' + _json_int(item.error_code) + _ASSIGNED_OFFSET_KEY
+
+    def opening(self, path: str, item) -> bytes:
+        """A head's opening brace and its first run's text (run_head's, before the keys ``item_values[4]``
+        reads), kept by the path and those of its values the item gives (a few a capture)."""
+        key = (path, self.item_values[0](item))
+        opening = self.kept_openings.get(key)
+        if opening is None:
+            if len(self.kept_openings) >= self.KEPT:
+                self.kept_openings.clear()
+            opening = self.kept_openings[key] = b"{" + self._first_run(path, item)
+        return opening
 
     def _first_run(self, path: str, item) -> bytes:
         """The first run's text, kept by the path and those of its values the item gives."""
