@@ -24,11 +24,11 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import BinaryIO, Iterable, Iterator
 
-from kbatch.capture.exchanges import Pairing, Request, Response, _connection_pair
-from kbatch.capture.frames import LARGEST_FRAME, SIZE_BYTES, SMALLEST_FRAME, KafkaFrame, _Framer, kafka_frames
-from kbatch.capture.packets import (_NANO, _RECORD_HEADERS, PCAP_FILE_HEADER_SIZE, PLAIN_LINKS, PacketProblem, Segment,
-                                    _address, _classic_pcap, read_segments, resumed_segments)
-from kbatch.capture.streams import StreamGap, _Direction, direction_name, reassemble
+from kbatch.capture.exchanges import Pairing, Request, Response, connection_pair
+from kbatch.capture.frames import LARGEST_FRAME, SIZE_BYTES, SMALLEST_FRAME, Framer, KafkaFrame, kafka_frames
+from kbatch.capture.packets import (NANO_MAGICS, PCAP_FILE_HEADER_SIZE, PLAIN_LINKS, RECORD_HEADERS, PacketProblem,
+                                    Segment, address_text, classic_pcap, read_segments, resumed_segments)
+from kbatch.capture.streams import Direction, StreamGap, direction_name, reassemble
 from kbatch.format.codecs import DEFAULT_DECOMPRESSED_LIMIT, codec_name
 from kbatch.format.findings import Finding
 from kbatch.format.framing import CHECKSUMS, size_bounds
@@ -328,7 +328,7 @@ class CaptureReader:
         be -- a classic microsecond pcap of Ethernet or Linux cooked frames -- and those generators going on where
         it stops."""
         readinto = getattr(stream, "readinto", None) if PLAIN_CAPTURE else None
-        classic = _classic_pcap(stream) if readinto is not None else None
+        classic = classic_pcap(stream) if readinto is not None else None
         if classic is None or classic[0] not in _PLAIN_MAGICS or classic[1] not in PLAIN_LINKS:
             if classic is not None:
                 stream.seek(-PCAP_FILE_HEADER_SIZE, 1)
@@ -345,17 +345,13 @@ class CaptureReader:
             yield from frames
         # handed over: each direction's state as reassemble and kafka_frames would hold it had they read so far
         self.packets = plain.last_segment or self.packets
-        directions = {flow.name: _Direction(None if flow.next_seq < 0 else flow.next_seq) for flow in plain.flows()}
-        framers = {}
-        for flow in plain.framed_flows():
-            framer = framers[flow.name] = _Framer(resyncs=True)
-            framer.packet, framer.time = flow.packet, flow.time
-            if flow.head_size:
-                framer.head, framer.wanted, framer.have = flow.size_field(), flow.wanted, flow.have
-                framer.parts = [flow.gathered()] if flow.head_size == SIZE_BYTES else []
+        directions = {flow.name: Direction(None if flow.next_seq < 0 else flow.next_seq) for flow in plain.flows()}
+        framers = {flow.name: Framer.resumed(flow.packet, flow.time, flow.size_field(), flow.wanted,
+                                             [flow.gathered()] if flow.head_size == SIZE_BYTES else [])
+                   for flow in plain.framed_flows()}
         if plain.stopped == plaincapture.ABSURD_SIZE:
             flow = plain.absurd_flow
-            yield framers[flow.name]._absurd(flow.name, plain.absurd_packet, plain.absurd_size, plain.absurd_unread)
+            yield framers[flow.name].absurd(flow.name, plain.absurd_packet, plain.absurd_size, plain.absurd_unread)
         rest = _Rest(plain.rest(), stream.read)
         segments = self._counted(resumed_segments(rest.read, magic, link_type, plain.number))
         yield from kafka_frames(reassemble(kafka_segments(segments, self.ports), directions=directions),
@@ -407,7 +403,7 @@ class CaptureReader:
         if not low <= message.api_version <= high:
             return [_finding(UNKNOWN_VERSION, message.packet, message.connection, f"{name}.version",
                              f"a version Kafka trunk defines ({low}-{high})", str(message.api_version), api=api)]
-        advertised = self.advertised.get(_connection_pair(message.connection), {}).get(message.api_key)
+        advertised = self.advertised.get(connection_pair(message.connection), {}).get(message.api_key)
         if advertised is not None and not advertised[0] <= message.api_version <= advertised[1]:
             return [_finding(NOT_ADVERTISED, message.packet, message.connection, f"{name}.version",
                              f"{advertised[0]}-{advertised[1]} (what the broker's ApiVersions response gave)",
@@ -534,7 +530,7 @@ class CaptureReader:
         fields, _ = read
         if fields["errorCode"] == 0:
             self.quiet.clear()   # (what a version is told may change)
-            self.advertised[_connection_pair(response.connection)] = {
+            self.advertised[connection_pair(response.connection)] = {
                 api["apiKey"]: (api["minVersion"], api["maxVersion"]) for api in fields["apiKeys"]}
         return []
 
@@ -705,15 +701,15 @@ _partition_readers: dict[tuple[str, int], partitions.Program | None] = {}
 # plain Python the generators it stands for are faster).  Tests set it to hold the loop to them either way.
 PLAIN_CAPTURE = plaincapture.COMPILED
 # The classic pcap magic numbers the loop reads (the microsecond ones), by whether the file is big-endian.
-_PLAIN_MAGICS = {magic: header.startswith(">") for magic, header in _RECORD_HEADERS.items() if magic not in _NANO}
+_PLAIN_MAGICS = {magic: header.startswith(">") for magic, header in RECORD_HEADERS.items() if magic not in NANO_MAGICS}
 
 
 def _flow_name(addresses: bytes, ports: bytes) -> str:
     """A direction's name (kbatch.capture.streams.connection_name) from its source and destination address and
     their ports, as they lie in its IP and TCP headers."""
     half = len(addresses) // 2
-    return direction_name(_address(addresses[:half]), int.from_bytes(ports[:2], "big"), _address(addresses[half:]),
-                          int.from_bytes(ports[2:], "big"))
+    return direction_name(address_text(addresses[:half]), int.from_bytes(ports[:2], "big"),
+                          address_text(addresses[half:]), int.from_bytes(ports[2:], "big"))
 
 
 class _Rest:

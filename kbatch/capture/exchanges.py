@@ -45,7 +45,7 @@ class Response:
     frame: bytes            # from the correlation id on
 
 
-def _connection_pair(connection: str) -> frozenset:
+def connection_pair(connection: str) -> frozenset:
     source, _, destination = connection.partition(" -> ")
     return frozenset((source, destination))
 
@@ -89,23 +89,23 @@ class Pairing:
 
     def carries_requests(self, connection: str) -> bool:
         """Whether ``connection`` is its pair's requesting direction (or the pair has not spoken yet)."""
-        return self.requesters.get(_connection_pair(connection), connection) == connection
+        return self.requesters.get(connection_pair(connection), connection) == connection
 
     def awaited(self, connection: str, correlation_id: int) -> bool:
         """Whether a response on ``connection`` with ``correlation_id`` answers a request not answered yet."""
-        requester = self.requesters.get(_connection_pair(connection))
+        requester = self.requesters.get(connection_pair(connection))
         return requester is not None and (requester, correlation_id) in self.waiting
 
     def __call__(self, events: Iterable) -> Iterator:
         requesters, waiting = self.requesters, self.waiting
-        pairs: dict[str, frozenset] = {}   # connection -> _connection_pair's (made once a connection)
+        pairs: dict[str, frozenset] = {}   # connection -> connection_pair's (made once a connection)
         for event in events:
             if not isinstance(event, KafkaFrame):
                 yield event
                 continue
             pair = pairs.get(event.connection)
             if pair is None:
-                pair = pairs[event.connection] = _connection_pair(event.connection)
+                pair = pairs[event.connection] = connection_pair(event.connection)
             requester = requesters.setdefault(pair, event.connection)
             if event.connection == requester:
                 request = read_request(event)

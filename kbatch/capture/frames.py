@@ -34,7 +34,7 @@ class FrameProblem:
     what: str
 
 
-class _Framer:
+class Framer:
     """One direction's frames: a frame that lies whole in a chunk is sliced out of it; one that goes on past
     its chunk is gathered -- its size field in ``head``, views of its chunks' bytes in ``parts`` -- and joined
     once it is whole (one copy of its bytes, however many segments carried it)."""
@@ -64,7 +64,7 @@ class _Framer:
                         return
                     size = int.from_bytes(self.head, "big", signed=True)
                     if not SMALLEST_FRAME <= size <= LARGEST_FRAME:
-                        yield self._absurd(event.connection, self.packet, size, end - at)
+                        yield self.absurd(event.connection, self.packet, size, end - at)
                         return
                     self.wanted = size
                 take = min(self.wanted - self.have, end - at)
@@ -86,7 +86,7 @@ class _Framer:
                 return
             size = int.from_bytes(data[at:at + SIZE_BYTES], "big", signed=True)
             if not SMALLEST_FRAME <= size <= LARGEST_FRAME:
-                yield self._absurd(event.connection, event.packet, size, end - at - SIZE_BYTES)
+                yield self.absurd(event.connection, event.packet, size, end - at - SIZE_BYTES)
                 return
             if at + SIZE_BYTES + size > end:
                 self.head, self.wanted = bytes(data[at:at + SIZE_BYTES]), size
@@ -99,12 +99,23 @@ class _Framer:
         """Forget the frame begun (joined, or lost)."""
         self.head, self.parts, self.have, self.wanted = b"", [], 0, 0
 
+    @classmethod
+    def resumed(cls, packet: int, time: float, size_field: bytes, wanted: int, gathered: list) -> "Framer":
+        """A framer that resyncs, taking a direction on where another reader cut it so far: the frame begun in
+        ``packet`` at ``time``, its size field so far (b"": none begun), the size it gives once whole, and its
+        bytes after the size field so far (``gathered``, as :attr:`parts` holds them)."""
+        framer = cls(resyncs=True)
+        framer.packet, framer.time = packet, time
+        framer.head, framer.wanted, framer.parts = size_field, wanted, gathered
+        framer.have = sum(len(part) for part in gathered)
+        return framer
+
     @property
     def begun(self) -> int:
         """How many bytes of a frame not yet whole are held, its size field included."""
         return len(self.head) + self.have
 
-    def _absurd(self, connection: str, packet: int, size: int, unread: int) -> FrameProblem:
+    def absurd(self, connection: str, packet: int, size: int, unread: int) -> FrameProblem:
         """A size no frame has: the direction given up, or with ``resyncs`` passed over from its size field
         (``unread``: the bytes after it in the segment in hand) until a segment starts a frame."""
         said = f"a Kafka frame size of {size} bytes (expected {SMALLEST_FRAME} to {LARGEST_FRAME}): not Kafka, or " \
@@ -141,7 +152,7 @@ class _Framer:
 
 
 def kafka_frames(events: Iterable[StreamBytes | StreamGap | PacketProblem], starts_frame=None,
-                 framers: dict[str, _Framer] | None = None
+                 framers: dict[str, Framer] | None = None
                  ) -> Iterator[KafkaFrame | FrameProblem | StreamGap | PacketProblem]:
     """Every whole Kafka frame of every direction, with the problems of framing and of the layers below.
     ``starts_frame(connection, data)`` says whether a segment's bytes start a frame, to resync at after a gap
@@ -152,7 +163,7 @@ def kafka_frames(events: Iterable[StreamBytes | StreamGap | PacketProblem], star
         if isinstance(event, StreamBytes):
             framer = framers.get(event.connection)
             if framer is None:
-                framer = framers[event.connection] = _Framer(resyncs=starts_frame is not None)
+                framer = framers[event.connection] = Framer(resyncs=starts_frame is not None)
             if framer.given_up:
                 continue
             if framer.skipping is not None and not (yield from framer.resync(event, starts_frame)):
@@ -162,7 +173,7 @@ def kafka_frames(events: Iterable[StreamBytes | StreamGap | PacketProblem], star
         yield event
         if not isinstance(event, StreamGap):
             continue
-        framer = framers.setdefault(event.connection, _Framer(starts_frame is not None))
+        framer = framers.setdefault(event.connection, Framer(starts_frame is not None))
         if framer.given_up:
             continue
         if starts_frame is None:

@@ -107,18 +107,18 @@ def _capture_reader(stream: BinaryIO | _ShortReadWatch):
 # number is written in.  By magic number (read big-endian): its packet records' header (section 5: seconds,
 # micro- or nanoseconds, captured length, original length).
 PCAP_FILE_HEADER_SIZE = 24
-_RECORD_HEADERS = {0xA1B2C3D4: ">IIII", 0xA1B23C4D: ">IIII", 0xD4C3B2A1: "<IIII", 0x4D3CB2A1: "<IIII"}
-_NANO = (0xA1B23C4D, 0x4D3CB2A1)
+RECORD_HEADERS = {0xA1B2C3D4: ">IIII", 0xA1B23C4D: ">IIII", 0xD4C3B2A1: "<IIII", 0x4D3CB2A1: "<IIII"}
+NANO_MAGICS = (0xA1B23C4D, 0x4D3CB2A1)
 
 
-def _classic_pcap(stream: BinaryIO | _ShortReadWatch) -> tuple | None:
+def classic_pcap(stream: BinaryIO | _ShortReadWatch) -> tuple | None:
     """(magic number, link type) of a classic pcap whose file header is whole, the stream left after it; None
     for anything else (pcapng, a modified pcap, no capture: dpkt's readers decide), the stream left as it was.
     The header read as dpkt.pcap.Reader reads it, which checks nothing more."""
     head = stream.read(PCAP_FILE_HEADER_SIZE)
     magic = int.from_bytes(head[:4], "big")
-    if len(head) == PCAP_FILE_HEADER_SIZE and magic in _RECORD_HEADERS:
-        return magic, struct.unpack_from(_RECORD_HEADERS[magic][0] + "I", head, 20)[0]
+    if len(head) == PCAP_FILE_HEADER_SIZE and magic in RECORD_HEADERS:
+        return magic, struct.unpack_from(RECORD_HEADERS[magic][0] + "I", head, 20)[0]
     stream.seek(-len(head), 1)
     return None
 
@@ -127,7 +127,7 @@ def not_a_capture(stream: BinaryIO) -> str | None:
     """Why the stream is no capture kbatch reads (its file header is neither pcap's nor pcapng's), or None;
     the stream is left at its start."""
     try:
-        if _classic_pcap(stream) is None:
+        if classic_pcap(stream) is None:
             import dpkt
             try:
                 _capture_reader(stream)
@@ -138,7 +138,8 @@ def not_a_capture(stream: BinaryIO) -> str | None:
     return None
 
 
-def _address(raw: bytes) -> str:
+def address_text(raw: bytes) -> str:
+    """An IPv4 or IPv6 address's text from its bytes, as a Segment holds it."""
     import ipaddress
     return str(ipaddress.ip_address(raw))
 
@@ -157,7 +158,7 @@ def _network_layer(link_type: int, frame: bytes):
 def read_segments(stream: BinaryIO) -> Iterator[Segment | PacketProblem]:
     """Every TCP segment of the capture in file order, and a problem for each packet that cannot be read."""
     watched = _ShortReadWatch(stream)
-    classic = _classic_pcap(watched)
+    classic = classic_pcap(watched)
     if classic is not None:
         magic, link_type = classic
         packets = _pcap_records(watched._stream.read, magic)
@@ -211,7 +212,7 @@ def _segments(link_type: int, packets: Iterator[tuple]) -> Iterator[Segment | Pa
         ip_payload = ip.len - ip.__hdr_len__ - len(ip.opts) if isinstance(ip, dpkt.ip.IP) else ip.plen
         sent = max(0, ip_payload - tcp.off * 4)
         payload = bytes(tcp.data)
-        yield Segment(number, float(time), (_address(ip.src), tcp.sport), (_address(ip.dst), tcp.dport),
+        yield Segment(number, float(time), (address_text(ip.src), tcp.sport), (address_text(ip.dst), tcp.dport),
                       tcp.seq, tcp.flags, payload, cut=max(0, sent - len(payload)),
                       ack=tcp.ack if tcp.flags & TH_ACK else None)
 
@@ -243,8 +244,8 @@ def _pcap_records(read, magic: int, number: int = 0) -> Iterator[tuple]:
     """What :func:`_dpkt_records` gives, read here for a classic pcap (``read`` reads the file after its file
     header, or from packet ``number + 1``'s record; ``magic`` its magic number): a struct unpack a packet
     instead of dpkt's header objects.  Times are dpkt's to the last bit (its divisor: 1E6, or Decimal 1E9)."""
-    header = struct.Struct(_RECORD_HEADERS[magic])
-    nano = magic in _NANO
+    header = struct.Struct(RECORD_HEADERS[magic])
+    nano = magic in NANO_MAGICS
     if nano:   # (decimal imported for these files alone)
         from decimal import Decimal
         nano_divisor = Decimal("1E9")   # dpkt's (a microsecond file's: 1E6)
@@ -310,5 +311,5 @@ def _plain_tcp(link_type: int, frame: bytes) -> tuple | None:
 def _remembered(raw: bytes) -> str:
     if len(_addresses) > 4096:
         _addresses.clear()
-    address = _addresses[raw] = _address(raw)
+    address = _addresses[raw] = address_text(raw)
     return address

@@ -41,7 +41,10 @@ class StreamGap:
 
 
 @dataclass
-class _Direction:
+class Direction:
+    """One direction as reassemble holds it: the next sequence number it delivers (None: not known yet), and the
+    segments that came ahead of it (a reader that went over the capture before reassemble hands these over)."""
+
     next_seq: int | None = None
     waiting: dict = field(default_factory=dict)    # seq -> Segment
     waiting_bytes: int = 0
@@ -62,7 +65,7 @@ def _endpoint(address: str, port: int) -> str:
 
 
 def reassemble(items: Iterable[Segment | PacketProblem], waiting_limit: int = DEFAULT_WAITING_LIMIT,
-               directions: dict[str, _Direction] | None = None) -> Iterator[StreamBytes | StreamGap | PacketProblem]:
+               directions: dict[str, Direction] | None = None) -> Iterator[StreamBytes | StreamGap | PacketProblem]:
     """The in-order bytes of every TCP direction, gaps, and the packet layer's problems passed through.
     ``directions``: each direction's state so far, by name, where the capture was read up to here otherwise
     (kbatch.capture.batches' compiled loop hands it over so)."""
@@ -77,8 +80,8 @@ def reassemble(items: Iterable[Segment | PacketProblem], waiting_limit: int = DE
             names[ends] = connection_name(item), f"{_endpoint(*item.destination)} -> {_endpoint(*item.source)}"
         name, other = names[ends]
         direction = directions.get(name)
-        if direction is None:   # (not setdefault: that would make a _Direction a segment)
-            direction = directions[name] = _Direction()
+        if direction is None:   # (not setdefault: that would make a Direction a segment)
+            direction = directions[name] = Direction()
         acknowledged = directions.get(other)
         if item.ack is not None and acknowledged is not None and acknowledged.waiting:
             yield from _acknowledged(directions, other, item, item.ack)   # (it tells only of bytes past a hole)
@@ -125,14 +128,14 @@ def _acknowledged(directions: dict, name: str, segment: Segment, ack: int) -> It
         yield from _drain(name, other)
 
 
-def _position(direction: _Direction) -> int:
+def _position(direction: Direction) -> int:
     """The sequence number a direction's stream has reached: known from its first segment on, as it is to
     any direction with bytes to deliver or waiting."""
     assert direction.next_seq is not None
     return direction.next_seq
 
 
-def _deliver(name: str, direction: _Direction, segment: Segment) -> Iterator[StreamBytes]:
+def _deliver(name: str, direction: Direction, segment: Segment) -> Iterator[StreamBytes]:
     reached = _position(direction)
     behind = -_ahead(segment.seq, reached)   # bytes of it already delivered (retransmitted)
     if behind < len(segment.payload):
@@ -141,7 +144,7 @@ def _deliver(name: str, direction: _Direction, segment: Segment) -> Iterator[Str
         yield StreamBytes(name, segment.packet, segment.time, data)
 
 
-def _drain(name: str, direction: _Direction) -> Iterator[StreamBytes]:
+def _drain(name: str, direction: Direction) -> Iterator[StreamBytes]:
     """The waiting segments the stream has now reached."""
     while True:
         reached = _position(direction)
@@ -154,7 +157,7 @@ def _drain(name: str, direction: _Direction) -> Iterator[StreamBytes]:
             yield from _deliver(name, direction, segment)
 
 
-def _skip_to_waiting(name: str, direction: _Direction, why: str) -> Iterator[StreamBytes | StreamGap]:
+def _skip_to_waiting(name: str, direction: Direction, why: str) -> Iterator[StreamBytes | StreamGap]:
     reached = _position(direction)
     first = min(direction.waiting, key=lambda seq: _ahead(seq, reached))
     missing = _ahead(first, reached)

@@ -883,7 +883,7 @@ def object_keys(opening: bytes, names: tuple, values: tuple, closing: bytes) -> 
 
 
 @cython.cfunc
-def _keys_written(opening: bytes, names: tuple, values: tuple, closing: bytes) -> _JsonWriter:
+def _keys_written(opening: bytes, names: tuple, values: tuple, closing: bytes) -> _JsonWriter | None:
     """object_keys' keys written into the writer it reuses, which is given back; None where it writes them not."""
     global _keys, _float_written
     n: cython.Py_ssize_t = len(names)

@@ -6,7 +6,7 @@ The loop takes a packet when everything about it is plain: a whole record of a m
 Linux cooked frame's IPv4 or IPv6 TCP header read as kbatch.capture.packets._plain_tcp reads it (the rule is there, and
 this loop takes no packet that function would not), a port of ``ports`` at either end, and its bytes the next
 ones of its direction (kbatch.capture.streams.reassemble's common case: in order, none waiting) or none (a SYN,
-a bare ACK).  Those bytes are cut into Kafka frames as kbatch.capture.frames._Framer.feed cuts them, a frame
+a bare ACK).  Those bytes are cut into Kafka frames as kbatch.capture.frames.Framer.feed cuts them, a frame
 that spans segments gathered straight into the bytes object it becomes.  At the first packet it does not take
 -- out of order, a retransmission, another port, another link or IP layer, a cut record, the file's end -- or
 at an absurd frame size, the loop stops, and the generators of kbatch.capture go on from there with its state
@@ -291,7 +291,7 @@ class PlainCapture:
     @cython.cfunc
     def _feed(self, flow: Flow, buf: cython.const[cython.uchar][::1], at: cython.Py_ssize_t, end: cython.Py_ssize_t,
               time: cython.double, out: list) -> cython.void:
-        """kbatch.capture.frames._Framer.feed on a segment's bytes ``buf[at:end]``."""
+        """kbatch.capture.frames.Framer.feed on a segment's bytes ``buf[at:end]``."""
         take: cython.Py_ssize_t
         k: cython.Py_ssize_t
         size: cython.longlong
@@ -343,10 +343,10 @@ class PlainCapture:
     @cython.cfunc
     def _absurd(self, flow: Flow, packet: cython.longlong, size: cython.longlong, unread: cython.Py_ssize_t
                 ) -> cython.void:
-        """Stop at an absurd size: kbatch.capture.frames._Framer._absurd says it, with the framer handed over."""
+        """Stop at an absurd size: kbatch.capture.frames.Framer.absurd says it, with the framer handed over."""
         self.stopped = ABSURD_SIZE
         self.absurd_flow, self.absurd_packet, self.absurd_size, self.absurd_unread = flow, packet, size, unread
-        flow.head = flow.head_size = flow.have = flow.wanted = 0   # (the frame begun is dropped: _absurd's lose_step)
+        flow.head = flow.head_size = flow.have = flow.wanted = 0   # (the frame begun is dropped: Framer.absurd's lose_step)
         flow.frame = None
 
     @cython.cfunc
