@@ -83,6 +83,25 @@ def test_jsonl_batches_have_the_capture_keys_then_dumps(tmp_path, kbatch):
             summary["record_count"], summary["damaged"]) == ("summary", 2, 1, 1, 4, False)
 
 
+def test_the_lines_read_before_an_io_error_are_written_before_it_is_said(tmp_path, kbatch, monkeypatch):
+    """The batches' lines the JSON Lines writer gathers (a MiB at a time, compiled) are out when reading the
+    capture fails on: the same lines as a whole read's, then the error, exit 2."""
+    import kbatch.ops.pcap as ops
+
+    path = _write(tmp_path, clean_capture())
+    whole = kbatch("pcap", "--format", "jsonl", path, expect=0).out.splitlines()
+    reads = ops.read_capture
+
+    def failing(*args, **kwargs):   # (fails after the first item: the produced batch, a run of one)
+        yield next(reads(*args, **kwargs))
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(ops, "read_capture", failing)
+    result = kbatch("pcap", "--format", "jsonl", path, expect=2)
+    assert result.out.splitlines() == whole[:1] and json.loads(whole[0])["direction"] == "produce"
+    assert "Input/output error" in result.err
+
+
 def test_a_damaged_batch_exits_1_and_records_come_with_records(tmp_path, kbatch):
     path = _write(tmp_path, damaged_capture())
     result = kbatch("pcap", "--records", "--format", "jsonl", path, expect=1)
