@@ -274,7 +274,7 @@ def _records_spans(spans: list) -> dict[str, tuple[int, bytes]]:
     return out
 
 
-@dataclass
+@dataclass(slots=True)   # (one a Produce request)
 class _Produced:
     """A Produce request read, its batches waiting for the response."""
 
@@ -305,10 +305,8 @@ class CaptureReader:
             (_LinesTaken if runs else _HeadersTaken)(self.options.max_entry_size)
 
     def read(self, stream: BinaryIO) -> Iterator[CapturedBatch | CapturedRun | CaptureFinding]:
-        return map(self._named, self._read(stream))
-
-    def _read(self, stream: BinaryIO) -> Iterator[CapturedBatch | CapturedRun | CaptureFinding]:
         # (each message's items made as a list: most messages have none, or a few)
+        named = self.topic_names
         for event in self.pairing(self._frames(stream)):
             if isinstance(event, Request):
                 items = self._request(event)
@@ -317,9 +315,9 @@ class CaptureReader:
             else:
                 items = [self._problem(event)]
             if items:
-                yield from items
+                yield from map(self._named, items) if named else items
         for produced in self.waiting.values():   # never answered (the capture ended first)
-            yield from produced.batches
+            yield from map(self._named, produced.batches)
         self.waiting.clear()
 
     def _frames(self, stream: BinaryIO) -> Iterator:
@@ -424,8 +422,7 @@ class CaptureReader:
         produced = _Produced(request)
         frame = request.frame
         try:
-            (acks, *_), partitions_ = _partitions("ProduceRequest", frame, request.api_version,
-                                                  _request_body_start(request))
+            top, partitions_ = _partitions("ProduceRequest", frame, request.api_version, _request_body_start(request))
         except MessageError as error:
             return [*told, self._bad(error, request, request, "ProduceRequest")]
         view = memoryview(frame)
@@ -433,7 +430,7 @@ class CaptureReader:
             data = _records_of(view, pos, length)
             if data is not None:
                 produced.batches += self._batches(data, "Produce", request, request, name, topic_id, index, pos)
-        if acks == 0:   # no response will come (KafkaApis.handleProduceRequest sends none)
+        if top[0] == 0:   # acks=0: no response will come (KafkaApis.handleProduceRequest sends none)
             return told + produced.batches
         self.waiting[(request.connection, request.correlation_id)] = produced
         return told
