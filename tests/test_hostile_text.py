@@ -378,10 +378,10 @@ def test_map_draws_hostile_names_without_a_byte_a_terminal_would_act_on(hostile,
                 .replace(">", "&gt;") in text.replace("&#x27;", "'").replace("&quot;", '"')
 
 
-def _on_a_terminal(args: list[str], cwd: Path = ROOT) -> tuple[int, bytes]:
+def _on_a_terminal(args: list[str], cwd: Path = ROOT) -> subprocess.CompletedProcess:
     """The ``kbatch`` program run on a pseudo-terminal, in colour: its status, and what it wrote (stdout and
-    stderr) with Rich's own SGR sequences taken out and each line's CR LF (the onlcr line discipline) made
-    LF.  The terminal is wide enough that no cell wraps: a wrapped cell's next line may start with any of its
+    stderr, as ``stdout``) with Rich's own SGR sequences taken out and each line's CR LF (the onlcr line
+    discipline) made LF.  The terminal is wide enough that no cell wraps: a wrapped cell's next line may start with any of its
     text, and where the wrap falls depends on the length of the temporary directory's name."""
     import pty
     import select
@@ -406,7 +406,8 @@ def _on_a_terminal(args: list[str], cwd: Path = ROOT) -> tuple[int, bytes]:
             break
         received += chunk
     os.close(leader)
-    return process.wait(60), re.sub(rb"\x1b\[[0-9;]*m", b"", bytes(received)).replace(b"\r\n", b"\n")
+    return subprocess.CompletedProcess(args, process.wait(60),
+                                       re.sub(rb"\x1b\[[0-9;]*m", b"", bytes(received)).replace(b"\r\n", b"\n"))
 
 
 def test_on_a_terminal_nothing_but_kbatchs_own_styles_are_written(hostile):
@@ -414,9 +415,9 @@ def test_on_a_terminal_nothing_but_kbatchs_own_styles_are_written(hostile):
     escape is left."""
     for args in (["dump", "--records", "S", "N", "O", "T"], ["txn", "P", "T"], ["verify-crc", "S", "N"],
                  ["dump", "--format", "dumplog", "--records", "S", "N"], ["grep", "", "S", "N"]):
-        status, text = _on_a_terminal(_args(hostile, args))
-        assert status == 0, args
-        shown = assert_safe(text, tab=args[0] == "grep")
+        run = _on_a_terminal(_args(hostile, args))
+        assert run.returncode == 0, args
+        shown = assert_safe(run.stdout, tab=args[0] == "grep")
         assert args[0] == "verify-crc" or re.search(r"\\(x1b|u202e)", shown)   # (its names are cut to fit)
 
 
@@ -430,10 +431,10 @@ def test_the_progress_bar_shows_a_hostile_name_as_text(tmp_path):
     with open(os.path.join(os.fsencode(tmp_path), name), "wb") as segment:   # sparse: zeros past the batches
         segment.write((ROOT / "fixtures" / "v2-none.log").read_bytes())
         segment.truncate(PROGRESS_ABOVE + 1)
-    status, text = _on_a_terminal(["verify-crc", os.fsdecode(name)], cwd=tmp_path)
-    assert status == 0   # (zeros after the last batch: a preallocated file, as Kafka leaves one)
-    assert b"\x1b]8;" not in text and b"\x1b[5m" not in text
-    shown = assert_safe(re.sub(rb"\x1b\[[0-9;?]*[A-Za-z]|\r", b"", text))   # (and the bar's redrawing)
+    run = _on_a_terminal(["verify-crc", os.fsdecode(name)], cwd=tmp_path)
+    assert run.returncode == 0   # (zeros after the last batch: a preallocated file, as Kafka leaves one)
+    assert b"\x1b]8;" not in run.stdout and b"\x1b[5m" not in run.stdout
+    shown = assert_safe(re.sub(rb"\x1b\[[0-9;?]*[A-Za-z]|\r", b"", run.stdout))   # (and the bar's redrawing)
     assert "verifying [link=https:evil][blink]\\x1b]0;TITLE\\x07\\u202e.log" in shown
 
 
@@ -450,9 +451,9 @@ def test_json_on_a_terminal_is_the_same_json_with_nothing_a_terminal_acts_on(hos
     else:
         args = _args(hostile, JSON_COMMANDS[command])
     piped = _run(*args)
-    status, text = _on_a_terminal(args)
-    assert status == piped.returncode == 0, piped.stderr
-    shown = assert_safe(text)
+    on_a_terminal = _on_a_terminal(args)
+    assert on_a_terminal.returncode == piped.returncode == 0, piped.stderr
+    shown = assert_safe(on_a_terminal.stdout)
     if command not in ("grep-jsonl", "stats-json"):   # (grep's lines are escaped as its text is; stats names none)
         assert any(_unsafe(char, False) for char in piped.stdout.decode("utf-8", "replace").replace("\n", ""))
         assert "\\u202e" in shown   # the bidi override, as JSON writes it
