@@ -126,9 +126,11 @@ class InertBuffer(TerminalBuffer):
 
     @contextmanager
     def verbatim(self):
-        with super().verbatim():
-            yield self
-        self._line, self._line_whole = b"", True   # where the bytes left off is not known: taken as a start
+        try:
+            with super().verbatim():
+                yield self
+        finally:
+            self._line, self._line_whole = b"", True   # where the bytes left off is not known: taken as a start
 
 
 def _inert_buffer(stream) -> InertBuffer | None:
