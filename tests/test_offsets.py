@@ -251,3 +251,43 @@ def test_a_reset_by_kafkas_own_tool_is_a_rewind_and_the_position_is_what_the_too
     result = kbatch("offsets", "--group", "classic-group", "--at", str(real_kafka.reset_at - 1), str(directory))
     assert result.code == 0, result.err
     assert f"--topic codec-gzip:0 --reset-offsets --to-offset {last['previous_offset']} --execute" in result.out
+
+
+def test_a_log_directory_is_read_for_its_offsets_partitions_only(tmp_path, kbatch):
+    """A broker's log directory holds every topic's partitions: only __consumer_offsets' are the group
+    coordinator's (another topic's records read as its would each be a finding on healthy bytes). A partition
+    directory named on the command line is read as asked."""
+    import shutil
+
+    log_dir = tmp_path / "kafka-logs"
+    shutil.copytree(ROOT / "fixtures/internal/__consumer_offsets-12", log_dir / "__consumer_offsets-12")
+    (log_dir / "orders-0").mkdir()
+    shutil.copy(ROOT / "fixtures/v2-none.log", log_dir / "orders-0" / "00000000000000000000.log")
+    alone = kbatch("offsets", str(log_dir / "__consumer_offsets-12"))
+    assert alone.code == 0, alone.err
+    whole = kbatch("offsets", str(log_dir))
+    assert whole.code == 0, whole.err
+    assert whole.out == alone.out
+    assert whole.err == "kbatch: note: read __consumer_offsets only: passed over 1 partition(s) of other topics " \
+                        "(orders-0)\n"
+    named = kbatch("offsets", str(log_dir / "orders-0"))
+    assert named.code == 1 and "did not read" in named.out and named.err == ""
+    shutil.rmtree(log_dir / "__consumer_offsets-12")
+    nothing = kbatch("offsets", str(log_dir))
+    assert nothing.code == 2 and nothing.out == ""
+    assert nothing.err.endswith(f"kbatch: no __consumer_offsets partition in {log_dir}\n")
+
+
+@pytest.mark.real_kafka
+def test_a_real_brokers_log_directory_reads_clean(real_kafka, kbatch):
+    """The broker's whole log directory (user topics, the other internal topics, checkpoints): what its
+    __consumer_offsets partitions say, each read alone, and no finding."""
+    log_dir = real_kafka.stopped
+    whole = kbatch("offsets", "--format", "jsonl", str(log_dir))
+    assert whole.code == 0, whole.err
+    assert whole.err.startswith("kbatch: note: read __consumer_offsets only: passed over ")
+    each = [kbatch("offsets", "--format", "jsonl", str(directory))
+            for directory in sorted(log_dir.glob("__consumer_offsets-*"))]
+    assert all(result.code == 0 for result in each)
+    assert sorted(whole.out.splitlines()) == sorted(line for result in each for line in result.out.splitlines())
+    assert '"type": "finding"' not in whole.out and whole.out

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 import click
@@ -9,7 +10,9 @@ import click
 from kbatch.cli.options import (decompressed_limit_option, expand_inputs, no_color_option, parse_time,
                                 replay_status)
 from kbatch.cli.status import ExitStatus
-from kbatch.ops.offsets import DEFAULT_COORDINATOR_PARTITIONS, OffsetHistory, coordinator_partition
+from kbatch.ops.offsets import (DEFAULT_COORDINATOR_PARTITIONS, OFFSETS_TOPIC, OffsetHistory, coordinator_partition,
+                                offsets_segments)
+from kbatch.output.visible import visible
 
 
 @click.command(epilog="""\b
@@ -52,7 +55,9 @@ def offsets(paths, groups, topics, at, where_groups, transactional_ids, coordina
     as a line; then each group's position per partition.  --at TIME adds
     where each group stood then, and the kafka-consumer-groups.sh commands
     that put it back.  A DIR means its *.log files, recursively, read
-    oldest first; each __consumer_offsets-N directory is replayed on its own.
+    oldest first; each __consumer_offsets-N directory is replayed on its own,
+    and under a log directory the partitions of other topics are passed over
+    (a file or partition directory named is read as asked).
 
     Exit status: 0 clean, 1 damage found (the replay goes on around it, and
     says how many records it could not read), 2 usage or I/O error.
@@ -67,6 +72,15 @@ def offsets(paths, groups, topics, at, where_groups, transactional_ids, coordina
     from kbatch.reading.reader import ReadOptions
 
     files, status = expand_inputs(paths)
+    files, passed_over = offsets_segments(files, paths)
+    if passed_over:
+        shown = ", ".join(visible(os.path.basename(directory)) for directory in passed_over[:3])
+        more = f" and {len(passed_over) - 3} more" if len(passed_over) > 3 else ""
+        click.echo(f"kbatch: note: read {OFFSETS_TOPIC} only: passed over {len(passed_over)} partition(s) of other "
+                   f"topics ({shown}{more})", err=True)
+        if not files:
+            click.echo(f"kbatch: no {OFFSETS_TOPIC} partition in {' '.join(map(visible, paths))}", err=True)
+            return ExitStatus.TROUBLE
     histories: dict[str, OffsetHistory] = {}
     if output_format == "jsonl":
         from kbatch.render.offsets import write_commit_jsonl
@@ -106,8 +120,6 @@ def offsets(paths, groups, topics, at, where_groups, transactional_ids, coordina
 def _print_coordinators(groups, transactional_ids, partitions: int, output_format: str) -> None:
     """Kafka's hash of each name (kbatch.ops.offsets.coordinator_partition): the partition to open."""
     import json
-
-    from kbatch.output.visible import visible
 
     for kind, topic, names in (("group", "__consumer_offsets", groups),
                                ("transactional_id", "__transaction_state", transactional_ids)):

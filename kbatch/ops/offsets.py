@@ -27,15 +27,39 @@ Memory grows with the groups and partitions, never with the commits: a commit is
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import Callable
 
+from kbatch.files.inputs import topic_partition
 from kbatch.reading.internal import decode_batch
 from kbatch.reading.markers import end_marker
 from kbatch.reading.model import Batch
 
 # offsets.topic.num.partitions and transaction.state.log.num.partitions: both 50 unless a broker says otherwise
 DEFAULT_COORDINATOR_PARTITIONS = 50
+
+
+OFFSETS_TOPIC = "__consumer_offsets"
+
+
+def offsets_segments(files: list[str], named: tuple[str, ...]) -> tuple[list[str], list[str]]:
+    """Of the segments found under the command line's paths (``named``), those to replay as __consumer_offsets,
+    and the partition directories of other topics passed over.  Under a log directory only the offsets topic's
+    partitions are the group coordinator's: another topic's records read as its would each be a finding, on a
+    healthy broker's bytes.  A file or a partition directory named on the command line is read as asked, and so
+    is a segment in a directory not named TOPIC-N (a copy)."""
+    asked = {os.path.normpath(path) for path in named}
+    kept: list[str] = []
+    passed_over: list[str] = []
+    for path in files:
+        topic, _ = topic_partition(path)
+        directory = os.path.dirname(path)
+        if topic in (None, OFFSETS_TOPIC) or not asked.isdisjoint((os.path.normpath(path), os.path.normpath(directory))):
+            kept.append(path)
+        elif directory not in passed_over:
+            passed_over.append(directory)
+    return kept, passed_over
 
 # GroupCoordinatorRecordSerde's record types read here (kbatch.messages.topics.GROUP_RECORD_TYPES)
 _OFFSET_COMMITS = ("OffsetCommitKey", "LegacyOffsetCommitKey")   # record types 1 and 0
