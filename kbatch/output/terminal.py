@@ -49,9 +49,9 @@ class TerminalBuffer(io.BufferedWriter):
     def flush(self) -> None:
         # Flushed between a character's bytes (the decoder holds its start): they go as they came, as they
         # would without this.
-        held = self._decoder.getstate()[0] if self._decoder is not None else b""
-        if held and self._decoder is not None:
-            self._decoder.reset()
+        decoder = self._decoder
+        if decoder is not None and (held := decoder.getstate()[0]):
+            decoder.reset()
             super().write(held)
         super().flush()
 

@@ -97,7 +97,7 @@ class RecordColumnsRun:
                     self.taken += taken
                     self.last_pos = base + last_taken
                 if answer in (ASK_VISIBILITY, COMPRESSED):
-                    answer, end = self._take_one(in_place, i, base, visible, file)
+                    answer, end = self._take_one(in_place, i, base, visible, file, answer)
                     if answer == TAKEN:
                         self.taken += 1
                         self.last_pos = base + i
@@ -111,15 +111,14 @@ class RecordColumnsRun:
             walker.reset(b"", 0, 0, 0)
             in_place.release()
 
-    def _take_one(self, data, i: int, base: int, visible: int, file: int) -> tuple[int, int]:
-        """The batch at ``data[i:]`` that batches_into_rows stopped at to ask for its visibility or its records
-        inflated, taken with them: (batch_into_rows' answer, the batch's end)."""
+    def _take_one(self, data, i: int, base: int, visible: int, file: int, asked: int) -> tuple[int, int]:
+        """The batch at ``data[i:]`` that batches_into_rows stopped at to ask (``asked``) for its visibility or its
+        records inflated, taken with them: (batch_into_rows' answer, the batch's end)."""
         rows, walker, columns = self.records.held, self.walker, reused_columns(self.rows)
         batch_length, count = _unpack_frame(data, i)
         end = i + LOG_OVERHEAD + batch_length
         batch_pos = base + i
-        answer = batch_into_rows(rows, walker, columns, data, i, end, count, batch_pos, None, visible, file,
-                                 self.rows, self.data_bytes)
+        answer = asked
         if answer == ASK_VISIBILITY:
             visible = self._batch_visible(data, i)
             answer = batch_into_rows(rows, walker, columns, data, i, end, count, batch_pos, None, visible, file,
