@@ -74,6 +74,19 @@ def test_topic_names_are_escaped_as_spark_escapes_them(spark, tmp_path):
     assert _rows(spark, ours) == _rows(spark, sparks)
 
 
+def test_a_topic_is_refused_where_its_escaped_directory_is_too_long_for_a_file_system(spark):
+    """The longest topic Kafka allows fits (no escape, 255 bytes with ``topic=``); 84 ESC, escaped as Spark's
+    own escapePathName escapes them, are 258 bytes."""
+    from kbatch.spark.records_table import partition_directory, unwritable_topic
+
+    escape = spark._jvm.org.apache.spark.sql.catalyst.catalog.ExternalCatalogUtils.escapePathName
+    for topic, size in [("a" * 249, 255), ("\x1b" * 83, 255), ("\x1b" * 84, 258), ("é" * 124, 254), ("é" * 125, 256)]:
+        assert partition_directory("topic", topic) == "topic=" + escape(topic)
+        assert len(partition_directory("topic", topic).encode()) == size
+        assert (unwritable_topic(topic) is None) == (size <= 255), topic
+    assert "a name of 258 bytes, past the 255" in unwritable_topic("\x1b" * 84)
+
+
 def test_a_split_file_and_a_table_with_no_rows(spark, tmp_path):
     segment = str(FIXTURES / "logdir" / "orders-0" / "00000000000000000000.log")
     written, ours, sparks = _ours_and_sparks(spark, tmp_path / "split", [segment], split_bytes=300)

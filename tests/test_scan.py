@@ -449,12 +449,19 @@ def test_what_a_scan_cannot_read_is_said_and_the_status_is_2(tmp_path, kbatch, s
     odd = os.fsencode(tree / "orders-0") + b"/\xff.log"
     with open(odd, "wb") as out:
         out.write((ROOT / "fixtures/v2-none.log").read_bytes())
+    # A partition directory renamed by hand: 84 ESC are a topic=%1B... directory of 258 bytes, which no file
+    # system holds (Spark's writer failed the whole scan on it).
+    (tree / ("\x1b" * 84 + "-0")).mkdir()
+    shutil.copy(ROOT / "fixtures/v2-none.log", tree / ("\x1b" * 84 + "-0") / "00000000000000000000.log")
     result = kbatch("scan", str(tree / "gone.log"), str(tree), str(tree / "*.nothing"), "--out", str(tmp_path / "out"),
                     "--format", "json", expect=2)
-    assert result.err.splitlines()[:4] == [
+    escapes = "\\x1b" * 84   # (the names as kbatch shows them)
+    assert result.err.splitlines()[:5] == [
         f"kbatch: cannot read {tree / 'gone.log'}: No such file or directory",
         f"kbatch: cannot read {tree / 'orders-0' / 'fifo.log'}: a FIFO, not a regular file",
         f"kbatch: no file matches {tree / '*.nothing'}",
+        f"kbatch: cannot read {tree}/{escapes}-0/00000000000000000000.log: its topic, as a table's partition "
+        "directory (escaped as Spark escapes it), is a name of 258 bytes, past the 255 a file system allows",
         f"kbatch: cannot read {tree / 'orders-0'}/\\xff.log: its name is not UTF-8, and the tables hold file names "
         "as UTF-8 text"]
     assert json.loads(result.out)["segments"] == 1

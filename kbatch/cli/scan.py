@@ -54,6 +54,7 @@ def scan(paths, out_dir, records, deep, master, split_bytes, pattern, output_for
         click.echo(f"kbatch: scan needs PySpark: pip install '.[spark]' in kbatch's checkout ({error})", err=True)
         return ExitStatus.TROUBLE
     from kbatch.files.inputs import is_remote, list_segments
+    from kbatch.spark.records_table import unwritable_topic
 
     unread: list[tuple[str, str | None]] = []
     segments = []
@@ -63,7 +64,10 @@ def scan(paths, out_dir, records, deep, master, split_bytes, pattern, output_for
         except UnicodeEncodeError:   # (bytes of a name that are no UTF-8, kept by Python as surrogates)
             unread.append((segment.path, "its name is not UTF-8, and the tables hold file names as UTF-8 text"))
         else:
-            segments.append(segment)
+            if (why := unwritable_topic(segment.topic)) is not None:
+                unread.append((segment.path, why))
+            else:
+                segments.append(segment)
     for path, why in unread:   # said, and the status is 2, but the rest is scanned
         click.echo(f"kbatch: no file matches {visible(path)}" if why is None else
                    f"kbatch: cannot read {visible(path)}: {visible(why)}", err=True)

@@ -32,6 +32,11 @@ RECORD_ROWS = 32768
 HIVE_DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 # The characters Spark writes as %XX in a partition directory's name (ExternalCatalogUtils.escapePathName).
 _ESCAPED = frozenset([chr(code) for code in range(0x01, 0x20)] + list("\"#%'*/:=?\\\x7f{[]^"))
+# The longest name of a directory the file systems a table is written to allow (NAME_MAX: ext4, XFS, btrfs,
+# APFS). A topic Kafka allows (at most 249 characters of [a-zA-Z0-9._-]: Topic.validate, in
+# org.apache.kafka.common.internals) needs no escape, so its ``topic=`` directory fits; a partition directory
+# renamed by hand may name one that does not.
+NAME_MAX = 255
 # What each task reports: a file it wrote, of which table, where the file goes, and its rows.
 _WRITTEN = "table STRING, staged STRING, final STRING, rows LONG"
 
@@ -39,6 +44,16 @@ _WRITTEN = "table STRING, staged STRING, final STRING, rows LONG"
 def partition_directory(column: str, value: str | None) -> str:
     """``column=value`` as Spark names a partition's directory (a null or empty value as Hive's default)."""
     return f"{_escape(column)}={_escape(value) if value else HIVE_DEFAULT_PARTITION}"
+
+
+def unwritable_topic(topic: str | None) -> str | None:
+    """Why no table can hold the rows of ``topic`` (its partition directory's name, escaped, too long for a
+    file system: Spark's writer would fail the whole scan), or None."""
+    size = len(partition_directory("topic", topic).encode("utf-8", "surrogateescape"))
+    if size <= NAME_MAX:
+        return None
+    return (f"its topic, as a table's partition directory (escaped as Spark escapes it), is a name of {size} bytes, "
+            f"past the {NAME_MAX} a file system allows")
 
 
 def _escape(text: str) -> str:
