@@ -104,6 +104,36 @@ def test_a_damaged_v2_batch_says_its_header_is_unverified(kbatch, tmp_path):
         (8, 10, "its header, unverified: its CRC fails")
 
 
+NEIGHBOURS_HOW = "after the entry before, which ends at 7, and before the entry after, which starts at 11"
+
+
+@pytest.mark.parametrize("field, value, says", [
+    (23, 65538, "8–65546"),     # lastOffsetDelta: one flipped bit made 3 lost offsets 65,539
+    (0, 1 << 40, f"{1 << 40}–{(1 << 40) + 2}"),   # baseOffset past the entry after
+    (0, 2, "2–4"),              # baseOffset at or before the entry before's last
+    (23, -5, "8–3"),            # offsets that run backwards
+], ids=["last-offset-delta", "base-offset-ahead", "base-offset-behind", "backwards"])
+@pytest.mark.parametrize("args", [["verify-crc"], ["verify-crc", "--deep"], ["dump"]], ids=" ".join)
+def test_a_damaged_v2_header_whose_offsets_leave_its_neighbours_is_bounded_by_them(kbatch, tmp_path, args, field,
+                                                                                   value, says):
+    """Offsets increase from entry to entry: an unverified header reaching into an intact neighbour's offsets
+    (or running backwards) has a damaged offset field, and the neighbours say what was lost, as salvage does."""
+    damaged = bytearray(handmade.batch(8, [(b"k", b"v%d" % i) for i in range(3)]))
+    damaged[-2] ^= 1   # (a value's bit: the CRC fails)
+    struct.pack_into(">q" if field == 0 else ">i", damaged, field, value)
+    path = tmp_path / "00000000000000000000.log"
+    head = handmade.batch(0, [(b"k", b"v")] * 8)
+    path.write_bytes(head + bytes(damaged) + handmade.batch(11, [(b"k", b"v")]))
+    how = f"its header says {says}, unverified (its CRC fails) and not between the entries around it: {NEIGHBOURS_HOW}"
+    result = kbatch(*args, "--format", "jsonl", str(path))
+    lines = [json.loads(line) for line in result.out.splitlines()]
+    damaged_lines = [line for line in lines if line.get("lost_offsets_from")]
+    assert result.code == 1 and damaged_lines
+    assert {(line["lost_first"], line["lost_last"], line["lost_offsets_from"]) for line in damaged_lines} == \
+        {(8, 10, how)}
+    assert _skipped(path) == [(len(head), len(damaged), f"8–10 ({how})")]
+
+
 RANGE_HOW = "after the entry before, which ends at 7, and before the entry after, which starts at 12"
 
 

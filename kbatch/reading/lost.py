@@ -40,7 +40,15 @@ def entry_lost_offsets(entry: Batch, before_last: int | None, next_first: int | 
         what = "its offset field"
     if entry.crc_valid:
         return LostOffsets(entry.base_offset, entry.last_offset, what)
-    return LostOffsets(entry.base_offset, entry.last_offset, f"{what}, unverified: its CRC fails")
+    first, last = entry.base_offset, entry.last_offset
+    # Offsets increase from entry to entry (LogSegment.append refuses any other): a header its own CRC does not
+    # vouch for, and whose offsets reach into an intact neighbour's (or run backwards), holds a damaged offset
+    # field, and only the neighbours tell (a flipped lastOffsetDelta made 3 lost offsets 65,539).
+    if last < first or (before_last is not None and first <= before_last) or \
+            (next_first is not None and last >= next_first):
+        return range_lost_offsets(before_last, next_first, f"{what} says {first}–{last}, unverified (its CRC fails) "
+                                                           "and not between the entries around it")
+    return LostOffsets(first, last, f"{what}, unverified: its CRC fails")
 
 
 def range_lost_offsets(before_last: int | None, next_first: int | None, why: str | None = None) -> LostOffsets:

@@ -180,7 +180,9 @@ class SegmentReader:
         """``batch``, which the walk goes on past: its offsets are the ones the next damaged entry follows,
         and if it is itself damaged, what it held as far as the entry before tells (kbatch.reading.lost)."""
         if not batch.crc_valid or wrapper_not_opened(batch):
-            batch.lost_offsets = entry_lost_offsets(batch, self._last_offset_before())
+            end = batch.pos + batch.size   # (the entry after tells too, where its own CRC vouches for it)
+            after = self._first_offset_at(end) if self.recovery.verified_entry_at(end) else None
+            batch.lost_offsets = entry_lost_offsets(batch, self._last_offset_before(), after)
         if batch.crc_valid:
             self._before_last, self._before_pos = batch.last_offset, None
         return batch
