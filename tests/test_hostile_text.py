@@ -160,6 +160,7 @@ TEXT_COMMANDS = {
     "hexdump-annotate": (["hexdump-annotate", "N"], 0, False),
     "hexdump-annotate-internal": (["hexdump-annotate", "T"], 0, False),
     "not-there": (["dump", "N+"], 2, False),
+    "usage-error": (["diff", "O", "T", "N"], 2, False),   # (Click quotes the extra arguments: a glob's names)
     "offsets": (["offsets", "O"], 0, False),
     "offsets-at": (["offsets", "--at", "2030-01-01T00:00:00Z", "O"], 0, False),
     "salvage": (["salvage", "N", "-o", "N.salvaged"], 0, False),

@@ -121,6 +121,12 @@ def main(argv: list[str] | None = None) -> None:
     except click.exceptions.Exit as done:
         status = done.exit_code
     except click.ClickException as error:
+        # A usage error may quote the command line, which a shell's glob fills with file names ("Got unexpected
+        # extra arguments (...)"): its message is shown as any name is.  (Click's own quoting, repr's, is text.)
+        if not error.message.isprintable():
+            from kbatch.output.visible import visible
+
+            error.message = visible(error.message)
         error.show()
         status = ExitStatus.TROUBLE
     except click.Abort as error:
