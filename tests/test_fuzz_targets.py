@@ -60,6 +60,35 @@ def test_the_partition_and_internal_targets_hold_on_their_seeds_and_mutations(ta
             fuzz.TARGETS[target](bytes(mutated[:noise.randrange(1, len(mutated) + 1)]))
 
 
+def test_the_capture_target_holds_on_captures_and_their_mutations():
+    """Captures of a Produce and a Fetch exchange, clean and damaged (tests/test_pcap.py's), then bytes
+    flipped, runs of them overwritten and the file cut: each read whole, clean runs on and off."""
+    seeds = fuzz.capture_seeds()
+    noise = random.Random("capture")
+    for data in seeds:
+        fuzz.capture(data)
+        for _ in range(40):
+            mutated = bytearray(data)
+            for _ in range(noise.choice([1, 2, 4])):
+                at = noise.randrange(24, len(mutated))   # (past the file header: a capture still)
+                mutated[at:at + noise.choice([1, 4])] = noise.choice([b"\xff\xff\xff\xff", b"\x00", b"\x7f"])
+            fuzz.capture(bytes(mutated[:noise.randrange(24, len(mutated) + 1)]))
+
+
+def test_the_capture_target_checks_findings_name_packets_the_capture_holds(monkeypatch):
+    """The check is real: a reader that names a packet past the capture's fails it."""
+    real = fuzz.read_capture
+
+    def far(*args, **kwargs):
+        for item in real(*args, **kwargs):
+            yield fuzz.CaptureFinding(item.finding, 10**6, None) if isinstance(item, fuzz.CaptureFinding) else item
+
+    monkeypatch.setattr(fuzz, "read_capture", far)
+    data = fuzz.capture_seeds()[1]   # (the damaged one: it has findings)
+    with pytest.raises(AssertionError):
+        fuzz.capture(data[:-7])
+
+
 def test_the_partition_target_checks_entries_lie_in_the_file(monkeypatch):
     """The check is real: a reader that puts an entry past the end fails it."""
     from kbatch.partition.sidecars import Entry

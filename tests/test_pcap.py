@@ -83,6 +83,25 @@ def test_jsonl_batches_have_the_capture_keys_then_dumps(tmp_path, kbatch):
             summary["record_count"], summary["damaged"]) == ("summary", 2, 1, 1, 4, False)
 
 
+def test_the_summary_counts_every_packet_of_the_capture_as_tshark_numbers_them(tmp_path, kbatch):
+    """Packets that carry no TCP (a DNS query over UDP) are packets of the capture too: before, the count was
+    the last TCP segment's number, one short of tshark's here, and said nothing of packets it never read."""
+    import dpkt
+
+    udp = dpkt.ip.IP(src=b"\x7f\x00\x00\x01", dst=b"\x7f\x00\x00\x35", p=dpkt.ip.IP_PROTO_UDP,
+                     data=dpkt.udp.UDP(sport=5353, dport=53, data=b"query"))
+    udp.len = len(bytes(udp))
+    frame = bytes(dpkt.ethernet.Ethernet(src=b"\x00" * 6, dst=b"\x00" * 6, type=dpkt.ethernet.ETH_TYPE_IP, data=udp))
+    capture = clean_capture()
+    capture.packets[3:3] = [frame]   # (the compiled loop hands the rest over at it)
+    capture.packets.append(frame)
+    path = _write(tmp_path, capture)
+    result = kbatch("pcap", "--format", "jsonl", path, expect=0)
+    summary = json.loads(result.out.splitlines()[-1])
+    assert (summary["packets"], summary["batch_count"]) == (len(capture.packets), 2) == (8, 2)
+    assert kbatch("pcap", path, expect=0).out.splitlines()[-1].startswith(f"{path}: 8 packets, 2 batches")
+
+
 def test_the_lines_read_before_an_io_error_are_written_before_it_is_said(tmp_path, kbatch, monkeypatch):
     """The batches' lines the JSON Lines writer gathers (a MiB at a time, compiled) are out when reading the
     capture fails on: the same lines as a whole read's, then the error, exit 2."""

@@ -27,7 +27,8 @@ from typing import BinaryIO, Iterable, Iterator
 from kbatch.capture.exchanges import Pairing, Request, Response, connection_pair
 from kbatch.capture.frames import LARGEST_FRAME, SIZE_BYTES, SMALLEST_FRAME, Framer, KafkaFrame, kafka_frames
 from kbatch.capture.packets import (NANO_MAGICS, PCAP_FILE_HEADER_SIZE, PLAIN_LINKS, RECORD_HEADERS, PacketProblem,
-                                    Segment, address_text, classic_pcap, read_segments, resumed_segments)
+                                    PacketCount, Segment, address_text, classic_pcap, read_segments,
+                                    resumed_segments)
 from kbatch.capture.streams import Direction, StreamGap, direction_name, reassemble
 from kbatch.format.codecs import DEFAULT_DECOMPRESSED_LIMIT, codec_name
 from kbatch.format.findings import Finding
@@ -297,7 +298,7 @@ class CaptureReader:
         # (direction, API key, version) of requests _version_findings said nothing of, until ApiVersions speaks
         self.quiet: set[tuple[str, int, int]] = set()
         self.waiting: dict[tuple[str, int], _Produced] = {}
-        self.packets = 0
+        self.count = PacketCount()
         self.topic_names: dict[str, str] = {}   # topic id -> name, from Metadata responses
         self.pairing = Pairing()
         # the run each partition's Records are walked with (one for all: each walk hands out all it took)
@@ -330,7 +331,7 @@ class CaptureReader:
         if classic is None or classic[0] not in _PLAIN_MAGICS or classic[1] not in PLAIN_LINKS:
             if classic is not None:
                 stream.seek(-PCAP_FILE_HEADER_SIZE, 1)
-            yield from kafka_frames(reassemble(kafka_segments(self._counted(read_segments(stream)), self.ports)),
+            yield from kafka_frames(reassemble(kafka_segments(read_segments(stream, self.count), self.ports)),
                                     self._starts_frame)
             return
         magic, link_type = classic
@@ -342,7 +343,7 @@ class CaptureReader:
                 break
             yield from frames
         # handed over: each direction's state as reassemble and kafka_frames would hold it had they read so far
-        self.packets = plain.last_segment or self.packets
+        self.count.whole = plain.number   # (every packet the loop read was a TCP segment it took)
         directions = {flow.name: Direction(None if flow.next_seq < 0 else flow.next_seq) for flow in plain.flows()}
         framers = {flow.name: Framer.resumed(flow.packet, flow.time, flow.size_field(), flow.wanted,
                                              [flow.gathered()] if flow.head_size == SIZE_BYTES else [])
@@ -351,7 +352,7 @@ class CaptureReader:
             flow = plain.absurd_flow
             yield framers[flow.name].absurd(flow.name, plain.absurd_packet, plain.absurd_size, plain.absurd_unread)
         rest = _Rest(plain.rest(), stream.read)
-        segments = self._counted(resumed_segments(rest.read, magic, link_type, plain.number))
+        segments = resumed_segments(rest.read, magic, link_type, plain.number, self.count)
         yield from kafka_frames(reassemble(kafka_segments(segments, self.ports), directions=directions),
                                 self._starts_frame, framers=framers)
 
@@ -375,11 +376,10 @@ class CaptureReader:
             item.topic = self.topic_names[item.topic_id]
         return item
 
-    def _counted(self, items):
-        for item in items:
-            if isinstance(item, Segment):
-                self.packets = item.packet
-            yield item
+    @property
+    def packets(self) -> int:
+        """The capture's packets read whole, every one (TCP or not), as tshark numbers them."""
+        return self.count.whole
 
     @staticmethod
     def _problem(event) -> CaptureFinding:

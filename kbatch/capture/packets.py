@@ -155,8 +155,19 @@ def _network_layer(link_type: int, frame: bytes):
     raise ValueError(f"link type {link_type} is not one kbatch reads (Ethernet, Linux cooked, loopback, raw IP)")
 
 
-def read_segments(stream: BinaryIO) -> Iterator[Segment | PacketProblem]:
-    """Every TCP segment of the capture in file order, and a problem for each packet that cannot be read."""
+class PacketCount:
+    """The packets of a capture read whole so far, every one (TCP or not, Kafka's or not): the last one's
+    number, as tshark numbers them."""
+
+    __slots__ = ("whole",)
+
+    def __init__(self) -> None:
+        self.whole = 0
+
+
+def read_segments(stream: BinaryIO, count: PacketCount | None = None) -> Iterator[Segment | PacketProblem]:
+    """Every TCP segment of the capture in file order, and a problem for each packet that cannot be read;
+    ``count`` counts every packet read whole."""
     watched = _ShortReadWatch(stream)
     classic = classic_pcap(watched)
     if classic is not None:
@@ -171,21 +182,25 @@ def read_segments(stream: BinaryIO) -> Iterator[Segment | PacketProblem]:
             return
         link_type = reader.datalink()
         packets = _dpkt_records(watched, reader)
-    yield from _segments(link_type, packets)
+    yield from _segments(link_type, packets, count)
 
 
-def resumed_segments(read, magic: int, link_type: int, number: int) -> Iterator[Segment | PacketProblem]:
+def resumed_segments(read, magic: int, link_type: int, number: int, count: PacketCount | None = None
+                     ) -> Iterator[Segment | PacketProblem]:
     """What :func:`read_segments` gives of a classic pcap from its packet ``number + 1`` on: ``read`` reads the
     file from that packet's record (kbatch.capture.batches hands a capture over to it so, mid-way)."""
-    return _segments(link_type, _pcap_records(read, magic, number))
+    return _segments(link_type, _pcap_records(read, magic, number), count)
 
 
-def _segments(link_type: int, packets: Iterator[tuple]) -> Iterator[Segment | PacketProblem]:
+def _segments(link_type: int, packets: Iterator[tuple], count: PacketCount | None = None
+              ) -> Iterator[Segment | PacketProblem]:
     """The TCP segments of the packets (packet number, time, frame) of a capture of ``link_type``."""
     for number, time, frame in packets:
         if frame is None:           # the file ends: ``time`` says why
             yield PacketProblem(number, time)
             return
+        if count is not None:
+            count.whole = number
         fast = _plain_tcp(link_type, frame)
         if fast is not None:
             source, sport, destination, dport, seq, ack, flags, payload, cut = fast

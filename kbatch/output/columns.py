@@ -576,7 +576,8 @@ PCAP_MATCH = (
 PCAP_SUMMARY = (
     _kind("summary", "a capture's last line"),
     _CAPTURE_FILE,
-    Column("packets", "int64", False, "summary.packets", "the TCP packets read"),
+    Column("packets", "int64", False, "summary.packets",
+           "the packets read whole, every one (TCP or not), as tshark numbers them"),
     Column("batch_count", "int64", False, "summary.batches", "record batches found"),
     Column("record_count", "int64", False, "summary.records", "the records they count"),
     Column("produced", "int64", False, "summary.produced", "of the batches, those in Produce requests"),

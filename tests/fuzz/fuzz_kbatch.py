@@ -12,11 +12,12 @@ kind of damage).
     python tests/fuzz/fuzz_kbatch.py reader -max_total_time=1800 /tmp/corpus-reader
     python tests/fuzz/fuzz_kbatch.py --seed-corpus DIR   # the fixtures (and their dump JSON) as seeds
 
-Targets: reader, verify-deep, repair, salvage, hexdump, encode-json, partition
-(the files beside a segment) and internal (internal topics' keys and values,
-KRaft control values).  The last two take their choice of kind or decoder from
-the first byte, so one corpus covers them all; side-KIND (side-index,
-side-snapshot, ...) holds the partition target to one kind of side file.  Each execution is kept cheap: a 1 MiB
+Targets: reader, verify-deep, repair, salvage, hexdump, encode-json, capture (a
+packet capture, as ``kbatch pcap`` reads it), partition (the files beside a
+segment) and internal (internal topics' keys and values, KRaft control values).
+The last two take their choice of kind or decoder from the first byte, so one
+corpus covers them all; side-KIND (side-index, side-snapshot, ...) holds the
+partition target to one kind of side file.  Each execution is kept cheap: a 1 MiB
 decompression cap (a bomb is found as well at 1 MiB as at 256 MiB) and inputs of at most 64 KiB.
 """
 
@@ -64,6 +65,9 @@ with atheris.instrument_imports(include=["kbatch"]):
     from kbatch.ops.repair import SalvageReport, plan_repairs, salvage, write_repaired
     from kbatch.reading.summary import FileSummary
     from kbatch.ops.verify import VerifyOptions, verify_stream
+    from kbatch.capture.packets import not_a_capture
+    from kbatch.kernels.recordwalk import is_compiled
+    from kbatch.ops.pcap import CaptureFinding, CapturedRun, CaptureSummary, read_capture
 
 LIMIT = 1 << 20          # decompression cap per batch: cheap executions, bombs still caught
 MAX_INPUT = 64 * 1024
@@ -152,6 +156,28 @@ def encode_json(data: bytes) -> None:
         pass
 
 
+def capture(data: bytes) -> None:
+    """``kbatch pcap``'s reading of a packet capture, records and the deep rules on: nothing raises, and every
+    finding names a packet the capture holds (0: its file header; one past those read whole: the packet it
+    ends inside).  Where the kernels run compiled, the clean runs the JSON Lines writer takes whole (``runs``)
+    add up to the batches the reader hands out one by one."""
+    stream = io.BytesIO(data)
+    if not_a_capture(stream) is not None:
+        return
+    summary = CaptureSummary("fuzz")
+    findings = [item for item in read_capture("fuzz", stream, summary, records=True, deep=True)
+                if isinstance(item, CaptureFinding)]
+    assert all(0 <= finding.packet <= summary.packets + 1 for finding in findings), (findings, summary.packets)
+    if is_compiled():
+        one_by_one, in_runs = CaptureSummary("fuzz"), CaptureSummary("fuzz")
+        for summed, runs in ((one_by_one, False), (in_runs, True)):
+            stream.seek(0)
+            for item in read_capture("fuzz", stream, summed, runs=runs):
+                assert runs or not isinstance(item, CapturedRun)
+        assert (in_runs.batches, in_runs.records, in_runs.produced, in_runs.findings) == \
+            (one_by_one.batches, one_by_one.records, one_by_one.produced, one_by_one.findings)
+
+
 def partition(data: bytes) -> None:
     """A file beside a segment, of the kind the first byte picks: entries and findings lie in the file,
     entries in file order without overlap; the sniff names a kind that reads cleanly, or none."""
@@ -226,6 +252,7 @@ def side_file_kind(kind: str):
 
 TARGETS = {"reader": reader, "verify-deep": verify_deep, "repair": repair, "salvage": salvage_target,
            "hexdump": hexdump, "encode-json": encode_json, "partition": partition, "internal": internal,
+           "capture": capture,
            **{f"side-{kind}": side_file_kind(kind) for kind in SIDECAR_KINDS}}
 
 
@@ -235,8 +262,10 @@ def seed_corpus(directory: str) -> None:
     import subprocess
 
     out = Path(directory)
-    for sub in ("bytes", "json", "partition", "internal"):
+    for sub in ("bytes", "json", "partition", "internal", "capture"):
         (out / sub).mkdir(parents=True, exist_ok=True)
+    for number, data in enumerate(capture_seeds()):
+        (out / "capture" / f"exchange-{number}.pcap").write_bytes(data)
     for name, data in partition_seeds():
         (out / "partition" / name).write_bytes(data)
     for name, data in internal_seeds():
@@ -249,6 +278,14 @@ def seed_corpus(directory: str) -> None:
             dumped = subprocess.run([sys.executable, "-m", "kbatch", "dump", "--format", "json", "--records",
                                      str(path)], capture_output=True, cwd=ROOT)
             (out / "json" / (path.name + ".json")).write_bytes(dumped.stdout)
+
+
+def capture_seeds() -> list[bytes]:
+    """Captures of a Produce and a Fetch exchange, clean and damaged, from tests/test_pcap.py's builders."""
+    sys.path.insert(0, str(ROOT))
+    from tests.test_pcap import clean_capture, damaged_capture
+
+    return [clean_capture().pcap(), damaged_capture().pcap()]
 
 
 def partition_seeds():
