@@ -220,7 +220,8 @@ def _segments(link_type: int, packets: Iterator[tuple], count: PacketCount | Non
             continue
         tcp = ip.data
         if not isinstance(tcp, dpkt.tcp.TCP):
-            if ip.p == IP_PROTO_TCP:
+            # (dpkt's IP6 has no protocol where an extension header names no next one: no TCP)
+            if getattr(ip, "p", None) == IP_PROTO_TCP:
                 yield PacketProblem(number, "the TCP header is cut or damaged")
             continue
         # The IP total length says how much TCP payload was sent; a snaplen-cut packet keeps less of it.
