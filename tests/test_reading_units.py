@@ -31,7 +31,8 @@ from kbatch.reading.lost import LostOffsets, entry_lost_offsets, range_lost_offs
 from kbatch.reading.markers import EndMarker, describe, end_marker
 from kbatch.reading.model import Batch, ControlMarker, Record
 from kbatch.reading.reader import ReadOptions, SegmentReader, _position_in, parse_hex
-from kbatch.reading.records import RecordError, RecordStream, chunk_records, decode_record, record_chunks
+from kbatch.reading.records import (RecordError, RecordStream, chunk_records, decode_control, decode_record,
+                                    record_chunks)
 from kbatch.reading.summary import FileSummary
 from kbatch.reading.v3 import _decode_records
 
@@ -85,6 +86,48 @@ def test_an_unopened_wrapper_not_above_the_entry_before_is_bounded_by_its_neighb
     assert entry_lost_offsets(wrapper, 25) == LostOffsets(
         26, None, "the wrapper's own offset 20 is not above the entry before's: after the entry before, which "
                   "ends at 25")
+
+
+UNVERIFIED = "its header, unverified: its CRC fails"
+
+
+def _contradicted(says: str, around: str) -> str:
+    return f"its header says {says}, unverified (its CRC fails) and not between the entries around it: {around}"
+
+
+@pytest.mark.parametrize("base, last, before, after, lost", [
+    (10, 14, 9, 15, LostOffsets(10, 14, UNVERIFIED)),          # between its neighbours: believed
+    (10, 14, None, None, LostOffsets(10, 14, UNVERIFIED)),     # nothing to hold it to
+    (10, 70000, 9, None, LostOffsets(10, 70000, UNVERIFIED)),  # no entry after to contradict it
+    (10, 14, 10, 20, LostOffsets(11, 19, _contradicted(
+        "10–14", "after the entry before, which ends at 10, and before the entry after, which starts at 20"))),
+    (10, 14, 5, 14, LostOffsets(6, 13, _contradicted(
+        "10–14", "after the entry before, which ends at 5, and before the entry after, which starts at 14"))),
+    (10, 9, None, None, LostOffsets(None, None, _contradicted("10–9", "no intact entry on either side"))),
+])
+def test_a_damaged_header_is_believed_only_between_its_neighbours(base, last, before, after, lost):
+    assert entry_lost_offsets(_entry(magic=2, codec="none", computed=8, base=base, last=last), before, after) == lost
+
+
+@pytest.mark.parametrize("key, value, marker, problem", [
+    (None, None, None, ("a key of version int16 + type int16", "null key bytes")),
+    (b"\x00\x00\x00", None, None, ("a key of version int16 + type int16", "3 key bytes")),
+    (b"\x00\x00\x00\x00", None, ControlMarker(0, 0, "ABORT"),
+     ("a value of version int16 + coordinatorEpoch int32", "null value bytes")),
+    (b"\x00\x00\x00\x01", b"\x00\x00\x00\x00\x07", ControlMarker(0, 1, "COMMIT"),
+     ("a value of version int16 + coordinatorEpoch int32", "5 value bytes")),
+    (b"\x00\x00\x00\x01", b"\x00\x00\x00\x00\x00\x07", ControlMarker(0, 1, "COMMIT", 0, 7), None),
+    (b"\x00\x01\x00\x00", b"\x00\x02\x00\x00\x00\x07\xff", ControlMarker(1, 0, "ABORT", 2, 7), None),
+    (b"\xff\xff\x00\x01", None, ControlMarker(-1, 1, "COMMIT"),
+     ("a key version >= 0", "-1 (Kafka: invalid version, data corruption)")),
+    (b"\x00\x00\x00\x01", b"\xff\xfe\x00\x00\x00\x07", ControlMarker(0, 1, "COMMIT", -2, 7),
+     ("an end transaction marker value version >= 0", "-2 (Kafka: invalid version, data corruption)")),
+    (b"\x00\x00\x00\x63", None, ControlMarker(0, 99, "UNKNOWN(99)"), None),
+], ids=["null-key", "short-key", "abort-null-value", "commit-short-value", "commit", "newer-versions",
+        "negative-key-version", "negative-value-version", "unknown-type"])
+def test_a_control_records_key_and_value_are_read_as_kafka_reads_them(key, value, marker, problem):
+    """ControlRecordType.parse and EndTransactionMarker.deserializeValue on literal bytes."""
+    assert decode_control(key, value) == (marker, problem)
 
 
 @pytest.mark.parametrize("magic, codec, computed, how", [
