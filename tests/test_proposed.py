@@ -146,6 +146,50 @@ def test_a_damaged_v3_header_is_reported_not_raised(kbatch, tmp_path):
     assert stats.total_bytes == len(data)
 
 
+PROPOSED = Finding("proposed-format", 0, 16, 1, "magic", "0, 1 or 2 (a format Kafka reads)",
+                   "3: the v3 proposal Kafka never adopted")
+
+
+def _damaged(change) -> tuple:
+    """HELLO_WORLD as v3 (71 bytes: its records from byte 49) with ``change`` made: the one batch read back."""
+    data = bytearray(encode_document(HELLO_WORLD))
+    change(data)
+    (batch,), _ = read_all(bytes(data), records=True)
+    return batch
+
+
+def test_a_v3_batchs_fields_and_findings_are_exact():
+    """Each finding a v3 batch can carry, field by field: the proposal itself, a CRC that fails (computed over
+    the bytes after it), a header varint that never ends, a payload that does not inflate."""
+    clean = _damaged(lambda data: None)
+    assert (clean.size, clean.length_field, clean.base_offset, clean.last_offset, clean.payload_pos,
+            clean.payload_size, clean.base_timestamp, clean.max_timestamp) == (71, 59, 0, 1, 49, 22, 1714000000000,
+                                                                              1714000000000)
+    assert clean.findings == [PROPOSED] and [record.value for record in clean.records] == [b"hello", b"world"]
+
+    def flip_a_value(data):
+        data[-1] ^= 1
+    flipped = _damaged(flip_a_value)
+    assert flipped.findings[:2] == [PROPOSED, Finding(
+        "crc-mismatch", 0, 21, 50, "crc", f"{flipped.computed_crc} (computed)", f"{flipped.crc} (stored)")]
+
+    def endless_varint(data):
+        data[41:49] = b"\xff" * 8
+    endless = _damaged(endless_varint)
+    overrun = endless.findings[-1]
+    assert overrun == Finding("record-overrun", 0, 41, 30, "last_offset_delta", "a complete varint",
+                              "varint longer than 5 bytes")
+    assert (endless.last_offset, endless.base_timestamp, endless.payload_pos) == (0, None, 0)   # (not read)
+
+    def gzip_of_nothing(data):
+        data[22] |= 1          # (attributes' low byte: the codec gzip) over records that are no gzip data
+    garbage = _damaged(gzip_of_nothing)
+    inflate = garbage.findings[-1]
+    assert (inflate.entry_pos, inflate.pos, inflate.size, inflate.field, inflate.expected) == (
+        0, 49, 22, "records", "gzip data")
+    assert inflate.code == "decompress-failed" and inflate.actual and garbage.records == []
+
+
 @pytest.mark.parametrize("path", [p for p in fixture_paths() if "damaged" not in p.name], ids=fixture_id)
 def test_every_fixture_as_v3_round_trips(path, kbatch, tmp_path):
     """What stats --what-if writes as v3 for a fixture dumps and encodes back to the same bytes."""
