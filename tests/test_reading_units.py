@@ -916,6 +916,46 @@ def test_a_compressed_message_inside_a_compressed_message_set_is_nested_compress
     assert (wrapper.count, wrapper.records) == (1, [])
 
 
+def _message_v0(offset: int, value: bytes) -> bytes:
+    body = struct.pack(">bb", 0, 0) + b"\xff\xff\xff\xff" + struct.pack(">i", len(value)) + value
+    message = struct.pack(">I", zlib.crc32(body)) + body
+    return struct.pack(">qi", offset, len(message)) + message
+
+
+# A v1 gzip wrapper of three v0 messages of 27 bytes each (12 + crc 4, magic, attributes, key -1, value 4 + 1):
+# its value, 60 bytes of gzip, from byte 34; the inner messages at 0, 27 and 54 of the inflated bytes.
+_MISMATCHED = _message_v1(2, 1, gzip.compress(_message_v0(0, b"a") + _message_v0(1, b"b") + _message_v0(2, b"c"),
+                                              mtime=0))
+
+
+def test_an_inner_message_of_another_magic_is_said_where_it_lies_inside_the_wrapper():
+    assert _read_one(_MISMATCHED).findings == [
+        Finding("inner-magic-mismatch", 0, _V1_VALUE_AT, 60, f"inner[{index}].magic", "1", "0", inner_pos)
+        for index, inner_pos in enumerate([0, 27, 54])]
+
+
+def test_a_wrapper_past_what_is_held_keeps_the_first_findings_and_records_and_says_how_many(monkeypatch):
+    from kbatch.reading import legacy
+
+    monkeypatch.setattr(legacy, "MAX_HELD", 2)
+    wrapper = _read_one(_MISMATCHED)
+    assert wrapper.findings == [
+        Finding("inner-magic-mismatch", 0, _V1_VALUE_AT, 60, "inner[0].magic", "1", "0", 0),
+        Finding("inner-magic-mismatch", 0, _V1_VALUE_AT, 60, "inner[1].magic", "1", "0", 27),
+        Finding("not-all-kept", 0, _V1_VALUE_AT, 60, "inner", "at most 2 findings kept per wrapper",
+                "3 findings; the rest are counted, not listed"),
+        Finding("not-all-kept", 0, _V1_VALUE_AT, 60, "inner", "at most 2 records kept per wrapper",
+                "3 inner messages; records after the first 2 are checked, not kept")]
+    assert wrapper.count == 3 and len(wrapper.records) == 2
+
+
+def test_an_empty_wrapper_is_said_at_its_value():
+    data = _message_v1(2, 1, gzip.compress(b"", mtime=0))
+    assert _read_one(data).findings == [Finding("empty-wrapper", 0, _V1_VALUE_AT, 20, "value",
+                                                "at least one message in the gzip message set",
+                                                "0 decompressed bytes holding none")]
+
+
 def test_a_wrappers_value_that_does_not_decompress_is_said_at_the_value_and_counts_nothing():
     data = _message_v1(1, 1, b"not gzip at all")
     wrapper = _read_one(data)
