@@ -384,7 +384,7 @@ def retention_report(directories: list[str], configs: dict[str, str], topics: di
     for directory in directories:
         topic, _ = topic_partition(os.path.join(directory, "x"))
         try:
-            config = parse_config({**topics.get(topic, {}), **configs})
+            config = parse_config({**(topics.get(topic, {}) if topic is not None else {}), **configs})
         except ValueError as error:
             raise ConfigError(str(error)) from None
         partition, replayed = read_partition(directory, options, coordinator)
