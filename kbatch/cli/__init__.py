@@ -126,7 +126,7 @@ def main(argv: list[str] | None = None) -> None:
         if not error.message.isprintable():
             from kbatch.output.visible import visible
 
-            setattr(error, "message", visible(error.message))   # (Final to type checkers; what show() words)
+            setattr(error, "message", visible(error.message))  # noqa: B010 - Final to type checkers; what show() words
         error.show()
         status = ExitStatus.TROUBLE
     except click.Abort as error:

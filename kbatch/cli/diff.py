@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import sys
-import tempfile
 
 import click
 
-from kbatch.ops.diff import DiffSummary, Difference, diff_streams, resolve_ignore
+from kbatch.ops.diff import DiffSummary, diff_streams, resolve_ignore
 from kbatch.reading.reader import open_input
-from kbatch.output.values import counted
-from kbatch.output.visible import visible
 from kbatch.cli.options import decompressed_limit_option, hex_option, no_color_option, report_unreadable
 from kbatch.cli.status import ExitStatus
 
@@ -64,40 +61,12 @@ def diff(path_a, path_b, ignore_names, records_only, output_format, hex_input, d
         differences = diff_streams(stream_a, stream_b, summary, ignore=ignore, records_only=records_only,
                                    decompressed_limit=decompressed_limit)
         if output_format == "jsonl":
-            from kbatch.render.diff import jsonl_difference, jsonl_summary
-            for difference in differences:
-                sys.stdout.write(jsonl_difference(difference) + "\n")
-            sys.stdout.write(jsonl_summary(summary, path_a, path_b) + "\n")
+            from kbatch.render.diff import write_diff_jsonl
+            write_diff_jsonl(sys.stdout, differences, summary, path_a, path_b)
         else:
-            _table(differences, summary, path_a, path_b, records_only, no_color)
+            from kbatch.render.console import make_console
+            from kbatch.render.diff import print_diff
+            print_diff(make_console(sys.stdout, no_color=no_color), differences, summary, path_a, path_b,
+                       records_only)
     return ExitStatus.OK if summary.same else ExitStatus.FOUND
 
-
-def _table(differences, summary: DiffSummary, path_a: str, path_b: str, records_only: bool, no_color: bool) -> None:
-    """Summary first: the differences are spooled to a temporary file (constant memory) while counting."""
-    import json
-
-    from kbatch.render.console import make_console
-    from kbatch.render.diff import details_table, summary_table, verdict
-
-    console = make_console(sys.stdout, no_color=no_color)
-    with tempfile.TemporaryFile("w+", encoding="utf-8") as spool:
-        count = 0
-        for difference in differences:
-            spool.write(json.dumps(difference.__dict__) + "\n")
-            count += 1
-        console.print(f"A: {visible(path_a)} ({counted(summary.size_a, 'byte')})\n"
-                      f"B: {visible(path_b)} ({counted(summary.size_b, 'byte')})")
-        first = summary.first_different_byte
-        console.print("byte-identical" if first is None else f"first differing byte: {first}")
-        console.print(summary_table(summary, records_only))
-        spool.seek(0)
-        chunk: list[Difference] = []
-        for line in spool:
-            chunk.append(Difference(**json.loads(line)))
-            if len(chunk) == 1000:
-                console.print(details_table(chunk))
-                chunk = []
-        if chunk:
-            console.print(details_table(chunk))
-    console.print(verdict(summary))

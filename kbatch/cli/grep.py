@@ -168,7 +168,7 @@ def grep(args, pattern_option, in_key, in_value, fixed, hex_bytes, headers, fiel
                   window if window.selects else None, isolation, decoder, decompressed_limit, jobs or usable_cpus(),
                   report_unreadable, kafka_version)
     if spark:
-        from kbatch.cli.grep_spark import spark_grep
+        from kbatch.spark.grep import spark_grep
 
         matched, damaged, trouble = spark_grep(job, files, master)
     else:

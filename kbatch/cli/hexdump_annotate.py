@@ -6,10 +6,7 @@ import sys
 
 import click
 
-from kbatch.ops.annotate import Annotation, Span, decompressed_spans, entry_spans
-from kbatch.format.codecs import CodecError
-from kbatch.format.findings import Finding
-from kbatch.output.values import counted
+from kbatch.ops.annotate import Annotation
 from kbatch.output.visible import visible
 from kbatch.cli.options import (decompressed_limit_option, hex_option, kafka_version_option, no_color_option,
                                 open_segment, report_unreadable)
@@ -74,8 +71,7 @@ def hexdump_annotate(file, batch_index, record_offset, position, byte_range, wid
     Exit status: 0 the shown bytes are intact, 1 they hold damage, 2 usage or I/O error.
     """
     from kbatch.render.console import make_console
-    from kbatch.render.hexdump import render
-    from kbatch.render.table import finding_line
+    from kbatch.render.hexdump import show_entry, show_range
     from kbatch.messages import decoder_for_path
 
     # an internal topic: keys and values split into their messages' fields
@@ -95,9 +91,8 @@ def hexdump_annotate(file, batch_index, record_offset, position, byte_range, wid
     width = int(width)
     with stream:
         annotation = Annotation(stream, decompressed_limit)
-        view = annotation.view
         if byte_range is not None:
-            return _show_range(annotation, byte_range, console, width, ruler, render, internal)
+            return ExitStatus.FOUND if show_range(console, annotation, byte_range, width, ruler, internal) else ExitStatus.OK
         if not chosen:
             position = 0   # the first entry, damaged or not
         shown, note = annotation.entry(file, batch_index, record_offset, position)
@@ -107,61 +102,6 @@ def hexdump_annotate(file, batch_index, record_offset, position, byte_range, wid
             click.echo(f"kbatch: {visible(file)} has no such batch", err=True)
             return ExitStatus.TROUBLE
         index, item, findings = shown
-        low, high = item.pos, item.pos + item.size
-        if max_bytes:
-            high = min(high, low + max_bytes)
-        cut = _cut_note(item.size, high - low)
-        if isinstance(item, Finding):
-            spans = [Span(item.pos, item.pos + item.size, "damaged range", counted(item.size, "byte"), "raw", finding)
-                     for finding in findings[:1]]
-            render(console, view[low:high], low, spans, width=width, ruler=ruler, cut=cut,
-                   title=f"{visible(file)}: damaged range at {item.pos}, {counted(item.size, 'byte')}")
-            for finding in findings[1:]:
-                console.print(finding_line(finding))
-            # a range that is information (an active segment's preallocated zero tail) is no damage
-            return ExitStatus.FOUND if any(finding.is_damage for finding in findings) else ExitStatus.OK
-        spans = _within(entry_spans(item, view[item.pos:item.pos + item.size], index, (low, high), **internal),
-                        low, high)
-        render(console, view[low:high], low, spans, width=width, ruler=ruler, cut=cut,
-               title=f"{visible(file)}: batch[{index}] at {item.pos}, {counted(item.size, 'byte')}, magic {item.magic}, {item.codec}")
-        for finding in item.findings:
-            console.print(finding_line(finding))
-        if decompressed and item.compressed:
-            _show_decompressed(annotation, item, index, console, width, ruler, render, max_bytes, internal)
-        elif not chosen:
-            console.print("(the first batch: --batch N, --offset O, --position P or --range A:B show others)")
-        return ExitStatus.FOUND if item.is_damaged else ExitStatus.OK
-
-
-def _cut_note(size: int, shown: int) -> str:
-    if shown >= size:
-        return ""
-    return f"… {size - shown} more bytes not shown (the first {shown} of {size}; --max-bytes N shows more, 0 all)"
-
-
-def _within(spans, low: int, high: int) -> list:
-    return [span for span in spans if span.end > low and span.start < high
-            or span.start == span.end and low <= span.start < high]
-
-
-def _show_decompressed(annotation, batch, index, console, width, ruler, render, max_bytes, internal) -> None:
-    try:
-        inflated = annotation.inflated(batch)
-    except CodecError as error:
-        console.print(f"(the records do not decompress: {error.detail})")
-        return
-    high = min(len(inflated), max_bytes) if max_bytes else len(inflated)
-    console.print()
-    spans = _within(decompressed_spans(batch, inflated, index, (0, high), **internal), 0, high)
-    render(console, inflated[:high], 0, spans, width=width, ruler=ruler,
-           cut=_cut_note(len(inflated), high),
-           title=f"batch[{index}] records, decompressed: {counted(len(inflated), 'byte')} "
-                 "(positions +N are inside the decompressed data, not the file)")
-
-
-def _show_range(annotation, byte_range, console, width, ruler, render, internal):
-    low, high = byte_range
-    spans, damaged = annotation.range(low, high, internal)
-    high = min(high, annotation.size)
-    render(console, annotation.view[low:high], low, spans, width=width, ruler=ruler, title=f"positions {low}–{high - 1}")
-    return ExitStatus.FOUND if damaged else ExitStatus.OK
+        damaged = show_entry(console, annotation, file, index, item, findings, width=width, ruler=ruler,
+                             max_bytes=max_bytes, decompressed=decompressed, chosen=bool(chosen), internal=internal)
+        return ExitStatus.FOUND if damaged else ExitStatus.OK

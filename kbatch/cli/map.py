@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 
 import click
@@ -10,7 +9,7 @@ import click
 from kbatch.cli.options import (decompressed_limit_option, expand_inputs, output_name, refuse_writing_an_input,
                                 report_unreadable)
 from kbatch.cli.status import ExitStatus
-from kbatch.map.gather import COLOR_CHOICES, gather
+from kbatch.map.gather import COLOR_CHOICES, files_beside, gather
 
 FORMATS = ("html", "svg", "json")
 # What an output file's name says it holds (the format when --format is not given).
@@ -106,7 +105,7 @@ def map(paths, output, output_format, color_by, replicas, partition, decompresse
         status = ExitStatus.OK
     else:
         files, status = expand_inputs(paths)
-    refuse_writing_an_input(output, files + _read_beside(files))
+    refuse_writing_an_input(output, files + files_beside(files))   # (none of which -o may name)
     gathered = gather(files, decompressed_limit, names)
     if reports is not None:
         from kbatch.map.gather import replica_lanes
@@ -122,9 +121,9 @@ def map(paths, output, output_format, color_by, replicas, partition, decompresse
     if not model["partitions"]:
         return ExitStatus.TROUBLE
     if output_format == "json":
-        from kbatch.map.draw import utf8_model
+        from kbatch.map.draw import json_document
 
-        text = json.dumps(utf8_model(model), indent=1) + "\n"
+        text = json_document(model)
     else:
         from kbatch.map.draw import html_page, svg
 
@@ -150,20 +149,14 @@ def map(paths, output, output_format, color_by, replicas, partition, decompresse
 
 def _copies(paths, partition: str | None):
     """kbatch map --replicas: each partition's copies compared (kbatch.ops.replicas), the segments of every copy,
-    and the name each copy's partition is shown by (its log directory's, then the partition's); None when a
-    segment cannot be read (said on stderr)."""
+    and the name each copy's partition is shown by; None when a segment cannot be read (said on stderr)."""
     from kbatch.cli.replicas import compared_copies
-    from kbatch.partition.replicas import segments
+    from kbatch.map.gather import replica_segments
 
     reports = compared_copies(paths, partition, said_by="kbatch map", option="--replicas: ")
     if reports is None:
         return None
-    files, names = [], {}
-    for report in reports:
-        for copy in report.copies:
-            files += segments(copy.path)
-            names[copy.path] = f"{copy.name}/{report.topic}-{report.partition}"
-    return reports, files, names
+    return (reports, *replica_segments(reports))
 
 
 def _format_for(output: str, asked: str | None) -> str:
@@ -175,18 +168,3 @@ def _format_for(output: str, asked: str | None) -> str:
         raise click.UsageError(f"--format {asked} contradicts the output's name {output!r} ({named}): "
                                "give one or the other")
     return asked or named or "html"
-
-
-def _read_beside(files: list[str]) -> list[str]:
-    """The files a map reads besides the segments: every file of each partition directory (its indexes,
-    snapshots and checkpoints), none of which -o may name."""
-    from kbatch.files.inputs import topic_partition
-
-    directories = sorted({os.path.dirname(path) or "." for path in files if topic_partition(path)[0] is not None})
-    beside = []
-    for directory in directories:
-        try:
-            beside += [os.path.join(directory, name) for name in os.listdir(directory)]
-        except OSError:
-            continue   # the segments' own errors say why
-    return beside

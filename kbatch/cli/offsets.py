@@ -10,8 +10,7 @@ import click
 from kbatch.cli.options import (decompressed_limit_option, expand_inputs, no_color_option, parse_time,
                                 replay_status)
 from kbatch.cli.status import ExitStatus
-from kbatch.ops.offsets import (DEFAULT_COORDINATOR_PARTITIONS, OFFSETS_TOPIC, OffsetHistory, coordinator_partition,
-                                offsets_segments)
+from kbatch.ops.offsets import DEFAULT_COORDINATOR_PARTITIONS, OFFSETS_TOPIC, offsets_segments, replay_offsets
 from kbatch.output.visible import visible
 
 
@@ -63,14 +62,14 @@ def offsets(paths, groups, topics, at, where_groups, transactional_ids, coordina
     says how many records it could not read), 2 usage or I/O error.
     """
     if where_groups or transactional_ids:
-        _print_coordinators(where_groups, transactional_ids, coordinator_partitions, output_format)
+        from kbatch.render.coordinators import coordinator_lines
+
+        for line in coordinator_lines(where_groups, transactional_ids, coordinator_partitions, output_format):
+            click.echo(line)
         if not paths:
             return ExitStatus.OK
     elif not paths:
         raise click.UsageError("give __consumer_offsets files or directories (or --where / --transactional-id)")
-    from kbatch.ops.logs import partition_key, replay
-    from kbatch.reading.reader import ReadOptions
-
     files, status = expand_inputs(paths)
     files, passed_over = offsets_segments(files, paths)
     if passed_over:
@@ -81,7 +80,6 @@ def offsets(paths, groups, topics, at, where_groups, transactional_ids, coordina
         if not files:
             click.echo(f"kbatch: no {OFFSETS_TOPIC} partition in {' '.join(map(visible, paths))}", err=True)
             return ExitStatus.TROUBLE
-    histories: dict[str, OffsetHistory] = {}
     if output_format == "jsonl":
         from kbatch.render.offsets import write_commit_jsonl
         emit = lambda commit: write_commit_jsonl(sys.stdout, commit)  # noqa: E731
@@ -93,17 +91,9 @@ def offsets(paths, groups, topics, at, where_groups, transactional_ids, coordina
     else:
         emit = None
 
-    def add(path, batch):
-        # one history per partition: a group's records, and a transaction's markers, are in one
-        key = partition_key(path)
-        if key not in histories:
-            histories[key] = OffsetHistory(emit, groups=set(groups) or None, topics=set(topics) or None, at=at)
-        histories[key].add_batch(batch, path)
-
-    replayed = replay(files, ReadOptions(records=True, decompressed_limit=decompressed_limit), add)
+    histories, replayed = replay_offsets(files, decompressed_limit, emit, groups=set(groups) or None,
+                                         topics=set(topics) or None, at=at)
     status = replay_status(replayed, status)
-    for history in histories.values():
-        history.finish()
     findings = replayed.findings
     if output_format == "jsonl":
         from kbatch.render.offsets import write_offsets_jsonl
@@ -116,19 +106,3 @@ def offsets(paths, groups, topics, at, where_groups, transactional_ids, coordina
         print_offsets(make_console(sys.stdout, no_color=no_color), histories, coordinator_partitions, at, findings)
     return status
 
-
-def _print_coordinators(groups, transactional_ids, partitions: int, output_format: str) -> None:
-    """Kafka's hash of each name (kbatch.ops.offsets.coordinator_partition): the partition to open."""
-    import json
-
-    for kind, topic, names in (("group", "__consumer_offsets", groups),
-                               ("transactional_id", "__transaction_state", transactional_ids)):
-        for name in names:
-            partition = coordinator_partition(name, partitions)
-            if output_format == "jsonl":
-                from kbatch.output.jsonout import coordinator_partition_dict
-
-                click.echo(json.dumps(coordinator_partition_dict(kind, name, topic, partition, partitions),
-                                      ensure_ascii=False))
-            else:
-                click.echo(f"{kind.replace('_', ' ')} {visible(name)}: {topic}-{partition} (of {partitions} partitions)")

@@ -89,8 +89,7 @@ def pcap(captures, ports, records, deep, output_format, extract_to, against, no_
     """
     _keep_freed_memory()
     from kbatch.output.visible import visible
-    from kbatch.capture.packets import not_a_capture
-    from kbatch.ops.pcap import DEFAULT_PORTS, CaptureSummary, CapturedBatch, Extraction, read_capture
+    from kbatch.ops.pcap import DEFAULT_PORTS, Extraction, NotACapture, inspect_capture
 
     if importlib.util.find_spec("dpkt") is None:   # (imported where it reads: a plain capture needs it not)
         # (from the checkout: the kbatch on PyPI is another project, and 'kbatch[pcap]' would install that one)
@@ -109,8 +108,9 @@ def pcap(captures, ports, records, deep, output_format, extract_to, against, no_
         sink = TableSink(make_console(sys.stdout, no_color=no_color))
     status = ExitStatus.OK
     extraction = Extraction(extract_to) if extract_to is not None else None
+    logdir = None
     if against is not None:
-        from kbatch.ops.against import LogDir, match
+        from kbatch.ops.against import LogDir
         logdir = LogDir(against)
     for path in captures:
         try:
@@ -120,29 +120,14 @@ def pcap(captures, ports, records, deep, output_format, extract_to, against, no_
                        err=True)
             status = ExitStatus.TROUBLE
             continue
-        problem = not_a_capture(stream)
-        if problem is not None:   # said once, as for any input that cannot be read: no table of nothing
-            stream.close()
-            click.echo(f"kbatch: error: {visible(path)}: {visible(problem)}", err=True)
-            status = ExitStatus.TROUBLE
-            continue
-        summary = CaptureSummary(path)
         with stream:
-            # (a run of clean batches is written at once where nothing else wants each batch)
-            runs = extraction is None and against is None and getattr(sink, "takes_runs", False)
             try:
-                for item in read_capture(path, stream, summary, ports=ports or DEFAULT_PORTS, records=records,
-                                         deep=deep, runs=runs):
-                    sink.item(path, item)
-                    if extraction is not None and isinstance(item, CapturedBatch):
-                        extraction.add(item)
-                    if against is not None and isinstance(item, CapturedBatch):
-                        found = match(item, logdir)
-                        summary.add_match(found)
-                        sink.match(path, found)
-            finally:   # (the lines a sink holds back are out before any error is said)
-                sink.flush()
-        sink.done(summary)
+                summary = inspect_capture(path, stream, sink, ports=ports or DEFAULT_PORTS, records=records,
+                                          deep=deep, extraction=extraction, logdir=logdir)
+            except NotACapture as problem:   # said once, as for any input that cannot be read: no table of nothing
+                click.echo(f"kbatch: error: {visible(path)}: {visible(str(problem))}", err=True)
+                status = ExitStatus.TROUBLE
+                continue
         if summary.unreadable is not None:
             click.echo(f"kbatch: error: {visible(path)}: {visible(summary.unreadable)}", err=True)
             status = ExitStatus.TROUBLE

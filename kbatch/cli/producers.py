@@ -53,59 +53,24 @@ def producers(paths, producer_ids, transactional_ids, output_format, decompresse
     selected), damage found in the logs or their .snapshot files (a
     snapshot-mismatch), 2 usage or I/O error.
     """
-    from kbatch.ops.logs import partition_key, replay
-    from kbatch.ops.producers import PartitionProducers, hold_snapshots, join_transactional_ids
-    from kbatch.ops.txn import CoordinatorView, is_transaction_state
+    from kbatch.ops.producers import producers_report
     from kbatch.output.visible import visible
-    from kbatch.reading.reader import ReadOptions
 
     files, status = expand_inputs(paths)
-    views: dict[str, PartitionProducers] = {}
-    coordinator = CoordinatorView()
-
-    def add(path, batch):
-        if is_transaction_state(path):
-            coordinator.add_batch(batch)
-            return
-        key = partition_key(path)
-        if key not in views:
-            views[key] = PartitionProducers(key)
-        views[key].add_batch(batch, path)
-
-    # records only where a producer wrote them (its duplicates, its markers) and __transaction_state's
-    replayed = replay(files, ReadOptions(decompressed_limit=decompressed_limit), add,
-                      wants_records=lambda path, batch: is_transaction_state(path) or
-                      (batch.producer_id is not None and batch.producer_id >= 0))
-    status = replay_status(replayed, status)
-    ordered = [views[key] for key in sorted(views)]
-    join_transactional_ids((epoch for view in ordered for epoch in view.epochs), coordinator)
-    hold_snapshots(ordered, files, [path for path, _ in replayed.unreadable], decompressed_limit)
-    wanted = set(producer_ids) | {state.producer_id for tid, state in coordinator.ids.items()
-                                  if tid in set(transactional_ids)}
-    if transactional_ids and not any(tid in coordinator.ids for tid in transactional_ids):
+    report = producers_report(files, decompressed_limit, producer_ids, transactional_ids)
+    status = replay_status(report.replayed, status)
+    if report.unnamed:
         click.echo("kbatch: no __transaction_state record names " + ", ".join(map(visible, transactional_ids))
                    + " (give the __transaction_state partition it lives in: kbatch offsets --transactional-id)",
                    err=True)
-    selected = (lambda producer_id: producer_id in wanted) if producer_ids or transactional_ids else \
-        (lambda producer_id: True)
-    breaks = [(path, finding) for view in ordered for path, finding, producer_id in view.breaks
-              if selected(producer_id)]
-    findings = replayed.findings + breaks
-    if breaks and status is ExitStatus.OK:   # a rule broken is what the command looks for (warnings all the same)
+    # a rule broken is what the command looks for (warnings all the same), a snapshot's disagreement is damage
+    if (report.broken or report.snapshots_damaged) and status is ExitStatus.OK:
         status = ExitStatus.FOUND
-    for view in ordered:   # (a finding about a snapshot file itself names no producer)
-        view.snapshot_findings = [(path, finding, producer_id) for path, finding, producer_id
-                                  in view.snapshot_findings if producer_id is None or selected(producer_id)]
-        findings += [(path, finding) for path, finding, _ in view.snapshot_findings]
-        if status is ExitStatus.OK and any(finding.is_damage for _, finding, _ in view.snapshot_findings):
-            status = ExitStatus.FOUND
-    for view in ordered:
-        view.epochs = [epoch for epoch in view.epochs if selected(epoch.producer_id)]
     if output_format == "jsonl":
         from kbatch.render.producers import write_producers_jsonl
-        write_producers_jsonl(sys.stdout, ordered, findings)
+        write_producers_jsonl(sys.stdout, report.partitions, report.findings)
     else:
         from kbatch.render.console import make_console
         from kbatch.render.producers import print_producers
-        print_producers(make_console(sys.stdout, no_color=no_color), ordered, findings)
+        print_producers(make_console(sys.stdout, no_color=no_color), report.partitions, report.findings)
     return status

@@ -7,7 +7,6 @@ import os
 import click
 
 from kbatch.files.outputs import is_stdout, keep_copy, write_output
-from kbatch.reading.reader import open_input
 from kbatch.output.values import counted
 from kbatch.ops.repair import InputCut, plan_repairs, write_repaired
 from kbatch.cli.options import (no_color_option, output_name, refuse_writing_an_input, report_stream,
@@ -119,15 +118,9 @@ def _damaged_after(plan) -> bool:
 
 def _verify_written(path: str, console) -> int:
     """Re-read what was written and say whether every entry now verifies."""
-    from kbatch.reading.summary import FileSummary
-    from kbatch.ops.verify import verify_stream
-    from kbatch.output.values import finding_text
+    from kbatch.ops.repair import verify_written
+    from kbatch.render.repair import print_verified
 
-    summary = FileSummary(path, os.path.getsize(path))
-    with open_input(path) as stream:
-        findings = list(verify_stream(stream, summary))
-    for finding in findings:
-        console.print(("✗ " if finding.is_damage else "• ") + finding_text(finding))
-    verdict = "damage remains" if summary.damaged else "every entry verifies"
-    console.print(f"verify-crc {path}: {counted(summary.batches, 'batch')}, {counted(summary.records, 'record')}; {verdict}")
+    summary, findings = verify_written(path)
+    print_verified(console, path, summary, findings)
     return ExitStatus.FOUND if summary.damaged else ExitStatus.OK

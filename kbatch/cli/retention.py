@@ -65,12 +65,9 @@ def retention(paths, configs, metadata, now, output_format, decompressed_limit, 
     Exit status: 0 clean, 1 damage found in the segments (their batches'
     timestamps may then be unknown), 2 usage or I/O error.
     """
-    from kbatch.ops.logs import Replayed
-    from kbatch.ops.retention import (judge, name_open_transactions, parse_config, partition_directories,
-                                      read_partition, topic_configs, unread_config)
-    from kbatch.ops.txn import CoordinatorView
+    from kbatch.ops.retention import (ConfigError, partition_directories, retention_report, topic_configs,
+                                      unread_config)
     from kbatch.reading.reader import ReadOptions
-    from kbatch.files.inputs import topic_partition
 
     unread = unread_config(configs)
     if unread is not None:
@@ -83,23 +80,10 @@ def retention(paths, configs, metadata, now, output_format, decompressed_limit, 
         found = [os.path.join(path, "__cluster_metadata-0") for path in paths]
         metadata = next((path for path in found if os.path.isdir(path)), None)
     topics = topic_configs(metadata, ReadOptions(records=True)) if metadata else {}
-    results = []
-    everything = Replayed()
-    coordinator = CoordinatorView()   # __transaction_state's, where a directory given holds it
-    for directory in directories:
-        topic, _ = topic_partition(os.path.join(directory, "x"))
-        try:
-            config = parse_config({**topics.get(topic, {}), **configs})
-        except ValueError as error:
-            raise click.BadParameter(str(error), param_hint="--config") from None
-        partition, replayed = read_partition(directory, options, coordinator)
-        results.append((partition, config))
-        everything.findings += replayed.findings
-        everything.unreadable += replayed.unreadable
-        everything.damaged = everything.damaged or replayed.damaged
-    name_open_transactions([partition for partition, _ in results], coordinator)
-    for partition, config in results:
-        judge(partition, config, now)
+    try:
+        results, everything = retention_report(directories, configs, topics, options, now)
+    except ConfigError as error:
+        raise click.BadParameter(str(error), param_hint="--config") from None
     status = replay_status(everything, status)
     if output_format == "jsonl":
         from kbatch.render.retention import write_retention_jsonl

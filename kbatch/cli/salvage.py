@@ -6,7 +6,6 @@ from __future__ import annotations
 import click
 
 from kbatch.files.outputs import write_output
-from kbatch.output.values import counted
 from kbatch.ops.repair import SalvageReport, salvage as salvage_batches
 from kbatch.cli.options import (no_color_option, output_name, refuse_writing_an_input, report_stream,
                                 open_segment, report_unreadable, segment_output)
@@ -37,7 +36,7 @@ def salvage(path, output, no_color):
     Exit status: 0 nothing had to be skipped, 1 something was skipped, 2 usage or I/O error.
     """
     from kbatch.render.console import make_console
-    from kbatch.render.repair import salvage_table
+    from kbatch.render.repair import salvage_summary, salvage_table
 
     refuse_writing_an_input(output, [path])
     segment_output(output)
@@ -58,12 +57,5 @@ def salvage(path, output, no_color):
             return ExitStatus.TROUBLE
     if report.skipped:
         console.print(salvage_table(path, report))
-    notes = []
-    if report.lengths_fixed:
-        notes.append(f"{counted(report.lengths_fixed, 'length field')} corrected")
-    if report.dropped_zero_tail:
-        notes.append(f"a zero tail of {counted(report.dropped_zero_tail, 'byte')} dropped")
-    console.print(f"kept {counted(report.kept, 'batch')} ({counted(report.kept_records, 'record')}, {written} of "
-                  f"{counted(report.size, 'byte')}) in {output_name(output)}; skipped {counted(len(report.skipped), 'damaged range')}"
-                  + (f"; {', '.join(notes)}" if notes else ""))
+    console.print(salvage_summary(report, written, output_name(output)))
     return ExitStatus.FOUND if report.skipped else ExitStatus.OK

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import tempfile
@@ -53,21 +52,11 @@ def scan(paths, out_dir, records, deep, master, split_bytes, pattern, output_for
     except ImportError as error:
         click.echo(f"kbatch: scan needs PySpark: pip install '.[spark]' in kbatch's checkout ({error})", err=True)
         return ExitStatus.TROUBLE
-    from kbatch.files.inputs import is_remote, list_segments
-    from kbatch.spark.records_table import unwritable_topic
+    from kbatch.files.inputs import is_remote
+    from kbatch.spark.scan import scan_segments
 
     unread: list[tuple[str, str | None]] = []
-    segments = []
-    for segment in list_segments(list(paths), pattern, unread):
-        try:
-            segment.path.encode("utf-8")
-        except UnicodeEncodeError:   # (bytes of a name that are no UTF-8, kept by Python as surrogates)
-            unread.append((segment.path, "its name is not UTF-8, and the tables hold file names as UTF-8 text"))
-        else:
-            if (why := unwritable_topic(segment.topic)) is not None:
-                unread.append((segment.path, why))
-            else:
-                segments.append(segment)
+    segments = scan_segments(list(paths), pattern, unread)
     for path, why in unread:   # said, and the status is 2, but the rest is scanned
         click.echo(f"kbatch: no file matches {visible(path)}" if why is None else
                    f"kbatch: cannot read {visible(path)}: {visible(why)}", err=True)
@@ -96,7 +85,8 @@ def scan(paths, out_dir, records, deep, master, split_bytes, pattern, output_for
         click.echo(f"kbatch: scan failed on Spark: {line} (spark.log in {visible(log_dir)} has the rest)", err=True)
         return ExitStatus.TROUBLE
     if output_format == "json":
-        sys.stdout.write(json.dumps(result, indent=1, ensure_ascii=False) + "\n")
+        from kbatch.render.scan import write_scan_json
+        write_scan_json(sys.stdout, result)
     else:
         from kbatch.render.console import make_console
         from kbatch.render.scan import render_report

@@ -94,7 +94,7 @@ def _write(path: str, hex_input: bool, quiet: bool) -> ExitStatus:
 
 def _check(path: str, hex_input: bool, quiet: bool) -> ExitStatus:
     from kbatch.files.inputs import passed_over
-    from kbatch.render.snapshot import EXTENSION, explain, snapshot_bytes, snapshot_pieces, snapshot_text
+    from kbatch.render.snapshot import EXTENSION, compare_snapshot, explain
 
     golden = path + EXTENSION
     if os.path.lexists(golden) and (why := passed_over(golden)) is not None:   # a FIFO there would never open
@@ -114,51 +114,22 @@ def _check(path: str, hex_input: bool, quiet: bool) -> ExitStatus:
         if data is None:
             return ExitStatus.TROUBLE
         with data:
-            # The snapshot's hex and its text are compared with the input's a line and a piece at a time;
-            # only when they differ are both read whole, to say field by field what changed.
             try:
-                same = _same_bytes(snapshot_pieces(kept_text), data)
-                if same:
-                    stale = not _same_text(snapshot_text(_rewound(data)), _rewound(kept_text))
-                else:
-                    kept, now = snapshot_bytes(_rewound(kept_text).read()), _rewound(data).read()
+                stale, differs = compare_snapshot(kept_text, data)
             except UnicodeDecodeError as error:
                 report_unreadable(golden, error)
                 return ExitStatus.TROUBLE
             except ValueError as error:
                 click.echo(f"kbatch: {visible(golden)}: {visible(str(error))}", err=True)
                 return ExitStatus.TROUBLE
-    if same:
+    if differs is None:
         if not quiet:
             click.echo(f"{visible(path)}: matches {visible(golden)}" +
                        (" (its text is an older kbatch's: kbatch snapshot write refreshes it)" if stale else ""))
         return ExitStatus.OK
     if not quiet:
         click.echo(f"{visible(path)}: differs from {visible(golden)}")
-        for line in explain(kept, now, "the snapshot", path):
+        for line in explain(*differs, "the snapshot", path):
             click.echo(f"  {visible(line)}")
     return ExitStatus.FOUND
-
-
-def _rewound(stream):
-    stream.seek(0)
-    return stream
-
-
-def _same_bytes(kept_pieces, stream) -> bool:
-    """Whether the stream holds exactly the bytes of ``kept_pieces`` (read as far as they agree)."""
-    from kbatch.render.snapshot import read_exactly
-
-    for piece in kept_pieces:
-        if read_exactly(stream, len(piece)) != piece:
-            return False
-    return not stream.read(1)
-
-
-def _same_text(pieces, text_stream) -> bool:
-    """Whether the text ``pieces`` make is the text stream's, to its end."""
-    for piece in pieces:
-        if text_stream.read(len(piece)) != piece:
-            return False
-    return not text_stream.read(1)
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
 
 import click
 
@@ -48,8 +47,7 @@ def stats(paths, output_format, what_if, recompress, layouts_dir, hex_input, dec
 
     Exit status: 0 clean, 1 damage found, 2 usage or I/O error.
     """
-    from kbatch.reading.reader import open_input
-    from kbatch.ops.stats import SegmentStats, collect
+    from kbatch.ops.stats import SegmentStats, collect_files
     files, status = expand_inputs(paths)
     options = ReadOptions(records=True, record_objects=False, decompressed_limit=decompressed_limit)
     accounting = SegmentStats()
@@ -60,22 +58,9 @@ def stats(paths, output_format, what_if, recompress, layouts_dir, hex_input, dec
     if what_if:
         from kbatch.ops.reencode import WhatIf
         encoder = WhatIf(recompress=recompress)
-    for path in files:
-        try:
-            stream = open_input(path, hex_text=hex_input)
-        except (OSError, ValueError) as error:
-            report_unreadable(path, error)
-            status = ExitStatus.TROUBLE
-            continue
-        with stream:
-            if path in outputs:
-                with _LayoutFiles(outputs[path], like=path) as layout_files:
-                    encoder.write = layout_files.write
-                    collect(accounting, path, stream, options, what_if=encoder)
-                if layout_files.failed:
-                    status = ExitStatus.TROUBLE
-            else:
-                collect(accounting, path, stream, options, what_if=encoder)
+    if collect_files(accounting, files, options, hex_input=hex_input, what_if=encoder, outputs=outputs,
+                     unreadable=report_unreadable, unwritable=_unwritable):
+        status = ExitStatus.TROUBLE
     if not accounting.files:
         return status   # nothing could be read: the errors said why, and there is nothing to add up
     from kbatch.output.jsonout import stats_dict
@@ -111,43 +96,6 @@ def _layout_outputs(files: list[str], directory: str) -> dict[str, dict[str, str
     return outputs
 
 
-class _LayoutFiles:
-    """One input's layouts, spooled (to disk past 8 MiB) as they are encoded, then each written as its own
-    output (:func:`kbatch.files.outputs.write_output`: atomically, with the mode of the input ``like``).
-    A file that cannot be written is reported, and ``failed`` says so."""
 
-    _SPOOL = 8 << 20
-
-    def __init__(self, paths: dict[str, str], like: str | None):
-        self.paths = paths
-        self.like = None if like == "-" else like
-        self.failed = False
-        self.spools = {layout: tempfile.SpooledTemporaryFile(self._SPOOL) for layout in paths}
-
-    def write(self, layout: str, data: bytes) -> None:
-        self.spools[layout].write(data)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, kind, error, trace) -> None:
-        from kbatch.files.outputs import write_output
-
-        try:
-            if kind is None:
-                for layout, spool in self.spools.items():
-                    self._write(self.paths[layout], spool, write_output)
-                    if self.failed:
-                        break   # the next would fail the same way: one line says it
-        finally:
-            for spool in self.spools.values():
-                spool.close()
-
-    def _write(self, path: str, spool, write_output) -> None:
-        spool.seek(0)
-        try:
-            os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-            write_output(path, iter(lambda: spool.read(1 << 20), b""), like=self.like)
-        except OSError as error:   # a read-only or full directory: the user's to fix, not a bug
-            click.echo(f"kbatch: cannot write {visible(path)}: {error.strerror or error}", err=True)
-            self.failed = True
+def _unwritable(path: str, error: OSError) -> None:
+    click.echo(f"kbatch: cannot write {visible(path)}: {error.strerror or error}", err=True)

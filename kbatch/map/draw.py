@@ -400,6 +400,11 @@ def utf8_model(value, name=json_name):
     return value
 
 
+
+def json_document(model: dict) -> str:
+    """The model as the JSON document ``--format json`` writes (every name UTF-8: :func:`utf8_model`)."""
+    return json.dumps(utf8_model(model), indent=1) + "\n"
+
 def _script_json(value) -> str:
     """JSON to sit inside a <script> element: no '<' at all, so no name of a file ('</script>', '<!--') can end
     it early or change how the page reads it (JSON reads \\u003c as '<')."""

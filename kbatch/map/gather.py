@@ -520,6 +520,33 @@ def lane_state(report, index: int, divergence) -> str | None:
         return "not the leader's"
     return "held by some copies"
 
+def replica_segments(reports) -> tuple[list[str], dict[str, str]]:
+    """The segments of every copy of ``reports`` (kbatch.ops.replicas.compare_all's), and the name each copy's
+    partition is shown by (its log directory's, then the partition's)."""
+    from kbatch.partition.replicas import segments
+
+    files: list[str] = []
+    names: dict[str, str] = {}
+    for report in reports:
+        for copy in report.copies:
+            files += segments(copy.path)
+            names[copy.path] = f"{copy.name}/{report.topic}-{report.partition}"
+    return files, names
+
+
+def files_beside(files: list[str]) -> list[str]:
+    """The files a map reads besides the segments: every file of each partition directory (its indexes,
+    snapshots and checkpoints)."""
+    directories = sorted({os.path.dirname(path) or "." for path in files if topic_partition(path)[0] is not None})
+    beside = []
+    for directory in directories:
+        try:
+            beside += [os.path.join(directory, name) for name in os.listdir(directory)]
+        except OSError:
+            continue   # the segments' own errors say why
+    return beside
+
+
 
 def replica_lanes(report, ident: str) -> dict:
     """One partition's copies as lanes on one offset axis (kbatch.ops.replicas.compare's report): each copy's

@@ -373,7 +373,7 @@ def search_in_parts(path: str, stream, search: Search, out, jobs: int) -> Tally:
 
 @dataclasses.dataclass
 class GrepJob:
-    """One grep over files, as the command line asked it (the same in a Spark task: kbatch.cli.grep_spark): each
+    """One grep over files, as the command line asked it (the same in a Spark task: kbatch.spark.grep): each
     file opened, searched and its matches handed to ``out``, which shows them (kbatch.render.grep.Output: its
     ``shown`` says what is shown, ``file(path, items)`` shows a file's and tallies them)."""
 

@@ -29,12 +29,15 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from kbatch.files.inputs import topic_partition
 from kbatch.reading.internal import decode_batch
 from kbatch.reading.markers import end_marker
 from kbatch.reading.model import Batch
+
+if TYPE_CHECKING:
+    from kbatch.ops.logs import Replayed
 
 # offsets.topic.num.partitions and transaction.state.log.num.partitions: both 50 unless a broker says otherwise
 DEFAULT_COORDINATOR_PARTITIONS = 50
@@ -252,6 +255,28 @@ class OffsetHistory:
                 self.positions_at[where] = commit
         self.emit(commit)
 
+
+
+def replay_offsets(files: list[str], decompressed_limit: int, emit: Callable[[Commit], None] | None = None, *,
+                   groups: set[str] | None = None, topics: set[str] | None = None, at: int | None = None
+                   ) -> tuple[dict[str, OffsetHistory], Replayed]:
+    """Replay the ``__consumer_offsets`` segments ``files``, one :class:`OffsetHistory` per partition (a group's
+    records, and a transaction's markers, are in one), each finished; (partition -> history, the replay)."""
+    from kbatch.ops.logs import partition_key, replay
+    from kbatch.reading.reader import ReadOptions
+
+    histories: dict[str, OffsetHistory] = {}
+
+    def add(path: str, batch: Batch) -> None:
+        key = partition_key(path)
+        if key not in histories:
+            histories[key] = OffsetHistory(emit, groups=groups, topics=topics, at=at)
+        histories[key].add_batch(batch, path)
+
+    replayed = replay(files, ReadOptions(records=True, decompressed_limit=decompressed_limit), add)
+    for history in histories.values():
+        history.finish()
+    return histories, replayed
 
 def _known(value: int | None) -> int | None:
     """-1 is how OffsetCommitValue says "none" for a leader epoch and an expiry time."""

@@ -19,7 +19,8 @@ from kbatch.format.structs import BATCH_HEADER
 
 _BASE_OFFSET = BATCH_HEADER.field("base_offset")
 
-__all__ = ["CaptureFinding", "CaptureSummary", "CapturedBatch", "CapturedRun", "DEFAULT_PORTS", "Extraction", "read_capture"]
+__all__ = ["CaptureFinding", "CaptureSummary", "CapturedBatch", "CapturedRun", "DEFAULT_PORTS", "Extraction",
+           "NotACapture", "inspect_capture", "read_capture"]
 
 
 @dataclass
@@ -85,6 +86,53 @@ def read_capture(path: str, stream: BinaryIO, summary: CaptureSummary, *, ports:
         summary.add(item)
         yield item
     summary.packets = reader.packets
+
+
+class NotACapture(ValueError):
+    """The file's header is neither pcap's nor pcapng's: nothing in it is read."""
+
+
+def inspect_capture(path: str, stream: BinaryIO, sink, *, ports: Iterable[int] = DEFAULT_PORTS,
+                    records: bool = False, deep: bool = False, extraction: Extraction | None = None,
+                    logdir=None) -> CaptureSummary:
+    """``kbatch pcap`` on one capture: every item :func:`read_capture` settles handed to ``sink`` (a
+    kbatch.render.pcap sink), each batch also to ``extraction`` and held against ``logdir`` (a
+    kbatch.ops.against.LogDir), where given; the capture's summary, after ``sink.done`` has it.  NotACapture,
+    before anything is read, when the stream's header is neither pcap's nor pcapng's."""
+    from kbatch.capture.packets import not_a_capture
+
+    problem = not_a_capture(stream)
+    if problem is not None:
+        raise NotACapture(problem)
+    summary = CaptureSummary(path)
+    # (a run of clean batches is written at once where nothing else wants each batch)
+    runs = extraction is None and logdir is None and getattr(sink, "takes_runs", False)
+    items = read_capture(path, stream, summary, ports=ports, records=records, deep=deep, runs=runs)
+    try:
+        if extraction is None and logdir is None:
+            for item in items:
+                sink.item(path, item)
+        else:
+            _each_batch_too(path, items, sink, summary, extraction, logdir)
+    finally:   # (the lines a sink holds back are out before any error is said)
+        sink.flush()
+    sink.done(summary)
+    return summary
+
+
+def _each_batch_too(path: str, items: Iterable, sink, summary: CaptureSummary, extraction: Extraction | None,
+                    logdir) -> None:
+    """The items to ``sink``, and each batch kept for ``extraction`` and held against ``logdir``."""
+    if logdir is not None:
+        from kbatch.ops.against import match
+    for item in items:
+        sink.item(path, item)
+        if extraction is not None and isinstance(item, CapturedBatch):
+            extraction.add(item)
+        if logdir is not None and isinstance(item, CapturedBatch):
+            found = match(item, logdir)
+            summary.add_match(found)
+            sink.match(path, found)
 
 
 # -- --extract: the batches as segment files ----------------------------------------------------------------

@@ -33,12 +33,17 @@ from __future__ import annotations
 
 import hashlib
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from kbatch.format.findings import Finding
 from kbatch.reading.markers import end_marker
 from kbatch.reading.model import Batch, ProducerFields
+
+if TYPE_CHECKING:
+    from kbatch.ops.logs import Replayed
+    from kbatch.ops.txn import CoordinatorView
 
 INT32_MAX = 2**31 - 1
 NO_SEQUENCE = -1
@@ -235,3 +240,68 @@ def hold_snapshots(views, files: list[str], unreadable: list[str], decompressed_
         view.snapshots, found = held_against_log(view.partition, logs, frozenset({kinds.PRODUCER_SNAPSHOT}),
                                                  SNAPSHOT_CHECK_CODES, decompressed_limit)
         view.snapshot_findings = [(located.path, located.finding, located.producer_id) for located in found]
+
+
+@dataclass
+class ProducersReport:
+    """What ``kbatch producers`` found: each partition's producers (in partition order) with the epochs, breaks
+    and snapshot findings of the producers selected, every finding to show as (path, finding), and the replay
+    itself (what could not be opened, whether damage was met)."""
+
+    partitions: list[PartitionProducers]
+    coordinator: CoordinatorView
+    findings: list[tuple[str, Finding]]
+    replayed: Replayed
+    broken: bool              # a producer selected broke a leader's rule (a warning, and what the command looks for)
+    snapshots_damaged: bool   # a .snapshot file disagrees with the log (for a producer selected) or does not read
+    unnamed: bool             # transactional ids were asked for and no __transaction_state record names one
+
+
+def producers_report(files: list[str], decompressed_limit: int, producer_ids: Iterable[int] = (),
+                     transactional_ids: Iterable[str] = ()) -> ProducersReport:
+    """Each producer of the partitions ``files`` belong to, held to a leader's rules, named by its
+    transactional id where ``__transaction_state`` is among them, and each partition's producer snapshots held
+    against its log (:func:`hold_snapshots`); with ``producer_ids`` or ``transactional_ids``, only those
+    producers' epochs, breaks and snapshot findings are kept (a finding about a snapshot file itself, which
+    names no producer, always)."""
+    from kbatch.ops.logs import partition_key, replay
+    from kbatch.ops.txn import CoordinatorView, is_transaction_state
+    from kbatch.reading.reader import ReadOptions
+
+    producer_ids, transactional_ids = tuple(producer_ids), tuple(transactional_ids)
+    views: dict[str, PartitionProducers] = {}
+    coordinator = CoordinatorView()
+
+    def add(path: str, batch: Batch) -> None:
+        if is_transaction_state(path):
+            coordinator.add_batch(batch)
+            return
+        key = partition_key(path)
+        if key not in views:
+            views[key] = PartitionProducers(key)
+        views[key].add_batch(batch, path)
+
+    # records only where a producer wrote them (its duplicates, its markers) and __transaction_state's
+    replayed = replay(files, ReadOptions(decompressed_limit=decompressed_limit), add,
+                      wants_records=lambda path, batch: is_transaction_state(path) or
+                      (batch.producer_id is not None and batch.producer_id >= 0))
+    ordered = [views[key] for key in sorted(views)]
+    join_transactional_ids((epoch for view in ordered for epoch in view.epochs), coordinator)
+    hold_snapshots(ordered, files, [path for path, _ in replayed.unreadable], decompressed_limit)
+    wanted = set(producer_ids) | {state.producer_id for tid, state in coordinator.ids.items()
+                                  if tid in set(transactional_ids)}
+    unnamed = bool(transactional_ids) and not any(tid in coordinator.ids for tid in transactional_ids)
+    selected = (lambda producer_id: producer_id in wanted) if producer_ids or transactional_ids else \
+        (lambda producer_id: True)
+    breaks = [(path, finding) for view in ordered for path, finding, producer_id in view.breaks
+              if selected(producer_id)]
+    findings = replayed.findings + breaks
+    snapshots_damaged = False
+    for view in ordered:   # (a finding about a snapshot file itself names no producer)
+        view.snapshot_findings = [(path, finding, producer_id) for path, finding, producer_id
+                                  in view.snapshot_findings if producer_id is None or selected(producer_id)]
+        findings += [(path, finding) for path, finding, _ in view.snapshot_findings]
+        snapshots_damaged = snapshots_damaged or any(finding.is_damage for _, finding, _ in view.snapshot_findings)
+    for view in ordered:
+        view.epochs = [epoch for epoch in view.epochs if selected(epoch.producer_id)]
+    return ProducersReport(ordered, coordinator, findings, replayed, bool(breaks), snapshots_damaged, unnamed)

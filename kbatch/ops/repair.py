@@ -19,7 +19,7 @@ Neither ever writes to its input: output goes to a new file, atomically
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import BinaryIO, Iterator
+from typing import TYPE_CHECKING, BinaryIO, Iterator
 
 from kbatch.format.findings import Finding
 from kbatch.format.framing import CHECKSUMS
@@ -29,6 +29,9 @@ from kbatch.reading.model import Batch
 from kbatch.reading.reader import ReadOptions, SegmentReader
 from kbatch.format.structs import LOG_OVERHEAD, LOG_ENTRY_PREFIX
 from kbatch.walk.engine import each, entries
+
+if TYPE_CHECKING:
+    from kbatch.reading.summary import FileSummary
 
 _COPY_CHUNK = 4 * 1024 * 1024
 _SIZE_FIELD = slice(LOG_ENTRY_PREFIX.offsets["size"], LOG_ENTRY_PREFIX.offsets["size"] + 4)
@@ -126,6 +129,20 @@ def write_repaired(stream: BinaryIO, plan: RepairPlan) -> Iterator[bytes]:
         position = patch_pos + 4
     yield from _copy(stream, position, end)
 
+
+
+def verify_written(path: str) -> tuple[FileSummary, list[Finding]]:
+    """Read a written copy back as ``verify-crc`` reads it: its summary and every finding."""
+    import os
+
+    from kbatch.ops.verify import verify_stream
+    from kbatch.reading.reader import open_input
+    from kbatch.reading.summary import FileSummary
+
+    summary = FileSummary(path, os.path.getsize(path))
+    with open_input(path) as stream:
+        findings = list(verify_stream(stream, summary))
+    return summary, findings
 
 class InputCut(Exception):
     """The input ended early while it was copied: it was cut after the plan was made."""

@@ -33,7 +33,7 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from kbatch.ops.logs import replay
+from kbatch.ops.logs import Replayed, replay
 from kbatch.reading.model import Batch
 
 if TYPE_CHECKING:
@@ -309,7 +309,7 @@ def partition_directories(paths: list[str]) -> list[str]:
 
 
 def read_partition(directory: str, options, coordinator: CoordinatorView | None = None) \
-        -> tuple[PartitionRetention, object]:
+        -> tuple[PartitionRetention, Replayed]:
     """A partition directory's segments (oldest first) read into their facts, and its checkpoints; with what
     the replay met (kbatch.ops.logs.Replayed).  A __transaction_state partition's records go to ``coordinator``
     too, when given (the transactional ids of the producers: :func:`name_open_transactions`)."""
@@ -363,6 +363,39 @@ def name_open_transactions(partitions: list[PartitionRetention], coordinator: Co
 
     join_transactional_ids([partition.first_open_transaction for partition in partitions
                             if partition.first_open_transaction is not None], coordinator)
+
+
+class ConfigError(ValueError):
+    """A topic's config (from __cluster_metadata or --config) holds a value that does not parse."""
+
+
+def retention_report(directories: list[str], configs: dict[str, str], topics: dict[str, dict[str, str]],
+                     options, now: int) -> tuple[list[tuple[PartitionRetention, dict]], Replayed]:
+    """Each partition directory read (:func:`read_partition`) and judged at ``now`` under its config (Kafka's
+    defaults, then ``topics``' for its topic, then ``configs``), its open transactions named by
+    ``__transaction_state`` where a directory given holds it; ((partition, config) each, what the reads met).
+    ConfigError (before the directory is read) when a config value does not parse."""
+    from kbatch.files.inputs import topic_partition
+    from kbatch.ops.txn import CoordinatorView
+
+    results = []
+    everything = Replayed()
+    coordinator = CoordinatorView()   # __transaction_state's, where a directory given holds it
+    for directory in directories:
+        topic, _ = topic_partition(os.path.join(directory, "x"))
+        try:
+            config = parse_config({**(topics.get(topic, {}) if topic is not None else {}), **configs})
+        except ValueError as error:
+            raise ConfigError(str(error)) from None
+        partition, replayed = read_partition(directory, options, coordinator)
+        results.append((partition, config))
+        everything.findings += replayed.findings
+        everything.unreadable += replayed.unreadable
+        everything.damaged = everything.damaged or replayed.damaged
+    name_open_transactions([partition for partition, _ in results], coordinator)
+    for partition, config in results:
+        judge(partition, config, now)
+    return results, everything
 
 
 def topic_configs(metadata_directory: str, options) -> dict[str, dict[str, str]]:

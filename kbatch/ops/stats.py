@@ -24,7 +24,7 @@ the file size.  This module is the library: it imports neither click nor rich.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from kbatch.format.codecs import XERIAL_MAGIC, CodecError, Decompressor, frame_options
@@ -528,3 +528,79 @@ def collect(stats: SegmentStats, path: str, stream,
     stats.begin_file(path, reader.size)
     each(entries(reader), batch, region)
     stats.end_file()
+
+
+def collect_files(stats: SegmentStats, files: list[str], options: ReadOptions, *, hex_input: bool = False,
+                  what_if=None, outputs: dict[str, dict[str, str]] | None = None,
+                  unreadable: Callable[[str, Exception], None], unwritable: Callable[[str, OSError], None]) -> bool:
+    """Read every file of ``files`` into ``stats`` (:func:`collect`), each that cannot be opened passed to
+    ``unreadable(path, error)``; with ``what_if`` (a kbatch.ops.reencode.WhatIf) and ``outputs`` (input ->
+    layout -> file), each input's layouts written to those files (:class:`LayoutFiles`), one that cannot be
+    passed to ``unwritable(path, error)``.  Whether anything could not be read or written."""
+    from kbatch.reading.reader import open_input
+
+    trouble = False
+    outputs = outputs or {}
+    for path in files:
+        try:
+            stream = open_input(path, hex_text=hex_input)
+        except (OSError, ValueError) as error:
+            unreadable(path, error)
+            trouble = True
+            continue
+        with stream:
+            if path in outputs:
+                with LayoutFiles(outputs[path], like=path, unwritable=unwritable) as layout_files:
+                    what_if.write = layout_files.write
+                    collect(stats, path, stream, options, what_if=what_if)
+                trouble = trouble or layout_files.failed
+            else:
+                collect(stats, path, stream, options, what_if=what_if)
+    return trouble
+
+
+class LayoutFiles:
+    """One input's layouts, spooled (to disk past 8 MiB) as they are encoded, then each written as its own
+    output (:func:`kbatch.files.outputs.write_output`: atomically, with the mode of the input ``like``).
+    A file that cannot be written is passed to ``unwritable(path, error)``, and ``failed`` says so."""
+
+    _SPOOL = 8 << 20
+
+    def __init__(self, paths: dict[str, str], like: str | None, unwritable: Callable[[str, OSError], None]):
+        import tempfile
+
+        self.paths = paths
+        self.like = None if like == "-" else like
+        self.unwritable = unwritable
+        self.failed = False
+        self.spools = {layout: tempfile.SpooledTemporaryFile(self._SPOOL) for layout in paths}
+
+    def write(self, layout: str, data: bytes) -> None:
+        self.spools[layout].write(data)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, error, trace) -> None:
+        try:
+            if kind is None:
+                for layout, spool in self.spools.items():
+                    self._write(self.paths[layout], spool)
+                    if self.failed:
+                        break   # the next would fail the same way: one line says it
+        finally:
+            for spool in self.spools.values():
+                spool.close()
+
+    def _write(self, path: str, spool) -> None:
+        import os
+
+        from kbatch.files.outputs import write_output
+
+        spool.seek(0)
+        try:
+            os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+            write_output(path, iter(lambda: spool.read(1 << 20), b""), like=self.like)
+        except OSError as error:   # a read-only or full directory: the user's to fix, not a bug
+            self.unwritable(path, error)
+            self.failed = True

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import tempfile
 
 from rich.table import Table
 from rich.text import Text
 
 from kbatch.output.values import counted
+from kbatch.output.visible import visible
 from kbatch.ops.diff import Difference, DiffSummary
 
 
@@ -74,3 +76,32 @@ def jsonl_summary(summary: DiffSummary, path_a: str, path_b: str) -> str:
     from kbatch.output.jsonout import diff_summary_dict
 
     return json.dumps(diff_summary_dict(summary, path_a, path_b), ensure_ascii=False)
+
+
+def write_diff_jsonl(out, differences, summary: DiffSummary, path_a: str, path_b: str) -> None:
+    """A "difference" line per difference as it comes, then the "summary" line."""
+    for difference in differences:
+        out.write(jsonl_difference(difference) + "\n")
+    out.write(jsonl_summary(summary, path_a, path_b) + "\n")
+
+
+def print_diff(console, differences, summary: DiffSummary, path_a: str, path_b: str, records_only: bool) -> None:
+    """Summary first: the differences are spooled to a temporary file (constant memory) while counting."""
+    with tempfile.TemporaryFile("w+", encoding="utf-8") as spool:
+        for difference in differences:
+            spool.write(json.dumps(difference.__dict__) + "\n")
+        console.print(f"A: {visible(path_a)} ({counted(summary.size_a, 'byte')})\n"
+                      f"B: {visible(path_b)} ({counted(summary.size_b, 'byte')})")
+        first = summary.first_different_byte
+        console.print("byte-identical" if first is None else f"first differing byte: {first}")
+        console.print(summary_table(summary, records_only))
+        spool.seek(0)
+        chunk: list[Difference] = []
+        for line in spool:
+            chunk.append(Difference(**json.loads(line)))
+            if len(chunk) == 1000:
+                console.print(details_table(chunk))
+                chunk = []
+        if chunk:
+            console.print(details_table(chunk))
+    console.print(verdict(summary))

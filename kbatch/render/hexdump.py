@@ -10,14 +10,88 @@ from rich.cells import cell_len
 from rich.control import strip_control_codes
 from rich.text import Span as StyleSpan, Text
 
-from kbatch.ops.annotate import Span
-from kbatch.output.values import finding_text
+from kbatch.format.codecs import CodecError
+from kbatch.format.findings import Finding
+from kbatch.ops.annotate import Span, decompressed_spans, entry_spans
+from kbatch.output.values import counted, finding_text
+from kbatch.output.visible import visible
 
 PALETTE = ("cyan", "magenta", "green", "yellow", "blue", "bright_cyan", "bright_magenta", "bright_green",
            "bright_yellow", "bright_blue")
 DAMAGE_STYLE = "bold white on red"
 RAW_STYLE = "dim"
 
+
+
+def show_entry(console, annotation, file: str, index: int, item, findings, *, width: int, ruler: bool,
+               max_bytes: int, decompressed: bool, chosen: bool, internal: dict) -> bool:
+    """``hexdump-annotate``'s view of one entry of ``annotation`` (kbatch.ops.annotate.Annotation): a batch
+    (its records inflated too with ``decompressed``) or a damaged range, at most ``max_bytes`` of it (0: all),
+    then the findings the dump does not mark; whether what is shown holds damage."""
+    from kbatch.render.table import finding_line
+
+    view = annotation.view
+    low, high = item.pos, item.pos + item.size
+    if max_bytes:
+        high = min(high, low + max_bytes)
+    cut = _cut_note(item.size, high - low)
+    if isinstance(item, Finding):
+        spans = [Span(item.pos, item.pos + item.size, "damaged range", counted(item.size, "byte"), "raw", finding)
+                 for finding in findings[:1]]
+        render(console, view[low:high], low, spans, width=width, ruler=ruler, cut=cut,
+               title=f"{visible(file)}: damaged range at {item.pos}, {counted(item.size, 'byte')}")
+        for finding in findings[1:]:
+            console.print(finding_line(finding))
+        # a range that is information (an active segment's preallocated zero tail) is no damage
+        return any(finding.is_damage for finding in findings)
+    spans = _within(entry_spans(item, view[item.pos:item.pos + item.size], index, (low, high), **internal),
+                    low, high)
+    render(console, view[low:high], low, spans, width=width, ruler=ruler, cut=cut,
+           title=f"{visible(file)}: batch[{index}] at {item.pos}, {counted(item.size, 'byte')}, magic {item.magic}, {item.codec}")
+    for finding in item.findings:
+        console.print(finding_line(finding))
+    if decompressed and item.compressed:
+        _show_decompressed(console, annotation, item, index, width, ruler, max_bytes, internal)
+    elif not chosen:
+        console.print("(the first batch: --batch N, --offset O, --position P or --range A:B show others)")
+    return item.is_damaged
+
+
+def show_range(console, annotation, byte_range: tuple[int, int], width: int, ruler: bool, internal: dict) -> bool:
+    """Every field that lies in file positions [low, high) of ``annotation``; whether any of it is damaged."""
+    low, high = byte_range
+    spans, damaged = annotation.range(low, high, internal)
+    high = min(high, annotation.size)
+    render(console, annotation.view[low:high], low, spans, width=width, ruler=ruler, title=f"positions {low}–{high - 1}")
+    return damaged
+
+
+def _show_decompressed(console, annotation, batch, index: int, width: int, ruler: bool, max_bytes: int,
+                       internal: dict) -> None:
+    try:
+        inflated = annotation.inflated(batch)
+    except CodecError as error:
+        console.print(f"(the records do not decompress: {error.detail})")
+        return
+    high = min(len(inflated), max_bytes) if max_bytes else len(inflated)
+    console.print()
+    spans = _within(decompressed_spans(batch, inflated, index, (0, high), **internal), 0, high)
+    render(console, inflated[:high], 0, spans, width=width, ruler=ruler,
+           cut=_cut_note(len(inflated), high),
+           title=f"batch[{index}] records, decompressed: {counted(len(inflated), 'byte')} "
+                 "(positions +N are inside the decompressed data, not the file)")
+
+
+def _cut_note(size: int, shown: int) -> str:
+    if shown >= size:
+        return ""
+    return f"… {size - shown} more bytes not shown (the first {shown} of {size}; --max-bytes N shows more, 0 all)"
+
+
+def _within(spans, low: int, high: int) -> list:
+    """The spans that lie (in part) in [low, high): an empty one (a field of no bytes) where it stands."""
+    return [span for span in spans if span.end > low and span.start < high
+            or span.start == span.end and low <= span.start < high]
 
 def _style(index: int, span: Span) -> str:
     if span.kind == "damage":

@@ -33,3 +33,26 @@ def salvage_table(path: str, report: SalvageReport) -> Table:
     for skipped in report.skipped:
         table.add_row(str(skipped.pos), str(skipped.size), skipped.reason, skipped.offsets)
     return table
+
+
+def print_verified(console, path: str, summary, findings) -> None:
+    """What reading a written copy back found (kbatch.ops.repair.verify_written): each finding, then a verdict."""
+    from kbatch.output.values import finding_text
+
+    for finding in findings:
+        console.print(("✗ " if finding.is_damage else "• ") + finding_text(finding))
+    verdict = "damage remains" if summary.damaged else "every entry verifies"
+    console.print(f"verify-crc {path}: {counted(summary.batches, 'batch')}, {counted(summary.records, 'record')}; {verdict}")
+
+
+def salvage_summary(report: SalvageReport, written: int, output: str) -> str:
+    """The line salvage ends with: what was kept in ``output`` (as the report names it), what was skipped, and
+    what was mended or dropped on the way."""
+    notes = []
+    if report.lengths_fixed:
+        notes.append(f"{counted(report.lengths_fixed, 'length field')} corrected")
+    if report.dropped_zero_tail:
+        notes.append(f"a zero tail of {counted(report.dropped_zero_tail, 'byte')} dropped")
+    return (f"kept {counted(report.kept, 'batch')} ({counted(report.kept_records, 'record')}, {written} of "
+            f"{counted(report.size, 'byte')}) in {output}; skipped {counted(len(report.skipped), 'damaged range')}"
+            + (f"; {', '.join(notes)}" if notes else ""))

@@ -1,6 +1,8 @@
-"""The scan report as Rich tables."""
+"""The scan report as Rich tables, or as one JSON document."""
 
 from __future__ import annotations
+
+import json
 
 from rich.console import JustifyMethod, RenderableType
 from rich.measure import Measurement
@@ -107,3 +109,8 @@ def _cross_checks(checks: dict | None) -> Text:
     if checks["errors"]:
         return Text(codes, style="bold red")
     return Text("ok" + (f" ({codes})" if codes else ""), style="green")
+
+
+def write_scan_json(out, result: dict) -> None:
+    """The report as one JSON document (--format json)."""
+    out.write(json.dumps(result, indent=1, ensure_ascii=False) + "\n")

@@ -188,6 +188,37 @@ MAX_RUNS = 10                    # runs of differing bytes named, at most
 MAX_RUNS_INPUT = 16 * 1024 * 1024   # inputs larger than this name only their first differing byte
 
 
+def compare_snapshot(kept_text, data: BinaryIO) -> tuple[bool, tuple[bytes, bytes] | None]:
+    """A snapshot (``kept_text``, a text stream) held against the input it was written of (``data``): the hex
+    and the text compared with the input's a line and a piece at a time; only when they differ are both read
+    whole, to say field by field what changed.  (stale: the bytes agree but the text is an older kbatch's,
+    None or the snapshot's bytes and the input's where they differ); UnicodeDecodeError or ValueError when the
+    snapshot does not read."""
+    if _same_bytes(snapshot_pieces(kept_text), data):
+        return not _same_text(snapshot_text(_rewound(data)), _rewound(kept_text)), None
+    return False, (snapshot_bytes(_rewound(kept_text).read()), _rewound(data).read())
+
+def _rewound(stream):
+    stream.seek(0)
+    return stream
+
+
+def _same_bytes(kept_pieces, stream) -> bool:
+    """Whether the stream holds exactly the bytes of ``kept_pieces`` (read as far as they agree)."""
+    for piece in kept_pieces:
+        if read_exactly(stream, len(piece)) != piece:
+            return False
+    return not stream.read(1)
+
+
+def _same_text(pieces, text_stream) -> bool:
+    """Whether the text ``pieces`` make is the text stream's, to its end."""
+    for piece in pieces:
+        if text_stream.read(len(piece)) != piece:
+            return False
+    return not text_stream.read(1)
+
+
 def _span_text(start: int, end: int) -> str:
     return f"byte {start}" if end == start + 1 else f"bytes {start}–{end - 1}"
 

@@ -14,6 +14,27 @@ from kbatch.spark.source import BATCH_SCHEMA, FINDING_SCHEMA, SCHEMAS, KbatchRea
 LOCAL_OPEN_COST = 64 * 1024   # bytes: what opening a local segment weighs when files are packed into tasks
 
 
+def scan_segments(paths: list[str], pattern: str, unread: list[tuple[str, str | None]]) -> list[Segment]:
+    """The segments the paths name (kbatch.files.inputs.list_segments), each whose name the tables can hold:
+    one that is no UTF-8 (bytes Python keeps as surrogates), or whose topic names no directory a file system
+    allows (kbatch.spark.records_table.unwritable_topic), goes to ``unread`` with why, as what is not found."""
+    from kbatch.files.inputs import list_segments
+    from kbatch.spark.records_table import unwritable_topic
+
+    segments = []
+    for segment in list_segments(list(paths), pattern, unread):
+        try:
+            segment.path.encode("utf-8")
+        except UnicodeEncodeError:
+            unread.append((segment.path, "its name is not UTF-8, and the tables hold file names as UTF-8 text"))
+        else:
+            if (why := unwritable_topic(segment.topic)) is not None:
+                unread.append((segment.path, why))
+            else:
+                segments.append(segment)
+    return segments
+
+
 def run_scan(segments: list[Segment], out_dir: str, *, records: bool = False, deep: bool = False,
              master: str | None = None, split_bytes: int = 0, quiet: bool = True, progress=print,
              pattern: str = "*.log", log_dir: str | None = None) -> dict:

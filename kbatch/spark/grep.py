@@ -1,5 +1,5 @@
 """``kbatch grep --spark``: the same search as a Spark job, a task per file, the same lines printed (the command
-line's own search run on the executors, so it lives with the command).
+line's own search run on the executors).
 
 Each task runs the command line's own search (kbatch.ops.grep.GrepJob.one) on its file, its lines and
 what it says on stderr caught; the driver prints them in the files' order, so the output is the one
@@ -36,12 +36,19 @@ def spark_grep(job, files: list[str], master: str | None) -> tuple[bool, bool, b
 
 def _search(job, index: int, shown: str, path: str):
     """One file searched in a task: (index, its lines, its stderr, matched, damaged, unreadable)."""
-    from kbatch.cli.options import consumer_views
+    from kbatch.ops.visibility import ConsumerViews
 
     out, err = io.StringIO(), io.StringIO()
     mine = dataclasses.replace(job, out=dataclasses.replace(job.out, out=out))
     with contextlib.redirect_stderr(err):
-        views = consumer_views(job.decompressed_limit, job.isolation)
+        # what a consumer of --isolation is given, told on the task's stderr as the command line tells it
+        views = None if job.isolation is None else ConsumerViews(job.decompressed_limit, job.isolation, tell=_tell)
         found, hurt, unreadable = mine.one(path, views, shown)   # the lines name the file as it was given
         hurt |= views is not None and views.damaged
     return index, out.getvalue(), err.getvalue().replace(path, shown), found, hurt, unreadable
+
+
+def _tell(line: str) -> None:
+    import click
+
+    click.echo(line, err=True)   # (as the command line's kbatch.cli.options.tell: the task's stderr is caught)
