@@ -411,7 +411,7 @@ def test_a_key_or_value_length_below_minus_one_is_found_and_read_as_null():
 ])
 def test_a_key_or_value_starting_with_a_zero_byte_is_told(record, starts_with_zero):
     """any_key_or_value_starts_with_zero: the schema registry's magic byte first in a key or value."""
-    from kbatch.kernels.jsonl import any_key_or_value_starts_with_zero
+    from kbatch.kernels.recordwalk import any_key_or_value_starts_with_zero
     from kbatch.kernels.recordwalk import RecordColumns, RecordWalker
 
     data = bytes.fromhex(record.replace(" ", ""))

@@ -557,6 +557,31 @@ def test_a_views_run_takes_the_clean_batches_neither_transactional_nor_control(h
         assert got == (stopped, greatest, taken)
 
 
+@settings(max_examples=300, deadline=None)
+@given(headers=st.lists(st.tuples(*(st.integers(-(2**(8 * size - 1)), 2**(8 * size - 1) - 1)
+                                    for size in layouts.BATCH_HEADER.sizes.values())), min_size=1, max_size=4),
+       clean=st.integers(0, 4), start=st.integers(0, 3), stop=st.integers(0, 2000))
+def test_the_crc_runs_loop_counts_the_batches_clean_v2_batches_hands_out(headers, clean, start, stop):
+    """verify-crc's CRC run counts the batches clean_v2_batches hands out in one loop (counted_batches): the same
+    batches, their records, where it stopped and the last one taken, from any entry start and up to any stop,
+    compiled and plain Python alike."""
+    from kbatch.format.framing import CHECKSUMS
+    from kbatch.reading.reader import BufferStream, ReadOptions, SegmentReader
+    from kbatch.walk.engine import clean_v2_batches
+
+    batches = [_header_batch(header, fixed=k < clean) for k, header in enumerate(headers)]
+    data = b"".join(batches)
+    pos = sum(map(len, batches[:min(start, len(batches) - 1)]))   # (an entry start)
+    least, most = size_bounds(2, 1 << 30)
+    window = SegmentReader(BufferStream(data, unchanging=True), ReadOptions(), size=len(data)).window
+    stopped, taken, records, last = pos, 0, 0, -1
+    for batch_pos, _, i, end, count, _ in clean_v2_batches(window, pos, stop, 1 << 30):
+        stopped, taken, records, last = batch_pos + end - i, taken + 1, records + count, batch_pos
+    for module in (pure, compiled):   # (over the whole data: its indexes are file positions)
+        assert module.counted_batches(memoryview(data), pos, stop, least, most, CHECKSUMS[2]) == \
+            (stopped, taken, records, last)
+
+
 def _header_batch(header: tuple, fixed: bool) -> bytes:
     """A v2 batch of ``header``'s fields with no records: with ``fixed`` framed as a batch of its size, magic 2,
     a count of 0 and its CRC holding (else as the fields say, the CRC too)."""

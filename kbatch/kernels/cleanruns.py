@@ -29,7 +29,7 @@ else:
     from kbatch.kernels.recordwalk import RecordColumns, RecordRows, RecordWalker
 
 from kbatch.kernels.batchrules import V2_HEADER
-from kbatch.kernels.jsonl import any_key_or_value_starts_with_zero
+from kbatch.kernels.recordwalk import any_key_or_value_starts_with_zero
 from kbatch.format.structs import (
     BATCH_HEADER,
     COMPRESSION_CODEC_MASK,
@@ -303,6 +303,31 @@ def batches_into_rows(rows: RecordRows, walker: RecordWalker, columns: RecordCol
         last_taken = i
         i = end
     return i, NOT_CLEAN, taken, last_taken
+
+
+@cython.ccall
+def counted_batches(window, i: cython.Py_ssize_t, last: cython.Py_ssize_t, least: cython.longlong,
+                    most: cython.longlong, checksum) -> tuple:
+    """The batches kbatch.walk.engine.clean_v2_batches would hand out from ``window[i:]`` (a memoryview; ``i`` an
+    entry start) that start before ``last``, counted in one loop (verify-crc's CRC run, kbatch.walk.crcrun: no
+    Python object per batch): (the index of the first entry that is not one, the batches, the records they count,
+    the index of the last one or -1)."""
+    buf: cython.const[cython.uchar][::1] = window
+    crc = checksum.function
+    crc_start: cython.Py_ssize_t = checksum.start
+    end: cython.Py_ssize_t
+    taken: cython.Py_ssize_t = 0
+    records: cython.longlong = 0
+    last_taken: cython.Py_ssize_t = -1
+    while i < last:
+        end = _clean_v2_end(buf, window, i, least, most, crc, crc_start)
+        if end < 0:
+            break
+        records += _V2.records_count.read(buf, i)
+        taken += 1
+        last_taken = i
+        i = end
+    return i, taken, records, last_taken
 
 
 _LONG_MAX = cython.declare(cython.longlong, 2**63 - 1)   # Java's Long.MAX_VALUE, MIN_VALUE

@@ -1085,18 +1085,3 @@ def _span_length(columns: RecordColumns, row: cython.Py_ssize_t, field: cython.i
     if field % 2 == 0:
         return columns._h_key_length[columns._first_header[row] + (field - 2) // 2]
     return columns._h_value_length[columns._first_header[row] + (field - 2) // 2]
-
-
-@cython.boundscheck(False)
-@cython.wraparound(False)
-def any_key_or_value_starts_with_zero(columns: RecordColumns, data) -> cython.bint:
-    """Whether the key or value of a record held in ``columns`` starts with a zero byte: the schema
-    registry's magic byte (kbatch.render.user_topic.registry_frame says whether the rest of its framing holds)."""
-    view: cython.const[cython.uchar][::1] = data
-    row: cython.Py_ssize_t
-    for row in range(columns.n):
-        if columns._key_length[row] > 0 and view[columns._key_pos[row]] == 0:
-            return True
-        if columns._value_length[row] > 0 and view[columns._value_pos[row]] == 0:
-            return True
-    return False

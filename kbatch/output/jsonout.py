@@ -15,9 +15,8 @@ from types import SimpleNamespace
 from kbatch.output import columns
 from kbatch.format.findings import Finding
 from kbatch.reading.model import Batch, Record
-from kbatch.kernels.jsonl import (BATCH_JSON_KEYS, JSON_HEX, JSON_OTHER, JSON_TEXT, RECORD_JSON_KEYS,
-                                  any_key_or_value_starts_with_zero, batch_json, records_json)
-from kbatch.kernels.recordwalk import is_compiled
+from kbatch.kernels.jsonl import BATCH_JSON_KEYS, JSON_HEX, JSON_OTHER, JSON_TEXT, RECORD_JSON_KEYS, batch_json, records_json
+from kbatch.kernels.recordwalk import any_key_or_value_starts_with_zero, is_compiled
 from kbatch.output.values import bytes_json
 # The JSON form of each kind of row, written out from its columns (kbatch.output.columns: what each key is and how
 # it is read) by python -m kbatch.output.docs.  Every key is present, null where an entry has no such field, except

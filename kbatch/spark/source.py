@@ -489,7 +489,7 @@ def record_batches(ranges: list[FileRange], source: KbatchReader, schema, column
     """
     from kbatch.reading.reader import ReadOptions
     from kbatch.reading.records import chunk_records, record_chunks
-    from kbatch.kernels.jsonl import any_key_or_value_starts_with_zero
+    from kbatch.kernels.recordwalk import any_key_or_value_starts_with_zero
     from kbatch.files.inputs import topic_partition
     from kbatch.messages import decoder_for_path
     from kbatch.spark.record_columns import RecordColumnsRun
