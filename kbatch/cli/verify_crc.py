@@ -87,7 +87,7 @@ def _verify_crc(paths, deep, index_only, jobs, output_format, quiet, kafka_versi
     # What runs is imported when it runs: a clean file on the fast pass never loads the full reader,
     # and --quiet, jsonl output or a summary off a terminal never loads Rich.
     if quiet:
-        from kbatch.render.verify import QuietSink
+        from kbatch.ops.verify import QuietSink
         sink = QuietSink()
     elif output_format == "jsonl":
         from kbatch.render.verify import VerifyJsonlSink
@@ -113,7 +113,7 @@ def _verify_crc(paths, deep, index_only, jobs, output_format, quiet, kafka_versi
 
     partitions = []
     if (deep or index_only) and not hex_input:
-        from kbatch.partition.verify import complete_and_partial_partitions
+        from kbatch.files.inputs import complete_and_partial_partitions
 
         partitions, partial = complete_and_partial_partitions(paths)
         if not partitions and index_only:

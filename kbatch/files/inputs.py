@@ -119,6 +119,46 @@ def expand_paths(paths, pattern: str | tuple[str, ...] = "*.log") -> tuple[list[
     return files, missing, passed
 
 
+def partition_directories(paths) -> list[str]:
+    """The partition directories the arguments name: each that holds segments, at any depth, under a
+    directory argument, found by the one walk every command uses (:func:`kbatch.files.inputs.expand_paths`), in
+    its order; and each directory all of whose segments the file (and glob) arguments name, as if the
+    directory were given (``'/var/kafka-logs/*/*.log'`` names every partition)."""
+    return complete_and_partial_partitions(paths)[0]
+
+
+def complete_and_partial_partitions(paths) -> tuple[list[str], list[tuple[str, int, int]]]:
+    """:func:`partition_directories`, and the directories only some of whose segments the arguments name:
+    (directory, segments named, segments in it) each, which a cross-check cannot take (an index or a
+    snapshot is held against the whole partition's log)."""
+    from kbatch.files.kinds import LOG, kind_of
+
+    found: dict[str, None] = {}
+    named: dict[str, set[str]] = {}
+    for path in paths:
+        if path == "-" or "://" in path:
+            continue
+        segments = expand_paths([path])[0]
+        if os.path.isdir(path):
+            found.update((os.path.dirname(segment), None) for segment in segments)
+            continue
+        for segment in segments:
+            if os.path.isfile(segment) and kind_of(segment) == LOG:
+                named.setdefault(os.path.dirname(segment) or ".", set()).add(os.path.basename(segment))
+    partial = []
+    for directory, names in named.items():
+        # A scratch directory holding one segment is no partition to hold indexes against.
+        if directory in found or partition_directory(os.path.basename(os.path.abspath(directory))) is None:
+            continue
+        in_it = {name for name in os.listdir(directory)
+                 if kind_of(name) == LOG and os.path.isfile(os.path.join(directory, name))}
+        if in_it <= names:
+            found[directory] = None
+        else:
+            partial.append((directory, len(names & in_it), len(in_it)))
+    return list(found), partial
+
+
 def not_a_segment(path: str, pattern: str | tuple[str, ...]) -> str | None:
     """Why a file named to a command that reads log segments (``pattern`` "*.log") is not read as one: Kafka's
     name for it says it is another kind (a producer snapshot, an index, a checkpoint), whose bytes read as

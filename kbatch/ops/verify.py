@@ -364,3 +364,22 @@ def _verify_part(path: str, stream: BinaryIO, start: int, stop: int, size: int, 
             items.append(finding)   # a damaged range between batches
     return _Found(items, summary, walked["pos"], first, second_base, order, walked["last_offset"],
                   headers.taken if headers is not None else [])
+
+
+class QuietSink:
+    """The sink of ``verify-crc --quiet``: it says nothing (the exit status says it all), and loads no renderer."""
+
+    def entry(self, batch) -> None:
+        pass
+
+    def unreadable(self, path: str, reason: str) -> None:
+        pass
+
+    def finding(self, path: str, finding: Finding) -> None:
+        pass
+
+    def file_done(self, summary: FileSummary) -> None:
+        pass
+
+    def close(self) -> None:
+        pass

@@ -261,20 +261,3 @@ class VerifyJsonlSink(BatchOffsets):
 
     def close(self) -> None:
         pass
-
-
-class QuietSink:
-    def entry(self, batch) -> None:
-        pass
-
-    def unreadable(self, path: str, reason: str) -> None:
-        pass
-
-    def finding(self, path: str, finding: Finding) -> None:
-        pass
-
-    def file_done(self, summary: FileSummary) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
