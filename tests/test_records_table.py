@@ -230,3 +230,35 @@ def test_a_tasks_findings_walk_only_the_files_its_batches_walk_met_a_finding_in(
     got = sorted(json.dumps(row, sort_keys=True, default=repr)
                  for each in written["findings"] for row in pq.ParquetFile(each["staged"]).read().to_pylist())
     assert got == expected and len(got) > 5
+
+
+def test_the_records_tables_tasks_take_the_read_committed_views_the_driver_made(spark, tmp_path):
+    """write_tables hands its tasks the views committed_views made (once, on the driver), and the records table's
+    visible_to_read_committed says what they say, not what a view a worker made or made before would: here the
+    views were made before the open transaction's COMMIT marker was written in a segment of its own."""
+    from kbatch.spark.records_table import write_tables
+    from kbatch.spark.scan import _partitions
+    from kbatch.spark.source import RECORD_SCHEMA, committed_views
+
+    from .handmade import batch, end_marker
+    from .test_grep import _transactional_partition
+
+    seen = _transactional_partition(tmp_path)
+    partition = tmp_path / "orders-0"
+    first = str(partition / "00000000000000000000.log")
+    views = committed_views([first, first, "s3://bucket/orders-0/00000000000000000000.log"])
+    assert list(views) == [str(partition)]
+    (partition / "00000000000000000014.log").write_bytes(
+        batch(14, [end_marker("COMMIT", 7)], control=True, transactional=True, producer_id=400, producer_epoch=0))
+    schema = spark.createDataFrame([], RECORD_SCHEMA).schema
+
+    def visible(views) -> dict:
+        out = tmp_path / "out" / "records"
+        write_tables(spark, _partitions([first], 0, [], schema), {"records": (str(out), schema)}, views=views)
+        return {row.offset: row.visible_to_read_committed
+                for row in spark.read.parquet(str(out)).collect() if not row.is_control}
+
+    # Made by the task (of the partition as it is now): 400's transaction committed, nothing held back.
+    assert visible(None) == {**seen, 11: True, 12: True, 13: True}
+    # Handed over (the partition before the marker): the transaction open, the offsets from 11 on held back.
+    assert visible(views) == seen == {**seen, 11: False, 12: False, 13: False}

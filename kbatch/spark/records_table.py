@@ -60,14 +60,17 @@ def _escape(text: str) -> str:
     return "".join(f"%{ord(char):02X}" if char in _ESCAPED else char for char in text)
 
 
-def write_tables(spark, partitions: list, tables: dict[str, tuple], options: dict | None = None) -> dict[str, int]:
+def write_tables(spark, partitions: list, tables: dict[str, tuple], options: dict | None = None,
+                 views: dict[str, bytes] | None = None) -> dict[str, int]:
     """Write the levels ``tables`` names (level: its table's location, absolute or a URI pyarrow.fs knows, and
     its StructType) of ``partitions`` (as :meth:`.source.KbatchReader.partitions` plans them), replacing what
     is there; the rows written, per level.
 
-    ``options`` are the data source's (``deep``, ``decompress``). The file work runs in Spark tasks, where the
-    executors see the locations: the driver need not (Spark Connect's client). One job clears the tables, one
-    writes them (a task reads its ranges once per level), one moves the files into place.
+    ``options`` are the data source's (``deep``, ``decompress``); ``views`` the read_committed views of the
+    partitions read (:func:`.source.committed_views`), made once for the records level's tasks (a partition
+    without one, a task makes itself). The file work runs in Spark tasks, where the executors see the
+    locations: the driver need not (Spark Connect's client). One job clears the tables, one writes them (a task
+    reads its ranges once per level), one moves the files into place.
     """
     job = uuid.uuid4().hex
     one = spark.range(0, 1, 1, 1)
@@ -79,7 +82,8 @@ def write_tables(spark, partitions: list, tables: dict[str, tuple], options: dic
         # unpickles its own ranges only (100,000 tiny segments: 11 MB of plans, 0.15 s to unpickle them all).
         plans = [pickle.dumps(partition) for partition in partitions]
         written = (spark.range(0, len(partitions), 1, len(partitions))
-                   .mapInArrow(partial(_write_tasks, plans, locations, job, schemas, options or {}), _WRITTEN)
+                   .mapInArrow(partial(_write_tasks, plans, locations, job, schemas, options or {}, views or {}),
+                               _WRITTEN)
                    .collect())
     else:
         written = []
@@ -118,12 +122,17 @@ def _clear_tables(outs: list[str], batches):
     yield from _done(batches)
 
 
-def _write_tasks(plans: list[bytes], locations: dict[str, str], job: str, schemas: dict, options: dict, batches):
+def _write_tasks(plans: list[bytes], locations: dict[str, str], job: str, schemas: dict, options: dict,
+                 views: dict[str, bytes], batches):
     import pyarrow as pa
+
+    from kbatch.spark.source import take_committed_views
 
     for batch in batches:
         for index in batch.column("id").to_pylist():
             partition = pickle.loads(plans[index])
+            if "records" in locations:
+                take_committed_views(views, [file_range.path for file_range in partition.ranges])
             walked_clean: set = set()   # the whole files the batches level's walk found nothing to say about
             for level, out in locations.items():
                 written = _write_partition(partition, index, out, job, schemas[level], level, options,

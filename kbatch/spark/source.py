@@ -50,6 +50,8 @@ FINDING_SCHEMA = columns.spark_ddl(columns.SPARK_FINDINGS)
 SCHEMAS = {"batches": BATCH_SCHEMA, "records": RECORD_SCHEMA, "findings": FINDING_SCHEMA}
 
 _MIB = 1024 * 1024
+# The most bytes a batch's records may inflate to (option maxDecompressedBytes).
+DECOMPRESSED_LIMIT = 256 * _MIB
 
 
 @dataclass(frozen=True)
@@ -124,7 +126,7 @@ class KbatchReader(DataSourceReader):
         self.deep = options.get("deep", "false").lower() == "true"
         # decompress v2 batches to measure decompressed_size (for compression ratios); costs CPU
         self.inflate = options.get("decompress", "false").lower() == "true"
-        self.decompressed_limit = _int_option(options, "maxDecompressedBytes", 256 * _MIB)
+        self.decompressed_limit = _int_option(options, "maxDecompressedBytes", DECOMPRESSED_LIMIT)
         self.pushed = PushedFilters()   # the records level's filters Spark left to the source (pushFilters)
         # A file's bytes handed over with it (Spark's Hadoop file systems read them: kbatch.spark.hadoop), by path
         self.contents: dict = {}
@@ -599,6 +601,36 @@ def committed_view_of(path: str, decompressed_limit: int):
     if key not in _VIEWS:
         _VIEWS[key] = committed_view(path, decompressed_limit)[0]
     return _VIEWS[key]
+
+
+def committed_views(paths, decompressed_limit: int = DECOMPRESSED_LIMIT) -> dict[str, bytes]:
+    """On the driver: the read_committed view of each partition the local segments ``paths`` are in, pickled one
+    by one (a task unpickles those of its own files: :func:`take_committed_views`).
+
+    Made once for the tasks of a job: each Python worker that reads a file of a partition would otherwise make
+    the partition's view on its own, every segment of the partition read (a 2 GiB partition: 0.3 s of CPU in each).
+    """
+    import pickle
+
+    from kbatch.files.inputs import is_remote
+    from kbatch.ops.visibility import committed_view, partition_of
+
+    first: dict[str, str] = {}   # a segment of each partition
+    for path in paths:
+        if not is_remote(path):
+            first.setdefault(partition_of(path), path)
+    return {key: pickle.dumps(committed_view(path, decompressed_limit)[0]) for key, path in first.items()}
+
+
+def take_committed_views(views: dict[str, bytes], paths) -> None:
+    """On an executor: the views :func:`committed_views` made of the partitions of ``paths`` are the ones
+    committed_view_of hands out in this process (in place of any it made or was handed before)."""
+    import pickle
+
+    from kbatch.ops.visibility import partition_of
+
+    for key in {partition_of(path) for path in paths} & views.keys():
+        _VIEWS[key] = pickle.loads(views[key])
 
 
 def visible_to_read_committed(view, batch) -> bool | None:
