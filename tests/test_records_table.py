@@ -262,3 +262,25 @@ def test_the_records_tables_tasks_take_the_read_committed_views_the_driver_made(
     assert visible(None) == {**seen, 11: True, 12: True, 13: True}
     # Handed over (the partition before the marker): the transaction open, the offsets from 11 on held back.
     assert visible(views) == seen == {**seen, 11: False, 12: False, 13: False}
+
+
+def test_the_records_files_columns_have_dictionaries_and_statistics_where_they_can_serve(spark, tmp_path):
+    """Offsets (no two records share one) without a dictionary; keys, values and headers (no row group skipped by
+    their least and greatest) without statistics; every other column with both, the headers' leaves too."""
+    from kbatch.spark import records_table
+    from kbatch.spark.source import RECORD_SCHEMA, FileRange, SegmentPartition
+
+    path = str(FIXTURES / "logdir" / "orders-0" / "00000000000000000000.log")
+    size = os.path.getsize(path)
+    schema = spark.createDataFrame([], RECORD_SCHEMA).schema
+    [written] = records_table._write_partition(SegmentPartition([FileRange(path, 0, size, size)]), 0, str(tmp_path),
+                                               "job", schema)
+    group = pq.ParquetFile(written["staged"]).metadata.row_group(0)
+    chunks = {group.column(i).path_in_schema: group.column(i) for i in range(group.num_columns)}
+    assert len(chunks) == 26 and "headers.list.element.value" in chunks and group.num_rows > 10
+    # (Parquet has no dictionary for booleans)
+    assert sorted(path for path, chunk in chunks.items() if not chunk.has_dictionary_page
+                  and chunk.physical_type != "BOOLEAN") == ["offset"]
+    assert sorted(path for path, chunk in chunks.items() if not chunk.is_stats_set) == [
+        "headers.list.element.key", "headers.list.element.value", "key", "value"]
+    assert chunks["offset"].statistics.min == 0 and chunks["file"].statistics.max == path

@@ -166,7 +166,8 @@ def _write_partition(partition, index: int, out: str, job: str, schema, level: s
         # The topic as a dictionary too, which is not written (a directory names it): no string made per row.
         reader.arrow_schema = with_dictionaries(arrow_schema, (*DICTIONARY_COLUMNS, "topic"))
         writing = {"schema": with_dictionaries(data_schema), "store_schema": False,
-                   "write_statistics": [name for name in data_schema.names if name not in UNSKIPPED_COLUMNS]}
+                   "write_statistics": [name for name in data_schema.names if name not in UNSKIPPED_COLUMNS],
+                   "use_dictionary": [path for path in leaf_paths(data_schema) if path not in UNREPEATED_COLUMNS]}
     if walked_clean is not None:
         reader.walked_clean = walked_clean
     staging = f"{root}/_temporary/{job}/{uuid.uuid4().hex}"
@@ -198,9 +199,29 @@ def _write_partition(partition, index: int, out: str, job: str, schema, level: s
 # values present) without copying and hashing a string per row (a file's path: 121 MiB per 256 MiB of records).
 DICTIONARY_COLUMNS = ("file", "codec", "timestamp_type")
 # The records table's columns written without statistics: a row group's least and greatest value of the records'
-# payloads and headers skip no row group for any query (thousands of records' values span nearly all there are),
-# and the writer compares every value for them (value and headers: 5 % of its time).
-UNSKIPPED_COLUMNS = ("value", "headers")
+# keys, payloads and headers skip no row group for any query (thousands of records' values span nearly all there
+# are), and the writer compares every value for them (the key's alone: 4 % of its time on bench_scan.py's records).
+UNSKIPPED_COLUMNS = ("key", "value", "headers")
+# The records table's columns written without a dictionary: a record's offset is its own, no two rows of a
+# partition share one, and the writer would hash each into a dictionary until it held the most a dictionary page
+# may (1 MiB: 131,072 offsets), then write them plain all the same (3 % of its time). Every other column
+# repeats its values from record to record (a batch's fields, the file, the codec) or may (keys, values, headers).
+UNREPEATED_COLUMNS = ("offset",)
+
+
+def leaf_paths(arrow_schema) -> list[str]:
+    """The Parquet columns ``arrow_schema`` is written as, by their paths (``headers.list.element.key``), as the
+    writer's per-column settings name them."""
+    import pyarrow as pa
+
+    def paths(name: str, kind) -> list[str]:
+        if pa.types.is_struct(kind):
+            return [path for field in kind for path in paths(f"{name}.{field.name}", field.type)]
+        if pa.types.is_list(kind):   # (Parquet's three levels; pyarrow names the element "element")
+            return paths(f"{name}.list.element", kind.value_type)
+        return [name]
+
+    return [path for field in arrow_schema for path in paths(field.name, field.type)]
 
 
 def with_dictionaries(arrow_schema, names=DICTIONARY_COLUMNS):
