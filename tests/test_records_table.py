@@ -284,3 +284,31 @@ def test_the_records_files_columns_have_dictionaries_and_statistics_where_they_c
     assert sorted(path for path, chunk in chunks.items() if not chunk.is_stats_set) == [
         "headers.list.element.key", "headers.list.element.value", "key", "value"]
     assert chunks["offset"].statistics.min == 0 and chunks["file"].statistics.max == path
+
+
+def test_a_worker_unpickles_a_handed_view_once_a_job(tmp_path, monkeypatch):
+    """The tasks of a job one worker runs share a partition's view handed as the same bytes; other bytes (another
+    job's) replace it, and so does a view the worker had made itself."""
+    import pickle
+
+    from kbatch.spark import source
+
+    from .test_grep import _transactional_partition
+
+    _transactional_partition(tmp_path)
+    path = str(tmp_path / "orders-0" / "00000000000000000000.log")
+    monkeypatch.setattr(source, "_VIEWS", {})
+    monkeypatch.setattr(source, "_TAKEN", {})
+    made = source.committed_view_of(path, source.DECOMPRESSED_LIMIT)
+    views = source.committed_views([path])
+    source.take_committed_views(views, [path])
+    taken = source.committed_view_of(path, source.DECOMPRESSED_LIMIT)
+    assert taken is not made and taken.last_stable_offset == made.last_stable_offset == 11
+    source.take_committed_views({key: bytes(view) for key, view in views.items()}, [path])   # equal bytes
+    assert source.committed_view_of(path, source.DECOMPRESSED_LIMIT) is taken
+    other = pickle.loads(views[str(tmp_path / "orders-0")])
+    other.last_stable_offset = 5
+    source.take_committed_views({str(tmp_path / "orders-0"): pickle.dumps(other)}, [path])
+    assert source.committed_view_of(path, source.DECOMPRESSED_LIMIT).last_stable_offset == 5
+    source.take_committed_views({"/elsewhere-0": views[str(tmp_path / "orders-0")]}, [path])   # not its partition
+    assert source.committed_view_of(path, source.DECOMPRESSED_LIMIT).last_stable_offset == 5

@@ -656,15 +656,21 @@ def committed_views(paths, decompressed_limit: int = DECOMPRESSED_LIMIT) -> dict
     return {key: pickle.dumps(committed_view(path, decompressed_limit)[0]) for key, path in first.items()}
 
 
+_TAKEN: dict[str, bytes] = {}   # per executor process: the pickled view each of _VIEWS' was taken from, if handed
+
+
 def take_committed_views(views: dict[str, bytes], paths) -> None:
     """On an executor: the views :func:`committed_views` made of the partitions of ``paths`` are the ones
-    committed_view_of hands out in this process (in place of any it made or was handed before)."""
+    committed_view_of hands out in this process (in place of any it made or was handed before; one handed
+    before as the same bytes, by an earlier task of the job, is not unpickled again)."""
     import pickle
 
     from kbatch.ops.visibility import partition_of
 
     for key in {partition_of(path) for path in paths} & views.keys():
-        _VIEWS[key] = pickle.loads(views[key])
+        if _TAKEN.get(key) != views[key] or key not in _VIEWS:
+            _VIEWS[key] = pickle.loads(views[key])
+            _TAKEN[key] = views[key]
 
 
 def visible_to_read_committed(view, batch) -> bool | None:
