@@ -230,3 +230,85 @@ def test_a_tasks_findings_walk_only_the_files_its_batches_walk_met_a_finding_in(
     got = sorted(json.dumps(row, sort_keys=True, default=repr)
                  for each in written["findings"] for row in pq.ParquetFile(each["staged"]).read().to_pylist())
     assert got == expected and len(got) > 5
+
+
+def test_the_records_tables_tasks_take_the_read_committed_views_the_driver_made(spark, tmp_path):
+    """write_tables hands its tasks the views committed_views made (once, on the driver), and the records table's
+    visible_to_read_committed says what they say, not what a view a worker made or made before would: here the
+    views were made before the open transaction's COMMIT marker was written in a segment of its own."""
+    from kbatch.spark.records_table import write_tables
+    from kbatch.spark.scan import _partitions
+    from kbatch.spark.source import RECORD_SCHEMA, committed_views
+
+    from .handmade import batch, end_marker
+    from .test_grep import _transactional_partition
+
+    seen = _transactional_partition(tmp_path)
+    partition = tmp_path / "orders-0"
+    first = str(partition / "00000000000000000000.log")
+    views = committed_views([first, first, "s3://bucket/orders-0/00000000000000000000.log"])
+    assert list(views) == [str(partition)]
+    (partition / "00000000000000000014.log").write_bytes(
+        batch(14, [end_marker("COMMIT", 7)], control=True, transactional=True, producer_id=400, producer_epoch=0))
+    schema = spark.createDataFrame([], RECORD_SCHEMA).schema
+
+    def visible(views) -> dict:
+        out = tmp_path / "out" / "records"
+        write_tables(spark, _partitions([first], 0, [], schema), {"records": (str(out), schema)}, views=views)
+        return {row.offset: row.visible_to_read_committed
+                for row in spark.read.parquet(str(out)).collect() if not row.is_control}
+
+    # Made by the task (of the partition as it is now): 400's transaction committed, nothing held back.
+    assert visible(None) == {**seen, 11: True, 12: True, 13: True}
+    # Handed over (the partition before the marker): the transaction open, the offsets from 11 on held back.
+    assert visible(views) == seen == {**seen, 11: False, 12: False, 13: False}
+
+
+def test_the_records_files_columns_have_dictionaries_and_statistics_where_they_can_serve(spark, tmp_path):
+    """Offsets (no two records share one) without a dictionary; keys, values and headers (no row group skipped by
+    their least and greatest) without statistics; every other column with both, the headers' leaves too."""
+    from kbatch.spark import records_table
+    from kbatch.spark.source import RECORD_SCHEMA, FileRange, SegmentPartition
+
+    path = str(FIXTURES / "logdir" / "orders-0" / "00000000000000000000.log")
+    size = os.path.getsize(path)
+    schema = spark.createDataFrame([], RECORD_SCHEMA).schema
+    [written] = records_table._write_partition(SegmentPartition([FileRange(path, 0, size, size)]), 0, str(tmp_path),
+                                               "job", schema)
+    group = pq.ParquetFile(written["staged"]).metadata.row_group(0)
+    chunks = {group.column(i).path_in_schema: group.column(i) for i in range(group.num_columns)}
+    assert len(chunks) == 26 and "headers.list.element.value" in chunks and group.num_rows > 10
+    # (Parquet has no dictionary for booleans)
+    assert sorted(path for path, chunk in chunks.items() if not chunk.has_dictionary_page
+                  and chunk.physical_type != "BOOLEAN") == ["offset"]
+    assert sorted(path for path, chunk in chunks.items() if not chunk.is_stats_set) == [
+        "headers.list.element.key", "headers.list.element.value", "key", "value"]
+    assert chunks["offset"].statistics.min == 0 and chunks["file"].statistics.max == path
+
+
+def test_a_worker_unpickles_a_handed_view_once_a_job(tmp_path, monkeypatch):
+    """The tasks of a job one worker runs share a partition's view handed as the same bytes; other bytes (another
+    job's) replace it, and so does a view the worker had made itself."""
+    import pickle
+
+    from kbatch.spark import source
+
+    from .test_grep import _transactional_partition
+
+    _transactional_partition(tmp_path)
+    path = str(tmp_path / "orders-0" / "00000000000000000000.log")
+    monkeypatch.setattr(source, "_VIEWS", {})
+    monkeypatch.setattr(source, "_TAKEN", {})
+    made = source.committed_view_of(path, source.DECOMPRESSED_LIMIT)
+    views = source.committed_views([path])
+    source.take_committed_views(views, [path])
+    taken = source.committed_view_of(path, source.DECOMPRESSED_LIMIT)
+    assert taken is not made and taken.last_stable_offset == made.last_stable_offset == 11
+    source.take_committed_views({key: bytes(view) for key, view in views.items()}, [path])   # equal bytes
+    assert source.committed_view_of(path, source.DECOMPRESSED_LIMIT) is taken
+    other = pickle.loads(views[str(tmp_path / "orders-0")])
+    other.last_stable_offset = 5
+    source.take_committed_views({str(tmp_path / "orders-0"): pickle.dumps(other)}, [path])
+    assert source.committed_view_of(path, source.DECOMPRESSED_LIMIT).last_stable_offset == 5
+    source.take_committed_views({"/elsewhere-0": views[str(tmp_path / "orders-0")]}, [path])   # not its partition
+    assert source.committed_view_of(path, source.DECOMPRESSED_LIMIT).last_stable_offset == 5

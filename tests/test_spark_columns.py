@@ -302,3 +302,53 @@ def test_the_run_takes_batches_again_after_one_that_had_no_room_where_a_walk_beg
     (by_columns, by_reader), taken = record_rows_both_ways([str(path)])
     assert by_columns == by_reader and len(by_columns) == 5 * count
     assert taken > 0.99 * count
+
+
+
+def rows_reread_one_batch_at_a_time(paths: list[str]) -> dict:
+    """The records level of ``paths`` (one task's ranges, record batches of 64 rows) read twice: every record batch
+    held, then each let go of before the next is read; the rows of each read, the gatherers (RecordRows) each
+    made, and its record batches made from gatherers."""
+    from kbatch.kernels import recordwalk
+    from kbatch.spark.record_columns import RecordColumnsRun   # noqa: F401  (its kernels import RecordRows first)
+    from kbatch.spark.source import RECORD_SCHEMA, ColumnarRecords, FileRange, KbatchReader, record_batches
+
+    schema = _schema(RECORD_SCHEMA)
+    reader = KbatchReader({"level": "records"}, None)
+    reader.record_rows = 64
+    ranges = [FileRange(path, 0, os.path.getsize(path), os.path.getsize(path)) for path in paths]
+    made, flushed, gatherer, flush = [], [], recordwalk.RecordRows, ColumnarRecords.flush
+    recordwalk.RecordRows = lambda *args: made.append(gatherer(*args)) or made[-1]
+    ColumnarRecords.flush = lambda records: flushed.append(records.rows) or flush(records)
+    out = {}
+    try:
+        for way in ("held", "one_at_a_time"):
+            made.clear()
+            flushed.clear()
+            if way == "held":
+                held = list(record_batches(ranges, reader, schema))
+                out[way] = [batch.to_pylist() for batch in held]
+                del held
+            else:   # (each record batch let go of as the next is read)
+                out[way] = [batch.to_pylist() for batch in record_batches(ranges, reader, schema)]
+            out[f"{way}_made"], out[f"{way}_flushed"] = len(made), len(flushed)
+    finally:
+        recordwalk.RecordRows, ColumnarRecords.flush = gatherer, flush
+    return out
+
+
+def test_a_gatherers_buffers_take_other_rows_only_once_its_record_batch_is_let_go_of(record_paths):
+    """ColumnarRecords gathers a record batch's rows into the buffers of one whose record batch is gone, never of
+    one still held: read one record batch at a time, three gatherers serve them all (the one a batch is read from,
+    the one gathering the next, the one let go of), and the rows are those read with every record batch held, for
+    which each flush made a gatherer anew; compiled and pure Python."""
+    read = rows_reread_one_batch_at_a_time(record_paths)
+    assert read["held_flushed"] == read["one_at_a_time_flushed"] > 40
+    assert (read["held_made"], read["one_at_a_time_made"]) == (read["held_flushed"] + 1, 3)
+    assert read["one_at_a_time"] == read["held"] and sum(map(len, read["held"])) > 5000
+    script = ("import json, sys; from tests.test_spark_columns import rows_reread_one_batch_at_a_time; "
+              "print(json.dumps(rows_reread_one_batch_at_a_time(json.loads(sys.argv[1])), default=repr))")
+    done = subprocess.run([sys.executable, "-c", script, json.dumps(record_paths)], capture_output=True, text=True,
+                          env={**os.environ, "KBATCH_PURE_PYTHON": "1"}, cwd=os.path.dirname(os.path.dirname(__file__)))
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout) == json.loads(json.dumps(read, default=repr))

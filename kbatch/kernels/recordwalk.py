@@ -504,6 +504,11 @@ class RecordRows:
         self._grow_headers(max(capacity, 1))
         self._grow_bytes(*room)
 
+    def clear(self):
+        """Hold no row, the room kept: to gather rows anew into the same buffers (once nothing else reads them)."""
+        self.n = 0
+        self.n_headers = 0
+
     @property
     def room(self) -> tuple:
         """The bytes held of each of ROW_BYTES."""

@@ -60,14 +60,17 @@ def _escape(text: str) -> str:
     return "".join(f"%{ord(char):02X}" if char in _ESCAPED else char for char in text)
 
 
-def write_tables(spark, partitions: list, tables: dict[str, tuple], options: dict | None = None) -> dict[str, int]:
+def write_tables(spark, partitions: list, tables: dict[str, tuple], options: dict | None = None,
+                 views: dict[str, bytes] | None = None) -> dict[str, int]:
     """Write the levels ``tables`` names (level: its table's location, absolute or a URI pyarrow.fs knows, and
     its StructType) of ``partitions`` (as :meth:`.source.KbatchReader.partitions` plans them), replacing what
     is there; the rows written, per level.
 
-    ``options`` are the data source's (``deep``, ``decompress``). The file work runs in Spark tasks, where the
-    executors see the locations: the driver need not (Spark Connect's client). One job clears the tables, one
-    writes them (a task reads its ranges once per level), one moves the files into place.
+    ``options`` are the data source's (``deep``, ``decompress``); ``views`` the read_committed views of the
+    partitions read (:func:`.source.committed_views`), made once for the records level's tasks (a partition
+    without one, a task makes itself). The file work runs in Spark tasks, where the executors see the
+    locations: the driver need not (Spark Connect's client). One job clears the tables, one writes them (a task
+    reads its ranges once per level), one moves the files into place.
     """
     job = uuid.uuid4().hex
     one = spark.range(0, 1, 1, 1)
@@ -79,7 +82,8 @@ def write_tables(spark, partitions: list, tables: dict[str, tuple], options: dic
         # unpickles its own ranges only (100,000 tiny segments: 11 MB of plans, 0.15 s to unpickle them all).
         plans = [pickle.dumps(partition) for partition in partitions]
         written = (spark.range(0, len(partitions), 1, len(partitions))
-                   .mapInArrow(partial(_write_tasks, plans, locations, job, schemas, options or {}), _WRITTEN)
+                   .mapInArrow(partial(_write_tasks, plans, locations, job, schemas, options or {}, views or {}),
+                               _WRITTEN)
                    .collect())
     else:
         written = []
@@ -118,12 +122,17 @@ def _clear_tables(outs: list[str], batches):
     yield from _done(batches)
 
 
-def _write_tasks(plans: list[bytes], locations: dict[str, str], job: str, schemas: dict, options: dict, batches):
+def _write_tasks(plans: list[bytes], locations: dict[str, str], job: str, schemas: dict, options: dict,
+                 views: dict[str, bytes], batches):
     import pyarrow as pa
+
+    from kbatch.spark.source import take_committed_views
 
     for batch in batches:
         for index in batch.column("id").to_pylist():
             partition = pickle.loads(plans[index])
+            if "records" in locations:
+                take_committed_views(views, [file_range.path for file_range in partition.ranges])
             walked_clean: set = set()   # the whole files the batches level's walk found nothing to say about
             for level, out in locations.items():
                 written = _write_partition(partition, index, out, job, schemas[level], level, options,
@@ -157,7 +166,8 @@ def _write_partition(partition, index: int, out: str, job: str, schema, level: s
         # The topic as a dictionary too, which is not written (a directory names it): no string made per row.
         reader.arrow_schema = with_dictionaries(arrow_schema, (*DICTIONARY_COLUMNS, "topic"))
         writing = {"schema": with_dictionaries(data_schema), "store_schema": False,
-                   "write_statistics": [name for name in data_schema.names if name not in UNSKIPPED_COLUMNS]}
+                   "write_statistics": [name for name in data_schema.names if name not in UNSKIPPED_COLUMNS],
+                   "use_dictionary": [path for path in leaf_paths(data_schema) if path not in UNREPEATED_COLUMNS]}
     if walked_clean is not None:
         reader.walked_clean = walked_clean
     staging = f"{root}/_temporary/{job}/{uuid.uuid4().hex}"
@@ -189,9 +199,29 @@ def _write_partition(partition, index: int, out: str, job: str, schema, level: s
 # values present) without copying and hashing a string per row (a file's path: 121 MiB per 256 MiB of records).
 DICTIONARY_COLUMNS = ("file", "codec", "timestamp_type")
 # The records table's columns written without statistics: a row group's least and greatest value of the records'
-# payloads and headers skip no row group for any query (thousands of records' values span nearly all there are),
-# and the writer compares every value for them (value and headers: 5 % of its time).
-UNSKIPPED_COLUMNS = ("value", "headers")
+# keys, payloads and headers skip no row group for any query (thousands of records' values span nearly all there
+# are), and the writer compares every value for them (the key's alone: 4 % of its time on bench_scan.py's records).
+UNSKIPPED_COLUMNS = ("key", "value", "headers")
+# The records table's columns written without a dictionary: a record's offset is its own, no two rows of a
+# partition share one, and the writer would hash each into a dictionary until it held the most a dictionary page
+# may (1 MiB: 131,072 offsets), then write them plain all the same (3 % of its time). Every other column
+# repeats its values from record to record (a batch's fields, the file, the codec) or may (keys, values, headers).
+UNREPEATED_COLUMNS = ("offset",)
+
+
+def leaf_paths(arrow_schema) -> list[str]:
+    """The Parquet columns ``arrow_schema`` is written as, by their paths (``headers.list.element.key``), as the
+    writer's per-column settings name them."""
+    import pyarrow as pa
+
+    def paths(name: str, kind) -> list[str]:
+        if pa.types.is_struct(kind):
+            return [path for field in kind for path in paths(f"{name}.{field.name}", field.type)]
+        if pa.types.is_list(kind):   # (Parquet's three levels; pyarrow names the element "element")
+            return paths(f"{name}.list.element", kind.value_type)
+        return [name]
+
+    return [path for field in arrow_schema for path in paths(field.name, field.type)]
 
 
 def with_dictionaries(arrow_schema, names=DICTIONARY_COLUMNS):

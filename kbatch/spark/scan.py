@@ -51,6 +51,8 @@ def run_scan(segments: list[Segment], out_dir: str, *, records: bool = False, de
                        else "local[*]")
     progress(f"{len(segments)} segments, {sum(segment.size for segment in segments)} bytes"
              f"{f' and {len(unlisted)} path(s) for Spark to list' if unlisted else ''}; starting Spark ({where})")
+    # The records table's read_committed views, made while Spark starts (its JVM keeps this process waiting).
+    views = _views_meanwhile([_absolute(segment.path) for segment in segments]) if records else None
     spark = spark_session(master, quiet=quiet, log_path=os.path.join(log_dir or out_dir, "spark.log"))
     hadoop = None
     if unlisted:
@@ -96,7 +98,8 @@ def run_scan(segments: list[Segment], out_dir: str, *, records: bool = False, de
         # Not through Spark's writer, which turns every row back into a JVM row (records_table.py): the
         # executors write the tables, a task's ranges read for each level in one Spark job.
         write_tables(spark, _partitions(local, split_bytes, failed, schemas["batches"], options),
-                     {level: (locations[level], schemas[level]) for level in levels}, options)
+                     {level: (locations[level], schemas[level]) for level in levels}, options,
+                     views.result() if views else None)
     else:   # tables only Hadoop's file systems reach (s3a://, ...; pyarrow opens none of them): Spark's writer
         for level in levels:
             _read_locally(spark, local, split_bytes, failed, options, level, schemas[level]) \
@@ -118,6 +121,19 @@ def run_scan(segments: list[Segment], out_dir: str, *, records: bool = False, de
     from kbatch.output.jsonout import scan_dict
 
     return scan_dict(ScanReport(out_dir, sorted(levels), len(segments), total, report))
+
+
+def _views_meanwhile(paths: list[str]):
+    """The read_committed views of the partitions of the local segments ``paths`` (kbatch.spark.source.committed_views),
+    made on a thread of their own: a Future of them."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from kbatch.spark.source import committed_views
+
+    pool = ThreadPoolExecutor(1, thread_name_prefix="kbatch-views")
+    views = pool.submit(committed_views, [path for path in paths if not through_hadoop(path)])
+    pool.shutdown(wait=False)
+    return views
 
 
 def _partitions(paths: list[str], split_bytes: int, failed: list[str], schema, options: dict | None = None) -> list:

@@ -50,6 +50,8 @@ FINDING_SCHEMA = columns.spark_ddl(columns.SPARK_FINDINGS)
 SCHEMAS = {"batches": BATCH_SCHEMA, "records": RECORD_SCHEMA, "findings": FINDING_SCHEMA}
 
 _MIB = 1024 * 1024
+# The most bytes a batch's records may inflate to (option maxDecompressedBytes).
+DECOMPRESSED_LIMIT = 256 * _MIB
 
 
 @dataclass(frozen=True)
@@ -124,7 +126,7 @@ class KbatchReader(DataSourceReader):
         self.deep = options.get("deep", "false").lower() == "true"
         # decompress v2 batches to measure decompressed_size (for compression ratios); costs CPU
         self.inflate = options.get("decompress", "false").lower() == "true"
-        self.decompressed_limit = _int_option(options, "maxDecompressedBytes", 256 * _MIB)
+        self.decompressed_limit = _int_option(options, "maxDecompressedBytes", DECOMPRESSED_LIMIT)
         self.pushed = PushedFilters()   # the records level's filters Spark left to the source (pushFilters)
         # A file's bytes handed over with it (Spark's Hadoop file systems read them: kbatch.spark.hadoop), by path
         self.contents: dict = {}
@@ -280,12 +282,16 @@ class ColumnarRecords:
     keys, values and headers and repeats the batch's fields on each row; :meth:`flush` hands what was gathered
     to Arrow as one record batch, the gatherer's buffers as they are.  The chunks of many files go into one
     record batch (a task's tiny segments), each after :meth:`begin` named its file.
+
+    A gatherer whose record batch is gone (written: every Arrow array over its buffers let go of) gathers the
+    rows of a later one: its buffers are not made anew, zero-filled, at each flush (:class:`_Lease`).
     """
 
     def __init__(self, schema, rows: int = ARROW_ROWS):
         self.schema, self.capacity = schema, rows
         self.located: tuple = (None, None, None)   # the file the chunks added from now on are of: path, topic, partition
         self.codecs = [codec_name(codec) for codec in range(COMPRESSION_CODEC_MASK + 1)]
+        self.spare: list = []   # gatherers no Arrow array reads any longer (_Lease)
         self._reset()
 
     def begin(self, path: str, topic: str | None, partition: int | None) -> None:
@@ -295,10 +301,14 @@ class ColumnarRecords:
     def _reset(self) -> None:
         from kbatch.kernels.recordwalk import RecordRows
 
-        # Room for a little more than the last rows took (Arrow holds on to the buffers as they are, room to
-        # spare too; growing them copies).
-        held = getattr(self, "held", None)
-        self.held = RecordRows(self.capacity, tuple(size + size // 4 for size in held.room) if held else (0, 0, 0, 0))
+        if self.spare:
+            self.held = self.spare.pop()
+            self.held.clear()
+        else:
+            # Room for a little more than the last rows took (growing the buffers copies them).
+            held = getattr(self, "held", None)
+            self.held = RecordRows(self.capacity,
+                                   tuple(size + size // 4 for size in held.room) if held else (0, 0, 0, 0))
         self.files: list[tuple] = [self.located]   # (path, topic, partition) of each file added since the last flush
 
     @property
@@ -332,19 +342,30 @@ class ColumnarRecords:
 
         held, n = self.held, self.held.n
         column, header = held.columns, held.header_columns
+        lease = _Lease(held, self.spare)
 
-        def values(name, dtype):
+        def leased(buffer, size: int):
+            """Arrow's buffer over the first ``size`` bytes of one of the gatherer's, which holds the lease."""
+            return pa.foreign_buffer(pa.py_buffer(buffer).address, size, base=lease)
+
+        def values(name, dtype):   # (a copy made of them, or read before the flush returns)
             return np.frombuffer(column[name], dtype=dtype)[:n]
+
+        def numbers(name, kind):
+            """Arrow's array over the gatherer's column ``name``."""
+            return pa.Array.from_buffers(kind, n, [None, leased(column[name], n * kind.bit_width // 8)])
 
         def binary(data, offsets, null, count):
             """Arrow's binary array over the gatherer's bytes and offsets (null where ``null`` says)."""
             nulls = np.frombuffer(null, dtype=np.uint8)[:count].astype(bool)
             validity = pa.py_buffer(np.packbits(~nulls, bitorder="little")) if nulls.any() else None
-            return pa.Array.from_buffers(pa.binary(), count, [validity, pa.py_buffer(offsets), pa.py_buffer(data)],
+            ends = np.frombuffer(offsets, dtype=np.int32)
+            return pa.Array.from_buffers(pa.binary(), count, [validity, leased(offsets, 4 * (count + 1)),
+                                                              leased(data, int(ends[count]))],
                                          null_count=int(nulls.sum()))
 
         files = self.files
-        file = pa.array(values("file", np.int32))
+        file = numbers("file", pa.int32())
 
         def strings(name, each, indices):
             """Column ``name``: the strings ``each`` at ``indices``, a dictionary array where the schema asks for
@@ -367,18 +388,18 @@ class ColumnarRecords:
             "file": strings("file", [path for path, _, _ in files], file),
             "topic": strings("topic", [topic for _, topic, _ in files], file),
             "partition": pa.array([partition for _, _, partition in files], pa.int32()).take(file),
-            "batch_pos": pa.array(values("batch_pos", np.int64)),
-            "batch_base_offset": pa.array(values("batch_base_offset", np.int64)),
+            "batch_pos": numbers("batch_pos", pa.int64()),
+            "batch_base_offset": numbers("batch_base_offset", pa.int64()),
             "magic": pa.repeat(pa.scalar(2, pa.int32()), n),
             "codec": strings("codec", self.codecs, pa.array(values("codec", np.uint8))),
-            "offset": pa.array(values("offset", np.int64)), "timestamp": pa.array(values("timestamp", np.int64)),
+            "offset": numbers("offset", pa.int64()), "timestamp": numbers("timestamp", pa.int64()),
             "timestamp_type": strings("timestamp_type", TIMESTAMP_TYPES, pa.array(values("log_append_time", np.uint8))),
             "key": binary(held.bytes["key"], column["key_offsets"], column["key_null"], n),
             "value": binary(held.bytes["value"], column["value_offsets"], column["value_null"], n),
-            "headers": pa.Array.from_buffers(headers_type, n, [None, pa.py_buffer(column["headers_offsets"])],
+            "headers": pa.Array.from_buffers(headers_type, n, [None, leased(column["headers_offsets"], 4 * (n + 1))],
                                              children=[header_structs]),
-            "sequence": pa.array(values("sequence", np.int32)),
-            "producer_id": pa.array(values("producer_id", np.int64)),
+            "sequence": numbers("sequence", pa.int32()),
+            "producer_id": numbers("producer_id", pa.int64()),
             "is_transactional": pa.array(values("is_transactional", np.uint8).astype(bool)),
             "is_control": pa.repeat(pa.scalar(False, pa.bool_()), n),
             "visible_to_read_committed": pa.array(visible == 1, mask=visible < 0),
@@ -387,6 +408,21 @@ class ColumnarRecords:
         # Control records, decoded internal records and schema-registry ids are never columnar: null.
         return pa.RecordBatch.from_arrays([arrays[field.name] if field.name in arrays else pa.nulls(n, field.type)
                                            for field in self.schema], schema=self.schema)
+
+
+class _Lease:
+    """What every Arrow buffer over a gatherer's (RecordRows') buffers holds: once the last is let go of (the
+    record batch written, or sent to Spark), the gatherer goes back to ``spare``, to gather other rows into the
+    same buffers. (Arrow's buffers over the gatherer's are foreign ones, whose base is this: it is let go of
+    with the last of them, in whatever order, whatever array they went into.)"""
+
+    __slots__ = ("held", "spare")
+
+    def __init__(self, held, spare: list):
+        self.held, self.spare = held, spare
+
+    def __del__(self):
+        self.spare.append(self.held)
 
 
 # -- rows ------------------------------------------------------------------------------
@@ -599,6 +635,42 @@ def committed_view_of(path: str, decompressed_limit: int):
     if key not in _VIEWS:
         _VIEWS[key] = committed_view(path, decompressed_limit)[0]
     return _VIEWS[key]
+
+
+def committed_views(paths, decompressed_limit: int = DECOMPRESSED_LIMIT) -> dict[str, bytes]:
+    """On the driver: the read_committed view of each partition the local segments ``paths`` are in, pickled one
+    by one (a task unpickles those of its own files: :func:`take_committed_views`).
+
+    Made once for the tasks of a job: each Python worker that reads a file of a partition would otherwise make
+    the partition's view on its own, every segment of the partition read (a 2 GiB partition: 0.3 s of CPU in each).
+    """
+    import pickle
+
+    from kbatch.files.inputs import is_remote
+    from kbatch.ops.visibility import committed_view, partition_of
+
+    first: dict[str, str] = {}   # a segment of each partition
+    for path in paths:
+        if not is_remote(path):
+            first.setdefault(partition_of(path), path)
+    return {key: pickle.dumps(committed_view(path, decompressed_limit)[0]) for key, path in first.items()}
+
+
+_TAKEN: dict[str, bytes] = {}   # per executor process: the pickled view each of _VIEWS' was taken from, if handed
+
+
+def take_committed_views(views: dict[str, bytes], paths) -> None:
+    """On an executor: the views :func:`committed_views` made of the partitions of ``paths`` are the ones
+    committed_view_of hands out in this process (in place of any it made or was handed before; one handed
+    before as the same bytes, by an earlier task of the job, is not unpickled again)."""
+    import pickle
+
+    from kbatch.ops.visibility import partition_of
+
+    for key in {partition_of(path) for path in paths} & views.keys():
+        if _TAKEN.get(key) != views[key] or key not in _VIEWS:
+            _VIEWS[key] = pickle.loads(views[key])
+            _TAKEN[key] = views[key]
 
 
 def visible_to_read_committed(view, batch) -> bool | None:
