@@ -97,6 +97,7 @@ def _contradicted(says: str, around: str) -> str:
 
 @pytest.mark.parametrize("base, last, before, after, lost", [
     (10, 14, 9, 15, LostOffsets(10, 14, UNVERIFIED)),          # between its neighbours: believed
+    (10, 10, 9, 11, LostOffsets(10, 10, UNVERIFIED)),          # one offset, between them: believed
     (10, 14, None, None, LostOffsets(10, 14, UNVERIFIED)),     # nothing to hold it to
     (10, 70000, 9, None, LostOffsets(10, 70000, UNVERIFIED)),  # no entry after to contradict it
     (10, 14, 10, 20, LostOffsets(11, 19, _contradicted(
