@@ -44,12 +44,20 @@ class Capture:
     """One TCP connection client:40000 <-> broker:port; ``send``/``answer`` add a packet each (or several, cut
     at ``mss``); ``pcap()`` the file's bytes."""
 
-    def __init__(self, port: int = 9092, client_port: int = 40000):
+    def __init__(self, port: int = 9092, client_port: int = 40000, isn: tuple[int, int] = (999, 4999)):
         self.port, self.client_port = port, client_port
         self.packets: list[bytes] = []
-        self.seq = {"client": 1000, "broker": 5000}
-        self._packet("client", b"", dpkt.tcp.TH_SYN, seq=999)
-        self._packet("broker", b"", dpkt.tcp.TH_SYN | dpkt.tcp.TH_ACK, seq=4999)
+        self.seq = {"client": isn[0] + 1, "broker": isn[1] + 1}
+        self._packet("client", b"", dpkt.tcp.TH_SYN, seq=isn[0])
+        self._packet("broker", b"", dpkt.tcp.TH_SYN | dpkt.tcp.TH_ACK, seq=isn[1])
+
+    def reconnect(self, isn: tuple[int, int]) -> "Capture":
+        """A new connection on the same ports (the client's port used again): SYN and SYN-ACK of new initial
+        sequence numbers, after the packets so far."""
+        self.seq = {"client": isn[0] + 1, "broker": isn[1] + 1}
+        self._packet("client", b"", dpkt.tcp.TH_SYN, seq=isn[0])
+        self._packet("broker", b"", dpkt.tcp.TH_SYN | dpkt.tcp.TH_ACK, seq=isn[1])
+        return self
 
     def _packet(self, side: str, payload: bytes, flags=dpkt.tcp.TH_ACK | dpkt.tcp.TH_PUSH, seq=None):
         sport, dport = (self.client_port, self.port) if side == "client" else (self.port, self.client_port)

@@ -102,6 +102,29 @@ def test_the_summary_counts_every_packet_of_the_capture_as_tshark_numbers_them(t
     assert kbatch("pcap", path, expect=0).out.splitlines()[-1].startswith(f"{path}: 8 packets, 2 batches")
 
 
+def test_a_new_connection_on_the_same_ports_is_read_apart_from_the_last(tmp_path, kbatch):
+    """A client's port used again once its connection closed (Wireshark's "TCP port numbers reused"): the first
+    connection's last request was cut short and never answered, and the new one's correlation ids start again.
+    Read as one stream, the new connection's bytes went on from the cut frame; it is named apart ("... #2"),
+    and its requests are read from their first byte and paired with their own responses."""
+    first = request("Produce", 9, 1, produce(9, {"orders": {0: TWO}}), flexible=True)
+    again = request("Produce", 9, 1, produce(9, {"orders": {1: TWO}}), flexible=True)
+    capture = (Capture()
+               .send(first).answer(response(1, produce_response(9, {"orders": {0: (0, 500)}}), flexible=True))
+               .send(first[:40])   # (the client closed here)
+               .reconnect((70_000, 90_000))
+               .send(again).answer(response(1, produce_response(9, {"orders": {1: (0, 700)}}), flexible=True)))
+    path = _write(tmp_path, capture)
+    result = kbatch("pcap", "--format", "jsonl", path, expect=0)
+    lines = [json.loads(line) for line in result.out.splitlines()]
+    batches = [(line["connection"], line["correlation_id"], line["partition"], line["assigned_offset"])
+               for line in lines if line["type"] == "batch"]
+    assert batches == [("127.0.0.1:40000 -> 127.0.0.1:9092", 1, 0, 500),
+                       ("127.0.0.1:40000 -> 127.0.0.1:9092 #2", 1, 1, 700)]
+    findings = [(line["code"], line["packet"], line["connection"]) for line in lines if line["type"] == "finding"]
+    assert findings == [("capture-problem", 5, "127.0.0.1:40000 -> 127.0.0.1:9092")]   # the cut request
+
+
 def test_the_lines_read_before_an_io_error_are_written_before_it_is_said(tmp_path, kbatch, monkeypatch):
     """The batches' lines the JSON Lines writer gathers (a MiB at a time, compiled) are out when reading the
     capture fails on: the same lines as a whole read's, then the error, exit 2."""

@@ -168,8 +168,9 @@ def kafkas_reading(real_kafka, tmp_path_factory):
     pairs = []
     for connection, path in written.paths.items():
         client, _, broker = connection.partition(" -> ")
+        broker, hash_, number = broker.partition(" #")   # (" #2": a later connection on the same ports)
         if broker.endswith(f":{port}"):   # client -> broker: the requests; the reverse direction the responses
-            answers = written.paths.get(f"{broker} -> {client}")
+            answers = written.paths.get(f"{broker} -> {client}{hash_}{number}")
             if answers is None:           # (never answered: an empty stream)
                 answers = str(directory / f"{Path(path).stem}.unanswered")
                 Path(answers).touch()

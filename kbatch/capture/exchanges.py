@@ -46,8 +46,11 @@ class Response:
 
 
 def connection_pair(connection: str) -> frozenset:
+    """The connection a direction ("client:port -> server:port", with " #N" for a later one on the same ends)
+    belongs to: the same for its two directions."""
     source, _, destination = connection.partition(" -> ")
-    return frozenset((source, destination))
+    destination, _, number = destination.partition(" #")
+    return frozenset((source, destination, number))
 
 
 def read_request(frame: KafkaFrame) -> Request | FrameProblem:

@@ -56,7 +56,8 @@ def connection_name(segment: Segment) -> str:
 
 
 def direction_name(source: str, sport: int, destination: str, dport: int) -> str:
-    """"client:port -> server:port" (an IPv6 address in brackets)."""
+    """"client:port -> server:port" (an IPv6 address in brackets); a later connection on the same ends adds
+    " #2" and on (:func:`reassemble`)."""
     return f"{_endpoint(source, sport)} -> {_endpoint(destination, dport)}"
 
 
@@ -68,9 +69,15 @@ def reassemble(items: Iterable[Segment | PacketProblem], waiting_limit: int = DE
                directions: dict[str, Direction] | None = None) -> Iterator[StreamBytes | StreamGap | PacketProblem]:
     """The in-order bytes of every TCP direction, gaps, and the packet layer's problems passed through.
     ``directions``: each direction's state so far, by name, where the capture was read up to here otherwise
-    (kbatch.capture.batches' compiled loop hands it over so)."""
+    (kbatch.capture.batches' compiled loop hands it over so).
+
+    A SYN of another initial sequence number on a direction already under way is a new connection on the same
+    addresses and ports (a client's port used again once the last connection closed, as Wireshark's "TCP port
+    numbers reused"): its directions are named apart, ``... #2`` and on, so that its frames and its correlation
+    ids (a client counts them from its start again) are not read as the old connection's."""
     directions = {} if directions is None else directions
     names: dict[tuple, tuple[str, str]] = {}   # (source, destination) -> this direction's name, the other's
+    used: dict[frozenset, int] = {}            # the connections so far on each pair of ends, past the first
     for item in items:
         if isinstance(item, PacketProblem):
             yield item
@@ -81,6 +88,12 @@ def reassemble(items: Iterable[Segment | PacketProblem], waiting_limit: int = DE
         name, other = names[ends]
         direction = directions.get(name)
         if direction is None:   # (not setdefault: that would make a Direction a segment)
+            direction = directions[name] = Direction()
+        elif item.flags & 0x02 and direction.next_seq not in (None, (item.seq + 1) % SEQ_MODULUS):
+            pair = frozenset(ends)
+            used[pair] = number = used.get(pair, 1) + 1
+            name, other = (f"{name.partition(' #')[0]} #{number}", f"{other.partition(' #')[0]} #{number}")
+            names[ends], names[ends[::-1]] = (name, other), (other, name)
             direction = directions[name] = Direction()
         acknowledged = directions.get(other)
         if item.ack is not None and acknowledged is not None and acknowledged.waiting:

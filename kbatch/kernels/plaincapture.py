@@ -267,6 +267,8 @@ class PlainCapture:
         syn: cython.bint = (offset_flags & _SYN) != 0
         if not syn and stop > start and flow.next_seq >= 0 and seq != flow.next_seq:
             return False   # out of order or retransmitted: reassemble's
+        if syn and not is_new and flow.next_seq >= 0 and ((seq + 1) & _SEQ_MASK) != flow.next_seq:
+            return False   # a new connection on the same ends: reassemble's (it names it apart)
         if is_new:
             self.by_key[key] = flow
             self.order.append(flow)
