@@ -515,7 +515,8 @@ _API = Column("api", "string", True, "found.api",
 _PACKET = Column("packet", "int64", False, "found.packet",
                  "the packet the Kafka message began in (1-based, as Wireshark counts)")
 _CONNECTION = Column("connection", "string", True, "found.connection",
-                     "the TCP direction that carried it: client:port -> broker:port, or the reverse")
+                     "the TCP direction that carried it: client:port -> broker:port, or the reverse; ' #2' and "
+                     "on for a later connection on the same ports")
 _TOPIC = Column("topic", "string", True, "found.topic",
                 "its topic's name: the message's, else (a version naming topics by id) the one a Metadata response "
                 "in the capture gave its id; null when none did")
