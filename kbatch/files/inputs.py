@@ -121,7 +121,7 @@ def expand_paths(paths, pattern: str | tuple[str, ...] = "*.log") -> tuple[list[
 
 def partition_directories(paths) -> list[str]:
     """The partition directories the arguments name: each that holds segments, at any depth, under a
-    directory argument, found by the one walk every command uses (:func:`kbatch.files.inputs.expand_paths`), in
+    directory argument, found by the one walk every command uses (:func:`expand_paths`), in
     its order; and each directory all of whose segments the file (and glob) arguments name, as if the
     directory were given (``'/var/kafka-logs/*/*.log'`` names every partition)."""
     return complete_and_partial_partitions(paths)[0]
