@@ -141,7 +141,43 @@ def test_epoch_file_behind_its_batches(tmp_path):
     copy = report.copies[1]
     assert copy.epochs == [(0, 0), (1, 3)]
     assert copy.truncate_to == 3
-    assert "broker-2: epoch 1 (batches from offset 3) is not in leader-epoch-checkpoint" in advice(report)
+    assert ("broker-2: leader-epoch-checkpoint has no entry for an epoch of the batches: expected an entry '1 3' "
+            f"(the first batch of epoch 1, 00000000000000000000.log pos {len(common)})") in advice(report)
+
+
+def test_an_epoch_whose_first_batches_the_cleaner_removed_is_no_disagreement(tmp_path, kbatch):
+    """The log cleaner removes whole batches and never touches leader-epoch-checkpoint: epoch 1 began at 3 (its
+    entry says so) and its first batch left is at 5. verify-crc --deep's rule (crosscheck.LeaderEpochs) lets an entry
+    lie anywhere above the epochs before it up to that batch; a follower merely behind is no reason to say more."""
+    cleaned = [batch(0, _records(0, 3, "v"), leader_epoch=0), batch(5, _records(5, 2, "v"), leader_epoch=1)]
+    leader = make_copy(tmp_path, "broker-1", [*cleaned, batch(7, _records(7, 1, "v"), leader_epoch=1)],
+                       epochs=[(0, 0), (1, 3)], clean_shutdown=True, indexed=True)
+    behind = make_copy(tmp_path, "broker-2", cleaned, epochs=[(0, 0), (1, 3)], clean_shutdown=True, indexed=True)
+    report = compare([os.path.join(leader, "orders-0"), os.path.join(behind, "orders-0")])
+    assert [copy.epoch_file_disagrees for copy in report.copies] == [[], []]
+    assert not [line for line in advice(report) if "leader-epoch-checkpoint" in line]
+    for copy in (leader, behind):
+        checked = kbatch("verify-crc", "--deep", "--format", "jsonl", os.path.join(copy, "orders-0"))
+        assert checked.code == 0, checked.out
+
+
+def test_copies_that_agree_but_for_a_start_offset_their_epoch_file_names_are_told(tmp_path, kbatch):
+    """Every copy holds the same batches, and broker-2's file says epoch 1 began at 1, inside epoch 0's batch
+    (0..2): a follower asking broker-2 for epoch 0's end would be told 1 and truncate there."""
+    common = [batch(0, _records(0, 3, "v"), leader_epoch=0), batch(3, _records(3, 2, "v"), leader_epoch=1)]
+    dirs = [make_copy(tmp_path, "broker-1", common, epochs=[(0, 0), (1, 3)], clean_shutdown=True, indexed=True),
+            make_copy(tmp_path, "broker-2", common, epochs=[(0, 0), (1, 1)], clean_shutdown=True, indexed=True)]
+    report = compare([os.path.join(each, "orders-0") for each in dirs])
+    assert report.agree
+    assert advice(report) == [
+        "every copy holds the same batches",
+        "broker-2: leader-epoch-checkpoint pos 8: start_offset 1, expected above 2 (the epochs before it) and at "
+        f"most 3 (the first batch of epoch 1 left, 00000000000000000000.log pos {len(common[0])})"]
+    result = kbatch("replicas", *dirs)
+    assert result.code == 1, result.out
+    assert "broker-2: leader-epoch-checkpoint pos 8: start_offset 1" in result.out
+    checked = kbatch("verify-crc", "--deep", "--format", "jsonl", os.path.join(dirs[1], "orders-0"))
+    assert checked.code == 1 and '"epoch-mismatch"' in checked.out
 
 
 def test_epoch_entries_past_the_log_end_are_dropped(tmp_path):

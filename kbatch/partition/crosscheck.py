@@ -188,6 +188,91 @@ def _where(path: str, pos: int) -> str:
     return f"{os.path.basename(path)} pos {pos}"
 
 
+@dataclass
+class LeaderEpochs:
+    """The first batch of each leader epoch in a partition's log, and the partition's leader-epoch-checkpoint held
+    against them (verify-crc --deep's cross-check, and kbatch replicas' for each copy)."""
+
+    # (epoch, base offset, log path, pos, the last offset of the batches of the epochs before it or None)
+    starts: list[tuple[int, int, str, int, int | None]] = field(default_factory=list)
+    last_offset: int | None = None   # the last offset of a batch with an epoch
+
+    def take(self, epoch: int | None, base_offset: int, last_offset: int, log: str, pos: int) -> None:
+        """LeaderEpochFileCache.assign(partitionLeaderEpoch, baseOffset) for a batch of magic 2, in offset order."""
+        if epoch is None or epoch < 0:
+            return
+        if not self.starts or epoch > self.starts[-1][0]:
+            self.starts.append((epoch, base_offset, log, pos, self.last_offset))
+        self.last_offset = last_offset
+
+    def held_against(self, path: str, directory: str, first_base: int | None,
+                     marked_for_deletion: bool = False) -> Iterator[Located]:
+        """The findings of the leader-epoch-checkpoint at ``path`` against the epochs taken: its own, an epoch of
+        the batches it has no entry for (epoch-missing), an entry that cannot be where its epoch began
+        (epoch-mismatch). ``first_base``: the first segment's base offset (0: the whole history is here)."""
+        # Only the entries of the log's epochs are held, and the lowest epoch of all.
+        log_epochs = {epoch for epoch, *_ in self.starts}
+        lowest: list[int] = []
+        count = [0]
+        exact = first_base == 0
+
+        def keep(entry: Entry) -> bool:
+            count[0] += 1
+            epoch = entry.fields["epoch"]
+            if epoch is not None and (not lowest or epoch < lowest[0]):
+                lowest[:] = [epoch]
+            return epoch in log_epochs
+
+        entries, _, own = _read(path, kinds.LEADER_EPOCH_CHECKPOINT, keep=keep)
+        yield from (Located(path, finding) for finding in own)
+        if not count[0] and marked_for_deletion:
+            # LogLoader.load of a directory renamed -delete (a broker restarted before removing it) recovers
+            # nothing: its next offset is 0 and leaderEpochCache.truncateFromEndAsyncFlush(0) empties the
+            # checkpoint. The -future and -stray ones are loaded like any partition.
+            return
+        checkpoint = {entry.fields["epoch"]: entry for entry in entries}
+        starts, log_start = self.starts, log_start_offset(directory)
+        if log_start is not None:
+            starts = _after_log_start(starts, log_start)
+        for number, (epoch, start, log, pos, before) in enumerate(starts):
+            entry = checkpoint.get(epoch)
+            if lowest and epoch <= lowest[0]:
+                # The log start offset may lie above what log-start-offset-checkpoint says (the broker writes it
+                # once a minute), or that file may not be beside the partition: records below it may still be
+                # in the first segment while the checkpoint was truncated from the start at it (see
+                # _after_log_start). So the lowest entry may start anywhere up to the next epoch's first batch,
+                # and the epochs below it have no entry (the last epoch: up to the log end offset).
+                if number + 1 < len(starts):
+                    following, start, following_log, following_pos, _ = starts[number + 1]
+                    bound = f"the first batch of epoch {following}, {_where(following_log, following_pos)}"
+                else:
+                    assert self.last_offset is not None   # set with each epoch start
+                    start, bound = self.last_offset + 1, "the log end offset"
+            else:
+                bound = f"the first batch of epoch {epoch} left, {_where(log, pos)}"
+            if entry is None:
+                if number == 0 and not exact and lowest and lowest[0] < epoch:
+                    continue   # the epoch began before the oldest segment kept; an older entry covers it
+                if lowest and epoch < lowest[0]:
+                    continue   # below the log start offset, perhaps (above)
+                yield Located(path, Finding(
+                    "epoch-missing", 0, 0, 0, "entries",
+                    f"an entry '{epoch} {start}' (the first batch of epoch {epoch}, {_where(log, pos)})", "none"))
+                continue
+            found = entry.fields["start_offset"]
+            # The entry was written when the leader appended the epoch's first batch; the log cleaner may since
+            # have removed that batch (and the ones after it) but never touches the checkpoint, so the entry
+            # may lie anywhere after the epochs before it, up to the first batch left (LogCleaner keeps
+            # LeaderEpochFileCache as it is). After retention, the oldest entry starts at the log start offset.
+            if before is None and exact:
+                before = -1   # (the first segment's base offset, 0, less one)
+            if found is None or found > start or (before is not None and found <= before):
+                low = "" if before is None else f"above {before} (the epochs before it) and "
+                yield Located(path, Finding(
+                    "epoch-mismatch", entry.pos, entry.pos, entry.size, "start_offset",
+                    f"{low}at most {start} ({bound})", str(found)))
+
+
 class PartitionCheck:
     """The cross-checks of one partition directory; iterate :meth:`run` for the findings, in segment order."""
 
@@ -200,9 +285,7 @@ class PartitionCheck:
         self.marked_for_deletion = (kinds.renamed_partition(directory) or ("", ""))[1] == "delete"
         self.decompressor = Decompressor(decompressed_limit) if decompressed_limit else Decompressor()
         self.producers: dict[int, ProducerState] = {}
-        # (epoch, base offset, log path, pos, the last offset of the batches of the epochs before it or None)
-        self.epoch_starts: list[tuple[int, int, str, int, int | None]] = []
-        self.epoch_last_offset: int | None = None                  # the last offset of a batch with an epoch
+        self.epochs = LeaderEpochs()                                # the batches' epochs, for the checkpoint
         self.walk_start: int | None = None                         # the first offset the walk saw
         self.exact = bool(self.segments) and self.segments[0].base == 0   # the whole history is here
         self.next_offset: int | None = None
@@ -276,7 +359,9 @@ class PartitionCheck:
             yield from open_.times.time_batch(batch, open_.max_timestamp)
         else:
             yield from open_.times.time_batch(batch, None)
-        self._epoch(open_.segment, batch)
+        if batch.magic >= 2:
+            self.epochs.take(batch.partition_leader_epoch, batch.base_offset, batch.last_offset, open_.segment.log,
+                             batch.pos)
         if self.next_offset is None or batch.base_offset > self.next_offset:
             self.last_absent = batch.base_offset - 1   # a gap: what compaction leaves
         abort = self._producer(batch)
@@ -302,7 +387,10 @@ class PartitionCheck:
         says nothing of."""
         while self.pending_snapshots:
             yield from self._snapshot(*self.pending_snapshots.pop(0))
-        yield from self._epochs()
+        path = self.singles.get(kinds.LEADER_EPOCH_CHECKPOINT)
+        if path is not None:
+            yield from self.epochs.held_against(path, self.directory, self.segments[0].base if self.segments else None,
+                                                self.marked_for_deletion)
         for kind in (kinds.PARTITION_METADATA, kinds.QUORUM_STATE):   # read on their own: the log says nothing of them
             if kind in self.singles:
                 path = self.singles[kind]
@@ -500,83 +588,6 @@ class PartitionCheck:
                 "txnindex-unmatched", entry.pos, entry.pos, entry.size, "last_offset",
                 f"an ABORT marker at offset {entry.fields['last_offset']} in {os.path.basename(segment.log)}",
                 "no such marker"))
-
-    # -- leader epochs ----------------------------------------------------------------------------------
-
-    def _epoch(self, segment: SegmentFiles, batch: BatchHeader) -> None:
-        """LeaderEpochFileCache.assign(partitionLeaderEpoch, baseOffset) for each batch of magic 2."""
-        if batch.magic < 2 or batch.partition_leader_epoch is None or batch.partition_leader_epoch < 0:
-            return
-        if not self.epoch_starts or batch.partition_leader_epoch > self.epoch_starts[-1][0]:
-            self.epoch_starts.append((batch.partition_leader_epoch, batch.base_offset, segment.log, batch.pos,
-                                      self.epoch_last_offset))
-        self.epoch_last_offset = batch.last_offset
-
-    def _epochs(self) -> Iterator[Located]:
-        path = self.singles.get(kinds.LEADER_EPOCH_CHECKPOINT)
-        if path is None:
-            return
-        # Only the entries of the log's epochs are held, and the lowest epoch of all.
-        log_epochs = {epoch for epoch, *_ in self.epoch_starts}
-        lowest: list[int] = []
-        count = [0]
-
-        def keep(entry: Entry) -> bool:
-            count[0] += 1
-            epoch = entry.fields["epoch"]
-            if epoch is not None and (not lowest or epoch < lowest[0]):
-                lowest[:] = [epoch]
-            return epoch in log_epochs
-
-        entries, _, own = _read(path, kinds.LEADER_EPOCH_CHECKPOINT, keep=keep)
-        yield from (Located(path, finding) for finding in own)
-        if not count[0] and self.marked_for_deletion:
-            # LogLoader.load of a directory renamed -delete (a broker restarted before removing it) recovers
-            # nothing: its next offset is 0 and leaderEpochCache.truncateFromEndAsyncFlush(0) empties the
-            # checkpoint. The -future and -stray ones are loaded like any partition.
-            return
-        checkpoint = {entry.fields["epoch"]: entry for entry in entries}
-        starts, log_start = self.epoch_starts, log_start_offset(self.directory)
-        if log_start is not None:
-            starts = _after_log_start(starts, log_start)
-        for number, (epoch, start, log, pos, before) in enumerate(starts):
-            entry = checkpoint.get(epoch)
-            if lowest and epoch <= lowest[0]:
-                # The log start offset may lie above what log-start-offset-checkpoint says (the broker writes it
-                # once a minute), or that file may not be beside the partition: records below it may still be
-                # in the first segment while the checkpoint was truncated from the start at it (see
-                # _after_log_start). So the lowest entry may start anywhere up to the next epoch's first batch,
-                # and the epochs below it have no entry (the last epoch: up to the log end offset).
-                if number + 1 < len(starts):
-                    following, start, following_log, following_pos, _ = starts[number + 1]
-                    bound = f"the first batch of epoch {following}, {_where(following_log, following_pos)}"
-                else:
-                    assert self.epoch_last_offset is not None   # set with each epoch start
-                    start, bound = self.epoch_last_offset + 1, "the log end offset"
-            else:
-                bound = f"the first batch of epoch {epoch} left, {_where(log, pos)}"
-            if entry is None:
-                if number == 0 and not self.exact and lowest and lowest[0] < epoch:
-                    continue   # the epoch began before the oldest segment kept; an older entry covers it
-                if lowest and epoch < lowest[0]:
-                    continue   # below the log start offset, perhaps (above)
-                yield Located(path, Finding(
-                    "epoch-missing", 0, 0, 0, "entries",
-                    f"an entry '{epoch} {start}' (the first batch of epoch {epoch}, {_where(log, pos)})", "none"))
-                continue
-            found = entry.fields["start_offset"]
-            # The entry was written when the leader appended the epoch's first batch; the log cleaner may since
-            # have removed that batch (and the ones after it) but never touches the checkpoint, so the entry
-            # may lie anywhere after the epochs before it, up to the first batch left (LogCleaner keeps
-            # LeaderEpochFileCache as it is). After retention, the oldest entry starts at the log start offset.
-            if before is None and self.exact:
-                before = self.segments[0].base - 1
-            if found is None or found > start or (before is not None and found <= before):
-                low = "" if before is None else f"above {before} (the epochs before it) and "
-                yield Located(path, Finding(
-                    "epoch-mismatch", entry.pos, entry.pos, entry.size, "start_offset",
-                    f"{low}at most {start} ({bound})", str(found)))
-
 
 def _cleaned_away(abort: Abort, first_offset: int | None) -> bool:
     """Whether a .txnindex entry's first offset is where the log cleaner removed the aborted transaction's first

@@ -14,13 +14,14 @@ from __future__ import annotations
 import glob
 import os
 from dataclasses import dataclass, field
-from typing import Iterator, NamedTuple
+from typing import Iterator, NamedTuple, cast
 
 from kbatch.files import kinds
 from kbatch.files.inputs import topic_partition
 from kbatch.format.findings import Finding
 from kbatch.format.structs import BATCH_HEADER, SIZE_OFFSET
 from kbatch.kernels.batchrules import last_sequence
+from kbatch.partition.crosscheck import LeaderEpochs
 from kbatch.partition.sidefile import Entry, SideFile
 from kbatch.partition.textfiles import checkpoint, checkpointed_offset, partition_metadata
 from kbatch.reading.model import Batch
@@ -68,7 +69,9 @@ class Copy:
     # filled as the batches are read
     log_start_offset: int | None = None
     log_end_offset: int = 0
-    batch_epochs: list[tuple[int, int]] = field(default_factory=list)   # (epoch, first base offset), from batches
+    batch_epochs: LeaderEpochs = field(default_factory=LeaderEpochs)   # the first batch of each epoch
+    first_base: int | None = None               # the first segment's base offset (its name)
+    epoch_file_disagrees: list[str] = field(default_factory=list)   # leader-epoch-checkpoint against the batches
     damaged: int = 0                            # damaged batches or ranges
     # Kafka's log recovery on start (see recovered): the epochs it assigns, in its order; the entry it cuts the
     # log at; the first entry it fails to validate and does not reach (the damage stays)
@@ -96,9 +99,7 @@ class Copy:
             self.log_start_offset = head.base_offset
         if head.last_offset >= self.log_end_offset:
             self.log_end_offset = head.last_offset + 1
-        epoch = head.partition_leader_epoch
-        if epoch is not None and epoch >= 0 and (not self.batch_epochs or epoch > self.batch_epochs[-1][0]):
-            self.batch_epochs.append((epoch, head.base_offset))
+        self.batch_epochs.take(head.partition_leader_epoch, head.base_offset, head.last_offset, head.segment, head.pos)
 
 
 def find_copies(paths: list[str], partition: str | None = None) -> dict[tuple[str, int], list[str]]:
@@ -253,7 +254,9 @@ def walk_copy(copy: Copy) -> Iterator[Head | Region]:
         ran_on = True
         return True
 
-    for path in segments(copy.path):
+    paths = segments(copy.path)
+    copy.first_base = segment_base(paths[0]) if paths else None
+    for path in paths:
         def keep(batch, path=path) -> None:
             batch_pos, view, i, end, _, _ = batch
             base_offset, epoch, crc, delta, producer_id, base_sequence = _CLEAN_HEAD.unpack_from(view, i)
@@ -504,9 +507,10 @@ def compare(directories: list[str]) -> Report:
         first = front[0]
         if first is not None and not first.damaged and all(
                 head is not None and not head.damaged and head.key == first.key for head in front):
-            # the same batch in every copy, intact (nearly every step): nothing to tell
-            for copy in copies:
-                copy.hold(first)
+            # the same batch in every copy, intact (nearly every step): nothing to tell; each copy holds its own
+            # (where it lies in the copy's files may differ: segments rolled at other offsets)
+            for copy, head in zip(copies, front):
+                copy.hold(cast(Head, head))
             front = [next(stream, None) for stream in streams]
             continue
         present = [head.base_offset for head in front if head is not None]
@@ -532,6 +536,7 @@ def compare(directories: list[str]) -> Report:
             front[index] = next(streams[index], None)
     for copy in copies:
         copy.epochs = loaded_epochs(copy)
+        copy.epoch_file_disagrees = epoch_disagreements(copy)
     candidates = [index for index, copy in enumerate(copies) if copy.latest_epoch is not None]
     if candidates:
         report.leader = max(candidates, key=lambda index: (copies[index].latest_epoch, copies[index].log_end_offset))
@@ -563,15 +568,20 @@ def _relative_divergence(report: Report) -> None:
 
 
 def epoch_disagreements(copy: Copy) -> list[str]:
-    """Where the copy's epoch file and its batches' epochs disagree."""
+    """Where the copy's epoch file and its batches' epochs disagree, by verify-crc --deep's rule (the log cleaner
+    and retention leave entries that are no batch's offset: crosscheck.LeaderEpochs says which may be)."""
+    path = os.path.join(copy.path, kinds.LEADER_EPOCH_CHECKPOINT)
+    if not os.path.isfile(path):
+        return []
     told = []
-    in_file = dict(copy.epoch_file)
-    for epoch, start in copy.batch_epochs:
-        if epoch not in in_file:
-            told.append(f"epoch {epoch} (batches from offset {start}) is not in leader-epoch-checkpoint")
-        elif in_file[epoch] != start:
-            told.append(f"epoch {epoch} starts at {in_file[epoch]} in leader-epoch-checkpoint, at {start} in "
-                        "the batches")
+    for located in copy.batch_epochs.held_against(path, copy.path, copy.first_base,
+                                                  (kinds.renamed_partition(copy.path) or ("", ""))[1] == "delete"):
+        finding = located.finding
+        if finding.code == "epoch-missing":
+            told.append(f"leader-epoch-checkpoint has no entry for an epoch of the batches: expected {finding.expected}")
+        elif finding.code == "epoch-mismatch":
+            told.append(f"leader-epoch-checkpoint pos {finding.pos}: start_offset {finding.actual}, expected "
+                        f"{finding.expected}")
     if copy.epoch_file_damaged:
         told.append("leader-epoch-checkpoint is damaged (verify-crc --deep says where)")
     return told
