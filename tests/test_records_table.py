@@ -213,7 +213,7 @@ def test_a_tasks_findings_walk_only_the_files_its_batches_walk_met_a_finding_in(
     finding_rows = source.finding_rows
     monkeypatch.setattr(source, "finding_rows", lambda file_range, reader: walked.append(file_range.path) or
                         finding_rows(file_range, reader))
-    clean: set = set()
+    clean: dict = {}
     written = {level: records_table._write_partition(SegmentPartition(ranges), 0, str(tmp_path / level), "job",
                                                      schemas[level], level, options, clean)
                for level in ("batches", "findings")}

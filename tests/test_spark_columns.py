@@ -305,6 +305,64 @@ def test_the_run_takes_batches_again_after_one_that_had_no_room_where_a_walk_beg
 
 
 
+def test_the_records_level_leaves_the_crcs_to_an_earlier_walk_of_the_same_file_only(tmp_path, monkeypatch):
+    """Of a whole file an earlier walk of the task found clean (KbatchReader.walked_clean: the batches level's in
+    kbatch scan), the records level's run computes no CRC again while the file is the same (source.file_identity);
+    once a record's byte was flipped in it since, or another file was renamed into its place, every CRC is computed
+    again, and the rows are those of a reader that walked nothing before."""
+    pytest.importorskip("kafka")
+    from kafka.record.default_records import DefaultRecordBatchBuilder
+
+    from kbatch.spark import record_columns
+    from kbatch.spark.source import BATCH_SCHEMA, RECORD_SCHEMA, FileRange, KbatchReader, batch_arrow, record_batches
+
+    segment = bytearray()
+    for index in range(20):
+        builder = DefaultRecordBatchBuilder(magic=2, compression_type=0, is_transactional=False, producer_id=-1,
+                                            producer_epoch=-1, base_sequence=-1, batch_size=1 << 20)
+        for delta in range(5):
+            builder.append(delta, timestamp=1_700_000_000_000, key=b"k%d" % index, value=b"v" * 100, headers=[])
+        batch = bytearray(builder.build())
+        struct.pack_into(">q", batch, 0, 5 * index)
+        segment += batch
+    path = tmp_path / "t-0" / "00000000000000000000.log"
+    path.parent.mkdir()
+    path.write_bytes(segment)
+    os.utime(path, ns=(10**18, 10**18))   # (a write after it sets another time, whatever the clock's tick)
+    file_range = FileRange(str(path), 0, len(segment), len(segment))
+    crcs: list[bool] = []   # per call of the compiled loop: whether it was handed the CRC to compute
+    loop = record_columns.batches_into_rows
+    monkeypatch.setattr(record_columns, "batches_into_rows",
+                        lambda *args: crcs.append(args[8] is not None) or loop(*args))
+
+    def records(walked_clean=None) -> list:
+        crcs.clear()
+        reader = KbatchReader({"level": "records"}, None)
+        if walked_clean is not None:
+            reader.walked_clean = walked_clean
+        return [row for batch in record_batches([file_range], reader, _schema(RECORD_SCHEMA))
+                for row in batch.to_pylist()]
+
+    batches = KbatchReader({"level": "batches"}, None)
+    assert sum(batch.num_rows for batch in batch_arrow([file_range], batches, _schema(BATCH_SCHEMA))) == 20
+    assert file_range in batches.walked_clean
+    fresh = records()
+    assert len(fresh) == 100 and crcs and all(crcs)
+    assert records(batches.walked_clean) == fresh and crcs and not any(crcs)
+
+    with open(path, "r+b") as stream:   # a record's value byte, same size: the third batch's CRC fails
+        stream.seek(2 * len(segment) // 20 + 100)
+        stream.write(b"w")
+    flipped = records()
+    assert records(batches.walked_clean) == flipped and crcs and all(crcs)
+
+    other = tmp_path / "other.log"   # the clean bytes again, another file renamed into the path
+    other.write_bytes(segment)
+    os.utime(other, ns=(10**18, 10**18))
+    os.replace(other, path)
+    assert records(batches.walked_clean) == fresh and crcs and all(crcs)
+
+
 def rows_reread_one_batch_at_a_time(paths: list[str]) -> dict:
     """The records level of ``paths`` (one task's ranges, record batches of 64 rows) read twice: every record batch
     held, then each let go of before the next is read; the rows of each read, the gatherers (RecordRows) each

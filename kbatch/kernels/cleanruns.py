@@ -255,7 +255,8 @@ def _clean_v2_end(buf: cython.const[cython.uchar][::1], window, i: cython.Py_ssi
                   most: cython.longlong, crc, crc_start: cython.Py_ssize_t) -> cython.Py_ssize_t:
     """Where the entry at ``window[i:]`` ends if it is one kbatch.walk.engine.clean_v2_batches hands out (a v2 batch
     framed as kbatch.format.framing says, lying whole in the window, a count that is not negative, its CRC holding:
-    clean_v2_batches' checks, in its order), else -1.  ``buf`` is ``window``'s bytes."""
+    clean_v2_batches' checks, in its order), else -1.  ``buf`` is ``window``'s bytes; ``crc`` None: the CRC held at
+    an earlier walk of these very bytes (batches_into_rows), not computed again."""
     limit: cython.Py_ssize_t = buf.shape[0]
     if i + _HEADER_SIZE > limit:
         return -1
@@ -263,7 +264,9 @@ def _clean_v2_end(buf: cython.const[cython.uchar][::1], window, i: cython.Py_ssi
     end: cython.Py_ssize_t = i + _LOG_OVERHEAD + batch_length
     if not framed_v2_batch(_V2.magic.read(buf, i), batch_length, least, most) or end > limit:
         return -1   # not a v2 batch, a size that is damage, or one going on past the window
-    if _V2.records_count.read(buf, i) < 0 or crc(window[i + crc_start:end]) != _V2.crc.read(buf, i):
+    if _V2.records_count.read(buf, i) < 0:
+        return -1
+    if crc is not None and crc(window[i + crc_start:end]) != _V2.crc.read(buf, i):
         return -1
     return end
 
@@ -281,12 +284,13 @@ def batches_into_rows(rows: RecordRows, walker: RecordWalker, columns: RecordCol
     """:func:`batch_into_rows` for each batch kbatch.walk.engine.clean_v2_batches would hand out from
     ``window[i:]`` (a memoryview; ``i`` an entry start, ``base`` the file position of ``window[0]``) that starts
     before ``last``, in one loop, up to the first that is not TAKEN: (its index, the answer, the batches taken,
-    the index of the last one taken or -1).  ``checksum`` is a v2 batch's (kbatch.format.framing.CHECKSUMS[2]),
-    ``least`` and ``most`` the bounds of its size field (kbatch.format.framing.size_bounds).
-    (tests/test_spark_columns.py holds the rows to the full reader's.)"""
+    the index of the last one taken or -1).  ``checksum`` is a v2 batch's (kbatch.format.framing.CHECKSUMS[2]), or
+    None where an earlier walk of the same bytes found every CRC holding (kbatch.spark.source._walked): the framing
+    is checked as ever, the CRCs not computed again.  ``least`` and ``most`` are the bounds of a batch's size field
+    (kbatch.format.framing.size_bounds).  (tests/test_spark_columns.py holds the rows to the full reader's.)"""
     buf: cython.const[cython.uchar][::1] = window
-    crc = checksum.function
-    crc_start: cython.Py_ssize_t = checksum.start
+    crc = None if checksum is None else checksum.function
+    crc_start: cython.Py_ssize_t = 0 if checksum is None else checksum.start
     end: cython.Py_ssize_t
     answer: cython.int
     taken: cython.Py_ssize_t = 0

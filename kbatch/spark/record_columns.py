@@ -57,6 +57,9 @@ class RecordColumnsRun:
         self.last_pos: int | None = None
         self.no_room = False   # the next batch's records would not fit in the record batch being gathered
         self.taken = 0   # batches taken here (the rest went to the full reader)
+        # The file walked is one an earlier walk of the task found clean and is unchanged since (set by
+        # kbatch.spark.source._walked for each file): every CRC of its bytes held, and none is computed again.
+        self.crcs_held = False
 
     @property
     def full(self) -> bool:
@@ -82,6 +85,7 @@ class RecordColumnsRun:
         self.no_room = False
         rows, file, visible = records.held, len(records.files) - 1, self._visible()
         max_rows, max_bytes = self.rows, self.data_bytes
+        checksum = None if self.crcs_held else _CHECKSUM
         data, i = batch_in_view(window, pos)
         base = pos - i   # the file position of data[0]
         # The walker reads an uncompressed batch's records in place, through a view of the window's bytes of its
@@ -91,7 +95,7 @@ class RecordColumnsRun:
             while True:
                 # The batches that need nothing of Python in one compiled loop; the one it stops at here.
                 i, answer, taken, last_taken = batches_into_rows(
-                    rows, walker, columns, in_place, i, stop - base, self.least, self.most, _CHECKSUM, base,
+                    rows, walker, columns, in_place, i, stop - base, self.least, self.most, checksum, base,
                     visible, file, max_rows, max_bytes)
                 if taken:
                     self.taken += taken

@@ -133,7 +133,7 @@ def _write_tasks(plans: list[bytes], locations: dict[str, str], job: str, schema
             partition = pickle.loads(plans[index])
             if "records" in locations:
                 take_committed_views(views, [file_range.path for file_range in partition.ranges])
-            walked_clean: set = set()   # the whole files the batches level's walk found nothing to say about
+            walked_clean: dict = {}   # the whole files the batches level's walk found nothing to say about
             for level, out in locations.items():
                 written = _write_partition(partition, index, out, job, schemas[level], level, options,
                                            walked_clean)
@@ -142,11 +142,12 @@ def _write_tasks(plans: list[bytes], locations: dict[str, str], job: str, schema
 
 
 def _write_partition(partition, index: int, out: str, job: str, schema, level: str = "records",
-                     options: dict | None = None, walked_clean: set | None = None) -> list[dict]:
+                     options: dict | None = None, walked_clean: dict | None = None) -> list[dict]:
     """Write one task's rows of ``level``, a file per topic, under this attempt's own staging directory.
 
     ``walked_clean`` is shared by a task's levels (:attr:`.source.KbatchReader.walked_clean`): the findings
-    level, read after the batches level, walks again only the files whose walk met a finding.
+    level, read after the batches level, walks again only the files whose walk met a finding; the records level
+    computes no CRC of the others again, as long as each is the same file.
     """
     import pyarrow.parquet as pq
     from pyspark.sql.pandas.types import to_arrow_schema

@@ -130,9 +130,10 @@ class KbatchReader(DataSourceReader):
         self.pushed = PushedFilters()   # the records level's filters Spark left to the source (pushFilters)
         # A file's bytes handed over with it (Spark's Hadoop file systems read them: kbatch.spark.hadoop), by path
         self.contents: dict = {}
-        # Whole files a walk of the task (another level's, sharing this set: kbatch.spark.records_table) found
-        # nothing to say about: the findings level need not walk them again (see _walked).
-        self.walked_clean: set[FileRange] = set()
+        # Whole files a walk of the task (another level's, sharing this mapping: kbatch.spark.records_table) found
+        # nothing to say about: the findings level need not walk them again, nor the records level compute their
+        # CRCs again while the file is the same (see _walked). Each with its file_identity through that walk.
+        self.walked_clean: dict[FileRange, tuple | None] = {}
         # Rows per Arrow record batch of the records level made by columns (None: ARROW_ROWS); kbatch's own writer
         # of the tables takes more (kbatch.spark.records_table.RECORD_ROWS).
         self.record_rows: int | None = None
@@ -441,12 +442,19 @@ def _walked(source: KbatchReader, file_range: FileRange, options, run):
     walk is the same engine with the same run's batches (kbatch.walk.engine.clean_v2_batches, which the
     CRC run takes), and every other entry was read by the full reader with at least verify-crc's checks
     (``options`` only add some: decompressing, decoding records).
+
+    A run that can leave the CRCs to an earlier walk (``crcs_held``: the records level's) is told so for a file
+    found clean that way, by a walk that began and ended on the file as it is now (:func:`file_identity`): its
+    bytes are the ones whose every CRC held, and the run checks their framing but computes no CRC again.
     """
     from kbatch.reading.reader import SegmentReader
     from kbatch.walk.engine import Walk
 
     clean = file_range.start == 0 and file_range.stop >= file_range.file_size
     with source.open_segment(file_range.path) as stream:
+        opened = file_identity(stream)
+        if hasattr(run, "crcs_held"):
+            run.crcs_held = opened is not None and source.walked_clean.get(file_range) == opened
         walk = Walk(SegmentReader(stream, options, size=file_range.file_size), run)
         pos = file_range.start
         while pos < min(file_range.stop, walk.reader.size):
@@ -462,7 +470,25 @@ def _walked(source: KbatchReader, file_range: FileRange, options, run):
             if run is not None and run.full:
                 yield _RUN_FULL
         if clean and pos >= file_range.file_size == walk.reader.size:
-            source.walked_clean.add(file_range)
+            # (a file changed while it was walked: clean as verify-crc would say, but no identity to trust)
+            source.walked_clean[file_range] = opened if file_identity(stream) == opened else None
+
+
+def file_identity(stream) -> tuple | None:
+    """What says an open local file holds the same bytes as when this was taken (None for a stream that is not a
+    local file: a remote object, bytes handed over): its device and inode (the file itself, not one renamed into its
+    path since: os.fstat of the open file), its size, and the times of its last write and last change (every write
+    sets both, POSIX's write(2); a truncation or an append changes the size too).
+
+    As make and rsync do, it trusts the file system's clock: a write of the same size within one tick of its
+    timestamps (nanoseconds in ext4, XFS, btrfs; a clock tick of some milliseconds on Linux) after the first
+    identity was taken goes unseen. Kafka writes a segment only at its end (its size) until it is rolled, and
+    never again after; the cleaner and retention write new files (other inodes)."""
+    try:
+        status = os.fstat(stream.fileno())
+    except (AttributeError, OSError, ValueError):   # (io.UnsupportedOperation is both of the last two)
+        return None
+    return status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns
 
 
 def batch_arrow(ranges: list[FileRange], source: KbatchReader, schema, columnar: bool = True):
