@@ -293,6 +293,9 @@ class ColumnarRecords:
         self.located: tuple = (None, None, None)   # the file the chunks added from now on are of: path, topic, partition
         self.codecs = [codec_name(codec) for codec in range(COMPRESSION_CODEC_MASK + 1)]
         self.spare: list = []   # gatherers no Arrow array reads any longer (_Lease)
+        # The columns that hold one value on every columnar row, by name, made once for as many rows as a record
+        # batch holds at most: each record batch takes slices of them (Arrow's arrays do not change).
+        self.constant: dict = {}
         self._reset()
 
     def begin(self, path: str, topic: str | None, partition: int | None) -> None:
@@ -391,7 +394,6 @@ class ColumnarRecords:
             "partition": pa.array([partition for _, _, partition in files], pa.int32()).take(file),
             "batch_pos": numbers("batch_pos", pa.int64()),
             "batch_base_offset": numbers("batch_base_offset", pa.int64()),
-            "magic": pa.repeat(pa.scalar(2, pa.int32()), n),
             "codec": strings("codec", self.codecs, pa.array(values("codec", np.uint8))),
             "offset": numbers("offset", pa.int64()), "timestamp": numbers("timestamp", pa.int64()),
             "timestamp_type": strings("timestamp_type", TIMESTAMP_TYPES, pa.array(values("log_append_time", np.uint8))),
@@ -402,13 +404,24 @@ class ColumnarRecords:
             "sequence": numbers("sequence", pa.int32()),
             "producer_id": numbers("producer_id", pa.int64()),
             "is_transactional": pa.array(values("is_transactional", np.uint8).astype(bool)),
-            "is_control": pa.repeat(pa.scalar(False, pa.bool_()), n),
             "visible_to_read_committed": pa.array(visible == 1, mask=visible < 0),
         }
         self._reset()
-        # Control records, decoded internal records and schema-registry ids are never columnar: null.
-        return pa.RecordBatch.from_arrays([arrays[field.name] if field.name in arrays else pa.nulls(n, field.type)
+        constant = self._constant_columns(n)
+        return pa.RecordBatch.from_arrays([arrays[field.name] if field.name in arrays else constant[field.name]
                                            for field in self.schema], schema=self.schema)
+
+    def _constant_columns(self, n: int) -> dict:
+        """The columns of ``n`` columnar rows that hold one value on every row: magic 2, not a control batch's, and
+        null where a value is never columnar (control records, decoded internal records, schema-registry ids)."""
+        import pyarrow as pa
+
+        if not self.constant or len(self.constant["magic"]) < n:
+            rows = max(n, self.capacity)
+            self.constant = {field.name: pa.nulls(rows, field.type) for field in self.schema}
+            self.constant["magic"] = pa.repeat(pa.scalar(2, pa.int32()), rows)
+            self.constant["is_control"] = pa.repeat(pa.scalar(False, pa.bool_()), rows)
+        return {name: column.slice(0, n) for name, column in self.constant.items()}
 
 
 class _Lease:
