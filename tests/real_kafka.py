@@ -70,6 +70,12 @@ def classpath(jars: Path) -> str:
     return str(jars / "*")
 
 
+# Every JVM here lives for one short test run: compiled by C1 alone and collected by the serial collector, it
+# spends a fraction of the CPU C2's compiler threads and G1 take on two cores (JIT options: what Kafka writes and
+# reads does not change).
+SHORT_LIVED_JVM = ["-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"]
+
+
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -181,13 +187,14 @@ class Broker:
                                                       log_dir=self.log_dir, remote_dir=home / "remote"))
         self.classes = classes or home / "classes"
         if self.PLUGINS and not self.classes.exists():
-            subprocess.run(["javac", "-nowarn", "-cp", classpath(jars), "-d", str(self.classes),
+            subprocess.run(["javac", *(f"-J{option}" for option in SHORT_LIVED_JVM), "-nowarn", "-cp", classpath(jars),
+                            "-d", str(self.classes),
                             *map(str, self.PLUGINS)], check=True, capture_output=True, timeout=120)
         (home / "log4j2.yaml").write_text(LOG4J2.format(log_file=self.server_log))
 
     def java(self, main: str, *args: str, timeout: float = 120, check: bool = True) -> subprocess.CompletedProcess:
         """Run one of Kafka's Java programs on the broker's jars."""
-        result = subprocess.run(["java", "-Xmx512m", "-cp", classpath(self.jars), main, *args],
+        result = subprocess.run(["java", "-Xmx512m", *SHORT_LIVED_JVM, "-cp", classpath(self.jars), main, *args],
                                 capture_output=True, text=True, timeout=timeout)
         if check and result.returncode != 0:
             raise RuntimeError(f"{main} {' '.join(args)} exited {result.returncode}:\n{result.stdout}\n{result.stderr}")
@@ -199,7 +206,7 @@ class Broker:
                       "-c", str(self.config))
         out = open(self.home / "stdout.log", "ab")
         self.process = subprocess.Popen(
-            ["java", "-Xmx768m", f"-Dlog4j2.configurationFile={self.home / 'log4j2.yaml'}",
+            ["java", "-Xmx768m", *SHORT_LIVED_JVM, f"-Dlog4j2.configurationFile={self.home / 'log4j2.yaml'}",
              "-cp", f"{classpath(self.jars)}{os.pathsep}{self.classes}", "kafka.Kafka", str(self.config)],
             stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
         self._wait_until_serving()
@@ -248,7 +255,7 @@ class Broker:
     def run_workload(self) -> str:
         """The broker's workload (tests/kafka/Workload.java) against it, with the Java clients of its release; what
         it printed. It is given the bootstrap address, the PROXIED listener's and the port to run its proxy on."""
-        result = subprocess.run(["java", "-Xmx512m", "-cp", classpath(self.jars), str(self.WORKLOAD),
+        result = subprocess.run(["java", "-Xmx512m", *SHORT_LIVED_JVM, "-cp", classpath(self.jars), str(self.WORKLOAD),
                                  self.bootstrap, f"127.0.0.1:{self.proxied_port}", str(self.proxy_port)],
                                 capture_output=True, text=True, timeout=300)
         if result.returncode != 0 or "workload done" not in result.stdout:
@@ -329,7 +336,7 @@ class ClusterNode(Broker):
             self.java("kafka.tools.StorageTool", "format", "-t", self.cluster_id, "-c", str(self.config))
         out = open(self.home / "stdout.log", "ab")
         self.process = subprocess.Popen(
-            ["java", "-Xmx384m", "-XX:TieredStopAtLevel=1", f"-Dlog4j2.configurationFile={self.home / 'log4j2.yaml'}",
+            ["java", "-Xmx384m", *SHORT_LIVED_JVM, f"-Dlog4j2.configurationFile={self.home / 'log4j2.yaml'}",
              "-cp", classpath(self.jars), "kafka.Kafka", str(self.config)],
             stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
 

@@ -157,7 +157,7 @@ def kafkas_reading(real_kafka, tmp_path_factory):
     from kbatch.capture.batches import kafka_segments
     from kbatch.capture.packets import read_segments
     from kbatch.capture.streams import write_streams
-    from tests.real_kafka import KAFKA_DIR, classpath
+    from tests.real_kafka import KAFKA_DIR, SHORT_LIVED_JVM, classpath
 
     capture, port = _capture(real_kafka), real_kafka.broker.port
     directory = tmp_path_factory.mktemp("streams")
@@ -176,7 +176,7 @@ def kafkas_reading(real_kafka, tmp_path_factory):
                 Path(answers).touch()
             pairs += [path, answers]
     assert len(pairs) > 10
-    done = subprocess.run(["java", "-Xmx512m", "-cp", classpath(real_kafka.broker.jars),
+    done = subprocess.run(["java", "-Xmx512m", *SHORT_LIVED_JVM, "-cp", classpath(real_kafka.broker.jars),
                            str(KAFKA_DIR / "StreamParser.java"), *pairs],
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-5000:]
