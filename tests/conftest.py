@@ -305,6 +305,12 @@ def pytest_itemcollected(item):
         item.add_marker(pytest.mark.xdist_group(min(groups)))
 
 
+def pytest_collection_modifyitems(items):
+    # The tools' tests (mypy, a C compiler: 5-15 s each) first: workers take tests in this order, and one of those
+    # last kept a worker busy for seconds after the other had nothing left.
+    items.sort(key=lambda item: item.path.name != "test_tools.py")
+
+
 # -- every capture a test reads, read both ways --------------------------------------------------------------
 
 @pytest.fixture(autouse=True)
