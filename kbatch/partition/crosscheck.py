@@ -205,11 +205,11 @@ class LeaderEpochs:
             self.starts.append((epoch, base_offset, log, pos, self.last_offset))
         self.last_offset = last_offset
 
-    def held_against(self, path: str, directory: str, first_base: int | None,
-                     marked_for_deletion: bool = False) -> Iterator[Located]:
+    def held_against(self, path: str, directory: str, first_base: int | None) -> Iterator[Located]:
         """The findings of the leader-epoch-checkpoint at ``path`` against the epochs taken: its own, an epoch of
         the batches it has no entry for (epoch-missing), an entry that cannot be where its epoch began
-        (epoch-mismatch). ``first_base``: the first segment's base offset (0: the whole history is here)."""
+        (epoch-mismatch), for the partition ``directory`` (its name: one renamed -delete is loaded empty).
+        ``first_base``: the first segment's base offset (0: the whole history is here)."""
         # Only the entries of the log's epochs are held, and the lowest epoch of all.
         log_epochs = {epoch for epoch, *_ in self.starts}
         lowest: list[int] = []
@@ -225,7 +225,7 @@ class LeaderEpochs:
 
         entries, _, own = _read(path, kinds.LEADER_EPOCH_CHECKPOINT, keep=keep)
         yield from (Located(path, finding) for finding in own)
-        if not count[0] and marked_for_deletion:
+        if not count[0] and (kinds.renamed_partition(directory) or ("", ""))[1] == "delete":
             # LogLoader.load of a directory renamed -delete (a broker restarted before removing it) recovers
             # nothing: its next offset is 0 and leaderEpochCache.truncateFromEndAsyncFlush(0) empties the
             # checkpoint. The -future and -stray ones are loaded like any partition.
@@ -282,7 +282,6 @@ class PartitionCheck:
         # the name's base offset is then reported there (below-segment-base), once, not here a second time.
         self.segments_verified = segments_verified
         self.segments, self.snapshots, self.singles = partition_files(directory)
-        self.marked_for_deletion = (kinds.renamed_partition(directory) or ("", ""))[1] == "delete"
         self.decompressor = Decompressor(decompressed_limit) if decompressed_limit else Decompressor()
         self.producers: dict[int, ProducerState] = {}
         self.epochs = LeaderEpochs()                                # the batches' epochs, for the checkpoint
@@ -389,8 +388,7 @@ class PartitionCheck:
             yield from self._snapshot(*self.pending_snapshots.pop(0))
         path = self.singles.get(kinds.LEADER_EPOCH_CHECKPOINT)
         if path is not None:
-            yield from self.epochs.held_against(path, self.directory, self.segments[0].base if self.segments else None,
-                                                self.marked_for_deletion)
+            yield from self.epochs.held_against(path, self.directory, self.segments[0].base if self.segments else None)
         for kind in (kinds.PARTITION_METADATA, kinds.QUORUM_STATE):   # read on their own: the log says nothing of them
             if kind in self.singles:
                 path = self.singles[kind]

@@ -574,8 +574,7 @@ def epoch_disagreements(copy: Copy) -> list[str]:
     if not os.path.isfile(path):
         return []
     told = []
-    for located in copy.batch_epochs.held_against(path, copy.path, copy.first_base,
-                                                  (kinds.renamed_partition(copy.path) or ("", ""))[1] == "delete"):
+    for located in copy.batch_epochs.held_against(path, copy.path, copy.first_base):
         finding = located.finding
         if finding.code == "epoch-missing":
             told.append(f"leader-epoch-checkpoint has no entry for an epoch of the batches: expected {finding.expected}")
