@@ -27,7 +27,7 @@ def _ours_and_sparks(spark, tmp_path, paths: list[str], split_bytes: int = 0):
     paths = [os.path.abspath(path) for path in paths]
     schema = spark.createDataFrame([], RECORD_SCHEMA).schema
     ours, sparks = tmp_path / "ours" / "records", tmp_path / "sparks"   # (only a table's own name is cleared)
-    written = write_tables(spark, _partitions(paths, split_bytes, [], schema), {"records": (str(ours), schema)})["records"]
+    written = write_tables(spark, _partitions(paths, split_bytes, [], schema), {"records": (str(ours), schema)}).rows["records"]
     (spark.read.format("kbatch").option("level", "records").option("paths", json.dumps(paths)).load()
      .write.mode("overwrite").partitionBy("topic").parquet(str(sparks)))
     return written, ours, sparks

@@ -19,9 +19,11 @@ from __future__ import annotations
 
 import pickle
 import uuid
+from dataclasses import dataclass
 from functools import partial
 
 from kbatch.files.inputs import file_system
+from kbatch.spark.tally import Tally, merged
 
 # Arrow data a task holds per topic before it writes it as one row group (Spark's: 128 MiB of encoded data).
 ROW_GROUP_BYTES = 64 * 1024 * 1024
@@ -37,8 +39,18 @@ _ESCAPED = frozenset([chr(code) for code in range(0x01, 0x20)] + list("\"#%'*/:=
 # org.apache.kafka.common.internals) needs no escape, so its ``topic=`` directory fits; a partition directory
 # renamed by hand may name one that does not.
 NAME_MAX = 255
-# What each task reports: a file it wrote, of which table, where the file goes, and its rows.
-_WRITTEN = "table STRING, staged STRING, final STRING, rows LONG"
+# What each task reports: a file it wrote, of which table, where the file goes, and its rows; and once per table the
+# sums of the rows it wrote (kbatch.spark.tally.Tally.pickled), with no file.
+_WRITTEN_COLUMNS = (("table", "STRING"), ("staged", "STRING"), ("final", "STRING"), ("rows", "LONG"), ("sums", "BINARY"))
+_WRITTEN = ", ".join(f"{name} {kind}" for name, kind in _WRITTEN_COLUMNS)
+
+
+def _written_arrow():
+    """_WRITTEN as the Arrow schema of the batches a task hands back."""
+    import pyarrow as pa
+
+    kinds = {"STRING": pa.string(), "LONG": pa.int64(), "BINARY": pa.binary()}
+    return pa.schema([(name, kinds[kind]) for name, kind in _WRITTEN_COLUMNS])
 
 
 def partition_directory(column: str, value: str | None) -> str:
@@ -60,11 +72,19 @@ def _escape(text: str) -> str:
     return "".join(f"%{ord(char):02X}" if char in _ESCAPED else char for char in text)
 
 
+@dataclass
+class Written:
+    """What write_tables wrote: the rows of each level, and what they add up to (kbatch.spark.tally.merged)."""
+
+    rows: dict[str, int]
+    sums: dict
+
+
 def write_tables(spark, partitions: list, tables: dict[str, tuple], options: dict | None = None,
-                 views: dict[str, bytes] | None = None) -> dict[str, int]:
+                 views: dict[str, bytes] | None = None) -> Written:
     """Write the levels ``tables`` names (level: its table's location, absolute or a URI pyarrow.fs knows, and
     its StructType) of ``partitions`` (as :meth:`.source.KbatchReader.partitions` plans them), replacing what
-    is there; the rows written, per level.
+    is there; the rows written, per level, and their sums.
 
     ``options`` are the data source's (``deep``, ``decompress``); ``views`` the read_committed views of the
     partitions read (:func:`.source.committed_views`), made once for the records level's tasks (a partition
@@ -88,13 +108,14 @@ def write_tables(spark, partitions: list, tables: dict[str, tuple], options: dic
     else:
         written = []
     moves: dict[str, list] = {out: [] for out in locations.values()}
-    for row in written:
+    files = [row for row in written if row.sums is None]
+    for row in files:
         moves[locations[row.table]].append((row.staged, row.final))
     one.mapInArrow(partial(_commit_tables, moves), "done BOOLEAN").collect()
     rows = dict.fromkeys(tables, 0)
-    for row in written:
+    for row in files:
         rows[row.table] += row.rows
-    return rows
+    return Written(rows, merged(row.sums for row in written if row.sums is not None))
 
 
 # -- on the executors -------------------------------------------------------------------------
@@ -128,6 +149,7 @@ def _write_tasks(plans: list[bytes], locations: dict[str, str], job: str, schema
 
     from kbatch.spark.source import take_committed_views
 
+    schema = _written_arrow()
     for batch in batches:
         for index in batch.column("id").to_pylist():
             partition = pickle.loads(plans[index])
@@ -135,15 +157,18 @@ def _write_tasks(plans: list[bytes], locations: dict[str, str], job: str, schema
                 take_committed_views(views, [file_range.path for file_range in partition.ranges])
             walked_clean: dict = {}   # the whole files the batches level's walk found nothing to say about
             for level, out in locations.items():
+                tally = Tally(level)
                 written = _write_partition(partition, index, out, job, schemas[level], level, options,
-                                           walked_clean)
-                if written:   # string, string, string, int64: the types of _WRITTEN
-                    yield pa.RecordBatch.from_pylist([{"table": level, **each} for each in written])
+                                           walked_clean, tally)
+                yield pa.RecordBatch.from_pylist([{"table": level, **each, "sums": None} for each in written]
+                                                 + [{"table": level, "sums": tally.pickled()}],
+                                                 schema=schema)
 
 
 def _write_partition(partition, index: int, out: str, job: str, schema, level: str = "records",
-                     options: dict | None = None, walked_clean: dict | None = None) -> list[dict]:
-    """Write one task's rows of ``level``, a file per topic, under this attempt's own staging directory.
+                     options: dict | None = None, walked_clean: dict | None = None, tally=None) -> list[dict]:
+    """Write one task's rows of ``level``, a file per topic, under this attempt's own staging directory (and add
+    them up in ``tally``, a kbatch.spark.tally.Tally, if given).
 
     ``walked_clean`` is shared by a task's levels (:attr:`.source.KbatchReader.walked_clean`): the findings
     level, read after the batches level, walks again only the files whose walk met a finding; the records level
@@ -182,6 +207,8 @@ def _write_partition(partition, index: int, out: str, job: str, schema, level: s
     for topic, ranges in by_topic.items():
         for batch in reader.read(SegmentPartition(ranges)):
             if batch.num_rows:
+                if tally is not None:
+                    tally.add(batch)
                 if topic not in topics:
                     directory = partition_directory("topic", topic)
                     filesystem.create_dir(f"{staging}/{directory}", recursive=True)

@@ -1,4 +1,4 @@
-"""The scan report: per topic-partition, what the batches and findings tables add up to."""
+"""The scan report: per topic-partition, what the batches and findings tables add up to (kbatch.spark.tally)."""
 
 from __future__ import annotations
 
@@ -75,59 +75,34 @@ class ScanReport:
                 if partition.cross_checks and partition.cross_checks.errors]
 
 
-def partition_report(spark, batches, findings, sizes: dict[str, int], cross_checked=()) -> list[PartitionReport]:
-    """One report per topic-partition; ``sizes`` are the segments' file sizes (damaged bytes included).
+def partition_report(sums: dict, sizes: dict[str, int], cross_checked=(), batches=None) -> list[PartitionReport]:
+    """One report per topic-partition, from what the tables add up to (``sums``: kbatch.spark.tally.merged);
+    ``sizes`` are the segments' file sizes (damaged bytes included). ``batches()`` is the batches table as a
+    DataFrame, for the producers' rules (replayed on Spark), read only where a partition has a producer.
 
     ``cross_checked`` are the partition directories whose other files were held against the segments:
     their findings (the cross-check codes, or any finding about a file that is no segment) are counted
     apart, as ``cross_checks``, and do not make a segment damaged.
     """
-    from pyspark.sql import functions as F
-
     from kbatch.partition.crosscheck import CROSS_CHECK_CODES
 
-    # The batches table per segment and the findings table per segment and code, in one query (a ``table``
-    # column keeps their groups apart). Findings beside the segments (a cross-check's code, or a file that is
-    # no segment) go to the cross-checks; an error about a segment makes it damaged.
-    compressed = F.col("codec") != "none"
-    counted = _collected(batches.withColumn("table", F.lit("batches"))
-                     .unionByName(findings.select("topic", "partition", "file", "code", "severity")
-                                  .withColumn("table", F.lit("findings")), allowMissingColumns=True)
-                     .groupBy("table", "topic", "partition", "file", "code", "severity").agg(
-                         F.count("*").alias("rows"),   # batches, or findings of that code and severity
-                         F.sum(F.greatest(F.coalesce("count", F.lit(0)), F.lit(0))).alias("records"),
-                         F.sum(F.when(compressed, F.col("payload_size"))).alias("compressed_bytes"),
-                         F.sum(F.when(compressed, F.col("decompressed_size"))).alias("inflated_bytes"),
-                         F.sum(F.col("damaged").cast("int")).alias("corrupt_batches"),
-                         F.min(F.when(~F.col("damaged"), F.col("base_offset"))).alias("first_offset"),
-                         F.max(F.when(~F.col("damaged"), F.col("last_offset"))).alias("last_offset"),
-                         F.min(F.when(F.col("base_timestamp") >= 0, F.col("base_timestamp"))).alias("first_timestamp"),
-                         F.max(F.when(F.col("max_timestamp") >= 0, F.col("max_timestamp"))).alias("last_timestamp"),
-                     ))
-    per_file = [row for row in counted if row.table == "batches"]
+    per_file = _rows(sums["files"])
     checks: dict[tuple, CrossChecks] = defaultdict(CrossChecks)
     damage: dict[str, int] = defaultdict(int)   # errors per segment
-    for row in counted:
-        if row.table != "findings":
-            continue
+    for row in _rows(sums["findings"]):
         if row.code in CROSS_CHECK_CODES or row.file not in sizes:
             entry = checks[(row.topic, row.partition)]
-            entry.findings[row.code] = entry.findings.get(row.code, 0) + row.rows
-            entry.errors += row.rows if row.severity == "error" else 0
-            entry.warnings += row.rows if row.severity == "warning" else 0
+            entry.findings[row.code] = entry.findings.get(row.code, 0) + row.findings
+            entry.errors += row.findings if row.severity == "error" else 0
+            entry.warnings += row.findings if row.severity == "warning" else 0
         elif row.severity == "error" and row.code != "split-handover":
-            damage[row.file] += row.rows
+            damage[row.file] += row.findings
     checked = {topic_partition(os.path.join(directory, "x")) for directory in cross_checked}
 
-    # The producers counted and the transactions left open (or of unknown outcome), per partition, in one query.
-    producers, open_transactions, unknown_transactions = {}, {}, {}
-    for row in _producer_rows(batches).collect():
-        key = (row.topic, row.partition)
-        producers[key] = row.producers
-        open_transactions[key], unknown_transactions[key] = row.open, row.unknown
+    producers, open_transactions, unknown_transactions = transactions(_rows(sums["producers"]))
     # Only an idempotent producer's batches (producer_id >= 0) can break a rule (PartitionProducers.add_batch):
     # where there are none, the replay is not run.
-    breaks = producer_breaks(batches) if any(producers.values()) else {}
+    breaks = producer_breaks(batches()) if batches is not None and any(producers.values()) else {}
 
     files = defaultdict(list)
     for row in per_file:
@@ -150,7 +125,7 @@ def partition_report(spark, batches, findings, sizes: dict[str, int], cross_chec
         damaged_files = sorted(path for path in paths if damage.get(path) or corrupt.get(path))
         report.append(PartitionReport(
             topic=topic, partition=partition, segments=len(rows),
-            batches=sum(row.rows for row in real), records=sum(row.records or 0 for row in real),
+            batches=sum(row.batches for row in real), records=sum(row.records or 0 for row in real),
             bytes=sum(sizes.get(path, 0) for path in paths),
             compression_ratio=round(inflated / deflated, 3) if deflated and inflated else None,
             corrupt_batches=sum(row.corrupt_batches or 0 for row in real),
@@ -171,42 +146,34 @@ def partition_report(spark, batches, findings, sizes: dict[str, int], cross_chec
     return report
 
 
-def _collected(frame) -> list:
-    """The rows of ``frame`` as namedtuples of its columns, collected as Arrow: a pyspark Row is pickled by
-    the JVM, unpickled here, and looks each field up by name in a list (Row.__getattr__), which over
-    100,000 segments' rows cost the report seconds."""
-    table = frame.toArrow()
-    named = namedtuple("Counted", table.column_names)   # type: ignore[misc]
+def _rows(table) -> list:
+    """The rows of an Arrow ``table`` as namedtuples of its columns (a part of kbatch.spark.tally's sums)."""
+    named = namedtuple("Summed", table.column_names)   # type: ignore[misc]
     return [named._make(values) for values in zip(*(column.to_pylist() for column in table.columns))]
 
 
-def _producer_rows(batches):
-    """Per topic-partition: ``producers`` (distinct producer ids >= 0), and the producer ids of transactions
-    left ``open`` (data after the last marker, or no marker) and of ``unknown`` outcome (ended by a marker
-    whose CRC fails, after the producer's last data).
+def transactions(producers: list) -> tuple[dict, dict, dict]:
+    """Per topic-partition, from each producer's sums (kbatch.spark.tally.PARTS["producers"]): how many producers
+    (ids >= 0), and the producer ids of transactions left open (data after the last marker, or no marker) and of
+    unknown outcome (ended by a marker whose CRC fails, after the producer's last data).
 
     A marker whose CRC fails is never believed (kbatch.reading.markers): it ends its transaction, outcome unknown.
     """
-    from pyspark.sql import functions as F
-
-    transactional, control = F.col("is_transactional"), F.col("is_control")
-    per_producer = (batches.where((F.col("producer_id") >= 0) | transactional)
-                    .groupBy("topic", "partition", "producer_id").agg(
-                        F.max(transactional).alias("transactional"),
-                        F.max(F.when(transactional & ~control, F.col("last_offset"))).alias("last_data"),
-                        F.max(F.when(transactional & control & F.col("crc_valid"), F.col("last_offset")))
-                        .alias("last_marker"),
-                        F.max(F.when(transactional & control & ~F.col("crc_valid"), F.col("last_offset")))
-                        .alias("last_doubted"))
-                    .withColumn("ended", F.greatest("last_marker", "last_doubted")))   # (greatest skips nulls)
-    last_data, ended, doubted = F.col("last_data"), F.col("ended"), F.col("last_doubted")
-    is_open = F.col("transactional") & last_data.isNotNull() & (ended.isNull() | (ended < last_data))
-    is_unknown = (F.col("transactional") & ~is_open & doubted.isNotNull() & (doubted == ended)
-                  & last_data.isNotNull() & (last_data < doubted))
-    return per_producer.groupBy("topic", "partition").agg(
-        F.count(F.when(F.col("producer_id") >= 0, True)).alias("producers"),
-        F.sort_array(F.collect_list(F.when(is_open, F.col("producer_id")))).alias("open"),
-        F.sort_array(F.collect_list(F.when(is_unknown, F.col("producer_id")))).alias("unknown"))
+    counted: dict[tuple, int] = defaultdict(int)
+    left_open: dict[tuple, list] = defaultdict(list)
+    unknown: dict[tuple, list] = defaultdict(list)
+    for row in producers:
+        key = (row.topic, row.partition)
+        counted[key] += row.producer_id is not None and row.producer_id >= 0
+        if not row.transactional or row.last_data is None or row.producer_id is None:
+            continue   # (a transaction's batch of no producer id: damage, each of its own)
+        ends = [end for end in (row.last_marker, row.last_doubted) if end is not None]
+        ended = max(ends, default=None)
+        if ended is None or ended < row.last_data:
+            left_open[key].append(row.producer_id)
+        elif row.last_doubted is not None and row.last_doubted == ended and row.last_data < row.last_doubted:
+            unknown[key].append(row.producer_id)
+    return counted, left_open, unknown
 
 
 # What a batch row of scan's batches table holds of a Batch's header: (column, Batch field) where the column

@@ -9,7 +9,8 @@ from kbatch.files.inputs import Segment, is_remote, through_hadoop
 from kbatch.spark.records_table import write_tables
 from kbatch.spark.report import PartitionReport, ScanReport, partition_report
 from kbatch.spark.session import spark_session
-from kbatch.spark.source import BATCH_SCHEMA, FINDING_SCHEMA, SCHEMAS, KbatchReader
+from kbatch.spark.source import FINDING_SCHEMA, SCHEMAS, KbatchReader
+from kbatch.spark.tally import tally_tables
 
 LOCAL_OPEN_COST = 64 * 1024   # bytes: what opening a local segment weighs when files are packed into tasks
 
@@ -94,12 +95,13 @@ def run_scan(segments: list[Segment], out_dir: str, *, records: bool = False, de
     progress(f"writing {', '.join(f'{level}/' for level in levels)}")
     schemas = {level: spark.createDataFrame([], SCHEMAS[level]).schema for level in levels}
     locations = _locations(spark, out_dir, levels)
+    sums = None   # what the tables add up to (kbatch.spark.tally), where their writing added them up
     if not any(through_hadoop(location) for location in locations.values()):
         # Not through Spark's writer, which turns every row back into a JVM row (records_table.py): the
         # executors write the tables, a task's ranges read for each level in one Spark job.
-        write_tables(spark, _partitions(local, split_bytes, failed, schemas["batches"], options),
-                     {level: (locations[level], schemas[level]) for level in levels}, options,
-                     views.result() if views else None)
+        sums = write_tables(spark, _partitions(local, split_bytes, failed, schemas["batches"], options),
+                            {level: (locations[level], schemas[level]) for level in levels}, options,
+                            views.result() if views else None).sums
     else:   # tables only Hadoop's file systems reach (s3a://, ...; pyarrow opens none of them): Spark's writer
         for level in levels:
             _read_locally(spark, local, split_bytes, failed, options, level, schemas[level]) \
@@ -112,11 +114,15 @@ def run_scan(segments: list[Segment], out_dir: str, *, records: bool = False, de
     for level, frame in appended.items():   # (their bytes are in Spark's hands: added by Spark's writer)
         frame.write.mode("append").partitionBy("topic").parquet(locations[level])
     progress("reporting")
-    # With the schema given, a table with no rows (a clean sweep has no findings) reads back empty.
-    batches = spark.read.schema(BATCH_SCHEMA).parquet(os.path.join(out_dir, "batches"))
-    findings = spark.read.schema(FINDING_SCHEMA).parquet(os.path.join(out_dir, "findings"))
-    report = partition_report(spark, batches, findings,
-                              {_absolute(segment.path): segment.size for segment in segments}, cross_checked)
+
+    def table(level: str):
+        # With the schema given, a table with no rows (a clean sweep has no findings) reads back empty.
+        return spark.read.schema(SCHEMAS[level]).parquet(os.path.join(out_dir, level))
+
+    if sums is None or appended:   # rows Spark's writer wrote: the tables read back and added up
+        sums = tally_tables(spark, {level: table(level) for level in ("batches", "findings")})
+    report = partition_report(sums, {_absolute(segment.path): segment.size for segment in segments}, cross_checked,
+                              batches=lambda: table("batches"))
     report = _paths_as_given(report, given)
     from kbatch.output.jsonout import scan_dict
 
