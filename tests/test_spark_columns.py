@@ -144,6 +144,23 @@ def test_a_tasks_files_share_record_batches(paths):
     assert [batch.num_rows for batch in batch_arrow(ranges[-3:], as_stored, schema)] == [900]
 
 
+def test_columns_full_in_the_middle_of_a_window_go_out_and_the_walk_goes_on(paths, monkeypatch):
+    """Record batches of 7 rows: the compiled loop fills its buffers mid-window and mid-file, hands back, and
+    goes on where it stopped; every row still the full reader's, in order, naming its own file."""
+    from kbatch.spark import source
+    from kbatch.spark.source import FileRange, KbatchReader, batch_arrow
+
+    schema = _schema()
+    reader = KbatchReader({"level": "batches"}, None)
+    ranges = [FileRange(path, 0, os.path.getsize(path), os.path.getsize(path)) for path in paths[-3:]]
+    alone = [row for one in ranges for batch in batch_arrow([one], reader, schema, columnar=False)
+             for row in batch.to_pylist()]
+    monkeypatch.setattr(source, "ARROW_ROWS", 7)
+    together = list(batch_arrow(ranges, reader, schema))
+    assert [row for batch in together for row in batch.to_pylist()] == alone and len(alone) == 900
+    assert {batch.num_rows for batch in together} == {7, 900 % 7}
+
+
 # -- the records level ------------------------------------------------------------------------------------
 
 RECORD_INPUTS = INPUTS + sorted(FIXTURES.glob("*/**/*.log"))   # logdir, partitions, internal topics, registry

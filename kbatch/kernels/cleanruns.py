@@ -1,7 +1,9 @@
 """``verify-crc --deep``'s fast pass: the v2 data batches it has nothing to say about, walked in one compiled
 loop without an object per batch (used by kbatch.walk.deep; by kbatch.ops.grep with a RecordMatch, taking only the
-batches where no record is selected); and :func:`batch_into_rows`, a v2 data batch's records into the records
-table's rows without a Python object (kbatch.spark.record_columns).
+batches where no record is selected); :func:`batch_into_rows`, a v2 data batch's records into the records
+table's rows without a Python object (kbatch.spark.record_columns); and :func:`headers_taken`, the headers of the
+batches the full reader has nothing to say about, gathered for the batches table's columns
+(kbatch.spark.batch_columns).
 
 Compiled by Cython where it can be; plain Python otherwise (tests/test_fastdeep.py holds both to the full
 reader).
@@ -15,6 +17,7 @@ except ImportError:  # not compiled and no Cython installed: the same code as pl
     from kbatch.kernels import _cython_shim as cython
 
 if cython.compiled:
+    from cython.cimports.libc.string import memcpy
     from cython.cimports.kbatch.kernels.batchrules import (V2Header, framed_v2_batch, last_offset_delta_short,
                                                            max_timestamp_differs, offset_order_problem,
                                                            producer_fields_problem, segment_range_problem,
@@ -332,6 +335,51 @@ def counted_batches(window, i: cython.Py_ssize_t, last: cython.Py_ssize_t, least
         last_taken = i
         i = end
     return i, taken, records, last_taken
+
+
+@cython.ccall
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def headers_taken(window, i: cython.Py_ssize_t, last: cython.Py_ssize_t, least: cython.longlong, most: cython.longlong,
+                  checksum, uncompressed_only: cython.bint, headers: cython.uchar[::1],
+                  positions: cython.longlong[::1], held: cython.Py_ssize_t, base: cython.longlong) -> tuple:
+    """The batches kbatch.walk.engine.clean_v2_batches would hand out from ``window[i:]`` (a memoryview; ``i`` an
+    entry start, ``base`` the file position of ``window[0]``) that start before ``last`` (with ``uncompressed_only``,
+    up to the first compressed one), in one loop: each one's header (BATCH_HEADER.size bytes) copied into row
+    ``held`` on of ``headers`` and its file position into ``positions``, until those are full. (the index of the
+    first entry not taken, the rows now held, the index of the last one taken or -1). The batches level's columns
+    (kbatch.spark.batch_columns); its CRC is the one stored, which the computed one equals."""
+    buf: cython.const[cython.uchar][::1] = window
+    crc = checksum.function
+    crc_start: cython.Py_ssize_t = checksum.start
+    capacity: cython.Py_ssize_t = len(positions)
+    end: cython.Py_ssize_t
+    last_taken: cython.Py_ssize_t = -1
+    while i < last and held < capacity:
+        if uncompressed_only and i + _HEADER_SIZE <= buf.shape[0] and _V2.attributes.read(buf, i) & _CODEC_MASK:
+            break   # (the full reader's, which inflates it: before its CRC, which that reader computes)
+        end = _clean_v2_end(buf, window, i, least, most, crc, crc_start)
+        if end < 0:
+            break
+        _copy_header(headers, held * _HEADER_SIZE, buf, i)
+        positions[held] = base + i
+        held += 1
+        last_taken = i
+        i = end
+    return i, held, last_taken
+
+
+@cython.cfunc
+@cython.inline
+@cython.exceptval(check=False)
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def _copy_header(out: cython.uchar[::1], at: cython.Py_ssize_t, source: cython.const[cython.uchar][::1],
+                 start: cython.Py_ssize_t) -> cython.void:
+    if cython.compiled:
+        memcpy(cython.address(out[at]), cython.address(source[start]), _HEADER_SIZE)
+    else:
+        out[at:at + _HEADER_SIZE] = source[start:start + _HEADER_SIZE]
 
 
 _LONG_MAX = cython.declare(cython.longlong, 2**63 - 1)   # Java's Long.MAX_VALUE, MIN_VALUE

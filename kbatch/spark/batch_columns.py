@@ -3,8 +3,9 @@
 Nearly every entry of a segment is a v2 batch whose CRC holds and which the
 full reader would read without a finding; its row says nothing but its header.
 :class:`BatchColumnsRun` is a run of the walk engine (kbatch.walk.engine) over
-those: it keeps each one's 61 header bytes, its position and its computed CRC,
-and :meth:`BatchColumnsRun.flush` turns them into one Arrow record batch of the
+those: it keeps each one's 61 header bytes and its position, in one compiled
+loop (kbatch.kernels.cleanruns.headers_taken; a batch is taken only when its CRC
+holds, so the CRC computed is the one stored), and :meth:`BatchColumnsRun.flush` turns them into one Arrow record batch of the
 batches level's schema with numpy, a column at a time -- no Python object per
 batch.  Every other entry goes to the full reader and becomes a row as before
 (kbatch.spark.source.batch_rows); tests/test_spark_columns.py holds the two ways
@@ -16,12 +17,14 @@ from __future__ import annotations
 from array import array
 
 from kbatch.format.codecs import codec_name
+from kbatch.format.framing import CHECKSUMS, size_bounds
 from kbatch.format.structs import (BATCH_HEADER, COMPRESSION_CODEC_MASK, CONTROL_FLAG_MASK, DELETE_HORIZON_FLAG_MASK,
                                    LOG_OVERHEAD, TIMESTAMP_TYPE_MASK, TRANSACTIONAL_FLAG_MASK)
 from kbatch.kernels.batchrules import NO_SEQUENCE
+from kbatch.kernels.cleanruns import headers_taken
 from kbatch.output.values import ISO_MAX_MS
 from kbatch.reading.model import TIMESTAMP_TYPES
-from kbatch.walk.engine import clean_v2_batches
+from kbatch.reading.v2 import batch_in_view
 
 # numpy's name of each struct format character of the declaration (big-endian, as Kafka writes).
 _NUMPY_TYPES = {"q": ">i8", "l": ">i4", "h": ">i2", "b": "i1", "L": ">u4"}
@@ -38,19 +41,23 @@ def header_dtype():
 class BatchColumnsRun:
     """Takes the v2 batches the full reader reads without a finding (kbatch.walk.engine.clean_v2_batches), and
     with ``inflate`` (decompressed_size measured) only uncompressed ones: a compressed one is the full reader's.
-    ``full`` says when a record batch's worth is held (the walk hands back to have it flushed)."""
+    Their headers and positions go into buffers of ``rows`` rows in one compiled loop
+    (kbatch.kernels.cleanruns.headers_taken); ``full`` says when they are full (the walk hands back to have them
+    flushed)."""
 
     def __init__(self, max_entry_size: int, inflate: bool, rows: int):
-        self.max_entry_size, self.inflate, self.rows = max_entry_size, inflate, rows
+        self.inflate, self.rows = inflate, rows
+        self.least, self.most = size_bounds(2, max_entry_size)   # a v2 batch's size field, framed
         self.last_pos: int | None = None
+        self.located: list[tuple] = []   # (path, topic, partition) of each file read since the last flush
         self._reset()
 
     def _reset(self) -> None:
-        self.headers = bytearray()
-        self.positions = array("q")
-        self.computed = array("q")
-        self.files = array("q")       # each batch's file, an index into self.located
-        self.located: list[tuple] = []   # (path, topic, partition) of each file read since the last flush
+        # New buffers for each record batch: Arrow's arrays are made of them without a copy where it can.
+        self.headers = bytearray(self.rows * BATCH_HEADER.size)
+        self.positions = array("q", bytes(8 * self.rows))
+        self.files = array("q", bytes(8 * self.rows))   # each batch's file, an index into self.located
+        self.held = 0
 
     def begin(self, path: str, topic, partition) -> None:
         """The batches taken from now on are of ``path``: a record batch holds the batches of many files (a
@@ -58,28 +65,21 @@ class BatchColumnsRun:
         self.located.append((path, topic, partition))
 
     @property
-    def held(self) -> int:
-        return len(self.positions)
-
-    @property
     def full(self) -> bool:
         return self.held >= self.rows
 
     def walk(self, window, pos: int, stop: int) -> int:
-        headers, positions, computed_crcs, files = self.headers, self.positions, self.computed, self.files
-        file = len(self.located) - 1
-        attributes_at = BATCH_HEADER.offsets["attributes"]
-        inflate, header_size = self.inflate, BATCH_HEADER.size
-        for batch_pos, view, i, end, _, computed in clean_v2_batches(window, pos, stop, self.max_entry_size):
-            if inflate and view[i + attributes_at + 1] & COMPRESSION_CODEC_MASK:
-                break   # (the attributes' low byte: big-endian int16)
-            headers += view[i:i + header_size]
-            positions.append(batch_pos)
-            computed_crcs.append(computed)
-            files.append(file)
-            pos = batch_pos + end - i
-            self.last_pos = batch_pos
-        return pos
+        data, i = batch_in_view(window, pos)
+        base = pos - i   # the file position of data[0]
+        with memoryview(data) as view:
+            end, held, last_taken = headers_taken(view, i, stop - base, self.least, self.most, CHECKSUMS[2],
+                                                  self.inflate, self.headers, self.positions, self.held, base)
+        if held == self.held:
+            return pos
+        self.files[self.held:held] = array("q", [len(self.located) - 1]) * (held - self.held)
+        self.held = held
+        self.last_pos = base + last_taken
+        return base + end
 
     def flush(self, schema):
         """What was taken as one record batch of ``schema`` (the batches level's, in Arrow), and forget it (but
@@ -89,8 +89,8 @@ class BatchColumnsRun:
 
         n = self.held
         big_endian = header_dtype()
-        h = np.frombuffer(self.headers, dtype=big_endian).astype(big_endian.newbyteorder("="))
-        pos = np.frombuffer(self.positions, dtype=np.int64)
+        h = np.frombuffer(self.headers, dtype=big_endian, count=n).astype(big_endian.newbyteorder("="))
+        pos = np.frombuffer(self.positions, dtype=np.int64, count=n)
         base_offset = h["base_offset"].astype(np.int64)
         batch_length = h["batch_length"].astype(np.int32)
         delta = h["last_offset_delta"].astype(np.int32)
@@ -103,7 +103,7 @@ class BatchColumnsRun:
                  (("transactional", TRANSACTIONAL_FLAG_MASK), ("control", CONTROL_FLAG_MASK),
                   ("horizon", DELETE_HORIZON_FLAG_MASK), ("log_append", TIMESTAMP_TYPE_MASK))}
         codecs = pa.array([codec_name(codec) for codec in range(COMPRESSION_CODEC_MASK + 1)])
-        file = pa.array(np.frombuffer(self.files, dtype=np.int64))
+        file = pa.array(np.frombuffer(self.files, dtype=np.int64, count=n))
         paths, topics, partitions = zip(*self.located)
         column = {
             "file": pa.array(paths, pa.string()).take(file),
@@ -113,7 +113,7 @@ class BatchColumnsRun:
             "base_offset": base_offset, "last_offset": base_offset + delta, "stored_offset": base_offset,
             "count": h["records_count"], "batch_length": batch_length,
             "partition_leader_epoch": h["partition_leader_epoch"], "crc": h["crc"],
-            "crc_computed": np.frombuffer(self.computed, dtype=np.int64), "crc_valid": np.ones(n, dtype=bool),
+            "crc_computed": h["crc"], "crc_valid": np.ones(n, dtype=bool),   # (taken: the one computed)
             "attributes": attributes, "codec": codecs.take(pa.array(attributes & COMPRESSION_CODEC_MASK)),
             "timestamp_type": pa.array(TIMESTAMP_TYPES).take(pa.array(flags["log_append"].astype(np.int8))),
             "is_transactional": flags["transactional"], "is_control": flags["control"],
