@@ -189,3 +189,27 @@ def test_which_transactions_are_left_open_or_of_unknown_outcome():
     assert dict(counted) == {("t", 0): 8, ("u", 1): 0}
     assert dict(left_open) == {("t", 0): [2, 3, 6], ("u", 1): [-1]}
     assert dict(unknown) == {("t", 0): [4]}
+
+
+def test_the_reports_gaps_between_files_named_as_no_offset_come_in_one_order_whatever_the_tasks_order():
+    """Files outside a partition's directory, named as no base offset and starting at the same offset: the
+    report's gaps between them are the same whichever task's sums came first (the file name settles ties)."""
+    from kbatch.spark.report import partition_report
+    from kbatch.spark.tally import PARTS, merged
+
+    def sums_of(*files):
+        names = (*PARTS["files"].keys, *PARTS["files"].sums)
+        rows = [dict(zip(names, (None, None, path, 1, 3, None, None, 0, first, last, None, None)))
+                for path, first, last in files]
+        return {"files": pa.Table.from_pylist(rows)}
+
+    import pickle
+
+    files = [("/x/b.log", 0, 4), ("/x/a.log", 0, 9), ("/x/c.log", 20, 29)]
+    sizes = dict.fromkeys((path for path, _, _ in files), 100)
+    reports = [partition_report(merged([pickle.dumps(sums_of(*order))]), sizes)
+               for order in (files, files[::-1], files[1:] + files[:1])]
+    gaps = [[(gap.after, gap.before, gap.first, gap.last) for gap in report.offset_gaps] for (report,) in reports]
+    overlaps = [[(lap.after, lap.before, lap.first, lap.last) for lap in report.offset_overlaps] for (report,) in reports]
+    assert gaps == [[("/x/b.log", "/x/c.log", 5, 19)]] * 3
+    assert overlaps == [[("/x/a.log", "/x/b.log", 0, 9)]] * 3

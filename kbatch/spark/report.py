@@ -117,7 +117,8 @@ def partition_report(sums: dict, sizes: dict[str, int], cross_checked=(), batche
     report = []
     for (topic, partition), rows in sorted(files.items(), key=lambda item: (str(item[0][0]), item[0][1] or -1)):
         real = [row for row in rows if row is not None]
-        segments = sorted(real, key=lambda row: (segment_base_offset(row.file) or 0, row.first_offset or 0))
+        # (the file last: files that are not a partition's segments, named as no base offset, in one order)
+        segments = sorted(real, key=lambda row: (segment_base_offset(row.file) or 0, row.first_offset or 0, row.file))
         gaps, overlaps = _between_segments(segments)
         paths = [row.file for row in real] + unreadable[(topic, partition)]
         inflated = sum(row.inflated_bytes or 0 for row in real)
