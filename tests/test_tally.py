@@ -164,7 +164,7 @@ def test_a_tally_adds_up_the_same_whatever_the_batches_and_however_often_it_adds
         {"topic": "t", "partition": 0, "file": "b", "code": "crc", "severity": "warning", "findings": 1},
         {"topic": "u", "partition": 1, "file": "c", "code": "crc", "severity": "error", "findings": 1}]
     # The driver adds the tasks' sums up: one task's, another's, none at all.
-    summed = tally_module.merged([whole.pickled(), piecemeal.pickled(), Tally("records").pickled()])
+    summed = tally_module.merged([*whole.sent(), *piecemeal.sent(), *Tally("records").sent()])
     assert [row["findings"] for row in summed["findings"].to_pylist()] == [4, 2, 2, 2]
     assert summed["files"].num_rows == summed["producers"].num_rows == 0
 
@@ -195,7 +195,7 @@ def test_the_reports_gaps_between_files_named_as_no_offset_come_in_one_order_wha
     """Files outside a partition's directory, named as no base offset and starting at the same offset: the
     report's gaps between them are the same whichever task's sums came first (the file name settles ties)."""
     from kbatch.spark.report import partition_report
-    from kbatch.spark.tally import PARTS, merged
+    from kbatch.spark.tally import PARTS, _ipc, merged
 
     def sums_of(*files):
         names = (*PARTS["files"].keys, *PARTS["files"].sums)
@@ -203,11 +203,9 @@ def test_the_reports_gaps_between_files_named_as_no_offset_come_in_one_order_wha
                 for path, first, last in files]
         return {"files": pa.Table.from_pylist(rows)}
 
-    import pickle
-
     files = [("/x/b.log", 0, 4), ("/x/a.log", 0, 9), ("/x/c.log", 20, 29)]
     sizes = dict.fromkeys((path for path, _, _ in files), 100)
-    reports = [partition_report(merged([pickle.dumps(sums_of(*order))]), sizes)
+    reports = [partition_report(merged([("files", _ipc(sums_of(*order)["files"]))]), sizes)
                for order in (files, files[::-1], files[1:] + files[:1])]
     gaps = [[(gap.after, gap.before, gap.first, gap.last) for gap in report.offset_gaps] for (report,) in reports]
     overlaps = [[(lap.after, lap.before, lap.first, lap.last) for lap in report.offset_overlaps] for (report,) in reports]

@@ -39,9 +39,10 @@ _ESCAPED = frozenset([chr(code) for code in range(0x01, 0x20)] + list("\"#%'*/:=
 # org.apache.kafka.common.internals) needs no escape, so its ``topic=`` directory fits; a partition directory
 # renamed by hand may name one that does not.
 NAME_MAX = 255
-# What each task reports: a file it wrote, of which table, where the file goes, and its rows; and once per table the
-# sums of the rows it wrote (kbatch.spark.tally.Tally.pickled), with no file.
-_WRITTEN_COLUMNS = (("table", "STRING"), ("staged", "STRING"), ("final", "STRING"), ("rows", "LONG"), ("sums", "BINARY"))
+# What each task reports: a file it wrote, of which table, where the file goes, and its rows; and, with no file, the
+# sums of the rows it wrote, a row per part of them (kbatch.spark.tally.Tally.sent).
+_WRITTEN_COLUMNS = (("table", "STRING"), ("staged", "STRING"), ("final", "STRING"), ("rows", "LONG"),
+                    ("part", "STRING"), ("sums", "BINARY"))
 _WRITTEN = ", ".join(f"{name} {kind}" for name, kind in _WRITTEN_COLUMNS)
 
 
@@ -115,7 +116,7 @@ def write_tables(spark, partitions: list, tables: dict[str, tuple], options: dic
     rows = dict.fromkeys(tables, 0)
     for row in files:
         rows[row.table] += row.rows
-    return Written(rows, merged(row.sums for row in written if row.sums is not None))
+    return Written(rows, merged((row.part, row.sums) for row in written if row.sums is not None))
 
 
 # -- on the executors -------------------------------------------------------------------------
@@ -160,9 +161,9 @@ def _write_tasks(plans: list[bytes], locations: dict[str, str], job: str, schema
                 tally = Tally(level)
                 written = _write_partition(partition, index, out, job, schemas[level], level, options,
                                            walked_clean, tally)
-                yield pa.RecordBatch.from_pylist([{"table": level, **each, "sums": None} for each in written]
-                                                 + [{"table": level, "sums": tally.pickled()}],
-                                                 schema=schema)
+                yield pa.RecordBatch.from_pylist([{"table": level, **each} for each in written]
+                                                 + [{"table": level, "part": part, "sums": sums}
+                                                    for part, sums in tally.sent()], schema=schema)
 
 
 def _write_partition(partition, index: int, out: str, job: str, schema, level: str = "records",

@@ -13,7 +13,6 @@ value (an empty group's sum, least and greatest are null, as in SQL).
 
 from __future__ import annotations
 
-import pickle
 from dataclasses import dataclass
 from functools import partial
 from typing import Callable
@@ -188,8 +187,18 @@ class Tally:
         """The sums so far, per part: an Arrow table each."""
         return {name: _merged_part(part, self.held[name]) for name, part in self.parts.items() if self.held[name]}
 
-    def pickled(self) -> bytes:
-        return pickle.dumps(self.sums())
+    def sent(self) -> list[tuple[str, bytes]]:
+        """The sums so far as they cross to the driver: (part, its table as an Arrow IPC stream) for each part."""
+        return [(name, _ipc(table)) for name, table in self.sums().items()]
+
+
+def _ipc(table) -> bytes:
+    import pyarrow as pa
+
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as stream:
+        stream.write_table(table)
+    return sink.getvalue().to_pybytes()
 
 
 def _merged_part(part: Part, tables: list):
@@ -198,13 +207,14 @@ def _merged_part(part: Part, tables: list):
     return _added_up(part, pa.concat_tables(tables))
 
 
-def merged(pickled_sums) -> dict:
-    """The tasks' sums (each :meth:`Tally.pickled`) added up, per part (an empty table where none came)."""
+def merged(sent) -> dict:
+    """The tasks' sums (each's :meth:`Tally.sent`: (part, Arrow IPC stream) pairs) added up, per part (an empty
+    table where none came)."""
+    import pyarrow as pa
 
     held: dict[str, list] = {name: [] for name in PARTS}
-    for each in pickled_sums:
-        for name, table in pickle.loads(each).items():
-            held[name].append(table)
+    for name, stream in sent:
+        held[name].append(pa.ipc.open_stream(stream).read_all())
     return {name: _merged_part(PARTS[name], tables) if tables else _empty(PARTS[name]) for name, tables in held.items()}
 
 
@@ -217,17 +227,19 @@ def _empty(part: Part):
 def tally_tables(spark, frames: dict) -> dict:
     """The sums of tables Spark wrote, read back (``frames``: level -> DataFrame), added up on the executors by the
     same Tally a writing task keeps, then here (:func:`merged`)."""
-    pickled = []
+    sent = []
     for level, frame in frames.items():
-        pickled += [row.sums for row in frame.mapInArrow(partial(_tally_batches, level), "sums BINARY").collect()]
-    return merged(pickled)
+        sent += [(row.part, row.sums) for row in
+                 frame.mapInArrow(partial(_tally_batches, level), "part STRING, sums BINARY").collect()]
+    return merged(sent)
 
 
 def _tally_batches(level: str, batches):
-    """On an executor: the sums of ``level``'s Arrow batches, pickled, as one row."""
+    """On an executor: the sums of ``level``'s Arrow batches, a row per part."""
     import pyarrow as pa
 
     tally = Tally(level)
     for batch in batches:
         tally.add(batch)
-    yield pa.RecordBatch.from_pylist([{"sums": tally.pickled()}])
+    yield pa.RecordBatch.from_pylist([{"part": name, "sums": stream} for name, stream in tally.sent()],
+                                     schema=pa.schema([("part", pa.string()), ("sums", pa.binary())]))
