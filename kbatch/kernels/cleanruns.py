@@ -361,25 +361,15 @@ def headers_taken(window, i: cython.Py_ssize_t, last: cython.Py_ssize_t, least: 
         end = _clean_v2_end(buf, window, i, least, most, crc, crc_start)
         if end < 0:
             break
-        _copy_header(headers, held * _HEADER_SIZE, buf, i)
+        if cython.compiled:
+            memcpy(cython.address(headers[held * _HEADER_SIZE]), cython.address(buf[i]), _HEADER_SIZE)
+        else:
+            headers[held * _HEADER_SIZE:(held + 1) * _HEADER_SIZE] = buf[i:i + _HEADER_SIZE]
         positions[held] = base + i
         held += 1
         last_taken = i
         i = end
     return i, held, last_taken
-
-
-@cython.cfunc
-@cython.inline
-@cython.exceptval(check=False)
-@cython.boundscheck(False)
-@cython.wraparound(False)
-def _copy_header(out: cython.uchar[::1], at: cython.Py_ssize_t, source: cython.const[cython.uchar][::1],
-                 start: cython.Py_ssize_t) -> cython.void:
-    if cython.compiled:
-        memcpy(cython.address(out[at]), cython.address(source[start]), _HEADER_SIZE)
-    else:
-        out[at:at + _HEADER_SIZE] = source[start:start + _HEADER_SIZE]
 
 
 _LONG_MAX = cython.declare(cython.longlong, 2**63 - 1)   # Java's Long.MAX_VALUE, MIN_VALUE

@@ -87,6 +87,8 @@ def partition_report(sums: dict, sizes: dict[str, int], cross_checked=(), batche
     from kbatch.partition.crosscheck import CROSS_CHECK_CODES
 
     per_file = _rows(sums["files"])
+    # Findings beside the segments (a cross-check's code, or a file that is no segment) go to the cross-checks; an
+    # error about a segment makes it damaged.
     checks: dict[tuple, CrossChecks] = defaultdict(CrossChecks)
     damage: dict[str, int] = defaultdict(int)   # errors per segment
     for row in _rows(sums["findings"]):
