@@ -154,7 +154,7 @@ def test_an_epoch_whose_first_batches_the_cleaner_removed_is_no_disagreement(tmp
                        epochs=[(0, 0), (1, 3)], clean_shutdown=True, indexed=True)
     behind = make_copy(tmp_path, "broker-2", cleaned, epochs=[(0, 0), (1, 3)], clean_shutdown=True, indexed=True)
     report = compare([os.path.join(leader, "orders-0"), os.path.join(behind, "orders-0")])
-    assert [copy.epoch_file_disagrees for copy in report.copies] == [[], []]
+    assert [copy.epoch_file_findings for copy in report.copies] == [[], []]
     assert not [line for line in advice(report) if "leader-epoch-checkpoint" in line]
     for copy in (leader, behind):
         checked = kbatch("verify-crc", "--deep", "--format", "jsonl", os.path.join(copy, "orders-0"))
@@ -178,6 +178,29 @@ def test_copies_that_agree_but_for_a_start_offset_their_epoch_file_names_are_tol
     assert "broker-2: leader-epoch-checkpoint pos 8: start_offset 1" in result.out
     checked = kbatch("verify-crc", "--deep", "--format", "jsonl", os.path.join(dirs[1], "orders-0"))
     assert checked.code == 1 and '"epoch-mismatch"' in checked.out
+    # A program reading --format jsonl is told the same, as verify-crc --deep's findings
+    lines = kbatch("replicas", "--format", "jsonl", *dirs, expect=1).out.splitlines()
+    told = [json.loads(line)["epoch_checkpoint_findings"] for line in lines]
+    assert told[0] == [] and [(each["code"], each["pos"], each["actual"]) for each in told[1]] == \
+        [("epoch-mismatch", 8, "1")]
+
+
+def test_a_damaged_epoch_file_is_told_where(tmp_path, kbatch):
+    """A leader-epoch-checkpoint line that does not read (CheckpointFile.read refuses the file): the copies agree,
+    and both the text and the jsonl say at which file position the file is damaged."""
+    common = [batch(0, _records(0, 3, "v"), leader_epoch=0)]
+    dirs = [make_copy(tmp_path, f"broker-{n}", common, epochs=[(0, 0)], clean_shutdown=True, indexed=True)
+            for n in (1, 2)]
+    with open(os.path.join(dirs[1], "orders-0", "leader-epoch-checkpoint"), "w") as out:
+        out.write("0\n1\n0 zero\n")
+    result = kbatch("replicas", *dirs, expect=1)
+    assert ("broker-2: leader-epoch-checkpoint is damaged at pos 4 (bad-checkpoint, entry: expected epoch "
+            "start_offset, found '0 zero')") in result.out
+    lines = kbatch("replicas", "--format", "jsonl", *dirs, expect=1).out.splitlines()
+    told = [json.loads(line)["epoch_checkpoint_findings"] for line in lines]
+    # (and epoch 0, of the batches, has no entry it can read)
+    assert told[0] == [] and [(each["code"], each["pos"]) for each in told[1]] == [("bad-checkpoint", 4),
+                                                                                   ("epoch-missing", 0)]
 
 
 def test_epoch_entries_past_the_log_end_are_dropped(tmp_path):

@@ -8,7 +8,7 @@ import os
 from itertools import groupby
 
 from kbatch.output.values import counted
-from kbatch.partition.replicas import (Copy, Damage, NotACopy, Report, compare, find_copies,
+from kbatch.partition.replicas import (Copy, Damage, NotACopy, Report, compare, epoch_file_lines, find_copies,
                                        highest_high_watermark, lost_sequences, records_held_by_some)
 
 __all__ = ["NotACopy", "Report", "advice", "compare", "compare_all", "exit_found", "highest_high_watermark",
@@ -30,7 +30,7 @@ def compare_all(paths: list[str], partition: str | None = None) -> tuple[list[Re
 def exit_found(reports: list[Report]) -> bool:
     """Whether any partition's copies diverge, or a copy is damaged, its leader-epoch-checkpoint too: damaged, or
     held against its batches by verify-crc --deep's rule and failing it (exit status 1)."""
-    return any(not report.agree or report.problems or any(copy.epoch_file_disagrees for copy in report.copies)
+    return any(not report.agree or report.problems or any(copy.epoch_file_findings for copy in report.copies)
                for report in reports)
 
 
@@ -138,7 +138,7 @@ def advice(report: Report) -> list[str]:
         # an epoch file damaged or against the batches is still said: CheckpointFile.read refuses a damaged one,
         # and CheckpointFileWithFailureHandler takes the log directory offline; the follower fetching from a copy
         # whose file names the wrong start offsets truncates by them (OffsetsForLeaderEpoch)
-        damage = [f"{copy.name}: {told}" for copy in copies for told in copy.epoch_file_disagrees]
+        damage = [f"{copy.name}: {told}" for copy in copies for told in epoch_file_lines(copy)]
         if damage:
             return ["every copy holds the same batches", *damage]
         return ["every copy holds the same batches: nothing to repair"]
@@ -149,7 +149,7 @@ def advice(report: Report) -> list[str]:
         lines.append(f"highest high watermark recorded: {marked} (a checkpoint can trail what was acknowledged)")
     lines.extend(_good_copies(report))
     for copy in copies:
-        for told in copy.epoch_file_disagrees:
+        for told in epoch_file_lines(copy):
             lines.append(f"{copy.name}: {told}")
     # what electing each copy loses: the offsets others hold and it does not (variants of one offset once)
     losses = []

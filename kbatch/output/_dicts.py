@@ -276,6 +276,7 @@ def replica_dict(report, copy):
         "clean_shutdown": copy.clean_shutdown,
         "recovery": None if copy.recovery is None else damage_dict(copy.recovery),
         "kept_damage": None if copy.kept_damage is None else damage_dict(copy.kept_damage),
+        "epoch_checkpoint_findings": [finding_dict(finding) for finding in copy.epoch_file_findings],
     }
     return out
 

@@ -395,6 +395,11 @@ REPLICA = (
            "the first entry Kafka's validation fails that its log recovery does not reach (its segment below the "
            "recovery point, or a clean shutdown), a damage object: the damage stays, and a follower fetching it "
            "or a consumer reading it fails; null: none", schema=_nullable_object(DAMAGE)),
+    Column("epoch_checkpoint_findings", "array", False,
+           "[finding_dict(finding) for finding in copy.epoch_file_findings]",
+           "where its leader-epoch-checkpoint is damaged or disagrees with its batches (verify-crc --deep's "
+           "epoch-missing and epoch-mismatch): a follower asking it where an epoch ends is told by this file",
+           schema={"type": "array", "items": {"$ref": "#/$defs/finding"}}),
 )
 
 REPLICA_RECORD_HEAD = (

@@ -64,14 +64,14 @@ class Copy:
     recovery_point: int | None = None           # recovery-point-offset-checkpoint
     checkpointed_log_start: int | None = None   # log-start-offset-checkpoint
     epoch_file: list[tuple[int, int]] = field(default_factory=list)   # leader-epoch-checkpoint (epoch, start)
-    epoch_file_damaged: bool = False
     clean_shutdown: bool = False                # .kafka_cleanshutdown in its log directory
     # filled as the batches are read
     log_start_offset: int | None = None
     log_end_offset: int = 0
     batch_epochs: LeaderEpochs = field(default_factory=LeaderEpochs)   # the first batch of each epoch
     first_base: int | None = None               # the first segment's base offset (its name)
-    epoch_file_disagrees: list[str] = field(default_factory=list)   # leader-epoch-checkpoint against the batches
+    # leader-epoch-checkpoint: where it is damaged, and where it disagrees with the batches (epoch_disagreements)
+    epoch_file_findings: list[Finding] = field(default_factory=list)
     damaged: int = 0                            # damaged batches or ranges
     # Kafka's log recovery on start (see recovered): the epochs it assigns, in its order; the entry it cuts the
     # log at; the first entry it fails to validate and does not reach (the damage stays)
@@ -146,7 +146,7 @@ def load_copy(directory: str) -> Copy:
         with open(epochs, "rb") as stream:
             for line in checkpoint(kinds.LEADER_EPOCH_CHECKPOINT, SideFile(stream)):
                 if isinstance(line, Finding) or line.findings:
-                    copy.epoch_file_damaged = True
+                    copy.epoch_file_findings += [line] if isinstance(line, Finding) else line.findings
                 elif isinstance(line, Entry) and None not in line.fields.values():
                     copy.epoch_file.append((line.fields["epoch"], line.fields["start_offset"]))
     copy.clean_shutdown = os.path.isfile(os.path.join(os.path.dirname(directory), kinds.CLEAN_SHUTDOWN))
@@ -536,7 +536,7 @@ def compare(directories: list[str]) -> Report:
             front[index] = next(streams[index], None)
     for copy in copies:
         copy.epochs = loaded_epochs(copy)
-        copy.epoch_file_disagrees = epoch_disagreements(copy)
+        copy.epoch_file_findings += epoch_disagreements(copy)
     candidates = [index for index, copy in enumerate(copies) if copy.latest_epoch is not None]
     if candidates:
         report.leader = max(candidates, key=lambda index: (copies[index].latest_epoch, copies[index].log_end_offset))
@@ -567,22 +567,29 @@ def _relative_divergence(report: Report) -> None:
         copy.diverges_at = first
 
 
-def epoch_disagreements(copy: Copy) -> list[str]:
+def epoch_disagreements(copy: Copy) -> list[Finding]:
     """Where the copy's epoch file and its batches' epochs disagree, by verify-crc --deep's rule (the log cleaner
-    and retention leave entries that are no batch's offset: crosscheck.LeaderEpochs says which may be)."""
+    and retention leave entries that are no batch's offset: crosscheck.LeaderEpochs says which may be): its
+    epoch-missing and epoch-mismatch findings."""
     path = os.path.join(copy.path, kinds.LEADER_EPOCH_CHECKPOINT)
     if not os.path.isfile(path):
         return []
+    return [located.finding for located in copy.batch_epochs.held_against(path, copy.path, copy.first_base)
+            if located.finding.code in ("epoch-missing", "epoch-mismatch")]
+
+
+def epoch_file_lines(copy: Copy) -> list[str]:
+    """What a person is told of the copy's epoch file (Copy.epoch_file_findings)."""
     told = []
-    for located in copy.batch_epochs.held_against(path, copy.path, copy.first_base):
-        finding = located.finding
+    for finding in copy.epoch_file_findings:
         if finding.code == "epoch-missing":
             told.append(f"leader-epoch-checkpoint has no entry for an epoch of the batches: expected {finding.expected}")
         elif finding.code == "epoch-mismatch":
             told.append(f"leader-epoch-checkpoint pos {finding.pos}: start_offset {finding.actual}, expected "
                         f"{finding.expected}")
-    if copy.epoch_file_damaged:
-        told.append("leader-epoch-checkpoint is damaged (verify-crc --deep says where)")
+        else:
+            told.append(f"leader-epoch-checkpoint is damaged at pos {finding.pos} ({finding.code}, {finding.field}: "
+                        f"expected {finding.expected}, found {finding.actual})")
     return told
 
 
