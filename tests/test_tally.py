@@ -116,18 +116,26 @@ def _as_rows(sums: dict) -> dict[str, list]:
     return {name: _sorted(table.to_pylist()) for name, table in sums.items()}
 
 
-def test_the_tasks_sums_are_what_sparks_sql_adds_up_from_the_tables(spark, tmp_path):
+@pytest.mark.parametrize("split_bytes", [0, 300], ids=["whole", "cut"])
+def test_the_tasks_sums_are_what_sparks_sql_adds_up_from_the_tables(spark, tmp_path, split_bytes):
     from kbatch.spark.records_table import write_tables
-    from kbatch.spark.scan import _partitions
-    from kbatch.spark.source import SCHEMAS
+    from kbatch.spark.source import SCHEMAS, KbatchReader
     from kbatch.spark.tally import tally_tables
 
     schemas = {level: spark.createDataFrame([], SCHEMAS[level]).schema for level in ("batches", "findings")}
     out = tmp_path / "out"
     options = {"deep": "true", "decompress": "true"}
-    # Several tasks, so that the driver adds up sums of the same partition's files from more than one.
-    partitions = _partitions(_segments(tmp_path), 0, [], schemas["batches"], {**options, "minPartitions": "4"})
+    # Several tasks, so that the driver adds up sums of one partition's files from more than one; cut every 300
+    # bytes into tasks of at most 300 bytes, a file's ranges go to more than one task too.
+    planned = {"level": "batches", "paths": json.dumps(_segments(tmp_path)), "splitBytes": str(split_bytes),
+               "minPartitions": "4", **({"maxPartitionBytes": str(split_bytes)} if split_bytes else {})}
+    partitions = KbatchReader(planned, schemas["batches"]).partitions()
     assert len(partitions) >= 3
+    tasks_of = {}
+    for task, partition in enumerate(partitions):
+        for file_range in partition.ranges:
+            tasks_of.setdefault(file_range.path, set()).add(task)
+    assert (max(map(len, tasks_of.values())) > 1) == bool(split_bytes)
     written = write_tables(spark, partitions, {level: (str(out / level), schemas[level]) for level in schemas}, options)
     tables = {level: spark.read.schema(schemas[level]).parquet(str(out / level)) for level in schemas}
     oracle = _oracle(spark, tables["batches"], tables["findings"])
