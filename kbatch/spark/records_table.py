@@ -75,17 +75,20 @@ def _escape(text: str) -> str:
 
 @dataclass
 class Written:
-    """What write_tables wrote: the rows of each level, and what they add up to (kbatch.spark.tally.merged)."""
+    """What write_tables wrote: the rows of each level, what they add up to (kbatch.spark.tally.merged), and the
+    files each table's location takes when they are committed (staged, final)."""
 
     rows: dict[str, int]
     sums: dict
+    moves: dict[str, list[tuple[str, str]]]
 
 
 def write_tables(spark, partitions: list, tables: dict[str, tuple], options: dict | None = None,
-                 views: dict[str, bytes] | None = None) -> Written:
+                 views: dict[str, bytes] | None = None, commit: bool = True) -> Written:
     """Write the levels ``tables`` names (level: its table's location, absolute or a URI pyarrow.fs knows, and
     its StructType) of ``partitions`` (as :meth:`.source.KbatchReader.partitions` plans them), replacing what
-    is there; the rows written, per level, and their sums.
+    is there; the rows written, per level, and their sums. With ``commit`` false the files stay staged, for
+    :func:`commit_tables` (or a later write_tables, which clears them).
 
     ``options`` are the data source's (``deep``, ``decompress``); ``views`` the read_committed views of the
     partitions read (:func:`.source.committed_views`), made once for the records level's tasks (a partition
@@ -112,11 +115,19 @@ def write_tables(spark, partitions: list, tables: dict[str, tuple], options: dic
     files = [row for row in written if row.sums is None]
     for row in files:
         moves[locations[row.table]].append((row.staged, row.final))
-    one.mapInArrow(partial(_commit_tables, moves), "done BOOLEAN").collect()
     rows = dict.fromkeys(tables, 0)
     for row in files:
         rows[row.table] += row.rows
-    return Written(rows, merged((row.part, row.sums) for row in written if row.sums is not None))
+    done = Written(rows, merged((row.part, row.sums) for row in written if row.sums is not None), moves)
+    if commit:
+        commit_tables(spark, done)
+    return done
+
+
+def commit_tables(spark, written: Written) -> None:
+    """Move the files write_tables staged into place (then ``_SUCCESS``), in a Spark job: the executors see the
+    tables' locations."""
+    spark.range(0, 1, 1, 1).mapInArrow(partial(_commit_tables, written.moves), "done BOOLEAN").collect()
 
 
 # -- on the executors -------------------------------------------------------------------------

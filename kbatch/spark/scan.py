@@ -6,7 +6,7 @@ import json
 import os
 
 from kbatch.files.inputs import Segment, is_remote, through_hadoop
-from kbatch.spark.records_table import write_tables
+from kbatch.spark.records_table import commit_tables, write_tables
 from kbatch.spark.report import PartitionReport, ScanReport, partition_report
 from kbatch.spark.session import spark_session
 from kbatch.spark.source import FINDING_SCHEMA, SCHEMAS, KbatchReader
@@ -84,25 +84,40 @@ def run_scan(segments: list[Segment], out_dir: str, *, records: bool = False, de
 
         # Absolute, as the segments are: an executor's working directory is not the user's.
         cross_checked = directories_of(_absolute(segment.path) for segment in segments)
-    failed = []
-    if split_bytes and local:
-        # A range whose walk did not end where the next began: that file is read again, whole.
-        findings = _source_frame(spark, "findings", local, split_bytes, options)
-        failed = [row.file for row in findings.where(F.col("code") == "split-handover")
-                  .select("file").distinct().collect()]
-        if failed:
-            progress(f"{len(failed)} file(s) did not split cleanly; reading them whole")
     progress(f"writing {', '.join(f'{level}/' for level in levels)}")
     schemas = {level: spark.createDataFrame([], SCHEMAS[level]).schema for level in levels}
     locations = _locations(spark, out_dir, levels)
     sums = None   # what the tables add up to (kbatch.spark.tally), where their writing added them up
+
+    def said(failed: list[str]) -> list[str]:
+        if failed:
+            progress(f"{len(failed)} file(s) did not split cleanly; reading them whole")
+        return failed
+
     if not any(through_hadoop(location) for location in locations.values()):
         # Not through Spark's writer, which turns every row back into a JVM row (records_table.py): the
         # executors write the tables, a task's ranges read for each level in one Spark job.
-        sums = write_tables(spark, _partitions(local, split_bytes, failed, schemas["batches"], options),
-                            {level: (locations[level], schemas[level]) for level in levels}, options,
-                            views.result() if views else None).sums
+        def written_reading_whole(failed: list[str]):
+            return write_tables(spark, _partitions(local, split_bytes, failed, schemas["batches"], options),
+                                {level: (locations[level], schemas[level]) for level in levels}, options,
+                                views.result() if views else None, commit=False)
+
+        written = written_reading_whole([])
+        # A range whose walk did not end where the next began (a split-handover finding): the tables are written
+        # again before any is committed, that file read whole. (No pass of its own to find such files first.)
+        failed = said(_split_badly(written.sums)) if split_bytes else []
+        if failed:
+            written = written_reading_whole(failed)
+        commit_tables(spark, written)
+        sums = written.sums
     else:   # tables only Hadoop's file systems reach (s3a://, ...; pyarrow opens none of them): Spark's writer
+        # A range whose walk did not end where the next began: that file is read whole (found beforehand, as
+        # Spark's writer commits what it writes).
+        failed = []
+        if split_bytes and local:
+            findings = _source_frame(spark, "findings", local, split_bytes, options)
+            failed = said([row.file for row in findings.where(F.col("code") == "split-handover")
+                           .select("file").distinct().collect()])
         for level in levels:
             _read_locally(spark, local, split_bytes, failed, options, level, schemas[level]) \
                 .write.mode("overwrite").partitionBy("topic").parquet(locations[level])
@@ -127,6 +142,12 @@ def run_scan(segments: list[Segment], out_dir: str, *, records: bool = False, de
     from kbatch.output.jsonout import scan_dict
 
     return scan_dict(ScanReport(out_dir, sorted(levels), len(segments), total, report))
+
+
+def _split_badly(sums: dict) -> list[str]:
+    """The files whose ranges' walks did not each end where the next range began, by the tables' sums (their
+    split-handover findings: kbatch.spark.tally)."""
+    return sorted({row["file"] for row in sums["findings"].to_pylist() if row["code"] == "split-handover"})
 
 
 def _views_meanwhile(paths: list[str]):
