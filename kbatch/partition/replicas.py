@@ -70,7 +70,7 @@ class Copy:
     log_end_offset: int = 0
     batch_epochs: LeaderEpochs = field(default_factory=LeaderEpochs)   # the first batch of each epoch
     first_base: int | None = None               # the first segment's base offset (its name)
-    # leader-epoch-checkpoint: where it is damaged, and where it disagrees with the batches (epoch_disagreements)
+    # leader-epoch-checkpoint: where it is damaged or disagrees with the batches (epoch_disagreements)
     epoch_file_findings: list[Finding] = field(default_factory=list)
     damaged: int = 0                            # damaged batches or ranges
     # Kafka's log recovery on start (see recovered): the epochs it assigns, in its order; the entry it cuts the
@@ -145,9 +145,8 @@ def load_copy(directory: str) -> Copy:
     if os.path.isfile(epochs):
         with open(epochs, "rb") as stream:
             for line in checkpoint(kinds.LEADER_EPOCH_CHECKPOINT, SideFile(stream)):
-                if isinstance(line, Finding) or line.findings:
-                    copy.epoch_file_findings += [line] if isinstance(line, Finding) else line.findings
-                elif isinstance(line, Entry) and None not in line.fields.values():
+                # (a line that does not read is told by epoch_disagreements, as verify-crc --deep tells it)
+                if isinstance(line, Entry) and not line.findings and None not in line.fields.values():
                     copy.epoch_file.append((line.fields["epoch"], line.fields["start_offset"]))
     copy.clean_shutdown = os.path.isfile(os.path.join(os.path.dirname(directory), kinds.CLEAN_SHUTDOWN))
     return copy
@@ -536,7 +535,7 @@ def compare(directories: list[str]) -> Report:
             front[index] = next(streams[index], None)
     for copy in copies:
         copy.epochs = loaded_epochs(copy)
-        copy.epoch_file_findings += epoch_disagreements(copy)
+        copy.epoch_file_findings = epoch_disagreements(copy)
     candidates = [index for index, copy in enumerate(copies) if copy.latest_epoch is not None]
     if candidates:
         report.leader = max(candidates, key=lambda index: (copies[index].latest_epoch, copies[index].log_end_offset))
@@ -568,14 +567,13 @@ def _relative_divergence(report: Report) -> None:
 
 
 def epoch_disagreements(copy: Copy) -> list[Finding]:
-    """Where the copy's epoch file and its batches' epochs disagree, by verify-crc --deep's rule (the log cleaner
-    and retention leave entries that are no batch's offset: crosscheck.LeaderEpochs says which may be): its
-    epoch-missing and epoch-mismatch findings."""
+    """Where the copy's epoch file is damaged, and where it and its batches' epochs disagree, by verify-crc
+    --deep's rule (the log cleaner and retention leave entries that are no batch's offset: crosscheck.LeaderEpochs
+    says which may be): its findings, epoch-missing and epoch-mismatch among them."""
     path = os.path.join(copy.path, kinds.LEADER_EPOCH_CHECKPOINT)
     if not os.path.isfile(path):
         return []
-    return [located.finding for located in copy.batch_epochs.held_against(path, copy.path, copy.first_base)
-            if located.finding.code in ("epoch-missing", "epoch-mismatch")]
+    return [located.finding for located in copy.batch_epochs.held_against(path, copy.path, copy.first_base)]
 
 
 def epoch_file_lines(copy: Copy) -> list[str]:
