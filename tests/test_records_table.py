@@ -265,8 +265,9 @@ def test_the_records_tables_tasks_take_the_read_committed_views_the_driver_made(
 
 
 def test_the_records_files_columns_have_dictionaries_and_statistics_where_they_can_serve(spark, tmp_path):
-    """Offsets (no two records share one) without a dictionary; keys, values and headers (no row group skipped by
-    their least and greatest) without statistics; every other column with both, the headers' leaves too."""
+    """Offsets (no two records share one) without a dictionary, delta-encoded (they run on by one); keys, values and
+    headers (no row group skipped by their least and greatest) without statistics; every other column with both,
+    the headers' leaves too."""
     from kbatch.spark import records_table
     from kbatch.spark.source import RECORD_SCHEMA, FileRange, SegmentPartition
 
@@ -281,6 +282,7 @@ def test_the_records_files_columns_have_dictionaries_and_statistics_where_they_c
     # (Parquet has no dictionary for booleans)
     assert sorted(path for path, chunk in chunks.items() if not chunk.has_dictionary_page
                   and chunk.physical_type != "BOOLEAN") == ["offset"]
+    assert "DELTA_BINARY_PACKED" in chunks["offset"].encodings and "PLAIN" not in chunks["offset"].encodings
     assert sorted(path for path, chunk in chunks.items() if not chunk.is_stats_set) == [
         "headers.list.element.key", "headers.list.element.value", "key", "value"]
     assert chunks["offset"].statistics.min == 0 and chunks["file"].statistics.max == path

@@ -206,6 +206,7 @@ def _write_partition(partition, index: int, out: str, job: str, schema, level: s
         writing = {"schema": with_dictionaries(data_schema), "store_schema": False,
                    "write_statistics": [name for name in data_schema.names if name not in UNSKIPPED_COLUMNS],
                    "use_dictionary": [path for path in leaf_paths(data_schema) if path not in UNREPEATED_COLUMNS],
+                   "column_encoding": UNREPEATED_COLUMNS,
                    "write_batch_size": WRITE_BATCH_ROWS}
     if walked_clean is not None:
         reader.walked_clean = walked_clean
@@ -243,11 +244,13 @@ DICTIONARY_COLUMNS = ("file", "codec", "timestamp_type")
 # keys, payloads and headers skip no row group for any query (thousands of records' values span nearly all there
 # are), and the writer compares every value for them (the key's alone: 4 % of its time on bench_scan.py's records).
 UNSKIPPED_COLUMNS = ("key", "value", "headers")
-# The records table's columns written without a dictionary: a record's offset is its own, no two rows of a
-# partition share one, and the writer would hash each into a dictionary until it held the most a dictionary page
-# may (1 MiB: 131,072 offsets), then write them plain all the same (3 % of its time). Every other column
+# The records table's columns written without a dictionary, each in the encoding named: a record's offset is its
+# own, no two rows of a partition share one, and the writer would hash each into a dictionary until it held the
+# most a dictionary page may (1 MiB: 131,072 offsets), then write them plain all the same (3 % of its time).
+# Offsets run on by one from row to row, which Parquet's DELTA_BINARY_PACKED writes in next to no bits (plain, they
+# were 45 % of the table's bytes on bench_scan.py's records; the writer's CPU 2-3 % less). Every other column
 # repeats its values from record to record (a batch's fields, the file, the codec) or may (keys, values, headers).
-UNREPEATED_COLUMNS = ("offset",)
+UNREPEATED_COLUMNS = {"offset": "DELTA_BINARY_PACKED"}
 # Rows the Parquet writer encodes at a time, column by column (its default: 1,024): each such step has a cost of its
 # own in every column (levels, dictionary lookups, page size checks), and the records table's 26 columns of a
 # row group of ~260,000 rows took 250 steps each. The rows and the pages' sizes are the same (data_page_size still
