@@ -565,3 +565,27 @@ def test_the_report_counts_each_partitions_producer_rule_breaks_as_kbatch_produc
     (row,) = json.loads(result.out)["partitions"]
     assert row["producer_breaks"] == {code: codes.count(code) for code in codes}
     assert row["producers"] == 4
+
+
+def test_where_spark_does_not_start_kbatch_exits_without_waiting_for_the_read_committed_views(tmp_path):
+    """--records makes the views on a thread while the JVM starts (kbatch.spark.scan._views_meanwhile): where it
+    never starts, kbatch says so and exits, the views (here: never done) left behind."""
+    import subprocess
+    import sys
+
+    never_done = ("import sys, threading\n"
+                  "import kbatch.spark.source as source\n"
+                  "source.committed_views = lambda paths, *rest: threading.Event().wait()\n"
+                  "from kbatch.cli import main\n"
+                  "main(sys.argv[1:])\n")
+    segment = FIXTURES / "logdir" / "orders-0" / "00000000000000000000.log"
+    env = {**os.environ, "JAVA_HOME": str(tmp_path / "no-java")}
+    env.pop("SPARK_REMOTE", None)
+    try:
+        ran = subprocess.run([sys.executable, "-c", never_done, "scan", str(segment), "--records",
+                              "--out", str(tmp_path / "out")], env=env, cwd=ROOT, stdin=subprocess.DEVNULL,
+                             capture_output=True, text=True, timeout=120)
+    except subprocess.TimeoutExpired:
+        pytest.fail("kbatch waited for the views of a scan Spark never started")
+    assert ran.returncode == 2, ran.stderr
+    assert "kbatch: scan failed on Spark: " in ran.stderr and "Traceback" not in ran.stderr
