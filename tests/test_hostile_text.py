@@ -95,7 +95,12 @@ def build(root: Path, text: str = HOSTILE, name: bytes = HOSTILE_NAME) -> dict[s
     txns = root / "__transaction_state-0"
     txns.mkdir()
     (txns / "00000000000000000000.log").write_bytes(_record_batch(0, [(*_transaction(text.encode(), topic), [])]))
-    return {"partition": partition, "segment": segment, "named": named, "offsets": offsets, "txns": txns}
+    # The log directory's meta.properties with a key of the text, in Properties' \\uXXXX (a file of ASCII: Java
+    # unescapes it), on a line too long for kbatch to read whole (a finding that names the key).
+    key = "".join(char if " " < char < "\x7f" and char not in "\\=:#!" else f"\\u{ord(char):04x}" for char in text)
+    (root / "meta.properties").write_text(f"version=1\nnode.id=1\ncluster.id=abc\n{key}={'A' * 5000}\n")
+    return {"partition": partition, "segment": segment, "named": named, "offsets": offsets, "txns": txns,
+            "root": root}
 
 
 @pytest.fixture(scope="module")
@@ -147,6 +152,8 @@ TEXT_COMMANDS = {
     "dumplog": (["dump", "--format", "dumplog", "--records", "S", "N", "O", "T"], 0, False),
     "verify-crc": (["verify-crc", "S", "N"], 0, False),
     "verify-crc-deep": (["verify-crc", "--deep", "P"], 0, False),
+    "verify-crc-log-dir": (["verify-crc", "--deep", "R"], 0, False),
+    "dump-meta-properties": (["dump", "R/meta.properties"], 0, False),
     "txn": (["txn", "P", "T"], 0, False),
     "producers": (["producers", "P", "T"], 0, False),
     "producers-unknown-id": (["producers", "--transactional-id", HOSTILE + "?", "TD"], 0, False),
@@ -172,7 +179,8 @@ def _args(hostile: dict, args: list[str]) -> list[str]:
     paths = {"S": hostile["segment"], "N": hostile["named"], "P": hostile["partition"], "N+": hostile["named"] + "x",
              "N.salvaged": hostile["named"] + ".salvaged",
              "O": os.path.join(hostile["offsets"], "00000000000000000000.log"),
-             "T": os.path.join(hostile["txns"], "00000000000000000000.log"), "TD": hostile["txns"]}
+             "T": os.path.join(hostile["txns"], "00000000000000000000.log"), "TD": hostile["txns"],
+             "R": hostile["root"], "R/meta.properties": os.path.join(hostile["root"], "meta.properties")}
     return [paths.get(arg, arg) for arg in args]
 
 

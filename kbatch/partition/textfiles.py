@@ -402,6 +402,14 @@ def _split_property(text: bytes) -> tuple[str, str]:
     return _unescape(key), _unescape(rest)
 
 
+def _key_shown(key: str, limit: int = 64) -> str:
+    """A key of the file as a finding's field: the file's own text (Properties unescapes \\n, \\u001b, ...), shown
+    as kbatch shows text it did not write (kbatch.output.visible), cut after ``limit`` characters."""
+    from kbatch.output.visible import visible
+
+    return visible(key[:limit]) + (f" ({len(key)} characters)" if len(key) > limit else "")
+
+
 def _unescape(text: bytes) -> str:
     """Properties.loadConvert: \\uXXXX, \\t, \\n, \\r, \\f, and \\x for any other x (ISO 8859-1 text)."""
     def one(match: re.Match) -> bytes:
@@ -422,7 +430,7 @@ def meta_properties(data: SideFile, base_offset: int | None) -> Iterator[Entry |
     found: dict[str, tuple[Line, str]] = {}
     for line, key, said in _properties(data):
         found[key] = (line, said)   # Properties: the last one wins
-        entry.findings += _long_line(line, key, [])
+        entry.findings += _long_line(line, _key_shown(key), [])
 
     def bad(key: str, expected: str, actual: str) -> None:
         line = found[key][0] if key in found else None
