@@ -349,6 +349,26 @@ def test_arbitrary_bytes_read_as_any_kind_never_raise_and_stay_in_the_file(kind,
     assert looks_like(data) in (None, *SIDECAR_KINDS)
 
 
+# Pieces of a side file that a terminal would act on, as bytes and as the escapes Java's readers unescape
+# (Properties' \\uXXXX and \\n), a separator, line ends, lines of what each kind holds, and one too long to read.
+HOSTILE_PIECES = [b"\x1b]8;;x\x07", b"\\u001b[2J", b"\\n::error::x", b"\xc2\x9b", "\u202e".encode(), b"\xff", b"=",
+                  b":", b" ", b"\n", b"\r", b"0", b"1", b"t 0 5", b"version=1", b"node.id=1", b"version: 0",
+                  b"{", b"A" * 5000]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(SIDECAR_KINDS), st.lists(st.sampled_from(HOSTILE_PIECES), max_size=14))
+def test_no_finding_of_a_side_file_holds_a_character_a_terminal_acts_on(kind, pieces):
+    """A finding's field, expected and found are shown as they are (kbatch.output.values.finding_text, a CI
+    annotation, JUnit): what they say of the file is escaped where they are made."""
+    from kbatch.output.visible import visible
+
+    _, findings = _read(kind, b"".join(pieces))
+    for finding in findings:
+        for text in (finding.field, finding.expected, finding.actual):
+            assert visible(text, backslash=False) == text, (finding.code, text)
+
+
 @pytest.mark.parametrize("content, kafka_lines", [
     (b"", ["{path} is empty."]),                              # dumpIndex: index.entries() == 0
     (bytes(8 * 4), ["offset: 400 position: 0"]),              # a preallocated index: its first slot, then stop
