@@ -291,6 +291,41 @@ def test_against_a_batch_written_as_sent_is_hop_none(tmp_path, kbatch):
     assert summary["hops"] == {"none": 1} and summary["damaged"] is False
 
 
+def test_against_a_topic_kafka_refuses_is_never_looked_up_and_never_agrees(tmp_path, kbatch):
+    """A captured "../outside" would name LOGDIR/../outside-0, a directory beside the log directory holding the
+    very batch: it is not looked up, the batch is not compared, the match says why, and the exit status is 1."""
+    logs = _logdir(tmp_path, b"")
+    beside = tmp_path / "outside-0"
+    beside.mkdir()
+    (beside / "00000000000000000000.log").write_bytes(_as_written(TWO, 500))
+    capture = _write(tmp_path, _produced(TWO, topic="../outside"))
+    [found], summary = _matches(kbatch, "--against", logs, capture, expect=1)
+    assert (found["hop"], found["disk_file"], found["base_offset"]) == (None, None, 500)
+    assert found["explanation"].startswith("not compared: Kafka refuses the topic name '../outside' (it contains")
+    assert summary["hops"] == {"topic-refused": 1} and summary["damaged"] is True
+    hostile = _write(tmp_path, _produced(TWO, topic=HOSTILE_TOPIC), "hostile.pcap")
+    table = kbatch("pcap", "--against", logs, hostile, expect=1).out
+    assert "Kafka refuses the topic name 'orders\\x1b[31m'" in table and "\x1b" not in table
+    assert "1 topic-refused" in table
+
+
+_NOT_LEGAL = "it contains one or more characters other than ASCII alphanumerics, '.', '_' and '-'"
+
+
+@pytest.mark.parametrize("topic, why", [
+    ("orders.v2_x-Y", None), ("_0-9_.", None), ("...", None), ("a" * 249, None),
+    ("", "the empty string is not allowed"), (".", "'.' is not allowed"), ("..", "'..' is not allowed"),
+    ("a" * 250, "a name of 250 characters is longer than the max allowed length 249"),
+    ("foo bar", _NOT_LEGAL), ("a/b", _NOT_LEGAL), ("é", _NOT_LEGAL), ("orders\n", _NOT_LEGAL),
+])
+def test_topic_names_are_refused_as_kafkas_topic_validate_refuses_them(topic, why):
+    """Kafka's TopicTest.shouldAcceptValidTopicNames / shouldThrowOnInvalidTopicNames, and the reasons
+    Topic.detectInvalidTopic gives."""
+    from kbatch.files.inputs import topic_refused
+
+    assert topic_refused(topic) == why
+
+
 def test_without_dpkt_the_extra_is_named_as_the_checkout_installs_it(tmp_path, kbatch, monkeypatch):
     """Not 'kbatch[pcap]': the kbatch on PyPI is another project, which that would install."""
     import importlib.util

@@ -82,10 +82,12 @@ def pcap(captures, ports, records, deep, output_format, extract_to, against, no_
     the bytes compared but for baseOffset and partitionLeaderEpoch (the
     records, where the broker re-wrote the batch: LogAppendTime or another
     compression.type), and the hop that changed it said: client, broker,
-    fetch, or none.
+    fetch, or none.  A topic name Kafka refuses is never looked up in
+    LOGDIR: its batch is not compared, and says so.
 
     Exit status: 0 every batch is intact (and with --against agrees with the
-    disk), 1 damage found, 2 usage or I/O error.
+    disk), 1 damage found (or with --against a hop or a topic name Kafka
+    refuses), 2 usage or I/O error.
     """
     _keep_freed_memory()
     from kbatch.output.visible import visible

@@ -11,6 +11,7 @@ import errno
 import fnmatch
 import glob
 import os
+import re
 import stat
 from typing import BinaryIO, NamedTuple
 
@@ -52,6 +53,28 @@ def partition_directory(name: str) -> tuple[str, int] | None:
     if not (topic and dash and partition.isascii() and partition.isdigit()):
         return None
     return topic, int(partition)
+
+
+# Kafka's rule for a topic's name (org.apache.kafka.common.internals.Topic: validate, detectInvalidTopic,
+# containsValidPattern): not empty, not "." or "..", at most MAX_NAME_LENGTH characters, each of LEGAL_CHARS.
+# A broker makes a partition directory, TOPIC-N, for no other name: a captured name that breaks the rule names
+# no directory of a log directory (its "/" and ".." would walk out of it), nor one kbatch writes as it is.
+TOPIC_MAX_LENGTH = 249
+TOPIC_LEGAL_CHARS = re.compile(r"[a-zA-Z0-9._-]")   # one character of Topic.LEGAL_CHARS
+_TOPIC_NAME_CHARACTERS = re.compile(TOPIC_LEGAL_CHARS.pattern + "*")
+
+
+def topic_refused(topic: str) -> str | None:
+    """Why Kafka refuses ``topic`` as a topic's name (Topic.detectInvalidTopic's reasons), or None."""
+    if not topic:
+        return "the empty string is not allowed"
+    if topic in (".", ".."):
+        return f"'{topic}' is not allowed"
+    if len(topic) > TOPIC_MAX_LENGTH:
+        return f"a name of {len(topic)} characters is longer than the max allowed length {TOPIC_MAX_LENGTH}"
+    if not _TOPIC_NAME_CHARACTERS.fullmatch(topic):
+        return "it contains one or more characters other than ASCII alphanumerics, '.', '_' and '-'"
+    return None
 
 
 def segment_base_offset(path: str) -> int | None:

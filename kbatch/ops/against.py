@@ -11,7 +11,9 @@ records are compared instead (offset delta, key, value, headers).
 
 The hop: "client" -- the batch was bad on the wire already; "broker" -- good on the wire, different or failing
 its CRC on disk; "fetch" -- the disk batch is good and the Fetch response's differs; "none" -- all agree;
-None where there is no disk batch to compare (retention, compaction, a partition not in LOGDIR).
+None where there is no disk batch to compare (retention, compaction, a partition not in LOGDIR), or where the
+captured topic is a name Kafka refuses (``Match.topic_refused``): no broker made a directory for it, so none
+is looked up (its "/" and ".." would lead out of LOGDIR), and the batch is not compared.
 """
 
 from __future__ import annotations
@@ -21,9 +23,10 @@ import os
 from dataclasses import dataclass
 
 from kbatch.capture.batches import CapturedBatch
-from kbatch.files.inputs import partition_directory
+from kbatch.files.inputs import partition_directory, topic_refused
 from kbatch.format.findings import Finding
 from kbatch.format.structs import BATCH_HEADER
+from kbatch.output.visible import visible
 from kbatch.reading.reader import ReadOptions, SegmentReader
 from kbatch.walk.engine import entries
 
@@ -53,6 +56,7 @@ class Match:
     disk: DiskBatch | None
     base_offset: int | None            # the offset the batch has on disk
     explanation: str
+    topic_refused: bool = False        # its topic is a name Kafka refuses: not looked up, not compared
 
 
 def first_difference(a: bytes, b: bytes, left_out=REWRITTEN) -> int | None:
@@ -102,6 +106,9 @@ class LogDir:
         key = (topic, partition)
         if key not in self.partitions:
             index: dict[int, DiskBatch] = {}
+            if topic_refused(topic) is not None:   # no broker's directory: never a path out of the root
+                self.partitions[key] = index
+                return index
             directory = os.path.join(self.root, f"{topic}-{partition}")
             names = sorted(os.listdir(directory)) if os.path.isdir(directory) else []
             for name in names:
@@ -133,6 +140,10 @@ def match(found: CapturedBatch, logdir: LogDir) -> Match:
         return Match(found, "client", None, None, found.assigned_offset,
                      "the client sent it damaged: its CRC fails on the wire")
     topic = logdir.topic(found)
+    if topic is not None and (why := topic_refused(topic)) is not None:
+        return Match(found, None, None, None, found.assigned_offset if produced else batch.base_offset,
+                     f"not compared: Kafka refuses the topic name '{visible(topic)}' ({why}), so nothing in "
+                     "the log directory is looked up for it", topic_refused=True)
     disk_batches = logdir.batches(topic, found.partition) if topic is not None else {}
     offset = found.assigned_offset if produced else batch.base_offset
     disk = disk_batches.get(offset) if offset is not None else None

@@ -8,12 +8,12 @@ Every batch is held to the same reader and rules as a segment's (CRC, the batch 
 from __future__ import annotations
 
 import os
-import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import BinaryIO, Iterable, Iterator
 
 from kbatch.capture.batches import DEFAULT_PORTS, CaptureFinding, CaptureReader, CapturedBatch, CapturedRun
+from kbatch.files.inputs import TOPIC_LEGAL_CHARS, topic_refused
 from kbatch.files.outputs import write_atomically
 from kbatch.format.structs import BATCH_HEADER
 
@@ -38,12 +38,14 @@ class CaptureSummary:
 
     @property
     def damaged(self) -> bool:
-        return self.errors > 0 or bool(self.hops and any(self.hops[hop] for hop in ("client", "broker", "fetch")))
+        # (a topic Kafka refuses was never compared: the capture holds what no broker wrote, not agreement)
+        return self.errors > 0 or bool(self.hops and any(self.hops[hop] for hop in
+                                                         ("client", "broker", "fetch", "topic-refused")))
 
     def add_match(self, match) -> None:
         if self.hops is None:
             self.hops = Counter()
-        self.hops[match.hop or "unmatched"] += 1
+        self.hops[match.hop or ("topic-refused" if match.topic_refused else "unmatched")] += 1
 
     def add(self, item: CapturedBatch | CapturedRun | CaptureFinding) -> None:
         if isinstance(item, CapturedRun):   # clean batches: a count that is not negative, no finding
@@ -137,15 +139,12 @@ def _each_batch_too(path: str, items: Iterable, sink, summary: CaptureSummary, e
 
 # -- --extract: the batches as segment files ----------------------------------------------------------------
 
-_TOPIC_CHARACTERS = re.compile(r"[A-Za-z0-9._-]+")   # Topic.validate: Kafka's legal topic characters
-
-
 def directory_name(topic: str, partition: int) -> str:
     """TOPIC-N for a partition directory: a topic Kafka could have as it is; any other name (captured bytes
     are hostile: "/", "..", controls) with each character outside Kafka's set as %XX of its UTF-8 bytes, so
     that no name leaves the directory written into."""
-    if not _TOPIC_CHARACTERS.fullmatch(topic) or topic in (".", ".."):
-        topic = "".join(char if _TOPIC_CHARACTERS.fullmatch(char) else
+    if topic_refused(topic) is not None:
+        topic = "".join(char if TOPIC_LEGAL_CHARS.fullmatch(char) else
                         "".join(f"%{byte:02X}" for byte in char.encode("utf-8", "surrogatepass"))
                         for char in topic).replace("..", "%2E%2E") or "%"
     return f"{topic}-{partition}"

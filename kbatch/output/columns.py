@@ -569,7 +569,8 @@ PCAP_MATCH = (
     Column("packet", "int64", False, "match.found.packet", "the packet its Kafka message began in"),
     Column("hop", "string", True, "match.hop",
            "client (bad on the wire already), broker (good on the wire, different or failing on disk), fetch "
-           "(the disk's is good, the Fetch response's differs), none (all agree), null (no disk batch to compare)",
+           "(the disk's is good, the Fetch response's differs), none (all agree), null (no disk batch to compare, or "
+           "a topic name Kafka refuses, never looked up: the explanation says which)",
            schema={"enum": ["client", "broker", "fetch", "none", None]}),
     Column("first_differing_byte", "int64", True, "match.first_differing_byte",
            "the first byte, from the batch's start, where the two differ outside baseOffset and "
@@ -592,10 +593,10 @@ PCAP_SUMMARY = (
            "how many findings of each code", schema={"type": "object", "additionalProperties": {"type": "integer"}}),
     Column("errors", "int64", False, "summary.errors", "the findings that are damage"),
     Column("hops", "object", True, "None if summary.hops is None else dict(sorted(summary.hops.items()))",
-           "--against: how many batches each hop changed (client, broker, fetch), agreed (none) or had no disk "
-           "batch (unmatched)", optional=True,
+           "--against: how many batches each hop changed (client, broker, fetch), agreed (none), had no disk "
+           "batch (unmatched) or named a topic Kafka refuses, not compared (topic-refused)", optional=True,
            schema={"type": "object", "additionalProperties": {"type": "integer"}}),
-    Column("damaged", "bool", False, "summary.damaged", "whether a finding is damage, or --against found a hop"),
+    Column("damaged", "bool", False, "summary.damaged", "whether a finding is damage, or --against found a hop or a topic Kafka refuses"),
 )
 
 # -- the lines of txn --format jsonl (kbatch.ops.txn) ------------------------------------------------------

@@ -397,13 +397,16 @@ class TableSink:
             self._finding(finding, item.packet)
 
     def match(self, path: str, match) -> None:
-        """A hop that changed the batch, in a sentence (one that agrees or has no disk batch says nothing)."""
+        """A hop that changed the batch, or a topic Kafka refuses, in a sentence (one that agrees or has no disk
+        batch says nothing)."""
+        from kbatch.render.console import print_wrapped
+
+        if match.topic_refused:   # (its explanation holds the captured name, escaped)
+            print_wrapped(self.console, match.explanation, "bold red")
         if match.hop in (None, "none"):
             return
         where = "" if match.disk is None else f" ({visible(match.disk.path)} at pos {match.disk.pos})"
         byte = "" if match.first_differing_byte is None else f", first at byte {match.first_differing_byte}"
-        from kbatch.render.console import print_wrapped
-
         print_wrapped(self.console, f"hop {match.hop}: {match.explanation}{byte}{where}", "bold red")
 
     def _finding(self, finding, packet: int) -> None:
