@@ -213,6 +213,33 @@ def test_extract_writes_segments_every_other_command_reads(tmp_path, kbatch):
         == [(500, 501, True), (502, 502, True)]
 
 
+@pytest.mark.parametrize("how", ["itself", "hard link", "symbolic link"])
+def test_extract_never_writes_over_a_capture_it_reads(tmp_path, kbatch, how):
+    """A segment --extract would write is the capture read (given as it is, or through a hard or symbolic link):
+    refused in one line naming it, exit 2, before any segment is written; the capture keeps its bytes."""
+    capture = clean_capture().pcap()
+    out = tmp_path / "out\x1b[2J"
+    segment = out / "produce" / "orders-0" / "00000000000000000500.log"
+    segment.parent.mkdir(parents=True)
+    if how == "itself":
+        segment.write_bytes(capture)
+        named = segment
+    else:
+        named = tmp_path / "traffic.pcap"
+        named.write_bytes(capture)
+        segment.hardlink_to(named) if how == "hard link" else segment.symlink_to(named)
+    result = kbatch("pcap", "--extract", str(out), "--format", "jsonl", str(named), expect=2)
+    assert named.read_bytes() == capture and segment.read_bytes() == capture
+    assert not (out / "fetch").exists()   # the other segment is not written either
+    said = "an input" if how == "itself" else f"the input {named} (the same file)"
+    assert result.err == (f"kbatch: error: --extract {_escaped(out)}: {_escaped(segment)} is {said}: kbatch "
+                          "never writes over its input\n")
+
+
+def _escaped(path) -> str:
+    return str(path).replace("\x1b", "\\x1b")
+
+
 def test_glibc_is_asked_to_keep_freed_memory_and_nothing_else_is(monkeypatch):
     """kbatch pcap has glibc keep up to 8 MiB freed at its heap's top and serve blocks of up to 4 MiB from the heap
     (mallopt M_TRIM_THRESHOLD -1, M_MMAP_THRESHOLD -3, malloc.h); elsewhere it asks nothing, and a C library

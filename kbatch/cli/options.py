@@ -210,12 +210,22 @@ def output_name(output: str) -> str:
 def refuse_writing_an_input(output: str | None, inputs, hint: str = "") -> None:
     """Every writer's first check: ``output`` is none of ``inputs`` (through links too), or the run is
     refused before anything is read (kbatch never modifies an input: :func:`kbatch.files.outputs.input_written`)."""
+    why = writing_an_input(output, inputs, hint)
+    if why is not None:
+        raise click.UsageError(why)
+
+
+def writing_an_input(output: str | None, inputs, hint: str = "") -> str | None:
+    """Why ``output`` is not written, in a line naming it (escaped): it is one of ``inputs``, through links and
+    hard links too (:func:`kbatch.files.outputs.input_written`); None when it is none.  For a writer whose
+    outputs are known only once its inputs are read (``pcap --extract``); the others refuse_writing_an_input."""
     from kbatch.files.outputs import input_written
 
     if output is None:
-        return
+        return None
     source = input_written(output, inputs)
-    if source is not None:
-        where = "stdout" if output == "-" else output
-        same = "an input" if where == source else f"the input {source} (the same file)"
-        raise click.UsageError(f"{visible(where)} is {visible(same)}: kbatch never writes over its input" + hint)
+    if source is None:
+        return None
+    where = "stdout" if output == "-" else output
+    same = "an input" if where == source else f"the input {source} (the same file)"
+    return f"{visible(where)} is {visible(same)}: kbatch never writes over its input" + hint

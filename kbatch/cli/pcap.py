@@ -137,6 +137,13 @@ def pcap(captures, ports, records, deep, output_format, extract_to, against, no_
             status = ExitStatus.FOUND
     sink.close()
     if extraction is not None:
+        from kbatch.cli.options import writing_an_input
+
+        for segment, _ in extraction.segments():   # (known only now: refused before any is written)
+            if (why := writing_an_input(segment, captures)) is not None:
+                click.echo(f"kbatch: error: --extract {visible(extract_to)}: {why}", err=True)
+                extraction.close()
+                return ExitStatus.TROUBLE
         try:
             written = extraction.write()
         except OSError as error:

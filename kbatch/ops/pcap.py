@@ -214,22 +214,34 @@ class Extraction:
         spilled.batches.append((offset, self.spill.tell(), len(raw)))
         self.spill.write(raw)
 
+    def segments(self) -> list[tuple[str, list[tuple[int, int]]]]:
+        """Each segment :meth:`write` puts in place: its path (named after its first offset; unassigned: 0), and
+        where each of its batches lies in the spill file, (pos, size), in the order written."""
+        planned = []
+        for (kind, name), spilled in sorted(self.kept.items()):
+            ordered = spilled.batches if kind == "unassigned" else sorted(spilled.batches)
+            first = 0 if kind == "unassigned" else ordered[0][0]
+            path = os.path.join(self.directory, kind, name, f"{max(first, 0):020d}.log")
+            planned.append((path, [(at, size) for _, at, size in ordered]))
+        return planned
+
     def write(self) -> list[str]:
-        """Write each partition's segment, named after its first offset (unassigned: 0); the paths written."""
+        """Write each partition's segment (:meth:`segments`); the paths written."""
         written: list[str] = []
         spill = self.spill
         if spill is None:   # no batch was kept
             return written
         try:
             spill.flush()
-            for (kind, name), spilled in sorted(self.kept.items()):
-                ordered = spilled.batches if kind == "unassigned" else sorted(spilled.batches)
-                first = 0 if kind == "unassigned" else ordered[0][0]
-                directory = os.path.join(self.directory, kind, name)
-                os.makedirs(directory, exist_ok=True)
-                path = os.path.join(directory, f"{max(first, 0):020d}.log")
-                write_atomically(path, (os.pread(spill.fileno(), size, at) for _, at, size in ordered))
+            for path, batches in self.segments():
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                write_atomically(path, (os.pread(spill.fileno(), size, at) for at, size in batches))
                 written.append(path)
         finally:
-            spill.close()
+            self.close()
         return written
+
+    def close(self) -> None:
+        """The spill file closed (it has no name: nothing is left in ``directory``)."""
+        if self.spill is not None:
+            self.spill.close()
