@@ -240,6 +240,25 @@ def _escaped(path) -> str:
     return str(path).replace("\x1b", "\\x1b")
 
 
+def test_extract_writes_every_partition_it_can_and_says_which_it_cannot(tmp_path, kbatch):
+    """A partition whose directory cannot be made (a file holds its name) or whose segment cannot be put in place
+    (a directory holds it) is said, with its path and why; the other partitions are written; exit 2."""
+    capture = (clean_capture()
+               .send(request("Produce", 9, 13, produce(9, {"payments": {0: TWO}}), flexible=True))
+               .answer(response(13, produce_response(9, {"payments": {0: (0, 0)}}), flexible=True)))
+    out = tmp_path / "out"
+    (out / "produce").mkdir(parents=True)
+    (out / "produce" / "orders-0").write_bytes(b"")
+    (out / "fetch" / "orders-0" / "00000000000000000000.log").mkdir(parents=True)
+    result = kbatch("pcap", "--extract", str(out), "--format", "jsonl", _write(tmp_path, capture), expect=2)
+    assert result.err.splitlines() == [
+        f"kbatch: error: --extract {out}: cannot write {out}/fetch/orders-0/00000000000000000000.log: a directory, "
+        "not a regular file: not replaced",
+        f"kbatch: error: --extract {out}: cannot write {out}/produce/orders-0/00000000000000000500.log: File exists",
+        f"kbatch: note: 1 segment files written under {out}"]
+    assert (out / "produce" / "payments-0" / "00000000000000000000.log").read_bytes() == TWO
+
+
 def test_glibc_is_asked_to_keep_freed_memory_and_nothing_else_is(monkeypatch):
     """kbatch pcap has glibc keep up to 8 MiB freed at its heap's top and serve blocks of up to 4 MiB from the heap
     (mallopt M_TRIM_THRESHOLD -1, M_MMAP_THRESHOLD -3, malloc.h); elsewhere it asks nothing, and a C library
@@ -536,7 +555,7 @@ def test_extraction_keeps_an_entry_per_batch_not_its_bytes(tmp_path):
     # (offset, where in the spill file, size): the produced batch came first (its response, packet 4)
     assert {key: spilled.batches for key, spilled in extraction.kept.items()} == {
         ("produce", "orders-0"): [(500, 0, len(TWO))], ("fetch", "orders-0"): [(0, len(TWO), len(TWO))]}
-    assert len(extraction.write()) == 2
+    assert [len(paths) for paths in extraction.write()] == [2, 0]   # (written, failed)
 
 
 # -- TCP gaps: the direction read again at the next segment that starts a Kafka frame --------------------------

@@ -145,10 +145,14 @@ def pcap(captures, ports, records, deep, output_format, extract_to, against, no_
                 extraction.close()
                 return ExitStatus.TROUBLE
         try:
-            written = extraction.write()
+            written, failed = extraction.write()
         except OSError as error:
             click.echo(f"kbatch: error: --extract {visible(extract_to)}: {visible(str(error))}", err=True)
             return ExitStatus.TROUBLE
+        for segment, failure in failed:   # (each partition's own: the others were written)
+            click.echo(f"kbatch: error: --extract {visible(extract_to)}: cannot write {visible(segment)}: "
+                       f"{visible(failure.strerror or str(failure))}", err=True)
+            status = ExitStatus.TROUBLE
         click.echo(f"kbatch: note: {len(written)} segment files written under {visible(extract_to)}", err=True)
         if extraction.differing:
             click.echo(f"kbatch: note: {extraction.differing} batches differ from another at the same offset of "

@@ -225,21 +225,27 @@ class Extraction:
             planned.append((path, [(at, size) for _, at, size in ordered]))
         return planned
 
-    def write(self) -> list[str]:
-        """Write each partition's segment (:meth:`segments`); the paths written."""
+    def write(self) -> tuple[list[str], list[tuple[str, OSError]]]:
+        """Write each partition's segment (:meth:`segments`): the paths written, and each path that could not
+        be, with why (a partition's failure is its own: the others are written still)."""
         written: list[str] = []
+        failed: list[tuple[str, OSError]] = []
         spill = self.spill
         if spill is None:   # no batch was kept
-            return written
+            return written, failed
         try:
             spill.flush()
             for path, batches in self.segments():
-                os.makedirs(os.path.dirname(path), exist_ok=True)
-                write_atomically(path, (os.pread(spill.fileno(), size, at) for at, size in batches))
-                written.append(path)
+                try:
+                    os.makedirs(os.path.dirname(path), exist_ok=True)
+                    write_atomically(path, (os.pread(spill.fileno(), size, at) for at, size in batches))
+                except OSError as error:
+                    failed.append((path, error))
+                else:
+                    written.append(path)
         finally:
             self.close()
-        return written
+        return written, failed
 
     def close(self) -> None:
         """The spill file closed (it has no name: nothing is left in ``directory``)."""
