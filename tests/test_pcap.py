@@ -259,6 +259,29 @@ def test_extract_writes_every_partition_it_can_and_says_which_it_cannot(tmp_path
     assert (out / "produce" / "payments-0" / "00000000000000000000.log").read_bytes() == TWO
 
 
+def test_a_topic_too_long_for_a_file_systems_name_is_cut_and_stays_distinct(tmp_path, kbatch):
+    """100 x \x01 escaped is 300 bytes, past the 255 of a name (ENAMETOOLONG): cut, ending in a digest of the whole
+    topic; a legal topic as long as Kafka allows is kept as it is."""
+    from kbatch.ops.pcap import directory_name
+
+    long = "\x01" * 100
+    names = {directory_name(topic, partition) for topic in (long, long + "\x02", long + "\x01", "a" * 300)
+             for partition in (0, 2147483647)}
+    assert len(names) == 8 and max(len(name.encode()) for name in names) <= 255
+    assert all("~" in name and "%0~" not in name and "%~" not in name for name in names)
+    assert directory_name("a" * 249, 7) == "a" * 249 + "-7"
+    capture = (Capture()
+               .send(request("Produce", 9, 11, produce(9, {"A-topic": {0: TWO}, long: {0: TWO}, "z-topic": {0: TWO}}),
+                             flexible=True))
+               .answer(response(11, produce_response(9, {"A-topic": {0: (0, 0)}, long: {0: (0, 0)},
+                                                         "z-topic": {0: (0, 0)}}), flexible=True)))
+    out = tmp_path / "out"
+    result = kbatch("pcap", "--extract", str(out), "--format", "jsonl", _write(tmp_path, capture), expect=0)
+    assert "3 segment files written" in result.err
+    assert sorted(path.name for path in (out / "produce").iterdir()) == sorted(
+        ["A-topic-0", "z-topic-0", directory_name(long, 0)])
+
+
 def test_glibc_is_asked_to_keep_freed_memory_and_nothing_else_is(monkeypatch):
     """kbatch pcap has glibc keep up to 8 MiB freed at its heap's top and serve blocks of up to 4 MiB from the heap
     (mallopt M_TRIM_THRESHOLD -1, M_MMAP_THRESHOLD -3, malloc.h); elsewhere it asks nothing, and a C library

@@ -22,6 +22,10 @@ from typing import Iterable
 
 from kbatch.files.inputs import what_it_is
 
+# The longest name of a file or directory the file systems kbatch writes to allow, in bytes (NAME_MAX: ext4,
+# XFS, btrfs, APFS; a longer one fails with ENAMETOOLONG).
+NAME_MAX = 255
+
 # The name a failed write to standard output carries as its OSError's filename (kbatch.__main__), so that the
 # error line says where the write failed.
 STDOUT = "stdout"

@@ -14,7 +14,7 @@ from typing import BinaryIO, Iterable, Iterator
 
 from kbatch.capture.batches import DEFAULT_PORTS, CaptureFinding, CaptureReader, CapturedBatch, CapturedRun
 from kbatch.files.inputs import TOPIC_LEGAL_CHARS, topic_refused
-from kbatch.files.outputs import write_atomically
+from kbatch.files.outputs import NAME_MAX, write_atomically
 from kbatch.format.structs import BATCH_HEADER
 
 _BASE_OFFSET = BATCH_HEADER.field("base_offset")
@@ -142,12 +142,21 @@ def _each_batch_too(path: str, items: Iterable, sink, summary: CaptureSummary, e
 def directory_name(topic: str, partition: int) -> str:
     """TOPIC-N for a partition directory: a topic Kafka could have as it is; any other name (captured bytes
     are hostile: "/", "..", controls) with each character outside Kafka's set as %XX of its UTF-8 bytes, so
-    that no name leaves the directory written into."""
+    that no name leaves the directory written into.  A name longer than a file system takes (NAME_MAX bytes) is
+    cut, and ends ~DIGEST-N, a digest of the whole topic: "~" is in no other name (escaped, it is %7E), so
+    names stay as distinct as their topics."""
+    name = topic
     if topic_refused(topic) is not None:
-        topic = "".join(char if TOPIC_LEGAL_CHARS.fullmatch(char) else
-                        "".join(f"%{byte:02X}" for byte in char.encode("utf-8", "surrogatepass"))
-                        for char in topic).replace("..", "%2E%2E") or "%"
-    return f"{topic}-{partition}"
+        name = "".join(char if TOPIC_LEGAL_CHARS.fullmatch(char) else
+                       "".join(f"%{byte:02X}" for byte in char.encode("utf-8", "surrogatepass"))
+                       for char in topic).replace("..", "%2E%2E") or "%"
+    if len(name) + len(f"-{partition}") <= NAME_MAX:   # (ASCII, legal or escaped: a character is a byte)
+        return f"{name}-{partition}"
+    import hashlib
+
+    tail = f"~{hashlib.blake2b(topic.encode('utf-8', 'surrogatepass'), digest_size=16).hexdigest()}-{partition}"
+    kept = name[:NAME_MAX - len(tail)]
+    return kept[:kept.rfind("%")] + tail if "%" in kept[-2:] else kept + tail   # (no escape cut in two)
 
 
 @dataclass

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from functools import partial
 
 from kbatch.files.inputs import file_system
+from kbatch.files.outputs import NAME_MAX
 from kbatch.spark.tally import Tally, merged
 
 # Arrow data a task holds per topic before it writes it as one row group (Spark's: 128 MiB of encoded data).
@@ -34,11 +35,9 @@ RECORD_ROWS = 32768
 HIVE_DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 # The characters Spark writes as %XX in a partition directory's name (ExternalCatalogUtils.escapePathName).
 _ESCAPED = frozenset([chr(code) for code in range(0x01, 0x20)] + list("\"#%'*/:=?\\\x7f{[]^"))
-# The longest name of a directory the file systems a table is written to allow (NAME_MAX: ext4, XFS, btrfs,
-# APFS). A topic Kafka allows (at most 249 characters of [a-zA-Z0-9._-]: Topic.validate, in
-# org.apache.kafka.common.internals) needs no escape, so its ``topic=`` directory fits; a partition directory
-# renamed by hand may name one that does not.
-NAME_MAX = 255
+# A topic Kafka allows (at most 249 characters of [a-zA-Z0-9._-]: Topic.validate, in
+# org.apache.kafka.common.internals) needs no escape, so its ``topic=`` directory fits in NAME_MAX; a partition
+# directory renamed by hand may name one that does not.
 # What each task reports: a file it wrote, of which table, where the file goes, and its rows; and, with no file, the
 # sums of the rows it wrote, a row per part of them (kbatch.spark.tally.Tally.sent).
 _WRITTEN_COLUMNS = (("table", "STRING"), ("staged", "STRING"), ("final", "STRING"), ("rows", "LONG"),
