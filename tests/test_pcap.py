@@ -102,6 +102,12 @@ def test_the_summary_counts_every_packet_of_the_capture_as_tshark_numbers_them(t
     assert kbatch("pcap", path, expect=0).out.splitlines()[-1].startswith(f"{path}: 8 packets, 2 batches")
 
 
+def test_the_summary_says_one_batch_and_one_record_in_the_singular(tmp_path, kbatch):
+    one = handmade.batch(0, [(None, b"only")])
+    summary = kbatch("pcap", _write(tmp_path, _produced(one)), expect=0).out.splitlines()[-1]
+    assert summary.endswith(": 4 packets, 1 batch (1 produced, 0 fetched), 1 record; no findings")
+
+
 def test_a_new_connection_on_the_same_ports_is_read_apart_from_the_last(tmp_path, kbatch):
     """A client's port used again once its connection closed (Wireshark's "TCP port numbers reused"): the first
     connection's last request was cut short and never answered, and the new one's correlation ids start again.
@@ -255,7 +261,7 @@ def test_extract_writes_every_partition_it_can_and_says_which_it_cannot(tmp_path
         f"kbatch: error: --extract {out}: cannot write {out}/fetch/orders-0/00000000000000000000.log: a directory, "
         "not a regular file: not replaced",
         f"kbatch: error: --extract {out}: cannot write {out}/produce/orders-0/00000000000000000500.log: File exists",
-        f"kbatch: note: 1 segment files written under {out}"]
+        f"kbatch: note: 1 segment file written under {out}"]
     assert (out / "produce" / "payments-0" / "00000000000000000000.log").read_bytes() == TWO
 
 
@@ -561,7 +567,7 @@ def test_extract_spills_batches_as_they_come_and_writes_them_in_offset_order(tmp
                .answer(response(3, fetch_response(12, {"orders": {0: other}}), flexible=True)))
     out = tmp_path / "out"
     result = kbatch("pcap", "--extract", str(out), "--format", "jsonl", _write(tmp_path, capture), expect=0)
-    assert "1 segment files written" in result.err and "1 batches differ" in result.err
+    assert "1 segment file written" in result.err and "note: 1 batch left out, each different" in result.err
     assert (out / "fetch" / "orders-0" / "00000000000000000000.log").read_bytes() == TWO + later
     assert [path.name for path in out.iterdir()] == ["fetch"]   # the spill file had no name
 

@@ -90,6 +90,7 @@ def pcap(captures, ports, records, deep, output_format, extract_to, against, no_
     refuses), 2 usage or I/O error.
     """
     _keep_freed_memory()
+    from kbatch.output.values import counted
     from kbatch.output.visible import visible
     from kbatch.ops.pcap import DEFAULT_PORTS, Extraction, NotACapture, inspect_capture
 
@@ -153,8 +154,9 @@ def pcap(captures, ports, records, deep, output_format, extract_to, against, no_
             click.echo(f"kbatch: error: --extract {visible(extract_to)}: cannot write {visible(segment)}: "
                        f"{visible(failure.strerror or str(failure))}", err=True)
             status = ExitStatus.TROUBLE
-        click.echo(f"kbatch: note: {len(written)} segment files written under {visible(extract_to)}", err=True)
+        click.echo(f"kbatch: note: {counted(len(written), 'segment file')} written under {visible(extract_to)}",
+                   err=True)
         if extraction.differing:
-            click.echo(f"kbatch: note: {extraction.differing} batches differ from another at the same offset of "
-                       "their partition: the first one is written", err=True)
+            click.echo(f"kbatch: note: {counted(extraction.differing, 'batch')} left out, each different from one "
+                       "at the same offset of its partition: the first one is written", err=True)
     return status

@@ -14,6 +14,7 @@ from kbatch.kernels.recordwalk import is_compiled
 from kbatch.output.jsonout import _batch_json_matches_batch_dict, utf8_buffer
 from kbatch.output._dicts import batch_dict, pcap_batch_head, pcap_finding_dict, pcap_match_dict, pcap_summary_dict
 from kbatch.output.columns import PCAP_BATCH_HEAD
+from kbatch.output.values import counted
 from kbatch.output.visible import visible
 
 
@@ -424,8 +425,9 @@ class TableSink:
         counts = ", ".join(f"{count}\0{code}" for code, count in sorted(summary.findings.items())) or "no findings"
         if summary.hops is not None:
             counts += "; against the disk: " + ", ".join(f"{count}\0{hop}" for hop, count in sorted(summary.hops.items()))
-        line = (f"{visible(summary.path)}: {summary.packets} packets, {summary.batches} batches "
-                f"({summary.produced} produced, {summary.fetched} fetched), {summary.records} records; {counts}")
+        line = (f"{visible(summary.path)}: {counted(summary.packets, 'packet')}, {counted(summary.batches, 'batch')} "
+                f"({summary.produced} produced, {summary.fetched} fetched), {counted(summary.records, 'record')}; "
+                f"{counts}")
         wrapped = textwrap.fill(line, width=max(self.console.width, 40), subsequent_indent="  ",
                                 break_long_words=False, break_on_hyphens=False).replace("\0", " ")
         self.console.print(Text(wrapped, style="bold red" if summary.damaged else "bold"), soft_wrap=True)
