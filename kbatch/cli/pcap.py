@@ -86,8 +86,10 @@ def pcap(captures, ports, records, deep, output_format, extract_to, against, no_
     LOGDIR: its batch is not compared, and says so.
 
     Exit status: 0 every batch is intact (and with --against agrees with the
-    disk), 1 damage found (or with --against a hop or a topic name Kafka
-    refuses), 2 usage or I/O error.
+    disk where the disk holds it: a batch retention or compaction took, or
+    of a partition not in LOGDIR, is counted unmatched), 1 damage found (or
+    with --against a hop or a topic name Kafka refuses), 2 usage or I/O
+    error.
     """
     _keep_freed_memory()
     from kbatch.output.values import counted
