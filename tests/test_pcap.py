@@ -219,6 +219,26 @@ def test_extract_writes_segments_every_other_command_reads(tmp_path, kbatch):
         == [(500, 501, True), (502, 502, True)]
 
 
+def test_extract_keeps_a_topic_known_by_its_id_apart_from_a_topic_named_as_that_id(tmp_path, kbatch):
+    """A Uuid's base64 is a legal topic name: the topic named so (v9, by name) and the topic of that id (v13, no
+    Metadata response names it) are two partitions, each its own segment."""
+    from tests.test_capture_batches import TOPIC_ID
+
+    later = handmade.batch(0, [(None, b"third")])
+    capture = Capture()
+    for correlation, (version, batch) in enumerate([(9, TWO), (13, later)], start=11):
+        capture = (capture.send(request("Produce", version, correlation, produce(version, {TOPIC_ID: {0: batch}}),
+                                        flexible=True))
+                   .answer(response(correlation, produce_response(version, {TOPIC_ID: {0: (0, 500)}}),
+                                    flexible=True)))
+    out = tmp_path / "out"
+    result = kbatch("pcap", "--extract", str(out), _write(tmp_path, capture), expect=0)
+    assert "2 segment files written" in result.err
+    assert (out / "produce" / f"{TOPIC_ID}-0" / f"{500:020d}.log").read_bytes() == (500).to_bytes(8, "big") + TWO[8:]
+    assert (out / "produce" / f"id={TOPIC_ID}-0" / f"{500:020d}.log").read_bytes() \
+        == (500).to_bytes(8, "big") + later[8:]
+
+
 @pytest.mark.parametrize("how", ["itself", "hard link", "symbolic link"])
 def test_extract_never_writes_over_a_capture_it_reads(tmp_path, kbatch, how):
     """A segment --extract would write is the capture read (given as it is, or through a hard or symbolic link):

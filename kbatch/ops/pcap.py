@@ -159,6 +159,16 @@ def directory_name(topic: str, partition: int) -> str:
     return kept[:kept.rfind("%")] + tail if "%" in kept[-2:] else kept + tail   # (no escape cut in two)
 
 
+def partition_directory_name(item: CapturedBatch) -> str:
+    """The directory of a captured batch's partition: TOPIC-N by its topic's name (:func:`directory_name`); a
+    topic known only by its id (v13 and later, with no Metadata response captured that names it) id=ID-N, and
+    one known by neither id=unknown-N. No named topic's directory is one of these ("=" is in no name Kafka
+    allows, and is escaped in the others), though an id, a Uuid's base64, may well be a topic's name."""
+    if item.topic is not None:
+        return directory_name(item.topic, item.partition)
+    return "id=" + directory_name(item.topic_id if item.topic_id is not None else "unknown", item.partition)
+
+
 @dataclass
 class _Spilled:
     """One partition's batches in the spill file: (offset, where, size) each, and the digest of the batch kept
@@ -179,7 +189,8 @@ class Extraction:
       response was captured), as sent, in capture order (their offsets may repeat).
 
     A batch fetched twice is written once; a second, different batch at the same offset is counted in
-    ``differing`` and left out (the first one wins).  The topic is its name, else its id.
+    ``differing`` and left out (the first one wins).  The topic is its name, else its id
+    (:func:`partition_directory_name`).
 
     Each batch is written as it comes to one spill file (unnamed, in ``directory``), so memory holds an
     entry per batch, not its bytes; :meth:`write` puts each partition's segment in place from it
@@ -192,8 +203,7 @@ class Extraction:
     spill: BinaryIO | None = None
 
     def add(self, item: CapturedBatch) -> None:
-        topic = item.topic if item.topic is not None else item.topic_id
-        name = directory_name(topic if topic is not None else "unknown", item.partition)
+        name = partition_directory_name(item)
         raw = item.raw
         if item.direction == "produce" and item.assigned_offset is None:
             self._spill(self.kept.setdefault(("unassigned", name), _Spilled()), None, raw)
