@@ -101,3 +101,25 @@ def test_a_segment_above_the_log_start_offset_is_read_whole(kbatch, tmp_path):
 def test_isolation_read_uncommitted_needs_records(kbatch, tmp_path):
     result = kbatch("dump", "--isolation", "read_uncommitted", str(_log_directory(tmp_path)))
     assert result.code == 2 and "--isolation read_uncommitted selects records: give --records too" in result.err
+
+
+@pytest.mark.parametrize("isolation", [None, "read_uncommitted", "read_committed"])
+def test_a_log_start_checkpoint_kafka_cannot_read_is_said_and_exits_1(kbatch, tmp_path, isolation):
+    # "4" with a letter: CheckpointFile.read throws; the log start is unknown, never "none"
+    partition = _log_directory(tmp_path, log_start="orders 0 4x")
+    chosen = ["--isolation", isolation] if isolation else []
+    result = kbatch("dump", "--records", *chosen, "--format", "jsonl", str(partition))
+    assert result.code == 1, result.err
+    checkpoint = partition.parent / "log-start-offset-checkpoint"
+    assert result.err.splitlines()[:2] == [
+        f"kbatch: {checkpoint}: bad-checkpoint at pos 4, 12 bytes, entry: expected topic partition offset, found "
+        "'orders 0 4x'",
+        f"kbatch: {partition}: its log start offset cannot be read ({checkpoint} is damaged): the records below it, "
+        "which no consumer is given, cannot be told apart and are shown"]
+    assert _offsets(result) == list(range(9 if isolation is None else 8))   # (8: the marker, listed plainly)
+    assert "below_log_start" not in result.out
+    if isolation:   # grep's status is grep's (0: a record selected), its --strict makes the damage count
+        grep = kbatch("grep", "--isolation", isolation, "--format", "jsonl", "", str(partition))
+        assert grep.code == 0 and "its log start offset cannot be read" in grep.err
+        assert [json.loads(line)["offset"] for line in grep.out.splitlines()] == list(range(8))
+        assert kbatch("grep", "--strict", "--isolation", isolation, "", str(partition)).code == 2

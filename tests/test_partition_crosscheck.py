@@ -375,7 +375,7 @@ def test_the_log_start_checkpoint_speaks_for_the_current_and_future_directories_
     name = "orders-0" if state is None else f"orders-0.3f1c2a0b9d8e4f7a6b5c4d3e2f1a0b9c-{state}"
     partition = tmp_path / name
     partition.mkdir()
-    assert log_start_offset(str(partition)) is None
+    assert log_start_offset(str(partition)).offset is None
     (tmp_path / "log-start-offset-checkpoint").write_text("0\n2\norders 1 7\norders 0 30\n")
-    assert log_start_offset(str(partition)) == (30 if applies else None)
-    assert log_start_offset(str(partition) + "/") == (30 if applies else None)
+    assert log_start_offset(str(partition)).offset == (30 if applies else None)
+    assert log_start_offset(str(partition) + "/").offset == (30 if applies else None)

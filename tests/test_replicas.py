@@ -336,3 +336,70 @@ def test_a_damaged_epoch_file_is_said_and_exits_1_when_the_copies_agree(tmp_path
     result = kbatch("replicas", one, two, expect=1)
     assert "broker-1: leader-epoch-checkpoint is damaged" in result.out
     assert "nothing to repair" not in result.out
+
+
+def _diverged_copies(tmp_path, broker_1_high_watermark: str) -> tuple[str, str]:
+    """broker-1 holds 3..5 of epoch 1 (its replication-offset-checkpoint entry ``orders 0 <text>``), broker-2 3..4
+    of epoch 2 and high watermark 5: electing broker-2 loses broker-1's three."""
+    common = batch(0, _records(0, 3, "v"), leader_epoch=0)
+    one = make_copy(tmp_path, "broker-1", [common, batch(3, _records(3, 3, "old"), leader_epoch=1)],
+                    epochs=[(0, 0), (1, 3)])
+    with open(os.path.join(one, "replication-offset-checkpoint"), "w") as out:
+        out.write(f"0\n1\n{TOPIC} 0 {broker_1_high_watermark}\n")
+    two = make_copy(tmp_path, "broker-2", [common, batch(3, _records(3, 2, "new"), leader_epoch=2)],
+                    epochs=[(0, 0), (2, 3)], high_watermark=5)
+    return one, two
+
+
+def test_a_damaged_replication_offset_checkpoint_leaves_the_high_watermark_unknown(tmp_path, kbatch):
+    # read, broker-1's 6 covers its 3..5: electing broker-2 loses 3 acknowledged records, broker-1 2
+    one, two = _diverged_copies(tmp_path, "6")
+    result = kbatch("replicas", str(one), str(two))
+    assert result.code == 1
+    assert "electing broker-2 loses 3 records (3..5), 3 of them below a high watermark" in result.out
+    assert "broker-1 holds the most acknowledged data" in result.out
+    # "6" with a letter O for the 6's place: CheckpointFile.read throws; never "no high watermark"
+    (tmp_path / "damaged").mkdir()
+    one, two = _diverged_copies(tmp_path / "damaged", "O")
+    result = kbatch("replicas", str(one), str(two))
+    assert result.code == 1
+    lines = [" ".join(line.split()) for line in result.out.splitlines()]
+    assert "broker-1 0 6 ? - 1 3 3" in lines
+    assert "broker-1: replication-offset-checkpoint is damaged at pos 4 (bad-checkpoint, entry: expected topic " \
+           "partition offset, found 'orders 0 O')" in lines
+    assert "electing broker-2 loses 3 records (3..5), 0 to 3 of them below a high watermark (the high watermark " \
+           "of broker-1 cannot be read)" in lines
+    assert "which copy holds the most acknowledged data cannot be told: the high watermark of broker-1 cannot " \
+           "be read" in lines
+    assert not any("loses no record below a high watermark" in line for line in lines)
+
+
+def test_a_damaged_offset_checkpoint_is_in_jsonl_and_exits_1_when_the_copies_agree(tmp_path, kbatch):
+    common = [batch(0, _records(0, 3, "v"), leader_epoch=0)]
+    one = make_copy(tmp_path, "broker-1", common, epochs=[(0, 0)], high_watermark=3)
+    two = make_copy(tmp_path, "broker-2", common, epochs=[(0, 0)], high_watermark=3)
+    with open(os.path.join(two, "recovery-point-offset-checkpoint"), "w") as out:
+        out.write(f"0\n2\n{TOPIC} 0 3\n")   # a count the entries do not match
+    result = kbatch("replicas", "--format", "jsonl", str(one), str(two))
+    assert result.code == 1
+    replicas = [json.loads(line) for line in result.out.splitlines()]
+    assert [r["recovery_point_offset_checkpoint_findings"] for r in replicas] == [[], [{
+        "code": "bad-checkpoint", "severity": "error", "entry_pos": 2, "pos": 2, "size": 2, "inner_pos": None,
+        "field": "entry_count", "expected": "1 (the entry lines that follow)", "actual": "2"}]]
+    assert [r["replication_offset_checkpoint_findings"] for r in replicas] == [[], []]
+    table = kbatch("replicas", str(one), str(two))
+    assert table.code == 1
+    assert "broker-2: Kafka cannot read recovery-point-offset-checkpoint (CheckpointFile.read throws) and takes " \
+           "the log directory offline: Kafka's log recovery takes the recovery point as 0 (LogManager.loadLogs)" \
+        in " ".join(table.out.split())
+
+
+def test_a_record_below_an_unread_high_watermark_is_not_known_to_be(tmp_path, kbatch):
+    one, two = _diverged_copies(tmp_path, "1x5")
+    result = kbatch("replicas", "--format", "jsonl", str(one), str(two))
+    assert result.code == 1
+    lines = [json.loads(line) for line in result.out.splitlines()]
+    assert [line["high_watermark"] for line in lines if line["type"] == "replica"] == [None, 5]
+    # broker-1's 3..5 are held by it alone, its high watermark unread: not known; broker-2's 3..4 lie below its 5
+    assert [(r["offset"], r["below_high_watermark"]) for r in lines if r["type"] == "record"] == \
+        [(3, None), (4, None), (5, None), (3, True), (4, True)]

@@ -296,3 +296,20 @@ def test_a_config_retention_does_not_read_is_a_usage_error(tmp_path, kbatch, con
     directory = _partition(tmp_path, "orders-0", [(0, [(0, NOW)])])
     result = kbatch("retention", "--config", config, str(directory), expect=2)
     assert said in result.err and result.out == ""
+
+
+def test_a_damaged_high_watermark_checkpoint_deletes_nothing_and_is_told(tmp_path, kbatch):
+    old = [(0, [(0, NOW - 30 * DAY)]), (1, [(1, NOW - 20 * DAY)]), (2, [(2, NOW - 10 * DAY)])]
+    directory = _partition(tmp_path, "orders-0", old, high_watermark=3)
+    assert [line["verdict"] for line in _verdicts(kbatch, str(directory))] == ["deletable"] * 3
+    # "1O", a letter O: CheckpointFile.read throws, and the log directory goes offline; never "no high watermark"
+    (tmp_path / "replication-offset-checkpoint").write_text("0\n1\norders 0 1O\n")
+    lines = _verdicts(kbatch, str(directory), expect=1)
+    assert [(line["verdict"], line["reasons"]) for line in lines if line["type"] == "segment"] == [(
+        "kept", ["Kafka cannot read replication-offset-checkpoint (damaged) and takes the log directory offline: "
+                 "retention deletes nothing there"])] * 3
+    assert [(line["file"], line["code"], line["pos"], line["field"], line["expected"], line["actual"])
+            for line in lines if line["type"] == "finding"] == [
+        (str(tmp_path / "replication-offset-checkpoint"), "bad-checkpoint", 4, "entry", "topic partition offset",
+         "'orders 0 1O'")]
+

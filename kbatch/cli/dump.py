@@ -13,13 +13,14 @@ from kbatch.partition.seek import Window
 from kbatch.partition.sniff import NotALogSegment, looks_like_other_kind
 from kbatch.messages import DECODERS, decoder_for_path
 from kbatch.ops.listing import list_file
-from kbatch.ops.visibility import UncommittedView, log_start_within, partition_of
+from kbatch.ops.visibility import UncommittedView, log_start_within, partition_of, unread_log_start
 from kbatch.walk.parts import usable_cpus
 from kbatch.reading.reader import ReadOptions, input_kind
 from kbatch.files.inputs import PARTITION_FILES
 from kbatch.output.jsonout import JsonlSink
 from kbatch.reading.summary import FileSummary
 from kbatch.output.visible import visible
+from kbatch.cli.status import ExitStatus
 from kbatch.cli.options import (consumer_views, decode_option, decompressed_limit_option, files_argument,
                                 for_each_input, hex_option, isolation_option, kafka_version_option, no_color_option,
                                 parse_offset_range, parse_time)
@@ -98,9 +99,11 @@ def dump(files, records, output_format, decode, decoder, kafka_version, full, li
     past the last stable offset either (every segment of the partition
     directory is read first for the transactions' outcomes). Without
     --isolation every record is listed, those below the log start offset
-    marked.
+    marked.  A log-start-offset-checkpoint that cannot be read is said (where
+    it is damaged), and the records below the log start are then shown.
 
-    Exit status: 0 clean, 1 damage found, 2 usage or I/O error (and a file
+    Exit status: 0 clean, 1 damage found (a damaged log-start-offset-checkpoint
+    too), 2 usage or I/O error (and a file
     that is no log segment but looks like another kind).
     """
     if isolation is not None and not records:
@@ -134,6 +137,7 @@ def dump(files, records, output_format, decode, decoder, kafka_version, full, li
 
     noted: set[str] = set()
     told_log_start: set[str] = set()
+    log_start_unread: list[str] = []   # the segments whose partition's log-start-offset-checkpoint does not read
 
     def note(path) -> None:
         """Say once what a renamed partition directory is, and that a .checkpoint.part is a partial snapshot."""
@@ -173,11 +177,15 @@ def dump(files, records, output_format, decode, decoder, kafka_version, full, li
             selected = views.window(path, window)
         elif records and not hex_input:   # every record, those below the log start offset marked
             log_start = log_start_within(path)
-            if log_start is not None and partition_of(path) not in told_log_start:
+            if partition_of(path) not in told_log_start:
                 told_log_start.add(partition_of(path))
-                click.echo(f"kbatch: {visible(partition_of(path))}: its log start offset is {log_start} "
-                           "(log-start-offset-checkpoint): the records below it are marked, no consumer is given "
-                           "them (--isolation lists what one is)", err=True)
+                for line in unread_log_start(path):
+                    click.echo(line, err=True)
+                    log_start_unread.append(path)
+                if log_start is not None:
+                    click.echo(f"kbatch: {visible(partition_of(path))}: its log start offset is {log_start} "
+                               "(log-start-offset-checkpoint): the records below it are marked, no consumer is "
+                               "given them (--isolation lists what one is)", err=True)
         selects = selected.selects or committed is not None or log_start is not None
         columns = isinstance(sink, JsonlSink) and sink.from_columns and not selects
         # Lines stand alone in JSON Lines: a large file's parts can be listed at once and put end to end.
@@ -190,6 +198,8 @@ def dump(files, records, output_format, decode, decoder, kafka_version, full, li
 
     # A directory dumps every file Kafka keeps in it, each segment's together, segments by base offset.
     status = for_each_input(files, hex_input, dump_one, pattern=PARTITION_FILES, sink=sink)
+    if (log_start_unread or (views is not None and views.damaged)) and status is ExitStatus.OK:
+        status = ExitStatus.FOUND   # a log directory's checkpoint is damaged (told on stderr)
     if output_format in ("json", "dumplog"):   # their documents end after the last file
         sink.close()
     if output_format == "table":

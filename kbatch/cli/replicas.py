@@ -31,7 +31,9 @@ def replicas(paths, partition, output_format, no_color):
     the log there, and a line says where and at which file position; damage
     recovery does not reach stays, and a line says so.  For every partition
     present in two or more: each copy's log start and end offsets, high
-    watermark and recovery point (its log directory's checkpoints), its latest
+    watermark and recovery point (its log directory's checkpoints; "?" where
+    one cannot be read: where it is damaged is said, and a high watermark
+    not read is unknown, never taken as none), its latest
     leader epoch (the leader-epoch-checkpoint, with the epochs of the batches
     recovery reads, entries at or past the log end dropped, as LogLoader
     loads them); the offset Kafka truncates it to when it follows
@@ -51,7 +53,8 @@ def replicas(paths, partition, output_format, no_color):
     one offset axis.
 
     Exit status: 0 every copy agrees, 1 the copies diverge or one is damaged
-    (its leader-epoch-checkpoint too), 2 usage or I/O error.
+    (its leader-epoch-checkpoint too, or an offset checkpoint of its log
+    directory), 2 usage or I/O error.
     """
     from kbatch.ops.replicas import exit_found
 

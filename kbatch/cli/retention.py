@@ -62,8 +62,13 @@ def retention(paths, configs, metadata, now, output_format, decompressed_limit, 
     Kafka's defaults, then the topic's ConfigRecords in __cluster_metadata,
     then --config.
 
+    A damaged offset checkpoint of the log directory (Kafka cannot read it,
+    and takes the log directory offline: retention deletes nothing there)
+    keeps every segment, its findings told.
+
     Exit status: 0 clean, 1 damage found in the segments (their batches'
-    timestamps may then be unknown), 2 usage or I/O error.
+    timestamps may then be unknown) or in an offset checkpoint, 2 usage or
+    I/O error.
     """
     from kbatch.ops.retention import (ConfigError, partition_directories, retention_report, topic_configs,
                                       unread_config)

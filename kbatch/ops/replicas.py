@@ -8,10 +8,11 @@ import os
 from itertools import groupby
 
 from kbatch.output.values import counted
-from kbatch.partition.replicas import (Copy, Damage, NotACopy, Report, compare, epoch_file_lines, find_copies,
-                                       highest_high_watermark, lost_sequences, records_held_by_some)
+from kbatch.partition.replicas import (Copy, Damage, NotACopy, Report, compare,
+                                       epoch_file_lines, find_copies, high_watermarks, lost_sequences,
+                                       offset_checkpoint_lines, records_held_by_some)
 
-__all__ = ["NotACopy", "Report", "advice", "compare", "compare_all", "exit_found", "highest_high_watermark",
+__all__ = ["NotACopy", "Report", "advice", "compare", "compare_all", "exit_found", "high_watermarks",
            "records_held_by_some", "recovery_lines"]
 
 
@@ -28,10 +29,16 @@ def compare_all(paths: list[str], partition: str | None = None) -> tuple[list[Re
 
 
 def exit_found(reports: list[Report]) -> bool:
-    """Whether any partition's copies diverge, or a copy is damaged, its leader-epoch-checkpoint too: damaged, or
-    held against its batches by verify-crc --deep's rule and failing it (exit status 1)."""
-    return any(not report.agree or report.problems or any(copy.epoch_file_findings for copy in report.copies)
+    """Whether any partition's copies diverge, or a copy is damaged, its leader-epoch-checkpoint too (damaged, or
+    held against its batches by verify-crc --deep's rule and failing it), or an offset checkpoint of its log
+    directory (exit status 1)."""
+    return any(not report.agree or report.problems or any(_checkpoint_lines(copy) for copy in report.copies)
                for report in reports)
+
+
+def _checkpoint_lines(copy: Copy) -> list[str]:
+    """What is told of the copy's checkpoints: its leader-epoch-checkpoint, then its log directory's offset ones."""
+    return epoch_file_lines(copy) + offset_checkpoint_lines(copy)
 
 
 def _ranges(offsets: list[tuple[int, int]]) -> str:
@@ -138,44 +145,82 @@ def advice(report: Report) -> list[str]:
         # an epoch file damaged or against the batches is still said: CheckpointFile.read refuses a damaged one,
         # and CheckpointFileWithFailureHandler takes the log directory offline; the follower fetching from a copy
         # whose file names the wrong start offsets truncates by them (OffsetsForLeaderEpoch)
-        damage = [f"{copy.name}: {told}" for copy in copies for told in epoch_file_lines(copy)]
+        damage = [f"{copy.name}: {told}" for copy in copies for told in _checkpoint_lines(copy)]
         if damage:
             return ["every copy holds the same batches", *damage]
         return ["every copy holds the same batches: nothing to repair"]
     for copy in copies:
         lines.extend(f"{copy.name}: {line}" for line in recovery_lines(copy))
-    marked = highest_high_watermark(report)
-    if marked is not None:
-        lines.append(f"highest high watermark recorded: {marked} (a checkpoint can trail what was acknowledged)")
+    marks = high_watermarks(report)
+    unread = _unread_names(marks.unread)
+    if marks.highest is not None:
+        lines.append(f"highest high watermark recorded: {marks.highest} (a checkpoint can trail what was "
+                     "acknowledged)" + (f"; {unread}" if unread else ""))
+    elif unread:
+        lines.append(unread)
     lines.extend(_good_copies(report))
     for copy in copies:
-        for told in epoch_file_lines(copy):
+        for told in _checkpoint_lines(copy):
             lines.append(f"{copy.name}: {told}")
     # what electing each copy loses: the offsets others hold and it does not (variants of one offset once)
     losses = []
+    bounds = []    # per copy, the least and the most of its acknowledged losses (equal where every mark is read)
     for index, copy in enumerate(copies):
         missing = [each for each in report.divergences if index not in each.holders and each.holders]
         spans = _union([(each.base_offset, each.last_offset) for each in missing])
         records = sum(last - first + 1 for first, last in spans)
-        # acknowledged: below a high watermark recorded by a copy that holds the record
-        acked = sum(last - first + 1 for first, last in _union(
-            [(each.base_offset, min(each.last_offset, mark - 1)) for each in missing
-             for mark in [highest_high_watermark(report, each.holders)] if mark is not None and each.base_offset < mark]))
+        # acknowledged: below a high watermark recorded by a copy that holds the record; where a holder's cannot
+        # be read, any of its records may be (at most), and those a high watermark read covers are (at least)
+        known, possible = [], []
+        for each in missing:
+            held = high_watermarks(report, each.holders)
+            if held.highest is not None and each.base_offset < held.highest:
+                known.append((each.base_offset, min(each.last_offset, held.highest - 1)))
+            if held.unread:
+                possible.append((each.base_offset, each.last_offset))
+        acked = sum(last - first + 1 for first, last in _union(known))
+        at_most = sum(last - first + 1 for first, last in _union(known + possible))
         losses.append((acked, records, index))
+        bounds.append((acked, at_most))
         if spans:
-            lines.append(f"electing {copy.name} loses {counted(records, 'record')} ({_ranges(spans)}), {acked} of "
-                         "them below a high watermark")
+            below = f"{acked}" if at_most == acked else f"{acked} to {at_most}"
+            lines.append(f"electing {copy.name} loses {counted(records, 'record')} ({_ranges(spans)}), {below} of "
+                         "them below a high watermark" + (f" ({unread})" if at_most != acked else ""))
         else:
             lines.append(f"electing {copy.name} loses nothing another copy holds")
+    if any(least != most for least, most in bounds):
+        # the copy that loses the least acknowledged data is known only when its most is below every other's least
+        fewest = [index for index, (_, most) in enumerate(bounds)
+                  if all(most < least for other, (least, _) in enumerate(bounds) if other != index)]
+        if not fewest:
+            lines.append(f"which copy holds the most acknowledged data cannot be told: {unread}")
+            return lines + _lost_sequence_lines(report)
+        best = fewest[0]
+        least, most = bounds[best]
+        loses = counted(most, "record") if least == most else f"at most {counted(most, 'record')}"
+        lines.append(f"{copies[best].name} holds the most acknowledged data: electing it loses {loses} below a "
+                     "high watermark, the fewest")
+        return lines + _lost_sequence_lines(report)
     acked, records, best = min(losses)
     if acked:
         lines.append(f"{copies[best].name} holds the most acknowledged data: electing it loses "
                      f"{counted(acked, 'record')} below a high watermark, the fewest")
     else:
         lines.append(f"electing {copies[best].name} loses no record below a high watermark and the fewest records")
-    if report.leader is not None:
-        for index, copy in enumerate(copies):
-            for producer, sequences in sorted(lost_sequences(report, index).items()):
-                lines.append(f"{copy.name} follows {copies[report.leader].name}: producer {producer} loses "
-                             f"sequences {_ranges(sequences)}")
-    return lines
+    return lines + _lost_sequence_lines(report)
+
+
+def _unread_names(copies: list[Copy]) -> str:
+    """That the high watermarks of ``copies`` cannot be read ("" for none)."""
+    if not copies:
+        return ""
+    return f"the high watermark of {', '.join(copy.name for copy in copies)} cannot be read"
+
+
+def _lost_sequence_lines(report: Report) -> list[str]:
+    """Per copy following the copy with the newest leader epoch, the producer sequences it loses."""
+    if report.leader is None:
+        return []
+    copies = report.copies
+    return [f"{copy.name} follows {copies[report.leader].name}: producer {producer} loses sequences {_ranges(sequences)}"
+            for index, copy in enumerate(copies) for producer, sequences in sorted(lost_sequences(report, index).items())]

@@ -38,6 +38,7 @@ from kbatch.reading.model import Batch
 
 if TYPE_CHECKING:
     from kbatch.ops.txn import CoordinatorView, Transaction
+    from kbatch.partition.textfiles import CheckpointedOffset
 
 # LogConfig's defaults (the broker's own log.* settings override them; --config and --metadata here)
 DEFAULTS = {
@@ -153,6 +154,12 @@ class PartitionRetention:
                                                        # where __transaction_state was read: name_open_transactions)
     cleaner_checkpoint: int | None = None              # cleaner-offset-checkpoint's offset for it
     cleaning: Cleaning | None = None
+    # the offset checkpoints of its log directory that cannot be read (their findings say where)
+    unread_checkpoints: list[CheckpointedOffset] = field(default_factory=list)
+
+    def unread(self, name: str) -> bool:
+        """Whether the log directory's offset checkpoint ``name`` cannot be read (its value unknown, not absent)."""
+        return any(os.path.basename(str(read.path)) == name for read in self.unread_checkpoints)
 
 
 def _log_segments(segments: list[SegmentFacts], start: int, stop: int) -> list[SegmentFacts]:
@@ -166,6 +173,13 @@ def judge(partition: PartitionRetention, config: dict, now: int) -> None:
     """Set each segment's verdict ("deletable" or "kept") and reasons, and the partition's cleaning."""
     segments = partition.segments
     if not segments:
+        return
+    if partition.unread_checkpoints:
+        # CheckpointFileWithFailureHandler.read takes the log directory offline: no retention, no cleaning there
+        names = ", ".join(os.path.basename(str(read.path)) for read in partition.unread_checkpoints)
+        for segment in segments:
+            segment.reasons.append(f"Kafka cannot read {names} (damaged) and takes the log directory offline: "
+                                   "retention deletes nothing there")
         return
     policies = _policies(config)
     remote = bool(config["remote.storage.enable"]) and not config["remote.log.copy.disable"]
@@ -346,13 +360,15 @@ def read_partition(directory: str, options, coordinator: CoordinatorView | None 
     segments = list(facts.values())
     last = segments[-1] if segments else None
     end = (last.last_offset + 1 if last.last_offset is not None else last.base_offset) if last else 0
-    log_start = checkpointed_offset(directory, LOG_START_OFFSET_CHECKPOINT)
+    read = {name: checkpointed_offset(directory, name)
+            for name in ("replication-offset-checkpoint", LOG_START_OFFSET_CHECKPOINT, "cleaner-offset-checkpoint")}
     first = min(transactions.open.values(), key=lambda txn: txn.first_offset, default=None)
     partition = PartitionRetention(
-        directory, segments, end, checkpointed_offset(directory, "replication-offset-checkpoint"),
-        max(log_start or 0, segments[0].base_offset if segments else 0),
-        first,
-        checkpointed_offset(directory, "cleaner-offset-checkpoint"))
+        directory, segments, end, read["replication-offset-checkpoint"].offset,
+        # (a log start not read: the first segment's base offset, as LogManager.loadLogs resets it)
+        max(read[LOG_START_OFFSET_CHECKPOINT].offset or 0, segments[0].base_offset if segments else 0),
+        first, read["cleaner-offset-checkpoint"].offset,
+        unread_checkpoints=[each for each in read.values() if each.unreadable])
     return partition, replayed
 
 
@@ -374,13 +390,15 @@ def retention_report(directories: list[str], configs: dict[str, str], topics: di
     """Each partition directory read (:func:`read_partition`) and judged at ``now`` under its config (Kafka's
     defaults, then ``topics``' for its topic, then ``configs``), its open transactions named by
     ``__transaction_state`` where a directory given holds it; ((partition, config) each, what the reads met).
-    ConfigError (before the directory is read) when a config value does not parse."""
+    ConfigError (before the directory is read) when a config value does not parse.  An offset checkpoint that
+    cannot be read is its findings (once a file)."""
     from kbatch.files.inputs import topic_partition
     from kbatch.ops.txn import CoordinatorView
 
     results = []
     everything = Replayed()
     coordinator = CoordinatorView()   # __transaction_state's, where a directory given holds it
+    told: set[str] = set()            # the checkpoints whose findings are told
     for directory in directories:
         topic, _ = topic_partition(os.path.join(directory, "x"))
         try:
@@ -388,6 +406,11 @@ def retention_report(directories: list[str], configs: dict[str, str], topics: di
         except ValueError as error:
             raise ConfigError(str(error)) from None
         partition, replayed = read_partition(directory, options, coordinator)
+        for read in partition.unread_checkpoints:
+            if read.path not in told:
+                told.add(str(read.path))
+                everything.findings += [(str(read.path), finding) for finding in read.findings]
+                everything.damaged = True
         results.append((partition, config))
         everything.findings += replayed.findings
         everything.unreadable += replayed.unreadable

@@ -45,6 +45,7 @@ from kbatch.walk.engine import each, entries
 
 if TYPE_CHECKING:   # (kbatch.ops.txn loads the internal topics' schemas: only a view of transactions needs it)
     from kbatch.ops.txn import PartitionTransactions, Transaction
+    from kbatch.partition.textfiles import CheckpointedOffset
 
 VISIBLE = "visible"
 ABORTED = "aborted"          # its transaction was aborted
@@ -159,18 +160,37 @@ def log_start_within(path: str) -> int | None:
     offset (records below it may be in the segment); else None."""
     from kbatch.files.inputs import segment_base_offset
 
-    start = log_start_of(path)
+    start = log_start_of(path).offset
     base = segment_base_offset(path)
     return None if start is None or (base is not None and base >= start) else start
 
 
-def log_start_of(path: str) -> int | None:
-    """The log start offset of the partition a segment is in, as its log directory's checkpoint says; None for a
-    segment outside a partition directory, or where the checkpoint does not say (kbatch.partition.textfiles)."""
-    from kbatch.partition.textfiles import log_start_offset
+def log_start_of(path: str) -> CheckpointedOffset:
+    """The log start offset of the partition a segment is in, as its log directory's checkpoint says (its offset
+    None for a segment outside a partition directory, or where the checkpoint does not say or cannot be read:
+    kbatch.partition.textfiles)."""
+    from kbatch.partition.textfiles import CheckpointedOffset, log_start_offset
 
     key = partition_of(path)
-    return None if key == path else log_start_offset(key)
+    return CheckpointedOffset() if key == path else log_start_offset(key)
+
+
+def unread_log_start(path: str) -> list[str]:
+    """What to tell where the log-start-offset-checkpoint of the partition ``path`` is in cannot be read: its
+    findings, and that the records below the log start offset, which no consumer is given, cannot be told from
+    the others (Kafka itself resets the log start to the first segment's base offset when it loads the log,
+    LogManager.loadLogs, and takes the log directory offline, CheckpointFileWithFailureHandler.read); empty
+    when it can be read, or there is none."""
+    from kbatch.output.values import finding_text
+    from kbatch.output.visible import visible
+
+    read = log_start_of(path)
+    if not read.unreadable:
+        return []
+    checkpoint = visible(str(read.path))
+    return [f"kbatch: {checkpoint}: {finding_text(finding)}" for finding in read.findings] + [
+        f"kbatch: {visible(partition_of(path))}: its log start offset cannot be read ({checkpoint} is damaged): "
+        "the records below it, which no consumer is given, cannot be told apart and are shown"]
 
 
 def partition_of(path: str) -> str:
@@ -266,10 +286,14 @@ class ConsumerViews:
 
         narrowed = from_log_start(window, path)
         key = partition_of(path)
-        if narrowed is not window and key not in self.starts:
+        if key not in self.starts:
             self.starts.add(key)
-            self.tell(f"kbatch: {visible(key)}: starts at its log start offset {log_start_of(path)} "
-                      "(log-start-offset-checkpoint): no consumer is given the records below it")
+            for line in unread_log_start(path):
+                self.tell(line)
+                self.damaged = True
+            if narrowed is not window:
+                self.tell(f"kbatch: {visible(key)}: starts at its log start offset {log_start_of(path).offset} "
+                          "(log-start-offset-checkpoint): no consumer is given the records below it")
         return narrowed
 
     def of(self, path: str) -> CommittedView | None:

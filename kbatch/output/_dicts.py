@@ -277,17 +277,20 @@ def replica_dict(report, copy):
         "recovery": None if copy.recovery is None else damage_dict(copy.recovery),
         "kept_damage": None if copy.kept_damage is None else damage_dict(copy.kept_damage),
         "epoch_checkpoint_findings": [finding_dict(finding) for finding in copy.epoch_file_findings],
+        "replication_offset_checkpoint_findings": list(map(finding_dict, copy.checkpoint_findings('replication-offset-checkpoint'))),
+        "recovery_point_offset_checkpoint_findings": list(map(finding_dict, copy.checkpoint_findings('recovery-point-offset-checkpoint'))),
+        "log_start_offset_checkpoint_findings": list(map(finding_dict, copy.checkpoint_findings('log-start-offset-checkpoint'))),
     }
     return out
 
 
-def replica_record_head(report, divergence, record, highest_high_watermark):
+def replica_record_head(report, divergence, record, high_watermarks):
     """A record not every copy holds: its keys before the record's (columns.REPLICA_RECORD_HEAD)."""
     out = {
         "type": "record",
         "partition": json_name(report.topic + '-' + str(report.partition)),
         "replicas": [json_name(report.copies[index].path) for index in divergence.holders],
-        "below_high_watermark": record.offset < (highest_high_watermark or 0),
+        "below_high_watermark": high_watermarks.below(record.offset),
     }
     return out
 

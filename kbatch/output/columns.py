@@ -400,6 +400,21 @@ REPLICA = (
            "where its leader-epoch-checkpoint is damaged or disagrees with its batches (verify-crc --deep's "
            "epoch-missing and epoch-mismatch): a follower asking it where an epoch ends is told by this file",
            schema={"type": "array", "items": {"$ref": "#/$defs/finding"}}),
+    Column("replication_offset_checkpoint_findings", "array", False,
+           "list(map(finding_dict, copy.checkpoint_findings('replication-offset-checkpoint')))",
+           "where its log directory's replication-offset-checkpoint is damaged (verify-crc --deep's findings): "
+           "Kafka cannot read it, and high_watermark is null for unknown, not absent",
+           schema={"type": "array", "items": {"$ref": "#/$defs/finding"}}),
+    Column("recovery_point_offset_checkpoint_findings", "array", False,
+           "list(map(finding_dict, copy.checkpoint_findings('recovery-point-offset-checkpoint')))",
+           "where its log directory's recovery-point-offset-checkpoint is damaged: Kafka's log recovery then "
+           "takes the recovery point as 0 (LogManager.loadLogs)",
+           schema={"type": "array", "items": {"$ref": "#/$defs/finding"}}),
+    Column("log_start_offset_checkpoint_findings", "array", False,
+           "list(map(finding_dict, copy.checkpoint_findings('log-start-offset-checkpoint')))",
+           "where its log directory's log-start-offset-checkpoint is damaged: Kafka then resets the log start "
+           "offset to the first segment's base offset (LogManager.loadLogs)",
+           schema={"type": "array", "items": {"$ref": "#/$defs/finding"}}),
 )
 
 REPLICA_RECORD_HEAD = (
@@ -408,8 +423,9 @@ REPLICA_RECORD_HEAD = (
            "the partition (TOPIC-N)"),
     Column("replicas", "array", False, "[json_name(report.copies[index].path) for index in divergence.holders]",
            "the copies holding it"),
-    Column("below_high_watermark", "bool", False, "record.offset < (highest_high_watermark or 0)",
-           "below a high watermark a copy holding it recorded: acknowledged to an acks=all producer"),
+    Column("below_high_watermark", "bool", True, "high_watermarks.below(record.offset)",
+           "below a high watermark a copy holding it recorded: acknowledged to an acks=all producer; null: not "
+           "known, a copy holding it has a replication-offset-checkpoint that cannot be read"),
 )
 
 # -- a finding, kbatch.output.jsonout.finding_dict ------------------------------------------------------

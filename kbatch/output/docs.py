@@ -229,7 +229,7 @@ DICT_FUNCTIONS = (
     ("damage_dict", "damage", columns.DAMAGE,
      "What Kafka's log recovery does with an entry its validation fails (columns.DAMAGE)."),
     ("replica_dict", "report, copy", columns.REPLICA, "A broker's copy of a partition (columns.REPLICA)."),
-    ("replica_record_head", "report, divergence, record, highest_high_watermark", columns.REPLICA_RECORD_HEAD,
+    ("replica_record_head", "report, divergence, record, high_watermarks", columns.REPLICA_RECORD_HEAD,
      "A record not every copy holds: its keys before the record's (columns.REPLICA_RECORD_HEAD)."),
     ("pcap_batch_head", "path, found", columns.PCAP_BATCH_HEAD,
      "A batch found in captured traffic: its keys before the batch's (columns.PCAP_BATCH_HEAD)."),

@@ -231,7 +231,9 @@ class LeaderEpochs:
             # checkpoint. The -future and -stray ones are loaded like any partition.
             return
         checkpoint = {entry.fields["epoch"]: entry for entry in entries}
-        starts, log_start = self.starts, log_start_offset(directory)
+        # A log start offset its checkpoint cannot give (no file, or one that does not read: said by the log
+        # directory's own findings) is held as one unknown: the lowest entry may start anywhere (below).
+        starts, log_start = self.starts, log_start_offset(directory).offset
         if log_start is not None:
             starts = _after_log_start(starts, log_start)
         for number, (epoch, start, log, pos, before) in enumerate(starts):

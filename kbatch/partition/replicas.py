@@ -23,7 +23,7 @@ from kbatch.format.structs import BATCH_HEADER, SIZE_OFFSET
 from kbatch.kernels.batchrules import last_sequence
 from kbatch.partition.crosscheck import LeaderEpochs
 from kbatch.partition.sidefile import Entry, SideFile
-from kbatch.partition.textfiles import checkpoint, checkpointed_offset, partition_metadata
+from kbatch.partition.textfiles import CheckpointedOffset, checkpoint, checkpointed_offset, partition_metadata
 from kbatch.reading.model import Batch
 from kbatch.reading.reader import ReadOptions, SegmentReader
 from kbatch.reading.summary import FileSummary
@@ -31,6 +31,17 @@ from kbatch.walk.crcrun import CrcRun
 from kbatch.walk.engine import Walk, entries
 
 UNDEFINED_EPOCH = -1   # LeaderEpochFileCache / OffsetsForLeaderEpochResponse.UNDEFINED_EPOCH
+
+# The offset checkpoints of a copy's log directory, and what Kafka does with each when it cannot read it (besides
+# taking the log directory offline: CheckpointFileWithFailureHandler.read).
+HIGH_WATERMARK_CHECKPOINT = "replication-offset-checkpoint"
+RECOVERY_POINT_CHECKPOINT = "recovery-point-offset-checkpoint"
+OFFSET_CHECKPOINTS_UNREAD = {
+    HIGH_WATERMARK_CHECKPOINT: "its high watermark is unknown",
+    RECOVERY_POINT_CHECKPOINT: "Kafka's log recovery takes the recovery point as 0 (LogManager.loadLogs)",
+    kinds.LOG_START_OFFSET_CHECKPOINT: "Kafka resets the log start offset to the first segment's base offset "
+                                       "(LogManager.loadLogs)",
+}
 
 
 class NotACopy(ValueError):
@@ -64,6 +75,8 @@ class Copy:
     recovery_point: int | None = None           # recovery-point-offset-checkpoint
     checkpointed_log_start: int | None = None   # log-start-offset-checkpoint
     epoch_file: list[tuple[int, int]] = field(default_factory=list)   # leader-epoch-checkpoint (epoch, start)
+    # the offset checkpoints above as read, by file name: their findings where one cannot be read
+    offset_checkpoints: dict[str, CheckpointedOffset] = field(default_factory=dict)
     clean_shutdown: bool = False                # .kafka_cleanshutdown in its log directory
     # filled as the batches are read
     log_start_offset: int | None = None
@@ -92,6 +105,16 @@ class Copy:
     @property
     def latest_epoch(self) -> int | None:
         return self.epochs[-1][0] if self.epochs else None
+
+    def checkpoint_findings(self, name: str) -> tuple[Finding, ...]:
+        """The findings of the log directory's offset checkpoint ``name`` (none: it reads, or there is none)."""
+        read = self.offset_checkpoints.get(name)
+        return read.findings if read is not None else ()
+
+    @property
+    def high_watermark_unread(self) -> bool:
+        """Its replication-offset-checkpoint cannot be read: its high watermark is unknown, not absent."""
+        return bool(self.checkpoint_findings(HIGH_WATERMARK_CHECKPOINT))
 
     def hold(self, head: Head) -> None:
         """Count a batch of the copy's in its offsets and its batches' epochs (read in offset order)."""
@@ -131,10 +154,11 @@ def load_copy(directory: str) -> Copy:
     topic, number = topic_partition(os.path.join(directory, "x"))
     if topic is None or number is None:
         raise NotACopy(f"{directory}: not a partition directory (TOPIC-N)")
+    read = {name: checkpointed_offset(directory, name) for name in OFFSET_CHECKPOINTS_UNREAD}
     copy = Copy(directory, topic, number,
-                high_watermark=checkpointed_offset(directory, "replication-offset-checkpoint"),
-                recovery_point=checkpointed_offset(directory, "recovery-point-offset-checkpoint"),
-                checkpointed_log_start=checkpointed_offset(directory, kinds.LOG_START_OFFSET_CHECKPOINT))
+                high_watermark=read[HIGH_WATERMARK_CHECKPOINT].offset,
+                recovery_point=read[RECOVERY_POINT_CHECKPOINT].offset,
+                checkpointed_log_start=read[kinds.LOG_START_OFFSET_CHECKPOINT].offset, offset_checkpoints=read)
     metadata = os.path.join(directory, "partition.metadata")
     if os.path.isfile(metadata):
         with open(metadata, "rb") as stream:
@@ -423,16 +447,15 @@ def truncation_offset(follower: Copy, leader: Copy) -> tuple[int, list[str]]:
     end = follower.log_end_offset
     rounds: list[str] = []
     if not epochs:
-        fetch_offset = min(end, follower.high_watermark if follower.high_watermark is not None else end)
-        rounds.append(f"no leader epoch: truncate to the high watermark {fetch_offset}")
+        fetch_offset, said = _to_high_watermark(follower, end)
+        rounds.append(f"no leader epoch: truncate to {said}")
         return fetch_offset, rounds
     while True:
         asked = epochs[-1][0]
         leader_epoch, leader_end = end_offset_for(leader.epochs, asked, leader.log_end_offset)
         if leader_end == UNDEFINED_EPOCH:
-            fetch_offset = min(end, follower.high_watermark if follower.high_watermark is not None else end)
-            rounds.append(f"asks for epoch {asked}, leader knows no end offset: truncate to the high watermark "
-                          f"{fetch_offset}")
+            fetch_offset, said = _to_high_watermark(follower, end)
+            rounds.append(f"asks for epoch {asked}, leader knows no end offset: truncate to {said}")
             return fetch_offset, rounds
         # the follower's own answer: UnifiedLog.endOffsetForEpoch (empty when the cache says UNDEFINED)
         own_epoch, own_end = end_offset_for(epochs, leader_epoch, end)
@@ -447,13 +470,24 @@ def truncation_offset(follower: Copy, leader: Copy) -> tuple[int, list[str]]:
                           f"at {leader_end}: truncate to {end}, ask again")
             epochs = [entry for entry in epochs if entry[1] < end]   # LeaderEpochFileCache.truncateFromEnd
             if not epochs:
-                rounds.append("no epoch left: truncate to the high watermark")
-                return min(end, follower.high_watermark if follower.high_watermark is not None else end), rounds
+                fetch_offset, said = _to_high_watermark(follower, end)
+                rounds.append(f"no epoch left: truncate to {said}")
+                return fetch_offset, rounds
             continue
         offset = min(own_end, leader_end, end)
         rounds.append(f"asks for epoch {asked}, leader answers epoch {leader_epoch} ends at {leader_end}: "
                       f"truncate to {offset}")
         return offset, rounds
+
+
+def _to_high_watermark(follower: Copy, end: int) -> tuple[int, str]:
+    """Where truncateToHighWatermark leaves the follower (at most ``end``; a high watermark not checkpointed: the
+    log end), and how that is said; one that cannot be read is said to be unknown, ``end`` given in its place."""
+    if follower.high_watermark_unread:
+        return end, (f"the high watermark, unknown ({HIGH_WATERMARK_CHECKPOINT} cannot be read): "
+                     f"the log end offset {end} given in its place")
+    offset = min(end, follower.high_watermark if follower.high_watermark is not None else end)
+    return offset, f"the high watermark {offset}"
 
 
 @dataclass
@@ -614,9 +648,36 @@ def records_held_by_some(report: Report) -> Iterator[tuple[Divergence, Batch]]:
                     yield each, item
 
 
-def highest_high_watermark(report: Report, holders: list[int] | None = None) -> int | None:
-    """The highest high watermark the copies (those of ``holders``) recorded: below it a record held by them was
-    acknowledged to an acks=all producer (the checkpoint may trail what was)."""
+class HighWatermarks(NamedTuple):
+    """The high watermarks some copies recorded: the highest read, and the copies whose cannot be read."""
+
+    highest: int | None
+    unread: list[Copy]
+
+    def below(self, offset: int) -> bool | None:
+        """Whether ``offset`` lies below a high watermark of these copies: acknowledged to an acks=all producer (the
+        checkpoint may trail what was); None where no high watermark read says so and one cannot be read."""
+        if self.highest is not None and offset < self.highest:
+            return True
+        return None if self.unread else False
+
+
+def high_watermarks(report: Report, holders: list[int] | None = None) -> HighWatermarks:
+    """The high watermarks the copies (those of ``holders``) recorded."""
     copies = report.copies if holders is None else [report.copies[index] for index in holders]
     marks = [copy.high_watermark for copy in copies if copy.high_watermark is not None]
-    return max(marks) if marks else None
+    return HighWatermarks(max(marks) if marks else None, [copy for copy in copies if copy.high_watermark_unread])
+
+
+def offset_checkpoint_lines(copy: Copy) -> list[str]:
+    """What a person is told of the offset checkpoints of the copy's log directory that cannot be read: where each
+    is damaged, as verify-crc --deep tells it, and what that leaves unknown."""
+    told = []
+    for name, unread in OFFSET_CHECKPOINTS_UNREAD.items():
+        findings = copy.checkpoint_findings(name)
+        told += [f"{name} is damaged at pos {finding.pos} ({finding.code}, {finding.field}: expected "
+                 f"{finding.expected}, found {finding.actual})" for finding in findings]
+        if findings:
+            told.append(f"Kafka cannot read {name} (CheckpointFile.read throws) and takes the log directory offline: "
+                        f"{unread}")
+    return told

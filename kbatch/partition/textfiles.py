@@ -464,7 +464,7 @@ def meta_properties(data: SideFile, base_offset: int | None) -> Iterator[Entry |
 
 
 
-def log_start_offset(partition_directory: str) -> int | None:
+def log_start_offset(partition_directory: str) -> CheckpointedOffset:
     """The partition's log start offset as the log-start-offset-checkpoint of its log directory (the directory
     above it) last recorded it, or None: no such file, no entry for the partition (Kafka writes one only where
     the log start lies above the first segment's base offset, LogManager.checkpointLogStartOffsetsInDir), or a
@@ -474,22 +474,49 @@ def log_start_offset(partition_directory: str) -> int | None:
     return checkpointed_offset(partition_directory, kinds.LOG_START_OFFSET_CHECKPOINT)
 
 
-def checkpointed_offset(partition_directory: str, file_name: str) -> int | None:
-    """The offset an offset checkpoint of the partition's log directory (replication-offset-checkpoint: the
-    high watermark; recovery-point-offset-checkpoint; log-start-offset-checkpoint; cleaner-offset-checkpoint)
-    records for it, or None (see :func:`log_start_offset`)."""
+@dataclass(frozen=True)
+class CheckpointedOffset:
+    """What an offset checkpoint of a partition's log directory says of the partition: its offset, or None (no
+    file, no entry for it, or a file that cannot be read); and the file's own findings, as verify-crc --deep
+    tells them (read_sidecar)."""
+
+    path: str | None = None
+    offset: int | None = None
+    findings: tuple[Finding, ...] = ()
+
+    @property
+    def unreadable(self) -> bool:
+        """The offset is unknown, not absent: CheckpointFile.CheckpointReadBuffer.read throws on a malformed line,
+        a version other than 0 or a count the entries do not match, and CheckpointFileWithFailureHandler.read
+        then takes the log directory offline; a line kbatch did not read whole (line-too-long) may be the
+        partition's own."""
+        return bool(self.findings)
+
+
+def checkpointed_offset(partition_directory: str, file_name: str) -> CheckpointedOffset:
+    """What an offset checkpoint of the partition's log directory (replication-offset-checkpoint: the high
+    watermark; recovery-point-offset-checkpoint; log-start-offset-checkpoint; cleaner-offset-checkpoint)
+    records for it (see :func:`log_start_offset`).  The whole file is read: Kafka reads it whole, and a
+    damaged line anywhere in it leaves every partition's offset unread."""
+    from kbatch.partition.sidecars import read_sidecar   # (it reads this module's formats)
+
     directory = os.path.abspath(partition_directory.rstrip("/") or "/")
     renamed = kinds.renamed_partition(directory)
     topic, partition = topic_partition(os.path.join(directory, "x"))
     path = os.path.join(os.path.dirname(directory), file_name)
     if topic is None or (renamed and renamed[1] != "future") or not os.path.isfile(path):
-        return None
+        return CheckpointedOffset()
+    offset, findings = None, []
     try:
         with open(path, "rb") as stream:
-            for entry in checkpoint(kinds.OFFSET_CHECKPOINT, SideFile(stream)):
-                if isinstance(entry, Entry) and (entry.fields.get("topic"), entry.fields.get("partition")) \
+            for item in read_sidecar(kinds.OFFSET_CHECKPOINT, stream):
+                if isinstance(item, Finding):
+                    findings.append(item)
+                    continue
+                findings += item.findings
+                if isinstance(item, Entry) and (item.fields.get("topic"), item.fields.get("partition")) \
                         == (topic, partition):
-                    return entry.fields.get("offset")
+                    offset = item.fields.get("offset")   # (OffsetCheckpointFile.read: a later entry wins)
     except OSError:
-        return None
-    return None
+        return CheckpointedOffset()
+    return CheckpointedOffset(path, None if findings else offset, tuple(findings))

@@ -10,11 +10,13 @@ from rich.text import Text
 from kbatch.output._dicts import record_dict, replica_dict, replica_record_head
 from kbatch.output.visible import visible
 from kbatch.render.console import print_wrapped
-from kbatch.ops.replicas import advice, highest_high_watermark, records_held_by_some
+from kbatch.ops.replicas import advice, high_watermarks, records_held_by_some
+from kbatch.partition.replicas import HIGH_WATERMARK_CHECKPOINT, RECOVERY_POINT_CHECKPOINT
 
 
-def _cell(value) -> str:
-    return "-" if value is None else str(value)
+def _cell(value, unread: bool = False) -> str:
+    """A value; "-" for none, "?" for one whose checkpoint cannot be read (the advice says where it is damaged)."""
+    return "?" if unread else "-" if value is None else str(value)
 
 
 def _copies_table(report) -> Table:
@@ -25,8 +27,10 @@ def _copies_table(report) -> Table:
                          overflow="fold")
     for index, copy in enumerate(report.copies):
         name = visible(copy.name) + (" *" if index == report.leader else "")
-        table.add_row(name, _cell(copy.log_start_offset), str(copy.log_end_offset), _cell(copy.high_watermark),
-                      _cell(copy.recovery_point), _cell(copy.latest_epoch), _cell(copy.diverges_at),
+        table.add_row(name, _cell(copy.log_start_offset), str(copy.log_end_offset),
+                      _cell(copy.high_watermark, bool(copy.checkpoint_findings(HIGH_WATERMARK_CHECKPOINT))),
+                      _cell(copy.recovery_point, bool(copy.checkpoint_findings(RECOVERY_POINT_CHECKPOINT))),
+                      _cell(copy.latest_epoch), _cell(copy.diverges_at),
                       _cell(copy.truncate_to))
     return table
 
@@ -57,6 +61,6 @@ def write_replicas_jsonl(out, reports, decode: str = "auto") -> None:
         for copy in report.copies:
             write(replica_dict(report, copy))
         for divergence, batch in records_held_by_some(report):
-            marked = highest_high_watermark(report, divergence.holders)
+            marked = high_watermarks(report, divergence.holders)
             for record in batch.records or ():
                 write({**replica_record_head(report, divergence, record, marked), **record_dict(record, batch, decode)})

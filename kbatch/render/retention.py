@@ -54,11 +54,15 @@ def print_retention(console, results, findings, now: int, metadata: str | None) 
     console.print()
     for partition, config in results:
         deletable = sum(segment.verdict == "deletable" for segment in partition.segments)
-        hw = "unknown (taken as the log end)" if partition.high_watermark is None else str(partition.high_watermark)
+        hw = "cannot be read" if partition.unread("replication-offset-checkpoint") else \
+            "unknown (taken as the log end)" if partition.high_watermark is None else str(partition.high_watermark)
+        log_start = f"{partition.log_start_offset}" + (
+            " (its checkpoint cannot be read: the first segment's base offset, as Kafka resets it)"
+            if partition.unread("log-start-offset-checkpoint") else "")
         console.print(Text.assemble(Text(visible(partition.path), style="bold underline"),
                                     f": {deletable} of {len(partition.segments)} segments deletable"),
                       soft_wrap=True)
-        console.print(Text(f"  {_config_line(config)}; log start {partition.log_start_offset}, high watermark "
+        console.print(Text(f"  {_config_line(config)}; log start {log_start}, high watermark "
                            f"{hw}, log end {partition.log_end_offset}"))
         if partition.segments:
             console.print(_segments_table(partition))
