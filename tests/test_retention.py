@@ -313,3 +313,73 @@ def test_a_damaged_high_watermark_checkpoint_deletes_nothing_and_is_told(tmp_pat
         (str(tmp_path / "replication-offset-checkpoint"), "bad-checkpoint", 4, "entry", "topic partition offset",
          "'orders 0 1O'")]
 
+
+def _metadata_log(tmp_path, configs: list[tuple[str, str, str]]):
+    """A __cluster_metadata-0 whose one batch holds a ConfigRecord (topic, name, value) each, from offset 0,
+    written by fixtures/make_internal_fixtures.py (Kafka's message definitions, not kbatch's reader)."""
+    from .helpers import fixture_writer
+
+    writer = fixture_writer()
+    records = [writer.metadata_record("ConfigRecord", 0, {"resourceType": 2, "resourceName": topic, "name": name,
+                                                         "value": value})[:2] for topic, name, value in configs]
+    metadata = tmp_path / "__cluster_metadata-0"
+    metadata.mkdir()
+    (metadata / f"{0:020d}.log").write_bytes(batch(0, records))
+    return metadata
+
+
+def test_a_config_record_kafka_cannot_parse_is_a_finding_and_the_other_topics_are_judged(tmp_path, kbatch):
+    _metadata_log(tmp_path, [("orders", "cleanup.policy", "\x1b[2Jpurge"), ("payments", "retention.ms", "-1")])
+    old = [(0, [(0, NOW - 30 * DAY)]), (1, [(1, NOW - 20 * DAY)])]
+    _partition(tmp_path, "orders-0", old, high_watermark=2)
+    _partition(tmp_path, "payments-0", old, high_watermark=2)
+    _partition(tmp_path, "other-0", old, high_watermark=2)
+    _checkpoint(tmp_path, "replication-offset-checkpoint", {"orders-0": 2, "payments-0": 2, "other-0": 2})
+    lines = _verdicts(kbatch, str(tmp_path), expect=1)
+    segments = [(os.path.basename(os.path.dirname(line["path"])), line["verdict"]) for line in lines
+                if line["type"] == "segment"]
+    assert segments == [("orders-0", "unknown")] * 2 + [("other-0", "deletable")] * 2 + [("payments-0", "kept")] * 2
+    assert [line["reasons"] for line in lines if line["type"] == "segment"][0] == [
+        "its topic's config cannot be read: ConfigRecord at offset 0: topic 'orders', cleanup.policy (a "
+        "bad-topic-config finding)"]
+    assert [(line["code"], line["field"], line["expected"], line["actual"]) for line in lines
+            if line["type"] == "finding"] == [
+        ("bad-topic-config", "ConfigRecord at offset 0: topic 'orders', cleanup.policy",
+         "compact or delete (LogConfig: ValidList.in)", "'\\x1b[2Jpurge'")]
+    # the user's own --config stays a usage error, and one over the record's value makes the topic judged
+    assert kbatch("retention", "--config", "cleanup.policy=purge", str(tmp_path)).code == 2
+    lines = _verdicts(kbatch, "--config", "cleanup.policy=delete", str(tmp_path))
+    assert {line["verdict"] for line in lines} == {"deletable", "kept"}
+
+
+@pytest.mark.parametrize("text, ratio", [("NaN", "nan"), ("0.25", "0.25"), (" 1e-1 ", "0.1"), ("0x1p-2", "0.25"),
+                                         (".5d", "0.5"), ("nan", None), ("inf", None), ("1_0", None), ("0,5", None)])
+def test_min_cleanable_dirty_ratio_parses_as_javas_double_parse_double(text, ratio):
+    from kbatch.ops.retention import ConfigError, parse_config
+
+    if ratio is None:
+        with pytest.raises(ConfigError):
+            parse_config({"min.cleanable.dirty.ratio": text})
+    else:
+        assert str(parse_config({"min.cleanable.dirty.ratio": text})["min.cleanable.dirty.ratio"]) == ratio
+
+
+def test_a_ratio_of_nan_in_a_config_record_or_on_the_command_line(tmp_path, kbatch):
+    _metadata_log(tmp_path, [("orders", "min.cleanable.dirty.ratio", "nan")])
+    _partition(tmp_path, "orders-0", [(0, [(0, NOW - 30 * DAY)])], high_watermark=1)
+    lines = _verdicts(kbatch, str(tmp_path), expect=1)
+    assert [(line["code"], line["expected"], line["actual"]) for line in lines if line["type"] == "finding"] == \
+        [("bad-topic-config", "a double (Double.parseDouble)", "'nan'")]
+    assert kbatch("retention", "--config", "min.cleanable.dirty.ratio=nan", str(tmp_path)).code == 2
+    assert kbatch("retention", "--config", "min.cleanable.dirty.ratio=NaN", str(tmp_path)).code == 0
+
+
+def test_the_table_of_a_damaged_checkpoint_and_a_config_not_read(tmp_path, kbatch, snapshot, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    _metadata_log(tmp_path, [("orders", "retention.ms", "a week")])
+    _partition(tmp_path, "orders-0", [(0, [(0, NOW - 10 * DAY)]), (1, [(1, NOW - DAY)])])
+    _partition(tmp_path, "payments-0", [(0, [(0, NOW - 10 * DAY)]), (1, [(1, NOW - DAY)])])
+    (tmp_path / "log-start-offset-checkpoint").write_text("0\n1\npayments 0 -\n")
+    result = kbatch("retention", "--now", str(NOW), str(tmp_path))
+    assert result.code == 1, result.err
+    assert result.out.replace(str(tmp_path), "TMP") == snapshot

@@ -64,19 +64,25 @@ def retention(paths, configs, metadata, now, output_format, decompressed_limit, 
 
     A damaged offset checkpoint of the log directory (Kafka cannot read it,
     and takes the log directory offline: retention deletes nothing there)
-    keeps every segment, its findings told.
+    keeps every segment, its findings told; a ConfigRecord whose value
+    Kafka's LogConfig cannot parse is a finding, its topic's segments
+    judged unknown.
 
     Exit status: 0 clean, 1 damage found in the segments (their batches'
-    timestamps may then be unknown) or in an offset checkpoint, 2 usage or
-    I/O error.
+    timestamps may then be unknown), in an offset checkpoint or in a
+    ConfigRecord, 2 usage or I/O error (a --config that does not parse).
     """
-    from kbatch.ops.retention import (ConfigError, partition_directories, retention_report, topic_configs,
-                                      unread_config)
+    from kbatch.ops.retention import (ConfigError, TopicConfigs, parse_config, partition_directories,
+                                      retention_report, topic_configs, unread_config)
     from kbatch.reading.reader import ReadOptions
 
     unread = unread_config(configs)
     if unread is not None:
         raise click.BadParameter(unread, param_hint="--config")
+    try:   # the user's own: a usage error (a ConfigRecord's is a finding)
+        parse_config(configs)
+    except ConfigError as error:
+        raise click.BadParameter(str(error), param_hint="--config") from None
     options = ReadOptions(records=True, decompressed_limit=decompressed_limit)
     now = int(time.time() * 1000) if now is None else now
     status = ExitStatus.OK
@@ -84,11 +90,8 @@ def retention(paths, configs, metadata, now, output_format, decompressed_limit, 
     if metadata is None:
         found = [os.path.join(path, "__cluster_metadata-0") for path in paths]
         metadata = next((path for path in found if os.path.isdir(path)), None)
-    topics = topic_configs(metadata, ReadOptions(records=True)) if metadata else {}
-    try:
-        results, everything = retention_report(directories, configs, topics, options, now)
-    except ConfigError as error:
-        raise click.BadParameter(str(error), param_hint="--config") from None
+    topics = topic_configs(metadata, ReadOptions(records=True)) if metadata else TopicConfigs()
+    results, everything = retention_report(directories, configs, topics, options, now)
     status = replay_status(everything, status)
     if output_format == "jsonl":
         from kbatch.render.retention import write_retention_jsonl

@@ -30,9 +30,11 @@ min.cleanable.dirty.ratio, or when max.compaction.lag.ms has passed for its olde
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from kbatch.format.findings import Finding
 from kbatch.ops.logs import Replayed, replay
 from kbatch.reading.model import Batch
 
@@ -67,24 +69,65 @@ def unread_config(keys) -> str | None:
     return None
 
 
+class ConfigError(ValueError):
+    """A topic config (from __cluster_metadata or --config) whose value does not parse as Kafka's LogConfig reads
+    it: ``key``, and what Kafka expects (``expected``)."""
+
+    def __init__(self, key: str, text: str, expected: str):
+        super().__init__(f"{key} holds {text!r}: expected {expected}")
+        self.key, self.text, self.expected = key, text, expected
+
+
+# Double.parseDouble (Double.valueOf's grammar): a sign, NaN or Infinity as spelt, decimal digits with an exponent,
+# or a hexadecimal one with its binary exponent; a suffix f, F, d or D. Not Python's "nan", "inf" nor "1_0".
+_JAVA_DOUBLE = re.compile(r"[+-]?(NaN|Infinity|((\d+\.?\d*|\.\d+)([eE][+-]?\d+)?"
+                          r"|0[xX]([0-9a-fA-F]+\.?|[0-9a-fA-F]*\.[0-9a-fA-F]+)[pP][+-]?\d+)[fFdD]?)", re.ASCII)
+
+
+_JAVA_TRIM = "".join(map(chr, range(0x21)))   # String.trim: every char up to U+0020
+_LIST_SEPARATOR = re.compile(r"[ \t\n\x0b\f\r]*,[ \t\n\x0b\f\r]*")   # ConfigDef.COMMA_WITH_WHITESPACE
+
+
+def java_double(text: str) -> float | None:
+    """``text`` as Java's Double.parseDouble reads it (after String.trim); None where Java throws."""
+    match = _JAVA_DOUBLE.fullmatch(text.strip(_JAVA_TRIM))
+    if match is None:
+        return None
+    number = match[0].rstrip("fFdD")
+    if "x" in number.lower():
+        return float.fromhex(number)
+    return float(number.replace("Infinity", "inf"))
+
+
 def parse_config(pairs: dict[str, str]) -> dict:
-    """Topic configs as Kafka's text gives them, over DEFAULTS; ValueError names one that does not parse."""
+    """Topic configs as Kafka's text gives them, over DEFAULTS; ConfigError names one that does not parse.
+
+    ConfigDef.parseType trims the text, then: LONG Long.parseLong, DOUBLE Double.parseDouble, BOOLEAN "true" or
+    "false" in any case, LIST the parts between commas, each trimmed (LogConfig's types; its validators, such
+    as atLeast, are not applied here)."""
+    from kbatch.partition.textfiles import java_integer
+
     config = dict(DEFAULTS)
     for key, text in pairs.items():
+        trimmed = text.strip(_JAVA_TRIM)
         if key in _NUMBERS:
-            config[key] = int(text)
+            config[key] = java_integer(trimmed.encode("utf-8", "replace"), 64)
+            if config[key] is None:
+                raise ConfigError(key, text, "a long (Long.parseLong)")
         elif key == "min.cleanable.dirty.ratio":
-            config[key] = float(text)
+            config[key] = java_double(trimmed)
+            if config[key] is None:
+                raise ConfigError(key, text, "a double (Double.parseDouble)")
         elif key in ("remote.storage.enable", "remote.log.copy.disable"):
-            if text.lower() not in ("true", "false"):
-                raise ValueError(f"{key} must be true or false, not {text!r}")
-            config[key] = text.lower() == "true"
+            if trimmed.lower() not in ("true", "false"):
+                raise ConfigError(key, text, "true or false")
+            config[key] = trimmed.lower() == "true"
         elif key == "cleanup.policy":
-            policies = config[key] = text.replace(" ", "")
+            policies = config[key] = ",".join(_LIST_SEPARATOR.split(trimmed))
             # LogConfig: a LIST, ValidList.in(compact, delete)
             unknown = [policy for policy in policies.split(",") if policy not in ("", "compact", "delete")]
             if unknown:
-                raise ValueError(f"cleanup.policy holds {', '.join(map(repr, unknown))}: expected compact or delete")
+                raise ConfigError(key, text, "compact or delete (LogConfig: ValidList.in)")
         else:
             config[key] = text
     return config
@@ -156,6 +199,7 @@ class PartitionRetention:
     cleaning: Cleaning | None = None
     # the offset checkpoints of its log directory that cannot be read (their findings say where)
     unread_checkpoints: list[CheckpointedOffset] = field(default_factory=list)
+    config_unread: Finding | None = None               # its topic's config holds a value Kafka cannot parse
 
     def unread(self, name: str) -> bool:
         """Whether the log directory's offset checkpoint ``name`` cannot be read (its value unknown, not absent)."""
@@ -170,9 +214,17 @@ def _log_segments(segments: list[SegmentFacts], start: int, stop: int) -> list[S
 
 
 def judge(partition: PartitionRetention, config: dict, now: int) -> None:
-    """Set each segment's verdict ("deletable" or "kept") and reasons, and the partition's cleaning."""
+    """Set each segment's verdict ("deletable", "kept" or "unknown") and reasons, and the partition's cleaning."""
     segments = partition.segments
     if not segments:
+        return
+    if partition.config_unread is not None:
+        # LogConfig.fromProps throws: the broker keeps the config it had (DynamicConfigPublisher's fault handler),
+        # or fails to start its logs (LogManager.fetchTopicConfigOverrides); which, a log directory does not say
+        for segment in segments:
+            segment.verdict = "unknown"
+            segment.reasons.append(f"its topic's config cannot be read: {partition.config_unread.field} (a "
+                                   "bad-topic-config finding)")
         return
     if partition.unread_checkpoints:
         # CheckpointFileWithFailureHandler.read takes the log directory offline: no retention, no cleaning there
@@ -381,17 +433,13 @@ def name_open_transactions(partitions: list[PartitionRetention], coordinator: Co
                             if partition.first_open_transaction is not None], coordinator)
 
 
-class ConfigError(ValueError):
-    """A topic's config (from __cluster_metadata or --config) holds a value that does not parse."""
-
-
-def retention_report(directories: list[str], configs: dict[str, str], topics: dict[str, dict[str, str]],
-                     options, now: int) -> tuple[list[tuple[PartitionRetention, dict]], Replayed]:
+def retention_report(directories: list[str], configs: dict[str, str], topics: TopicConfigs, options,
+                     now: int) -> tuple[list[tuple[PartitionRetention, dict]], Replayed]:
     """Each partition directory read (:func:`read_partition`) and judged at ``now`` under its config (Kafka's
-    defaults, then ``topics``' for its topic, then ``configs``), its open transactions named by
+    defaults, then ``topics``' for its topic, then ``configs``, which must parse), its open transactions named by
     ``__transaction_state`` where a directory given holds it; ((partition, config) each, what the reads met).
-    ConfigError (before the directory is read) when a config value does not parse.  An offset checkpoint that
-    cannot be read is its findings (once a file)."""
+    A value of ``topics`` that does not parse is a finding about its ConfigRecord, and its topic's segments are
+    judged "unknown"; an offset checkpoint that cannot be read is its findings (once a file)."""
     from kbatch.files.inputs import topic_partition
     from kbatch.ops.txn import CoordinatorView
 
@@ -401,11 +449,18 @@ def retention_report(directories: list[str], configs: dict[str, str], topics: di
     told: set[str] = set()            # the checkpoints whose findings are told
     for directory in directories:
         topic, _ = topic_partition(os.path.join(directory, "x"))
+        own = topics.values.get(topic, {}) if topic is not None else {}
+        config, config_unread = dict(DEFAULTS), None
         try:
-            config = parse_config({**(topics.get(topic, {}) if topic is not None else {}), **configs})
-        except ValueError as error:
-            raise ConfigError(str(error)) from None
+            config = parse_config({**own, **configs})
+        except ConfigError as error:   # (--config parses: the CLI checked it) a ConfigRecord's value does not
+            path, finding = topics.finding(topic or "", error)
+            config_unread = finding
+            if (path, finding) not in everything.findings:
+                everything.findings.append((path, finding))
+            everything.damaged = True
         partition, replayed = read_partition(directory, options, coordinator)
+        partition.config_unread = config_unread
         for read in partition.unread_checkpoints:
             if read.path not in told:
                 told.add(str(read.path))
@@ -421,7 +476,29 @@ def retention_report(directories: list[str], configs: dict[str, str], topics: di
     return results, everything
 
 
-def topic_configs(metadata_directory: str, options) -> dict[str, dict[str, str]]:
+@dataclass
+class TopicConfigs:
+    """Each topic's configs as __cluster_metadata's ConfigRecords leave them (``values``), and where the record
+    that set each lies (``where``: (topic, name) -> (file, batch position, record position, size, offset); a
+    compressed batch's record: the batch's)."""
+
+    values: dict[str, dict[str, str]] = field(default_factory=dict)
+    where: dict[tuple[str, str], tuple[str, int, int, int, int]] = field(default_factory=dict)
+
+    def finding(self, topic: str, error: ConfigError) -> tuple[str, Finding]:
+        """The ConfigRecord of ``topic`` whose value does not parse (``error``), as a finding about its file.
+
+        The controller validates a topic config when it is set (ConfigurationControlManager, LogConfig.validate),
+        so a record holding a value LogConfig cannot parse is damage, or written by a Kafka that knows a value
+        this one does not (LogConfig.fromProps throws ConfigException on it)."""
+        path, batch_pos, record_pos, size, offset = self.where.get((topic, error.key),
+                                                                   ("__cluster_metadata", 0, 0, 0, -1))
+        return path, Finding("bad-topic-config", batch_pos, record_pos, size,
+                             f"ConfigRecord at offset {offset}: topic {topic!r}, {error.key}", error.expected,
+                             repr(error.text[:80]))
+
+
+def topic_configs(metadata_directory: str, options) -> TopicConfigs:
     """Each topic's configs as __cluster_metadata's ConfigRecords leave them (resource type 2, TOPIC; a null
     value removes one): its latest snapshot (a .checkpoint file), then the log's records after it."""
     from kbatch.files.inputs import segment_base_offset
@@ -433,7 +510,7 @@ def topic_configs(metadata_directory: str, options) -> dict[str, dict[str, str]]
     files = [os.path.join(metadata_directory, snapshots[-1])] if snapshots else []
     files += sorted((os.path.join(metadata_directory, name) for name in names if name.endswith(".log")),
                     key=lambda path: segment_base_offset(path) or 0)
-    configs: dict[str, dict[str, str]] = {}
+    configs = TopicConfigs()
 
     def add(path, batch):
         if batch.is_control or not batch.records:
@@ -448,11 +525,14 @@ def topic_configs(metadata_directory: str, options) -> dict[str, dict[str, str]]
             data = decoded.value["data"]
             if data["resourceType"] != 2:
                 continue
-            topic = configs.setdefault(data["resourceName"], {})
+            topic = configs.values.setdefault(data["resourceName"], {})
             if data["value"] is None:
                 topic.pop(data["name"], None)
             else:
                 topic[data["name"]] = data["value"]
+                configs.where[data["resourceName"], data["name"]] = (
+                    path, batch.pos, *((batch.pos, batch.size) if batch.compressed else (record.pos, record.size)),
+                    record.offset)
 
     replay(files, options, add)
     return configs

@@ -318,8 +318,9 @@ SEGMENT_VERDICT = (
     Column("size", "int64", False, "segment.size", "its size in bytes"),
     Column("largest_timestamp", "int64", False, "segment.largest_timestamp",
            "LogSegment.largestTimestamp: its largest record timestamp, else the file's modification time"),
-    Column("verdict", "string", False, "segment.verdict", "deletable or kept",
-           schema={"enum": ["deletable", "kept"]}),
+    Column("verdict", "string", False, "segment.verdict",
+           "deletable, kept, or unknown (its topic's config in __cluster_metadata cannot be read)",
+           schema={"enum": ["deletable", "kept", "unknown"]}),
     Column("reasons", "array", False, "segment.reasons", "why (Kafka's rule that deletes or keeps it)"),
 )
 

@@ -14,7 +14,7 @@ from kbatch.output.values import iso_timestamp
 from kbatch.output.visible import json_name, visible
 from kbatch.render.table import finding_line
 
-_VERDICT_STYLE = {"deletable": "green", "kept": ""}
+_VERDICT_STYLE = {"deletable": "green", "kept": "", "unknown": "yellow"}
 
 
 def _size(size: float) -> str:
@@ -56,13 +56,15 @@ def print_retention(console, results, findings, now: int, metadata: str | None) 
         deletable = sum(segment.verdict == "deletable" for segment in partition.segments)
         hw = "cannot be read" if partition.unread("replication-offset-checkpoint") else \
             "unknown (taken as the log end)" if partition.high_watermark is None else str(partition.high_watermark)
+        verdict = "its topic's config cannot be read: no verdict" if partition.config_unread is not None else \
+            f"{deletable} of {len(partition.segments)} segments deletable"
+        console.print(Text.assemble(Text(visible(partition.path), style="bold underline"), f": {verdict}"),
+                      soft_wrap=True)
         log_start = f"{partition.log_start_offset}" + (
             " (its checkpoint cannot be read: the first segment's base offset, as Kafka resets it)"
             if partition.unread("log-start-offset-checkpoint") else "")
-        console.print(Text.assemble(Text(visible(partition.path), style="bold underline"),
-                                    f": {deletable} of {len(partition.segments)} segments deletable"),
-                      soft_wrap=True)
-        console.print(Text(f"  {_config_line(config)}; log start {log_start}, high watermark "
+        said = "config cannot be read" if partition.config_unread is not None else _config_line(config)
+        console.print(Text(f"  {said}; log start {log_start}, high watermark "
                            f"{hw}, log end {partition.log_end_offset}"))
         if partition.segments:
             console.print(_segments_table(partition))
