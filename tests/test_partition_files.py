@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import shutil
 import struct
 import sys
@@ -529,3 +530,30 @@ def test_lines_are_split_as_readline_splits_them_whatever_the_pieces(parts, piec
     for line, text in zip(lines, expected):
         content = text.rstrip(b"\r\n")
         assert line.text == content[:limit] and line.clipped == (len(content) > limit)
+
+
+def test_an_offset_checkpoint_is_read_once_for_every_partition_and_again_once_changed(tmp_path, monkeypatch):
+    """Every partition of a log directory asks of the same checkpoint (replicas, retention, --isolation): read
+    whole once (a file of thousands of entries, read again per partition, is quadratic), and read again when it
+    is another file or written since."""
+    from kbatch.partition import sidecars, textfiles
+
+    partitions = [tmp_path / f"t-{n}" for n in range(50)]
+    for directory in partitions:
+        directory.mkdir()
+    checkpoint = tmp_path / "replication-offset-checkpoint"
+    checkpoint.write_text("0\n50\n" + "".join(f"t {n} {100 + n}\n" for n in range(50)))
+    reads = []
+    monkeypatch.setattr(sidecars, "read_sidecar", lambda *args: reads.append(args[0]) or read_sidecar(*args))
+    textfiles._offset_checkpoint.cache_clear()
+    assert [textfiles.checkpointed_offset(str(directory), checkpoint.name).offset for directory in partitions] \
+        == list(range(100, 150))
+    assert len(reads) == 1
+    replaced = tmp_path / "new"   # another file renamed into its place, as Kafka writes it (CheckpointFile.write)
+    replaced.write_text("0\n1\nt 7 9\n")
+    replaced.rename(checkpoint)
+    assert textfiles.checkpointed_offset(str(partitions[7]), checkpoint.name).offset == 9
+    checkpoint.write_text("0\n1\nt 7 8\n")   # in place, the same size: its time tells
+    os.utime(checkpoint, ns=(1, 1))
+    assert textfiles.checkpointed_offset(str(partitions[7]), checkpoint.name).offset == 8
+    assert len(reads) == 3

@@ -7,6 +7,7 @@ Each is read a line at a time as BufferedReader.readLine splits them (:func:`_li
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from dataclasses import dataclass
@@ -498,25 +499,36 @@ def checkpointed_offset(partition_directory: str, file_name: str) -> Checkpointe
     watermark; recovery-point-offset-checkpoint; log-start-offset-checkpoint; cleaner-offset-checkpoint)
     records for it (see :func:`log_start_offset`).  The whole file is read: Kafka reads it whole, and a
     damaged line anywhere in it leaves every partition's offset unread."""
-    from kbatch.partition.sidecars import read_sidecar   # (it reads this module's formats)
-
     directory = os.path.abspath(partition_directory.rstrip("/") or "/")
     renamed = kinds.renamed_partition(directory)
     topic, partition = topic_partition(os.path.join(directory, "x"))
     path = os.path.join(os.path.dirname(directory), file_name)
-    if topic is None or (renamed and renamed[1] != "future") or not os.path.isfile(path):
-        return CheckpointedOffset()
-    offset, findings = None, []
     try:
-        with open(path, "rb") as stream:
-            for item in read_sidecar(kinds.OFFSET_CHECKPOINT, stream):
-                if isinstance(item, Finding):
-                    findings.append(item)
-                    continue
-                findings += item.findings
-                if isinstance(item, Entry) and (item.fields.get("topic"), item.fields.get("partition")) \
-                        == (topic, partition):
-                    offset = item.fields.get("offset")   # (OffsetCheckpointFile.read: a later entry wins)
+        if topic is None or (renamed and renamed[1] != "future") or not os.path.isfile(path):
+            return CheckpointedOffset()
+        status = os.stat(path)
+        offsets, findings = _offset_checkpoint(path, status.st_ino, status.st_size, status.st_mtime_ns)
     except OSError:
         return CheckpointedOffset()
-    return CheckpointedOffset(path, None if findings else offset, tuple(findings))
+    return CheckpointedOffset(path, None if findings else offsets.get((topic, partition)), findings)
+
+
+@functools.lru_cache(maxsize=32)
+def _offset_checkpoint(path: str, inode: int, size: int, mtime_ns: int) \
+        -> tuple[dict[tuple, int | None], tuple[Finding, ...]]:
+    """An offset checkpoint read whole: each partition's offset (OffsetCheckpointFile.read: a later entry wins),
+    and the file's findings.  Kept while the file is the same (its inode, size and time): every partition of a
+    log directory asks of the same few files, which hold thousands of entries each."""
+    from kbatch.partition.sidecars import read_sidecar   # (it reads this module's formats)
+
+    offsets: dict[tuple, int | None] = {}
+    findings: list[Finding] = []
+    with open(path, "rb") as stream:
+        for item in read_sidecar(kinds.OFFSET_CHECKPOINT, stream):
+            if isinstance(item, Finding):
+                findings.append(item)
+                continue
+            findings += item.findings
+            if isinstance(item, Entry):
+                offsets[(item.fields.get("topic"), item.fields.get("partition"))] = item.fields.get("offset")
+    return offsets, tuple(findings)
