@@ -86,6 +86,21 @@ def test_unclean_election_truncates_old_leader(tmp_path, kbatch):
     assert result.code == 1
 
 
+def test_the_copy_that_loses_nothing_acknowledged_is_not_said_to_lose_the_fewest_records_where_it_does_not(tmp_path):
+    # broker-1 wrote 3..12 in epoch 1, none acknowledged (high watermark 3); broker-2, elected in epoch 2, wrote 3..4
+    # and acknowledged 3 (high watermark 4): electing broker-2 loses 10 records, none acknowledged; broker-1 2, one
+    common = batch(0, _records(0, 3, "v"), leader_epoch=0)
+    one = make_copy(tmp_path, "broker-1", [common, batch(3, _records(3, 10, "old"), leader_epoch=1)],
+                    epochs=[(0, 0), (1, 3)], high_watermark=3)
+    two = make_copy(tmp_path, "broker-2", [common, batch(3, _records(3, 2, "new"), leader_epoch=2)],
+                    epochs=[(0, 0), (2, 3)], high_watermark=4)
+    said = advice(compare([os.path.join(one, "orders-0"), os.path.join(two, "orders-0")]))
+    assert "electing broker-1 loses 2 records (3..4), 1 of them below a high watermark" in said
+    assert "electing broker-2 loses 10 records (3..12), 0 of them below a high watermark" in said
+    assert said[-1] == ("electing broker-2 loses no record below a high watermark (the fewest records of the copies "
+                        "that lose none)")
+
+
 def test_one_record_lost_is_said_in_the_singular(tmp_path):
     common = batch(0, _records(0, 2, "v"), leader_epoch=0)
     one = make_copy(tmp_path, "broker-1", [common, batch(2, _records(2, 1, "w"), leader_epoch=0)],

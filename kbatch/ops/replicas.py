@@ -205,8 +205,11 @@ def advice(report: Report) -> list[str]:
     if acked:
         lines.append(f"{copies[best].name} holds the most acknowledged data: electing it loses "
                      f"{counted(acked, 'record')} below a high watermark, the fewest")
-    else:
+    elif records == min(lost for _, lost, _ in losses):
         lines.append(f"electing {copies[best].name} loses no record below a high watermark and the fewest records")
+    else:   # (a copy that loses fewer records loses one acknowledged)
+        lines.append(f"electing {copies[best].name} loses no record below a high watermark (the fewest records of "
+                     "the copies that lose none)")
     return lines + _lost_sequence_lines(report)
 
 
