@@ -88,6 +88,21 @@ def test_iso_times_are_utc_milliseconds(kbatch):
     assert kbatch("dump", "--since", "yesterday", segment).code == 2
 
 
+@pytest.mark.parametrize("value, said", [
+    ("--5", "expected epoch milliseconds or an ISO 8601 time, got '--5'"),   # (int() raised on it)
+    ("9" * 5000, "expected epoch milliseconds a Java long holds, got a number of 5000 digits"),   # (int()'s limit)
+    ("9223372036854775808", "expected epoch milliseconds a Java long holds, got 9223372036854775808"),
+    ("\u0661\u0662", "expected epoch milliseconds or an ISO 8601 time, got '\u0661\u0662'"),   # (int() reads them)
+])
+def test_a_time_that_is_no_java_long_nor_iso_8601_is_a_usage_error(kbatch, value, said):
+    segment = str((CLEAN / "00000000000000000027.log").relative_to(ROOT))
+    result = kbatch("dump", f"--since={value}", segment, expect=2)
+    assert said in " ".join(result.err.split()) and "internal error" not in result.err
+    # the least a long holds: before 1970, said in epoch milliseconds (it was "stamped until : 1 segment")
+    assert "outside stamped until -9223372036854775808 (epoch ms): 1 segment" \
+        in kbatch("dump", "--until=-9223372036854775808", segment, expect=0).out
+
+
 def test_batches_outside_the_range_are_not_decoded(kbatch, monkeypatch):
     decoded = []
     real = v2_batches.walk_batch_records

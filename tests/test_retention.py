@@ -65,6 +65,12 @@ def test_a_fifo_among_the_segments_is_passed_over_and_said(tmp_path, kbatch):
         f"kbatch: cannot read {directory / f'{5:020d}.log'}: a FIFO, not a regular file: passed over unopened\n")
 
 
+def test_a_moment_before_1970_is_said_in_epoch_milliseconds(tmp_path, kbatch):
+    directory = _partition(tmp_path, "orders-0", [(0, [(0, NOW - 30 * DAY)]), (1, [(1, NOW)])], high_watermark=2)
+    result = kbatch("retention", "--now", "0001-01-01", str(directory), expect=0)
+    assert result.out.startswith("as at -62135596800000 (epoch ms); ")
+
+
 def test_a_future_timestamp_keeps_its_segment_and_every_later_one(tmp_path, kbatch):
     directory = _partition(tmp_path, "orders-0", [(0, [(0, NOW - 30 * DAY), (1, NOW + 365 * DAY)]),
                                                  (2, [(2, NOW - 30 * DAY)])], high_watermark=3)

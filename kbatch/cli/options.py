@@ -90,7 +90,11 @@ def parse_time(ctx, param, value: str | None) -> int | None:
     """A timestamp as Kafka keeps them (epoch ms): an integer, or ISO 8601 (UTC unless it says otherwise)."""
     if value is None:
         return None
-    if value.lstrip("-").isdigit():
+    if re.fullmatch(r"-?[0-9]+", value):   # (ASCII digits: str.isdigit takes any script's, int() too)
+        # Kafka's timestamps are Java longs (19 digits at most: no int() of thousands of digits made first)
+        if len(value.lstrip("-")) > 19 or not -(1 << 63) <= int(value) < 1 << 63:
+            shown = value if len(value) <= 40 else f"a number of {len(value.lstrip('-'))} digits"
+            raise click.BadParameter(f"expected epoch milliseconds a Java long holds, got {shown}")
         return int(value)
     from datetime import datetime, timezone
 

@@ -114,6 +114,12 @@ def iso_timestamp(ms: int | None) -> str:
     return f"{t.tm_year:04d}-{t.tm_mon:02d}-{t.tm_mday:02d}T{t.tm_hour:02d}:{t.tm_min:02d}:{t.tm_sec:02d}.{millis:03d}Z"
 
 
+def moment_text(ms: int) -> str:
+    """A time a user gave (--since, --now, --at: any Java long) in words: ISO 8601 where it has one, else its epoch
+    milliseconds, said so (never the empty string iso_timestamp gives a record's -1)."""
+    return iso_timestamp(ms) or f"{ms} (epoch ms)"
+
+
 def counted(number: int, noun: str) -> str:
     """``1 byte``, ``2 bytes``, ``1 batch``, ``0 batches``."""
     if number == 1:

@@ -54,15 +54,15 @@ class Window(NamedTuple):
 
     def __str__(self) -> str:
         """The selection in words, as a user gave it: "offsets 1500–1500", "records stamped from ... on"."""
-        from kbatch.output.values import iso_timestamp
+        from kbatch.output.values import moment_text
 
         said = []
         if self.low is not None or self.high is not None:
             said.append(f"offsets {'' if self.low is None else self.low}–{'' if self.high is None else self.high}")
         if self.since is not None or self.until is not None:
             said.append("stamped " + " ".join(
-                part for part in (self.since is not None and f"from {iso_timestamp(self.since)}",
-                                  self.until is not None and f"until {iso_timestamp(self.until)}") if part))
+                part for part in (self.since is not None and f"from {moment_text(self.since)}",
+                                  self.until is not None and f"until {moment_text(self.until)}") if part))
         return ", ".join(said)
 
 

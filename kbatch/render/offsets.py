@@ -10,7 +10,7 @@ from rich.text import Text
 from kbatch.ops.offsets import Commit, OffsetHistory, coordinator_partition, reset_command
 from kbatch.output._dicts import commit_dict
 from kbatch.output import jsonout
-from kbatch.output.values import iso_timestamp
+from kbatch.output.values import iso_timestamp, moment_text
 from kbatch.output.visible import shell_word, visible
 from kbatch.render.table import finding_line
 
@@ -92,7 +92,7 @@ def print_offsets(console, histories: dict[str, OffsetHistory], partitions: int,
             console.print(_group_heading(history.group_state.get(name), name, partitions))
             console.print(_positions_table(history, name, at))
             if at is not None:
-                for line in _reset_lines(history, name):
+                for line in _reset_lines(history, name, at):
                     console.print(line, soft_wrap=True)
         if history.unreadable:
             console.print(Text(f"  {history.unreadable} record(s) did not read: what they said is not counted "
@@ -103,14 +103,14 @@ def print_offsets(console, histories: dict[str, OffsetHistory], partitions: int,
         console.print(finding_line(finding))
 
 
-def _reset_lines(history: OffsetHistory, group: str) -> list[Text]:
+def _reset_lines(history: OffsetHistory, group: str, at: int) -> list[Text]:
     commands = [reset_command(name, topic, partition, commit.offset, shell_word)
                 for (name, topic, partition), commit in sorted(history.positions_at.items())
                 if name == group and commit.offset is not None]
     if not commands:
-        return [Text(f"  no offset committed at {iso_timestamp(history.at)}: the consumer's auto.offset.reset "
+        return [Text(f"  no offset committed at {moment_text(at)}: the consumer's auto.offset.reset "
                      "decides where it starts", style="yellow")]
-    head = Text(f"  at TIME = {iso_timestamp(history.at)}; to put the group back there (stopped first):")
+    head = Text(f"  at TIME = {moment_text(at)}; to put the group back there (stopped first):")
     # whole: a command Rich wrapped at a space would paste as two (a terminal's own wrap does not)
     return [head] + [Text(f"    {command}", style="cyan", no_wrap=True) for command in commands]
 

@@ -10,7 +10,7 @@ from rich.text import Text
 
 from kbatch.output._dicts import cleaning_dict, segment_verdict_dict
 from kbatch.output.jsonout import finding_dict
-from kbatch.output.values import iso_timestamp
+from kbatch.output.values import iso_timestamp, moment_text
 from kbatch.output.visible import json_name, visible
 from kbatch.render.table import finding_line
 
@@ -50,7 +50,7 @@ def _config_line(config: dict) -> str:
 def print_retention(console, results, findings, now: int, metadata: str | None) -> None:
     source = f"configs from {visible(metadata)}'s ConfigRecords, then --config" if metadata else \
         "configs: Kafka's defaults, then --config"
-    console.print(Text(f"as at {iso_timestamp(now)}; {source}", style="dim"), soft_wrap=True)
+    console.print(Text(f"as at {moment_text(now)}; {source}", style="dim"), soft_wrap=True)
     console.print()
     for partition, config in results:
         deletable = sum(segment.verdict == "deletable" for segment in partition.segments)
