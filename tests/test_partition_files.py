@@ -536,7 +536,8 @@ def test_an_offset_checkpoint_is_read_once_for_every_partition_and_again_once_ch
     """Every partition of a log directory asks of the same checkpoint (replicas, retention, --isolation): read
     whole once (a file of thousands of entries, read again per partition, is quadratic), and read again when it
     is another file or written since."""
-    from kbatch.partition import sidecars, textfiles
+    from kbatch.partition import textfiles
+    from kbatch.partition.textfiles import checkpoint as read_checkpoint
 
     partitions = [tmp_path / f"t-{n}" for n in range(50)]
     for directory in partitions:
@@ -544,7 +545,7 @@ def test_an_offset_checkpoint_is_read_once_for_every_partition_and_again_once_ch
     checkpoint = tmp_path / "replication-offset-checkpoint"
     checkpoint.write_text("0\n50\n" + "".join(f"t {n} {100 + n}\n" for n in range(50)))
     reads = []
-    monkeypatch.setattr(sidecars, "read_sidecar", lambda *args: reads.append(args[0]) or read_sidecar(*args))
+    monkeypatch.setattr(textfiles, "checkpoint", lambda *args: reads.append(args[0]) or read_checkpoint(*args))
     textfiles._offset_checkpoint.cache_clear()
     assert [textfiles.checkpointed_offset(str(directory), checkpoint.name).offset for directory in partitions] \
         == list(range(100, 150))

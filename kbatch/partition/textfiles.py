@@ -519,12 +519,10 @@ def _offset_checkpoint(path: str, inode: int, size: int, mtime_ns: int) \
     """An offset checkpoint read whole: each partition's offset (OffsetCheckpointFile.read: a later entry wins),
     and the file's findings.  Kept while the file is the same (its inode, size and time): every partition of a
     log directory asks of the same few files, which hold thousands of entries each."""
-    from kbatch.partition.sidecars import read_sidecar   # (it reads this module's formats)
-
     offsets: dict[tuple, int | None] = {}
     findings: list[Finding] = []
     with open(path, "rb") as stream:
-        for item in read_sidecar(kinds.OFFSET_CHECKPOINT, stream):
+        for item in checkpoint(kinds.OFFSET_CHECKPOINT, SideFile(stream)):   # (as read_sidecar reads one)
             if isinstance(item, Finding):
                 findings.append(item)
                 continue
