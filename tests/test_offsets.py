@@ -126,6 +126,46 @@ def test_where_a_group_stood_at_a_time():
     assert history.positions_at[("billing", "orders", 0)].offset == 50
 
 
+def _between_a_transaction(record: tuple[bytes, bytes | None]) -> bytes:
+    """Group g commits 50 on orders-0; producer 9 commits 100 for it in a transaction (log offset 1); ``record``
+    is written outside the transaction (log offset 2); then the transaction's COMMIT marker (3)."""
+    return b"".join([
+        batch(0, [(commit_key("g", "orders", 0), commit_value(50, T0))], timestamp=T0),
+        batch(1, [(commit_key("g", "orders", 0), commit_value(100, T0 + 1000))], transactional=True,
+              producer_id=9, producer_epoch=0, base_sequence=0, timestamp=T0 + 1000),
+        batch(2, [record], timestamp=T0 + 2000),
+        batch(3, [end_marker("COMMIT", 1)], control=True, transactional=True, producer_id=9, producer_epoch=0,
+              timestamp=T0 + 3000),
+    ])
+
+
+def test_a_tombstone_removes_the_partitions_commit_from_the_open_transaction():
+    """OffsetMetadataManager.replay: a tombstone removes the offset and the partition's pending transactional
+    offsets, so the COMMIT marker after it has nothing to apply: no offset is committed."""
+    history, emitted = _history(_between_a_transaction((commit_key("g", "orders", 0), None)))
+    seen = [(c.log_offset, c.offset, c.previous_offset, c.move, c.transaction, c.superseded_by, c.counts)
+            for c in emitted]
+    assert seen == [
+        (0, 50, None, None, None, None, True),
+        (2, None, 50, None, None, None, True),       # the tombstone
+        (1, 100, None, None, "COMMIT", 2, False),    # emitted at its marker, superseded by the tombstone
+    ]
+    position = history.positions[("g", "orders", 0)]
+    assert (position.commit.log_offset, position.commit.offset, position.commits) == (2, None, 2)
+
+
+def test_a_tombstone_supersedes_only_the_commits_written_before_it():
+    """The same transaction commits again for the partition after the tombstone: that one is pending anew."""
+    again = batch(4, [(commit_key("g", "orders", 0), commit_value(120, T0 + 4000))], transactional=True,
+                  producer_id=9, producer_epoch=0, base_sequence=1, timestamp=T0 + 4000)
+    log = _between_a_transaction((commit_key("g", "orders", 0), None))
+    marker = batch(5, [end_marker("COMMIT", 1)], control=True, transactional=True, producer_id=9, producer_epoch=0)
+    history, emitted = _history(log + again + marker)
+    assert [(c.log_offset, c.offset, c.transaction, c.superseded_by) for c in emitted] == [
+        (0, 50, None, None), (2, None, None, None), (1, 100, "COMMIT", 2), (4, 120, "COMMIT", None)]
+    assert history.positions[("g", "orders", 0)].commit.offset == 120
+
+
 def test_a_selection_leaves_out_other_groups_and_topics():
     other = batch(13, [(commit_key("audit", "payments", 0), commit_value(1, T0))])
     _, emitted = _history(_log() + other, groups={"audit"})
@@ -185,6 +225,18 @@ def test_the_table_at_80_columns(tmp_path, kbatch, snapshot, monkeypatch):
     assert result.code == 0, result.err
     assert max(map(len, result.out.splitlines())) <= 80 or "kafka-consumer-groups.sh" in result.out
     assert result.out.replace(str(tmp_path), "TMP") == snapshot
+
+
+def test_a_transactional_commit_a_tombstone_superseded_is_shown_not_applied(tmp_path, kbatch, snapshot):
+    path = _segment(tmp_path, _between_a_transaction((commit_key("g", "orders", 0), None)))
+    result = kbatch("offsets", "--group", "g", str(path), expect=0)
+    assert result.out.replace(str(tmp_path), "TMP") == snapshot
+    result = kbatch("offsets", "--format", "jsonl", str(path), expect=0)
+    lines = [json.loads(line) for line in result.out.splitlines()]
+    for line in lines:
+        schema_validator("commit").validate(line)
+    assert [(line["log_offset"], line["offset"], line["transaction"], line["superseded_by"]) for line in lines] \
+        == [(0, 50, None, None), (2, None, None, None), (1, 100, "COMMIT", 2)]
 
 
 def test_damage_is_a_finding_and_the_replay_goes_on(kbatch):

@@ -46,8 +46,8 @@ def offsets(paths, groups, topics, at, where_groups, transactional_ids, coordina
     Replays the offset commits of __consumer_offsets segments in log order,
     as the group coordinator does when it loads them: every commit (time,
     offset, leader epoch, metadata, expiry), tombstones (offsets deleted),
-    transactional commits applied at their COMMIT marker and dropped at an
-    ABORT, each group's generation and (classic groups) the member a
+    transactional commits applied at their COMMIT marker (unless superseded
+    before it) and dropped at an ABORT, each group's generation and (classic groups) the member a
     partition was assigned to.  A rewind (a lower offset than the one
     before) and a reset forward (a higher one committed while the group had
     no members) are marked.  With --group or --topic, every commit is shown

@@ -9,7 +9,8 @@ offset per partition at any moment:
 * a commit written inside a transaction (``sendOffsetsToTransaction``) counts only when its producer's COMMIT
   marker follows, and is dropped by an ABORT (``OffsetMetadataManager.replayEndTransactionMarker``);
 * a tombstone removes the partition's committed offset (an expired offset, a deleted group, or
-  ``kafka-consumer-groups --delete-offsets``);
+  ``kafka-consumer-groups --delete-offsets``), and the partition's commits of every transaction still open:
+  their COMMIT marker does not apply them (they are *superseded*);
 * a classic group's GroupMetadataValue says its generation and members (and, for the "consumer" protocol,
   which member each partition was assigned to); a KIP-848 group's ConsumerGroupMetadataValue its epoch.
 
@@ -105,13 +106,15 @@ class Commit:
     generation: int | None = None    # the group's generation (classic) or epoch (KIP-848) when it was written
     member: str | None = None        # the member the partition was assigned to then (classic "consumer" groups)
     transaction: str | None = None   # None, or how the transaction it was written in ended: COMMIT, ABORT, OPEN
+    superseded_by: int | None = None  # a transactional one: the log offset of the record that took its place first
     previous_offset: int | None = None
     move: str | None = None          # "rewind", "reset-forward", or None
 
     @property
     def counts(self) -> bool:
-        """Whether the coordinator applies it (not one of a transaction that aborted or is still open)."""
-        return self.transaction in (None, "COMMIT")
+        """Whether the coordinator applies it (not one of a transaction that aborted or is still open, nor one
+        superseded before its COMMIT marker)."""
+        return self.transaction in (None, "COMMIT") and self.superseded_by is None
 
 
 @dataclass
@@ -220,10 +223,22 @@ class OffsetHistory:
                         _known(data.get("expireTimestamp")), record.offset, record.timestamp, path,
                         generation=group.generation if group else None,
                         member=group.owners.get((key["topic"], key["partition"])) if group else None)
-        if batch.is_transactional:
+        if commit.offset is None:
+            self._supersede_pending(commit)
+            self._apply(commit)
+        elif batch.is_transactional:
             self.pending.setdefault(batch.producer_id, []).append(commit)
         else:
             self._apply(commit)
+
+    def _supersede_pending(self, tombstone: Commit) -> None:
+        """OffsetMetadataManager.replay: a tombstone (in a transaction or not) deletes the partition's offset at
+        once and removes it from the pending offsets of every open transaction, so no marker applies those."""
+        where = (tombstone.group, tombstone.topic, tombstone.partition)
+        for commits in self.pending.values():
+            for commit in commits:
+                if (commit.group, commit.topic, commit.partition) == where and commit.superseded_by is None:
+                    commit.superseded_by = tombstone.log_offset
 
     def _end_transaction(self, batch: Batch) -> None:
         marker = end_marker(batch)

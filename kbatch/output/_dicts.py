@@ -190,6 +190,7 @@ def commit_dict(commit):
         "generation": commit.generation,
         "member": commit.member,
         "transaction": commit.transaction,
+        "superseded_by": commit.superseded_by,
         "previous_offset": commit.previous_offset,
         "move": commit.move,
     }

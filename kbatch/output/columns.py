@@ -280,7 +280,11 @@ COMMIT = (
     Column("member", "string", True, "commit.member",
            "the member the partition was assigned to then (classic groups of the consumer protocol), where known"),
     Column("transaction", "string", True, "commit.transaction",
-           "null, or how the transaction it was written in ended: COMMIT (applied), ABORT or OPEN (not applied)"),
+           "null, or how the transaction it was written in ended: COMMIT (applied unless superseded), ABORT or "
+           "OPEN (not applied)"),
+    Column("superseded_by", "int64", True, "commit.superseded_by",
+           "a transactional commit's: the log_offset of the record that took its place before its COMMIT marker "
+           "(a tombstone, so the marker does not apply it); null: none"),
     Column("previous_offset", "int64", True, "commit.previous_offset",
            "the group's committed offset on the partition before it (null: none)"),
     Column("move", "string", True, "commit.move",

@@ -32,7 +32,9 @@ def commit_line(commit: Commit) -> Text:
         notes.append(Text(commit.move, style=_MOVE_STYLE[commit.move]))
     if commit.transaction is not None:
         notes.append(Text(f"txn {commit.transaction}", style="" if commit.counts else "yellow"))
-        if not commit.counts:
+        if commit.superseded_by is not None:
+            notes.append(Text(f"(not applied: superseded at log offset {commit.superseded_by})", style="yellow"))
+        elif not commit.counts:
             notes.append(Text("(not applied)", style="yellow"))
     if commit.leader_epoch is not None:
         notes.append(Text(f"epoch {commit.leader_epoch}", style="dim"))
