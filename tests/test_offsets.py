@@ -166,6 +166,36 @@ def test_a_tombstone_supersedes_only_the_commits_written_before_it():
     assert history.positions[("g", "orders", 0)].commit.offset == 120
 
 
+def test_at_the_commit_marker_a_later_plain_commit_stands():
+    """OffsetMetadataManager.replayEndTransactionMarker applies a pending offset only where its record is later
+    than the committed one's ("Skipped the materialization"): 200 (log offset 2) stands over 100 (log offset
+    1), and nothing is rewound."""
+    history, emitted = _history(_between_a_transaction((commit_key("g", "orders", 0), commit_value(200, T0 + 2000))))
+    seen = [(c.log_offset, c.offset, c.previous_offset, c.move, c.transaction, c.superseded_by, c.counts)
+            for c in emitted]
+    assert seen == [
+        (0, 50, None, None, None, None, True),
+        (2, 200, 50, None, None, None, True),
+        (1, 100, None, None, "COMMIT", 2, False),   # superseded by the later record
+    ]
+    position = history.positions[("g", "orders", 0)]
+    assert (position.commit.offset, position.commits, position.rewinds) == (200, 2, 0)
+
+
+def test_at_the_commit_marker_a_transactional_commit_later_than_the_committed_one_is_applied():
+    """The plain commit came before the transactional one: the transactional one is the later record."""
+    log = b"".join([
+        batch(0, [(commit_key("g", "orders", 0), commit_value(200, T0))], timestamp=T0),
+        batch(1, [(commit_key("g", "orders", 0), commit_value(100, T0 + 1000))], transactional=True,
+              producer_id=9, producer_epoch=0, base_sequence=0, timestamp=T0 + 1000),
+        batch(2, [end_marker("COMMIT", 1)], control=True, transactional=True, producer_id=9, producer_epoch=0),
+    ])
+    history, emitted = _history(log)
+    assert [(c.offset, c.previous_offset, c.move, c.superseded_by) for c in emitted] == [
+        (200, None, None, None), (100, 200, "rewind", None)]
+    assert history.positions[("g", "orders", 0)].commit.offset == 100
+
+
 def test_a_selection_leaves_out_other_groups_and_topics():
     other = batch(13, [(commit_key("audit", "payments", 0), commit_value(1, T0))])
     _, emitted = _history(_log() + other, groups={"audit"})
@@ -237,6 +267,12 @@ def test_a_transactional_commit_a_tombstone_superseded_is_shown_not_applied(tmp_
         schema_validator("commit").validate(line)
     assert [(line["log_offset"], line["offset"], line["transaction"], line["superseded_by"]) for line in lines] \
         == [(0, 50, None, None), (2, None, None, None), (1, 100, "COMMIT", 2)]
+
+
+def test_a_transactional_commit_a_later_plain_commit_superseded_is_shown_not_applied(tmp_path, kbatch, snapshot):
+    path = _segment(tmp_path, _between_a_transaction((commit_key("g", "orders", 0), commit_value(200, T0 + 2000))))
+    result = kbatch("offsets", "--group", "g", str(path), expect=0)
+    assert result.out.replace(str(tmp_path), "TMP") == snapshot
 
 
 def test_damage_is_a_finding_and_the_replay_goes_on(kbatch):

@@ -11,6 +11,8 @@ offset per partition at any moment:
 * a tombstone removes the partition's committed offset (an expired offset, a deleted group, or
   ``kafka-consumer-groups --delete-offsets``), and the partition's commits of every transaction still open:
   their COMMIT marker does not apply them (they are *superseded*);
+* at a COMMIT marker, a transactional commit is superseded too where the partition's committed offset is of a
+  later record (a plain commit written after it): the later one stands;
 * a classic group's GroupMetadataValue says its generation and members (and, for the "consumer" protocol,
   which member each partition was assigned to); a KIP-848 group's ConsumerGroupMetadataValue its epoch.
 
@@ -246,6 +248,12 @@ class OffsetHistory:
         outcome = marker.outcome if marker is not None else "UNKNOWN"
         for commit in commits:
             commit.transaction = outcome
+            standing = self.positions.get((commit.group, commit.topic, commit.partition))
+            if outcome == "COMMIT" and commit.superseded_by is None and standing is not None \
+                    and standing.commit.offset is not None and standing.commit.log_offset > commit.log_offset:
+                # OffsetMetadataManager.replayEndTransactionMarker keeps the offset of the later record ("Skipped
+                # the materialization"): a plain commit written after this one, before the marker, stands
+                commit.superseded_by = standing.commit.log_offset
             self._apply(commit)
 
     def _apply(self, commit: Commit) -> None:

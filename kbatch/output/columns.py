@@ -284,7 +284,7 @@ COMMIT = (
            "OPEN (not applied)"),
     Column("superseded_by", "int64", True, "commit.superseded_by",
            "a transactional commit's: the log_offset of the record that took its place before its COMMIT marker "
-           "(a tombstone, so the marker does not apply it); null: none"),
+           "(a tombstone, or a plain commit of a later record, so the marker does not apply it); null: none"),
     Column("previous_offset", "int64", True, "commit.previous_offset",
            "the group's committed offset on the partition before it (null: none)"),
     Column("move", "string", True, "commit.move",
