@@ -122,8 +122,13 @@ def test_commits_are_replayed_in_the_order_the_coordinator_applies_them():
 def test_where_a_group_stood_at_a_time():
     history, _ = _history(_log(), at=T0 + 3000)
     assert {key: commit.offset for key, commit in history.positions_at.items()} == {("billing", "orders", 0): 5}
-    history, _ = _history(_log(), at=T0 + 5500)   # a tombstone has no commit time: the last counted is 50
+    history, _ = _history(_log(), at=T0 + 4999)
     assert history.positions_at[("billing", "orders", 0)].offset == 50
+    history, _ = _history(_log(), at=T0 + 5000)   # a tombstone's time is its record's: 50 was deleted then
+    then = history.positions_at[("billing", "orders", 0)]
+    assert (then.log_offset, then.offset) == (6, None)
+    history, _ = _history(_log(), at=T0 + 6000)
+    assert history.positions_at[("billing", "orders", 0)].offset == 7
 
 
 def _between_a_transaction(record: tuple[bytes, bytes | None]) -> bytes:
@@ -273,6 +278,19 @@ def test_a_transactional_commit_a_later_plain_commit_superseded_is_shown_not_app
     path = _segment(tmp_path, _between_a_transaction((commit_key("g", "orders", 0), commit_value(200, T0 + 2000))))
     result = kbatch("offsets", "--group", "g", str(path), expect=0)
     assert result.out.replace(str(tmp_path), "TMP") == snapshot
+
+
+def test_at_a_time_after_a_tombstone_no_offset_is_committed_and_no_reset_is_offered(tmp_path, kbatch, snapshot):
+    """The offset was deleted a minute after it was committed: at a time after that the group had none (the
+    consumer's auto.offset.reset decides), and no command puts back the deleted 50."""
+    path = _segment(tmp_path, b"".join([
+        batch(0, [(commit_key("g", "orders", 0), commit_value(50, T0))], timestamp=T0),
+        batch(1, [(commit_key("g", "orders", 0), None)], timestamp=T0 + 60_000)]))
+    result = kbatch("offsets", "--group", "g", "--at", "2023-11-14T23:00Z", str(path), expect=0)
+    assert "--to-offset" not in result.out
+    assert result.out.replace(str(tmp_path), "TMP") == snapshot
+    result = kbatch("offsets", "--group", "g", "--at", str(T0 + 59_999), str(path), expect=0)
+    assert "--topic orders:0 --reset-offsets --to-offset 50 --execute" in result.out
 
 
 def test_damage_is_a_finding_and_the_replay_goes_on(kbatch):

@@ -118,6 +118,12 @@ class Commit:
         superseded before its COMMIT marker)."""
         return self.transaction in (None, "COMMIT") and self.superseded_by is None
 
+    @property
+    def time(self) -> int | None:
+        """When it happened, as the log says: a commit's commitTimestamp, a tombstone's record timestamp (it has
+        no other)."""
+        return self.commit_timestamp if self.offset is not None else self.record_timestamp
+
 
 @dataclass
 class Group:
@@ -148,7 +154,8 @@ class OffsetHistory:
     ``emit(commit)`` is called for every commit in the order the coordinator applies it (a transactional one
     when its marker is read, or at :meth:`finish` if none is); ``groups`` and ``topics`` select (None: all);
     :attr:`positions` hold each partition's latest committed offset, and with ``at`` (epoch milliseconds)
-    :attr:`positions_at` the one committed at that time.
+    :attr:`positions_at` the one committed at that time (a tombstone where it was deleted by then: each as of
+    :attr:`Commit.time`).
     """
 
     def __init__(self, emit: Callable[[Commit], None] | None = None, *, groups: set[str] | None = None,
@@ -274,7 +281,7 @@ class OffsetHistory:
             position.commits += 1
             position.rewinds += commit.move == "rewind"
             position.resets += commit.move == "reset-forward"
-            if self.at is not None and commit.commit_timestamp is not None and commit.commit_timestamp <= self.at:
+            if self.at is not None and commit.time is not None and commit.time <= self.at:
                 self.positions_at[where] = commit
         self.emit(commit)
 

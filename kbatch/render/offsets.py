@@ -23,8 +23,7 @@ def _offset(offset: int | None) -> str:
 
 def commit_line(commit: Commit) -> Text:
     """One commit as a line: when, which group and partition, from what to what, and what is notable."""
-    when = iso_timestamp(commit.commit_timestamp if commit.offset is not None else commit.record_timestamp) \
-        or "(no time)".ljust(24)
+    when = iso_timestamp(commit.time) or "(no time)".ljust(24)
     change = _offset(commit.offset) if commit.previous_offset is None else \
         f"{_offset(commit.previous_offset)} → {_offset(commit.offset)}"
     notes = []
