@@ -78,6 +78,55 @@ def test_an_epoch_going_back():
     assert _codes(view) == [("producer-epoch-backwards", PID)]
 
 
+def _marker(base_offset: int, outcome: str, epoch: int) -> bytes:
+    return batch(base_offset, [end_marker(outcome, 3)], control=True, transactional=True, producer_id=PID,
+                 producer_epoch=epoch)
+
+
+def _zombie_after_an_epoch_bump() -> bytes:
+    """Transactions version 2: a transaction at epoch 5, its COMMIT marker at 6 (the coordinator bumped the
+    epoch); then a batch at the old epoch 5 (a zombie), which its ABORT marker at 6 ends."""
+    return b"".join([data(0, 0, [b"a", b"b"], epoch=5, transactional=True), _marker(2, "COMMIT", 6),
+                     data(3, 2, [b"c"], epoch=5, transactional=True), _marker(4, "ABORT", 6)])
+
+
+def test_a_markers_epoch_is_the_producers_and_a_batch_below_it_goes_back():
+    """ProducerAppendInfo.appendEndTxnMarker updates the producer's entry to the marker's epoch
+    (ProducerStateEntry.maybeUpdateProducerEpoch): the batch at epoch 5 after it fails checkProducerEpoch."""
+    view = _replay(_zombie_after_an_epoch_bump())
+    assert _codes(view) == [("producer-epoch-backwards", PID)]
+    finding = view.breaks[0][1]
+    assert (finding.pos, finding.field, finding.expected, finding.actual) == (
+        155, "producerEpoch", f"producer {PID}'s epoch 6 or later (its batch at offset 2)", "5")
+    assert [(e.producer_epoch, e.first_sequence, e.last_sequence, e.first_offset, e.last_offset, e.batches,
+             e.records, e.breaks) for e in view.epochs] == [
+        (5, 0, 1, 0, 1, 1, 2, 0),
+        (6, -1, -1, 2, 2, 0, 0, 0),   # begun by the COMMIT marker: no data batch
+        (5, 2, 2, 3, 3, 1, 1, 1),     # the zombie's batch: its epoch went back
+        (6, -1, -1, 4, 4, 0, 0, 0),   # the ABORT marker's
+    ]
+
+
+def test_a_marker_whose_epoch_goes_back_breaks_the_rule_too():
+    # appendEndTxnMarker: checkProducerEpoch (for a replica's append: "Epoch of producer ... is 4, which is < ...")
+    view = _replay(data(0, 0, [b"a"], epoch=5, transactional=True), _marker(1, "COMMIT", 4))
+    assert _codes(view) == [("producer-epoch-backwards", PID)]
+    assert [(e.producer_epoch, e.first_offset, e.breaks) for e in view.epochs] == [(5, 0, 0), (4, 1, 1)]
+
+
+def test_after_a_marker_bumped_the_epoch_the_next_batch_starts_at_sequence_zero():
+    """The marker's epoch cleared the entry's batches: the next transaction at that epoch starts at 0, as the
+    first batch of any new epoch does; it joins the epoch the marker began."""
+    first = data(0, 0, [b"a", b"b"], epoch=5, transactional=True) + _marker(2, "COMMIT", 6)
+    view = _replay(first, data(3, 0, [b"c"], epoch=6, transactional=True), data(4, 1, [b"d"], epoch=6,
+                                                                                 transactional=True))
+    assert _codes(view) == []
+    assert [(e.producer_epoch, e.first_sequence, e.last_sequence, e.first_offset, e.last_offset, e.batches)
+            for e in view.epochs] == [(5, 0, 1, 0, 1, 1), (6, 0, 1, 2, 4, 2)]
+    view = _replay(first, data(3, 2, [b"c"], epoch=6, transactional=True))
+    assert _codes(view) == [("producer-sequence-not-reset", PID)]
+
+
 def test_a_new_epoch_starts_at_sequence_zero():
     assert _codes(_replay(data(0, 0, [b"a"]), data(1, 0, [b"b"], epoch=1))) == []
     view = _replay(data(0, 0, [b"a"]), data(1, 5, [b"b"], epoch=1))
@@ -161,6 +210,18 @@ def test_the_table(tmp_path, kbatch, snapshot, monkeypatch):
     result = kbatch("producers", str(directory))
     assert result.code == 1, result.err   # the duplicates under epoch 1 break a rule
     assert result.out.replace(str(tmp_path), "TMP") == snapshot
+
+
+def test_a_zombie_batch_after_an_epoch_bump_is_a_break_the_table_shows(tmp_path, kbatch, snapshot, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    directory = _partition(tmp_path, _zombie_after_an_epoch_bump())
+    result = kbatch("producers", str(directory), expect=1)   # (a rule broken: a warning)
+    assert result.out.replace(str(tmp_path), "TMP") == snapshot
+    result = kbatch("producers", "--format", "jsonl", str(directory), expect=1)
+    lines = [json.loads(line) for line in result.out.splitlines()]
+    assert [(line["producer_epoch"], line["breaks"]) for line in lines if line["type"] == "producer"] == [
+        (5, 0), (6, 0), (5, 1), (6, 0)]
+    assert [line["code"] for line in lines if line["type"] == "finding"] == ["producer-epoch-backwards"]
 
 
 # -- the partition's producer snapshots held against its log ----------------------------------------------------
@@ -343,8 +404,9 @@ def test_a_transactional_producer_restarted_under_its_transactional_id(real_kafk
     a transaction; the first left a second one open, which the coordinator aborted (its marker bumping the
     epoch) when the second called initTransactions. kbatch producers, held to the batches as Kafka's
     DumpLogSegments prints them and to the leader's DescribeProducers: one producer id, an entry per epoch its
-    data was written under, the second producer's above the abort marker's and that above the first's, no rule
-    broken, the transactional id named from __transaction_state; kbatch txn shows the abort."""
+    data or its markers were written under (a marker's epoch is the producer's from then on:
+    ProducerAppendInfo.appendEndTxnMarker), the second producer's above the abort marker's and that above the
+    first's, no rule broken, the transactional id named from __transaction_state; kbatch txn shows the abort."""
     from .real_kafka import producer_states
 
     partition = real_kafka.stopped / "restarted-0"
@@ -352,10 +414,13 @@ def test_a_transactional_producer_restarted_under_its_transactional_id(real_kafk
     kafka = _kafka_batches(real_kafka, partition / f"{0:020d}.log")
     data = [b for b in kafka if b["isControl"] == "false"]
     expected = {}   # (producer id, epoch): [first sequence, last sequence, first offset, last offset]
-    for b in data:
+    for b in kafka:   # an epoch a marker began starts at the marker; its sequences are its data's (-1: none)
         key = (int(b["producerId"]), int(b["producerEpoch"]))
-        first = expected.setdefault(key, [int(b["baseSequence"]), 0, int(b["baseOffset"]), 0])
-        first[1], first[3] = int(b["lastSequence"]), int(b["lastOffset"])
+        entry = expected.setdefault(key, [-1, -1, int(b["baseOffset"]), int(b["lastOffset"])])
+        if b["isControl"] == "false":
+            if entry[1] == -1:
+                entry[0] = int(b["baseSequence"])
+            entry[1], entry[3] = int(b["lastSequence"]), int(b["lastOffset"])
     producers, findings = _producers(kbatch, partition, *coordinator)
     assert findings == []
     assert {(p["producer_id"], p["producer_epoch"]): [p["first_sequence"], p["last_sequence"], p["first_offset"],
@@ -370,7 +435,9 @@ def test_a_transactional_producer_restarted_under_its_transactional_id(real_kafk
     run_epochs = [{int(b["producerEpoch"]) for b in data if b["payloads"][0].startswith(f"run {run} ")}
                   for run in (0, 1)]
     assert max(run_epochs[0]) < int(abort["producerEpoch"]) < min(run_epochs[1]) <= current_epoch
-    assert {p["producer_epoch"] for p in producers} == run_epochs[0] | run_epochs[1]
+    marker_epochs = {int(b["producerEpoch"]) for b in kafka if b["isControl"] == "true"}
+    assert {p["producer_epoch"] for p in producers} == run_epochs[0] | run_epochs[1] | marker_epochs
+    assert producers[-1]["producer_epoch"] == current_epoch   # the last marker's, as the leader's entry holds it
 
     result = kbatch("txn", "--format", "jsonl", str(partition), *map(str, coordinator))
     assert result.code == 0, result.err

@@ -509,7 +509,8 @@ def _broken_producers() -> dict[int, bytes]:
 
     return {0: (_data(0, 4001, 0, 2) + _data(2, 4001, 2) + _data(3, 4001, 5)   # sequences 3 and 4 never written
                 + _data(4, 4002, 0, transactional=True)
-                + batch(5, [end_marker("COMMIT", 1)], control=True, transactional=True, producer_id=4002)
+                + batch(5, [end_marker("COMMIT", 1)], control=True, transactional=True, producer_id=4002,
+                        producer_epoch=0)   # (at its producer's epoch: a marker's epoch below it goes back)
                 + _data(6, 4002, 1)),
             10: (_data(10, 4001, 6) + _data(11, 4003, 0, epoch=2) + _data(12, 4003, 1, epoch=1)   # epoch going back
                  + _data(14, 4004, 0) + _data(17, 4004, 3))}            # its sequences 1-2 (15, 16) compacted away
@@ -544,6 +545,33 @@ def test_a_worker_replays_each_partition_of_the_rows_it_is_given_apart():
     assert sorted((row["partition"], row["code"], row["breaks"]) for row in replayed) == [
         (0, "producer-epoch-backwards", 1), (0, "producer-sequence-gap", 1), (1, "producer-sequence-gap", 1)]
     assert {row["topic"] for row in replayed} == {"orders"}
+
+
+def test_a_worker_takes_a_markers_epoch_from_its_header_alone():
+    """The batches table holds no records: a marker's header alone makes its epoch the producer's (as
+    kbatch producers does, ProducerAppendInfo.appendEndTxnMarker), so a batch at the old epoch after a
+    transactions-version-2 marker goes back."""
+    import io
+
+    import pyarrow as pa
+
+    from kbatch.reading.reader import ReadOptions, SegmentReader
+    from kbatch.spark.report import _header_columns, _replay_partitions
+
+    from .handmade import batch, end_marker
+
+    segment = (_data(0, 4001, 0, 2, epoch=5, transactional=True)
+               + batch(2, [end_marker("COMMIT", 3)], control=True, transactional=True, producer_id=4001,
+                       producer_epoch=6)
+               + _data(3, 4001, 2, epoch=5, transactional=True))
+    header = _header_columns()
+    rows = [{"topic": "orders", "partition": 0, "file": "logs/orders-0/00000000000000000000.log",
+             "damaged": item.is_damaged, **{column: getattr(item, name) for column, name in header.items()}}
+            for item in SegmentReader(io.BytesIO(segment), ReadOptions())]
+    replayed = [row for arrow in _replay_partitions(header, iter([pa.RecordBatch.from_pylist(rows)]))
+                for row in arrow.to_pylist()]
+    assert [(row["partition"], row["code"], row["breaks"]) for row in replayed] == [
+        (0, "producer-epoch-backwards", 1)]
 
 
 def test_the_report_counts_each_partitions_producer_rule_breaks_as_kbatch_producers_does(tmp_path, kbatch, spark):

@@ -33,8 +33,10 @@ def producers(paths, producer_ids, transactional_ids, output_format, decompresse
     and records, and its transactional id where __transaction_state
     partitions are given too.  Each batch is held to the checks a
     partition leader makes before it appends a client's batch
-    (ProducerAppendInfo): an epoch never goes back, a new epoch starts at
-    sequence 0, sequences follow one another within an epoch, no plain
+    (ProducerAppendInfo): an epoch never goes back (a transaction marker's
+    epoch counts: under transactions version 2 it begins the next epoch), a
+    new epoch starts at sequence 0, sequences follow one another within an
+    epoch, no plain
     batch while the producer's transaction is open.  A break is a warning:
     a broker loading or replicating a log does not check them, so an unclean
     election or a bug leaves them behind.  A sequence gap the log's removed

@@ -3,11 +3,14 @@
 A partition leader checks every batch a producer sends before it appends it (``ProducerAppendInfo``, in
 storage/.../internals/log/ProducerAppendInfo.java, for an append from a client):
 
-* ``checkProducerEpoch``: a data batch's epoch is never below the producer's current one;
+* ``checkProducerEpoch``: a batch's epoch, a data batch's or a transaction marker's, is never below the
+  producer's current one; a marker's becomes the current one as a data batch's does (``appendEndTxnMarker``
+  updates the entry: under transactions version 2 the coordinator writes the marker at the epoch it bumped);
 * ``checkSequence``: in the same epoch a batch's first sequence follows the last one written
   (``inSequence``: last + 1, or 0 after Integer.MAX_VALUE); a new epoch starts at sequence 0 (unless the
-  producer had no epoch yet); a producer whose earlier records are gone (retention, DeleteRecords) may start
-  anywhere;
+  producer had no epoch yet), and so does the first data batch after a marker began the epoch (the entry's
+  batches were cleared, ``ProducerStateEntry.maybeUpdateProducerEpoch``); a producer whose earlier records are
+  gone (retention, DeleteRecords) may start anywhere;
 * ``appendDataBatch``: no plain batch while the producer's transaction is open.
 
 A log a healthy broker wrote keeps them, but it does not prove them: a broker that loads or replicates a log
@@ -69,7 +72,8 @@ def records_digest(batch: Batch) -> bytes:
 
 @dataclass
 class ProducerEpoch:
-    """What one producer id wrote under one epoch in a partition."""
+    """What one producer id wrote under one epoch in a partition (begun by a data batch or by a transaction
+    marker: then its sequences are -1 and its offsets the marker's until a data batch follows)."""
 
     partition: str
     producer_id: int
@@ -95,6 +99,13 @@ class _Producer:
 
 def _break(code: str, batch: Batch, field_name: str, expected: str, actual: str) -> Finding:
     return Finding(code, batch.pos, batch.pos, batch.size, field_name, expected, actual)
+
+
+def _epoch_went_back(current: ProducerEpoch, batch: Batch, header: ProducerFields) -> Finding:
+    """checkProducerEpoch's break: the batch's epoch is below the producer's current one."""
+    return _break("producer-epoch-backwards", batch, "producerEpoch",
+                  f"producer {header.id}'s epoch {current.producer_epoch} or later (its batch at offset "
+                  f"{current.last_offset})", str(header.epoch))
 
 
 class PartitionProducers:
@@ -126,15 +137,19 @@ class PartitionProducers:
         if header is None or header.id < 0:
             return
         if batch.is_control:
-            self._marker(batch, header)
+            self._marker(batch, header, path)
         else:
             self._data(batch, header, path)
 
-    def _marker(self, batch: Batch, header: ProducerFields) -> None:
+    def _marker(self, batch: Batch, header: ProducerFields, path: str) -> None:
         producer = self.producers.get(header.id)
         marker = end_marker(batch)
         if producer is None or marker is None:
             return
+        # ProducerAppendInfo.appendEndTxnMarker: checkProducerEpoch, then the marker's epoch is the producer's
+        breaks = [_epoch_went_back(producer.epoch, batch, header)] \
+            if header.epoch < producer.epoch.producer_epoch else []
+        self._take_epoch(producer, batch, header, breaks, path)
         if marker.outcome == "ABORT" and producer.open_transaction is not None:   # its records were never seen
             first = producer.open_transaction
             producer.recent = deque((entry for entry in producer.recent if entry[3] < first), maxlen=RECENT_BATCHES)
@@ -146,12 +161,10 @@ class PartitionProducers:
         if producer is None:
             producer = self.producers[header.id] = _Producer(self._new_epoch(batch, header))
         else:
-            breaks = list(self._check(producer, batch, header))
-            if header.epoch != producer.epoch.producer_epoch:
-                producer.epoch = self._new_epoch(batch, header)
-            producer.epoch.breaks += len(breaks)   # (counted where the batch belongs)
-            self.breaks.extend((path, finding, header.id) for finding in breaks)
+            self._take_epoch(producer, batch, header, list(self._check(producer, batch, header)), path)
         epoch = producer.epoch
+        if epoch.batches == 0:   # its first data batch (a marker may have begun the epoch)
+            epoch.first_sequence = first_seq
         epoch.last_sequence = last_seq if first_seq != NO_SEQUENCE else epoch.last_sequence
         epoch.last_offset = batch.last_offset
         epoch.batches += 1
@@ -161,6 +174,15 @@ class PartitionProducers:
         producer.removed_before = self.removed
         if batch.records is not None:
             producer.recent.append((records_digest(batch), header.epoch, first_seq, batch.base_offset))
+
+    def _take_epoch(self, producer: _Producer, batch: Batch, header: ProducerFields, breaks: list[Finding],
+                    path: str) -> None:
+        """The batch's epoch is the producer's from now on (ProducerStateEntry.maybeUpdateProducerEpoch); its
+        breaks are counted where it belongs."""
+        if header.epoch != producer.epoch.producer_epoch:
+            producer.epoch = self._new_epoch(batch, header)
+        producer.epoch.breaks += len(breaks)
+        self.breaks.extend((path, finding, header.id) for finding in breaks)
 
     def _new_epoch(self, batch: Batch, header: ProducerFields) -> ProducerEpoch:
         epoch = ProducerEpoch(self.partition, header.id, header.epoch, header.base_sequence,
@@ -173,10 +195,8 @@ class PartitionProducers:
         epoch, first_seq = header.epoch, header.base_sequence
         pid = f"producer {header.id}"
         if epoch < current.producer_epoch:   # checkProducerEpoch
-            yield _break("producer-epoch-backwards", batch, "producerEpoch",
-                         f"{pid}'s epoch {current.producer_epoch} or later (its batch at offset "
-                         f"{current.last_offset})", str(epoch))
-        elif epoch != current.producer_epoch:   # checkSequence: a new epoch starts at 0
+            yield _epoch_went_back(current, batch, header)
+        elif epoch != current.producer_epoch or current.batches == 0:   # checkSequence: a new epoch starts at 0
             if first_seq not in (0, NO_SEQUENCE):
                 yield _break("producer-sequence-not-reset", batch, "baseSequence",
                              f"0, the first sequence of {pid}'s new epoch {epoch}", str(first_seq))
