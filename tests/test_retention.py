@@ -389,3 +389,85 @@ def test_the_table_of_a_damaged_checkpoint_and_a_config_not_read(tmp_path, kbatc
     result = kbatch("retention", "--now", str(NOW), str(tmp_path))
     assert result.code == 1, result.err
     assert result.out.replace(str(tmp_path), "TMP") == snapshot
+
+
+# -- the cleaner's segments: LogCleanerManager asks LogSegments.values(from, to), which starts at the segment
+# holding ``from`` (its floor), never at the first segment after it
+
+def _keyed(base: int, count: int, tag: str, **fields) -> bytes:
+    """One batch of ``count`` records at ``base``.., keys k0..k2 over and over, values of 50 ``tag``s and the offset."""
+    return batch(base, [(b"k%d" % (i % 3), (tag * 50 + str(base + i)).encode()) for i in range(count)], **fields)
+
+
+def _compacted(log_dir, segments: dict[int, list[bytes]], **checkpoints: int):
+    """orders-0 holding ``segments`` (base offset: batches), and its offsets in the checkpoints named
+    (replication_offset_checkpoint=..., cleaner_offset_checkpoint=...)."""
+    directory = log_dir / "orders-0"
+    directory.mkdir()
+    for base, held in segments.items():
+        (directory / f"{base:020d}.log").write_bytes(b"".join(held))
+    for name, offset in checkpoints.items():
+        _checkpoint(log_dir, name.replace("_", "-"), {"orders-0": offset})
+    return directory
+
+
+def _cleaning_of(kbatch, directory, *configs: str) -> dict:
+    lines = _verdicts(kbatch, "--config", "cleanup.policy=compact", *configs, str(directory))
+    (cleaning,) = [line for line in lines if line["type"] == "cleaning"]
+    return cleaning
+
+
+def test_an_uncleanable_offset_inside_a_segment_holds_that_whole_segment_back(tmp_path, kbatch):
+    """Segments 0, 10, 20; a transaction open from 15 and the cleaner checkpointed at 10: the first uncleanable
+    offset 15 lies in segment 10, which calculateCleanableBytes takes as the first uncleanable segment
+    (nonActiveLogSegmentsFrom(15) starts at it), so logSegments(10, 10) is empty: nothing cleanable, ratio 0.
+    kbatch took segment 20 for it: 10's bytes cleanable, a ratio over 0.5, would clean now."""
+    open_txn = dict(transactional=True, producer_id=7, producer_epoch=0, base_sequence=0)
+    directory = _compacted(tmp_path, {0: [_keyed(0, 10, "v")], 10: [_keyed(10, 5, "w"), _keyed(15, 5, "x", **open_txn)],
+                                      20: [_keyed(20, 10, "y")]},
+                           replication_offset_checkpoint=30, cleaner_offset_checkpoint=10)
+    cleaning = _cleaning_of(kbatch, directory)
+    assert (cleaning["first_dirty_offset"], cleaning["first_uncleanable_offset"], cleaning["cleanable_bytes"],
+            cleaning["dirty_ratio"], cleaning["due"], cleaning["will_clean"]) == (10, 15, 0, 0.0, False, False)
+    assert cleaning["blocked_by"] == ["the last stable offset, held at 15 by producer 7's open transaction"]
+    # with the checkpoint at 0 the cleaner may take segment 0 (the segment holding 15 still stops it)
+    _checkpoint(tmp_path, "cleaner-offset-checkpoint", {"orders-0": 0})
+    cleaning = _cleaning_of(kbatch, directory)
+    assert (cleaning["first_dirty_offset"], cleaning["first_uncleanable_offset"], cleaning["cleanable_bytes"],
+            cleaning["dirty_ratio"], cleaning["will_clean"]) == (
+        0, 15, (directory / f"{0:020d}.log").stat().st_size, 1.0, True)
+
+
+def test_min_compaction_lag_asks_the_segment_holding_the_first_dirty_offset(tmp_path, kbatch):
+    """The cleaner checkpointed at 15, inside segment 10, whose newest record is within min.compaction.lag.ms:
+    findFirstUncleanableSegment asks nonActiveLogSegmentsFrom(15), segment 10 first, and stops there; the first
+    uncleanable offset is max(15, 10) and nothing is cleanable.  kbatch asked only segments from 20 on, and
+    stopped at the active segment with segment 10's bytes cleanable."""
+    old, recent = NOW - 400 * DAY, NOW - 600_000
+    directory = _compacted(tmp_path, {0: [_keyed(0, 10, "v", timestamp=old)],
+                                      10: [_keyed(10, 5, "w", timestamp=old), _keyed(15, 5, "x", timestamp=recent)],
+                                      20: [_keyed(20, 10, "y", timestamp=recent)]},
+                           replication_offset_checkpoint=30, cleaner_offset_checkpoint=15)
+    cleaning = _cleaning_of(kbatch, directory, "--config", "min.compaction.lag.ms=3600000")
+    assert (cleaning["first_dirty_offset"], cleaning["first_uncleanable_offset"], cleaning["blocked_by"],
+            cleaning["cleanable_bytes"], cleaning["dirty_ratio"], cleaning["will_clean"]) == (
+        15, 15, ["min.compaction.lag.ms (3600000)"], 0, 0.0, False)
+
+
+def test_max_compaction_lag_asks_the_segment_holding_the_first_dirty_offset(tmp_path, kbatch):
+    """maxCompactionDelay takes the first batch timestamps of nonActiveLogSegmentsFrom(firstDirtyOffset): with
+    the cleaner checkpointed at 15, segment 10's (a year old) is among them, and max.compaction.lag.ms of a day
+    has passed: the log is due.  kbatch asked only segment 20's (an hour old): not due."""
+    directory = _compacted(tmp_path, {0: [_keyed(0, 10, "v", timestamp=NOW - 400 * DAY)],
+                                      10: [_keyed(10, 10, "w", timestamp=NOW - 365 * DAY)],
+                                      20: [_keyed(20, 10, "x", timestamp=NOW - 3_600_000)],
+                                      30: [_keyed(30, 1, "y", timestamp=NOW)]},
+                           replication_offset_checkpoint=31, cleaner_offset_checkpoint=15)
+    cleaning = _cleaning_of(kbatch, directory, "--config", f"max.compaction.lag.ms={DAY}",
+                            "--config", "min.cleanable.dirty.ratio=0.9")
+    sizes = {base: (directory / f"{base:020d}.log").stat().st_size for base in (0, 10, 20)}
+    assert (cleaning["first_dirty_offset"], cleaning["first_uncleanable_offset"], cleaning["blocked_by"],
+            cleaning["cleanable_bytes"], cleaning["due"], cleaning["will_clean"]) == (
+        15, 30, ["the active segment"], sizes[10] + sizes[20], True, True)
+    # LogToClean.cleanBytes: the segments below the first dirty offset (0 and 10; 10 is counted in both)
+    assert cleaning["dirty_ratio"] == (sizes[10] + sizes[20]) / (sizes[0] + sizes[10] + sizes[10] + sizes[20])

@@ -24,7 +24,10 @@ the first dirty offset (the cleaner-offset-checkpoint's, or the log start offset
 offset: the last stable offset (the first offset of the earliest open transaction, else the high watermark),
 the active segment's base offset, or the first segment newer than min.compaction.lag.ms, whichever is
 lowest; it picks a log when its dirty ratio (cleanable bytes over clean plus cleanable bytes) exceeds
-min.cleanable.dirty.ratio, or when max.compaction.lag.ms has passed for its oldest dirty segment.
+min.cleanable.dirty.ratio, or when max.compaction.lag.ms has passed for its oldest dirty segment.  The cleanable
+bytes end where the segment holding the first uncleanable offset begins (``calculateCleanableBytes``: the
+segments are asked from the one holding an offset, ``LogSegments.values``), so an offset inside a segment holds
+that whole segment back; and a segment holding the first dirty offset is the first min.compaction.lag.ms asks.
 """
 
 from __future__ import annotations
@@ -207,10 +210,19 @@ class PartitionRetention:
 
 
 def _log_segments(segments: list[SegmentFacts], start: int, stop: int) -> list[SegmentFacts]:
-    """LocalLog.logSegments(from, to): from the segment holding ``start`` (its floor) to the last that starts
-    below ``stop``."""
+    """LogSegments.values(from, to): from the segment holding ``start`` (its floor, segments.floorKey(from); the
+    first segment where none is) to the last that starts below ``stop``; none when ``start == stop``."""
+    if start == stop:
+        return []
     floor = max((s.base_offset for s in segments if s.base_offset <= start), default=segments[0].base_offset)
     return [s for s in segments if floor <= s.base_offset < stop]
+
+
+def _non_active_segments_from(segments: list[SegmentFacts], start: int) -> list[SegmentFacts]:
+    """LogSegments.nonActiveLogSegmentsFrom(from): values(from, the active segment's base offset), so the segment
+    holding ``start`` comes first; none where ``start`` lies past the active segment's base offset."""
+    active = segments[-1].base_offset
+    return [] if start > active else _log_segments(segments, start, active)
 
 
 def judge(partition: PartitionRetention, config: dict, now: int) -> None:
@@ -330,8 +342,9 @@ def _cleaning(partition: PartitionRetention, segments: list[SegmentFacts], confi
     candidates = {"the last stable offset": last_stable, "the active segment": active}
     lag = max(config["min.compaction.lag.ms"], 0)
     if lag > 0:
-        for segment in segments[:-1]:
-            if segment.base_offset >= first_dirty and segment.largest_timestamp > now - lag:
+        # findFirstUncleanableSegment: the segment holding the first dirty offset is asked too
+        for segment in _non_active_segments_from(segments, first_dirty):
+            if segment.largest_timestamp > now - lag:
                 candidates[f"min.compaction.lag.ms ({lag})"] = segment.base_offset
                 break
     uncleanable = max(first_dirty, min(candidates.values()))
@@ -341,15 +354,17 @@ def _cleaning(partition: PartitionRetention, segments: list[SegmentFacts], confi
             f"the open transaction of transactional id {open_txn.transactional_id} (producer {open_txn.producer_id})"
         blockers[blockers.index("the last stable offset")] = (
             f"the last stable offset, held at {open_txn.first_offset} by {holder}")
-    # calculateCleanableBytes: up to the first segment at or past the uncleanable offset
-    later = [s for s in segments[:-1] if s.base_offset >= uncleanable]
-    first_uncleanable = later[0].base_offset if later else active
+    # calculateCleanableBytes: the first uncleanable segment is the one holding the uncleanable offset (else the
+    # active segment), so an offset inside a segment leaves that whole segment dirty but not cleanable
+    from_uncleanable = _non_active_segments_from(segments, uncleanable)
+    first_uncleanable = from_uncleanable[0].base_offset if from_uncleanable else active
     cleanable = sum(s.size for s in _log_segments(segments, min(first_dirty, first_uncleanable), first_uncleanable))
-    clean = sum(s.size for s in segments if s.base_offset < first_dirty)
+    clean = sum(s.size for s in _log_segments(segments, -1, first_dirty))   # LogToClean.cleanBytes
     total = clean + cleanable
     ratio = cleanable / total if total else 0.0
-    dirty = [s.first_batch_timestamp for s in segments[:-1]
-             if s.base_offset >= first_dirty and s.first_batch_timestamp and s.first_batch_timestamp > 0]
+    # maxCompactionDelay: the first batch timestamps of nonActiveLogSegmentsFrom(firstDirtyOffset)
+    dirty = [s.first_batch_timestamp for s in _non_active_segments_from(segments, first_dirty)
+             if s.first_batch_timestamp and s.first_batch_timestamp > 0]
     due = bool(dirty) and min(dirty) < now - max(config["max.compaction.lag.ms"], 0)
     will = total > 0 and ((due and cleanable > 0) or ratio > config["min.cleanable.dirty.ratio"])
     return Cleaning(first_dirty, uncleanable, cleanable, total, ratio, due, will, blockers)
