@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from .handmade import batch
+from .handmade import batch, end_marker
 
 DAY = 24 * 3600 * 1000
 NOW = 1_800_000_000_000
@@ -471,3 +471,64 @@ def test_max_compaction_lag_asks_the_segment_holding_the_first_dirty_offset(tmp_
         15, 30, ["the active segment"], sizes[10] + sizes[20], True, True)
     # LogToClean.cleanBytes: the segments below the first dirty offset (0 and 10; 10 is counted in both)
     assert cleaning["dirty_ratio"] == (sizes[10] + sizes[20]) / (sizes[0] + sizes[10] + sizes[10] + sizes[20])
+
+
+# -- the last stable offset the cleaner stops at: UnifiedLog.lastStableOffset
+
+def test_the_last_stable_offset_is_never_above_the_high_watermark(tmp_path, kbatch):
+    """High watermark 10, a transaction open from 22: UnifiedLog.lastStableOffset gives the first unstable offset
+    only below the high watermark, else the high watermark: 10, in segment 10, so nothing is cleanable.  kbatch
+    took the open transaction's 22: stopped at the active segment, segment 10's bytes cleanable, would clean."""
+    open_txn = dict(transactional=True, producer_id=7, producer_epoch=0, base_sequence=0)
+    directory = _compacted(tmp_path, {0: [_keyed(0, 10, "v")], 10: [_keyed(10, 10, "w")],
+                                      20: [_keyed(20, 2, "y"), _keyed(22, 3, "x", **open_txn)]},
+                           replication_offset_checkpoint=10, cleaner_offset_checkpoint=10)
+    cleaning = _cleaning_of(kbatch, directory)
+    assert (cleaning["first_dirty_offset"], cleaning["first_uncleanable_offset"], cleaning["blocked_by"],
+            cleaning["cleanable_bytes"], cleaning["dirty_ratio"], cleaning["will_clean"]) == (
+        10, 10, ["the last stable offset"], 0, 0.0, False)
+
+
+def _committed_across_segments(tmp_path, high_watermark: int):
+    """Segment 0: 0..4 plain, 5..9 producer 7's transaction; segment 10: its COMMIT marker at 10, 11..19 plain;
+    segment 20 (active): 20..29."""
+    producer = dict(transactional=True, producer_id=7, producer_epoch=0)
+    return _compacted(tmp_path, {0: [_keyed(0, 5, "v"), _keyed(5, 5, "t", base_sequence=0, **producer)],
+                                 10: [batch(10, [end_marker("COMMIT", 0)], control=True, **producer),
+                                      _keyed(11, 9, "w")],
+                                 20: [_keyed(20, 10, "y")]},
+                      replication_offset_checkpoint=high_watermark, cleaner_offset_checkpoint=0)
+
+
+def test_a_transaction_whose_marker_the_high_watermark_has_not_passed_holds_the_last_stable_offset(tmp_path, kbatch):
+    """A transaction committed at 10 with the high watermark at 10 is not yet replicated: ProducerStateManager keeps
+    it in unreplicatedTxns (completeTxn) until the high watermark passes its marker (removeUnreplicatedTransactions),
+    and firstUnstableOffset counts it: the last stable offset is its first offset, 5, in segment 0, and nothing is
+    cleanable.  kbatch counted only open transactions: the high watermark, 10, segment 0 cleanable."""
+    directory = _committed_across_segments(tmp_path, 10)
+    cleaning = _cleaning_of(kbatch, directory)
+    assert (cleaning["first_dirty_offset"], cleaning["first_uncleanable_offset"], cleaning["blocked_by"],
+            cleaning["cleanable_bytes"], cleaning["dirty_ratio"], cleaning["will_clean"]) == (
+        0, 5, ["the last stable offset, held at 5 by producer 7's transaction, whose COMMIT marker at 10 the high "
+               "watermark has not passed"], 0, 0.0, False)
+
+
+def test_a_transaction_whose_marker_lies_below_the_high_watermark_holds_nothing(tmp_path, kbatch):
+    directory = _committed_across_segments(tmp_path, 11)
+    cleaning = _cleaning_of(kbatch, directory)
+    assert (cleaning["first_dirty_offset"], cleaning["first_uncleanable_offset"], cleaning["blocked_by"],
+            cleaning["cleanable_bytes"], cleaning["dirty_ratio"], cleaning["will_clean"]) == (
+        0, 11, ["the last stable offset"], (directory / f"{0:020d}.log").stat().st_size, 1.0, True)
+
+
+def test_the_last_stable_offset_is_raised_to_the_log_start_offset(tmp_path, kbatch):
+    """A transaction open from 5 and the log start offset at 7 (DeleteRecords): maybeIncrementFirstUnstableOffset
+    raises the first unstable offset to the log start offset, 7."""
+    producer = dict(transactional=True, producer_id=7, producer_epoch=0, base_sequence=0)
+    directory = _compacted(tmp_path, {0: [_keyed(0, 5, "v"), _keyed(5, 5, "t", **producer)],
+                                      10: [_keyed(10, 10, "w")]},
+                           replication_offset_checkpoint=20, log_start_offset_checkpoint=7)
+    cleaning = _cleaning_of(kbatch, directory)
+    assert (cleaning["first_dirty_offset"], cleaning["first_uncleanable_offset"], cleaning["blocked_by"],
+            cleaning["cleanable_bytes"]) == (
+        7, 7, ["the last stable offset, held at 7 (the log start offset) by producer 7's open transaction"], 0)

@@ -214,3 +214,31 @@ def test_the_other_readers_of_the_coordinator_say_so_too(kbatch, tmp_path, comma
     directory = _coordinator_segment(tmp_path, [(_txn_key(b"tx-cut"), _TXN_VALUE[:9])])
     result = kbatch(command, "--format", "jsonl", directory, expect=1)
     assert [line["field"] for line in _lines(result) if line["type"] == "finding"] == ["records[0].value.producerId"]
+
+
+def _txn(first: int, last: int, marker: int | None = None, *, empty: bool = False):
+    from kbatch.ops.txn import Transaction
+
+    return Transaction("orders", 0, 7, 0, first, last, outcome="OPEN" if marker is None else "COMMIT",
+                       marker_offset=marker, empty=empty)
+
+
+@pytest.mark.parametrize("transactions, high_watermark, log_start, log_end, stable", [
+    ([], 10, 0, 20, 10),                          # nothing unstable: the high watermark
+    ([_txn(5, 6)], 10, 0, 20, 5),                 # open below it
+    ([_txn(12, 13)], 10, 0, 20, 10),              # open above it: never past the high watermark
+    ([_txn(5, 6, 10)], 10, 0, 20, 5),             # completed, its marker at the high watermark: unreplicated
+    ([_txn(5, 6, 9)], 10, 0, 20, 10),             # its marker below it: removeUnreplicatedTransactions
+    ([_txn(9, 9, 9, empty=True)], 5, 0, 20, 5),   # a marker with nothing open completes nothing
+    ([_txn(3, 6)], 10, 5, 20, 5),                 # raised to the log start offset
+    ([], 40, 0, 30, 30),                          # a checkpoint past the log end: updateHighWatermark's bound
+    ([_txn(4, 5, 25)], 40, 0, 30, 30),            # ... where every marker lies below it
+    ([_txn(3, 4, 8)], 2, 5, 30, 5),               # a checkpoint below the log start: the log start
+])
+def test_the_last_stable_offset_as_unified_log_gives_it(transactions, high_watermark, log_start, log_end, stable):
+    from kbatch.ops.txn import last_stable_offset
+
+    offset, holder = last_stable_offset(transactions, high_watermark, log_start, log_end)
+    assert offset == stable
+    held = stable < min(max(high_watermark, log_start), log_end)   # below the high watermark: a transaction's
+    assert holder is (transactions[0] if held else None)

@@ -21,9 +21,10 @@ waiting on it.
 
 The log cleaner (cleanup.policy compact; ``LogCleanerManager.cleanableOffsets``, ``LogToClean``) cleans from
 the first dirty offset (the cleaner-offset-checkpoint's, or the log start offset) up to the first uncleanable
-offset: the last stable offset (the first offset of the earliest open transaction, else the high watermark),
-the active segment's base offset, or the first segment newer than min.compaction.lag.ms, whichever is
-lowest; it picks a log when its dirty ratio (cleanable bytes over clean plus cleanable bytes) exceeds
+offset: the last stable offset (the first offset of the earliest transaction open, or completed by a marker the
+high watermark has not passed, where that lies below the high watermark; else the high watermark:
+kbatch.ops.txn.last_stable_offset), the active segment's base offset, or the first segment newer than
+min.compaction.lag.ms, whichever is lowest; it picks a log when its dirty ratio (cleanable bytes over clean plus cleanable bytes) exceeds
 min.cleanable.dirty.ratio, or when max.compaction.lag.ms has passed for its oldest dirty segment.  The cleanable
 bytes end where the segment holding the first uncleanable offset begins (``calculateCleanableBytes``: the
 segments are asked from the one holding an offset, ``LogSegments.values``), so an offset inside a segment holds
@@ -196,8 +197,9 @@ class PartitionRetention:
     log_end_offset: int
     high_watermark: int | None
     log_start_offset: int
-    first_open_transaction: Transaction | None         # the earliest open one (kbatch.ops.txn; its transactional id
-                                                       # where __transaction_state was read: name_open_transactions)
+    # those of its transactions that may hold its last stable offset (kbatch.ops.txn.unstable, at the checkpointed
+    # high watermark: retention never raises the log start past it); named where __transaction_state was read
+    transactions: list[Transaction]
     cleaner_checkpoint: int | None = None              # cleaner-offset-checkpoint's offset for it
     cleaning: Cleaning | None = None
     # the offset checkpoints of its log directory that cannot be read (their findings say where)
@@ -332,12 +334,13 @@ def judge(partition: PartitionRetention, config: dict, now: int) -> None:
 def _cleaning(partition: PartitionRetention, segments: list[SegmentFacts], config: dict, now: int,
               high_watermark: int) -> Cleaning:
     """LogCleanerManager.cleanableOffsets and LogToClean, for the segments retention keeps."""
+    from kbatch.ops.txn import last_stable_offset
+
     log_start, end = segments[0].base_offset, partition.log_end_offset
     log_start = max(log_start, partition.log_start_offset)
     checkpointed = partition.cleaner_checkpoint
     first_dirty = checkpointed if checkpointed is not None and log_start <= checkpointed <= end else log_start
-    open_txn = partition.first_open_transaction
-    last_stable = open_txn.first_offset if open_txn is not None else high_watermark
+    last_stable, holder = last_stable_offset(partition.transactions, high_watermark, log_start, end)
     active = segments[-1].base_offset
     candidates = {"the last stable offset": last_stable, "the active segment": active}
     lag = max(config["min.compaction.lag.ms"], 0)
@@ -349,11 +352,8 @@ def _cleaning(partition: PartitionRetention, segments: list[SegmentFacts], confi
                 break
     uncleanable = max(first_dirty, min(candidates.values()))
     blockers = [name for name, offset in candidates.items() if offset == min(candidates.values())]
-    if open_txn is not None and "the last stable offset" in blockers:
-        holder = f"producer {open_txn.producer_id}'s open transaction" if open_txn.transactional_id is None else \
-            f"the open transaction of transactional id {open_txn.transactional_id} (producer {open_txn.producer_id})"
-        blockers[blockers.index("the last stable offset")] = (
-            f"the last stable offset, held at {open_txn.first_offset} by {holder}")
+    if holder is not None and "the last stable offset" in blockers:
+        blockers[blockers.index("the last stable offset")] = _held(last_stable, holder)
     # calculateCleanableBytes: the first uncleanable segment is the one holding the uncleanable offset (else the
     # active segment), so an offset inside a segment leaves that whole segment dirty but not cleanable
     from_uncleanable = _non_active_segments_from(segments, uncleanable)
@@ -368,6 +368,19 @@ def _cleaning(partition: PartitionRetention, segments: list[SegmentFacts], confi
     due = bool(dirty) and min(dirty) < now - max(config["max.compaction.lag.ms"], 0)
     will = total > 0 and ((due and cleanable > 0) or ratio > config["min.cleanable.dirty.ratio"])
     return Cleaning(first_dirty, uncleanable, cleanable, total, ratio, due, will, blockers)
+
+
+def _held(last_stable: int, holder: Transaction) -> str:
+    """What holds the last stable offset at ``last_stable``: ``holder``, open or not yet replicated."""
+    start = "" if last_stable == holder.first_offset else " (the log start offset)"
+    if holder.marker_offset is None:
+        whose = f"producer {holder.producer_id}'s open transaction" if holder.transactional_id is None else \
+            f"the open transaction of transactional id {holder.transactional_id} (producer {holder.producer_id})"
+    else:
+        whose = (f"producer {holder.producer_id}'s transaction" if holder.transactional_id is None else
+                 f"the transaction of transactional id {holder.transactional_id} (producer {holder.producer_id})") + \
+            f", whose {holder.outcome} marker at {holder.marker_offset} the high watermark has not passed"
+    return f"the last stable offset, held at {last_stable}{start} by {whose}"
 
 
 def partition_directories(paths: list[str]) -> list[str]:
@@ -396,7 +409,7 @@ def read_partition(directory: str, options, coordinator: CoordinatorView | None 
     too, when given (the transactional ids of the producers: :func:`name_open_transactions`)."""
     from kbatch.files.inputs import passed_over, segment_base_offset
     from kbatch.files.kinds import LOG_START_OFFSET_CHECKPOINT
-    from kbatch.ops.txn import PartitionTransactions, is_transaction_state
+    from kbatch.ops.txn import PartitionTransactions, is_transaction_state, unstable
     from kbatch.partition.textfiles import checkpointed_offset
 
     # Regular files only, as Kafka loads them (LogLoader.loadSegmentFiles): opening a FIFO would wait forever.
@@ -429,23 +442,24 @@ def read_partition(directory: str, options, coordinator: CoordinatorView | None 
     end = (last.last_offset + 1 if last.last_offset is not None else last.base_offset) if last else 0
     read = {name: checkpointed_offset(directory, name)
             for name in ("replication-offset-checkpoint", LOG_START_OFFSET_CHECKPOINT, "cleaner-offset-checkpoint")}
-    first = min(transactions.open.values(), key=lambda txn: txn.first_offset, default=None)
+    high_watermark = read["replication-offset-checkpoint"].offset
     partition = PartitionRetention(
-        directory, segments, end, read["replication-offset-checkpoint"].offset,
+        directory, segments, end, high_watermark,
         # (a log start not read: the first segment's base offset, as LogManager.loadLogs resets it)
         max(read[LOG_START_OFFSET_CHECKPOINT].offset or 0, segments[0].base_offset if segments else 0),
-        first, read["cleaner-offset-checkpoint"].offset,
+        unstable(transactions.transactions, end if high_watermark is None else high_watermark),
+        read["cleaner-offset-checkpoint"].offset,
         unread_checkpoints=[each for each in read.values() if each.unreadable])
     return partition, replayed
 
 
 def name_open_transactions(partitions: list[PartitionRetention], coordinator: CoordinatorView) -> None:
-    """Name the producer of each partition's earliest open transaction by its transactional id, where the
-    __transaction_state partitions read hold its producer id (kbatch producers' join)."""
+    """Name the producer of each partition's transactions (the one that holds its last stable offset among them) by
+    its transactional id, where the __transaction_state partitions read hold its producer id (kbatch producers'
+    join)."""
     from kbatch.ops.producers import join_transactional_ids
 
-    join_transactional_ids([partition.first_open_transaction for partition in partitions
-                            if partition.first_open_transaction is not None], coordinator)
+    join_transactional_ids([txn for partition in partitions for txn in partition.transactions], coordinator)
 
 
 def retention_report(directories: list[str], configs: dict[str, str], topics: TopicConfigs, options,

@@ -14,6 +14,7 @@ open transaction and shows a hanging one: open in the partition while the coordi
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -135,6 +136,37 @@ class PartitionTransactions:
     def last_stable_offset(self) -> int | None:
         """LSO: the first offset of the earliest open transaction (None: nothing holds it back)."""
         return min((txn.first_offset for txn in self.open.values()), default=None)
+
+
+def unstable(transactions: Iterable[Transaction], high_watermark: int) -> list[Transaction]:
+    """The transactions ProducerStateManager.firstUnstableOffset asks of, at ``high_watermark``: those open
+    (ongoingTxns) and those completed whose marker the high watermark has not passed (completeTxn puts them in
+    unreplicatedTxns, removeUnreplicatedTransactions takes them out once their marker lies below it).  A marker with
+    nothing open before it completes nothing (ProducerAppendInfo.appendEndTxnMarker)."""
+    return [txn for txn in transactions
+            if not txn.empty and (txn.marker_offset is None or txn.marker_offset >= high_watermark)]
+
+
+def last_stable_offset(transactions: Iterable[Transaction], high_watermark: int, log_start: int,
+                       log_end: int) -> tuple[int, Transaction | None]:
+    """UnifiedLog.lastStableOffset of a log holding ``transactions`` (a partition's, in any order), whose high
+    watermark checkpoint says ``high_watermark``: the offset, and the transaction that holds it there (None: the
+    high watermark sets it).
+
+    The broker it describes is taken to have read the transactions since their markers: one that loaded the log
+    again from a producer snapshot taken past a marker (LogLoader) no longer counts that transaction unreplicated
+    (ProducerStateManager.loadFromSnapshot restores only the open ones)."""
+    # Partition.createLog -> UnifiedLog.updateHighWatermark: the checkpoint's, no lower than the log start offset,
+    # no higher than the log end offset
+    high_watermark = log_start if high_watermark < log_start else min(high_watermark, log_end)
+    # ProducerStateManager.firstUnstableOffset: the earliest first offset of the unstable
+    first = min(unstable(transactions, high_watermark), key=lambda txn: txn.first_offset, default=None)
+    if first is None:
+        return high_watermark, None
+    # UnifiedLog.maybeIncrementFirstUnstableOffset: raised to the log start offset; lastStableOffset: the first
+    # unstable offset only where it lies below the high watermark
+    first_unstable = max(first.first_offset, log_start)
+    return (first_unstable, first) if first_unstable < high_watermark else (high_watermark, None)
 
 
 @dataclass
