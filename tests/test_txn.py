@@ -31,7 +31,9 @@ def test_every_transaction_and_how_it_ended(kbatch):
         side["transactions"]
     assert len(found) == len(side["transactions"])
     (partition,) = [line for line in _lines(result) if line["type"] == "partition"]
-    assert partition["last_stable_offset"] == side["last_stable_offset"] == 9
+    # no replication-offset-checkpoint beside it: the high watermark, and so the last stable offset, unknown
+    assert (partition["last_stable_offset"], partition["high_watermark"], partition["last_stable_offset_unknown"]) \
+        == (None, None, "no replication-offset-checkpoint beside it records its high watermark")
     assert (partition["committed"], partition["aborted"], partition["empty"], partition["open"]) == (2, 1, 1, 2)
     coordinator = {line["transactional_id"]: line for line in _lines(result) if line["type"] == "coordinator"}
     assert sorted(coordinator) == ["tx-a", "tx-b", "tx-c", "tx-d", "tx-e"]    # tx-old: a tombstone
@@ -48,7 +50,8 @@ def test_without_the_coordinator_nothing_is_called_hanging(kbatch):
 def test_the_table_names_what_holds_the_last_stable_offset(kbatch, text_snapshot):
     result = kbatch("txn", _rel(TXN))
     assert result.code == 0
-    assert "last stable offset held at 9" in result.out
+    assert "last stable offset: unknown, no replication-offset-checkpoint beside it records its high watermark " \
+        "(log end 14)\n  open transactions:\n" in result.out
     assert "abort --topic payments \\\n        --partition 0 --start-offset 9\n" in result.out
     assert "HANGING" in result.out and result.out.count("HANGING") == 1
     assert result.out == text_snapshot
@@ -242,3 +245,94 @@ def test_the_last_stable_offset_as_unified_log_gives_it(transactions, high_water
     assert offset == stable
     held = stable < min(max(high_watermark, log_start), log_end)   # below the high watermark: a transaction's
     assert holder is (transactions[0] if held else None)
+
+
+# -- the last stable offset as the broker has it: UnifiedLog.lastStableOffset, from the log directory's checkpoints
+
+def _log_dir(tmp_path, segments: dict[int, list[bytes]], **checkpoints: int):
+    """orders-0 holding ``segments`` (base offset: batches), and its offsets in the checkpoints named
+    (replication_offset_checkpoint=..., log_start_offset_checkpoint=...): version 0, the count, the entry."""
+    directory = tmp_path / "orders-0"
+    directory.mkdir()
+    for base, held in segments.items():
+        (directory / f"{base:020d}.log").write_bytes(b"".join(held))
+    for name, offset in checkpoints.items():
+        (tmp_path / name.replace("_", "-")).write_text(f"0\n1\norders 0 {offset}\n")
+    return directory
+
+
+_PRODUCER = dict(transactional=True, producer_id=7, producer_epoch=0)
+
+
+def _records(base: int, count: int, **fields) -> bytes:
+    from .handmade import batch
+
+    return batch(base, [(b"k", b"v%d" % (base + i)) for i in range(count)], **fields)
+
+
+def _partition_line(kbatch, *paths) -> dict:
+    result = kbatch("txn", "--format", "jsonl", *map(str, paths), expect=0)
+    (partition,) = [line for line in _lines(result) if line["type"] == "partition"]
+    return partition
+
+
+def _stable(partition: dict) -> tuple:
+    return partition["last_stable_offset"], partition["high_watermark"], partition["last_stable_offset_unknown"]
+
+
+def test_the_last_stable_offset_is_never_above_the_high_watermark(kbatch, tmp_path):
+    """A transaction open from 22, the high watermark at 10: UnifiedLog.lastStableOffset gives the high watermark.
+    kbatch said the open transaction's first offset, 22."""
+    directory = _log_dir(tmp_path, {0: [_records(0, 10)], 10: [_records(10, 10)],
+                                    20: [_records(20, 2), _records(22, 3, base_sequence=0, **_PRODUCER)]},
+                         replication_offset_checkpoint=10)
+    assert _stable(_partition_line(kbatch, directory)) == (10, 10, None)
+
+
+def test_a_completed_transaction_holds_the_last_stable_offset_until_the_high_watermark_passes_its_marker(
+        kbatch, tmp_path, text_snapshot):
+    """Producer 7's transaction 5..9, its COMMIT marker at 10, the high watermark at 10: not yet replicated
+    (ProducerStateManager's unreplicatedTxns), it holds the last stable offset at 5; at 11 it holds nothing."""
+    from .handmade import batch, end_marker
+
+    directory = _log_dir(tmp_path, {0: [_records(0, 5), _records(5, 5, base_sequence=0, **_PRODUCER)],
+                                    10: [batch(10, [end_marker("COMMIT", 0)], control=True, **_PRODUCER),
+                                         _records(11, 9)]},
+                         replication_offset_checkpoint=10)
+    assert _stable(_partition_line(kbatch, directory)) == (5, 10, None)
+    table = kbatch("txn", str(directory), expect=0)
+    assert "last stable offset held at 5 by producer 7's transaction, whose COMMIT marker at 10 the high " \
+        "watermark has not passed (high watermark 10, log end 20)" in table.out.replace("\n", " ")
+    assert table.out.replace(str(tmp_path), "TMP") == text_snapshot
+    (tmp_path / "replication-offset-checkpoint").write_text("0\n1\norders 0 11\n")
+    assert _stable(_partition_line(kbatch, directory)) == (11, 11, None)
+
+
+def test_the_last_stable_offset_is_raised_to_the_log_start_offset(kbatch, tmp_path):
+    """A transaction open from 5, the log start offset at 7 (DeleteRecords): maybeIncrementFirstUnstableOffset
+    raises the first unstable offset to 7."""
+    directory = _log_dir(tmp_path, {0: [_records(0, 5), _records(5, 5, base_sequence=0, **_PRODUCER)],
+                                    10: [_records(10, 10)]},
+                         replication_offset_checkpoint=20, log_start_offset_checkpoint=7)
+    assert _stable(_partition_line(kbatch, directory)) == (7, 20, None)
+
+
+def test_the_last_stable_offset_is_unknown_where_the_checkpoints_or_segments_do_not_say(kbatch, tmp_path):
+    directory = _log_dir(tmp_path, {0: [_records(0, 5), _records(5, 5, base_sequence=0, **_PRODUCER)],
+                                    10: [_records(10, 10)]},
+                         replication_offset_checkpoint=20)
+    assert _stable(_partition_line(kbatch, directory)) == (5, 20, None)
+    # one segment of two: the log end and the transactions would be guesses
+    assert _stable(_partition_line(kbatch, directory / f"{0:020d}.log")) == (
+        None, None, "not every segment of its partition directory was read")
+    # "2O", a letter O: Kafka cannot read it (and takes the log directory offline)
+    (tmp_path / "replication-offset-checkpoint").write_text("0\n1\norders 0 2O\n")
+    assert _stable(_partition_line(kbatch, directory)) == (
+        None, None, "replication-offset-checkpoint cannot be read")
+    (tmp_path / "replication-offset-checkpoint").unlink()
+    assert _stable(_partition_line(kbatch, directory)) == (
+        None, None, "no replication-offset-checkpoint beside it records its high watermark")
+    segment = tmp_path / "loose.log"   # a segment outside a partition directory
+    segment.write_bytes((directory / f"{0:020d}.log").read_bytes())
+    assert _stable(_partition_line(kbatch, segment)) == (
+        None, None, "not in a partition directory (TOPIC-N): no high watermark checkpoint")

@@ -54,9 +54,10 @@ def retention(paths, configs, metadata, now, output_format, decompressed_limit, 
     batch), within retention, tiered storage not yet known to hold it.  For
     a compacted topic, the log cleaner's view (LogCleanerManager): first
     dirty and first uncleanable offset, what holds the latter back (the
-    active segment, min.compaction.lag.ms, or the last stable offset an
-    open transaction pins, named with its producer: by its transactional
-    id where a __transaction_state partition is among the directories, as
+    active segment, min.compaction.lag.ms, or the last stable offset: the
+    high watermark, or below it the first offset of a transaction open or
+    whose marker the high watermark has not passed, named with its
+    producer: by its transactional id where a __transaction_state partition is among the directories, as
     in a log directory), the dirty ratio against
     min.cleanable.dirty.ratio, and whether it would clean now.  Configs:
     Kafka's defaults, then the topic's ConfigRecords in __cluster_metadata,

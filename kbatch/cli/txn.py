@@ -29,8 +29,13 @@ def txn(paths, output_format, decompressed_limit, no_color):
     how it ended (COMMIT or ABORT with the marker's offset and coordinator
     epoch, or still OPEN; UNKNOWN when its marker is not believed: its CRC
     fails or its record is no ABORT or COMMIT); empty transactions (a marker with no data before
-    it); the aborted ranges consumers skip; and the open transactions that
-    hold back the last stable offset, with what kafka-transactions.sh needs
+    it); the aborted ranges consumers skip; the last stable offset as the
+    broker has it (UnifiedLog.lastStableOffset: never above the high
+    watermark, raised to the log start offset, held by a transaction open
+    or whose marker the high watermark has not passed), where the log
+    directory's replication-offset-checkpoint records the high watermark
+    and every segment of the partition directory is read, else unknown and
+    why; and the open transactions, with what kafka-transactions.sh needs
     to abort them.  Given __transaction_state partitions too, each
     transaction is joined with the coordinator's state of its producer, and
     a transaction open in a partition that the coordinator has finished

@@ -83,6 +83,7 @@ class PartitionTransactions:
     cross_checked: list[str] = field(default_factory=list)   # its .txnindex and .snapshot files held to the log
     cross_check_findings: int = 0                            # ... and where they disagree or do not read
     logs: set[str] = field(default_factory=set)   # the segments read whole, those without a batch too
+    stable: StableOffset | None = None            # its last stable offset as the broker has it (stable_offset)
 
     def add_batch(self, batch: Batch, path: str) -> None:
         producer = batch.producer
@@ -167,6 +168,50 @@ def last_stable_offset(transactions: Iterable[Transaction], high_watermark: int,
     # unstable offset only where it lies below the high watermark
     first_unstable = max(first.first_offset, log_start)
     return (first_unstable, first) if first_unstable < high_watermark else (high_watermark, None)
+
+
+@dataclass(frozen=True)
+class StableOffset:
+    """A partition's last stable offset as its broker has it (UnifiedLog.lastStableOffset), or why it is unknown."""
+
+    offset: int | None                    # None: unknown (``unknown`` says why)
+    held_by: Transaction | None = None    # the transaction whose first offset it is (None: the high watermark)
+    high_watermark: int | None = None     # the replication-offset-checkpoint's
+    unknown: str | None = None
+
+
+def stable_offset(view: PartitionTransactions) -> StableOffset:
+    """The last stable offset of a partition whose every segment ``view`` read (:func:`last_stable_offset`), from
+    its log directory's high watermark and log start offset checkpoints; unknown, and why, where they do not say
+    or not every segment was read (the log end and the transactions would be guesses)."""
+    import os
+
+    from kbatch.files import kinds
+    from kbatch.files.inputs import passed_over, segment_base_offset
+    from kbatch.partition.textfiles import checkpointed_offset
+
+    directory = view.directory
+    if directory is None or topic_partition(os.path.join(directory, "x"))[0] is None:
+        return StableOffset(None, unknown="not in a partition directory (TOPIC-N): no high watermark checkpoint")
+    read_whole = {os.path.basename(log) for log in view.logs}
+    logs = [name for name in os.listdir(directory) if name.endswith(".log")
+            and passed_over(os.path.join(directory, name)) is None]
+    if not logs or any(name not in read_whole for name in logs):
+        return StableOffset(None, unknown="not every segment of its partition directory was read")
+    high_watermark = checkpointed_offset(directory, "replication-offset-checkpoint")
+    log_start = checkpointed_offset(directory, kinds.LOG_START_OFFSET_CHECKPOINT)
+    for checkpoint in (high_watermark, log_start):
+        if checkpoint.unreadable:
+            return StableOffset(None, unknown=f"{os.path.basename(str(checkpoint.path))} cannot be read")
+    if high_watermark.offset is None:
+        return StableOffset(None, unknown="no replication-offset-checkpoint beside it records its high watermark")
+    bases = [segment_base_offset(name) or 0 for name in logs]
+    # LogLoader: the checkpoint's log start, no lower than the first segment's base offset; the log end: past the
+    # last batch, or the base offset of an empty last segment
+    start = max(log_start.offset or 0, min(bases))
+    end = max(max(bases), -1 if view.last_offset is None else view.last_offset + 1)
+    offset, holder = last_stable_offset(view.transactions, high_watermark.offset, start, end)
+    return StableOffset(offset, holder, high_watermark.offset)
 
 
 @dataclass
@@ -301,4 +346,5 @@ def transactions(files: list[str], decompressed_limit: int = DEFAULT_DECOMPRESSE
     views = [partitions[key] for key in sorted(partitions)]
     for view in views:
         findings += cross_check(view, decompressed_limit)
+        view.stable = stable_offset(view)
     return TxnReport(views, coordinator if saw_coordinator else None, findings, replayed)

@@ -666,7 +666,15 @@ TXN_PARTITION = (
     Column("open", "int64", False, "len(view.open)", "open at the log's end"),
     Column("unknown", "int64", False, 'sum(t.outcome == "UNKNOWN" for t in view.transactions)',
            "of an unknown outcome"),
-    Column("last_stable_offset", "int64", True, "view.last_stable_offset", "the last stable offset"),
+    Column("last_stable_offset", "int64", True, "view.stable.offset",
+           "the last stable offset as its broker has it (UnifiedLog.lastStableOffset: the earliest transaction open, "
+           "or completed by a marker the high watermark has not passed, raised to the log start offset, where that "
+           "lies below the high watermark; else the high watermark); null: unknown (last_stable_offset_unknown)"),
+    Column("last_stable_offset_unknown", "string", True, "view.stable.unknown",
+           "why the last stable offset is unknown: no high watermark checkpoint for it, one that cannot be read, or "
+           "not every segment of its partition directory read"),
+    Column("high_watermark", "int64", True, "view.stable.high_watermark",
+           "its log directory's replication-offset-checkpoint's high watermark; null: unknown"),
     Column("log_end_offset", "int64", True, "None if view.last_offset is None else view.last_offset + 1",
            "the log end offset"),
     Column("cross_checked", "array", False, "view.cross_checked",

@@ -63,12 +63,10 @@ def _transactions_table(view, joined: bool) -> Table:
 
 def _open_lines(view) -> list[Text]:
     """What holds the last stable offset back, and what an operator types to release it."""
-    lines = []
-    lso = view.last_stable_offset
-    if lso is None:
-        return [Text("  last stable offset: not held back (no open transaction)", style="green")]
-    lines.append(Text(f"  last stable offset held at {lso} (log end: {view.last_offset + 1}); open transactions:",
-                      style="bold red"))
+    lines = [_stable_line(view)]
+    if not view.open:
+        return lines
+    lines.append(Text("  open transactions:", style="bold red"))
     for txn in sorted(view.open.values(), key=lambda t: t.first_offset):
         started = f" ({iso_timestamp(txn.first_timestamp)})" if txn.first_timestamp is not None else ""
         lines.append(Text(f"    producer {txn.producer_id}/{txn.producer_epoch} from offset {txn.first_offset}"
@@ -84,6 +82,26 @@ def _open_lines(view) -> list[Text]:
             # whole: a line Rich wrapped at a space would paste as two commands (a terminal's own wrap does not)
             lines.append(Text(command, style="cyan", no_wrap=True))
     return lines
+
+
+def _stable_line(view) -> Text:
+    """The last stable offset as the broker has it (kbatch.ops.txn.stable_offset), and what sets it."""
+    stable, end = view.stable, "-" if view.last_offset is None else str(view.last_offset + 1)
+    if stable.offset is None:
+        return Text(f"  last stable offset: unknown, {stable.unknown} (log end {end})",
+                    style="bold red" if view.open else "yellow")
+    marks = f"high watermark {stable.high_watermark}, log end {end}"
+    holder = stable.held_by
+    if holder is None:
+        return Text(f"  last stable offset {stable.offset}: the high watermark, nothing unstable below it ({marks})",
+                    style="bold red" if view.open else "green")
+    if holder.marker_offset is None:
+        whose = f"producer {holder.producer_id}'s open transaction"
+    else:
+        whose = (f"producer {holder.producer_id}'s transaction, whose {holder.outcome} marker at "
+                 f"{holder.marker_offset} the high watermark has not passed")
+    start = "" if stable.offset == holder.first_offset else " (the log start offset)"
+    return Text(f"  last stable offset held at {stable.offset}{start} by {whose} ({marks})", style="bold red")
 
 
 def _coordinator_table(coordinator) -> Table:
