@@ -27,10 +27,12 @@ def _records(base: int, count: int, tag: str) -> list:
 def make_copy(root, broker: str, batches: list[bytes], *, epochs: list[tuple[int, int]] | None = None,
               high_watermark: int | None = None, recovery_point: int | None = None,
               epoch_file_text: str | None = None, segments: dict[int, list[bytes]] | None = None,
-              indexed: bool = False, clean_shutdown: bool = False) -> str:
+              indexed: bool = False, clean_shutdown: bool = False, log_start: int | None = None,
+              cleaner: int | None = None) -> str:
     """A broker's log directory holding one partition: its segment (or ``segments``, by base offset),
-    leader-epoch-checkpoint and checkpoints; ``indexed``: an (empty) offset index beside each segment, without
-    which Kafka recovers the segment on opening it; ``clean_shutdown``: the marker of a clean shutdown."""
+    leader-epoch-checkpoint and checkpoints (``log_start``: log-start-offset-checkpoint; ``cleaner``:
+    cleaner-offset-checkpoint); ``indexed``: an (empty) offset index beside each segment, without which Kafka
+    recovers the segment on opening it; ``clean_shutdown``: the marker of a clean shutdown."""
     log_dir = os.path.join(str(root), broker)
     directory = os.path.join(log_dir, f"{TOPIC}-0")
     os.makedirs(directory)
@@ -47,7 +49,8 @@ def make_copy(root, broker: str, batches: list[bytes], *, epochs: list[tuple[int
         with open(os.path.join(directory, "leader-epoch-checkpoint"), "w") as out:
             out.write(epoch_file_text)
     for name, offset in (("replication-offset-checkpoint", high_watermark),
-                         ("recovery-point-offset-checkpoint", recovery_point)):
+                         ("recovery-point-offset-checkpoint", recovery_point),
+                         ("log-start-offset-checkpoint", log_start), ("cleaner-offset-checkpoint", cleaner)):
         if offset is not None:
             with open(os.path.join(log_dir, name), "w") as out:
                 out.write(f"0\n1\n{TOPIC} 0 {offset}\n")
@@ -132,15 +135,77 @@ def test_epoch_the_leader_never_had_takes_two_rounds(tmp_path):
 
 
 def test_empty_follower_truncates_to_its_high_watermark(tmp_path):
-    # A follower with no epoch (AbstractFetcherThread: truncateToHighWatermark) and an empty log: 0.
+    # A follower with no epoch (AbstractFetcherThread: truncateToHighWatermark) and an empty log: 0.  Its log starts
+    # at its one (empty) segment's base offset, 0 (LogLoader.load).
     leader = make_copy(tmp_path, "broker-1", [batch(0, _records(0, 3, "v"), leader_epoch=0)], epochs=[(0, 0)],
                        high_watermark=3)
     empty = make_copy(tmp_path, "broker-2", [], high_watermark=0)
     report = compare([os.path.join(leader, "orders-0"), os.path.join(empty, "orders-0")])
     copy = report.copies[1]
     assert (copy.log_start_offset, copy.log_end_offset, copy.latest_epoch, copy.truncate_to, copy.diverges_at) == \
-        (None, 0, None, 0, None)
+        (0, 0, None, 0, None)
     assert "electing broker-2 loses 3 records (0..2), 3 of them below a high watermark" in advice(report)
+
+
+def _stale_follower(tmp_path, **leader_files) -> tuple[str, str]:
+    """broker-1 leads, its epochs 0@0 and 1@8 in its file, its log (20 records, epoch 1) in a segment at 10 (retention
+    deleted those below); broker-2, down a long time, holds 0..4 of epoch 0."""
+    one = make_copy(tmp_path, "broker-1", [], segments={10: [batch(10, _records(10, 10, "a"), leader_epoch=1)]},
+                    epochs=[(0, 0), (1, 8)], high_watermark=20, **leader_files)
+    two = make_copy(tmp_path, "broker-2", [batch(0, _records(0, 5, "a"), leader_epoch=0)], epochs=[(0, 0)],
+                    high_watermark=5)
+    return one, two
+
+
+def test_a_follower_ending_below_the_leaders_log_start_is_truncated_whole_and_loses_nothing_to_an_election(
+        tmp_path, kbatch):
+    # broker-1's log-start-offset-checkpoint says 10: LogLoader.load truncates its epoch cache from the start at 10,
+    # and truncateFromStart rewrites the surviving entry 1@8 to 1@10.  broker-2 asks for epoch 0: endOffsetFor
+    # answers (0, 10), the start of the first epoch above; broker-2's own end for epoch 0 is its log end 5: truncate to
+    # min(5, 10, 5) = 5.  Its fetch at 5 lies below the leader's log start 10: OFFSET_OUT_OF_RANGE, and
+    # fetchOffsetAndTruncate truncates it whole and starts it at 10.  Its 0..4 retention deleted from broker-1: not
+    # lost by electing broker-1, and no divergence.
+    one, two = _stale_follower(tmp_path, log_start=10)
+    report = compare([os.path.join(one, "orders-0"), os.path.join(two, "orders-0")])
+    leader, follower = report.copies
+    assert (report.leader, leader.log_start_offset, leader.epochs) == (0, 10, [(1, 10)])
+    assert (follower.truncate_to, follower.truncated_fully, follower.diverges_at) == (10, True, None)
+    assert follower.rounds == [
+        "asks for epoch 0, leader answers epoch 0 ends at 10: truncate to 5",
+        "fetches from 5, below the leader's log start offset 10 (out of range): truncated whole, starts at 10"]
+    assert [(each.base_offset, each.holders) for each in report.divergences] == [(10, [0])]   # broker-2 is behind
+    said = advice(report)
+    assert "electing broker-1 loses nothing another copy holds" in said
+    assert "electing broker-2 loses 10 records (10..19), 10 of them below a high watermark" in said
+    result = kbatch("replicas", "--format", "jsonl", one, two, expect=1)   # (the copies' ends differ)
+    replicas = [line for line in map(json.loads, result.out.splitlines()) if line["type"] == "replica"]
+    assert [(r["log_start_offset"], r["truncate_to"], r["truncated_fully"], r["diverges_at"]) for r in replicas] == \
+        [(10, 20, False, None), (0, 10, True, None)]
+
+
+def test_without_a_log_start_checkpoint_the_epoch_cache_is_not_truncated_from_the_start(tmp_path):
+    # No log-start-offset-checkpoint: LogManager.loadLogs gives 0, LogLoader.load truncates the epoch cache from the
+    # start at 0 (nothing), and the log start is the first segment's base offset, 10 (max(0, 10)).  The leader
+    # answers epoch 0 ends at 8; the follower truncates to 5, below the log start 10: truncated whole all the same.
+    one, two = _stale_follower(tmp_path)
+    report = compare([os.path.join(one, "orders-0"), os.path.join(two, "orders-0")])
+    leader, follower = report.copies
+    assert (leader.log_start_offset, leader.epochs) == (10, [(0, 0), (1, 8)])
+    assert (follower.truncate_to, follower.truncated_fully) == (10, True)
+    assert follower.rounds[0] == "asks for epoch 0, leader answers epoch 0 ends at 8: truncate to 5"
+
+
+def test_the_log_start_is_the_checkpoint_above_the_first_segment_else_its_base_offset(tmp_path):
+    # DeleteRecords moved broker-1's log start to 3 inside its segment at 0 (the checkpoint says 3): its log starts at
+    # 3; broker-2's checkpoint (0) lies below its first segment's base offset, 2 (retention): its log starts at 2.
+    # Neither copy is missing what the other holds where both logs are (2 and up): no divergence.
+    one = make_copy(tmp_path, "broker-1", [batch(0, _records(0, 2, "v")), batch(2, _records(2, 1, "v")),
+                                           batch(3, _records(3, 2, "v"))], epochs=[(0, 0)], log_start=3)
+    two = make_copy(tmp_path, "broker-2", [], segments={2: [batch(2, _records(2, 1, "v")), batch(3, _records(3, 2, "v"))]},
+                    epochs=[(0, 0)], log_start=0)
+    report = compare([os.path.join(one, "orders-0"), os.path.join(two, "orders-0")])
+    assert [copy.log_start_offset for copy in report.copies] == [3, 2]
+    assert report.divergences == []
 
 
 def test_epoch_file_behind_its_batches(tmp_path):

@@ -30,7 +30,10 @@ def replicas(paths, partition, output_format, no_color):
     validation in the segment holding the recovery point or a later one cuts
     the log there, and a line says where and at which file position; damage
     recovery does not reach stays, and a line says so.  For every partition
-    present in two or more: each copy's log start and end offsets, high
+    present in two or more: each copy's log start (Kafka's: the
+    log-start-offset-checkpoint above the first segment's base offset, else
+    that base offset; what lies below is deleted, never lost to an election)
+    and end offsets, high
     watermark and recovery point (its log directory's checkpoints; "?" where
     one cannot be read: where it is damaged is said, and a high watermark
     not read is unknown, never taken as none), its latest
@@ -38,7 +41,8 @@ def replicas(paths, partition, output_format, no_color):
     recovery reads, entries at or past the log end dropped, as LogLoader
     loads them); the offset Kafka truncates it to when it follows
     the copy with the newest epoch, round by round as
-    AbstractFetcherThread applies OffsetsForLeaderEpoch; the first offset
+    AbstractFetcherThread applies OffsetsForLeaderEpoch (a fetch offset then
+    below that copy's log start truncates it whole); the first offset
     where its batches differ from that copy's.  Then advice: what electing
     each copy loses, records held by some copies only (and whether below a
     recorded high watermark), lost producer sequences, and where a good copy

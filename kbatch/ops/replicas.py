@@ -10,7 +10,7 @@ from itertools import groupby
 from kbatch.output.values import counted
 from kbatch.partition.replicas import (Copy, Damage, NotACopy, Report, compare,
                                        epoch_file_lines, find_copies, high_watermarks, lost_sequences,
-                                       offset_checkpoint_lines, records_held_by_some)
+                                       offset_checkpoint_lines, records_held_by_some, starts_past)
 
 __all__ = ["NotACopy", "Report", "advice", "compare", "compare_all", "exit_found", "high_watermarks",
            "records_held_by_some", "recovery_lines"]
@@ -166,7 +166,9 @@ def advice(report: Report) -> list[str]:
     losses = []
     bounds = []    # per copy, the least and the most of its acknowledged losses (equal where every mark is read)
     for index, copy in enumerate(copies):
-        missing = [each for each in report.divergences if index not in each.holders and each.holders]
+        # (not what lies below its log start: retention or DeleteRecords deleted that, not the election)
+        missing = [each for each in report.divergences
+                   if index not in each.holders and each.holders and not starts_past(copy, each.last_offset)]
         spans = _union([(each.base_offset, each.last_offset) for each in missing])
         records = sum(last - first + 1 for first, last in spans)
         # acknowledged: below a high watermark recorded by a copy that holds the record; where a holder's cannot

@@ -274,6 +274,7 @@ def replica_dict(report, copy):
         "latest_epoch": copy.latest_epoch,
         "diverges_at": copy.diverges_at,
         "truncate_to": copy.truncate_to,
+        "truncated_fully": copy.truncated_fully,
         "clean_shutdown": copy.clean_shutdown,
         "recovery": None if copy.recovery is None else damage_dict(copy.recovery),
         "kept_damage": None if copy.kept_damage is None else damage_dict(copy.kept_damage),

@@ -381,7 +381,9 @@ REPLICA = (
     Column("partition", "string", False, "json_name(report.topic + '-' + str(report.partition))",
            "the partition (TOPIC-N)"),
     Column("path", "string", False, "json_name(copy.path)", "the copy's partition directory"),
-    Column("log_start_offset", "int64", True, "copy.log_start_offset", "its first batch's base offset"),
+    Column("log_start_offset", "int64", True, "copy.log_start_offset",
+           "the log start offset Kafka loads: its log directory's log-start-offset-checkpoint where that lies above "
+           "the first segment's base offset, else that base offset (LogLoader.load); null: no segment"),
     Column("log_end_offset", "int64", False, "copy.log_end_offset", "one past its last batch's last offset"),
     Column("high_watermark", "int64", True, "copy.high_watermark",
            "what its log directory's replication-offset-checkpoint records"),
@@ -390,7 +392,11 @@ REPLICA = (
     Column("diverges_at", "int64", True, "copy.diverges_at",
            "the first offset whose batch differs from the newest-epoch copy's (null: none)"),
     Column("truncate_to", "int64", True, "copy.truncate_to",
-           "the offset Kafka truncates it to when it follows the newest-epoch copy (AbstractFetcherThread)"),
+           "the offset Kafka truncates it to when it follows the newest-epoch copy (AbstractFetcherThread); where "
+           "truncated_fully, the leader's log start offset its empty log starts at"),
+    Column("truncated_fully", "bool", False, "copy.truncated_fully",
+           "the offset it fetches from once truncated lies below the leader's log start offset: Kafka deletes its "
+           "whole log and starts it at the leader's (AbstractFetcherThread.fetchOffsetAndTruncate)"),
     Column("clean_shutdown", "bool", False, "copy.clean_shutdown",
            "its log directory holds .kafka_cleanshutdown: Kafka skips log recovery when the broker starts"),
     Column("recovery", "object", True, "None if copy.recovery is None else damage_dict(copy.recovery)",

@@ -79,7 +79,7 @@ class Copy:
     offset_checkpoints: dict[str, CheckpointedOffset] = field(default_factory=dict)
     clean_shutdown: bool = False                # .kafka_cleanshutdown in its log directory
     # filled as the batches are read
-    log_start_offset: int | None = None
+    log_start_offset: int | None = None         # Kafka's (see kafka_log_start); None: no segment
     log_end_offset: int = 0
     batch_epochs: LeaderEpochs = field(default_factory=LeaderEpochs)   # the first batch of each epoch
     first_base: int | None = None               # the first segment's base offset (its name)
@@ -95,6 +95,7 @@ class Copy:
     epochs: list[tuple[int, int]] = field(default_factory=list)   # the cache Kafka loads (see loaded_epochs)
     diverges_at: int | None = None
     truncate_to: int | None = None
+    truncated_fully: bool = False               # truncated whole and started at the leader's log start
     rounds: list[str] = field(default_factory=list)
 
     @property
@@ -118,8 +119,6 @@ class Copy:
 
     def hold(self, head: Head) -> None:
         """Count a batch of the copy's in its offsets and its batches' epochs (read in offset order)."""
-        if self.log_start_offset is None:
-            self.log_start_offset = head.base_offset
         if head.last_offset >= self.log_end_offset:
             self.log_end_offset = head.last_offset + 1
         self.batch_epochs.take(head.partition_leader_epoch, head.base_offset, head.last_offset, head.segment, head.pos)
@@ -232,6 +231,15 @@ class Head(NamedTuple):
                    invalid_for_kafka(batch))
 
 
+def kafka_log_start(copy: Copy) -> int | None:
+    """The log start offset Kafka loads for the copy (None: no segment): LogLoader.load takes
+    max(logStartOffsetCheckpoint, the first segment's base offset); a checkpoint absent, or one LogManager.loadLogs
+    cannot read, counts as 0.  Records below it were deleted by retention or DeleteRecords: Kafka serves none."""
+    if copy.first_base is None:
+        return None
+    return max(copy.checkpointed_log_start or 0, copy.first_base)
+
+
 def invalid_for_kafka(batch: Batch) -> str | None:
     """Why Kafka's own validation fails the entry kbatch read as ``batch`` (None: it passes).
 
@@ -279,6 +287,7 @@ def walk_copy(copy: Copy) -> Iterator[Head | Region]:
 
     paths = segments(copy.path)
     copy.first_base = segment_base(paths[0]) if paths else None
+    copy.log_start_offset = kafka_log_start(copy)
     for path in paths:
         def keep(batch, path=path) -> None:
             batch_pos, view, i, end, _, _ = batch
@@ -404,8 +413,8 @@ def loaded_epochs(copy: Copy) -> list[tuple[int, int]]:
     The file's entries, then the epochs log recovery assigns (:func:`recovered`; LeaderEpochFileCache.assign
     first drops the entries of that epoch or later, or starting at its start offset or later:
     maybeTruncateNonMonotonicEntries); entries at or past the log end offset are dropped (LogLoader.load:
-    leaderEpochCache.truncateFromEndAsyncFlush(nextOffset)), as are those below the log start but the last
-    (UnifiedLog: truncateFromStartAsyncFlush).
+    leaderEpochCache.truncateFromEndAsyncFlush(nextOffset)), as are those below the checkpointed log start but the
+    last, which then starts there (truncateFromStartAsyncFlush).
     """
     epochs = list(copy.epoch_file)
     for epoch, start in copy.recovered_epochs:
@@ -414,10 +423,13 @@ def loaded_epochs(copy: Copy) -> list[tuple[int, int]]:
                 epochs.pop()
             epochs.append((epoch, start))
     epochs = [(epoch, start) for epoch, start in epochs if start < copy.log_end_offset]
-    if copy.log_start_offset is not None:
-        below = [entry for entry in epochs if entry[1] <= copy.log_start_offset]
-        epochs = below[-1:] + [entry for entry in epochs if entry[1] > copy.log_start_offset]
-    return epochs
+    # LogLoader.load: leaderEpochCache.truncateFromStartAsyncFlush(logStartOffsetCheckpoint), the checkpoint as read
+    # (0 when absent or unread: LogManager.loadLogs); LeaderEpochFileCache.truncateFromStart keeps the last entry
+    # starting at or below it and rewrites its start offset to it
+    start = copy.checkpointed_log_start or 0
+    below = [epoch for epoch, entry_start in epochs if entry_start <= start]
+    after = [entry for entry in epochs if entry[1] > start]
+    return [(below[-1], start), *after] if below else after
 
 
 def end_offset_for(epochs: list[tuple[int, int]], requested: int, log_end_offset: int) -> tuple[int, int]:
@@ -480,6 +492,26 @@ def truncation_offset(follower: Copy, leader: Copy) -> tuple[int, list[str]]:
         return offset, rounds
 
 
+def out_of_range(leader: Copy, fetch_offset: int) -> tuple[int, bool, str | None]:
+    """Where the follower's log ends once it fetches from ``leader`` at ``fetch_offset`` (the offset it truncated
+    to), whether it was truncated whole, and the step said (None: the fetch is in range, nothing more).
+
+    An offset outside the leader's log is OFFSET_OUT_OF_RANGE, and AbstractFetcherThread.fetchOffsetAndTruncate
+    (handleOutOfRangeError) truncates to the leader's log end where it lies past it; where it lies below the
+    leader's log start (retention or DeleteRecords deleted what the follower would fetch next), it truncates the
+    follower whole and starts it there (truncateFullyAndStartAt).
+    """
+    if fetch_offset > leader.log_end_offset:
+        return leader.log_end_offset, False, (f"fetches from {fetch_offset}, past the leader's log end offset "
+                                              f"{leader.log_end_offset} (out of range): truncate to "
+                                              f"{leader.log_end_offset}")
+    if leader.log_start_offset is not None and fetch_offset < leader.log_start_offset:
+        return leader.log_start_offset, True, (f"fetches from {fetch_offset}, below the leader's log start offset "
+                                               f"{leader.log_start_offset} (out of range): truncated whole, starts "
+                                               f"at {leader.log_start_offset}")
+    return fetch_offset, False, None
+
+
 def _to_high_watermark(follower: Copy, end: int) -> tuple[int, str]:
     """Where truncateToHighWatermark leaves the follower (at most ``end``; a high watermark not checkpointed: the
     log end), and how that is said; one that cannot be read is said to be unknown, ``end`` given in its place."""
@@ -522,8 +554,13 @@ class Report:
             len({copy.log_end_offset for copy in self.copies}) == 1
 
     def held_only_by(self, index: int) -> list[Divergence]:
-        """The batches the copy holds and the leader does not (lost when the leader wins)."""
-        return [each for each in self.divergences if index in each.holders and self.leader not in each.holders]
+        """The batches the copy holds and the leader does not (lost when the leader wins; not those below the
+        leader's log start, which retention or DeleteRecords deleted)."""
+        if self.leader is None:
+            return [each for each in self.divergences if index in each.holders]
+        leader = self.copies[self.leader]
+        return [each for each in self.divergences if index in each.holders and self.leader not in each.holders
+                and not starts_past(leader, each.last_offset)]
 
 
 def compare(directories: list[str]) -> Report:
@@ -557,7 +594,10 @@ def compare(directories: list[str]) -> Report:
         good = [index for index, head in here.items() if not head.damaged]
         damaged = [index for index, head in here.items() if head.damaged]
         keys: list[HeadKey | None] = list(dict.fromkeys(here[index].key for index in good))   # each variant, in order
-        if len(here) != len(copies) or len(keys) > 1 or damaged:
+        # a copy without the batch that starts past it never had it to serve: retention or DeleteRecords deleted it
+        last = max(head.last_offset for head in here.values())
+        lacking = [copy for index, copy in enumerate(copies) if index not in here and not starts_past(copy, last)]
+        if lacking or len(keys) > 1 or damaged:
             # one Divergence per variant of the batch here, with the copies holding its bytes intact
             for key in keys or [None]:   # (None: every copy's batch here is damaged)
                 holders = [index for index in good if here[index].key == key]
@@ -578,9 +618,16 @@ def compare(directories: list[str]) -> Report:
             if index == report.leader:
                 copy.truncate_to = copy.log_end_offset
                 continue
-            copy.truncate_to, copy.rounds = truncation_offset(copy, leader)
+            fetch_offset, copy.rounds = truncation_offset(copy, leader)
+            copy.truncate_to, copy.truncated_fully, step = out_of_range(leader, fetch_offset)
+            copy.rounds += [step] if step is not None else []
     _relative_divergence(report)
     return report
+
+
+def starts_past(copy: Copy, offset: int) -> bool:
+    """Whether the copy's log starts past ``offset`` (Kafka serves no record of it there)."""
+    return copy.log_start_offset is not None and copy.log_start_offset > offset
 
 
 def _relative_divergence(report: Report) -> None:
@@ -593,8 +640,10 @@ def _relative_divergence(report: Report) -> None:
             continue
         first = None
         for each in report.divergences:
-            # a copy merely behind (the batch past its end) does not diverge: it fetches the rest
-            if each.base_offset < copy.log_end_offset and (index in each.holders) != (report.leader in each.holders):
+            # a copy merely behind (the batch past its end) does not diverge: it fetches the rest; nor where the
+            # leader's log starts past the batch: the follower truncates whole (out_of_range)
+            if each.base_offset < copy.log_end_offset and not starts_past(report.copies[report.leader], each.last_offset) \
+                    and (index in each.holders) != (report.leader in each.holders):
                 first = each.base_offset
                 break
         copy.diverges_at = first
