@@ -45,6 +45,24 @@ def batch(base_offset: int, records: list[tuple[bytes | None, bytes | None]], *,
     return head + struct.pack(">I", crc32c.crc32c(after_crc)) + after_crc
 
 
+def compacted(base_offset: int, last_offset: int, kept: list[tuple[int, bytes | None, bytes | None]], *,
+              delete_horizon: int | None = None, timestamp: int = 1_700_000_000_000, leader_epoch: int = 0,
+              control: bool = False, transactional: bool = False, producer_id: int = -1, producer_epoch: int = -1,
+              base_sequence: int = -1) -> bytes:
+    """What the log cleaner writes of a batch whose records ``kept`` (offset, key, value) it retains
+    (MemoryRecords.buildRetainedRecordsInto): the base offset and, by overrideLastOffset, the last offset of the
+    original, each record's offset delta and timestamp kept.  ``delete_horizon``: the batch marked with one
+    (attributes bit 6, the horizon as baseTimestamp, each record's delta taken from it)."""
+    base_timestamp = timestamp if delete_horizon is None else delete_horizon
+    payload = b"".join(record(offset - base_offset, key, value, timestamp - base_timestamp)
+                       for offset, key, value in kept)
+    attributes = (0x20 if control else 0) | (0x10 if transactional else 0) | (0x40 if delete_horizon is not None else 0)
+    after_crc = struct.pack(">hiqqqhii", attributes, last_offset - base_offset, base_timestamp, timestamp, producer_id,
+                            producer_epoch, base_sequence, len(kept)) + payload
+    head = struct.pack(">qiib", base_offset, 4 + 1 + 4 + len(after_crc), leader_epoch, 2)
+    return head + struct.pack(">I", crc32c.crc32c(after_crc)) + after_crc
+
+
 def end_marker(kind: str, coordinator_epoch: int, *, key_version: int = 0, value_version: int = 0):
     """ControlRecordType key + EndTransactionMarker value for ABORT (0) or COMMIT (1)."""
     return (struct.pack(">hh", key_version, {"ABORT": 0, "COMMIT": 1}[kind]),

@@ -15,7 +15,7 @@ import pytest
 
 from kbatch.ops.replicas import advice, compare
 from kbatch.partition.replicas import end_offset_for
-from tests.handmade import batch
+from tests.handmade import batch, compacted, end_marker
 
 TOPIC = "orders"
 
@@ -112,6 +112,39 @@ def test_one_record_lost_is_said_in_the_singular(tmp_path):
     lines = advice(compare([os.path.join(one, "orders-0"), os.path.join(two, "orders-0")]))
     assert "electing broker-2 loses 1 record (2), 1 of them below a high watermark" in lines
     assert "electing broker-1 loses nothing another copy holds" in lines
+
+
+def test_losses_are_counted_in_records_a_consumer_is_given_not_in_offsets_spanned(tmp_path, kbatch):
+    # broker-1 led epoch 1 and wrote 3..12, its cleaner keeping 5 and 12 of them (the batch still spans 3..12), then
+    # a transaction's commit marker at 13; broker-2, elected uncleanly in epoch 2, wrote 3..4 and acknowledged them
+    # (high watermark 5).  Electing broker-2 loses 2 records, and a control record no consumer is given; not 11.
+    common = batch(0, _records(0, 3, "v"), leader_epoch=0)
+    kept = [(5, b"k5", b"old5"), (12, b"k12", b"old12")]
+    marker = batch(13, [end_marker("COMMIT", 0)], control=True, transactional=True, producer_id=9, producer_epoch=0,
+                   leader_epoch=1)
+    one = make_copy(tmp_path, "broker-1", [common, compacted(3, 12, kept, leader_epoch=1), marker],
+                    epochs=[(0, 0), (1, 3)], high_watermark=3)
+    two = make_copy(tmp_path, "broker-2", [common, batch(3, _records(3, 2, "new"), leader_epoch=2)],
+                    epochs=[(0, 0), (2, 3)], high_watermark=5)
+    said = advice(compare([os.path.join(one, "orders-0"), os.path.join(two, "orders-0")]))
+    assert "electing broker-2 loses 2 records (5, 12), 0 of them below a high watermark; and 1 control record (13), " \
+        "given to no consumer" in said
+    assert "electing broker-1 loses 2 records (3..4), 2 of them below a high watermark" in said
+    assert said[-1] == "electing broker-2 loses no record below a high watermark and the fewest records"
+    assert kbatch("replicas", one, two).code == 1
+
+
+def test_a_lost_control_record_alone_is_no_record_a_consumer_is_given(tmp_path, kbatch):
+    common = batch(0, _records(0, 3, "v"), leader_epoch=0, transactional=True, producer_id=9, producer_epoch=0,
+                   base_sequence=0)
+    marker = batch(3, [end_marker("COMMIT", 0)], control=True, transactional=True, producer_id=9, producer_epoch=0)
+    one = make_copy(tmp_path, "broker-1", [common, marker], epochs=[(0, 0)], high_watermark=4)
+    two = make_copy(tmp_path, "broker-2", [common], epochs=[(0, 0)], high_watermark=3)
+    said = advice(compare([os.path.join(one, "orders-0"), os.path.join(two, "orders-0")]))
+    assert "electing broker-2 loses no record a consumer is given, only 1 control record (3), given to no consumer" \
+        in said
+    assert "electing broker-1 loses nothing another copy holds" in said
+    assert kbatch("replicas", one, two).code == 1
 
 
 def test_epoch_the_leader_never_had_takes_two_rounds(tmp_path):

@@ -10,7 +10,7 @@ from itertools import groupby
 from kbatch.output.values import counted
 from kbatch.partition.replicas import (Copy, Damage, NotACopy, Report, compare,
                                        epoch_file_lines, find_copies, high_watermarks, lost_sequences,
-                                       offset_checkpoint_lines, records_held_by_some, starts_past)
+                                       offset_checkpoint_lines, records_held_by_some)
 
 __all__ = ["NotACopy", "Report", "advice", "compare", "compare_all", "exit_found", "high_watermarks",
            "records_held_by_some", "recovery_lines"]
@@ -44,6 +44,17 @@ def _checkpoint_lines(copy: Copy) -> list[str]:
 def _ranges(offsets: list[tuple[int, int]]) -> str:
     return ", ".join(f"{first}" if first == last else f"{first}..{last}" for first, last in offsets[:5]) + \
         (f" and {len(offsets) - 5} more" if len(offsets) > 5 else "")
+
+
+def _within(spans: list[tuple[int, int]], first: int, last: int | None = None) -> list[tuple[int, int]]:
+    """The parts of offset ranges from ``first`` to ``last`` (None: no end)."""
+    return [(max(low, first), high if last is None else min(high, last)) for low, high in spans
+            if high >= first and (last is None or low <= last)]
+
+
+def _count(spans: list[tuple[int, int]]) -> int:
+    """How many offsets merged ranges hold."""
+    return sum(last - first + 1 for first, last in spans)
 
 
 def _union(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -162,32 +173,38 @@ def advice(report: Report) -> list[str]:
     for copy in copies:
         for told in _checkpoint_lines(copy):
             lines.append(f"{copy.name}: {told}")
-    # what electing each copy loses: the offsets others hold and it does not (variants of one offset once)
+    # what electing each copy loses: the records others hold and it does not (variants of one offset once), counted
+    # as a consumer is given them: control records (transaction markers) apart
     losses = []
     bounds = []    # per copy, the least and the most of its acknowledged losses (equal where every mark is read)
     for index, copy in enumerate(copies):
         # (not what lies below its log start: retention or DeleteRecords deleted that, not the election)
-        missing = [each for each in report.divergences
-                   if index not in each.holders and each.holders and not starts_past(copy, each.last_offset)]
-        spans = _union([(each.base_offset, each.last_offset) for each in missing])
-        records = sum(last - first + 1 for first, last in spans)
+        start = copy.log_start_offset or 0
+        missing = [each for each in report.divergences if index not in each.holders and each.holders]
+        spans = _union(_within([span for each in missing for span in each.records], start))
+        control = _union(_within([span for each in missing for span in each.control_records], start))
+        records = _count(spans)
         # acknowledged: below a high watermark recorded by a copy that holds the record; where a holder's cannot
         # be read, any of its records may be (at most), and those a high watermark read covers are (at least)
         known, possible = [], []
         for each in missing:
             held = high_watermarks(report, each.holders)
-            if held.highest is not None and each.base_offset < held.highest:
-                known.append((each.base_offset, min(each.last_offset, held.highest - 1)))
+            if held.highest is not None:
+                known += _within(each.records, start, held.highest - 1)
             if held.unread:
-                possible.append((each.base_offset, each.last_offset))
-        acked = sum(last - first + 1 for first, last in _union(known))
-        at_most = sum(last - first + 1 for first, last in _union(known + possible))
+                possible += _within(each.records, start)
+        acked = _count(_union(known))
+        at_most = _count(_union(known + possible))
         losses.append((acked, records, index))
         bounds.append((acked, at_most))
+        markers = f"{counted(_count(control), 'control record')} ({_ranges(control)}), given to no consumer"
         if spans:
             below = f"{acked}" if at_most == acked else f"{acked} to {at_most}"
             lines.append(f"electing {copy.name} loses {counted(records, 'record')} ({_ranges(spans)}), {below} of "
-                         "them below a high watermark" + (f" ({unread})" if at_most != acked else ""))
+                         "them below a high watermark" + (f" ({unread})" if at_most != acked else "") +
+                         (f"; and {markers}" if control else ""))
+        elif control:
+            lines.append(f"electing {copy.name} loses no record a consumer is given, only {markers}")
         else:
             lines.append(f"electing {copy.name} loses nothing another copy holds")
     if any(least != most for least, most in bounds):

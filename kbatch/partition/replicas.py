@@ -19,7 +19,7 @@ from typing import Iterator, NamedTuple, cast
 from kbatch.files import kinds
 from kbatch.files.inputs import topic_partition
 from kbatch.format.findings import Finding
-from kbatch.format.structs import BATCH_HEADER, SIZE_OFFSET
+from kbatch.format.structs import BATCH_HEADER, CONTROL_FLAG_MASK, SIZE_OFFSET
 from kbatch.kernels.batchrules import last_sequence
 from kbatch.partition.crosscheck import LeaderEpochs
 from kbatch.partition.sidefile import Entry, SideFile
@@ -214,6 +214,8 @@ class Head(NamedTuple):
     last_sequence: int | None
     damaged: bool                 # its CRC fails, or the reader found its bytes damaged
     invalid: str | None           # why Kafka's validation fails it, log recovery stopping there (invalid_for_kafka)
+    records_count: int | None     # recordsCount (v0/v1: the messages held)
+    control: bool                 # a control batch: its records (transaction markers) are given to no consumer
 
     @property
     def key(self) -> HeadKey:
@@ -228,7 +230,7 @@ class Head(NamedTuple):
                    batch.pos, segment, batch.producer_id if producer else None,
                    batch.base_sequence if producer else None, batch.last_sequence if producer else None,
                    not batch.crc_valid or any(finding.is_damage for finding in batch.findings),
-                   invalid_for_kafka(batch))
+                   invalid_for_kafka(batch), batch.count, batch.is_control)
 
 
 def kafka_log_start(copy: Copy) -> int | None:
@@ -264,8 +266,8 @@ class Region(NamedTuple):
 
 
 # The header fields a clean batch's Head takes, read by the declaration's names (kbatch.format.layouts).
-_CLEAN_HEAD = BATCH_HEADER.picker("base_offset", "partition_leader_epoch", "crc", "last_offset_delta", "producer_id",
-                                  "base_sequence")
+_CLEAN_HEAD = BATCH_HEADER.picker("base_offset", "partition_leader_epoch", "crc", "attributes", "last_offset_delta",
+                                  "producer_id", "base_sequence", "records_count")
 
 
 def walk_copy(copy: Copy) -> Iterator[Head | Region]:
@@ -291,11 +293,13 @@ def walk_copy(copy: Copy) -> Iterator[Head | Region]:
     for path in paths:
         def keep(batch, path=path) -> None:
             batch_pos, view, i, end, _, _ = batch
-            base_offset, epoch, crc, delta, producer_id, base_sequence = _CLEAN_HEAD.unpack_from(view, i)
+            base_offset, epoch, crc, attributes, delta, producer_id, base_sequence, count = \
+                _CLEAN_HEAD.unpack_from(view, i)
             producer = producer_id != -1
             taken.append(Head(base_offset, base_offset + delta, end - i, epoch, crc, batch_pos, path,
                               producer_id if producer else None, base_sequence if producer else None,
-                              last_sequence(base_sequence, delta) if producer else None, False, None))
+                              last_sequence(base_sequence, delta) if producer else None, False, None, count,
+                              bool(attributes & CONTROL_FLAG_MASK)))
 
         with open(path, "rb") as stream:
             reader = SegmentReader(stream, ReadOptions(records=False), read_ahead=True)
@@ -535,6 +539,10 @@ class Divergence:
     base_sequence: int | None = None
     last_sequence: int | None = None
     where: tuple[str, int, int] | None = None   # the first holder's batch: (segment, pos, size)
+    # the offsets of its records (merged ranges): those a consumer is given, and the control records (markers) of
+    # a control batch; a compacted batch's offsets have gaps (record_spans)
+    records: list[tuple[int, int]] = field(default_factory=list)
+    control_records: list[tuple[int, int]] = field(default_factory=list)
 
 
 @dataclass
@@ -602,9 +610,11 @@ def compare(directories: list[str]) -> Report:
             for key in keys or [None]:   # (None: every copy's batch here is damaged)
                 holders = [index for index in good if here[index].key == key]
                 sample = here[holders[0]] if holders else next(iter(here.values()))
+                spans = record_spans(sample) if holders else []
                 report.divergences.append(Divergence(
                     base, sample.last_offset, holders, holders, damaged, sample.producer_id, sample.base_sequence,
-                    sample.last_sequence, (sample.segment, sample.pos, sample.size) if holders else None))
+                    sample.last_sequence, (sample.segment, sample.pos, sample.size) if holders else None,
+                    [] if sample.control else spans, spans if sample.control else []))
         for index in here:
             front[index] = next(streams[index], None)
     for copy in copies:
@@ -684,17 +694,47 @@ def lost_sequences(report: Report, index: int) -> dict[int, list[tuple[int, int]
     return lost
 
 
+def read_batch(segment: str, pos: int, size: int) -> Batch | None:
+    """The batch at ``pos`` of ``segment``, read again with its records decoded (None: none reads there)."""
+    with open(segment, "rb") as stream:
+        for item in entries(SegmentReader(stream, ReadOptions(records=True)), pos, pos + size):
+            if isinstance(item, Batch) and item.pos == pos:
+                return item
+    return None
+
+
+def _merged(offsets: list[int]) -> list[tuple[int, int]]:
+    """Ascending offsets as ranges of consecutive ones."""
+    spans: list[tuple[int, int]] = []
+    for offset in offsets:
+        if spans and offset == spans[-1][1] + 1:
+            spans[-1] = (spans[-1][0], offset)
+        else:
+            spans.append((offset, offset))
+    return spans
+
+
+def record_spans(head: Head) -> list[tuple[int, int]]:
+    """The offsets of the batch's records, as ranges.  A batch holding a record at every offset it spans says so
+    by its count; one the log cleaner compacted keeps its base and last offsets (MemoryRecords.filterTo:
+    buildRetainedRecordsInto, overrideLastOffset) and fewer records, whose offsets only its records tell."""
+    if head.records_count == head.last_offset - head.base_offset + 1:
+        return [(head.base_offset, head.last_offset)]
+    batch = read_batch(head.segment, head.pos, head.size)
+    if batch is None:   # (not read again: counted as whole)
+        return [(head.base_offset, head.last_offset)]
+    return _merged([record.offset for record in batch.records or ()])
+
+
 def records_held_by_some(report: Report) -> Iterator[tuple[Divergence, Batch]]:
     """Each batch not every copy holds, read again with its records decoded from a copy holding it intact:
     only those batches' bytes are read twice."""
     for each in report.divergences:
         if not each.holders or len(each.holders) == len(report.copies) or each.where is None:
             continue
-        path, pos, size = each.where
-        with open(path, "rb") as stream:
-            for item in entries(SegmentReader(stream, ReadOptions(records=True)), pos, pos + size):
-                if isinstance(item, Batch) and item.pos == pos:
-                    yield each, item
+        batch = read_batch(*each.where)
+        if batch is not None:
+            yield each, batch
 
 
 class HighWatermarks(NamedTuple):
