@@ -43,7 +43,9 @@ def replicas(paths, partition, output_format, no_color):
     the copy with the newest epoch, round by round as
     AbstractFetcherThread applies OffsetsForLeaderEpoch (a fetch offset then
     below that copy's log start truncates it whole); the first offset
-    where its batches differ from that copy's.  Then advice: what electing
+    where its batches differ from that copy's (batches that differ only as
+    each broker's log cleaner compacts its own copy do not: a line says
+    so).  Then advice: what electing
     each copy loses, records held by some copies only (and whether below a
     recorded high watermark), lost producer sequences, and where a good copy
     of a damaged batch lies (the version of the copy with the newest epoch,

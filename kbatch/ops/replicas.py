@@ -157,9 +157,12 @@ def advice(report: Report) -> list[str]:
         # and CheckpointFileWithFailureHandler takes the log directory offline; the follower fetching from a copy
         # whose file names the wrong start offsets truncates by them (OffsetsForLeaderEpoch)
         damage = [f"{copy.name}: {told}" for copy in copies for told in _checkpoint_lines(copy)]
+        same = _compacted_line(report) or "every copy holds the same batches"
         if damage:
-            return ["every copy holds the same batches", *damage]
-        return ["every copy holds the same batches: nothing to repair"]
+            return [same, *damage]
+        return [f"{same}: nothing to repair"]
+    if report.compacted:
+        lines.append(_compacted_line(report))
     for copy in copies:
         lines.extend(f"{copy.name}: {line}" for line in recovery_lines(copy))
     marks = high_watermarks(report)
@@ -230,6 +233,17 @@ def advice(report: Report) -> list[str]:
         lines.append(f"electing {copies[best].name} loses no record below a high watermark (the fewest records of "
                      "the copies that lose none)")
     return lines + _lost_sequence_lines(report)
+
+
+def _compacted_line(report: Report) -> str:
+    """That some batches every copy holds are compacted differently ("" for none)."""
+    if not report.compacted:
+        return ""
+    every = "every copy holds the same records" if report.agree else "where every copy holds a batch"
+    many = len(report.compacted) > 1
+    return (f"{every}: {counted(len(report.compacted), 'batch')} ({_ranges(report.compacted)}) "
+            f"{'are' if many else 'is'} compacted differently (each broker's log cleaner compacts its own copy; the "
+            "records the copies keep in common are the same)")
 
 
 def _unread_names(copies: list[Copy]) -> str:

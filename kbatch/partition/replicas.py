@@ -19,7 +19,7 @@ from typing import Iterator, NamedTuple, cast
 from kbatch.files import kinds
 from kbatch.files.inputs import topic_partition
 from kbatch.format.findings import Finding
-from kbatch.format.structs import BATCH_HEADER, CONTROL_FLAG_MASK, SIZE_OFFSET
+from kbatch.format.structs import BATCH_HEADER, CONTROL_FLAG_MASK, DELETE_HORIZON_FLAG_MASK, SIZE_OFFSET
 from kbatch.kernels.batchrules import last_sequence
 from kbatch.partition.crosscheck import LeaderEpochs
 from kbatch.partition.sidefile import Entry, SideFile
@@ -555,6 +555,8 @@ class Report:
     problems: list[str] = field(default_factory=list)      # usage-level: different topic ids
     leader: int | None = None                              # the copy with the newest epoch
     divergences: list[Divergence] = field(default_factory=list)
+    # (base, last offset) of each batch every copy holds, compacted differently (see cleaned_alike): no divergence
+    compacted: list[tuple[int, int]] = field(default_factory=list)
 
     @property
     def agree(self) -> bool:
@@ -605,11 +607,18 @@ def compare(directories: list[str]) -> Report:
         # a copy without the batch that starts past it never had it to serve: retention or DeleteRecords deleted it
         last = max(head.last_offset for head in here.values())
         lacking = [copy for index, copy in enumerate(copies) if index not in here and not starts_past(copy, last)]
-        if lacking or len(keys) > 1 or damaged:
-            # one Divergence per variant of the batch here, with the copies holding its bytes intact
-            for key in keys or [None]:   # (None: every copy's batch here is damaged)
-                holders = [index for index in good if here[index].key == key]
-                sample = here[holders[0]] if holders else next(iter(here.values()))
+        # the variants of the batch here, those one copy's cleaner or another's compacted differently as one: by
+        # copies holding them intact, the fullest first
+        variants = cleaned_alike([[index for index in good if here[index].key == key] for key in keys], here) \
+            if len(keys) > 1 else [good]
+        if len(variants) == 1 and len(keys) > 1 and not lacking and not damaged:
+            report.compacted.append((base, last))
+        elif lacking or len(variants) > 1 or damaged:
+            # one Divergence per variant of the batch here, with the copies holding it intact
+            for holders in variants or [[]]:   # (none: every copy's batch here is damaged)
+                # (of variants compacted differently, the one keeping the most records)
+                sample = max((here[index] for index in holders), key=lambda head: head.records_count or 0) \
+                    if holders else next(iter(here.values()))
                 spans = record_spans(sample) if holders else []
                 report.divergences.append(Divergence(
                     base, sample.last_offset, holders, holders, damaged, sample.producer_id, sample.base_sequence,
@@ -633,6 +642,53 @@ def compare(directories: list[str]) -> Report:
             copy.rounds += [step] if step is not None else []
     _relative_divergence(report)
     return report
+
+
+def cleaned_alike(variants: list[list[int]], here: dict[int, Head]) -> list[list[int]]:
+    """The variants of one batch (each the copies holding it) grouped where they differ only as log cleaners leave
+    a batch (:func:`compacted_alike`), in copy order.
+
+    Every broker's cleaner compacts its own copy (LogCleanerManager.grabFilthiestCompactedLog does not ask which
+    copy leads) up to its own first dirty offset, and a follower fetches the leader's batches as they are, so copies
+    compacted differently are healthy: a consumer reading either is given the same live records.
+    """
+    read = [(holders, read_batch(here[holders[0]].segment, here[holders[0]].pos, here[holders[0]].size))
+            for holders in variants]
+    groups: list[list[tuple[list[int], Batch | None]]] = []
+    for holders, batch in read:
+        group = next((group for group in groups if batch is not None and all(
+            compacted_alike(batch, other) for _, other in group)), None)
+        if group is None:
+            groups.append([(holders, batch)])
+        else:
+            group.append((holders, batch))
+    return [sorted(index for holders, _ in group for index in holders) for group in groups]
+
+
+def compacted_alike(one: Batch, other: Batch | None) -> bool:
+    """Whether two copies' v2 batches at one base offset differ only as Kafka's log cleaner leaves a batch.
+
+    The cleaner rewrites a batch with the records it retains (MemoryRecords.filterTo, buildRetainedRecordsInto):
+    the same base offset and, by overrideLastOffset, last offset; the same producer id, epoch and base sequence,
+    partition leader epoch, compression, timestamp type, transactional and control flags; each kept record's
+    offset, timestamp, key, value and headers unchanged.  It may keep none (an empty batch for a producer's last
+    sequence: RETAIN_EMPTY), and it may mark the batch with a delete horizon (attributes bit 6, the horizon as
+    baseTimestamp: the records' timestamps stay), so size, CRC, baseTimestamp and maxTimestamp may differ.
+    Cleaners that ran to other first dirty offsets keep fewer or more: one copy's records must be the other's or a
+    part of them.
+    """
+    if other is None or one.magic != 2 or other.magic != 2:
+        return False
+    same_header = all(getattr(one, name) == getattr(other, name) for name in (
+        "base_offset", "last_offset", "partition_leader_epoch", "producer_id", "producer_epoch", "base_sequence"))
+    if not same_header or one.attributes & ~DELETE_HORIZON_FLAG_MASK != other.attributes & ~DELETE_HORIZON_FLAG_MASK:
+        return False
+    held = [{record.offset: (record.timestamp, record.key, record.value, record.headers) for record in records}
+            for records in (list(one.records or ()), list(other.records or ()))]
+    if len(held[0]) != (one.count or 0) or len(held[1]) != (other.count or 0):   # records that do not read
+        return False
+    fewer, more = sorted(held, key=len)
+    return all(more.get(offset) == record for offset, record in fewer.items())
 
 
 def starts_past(copy: Copy, offset: int) -> bool:
