@@ -228,6 +228,20 @@ def test_without_a_log_start_checkpoint_the_epoch_cache_is_not_truncated_from_th
     assert follower.rounds[0] == "asks for epoch 0, leader answers epoch 0 ends at 8: truncate to 5"
 
 
+def test_a_follower_fetching_past_the_leaders_end_is_truncated_to_it(tmp_path):
+    # broker-2 has no epoch (no epoch file, no log recovery to assign one): truncateToHighWatermark leaves it at 5; its
+    # fetch at 5 lies past the leader's log end 3, OFFSET_OUT_OF_RANGE, and fetchOffsetAndTruncate truncates it to the
+    # leader's end (leaderEndOffset < replicaEndOffset).
+    common = batch(0, _records(0, 3, "v"), leader_epoch=0)
+    one = make_copy(tmp_path, "broker-1", [common], epochs=[(0, 0)], high_watermark=3)
+    two = make_copy(tmp_path, "broker-2", [common, batch(3, _records(3, 2, "w"))], high_watermark=5, indexed=True,
+                    clean_shutdown=True)
+    follower = compare([os.path.join(one, "orders-0"), os.path.join(two, "orders-0")]).copies[1]
+    assert (follower.truncate_to, follower.truncated_fully) == (3, False)
+    assert follower.rounds == ["no leader epoch: truncate to the high watermark 5", "fetches from 5, past the leader's "
+                               "log end offset 3 (out of range): truncate to 3"]
+
+
 def test_the_log_start_is_the_checkpoint_above_the_first_segment_else_its_base_offset(tmp_path):
     # DeleteRecords moved broker-1's log start to 3 inside its segment at 0 (the checkpoint says 3): its log starts at
     # 3; broker-2's checkpoint (0) lies below its first segment's base offset, 2 (retention): its log starts at 2.
