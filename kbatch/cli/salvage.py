@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import click
 
+from kbatch.files.inputs import segment_base_offset
 from kbatch.files.outputs import write_output
 from kbatch.ops.repair import SalvageReport, salvage as salvage_batches
 from kbatch.cli.options import (no_color_option, output_name, refuse_writing_an_input, report_stream,
@@ -49,7 +50,7 @@ def salvage(path, output, no_color):
         return ExitStatus.TROUBLE
     with stream:
         try:
-            written = write_output(output, salvage_batches(stream, report), like=path)
+            written = write_output(output, salvage_batches(stream, report, segment_base_offset(path)), like=path)
         except BrokenPipeError:
             raise   # stdout's reader went away: the program ends with 141 (kbatch.__main__)
         except OSError as error:

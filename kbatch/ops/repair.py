@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING, BinaryIO, Iterator
 
 from kbatch.format.findings import Finding
 from kbatch.format.framing import CHECKSUMS
-from kbatch.reading.invariants import breaks_sequence, outlier_finding
+from kbatch.reading.invariants import (breaks_sequence, first_breaks_sequence, first_outlier_finding, outlier_finding,
+                                      segment_range_checks)
 from kbatch.reading.lost import entry_lost_offsets, range_lost_offsets
 from kbatch.reading.model import Batch
 from kbatch.reading.reader import ReadOptions, SegmentReader
@@ -179,33 +180,56 @@ class SalvageReport:
     dropped_zero_tail: int = 0
 
 
-def salvage(stream: BinaryIO, report: SalvageReport) -> Iterator[bytes]:
+def salvage(stream: BinaryIO, report: SalvageReport, segment_base: int | None = None) -> Iterator[bytes]:
     """Every entry whose CRC verifies, in order (a lying length corrected); what is skipped goes in ``report``.
 
-    A batch whose baseOffset breaks the sequence its neighbours agree on (invariants.breaks_sequence: the
-    field lies outside the CRC) is dropped too, so the copy verifies with ``--deep``: each kept batch waits
-    for the next one, which tells.  The offsets each skipped range held are inferred once the batch kept
-    after it is known (kbatch.reading.lost).
+    The copy is a segment Kafka loads as it stands and that verifies with ``--deep``, so a batch is also
+    dropped for its offsets (baseOffset lies outside the CRC: one flipped bit moves a whole intact batch),
+    every batch alike, the first too:
+
+    * against ``segment_base``, the base offset in the segment's file name (None: no such name): an offset
+      below it, or a last offset more than 2^31-1 past it (invariants.segment_range_checks, the rule
+      verify-crc --deep holds each batch to: LogSegment.recover calls ensureOffsetInRange(batch.lastOffset()),
+      whose LogSegmentOffsetOverflowException makes LogLoader split the segment, LocalLog.splitOverflowedSegment);
+    * against its neighbours, two batches that agree against one: a batch whose baseOffset breaks the sequence
+      the batch before it and the one after it agree on (invariants.breaks_sequence); the first batch, which
+      has none before it, when the two batches after it agree with each other and both lie at or below its
+      offsets (invariants.first_breaks_sequence); with only one batch after the first to tell, the first
+      stands;
+    * a batch at or below an offset kept (offset-overlap) once the batches around it have not made it the one
+      kept.
+
+    Each kept batch waits for the next one, which tells (the first waits for two).  The offsets each skipped
+    range held are inferred once the batch kept after it is known (kbatch.reading.lost); a batch dropped for
+    its offsets is said to have lost those between the batches kept around it, not those its header says.
     """
     reader = SegmentReader(stream, ReadOptions())
     report.size = reader.size
     last_kept: int | None = None
     kept_before: tuple[int, int] | None = None   # base and last offset of the batch kept before the held one
     held: tuple[Batch, bytes] | None = None      # the batch kept last, not yet written
+    # a batch at or below the held first batch, until the batch after it tells which of the two is off; and how
+    # many skipped ranges were waiting when it came
+    challenger: tuple[Batch, bytes, int] | None = None
     # skipped ranges, until the next kept offset is known: (pos, size, why, the damaged entry or None, or the
-    # offsets already said)
-    waiting: list[tuple[int, int, str, Batch | None | str]] = []
+    # offsets already said; for a range or a batch dropped for its offsets, why its offsets are the neighbours')
+    waiting: list[tuple[int, int, str, Batch | None | str, str | None]] = []
 
     def settle(next_base: int | None) -> None:
-        for pos, size, reason, entry in waiting:
+        for pos, size, reason, entry, why in waiting:
             if isinstance(entry, str):
                 offsets = entry
             elif entry is None:
-                offsets = range_lost_offsets(last_kept, next_base).text()
+                offsets = range_lost_offsets(last_kept, next_base, why,
+                                             None if why is None else segment_base).text()
             else:
                 offsets = entry_lost_offsets(entry, last_kept, next_base).text()
             report.skipped.append(Skipped(pos, size, reason, offsets))
         waiting.clear()
+
+    def misplaced(batch: Batch, reason: str) -> None:
+        """A batch whose CRC verifies, dropped for its offsets: its neighbours say what it lost."""
+        waiting.append((batch.pos, batch.size, reason, None, _MISPLACED))
 
     def release(next_base: int | None) -> Iterator[bytes]:
         """Write the held batch, unless the batch after it (at ``next_base``) shows its baseOffset wrong."""
@@ -217,14 +241,49 @@ def salvage(stream: BinaryIO, report: SalvageReport) -> Iterator[bytes]:
         if next_base is not None and kept_before is not None and \
                 breaks_sequence(kept_before[1], batch.base_offset, batch.last_offset, next_base):
             finding = outlier_finding(batch.pos, batch.magic, batch.base_offset, kept_before, next_base)
-            report.skipped.append(Skipped(batch.pos, batch.size, f"{finding.code}: {finding.actual}",
-                                          f"{kept_before[1] + 1}–{next_base - 1} (its records, whose true "
-                                          "offsets its header no longer says)"))
+            lost = range_lost_offsets(kept_before[1], next_base, _MISPLACED)
+            report.skipped.append(Skipped(batch.pos, batch.size, f"{finding.code}: {finding.actual}", lost.text()))
             last_kept = kept_before[1]
             return
         report.kept += 1
         report.kept_records += max(batch.count or 0, 0)
+        if _length_finding(batch) is not None:
+            report.lengths_fixed += 1
         yield data
+
+    def challenge(next_base: int | None) -> None:
+        """The batch after the challenger (at ``next_base``; None: none) tells which of the first batch and the
+        challenger, the batch after it that lies at or below it, is off."""
+        nonlocal held, challenger, last_kept
+        assert held is not None and challenger is not None
+        first, (second, data, mark) = held[0], challenger
+        challenger = None
+        if next_base is None or \
+                not first_breaks_sequence(first.last_offset, second.base_offset, second.last_offset, next_base):
+            misplaced(second, _overlap(second, last_kept))
+            return
+        finding = first_outlier_finding(first.pos, first.magic, first.base_offset,
+                                        (second.base_offset, second.last_offset), next_base)
+        later = waiting[mark:]   # the ranges after the challenger lie between it and the batch at next_base
+        del waiting[mark:]
+        last_kept = None
+        settle(second.base_offset)
+        waiting.extend(later)
+        lost = range_lost_offsets(None, second.base_offset, _MISPLACED, segment_base)
+        report.skipped.append(Skipped(first.pos, first.size, f"{finding.code}: {finding.actual}", lost.text()))
+        held = (second, data)
+        last_kept = second.last_offset
+
+    def read_whole(item: Batch) -> bytes | None:
+        """The batch's bytes, a lying length corrected; None when the file was cut inside it while it was read."""
+        data = bytearray(reader.read_bytes(item.pos, item.size))
+        if len(data) < item.size:   # cut while it was read, after its header: the reader tells where it ends
+            waiting.append((item.pos, len(data), "truncated: the file was cut inside this batch while it was read",
+                            f"{item.base_offset}–{item.last_offset} (its header)", None))
+            return None
+        if _length_finding(item) is not None:
+            data[_SIZE_FIELD] = (item.size - LOG_OVERHEAD).to_bytes(4, "big", signed=True)
+        return bytes(data)
 
     for item in entries(reader):
         if isinstance(item, Finding):
@@ -234,11 +293,25 @@ def salvage(stream: BinaryIO, report: SalvageReport) -> Iterator[bytes]:
                 report.skipped.append(Skipped(item.pos, 0, f"{item.code}: {item.actual} (it held {item.expected})",
                                               "all after it, if any"))
             elif item.owns_bytes:
-                waiting.append((item.pos, item.size, f"{item.code}: {item.actual}", None))
+                waiting.append((item.pos, item.size, f"{item.code}: {item.actual}", None, None))
             continue
         if not item.crc_valid:
             waiting.append((item.pos, item.size, f"crc-mismatch: stored {item.crc}, computed {item.computed_crc}",
-                            item))
+                            item, None))
+            continue
+        if segment_base is not None:
+            out_of_range = segment_range_checks(item, segment_base)
+            if out_of_range:   # no batch of this segment, whatever its neighbours say
+                finding = out_of_range[0]
+                misplaced(item, f"{finding.code}: found {finding.actual}, expected {finding.expected}")
+                continue
+        if challenger is not None:
+            challenge(item.base_offset)
+        if held is not None and report.kept == 0 and item.base_offset <= held[0].last_offset:
+            # at or below the first batch: the batch after it tells which of the two is off
+            data = read_whole(item)
+            if data is not None:
+                challenger = (item, data, len(waiting))
             continue
         if held is not None:
             previous = (held[0].base_offset, held[0].last_offset)
@@ -248,21 +321,23 @@ def salvage(stream: BinaryIO, report: SalvageReport) -> Iterator[bytes]:
         if last_kept is not None and item.base_offset <= last_kept:
             # offsets only go up: a batch at or below the last kept offset (a flipped baseOffset bit, most
             # likely) would make the copy fail verify-crc --deep
-            waiting.append((item.pos, item.size, f"offset-overlap: baseOffset {item.base_offset} is not above "
-                            f"{last_kept}, the last offset kept", f"{item.base_offset}–{item.last_offset} "
-                            "(its header; the offsets are held by the batches kept)"))
+            misplaced(item, _overlap(item, last_kept))
             continue
         settle(item.base_offset)
-        data = bytearray(reader.read_bytes(item.pos, item.size))
-        if len(data) < item.size:   # cut while it was read, after its header: the reader tells where it ends
-            waiting.append((item.pos, len(data), "truncated: the file was cut inside this batch while it was read",
-                            f"{item.base_offset}–{item.last_offset} (its header)"))
+        data = read_whole(item)
+        if data is None:
             continue
-        if _length_finding(item) is not None:
-            data[_SIZE_FIELD] = (item.size - LOG_OVERHEAD).to_bytes(4, "big", signed=True)
-            report.lengths_fixed += 1
-        held = (item, bytes(data))
+        held = (item, data)
         last_kept = item.last_offset
+    if challenger is not None:
+        challenge(None)
     yield from release(None)
     settle(None)
     report.skipped.sort(key=lambda skipped: skipped.pos)
+
+
+_MISPLACED = "its records, whose true offsets its header no longer says"
+
+
+def _overlap(batch: Batch, last_kept: int | None) -> str:
+    return f"offset-overlap: baseOffset {batch.base_offset} is not above {last_kept}, the last offset kept"

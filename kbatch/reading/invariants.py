@@ -195,6 +195,26 @@ def breaks_sequence(before_last: int | None, base_offset: int, last_offset: int,
     return before_last is not None and base_offset > before_last + 1 and before_last < next_base <= last_offset
 
 
+def first_breaks_sequence(first_last: int, next_base: int, next_last: int, after_base: int) -> bool:
+    """Whether the first batch (whose last offset is ``first_last``) is the outlier: no batch before it, so the two
+    after it judge it, as a batch's two neighbours judge it in :func:`breaks_sequence`.  The batch after it
+    (``next_base``..``next_last``) starts at or below its last offset, and the one after that (at ``after_base``)
+    goes on from that batch and is still at or below the first's last offset: two batches that agree against one.
+    With only one batch after it, nothing tells which of the two is off: the first stands, and the one after it
+    overlaps it (as ``verify-crc --deep`` says)."""
+    return next_base <= first_last and next_last < after_base <= first_last
+
+
+def first_outlier_finding(pos: int, magic: int, base_offset: int, after: tuple[int, int], after_next: int) -> Finding:
+    """The error about a first batch whose baseOffset breaks the sequence the batches after it agree on (``after``:
+    the base and last offset of the batch after it; ``after_next``: the base offset of the one after that)."""
+    field = "base_offset" if magic == 2 else "offset"
+    return Finding("offset-outlier", pos, pos, 8, field,
+                   f"below {after[0]} (the batches after it go on {after[0]}..{after[1]} → {after_next})",
+                   f"{base_offset}: baseOffset {base_offset} is above the sequence the batches after it agree on, "
+                   f"{after[0]}..{after[1]} → {after_next} (baseOffset lies outside the CRC)")
+
+
 def outlier_finding(pos: int, magic: int, base_offset: int, before: tuple[int, int], next_base: int) -> Finding:
     """The error about a batch whose baseOffset breaks the sequence (``before``: the base and last offset of
     the batch before it; ``next_base``: the base offset of the one after)."""

@@ -51,13 +51,19 @@ def entry_lost_offsets(entry: Batch, before_last: int | None, next_first: int | 
     return LostOffsets(first, last, f"{what}, unverified: its CRC fails")
 
 
-def range_lost_offsets(before_last: int | None, next_first: int | None, why: str | None = None) -> LostOffsets:
-    """The offsets between the intact entries around bytes that are no entry (either may be unknown)."""
+def range_lost_offsets(before_last: int | None, next_first: int | None, why: str | None = None,
+                       segment_base: int | None = None) -> LostOffsets:
+    """The offsets between the intact entries around bytes that are no entry (either may be unknown).  With no
+    entry before, ``segment_base`` (the base offset in the segment's file name, if known) is the first offset the
+    segment can hold (LogSegment.recover: ensureOffsetInRange)."""
     first = None if before_last is None else before_last + 1
     last = None if next_first is None else next_first - 1
     around = []
     if before_last is not None:
         around.append(f"after the entry before, which ends at {before_last}")
+    elif segment_base is not None:
+        first = segment_base
+        around.append(f"from the segment's base offset, {segment_base} (its file name)")
     if next_first is not None:
         around.append(f"before the entry after, which starts at {next_first}")
     how = ", and ".join(around) or "no intact entry on either side"
