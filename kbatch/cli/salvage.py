@@ -30,9 +30,14 @@ def salvage(path, output, no_color):
 
     Offsets are preserved, never renumbered; a batch whose only fault is a
     lying length field is kept with the length corrected; a zero-filled
-    tail is dropped.  A batch whose baseOffset (outside the CRC) breaks the
-    sequence its neighbours agree on, or goes back below an offset kept, is
-    dropped and listed, so the copy verifies with verify-crc --deep.
+    tail is dropped.  baseOffset lies outside the CRC, so a batch is also
+    dropped and listed for its offsets, the first like any other: one
+    with an offset below IN's base offset or a last offset more than
+    2^31-1 past it (when IN is named 00000000000000001234.log), one
+    whose baseOffset breaks the sequence
+    its neighbours agree on (for the first batch: the two batches after
+    it), and one at or below an offset kept.  So the copy is a segment
+    Kafka loads as it stands and verifies with verify-crc --deep.
 
     Exit status: 0 nothing had to be skipped, 1 something was skipped, 2 usage or I/O error.
     """
