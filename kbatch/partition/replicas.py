@@ -19,11 +19,12 @@ from typing import Iterator, NamedTuple, cast
 from kbatch.files import kinds
 from kbatch.files.inputs import topic_partition
 from kbatch.format.findings import Finding
-from kbatch.format.structs import BATCH_HEADER, CONTROL_FLAG_MASK, DELETE_HORIZON_FLAG_MASK, SIZE_OFFSET
+from kbatch.format.structs import BATCH_HEADER, CONTROL_FLAG_MASK, SIZE_OFFSET
 from kbatch.kernels.batchrules import last_sequence
 from kbatch.partition.crosscheck import LeaderEpochs
 from kbatch.partition.sidefile import Entry, SideFile
 from kbatch.partition.textfiles import CheckpointedOffset, checkpoint, checkpointed_offset, partition_metadata
+from kbatch.reading.cleaner import compacted_alike
 from kbatch.reading.model import Batch
 from kbatch.reading.reader import ReadOptions, SegmentReader
 from kbatch.reading.summary import FileSummary
@@ -646,7 +647,7 @@ def compare(directories: list[str]) -> Report:
 
 def cleaned_alike(variants: list[list[int]], here: dict[int, Head]) -> list[list[int]]:
     """The variants of one batch (each the copies holding it) grouped where they differ only as log cleaners leave
-    a batch (:func:`compacted_alike`), in copy order.
+    a batch (:func:`kbatch.reading.cleaner.compacted_alike`), in copy order.
 
     Every broker's cleaner compacts its own copy (LogCleanerManager.grabFilthiestCompactedLog does not ask which
     copy leads) up to its own first dirty offset, and a follower fetches the leader's batches as they are, so copies
@@ -663,32 +664,6 @@ def cleaned_alike(variants: list[list[int]], here: dict[int, Head]) -> list[list
         else:
             group.append((holders, batch))
     return [sorted(index for holders, _ in group for index in holders) for group in groups]
-
-
-def compacted_alike(one: Batch, other: Batch | None) -> bool:
-    """Whether two copies' v2 batches at one base offset differ only as Kafka's log cleaner leaves a batch.
-
-    The cleaner rewrites a batch with the records it retains (MemoryRecords.filterTo, buildRetainedRecordsInto):
-    the same base offset and, by overrideLastOffset, last offset; the same producer id, epoch and base sequence,
-    partition leader epoch, compression, timestamp type, transactional and control flags; each kept record's
-    offset, timestamp, key, value and headers unchanged.  It may keep none (an empty batch for a producer's last
-    sequence: RETAIN_EMPTY), and it may mark the batch with a delete horizon (attributes bit 6, the horizon as
-    baseTimestamp: the records' timestamps stay), so size, CRC, baseTimestamp and maxTimestamp may differ.
-    Cleaners that ran to other first dirty offsets keep fewer or more: one copy's records must be the other's or a
-    part of them.
-    """
-    if other is None or one.magic != 2 or other.magic != 2:
-        return False
-    same_header = all(getattr(one, name) == getattr(other, name) for name in (
-        "base_offset", "last_offset", "partition_leader_epoch", "producer_id", "producer_epoch", "base_sequence"))
-    if not same_header or one.attributes & ~DELETE_HORIZON_FLAG_MASK != other.attributes & ~DELETE_HORIZON_FLAG_MASK:
-        return False
-    held = [{record.offset: (record.timestamp, record.key, record.value, record.headers) for record in records}
-            for records in (list(one.records or ()), list(other.records or ()))]
-    if len(held[0]) != (one.count or 0) or len(held[1]) != (other.count or 0):   # records that do not read
-        return False
-    fewer, more = sorted(held, key=len)
-    return all(more.get(offset) == record for offset, record in fewer.items())
 
 
 def starts_past(copy: Copy, offset: int) -> bool:
