@@ -79,9 +79,11 @@ def pcap(captures, ports, records, deep, output_format, extract_to, against, no_
     diff and the rest read them.  With --against LOGDIR each batch is held
     against the broker's: a produced one at the offset its response gave
     (else by producer id, epoch and sequence), a fetched one at its offset;
-    the bytes compared but for baseOffset and partitionLeaderEpoch (the
-    records, where the broker re-wrote the batch: LogAppendTime or another
-    compression.type), and the hop that changed it said: client, broker,
+    the bytes compared but for baseOffset and partitionLeaderEpoch and, of a
+    produced batch, the timestamp type and maxTimestamp the broker sets; the
+    records compared where the broker rebuilt the batch (another
+    compression.type, inner offsets not 0, 1, 2, ...) or the log cleaner
+    compacted it since; and the hop that changed it said: client, broker,
     fetch, or none.  A topic name Kafka refuses is never looked up in
     LOGDIR: its batch is not compared, and says so.
 

@@ -3,17 +3,24 @@ changed it: the client, the broker's disk, or the Fetch response.
 
 A produced batch is matched to the disk batch at the offset its Produce response gave, else (no response, or
 the broker refused it) by producer id, epoch and base sequence; a fetched batch to the disk batch at its base
-offset.  Their bytes are compared leaving out what a broker legitimately rewrites: baseOffset and
-partitionLeaderEpoch (outside the CRC; LogValidator.assignOffsetsNonCompressed and
-MemoryRecords.setPartitionLeaderEpoch).  Where the broker re-wrote the batch -- LogAppendTime (attributes,
-maxTimestamp and so the CRC change) or recompression to the topic's compression.type (another codec) -- the
-records are compared instead (offset delta, key, value, headers).
+offset.
+
+A produced batch is held against what Kafka's LogValidator makes of it (:func:`written`).  It always sets
+baseOffset and partitionLeaderEpoch (outside the CRC).  Where it keeps the batch's bytes (uncompressed, or
+compressed as the topic keeps it with inner offsets 0, 1, 2, ...) it sets the timestamp type to the topic's and
+maxTimestamp to the records' largest or the log append time, recomputing the CRC: the bytes it leaves are
+compared.  Where it rebuilds the batch (recompressed to the topic's compression.type, or inner offsets not 0, 1,
+2, ...) the records are compared instead (offset, key, value, headers, and timestamp, the log append time where
+the topic says LogAppendTime).  A fetched batch is the disk's bytes, but for partitionLeaderEpoch.  Either may
+since have been compacted, or a Fetch response taken before or after the log cleaner ran: a batch that differs
+only as the cleaner leaves a batch (:mod:`kbatch.reading.cleaner`) agrees, and its match says so.
 
 The hop: "client" -- the batch was bad on the wire already; "broker" -- good on the wire, different or failing
-its CRC on disk; "fetch" -- the disk batch is good and the Fetch response's differs; "none" -- all agree;
-None where there is no disk batch to compare (retention, compaction, a partition not in LOGDIR), or where the
-captured topic is a name Kafka refuses (``Match.topic_refused``): no broker made a directory for it, so none
-is looked up (its "/" and ".." would lead out of LOGDIR), and the batch is not compared.
+its CRC on disk; "fetch" -- the disk batch is good and the Fetch response's differs; "none" -- all agree (the
+explanation names what the broker or the cleaner rewrote); None where there is no disk batch to compare
+(retention, compaction, a partition not in LOGDIR), or where the captured topic is a name Kafka refuses
+(``Match.topic_refused``): no broker made a directory for it, so none is looked up (its "/" and ".." would lead
+out of LOGDIR), and the batch is not compared.
 """
 
 from __future__ import annotations
@@ -21,12 +28,17 @@ from __future__ import annotations
 import io
 import os
 from dataclasses import dataclass
+from typing import cast
 
 from kbatch.capture.batches import CapturedBatch
 from kbatch.files.inputs import partition_directory, topic_refused
+from kbatch.format.checksums import crc32c
 from kbatch.format.findings import Finding
-from kbatch.format.structs import BATCH_HEADER
+from kbatch.format.structs import (BATCH_HEADER, COMPRESSION_CODEC_MASK, CONTROL_FLAG_MASK, DELETE_HORIZON_FLAG_MASK,
+                                   TIMESTAMP_TYPE_MASK, TRANSACTIONAL_FLAG_MASK)
 from kbatch.output.visible import visible
+from kbatch.reading.cleaner import Kept, cleaned_from, compacted_alike, kept
+from kbatch.reading.model import Batch
 from kbatch.reading.reader import ReadOptions, SegmentReader
 from kbatch.walk.engine import entries
 
@@ -57,6 +69,7 @@ class Match:
     base_offset: int | None            # the offset the batch has on disk
     explanation: str
     topic_refused: bool = False        # its topic is a name Kafka refuses: not looked up, not compared
+    rewritten: bool = False            # hop none, the broker or the log cleaner having rewritten it: explained
 
 
 def first_difference(a: bytes, b: bytes, left_out=REWRITTEN) -> int | None:
@@ -67,12 +80,86 @@ def first_difference(a: bytes, b: bytes, left_out=REWRITTEN) -> int | None:
     return None if len(a) == len(b) else min(len(a), len(b))
 
 
-def _records(raw: bytes) -> list | None:
-    """(offset delta, key, value, headers) of a batch's records, or None when they do not read."""
+def _read(raw: bytes) -> Batch | None:
+    """The v2 batch ``raw`` holds, its records decoded; None when it does not read whole (or fails its CRC)."""
     batch = next(iter(entries(SegmentReader(io.BytesIO(raw), ReadOptions(records=True), size=len(raw)))), None)
-    if batch is None or isinstance(batch, Finding) or batch.findings or batch.records is None:
+    if batch is None or isinstance(batch, Finding) or batch.findings or batch.records is None or batch.magic != 2:
         return None
-    return [(record.offset - batch.base_offset, record.key, record.value, record.headers) for record in batch.records]
+    return batch
+
+
+def rebuilt(sent: Batch, stored: Batch) -> str | None:
+    """Why the broker rebuilt the batch the client sent rather than write its bytes, or None where it kept them.
+
+    LogValidator.validateMessagesAndAssignOffsets (storage/.../internals/log/LogValidator.java): an uncompressed
+    batch for an uncompressed topic is assigned offsets in place (assignOffsetsNonCompressed); any other goes
+    through validateMessagesAndAssignOffsetsCompressed, in place only while the topic's compression type is the
+    batch's and every record's offset (baseOffset + offsetDelta; a client's baseOffset is 0:
+    UnifiedLog.analyzeAndValidateRecords) is its index -- else buildRecordsAndAssignOffsets (MemoryRecordsBuilder:
+    the records appended at offsets 0, 1, 2, ...).  Its other conditions a client's v2 batch never meets: toMagic
+    is v2 (UnifiedLog.appendAsLeader: RecordBatch.CURRENT_MAGIC_VALUE), and a control batch, kept in place
+    uncompressed, validateBatch refuses from a client.  The topic's compression.type is not in the log directory:
+    the disk batch's compression is taken for it.
+    """
+    if sent.codec != stored.codec:
+        return f"recompressed from {sent.codec} to {stored.codec} (the topic's compression.type)"
+    if sent.codec != "none":
+        moved = next((index for index, record in enumerate(sent.records or ()) if record.offset != index), None)
+        if moved is not None:
+            return f"rebuilt with its records at offsets 0, 1, 2, ... (record {moved} was sent at offset " \
+                   f"{cast(list, sent.records)[moved].offset})"
+    return None
+
+
+def largest_timestamp(sent: Batch) -> int:
+    """maxBatchTimestamp as LogValidator works it out: the largest record timestamp, from NO_TIMESTAMP (-1)."""
+    return max([-1] + [record.timestamp for record in sent.records or () if record.timestamp is not None])
+
+
+def set_max_timestamp(raw: bytes, timestamp_type: str, max_timestamp: int) -> bytes:
+    """DefaultRecordBatch.setMaxTimestamp on ``raw``: the attributes made afresh with ``timestamp_type``
+    (computeAttributes: compression, timestamp type, transactional, control, delete horizon; no other bit) and
+    maxTimestamp set, the CRC recomputed; unchanged where both are already so."""
+    at = BATCH_HEADER.offsets
+    attributes = int.from_bytes(raw[at["attributes"]:at["attributes"] + 2], "big")
+    was = "LogAppendTime" if attributes & TIMESTAMP_TYPE_MASK else "CreateTime"
+    if was == timestamp_type and int.from_bytes(raw[at["max_timestamp"]:at["max_timestamp"] + 8], "big",
+                                                signed=True) == max_timestamp:
+        return raw
+    attributes &= COMPRESSION_CODEC_MASK | TRANSACTIONAL_FLAG_MASK | CONTROL_FLAG_MASK | DELETE_HORIZON_FLAG_MASK
+    attributes |= TIMESTAMP_TYPE_MASK if timestamp_type == "LogAppendTime" else 0
+    body = bytearray(raw)
+    body[at["attributes"]:at["attributes"] + 2] = attributes.to_bytes(2, "big")
+    body[at["max_timestamp"]:at["max_timestamp"] + 8] = max_timestamp.to_bytes(8, "big", signed=True)
+    body[at["crc"]:at["crc"] + 4] = crc32c(bytes(body[at["attributes"]:])).to_bytes(4, "big")
+    return bytes(body)
+
+
+def written(sent: Batch, stored: Batch) -> Kept:
+    """What the broker's LogValidator keeps of the batch the client sent, in the terms of what the cleaner keeps
+    (:class:`kbatch.reading.cleaner.Kept`): the producer fields and flags as sent; the partition leader epoch, the
+    topic's compression and timestamp type as the disk's batch has them (the broker's, not the client's); each
+    record at its offset delta as sent (at its index where the batch was rebuilt) with its key, value, headers
+    and timestamp -- under LogAppendTime the log append time, the disk batch's maxTimestamp
+    (MemoryRecordsBuilder.appendWithOffset, DefaultRecord.readFrom)."""
+    again = rebuilt(sent, stored) is not None
+    records = list(sent.records or ())
+    stamp = stored.max_timestamp if stored.timestamp_type == "LogAppendTime" else None
+    return Kept((len(records) - 1 if again else sent.last_offset_delta, stored.partition_leader_epoch,
+                 sent.producer_id, sent.producer_epoch, sent.base_sequence, stored.codec, stored.timestamp_type,
+                 sent.is_transactional, sent.is_control),
+                {(index if again else record.offset - sent.base_offset):
+                 (record.timestamp if stamp is None else stamp, record.key, record.value, record.headers)
+                 for index, record in enumerate(records)})
+
+
+def cleaned(whole: int, stored: Batch) -> str:
+    """What the log cleaner did to a batch of ``whole`` records that ``stored`` is now."""
+    if not stored.count:
+        return f"the log cleaner removed its {whole} records and kept it empty (a producer's last batch)"
+    if stored.count < whole:
+        return f"the log cleaner compacted it, {stored.count} of its {whole} records kept unchanged"
+    return "the log cleaner marked it with a delete horizon, its records unchanged"
 
 
 class LogDir:
@@ -154,21 +241,62 @@ def match(found: CapturedBatch, logdir: LogDir) -> Match:
         where = "a partition not in the log directory" if not disk_batches else "retention, compaction or a copy"
         return Match(found, None, None, None, offset, f"no batch on disk to compare ({where})")
     raw = logdir.raw(disk)
-    rewritten = disk.codec != batch.codec or disk.timestamp_type != batch.timestamp_type
-    if rewritten:   # the broker re-wrote it (recompression, LogAppendTime): the records are what must agree
-        wire_records, disk_records = _records(found.raw), _records(raw)
-        differing = None if wire_records is not None and wire_records == disk_records else 0
-    else:
-        differing = first_difference(found.raw, raw)
-    agree = differing is None
     if produced:
-        if agree and disk.crc_valid:
-            return Match(found, "none", None, disk, offset, "the broker wrote what the client sent")
+        differing, how, rewritten = _as_written(found.raw, raw)
+        if differing is None and disk.crc_valid:
+            return Match(found, "none", None, disk, offset, how, rewritten=rewritten)
         return Match(found, "broker", differing, disk, offset,
                      "good on the wire, " + ("failing its CRC" if not disk.crc_valid else "different") + " on disk")
+    differing = first_difference(found.raw, raw)
     if not disk.crc_valid:
         return Match(found, "broker", differing, disk, offset,
-                     "the disk batch fails its CRC" + (", and was fetched as it is" if agree else ""))
-    if agree and batch.crc_valid:
+                     "the disk batch fails its CRC" + (", and was fetched as it is" if differing is None else ""))
+    if differing is None and batch.crc_valid:
         return Match(found, "none", None, disk, offset, "fetched as the disk holds it")
+    fetched, stored = (_read(found.raw), _read(raw)) if batch.crc_valid else (None, None)
+    if fetched is not None and stored is not None and compacted_alike(fetched, stored):
+        return Match(found, "none", None, disk, offset, _compacted_between(fetched, stored), rewritten=True)
     return Match(found, "fetch", differing, disk, offset, "the disk batch is good; the Fetch response's differs")
+
+
+def _as_written(sent_raw: bytes, raw: bytes) -> tuple[int | None, str, bool]:
+    """Where the disk batch ``raw`` first differs from what the broker writes of the batch the client sent (None:
+    they agree; 0 where the batch was rebuilt and its records differ), what the broker (and the log cleaner since)
+    made of it, and whether that was more than setting baseOffset and partitionLeaderEpoch."""
+    sent, stored = _read(sent_raw), _read(raw)
+    if sent is None or stored is None:   # (records that do not read: the bytes alone)
+        return first_difference(sent_raw, raw), "the broker wrote what the client sent", False
+    again = rebuilt(sent, stored)
+    rewrites = [again] if again else []
+    if stored.timestamp_type != sent.timestamp_type:
+        rewrites.append("stamped with the log append time (the topic's message.timestamp.type)"
+                        if stored.timestamp_type == "LogAppendTime" else "with the topic's timestamp type, CreateTime")
+    differing: int | None = 0
+    if again is None:   # kept in place: the bytes it leaves (assignOffsetsNonCompressed, or compressed in place)
+        largest = cast(int, stored.max_timestamp) if stored.timestamp_type == "LogAppendTime" \
+            else largest_timestamp(sent)   # (the log append time: the broker's clock, which the disk's says)
+        differing = first_difference(set_max_timestamp(sent_raw, stored.timestamp_type, largest), raw)
+        if differing is None:
+            if not rewrites and sent.max_timestamp != largest:
+                rewrites.append(f"with maxTimestamp set to its records' largest, {largest} (sent as "
+                                f"{sent.max_timestamp})")
+            return None, ", ".join(["the broker wrote what the client sent"] + rewrites), bool(rewrites)
+    # rebuilt, or compacted since: the records
+    stored_kept, whole = kept(stored), written(sent, stored)
+    compacted = stored_kept is not None and (len(stored_kept.records) < len(whole.records)
+                                             or stored.delete_horizon_ms is not None)
+    if stored_kept is not None and (again or compacted) and cleaned_from(whole, stored_kept):
+        return None, ", ".join(["the broker wrote the client's records"] + rewrites) + (
+            "; since, " + cleaned(len(whole.records), stored) if compacted else ""), True
+    return differing, "", False
+
+
+def _compacted_between(fetched: Batch, stored: Batch) -> str:
+    """How a fetched batch and the disk's differ as the log cleaner leaves a batch."""
+    if (stored.count or 0) < (fetched.count or 0):
+        return f"fetched before the log cleaner compacted it: the disk keeps {stored.count} of the {fetched.count} " \
+               "records fetched, unchanged"
+    if (fetched.count or 0) < (stored.count or 0):
+        return f"fetched compacted further than the disk holds it: {fetched.count} of the disk's {stored.count} " \
+               "records, unchanged (the disk's state is older than the fetch, or another replica's)"
+    return "fetched as the disk holds it but for a delete horizon the log cleaner marked, its records unchanged"

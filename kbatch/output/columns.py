@@ -597,12 +597,14 @@ PCAP_MATCH = (
     Column("packet", "int64", False, "match.found.packet", "the packet its Kafka message began in"),
     Column("hop", "string", True, "match.hop",
            "client (bad on the wire already), broker (good on the wire, different or failing on disk), fetch "
-           "(the disk's is good, the Fetch response's differs), none (all agree), null (no disk batch to compare, or "
-           "a topic name Kafka refuses, never looked up: the explanation says which)",
+           "(the disk's is good, the Fetch response's differs), none (all agree, or differ only as the broker's "
+           "LogValidator or the log cleaner rewrites a batch: the explanation says how), null (no disk batch to "
+           "compare, or a topic name Kafka refuses, never looked up: the explanation says which)",
            schema={"enum": ["client", "broker", "fetch", "none", None]}),
     Column("first_differing_byte", "int64", True, "match.first_differing_byte",
            "the first byte, from the batch's start, where the two differ outside baseOffset and "
-           "partitionLeaderEpoch (0 where the broker re-wrote the batch and the records differ)"),
+           "partitionLeaderEpoch (produced: from what the broker writes of it, maxTimestamp and timestamp type "
+           "set; 0 where the broker rebuilt the batch and the records differ)"),
     Column("disk_file", "string", True, "None if match.disk is None else json_name(match.disk.path)",
            "the segment holding the disk batch"),
     Column("disk_pos", "int64", True, "None if match.disk is None else match.disk.pos", "its position there"),

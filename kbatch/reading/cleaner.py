@@ -8,7 +8,8 @@ RETAIN_EMPTY, DefaultRecordBatch.writeEmptyHeader), and it may mark the batch wi
 bit 6, the horizon as baseTimestamp: the records' timestamps stay), so size, CRC, baseTimestamp and maxTimestamp
 may differ, and the attribute bits Kafka reserves (MemoryRecordsBuilder computes the attributes afresh).
 
-Who compares: ``replicas`` (copies whose cleaners ran to other first dirty offsets).
+Who compares: ``replicas`` (copies whose cleaners ran to other first dirty offsets) and ``pcap --against`` (a
+captured batch against the disk's, cleaned since; a Fetch response's, taken before or after the disk's state).
 """
 
 from __future__ import annotations

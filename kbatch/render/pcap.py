@@ -398,12 +398,14 @@ class TableSink:
             self._finding(finding, item.packet)
 
     def match(self, path: str, match) -> None:
-        """A hop that changed the batch, or a topic Kafka refuses, in a sentence (one that agrees or has no disk
-        batch says nothing)."""
+        """A hop that changed the batch, or a topic Kafka refuses, in a sentence; one that agrees only as the broker
+        or the log cleaner rewrote it, dim (one that agrees byte for byte or has no disk batch says nothing)."""
         from kbatch.render.console import print_wrapped
 
         if match.topic_refused:   # (its explanation holds the captured name, escaped)
             print_wrapped(self.console, match.explanation, "bold red")
+        if match.rewritten:   # (agrees, but not byte for byte: what the broker or the log cleaner rewrote)
+            print_wrapped(self.console, f"hop none: {match.explanation}", "dim")
         if match.hop in (None, "none"):
             return
         where = "" if match.disk is None else f" ({visible(match.disk.path)} at pos {match.disk.pos})"
