@@ -202,3 +202,25 @@ def test_one_rule_for_what_the_cleaner_leaves():
     from kbatch.reading import cleaner
 
     assert replicas.compacted_alike is cleaner.compacted_alike is against.compacted_alike
+
+
+# -- max-timestamp-mismatch: a warning, since no Kafka component refuses the batch ----------------------------------
+
+def test_a_max_timestamp_not_the_records_largest_is_a_warning_on_the_wire_and_on_disk(tmp_path, kbatch):
+    """A client may send any maxTimestamp (the leader sets it anew: LogValidator, setMaxTimestamp); a follower,
+    the log loader and a consumer read a batch's as it is (DefaultRecordBatch.ensureValid: size and CRC)."""
+    import json
+
+    capture = _write(tmp_path, _produced(OFF), "off.pcap")
+    lines = [json.loads(line) for line in kbatch("pcap", "--deep", "--format", "jsonl", capture, expect=0)
+             .out.splitlines()]
+    [finding] = lines[0]["findings"]   # (a batch's findings are in its line)
+    assert (finding["code"], finding["severity"], finding["pos"], finding["expected"], finding["actual"]) == (
+        "max-timestamp-mismatch", "warning", 35, "1700000000000 (the largest record timestamp)", "1700000001000")
+    assert (lines[-1]["findings"], lines[-1]["errors"], lines[-1]["damaged"]) == ({"max-timestamp-mismatch": 1}, 0,
+                                                                                 False)
+    segment = tmp_path / "00000000000000000500.log"
+    segment.write_bytes(_as_written(OFF, 500))
+    result = kbatch("verify-crc", "--deep", "--format", "jsonl", str(segment), expect=0)
+    assert [(line["code"], line["severity"]) for line in map(json.loads, result.out.splitlines())
+            if line["type"] == "finding"] == [("max-timestamp-mismatch", "warning")]

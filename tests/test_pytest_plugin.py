@@ -214,17 +214,27 @@ def test_assert_valid_passes_clean_bytes_and_returns_the_notes():
 
 
 def test_assert_valid_deep_checks_what_only_the_records_show():
-    """A CRC that covers a lie (maxTimestamp): verify-crc passes it, --deep does not."""
+    """A CRC that covers a lie (lastOffsetDelta below the last record's): verify-crc passes it, --deep does not.
+    A maxTimestamp that is not the records' largest is told, a warning: no Kafka component refuses it."""
     from kbatch.format.checksums import crc32c
 
-    batch = bytearray((FIXTURES / "v2-none.log").read_bytes())
-    size = 12 + int.from_bytes(batch[8:12], "big")
-    batch = batch[:size]
-    batch[35:43] = (1).to_bytes(8, "big")
-    batch[17:21] = crc32c(bytes(batch[21:])).to_bytes(4, "big")
-    assert assert_valid(bytes(batch), deep=False) == []
-    with pytest.raises(KafkaBytesError, match="max-timestamp-mismatch"):
-        assert_valid(bytes(batch))
+    whole = (FIXTURES / "v2-none.log").read_bytes()
+    size = 12 + int.from_bytes(whole[8:12], "big")
+
+    def lying(at: int, value: bytes) -> bytes:
+        batch = bytearray(whole[:size])
+        batch[at:at + len(value)] = value
+        batch[17:21] = crc32c(bytes(batch[21:])).to_bytes(4, "big")
+        return bytes(batch)
+
+    short = lying(23, (0).to_bytes(4, "big"))
+    assert assert_valid(short, deep=False) == []
+    with pytest.raises(KafkaBytesError, match="last-offset-delta-mismatch"):
+        assert_valid(short)
+    late = lying(35, (1).to_bytes(8, "big"))
+    assert assert_valid(late, deep=False) == []
+    assert [(finding.code, finding.severity.value) for finding in assert_valid(late)] == [
+        ("max-timestamp-mismatch", "warning")]
 
 
 def test_describe_refuses_what_is_not_bytes():

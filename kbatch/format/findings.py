@@ -64,7 +64,10 @@ CODES: dict[str, tuple[Severity, str]] = {
     "offset-gap": (Severity.INFO, "offsets skip between batches (legal after compaction or aborted transactions)"),
     # Not about the bytes: a range of a file split for parallel reading did not end where the next began.
     "split-handover": (Severity.INFO, "a split range's walk did not end where the next range began"),
-    "max-timestamp-mismatch": (Severity.ERROR, "maxTimestamp is not the largest record timestamp (CreateTime)"),
+    # No Kafka component refuses it: a leader sets a client's anew (LogValidator: setMaxTimestamp), a follower,
+    # the log loader and a consumer read it as it is (DefaultRecordBatch.ensureValid checks size and CRC only)
+    "max-timestamp-mismatch": (Severity.WARNING, "maxTimestamp is not the largest record timestamp (CreateTime), "
+                                                 "which no broker writes and none refuses"),
     "reserved-bits": (Severity.WARNING, "attribute bits Kafka reserves are set"),
     "inconsistent-producer-fields": (Severity.WARNING, "a producerId with a negative baseSequence or epoch"),
     "transactional-without-producer": (Severity.ERROR, "a transactional batch without a producerId"),
