@@ -15,7 +15,8 @@ ApiVersions responses are read too: a Produce or Fetch request of a version the 
 that connection is a warning.  Metadata responses (v10+) name each topic id: a batch whose message names its
 topic by id only gets the name the capture's Metadata gave it.  A Fetch response may end inside a batch -- the broker cuts the log at the
 fetch's size limit (FileRecords.slice; the consumer's ByteBufferLogInputStream.nextBatch stops there) -- so
-a Fetch response's last batch cut short is "partial-batch", not damage.  A Produce request's never is.
+a Fetch response's last batch cut short is "partial-batch", not damage.  A Produce request's never is.  Nor
+are zero bytes ending a message's records a zero tail, as in a preallocated segment (:func:`_captured_zero_tail`).
 """
 
 from __future__ import annotations
@@ -32,7 +33,8 @@ from kbatch.capture.packets import (NANO_MAGICS, PCAP_FILE_HEADER_SIZE, PLAIN_LI
 from kbatch.capture.streams import Direction, StreamGap, direction_name, reassemble
 from kbatch.format.codecs import DEFAULT_DECOMPRESSED_LIMIT, codec_name
 from kbatch.format.findings import Finding
-from kbatch.format.framing import CHECKSUMS, size_bounds
+from kbatch.format.framing import CHECKSUMS, short_header, size_bounds
+from kbatch.format.layouts import LOG_OVERHEAD, MIN_ENTRY_SIZE, SIZE_OFFSET
 from kbatch.format.structs import BATCH_HEADER, COMPRESSION_CODEC_MASK
 from kbatch.kernels.batchrules import producer_fields_problem, v2_reserved_bits
 from kbatch.kernels import partitions, plaincapture
@@ -578,6 +580,8 @@ class CaptureReader:
             if taken is not None and taken.batches:
                 out += taken.captured(captured, run)
             if isinstance(item, Finding):
+                if item.code == "zero-tail":
+                    item = _captured_zero_tail(item)
                 if fetched is not None and item.code == "truncated" and item.pos + item.size >= len(data):
                     item = Finding(PARTIAL_BATCH, item.entry_pos, item.pos, item.size, item.field,
                                    "a whole batch", f"{item.actual} (the fetch's size limit cut it)")
@@ -720,6 +724,20 @@ class _Rest:
             return self._read(size)
         taken, self.head = self.head[:size], self.head[size:]
         return taken + self._read(size - len(taken)) if len(taken) < size else taken
+
+
+def _captured_zero_tail(finding: Finding) -> Finding:
+    """What zero bytes ending a captured Records field are: no preallocated segment's unused end (a message holds
+    the bytes its sender framed), but an entry cut short, or one whose size field reads 0.  As Kafka's reader of a
+    message's records takes them (ByteBufferLogInputStream.nextBatchSize): fewer than LOG_OVERHEAD bytes, no
+    whole size field, end the records (``truncated``: a Fetch response's last batch cut at the fetch's size
+    limit, which _walked calls so); with the size field whole, a size below LegacyRecord.RECORD_OVERHEAD_V0 is a
+    CorruptRecordException (``bad-length``)."""
+    if finding.size < LOG_OVERHEAD:
+        return short_header(finding.pos, finding.size)
+    return Finding("bad-length", finding.pos, finding.pos + SIZE_OFFSET, 4, "size",
+                   f"at least {MIN_ENTRY_SIZE[0]} (LegacyRecord.RECORD_OVERHEAD_V0)",
+                   f"0 ({finding.size} zero bytes end the records)")
 
 
 def _offset_span(batch: Batch) -> int:
