@@ -77,3 +77,85 @@ def test_a_segments_zero_tail_is_still_one(tmp_path, kbatch):
     out = kbatch("verify-crc", "--format", "jsonl", str(segment), expect=0).out
     assert [(line["code"], line["size"]) for line in map(json.loads, out.splitlines())
             if line.get("type") == "finding"] == [("zero-tail", 3)]
+
+
+# -- which side is the client ---------------------------------------------------------------------------------
+
+def _flipped(data: bytes, at: int) -> bytes:
+    out = bytearray(data)
+    out[at] ^= 0x01
+    return bytes(out)
+
+
+BAD = _flipped(TWO, len(TWO) - 3)   # a record's byte changed: the batch's CRC fails
+
+
+def _begun_mid_connection(capture: Capture) -> Capture:
+    """The capture begun after the connection's handshake, with a response to a request sent before it: then a
+    Produce request whose batch's CRC fails, and its response."""
+    capture.answer(response(10, produce_response(9, {"orders": {0: (0, 498)}}), flexible=True))
+    capture.send(request("Produce", 9, 11, produce(9, {"orders": {0: BAD}}), flexible=True))
+    capture.answer(response(11, produce_response(9, {"orders": {0: (0, 500)}}), flexible=True))
+    return capture.drop(0).drop(0)
+
+
+def test_a_capture_begun_with_a_brokers_response_is_read_the_right_way_round(tmp_path, kbatch):
+    """The broker's port says which side the client is: a broker reads a request header from every receive on a
+    connection it accepted (SocketServer's processCompletedReceives), whoever the capture heard first.  Read the
+    other way round, the response was a request with "the ClientId's length 29284", the request a response
+    "whose request was not captured", and the damaged batch was never read: 0 batches, exit 0."""
+    path = _write(tmp_path, _begun_mid_connection(Capture()))
+    lines = _lines(kbatch, path, 1)
+    assert _findings(lines) == [
+        ("capture-problem", "warning", 1, "a response with correlation id 10, whose request was not captured")]
+    [batch] = [line for line in lines if line["type"] == "batch"]
+    assert (batch["connection"], batch["packet"], batch["correlation_id"], batch["crc_valid"], batch["error_code"],
+            batch["assigned_offset"]) == ("127.0.0.1:40000 -> 127.0.0.1:9092", 2, 11, False, 0, 500)
+    assert [finding["code"] for finding in batch["findings"]] == ["crc-mismatch"]
+    assert (lines[-1]["batch_count"], lines[-1]["produced"]) == (1, 1)
+
+
+def test_the_side_that_sent_the_syn_is_the_client_where_both_ports_are_brokers(tmp_path, kbatch):
+    """Both ends on a broker port given: the handshake says which side opened the connection (RFC 9293 3.5), and
+    the client's first request lost from the capture does not make the broker's response the first request."""
+    capture = Capture(client_port=9093)
+    capture.send(request("Produce", 9, 10, produce(9, {"orders": {0: TWO}}), flexible=True))
+    capture.answer(response(10, produce_response(9, {"orders": {0: (0, 498)}}), flexible=True))
+    capture.send(request("Produce", 9, 11, produce(9, {"orders": {0: BAD}}), flexible=True))
+    capture.answer(response(11, produce_response(9, {"orders": {0: (0, 500)}}), flexible=True))
+    path = _write(tmp_path, capture.drop(2))
+    lines = _lines(kbatch, path, 1, "--port", "9092", "--port", "9093")
+    assert _findings(lines) == [
+        ("capture-problem", "warning", 3, "a response with correlation id 10, whose request was not captured"),
+        ("capture-problem", "warning", 5, "132 bytes of the stream never captured (the other side acknowledged them)")]
+    [batch] = [line for line in lines if line["type"] == "batch"]
+    assert (batch["connection"], batch["packet"], batch["crc_valid"], batch["assigned_offset"]) == (
+        "127.0.0.1:9093 -> 127.0.0.1:9092", 4, False, 500)
+    assert "guessed" not in json.dumps(lines)
+
+
+def test_with_neither_port_nor_syn_to_tell_the_first_speaker_is_the_client_and_that_is_said(tmp_path, kbatch):
+    capture = Capture(client_port=9093)
+    capture.send(request("Produce", 9, 11, produce(9, {"orders": {0: BAD}}), flexible=True))
+    capture.answer(response(11, produce_response(9, {"orders": {0: (0, 500)}}), flexible=True))
+    path = _write(tmp_path, capture.drop(0).drop(0))
+    lines = _lines(kbatch, path, 1, "--port", "9092", "--port", "9093")
+    assert _findings(lines) == [("capture-problem", "warning", 1,
+                                 "which side is the client was guessed: neither port is a broker's (--port) and the "
+                                 "connection's SYN was not captured; 127.0.0.1:9093 -> 127.0.0.1:9092 is taken for "
+                                 "the client's (the side that spoke first)")]
+    [batch] = [line for line in lines if line["type"] == "batch"]
+    assert (batch["packet"], batch["crc_valid"], batch["assigned_offset"]) == (1, False, 500)
+
+
+def test_a_guessed_first_speaker_whose_first_frame_is_no_request_is_taken_for_the_broker(tmp_path, kbatch):
+    path = _write(tmp_path, _begun_mid_connection(Capture(client_port=9093)))
+    lines = _lines(kbatch, path, 1, "--port", "9092", "--port", "9093")
+    assert _findings(lines) == [
+        ("capture-problem", "warning", 1,
+         "which side is the client was guessed: neither port is a broker's (--port) and the connection's SYN was "
+         "not captured; 127.0.0.1:9093 -> 127.0.0.1:9092 is taken for the client's (the other side: the first to "
+         "speak sent no request header)"),
+        ("capture-problem", "warning", 1, "a response with correlation id 10, whose request was not captured")]
+    [batch] = [line for line in lines if line["type"] == "batch"]
+    assert (batch["packet"], batch["crc_valid"], batch["assigned_offset"]) == (2, False, 500)

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import BinaryIO, Iterable, Iterator
 
-from kbatch.capture.exchanges import Pairing, Request, Response, connection_pair
+from kbatch.capture.exchanges import DEFAULT_PORTS, Pairing, Request, Response, connection_pair
 from kbatch.capture.frames import LARGEST_FRAME, SIZE_BYTES, SMALLEST_FRAME, Framer, KafkaFrame, kafka_frames
 from kbatch.capture.packets import (NANO_MAGICS, PCAP_FILE_HEADER_SIZE, PLAIN_LINKS, RECORD_HEADERS, PacketProblem,
                                     PacketCount, Segment, address_text, classic_pcap, read_segments,
@@ -57,7 +57,6 @@ _unpack_header = BATCH_HEADER.unpack_from
 PRODUCE, FETCH, METADATA, API_VERSIONS, SHARE_FETCH = 0, 1, 3, 18, 78
 API_NAMES = {PRODUCE: "Produce", FETCH: "Fetch", METADATA: "Metadata", API_VERSIONS: "ApiVersions",
              SHARE_FETCH: "ShareFetch"}
-DEFAULT_PORTS = (9092,)
 
 
 @dataclass
@@ -302,7 +301,7 @@ class CaptureReader:
         self.waiting: dict[tuple[str, int], _Produced] = {}
         self.count = PacketCount()
         self.topic_names: dict[str, str] = {}   # topic id -> name, from Metadata responses
-        self.pairing = Pairing()
+        self.pairing = Pairing(self.ports)
         # the run each partition's Records are walked with (one for all: each walk hands out all it took)
         self.taken = None if self.options.records else \
             (_LinesTaken if runs else _HeadersTaken)(self.options.max_entry_size)
@@ -333,12 +332,12 @@ class CaptureReader:
         if classic is None or classic[0] not in _PLAIN_MAGICS or classic[1] not in PLAIN_LINKS:
             if classic is not None:
                 stream.seek(-PCAP_FILE_HEADER_SIZE, 1)
-            yield from kafka_frames(reassemble(kafka_segments(read_segments(stream, self.count), self.ports)),
-                                    self._starts_frame)
+            yield from kafka_frames(reassemble(kafka_segments(read_segments(stream, self.count), self.ports),
+                                               opened=self.pairing.opened), self._starts_frame)
             return
         magic, link_type = classic
         plain = plaincapture.PlainCapture(readinto, _PLAIN_MAGICS[magic], PLAIN_LINKS[link_type], self.ports, KafkaFrame,
-                                          _flow_name)
+                                          _flow_name, self.pairing.opened)
         while True:
             frames = plain.frames()
             if not frames:
@@ -355,8 +354,8 @@ class CaptureReader:
             yield framers[flow.name].absurd(flow.name, plain.absurd_packet, plain.absurd_size, plain.absurd_unread)
         rest = _Rest(plain.rest(), stream.read)
         segments = resumed_segments(rest.read, magic, link_type, plain.number, self.count)
-        yield from kafka_frames(reassemble(kafka_segments(segments, self.ports), directions=directions),
-                                self._starts_frame, framers=framers)
+        yield from kafka_frames(reassemble(kafka_segments(segments, self.ports), directions=directions,
+                                           opened=self.pairing.opened), self._starts_frame, framers=framers)
 
     def _starts_frame(self, connection: str, data: bytes) -> bool:
         """Whether a segment after a gap starts a Kafka frame: a sane size, then on the requesting direction a

@@ -7,18 +7,23 @@ CorrelationId int32, then ClientId -- a nullable string with the old two-byte le
 header's tagged fields, which need the request's flexible versions: :attr:`Request.after_client_id` says where
 they begin.  A response starts with the correlation id of the request it answers (ResponseHeader.json).
 
-Which direction carries requests: the one whose connection spoke first (a Kafka client always does).
+Which direction of a connection carries requests (:class:`Pairing`): the one to a broker's port -- a broker
+reads a request header from every receive on a connection it accepted (SocketServer's Processor.
+processCompletedReceives), and sends nothing but responses -- else the one whose side sent the SYN (the client
+opens the connection: RFC 9293 3.5), else, as a guess that is said, the one that spoke first (a Kafka client
+speaks first on a connection; a capture begun mid-connection may begin with a broker's response).
 """
 
 from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
-from typing import Iterable, Iterator
+from typing import Generator, Iterable, Iterator
 
 from kbatch.capture.frames import FrameProblem, KafkaFrame
 
 CONTROLLED_SHUTDOWN = 7   # its version 0 alone has request header v0, without ClientId
+DEFAULT_PORTS = (9092,)   # the broker ports read when none are given (kbatch pcap --port)
 _HEADER_START = struct.Struct(">hhi")   # RequestApiKey, RequestApiVersion, CorrelationId
 _CLIENT_ID_LENGTH = struct.Struct(">h")   # (ClientId: a nullable string with the two-byte length, every version)
 
@@ -83,16 +88,52 @@ def _header_only(request: Request) -> Request:
                    request.correlation_id, request.client_id, request.after_client_id, b"")
 
 
-class Pairing:
-    """Which direction of each connection carries requests, and the requests not answered yet."""
+def reverse(connection: str) -> str:
+    """The other direction of ``connection``'s connection (its name as kbatch.capture.streams names it)."""
+    source, _, destination = connection.partition(" -> ")
+    destination, hash_, number = destination.partition(" #")
+    return f"{destination} -> {source}{hash_}{number}"
 
-    def __init__(self):
+
+def _port(endpoint: str) -> int:
+    """The port of an endpoint as a direction's name writes it ("address:port", "[IPv6 address]:port")."""
+    return int(endpoint.rpartition(":")[2])
+
+
+class Pairing:
+    """Which direction of each connection carries requests, and the requests not answered yet.  ``ports``: the
+    brokers' ports; :meth:`opened` is told of each direction whose side opened its connection (sent the SYN)."""
+
+    def __init__(self, ports: Iterable[int] = DEFAULT_PORTS):
+        self.ports = frozenset(ports)
         self.requesters: dict[frozenset, str] = {}
         self.waiting: dict[tuple[str, int], Request] = {}   # (request direction, correlation id) -> request
+        self.openers: set[str] = set()   # directions that sent a SYN, their connection's requester not decided yet
+
+    def opened(self, connection: str) -> None:
+        """``connection``'s side opened its connection: it sent a SYN without ACK (kbatch.capture.streams.reassemble
+        and the compiled loop tell it so, before any of its bytes)."""
+        if len(self.openers) >= 1 << 16:   # (a capture of connections that never carry a frame is not all kept)
+            self.openers.clear()
+        self.openers.add(connection)
+
+    def requester(self, connection: str) -> tuple[str, bool]:
+        """The requesting direction of ``connection``'s connection, as the module says, where ``connection`` speaks
+        first, and whether it is a guess (neither the ports nor a captured SYN told)."""
+        other = reverse(connection)
+        source, _, destination = connection.partition(" #")[0].partition(" -> ")
+        to_broker, from_broker = _port(destination) in self.ports, _port(source) in self.ports
+        if to_broker != from_broker:   # (a broker port at one end only: the port wins)
+            return (connection if to_broker else other), False
+        if connection in self.openers or other in self.openers:
+            return (connection if connection in self.openers else other), False
+        return connection, True
 
     def carries_requests(self, connection: str) -> bool:
-        """Whether ``connection`` is its pair's requesting direction (or the pair has not spoken yet)."""
-        return self.requesters.get(connection_pair(connection), connection) == connection
+        """Whether ``connection`` is its pair's requesting direction (where the pair has not spoken yet: would be,
+        were it to speak first)."""
+        requester = self.requesters.get(connection_pair(connection))
+        return (requester or self.requester(connection)[0]) == connection
 
     def awaited(self, connection: str, correlation_id: int) -> bool:
         """Whether a response on ``connection`` with ``correlation_id`` answers a request not answered yet."""
@@ -109,7 +150,9 @@ class Pairing:
             pair = pairs.get(event.connection)
             if pair is None:
                 pair = pairs[event.connection] = connection_pair(event.connection)
-            requester = requesters.setdefault(pair, event.connection)
+            requester = requesters.get(pair)
+            if requester is None:
+                requester = yield from self._decide(pair, event)
             if event.connection == requester:
                 request = read_request(event)
                 if isinstance(request, Request):   # (kept without its bytes: its response needs its header alone)
@@ -123,6 +166,23 @@ class Pairing:
                                    f"a response with correlation id {correlation_id}, whose request was not captured")
                 continue
             yield Response(event.connection, event.packet, event.time, asked, event.data)
+
+
+    def _decide(self, pair: frozenset, event: KafkaFrame) -> Generator[FrameProblem, None, str]:
+        """Which direction of ``event``'s connection, speaking first, carries requests (:meth:`requester`): where
+        that is a guess, the first speaker unless its first frame does not read as a request header, and said."""
+        requester, guessed = self.requester(event.connection)
+        self.openers.discard(event.connection)
+        self.openers.discard(reverse(event.connection))
+        if guessed:
+            why = "the side that spoke first"
+            if not isinstance(read_request(event), Request):
+                requester, why = reverse(event.connection), "the other side: the first to speak sent no request header"
+            yield FrameProblem(event.connection, event.packet,
+                               f"which side is the client was guessed: neither port is a broker's (--port) and the "
+                               f"connection's SYN was not captured; {requester} is taken for the client's ({why})")
+        self.requesters[pair] = requester
+        return requester
 
 
 def exchanges(events: Iterable, pairing: Pairing | None = None) -> Iterator:

@@ -11,10 +11,10 @@ bytes past it (its ACK number): the receiver had them, so they will not come aga
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 from kbatch.capture.packets import PacketProblem, Segment
-from kbatch.format.wire import SEQ_MODULUS
+from kbatch.format.wire import SEQ_MODULUS, TH_ACK, TH_SYN
 DEFAULT_WAITING_LIMIT = 16 << 20   # out-of-order bytes a direction may hold before its hole is called a gap
 
 
@@ -66,10 +66,13 @@ def _endpoint(address: str, port: int) -> str:
 
 
 def reassemble(items: Iterable[Segment | PacketProblem], waiting_limit: int = DEFAULT_WAITING_LIMIT,
-               directions: dict[str, Direction] | None = None) -> Iterator[StreamBytes | StreamGap | PacketProblem]:
+               directions: dict[str, Direction] | None = None, opened: Callable[[str], None] | None = None
+               ) -> Iterator[StreamBytes | StreamGap | PacketProblem]:
     """The in-order bytes of every TCP direction, gaps, and the packet layer's problems passed through.
     ``directions``: each direction's state so far, by name, where the capture was read up to here otherwise
-    (kbatch.capture.batches' compiled loop hands it over so).
+    (kbatch.capture.batches' compiled loop hands it over so).  ``opened(name)``, where given, is told of each
+    direction that sends a SYN without ACK: its side opened the connection, the client (RFC 9293 3.5: the active
+    open; kbatch.capture.exchanges.Pairing takes it so), before any of the connection's bytes come out.
 
     A SYN of another initial sequence number on a direction already under way is a new connection on the same
     addresses and ports (a client's port used again once the last connection closed, as Wireshark's "TCP port
@@ -98,8 +101,10 @@ def reassemble(items: Iterable[Segment | PacketProblem], waiting_limit: int = DE
         acknowledged = directions.get(other)
         if item.ack is not None and acknowledged is not None and acknowledged.waiting:
             yield from _acknowledged(directions, other, item, item.ack)   # (it tells only of bytes past a hole)
-        if item.flags & 0x02:   # SYN: the data starts one past its sequence number
+        if item.flags & TH_SYN:   # SYN: the data starts one past its sequence number
             direction.next_seq = (item.seq + 1) % SEQ_MODULUS
+            if opened is not None and not item.flags & TH_ACK:
+                opened(name)
             continue
         if not item.payload:
             continue

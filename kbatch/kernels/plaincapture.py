@@ -26,13 +26,14 @@ if cython.compiled:
     from cython.cimports.libc.string import memcpy, memmove
 
 from kbatch.format.wire import (ETH_TYPE_IP, ETH_TYPE_IP6, IP_OFFMASK, IP_PROTO_TCP, LARGEST_FRAME, SEQ_MODULUS,
-                                SIZE_BYTES, SMALLEST_FRAME, TH_SYN)
+                                SIZE_BYTES, SMALLEST_FRAME, TH_ACK, TH_SYN)
 
 _RECORD_HEADER = cython.declare(cython.Py_ssize_t, 16)   # seconds, microseconds, captured and original length
 _CHUNK = cython.declare(cython.Py_ssize_t, 4 << 20)      # the file is read this much at a time
 _BIGGEST_RECORD = cython.declare(cython.Py_ssize_t, 1 << 20)   # a longer record is left to kbatch.capture
 _SEQ_MASK = cython.declare(cython.longlong, SEQ_MODULUS - 1)
 _SYN = cython.declare(cython.int, TH_SYN)
+_ACK = cython.declare(cython.int, TH_ACK)
 _ETH_IP = cython.declare(cython.int, ETH_TYPE_IP)
 _ETH_IP6 = cython.declare(cython.int, ETH_TYPE_IP6)
 _PROTO_TCP = cython.declare(cython.int, IP_PROTO_TCP)
@@ -98,6 +99,7 @@ class PlainCapture:
 
     read = cython.declare(object)            # the file's readinto
     name_flow = cython.declare(object)
+    opened = cython.declare(object)
     buffer = cython.declare(bytearray)
     filled = cython.declare(cython.Py_ssize_t)
     at = cython.declare(cython.Py_ssize_t)   # the next record's header in buffer
@@ -119,14 +121,16 @@ class PlainCapture:
     absurd_size = cython.declare(cython.longlong, visibility="readonly")
     absurd_unread = cython.declare(cython.Py_ssize_t, visibility="readonly")
 
-    def __init__(self, readinto, big_endian: cython.bint, link: tuple, ports, make_frame, name_flow):
+    def __init__(self, readinto, big_endian: cython.bint, link: tuple, ports, make_frame, name_flow, opened=None):
         """``readinto``: the file's, after its file header; ``link``: its link header's length and where its
         EtherType lies (kbatch.capture.packets.PLAIN_LINKS); ``make_frame(connection, packet, time, data)`` makes
         a frame (kbatch.capture.frames.KafkaFrame); ``ports`` as kbatch.capture.batches.kafka_segments takes;
         ``name_flow(addresses, ports)`` names a direction from its source and destination address and port (as
-        they lie in the IP and TCP headers)."""
+        they lie in the IP and TCP headers); ``opened(name)``, where given, is told of each direction that sends a
+        SYN without ACK, as kbatch.capture.streams.reassemble tells it."""
         self.read = readinto
         self.name_flow = name_flow
+        self.opened = opened
         self.buffer = bytearray(_CHUNK + _BIGGEST_RECORD)
         self.filled = self.at = 0
         self.at_end = False
@@ -277,6 +281,8 @@ class PlainCapture:
         self.last_segment = self.number
         if syn:
             flow.next_seq = (seq + 1) & _SEQ_MASK
+            if not offset_flags & _ACK and self.opened is not None:
+                self.opened(flow.name)
             return True
         if stop == start:
             return True
