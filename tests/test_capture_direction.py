@@ -159,3 +159,138 @@ def test_a_guessed_first_speaker_whose_first_frame_is_no_request_is_taken_for_th
         ("capture-problem", "warning", 1, "a response with correlation id 10, whose request was not captured")]
     [batch] = [line for line in lines if line["type"] == "batch"]
     assert (batch["packet"], batch["crc_valid"], batch["assigned_offset"]) == (2, False, 500)
+
+
+# -- two copies of the same bytes -------------------------------------------------------------------------------
+
+PRODUCE = request("Produce", 9, 11, produce(9, {"orders": {0: TWO}}), flexible=True)
+ANSWER = response(11, produce_response(9, {"orders": {0: (0, 500)}}), flexible=True)
+AT = len(PRODUCE) - 5   # a byte of the batch's last record (under its CRC) in the request's bytes
+
+
+def _checksummed(capture: Capture, failing=()) -> Capture:
+    """The capture's TCP checksums filled in as a sender's stack fills them (no offloading), but those of the
+    packets at the indices ``failing``, made wrong."""
+    import dpkt
+
+    packets = []
+    for index, raw in enumerate(capture.packets):
+        frame = dpkt.ethernet.Ethernet(raw)
+        frame.data.data.sum = frame.data.sum = 0
+        frame = dpkt.ethernet.Ethernet(bytes(frame))   # (dpkt computes both checksums when it packs them)
+        if index in failing:
+            frame.data.data.sum ^= 0x0101
+        packets.append(bytes(frame))
+    capture.packets = packets
+    return capture
+
+
+def _corrupted_then_retransmitted() -> Capture:
+    """The request's segment with a bit flipped on the wire, its checksum failing, then the sender's
+    retransmission of it at the same sequence number, intact; the broker's answer."""
+    capture = Capture()
+    capture._packet("client", _flipped(PRODUCE, AT), seq=capture.seq["client"])
+    return capture.send(PRODUCE).answer(ANSWER)
+
+
+def _logdir(tmp_path) -> str:
+    directory = tmp_path / "logs" / "orders-0"
+    directory.mkdir(parents=True)
+    as_written = (500).to_bytes(8, "big") + TWO[8:12] + (5).to_bytes(4, "big") + TWO[16:]
+    (directory / "00000000000000000000.log").write_bytes(as_written)
+    return str(tmp_path / "logs")
+
+
+def test_a_copy_whose_checksum_fails_gives_way_to_its_retransmission_whose_holds(tmp_path, kbatch):
+    """The receiver discarded the corrupted copy (RFC 9293 3.1) and took the retransmission: the batch the
+    broker got is intact, as on its disk.  Read was the first copy: crc BAD, 'hop client', exit 1."""
+    path = _write(tmp_path, _checksummed(_corrupted_then_retransmitted(), failing={2}))
+    lines = _lines(kbatch, path, 0, "--against", _logdir(tmp_path))
+    assert _findings(lines) == [(
+        "capture-problem", "warning", 4,
+        f"packet 3 and packet 4 carry bytes 0..{len(PRODUCE) - 1} of this direction (sequence number 1000 on) "
+        f"differently: 1 of them differ, the first at byte {AT}; packet 4's were read, its TCP checksum holding "
+        f"and packet 3's failing: a receiving TCP discards a segment whose checksum fails (RFC 9293 3.1)")]
+    [batch] = [line for line in lines if line["type"] == "batch"]
+    assert (batch["packet"], batch["crc_valid"], batch["assigned_offset"]) == (4, True, 500)
+    [match] = [line for line in lines if line["type"] == "match"]
+    assert match["hop"] == "none"
+
+
+def test_a_copy_held_for_its_failing_checksum_is_read_once_the_receiver_acknowledges_it(tmp_path, kbatch):
+    """A checksum that fails with no other copy to take (a capture's receive offload can leave one so): held
+    until the broker's ACK says it took those bytes, then read -- nothing lost, nothing said."""
+    path = _write(tmp_path, _checksummed(Capture().send(PRODUCE).answer(ANSWER), failing={2}))
+    lines = _lines(kbatch, path, 0)
+    assert _findings(lines) == []
+    [batch] = [line for line in lines if line["type"] == "batch"]
+    assert (batch["packet"], batch["crc_valid"], batch["assigned_offset"]) == (3, True, 500)
+
+
+def test_a_held_copy_is_read_at_the_capture_end_when_nothing_else_comes(tmp_path, kbatch):
+    path = _write(tmp_path, _checksummed(Capture().send(PRODUCE), failing={2}))
+    lines = _lines(kbatch, path, 0)
+    assert _findings(lines) == []
+    assert [(line["packet"], line["crc_valid"], line["error_code"]) for line in lines if line["type"] == "batch"] == [
+        (3, True, None)]
+
+
+def test_where_no_checksum_is_believed_a_differing_retransmission_is_said_and_the_first_kept(tmp_path, kbatch):
+    """Checksums unfilled, as a sender's offloading leaves them in a capture on its host: none proves anything, the
+    receiver kept the bytes it accepted first (RFC 9293 3.10.7.4).  Before, the second copy was dropped unsaid."""
+    path = _write(tmp_path, _corrupted_then_retransmitted())
+    lines = _lines(kbatch, path, 1)
+    assert _findings(lines) == [(
+        "capture-problem", "warning", 4,
+        f"packet 3 and packet 4 carry bytes 0..{len(PRODUCE) - 1} of this direction (sequence number 1000 on) "
+        f"differently: 1 of them differ, the first at byte {AT}; packet 3's were read: a receiving TCP keeps the "
+        f"bytes it accepted and trims a later segment to its new ones (RFC 9293 3.10.7.4)")]
+    [batch] = [line for line in lines if line["type"] == "batch"]
+    assert (batch["packet"], batch["crc_valid"]) == (3, False)
+
+
+def test_an_identical_retransmission_is_said_nothing_of(tmp_path, kbatch):
+    capture = Capture()
+    capture._packet("client", PRODUCE, seq=capture.seq["client"])
+    path = _write(tmp_path, capture.send(PRODUCE).answer(ANSWER))
+    lines = _lines(kbatch, path, 0)
+    assert _findings(lines) == []
+    assert [line["packet"] for line in lines if line["type"] == "batch"] == [3]
+
+
+def test_of_two_waiting_copies_that_differ_the_one_whose_checksum_holds_is_taken(tmp_path, kbatch):
+    """The request's second half comes first, twice (corrupted with its checksum failing, then intact), then its
+    first half: of the two copies waiting, the one the receiver kept."""
+    capture = Capture()
+    start, half = capture.seq["client"], len(PRODUCE) // 2
+    capture._packet("client", _flipped(PRODUCE, AT)[half:], seq=start + half)
+    capture._packet("client", PRODUCE[half:], seq=start + half)
+    capture._packet("client", PRODUCE[:half], seq=start)
+    capture.seq["client"] += len(PRODUCE)
+    path = _write(tmp_path, _checksummed(capture.answer(ANSWER), failing={2}))
+    lines = _lines(kbatch, path, 0)
+    assert _findings(lines) == [(
+        "capture-problem", "warning", 4,
+        f"packet 3 and packet 4 carry bytes {half}..{len(PRODUCE) - 1} of this direction (sequence number "
+        f"{1000 + half} on) differently: 1 of them differ, the first at byte {AT}; packet 4's were read, its TCP "
+        f"checksum holding and packet 3's failing: a receiving TCP discards a segment whose checksum fails "
+        f"(RFC 9293 3.1)")]
+    assert [(line["packet"], line["crc_valid"]) for line in lines if line["type"] == "batch"] == [(5, True)]
+
+
+def test_the_last_bytes_read_are_held_to_a_retransmission_after_megabytes_of_the_other_direction(tmp_path, kbatch):
+    """The compiled loop reads the file 4 MiB at a time: a direction's last segment read before its buffer moved
+    on is kept for the retransmission that comes after (and held to the generators, as every capture is)."""
+    fetch = request("Fetch", 12, 12, b"", flexible=True)
+    capture = Capture().send(fetch)
+    capture.answer(response(12, fetch_response(12, {"orders": {0: TWO * 60000}}), flexible=True), mss=65483)
+    capture._packet("client", _flipped(fetch, len(fetch) - 1), seq=capture.seq["client"] - len(fetch))
+    data = capture.pcap()
+    assert len(data) > 4 << 20
+    lines = _lines(kbatch, _write(tmp_path, capture), 0)
+    assert _findings(lines) == [(
+        "capture-problem", "warning", len(capture.packets),
+        f"packet 3 and packet {len(capture.packets)} carry bytes 0..{len(fetch) - 1} of this direction (sequence "
+        f"number 1000 on) differently: 1 of them differ, the first at byte {len(fetch) - 1}; packet 3's were read: "
+        f"a receiving TCP keeps the bytes it accepted and trims a later segment to its new ones (RFC 9293 3.10.7.4)")]
+    assert lines[-1]["batch_count"] == 60000

@@ -345,7 +345,10 @@ class CaptureReader:
             yield from frames
         # handed over: each direction's state as reassemble and kafka_frames would hold it had they read so far
         self.count.whole = plain.number   # (every packet the loop read was a TCP segment it took)
-        directions = {flow.name: Direction(None if flow.next_seq < 0 else flow.next_seq) for flow in plain.flows()}
+        directions = {flow.name: Direction(None if flow.next_seq < 0 else flow.next_seq, checked=flow.checked == 1,
+                                           start=None if flow.start_seq < 0 else flow.start_seq,
+                                           last=plain.last_of(flow))
+                      for flow in plain.flows()}
         framers = {flow.name: Framer.resumed(flow.packet, flow.time, flow.size_field(), flow.wanted,
                                              [flow.gathered()] if flow.head_size == SIZE_BYTES else [])
                    for flow in plain.framed_flows()}

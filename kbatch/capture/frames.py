@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Generator, Iterable, Iterator
 
 from kbatch.capture.packets import PacketProblem
-from kbatch.capture.streams import StreamBytes, StreamGap
+from kbatch.capture.streams import StreamBytes, StreamGap, StreamProblem
 from kbatch.format.wire import LARGEST_FRAME, SIZE_BYTES, SMALLEST_FRAME
 
 
@@ -151,9 +151,9 @@ class Framer:
         return True
 
 
-def kafka_frames(events: Iterable[StreamBytes | StreamGap | PacketProblem], starts_frame=None,
+def kafka_frames(events: Iterable[StreamBytes | StreamGap | StreamProblem | PacketProblem], starts_frame=None,
                  framers: dict[str, Framer] | None = None
-                 ) -> Iterator[KafkaFrame | FrameProblem | StreamGap | PacketProblem]:
+                 ) -> Iterator[KafkaFrame | FrameProblem | StreamGap | StreamProblem | PacketProblem]:
     """Every whole Kafka frame of every direction, with the problems of framing and of the layers below.
     ``starts_frame(connection, data)`` says whether a segment's bytes start a frame, to resync at after a gap
     (None: a direction is given up at its first gap).  ``framers``: each direction's framer so far, where the

@@ -4,9 +4,11 @@ The file formats and the link, IP and TCP headers are read by dpkt (the optional
 checkout), but for a classic pcap's records and a plain Ethernet or Linux cooked frame's IPv4/IPv6 TCP headers, the
 common case, read here with struct (dpkt not even imported for them).  This module picks the link layers a Kafka capture has --
 Ethernet, Linux cooked (SLL and SLL2: ``tcpdump -i any``), BSD loopback/null -- and yields each IPv4/IPv6 TCP
-segment with its packet number (1-based, as Wireshark counts) and time.  A TCP checksum is never checked:
-loopback captures carry unfilled checksums (checksum offload), and a segment is never dropped for one.  What
-cannot be read is a problem with its packet number; the rest of the capture is still read.
+segment with its packet number (1-based, as Wireshark counts) and time.  A TCP checksum is not checked here:
+loopback captures carry unfilled checksums (checksum offload), and a segment is never dropped for one.  Each
+segment keeps what its checksum is checked by (:func:`tcp_checksum_holds`), for kbatch.capture.streams to
+choose between two copies of the same bytes.  What cannot be read is a problem with its packet number; the rest
+of the capture is still read.
 """
 
 from __future__ import annotations
@@ -63,6 +65,9 @@ class Segment:
     payload: bytes | memoryview   # (a view of the packet read with struct: sliced without a copy)
     cut: int = 0         # bytes of the TCP payload the capture did not keep (snaplen)
     ack: int | None = None   # the acknowledgment number, when the ACK flag is set
+    # (source address, destination address, as the IP header holds them; the TCP header and payload as sent) for
+    # tcp_checksum_holds; None where the capture did not keep them whole
+    wire: tuple | None = None
 
 
 @dataclass(frozen=True)
@@ -203,9 +208,9 @@ def _segments(link_type: int, packets: Iterator[tuple], count: PacketCount | Non
             count.whole = number
         fast = _plain_tcp(link_type, frame)
         if fast is not None:
-            source, sport, destination, dport, seq, ack, flags, payload, cut = fast
+            source, sport, destination, dport, seq, ack, flags, payload, cut, wire = fast
             yield Segment(number, time, (source, sport), (destination, dport), seq, flags, payload, cut,
-                          ack if flags & TH_ACK else None)
+                          ack if flags & TH_ACK else None, wire)
             continue
         import dpkt   # (everything that is not a plain Ethernet or Linux cooked frame's segment: dpkt reads it)
         try:
@@ -228,9 +233,10 @@ def _segments(link_type: int, packets: Iterator[tuple], count: PacketCount | Non
         ip_payload = ip.len - ip.__hdr_len__ - len(ip.opts) if isinstance(ip, dpkt.ip.IP) else ip.plen
         sent = max(0, ip_payload - tcp.off * 4)
         payload = bytes(tcp.data)
+        cut = max(0, sent - len(payload))
         yield Segment(number, float(time), (address_text(ip.src), tcp.sport), (address_text(ip.dst), tcp.dport),
-                      tcp.seq, tcp.flags, payload, cut=max(0, sent - len(payload)),
-                      ack=tcp.ack if tcp.flags & TH_ACK else None)
+                      tcp.seq, tcp.flags, payload, cut=cut, ack=tcp.ack if tcp.flags & TH_ACK else None,
+                      wire=None if cut else (ip.src, ip.dst, bytes(tcp)))
 
 
 def _dpkt_records(stream: _ShortReadWatch, reader) -> Iterator[tuple]:
@@ -289,7 +295,7 @@ _addresses: dict[bytes, str] = {}
 def _plain_tcp(link_type: int, frame: bytes) -> tuple | None:
     """An Ethernet or Linux cooked frame's IPv4 or IPv6 TCP segment read with struct where every header is whole
     and plain (no VLAN tag, no IPv6 extension header, not a later fragment, lengths that agree): (source, source
-    port, destination, destination port, seq, ack, flags, payload, bytes cut).  None for anything else, which dpkt
+    port, destination, destination port, seq, ack, flags, payload, bytes cut, Segment.wire).  None for anything else, which dpkt
     reads.  The same values dpkt gives: tests/test_capture_packets.py holds the two to each other (and
     kbatch.kernels.plaincapture takes a packet by the same rules)."""
     link = PLAIN_LINKS.get(link_type)
@@ -318,10 +324,28 @@ def _plain_tcp(link_type: int, frame: bytes) -> tuple | None:
     if offset < 20:
         return None
     sport, dport, seq, ack = _TCP_START(frame, tcp)
-    payload = memoryview(frame)[tcp + offset:end]   # (a view: the frame sliced out of it is the one copy)
+    view = memoryview(frame)   # (views: the frame sliced out of it is the one copy)
+    payload = view[tcp + offset:end]
+    cut = max(0, sent - offset - len(payload))
     return (_addresses.get(source) or _remembered(source), sport, _addresses.get(destination) or
-            _remembered(destination), dport, seq, ack, offset_flags & 0x1FF, payload,
-            max(0, sent - offset - len(payload)))
+            _remembered(destination), dport, seq, ack, offset_flags & 0x1FF, payload, cut,
+            None if end > len(frame) else (source, destination, view[tcp:end]))
+
+
+def tcp_checksum_holds(segment: Segment) -> bool | None:
+    """Whether the segment's TCP checksum holds (RFC 9293 3.1: the ones' complement sum of the pseudo-header --
+    source and destination address, protocol, TCP length; RFC 8200 8.1's for IPv6 -- and of the header and payload
+    as 16-bit words, the last byte padded with a zero, is all ones); None where the capture did not keep it whole.
+    A ones' complement sum is the sum modulo 0xFFFF (2**16 is 1 modulo 0xFFFF), so the words are summed as one
+    big-endian integer; all ones is 0 modulo 0xFFFF."""
+    if segment.wire is None:
+        return None
+    source, destination, tcp = segment.wire
+    size = len(tcp)
+    length = size.to_bytes(2 if len(source) == 4 else 4, "big")
+    pseudo = source + destination + (b"\x00\x06" + length if len(source) == 4 else length + b"\x00\x00\x00\x06")
+    words = int.from_bytes(tcp, "big") << (8 * (size & 1))
+    return (int.from_bytes(pseudo, "big") + words) % 0xFFFF == 0
 
 
 def _remembered(raw: bytes) -> str:

@@ -6,14 +6,26 @@ new bytes.  Waiting bytes are capped per direction: past the cap, or at the end 
 bytes are a gap (the packet number and the connection said) and the stream goes on at the first waiting
 segment -- the Kafka layer above resyncs there.  A hole is a gap at once when the other side acknowledges
 bytes past it (its ACK number): the receiver had them, so they will not come again and the capture missed them.
+
+Two copies of the same bytes: a receiving TCP keeps the bytes it accepted and trims a later segment to its new
+ones (RFC 9293 3.10.7.4), so the first copy taken is kept; where a later copy's bytes differ from it -- from the
+last segment a direction delivered, or from a segment waiting or held -- that is a problem told with both packets
+and the stream position, never passed over.  But a receiver discards a segment whose checksum fails (RFC 9293
+3.1), so where exactly one of two differing copies not yet delivered has a checksum that holds, that one is
+taken.  A captured checksum is no proof on its own (a sender's checksum offload leaves every one it sends
+unfilled in a capture taken on its host), so a direction's checksums are believed only where its first
+segment's holds: on such a direction a segment whose checksum fails is held, not delivered, until a copy whose
+checksum holds comes (taken instead), the receiver acknowledges bytes past its start (it took them: the held
+copy is all there is), or more bytes wait than the cap allows, or the capture ends (the held copy taken).
+Checksums are computed only on a direction believed so, and between differing copies.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Iterator
+from typing import Callable, Generator, Iterable, Iterator
 
-from kbatch.capture.packets import PacketProblem, Segment
+from kbatch.capture.packets import PacketProblem, Segment, tcp_checksum_holds
 from kbatch.format.wire import SEQ_MODULUS, TH_ACK, TH_SYN
 DEFAULT_WAITING_LIMIT = 16 << 20   # out-of-order bytes a direction may hold before its hole is called a gap
 
@@ -33,6 +45,13 @@ class StreamBytes:
 
 
 @dataclass(frozen=True)
+class StreamProblem:
+    connection: str
+    packet: int          # the packet of the later copy
+    what: str
+
+
+@dataclass(frozen=True)
 class StreamGap:
     connection: str
     packet: int          # the first packet after the hole
@@ -48,6 +67,10 @@ class Direction:
     next_seq: int | None = None
     waiting: dict = field(default_factory=dict)    # seq -> Segment
     waiting_bytes: int = 0
+    checked: bool | None = None    # whether its checksums are believed (its first segment's held); None: no segment
+    start: int | None = None       # the sequence number of its first byte (stream position 0)
+    last: tuple | None = None      # the last bytes delivered: (their sequence number, packet, bytes)
+    held: Segment | None = None    # a segment at next_seq whose checksum fails, on a direction whose are believed
 
 
 def connection_name(segment: Segment) -> str:
@@ -67,8 +90,9 @@ def _endpoint(address: str, port: int) -> str:
 
 def reassemble(items: Iterable[Segment | PacketProblem], waiting_limit: int = DEFAULT_WAITING_LIMIT,
                directions: dict[str, Direction] | None = None, opened: Callable[[str], None] | None = None
-               ) -> Iterator[StreamBytes | StreamGap | PacketProblem]:
-    """The in-order bytes of every TCP direction, gaps, and the packet layer's problems passed through.
+               ) -> Iterator[StreamBytes | StreamGap | StreamProblem | PacketProblem]:
+    """The in-order bytes of every TCP direction, gaps, copies that differ, and the packet layer's problems passed
+    through.
     ``directions``: each direction's state so far, by name, where the capture was read up to here otherwise
     (kbatch.capture.batches' compiled loop hands it over so).  ``opened(name)``, where given, is told of each
     direction that sends a SYN without ACK: its side opened the connection, the client (RFC 9293 3.5: the active
@@ -99,42 +123,59 @@ def reassemble(items: Iterable[Segment | PacketProblem], waiting_limit: int = DE
             names[ends], names[ends[::-1]] = (name, other), (other, name)
             direction = directions[name] = Direction()
         acknowledged = directions.get(other)
-        if item.ack is not None and acknowledged is not None and acknowledged.waiting:
+        if item.ack is not None and acknowledged is not None and (acknowledged.waiting or acknowledged.held):
             yield from _acknowledged(directions, other, item, item.ack)   # (it tells only of bytes past a hole)
+        if direction.checked is None:
+            direction.checked = tcp_checksum_holds(item) is True
         if item.flags & TH_SYN:   # SYN: the data starts one past its sequence number
-            direction.next_seq = (item.seq + 1) % SEQ_MODULUS
+            direction.next_seq = direction.start = (item.seq + 1) % SEQ_MODULUS
             if opened is not None and not item.flags & TH_ACK:
                 opened(name)
             continue
         if not item.payload:
             continue
         if direction.next_seq is None:
-            direction.next_seq = item.seq
-        if item.seq == direction.next_seq and not direction.waiting:   # the common case: the next bytes, in order
+            direction.next_seq = direction.start = item.seq
+        if item.seq == direction.next_seq and not direction.waiting and not direction.checked:
+            # the common case: the next bytes, in order
             direction.next_seq = (item.seq + len(item.payload)) % SEQ_MODULUS
+            direction.last = item.seq, item.packet, item.payload
             yield StreamBytes(name, item.packet, item.time, item.payload)
             continue
         if _ahead(item.seq, direction.next_seq) > 0:
-            if item.seq not in direction.waiting:   # a retransmission of a waiting segment is not counted twice
+            waiting = direction.waiting.get(item.seq)
+            if waiting is None:
                 direction.waiting[item.seq] = item
                 direction.waiting_bytes += len(item.payload)
+            else:   # a retransmission of a waiting segment is not counted twice; the copy taken is told apart
+                kept = yield from _copies(name, direction, waiting, item)
+                if kept is item:
+                    direction.waiting[item.seq] = item
+                    direction.waiting_bytes += len(item.payload) - len(waiting.payload)
             if direction.waiting_bytes > waiting_limit:
                 yield from _skip_to_waiting(name, direction, f"more than {waiting_limit} bytes waited for it")
             continue
         yield from _deliver(name, direction, item)
         yield from _drain(name, direction)
     for name, direction in directions.items():
+        if direction.held is not None:
+            yield from _release(name, direction)
+            yield from _drain(name, direction)
         while direction.waiting:
             yield from _skip_to_waiting(name, direction, "the capture ended before it came")
 
 
-def _acknowledged(directions: dict, name: str, segment: Segment, ack: int) -> Iterator[StreamBytes | StreamGap]:
+def _acknowledged(directions: dict, name: str, segment: Segment, ack: int
+                  ) -> Iterator[StreamBytes | StreamGap | StreamProblem]:
     """The other direction's (``name``) bytes up to ``segment``'s ACK number ``ack`` the receiver had: those
     never captured before segments waiting beyond them are a gap (RFC 9293 3.4: an ACK says every byte before
     it arrived)."""
     other = directions.get(name)
     if other is None or other.next_seq is None:
         return
+    if other.held is not None and _ahead(ack, other.held.seq) > 0:   # the receiver took the held bytes
+        yield from _release(name, other)
+        yield from _drain(name, other)
     while other.waiting:
         reached = _position(other)
         if _ahead(ack, reached) <= 0:
@@ -153,16 +194,108 @@ def _position(direction: Direction) -> int:
     return direction.next_seq
 
 
-def _deliver(name: str, direction: Direction, segment: Segment) -> Iterator[StreamBytes]:
+def _deliver(name: str, direction: Direction, segment: Segment) -> Iterator[StreamBytes | StreamProblem]:
+    """The segment's bytes the stream has not delivered yet, once it reaches them (its bytes delivered already
+    held to the last ones delivered); held instead where the direction's checksums are believed and its fails; where
+    one is held, the copy of it kept (:func:`_copies`)."""
     reached = _position(direction)
     behind = -_ahead(segment.seq, reached)   # bytes of it already delivered (retransmitted)
-    if behind < len(segment.payload):
-        data = segment.payload[behind:]
-        direction.next_seq = (reached + len(data)) % SEQ_MODULUS
-        yield StreamBytes(name, segment.packet, segment.time, data)
+    size = len(segment.payload)
+    if behind > 0 and direction.last is not None:
+        yield from _redelivered(name, direction, segment, behind)
+    if behind >= size:
+        return
+    held = direction.held
+    if held is not None:   # (it starts where the stream has reached: the two overlap)
+        kept = yield from _copies(name, direction, held, segment)
+        if kept is held:
+            return
+        direction.held = None
+    elif behind == 0 and direction.checked and tcp_checksum_holds(segment) is False:
+        direction.held = segment
+        return
+    data = segment.payload[behind:]
+    direction.next_seq = (reached + len(data)) % SEQ_MODULUS
+    direction.last = reached, segment.packet, data
+    yield StreamBytes(name, segment.packet, segment.time, data)
 
 
-def _drain(name: str, direction: Direction) -> Iterator[StreamBytes]:
+def _release(name: str, direction: Direction) -> Iterator[StreamBytes]:
+    """The held segment delivered: no copy whose checksum holds came, and it is the one there is."""
+    segment = direction.held
+    assert segment is not None
+    direction.held = None
+    direction.next_seq = (segment.seq + len(segment.payload)) % SEQ_MODULUS
+    direction.last = segment.seq, segment.packet, segment.payload
+    yield StreamBytes(name, segment.packet, segment.time, segment.payload)
+
+
+def _differing(direction: Direction, first_seq: int, first: bytes | memoryview, second_seq: int,
+               second: bytes | memoryview) -> tuple[int, int, list[int]] | None:
+    """Where two copies of a direction's bytes overlap and differ: (the sequence number of the overlap's first
+    byte, its size, where in it the bytes differ), or None."""
+    offset = _ahead(second_seq, first_seq)   # where the second starts in the first (negative: before it)
+    low, high = max(0, offset), min(len(first), offset + len(second))
+    if low >= high or first[low:high] == second[low - offset:high - offset]:
+        return None
+    pairs = zip(bytes(first[low:high]), bytes(second[low - offset:high - offset]))
+    return (first_seq + low) % SEQ_MODULUS, high - low, [at for at, (a, b) in enumerate(pairs) if a != b]
+
+
+def _told(direction: Direction, differing: tuple[int, int, list[int]], first: int, second: int, kept: str) -> str:
+    """The problem's words: where in the stream (positions from its first byte captured, and the sequence number)."""
+    seq, size, changed = differing
+    position = seq if direction.start is None else _ahead(seq, direction.start)
+    return (f"packet {first} and packet {second} carry bytes {position}..{position + size - 1} of this direction "
+            f"(sequence number {seq} on) differently: {len(changed)} of them differ, the first at byte "
+            f"{position + changed[0]}; {kept}")
+
+
+def _redelivered(name: str, direction: Direction, segment: Segment, behind: int) -> Iterator[StreamProblem]:
+    """A segment carrying bytes delivered already: told where they differ from the last ones delivered."""
+    assert direction.last is not None
+    last_seq, last_packet, last = direction.last
+    differing = _differing(direction, last_seq, last, segment.seq, segment.payload[:behind])
+    if differing is not None:
+        yield StreamProblem(name, segment.packet, _told(
+            direction, differing, last_packet, segment.packet,
+            f"packet {last_packet}'s were read: a receiving TCP keeps the bytes it accepted and trims a later "
+            f"segment to its new ones (RFC 9293 3.10.7.4)"))
+
+
+def _copies(name: str, direction: Direction, kept: Segment, later: Segment) -> Generator[StreamProblem, None, Segment]:
+    """Which of two copies at the same place not delivered yet is taken (``kept``, waiting or held, came
+    first): the first, unless they differ and the later one's checksum alone holds (a receiver discards a segment
+    whose checksum fails: RFC 9293 3.1); told where they differ."""
+    differing = _differing(direction, kept.seq, kept.payload, later.seq, later.payload)
+    if direction.held is kept:
+        if tcp_checksum_holds(later) is not True:   # (the held copy waits on)
+            if differing is not None:
+                yield StreamProblem(name, later.packet, _told(
+                    direction, differing, kept.packet, later.packet,
+                    f"neither's TCP checksum holds: packet {kept.packet}'s are held until a copy whose checksum "
+                    f"holds comes, or the receiver acknowledges them"))
+            return kept
+        if differing is not None:
+            yield StreamProblem(name, later.packet, _told(
+                direction, differing, kept.packet, later.packet,
+                f"packet {later.packet}'s were read, its TCP checksum holding and packet {kept.packet}'s failing: "
+                f"a receiving TCP discards a segment whose checksum fails (RFC 9293 3.1)"))
+        return later
+    if differing is None:
+        return kept
+    if tcp_checksum_holds(later) is True and tcp_checksum_holds(kept) is False:
+        choice, why = later, (f"packet {later.packet}'s were read, its TCP checksum holding and packet "
+                              f"{kept.packet}'s failing: a receiving TCP discards a segment whose checksum fails "
+                              f"(RFC 9293 3.1)")
+    else:
+        choice, why = kept, (f"packet {kept.packet}'s were read, the first to come, the other's checksum not "
+                             f"telling them apart")
+    yield StreamProblem(name, later.packet, _told(direction, differing, kept.packet, later.packet, why))
+    return choice
+
+
+def _drain(name: str, direction: Direction) -> Iterator[StreamBytes | StreamProblem]:
     """The waiting segments the stream has now reached."""
     while True:
         reached = _position(direction)
@@ -175,7 +308,12 @@ def _drain(name: str, direction: Direction) -> Iterator[StreamBytes]:
             yield from _deliver(name, direction, segment)
 
 
-def _skip_to_waiting(name: str, direction: Direction, why: str) -> Iterator[StreamBytes | StreamGap]:
+def _skip_to_waiting(name: str, direction: Direction, why: str) -> Iterator[StreamBytes | StreamGap | StreamProblem]:
+    if direction.held is not None:   # (the held copy is the one there is)
+        yield from _release(name, direction)
+        yield from _drain(name, direction)
+        if not direction.waiting:
+            return
     reached = _position(direction)
     first = min(direction.waiting, key=lambda seq: _ahead(seq, reached))
     missing = _ahead(first, reached)
@@ -189,7 +327,7 @@ class WrittenStreams:
     """What :func:`write_streams` wrote: each direction's file, and what kept a direction from being whole."""
 
     paths: dict = field(default_factory=dict)       # connection ("client:port -> server:port") -> its file
-    problems: list = field(default_factory=list)    # StreamGap and PacketProblem, in capture order
+    problems: list = field(default_factory=list)    # StreamGap, StreamProblem and PacketProblem, in capture order
 
 
 def write_streams(items: Iterable[Segment | PacketProblem], directory: str,

@@ -69,10 +69,26 @@ class Flow:
     packet = cython.declare(cython.longlong, visibility="readonly")
     time = cython.declare(cython.double, visibility="readonly")
     name = cython.declare(object, visibility="public")   # its connection's name, as kbatch.capture.streams says it
+    # kbatch.capture.streams.Direction's: whether its checksums are believed (1; 0 not, -1 not known yet), the
+    # sequence number of its first byte (-1: not known yet), and the last bytes taken: their sequence number,
+    # packet, and where they lie in the loop's buffer (last_at, -1 once copied out to last_bytes) and how many
+    checked = cython.declare(cython.int, visibility="readonly")
+    start_seq = cython.declare(cython.longlong, visibility="readonly")
+    last_seq = cython.declare(cython.longlong)
+    last_packet = cython.declare(cython.longlong)
+    last_at = cython.declare(cython.Py_ssize_t)
+    last_size = cython.declare(cython.Py_ssize_t)
+    last_bytes = cython.declare(object)
 
     def __init__(self, key: bytes):
         self.key = key
         self.next_seq = -1
+        self.checked = -1
+        self.start_seq = self.last_seq = -1
+        self.last_packet = 0
+        self.last_at = -1
+        self.last_size = 0
+        self.last_bytes = None
         self.framed = False
         self.head = self.head_size = self.have = self.wanted = 0
         self.frame = None
@@ -111,6 +127,7 @@ class PlainCapture:
     make_frame = cython.declare(object)
     by_key = cython.declare(dict)
     order = cython.declare(list)             # the flows in the order met
+    live = cython.declare(list)              # the flows whose last bytes lie in buffer (Flow.last_at)
     framed_order = cython.declare(list)      # those that carried bytes, in the order they first did
     number = cython.declare(cython.longlong, visibility="readonly")        # packets read
     last_segment = cython.declare(cython.longlong, visibility="readonly")  # the last TCP segment's packet number
@@ -140,6 +157,7 @@ class PlainCapture:
         self.make_frame = make_frame
         self.by_key = {}
         self.order = []
+        self.live = []
         self.framed_order = []
         self.number = self.last_segment = 0
         self.stopped = RUNNING
@@ -154,6 +172,15 @@ class PlainCapture:
     def framed_flows(self) -> list:
         """Every direction that carried bytes, in the order each first did (kbatch.capture.frames.kafka_frames')."""
         return list(self.framed_order)
+
+    def last_of(self, flow: Flow):
+        """The last bytes the loop took of ``flow``'s direction: (their sequence number, packet, bytes), as
+        kbatch.capture.streams.Direction.last holds them; None where it took none."""
+        if flow.last_seq < 0:
+            return None
+        if flow.last_at >= 0:
+            return flow.last_seq, flow.last_packet, bytes(self.buffer[flow.last_at:flow.last_at + flow.last_size])
+        return flow.last_seq, flow.last_packet, flow.last_bytes
 
     def rest(self) -> bytes:
         """The bytes read from the file and not taken (the records from the next one on, or part of them)."""
@@ -171,6 +198,11 @@ class PlainCapture:
         if self.at_end:
             return False
         left: cython.Py_ssize_t = self.filled - self.at
+        flow: Flow
+        for flow in self.live:   # (their bytes lie before at: moved over)
+            flow.last_bytes = bytes(self.buffer[flow.last_at:flow.last_at + flow.last_size])
+            flow.last_at = -1
+        self.live.clear()
         if cython.compiled:
             start: cython.p_char = PyByteArray_AS_STRING(self.buffer)
             memmove(start, start + self.at, left)
@@ -273,20 +305,31 @@ class PlainCapture:
             return False   # out of order or retransmitted: reassemble's
         if syn and not is_new and flow.next_seq >= 0 and ((seq + 1) & _SEQ_MASK) != flow.next_seq:
             return False   # a new connection on the same ends: reassemble's (it names it apart)
+        whole: cython.bint = end <= frame + caplen   # (else its checksum is not known)
+        if not is_new and not syn and stop > start and flow.checked == 1 and whole and \
+                not _checksum_holds(buf, source, size, tcp, end):
+            return False   # its checksum fails where the direction's are believed: reassemble holds it
         if is_new:
+            flow.checked = 1 if whole and _checksum_holds(buf, source, size, tcp, end) else 0
             self.by_key[key] = flow
             self.order.append(flow)
         self.at = frame + caplen
         self.number += 1
         self.last_segment = self.number
         if syn:
-            flow.next_seq = (seq + 1) & _SEQ_MASK
+            flow.next_seq = flow.start_seq = (seq + 1) & _SEQ_MASK
             if not offset_flags & _ACK and self.opened is not None:
                 self.opened(flow.name)
             return True
         if stop == start:
             return True
+        if flow.next_seq < 0:
+            flow.start_seq = seq
         flow.next_seq = (seq + (stop - start)) & _SEQ_MASK
+        flow.last_seq, flow.last_packet, flow.last_size, flow.last_bytes = seq, self.number, stop - start, None
+        if flow.last_at < 0:
+            self.live.append(flow)
+        flow.last_at = start
         seconds: cython.longlong = self._word(buf, record)
         fraction: cython.longlong = self._word(buf, record + 4)
         time: cython.double = cython.cast(cython.double, seconds) + cython.cast(cython.double, fraction) / 1E6
@@ -394,6 +437,23 @@ def _signed_word(buf: cython.const[cython.uchar][::1], at: cython.Py_ssize_t) ->
     value: cython.longlong = (cython.cast(cython.longlong, buf[at]) << 24) | (buf[at + 1] << 16) | \
         (buf[at + 2] << 8) | buf[at + 3]
     return value - _WORD_SPAN if value >= _SIGN_BIT else value
+
+
+@cython.cfunc
+def _checksum_holds(buf: cython.const[cython.uchar][::1], source: cython.Py_ssize_t, size: cython.Py_ssize_t,
+                    tcp: cython.Py_ssize_t, end: cython.Py_ssize_t) -> cython.bint:
+    """kbatch.capture.packets.tcp_checksum_holds on the segment ``buf[tcp:end]`` of an IP header whose addresses,
+    ``size`` bytes each, start at ``buf[source]``: the pseudo-header's words (the addresses, the protocol, the TCP
+    length) and the segment's, summed modulo 0xFFFF, are 0."""
+    total: cython.ulonglong = _PROTO_TCP + (end - tcp)
+    k: cython.Py_ssize_t
+    for k in range(source, source + 2 * size, 2):
+        total += buf[k] << 8 | buf[k + 1]
+    for k in range(tcp, end - 1, 2):
+        total += buf[k] << 8 | buf[k + 1]
+    if (end - tcp) & 1:
+        total += buf[end - 1] << 8
+    return total % 0xFFFF == 0
 
 
 @cython.cfunc
