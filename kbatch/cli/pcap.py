@@ -45,8 +45,8 @@ Examples:
 @click.argument("captures", nargs=-1, required=True, metavar="CAPTURE...")
 @click.option("--port", "ports", type=click.IntRange(1, 65535), multiple=True, metavar="N",
               help="A broker port to read (repeat for more): the side talking to it is the client, whoever the "
-                   "capture heard first. [default: 9092; any other connection whose first bytes read as a Kafka "
-                   "request is read too]")
+                   "capture heard first. [default: 9092; given, the ports given only; any other connection whose first "
+                   "bytes read as a Kafka request is read too]")
 @click.option("--records", is_flag=True, help="List each batch's records (jsonl, json).")
 @click.option("--deep", is_flag=True, help="Walk every batch's records (decompressed) and hold them to the rules "
                                            "of verify-crc --deep; without it each batch's CRC and header are checked.")
