@@ -31,21 +31,22 @@ def _based(batch: bytes, base_offset: int) -> bytes:
 
 
 def _salvaged(kbatch, tmp_path, name: str, data: bytes):
-    """Salvage ``data`` saved as ``name``: exit status, the (base, last) offsets kept, what was skipped (pos, size,
-    why, offsets lost); and verify-crc --deep's exit status on the copy, named as the input is."""
+    """Salvage ``data`` saved as ``name`` (exit status 1: something is left out), and verify-crc --deep the copy,
+    named as the input is (exit status 0: Kafka loads it): the (base, last) offsets kept, and what was skipped (pos,
+    size, why, offsets lost)."""
     path = tmp_path / name
     path.write_bytes(data)
     out = tmp_path / "salvaged" / name
     out.parent.mkdir()
-    code = kbatch("salvage", str(path), "-o", str(out)).code
+    kbatch("salvage", str(path), "-o", str(out), expect=1)
     batches, findings = read_all(out.read_bytes())
     assert not findings
     report = SalvageReport(0)
     with open(path, "rb") as stream:
         assert b"".join(salvage(stream, report, segment_base_offset(str(path)))) == out.read_bytes()
     skipped = [(skipped.pos, skipped.size, skipped.reason, skipped.offsets) for skipped in report.skipped]
-    verified = kbatch("verify-crc", "--deep", str(out)).code
-    return code, [(batch.base_offset, batch.last_offset) for batch in batches], skipped, verified
+    kbatch("verify-crc", "--deep", str(out), expect=0)
+    return [(batch.base_offset, batch.last_offset) for batch in batches], skipped
 
 
 GOOD_AFTER = [(2, 3), (4, 5), (6, 7)]
@@ -55,8 +56,8 @@ def test_a_first_batch_beyond_the_segment_is_dropped_and_the_good_ones_after_it_
     """4 batches at 0..7, the first's baseOffset 2^33: its last offset lies past the segment's range."""
     good = _batches()
     data = _based(good[0], 1 << 33) + b"".join(good[1:])
-    code, kept, skipped, verified = _salvaged(kbatch, tmp_path, "00000000000000000000.log", data)
-    assert (code, kept, verified) == (1, GOOD_AFTER, 0)
+    kept, skipped = _salvaged(kbatch, tmp_path, "00000000000000000000.log", data)
+    assert kept == GOOD_AFTER
     assert skipped == [(0, SIZE, "beyond-segment-range: found 8589934593, expected a last offset at most 2147483647 "
                                  "(the file name's base + 2^31-1)",
                         f"0–1 ({MISPLACED}: {FROM_BASE}, and before the entry after, which starts at 2)")]
@@ -65,8 +66,8 @@ def test_a_first_batch_beyond_the_segment_is_dropped_and_the_good_ones_after_it_
 def test_without_a_segment_name_the_batches_after_it_make_the_first_the_outlier(kbatch, tmp_path):
     good = _batches()
     data = _based(good[0], 1 << 33) + b"".join(good[1:])
-    code, kept, skipped, verified = _salvaged(kbatch, tmp_path, "copy.log", data)
-    assert (code, kept, verified) == (1, GOOD_AFTER, 0)
+    kept, skipped = _salvaged(kbatch, tmp_path, "copy.log", data)
+    assert kept == GOOD_AFTER
     assert skipped == [(0, SIZE, "offset-outlier: 8589934592: baseOffset 8589934592 is above the sequence the batches "
                                  "after it agree on, 2..3 → 4 (baseOffset lies outside the CRC)",
                         f"?–1 ({MISPLACED}: before the entry after, which starts at 2)")]
@@ -87,17 +88,17 @@ def test_a_flipped_bit_in_the_first_base_offset_drops_that_batch_alone(kbatch, t
     good = _batches()
     flipped = bytearray(good[0])
     flipped[7 - bit // 8] ^= 1 << (bit % 8)
-    code, kept, skipped, verified = _salvaged(kbatch, tmp_path, "00000000000000000000.log",
+    kept, skipped = _salvaged(kbatch, tmp_path, "00000000000000000000.log",
                                               bytes(flipped) + b"".join(good[1:]))
-    assert (code, kept, verified) == (1, GOOD_AFTER, 0)
+    assert kept == GOOD_AFTER
     assert skipped == [(0, SIZE, why, f"0–1 ({MISPLACED}: {FROM_BASE}, and before the entry after, which starts at 2)")]
 
 
 def test_two_batches_the_segment_name_tells(kbatch, tmp_path):
     good = _batches(2)
-    code, kept, skipped, verified = _salvaged(kbatch, tmp_path, "00000000000000000000.log",
+    kept, skipped = _salvaged(kbatch, tmp_path, "00000000000000000000.log",
                                               _based(good[0], 1 << 33) + good[1])
-    assert (code, kept, verified) == (1, [(2, 3)], 0)
+    assert kept == [(2, 3)]
     assert [(pos, offsets) for pos, _, _, offsets in skipped] == \
         [(0, f"0–1 ({MISPLACED}: {FROM_BASE}, and before the entry after, which starts at 2)")]
 
@@ -106,25 +107,25 @@ def test_two_batches_and_nothing_else_to_tell_the_first_stands(kbatch, tmp_path)
     """One batch after the first cannot outvote it: the later one overlaps, as verify-crc --deep says, and what it
     lost is what no batch kept holds, not its header's offsets."""
     good = _batches(2)
-    code, kept, skipped, verified = _salvaged(kbatch, tmp_path, "copy.log", _based(good[0], 1 << 33) + good[1])
-    assert (code, kept, verified) == (1, [(1 << 33, (1 << 33) + 1)], 0)
+    kept, skipped = _salvaged(kbatch, tmp_path, "copy.log", _based(good[0], 1 << 33) + good[1])
+    assert kept == [(1 << 33, (1 << 33) + 1)]
     assert skipped == [(SIZE, SIZE, "offset-overlap: baseOffset 2 is not above 8589934593, the last offset kept",
                         f"8589934594–? ({MISPLACED}: after the entry before, which ends at 8589934593)")]
 
 
 def test_one_batch_beyond_the_segment_leaves_an_empty_copy(kbatch, tmp_path):
-    code, kept, skipped, verified = _salvaged(kbatch, tmp_path, "00000000000000000000.log",
+    kept, skipped = _salvaged(kbatch, tmp_path, "00000000000000000000.log",
                                               _based(_batches(1)[0], 1 << 33))
-    assert (code, kept, verified) == (1, [], 0)
+    assert kept == []
     assert [offsets for _, _, _, offsets in skipped] == [f"0–? ({MISPLACED}: {FROM_BASE})"]
 
 
 def test_a_last_batch_beyond_the_segment_is_dropped_too(kbatch, tmp_path):
     """Every batch is held to the segment's range, not the first alone: no batch after the last tells."""
     good = _batches()
-    code, kept, skipped, verified = _salvaged(kbatch, tmp_path, "00000000000000000000.log",
+    kept, skipped = _salvaged(kbatch, tmp_path, "00000000000000000000.log",
                                               b"".join(good[:3]) + _based(good[3], 1 << 33))
-    assert (code, kept, verified) == (1, [(0, 1), (2, 3), (4, 5)], 0)
+    assert kept == [(0, 1), (2, 3), (4, 5)]
     assert [(pos, offsets) for pos, _, _, offsets in skipped] == \
         [(3 * SIZE, f"6–? ({MISPLACED}: after the entry before, which ends at 5)")]
 
@@ -132,9 +133,9 @@ def test_a_last_batch_beyond_the_segment_is_dropped_too(kbatch, tmp_path):
 def test_an_overlapping_batch_loses_the_offsets_no_kept_batch_holds(kbatch, tmp_path):
     """The second batch's baseOffset 2 became 0: its header's 0..1 are the first batch's; 2..3 are what is lost."""
     good = _batches()
-    code, kept, skipped, verified = _salvaged(kbatch, tmp_path, "00000000000000000000.log",
+    kept, skipped = _salvaged(kbatch, tmp_path, "00000000000000000000.log",
                                               good[0] + _based(good[1], 0) + b"".join(good[2:]))
-    assert (code, kept, verified) == (1, [(0, 1), (4, 5), (6, 7)], 0)
+    assert kept == [(0, 1), (4, 5), (6, 7)]
     assert skipped == [(SIZE, SIZE, "offset-overlap: baseOffset 0 is not above 1, the last offset kept",
                         f"2–3 ({MISPLACED}: after the entry before, which ends at 1, and before the entry after, "
                         "which starts at 4)")]
@@ -144,8 +145,8 @@ def test_damage_after_the_batch_that_outvotes_the_first_lies_between_the_batches
     good = _batches()
     garbage = b"\x07" * 40
     data = _based(good[0], 1 << 33) + good[1] + garbage + b"".join(good[2:])
-    code, kept, skipped, verified = _salvaged(kbatch, tmp_path, "copy.log", data)
-    assert (code, kept, verified) == (1, GOOD_AFTER, 0)
+    kept, skipped = _salvaged(kbatch, tmp_path, "copy.log", data)
+    assert kept == GOOD_AFTER
     assert [(pos, size, offsets) for pos, size, _, offsets in skipped] == [
         (0, SIZE, f"?–1 ({MISPLACED}: before the entry after, which starts at 2)"),
         (2 * SIZE, 40, "none (after the entry before, which ends at 3, and before the entry after, which starts at 4)"),
@@ -155,9 +156,9 @@ def test_damage_after_the_batch_that_outvotes_the_first_lies_between_the_batches
 def test_an_outlier_in_the_middle_is_said_as_the_first_is(kbatch, tmp_path):
     """The second batch's baseOffset 2 became 2^33 + 2 (past the segment's range too): the batches around it agree."""
     good = _batches()
-    code, kept, skipped, verified = _salvaged(kbatch, tmp_path, "00000000000000000000.log",
+    kept, skipped = _salvaged(kbatch, tmp_path, "00000000000000000000.log",
                                               good[0] + _based(good[1], (1 << 33) + 2) + b"".join(good[2:]))
-    assert (code, kept, verified) == (1, [(0, 1), (4, 5), (6, 7)], 0)
+    assert kept == [(0, 1), (4, 5), (6, 7)]
     assert [(pos, offsets) for pos, _, _, offsets in skipped] == \
         [(SIZE, f"2–3 ({MISPLACED}: after the entry before, which ends at 1, and before the entry after, which starts "
                 "at 4)")]

@@ -34,7 +34,7 @@ from kbatch.capture.streams import Direction, StreamGap, direction_name, reassem
 from kbatch.format.codecs import DEFAULT_DECOMPRESSED_LIMIT, codec_name
 from kbatch.format.findings import Finding
 from kbatch.format.framing import CHECKSUMS, short_header, size_bounds
-from kbatch.format.layouts import LOG_OVERHEAD, MIN_ENTRY_SIZE, SIZE_OFFSET
+from kbatch.format.layouts import LOG_OVERHEAD, SIZE_OFFSET
 from kbatch.format.structs import BATCH_HEADER, COMPRESSION_CODEC_MASK
 from kbatch.kernels.batchrules import producer_fields_problem, v2_reserved_bits
 from kbatch.kernels import partitions, plaincapture
@@ -738,7 +738,7 @@ def _captured_zero_tail(finding: Finding) -> Finding:
     if finding.size < LOG_OVERHEAD:
         return short_header(finding.pos, finding.size)
     return Finding("bad-length", finding.pos, finding.pos + SIZE_OFFSET, 4, "size",
-                   f"at least {MIN_ENTRY_SIZE[0]} (LegacyRecord.RECORD_OVERHEAD_V0)",
+                   f"at least {size_bounds(0, 0)[0]} (LegacyRecord.RECORD_OVERHEAD_V0)",
                    f"0 ({finding.size} zero bytes end the records)")
 
 
