@@ -277,22 +277,24 @@ def _copies(name: str, direction: Direction, kept: Segment, later: Segment) -> G
                     f"holds comes, or the receiver acknowledges them"))
             return kept
         if differing is not None:
-            yield StreamProblem(name, later.packet, _told(
-                direction, differing, kept.packet, later.packet,
-                f"packet {later.packet}'s were read, its TCP checksum holding and packet {kept.packet}'s failing: "
-                f"a receiving TCP discards a segment whose checksum fails (RFC 9293 3.1)"))
+            yield StreamProblem(name, later.packet, _told(direction, differing, kept.packet, later.packet,
+                                                          _checksum_chose(later, kept)))
         return later
     if differing is None:
         return kept
     if tcp_checksum_holds(later) is True and tcp_checksum_holds(kept) is False:
-        choice, why = later, (f"packet {later.packet}'s were read, its TCP checksum holding and packet "
-                              f"{kept.packet}'s failing: a receiving TCP discards a segment whose checksum fails "
-                              f"(RFC 9293 3.1)")
+        choice, why = later, _checksum_chose(later, kept)
     else:
         choice, why = kept, (f"packet {kept.packet}'s were read, the first to come, the other's checksum not "
                              f"telling them apart")
     yield StreamProblem(name, later.packet, _told(direction, differing, kept.packet, later.packet, why))
     return choice
+
+
+def _checksum_chose(taken: Segment, discarded: Segment) -> str:
+    """Why ``taken``'s copy of some bytes was read, not ``discarded``'s."""
+    return (f"packet {taken.packet}'s were read, its TCP checksum holding and packet {discarded.packet}'s failing: "
+            f"a receiving TCP discards a segment whose checksum fails (RFC 9293 3.1)")
 
 
 def _drain(name: str, direction: Direction) -> Iterator[StreamBytes | StreamProblem]:

@@ -376,6 +376,15 @@ def _nullable_object(columns_: tuple[Column, ...]) -> dict:
 # -- lines of replicas --format jsonl: a broker's copy of a partition (kbatch.partition.replicas.Copy), a record
 # not every copy holds (kbatch.partition.replicas.Divergence, with its record's keys: RECORD) --------------------
 
+
+def _checkpoint_findings(file_name: str, what_then: str) -> Column:
+    """A copy's findings of one offset checkpoint of its log directory, as the key ``<file name>_findings``;
+    ``what_then`` ends its description (what Kafka does without the file)."""
+    return Column(f"{file_name.replace('-', '_')}_findings", "array", False,
+                  f"list(map(finding_dict, copy.checkpoint_findings({file_name!r})))",
+                  f"where its log directory's {file_name} is damaged{what_then}",
+                  schema={"type": "array", "items": {"$ref": "#/$defs/finding"}})
+
 REPLICA = (
     Column("type", "string", False, '"replica"', "always \"replica\"", schema={"const": "replica"}),
     Column("partition", "string", False, "json_name(report.topic + '-' + str(report.partition))",
@@ -412,21 +421,12 @@ REPLICA = (
            "where its leader-epoch-checkpoint is damaged or disagrees with its batches (verify-crc --deep's "
            "epoch-missing and epoch-mismatch): a follower asking it where an epoch ends is told by this file",
            schema={"type": "array", "items": {"$ref": "#/$defs/finding"}}),
-    Column("replication_offset_checkpoint_findings", "array", False,
-           "list(map(finding_dict, copy.checkpoint_findings('replication-offset-checkpoint')))",
-           "where its log directory's replication-offset-checkpoint is damaged (verify-crc --deep's findings): "
-           "Kafka cannot read it, and high_watermark is null for unknown, not absent",
-           schema={"type": "array", "items": {"$ref": "#/$defs/finding"}}),
-    Column("recovery_point_offset_checkpoint_findings", "array", False,
-           "list(map(finding_dict, copy.checkpoint_findings('recovery-point-offset-checkpoint')))",
-           "where its log directory's recovery-point-offset-checkpoint is damaged: Kafka's log recovery then "
-           "takes the recovery point as 0 (LogManager.loadLogs)",
-           schema={"type": "array", "items": {"$ref": "#/$defs/finding"}}),
-    Column("log_start_offset_checkpoint_findings", "array", False,
-           "list(map(finding_dict, copy.checkpoint_findings('log-start-offset-checkpoint')))",
-           "where its log directory's log-start-offset-checkpoint is damaged: Kafka then resets the log start "
-           "offset to the first segment's base offset (LogManager.loadLogs)",
-           schema={"type": "array", "items": {"$ref": "#/$defs/finding"}}),
+    _checkpoint_findings("replication-offset-checkpoint", " (verify-crc --deep's findings): Kafka cannot read it, "
+                         "and high_watermark is null for unknown, not absent"),
+    _checkpoint_findings("recovery-point-offset-checkpoint", ": Kafka's log recovery then takes the recovery point "
+                         "as 0 (LogManager.loadLogs)"),
+    _checkpoint_findings("log-start-offset-checkpoint", ": Kafka then resets the log start offset to the first "
+                         "segment's base offset (LogManager.loadLogs)"),
 )
 
 REPLICA_RECORD_HEAD = (
