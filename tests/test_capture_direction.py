@@ -209,7 +209,7 @@ def test_a_copy_whose_checksum_fails_gives_way_to_its_retransmission_whose_holds
     assert _findings(lines) == [(
         "capture-problem", "warning", 4,
         f"packet 3 and packet 4 carry bytes 0..{len(PRODUCE) - 1} of this direction (sequence number 1000 on) "
-        f"differently: 1 of them differ, the first at byte {AT}; packet 4's were read, its TCP checksum holding "
+        f"differently: in 1 byte, the first at byte {AT}; packet 4's were read, its TCP checksum holding "
         f"and packet 3's failing: a receiving TCP discards a segment whose checksum fails (RFC 9293 3.1)")]
     [batch] = [line for line in lines if line["type"] == "batch"]
     assert (batch["packet"], batch["crc_valid"], batch["assigned_offset"]) == (4, True, 500)
@@ -243,7 +243,7 @@ def test_where_no_checksum_is_believed_a_differing_retransmission_is_said_and_th
     assert _findings(lines) == [(
         "capture-problem", "warning", 4,
         f"packet 3 and packet 4 carry bytes 0..{len(PRODUCE) - 1} of this direction (sequence number 1000 on) "
-        f"differently: 1 of them differ, the first at byte {AT}; packet 3's were read: a receiving TCP keeps the "
+        f"differently: in 1 byte, the first at byte {AT}; packet 3's were read: a receiving TCP keeps the "
         f"bytes it accepted and trims a later segment to its new ones (RFC 9293 3.10.7.4)")]
     [batch] = [line for line in lines if line["type"] == "batch"]
     assert (batch["packet"], batch["crc_valid"]) == (3, False)
@@ -272,7 +272,7 @@ def test_of_two_waiting_copies_that_differ_the_one_whose_checksum_holds_is_taken
     assert _findings(lines) == [(
         "capture-problem", "warning", 4,
         f"packet 3 and packet 4 carry bytes {half}..{len(PRODUCE) - 1} of this direction (sequence number "
-        f"{1000 + half} on) differently: 1 of them differ, the first at byte {AT}; packet 4's were read, its TCP "
+        f"{1000 + half} on) differently: in 1 byte, the first at byte {AT}; packet 4's were read, its TCP "
         f"checksum holding and packet 3's failing: a receiving TCP discards a segment whose checksum fails "
         f"(RFC 9293 3.1)")]
     assert [(line["packet"], line["crc_valid"]) for line in lines if line["type"] == "batch"] == [(5, True)]
@@ -291,6 +291,6 @@ def test_the_last_bytes_read_are_held_to_a_retransmission_after_megabytes_of_the
     assert _findings(lines) == [(
         "capture-problem", "warning", len(capture.packets),
         f"packet 3 and packet {len(capture.packets)} carry bytes 0..{len(fetch) - 1} of this direction (sequence "
-        f"number 1000 on) differently: 1 of them differ, the first at byte {len(fetch) - 1}; packet 3's were read: "
+        f"number 1000 on) differently: in 1 byte, the first at byte {len(fetch) - 1}; packet 3's were read: "
         f"a receiving TCP keeps the bytes it accepted and trims a later segment to its new ones (RFC 9293 3.10.7.4)")]
     assert lines[-1]["batch_count"] == 60000

@@ -27,6 +27,7 @@ from typing import Callable, Generator, Iterable, Iterator
 
 from kbatch.capture.packets import PacketProblem, Segment, tcp_checksum_holds
 from kbatch.format.wire import SEQ_MODULUS, TH_ACK, TH_SYN
+from kbatch.output.values import counted
 DEFAULT_WAITING_LIMIT = 16 << 20   # out-of-order bytes a direction may hold before its hole is called a gap
 
 
@@ -247,7 +248,7 @@ def _told(direction: Direction, differing: tuple[int, int, list[int]], first: in
     seq, size, changed = differing
     position = seq if direction.start is None else _ahead(seq, direction.start)
     return (f"packet {first} and packet {second} carry bytes {position}..{position + size - 1} of this direction "
-            f"(sequence number {seq} on) differently: {len(changed)} of them differ, the first at byte "
+            f"(sequence number {seq} on) differently: in {counted(len(changed), 'byte')}, the first at byte "
             f"{position + changed[0]}; {kept}")
 
 
