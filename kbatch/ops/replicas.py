@@ -8,9 +8,9 @@ import os
 from itertools import groupby
 
 from kbatch.output.values import counted
-from kbatch.partition.replicas import (Copy, Damage, NotACopy, Report, compare,
-                                       epoch_file_lines, find_copies, high_watermarks, lost_sequences,
-                                       offset_checkpoint_lines, records_held_by_some)
+from kbatch.partition.replicas import (Copy, Damage, NotACopy, Report, compare, epoch_file_lines, find_copies,
+                                       high_watermarks, lost_sequences, offset_checkpoint_lines, offset_ranges,
+                                       records_held_by_some)
 
 __all__ = ["NotACopy", "Report", "advice", "compare", "compare_all", "exit_found", "high_watermarks",
            "records_held_by_some", "recovery_lines"]
@@ -55,17 +55,6 @@ def _within(spans: list[tuple[int, int]], first: int, last: int | None = None) -
 def _count(spans: list[tuple[int, int]]) -> int:
     """How many offsets merged ranges hold."""
     return sum(last - first + 1 for first, last in spans)
-
-
-def _union(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """Offset ranges merged where they overlap or touch."""
-    merged: list[tuple[int, int]] = []
-    for first, last in sorted(spans):
-        if merged and first <= merged[-1][1] + 1:
-            merged[-1] = (merged[-1][0], max(merged[-1][1], last))
-        else:
-            merged.append((first, last))
-    return merged
 
 
 def _entry(damage: Damage) -> str:
@@ -184,8 +173,8 @@ def advice(report: Report) -> list[str]:
         # (not what lies below its log start: retention or DeleteRecords deleted that, not the election)
         start = copy.log_start_offset or 0
         missing = [each for each in report.divergences if index not in each.holders and each.holders]
-        spans = _union(_within([span for each in missing for span in each.records], start))
-        control = _union(_within([span for each in missing for span in each.control_records], start))
+        spans = offset_ranges(_within([span for each in missing for span in each.records], start))
+        control = offset_ranges(_within([span for each in missing for span in each.control_records], start))
         records = _count(spans)
         # acknowledged: below a high watermark recorded by a copy that holds the record; where a holder's cannot
         # be read, any of its records may be (at most), and those a high watermark read covers are (at least)
@@ -196,8 +185,8 @@ def advice(report: Report) -> list[str]:
                 known += _within(each.records, start, held.highest - 1)
             if held.unread:
                 possible += _within(each.records, start)
-        acked = _count(_union(known))
-        at_most = _count(_union(known + possible))
+        acked = _count(offset_ranges(known))
+        at_most = _count(offset_ranges(known + possible))
         losses.append((acked, records, index))
         bounds.append((acked, at_most))
         markers = f"{counted(_count(control), 'control record')} ({_ranges(control)}), given to no consumer"

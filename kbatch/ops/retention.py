@@ -410,7 +410,7 @@ def read_partition(directory: str, options, coordinator: CoordinatorView | None 
     from kbatch.files.inputs import passed_over, segment_base_offset
     from kbatch.files.kinds import LOG_START_OFFSET_CHECKPOINT
     from kbatch.ops.txn import PartitionTransactions, is_transaction_state, unstable
-    from kbatch.partition.textfiles import checkpointed_offset
+    from kbatch.partition.textfiles import checkpointed_offset, loaded_log_start
 
     # Regular files only, as Kafka loads them (LogLoader.loadSegmentFiles): opening a FIFO would wait forever.
     passed: list[tuple[str, str]] = []
@@ -446,7 +446,7 @@ def read_partition(directory: str, options, coordinator: CoordinatorView | None 
     partition = PartitionRetention(
         directory, segments, end, high_watermark,
         # (a log start not read: the first segment's base offset, as LogManager.loadLogs resets it)
-        max(read[LOG_START_OFFSET_CHECKPOINT].offset or 0, segments[0].base_offset if segments else 0),
+        loaded_log_start(read[LOG_START_OFFSET_CHECKPOINT].offset, segments[0].base_offset if segments else 0),
         unstable(transactions.transactions, end if high_watermark is None else high_watermark),
         read["cleaner-offset-checkpoint"].offset,
         unread_checkpoints=[each for each in read.values() if each.unreadable])

@@ -188,7 +188,7 @@ def stable_offset(view: PartitionTransactions) -> StableOffset:
 
     from kbatch.files import kinds
     from kbatch.files.inputs import passed_over, segment_base_offset
-    from kbatch.partition.textfiles import checkpointed_offset
+    from kbatch.partition.textfiles import checkpointed_offset, loaded_log_start
 
     directory = view.directory
     if directory is None or topic_partition(os.path.join(directory, "x"))[0] is None:
@@ -208,7 +208,7 @@ def stable_offset(view: PartitionTransactions) -> StableOffset:
     bases = [segment_base_offset(name) or 0 for name in logs]
     # LogLoader: the checkpoint's log start, no lower than the first segment's base offset; the log end: past the
     # last batch, or the base offset of an empty last segment
-    start = max(log_start.offset or 0, min(bases))
+    start = loaded_log_start(log_start.offset, min(bases))
     end = max(max(bases), -1 if view.last_offset is None else view.last_offset + 1)
     offset, holder = last_stable_offset(view.transactions, high_watermark.offset, start, end)
     return StableOffset(offset, holder, high_watermark.offset)

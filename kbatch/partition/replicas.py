@@ -23,7 +23,8 @@ from kbatch.format.structs import BATCH_HEADER, CONTROL_FLAG_MASK, SIZE_OFFSET
 from kbatch.kernels.batchrules import last_sequence
 from kbatch.partition.crosscheck import LeaderEpochs
 from kbatch.partition.sidefile import Entry, SideFile
-from kbatch.partition.textfiles import CheckpointedOffset, checkpoint, checkpointed_offset, partition_metadata
+from kbatch.partition.textfiles import (CheckpointedOffset, checkpoint, checkpointed_offset, loaded_log_start,
+                                       partition_metadata)
 from kbatch.reading.cleaner import compacted_alike
 from kbatch.reading.model import Batch
 from kbatch.reading.reader import ReadOptions, SegmentReader
@@ -236,11 +237,9 @@ class Head(NamedTuple):
 
 def kafka_log_start(copy: Copy) -> int | None:
     """The log start offset Kafka loads for the copy (None: no segment): LogLoader.load takes
-    max(logStartOffsetCheckpoint, the first segment's base offset); a checkpoint absent, or one LogManager.loadLogs
-    cannot read, counts as 0.  Records below it were deleted by retention or DeleteRecords: Kafka serves none."""
-    if copy.first_base is None:
-        return None
-    return max(copy.checkpointed_log_start or 0, copy.first_base)
+    max(logStartOffsetCheckpoint, the first segment's base offset): textfiles.loaded_log_start.  Records below it
+    were deleted by retention or DeleteRecords: Kafka serves none."""
+    return None if copy.first_base is None else loaded_log_start(copy.checkpointed_log_start, copy.first_base)
 
 
 def invalid_for_kafka(batch: Batch) -> str | None:
@@ -734,15 +733,15 @@ def read_batch(segment: str, pos: int, size: int) -> Batch | None:
     return None
 
 
-def _merged(offsets: list[int]) -> list[tuple[int, int]]:
-    """Ascending offsets as ranges of consecutive ones."""
-    spans: list[tuple[int, int]] = []
-    for offset in offsets:
-        if spans and offset == spans[-1][1] + 1:
-            spans[-1] = (spans[-1][0], offset)
+def offset_ranges(spans) -> list[tuple[int, int]]:
+    """Offset ranges (first, last) merged where they overlap or touch, in order."""
+    merged: list[tuple[int, int]] = []
+    for first, last in sorted(spans):
+        if merged and first <= merged[-1][1] + 1:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], last))
         else:
-            spans.append((offset, offset))
-    return spans
+            merged.append((first, last))
+    return merged
 
 
 def record_spans(head: Head) -> list[tuple[int, int]]:
@@ -754,7 +753,7 @@ def record_spans(head: Head) -> list[tuple[int, int]]:
     batch = read_batch(head.segment, head.pos, head.size)
     if batch is None:   # (not read again: counted as whole)
         return [(head.base_offset, head.last_offset)]
-    return _merged([record.offset for record in batch.records or ()])
+    return offset_ranges((record.offset, record.offset) for record in batch.records or ())
 
 
 def records_held_by_some(report: Report) -> Iterator[tuple[Divergence, Batch]]:

@@ -465,6 +465,12 @@ def meta_properties(data: SideFile, base_offset: int | None) -> Iterator[Entry |
 
 
 
+def loaded_log_start(checkpointed: int | None, first_base_offset: int) -> int:
+    """The log start offset Kafka loads for a partition (LogLoader.load): the log-start-offset-checkpoint's, no lower
+    than its first segment's base offset; a checkpoint absent, or one LogManager.loadLogs cannot read, counts as 0."""
+    return max(checkpointed or 0, first_base_offset)
+
+
 def log_start_offset(partition_directory: str) -> CheckpointedOffset:
     """The partition's log start offset as the log-start-offset-checkpoint of its log directory (the directory
     above it) last recorded it, or None: no such file, no entry for the partition (Kafka writes one only where
