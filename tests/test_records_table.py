@@ -265,9 +265,11 @@ def test_the_records_tables_tasks_take_the_read_committed_views_the_driver_made(
 
 
 def test_the_records_files_columns_have_dictionaries_and_statistics_where_they_can_serve(spark, tmp_path):
-    """Offsets (no two records share one) without a dictionary, delta-encoded (they run on by one); keys, values and
-    headers (no row group skipped by their least and greatest) without statistics; every other column with both,
-    the headers' leaves too."""
+    """Offsets (no two records share one) without a dictionary, delta-encoded (they run on by one), and timestamps
+    plain (few records share one); keys, values and headers (no row group skipped by their least and greatest)
+    without statistics; every other column with both, the headers' leaves too. The columns declared never null
+    are required, the others optional."""
+    from kbatch.output.columns import SPARK_RECORDS
     from kbatch.spark import records_table
     from kbatch.spark.source import RECORD_SCHEMA, FileRange, SegmentPartition
 
@@ -281,8 +283,16 @@ def test_the_records_files_columns_have_dictionaries_and_statistics_where_they_c
     assert len(chunks) == 26 and "headers.list.element.value" in chunks and group.num_rows > 10
     # (Parquet has no dictionary for booleans)
     assert sorted(path for path, chunk in chunks.items() if not chunk.has_dictionary_page
-                  and chunk.physical_type != "BOOLEAN") == ["offset"]
+                  and chunk.physical_type != "BOOLEAN") == ["offset", "timestamp"]
     assert "DELTA_BINARY_PACKED" in chunks["offset"].encodings and "PLAIN" not in chunks["offset"].encodings
+    assert "PLAIN" in chunks["timestamp"].encodings and "DELTA_BINARY_PACKED" not in chunks["timestamp"].encodings
+    parquet_schema = pq.ParquetFile(written["staged"]).schema
+    required = {parquet_schema.column(i).path for i in range(len(parquet_schema))
+                if parquet_schema.column(i).max_definition_level == 0}
+    assert required == {column.name for column in SPARK_RECORDS if not column.nullable} - {"headers"} == {
+        "file", "batch_pos", "batch_base_offset", "magic", "codec", "offset", "timestamp_type", "is_transactional",
+        "is_control"}
+    assert parquet_schema.column(parquet_schema.names.index("key")).max_definition_level == 1
     assert sorted(path for path, chunk in chunks.items() if not chunk.is_stats_set) == [
         "headers.list.element.key", "headers.list.element.value", "key", "value"]
     assert chunks["offset"].statistics.min == 0 and chunks["file"].statistics.max == path

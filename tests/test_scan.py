@@ -6,6 +6,7 @@ import json
 import os
 import pkgutil
 import shutil
+import sys
 
 import pytest
 
@@ -617,3 +618,20 @@ def test_where_spark_does_not_start_kbatch_exits_without_waiting_for_the_read_co
         pytest.fail("kbatch waited for the views of a scan Spark never started")
     assert ran.returncode == 2, ran.stderr
     assert "kbatch: scan failed on Spark: " in ran.stderr and "Traceback" not in ran.stderr
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a thread's own nice value is Linux's")
+def test_the_read_committed_views_are_made_at_a_lower_priority_than_the_scan(monkeypatch):
+    """The views take the CPU the JVM's start leaves idle (kbatch.spark.scan._views_meanwhile): their thread runs
+    VIEWS_NICENESS nicer than the thread that starts Spark, which stays as it was."""
+    import threading
+
+    from kbatch.spark import scan, source
+
+    def priority() -> int:
+        return os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+
+    before = priority()
+    monkeypatch.setattr(source, "committed_views", lambda paths, *rest: (priority(), paths))
+    assert scan._views_meanwhile(["a.log"]).result(timeout=30) == (min(before + scan.VIEWS_NICENESS, 19), ["a.log"])
+    assert priority() == before

@@ -192,10 +192,11 @@ def _write_partition(partition, index: int, out: str, job: str, schema, level: s
     from kbatch.spark.source import KbatchReader, SegmentPartition
 
     filesystem, root = file_system(out)
-    arrow_schema = to_arrow_schema(schema, timezone="UTC")
+    arrow_schema = with_declared_nulls(to_arrow_schema(schema, timezone="UTC"), level)
     data_schema = arrow_schema.remove(arrow_schema.get_field_index("topic"))
     reader = KbatchReader({**(options or {}), "level": level}, schema)
     reader.record_rows = RECORD_ROWS
+    reader.arrow_schema = arrow_schema
     writing = {"schema": data_schema}
     if level == "records":
         # (not the Arrow schema stored in the file, which would read the dictionaries back as such: without it,
@@ -204,8 +205,8 @@ def _write_partition(partition, index: int, out: str, job: str, schema, level: s
         reader.arrow_schema = with_dictionaries(arrow_schema, (*DICTIONARY_COLUMNS, "topic"))
         writing = {"schema": with_dictionaries(data_schema), "store_schema": False,
                    "write_statistics": [name for name in data_schema.names if name not in UNSKIPPED_COLUMNS],
-                   "use_dictionary": [path for path in leaf_paths(data_schema) if path not in UNREPEATED_COLUMNS],
-                   "column_encoding": UNREPEATED_COLUMNS,
+                   "use_dictionary": [path for path in leaf_paths(data_schema) if path not in UNDICTIONARIED_COLUMNS],
+                   "column_encoding": UNDICTIONARIED_COLUMNS,
                    "write_batch_size": WRITE_BATCH_ROWS}
     if walked_clean is not None:
         reader.walked_clean = walked_clean
@@ -243,13 +244,18 @@ DICTIONARY_COLUMNS = ("file", "codec", "timestamp_type")
 # keys, payloads and headers skip no row group for any query (thousands of records' values span nearly all there
 # are), and the writer compares every value for them (the key's alone: 4 % of its time on bench_scan.py's records).
 UNSKIPPED_COLUMNS = ("key", "value", "headers")
-# The records table's columns written without a dictionary, each in the encoding named: a record's offset is its
-# own, no two rows of a partition share one, and the writer would hash each into a dictionary until it held the
-# most a dictionary page may (1 MiB: 131,072 offsets), then write them plain all the same (3 % of its time).
-# Offsets run on by one from row to row, which Parquet's DELTA_BINARY_PACKED writes in next to no bits (plain, they
-# were 45 % of the table's bytes on bench_scan.py's records; the writer's CPU 2-3 % less). Every other column
-# repeats its values from record to record (a batch's fields, the file, the codec) or may (keys, values, headers).
-UNREPEATED_COLUMNS = {"offset": "DELTA_BINARY_PACKED"}
+# The records table's columns written without a dictionary, each in the encoding named. The writer would hash each
+# value into a dictionary until it held the most a dictionary page may (1 MiB: 131,072 longs), then write the rest
+# plain all the same:
+# * a record's offset is its own, no two rows of a partition share one. Offsets run on by one from row to row, which
+#   Parquet's DELTA_BINARY_PACKED writes in next to no bits (plain, they were 45 % of the table's bytes on
+#   bench_scan.py's records; the writer's CPU 2-3 % less than with a dictionary);
+# * a record's timestamp, in milliseconds, is shared by the records of one millisecond only: a busy partition's row
+#   group outgrows the dictionary. Plain, snappy still writes the bytes they share (on bench_scan.py's records, whose
+#   rows share far more of them than most, the column was 7 % smaller than with a dictionary, the writer's CPU 3 % less).
+# Every other column repeats its values from record to record (a batch's fields, the file, the codec) or may (keys,
+# values, headers).
+UNDICTIONARIED_COLUMNS = {"offset": "DELTA_BINARY_PACKED", "timestamp": "PLAIN"}
 # Rows the Parquet writer encodes at a time, column by column (its default: 1,024): each such step has a cost of its
 # own in every column (levels, dictionary lookups, page size checks), and the records table's 26 columns of a
 # row group of ~260,000 rows took 250 steps each. The rows and the pages' sizes are the same (data_page_size still
@@ -270,6 +276,25 @@ def leaf_paths(arrow_schema) -> list[str]:
         return [name]
 
     return [path for field in arrow_schema for path in paths(field.name, field.type)]
+
+
+def with_declared_nulls(arrow_schema, level: str):
+    """``arrow_schema`` (a table's, as Spark's schema makes it: every column nullable) with the columns the table's
+    declaration says are never null (kbatch.output.columns.SPARK_TABLES, ``nullable`` False) marked so.
+
+    The Parquet writer writes such a column as required: no definition level to work out and encode for each row
+    (the records table's ten such columns: 7 % of the writer's CPU on bench_scan.py's records). A reader is none the
+    wiser: Spark reads a file table's columns as nullable whatever the files say (DataSource.resolveRelation:
+    ``dataSchema.asNullable``). A row that broke its declaration would fail its task (pyarrow refuses to write a
+    null there): tests/test_records_table.py writes every fixture's rows, damaged ones too, this way.
+    """
+    import pyarrow as pa
+
+    from kbatch.output.columns import SPARK_TABLES
+
+    never_null = {column.name for column in SPARK_TABLES[level] if not column.nullable}
+    return pa.schema([field.with_nullable(False) if field.name in never_null else field for field in arrow_schema],
+                     metadata=arrow_schema.metadata)
 
 
 def with_dictionaries(arrow_schema, names=DICTIONARY_COLUMNS):
