@@ -266,9 +266,9 @@ def test_the_records_tables_tasks_take_the_read_committed_views_the_driver_made(
 
 def test_the_records_files_columns_have_dictionaries_and_statistics_where_they_can_serve(spark, tmp_path):
     """Offsets (no two records share one) without a dictionary, delta-encoded (they run on by one), and timestamps
-    plain (few records share one); keys, values and headers (no row group skipped by their least and greatest)
-    without statistics; every other column with both, the headers' leaves too. The columns declared never null
-    are required, the others optional."""
+    plain (few records share one); keys, values and headers (no row group skipped by their least and greatest), and
+    the few-valued strings (their dictionary skips as much), without statistics; every other column with both, the
+    headers' leaves too. The columns declared never null are required, the others optional."""
     from kbatch.output.columns import SPARK_RECORDS
     from kbatch.spark import records_table
     from kbatch.spark.source import RECORD_SCHEMA, FileRange, SegmentPartition
@@ -294,8 +294,8 @@ def test_the_records_files_columns_have_dictionaries_and_statistics_where_they_c
         "is_control"}
     assert parquet_schema.column(parquet_schema.names.index("key")).max_definition_level == 1
     assert sorted(path for path, chunk in chunks.items() if not chunk.is_stats_set) == [
-        "headers.list.element.key", "headers.list.element.value", "key", "value"]
-    assert chunks["offset"].statistics.min == 0 and chunks["file"].statistics.max == path
+        "codec", "file", "headers.list.element.key", "headers.list.element.value", "key", "timestamp_type", "value"]
+    assert chunks["offset"].statistics.min == 0 and chunks["partition"].statistics.max == 0
 
 
 def test_a_worker_unpickles_a_handed_view_once_a_job(tmp_path, monkeypatch):

@@ -237,13 +237,18 @@ def _write_partition(partition, index: int, out: str, job: str, schema, level: s
 
 
 # The records level's string columns of a few values each, repeated on every row: made as dictionary arrays for
-# the Parquet writer, which writes them as it writes strings (dictionary-encoded, their statistics those of the
-# values present) without copying and hashing a string per row (a file's path: 121 MiB per 256 MiB of records).
+# the Parquet writer, which writes them as it writes strings (dictionary-encoded) without copying and hashing a
+# string per row (a file's path: 121 MiB per 256 MiB of records).
 DICTIONARY_COLUMNS = ("file", "codec", "timestamp_type")
-# The records table's columns written without statistics: a row group's least and greatest value of the records'
-# keys, payloads and headers skip no row group for any query (thousands of records' values span nearly all there
-# are), and the writer compares every value for them (the key's alone: 4 % of its time on bench_scan.py's records).
-UNSKIPPED_COLUMNS = ("key", "value", "headers")
+# The records table's columns written without statistics, whose least and greatest value in a row group would
+# skip nothing more:
+# * the records' keys, payloads and headers: thousands of records' values span nearly all there are. The writer
+#   compares every value for them (the key's alone: 4 % of its time on bench_scan.py's records);
+# * DICTIONARY_COLUMNS: a reader skips a row group by their dictionary page, which holds every value they take
+#   there (parquet-java's ParquetFileReader.filterRowGroups: FilterLevel.DICTIONARY beside STATISTICS, both on by
+#   default, for the filters Spark pushes down). The writer works a dictionary array's statistics out from the
+#   values its indices use, a hash of the indices for every record batch (4 % of its time on the same records).
+UNSKIPPED_COLUMNS = ("key", "value", "headers", *DICTIONARY_COLUMNS)
 # The records table's columns written without a dictionary, each in the encoding named. The writer would hash each
 # value into a dictionary until it held the most a dictionary page may (1 MiB: 131,072 longs), then write the rest
 # plain all the same:
