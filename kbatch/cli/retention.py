@@ -66,12 +66,15 @@ def retention(paths, configs, metadata, now, output_format, decompressed_limit, 
     A damaged offset checkpoint of the log directory (Kafka cannot read it,
     and takes the log directory offline: retention deletes nothing there)
     keeps every segment, its findings told; a ConfigRecord whose value
-    Kafka's LogConfig cannot parse is a finding, its topic's segments
-    judged unknown.
+    Kafka's LogConfig cannot parse, or refuses (out of the range its
+    validator declares: retention.ms at least -1, min.cleanable.dirty.ratio
+    between 0 and 1, ...), is a finding, its topic's segments judged
+    unknown.
 
     Exit status: 0 clean, 1 damage found in the segments (their batches'
     timestamps may then be unknown), in an offset checkpoint or in a
-    ConfigRecord, 2 usage or I/O error (a --config that does not parse).
+    ConfigRecord, 2 usage or I/O error (a --config that does not parse, or
+    out of its range).
     """
     from kbatch.ops.retention import (ConfigError, TopicConfigs, parse_config, partition_directories,
                                       retention_report, topic_configs, unread_config)

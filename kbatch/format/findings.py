@@ -82,7 +82,8 @@ CODES: dict[str, tuple[Severity, str]] = {
     "bad-quorum-state": (Severity.ERROR, "a quorum-state file FileQuorumStateStore cannot read"),
     "bad-meta-properties": (Severity.ERROR, "a meta.properties Kafka cannot load (MetaProperties.Builder)"),
     "bad-topic-config": (Severity.ERROR, "a __cluster_metadata ConfigRecord whose topic config value LogConfig cannot "
-                                         "parse (the controller validates it when set: damage, or a newer Kafka's)"),
+                                         "parse or refuses as out of range (the controller validates it when set: "
+                                         "damage, or a newer Kafka's)"),
     "index-order": (Severity.ERROR, "index entries do not increase as Kafka appends them"),
     "offset-below-base": (Severity.ERROR, "an index entry's offset is below the segment's base offset"),
     "unknown-version": (Severity.ERROR, "a file's version is not one Kafka writes"),

@@ -36,7 +36,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kbatch.format.findings import Finding
 from kbatch.ops.logs import Replayed, replay
@@ -63,6 +63,56 @@ _NUMBERS = {"retention.ms", "retention.bytes", "min.compaction.lag.ms", "max.com
             "local.retention.bytes"}
 
 
+@dataclass(frozen=True)
+class Range:
+    """ConfigDef.Range: ``atLeast(low)``, or ``between(low, high)``; both bounds inclusive, the value compared as
+    a double (Number.doubleValue), so a ratio of NaN passes both."""
+
+    low: float
+    high: float | None = None
+
+    def accepts(self, value: float) -> bool:
+        return not (value < self.low or (self.high is not None and value > self.high))
+
+    @property
+    def expected(self) -> str:
+        if self.high is None:
+            return f"at least {self.low} (LogConfig: ConfigDef.Range.atLeast)"
+        return f"between {self.low} and {self.high}, inclusive (LogConfig: ConfigDef.Range.between)"
+
+
+@dataclass(frozen=True)
+class ValidList:
+    """ConfigDef.ValidList.in(valid...): the list empty, or each part one of ``valid`` (ValidString.in, case
+    and all: an empty part is refused, "values must not be empty"); duplicates are dropped before it asks
+    (ConfigDef.parseValue)."""
+
+    valid: tuple[str, ...]
+
+    def accepts(self, parts: list[str]) -> bool:
+        return all(part in self.valid for part in parts)
+
+    @property
+    def expected(self) -> str:
+        return f"{' or '.join(self.valid)} (LogConfig: ValidList.in)"
+
+
+# The validators LogConfig declares for the configs retention reads: Kafka trunk,
+# storage/src/main/java/org/apache/kafka/storage/internals/log/LogConfig.java, its CONFIG's define(...) calls.
+# ConfigDef.parseValue runs one on the parsed value and throws ConfigException when it refuses it, so
+# LogConfig.fromProps throws on a value out of range as on one that does not parse: the broker never runs with
+# it.  retention.bytes has none ("can be negative"), nor have the BOOLEANs (remote.storage.enable: null).
+VALIDATORS: dict[str, Range | ValidList] = {
+    "cleanup.policy": ValidList(("compact", "delete")),   # ValidList.in(CLEANUP_POLICY_COMPACT, CLEANUP_POLICY_DELETE)
+    "retention.ms": Range(-1),                            # atLeast(-1)
+    "min.cleanable.dirty.ratio": Range(0, 1),             # between(0, 1)
+    "min.compaction.lag.ms": Range(0),                    # atLeast(0)
+    "max.compaction.lag.ms": Range(1),                    # atLeast(1)
+    "local.retention.ms": Range(-2),                      # atLeast(-2)
+    "local.retention.bytes": Range(-2),                   # atLeast(-2)
+}
+
+
 def unread_config(keys) -> str | None:
     """Why a config asked for (--config) cannot be applied: a key retention does not read, as a typo of one
     it does would otherwise be passed over and the verdicts given under its default; None: all are read.  (Names
@@ -75,7 +125,7 @@ def unread_config(keys) -> str | None:
 
 class ConfigError(ValueError):
     """A topic config (from __cluster_metadata or --config) whose value does not parse as Kafka's LogConfig reads
-    it: ``key``, and what Kafka expects (``expected``)."""
+    it, or that its validator refuses: ``key``, and what Kafka expects (``expected``)."""
 
     def __init__(self, key: str, text: str, expected: str):
         super().__init__(f"{key} holds {text!r}: expected {expected}")
@@ -104,36 +154,39 @@ def java_double(text: str) -> float | None:
 
 
 def parse_config(pairs: dict[str, str]) -> dict:
-    """Topic configs as Kafka's text gives them, over DEFAULTS; ConfigError names one that does not parse.
+    """Topic configs as Kafka's text gives them, over DEFAULTS; ConfigError names one that does not parse, or
+    that its validator in LogConfig refuses (:data:`VALIDATORS`).
 
     ConfigDef.parseType trims the text, then: LONG Long.parseLong, DOUBLE Double.parseDouble, BOOLEAN "true" or
-    "false" in any case, LIST the parts between commas, each trimmed (LogConfig's types; its validators, such
-    as atLeast, are not applied here)."""
+    "false" in any case, LIST the parts between commas, each trimmed (none when the text is empty); then
+    ConfigDef.parseValue asks the config's validator."""
     from kbatch.partition.textfiles import java_integer
 
     config = dict(DEFAULTS)
     for key, text in pairs.items():
         trimmed = text.strip(_JAVA_TRIM)
+        value: Any
         if key in _NUMBERS:
-            config[key] = java_integer(trimmed.encode("utf-8", "replace"), 64)
-            if config[key] is None:
+            value = java_integer(trimmed.encode("utf-8", "replace"), 64)
+            if value is None:
                 raise ConfigError(key, text, "a long (Long.parseLong)")
         elif key == "min.cleanable.dirty.ratio":
-            config[key] = java_double(trimmed)
-            if config[key] is None:
+            value = java_double(trimmed)
+            if value is None:
                 raise ConfigError(key, text, "a double (Double.parseDouble)")
         elif key in ("remote.storage.enable", "remote.log.copy.disable"):
             if trimmed.lower() not in ("true", "false"):
                 raise ConfigError(key, text, "true or false")
-            config[key] = trimmed.lower() == "true"
+            value = trimmed.lower() == "true"
         elif key == "cleanup.policy":
-            policies = config[key] = ",".join(_LIST_SEPARATOR.split(trimmed))
-            # LogConfig: a LIST, ValidList.in(compact, delete)
-            unknown = [policy for policy in policies.split(",") if policy not in ("", "compact", "delete")]
-            if unknown:
-                raise ConfigError(key, text, "compact or delete (LogConfig: ValidList.in)")
+            value = _LIST_SEPARATOR.split(trimmed) if trimmed else []
         else:
             config[key] = text
+            continue
+        validator = VALIDATORS.get(key)
+        if validator is not None and not validator.accepts(value):
+            raise ConfigError(key, text, validator.expected)
+        config[key] = ",".join(value) if isinstance(value, list) else value
     return config
 
 
@@ -204,7 +257,7 @@ class PartitionRetention:
     cleaning: Cleaning | None = None
     # the offset checkpoints of its log directory that cannot be read (their findings say where)
     unread_checkpoints: list[CheckpointedOffset] = field(default_factory=list)
-    config_unread: Finding | None = None               # its topic's config holds a value Kafka cannot parse
+    config_unread: Finding | None = None               # its topic's config holds a value Kafka cannot parse or refuses
 
     def unread(self, name: str) -> bool:
         """Whether the log directory's offset checkpoint ``name`` cannot be read (its value unknown, not absent)."""
@@ -467,8 +520,9 @@ def retention_report(directories: list[str], configs: dict[str, str], topics: To
     """Each partition directory read (:func:`read_partition`) and judged at ``now`` under its config (Kafka's
     defaults, then ``topics``' for its topic, then ``configs``, which must parse), its open transactions named by
     ``__transaction_state`` where a directory given holds it; ((partition, config) each, what the reads met).
-    A value of ``topics`` that does not parse is a finding about its ConfigRecord, and its topic's segments are
-    judged "unknown"; an offset checkpoint that cannot be read is its findings (once a file)."""
+    A value of ``topics`` that does not parse, or is out of range, is a finding about its ConfigRecord, and its
+    topic's segments are judged "unknown"; an offset checkpoint that cannot be read is its findings (once a
+    file)."""
     from kbatch.files.inputs import topic_partition
     from kbatch.ops.txn import CoordinatorView
 
@@ -482,7 +536,8 @@ def retention_report(directories: list[str], configs: dict[str, str], topics: To
         config, config_unread = dict(DEFAULTS), None
         try:
             config = parse_config({**own, **configs})
-        except ConfigError as error:   # (--config parses: the CLI checked it) a ConfigRecord's value does not
+        except ConfigError as error:   # (--config parses: the CLI checked it) a ConfigRecord's value does not, or is
+            # out of range
             path, finding = topics.finding(topic or "", error)
             config_unread = finding
             if (path, finding) not in everything.findings:
@@ -515,11 +570,12 @@ class TopicConfigs:
     where: dict[tuple[str, str], tuple[str, int, int, int, int]] = field(default_factory=dict)
 
     def finding(self, topic: str, error: ConfigError) -> tuple[str, Finding]:
-        """The ConfigRecord of ``topic`` whose value does not parse (``error``), as a finding about its file.
+        """The ConfigRecord of ``topic`` whose value does not parse or is out of range (``error``), as a finding
+        about its file.
 
         The controller validates a topic config when it is set (ConfigurationControlManager, LogConfig.validate),
-        so a record holding a value LogConfig cannot parse is damage, or written by a Kafka that knows a value
-        this one does not (LogConfig.fromProps throws ConfigException on it)."""
+        so a record holding a value LogConfig cannot parse or refuses is damage, or written by a Kafka that knows a
+        value this one does not (LogConfig.fromProps throws ConfigException on it)."""
         path, batch_pos, record_pos, size, offset = self.where.get((topic, error.key),
                                                                    ("__cluster_metadata", 0, 0, 0, -1))
         return path, Finding("bad-topic-config", batch_pos, record_pos, size,
