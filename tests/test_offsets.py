@@ -87,8 +87,10 @@ def _log() -> bytes:
               producer_epoch=0, timestamp=T0 + 7000),
         batch(9, [(commit_key(g, t, 1), commit_value(200, T0 + 7100))], transactional=True, producer_id=8,
               producer_epoch=0, timestamp=T0 + 7100),
-        batch(10, [end_marker("ABORT", 5)], control=True, transactional=True, producer_id=7, producer_epoch=0),
-        batch(11, [end_marker("COMMIT", 5)], control=True, transactional=True, producer_id=8, producer_epoch=0),
+        batch(10, [end_marker("ABORT", 5)], control=True, transactional=True, producer_id=7, producer_epoch=0,
+              timestamp=T0 + 7200),
+        batch(11, [end_marker("COMMIT", 5)], control=True, transactional=True, producer_id=8, producer_epoch=0,
+              timestamp=T0 + 7300),
         batch(12, [(commit_key(g, t, 1), commit_value(300, T0 + 8000))], transactional=True, producer_id=9,
               producer_epoch=0, timestamp=T0 + 8000),
     ])

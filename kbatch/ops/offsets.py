@@ -7,7 +7,8 @@ replays them when it loads the partition (``OffsetMetadataManager.replay``), the
 offset per partition at any moment:
 
 * a commit written inside a transaction (``sendOffsetsToTransaction``) counts only when its producer's COMMIT
-  marker follows, and is dropped by an ABORT (``OffsetMetadataManager.replayEndTransactionMarker``);
+  marker follows, and from that marker's time on (at ``--at``), and is dropped by an ABORT
+  (``OffsetMetadataManager.replayEndTransactionMarker``);
 * a tombstone removes the partition's committed offset (an expired offset, a deleted group, or
   ``kafka-consumer-groups --delete-offsets``), and the partition's commits of every transaction still open:
   their COMMIT marker does not apply them (they are *superseded*);
@@ -109,6 +110,7 @@ class Commit:
     member: str | None = None        # the member the partition was assigned to then (classic "consumer" groups)
     transaction: str | None = None   # None, or how the transaction it was written in ended: COMMIT, ABORT, OPEN
     superseded_by: int | None = None  # a transactional one: the log offset of the record that took its place first
+    marker_timestamp: int | None = None  # a transactional one ended by a believed marker: that marker batch's time
     previous_offset: int | None = None
     move: str | None = None          # "rewind", "reset-forward", or None
 
@@ -123,6 +125,16 @@ class Commit:
         """When it happened, as the log says: a commit's commitTimestamp, a tombstone's record timestamp (it has
         no other)."""
         return self.commit_timestamp if self.offset is not None else self.record_timestamp
+
+    @property
+    def in_effect_from(self) -> int | None:
+        """When the coordinator applied it (None: never, or not known when): a transactional commit at its
+        COMMIT marker, whatever its own commitTimestamp says (until the marker the coordinator holds it in
+        OffsetMetadataManager.pendingTransactionalOffsets, and a fetch of the group's offsets does not see it);
+        any other at :attr:`time`."""
+        if not self.counts:
+            return None
+        return self.time if self.transaction is None else self.marker_timestamp
 
 
 @dataclass
@@ -155,7 +167,7 @@ class OffsetHistory:
     when its marker is read, or at :meth:`finish` if none is); ``groups`` and ``topics`` select (None: all);
     :attr:`positions` hold each partition's latest committed offset, and with ``at`` (epoch milliseconds)
     :attr:`positions_at` the one committed at that time (a tombstone where it was deleted by then: each as of
-    :attr:`Commit.time`).
+    :attr:`Commit.in_effect_from`, a transactional commit's its COMMIT marker's time).
     """
 
     def __init__(self, emit: Callable[[Commit], None] | None = None, *, groups: set[str] | None = None,
@@ -253,8 +265,18 @@ class OffsetHistory:
         marker = end_marker(batch)
         commits = self.pending.pop(batch.producer_id, [])
         outcome = marker.outcome if marker is not None else "UNKNOWN"
+        # When a believed marker's transaction took effect: the marker batch's maxTimestamp, as the reader gives it.
+        # CoordinatorRuntime.completeTransaction replays the marker (OffsetMetadataManager.replayEndTransactionMarker
+        # moves the pending offsets into the committed ones) and then writes it stamped with its clock's
+        # time.milliseconds() (MemoryRecords.withEndTransactionMarker: one record at delta 0, base and max timestamps
+        # alike); under LogAppendTime the broker's append time is the maxTimestamp.  Not the baseTimestamp: the log
+        # cleaner replaces it with a delete horizon (a day ahead) in a marker it keeps.  Not the commit record's own
+        # commitTimestamp: that is when it was written, not when it counted.  -1 (NO_TIMESTAMP): not known when, so
+        # not placed at --at, as a commit with no time is not.
+        stamp = batch.max_timestamp if outcome in ("COMMIT", "ABORT") else None
         for commit in commits:
             commit.transaction = outcome
+            commit.marker_timestamp = stamp if stamp is not None and stamp >= 0 else None
             standing = self.positions.get((commit.group, commit.topic, commit.partition))
             if outcome == "COMMIT" and commit.superseded_by is None and standing is not None \
                     and standing.commit.offset is not None and standing.commit.log_offset > commit.log_offset:
@@ -281,7 +303,8 @@ class OffsetHistory:
             position.commits += 1
             position.rewinds += commit.move == "rewind"
             position.resets += commit.move == "reset-forward"
-            if self.at is not None and commit.time is not None and commit.time <= self.at:
+            when = commit.in_effect_from
+            if self.at is not None and when is not None and when <= self.at:
                 self.positions_at[where] = commit
         self.emit(commit)
 
