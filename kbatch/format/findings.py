@@ -59,8 +59,8 @@ CODES: dict[str, tuple[Severity, str]] = {
     "offset-overlap": (Severity.ERROR, "a batch starts at or below an offset an earlier batch holds"),
     "below-segment-base": (Severity.ERROR, "a batch's offset is below the base offset in its segment's file name"),
     "beyond-segment-range": (Severity.ERROR, "a batch's last offset is more than 2^31-1 past its segment's base"),
-    "offset-outlier": (Severity.ERROR, "a batch's baseOffset breaks the sequence the batches on both sides of it agree "
-                                       "on (baseOffset is outside the CRC)"),
+    "offset-outlier": (Severity.ERROR, "a batch's baseOffset breaks the sequence the batches on both sides of it (the "
+                                       "first batch's: the two after it) agree on (baseOffset is outside the CRC)"),
     "offset-gap": (Severity.INFO, "offsets skip between batches (legal after compaction or aborted transactions)"),
     # Not about the bytes: a range of a file split for parallel reading did not end where the next began.
     "split-handover": (Severity.INFO, "a split range's walk did not end where the next range began"),

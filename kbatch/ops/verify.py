@@ -274,10 +274,14 @@ class _Found:
         The part's walk began with no offsets before it; after its first batch it holds what a whole
         walk holds when that batch's last offset is above every offset before it (OffsetOrder.check),
         unless that batch jumps up and the second goes on from before it (an outlier: invariants.
-        breaks_sequence), which only a walk from the start can tell.
+        breaks_sequence), which only a walk from the start can tell.  Nor when the part's walk held a batch
+        against its first batch, as only the file's first is held (invariants.first_challenged): with
+        batches before it, that batch is the first of the part's walk alone.
         """
         if self.first is None or order.last_offset is None:
             return True
+        if self.order.first_held:
+            return False
         whole = copy.copy(order)   # what a walk from the start holds after the part's first batch
         whole.check(self.first)
         if (whole.last_offset, whole.last_pos) != (self.first.last_offset, self.first.pos):
@@ -305,6 +309,7 @@ class _Found:
             batch, findings = item
             if batch is self.first and order is not None:
                 across = order.check(batch)   # verify_stream's last check of a batch, so it sorts the same
+                later = order.holds_finding_of(batch)   # (a finding about it may be told after it)
                 # The part's walk went on past this batch (goes_on_from): it is no outlier, and a gap held for it
                 # is told after its findings, as a whole walk tells it (OffsetOrder.check, walked_past).
                 held = order.end() if self.summary.batches > 1 else []
@@ -312,7 +317,7 @@ class _Found:
                     summary.add_finding(finding)
                 findings = sorted(findings + across, key=in_file_order) + held
                 batch.findings = findings
-                if not findings and not order.holds_gap_of(batch):   # (a gap held is told after the batch)
+                if not findings and not later:
                     continue
             if on_batch is not None:
                 on_batch(batch)
@@ -345,7 +350,7 @@ def _verify_part(path: str, stream: BinaryIO, start: int, stop: int, size: int, 
         pending = len(batch.findings)
         if summary.batches == 2:   # (counted before on_batch) the second: it may show the first an outlier
             second_base = batch.base_offset
-        if batch.findings or first is None or order.holds_gap_of(batch):   # (its gap is told after it)
+        if batch.findings or first is None or order.holds_finding_of(batch):   # (told after it)
             # Only what the parent needs, and what pickles (not the record decoder's columns).
             # (no body: verify_stream's reader keeps no entry's bytes, ReadOptions.keep_body)
             kept = dataclasses.replace(batch, records=None, record_data=None, record_checks=None, walked_columns=None,

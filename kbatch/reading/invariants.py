@@ -12,7 +12,7 @@ can be): the checks here word findings from them, and --deep's fast pass
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Iterator, cast
 
 from kbatch.format.findings import MAX_HELD, Finding
@@ -195,14 +195,24 @@ def breaks_sequence(before_last: int | None, base_offset: int, last_offset: int,
     return before_last is not None and base_offset > before_last + 1 and before_last < next_base <= last_offset
 
 
+def first_challenged(first_last: int, next_base: int, next_last: int) -> bool:
+    """Whether the batch after the first (``next_base``..``next_last``; the first's last offset: ``first_last``)
+    may yet show the first an outlier: it starts at or below the first's last offset and ends below it, so a
+    batch after it may go on from it and still lie at or below the first's offsets (:func:`first_breaks_sequence`).
+    OffsetOrder holds such a batch until the batch after it tells which of the two is off; any other batch at or
+    below the first overlaps it, and the order goes on from the higher of the two.  (salvage holds every batch at
+    or below the first: one it drops for overlapping leaves the first unjudged, and the next may still outvote it.)"""
+    return next_base <= first_last and next_last < first_last
+
+
 def first_breaks_sequence(first_last: int, next_base: int, next_last: int, after_base: int) -> bool:
     """Whether the first batch (whose last offset is ``first_last``) is the outlier: no batch before it, so the two
     after it judge it, as a batch's two neighbours judge it in :func:`breaks_sequence`.  The batch after it
-    (``next_base``..``next_last``) starts at or below its last offset, and the one after that (at ``after_base``)
-    goes on from that batch and is still at or below the first's last offset: two batches that agree against one.
-    With only one batch after it, nothing tells which of the two is off: the first stands, and the one after it
-    overlaps it (as ``verify-crc --deep`` says)."""
-    return next_base <= first_last and next_last < after_base <= first_last
+    (``next_base``..``next_last``) starts at or below its last offset (:func:`first_challenged`), and the one after
+    that (at ``after_base``) goes on from that batch and is still at or below the first's last offset: two batches
+    that agree against one.  With only one batch after it, nothing tells which of the two is off: the first stands,
+    and the one after it overlaps it."""
+    return first_challenged(first_last, next_base, next_last) and next_last < after_base <= first_last
 
 
 def first_outlier_finding(pos: int, magic: int, base_offset: int, after: tuple[int, int], after_next: int) -> Finding:
@@ -238,6 +248,30 @@ class _Jump:
     gap: Finding | None         # its offset-gap, held until the next batch shows it is no outlier
 
 
+@dataclass(frozen=True)
+class _Challenger:
+    """A batch after the first that lies within the first's offsets (:func:`first_challenged`): the batch after it
+    tells which of the two is off."""
+
+    pos: int
+    base_offset: int
+    last_offset: int
+    overlap: Finding            # its offset-overlap, held until the next batch shows the first no outlier
+
+
+@dataclass(frozen=True)
+class _First:
+    """The walk's first batch (no batch before it), while every batch since has lain within its offsets: the
+    batches after it may yet show it an outlier (:func:`first_breaks_sequence`).  (Frozen: a copy of the order,
+    _Found.goes_on_from's, shares it.)"""
+
+    pos: int
+    magic: int
+    base_offset: int
+    last_offset: int
+    challenger: _Challenger | None = None   # the batch just before, when it lies within the first's offsets
+
+
 class OffsetOrder:
     """Across batches, offsets only go up: a gap is legal (compaction, aborted data), an overlap is not.
 
@@ -247,6 +281,14 @@ class OffsetOrder:
     not news of its own: it is held until the next batch tells (:meth:`check`), and said only when the
     jumper is no outlier -- with the next batch's findings, or, when batches walked elsewhere went on from
     the jumper (:meth:`walked_past`), in :attr:`settled`; at the end of the input, :meth:`end` says it.
+
+    The walk's first batch has no batch before it: the two after it judge it, as salvage judges it (a batch
+    after it within its offsets, :func:`first_challenged`, and one going on from that batch, still within
+    them: :func:`first_breaks_sequence`).  Then the batch after the second reports it (an offset-outlier error
+    at the first's position, :func:`first_outlier_finding`) and the order goes on from the second, as if the
+    first were not there.  The second's offset-overlap is held as a jumper's gap is, and said only when the first
+    is no outlier (across a damaged range too: salvage judges across it); with only one batch after the first,
+    nothing tells which is off: the first stands and the second overlaps it.
     """
 
     def __init__(self):
@@ -254,16 +296,30 @@ class OffsetOrder:
         self.last_pos: int | None = None
         self.last_base: int | None = None
         self.jump: _Jump | None = None   # the batch just before, when it jumped up
+        self.first: _First | None = None   # the first batch, while the batches after it may show it an outlier
+        self.first_held = False   # whether a batch was ever held against the first (first_challenged)
         self.damage: tuple[int, int] | None = None   # (pos, size) of a damaged range since the last batch
-        self.settled: list[Finding] = []   # held gaps told since, for the walk to yield (take_settled)
+        self.settled: list[Finding] = []   # held gaps (and overlaps) told since, for the walk to yield (take_settled)
 
     def check(self, batch: Batch) -> list[Finding]:
         field = "base_offset" if batch.magic == 2 else "offset"
         jump, self.jump = self.jump, None
+        first, self.first = self.first, None
         damage, self.damage = self.damage, None
         found = []
         outlier = None
-        if jump is not None and breaks_sequence(jump.before[1], jump.base_offset, jump.last_offset,
+        if first is not None and first.challenger is not None:
+            challenger, first = first.challenger, replace(first, challenger=None)
+            if first_breaks_sequence(first.last_offset, challenger.base_offset, challenger.last_offset,
+                                     batch.base_offset):
+                found.append(first_outlier_finding(first.pos, first.magic, first.base_offset,
+                                                   (challenger.base_offset, challenger.last_offset), batch.base_offset))
+                self.last_base, self.last_offset = challenger.base_offset, challenger.last_offset
+                self.last_pos = challenger.pos
+                first = None
+            else:
+                found.append(challenger.overlap)
+        elif jump is not None and breaks_sequence(jump.before[1], jump.base_offset, jump.last_offset,
                                                 batch.base_offset):
             found.append(outlier_finding(jump.pos, jump.magic, jump.base_offset, jump.before, batch.base_offset))
             self.last_base, self.last_offset = jump.before
@@ -275,18 +331,27 @@ class OffsetOrder:
         problem = self.problem(_first_offset(batch))
         self.take(batch.last_offset, batch.pos, batch.base_offset)
         if problem == "offset-overlap":
-            found.append(Finding(problem, batch.pos, batch.pos, 8, field,
-                                 f"more than {before} (the last offset of the batch at {before_pos})",
-                                 str(batch.base_offset)))
+            overlap = Finding(problem, batch.pos, batch.pos, 8, field,
+                              f"more than {before} (the last offset of the batch at {before_pos})",
+                              str(batch.base_offset))
+            if first is not None and first_challenged(first.last_offset, batch.base_offset, batch.last_offset):
+                self.first = replace(first, challenger=_Challenger(batch.pos, batch.base_offset, batch.last_offset,
+                                                                    overlap))
+                self.first_held = True
+            else:
+                found.append(overlap)
         elif problem == "offset-gap" and before is not None and before_pos is not None:   # (a gap has a batch before)
             gap = _gap_finding(batch, field, before, damage, outlier)
             self.jump = _Jump(batch.pos, batch.magic, batch.base_offset, batch.last_offset,
                               (before_base if before_base is not None else before, before), before_pos, gap)
+        elif before is None:   # the first batch: the batches after it may yet show it an outlier
+            self.first = _First(batch.pos, batch.magic, batch.base_offset, batch.last_offset)
         return found
 
     def damaged_range(self, finding: Finding) -> None:
         """A range of bytes that reads as no entry lies between the last batch and the next.  A gap held for
-        the last batch is told before it (in :attr:`settled`), so findings stay in file order."""
+        the last batch is told before it (in :attr:`settled`), so findings stay in file order.  (A batch held
+        against the first stays held: the batch after the range still tells which of the two is off.)"""
         if not finding.owns_bytes:
             return
         if self.jump is not None and self.jump.gap is not None:
@@ -306,16 +371,20 @@ class OffsetOrder:
 
     def continue_from(self, other: "OffsetOrder") -> None:
         """Take the state a walk over later batches (a part of the file) ended in."""
-        self.last_offset, self.last_pos, self.last_base, self.jump, self.damage = \
-            other.last_offset, other.last_pos, other.last_base, other.jump, other.damage
+        self.last_offset, self.last_pos, self.last_base, self.jump, self.first, self.damage = \
+            other.last_offset, other.last_pos, other.last_base, other.jump, other.first, other.damage
 
     def walked_past(self, last_offset: int | None, last_pos: int | None, last_base: int | None) -> None:
         """Batches walked elsewhere (kbatch.walk.deep) went on in order: no jump is pending any more, and a
-        gap held for the last one is told (that walk took the next batch only above the jumper's offsets)."""
+        gap held for the last one is told (that walk took the next batch only above the jumper's offsets); nor
+        is the first batch judged any more, and an overlap held against it is told (that walk took the next
+        batch only above the first's offsets)."""
         if self.jump is not None and self.jump.gap is not None:
             self.settled.append(self.jump.gap)
+        if self.first is not None and self.first.challenger is not None:
+            self.settled.append(self.first.challenger.overlap)
         self.last_offset, self.last_pos, self.last_base = last_offset, last_pos, last_base
-        self.jump = self.damage = None
+        self.jump = self.first = self.damage = None
 
     def take_settled(self) -> list[Finding]:
         """The held gaps told since last asked, in file order (each before the batches walked after it)."""
@@ -323,13 +392,25 @@ class OffsetOrder:
         return settled
 
     def end(self) -> list[Finding]:
-        """At the end of the input: the gap held for the last batch (no batch after it to make it an outlier)."""
+        """At the end of the input: the gap held for the last batch (no batch after it to make it an outlier),
+        or the overlap of the batch held against the first (only one batch after the first: the first stands)."""
         jump, self.jump = self.jump, None
-        return [jump.gap] if jump is not None and jump.gap is not None else []
+        first, self.first = self.first, None
+        if jump is not None and jump.gap is not None:
+            return [jump.gap]
+        return [first.challenger.overlap] if first is not None and first.challenger is not None else []
 
     def holds_gap_of(self, batch: Batch) -> bool:
         """Whether ``batch``'s offset-gap is held, to be told after the batch (a walk keeps such a batch)."""
         return self.jump is not None and self.jump.gap is not None and self.jump.pos == batch.pos
+
+    def holds_finding_of(self, batch: Batch) -> bool:
+        """Whether a finding about ``batch`` may be told after it, so a walk keeps the batch: its offset-gap
+        (:meth:`holds_gap_of`), its offset-overlap held against the first batch, or, for the first batch, the
+        offset-outlier the batches after it may yet show."""
+        first = self.first
+        return self.holds_gap_of(batch) or first is not None and (
+            first.pos == batch.pos or first.challenger is not None and first.challenger.pos == batch.pos)
 
 
 def _first_offset(batch: Batch) -> int:

@@ -54,7 +54,7 @@ class JunitSink(BatchOffsets):
     def file_done(self, summary: FileSummary) -> None:
         """A file's testcase, with the findings told since the one before: a partition's cross-checks report
         each finding with the file it is in (an index, a segment), the case is the partition's."""
-        self.current = self.previous = None
+        self.forget()
         lines = [line if path == summary.path else f"{visible(path)}: {line}" for path, line in self.pending]
         self.cases.append((summary.path, summary, lines, None))
         self.pending = []
@@ -153,7 +153,7 @@ class GithubSink(BatchOffsets):
                                         title=f"kbatch {finding.code}") + "\n")
 
     def file_done(self, summary: FileSummary) -> None:
-        self.current = self.previous = None
+        self.forget()
         self.summaries.append(summary)
 
     def unreadable(self, path: str, reason: str) -> None:

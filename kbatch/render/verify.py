@@ -6,7 +6,7 @@ Lines and a summary off a terminal never pay for it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from kbatch.format.findings import Finding
 from kbatch.reading.summary import FileSummary
@@ -17,25 +17,47 @@ from kbatch.output.visible import visible
 if TYPE_CHECKING:
     from rich.console import JustifyMethod
 
+    from kbatch.reading.lost import LostOffsets
+
 
 def finding_marker(finding: Finding) -> str:
     """What opens a finding's line: ✗ for damage, • for the rest, and its severity."""
     return f"{'✗' if finding.is_damage else '•'} {finding.severity.value} "
 
 
-class BatchOffsets:
-    """Remembers the batch being verified, and the one before, so each of its findings carries the batch's
-    offsets: an offset-gap or offset-outlier is told with the batch after the one it is about
-    (kbatch.reading.invariants.OffsetOrder), which only the next batch shows."""
+class _Offsets(NamedTuple):
+    """What a finding's line says of the batch it lies in (kbatch.output.values.entry_offsets_text,
+    kbatch.output.jsonout.finding_offsets), without a hold on the batch (a view of the reader's window)."""
 
-    current = previous = None
+    pos: int
+    base_offset: int
+    last_offset: int
+    lost_offsets: LostOffsets | None
+
+
+class BatchOffsets:
+    """Remembers the batch being verified, the one before, and the file's first, so each of its findings carries
+    the batch's offsets: an offset-gap or offset-outlier is told with the batch after the one it is about, and the
+    first batch's offset-outlier with the batch after the second (kbatch.reading.invariants.OffsetOrder), which
+    only the batches after show."""
+
+    current: _Offsets | None = None
+    previous: _Offsets | None = None
+    first: _Offsets | None = None
 
     def entry(self, batch) -> None:
-        self.previous, self.current = self.current, batch
+        offsets = _Offsets(batch.pos, batch.base_offset, batch.last_offset, batch.lost_offsets)
+        self.previous, self.current = self.current, offsets
+        if self.first is None:
+            self.first = offsets
 
-    def batch_of(self, finding: Finding):
-        """The batch a finding belongs to; None for a damaged range between batches."""
-        for batch in (self.current, self.previous):
+    def forget(self) -> None:
+        """A file is done: its batches own none of the next file's findings."""
+        self.current = self.previous = self.first = None
+
+    def batch_of(self, finding: Finding) -> _Offsets | None:
+        """The offsets of the batch a finding belongs to; None for a damaged range between batches."""
+        for batch in (self.current, self.previous, self.first):
             if batch is not None and batch.pos == finding.entry_pos:
                 return batch
         return None
@@ -80,7 +102,7 @@ class VerifyTableSink(BatchOffsets):
         self.console.print(Text.assemble(f"{visible(path)}: ", Text(marker, style=style), text), soft_wrap=True)
 
     def file_done(self, summary: FileSummary) -> None:
-        self.current = self.previous = None
+        self.forget()
         self.summaries.append(summary)
         self.rows.append(summary)
 
@@ -253,7 +275,7 @@ class VerifyJsonlSink(BatchOffsets):
         self.out.write(self.json.json_line(self.json.file_first({**self.json.finding_line(path, finding), **offsets})))
 
     def file_done(self, summary: FileSummary) -> None:
-        self.current = self.previous = None
+        self.forget()
         self.out.write(self.json.json_line(self.json.summary_line(summary)))
 
     def unreadable(self, path: str, reason: str) -> None:
