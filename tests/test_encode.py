@@ -241,6 +241,7 @@ def test_every_finding_code_can_be_crafted():
                       # captured traffic: tests/test_capture_batches.py
                       "capture-problem", "bad-kafka-message", "unknown-api-version", "version-not-advertised",
                       "partial-batch",
+                      "topic-refused",              # a topic name Kafka refuses: tests/test_pcap_refused_topic.py
                       "bad-topic-config"}           # a ConfigRecord's value: tests/test_retention.py
     from .test_partition_crosscheck import PARTITION_CODES   # the files beside a segment: tests/test_partition_*
     assert set(CODES) == crafted | by_other_means | PARTITION_CODES

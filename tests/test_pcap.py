@@ -155,12 +155,14 @@ def test_a_damaged_batch_exits_1_and_records_come_with_records(tmp_path, kbatch)
     result = kbatch("pcap", "--records", "--format", "jsonl", path, expect=1)
     lines = [json.loads(line) for line in result.out.splitlines()]
     assert all(LINE.is_valid(line) for line in lines)
-    good, bad, summary = lines
+    good, bad, refused, summary = lines
     assert good["topic"] == HOSTILE_TOPIC and good["client_id"] == HOSTILE_CLIENT.decode()
     assert [record["value"] for record in good["records"]] == [{"utf8": "v1"}, {"utf8": "v2"}]
     assert (bad["crc_valid"], [f["code"] for f in bad["findings"]], bad["error_code"], bad["assigned_offset"]) == (
         False, ["crc-mismatch"], 2, None)
-    assert summary["findings"] == {"crc-mismatch": 1} and summary["damaged"] is True
+    # (the hostile topic is a name Kafka refuses: said of the request, beneath its batches)
+    assert (refused["code"], refused["topic"]) == ("topic-refused", HOSTILE_TOPIC)
+    assert summary["findings"] == {"crc-mismatch": 1, "topic-refused": 1} and summary["damaged"] is True
 
 
 def test_json_is_one_document_of_the_schema(tmp_path, kbatch):
@@ -168,7 +170,7 @@ def test_json_is_one_document_of_the_schema(tmp_path, kbatch):
     document = json.loads(kbatch("pcap", "--format", "json", clean, damaged, expect=1).out)
     assert not list(DOCUMENT.iter_errors(document))
     assert [(capture["file"], len(capture["entries"]), capture["summary"]["damaged"])
-            for capture in document["captures"]] == [(clean, 3, False), (damaged, 2, True)]
+            for capture in document["captures"]] == [(clean, 3, False), (damaged, 3, True)]   # (+ topic-refused)
 
 
 def test_another_port_and_usage_errors(tmp_path, kbatch):
@@ -203,7 +205,8 @@ def test_extract_writes_segments_every_other_command_reads(tmp_path, kbatch):
                .answer(response(13, produce_response(9, {"orders": {0: (0, 502)}, "../escape": {0: (2, -1)}}),
                                 flexible=True)))
     out = tmp_path / "out"
-    result = kbatch("pcap", "--extract", str(out), "--format", "jsonl", _write(tmp_path, capture), expect=0)
+    # (exit 1: "../escape" is a topic name Kafka refuses, a finding; its batch is extracted all the same)
+    result = kbatch("pcap", "--extract", str(out), "--format", "jsonl", _write(tmp_path, capture), expect=1)
     assert "3 segment files written" in result.err
     written = sorted(str(path.relative_to(out)) for path in out.rglob("*") if path.is_file())
     assert written == ["fetch/orders-0/00000000000000000000.log", "produce/orders-0/00000000000000000500.log",
@@ -302,7 +305,8 @@ def test_a_topic_too_long_for_a_file_systems_name_is_cut_and_stays_distinct(tmp_
                .answer(response(11, produce_response(9, {"A-topic": {0: (0, 0)}, long: {0: (0, 0)},
                                                          "z-topic": {0: (0, 0)}}), flexible=True)))
     out = tmp_path / "out"
-    result = kbatch("pcap", "--extract", str(out), "--format", "jsonl", _write(tmp_path, capture), expect=0)
+    # (exit 1: the \x01 name is a topic name Kafka refuses, a finding; its batch is extracted all the same)
+    result = kbatch("pcap", "--extract", str(out), "--format", "jsonl", _write(tmp_path, capture), expect=1)
     assert "3 segment files written" in result.err
     assert sorted(path.name for path in (out / "produce").iterdir()) == sorted(
         ["A-topic-0", "z-topic-0", directory_name(long, 0)])
@@ -568,7 +572,7 @@ def test_batch_lines_are_json_dumps_lines(tmp_path, kbatch):
     path = _write(tmp_path, damaged_capture())
     result = kbatch("pcap", "--format", "jsonl", path, expect=1)
     lines = result.out.splitlines()
-    assert [json.loads(line)["type"] for line in lines] == ["batch", "batch", "summary"]
+    assert [json.loads(line)["type"] for line in lines] == ["batch", "batch", "finding", "summary"]   # (topic-refused)
     assert json.loads(lines[0])["topic"] == HOSTILE_TOPIC and json.loads(lines[0])["client_id"] == HOSTILE_CLIENT.decode()
     assert all(line == json.dumps(json.loads(line), ensure_ascii=False) for line in lines)
 

@@ -17,10 +17,14 @@ topic by id only gets the name the capture's Metadata gave it.  A Fetch response
 fetch's size limit (FileRecords.slice; the consumer's ByteBufferLogInputStream.nextBatch stops there) -- so
 a Fetch response's last batch cut short is "partial-batch", not damage.  A Produce request's never is.  Nor
 are zero bytes ending a message's records a zero tail, as in a preallocated segment (:func:`_captured_zero_tail`).
+
+A topic name Kafka refuses (Topic.validate: kbatch.files.inputs.topic_refused) in a Produce request, or over
+records in a Fetch response, is a ``topic-refused`` finding at the name's bytes (:func:`_refused_topics`).
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import BinaryIO, Iterable, Iterator
@@ -31,6 +35,7 @@ from kbatch.capture.packets import (NANO_MAGICS, PCAP_FILE_HEADER_SIZE, PLAIN_LI
                                     PacketCount, Segment, address_text, classic_pcap, read_segments,
                                     resumed_segments)
 from kbatch.capture.streams import Direction, StreamGap, direction_name, reassemble
+from kbatch.files.inputs import TOPIC_MAX_LENGTH, topic_refused
 from kbatch.format.codecs import DEFAULT_DECOMPRESSED_LIMIT, codec_name
 from kbatch.format.findings import Finding
 from kbatch.format.framing import CHECKSUMS, short_header, size_bounds
@@ -138,6 +143,7 @@ BAD_MESSAGE = "bad-kafka-message"
 UNKNOWN_VERSION = "unknown-api-version"
 NOT_ADVERTISED = "version-not-advertised"
 PARTIAL_BATCH = "partial-batch"
+TOPIC_REFUSED = "topic-refused"
 
 
 def _finding(code: str, packet: int, connection: str | None, field_: str, expected: str, actual: str,
@@ -426,14 +432,23 @@ class CaptureReader:
         produced = _Produced(request)
         frame = request.frame
         try:
-            top, partitions_ = _partitions("ProduceRequest", frame, request.api_version, _request_body_start(request))
+            start = _request_body_start(request)
+            top, partitions_ = _partitions("ProduceRequest", frame, request.api_version, start)
         except MessageError as error:
             return [*told, self._bad(error, request, request, "ProduceRequest")]
         view = memoryview(frame)
+        named: str | None = None   # (a topic's partitions are rows in a row: its name is asked of once)
+        refused = False
         for _, name, topic_id, index, pos, length in partitions_:   # (WANTED["ProduceRequest"]'s slots)
+            if name != named:
+                named = name
+                if name is not None and topic_refused(name) is not None:
+                    refused = True
             data = _records_of(view, pos, length)
             if data is not None:
                 produced.batches += self._batches(data, "Produce", request, request, name, topic_id, index, pos)
+        if refused:
+            produced.batches = _beneath(produced.batches, _refused_topics("ProduceRequest", request, request, start))
         if top[0] == 0:   # acks=0: no response will come (KafkaApis.handleProduceRequest sends none)
             return told + produced.batches
         self.waiting[(request.connection, request.correlation_id)] = produced
@@ -510,10 +525,20 @@ class CaptureReader:
             return [read]
         api, view = API_NAMES[request.api_key], memoryview(response.frame)
         out: list = []
+        named: str | None = None
+        refused = False
         for topic, topic_id, index, error_code, pos, length in read:   # (WANTED[name]'s slots)
             data = _records_of(view, pos, length)
             if data is not None:
+                if topic != named:
+                    named = topic
+                    if topic is not None and topic_refused(topic) is not None:
+                        refused = True
                 out += self._batches(data, api, request, response, topic, topic_id, index, pos, fetched=error_code)
+        # (a topic with no records is no broker's sign: it answers a Fetch request's topic it has no log of with
+        # the name the request gave, UNKNOWN_TOPIC_OR_PARTITION and no records)
+        if refused and name in _TOPIC_NAMES:
+            return _beneath(out, _refused_topics(name, response, request, _response_body_start(response)))
         return out
 
     def _api_versions(self, response: Response) -> list:
@@ -594,6 +619,60 @@ class CaptureReader:
         if taken is not None:
             out += taken.captured(captured, run)
         return out
+
+
+# -- topic names Kafka refuses --------------------------------------------------------------------------------
+
+# The array of a message's topics and the field of each one's name (WANTED's), where a message names them.
+_TOPIC_NAMES = {"ProduceRequest": ("topicData", "name"), "FetchResponse": ("responses", "topic")}
+
+
+def _refused_topics(name: str, message: Request | Response, request: Request, start: int) -> list[CaptureFinding]:
+    """A ``topic-refused`` finding for each topic of the message ``name`` (a Produce request, a Fetch response:
+    :data:`_TOPIC_NAMES`) whose name Kafka refuses (kbatch.files.inputs.topic_refused, Topic.validate's rule) --
+    of a Fetch response, each such topic that holds records -- at the name's bytes in the message (its body
+    from ``start``), its length prefix with them.  Asked only where the message's rows named such a topic: its
+    positions take the generic decoder's spans (a second read of the message), which the rows do not give."""
+    array, field_ = _TOPIC_NAMES[name]
+    spans: list = []
+    try:
+        MessageDecoder(SCHEMAS[name], request.api_version, name).decode(message.frame, start, spans=spans)
+    except MessageError:   # (read already by the rows' reader: what the decoder read up to it still counts)
+        pass
+    topics: dict[int, tuple[int, int, str]] = {}   # topic's index -> where its name's bytes start, end, the name
+    holding: set[int] = set()                       # the topics with records
+    name_path = re.compile(rf"{array}\[(\d+)\]\.{field_}")
+    records_path = re.compile(rf"{array}\[(\d+)\]\.\w+\[\d+\]\.records")
+    for begin, end, path, value in spans:
+        if isinstance(value, str) and (named := name_path.fullmatch(path)):
+            topics[int(named.group(1))] = (begin, end, value)
+        elif isinstance(value, (bytes, bytearray, memoryview)) and len(value) and \
+                (held := records_path.fullmatch(path)):
+            holding.add(int(held.group(1)))
+    out = []
+    for index, (begin, end, topic) in topics.items():
+        why = topic_refused(topic)
+        if why is None or (name == "FetchResponse" and index not in holding):
+            continue
+        # (as captured: escaped where it is shown; a name of up to 32767 bytes cut where no legal one goes on)
+        shown = f"'{topic}'" if len(topic) <= TOPIC_MAX_LENGTH else \
+            f"'{topic[:TOPIC_MAX_LENGTH]}'... (the first {TOPIC_MAX_LENGTH} of its {len(topic)} characters)"
+        finding = Finding(TOPIC_REFUSED, begin, begin, end - begin, f"{name}.{array}[{index}].{field_}",
+                          f"a topic name Kafka takes (Topic.validate: 1 to {TOPIC_MAX_LENGTH} characters of "
+                          "[a-zA-Z0-9._-], not '.' or '..')", f"{shown}: {why}")
+        out.append(CaptureFinding(finding, message.packet, message.connection, API_NAMES[request.api_key], topic))
+    return out
+
+
+def _beneath(items: list, findings: list[CaptureFinding]) -> list:
+    """``items`` (a message's batches and findings, in order) with each of ``findings`` after the last of them of
+    its topic -- beneath the batches of the topic it is about, as a batch's findings are shown beneath it, and
+    after the line that names its connection's client -- else first."""
+    out = list(items)
+    for finding in findings:
+        at = next((index + 1 for index in range(len(out) - 1, -1, -1) if out[index].topic == finding.topic), 0)
+        out.insert(at, finding)
+    return out
 
 
 class _HeadersTaken:

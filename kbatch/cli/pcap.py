@@ -75,7 +75,10 @@ def pcap(captures, ports, records, deep, output_format, extract_to, against, no_
     broker gave the batch are joined to it.  ApiVersions responses say which
     versions a broker takes.  A cut capture, a TCP gap, traffic that is no
     Kafka (TLS, SASL) and absurd sizes are findings with their packet number
-    and connection; the rest of the capture is still read.  With --extract
+    and connection; the rest of the capture is still read.  A topic name
+    Kafka refuses (Topic.validate) in a Produce request, or over records in
+    a Fetch response, is damage: a topic-refused finding at the name's
+    bytes.  With --extract
     the batches are written as segment files, so that dump, verify-crc,
     diff and the rest read them.  With --against LOGDIR each batch is held
     against the broker's: a produced one at the offset its response gave
@@ -90,9 +93,9 @@ def pcap(captures, ports, records, deep, output_format, extract_to, against, no_
 
     Exit status: 0 every batch is intact (and with --against agrees with the
     disk where the disk holds it: a batch retention or compaction took, or
-    of a partition not in LOGDIR, is counted unmatched), 1 damage found (or
-    with --against a hop or a topic name Kafka refuses), 2 usage or I/O
-    error.
+    of a partition not in LOGDIR, is counted unmatched), 1 damage found (a
+    topic name Kafka refuses among it), or with --against a hop, 2 usage or
+    I/O error.
     """
     _keep_freed_memory()
     from kbatch.output.values import counted

@@ -142,6 +142,15 @@ CODES: dict[str, tuple[Severity, str]] = {
                                                  "on that connection gave"),
     "partial-batch": (Severity.INFO, "a Fetch response's records end inside a batch, as a broker cuts them at the "
                                      "fetch's size limit (the consumer stops there)"),
+    # An error, though no byte of a batch is wrong: the rule is one Kafka enforces.  No topic of such a name can
+    # exist (CreateTopics and auto-creation hold names to Topic.validate), so a broker refuses a Produce request
+    # for it (KafkaApis.handleProduceRequest: not in the metadata cache, UNKNOWN_TOPIC_OR_PARTITION) and writes
+    # nothing -- the request is what the user looks for (a client that sends it, or the name damaged on the
+    # wire); and a broker reads records only from a partition's log, which no such name has, so records under
+    # one in a Fetch response are damage, or came from something that is no broker.
+    "topic-refused": (Severity.ERROR, "a Produce request, or a Fetch response's records, names a topic Kafka "
+                                      "refuses (Topic.validate): the broker refuses the request and has no log "
+                                      "of that name"),
 }
 
 
