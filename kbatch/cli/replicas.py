@@ -45,7 +45,11 @@ def replicas(paths, partition, output_format, no_color):
     below that copy's log start truncates it whole); the first offset
     where its batches differ from that copy's (batches that differ only as
     each broker's log cleaner compacts its own copy do not: a line says
-    so).  Then advice: what electing
+    so; nor does a batch a copy lacks where its own cleaner removed it
+    whole: below its cleaner-offset-checkpoint, each record with a later
+    record of its key there, and no active producer's last batch, as
+    Kafka's Cleaner rules; a line says so, and electing it loses none of
+    it).  Then advice: what electing
     each copy loses, records held by some copies only (and whether below a
     recorded high watermark), lost producer sequences, and where a good copy
     of a damaged batch lies (the version of the copy with the newest epoch,

@@ -516,7 +516,7 @@ def lane_state(report, index: int, divergence) -> str | None:
         return "damaged"
     if index not in divergence.holders:
         return None
-    if report.leader is not None and report.leader not in divergence.holders:
+    if report.leader is not None and not divergence.held_by(report.leader):   # (removed whole by its cleaner: held)
         return "not the leader's"
     return "held by some copies"
 

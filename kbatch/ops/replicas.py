@@ -146,12 +146,14 @@ def advice(report: Report) -> list[str]:
         # and CheckpointFileWithFailureHandler takes the log directory offline; the follower fetching from a copy
         # whose file names the wrong start offsets truncates by them (OffsetsForLeaderEpoch)
         damage = [f"{copy.name}: {told}" for copy in copies for told in _checkpoint_lines(copy)]
-        same = _compacted_line(report) or "every copy holds the same batches"
+        same = [line for line in (_compacted_line(report), *_removed_lines(report)) if line] or \
+            ["every copy holds the same batches"]
         if damage:
-            return [same, *damage]
-        return [f"{same}: nothing to repair"]
+            return [*same, *damage]
+        return [*same[:-1], f"{same[-1]}: nothing to repair"]
     if report.compacted:
         lines.append(_compacted_line(report))
+    lines.extend(_removed_lines(report))
     for copy in copies:
         lines.extend(f"{copy.name}: {line}" for line in recovery_lines(copy))
     marks = high_watermarks(report)
@@ -172,7 +174,7 @@ def advice(report: Report) -> list[str]:
     for index, copy in enumerate(copies):
         # (not what lies below its log start: retention or DeleteRecords deleted that, not the election)
         start = copy.log_start_offset or 0
-        missing = [each for each in report.divergences if index not in each.holders and each.holders]
+        missing = [each for each in report.divergences if not each.held_by(index) and each.holders]
         spans = offset_ranges(_within([span for each in missing for span in each.records], start))
         control = offset_ranges(_within([span for each in missing for span in each.control_records], start))
         records = _count(spans)
@@ -228,11 +230,27 @@ def _compacted_line(report: Report) -> str:
     """That some batches every copy holds are compacted differently ("" for none)."""
     if not report.compacted:
         return ""
-    every = "every copy holds the same records" if report.agree else "where every copy holds a batch"
+    every = "every copy holds the same records" if report.agree and not report.removed else \
+        "where every copy holds a batch"
     many = len(report.compacted) > 1
     return (f"{every}: {counted(len(report.compacted), 'batch')} ({_ranges(report.compacted)}) "
             f"{'are' if many else 'is'} compacted differently (each broker's log cleaner compacts its own copy; the "
             "records the copies keep in common are the same)")
+
+
+def _removed_lines(report: Report) -> list[str]:
+    """Per copy, the batches others hold that its own log cleaner removed whole (Report.removed)."""
+    lines = []
+    for index, group in groupby(report.removed, key=lambda each: each[2]):
+        spans = [(base, last) for base, last, _ in group]
+        copy, many = report.copies[index], len(spans) > 1
+        lines.append(f"{counted(len(spans), 'batch')} ({_ranges(spans)}) that another copy holds "
+                     f"{'were' if many else 'was'} removed whole by {copy.name}'s own log cleaner (each broker's log "
+                     f"cleaner compacts its own copy): below its cleaner-offset-checkpoint {copy.cleaner_checkpoint}, "
+                     f"each of {'their' if many else 'its'} records has a later record of the same key there, which a "
+                     f"consumer is given instead: no divergence, electing {copy.name} loses none of "
+                     f"{'them' if many else 'it'}")
+    return lines
 
 
 def _unread_names(copies: list[Copy]) -> str:

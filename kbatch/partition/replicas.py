@@ -3,7 +3,9 @@
 Each copy is a partition directory (``TOPIC-N``) with the checkpoints of its log directory.  Its batches are
 read as verify-crc reads them, headers and CRCs (:func:`walk_copy`), every copy's stream in step (:func:`compare`), so
 memory holds one window of each copy whatever the sizes; only the batches not every copy holds are read again,
-their records decoded (:func:`records_held_by_some`).  Each copy is compared as its broker holds it once started,
+their records decoded (:func:`records_held_by_some`); and where a copy lacks a batch another holds, and its own
+log cleaner may have removed it whole, that copy's records below its cleaner checkpoint, from the batch on, for the
+batch's keys (:class:`Removable`).  Each copy is compared as its broker holds it once started,
 after Kafka's own log recovery (:func:`recovered`: a damaged batch past the recovery point cuts the log there).
 The truncation each copy would undergo when it follows the copy with the newest leader epoch is Kafka's, round by
 round (:func:`truncation_offset`).
@@ -25,7 +27,7 @@ from kbatch.partition.crosscheck import LeaderEpochs
 from kbatch.partition.sidefile import Entry, SideFile
 from kbatch.partition.textfiles import (CheckpointedOffset, checkpoint, checkpointed_offset, loaded_log_start,
                                        partition_metadata)
-from kbatch.reading.cleaner import compacted_alike
+from kbatch.reading.cleaner import compacted_alike, removed_whole
 from kbatch.reading.model import Batch
 from kbatch.reading.reader import ReadOptions, SegmentReader
 from kbatch.reading.summary import FileSummary
@@ -38,6 +40,7 @@ UNDEFINED_EPOCH = -1   # LeaderEpochFileCache / OffsetsForLeaderEpochResponse.UN
 # taking the log directory offline: CheckpointFileWithFailureHandler.read).
 HIGH_WATERMARK_CHECKPOINT = "replication-offset-checkpoint"
 RECOVERY_POINT_CHECKPOINT = "recovery-point-offset-checkpoint"
+CLEANER_CHECKPOINT = "cleaner-offset-checkpoint"
 OFFSET_CHECKPOINTS_UNREAD = {
     HIGH_WATERMARK_CHECKPOINT: "its high watermark is unknown",
     RECOVERY_POINT_CHECKPOINT: "Kafka's log recovery takes the recovery point as 0 (LogManager.loadLogs)",
@@ -80,6 +83,7 @@ class Copy:
     # the offset checkpoints above as read, by file name: their findings where one cannot be read
     offset_checkpoints: dict[str, CheckpointedOffset] = field(default_factory=dict)
     clean_shutdown: bool = False                # .kafka_cleanshutdown in its log directory
+    cleaner_checkpoint: int | None = None       # cleaner-offset-checkpoint: its log cleaner's first dirty offset
     # filled as the batches are read
     log_start_offset: int | None = None         # Kafka's (see kafka_log_start); None: no segment
     log_end_offset: int = 0
@@ -174,6 +178,7 @@ def load_copy(directory: str) -> Copy:
                 if isinstance(line, Entry) and not line.findings and None not in line.fields.values():
                     copy.epoch_file.append((line.fields["epoch"], line.fields["start_offset"]))
     copy.clean_shutdown = os.path.isfile(os.path.join(os.path.dirname(directory), kinds.CLEAN_SHUTDOWN))
+    copy.cleaner_checkpoint = checkpointed_offset(directory, CLEANER_CHECKPOINT).offset
     return copy
 
 
@@ -543,6 +548,13 @@ class Divergence:
     # a control batch; a compacted batch's offsets have gaps (record_spans)
     records: list[tuple[int, int]] = field(default_factory=list)
     control_records: list[tuple[int, int]] = field(default_factory=list)
+    # copies without it whose own log cleaner removed it whole (Removable.resolve): they hold its keys' later
+    # records instead, and lose none of it
+    cleaned: list[int] = field(default_factory=list)
+
+    def held_by(self, index: int) -> bool:
+        """Whether the copy holds the batch, or its own log cleaner removed it whole."""
+        return index in self.holders or index in self.cleaned
 
 
 @dataclass
@@ -557,6 +569,9 @@ class Report:
     divergences: list[Divergence] = field(default_factory=list)
     # (base, last offset) of each batch every copy holds, compacted differently (see cleaned_alike): no divergence
     compacted: list[tuple[int, int]] = field(default_factory=list)
+    # (base, last offset, copy) of each batch a copy lacks that its own log cleaner removed whole while another
+    # copy holds it (Removable.resolve): no divergence of that copy's
+    removed: list[tuple[int, int, int]] = field(default_factory=list)
 
     @property
     def agree(self) -> bool:
@@ -569,7 +584,7 @@ class Report:
         if self.leader is None:
             return [each for each in self.divergences if index in each.holders]
         leader = self.copies[self.leader]
-        return [each for each in self.divergences if index in each.holders and self.leader not in each.holders
+        return [each for each in self.divergences if index in each.holders and not each.held_by(self.leader)
                 and not starts_past(leader, each.last_offset)]
 
 
@@ -583,14 +598,18 @@ def compare(directories: list[str]) -> Report:
                                f"{', '.join(sorted(ids))}): from different clusters, or the topic was recreated")
     streams = [recovered(copy) for copy in copies]
     front: list[Head | None] = [next(stream, None) for stream in streams]   # each copy's next batch
+    # batches some copies lack that their own cleaner may have removed whole (resolved once every copy is read)
+    removable = Removable(copies)
     while True:
         first = front[0]
         if first is not None and not first.damaged and all(
                 head is not None and not head.damaged and head.key == first.key for head in front):
             # the same batch in every copy, intact (nearly every step): nothing to tell; each copy holds its own
             # (where it lies in the copy's files may differ: segments rolled at other offsets)
-            for copy, head in zip(copies, front):
+            for index, (copy, head) in enumerate(zip(copies, front)):
                 copy.hold(cast(Head, head))
+                if removable.producers:
+                    removable.note(index, cast(Head, head))
             front = [next(stream, None) for stream in streams]
             continue
         present = [head.base_offset for head in front if head is not None]
@@ -601,12 +620,14 @@ def compare(directories: list[str]) -> Report:
         here = {index: head for index, head in enumerate(front) if head is not None and head.base_offset == base}
         for index, head in here.items():
             copies[index].hold(head)
+            if removable.producers:
+                removable.note(index, head)
         good = [index for index, head in here.items() if not head.damaged]
         damaged = [index for index, head in here.items() if head.damaged]
         keys: list[HeadKey | None] = list(dict.fromkeys(here[index].key for index in good))   # each variant, in order
         # a copy without the batch that starts past it never had it to serve: retention or DeleteRecords deleted it
         last = max(head.last_offset for head in here.values())
-        lacking = [copy for index, copy in enumerate(copies) if index not in here and not starts_past(copy, last)]
+        lacking = [index for index, copy in enumerate(copies) if index not in here and not starts_past(copy, last)]
         # the variants of the batch here, those one copy's cleaner or another's compacted differently as one: by
         # copies holding them intact, the fullest first
         variants = cleaned_alike([[index for index in good if here[index].key == key] for key in keys], here) \
@@ -624,6 +645,13 @@ def compare(directories: list[str]) -> Report:
                     base, sample.last_offset, holders, holders, damaged, sample.producer_id, sample.base_sequence,
                     sample.last_sequence, (sample.segment, sample.pos, sample.size) if holders else None,
                     [] if sample.control else spans, spans if sample.control else []))
+            if lacking and len(variants) == 1 and variants[0] and not damaged:
+                # one batch, intact where held: a copy without it whose cleaner ran past it and which holds no other
+                # batch over its offsets (none before it reaching them, none after it starting within) may have
+                # removed it whole
+                removable.add(report.divergences[-1], lacking, [index for index in lacking if (
+                    copies[index].log_end_offset <= base and
+                    (front[index] is None or cast(Head, front[index]).base_offset > last))])
         for index in here:
             front[index] = next(streams[index], None)
     for copy in copies:
@@ -640,8 +668,88 @@ def compare(directories: list[str]) -> Report:
             fetch_offset, copy.rounds = truncation_offset(copy, leader)
             copy.truncate_to, copy.truncated_fully, step = out_of_range(leader, fetch_offset)
             copy.rounds += [step] if step is not None else []
+    removable.resolve(report)
     _relative_divergence(report)
     return report
+
+
+class Removable:
+    """The batches some copies lack that each copy's own log cleaner may have removed whole
+    (:func:`kbatch.reading.cleaner.removed_whole`), and what deciding it asks of those copies' logs.
+
+    Found as the copies are read in step; the producers' later data batches are noted as the rest is read (the
+    batches' headers); once every copy is read, each such copy's records below its cleaner checkpoint are read
+    again for the keys of the batches it lacks (:meth:`resolve`), only where there are any.
+    """
+
+    def __init__(self, copies: list[Copy]) -> None:
+        self.copies = copies
+        self.found: list[tuple[Divergence, list[int], list[int]]] = []   # (the batch, copies lacking it, those asked)
+        # per copy asked, the producer ids of the batches it lacks: the last offset of its last data batch of each
+        self.producers: dict[int, dict[int, int]] = {}
+
+    def add(self, divergence: Divergence, lacking: list[int], asked: list[int]) -> None:
+        asked = [index for index in asked if (self.copies[index].cleaner_checkpoint or 0) > divergence.last_offset + 1]
+        if not asked:
+            return
+        self.found.append((divergence, lacking, asked))
+        if divergence.producer_id is not None:
+            for index in asked:
+                self.producers.setdefault(index, {}).setdefault(divergence.producer_id, -1)
+
+    def note(self, index: int, head: Head) -> None:
+        """Count a batch of copy ``index`` read after the ones it lacks: a later data batch of their producers."""
+        watched = self.producers.get(index)
+        if watched is not None and head.producer_id in watched and not head.control:
+            watched[head.producer_id] = max(watched[head.producer_id], head.last_offset)
+
+    def resolve(self, report: Report) -> None:
+        """Mark each batch a copy's own cleaner removed whole (Divergence.cleaned, Report.removed); one every copy
+        lacking it so removed is no divergence."""
+        if not self.found:
+            return
+        batches = {id(divergence): read_batch(*divergence.where) if divergence.where else None
+                   for divergence, _, _ in self.found}
+        for index, copy in enumerate(self.copies):
+            mine = [(divergence, batches[id(divergence)]) for divergence, _, asked in self.found if index in asked]
+            if not mine:
+                continue
+            # a checkpoint past the log end Kafka does not believe (LogCleanerManager.cleanableOffsets resets it)
+            first_dirty = copy.cleaner_checkpoint if (copy.cleaner_checkpoint or 0) <= copy.log_end_offset else None
+            keys = {record.key for _, batch in mine if batch is not None for record in batch.records or ()
+                    if record.key is not None}
+            latest = latest_offsets(copy, keys, min(divergence.base_offset for divergence, _ in mine), first_dirty) \
+                if first_dirty is not None else {}
+            for divergence, batch in mine:
+                if batch is not None and removed_whole(batch, first_dirty, latest, self.producers.get(index, {})):
+                    divergence.cleaned.append(index)
+                    report.removed.append((divergence.base_offset, divergence.last_offset, index))
+        explained = {id(divergence) for divergence, lacking, _ in self.found if set(divergence.cleaned) == set(lacking)}
+        report.divergences = [each for each in report.divergences if id(each) not in explained]
+        report.removed.sort(key=lambda each: (each[2], each[0]))
+
+
+def latest_offsets(copy: Copy, keys: set[bytes], start: int, stop: int) -> dict[bytes, int]:
+    """Per key of ``keys``, the latest offset of a record of it in the copy's data batches from ``start`` to below
+    ``stop``: what its cleaner's offset map holds of them (Cleaner.buildOffsetMapForSegment maps the records of
+    data batches, control batches apart, a key to its latest offset).  A batch whose CRC fails is passed over."""
+    latest: dict[bytes, int] = {}
+    paths = segments(copy.path)
+    for number, path in enumerate(paths):
+        if segment_base(path) >= stop:
+            break
+        if number + 1 < len(paths) and segment_base(paths[number + 1]) <= start:
+            continue
+        with open(path, "rb") as stream:
+            for item in entries(SegmentReader(stream, ReadOptions(records=True))):
+                if not isinstance(item, Batch) or item.is_control or not item.crc_valid or item.last_offset < start:
+                    continue
+                if item.base_offset >= stop:
+                    break
+                for record in item.records or ():
+                    if record.key in keys and start <= record.offset < stop:
+                        latest[record.key] = max(latest.get(record.key, -1), record.offset)
+    return latest
 
 
 def cleaned_alike(variants: list[list[int]], here: dict[int, Head]) -> list[list[int]]:
@@ -683,7 +791,7 @@ def _relative_divergence(report: Report) -> None:
             # a copy merely behind (the batch past its end) does not diverge: it fetches the rest; nor where the
             # leader's log starts past the batch: the follower truncates whole (out_of_range)
             if each.base_offset < copy.log_end_offset and not starts_past(report.copies[report.leader], each.last_offset) \
-                    and (index in each.holders) != (report.leader in each.holders):
+                    and each.held_by(index) != each.held_by(report.leader):
                 first = each.base_offset
                 break
         copy.diverges_at = first

@@ -10,11 +10,14 @@ may differ, and the attribute bits Kafka reserves (MemoryRecordsBuilder computes
 
 Who compares: ``replicas`` (copies whose cleaners ran to other first dirty offsets) and ``pcap --against`` (a
 captured batch against the disk's, cleaned since; a Fetch response's, taken before or after the disk's state).
+
+The cleaner may also remove a batch whole (:func:`removed_whole`): ``replicas`` asks it of a batch one copy lacks
+and another holds.
 """
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Mapping, NamedTuple
 
 from kbatch.reading.model import Batch
 
@@ -53,3 +56,41 @@ def compacted_alike(one: Batch, other: Batch | None) -> bool:
         return False
     ones, others = kept(one), kept(other)
     return ones is not None and others is not None and (cleaned_from(ones, others) or cleaned_from(others, ones))
+
+
+def removed_whole(batch: Batch, first_dirty: int | None, latest: Mapping[bytes, int],
+                  last_data: Mapping[int, int]) -> bool:
+    """Whether the log cleaner of a copy that lacks ``batch`` (another copy holds it, records decoded; the copy
+    holds no batch over its offsets) could have removed it whole, by Kafka's rule as that copy's log shows it.
+
+    ``first_dirty``: the copy's cleaner-offset-checkpoint (None: none, or not to be believed), written only for a
+    compacted log, at the end offset of the cleaning round that ran last (LogCleanerManager.doneCleaning);
+    ``latest``: per key, the latest offset of a record of it the copy holds in its data batches below
+    ``first_dirty``; ``last_data``: per producer id, the last offset of the copy's last data batch of it.
+
+    Cleaner.cleanInto's filter (checkBatchRetention, then MemoryRecords.filterTo) drops a batch whole when it
+    retains none of its records and the batch need not stay empty (BatchRetention.DELETE_EMPTY).  Every round
+    refilters the log from its start (doClean: logSegments(0, endOffset)), so a batch kept by one round may go in
+    a later one.  It stays (RETAIN_EMPTY) when it has a producer id and holds the last data offset of that
+    producer while the producer is active (isBatchLastRecordOfProducer; lastRecordsOfActiveProducers), and when
+    it is the last batch of the round (batch.nextOffset() == upperBoundOffsetOfCleaningRound, the checkpoint the
+    round writes).  A record is retained (Cleaner.shouldRetainRecord) past the offset map's latest offset (at or
+    past the checkpoint), and below it unless the map holds a later offset for its key; one without a key goes.
+
+    Judged only where the copy's own log shows the rule met, never looser: a v2 data batch whose records all
+    read, its last offset below the checkpoint less one, each record's key with a later record in the copy below
+    the checkpoint, and, with a producer id, a later data batch of that producer in the copy.  Left unjudged
+    (False): a control batch (a transaction marker goes only once its transaction's data is gone and its delete
+    horizon has passed), a batch of an aborted transaction whose keys no later record holds (the cleaner drops
+    it whatever its keys: CleanedTransactionMetadata), a tombstone, the latest of its key, dropped once its
+    delete horizon passed, and a batch of a producer that since expired: the copy's log cannot say when its
+    cleaner ran, or its producers' state then.
+    """
+    records = batch.records or ()
+    if first_dirty is None or batch.magic != 2 or batch.is_control or len(records) != (batch.count or 0) \
+            or batch.last_offset + 1 >= first_dirty:
+        return False
+    if batch.producer_id is not None and batch.producer_id >= 0 and \
+            last_data.get(batch.producer_id, -1) <= batch.last_offset:
+        return False
+    return all(record.key is None or latest.get(record.key, -1) > record.offset for record in records)
