@@ -143,7 +143,8 @@ def test_with_neither_port_nor_syn_to_tell_the_first_speaker_is_the_client_and_t
     assert _findings(lines) == [("capture-problem", "warning", 1,
                                  "which side is the client was guessed: neither port is a broker's (--port) and the "
                                  "connection's SYN was not captured; 127.0.0.1:9093 -> 127.0.0.1:9092 is taken for "
-                                 "the client's (the side that spoke first)")]
+                                 "the client's (its request with correlation id 11 was answered: the other side's "
+                                 "frame begins with that id)")]
     [batch] = [line for line in lines if line["type"] == "batch"]
     assert (batch["packet"], batch["crc_valid"], batch["assigned_offset"]) == (1, False, 500)
 
@@ -154,8 +155,8 @@ def test_a_guessed_first_speaker_whose_first_frame_is_no_request_is_taken_for_th
     assert _findings(lines) == [
         ("capture-problem", "warning", 1,
          "which side is the client was guessed: neither port is a broker's (--port) and the connection's SYN was "
-         "not captured; 127.0.0.1:9093 -> 127.0.0.1:9092 is taken for the client's (the other side: the first to "
-         "speak sent no request header)"),
+         "not captured; 127.0.0.1:9093 -> 127.0.0.1:9092 is taken for the client's (its request with correlation "
+         "id 11 was answered: the other side's frame begins with that id)"),
         ("capture-problem", "warning", 1, "a response with correlation id 10, whose request was not captured")]
     [batch] = [line for line in lines if line["type"] == "batch"]
     assert (batch["packet"], batch["crc_valid"], batch["assigned_offset"]) == (2, False, 500)

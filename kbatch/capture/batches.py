@@ -29,12 +29,14 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import BinaryIO, Iterable, Iterator
 
-from kbatch.capture.exchanges import DEFAULT_PORTS, Pairing, Request, Response, connection_pair
+from kbatch.capture.exchanges import (API_NAMES, API_VERSIONS, DEFAULT_PORTS, FETCH, METADATA, PRODUCE, SHARE_FETCH,
+                                      Pairing, Request, Response, connection_pair)
 from kbatch.capture.frames import LARGEST_FRAME, SIZE_BYTES, SMALLEST_FRAME, Framer, KafkaFrame, kafka_frames
 from kbatch.capture.packets import (NANO_MAGICS, PCAP_FILE_HEADER_SIZE, PLAIN_LINKS, RECORD_HEADERS, PacketProblem,
                                     PacketCount, Segment, address_text, classic_pcap, read_segments,
                                     resumed_segments)
-from kbatch.capture.streams import Direction, StreamGap, direction_name, reassemble
+from kbatch.capture.streams import (Direction, StreamGap, StreamProblem, connection_name, direction_name,
+                                    reassemble)
 from kbatch.files.inputs import TOPIC_MAX_LENGTH, topic_refused
 from kbatch.format.codecs import DEFAULT_DECOMPRESSED_LIMIT, codec_name
 from kbatch.format.findings import Finding
@@ -57,11 +59,6 @@ from kbatch.walk.crcrun import CrcRun
 from kbatch.walk.engine import Run, entries
 
 _unpack_header = BATCH_HEADER.unpack_from
-
-# ApiKeys (clients/src/main/java/org/apache/kafka/common/protocol/ApiKeys.java): the ones read here.
-PRODUCE, FETCH, METADATA, API_VERSIONS, SHARE_FETCH = 0, 1, 3, 18, 78
-API_NAMES = {PRODUCE: "Produce", FETCH: "Fetch", METADATA: "Metadata", API_VERSIONS: "ApiVersions",
-             SHARE_FETCH: "ShareFetch"}
 
 
 @dataclass
@@ -165,12 +162,20 @@ def _looks_like_request(payload: bytes) -> bool:
     return 10 <= size <= 100 << 20 and 0 <= api_key < 1000 and 0 <= version < 100 and -1 <= client_id <= size - 10
 
 
+HELD_SEGMENT_BYTES = 16 << 20   # a connection's bytes held until its other side speaks (all held: 4 times it)
+
+
 def kafka_segments(items: Iterable[Segment | PacketProblem], ports: Iterable[int]
-                   ) -> Iterator[Segment | PacketProblem]:
-    """The segments of connections to or from ``ports``, and of any other whose first bytes from the side that
-    spoke first read as a Kafka request; packet problems passed through."""
+                   ) -> Iterator[Segment | PacketProblem | StreamProblem]:
+    """The segments of connections to or from ``ports``, and of any other whose first bytes from either side read
+    as a Kafka request; packet problems passed through.  A connection whose first bytes do not (a capture begun
+    mid-connection may begin with a broker's response) is held until its other side speaks, at most
+    HELD_SEGMENT_BYTES of it; one left unread whose first bytes begin a Kafka frame is said (a problem)."""
     ports = frozenset(ports)
     decided: dict[frozenset, bool] = {}
+    held: dict[frozenset, list] = {}   # a connection waiting for its other side's first bytes: its segments so far
+    held_bytes: dict[frozenset, int] = {}
+    total = 0   # (held_bytes' sum)
     for item in items:
         if isinstance(item, PacketProblem):
             yield item
@@ -179,13 +184,59 @@ def kafka_segments(items: Iterable[Segment | PacketProblem], ports: Iterable[int
             yield item
             continue
         pair = frozenset((item.source, item.destination))
-        if pair not in decided:
+        if pair in decided:
+            if decided[pair]:
+                yield item
+            continue
+        waiting = held.get(pair)
+        if waiting is None:
             if not item.payload:
                 yield item          # a handshake: kept until the first data decides
-                continue
-            decided[pair] = _looks_like_request(item.payload)
-        if decided[pair]:
+            elif _looks_like_request(item.payload):
+                decided[pair] = True
+                yield item
+            else:
+                held[pair], held_bytes[pair] = [item], len(item.payload)
+                total += len(item.payload)
+                while total > 4 * HELD_SEGMENT_BYTES:
+                    oldest = next(iter(held))
+                    total -= held_bytes[oldest]
+                    yield from _unread(held, held_bytes, decided, oldest, "more of the capture's connections "
+                                       "than can be held were waiting for their other side")
+            continue
+        if not item.payload or item.source == waiting[0].source:
+            waiting.append(item)
+            held_bytes[pair] += len(item.payload)
+            total += len(item.payload)
+            if held_bytes[pair] > HELD_SEGMENT_BYTES:
+                total -= held_bytes[pair]
+                yield from _unread(held, held_bytes, decided, pair,
+                                   f"its other side sent nothing in its first {HELD_SEGMENT_BYTES} bytes")
+            continue
+        total -= held_bytes[pair]
+        if _looks_like_request(item.payload):
+            decided[pair] = True
+            del held_bytes[pair]
+            yield from held.pop(pair)
             yield item
+            continue
+        yield from _unread(held, held_bytes, decided, pair, "the other side's first bytes do not either")
+    while held:
+        yield from _unread(held, held_bytes, decided, next(iter(held)), "its other side sent nothing captured")
+
+
+def _unread(held: dict, held_bytes: dict, decided: dict, pair: frozenset, why: str) -> Iterator[StreamProblem]:
+    """A connection held (kafka_segments) left unread: said where its first bytes begin a Kafka frame (a size
+    Kafka allows and a correlation id), with ``why``, else passed over as no Kafka traffic."""
+    segments = held.pop(pair)
+    del held_bytes[pair]
+    decided[pair] = False
+    first = segments[0]
+    payload = first.payload
+    if len(payload) >= 8 and SMALLEST_FRAME <= int.from_bytes(payload[:4], "big", signed=True) <= LARGEST_FRAME:
+        yield StreamProblem(connection_name(first), first.packet,
+                            f"this connection is not read: neither port is a broker's (--port), its first bytes "
+                            f"begin a Kafka frame but read as no request header, and {why}")
 
 
 # -- the messages --------------------------------------------------------------------------------------------

@@ -10,8 +10,13 @@ they begin.  A response starts with the correlation id of the request it answers
 Which direction of a connection carries requests (:class:`Pairing`): the one to a broker's port -- a broker
 reads a request header from every receive on a connection it accepted (SocketServer's Processor.
 processCompletedReceives), and sends nothing but responses -- else the one whose side sent the SYN (the client
-opens the connection: RFC 9293 3.5), else, as a guess that is said, the one that spoke first (a Kafka client
-speaks first on a connection; a capture begun mid-connection may begin with a broker's response).
+opens the connection: RFC 9293 3.5), else, as a guess that is said, what the bytes tell: the direction one of
+whose frames reads as a request header of an API key and version read here (:func:`known_request`) and is
+answered -- a frame from the other side, later, begins with its correlation id.  The connection's frames are
+held until they tell so (a capture begun mid-connection may begin with a broker's response, whose bytes can read
+as a request header too); where they do not, within :data:`HELD_FRAMES` frames or by the capture's end, the one
+that spoke first, unless its first frame reads as no request header (a Kafka client speaks first on a
+connection).
 """
 
 from __future__ import annotations
@@ -21,9 +26,18 @@ from dataclasses import dataclass
 from typing import Generator, Iterable, Iterator
 
 from kbatch.capture.frames import FrameProblem, KafkaFrame
+from kbatch.messages.schemas import SCHEMAS
 
 CONTROLLED_SHUTDOWN = 7   # its version 0 alone has request header v0, without ClientId
 DEFAULT_PORTS = (9092,)   # the broker ports read when none are given (kbatch pcap --port)
+# ApiKeys (clients/src/main/java/org/apache/kafka/common/protocol/ApiKeys.java): the ones read here.
+PRODUCE, FETCH, METADATA, API_VERSIONS, SHARE_FETCH = 0, 1, 3, 18, 78
+API_NAMES = {PRODUCE: "Produce", FETCH: "Fetch", METADATA: "Metadata", API_VERSIONS: "ApiVersions",
+             SHARE_FETCH: "ShareFetch"}
+# A connection whose requesting direction is a guess: its frames held until they tell it, at most this many, and
+# this many bytes of frames held in all (past it the connection held longest is decided without them).
+HELD_FRAMES = 64
+HELD_BYTES = 64 << 20
 _HEADER_START = struct.Struct(">hhi")   # RequestApiKey, RequestApiVersion, CorrelationId
 _CLIENT_ID_LENGTH = struct.Struct(">h")   # (ClientId: a nullable string with the two-byte length, every version)
 
@@ -81,6 +95,16 @@ def read_request(frame: KafkaFrame) -> Request | FrameProblem:
                    position, data)
 
 
+def known_request(request: Request) -> bool:
+    """Whether a request header read is of an API key read here at a version its response has in Kafka's
+    definitions (a response's bytes read as a request header give what its correlation id and body happen to)."""
+    name = API_NAMES.get(request.api_key)
+    if name is None:
+        return False
+    low, high = SCHEMAS[name + "Response"].valid_range
+    return low <= request.api_version <= high
+
+
 def _header_only(request: Request) -> Request:
     """The request without its frame's bytes (dataclasses.replace's result, made without its walk over the
     fields: one a request)."""
@@ -109,6 +133,11 @@ class Pairing:
         self.requesters: dict[frozenset, str] = {}
         self.waiting: dict[tuple[str, int], Request] = {}   # (request direction, correlation id) -> request
         self.openers: set[str] = set()   # directions that sent a SYN, their connection's requester not decided yet
+        # a connection whose requester is a guess, until its frames tell it: its frames so far, and for each
+        # direction the correlation ids of its frames that read as requests (known_request)
+        self.held: dict[frozenset, list[KafkaFrame]] = {}
+        self.asked: dict[frozenset, dict[str, set[int]]] = {}
+        self.held_bytes = 0
 
     def opened(self, connection: str) -> None:
         """``connection``'s side opened its connection: it sent a SYN without ACK (kbatch.capture.streams.reassemble
@@ -118,8 +147,8 @@ class Pairing:
         self.openers.add(connection)
 
     def requester(self, connection: str) -> tuple[str, bool]:
-        """The requesting direction of ``connection``'s connection, as the module says, where ``connection`` speaks
-        first, and whether it is a guess (neither the ports nor a captured SYN told)."""
+        """The requesting direction of ``connection``'s connection by its ports, else its SYN, where ``connection``
+        speaks first, and whether it is a guess (neither the ports nor a captured SYN told)."""
         other = reverse(connection)
         source, _, destination = connection.partition(" #")[0].partition(" -> ")
         to_broker, from_broker = _port(destination) in self.ports, _port(source) in self.ports
@@ -141,7 +170,7 @@ class Pairing:
         return requester is not None and (requester, correlation_id) in self.waiting
 
     def __call__(self, events: Iterable) -> Iterator:
-        requesters, waiting = self.requesters, self.waiting
+        requesters, held = self.requesters, self.held
         pairs: dict[str, frozenset] = {}   # connection -> connection_pair's (made once a connection)
         for event in events:
             if not isinstance(event, KafkaFrame):
@@ -152,37 +181,85 @@ class Pairing:
                 pair = pairs[event.connection] = connection_pair(event.connection)
             requester = requesters.get(pair)
             if requester is None:
-                requester = yield from self._decide(pair, event)
-            if event.connection == requester:
-                request = read_request(event)
-                if isinstance(request, Request):   # (kept without its bytes: its response needs its header alone)
-                    waiting[(event.connection, request.correlation_id)] = _header_only(request)
-                yield request
-                continue
-            correlation_id = int.from_bytes(event.data[:4], "big", signed=True)
-            asked = waiting.pop((requester, correlation_id), None)
-            if asked is None:
-                yield FrameProblem(event.connection, event.packet,
-                                   f"a response with correlation id {correlation_id}, whose request was not captured")
-                continue
-            yield Response(event.connection, event.packet, event.time, asked, event.data)
+                if pair not in held:
+                    requester, guessed = self.requester(event.connection)
+                    self.openers.discard(event.connection)
+                    self.openers.discard(reverse(event.connection))
+                    if guessed:
+                        requester, held[pair], self.asked[pair] = None, [], {}
+                    else:
+                        requesters[pair] = requester
+                if requester is None:
+                    yield from self._hold(pair, event)
+                    continue
+            yield self._exchange(event, requester)
+        while held:   # (the capture ended before their frames told)
+            yield from self._release(next(iter(held)), None)
 
+    def _exchange(self, event: KafkaFrame, requester: str):
+        """``event`` read as a request, where it is on ``requester``, else as the response to a request waiting."""
+        if event.connection == requester:
+            request = read_request(event)
+            if isinstance(request, Request):   # (kept without its bytes: its response needs its header alone)
+                self.waiting[(event.connection, request.correlation_id)] = _header_only(request)
+            return request
+        correlation_id = int.from_bytes(event.data[:4], "big", signed=True)
+        asked = self.waiting.pop((requester, correlation_id), None)
+        if asked is None:
+            return FrameProblem(event.connection, event.packet,
+                                f"a response with correlation id {correlation_id}, whose request was not captured")
+        return Response(event.connection, event.packet, event.time, asked, event.data)
+
+    def _hold(self, pair: frozenset, event: KafkaFrame) -> Iterator:
+        """A frame of a connection whose requester is a guess: held, and the connection decided and its frames
+        let go once a frame answers a request the other direction held (its correlation id), or too many are
+        held."""
+        frames, asked = self.held[pair], self.asked[pair]
+        frames.append(event)
+        self.held_bytes += len(event.data)
+        other = reverse(event.connection)
+        if len(event.data) >= 4 and int.from_bytes(event.data[:4], "big", signed=True) in asked.get(other, ()):
+            yield from self._release(pair, (other, int.from_bytes(event.data[:4], "big", signed=True)))
+            return
+        request = read_request(event)
+        if isinstance(request, Request) and known_request(request):
+            asked.setdefault(event.connection, set()).add(request.correlation_id)
+        if len(frames) >= HELD_FRAMES:
+            yield from self._release(pair, None)
+        while self.held_bytes > HELD_BYTES and self.held:
+            yield from self._release(next(iter(self.held)), None)
+
+    def _release(self, pair: frozenset, answered: tuple[str, int] | None) -> Iterator:
+        """The connection's requester decided -- the direction ``answered`` names, whose request with that
+        correlation id the other answered, else as :meth:`_decide` guesses -- and said; its held frames read."""
+        frames = self.held.pop(pair)
+        del self.asked[pair]
+        self.held_bytes -= sum(len(frame.data) for frame in frames)
+        first = frames[0]
+        if answered is None:
+            requester = yield from self._decide(pair, first)
+        else:
+            requester = self.requesters[pair] = answered[0]
+            yield FrameProblem(first.connection, first.packet,
+                               f"{_GUESSED}; {requester} is taken for the client's (its request with correlation "
+                               f"id {answered[1]} was answered: the other side's frame begins with that id)")
+        for frame in frames:
+            yield self._exchange(frame, requester)
 
     def _decide(self, pair: frozenset, event: KafkaFrame) -> Generator[FrameProblem, None, str]:
-        """Which direction of ``event``'s connection, speaking first, carries requests (:meth:`requester`): where
-        that is a guess, the first speaker unless its first frame does not read as a request header, and said."""
-        requester, guessed = self.requester(event.connection)
-        self.openers.discard(event.connection)
-        self.openers.discard(reverse(event.connection))
-        if guessed:
-            why = "the side that spoke first"
-            if not isinstance(read_request(event), Request):
-                requester, why = reverse(event.connection), "the other side: the first to speak sent no request header"
-            yield FrameProblem(event.connection, event.packet,
-                               f"which side is the client was guessed: neither port is a broker's (--port) and the "
-                               f"connection's SYN was not captured; {requester} is taken for the client's ({why})")
+        """Which direction of ``event``'s connection, speaking first, carries requests where its ports, its SYN
+        and its frames did not tell: the first speaker unless its first frame does not read as a request header;
+        said."""
+        requester, why = event.connection, "the side that spoke first"
+        if not isinstance(read_request(event), Request):
+            requester, why = reverse(event.connection), "the other side: the first to speak sent no request header"
+        yield FrameProblem(event.connection, event.packet, f"{_GUESSED}; {requester} is taken for the client's ({why})")
         self.requesters[pair] = requester
         return requester
+
+
+_GUESSED = ("which side is the client was guessed: neither port is a broker's (--port) and the connection's SYN was "
+            "not captured")
 
 
 def exchanges(events: Iterable, pairing: Pairing | None = None) -> Iterator:

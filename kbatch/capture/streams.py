@@ -89,7 +89,7 @@ def _endpoint(address: str, port: int) -> str:
     return f"[{address}]:{port}" if ":" in address else f"{address}:{port}"
 
 
-def reassemble(items: Iterable[Segment | PacketProblem], waiting_limit: int = DEFAULT_WAITING_LIMIT,
+def reassemble(items: Iterable[Segment | PacketProblem | StreamProblem], waiting_limit: int = DEFAULT_WAITING_LIMIT,
                directions: dict[str, Direction] | None = None, opened: Callable[[str], None] | None = None
                ) -> Iterator[StreamBytes | StreamGap | StreamProblem | PacketProblem]:
     """The in-order bytes of every TCP direction, gaps, copies that differ, and the packet layer's problems passed
@@ -107,7 +107,7 @@ def reassemble(items: Iterable[Segment | PacketProblem], waiting_limit: int = DE
     names: dict[tuple, tuple[str, str]] = {}   # (source, destination) -> this direction's name, the other's
     used: dict[frozenset, int] = {}            # the connections so far on each pair of ends, past the first
     for item in items:
-        if isinstance(item, PacketProblem):
+        if isinstance(item, (PacketProblem, StreamProblem)):   # (kbatch.capture.batches.kafka_segments says some)
             yield item
             continue
         ends = item.source, item.destination
