@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import os
-import shutil
 import sys
 
 import pytest
@@ -31,17 +30,6 @@ class TextSnapshot(SingleFileSnapshotExtension):
 
     _write_mode = WriteMode.TEXT
     file_extension = "txt"
-
-
-def _copy_unless_gone(source: str, target: str) -> str:
-    """shutil.copy2, but a file gone between the directory's listing and its copy is not copied: a running broker
-    writes each checkpoint to NAME.tmp and renames it into place (Utils.atomicMoveWithFallback), every few seconds,
-    and deletes segments, so a copy of its live log directory (as an operator's cp -r or rsync takes it) meets
-    files that vanish."""
-    try:
-        return shutil.copy2(source, target)
-    except FileNotFoundError:
-        return target
 
 
 @pytest.fixture
@@ -96,8 +84,11 @@ def real_kafka(request, tmp_path_factory):
     what the workload printed (the proxy's cuts, a consumer's reading, DescribeProducers). Without Java
     or Maven the tests are skipped, except in CI (CI=true), where that is a failure.
     """
+    import shutil
     import time
     from types import SimpleNamespace
+
+    from .helpers import copy_unless_gone
 
     from .helpers import say
     from .real_kafka import POM, Broker, LoopbackCapture, kafka_version
@@ -156,7 +147,7 @@ def real_kafka(request, tmp_path_factory):
         group_described = broker.java(CONSUMER_GROUPS, "--bootstrap-server", broker.bootstrap, "--describe",
                                       "--group", "classic-group", "--offsets").stdout
         live = home / "live"
-        shutil.copytree(broker.log_dir, live, copy_function=_copy_unless_gone)
+        shutil.copytree(broker.log_dir, live, copy_function=copy_unless_gone)
         transactions = broker.java("org.apache.kafka.tools.TransactionsCommand", "--bootstrap-server",
                                    broker.bootstrap, "describe", "--transactional-id", "txn-b").stdout
         hanging = broker.java("org.apache.kafka.tools.TransactionsCommand", "--bootstrap-server",

@@ -22,6 +22,8 @@ import shutil
 import time
 from pathlib import Path
 
+from .helpers import copy_unless_gone
+
 TOPIC = "diverged"
 TOPIC_COMMAND = "org.apache.kafka.tools.TopicCommand"
 LEADER_ELECTION = "org.apache.kafka.tools.LeaderElectionCommand"
@@ -90,7 +92,7 @@ def _copy(cluster, into: Path) -> list[Path]:
     copies = []
     for node_id, broker in cluster.brokers.items():
         target = into / f"broker-{node_id}"
-        shutil.copytree(broker.log_dir, target)
+        shutil.copytree(broker.log_dir, target, copy_function=copy_unless_gone)   # (brokers running)
         copies.append(target)
     return copies
 

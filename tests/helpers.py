@@ -8,6 +8,7 @@ import importlib.util
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -233,3 +234,14 @@ def fixture_writer():
     finally:
         sys.path.remove(str(ROOT / "fixtures"))
     return module
+
+
+def copy_unless_gone(source: str, target: str) -> str:
+    """shutil.copy2, but a file gone between the directory's listing and its copy is not copied: a running broker
+    writes each checkpoint to NAME.tmp and renames it into place (Utils.atomicMoveWithFallback), every few seconds,
+    and deletes segments, so a copy of its live log directory (as an operator's cp -r or rsync takes it) meets
+    files that vanish."""
+    try:
+        return shutil.copy2(source, target)
+    except FileNotFoundError:
+        return target
