@@ -134,14 +134,15 @@ def test_the_side_that_sent_the_syn_is_the_client_where_both_ports_are_brokers(t
     assert "guessed" not in json.dumps(lines)
 
 
-def test_with_neither_port_nor_syn_to_tell_the_first_speaker_is_the_client_and_that_is_said(tmp_path, kbatch):
+def test_with_no_port_nor_syn_to_tell_the_answered_side_is_the_client_and_that_is_said(tmp_path, kbatch):
+    """Both ends on ports given as brokers' (--port): the ports tell nothing, and the warning says which way."""
     capture = Capture(client_port=9093)
     capture.send(request("Produce", 9, 11, produce(9, {"orders": {0: BAD}}), flexible=True))
     capture.answer(response(11, produce_response(9, {"orders": {0: (0, 500)}}), flexible=True))
     path = _write(tmp_path, capture.drop(0).drop(0))
     lines = _lines(kbatch, path, 1, "--port", "9092", "--port", "9093")
     assert _findings(lines) == [("capture-problem", "warning", 1,
-                                 "which side is the client was guessed: neither port is a broker's (--port) and the "
+                                 "which side is the client was guessed: both ports are brokers' (--port) and the "
                                  "connection's SYN was not captured; 127.0.0.1:9093 -> 127.0.0.1:9092 is taken for "
                                  "the client's (its request with correlation id 11 was answered: the other side's "
                                  "frame begins with that id)")]
@@ -154,7 +155,7 @@ def test_a_guessed_first_speaker_whose_first_frame_is_no_request_is_taken_for_th
     lines = _lines(kbatch, path, 1, "--port", "9092", "--port", "9093")
     assert _findings(lines) == [
         ("capture-problem", "warning", 1,
-         "which side is the client was guessed: neither port is a broker's (--port) and the connection's SYN was "
+         "which side is the client was guessed: both ports are brokers' (--port) and the connection's SYN was "
          "not captured; 127.0.0.1:9093 -> 127.0.0.1:9092 is taken for the client's (its request with correlation "
          "id 11 was answered: the other side's frame begins with that id)"),
         ("capture-problem", "warning", 1, "a response with correlation id 10, whose request was not captured")]

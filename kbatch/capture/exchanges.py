@@ -158,6 +158,14 @@ class Pairing:
             return (connection if connection in self.openers else other), False
         return connection, True
 
+    def _guessed(self, connection: str) -> str:
+        """Why the client of ``connection``'s connection was guessed (:meth:`requester`): its ports tell nothing, a
+        broker's port at neither end or at both, and its SYN was not captured."""
+        source, _, destination = connection.partition(" #")[0].partition(" -> ")
+        ports = ("both ports are brokers' (--port)" if _port(source) in self.ports and _port(destination) in self.ports
+                 else "neither port is a broker's (--port)")
+        return f"which side is the client was guessed: {ports} and the connection's SYN was not captured"
+
     def carries_requests(self, connection: str) -> bool:
         """Whether ``connection`` is its pair's requesting direction (where the pair has not spoken yet: would be,
         were it to speak first)."""
@@ -241,8 +249,9 @@ class Pairing:
         else:
             requester = self.requesters[pair] = answered[0]
             yield FrameProblem(first.connection, first.packet,
-                               f"{_GUESSED}; {requester} is taken for the client's (its request with correlation "
-                               f"id {answered[1]} was answered: the other side's frame begins with that id)")
+                               f"{self._guessed(first.connection)}; {requester} is taken for the client's (its request "
+                               f"with correlation id {answered[1]} was answered: the other side's frame begins with that "
+                               "id)")
         for frame in frames:
             yield self._exchange(frame, requester)
 
@@ -253,13 +262,12 @@ class Pairing:
         requester, why = event.connection, "the side that spoke first"
         if not isinstance(read_request(event), Request):
             requester, why = reverse(event.connection), "the other side: the first to speak sent no request header"
-        yield FrameProblem(event.connection, event.packet, f"{_GUESSED}; {requester} is taken for the client's ({why})")
+        yield FrameProblem(event.connection, event.packet,
+                           f"{self._guessed(event.connection)}; {requester} is taken for the client's ({why})")
         self.requesters[pair] = requester
         return requester
 
 
-_GUESSED = ("which side is the client was guessed: neither port is a broker's (--port) and the connection's SYN was "
-            "not captured")
 
 
 def exchanges(events: Iterable, pairing: Pairing | None = None) -> Iterator:
