@@ -105,6 +105,12 @@ def known_request(request: Request) -> bool:
     return low <= request.api_version <= high
 
 
+def answering(frame: KafkaFrame) -> int:
+    """The correlation id a frame read as a response begins with (ResponseHeader: its first field; the framer
+    hands out no frame shorter than it, kbatch.format.wire.SMALLEST_FRAME)."""
+    return int.from_bytes(frame.data[:4], "big", signed=True)
+
+
 def _header_only(request: Request) -> Request:
     """The request without its frame's bytes (dataclasses.replace's result, made without its walk over the
     fields: one a request)."""
@@ -211,7 +217,7 @@ class Pairing:
             if isinstance(request, Request):   # (kept without its bytes: its response needs its header alone)
                 self.waiting[(event.connection, request.correlation_id)] = _header_only(request)
             return request
-        correlation_id = int.from_bytes(event.data[:4], "big", signed=True)
+        correlation_id = answering(event)
         asked = self.waiting.pop((requester, correlation_id), None)
         if asked is None:
             return FrameProblem(event.connection, event.packet,
@@ -226,8 +232,9 @@ class Pairing:
         frames.append(event)
         self.held_bytes += len(event.data)
         other = reverse(event.connection)
-        if len(event.data) >= 4 and int.from_bytes(event.data[:4], "big", signed=True) in asked.get(other, ()):
-            yield from self._release(pair, (other, int.from_bytes(event.data[:4], "big", signed=True)))
+        correlation_id = answering(event)
+        if correlation_id in asked.get(other, ()):
+            yield from self._release(pair, (other, correlation_id))
             return
         request = read_request(event)
         if isinstance(request, Request) and known_request(request):

@@ -396,7 +396,7 @@ def _cleaning(partition: PartitionRetention, segments: list[SegmentFacts], confi
     last_stable, holder = last_stable_offset(partition.transactions, high_watermark, log_start, end)
     active = segments[-1].base_offset
     candidates = {"the last stable offset": last_stable, "the active segment": active}
-    lag = max(config["min.compaction.lag.ms"], 0)
+    lag = config["min.compaction.lag.ms"]   # (at least 0: VALIDATORS)
     if lag > 0:
         # findFirstUncleanableSegment: the segment holding the first dirty offset is asked too
         for segment in _non_active_segments_from(segments, first_dirty):
@@ -418,7 +418,7 @@ def _cleaning(partition: PartitionRetention, segments: list[SegmentFacts], confi
     # maxCompactionDelay: the first batch timestamps of nonActiveLogSegmentsFrom(firstDirtyOffset)
     dirty = [s.first_batch_timestamp for s in _non_active_segments_from(segments, first_dirty)
              if s.first_batch_timestamp and s.first_batch_timestamp > 0]
-    due = bool(dirty) and min(dirty) < now - max(config["max.compaction.lag.ms"], 0)
+    due = bool(dirty) and min(dirty) < now - config["max.compaction.lag.ms"]
     will = total > 0 and ((due and cleanable > 0) or ratio > config["min.cleanable.dirty.ratio"])
     return Cleaning(first_dirty, uncleanable, cleanable, total, ratio, due, will, blockers)
 
